@@ -1,0 +1,66 @@
+//===- HPSAttrs.td - HeterPS attributes --------------------*- tablegen -*-===//
+
+#ifndef HETERPS_DIALECT_HPS_IR_HPSATTRS_TD
+#define HETERPS_DIALECT_HPS_IR_HPSATTRS_TD
+
+include "heterps/Dialect/HPS/IR/HPSDialect.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+class HPS_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<HPS_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+def HPS_DeviceAttr : HPS_Attr<"Device", "device"> {
+  let summary = "A device class of the cluster, such as cpu.xeon or gpu.v100";
+  let description = [{
+    Names one device class of the cluster description. Placement writes it
+    on every layer op; partitioning groups ops by it.
+    Example: `#hps.device<"gpu.v100">`.
+  }];
+  let parameters = (ins StringRefParameter<"device class name">:$name);
+  let assemblyFormat = "`<` $name `>`";
+  let genVerifyDecl = 1;
+}
+
+def HPS_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [
+    I32EnumAttrCase<"Sum", 0, "sum">,
+    I32EnumAttrCase<"Mean", 1, "mean">,
+    I32EnumAttrCase<"Max", 2, "max">,
+    I32EnumAttrCase<"Min", 3, "min">,
+    I32EnumAttrCase<"Prod", 4, "prod">,
+    I32EnumAttrCase<"L1", 5, "l1">,
+    I32EnumAttrCase<"L2", 6, "l2">,
+    I32EnumAttrCase<"LogSum", 7, "log_sum">,
+    I32EnumAttrCase<"LogSumExp", 8, "log_sum_exp">,
+    I32EnumAttrCase<"SumSquare", 9, "sum_square">
+  ]> {
+  let cppNamespace = "::heterps::hps";
+  let genSpecializedAttr = 0;
+}
+def HPS_ReduceKindAttr : EnumAttr<HPS_Dialect, HPS_ReduceKind, "reduce_kind">;
+
+def HPS_EmbeddingPooling : I32EnumAttr<"EmbeddingPooling",
+    "pooling of looked-up embedding rows", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Sum", 1, "sum">,
+    I32EnumAttrCase<"Mean", 2, "mean">
+  ]> {
+  let cppNamespace = "::heterps::hps";
+  let genSpecializedAttr = 0;
+}
+def HPS_EmbeddingPoolingAttr
+    : EnumAttr<HPS_Dialect, HPS_EmbeddingPooling, "embedding_pooling">;
+
+def HPS_PadMode : I32EnumAttr<"PadMode", "padding mode", [
+    I32EnumAttrCase<"Constant", 0, "constant">,
+    I32EnumAttrCase<"Reflect", 1, "reflect">,
+    I32EnumAttrCase<"Edge", 2, "edge">
+  ]> {
+  let cppNamespace = "::heterps::hps";
+  let genSpecializedAttr = 0;
+}
+def HPS_PadModeAttr : EnumAttr<HPS_Dialect, HPS_PadMode, "pad_mode">;
+
+#endif // HETERPS_DIALECT_HPS_IR_HPSATTRS_TD

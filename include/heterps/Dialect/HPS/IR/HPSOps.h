@@ -1,0 +1,30 @@
+//===- HPSOps.h - HeterPS ops -----------------------------------*- C++ -*-===//
+
+#ifndef HETERPS_DIALECT_HPS_IR_HPSOPS_H
+#define HETERPS_DIALECT_HPS_IR_HPSOPS_H
+
+#include "heterps/Dialect/HPS/IR/HPSAttrs.h"
+#include "heterps/Dialect/HPS/IR/HPSDialect.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "heterps/Dialect/HPS/IR/HPSInterfaces.h.inc"
+
+#define GET_OP_CLASSES
+#include "heterps/Dialect/HPS/IR/HPSOps.h.inc"
+
+namespace heterps::hps {
+
+/// The constant value behind `value` when it is produced by hps.constant or
+/// hps.weight, else null. Weights count: their values are known at compile
+/// time even though they must not fold away.
+mlir::ElementsAttr getConstantValue(mlir::Value value);
+
+/// The int64 values of a constant integer tensor, or std::nullopt.
+std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
+
+} // namespace heterps::hps
+
+#endif // HETERPS_DIALECT_HPS_IR_HPSOPS_H

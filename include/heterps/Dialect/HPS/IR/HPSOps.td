@@ -1,0 +1,438 @@
+//===- HPSOps.td - HeterPS layer ops -----------------------*- tablegen -*-===//
+//
+// Layer ops of the hps dialect. Every layer op:
+//  - works on builtin tensor types and is free of side effects,
+//  - carries an optional inherent `device` attribute (PlacedOpInterface),
+//  - has a verifier that checks ranks, attributes and, where both are static,
+//    that the result shape is the one the op's semantics give.
+// Semantics follow ONNX (numpy broadcasting, NCHW layouts); the legalization
+// patterns resolve ONNX's per-opset variations into these canonical forms.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_DIALECT_HPS_IR_HPSOPS_TD
+#define HETERPS_DIALECT_HPS_IR_HPSOPS_TD
+
+include "heterps/Dialect/HPS/IR/HPSDialect.td"
+include "heterps/Dialect/HPS/IR/HPSAttrs.td"
+include "heterps/Dialect/HPS/IR/HPSInterfaces.td"
+include "mlir/IR/OpBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class HPS_Op<string mnemonic, list<Trait> traits = []>
+    : Op<HPS_Dialect, mnemonic, traits>;
+
+// Every layer op ends its arguments with this placement attribute.
+defvar Placement = (ins OptionalAttr<HPS_DeviceAttr>:$device);
+
+class HPS_LayerOp<string mnemonic, list<Trait> traits = []>
+    : HPS_Op<mnemonic, !listconcat([Pure, HPS_PlacedOpInterface], traits)> {
+  let hasVerifier = 1;
+  let assemblyFormat =
+      "operands attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Values: constants, weights, absent optional inputs, generic ONNX nodes.
+//===----------------------------------------------------------------------===//
+
+def HPS_ConstantOp : HPS_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "A constant tensor that is not a trainable parameter";
+  let description = [{
+    Holds shape tensors, indices, folded values and other constants. Unlike
+    `hps.weight` it folds and may be merged with equal constants.
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+  let builders = [OpBuilder<(ins "::mlir::ElementsAttr":$value), [{
+    build($_builder, $_state, value.getType(), value);
+  }]>];
+}
+
+def HPS_WeightOp : HPS_Op<"weight",
+    [Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "A named model parameter with its initial value";
+  let description = [{
+    A trainable parameter (an ONNX initializer). Large values are held as
+    `dense_resource` blobs so they stay out of the op's text. Weights never
+    fold: two weights with equal values are still distinct parameters.
+
+    Example: `%w = hps.weight "fc1.weight" dense_resource<fc1_weight> : tensor<128x784xf32>`
+  }];
+  let arguments = (ins StrAttr:$name, ElementsAttr:$value);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = "$name attr-dict $value";
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
+                                 "::mlir::ElementsAttr":$value), [{
+    build($_builder, $_state, value.getType(), name, value);
+  }]>];
+}
+
+def HPS_NoneOp : HPS_Op<"none", [Pure]> {
+  let summary = "Stands for an omitted optional input of an ONNX node";
+  let results = (outs NoneType:$result);
+  let assemblyFormat = "attr-dict";
+}
+
+def HPS_OnnxNodeOp : HPS_Op<"onnx_node", [HPS_PlacedOpInterface]> {
+  let summary = "An ONNX node with no dedicated hps op (yet)";
+  let description = [{
+    Every ONNX node is first imported as this op, with its op type, domain,
+    opset version and attributes preserved, so any model imports and can be
+    placed. `--hps-legalize-onnx` rewrites supported nodes into layer ops.
+    Omitted optional inputs are `hps.none` values.
+  }];
+  let arguments = (ins StrAttr:$op_type, StrAttr:$domain, I64Attr:$opset,
+                   DictionaryAttr:$attrs, Variadic<AnyType>:$inputs,
+                   OptionalAttr<HPS_DeviceAttr>:$device);
+  let results = (outs Variadic<AnyType>:$outputs);
+  let assemblyFormat = [{
+    $op_type `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and convolution.
+//===----------------------------------------------------------------------===//
+
+def HPS_GemmOp : HPS_LayerOp<"gemm"> {
+  let summary = "alpha * op(A) x op(B) + beta * C, C broadcast to (M, N)";
+  let arguments = !con((ins AnyTensor:$a, AnyTensor:$b, Optional<AnyTensor>:$c,
+                        DefaultValuedAttr<F32Attr, "1.0">:$alpha,
+                        DefaultValuedAttr<F32Attr, "1.0">:$beta,
+                        UnitAttr:$trans_a, UnitAttr:$trans_b), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_MatMulOp : HPS_LayerOp<"matmul"> {
+  let summary = "numpy matmul: batched, broadcasting, 1-D operands promoted";
+  let arguments = !con((ins AnyTensor:$a, AnyTensor:$b), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_ConvOp : HPS_LayerOp<"conv"> {
+  let summary = "N-d grouped convolution, NC[D]HW layout, explicit padding";
+  let description = [{
+    `pads` holds the begin pads of every spatial axis, then the end pads.
+    ONNX's `auto_pad` is resolved into explicit pads by legalization.
+  }];
+  let arguments = !con((ins AnyTensor:$input, AnyTensor:$filter,
+                        Optional<AnyTensor>:$bias,
+                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                        DenseI64ArrayAttr:$dilations,
+                        DefaultValuedAttr<I64Attr, "1">:$group), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and normalization.
+//===----------------------------------------------------------------------===//
+
+class HPS_WindowPoolOp<string mnemonic, dag extra> : HPS_LayerOp<mnemonic> {
+  let arguments = !con((ins AnyTensor:$input,
+                        DenseI64ArrayAttr:$kernel_shape,
+                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                        DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode),
+                       extra, Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_MaxPoolOp : HPS_WindowPoolOp<"max_pool", (ins)> {
+  let summary = "Max pooling over spatial windows; pads never win the max";
+}
+
+def HPS_AvgPoolOp : HPS_WindowPoolOp<"avg_pool",
+                                     (ins UnitAttr:$count_include_pad)> {
+  let summary = "Average pooling over spatial windows";
+}
+
+def HPS_GlobalMaxPoolOp : HPS_LayerOp<"global_max_pool"> {
+  let summary = "Max over all spatial axes, keeping them as size 1";
+  let arguments = !con((ins AnyTensor:$input), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_GlobalAvgPoolOp : HPS_LayerOp<"global_avg_pool"> {
+  let summary = "Mean over all spatial axes, keeping them as size 1";
+  let arguments = !con((ins AnyTensor:$input), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_BatchNormOp : HPS_LayerOp<"batch_norm"> {
+  let summary = "Batch normalization with running statistics (axis 1)";
+  let arguments = !con((ins AnyTensor:$input, AnyTensor:$scale,
+                        AnyTensor:$bias, AnyTensor:$mean, AnyTensor:$variance,
+                        DefaultValuedAttr<F32Attr, "1e-5">:$epsilon),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_LayerNormOp : HPS_LayerOp<"layer_norm"> {
+  let summary = "Normalizes over the axes from `axis` to the last";
+  let arguments = !con((ins AnyTensor:$input, AnyTensor:$scale,
+                        Optional<AnyTensor>:$bias,
+                        DefaultValuedAttr<I64Attr, "-1">:$axis,
+                        DefaultValuedAttr<F32Attr, "1e-5">:$epsilon),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_SoftmaxOp : HPS_LayerOp<"softmax"> {
+  let summary = "Softmax along one axis";
+  let arguments = !con((ins AnyTensor:$input,
+                        DefaultValuedAttr<I64Attr, "-1">:$axis), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_LogSoftmaxOp : HPS_LayerOp<"log_softmax"> {
+  let summary = "Log of softmax along one axis";
+  let arguments = !con((ins AnyTensor:$input,
+                        DefaultValuedAttr<I64Attr, "-1">:$axis), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_ReduceOp : HPS_LayerOp<"reduce"> {
+  let summary = "Reduction over `axes` (all axes when empty)";
+  let arguments = !con((ins HPS_ReduceKindAttr:$kind, AnyTensor:$input,
+                        DenseI64ArrayAttr:$axes, UnitAttr:$keepdims),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat =
+      "$kind $input attr-dict `:` functional-type($input, $result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops.
+//===----------------------------------------------------------------------===//
+
+class HPS_UnaryOp<string mnemonic, string doc, dag attrs = (ins)>
+    : HPS_LayerOp<mnemonic, [SameOperandsAndResultShape,
+                             SameOperandsAndResultElementType]> {
+  let summary = doc;
+  let arguments = !con((ins AnyTensor:$input), attrs, Placement);
+  let results = (outs AnyTensor:$result);
+  let hasVerifier = 0;
+  let assemblyFormat =
+      "$input attr-dict `:` custom<CompactTypes>(type($input), type($result))";
+}
+
+def HPS_ReluOp : HPS_UnaryOp<"relu", "max(x, 0)">;
+def HPS_SigmoidOp : HPS_UnaryOp<"sigmoid", "1 / (1 + exp(-x))">;
+def HPS_TanhOp : HPS_UnaryOp<"tanh", "tanh(x)">;
+def HPS_GeluOp : HPS_UnaryOp<"gelu", "x * Phi(x), exact or tanh-approximated",
+                             (ins UnitAttr:$tanh_approximation)>;
+def HPS_ErfOp : HPS_UnaryOp<"erf", "the error function">;
+def HPS_ExpOp : HPS_UnaryOp<"exp", "e^x">;
+def HPS_LogOp : HPS_UnaryOp<"log", "natural logarithm">;
+def HPS_SqrtOp : HPS_UnaryOp<"sqrt", "square root">;
+def HPS_AbsOp : HPS_UnaryOp<"abs", "|x|">;
+def HPS_NegOp : HPS_UnaryOp<"neg", "-x">;
+def HPS_ReciprocalOp : HPS_UnaryOp<"reciprocal", "1 / x">;
+def HPS_FloorOp : HPS_UnaryOp<"floor", "round down">;
+def HPS_CeilOp : HPS_UnaryOp<"ceil", "round up">;
+def HPS_RoundOp : HPS_UnaryOp<"round", "round half to even">;
+def HPS_SignOp : HPS_UnaryOp<"sign", "-1, 0 or 1">;
+def HPS_SinOp : HPS_UnaryOp<"sin", "sine">;
+def HPS_CosOp : HPS_UnaryOp<"cos", "cosine">;
+def HPS_SoftplusOp : HPS_UnaryOp<"softplus", "log(1 + exp(x))">;
+def HPS_SoftsignOp : HPS_UnaryOp<"softsign", "x / (1 + |x|)">;
+def HPS_HardSwishOp : HPS_UnaryOp<"hard_swish", "x * max(0, min(1, x/6 + 1/2))">;
+def HPS_NotOp : HPS_UnaryOp<"not", "logical not">;
+def HPS_LeakyReluOp : HPS_UnaryOp<"leaky_relu", "x if x >= 0 else alpha * x",
+    (ins DefaultValuedAttr<F32Attr, "0.01">:$alpha)>;
+def HPS_EluOp : HPS_UnaryOp<"elu", "x if x > 0 else alpha * (exp(x) - 1)",
+    (ins DefaultValuedAttr<F32Attr, "1.0">:$alpha)>;
+def HPS_CeluOp : HPS_UnaryOp<"celu", "max(0,x) + min(0, alpha*(exp(x/alpha)-1))",
+    (ins DefaultValuedAttr<F32Attr, "1.0">:$alpha)>;
+def HPS_SeluOp : HPS_UnaryOp<"selu", "gamma * elu(x, alpha)",
+    (ins DefaultValuedAttr<F32Attr, "1.67326319217681884765625">:$alpha,
+         DefaultValuedAttr<F32Attr, "1.05070102214813232421875">:$gamma)>;
+def HPS_HardSigmoidOp : HPS_UnaryOp<"hard_sigmoid", "max(0, min(1, alpha*x + beta))",
+    (ins DefaultValuedAttr<F32Attr, "0.2">:$alpha,
+         DefaultValuedAttr<F32Attr, "0.5">:$beta)>;
+def HPS_ThresholdedReluOp : HPS_UnaryOp<"thresholded_relu", "x if x > alpha else 0",
+    (ins DefaultValuedAttr<F32Attr, "1.0">:$alpha)>;
+def HPS_ClipOp : HPS_UnaryOp<"clip", "min(max(x, min), max); a missing bound is open",
+    (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max)>;
+
+class HPS_BinaryOp<string mnemonic, string doc, list<Trait> traits = []>
+    : HPS_LayerOp<mnemonic, traits> {
+  let summary = doc # " (numpy broadcasting)";
+  let arguments = !con((ins AnyTensor:$lhs, AnyTensor:$rhs), Placement);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:`
+    custom<CompactBinaryTypes>(type($lhs), type($rhs), type($result))
+  }];
+  let hasFolder = 1;
+}
+
+def HPS_AddOp : HPS_BinaryOp<"add", "lhs + rhs", [Commutative]>;
+def HPS_SubOp : HPS_BinaryOp<"sub", "lhs - rhs">;
+def HPS_MulOp : HPS_BinaryOp<"mul", "lhs * rhs", [Commutative]>;
+def HPS_DivOp : HPS_BinaryOp<"div", "lhs / rhs (truncating for integers)">;
+def HPS_PowOp : HPS_BinaryOp<"pow", "lhs ^ rhs">;
+def HPS_MaxOp : HPS_BinaryOp<"max", "max(lhs, rhs)", [Commutative]>;
+def HPS_MinOp : HPS_BinaryOp<"min", "min(lhs, rhs)", [Commutative]>;
+def HPS_ModOp : HPS_BinaryOp<"mod", "remainder; sign of the divisor unless fmod"> {
+  let arguments = !con((ins AnyTensor:$lhs, AnyTensor:$rhs, UnitAttr:$fmod),
+                       Placement);
+}
+def HPS_PReluOp : HPS_BinaryOp<"prelu", "lhs if lhs >= 0 else rhs * lhs">;
+def HPS_AndOp : HPS_BinaryOp<"and", "logical and", [Commutative]>;
+def HPS_OrOp : HPS_BinaryOp<"or", "logical or", [Commutative]>;
+def HPS_XorOp : HPS_BinaryOp<"xor", "logical xor", [Commutative]>;
+def HPS_EqualOp : HPS_BinaryOp<"equal", "lhs == rhs", [Commutative]>;
+def HPS_LessOp : HPS_BinaryOp<"less", "lhs < rhs">;
+def HPS_LessEqualOp : HPS_BinaryOp<"less_equal", "lhs <= rhs">;
+def HPS_GreaterOp : HPS_BinaryOp<"greater", "lhs > rhs">;
+def HPS_GreaterEqualOp : HPS_BinaryOp<"greater_equal", "lhs >= rhs">;
+
+def HPS_WhereOp : HPS_LayerOp<"where"> {
+  let summary = "condition ? x : y, all three broadcast together";
+  let arguments = !con((ins AnyTensor:$condition, AnyTensor:$x, AnyTensor:$y),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+  let hasFolder = 1;
+}
+
+def HPS_CastOp : HPS_LayerOp<"cast", [SameOperandsAndResultShape]> {
+  let summary = "Converts the element type; the result type says to what";
+  let arguments = !con((ins AnyTensor:$input), Placement);
+  let results = (outs AnyTensor:$result);
+  let hasVerifier = 0;
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement.
+//===----------------------------------------------------------------------===//
+
+def HPS_ConcatOp : HPS_LayerOp<"concat"> {
+  let summary = "Joins tensors along `axis`";
+  let arguments = !con((ins Variadic<AnyTensor>:$inputs, I64Attr:$axis),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+  let hasFolder = 1;
+}
+
+def HPS_SplitOp : HPS_LayerOp<"split"> {
+  let summary = "Cuts a tensor along `axis` into pieces of `sizes`";
+  let arguments = !con((ins AnyTensor:$input, I64Attr:$axis,
+                        DenseI64ArrayAttr:$sizes), Placement);
+  let results = (outs Variadic<AnyTensor>:$results);
+}
+
+def HPS_SliceOp : HPS_LayerOp<"slice"> {
+  let summary = "Strided slice with ONNX semantics (negative and clamped bounds)";
+  let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$starts,
+                        DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$axes,
+                        DenseI64ArrayAttr:$steps), Placement);
+  let results = (outs AnyTensor:$result);
+  let hasFolder = 1;
+}
+
+def HPS_ReshapeOp : HPS_LayerOp<"reshape"> {
+  let summary = "Reshape to `shape`: -1 infers one dim, 0 copies the input dim";
+  let description = [{
+    A 0 in `shape` copies the input's dim at that position unless `allowzero`
+    is set, in which case it is a literal 0, as in ONNX.
+  }];
+  let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$shape,
+                        UnitAttr:$allowzero), Placement);
+  let results = (outs AnyTensor:$result);
+  let hasFolder = 1;
+}
+
+def HPS_TransposeOp : HPS_LayerOp<"transpose"> {
+  let summary = "Permutes axes: result dim i is input dim perm[i]";
+  let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$perm),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+  let hasFolder = 1;
+}
+
+def HPS_FlattenOp : HPS_LayerOp<"flatten"> {
+  let summary = "Collapses to 2-D: dims before `axis`, dims from `axis` on";
+  let arguments = !con((ins AnyTensor:$input, I64Attr:$axis), Placement);
+  let results = (outs AnyTensor:$result);
+  let hasFolder = 1;
+}
+
+def HPS_SqueezeOp : HPS_LayerOp<"squeeze"> {
+  let summary = "Removes size-1 `axes` (all size-1 axes when empty)";
+  let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$axes),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+  let hasFolder = 1;
+}
+
+def HPS_UnsqueezeOp : HPS_LayerOp<"unsqueeze"> {
+  let summary = "Inserts size-1 `axes`, numbered in the result";
+  let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$axes),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+  let hasFolder = 1;
+}
+
+def HPS_ExpandOp : HPS_LayerOp<"expand"> {
+  let summary = "Broadcasts the input together with `shape`";
+  let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$shape),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+  let hasFolder = 1;
+}
+
+def HPS_PadOp : HPS_LayerOp<"pad"> {
+  let summary = "Pads every axis by `pads` (begins, then ends; negative crops)";
+  let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$pads,
+                        HPS_PadModeAttr:$mode, TypedAttrInterface:$value), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_ShapeOp : HPS_LayerOp<"shape"> {
+  let summary = "The extents of `input` from axis `start` to `end` as i64";
+  let description = [{
+    Folds to a constant when those extents are static; otherwise it feeds
+    shape arithmetic that legalization resolves symbolically.
+  }];
+  let arguments = !con((ins AnyTensor:$input,
+                        DefaultValuedAttr<I64Attr, "0">:$start,
+                        OptionalAttr<I64Attr>:$end), Placement);
+  let results = (outs 1DTensorOf<[I64]>:$result);
+  let hasFolder = 1;
+}
+
+def HPS_GatherOp : HPS_LayerOp<"gather"> {
+  let summary = "Dense gather of `data` slices along `axis` by `indices`";
+  let description = [{
+    Negative indices count from the end of the axis, as in ONNX.
+  }];
+  let arguments = !con((ins AnyTensor:$data, AnyTensor:$indices,
+                        DefaultValuedAttr<I64Attr, "0">:$axis), Placement);
+  let results = (outs AnyTensor:$result);
+  let hasFolder = 1;
+}
+
+def HPS_EmbeddingLookupOp : HPS_LayerOp<"embedding_lookup"> {
+  let summary = "Sparse embedding lookup: rows of `table` picked by `ids`";
+  let description = [{
+    `table` is [rows, dim]; the result is ids.shape + [dim] without pooling,
+    or ids.shape[:-1] + [dim] with `sum` or `mean` pooling over the last axis
+    of `ids`. The parameter server serves this op's table; ids are feature
+    ids (negative ids count from the end of the table, as ONNX Gather does).
+  }];
+  let arguments = !con((ins AnyTensor:$table, AnyTensor:$ids,
+                        DefaultValuedAttr<HPS_EmbeddingPoolingAttr,
+                          "::heterps::hps::EmbeddingPooling::None">:$pooling),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+#endif // HETERPS_DIALECT_HPS_IR_HPSOPS_TD

@@ -1,0 +1,781 @@
+//===- HPSOps.cpp - HeterPS op verifiers and printers ---------------------===//
+
+#include "heterps/Dialect/HPS/IR/HPSOps.h"
+#include "heterps/Dialect/HPS/IR/HPSShapes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace heterps::hps;
+namespace shp = heterps::hps::shapes;
+
+//===----------------------------------------------------------------------===//
+// Custom type directives: print one type when operands and result agree.
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseCompactTypes(OpAsmParser &parser, Type &input,
+                                     Type &result) {
+  if (parser.parseType(input))
+    return failure();
+  result = input;
+  if (succeeded(parser.parseOptionalArrow()))
+    return parser.parseType(result);
+  return success();
+}
+
+static void printCompactTypes(OpAsmPrinter &printer, Operation *, Type input,
+                              Type result) {
+  printer << input;
+  if (result != input)
+    printer << " -> " << result;
+}
+
+static ParseResult parseCompactBinaryTypes(OpAsmParser &parser, Type &lhs,
+                                           Type &rhs, Type &result) {
+  if (parser.parseType(lhs))
+    return failure();
+  rhs = result = lhs;
+  if (succeeded(parser.parseOptionalComma()) && parser.parseType(rhs))
+    return failure();
+  if (succeeded(parser.parseOptionalArrow()))
+    return parser.parseType(result);
+  return success();
+}
+
+static void printCompactBinaryTypes(OpAsmPrinter &printer, Operation *,
+                                    Type lhs, Type rhs, Type result) {
+  if (lhs == rhs && rhs == result) {
+    printer << lhs;
+    return;
+  }
+  printer << lhs << ", " << rhs << " -> " << result;
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers.
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The shape of a ranked tensor value, or null when unranked.
+std::optional<ArrayRef<int64_t>> shapeOf(Value value) {
+  if (auto ranked = dyn_cast<RankedTensorType>(value.getType()))
+    return ranked.getShape();
+  return std::nullopt;
+}
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  for (auto [i, dim] : llvm::enumerate(shape)) {
+    if (i)
+      text += ", ";
+    text += dim == shp::kDynamic ? "?" : std::to_string(dim);
+  }
+  return text + "]";
+}
+
+/// Checks that the result's type agrees with the shape the op computes.
+LogicalResult checkResultShape(Operation *op, Value result,
+                               ArrayRef<int64_t> expected) {
+  std::optional<ArrayRef<int64_t>> actual = shapeOf(result);
+  if (!actual)
+    return success();
+  bool ok = actual->size() == expected.size();
+  for (size_t i = 0; ok && i < expected.size(); ++i)
+    ok = (*actual)[i] == shp::kDynamic || expected[i] == shp::kDynamic ||
+         (*actual)[i] == expected[i];
+  if (ok)
+    return success();
+  return op->emitOpError() << "result shape " << formatShape(*actual)
+                           << " does not match the computed shape "
+                           << formatShape(expected);
+}
+
+LogicalResult checkRank(Operation *op, Value value, StringRef what,
+                        int64_t minRank, int64_t maxRank = INT64_MAX) {
+  std::optional<ArrayRef<int64_t>> shape = shapeOf(value);
+  if (!shape)
+    return success();
+  int64_t rank = shape->size();
+  if (rank >= minRank && rank <= maxRank)
+    return success();
+  auto diag = op->emitOpError() << what << " has rank " << rank
+                                << " but must have rank ";
+  if (minRank == maxRank)
+    diag << minRank;
+  else if (maxRank == INT64_MAX)
+    diag << "at least " << minRank;
+  else
+    diag << minRank << " to " << maxRank;
+  return diag;
+}
+
+bool staticMismatch(int64_t a, int64_t b) {
+  return a != shp::kDynamic && b != shp::kDynamic && a != b;
+}
+
+/// Normalizes and de-duplicates axes; reports the first bad one.
+FailureOr<SmallVector<int64_t>> normalizeAxes(Operation *op,
+                                              ArrayRef<int64_t> axes,
+                                              int64_t rank) {
+  SmallVector<int64_t> result;
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t axis : axes) {
+    std::optional<int64_t> normal = shp::normalizeAxis(axis, rank);
+    if (!normal)
+      return op->emitOpError()
+             << "axis " << axis << " is out of range for rank " << rank;
+    if (!seen.insert(*normal).second)
+      return op->emitOpError() << "axis " << axis << " appears twice";
+    result.push_back(*normal);
+  }
+  return result;
+}
+
+Type elementTypeOf(Value value) {
+  return cast<ShapedType>(value.getType()).getElementType();
+}
+
+bool isInteger(Value value) { return isa<IntegerType>(elementTypeOf(value)); }
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Constants, weights and generic nodes.
+//===----------------------------------------------------------------------===//
+
+ElementsAttr heterps::hps::getConstantValue(Value value) {
+  if (auto constant = value.getDefiningOp<ConstantOp>())
+    return constant.getValue();
+  if (auto weight = value.getDefiningOp<WeightOp>())
+    return weight.getValue();
+  return nullptr;
+}
+
+std::optional<SmallVector<int64_t>>
+heterps::hps::getConstantInts(Value value) {
+  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(getConstantValue(value));
+  if (!dense)
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  for (const APInt &v : dense.getValues<APInt>())
+    ints.push_back(dense.getElementType().isUnsignedInteger()
+                       ? static_cast<int64_t>(v.getZExtValue())
+                       : v.getSExtValue());
+  return ints;
+}
+
+LogicalResult WeightOp::verify() {
+  if (getName().empty())
+    return emitOpError("weight name must not be empty");
+  return success();
+}
+
+LogicalResult OnnxNodeOp::verify() {
+  if (getOpType().empty())
+    return emitOpError("op_type must not be empty");
+  if (getOpset() < 1)
+    return emitOpError("opset must be positive, got ") << getOpset();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra and convolution.
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  if (failed(checkRank(*this, getA(), "A", 2, 2)) ||
+      failed(checkRank(*this, getB(), "B", 2, 2)))
+    return failure();
+  auto a = shapeOf(getA()), b = shapeOf(getB());
+  if (!a || !b)
+    return success();
+  int64_t m = getTransA() ? (*a)[1] : (*a)[0];
+  int64_t k = getTransA() ? (*a)[0] : (*a)[1];
+  int64_t kb = getTransB() ? (*b)[1] : (*b)[0];
+  int64_t n = getTransB() ? (*b)[0] : (*b)[1];
+  if (staticMismatch(k, kb))
+    return emitOpError() << "inner dimensions differ: " << k << " vs " << kb;
+  SmallVector<int64_t> result = {m, n};
+  if (getC()) {
+    if (auto c = shapeOf(getC()); c && !shp::broadcastsTo(*c, result))
+      return emitOpError() << "C of shape " << formatShape(*c)
+                           << " does not broadcast to " << formatShape(result);
+  }
+  return checkResultShape(*this, getResult(), result);
+}
+
+LogicalResult MatMulOp::verify() {
+  if (failed(checkRank(*this, getA(), "A", 1)) ||
+      failed(checkRank(*this, getB(), "B", 1)))
+    return failure();
+  auto a = shapeOf(getA()), b = shapeOf(getB());
+  if (!a || !b)
+    return success();
+  SmallVector<int64_t> lhs(*a), rhs(*b);
+  bool promoteA = lhs.size() == 1, promoteB = rhs.size() == 1;
+  if (promoteA)
+    lhs.insert(lhs.begin(), 1);
+  if (promoteB)
+    rhs.push_back(1);
+  if (staticMismatch(lhs.back(), rhs[rhs.size() - 2]))
+    return emitOpError() << "inner dimensions differ: " << lhs.back()
+                         << " vs " << rhs[rhs.size() - 2];
+  auto batch = shp::broadcast(ArrayRef(lhs).drop_back(2),
+                              ArrayRef(rhs).drop_back(2));
+  if (!batch)
+    return emitOpError("batch dimensions do not broadcast");
+  SmallVector<int64_t> result(*batch);
+  if (!promoteA)
+    result.push_back(lhs[lhs.size() - 2]);
+  if (!promoteB)
+    result.push_back(rhs.back());
+  return checkResultShape(*this, getResult(), result);
+}
+
+/// Shared checks of windowed ops (conv and pooling) over `spatial` axes.
+static LogicalResult verifyWindowAttrs(Operation *op, int64_t spatial,
+                                       ArrayRef<int64_t> strides,
+                                       ArrayRef<int64_t> pads,
+                                       ArrayRef<int64_t> dilations) {
+  if (static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(dilations.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    return op->emitOpError()
+           << "expects " << spatial << " strides and dilations and "
+           << 2 * spatial << " pads for " << spatial << " spatial axes";
+  if (llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
+      llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
+    return op->emitOpError("strides and dilations must be positive");
+  if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
+    return op->emitOpError("pads must not be negative");
+  return success();
+}
+
+LogicalResult ConvOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 3)))
+    return failure();
+  auto in = shapeOf(getInput()), w = shapeOf(getFilter());
+  if (!in || !w)
+    return success();
+  int64_t spatial = in->size() - 2;
+  if (w->size() != in->size())
+    return emitOpError() << "filter rank " << w->size()
+                         << " differs from input rank " << in->size();
+  if (failed(verifyWindowAttrs(*this, spatial, getStrides(), getPads(),
+                               getDilations())))
+    return failure();
+  int64_t group = getGroup();
+  if (group < 1)
+    return emitOpError("group must be positive");
+  int64_t outChannels = (*w)[0];
+  if (outChannels != shp::kDynamic && outChannels % group != 0)
+    return emitOpError() << "output channels " << outChannels
+                         << " are not divisible by group " << group;
+  if ((*in)[1] != shp::kDynamic && (*w)[1] != shp::kDynamic &&
+      (*in)[1] != (*w)[1] * group)
+    return emitOpError() << "input has " << (*in)[1]
+                         << " channels but filter expects " << (*w)[1]
+                         << " x group " << group;
+  if (getBias()) {
+    auto bias = shapeOf(getBias());
+    if (bias && (bias->size() != 1 || staticMismatch((*bias)[0], outChannels)))
+      return emitOpError() << "bias must be 1-D of size " << outChannels;
+  }
+  SmallVector<int64_t> result = {(*in)[0], outChannels};
+  for (int64_t i = 0; i < spatial; ++i)
+    result.push_back(shp::windowCount((*in)[2 + i], (*w)[2 + i],
+                                      getStrides()[i], getPads()[i],
+                                      getPads()[spatial + i],
+                                      getDilations()[i], false));
+  return checkResultShape(*this, getResult(), result);
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling and normalization.
+//===----------------------------------------------------------------------===//
+
+template <typename PoolOp>
+static LogicalResult verifyWindowPool(PoolOp op) {
+  if (failed(checkRank(op, op.getInput(), "input", 3)))
+    return failure();
+  auto in = shapeOf(op.getInput());
+  if (!in)
+    return success();
+  int64_t spatial = in->size() - 2;
+  ArrayRef<int64_t> kernel = op.getKernelShape();
+  if (static_cast<int64_t>(kernel.size()) != spatial)
+    return op.emitOpError() << "expects " << spatial << " kernel extents";
+  if (llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
+    return op.emitOpError("kernel extents must be positive");
+  if (failed(verifyWindowAttrs(op, spatial, op.getStrides(), op.getPads(),
+                               op.getDilations())))
+    return failure();
+  ArrayRef<int64_t> pads = op.getPads();
+  for (int64_t i = 0; i < spatial; ++i)
+    if (pads[i] >= kernel[i] || pads[spatial + i] >= kernel[i])
+      return op.emitOpError("pads must be smaller than the kernel");
+  SmallVector<int64_t> result = {(*in)[0], (*in)[1]};
+  for (int64_t i = 0; i < spatial; ++i)
+    result.push_back(shp::windowCount(
+        (*in)[2 + i], kernel[i], op.getStrides()[i], pads[i],
+        pads[spatial + i], op.getDilations()[i], op.getCeilMode()));
+  return checkResultShape(op, op.getResult(), result);
+}
+
+LogicalResult MaxPoolOp::verify() { return verifyWindowPool(*this); }
+LogicalResult AvgPoolOp::verify() { return verifyWindowPool(*this); }
+
+static LogicalResult verifyGlobalPool(Operation *op, Value input,
+                                      Value result) {
+  if (failed(checkRank(op, input, "input", 3)))
+    return failure();
+  auto in = shapeOf(input);
+  if (!in)
+    return success();
+  SmallVector<int64_t> expected(in->size(), 1);
+  expected[0] = (*in)[0];
+  expected[1] = (*in)[1];
+  return checkResultShape(op, result, expected);
+}
+
+LogicalResult GlobalMaxPoolOp::verify() {
+  return verifyGlobalPool(*this, getInput(), getResult());
+}
+LogicalResult GlobalAvgPoolOp::verify() {
+  return verifyGlobalPool(*this, getInput(), getResult());
+}
+
+LogicalResult BatchNormOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 2)))
+    return failure();
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  for (Value stat : {getScale(), getBias(), getMean(), getVariance()}) {
+    auto shape = shapeOf(stat);
+    if (shape && (shape->size() != 1 || staticMismatch((*shape)[0], (*in)[1])))
+      return emitOpError() << "scale, bias, mean and variance must be 1-D of "
+                              "the channel count "
+                           << (*in)[1];
+  }
+  return checkResultShape(*this, getResult(), *in);
+}
+
+LogicalResult LayerNormOp::verify() {
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), in->size());
+  if (!axis)
+    return emitOpError() << "axis " << getAxis() << " is out of range";
+  ArrayRef<int64_t> normalized = in->drop_front(*axis);
+  for (Value param : {getScale(), getBias()}) {
+    if (!param)
+      continue;
+    if (auto shape = shapeOf(param); shape && !shp::broadcastsTo(*shape, normalized))
+      return emitOpError() << "scale and bias must broadcast to the "
+                              "normalized shape "
+                           << formatShape(normalized);
+  }
+  return checkResultShape(*this, getResult(), *in);
+}
+
+template <typename SoftmaxLike>
+static LogicalResult verifySoftmax(SoftmaxLike op) {
+  auto in = shapeOf(op.getInput());
+  if (!in)
+    return success();
+  if (!shp::normalizeAxis(op.getAxis(), in->size()))
+    return op.emitOpError() << "axis " << op.getAxis() << " is out of range";
+  return checkResultShape(op, op.getResult(), *in);
+}
+
+LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
+
+LogicalResult ReduceOp::verify() {
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  FailureOr<SmallVector<int64_t>> axes =
+      normalizeAxes(*this, getAxes(), in->size());
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> result;
+  for (int64_t i = 0, e = in->size(); i < e; ++i) {
+    bool reduced = axes->empty() || llvm::is_contained(*axes, i);
+    if (!reduced)
+      result.push_back((*in)[i]);
+    else if (getKeepdims())
+      result.push_back(1);
+  }
+  return checkResultShape(*this, getResult(), result);
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise ops.
+//===----------------------------------------------------------------------===//
+
+/// Broadcasting binary ops: comparisons and logic produce i1, arithmetic
+/// keeps the operands' element type.
+static LogicalResult verifyBinary(Operation *op) {
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Value result = op->getResult(0);
+  Type resultElement = elementTypeOf(result);
+  bool isComparison = isa<EqualOp, LessOp, LessEqualOp, GreaterOp,
+                          GreaterEqualOp>(op);
+  bool isLogic = isa<AndOp, OrOp, XorOp>(op);
+  if (!isa<PowOp>(op) && elementTypeOf(lhs) != elementTypeOf(rhs))
+    return op->emitOpError("operands must have the same element type");
+  if ((isComparison || isLogic) && !resultElement.isInteger(1))
+    return op->emitOpError("result element type must be i1");
+  if (isLogic && !elementTypeOf(lhs).isInteger(1))
+    return op->emitOpError("operands must be i1 tensors");
+  if (!isComparison && !isLogic && resultElement != elementTypeOf(lhs))
+    return op->emitOpError("result element type must match the operands");
+  auto a = shapeOf(lhs), b = shapeOf(rhs);
+  if (!a || !b)
+    return success();
+  if (isa<PReluOp>(op)) {
+    if (!shp::broadcastsTo(*b, *a))
+      return op->emitOpError("slope must broadcast to the input shape");
+    return checkResultShape(op, result, *a);
+  }
+  auto shape = shp::broadcast(*a, *b);
+  if (!shape)
+    return op->emitOpError() << "operand shapes " << formatShape(*a)
+                             << " and " << formatShape(*b)
+                             << " do not broadcast";
+  return checkResultShape(op, result, *shape);
+}
+
+#define HPS_BINARY_VERIFIER(OP)                                                \
+  LogicalResult OP::verify() { return verifyBinary(*this); }
+HPS_BINARY_VERIFIER(AddOp)
+HPS_BINARY_VERIFIER(SubOp)
+HPS_BINARY_VERIFIER(MulOp)
+HPS_BINARY_VERIFIER(DivOp)
+HPS_BINARY_VERIFIER(PowOp)
+HPS_BINARY_VERIFIER(MaxOp)
+HPS_BINARY_VERIFIER(MinOp)
+HPS_BINARY_VERIFIER(ModOp)
+HPS_BINARY_VERIFIER(PReluOp)
+HPS_BINARY_VERIFIER(AndOp)
+HPS_BINARY_VERIFIER(OrOp)
+HPS_BINARY_VERIFIER(XorOp)
+HPS_BINARY_VERIFIER(EqualOp)
+HPS_BINARY_VERIFIER(LessOp)
+HPS_BINARY_VERIFIER(LessEqualOp)
+HPS_BINARY_VERIFIER(GreaterOp)
+HPS_BINARY_VERIFIER(GreaterEqualOp)
+#undef HPS_BINARY_VERIFIER
+
+LogicalResult WhereOp::verify() {
+  if (!elementTypeOf(getCondition()).isInteger(1))
+    return emitOpError("condition must be an i1 tensor");
+  if (elementTypeOf(getX()) != elementTypeOf(getY()) ||
+      elementTypeOf(getX()) != elementTypeOf(getResult()))
+    return emitOpError("x, y and the result must share an element type");
+  auto c = shapeOf(getCondition()), x = shapeOf(getX()), y = shapeOf(getY());
+  if (!c || !x || !y)
+    return success();
+  auto xy = shp::broadcast(*x, *y);
+  auto all = xy ? shp::broadcast(*c, *xy) : std::nullopt;
+  if (!all)
+    return emitOpError("condition, x and y do not broadcast together");
+  return checkResultShape(*this, getResult(), *all);
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement.
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  auto first = shapeOf(getInputs().front());
+  if (!first)
+    return success();
+  int64_t rank = first->size();
+  std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), rank);
+  if (!axis)
+    return emitOpError() << "axis " << getAxis() << " is out of range";
+  SmallVector<int64_t> result(*first);
+  result[*axis] = 0;
+  for (Value input : getInputs()) {
+    auto shape = shapeOf(input);
+    if (!shape)
+      return success();
+    if (static_cast<int64_t>(shape->size()) != rank)
+      return emitOpError("inputs must have the same rank");
+    if (elementTypeOf(input) != elementTypeOf(getResult()))
+      return emitOpError("inputs and result must share an element type");
+    for (int64_t i = 0; i < rank; ++i) {
+      if (i == *axis)
+        continue;
+      if (staticMismatch((*shape)[i], result[i]))
+        return emitOpError() << "inputs differ in dimension " << i;
+      if (result[i] == shp::kDynamic)
+        result[i] = (*shape)[i];
+    }
+    int64_t extent = (*shape)[*axis];
+    result[*axis] = (extent == shp::kDynamic || result[*axis] == shp::kDynamic)
+                        ? shp::kDynamic
+                        : result[*axis] + extent;
+  }
+  return checkResultShape(*this, getResult(), result);
+}
+
+LogicalResult SplitOp::verify() {
+  if (getSizes().size() != getResults().size())
+    return emitOpError() << "has " << getResults().size() << " results but "
+                         << getSizes().size() << " sizes";
+  if (llvm::any_of(getSizes(), [](int64_t s) { return s < 0; }))
+    return emitOpError("sizes must not be negative");
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), in->size());
+  if (!axis)
+    return emitOpError() << "axis " << getAxis() << " is out of range";
+  int64_t total = 0;
+  for (int64_t size : getSizes())
+    total += size;
+  if (staticMismatch((*in)[*axis], total))
+    return emitOpError() << "sizes add up to " << total << " but the axis has "
+                         << (*in)[*axis];
+  for (auto [result, size] : llvm::zip(getResults(), getSizes())) {
+    SmallVector<int64_t> expected(*in);
+    expected[*axis] = size;
+    if (failed(checkResultShape(*this, result, expected)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult SliceOp::verify() {
+  size_t count = getStarts().size();
+  if (getEnds().size() != count || getAxes().size() != count ||
+      getSteps().size() != count)
+    return emitOpError("starts, ends, axes and steps must have one entry "
+                       "per sliced axis");
+  if (llvm::is_contained(getSteps(), 0))
+    return emitOpError("steps must not be zero");
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  FailureOr<SmallVector<int64_t>> axes =
+      normalizeAxes(*this, getAxes(), in->size());
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> result(*in);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t dim = (*in)[(*axes)[i]];
+    result[(*axes)[i]] =
+        dim == shp::kDynamic
+            ? shp::kDynamic
+            : shp::sliceCount(dim, getStarts()[i], getEnds()[i], getSteps()[i]);
+  }
+  return checkResultShape(*this, getResult(), result);
+}
+
+LogicalResult ReshapeOp::verify() {
+  if (llvm::count(getShape(), -1) > 1)
+    return emitOpError("at most one dimension may be -1");
+  if (llvm::any_of(getShape(), [](int64_t d) { return d < -1; }))
+    return emitOpError("dimensions must be -1 or more");
+  if (getAllowzero() && llvm::is_contained(getShape(), 0) &&
+      llvm::is_contained(getShape(), -1))
+    return emitOpError("with allowzero, 0 and -1 cannot both appear");
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  auto result = shp::reshape(*in, getShape(), getAllowzero());
+  if (!result)
+    return emitOpError() << "cannot reshape " << formatShape(*in) << " to "
+                         << formatShape(getShape());
+  return checkResultShape(*this, getResult(), *result);
+}
+
+LogicalResult TransposeOp::verify() {
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  ArrayRef<int64_t> perm = getPerm();
+  if (perm.size() != in->size())
+    return emitOpError() << "perm has " << perm.size()
+                         << " entries for rank " << in->size();
+  SmallVector<int64_t> result;
+  llvm::SmallSet<int64_t, 8> seen;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(in->size()) || !seen.insert(p).second)
+      return emitOpError("perm must be a permutation of the axes");
+    result.push_back((*in)[p]);
+  }
+  return checkResultShape(*this, getResult(), result);
+}
+
+LogicalResult FlattenOp::verify() {
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  // Flatten allows axis == rank (everything in the outer dimension).
+  std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), in->size() + 1);
+  if (getAxis() < -static_cast<int64_t>(in->size()) || !axis)
+    return emitOpError() << "axis " << getAxis() << " is out of range";
+  auto outer = shp::elementCount(in->take_front(*axis));
+  auto inner = shp::elementCount(in->drop_front(*axis));
+  return checkResultShape(*this, getResult(),
+                          {outer.value_or(shp::kDynamic),
+                           inner.value_or(shp::kDynamic)});
+}
+
+LogicalResult SqueezeOp::verify() {
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  FailureOr<SmallVector<int64_t>> axes =
+      normalizeAxes(*this, getAxes(), in->size());
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> result;
+  for (int64_t i = 0, e = in->size(); i < e; ++i) {
+    int64_t dim = (*in)[i];
+    bool listed = llvm::is_contained(*axes, i);
+    if (listed && staticMismatch(dim, 1))
+      return emitOpError() << "cannot squeeze axis " << i << " of extent "
+                           << dim;
+    if (axes->empty() && dim == shp::kDynamic)
+      return success(); // Which axes go depends on runtime extents.
+    if (listed || (axes->empty() && dim == 1))
+      continue;
+    result.push_back(dim);
+  }
+  return checkResultShape(*this, getResult(), result);
+}
+
+LogicalResult UnsqueezeOp::verify() {
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  int64_t rank = in->size() + getAxes().size();
+  FailureOr<SmallVector<int64_t>> axes = normalizeAxes(*this, getAxes(), rank);
+  if (failed(axes))
+    return failure();
+  SmallVector<int64_t> result;
+  auto next = in->begin();
+  for (int64_t i = 0; i < rank; ++i)
+    result.push_back(llvm::is_contained(*axes, i) ? 1 : *next++);
+  return checkResultShape(*this, getResult(), result);
+}
+
+LogicalResult ExpandOp::verify() {
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  auto result = shp::broadcast(*in, getShape());
+  if (!result)
+    return emitOpError() << "cannot expand " << formatShape(*in) << " to "
+                         << formatShape(getShape());
+  return checkResultShape(*this, getResult(), *result);
+}
+
+LogicalResult PadOp::verify() {
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  int64_t rank = in->size();
+  if (static_cast<int64_t>(getPads().size()) != 2 * rank)
+    return emitOpError() << "expects " << 2 * rank << " pads for rank "
+                         << rank;
+  if (getValue().getType() != elementTypeOf(getInput()))
+    return emitOpError("pad value must have the input's element type");
+  SmallVector<int64_t> result;
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t dim = (*in)[i];
+    result.push_back(dim == shp::kDynamic
+                         ? dim
+                         : dim + getPads()[i] + getPads()[rank + i]);
+    if (result.back() < 0 && dim != shp::kDynamic)
+      return emitOpError() << "pads crop axis " << i << " below zero";
+  }
+  return checkResultShape(*this, getResult(), result);
+}
+
+/// The [start, end) axis range ONNX Shape selects, clamped to the rank.
+static std::pair<int64_t, int64_t> shapeRange(ShapeOp op, int64_t rank) {
+  auto clampAxis = [rank](int64_t axis) {
+    if (axis < 0)
+      axis += rank;
+    return std::clamp<int64_t>(axis, 0, rank);
+  };
+  int64_t start = clampAxis(op.getStart());
+  int64_t end = clampAxis(op.getEnd().value_or(rank));
+  return {start, std::max(start, end)};
+}
+
+LogicalResult ShapeOp::verify() {
+  auto in = shapeOf(getInput());
+  if (!in)
+    return success();
+  auto [start, end] = shapeRange(*this, in->size());
+  return checkResultShape(*this, getResult(), {end - start});
+}
+
+OpFoldResult ShapeOp::fold(FoldAdaptor) {
+  auto in = shapeOf(getInput());
+  if (!in)
+    return {};
+  auto [start, end] = shapeRange(*this, in->size());
+  ArrayRef<int64_t> dims = in->slice(start, end - start);
+  if (llvm::is_contained(dims, shp::kDynamic))
+    return {};
+  auto type = RankedTensorType::get({end - start},
+                                    IntegerType::get(getContext(), 64));
+  return DenseIntElementsAttr::get(type, dims);
+}
+
+LogicalResult GatherOp::verify() {
+  if (!isInteger(getIndices()))
+    return emitOpError("indices must be an integer tensor");
+  auto data = shapeOf(getData()), indices = shapeOf(getIndices());
+  if (!data || !indices)
+    return success();
+  if (data->empty())
+    return emitOpError("data must have rank at least 1");
+  std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), data->size());
+  if (!axis)
+    return emitOpError() << "axis " << getAxis() << " is out of range";
+  SmallVector<int64_t> result(data->take_front(*axis));
+  llvm::append_range(result, *indices);
+  llvm::append_range(result, data->drop_front(*axis + 1));
+  return checkResultShape(*this, getResult(), result);
+}
+
+LogicalResult EmbeddingLookupOp::verify() {
+  if (failed(checkRank(*this, getTable(), "table", 2, 2)))
+    return failure();
+  if (!isInteger(getIds()))
+    return emitOpError("ids must be an integer tensor");
+  auto table = shapeOf(getTable()), ids = shapeOf(getIds());
+  if (!table || !ids)
+    return success();
+  SmallVector<int64_t> result(*ids);
+  if (getPooling() != EmbeddingPooling::None) {
+    if (ids->empty())
+      return emitOpError("pooling needs ids of rank at least 1");
+    result.pop_back();
+  }
+  result.push_back((*table)[1]);
+  return checkResultShape(*this, getResult(), result);
+}
+
+#define GET_OP_CLASSES
+#include "heterps/Dialect/HPS/IR/HPSOps.cpp.inc"
+
+#include "heterps/Dialect/HPS/IR/HPSInterfaces.cpp.inc"

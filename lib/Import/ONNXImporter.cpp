@@ -1,0 +1,498 @@
+//===- ONNXImporter.cpp - ONNX model -> hps dialect -----------------------===//
+//
+// Imports every node generically as hps.onnx_node; dedicated ops come from
+// --hps-legalize-onnx. Initializers become hps.weight (floating point, the
+// trainable parameters) or hps.constant (integers and booleans: shapes,
+// indices); large values become dense_resource blobs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Import/ONNXImporter.h"
+#include "heterps/Dialect/HPS/IR/HPSOps.h"
+#include "heterps/Import/ONNXModelLoader.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <onnx/onnx_pb.h>
+
+using namespace mlir;
+using namespace heterps;
+
+namespace {
+
+/// Values with more elements than this are stored as dense_resource blobs.
+constexpr int64_t kInlineElementLimit = 64;
+
+class Importer {
+public:
+  Importer(StringRef path, MLIRContext *context)
+      : path(path), context(context), builder(context),
+        fileLoc(FileLineColLoc::get(context, path, 0, 0)) {}
+
+  OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
+
+private:
+  /// Reports an error at the model file and remembers that one happened.
+  InFlightDiagnostic error() {
+    hadError = true;
+    return emitError(fileLoc);
+  }
+
+  FailureOr<Type> convertElementType(int32_t onnxType, StringRef what);
+  FailureOr<Type> convertType(const onnx::TypeProto &type, StringRef what);
+  FailureOr<ElementsAttr> convertTensor(const onnx::TensorProto &tensor,
+                                        StringRef what);
+  FailureOr<Attribute> convertAttribute(const onnx::AttributeProto &attr,
+                                        StringRef what);
+  LogicalResult importNode(const onnx::NodeProto &node, int index);
+  Value lookup(const std::string &name);
+
+  StringRef path;
+  MLIRContext *context;
+  OpBuilder builder;
+  Location fileLoc;
+  bool hadError = false;
+  llvm::StringMap<Value> values;
+  llvm::StringMap<Type> valueTypes;
+  llvm::StringMap<int64_t> opsets;
+  Value noneValue;
+};
+
+FailureOr<Type> Importer::convertElementType(int32_t onnxType,
+                                             StringRef what) {
+  Builder &b = builder;
+  switch (onnxType) {
+  case onnx::TensorProto::FLOAT:
+    return b.getF32Type();
+  case onnx::TensorProto::DOUBLE:
+    return b.getF64Type();
+  case onnx::TensorProto::FLOAT16:
+    return b.getF16Type();
+  case onnx::TensorProto::BFLOAT16:
+    return b.getBF16Type();
+  case onnx::TensorProto::BOOL:
+    return b.getI1Type();
+  case onnx::TensorProto::INT8:
+    return b.getIntegerType(8);
+  case onnx::TensorProto::INT16:
+    return b.getIntegerType(16);
+  case onnx::TensorProto::INT32:
+    return b.getIntegerType(32);
+  case onnx::TensorProto::INT64:
+    return b.getIntegerType(64);
+  case onnx::TensorProto::UINT8:
+    return b.getIntegerType(8, /*isSigned=*/false);
+  case onnx::TensorProto::UINT16:
+    return b.getIntegerType(16, false);
+  case onnx::TensorProto::UINT32:
+    return b.getIntegerType(32, false);
+  case onnx::TensorProto::UINT64:
+    return b.getIntegerType(64, false);
+  default:
+    break;
+  }
+  std::string name = onnx::TensorProto::DataType_IsValid(onnxType)
+                         ? onnx::TensorProto::DataType_Name(
+                               static_cast<onnx::TensorProto::DataType>(onnxType))
+                         : "unknown (" + std::to_string(onnxType) + ")";
+  error() << what << " has unsupported data type " << name;
+  return failure();
+}
+
+FailureOr<Type> Importer::convertType(const onnx::TypeProto &type,
+                                      StringRef what) {
+  if (!type.has_tensor_type()) {
+    error() << what << " is not a tensor (sequences, maps and optionals are "
+                       "not supported)";
+    return failure();
+  }
+  const auto &tensor = type.tensor_type();
+  FailureOr<Type> element = convertElementType(tensor.elem_type(), what);
+  if (::failed(element))
+    return failure();
+  if (!tensor.has_shape())
+    return Type(UnrankedTensorType::get(*element));
+  SmallVector<int64_t> shape;
+  for (const auto &dim : tensor.shape().dim())
+    shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0
+                        ? dim.dim_value()
+                        : ShapedType::kDynamic);
+  return Type(RankedTensorType::get(shape, *element));
+}
+
+/// Appends `count` little-endian values of `width` bytes taken from
+/// `source`, narrowing each 32- or 64-bit field value.
+template <typename Field>
+void appendNarrowed(std::vector<char> &bytes, const Field &source,
+                    size_t width) {
+  for (auto value : source) {
+    uint64_t bits;
+    if constexpr (std::is_same_v<std::decay_t<decltype(value)>, float>) {
+      uint32_t raw;
+      std::memcpy(&raw, &value, 4);
+      bits = raw;
+    } else if constexpr (std::is_same_v<std::decay_t<decltype(value)>,
+                                        double>) {
+      std::memcpy(&bits, &value, 8);
+    } else {
+      bits = static_cast<uint64_t>(value);
+    }
+    for (size_t i = 0; i < width; ++i)
+      bytes.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  }
+}
+
+FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
+                                                StringRef what) {
+  FailureOr<Type> element = convertElementType(tensor.data_type(), what);
+  if (::failed(element))
+    return failure();
+  SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
+  if (llvm::any_of(shape, [](int64_t d) { return d < 0; })) {
+    error() << what << " has a negative dimension";
+    return failure();
+  }
+  auto type = RankedTensorType::get(shape, *element);
+  int64_t count = type.getNumElements();
+  bool isBool = element->isInteger(1);
+  size_t width = isBool ? 1 : element->getIntOrFloatBitWidth() / 8;
+
+  std::vector<char> bytes;
+  if (tensor.has_raw_data()) {
+    const std::string &raw = tensor.raw_data();
+    bytes.assign(raw.begin(), raw.end());
+  } else {
+    switch (tensor.data_type()) {
+    case onnx::TensorProto::FLOAT:
+      appendNarrowed(bytes, tensor.float_data(), 4);
+      break;
+    case onnx::TensorProto::DOUBLE:
+      appendNarrowed(bytes, tensor.double_data(), 8);
+      break;
+    case onnx::TensorProto::INT64:
+      appendNarrowed(bytes, tensor.int64_data(), 8);
+      break;
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
+      appendNarrowed(bytes, tensor.uint64_data(), width);
+      break;
+    default: // int8/16/32, uint8/16, bool, float16 and bfloat16 bits.
+      appendNarrowed(bytes, tensor.int32_data(), width);
+      break;
+    }
+  }
+  if (bytes.size() != static_cast<size_t>(count) * width) {
+    error() << what << " holds " << bytes.size() / std::max<size_t>(width, 1)
+            << " values but its shape " << type << " needs " << count;
+    return failure();
+  }
+  if (isBool) {
+    SmallVector<bool> flags;
+    for (char byte : bytes)
+      flags.push_back(byte != 0);
+    return ElementsAttr(DenseElementsAttr::get(type, flags));
+  }
+  if (count <= kInlineElementLimit)
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(
+        type, ArrayRef<char>(bytes.data(), bytes.size())));
+  // Large values stay out of the op's text: a blob in the resource section.
+  std::string key = tensor.name().empty() ? "tensor" : tensor.name();
+  for (char &c : key)
+    if (!llvm::isAlnum(c) && c != '_' && c != '.')
+      c = '_';
+  if (!llvm::isAlpha(key.front()) && key.front() != '_')
+    key.insert(0, "t");
+  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(bytes.data(), bytes.size()), width);
+  return ElementsAttr(
+      DenseResourceElementsAttr::get(type, key, std::move(blob)));
+}
+
+FailureOr<Attribute>
+Importer::convertAttribute(const onnx::AttributeProto &attr, StringRef what) {
+  using A = onnx::AttributeProto;
+  A::AttributeType kind = attr.type();
+  if (kind == A::UNDEFINED) { // Old exporters left the type out.
+    kind = attr.has_f()            ? A::FLOAT
+           : attr.has_i()          ? A::INT
+           : attr.has_s()          ? A::STRING
+           : attr.has_t()          ? A::TENSOR
+           : attr.has_g()          ? A::GRAPH
+           : attr.floats_size()    ? A::FLOATS
+           : attr.ints_size()      ? A::INTS
+           : attr.strings_size()   ? A::STRINGS
+           : attr.tensors_size()   ? A::TENSORS
+                                   : A::UNDEFINED;
+  }
+  switch (kind) {
+  case A::FLOAT:
+    return Attribute(builder.getF32FloatAttr(attr.f()));
+  case A::INT:
+    return Attribute(builder.getI64IntegerAttr(attr.i()));
+  case A::STRING:
+    return Attribute(builder.getStringAttr(attr.s()));
+  case A::FLOATS:
+    return Attribute(builder.getDenseF32ArrayAttr(
+        SmallVector<float>(attr.floats().begin(), attr.floats().end())));
+  case A::INTS:
+    return Attribute(builder.getDenseI64ArrayAttr(
+        SmallVector<int64_t>(attr.ints().begin(), attr.ints().end())));
+  case A::STRINGS: {
+    SmallVector<Attribute> strings;
+    for (const std::string &s : attr.strings())
+      strings.push_back(builder.getStringAttr(s));
+    return Attribute(builder.getArrayAttr(strings));
+  }
+  case A::TENSOR: {
+    FailureOr<ElementsAttr> tensor =
+        convertTensor(attr.t(), (what + " attribute '" + attr.name() + "'").str());
+    if (::failed(tensor))
+      return failure();
+    return Attribute(*tensor);
+  }
+  case A::TENSORS: {
+    SmallVector<Attribute> tensors;
+    for (const auto &t : attr.tensors()) {
+      FailureOr<ElementsAttr> tensor = convertTensor(
+          t, (what + " attribute '" + attr.name() + "'").str());
+      if (::failed(tensor))
+        return failure();
+      tensors.push_back(*tensor);
+    }
+    return Attribute(builder.getArrayAttr(tensors));
+  }
+  case A::GRAPH:
+  case A::GRAPHS:
+    error() << what << " has subgraph attribute '" << attr.name()
+            << "': control flow (If, Loop, Scan) is not supported";
+    return failure();
+  default:
+    error() << what << " has attribute '" << attr.name()
+            << "' of an unsupported kind";
+    return failure();
+  }
+}
+
+Value Importer::lookup(const std::string &name) {
+  if (name.empty()) {
+    if (!noneValue)
+      noneValue = builder.create<hps::NoneOp>(fileLoc, builder.getNoneType()).getResult();
+    return noneValue;
+  }
+  return values.lookup(name);
+}
+
+LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
+  std::string what = "node " +
+                     (node.name().empty() ? "#" + std::to_string(index)
+                                          : "'" + node.name() + "'") +
+                     " (" + node.op_type() + ")";
+  SmallVector<Value> inputs;
+  for (const std::string &input : node.input())
+    inputs.push_back(lookup(input)); // Defined: checked by the loader.
+
+  SmallVector<Type> resultTypes;
+  for (const std::string &output : node.output()) {
+    if (output.empty()) {
+      // An omitted optional output: give it the first output's type so the
+      // op stays well formed; nothing can read it.
+      resultTypes.push_back(resultTypes.empty() ? builder.getNoneType()
+                                                : resultTypes.front());
+      continue;
+    }
+    Type type = valueTypes.lookup(output);
+    if (!type) {
+      error() << what << ": ONNX shape inference found no type for its "
+              << "output '" << output << "'";
+      return failure();
+    }
+    resultTypes.push_back(type);
+  }
+
+  SmallVector<NamedAttribute> attrs;
+  for (const auto &attr : node.attribute()) {
+    FailureOr<Attribute> value = convertAttribute(attr, what);
+    if (::failed(value))
+      return failure();
+    attrs.push_back(builder.getNamedAttr(attr.name(), *value));
+  }
+
+  std::string domain = node.domain() == "ai.onnx" ? "" : node.domain();
+  int64_t opset = opsets.lookup(domain.empty() ? "ai.onnx" : domain);
+  if (opset == 0)
+    opset = 1; // A domain without an opset_import entry: version unknown.
+  std::string locName =
+      node.name().empty() ? node.op_type() + "_" + std::to_string(index)
+                          : node.name();
+  Location loc = NameLoc::get(builder.getStringAttr(locName), fileLoc);
+  auto op = builder.create<hps::OnnxNodeOp>(
+      loc, resultTypes, builder.getStringAttr(node.op_type()),
+      builder.getStringAttr(domain), builder.getI64IntegerAttr(opset),
+      builder.getDictionaryAttr(attrs), inputs, hps::DeviceAttr());
+  for (auto [output, result] : llvm::zip(node.output(), op.getResults()))
+    if (!output.empty())
+      values[output] = result;
+  return success();
+}
+
+OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
+  const onnx::GraphProto &graph = model.graph();
+  OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+  SmallVector<NamedAttribute> opsetAttrs;
+  for (const auto &opset : model.opset_import()) {
+    std::string domain = opset.domain().empty() ? "ai.onnx" : opset.domain();
+    opsets[domain] = opset.version();
+    opsetAttrs.push_back(builder.getNamedAttr(
+        domain, builder.getI64IntegerAttr(opset.version())));
+  }
+  (*module)->setAttr("hps.opset_imports", builder.getDictionaryAttr(opsetAttrs));
+  (*module)->setAttr("hps.ir_version",
+                     builder.getI64IntegerAttr(model.ir_version()));
+  if (!model.producer_name().empty())
+    (*module)->setAttr("hps.producer",
+                       builder.getStringAttr(model.producer_name()));
+
+  // Types of every named tensor, from the graph and from shape inference.
+  auto recordTypes = [&](const auto &infos, StringRef kind) -> LogicalResult {
+    for (const onnx::ValueInfoProto &info : infos) {
+      if (!info.has_type())
+        continue;
+      FailureOr<Type> type =
+          convertType(info.type(), (kind + " '" + info.name() + "'").str());
+      if (::failed(type))
+        return failure();
+      valueTypes[info.name()] = *type;
+    }
+    return success();
+  };
+  if (::failed(recordTypes(graph.input(), "graph input")) ||
+      ::failed(recordTypes(graph.value_info(), "tensor")) ||
+      ::failed(recordTypes(graph.output(), "graph output")))
+    return nullptr;
+
+  llvm::StringSet<> initializerNames;
+  for (const auto &init : graph.initializer())
+    initializerNames.insert(init.name());
+
+  // Graph inputs that are not initializers become function arguments; old
+  // IR versions also list initializers as inputs.
+  SmallVector<Type> argTypes;
+  SmallVector<const onnx::ValueInfoProto *> argInfos;
+  for (const auto &input : graph.input()) {
+    if (initializerNames.contains(input.name()))
+      continue;
+    Type type = valueTypes.lookup(input.name());
+    if (!type) {
+      error() << "graph input '" << input.name() << "' has no type";
+      return nullptr;
+    }
+    argTypes.push_back(type);
+    argInfos.push_back(&input);
+  }
+  SmallVector<Type> resultTypes;
+  for (const auto &output : graph.output()) {
+    Type type = valueTypes.lookup(output.name());
+    if (!type) {
+      error() << "graph output '" << output.name() << "' has no type";
+      return nullptr;
+    }
+    resultTypes.push_back(type);
+  }
+
+  builder.setInsertionPointToEnd(module->getBody());
+  auto func = builder.create<func::FuncOp>(
+      fileLoc, "main", builder.getFunctionType(argTypes, resultTypes));
+  if (!graph.name().empty())
+    func->setAttr("hps.graph_name", builder.getStringAttr(graph.name()));
+  for (auto [i, info] : llvm::enumerate(argInfos)) {
+    func.setArgAttr(i, "hps.name", builder.getStringAttr(info->name()));
+    // Keep symbolic dimension names so a later --batch can bind them.
+    SmallVector<Attribute> dimNames;
+    bool symbolic = false;
+    if (info->type().tensor_type().has_shape())
+      for (const auto &dim : info->type().tensor_type().shape().dim()) {
+        dimNames.push_back(builder.getStringAttr(dim.dim_param()));
+        symbolic |= !dim.dim_param().empty();
+      }
+    if (symbolic)
+      func.setArgAttr(i, "hps.dim_params", builder.getArrayAttr(dimNames));
+  }
+  for (auto [i, output] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "hps.name", builder.getStringAttr(output.name()));
+
+  Block *entry = func.addEntryBlock();
+  builder.setInsertionPointToStart(entry);
+  for (auto [info, arg] : llvm::zip(argInfos, entry->getArguments()))
+    values[info->name()] = arg;
+
+  for (const auto &init : graph.initializer()) {
+    std::string what = "initializer '" + init.name() + "'";
+    FailureOr<ElementsAttr> value = convertTensor(init, what);
+    if (::failed(value))
+      return nullptr;
+    Location loc = NameLoc::get(builder.getStringAttr(init.name()), fileLoc);
+    Value result;
+    if (isa<FloatType>(value->getElementType()))
+      result = builder.create<hps::WeightOp>(loc, init.name(), *value);
+    else
+      result = builder.create<hps::ConstantOp>(loc, *value);
+    values[init.name()] = result;
+  }
+
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (::failed(importNode(graph.node(i), i)))
+      return nullptr;
+
+  SmallVector<Value> outputs;
+  for (const auto &output : graph.output())
+    outputs.push_back(values.lookup(output.name()));
+  builder.create<func::ReturnOp>(fileLoc, outputs);
+
+  if (hadError || ::failed(verify(*module)))
+    return nullptr;
+  return module;
+}
+
+} // namespace
+
+namespace heterps::import {
+
+OwningOpRef<ModuleOp> importONNX(StringRef path, StringRef contents,
+                                 MLIRContext *context) {
+  context->loadDialect<hps::HPSDialect, func::FuncDialect>();
+  LoadedModel loaded = loadONNXModel(path, contents);
+  if (!loaded.model) {
+    emitError(FileLineColLoc::get(context, path, 0, 0)) << loaded.error;
+    return nullptr;
+  }
+  return Importer(path, context).run(*loaded.model);
+}
+
+void registerONNXImportTranslation() {
+  TranslateToMLIRRegistration registration(
+      "import-onnx",
+      "Import an ONNX model (binary .onnx or text .onnxtext) into the hps "
+      "dialect",
+      [](llvm::SourceMgr &sourceMgr,
+         MLIRContext *context) -> OwningOpRef<Operation *> {
+        const llvm::MemoryBuffer *buffer =
+            sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        return importONNX(buffer->getBufferIdentifier(), buffer->getBuffer(),
+                          context);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<hps::HPSDialect, func::FuncDialect>();
+      });
+}
+
+} // namespace heterps::import

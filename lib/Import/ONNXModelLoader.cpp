@@ -1,0 +1,246 @@
+//===- ONNXModelLoader.cpp - Read, validate and shape-infer ONNX ----------===//
+//
+// Compiled with exceptions: ONNX's checker, parser and shape inference throw.
+// Every exception is turned into one message here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Import/ONNXModelLoader.h"
+#include "heterps/Dialect/HPS/IR/ONNXOpsets.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <onnx/checker.h>
+#include <onnx/defs/parser.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <deque>
+
+using namespace llvm;
+
+namespace heterps::import {
+namespace {
+
+using Error = std::string;
+
+std::string describeNode(const onnx::NodeProto &node, int index) {
+  std::string name = node.name().empty()
+                         ? "#" + std::to_string(index)
+                         : "'" + node.name() + "'";
+  return "node " + name + " (" + node.op_type() + ")";
+}
+
+bool looksLikeText(StringRef path, StringRef contents) {
+  if (path.ends_with(".onnxtext") || path.ends_with(".onnxtxt"))
+    return true;
+  StringRef head = contents.ltrim();
+  return head.starts_with("<") || head.starts_with("ir_version");
+}
+
+Error parseModel(StringRef path, StringRef contents, onnx::ModelProto &model) {
+  if (looksLikeText(path, contents)) {
+    std::string text = contents.str();
+    onnx::OnnxParser parser(text.c_str());
+    auto status = parser.Parse(model);
+    if (!status.IsOK())
+      return "syntax error in ONNX text: " + status.ErrorMessage();
+    return {};
+  }
+  google::protobuf::io::ArrayInputStream stream(contents.data(),
+                                                contents.size());
+  google::protobuf::io::CodedInputStream coded(&stream);
+  coded.SetTotalBytesLimit(INT_MAX);
+  if (!model.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage())
+    return "not a valid ONNX model (the protobuf is truncated or is not a "
+           "ModelProto)";
+  if (!model.has_graph())
+    return "not a valid ONNX model (no graph)";
+  return {};
+}
+
+Error checkOpsets(const onnx::ModelProto &model) {
+  bool sawDefault = false;
+  for (const auto &opset : model.opset_import()) {
+    if (!opset.domain().empty() && opset.domain() != "ai.onnx")
+      continue;
+    sawDefault = true;
+    if (opset.version() < hps::kMinONNXOpset ||
+        opset.version() > hps::kMaxONNXOpset)
+      return "unsupported opset " + std::to_string(opset.version()) +
+             " of the default ONNX domain (supported: " +
+             std::to_string(hps::kMinONNXOpset) + " to " +
+             std::to_string(hps::kMaxONNXOpset) + ")";
+  }
+  if (!sawDefault && model.graph().node_size() > 0)
+    return "the model imports no opset of the default ONNX domain";
+  return {};
+}
+
+/// Moves weights kept in external files (model.onnx.data and the like) into
+/// the tensors themselves.
+Error inlineExternalData(StringRef path, onnx::GraphProto &graph) {
+  SmallString<256> directory = sys::path::parent_path(path);
+  for (onnx::TensorProto &tensor : *graph.mutable_initializer()) {
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL)
+      continue;
+    std::string location;
+    int64_t offset = 0, length = -1;
+    for (const auto &entry : tensor.external_data()) {
+      if (entry.key() == "location")
+        location = entry.value();
+      else if (entry.key() == "offset")
+        offset = std::stoll(entry.value());
+      else if (entry.key() == "length")
+        length = std::stoll(entry.value());
+    }
+    std::string what = "external data of initializer '" + tensor.name() + "'";
+    if (location.empty())
+      return what + " has no location";
+    if (sys::path::is_absolute(location) ||
+        StringRef(location).contains(".."))
+      return what + " must be a relative path inside the model's directory, "
+                    "not '" +
+             location + "'";
+    SmallString<256> file = directory;
+    sys::path::append(file, location);
+    auto buffer = MemoryBuffer::getFile(file, /*IsText=*/false,
+                                        /*RequiresNullTerminator=*/false);
+    if (!buffer)
+      return what + ": cannot read '" + std::string(file) +
+             "': " + buffer.getError().message();
+    int64_t size = (*buffer)->getBufferSize();
+    if (length < 0)
+      length = size - offset;
+    if (offset < 0 || offset + length > size)
+      return what + ": '" + std::string(file) + "' holds " +
+             std::to_string(size) + " bytes, fewer than offset " +
+             std::to_string(offset) + " + length " + std::to_string(length);
+    tensor.set_raw_data((*buffer)->getBufferStart() + offset, length);
+    tensor.clear_external_data();
+    tensor.set_data_location(onnx::TensorProto::DEFAULT);
+  }
+  return {};
+}
+
+/// Every node input must name a graph input, an initializer or an earlier
+/// node output; nodes are put in topological order, and a cycle is an
+/// error naming a node on it.
+Error validateAndSortNodes(onnx::GraphProto &graph) {
+  StringSet<> defined;
+  for (const auto &input : graph.input())
+    defined.insert(input.name());
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name());
+  DenseMap<StringRef, int> producer;
+  int count = graph.node_size();
+  for (int i = 0; i < count; ++i)
+    for (const std::string &output : graph.node(i).output()) {
+      if (output.empty())
+        continue;
+      if (!producer.try_emplace(output, i).second || defined.contains(output))
+        return describeNode(graph.node(i), i) + " writes tensor '" + output +
+               "', which is already defined";
+    }
+  for (const auto &output : graph.output())
+    if (!defined.contains(output.name()) && !producer.count(output.name()))
+      return "graph output '" + output.name() + "' is never computed";
+  std::vector<int> pending(count, 0);
+  std::vector<std::vector<int>> consumers(count);
+  for (int i = 0; i < count; ++i)
+    for (const std::string &input : graph.node(i).input()) {
+      if (input.empty() || defined.contains(input))
+        continue;
+      auto it = producer.find(input);
+      if (it == producer.end())
+        return describeNode(graph.node(i), i) +
+               " reads undefined tensor '" + input + "'";
+      ++pending[i];
+      consumers[it->second].push_back(i);
+    }
+  std::deque<int> ready;
+  for (int i = 0; i < count; ++i)
+    if (pending[i] == 0)
+      ready.push_back(i);
+  std::vector<int> order;
+  while (!ready.empty()) {
+    int node = ready.front();
+    ready.pop_front();
+    order.push_back(node);
+    for (int consumer : consumers[node])
+      if (--pending[consumer] == 0)
+        ready.push_back(consumer);
+  }
+  if (static_cast<int>(order.size()) != count) {
+    for (int i = 0; i < count; ++i)
+      if (pending[i] > 0)
+        return "the graph has a cycle through " +
+               describeNode(graph.node(i), i);
+  }
+  bool sorted = true;
+  for (int i = 0; i < count; ++i)
+    sorted &= order[i] == i;
+  if (!sorted) {
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    for (int i : order)
+      *nodes.Add() = graph.node(i);
+    graph.mutable_node()->Swap(&nodes);
+  }
+  return {};
+}
+
+Error checkAndInfer(onnx::ModelProto &model) {
+  try {
+    onnx::checker::check_model(model);
+  } catch (const std::exception &e) {
+    return std::string("invalid model: ") + e.what();
+  }
+  try {
+    // Not strict: exporters emit models that ONNX's per-node type checks
+    // reject but runtimes accept (e.g. a float Equal under opset 10); an
+    // output whose type stays unknown is reported by the importer.
+    onnx::ShapeInferenceOptions options(/*check_type=*/false,
+                                        /*strict_mode=*/0,
+                                        /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception &e) {
+    return std::string("shape inference failed: ") + e.what();
+  }
+  return {};
+}
+
+} // namespace
+
+LoadedModel loadONNXModel(StringRef path, StringRef contents) {
+  LoadedModel result;
+  auto model = std::make_unique<onnx::ModelProto>();
+  Error error;
+  try {
+    error = parseModel(path, contents, *model);
+    if (error.empty())
+      error = checkOpsets(*model);
+    if (error.empty())
+      error = inlineExternalData(path, *model->mutable_graph());
+    if (error.empty())
+      error = validateAndSortNodes(*model->mutable_graph());
+    if (error.empty())
+      error = checkAndInfer(*model);
+  } catch (const std::exception &e) {
+    error = std::string("cannot read the model: ") + e.what();
+  }
+  if (!error.empty()) {
+    result.error = std::move(error);
+    return result;
+  }
+  result.model = std::move(model);
+  return result;
+}
+
+} // namespace heterps::import

@@ -1,0 +1,39 @@
+# -*- Python -*-
+import os
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "HETERPS"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtext", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.heterps_obj_root, "test")
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Real models live beside the project (../shared/models), never copied in.
+models = os.path.normpath(os.path.join(config.heterps_src_root, "..", "shared", "models"))
+config.substitutions.append(("%models", models))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+if os.path.isdir(models):
+    config.available_features.add("shared-models")
+
+def python_has(module):
+    return subprocess.call([config.python_executable, "-c", "import " + module],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0
+
+# Tests that build binary models need the onnx Python package.
+if python_has("onnx") and python_has("numpy"):
+    config.available_features.add("onnx-python")
+
+tools = [
+    ToolSubst("heterps-opt", unresolved="fatal"),
+    ToolSubst("heterps-translate", unresolved="fatal"),
+]
+llvm_config.add_tool_substitutions(tools, [config.heterps_tools_dir, config.llvm_tools_dir])

@@ -1,0 +1,23 @@
+//===- heterps-opt.cpp - HeterPS optimizer driver -------------------------===//
+//
+// mlir-opt with the hps dialect and passes, plus the upstream transforms
+// (canonicalize, cse, symbol-dce, ...).
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Dialect/HPS/IR/HPSDialect.h"
+#include "heterps/Dialect/HPS/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  heterps::hps::registerHPSPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<heterps::hps::HPSDialect, mlir::func::FuncDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "HeterPS optimizer driver\n", registry));
+}
