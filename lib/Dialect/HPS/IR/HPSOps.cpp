@@ -372,7 +372,7 @@ LogicalResult LayerNormOp::verify() {
     return success();
   std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), in->size());
   if (!axis)
-    return emitOpError() << "axis " << getAxis() << " is out of range";
+    return emitOpError() << "axis " << static_cast<int64_t>(getAxis()) << " is out of range";
   ArrayRef<int64_t> normalized = in->drop_front(*axis);
   for (Value param : {getScale(), getBias()}) {
     if (!param)
@@ -391,7 +391,7 @@ static LogicalResult verifySoftmax(SoftmaxLike op) {
   if (!in)
     return success();
   if (!shp::normalizeAxis(op.getAxis(), in->size()))
-    return op.emitOpError() << "axis " << op.getAxis() << " is out of range";
+    return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis()) << " is out of range";
   return checkResultShape(op, op.getResult(), *in);
 }
 
@@ -504,7 +504,7 @@ LogicalResult ConcatOp::verify() {
   int64_t rank = first->size();
   std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), rank);
   if (!axis)
-    return emitOpError() << "axis " << getAxis() << " is out of range";
+    return emitOpError() << "axis " << static_cast<int64_t>(getAxis()) << " is out of range";
   SmallVector<int64_t> result(*first);
   result[*axis] = 0;
   for (Value input : getInputs()) {
@@ -542,7 +542,7 @@ LogicalResult SplitOp::verify() {
     return success();
   std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), in->size());
   if (!axis)
-    return emitOpError() << "axis " << getAxis() << " is out of range";
+    return emitOpError() << "axis " << static_cast<int64_t>(getAxis()) << " is out of range";
   int64_t total = 0;
   for (int64_t size : getSizes())
     total += size;
@@ -625,9 +625,12 @@ LogicalResult FlattenOp::verify() {
   if (!in)
     return success();
   // Flatten allows axis == rank (everything in the outer dimension).
-  std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), in->size() + 1);
-  if (getAxis() < -static_cast<int64_t>(in->size()) || !axis)
-    return emitOpError() << "axis " << getAxis() << " is out of range";
+  int64_t rank = in->size(), axisValue = static_cast<int64_t>(getAxis());
+  std::optional<int64_t> axis;
+  if (axisValue >= -rank && axisValue <= rank)
+    axis = axisValue < 0 ? axisValue + rank : axisValue;
+  else
+    return emitOpError() << "axis " << axisValue << " is out of range";
   auto outer = shp::elementCount(in->take_front(*axis));
   auto inner = shp::elementCount(in->drop_front(*axis));
   return checkResultShape(*this, getResult(),
@@ -750,7 +753,7 @@ LogicalResult GatherOp::verify() {
     return emitOpError("data must have rank at least 1");
   std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), data->size());
   if (!axis)
-    return emitOpError() << "axis " << getAxis() << " is out of range";
+    return emitOpError() << "axis " << static_cast<int64_t>(getAxis()) << " is out of range";
   SmallVector<int64_t> result(data->take_front(*axis));
   llvm::append_range(result, *indices);
   llvm::append_range(result, data->drop_front(*axis + 1));

@@ -1,0 +1,91 @@
+// RUN: heterps-opt %s -canonicalize -split-input-file | FileCheck %s
+
+// Shape arithmetic on constants folds away (what legalization relies on).
+// CHECK-LABEL: func @shape_chain
+func.func @shape_chain(%x: tensor<2x3x4xf32>) -> tensor<2xi64> {
+  // CHECK: %[[C:.*]] = hps.constant dense<[2, 12]> : tensor<2xi64>
+  // CHECK-NEXT: return %[[C]]
+  %s = hps.shape %x : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  %i0 = hps.constant dense<0> : tensor<i64>
+  %d0 = hps.gather %s, %i0 : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+  %u0 = hps.unsqueeze %d0 {axes = array<i64: 0>} : (tensor<i64>) -> tensor<1xi64>
+  %tail = hps.slice %s {starts = array<i64: 1>, ends = array<i64: 3>, axes = array<i64: 0>, steps = array<i64: 1>} : (tensor<3xi64>) -> tensor<2xi64>
+  %one = hps.constant dense<1> : tensor<i64>
+  %c2 = hps.constant dense<0> : tensor<1xi64>
+  %t0 = hps.gather %tail, %c2 : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %c3 = hps.constant dense<1> : tensor<1xi64>
+  %t1 = hps.gather %tail, %c3 : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+  %p = hps.mul %t0, %t1 : tensor<1xi64>
+  %r = hps.concat %u0, %p {axis = 0 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  return %r : tensor<2xi64>
+}
+
+// -----
+
+// A dynamic extent stays symbolic.
+// CHECK-LABEL: func @shape_dynamic
+func.func @shape_dynamic(%x: tensor<?x3xf32>) -> tensor<2xi64> {
+  // CHECK: hps.shape
+  %s = hps.shape %x : (tensor<?x3xf32>) -> tensor<2xi64>
+  return %s : tensor<2xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func @arithmetic
+func.func @arithmetic() -> (tensor<3xi64>, tensor<3xf32>, tensor<3xi1>, tensor<3xi64>) {
+  %a = hps.constant dense<[7, -7, 8]> : tensor<3xi64>
+  %b = hps.constant dense<[2, 2, -3]> : tensor<3xi64>
+  // Integer Mod takes the divisor's sign: 7%2=1, -7%2=1, 8%-3=-1.
+  // CHECK-DAG: hps.constant dense<[1, 1, -1]> : tensor<3xi64>
+  %m = hps.mod %a, %b : tensor<3xi64>
+  %f = hps.constant dense<[1.0, 4.0, 9.0]> : tensor<3xf32>
+  %g = hps.constant dense<2.0> : tensor<f32>
+  // CHECK-DAG: hps.constant dense<[5.000000e-01, 2.000000e+00, 4.500000e+00]> : tensor<3xf32>
+  %d = hps.div %f, %g : tensor<3xf32>, tensor<f32> -> tensor<3xf32>
+  // CHECK-DAG: hps.constant dense<[false, true, true]> : tensor<3xi1>
+  %c = hps.greater %f, %g : tensor<3xf32>, tensor<f32> -> tensor<3xi1>
+  // CHECK-DAG: hps.constant dense<[1, 4, 9]> : tensor<3xi64>
+  %i = hps.cast %f : (tensor<3xf32>) -> tensor<3xi64>
+  return %m, %d, %c, %i : tensor<3xi64>, tensor<3xf32>, tensor<3xi1>, tensor<3xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func @movement
+func.func @movement() -> (tensor<3x2xi64>, tensor<2x2xi64>, tensor<2x3xi64>) {
+  %a = hps.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  // CHECK-DAG: hps.constant dense<{{\[}}[1, 4], [2, 5], [3, 6]]> : tensor<3x2xi64>
+  %t = hps.transpose %a {perm = array<i64: 1, 0>} : (tensor<2x3xi64>) -> tensor<3x2xi64>
+  // CHECK-DAG: hps.constant dense<{{\[}}[3, 1], [6, 4]]> : tensor<2x2xi64>
+  %s = hps.slice %a {starts = array<i64: -1>, ends = array<i64: -9223372036854775807>, axes = array<i64: 1>, steps = array<i64: -2>} : (tensor<2x3xi64>) -> tensor<2x2xi64>
+  %c = hps.constant dense<true> : tensor<2x1xi1>
+  %z = hps.constant dense<0> : tensor<i64>
+  // CHECK-DAG: hps.constant dense<{{\[}}[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>
+  %w = hps.where %c, %a, %z : (tensor<2x1xi1>, tensor<2x3xi64>, tensor<i64>) -> tensor<2x3xi64>
+  return %t, %s, %w : tensor<3x2xi64>, tensor<2x2xi64>, tensor<2x3xi64>
+}
+
+// -----
+
+// Weights never fold or merge: equal values are still two parameters.
+// CHECK-LABEL: func @weights
+func.func @weights() -> (tensor<2xf32>, tensor<2xf32>) {
+  // CHECK: hps.weight "a"
+  // CHECK: hps.weight "b"
+  %a = hps.weight "a" dense<1.0> : tensor<2xf32>
+  %b = hps.weight "b" dense<1.0> : tensor<2xf32>
+  %c = hps.reshape %a {shape = array<i64: 2>} : (tensor<2xf32>) -> tensor<2xf32>
+  return %c, %b : tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
+// Identity reshapes and transposes disappear.
+// CHECK-LABEL: func @identities
+func.func @identities(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // CHECK-NEXT: return %arg0
+  %0 = hps.reshape %x {shape = array<i64: 2, 3>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  %1 = hps.transpose %0 {perm = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}

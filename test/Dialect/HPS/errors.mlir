@@ -1,0 +1,215 @@
+// RUN: heterps-opt %s -split-input-file -verify-diagnostics
+
+func.func @bad_device(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{device class 'tpu.v4' must start with 'cpu' or 'gpu'}}
+  %0 = hps.relu %x {device = #hps.device<"tpu.v4">} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @gemm_inner(%a: tensor<2x3xf32>, %b: tensor<4x5xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{inner dimensions differ: 3 vs 4}}
+  %0 = hps.gemm %a, %b : (tensor<2x3xf32>, tensor<4x5xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @gemm_bias(%a: tensor<2x3xf32>, %b: tensor<3x5xf32>, %c: tensor<4xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{C of shape [4] does not broadcast to [2, 5]}}
+  %0 = hps.gemm %a, %b, %c : (tensor<2x3xf32>, tensor<3x5xf32>, tensor<4xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+func.func @matmul_result(%a: tensor<7x2x3xf32>, %b: tensor<3x5xf32>) -> tensor<7x2x6xf32> {
+  // expected-error @+1 {{result shape [7, 2, 6] does not match the computed shape [7, 2, 5]}}
+  %0 = hps.matmul %a, %b : (tensor<7x2x3xf32>, tensor<3x5xf32>) -> tensor<7x2x6xf32>
+  return %0 : tensor<7x2x6xf32>
+}
+
+// -----
+
+func.func @conv_channels(%x: tensor<1x3x8x8xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{input has 3 channels but filter expects 2 x group 1}}
+  %0 = hps.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x2x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_pads(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{expects 2 strides and dilations and 4 pads for 2 spatial axes}}
+  %0 = hps.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_output(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{result shape [1, 4, 8, 8] does not match the computed shape [1, 4, 4, 4]}}
+  %0 = hps.conv %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %0 : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @pool_ceil(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x2x2xf32> {
+  // expected-error @+1 {{result shape [1, 1, 2, 2] does not match the computed shape [1, 1, 3, 3]}}
+  %0 = hps.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode} : (tensor<1x1x5x5xf32>) -> tensor<1x1x2x2xf32>
+  return %0 : tensor<1x1x2x2xf32>
+}
+
+// -----
+
+func.func @broadcast(%a: tensor<4x3xf32>, %b: tensor<2xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{operand shapes [4, 3] and [2] do not broadcast}}
+  %0 = hps.add %a, %b : tensor<4x3xf32>, tensor<2xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @compare_type(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{result element type must be i1}}
+  %0 = hps.equal %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @element_types(%a: tensor<4xf32>, %b: tensor<4xi64>) -> tensor<4xf32> {
+  // expected-error @+1 {{operands must have the same element type}}
+  %0 = hps.mul %a, %b : tensor<4xf32>, tensor<4xi64> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @unary_shape(%a: tensor<4xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{requires the same shape for all operands and results}}
+  %0 = hps.relu %a : tensor<4xf32> -> tensor<5xf32>
+  return %0 : tensor<5xf32>
+}
+
+// -----
+
+func.func @reduce_axis(%a: tensor<4x3xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{axis 2 is out of range for rank 2}}
+  %0 = hps.reduce sum %a {axes = array<i64: 2>} : (tensor<4x3xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @concat_dims(%a: tensor<4x3xf32>, %b: tensor<5x3xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{inputs differ in dimension 0}}
+  %0 = hps.concat %a, %b {axis = 1 : i64} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @split_sizes(%a: tensor<4x6xf32>) -> (tensor<4x2xf32>, tensor<4x3xf32>) {
+  // expected-error @+1 {{sizes add up to 5 but the axis has 6}}
+  %0:2 = hps.split %a {axis = 1 : i64, sizes = array<i64: 2, 3>} : (tensor<4x6xf32>) -> (tensor<4x2xf32>, tensor<4x3xf32>)
+  return %0#0, %0#1 : tensor<4x2xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+func.func @reshape_count(%a: tensor<4x6xf32>) -> tensor<5x5xf32> {
+  // expected-error @+1 {{cannot reshape [4, 6] to [5, 5]}}
+  %0 = hps.reshape %a {shape = array<i64: 5, 5>} : (tensor<4x6xf32>) -> tensor<5x5xf32>
+  return %0 : tensor<5x5xf32>
+}
+
+// -----
+
+func.func @reshape_two_inferred(%a: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{at most one dimension may be -1}}
+  %0 = hps.reshape %a {shape = array<i64: -1, -1>} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @transpose_perm(%a: tensor<4x6xf32>) -> tensor<6x4xf32> {
+  // expected-error @+1 {{perm must be a permutation of the axes}}
+  %0 = hps.transpose %a {perm = array<i64: 1, 1>} : (tensor<4x6xf32>) -> tensor<6x4xf32>
+  return %0 : tensor<6x4xf32>
+}
+
+// -----
+
+func.func @squeeze_extent(%a: tensor<4x6xf32>) -> tensor<6xf32> {
+  // expected-error @+1 {{cannot squeeze axis 0 of extent 4}}
+  %0 = hps.squeeze %a {axes = array<i64: 0>} : (tensor<4x6xf32>) -> tensor<6xf32>
+  return %0 : tensor<6xf32>
+}
+
+// -----
+
+func.func @gather_indices(%a: tensor<4x6xf32>, %i: tensor<2xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{indices must be an integer tensor}}
+  %0 = hps.gather %a, %i : (tensor<4x6xf32>, tensor<2xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @embedding_table(%t: tensor<4x6x2xf32>, %i: tensor<2xi64>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{table has rank 3 but must have rank 2}}
+  %0 = hps.embedding_lookup %t, %i : (tensor<4x6x2xf32>, tensor<2xi64>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+func.func @embedding_pooled(%t: tensor<100x8xf32>, %i: tensor<4x3xi64>) -> tensor<4x3x8xf32> {
+  // expected-error @+1 {{result shape [4, 3, 8] does not match the computed shape [4, 8]}}
+  %0 = hps.embedding_lookup %t, %i {pooling = #hps<embedding_pooling sum>} : (tensor<100x8xf32>, tensor<4x3xi64>) -> tensor<4x3x8xf32>
+  return %0 : tensor<4x3x8xf32>
+}
+
+// -----
+
+func.func @where_condition(%c: tensor<4xf32>, %a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{condition must be an i1 tensor}}
+  %0 = hps.where %c, %a, %a : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+func.func @pad_count(%a: tensor<4x6xf32>) -> tensor<6x6xf32> {
+  // expected-error @+1 {{expects 4 pads for rank 2}}
+  %0 = hps.pad %a {pads = array<i64: 1, 1>, mode = #hps<pad_mode constant>, value = 0.0 : f32} : (tensor<4x6xf32>) -> tensor<6x6xf32>
+  return %0 : tensor<6x6xf32>
+}
+
+// -----
+
+func.func @weight_name() -> tensor<2xf32> {
+  // expected-error @+1 {{weight name must not be empty}}
+  %0 = hps.weight "" dense<1.0> : tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @onnx_opset(%a: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{opset must be positive, got 0}}
+  %0 = hps.onnx_node "Relu"(%a) {attrs = {}, domain = "", opset = 0 : i64} : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @batch_norm_stats(%x: tensor<2x3x4x4xf32>, %s: tensor<4xf32>) -> tensor<2x3x4x4xf32> {
+  // expected-error @+1 {{scale, bias, mean and variance must be 1-D of the channel count 3}}
+  %0 = hps.batch_norm %x, %s, %s, %s, %s : (tensor<2x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3x4x4xf32>
+  return %0 : tensor<2x3x4x4xf32>
+}
