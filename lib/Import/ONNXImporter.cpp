@@ -293,10 +293,7 @@ Value Importer::lookup(const std::string &name) {
 }
 
 LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
-  std::string what = "node " +
-                     (node.name().empty() ? "#" + std::to_string(index)
-                                          : "'" + node.name() + "'") +
-                     " (" + node.op_type() + ")";
+  std::string what = import::describeONNXNode(node, index);
   SmallVector<Value> inputs;
   for (const std::string &input : node.input())
     inputs.push_back(lookup(input)); // Defined: checked by the loader.

@@ -30,13 +30,6 @@ namespace {
 
 using Error = std::string;
 
-std::string describeNode(const onnx::NodeProto &node, int index) {
-  std::string name = node.name().empty()
-                         ? "#" + std::to_string(index)
-                         : "'" + node.name() + "'";
-  return "node " + name + " (" + node.op_type() + ")";
-}
-
 bool looksLikeText(StringRef path, StringRef contents) {
   if (path.ends_with(".onnxtext") || path.ends_with(".onnxtxt"))
     return true;
@@ -145,7 +138,7 @@ Error validateAndSortNodes(onnx::GraphProto &graph) {
       if (output.empty())
         continue;
       if (!producer.try_emplace(output, i).second || defined.contains(output))
-        return describeNode(graph.node(i), i) + " writes tensor '" + output +
+        return describeONNXNode(graph.node(i), i) + " writes tensor '" + output +
                "', which is already defined";
     }
   for (const auto &output : graph.output())
@@ -159,7 +152,7 @@ Error validateAndSortNodes(onnx::GraphProto &graph) {
         continue;
       auto it = producer.find(input);
       if (it == producer.end())
-        return describeNode(graph.node(i), i) +
+        return describeONNXNode(graph.node(i), i) +
                " reads undefined tensor '" + input + "'";
       ++pending[i];
       consumers[it->second].push_back(i);
@@ -181,7 +174,7 @@ Error validateAndSortNodes(onnx::GraphProto &graph) {
     for (int i = 0; i < count; ++i)
       if (pending[i] > 0)
         return "the graph has a cycle through " +
-               describeNode(graph.node(i), i);
+               describeONNXNode(graph.node(i), i);
   }
   bool sorted = true;
   for (int i = 0; i < count; ++i)
@@ -195,7 +188,44 @@ Error validateAndSortNodes(onnx::GraphProto &graph) {
   return {};
 }
 
+Error checkAndInferAtKnownIR(onnx::ModelProto &model);
+
 Error checkAndInfer(onnx::ModelProto &model) {
+  // Exporters now write IR 9 and 10, which ONNX 1.12's checker refuses
+  // although they only add element types (float8, int4) that the importer
+  // rejects by name anyway. Check such models as the newest IR 1.12 knows.
+  int64_t irVersion = model.ir_version();
+  if (irVersion > onnx::IR_VERSION)
+    model.set_ir_version(onnx::IR_VERSION);
+  Error error = checkAndInferAtKnownIR(model);
+  model.set_ir_version(irVersion);
+  return error;
+}
+
+Error checkAndInferAtKnownIR(onnx::ModelProto &model) {
+  // Check node by node first so that an error names the node at fault.
+  onnx::checker::CheckerContext context;
+  context.set_ir_version(static_cast<int>(model.ir_version()));
+  std::unordered_map<std::string, int> opsets;
+  for (const auto &opset : model.opset_import())
+    opsets[opset.domain() == "ai.onnx" ? "" : opset.domain()] =
+        static_cast<int>(opset.version());
+  context.set_opset_imports(opsets);
+  onnx::checker::LexicalScopeContext scope;
+  for (const auto &input : model.graph().input())
+    scope.add(input.name());
+  for (const auto &init : model.graph().initializer())
+    scope.add(init.name());
+  for (int i = 0; i < model.graph().node_size(); ++i) {
+    const onnx::NodeProto &node = model.graph().node(i);
+    try {
+      onnx::checker::check_node(node, context, scope);
+    } catch (const std::exception &e) {
+      return describeONNXNode(node, i) + " is invalid: " + e.what();
+    }
+    for (const std::string &output : node.output())
+      scope.add(output);
+  }
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {
@@ -217,6 +247,17 @@ Error checkAndInfer(onnx::ModelProto &model) {
 }
 
 } // namespace
+
+std::string describeONNXNode(const onnx::NodeProto &node, int index) {
+  // Unnamed nodes (common in hand-written and text models) are named by
+  // their position and first output, which the user can find in the file.
+  std::string name = !node.name().empty() ? "'" + node.name() + "'"
+                     : "#" + std::to_string(index);
+  std::string text = "node " + name + " (" + node.op_type();
+  if (node.name().empty() && node.output_size() > 0)
+    text += " -> '" + node.output(0) + "'";
+  return text + ")";
+}
 
 LoadedModel loadONNXModel(StringRef path, StringRef contents) {
   LoadedModel result;

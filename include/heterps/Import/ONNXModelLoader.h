@@ -16,6 +16,7 @@
 
 namespace onnx {
 class ModelProto;
+class NodeProto;
 } // namespace onnx
 
 namespace heterps::import {
@@ -33,6 +34,9 @@ struct LoadedModel {
 /// sorts the nodes topologically (reporting a cycle), runs the ONNX checker
 /// and ONNX shape inference.
 LoadedModel loadONNXModel(llvm::StringRef path, llvm::StringRef contents);
+
+/// How diagnostics name a node: its name, or its index and first output.
+std::string describeONNXNode(const onnx::NodeProto &node, int index);
 
 } // namespace heterps::import
 

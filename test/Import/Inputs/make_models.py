@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Writes the small binary ONNX models the importer tests read.
+
+Usage: make_models.py KIND OUT_DIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def save(model, path, check=True):
+    if check:
+        onnx.checker.check_model(model)
+    onnx.save(model, path)
+
+
+def named_mlp(out):
+    """Named nodes, a large weight (a resource blob), a small bias."""
+    w = numpy_helper.from_array(np.arange(96, dtype=np.float32).reshape(8, 12), "fc.weight")
+    b = numpy_helper.from_array(np.ones(12, dtype=np.float32), "fc.bias")
+    nodes = [
+        helper.make_node("MatMul", ["x", "fc.weight"], ["h"], name="fc/MatMul"),
+        helper.make_node("Add", ["h", "fc.bias"], ["y"], name="fc/Add"),
+    ]
+    graph = helper.make_graph(
+        nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 12])], [w, b])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "named_mlp.onnx"))
+
+
+def external_data(out):
+    """Weights stored in model.onnx.data beside the model."""
+    w = np.arange(200, dtype=np.float32).reshape(20, 10)
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "ext",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 20])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 10])],
+        [numpy_helper.from_array(w, "w")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    onnx.save_model(model, os.path.join(out, "external.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="external.onnx.data",
+                    size_threshold=0)
+
+
+def old_ir(out):
+    """IR 3: initializers are also listed as graph inputs."""
+    w = numpy_helper.from_array(np.full((4, 3), 0.5, dtype=np.float32), "w")
+    inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4]),
+              helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3])]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "old", inputs,
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])], [w])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
+    model.ir_version = 3
+    save(model, os.path.join(out, "old_ir.onnx"))
+
+
+def subgraph(out):
+    """An If node: control flow is refused with a clear message."""
+    branch = lambda name: helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["o_" + name])], name, [],
+        [helper.make_tensor_value_info("o_" + name, TensorProto.FLOAT, [2])])
+    node = helper.make_node("If", ["c"], ["y"], name="branchy",
+                            then_branch=branch("t"), else_branch=branch("e"))
+    graph = helper.make_graph(
+        [node], "cf", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                       helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "subgraph.onnx"))
+
+
+def bad_dtype(out):
+    """A graph input whose element type no ONNX version defines."""
+    graph = helper.make_graph(
+        [helper.make_node("Identity", ["x"], ["y"], name="id")], "bad",
+        [helper.make_tensor_value_info("x", 77, [2])],
+        [helper.make_tensor_value_info("y", 77, [2])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "bad_dtype.onnx"), check=False)
+
+
+def truncated(out, source):
+    with open(source, "rb") as f:
+        data = f.read()
+    with open(os.path.join(out, "truncated.onnx"), "wb") as f:
+        f.write(data[: len(data) // 2])
+
+
+def short_weight(out):
+    """An initializer with fewer values than its shape needs."""
+    t = helper.make_tensor("w", TensorProto.FLOAT, [4, 3], [1.0] * 12)
+    t.float_data[:] = [1.0] * 5
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"], name="mm")], "short",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 3])], [t])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "short_weight.onnx"), check=False)
+
+
+if __name__ == "__main__":
+    kind, out = sys.argv[1], sys.argv[2]
+    os.makedirs(out, exist_ok=True)
+    if kind == "truncated":
+        truncated(out, sys.argv[3])
+    else:
+        globals()[kind](out)
