@@ -21,6 +21,9 @@ models = os.path.normpath(os.path.join(config.heterps_src_root, "..", "shared", 
 config.substitutions.append(("%models", models))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%heterps_bin", config.heterps_tools_dir))
+if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
+    config.available_features.add("onnx-testdata")
 if os.path.isdir(models):
     config.available_features.add("shared-models")
 
