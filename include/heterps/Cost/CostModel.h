@@ -1,0 +1,197 @@
+//===- CostModel.h - Time and price of a placement --------------*- C++ -*-===//
+//
+// Estimates how long each layer takes on each device class (roofline, or a
+// measured time from a profile database), the time of a data-parallel stage
+// with k replicas, stage-boundary transfers and parameter-server traffic, and
+// from those the throughput and price of a placement. The equations are in
+// docs/Planning.md.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_COST_COSTMODEL_H
+#define HETERPS_COST_COSTMODEL_H
+
+#include "heterps/Cluster/ClusterSpec.h"
+#include "heterps/Cost/LayerGraph.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace heterps {
+namespace cost {
+
+/// Fraction of peak a device reaches on one kind of layer.
+struct Efficiency {
+  double compute = 0.5; ///< Of peak FLOP/s.
+  double memory = 0.7;  ///< Of memory bandwidth.
+};
+
+struct CostOptions {
+  CostOptions();
+
+  double batchSize = 256; ///< Samples per pipeline step (global batch).
+  /// Part of each layer's work that does not shrink with more replicas
+  /// (Amdahl): input splitting, small-batch inefficiency.
+  double serialFraction = 0.01;
+  /// Training runs forward and backward: about 3x the forward FLOPs and
+  /// memory traffic.
+  double trainingWorkFactor = 3.0;
+  /// Training keeps weights, gradients and two optimizer moments.
+  double trainingParameterMemoryFactor = 4.0;
+  /// [DeviceKind][LayerKind].
+  Efficiency efficiency[2][kNumLayerKinds];
+
+  const Efficiency &get(cluster::DeviceKind device, LayerKind layer) const {
+    return efficiency[static_cast<unsigned>(device)]
+                     [static_cast<unsigned>(layer)];
+  }
+  Efficiency &get(cluster::DeviceKind device, LayerKind layer) {
+    return efficiency[static_cast<unsigned>(device)]
+                     [static_cast<unsigned>(layer)];
+  }
+};
+
+/// Measured layer times: (layer name or signature, device class) -> seconds
+/// for one batch of a given size, of the pass being planned (a training step,
+/// or a forward pass for inference). Stored as JSON (docs/Planning.md).
+class ProfileDatabase {
+public:
+  struct Entry {
+    double batchSize = 0;
+    double secondsPerBatch = 0;
+  };
+
+  static llvm::Expected<ProfileDatabase> parse(llvm::StringRef jsonText,
+                                               llvm::StringRef bufferName);
+  static llvm::Expected<ProfileDatabase> load(llvm::StringRef path);
+  llvm::Error save(llvm::StringRef path) const;
+  std::string toJSON() const;
+
+  /// `key` is a layer name or an op signature.
+  void record(llvm::StringRef key, llvm::StringRef deviceClass,
+              double batchSize, double secondsPerBatch);
+
+  /// Seconds for `batchSize` samples of `layer` on `deviceClass`, scaled
+  /// linearly from the measured batch; the layer name is tried before its
+  /// signature.
+  std::optional<double> lookup(const Layer &layer, llvm::StringRef deviceClass,
+                               double batchSize) const;
+
+  size_t size() const { return entries.size(); }
+
+private:
+  std::map<std::pair<std::string, std::string>, Entry> entries;
+};
+
+/// Time of one stage: layers [begin, end) on `replicas` devices of a class.
+struct StageEstimate {
+  double seconds = 0; ///< Per batch: compute + parameter server + all-reduce.
+  double computeSeconds = 0;
+  double parameterServerSeconds = 0;
+  double allReduceSeconds = 0;
+  double memoryBytes = 0; ///< Needed on each replica.
+  bool fitsMemory = true;
+};
+
+/// A stage with its replica count chosen for a throughput target.
+struct StagePlan {
+  unsigned deviceClass = 0;
+  unsigned begin = 0; ///< First layer.
+  unsigned end = 0;   ///< One past the last layer.
+  unsigned replicas = 1;
+  double seconds = 0;    ///< Per batch.
+  double throughput = 0; ///< Samples per second.
+  bool meetsTarget = false;
+  bool fitsMemory = true;
+};
+
+/// A placement evaluated against a target.
+struct Evaluation {
+  std::vector<unsigned> classOfLayer;
+  std::vector<StagePlan> stages;
+  /// Seconds per batch on the boundary after stages[i] (size stages - 1).
+  std::vector<double> boundarySeconds;
+  double throughput = 0; ///< Samples per second, slowest stage or boundary.
+  double pricePerHour = 0;
+  double costPerMillionSamples = 0;
+  bool feasible = false;
+  std::string infeasibleReason; ///< Empty when feasible.
+  /// The layer in the slowest stage that takes most of its time, or the
+  /// producer side of the slowest boundary.
+  std::optional<unsigned> bottleneckLayer;
+};
+
+/// Cost per million samples of a pipeline costing `pricePerHour` and running
+/// at `throughput` samples per second.
+double costPerMillionSamples(double pricePerHour, double throughput);
+
+class CostModel {
+public:
+  CostModel(const LayerGraph &graph, const cluster::ClusterSpec &cluster,
+            CostOptions options = {},
+            const ProfileDatabase *profiles = nullptr);
+
+  const LayerGraph &graph() const { return layerGraph; }
+  const cluster::ClusterSpec &cluster() const { return clusterSpec; }
+  const CostOptions &options() const { return costOptions; }
+  unsigned numLayers() const { return layerGraph.size(); }
+  unsigned numClasses() const { return clusterSpec.classes.size(); }
+  double batchSize() const { return costOptions.batchSize; }
+
+  /// One device of `cls` running `layer` on the whole batch: the roofline or
+  /// measured time, without the launch overhead.
+  double layerWorkSeconds(unsigned layer, unsigned cls) const {
+    return workSeconds[layer * numClasses() + cls];
+  }
+  /// Launch overhead of `layer` on `cls`, per batch (once per pass).
+  double layerOverheadSeconds(unsigned cls) const;
+  /// Parameter-server seconds of `layer` with `replicas` devices of `cls`.
+  double layerParameterServerSeconds(unsigned layer, unsigned cls,
+                                     unsigned replicas) const;
+
+  /// Layers [begin, end) on `replicas` devices of `cls`; O(1).
+  StageEstimate stage(unsigned cls, unsigned begin, unsigned end,
+                      unsigned replicas) const;
+
+  /// The smallest replica count (at most the class's count) whose stage fits
+  /// in memory and reaches `targetThroughput`; when none does, the count with
+  /// the highest throughput, with meetsTarget false.
+  StagePlan provision(unsigned cls, unsigned begin, unsigned end,
+                      double targetThroughput) const;
+
+  /// Seconds per batch to move the activations crossing `cut` (and their
+  /// gradients the other way, on a full-duplex link) from a stage on
+  /// `fromCls` to one on `toCls`.
+  double boundarySeconds(unsigned cut, unsigned fromCls, unsigned toCls) const;
+
+  /// Splits a placement into stages, provisions each for the target and
+  /// checks class counts.
+  Evaluation evaluate(llvm::ArrayRef<unsigned> classOfLayer,
+                      double targetThroughput) const;
+
+private:
+  const LayerGraph &layerGraph;
+  const cluster::ClusterSpec &clusterSpec;
+  CostOptions costOptions;
+  // [layer * numClasses + cls].
+  std::vector<double> workSeconds;
+  // Prefix sums over layers ([numClasses][numLayers + 1] for workPrefix).
+  std::vector<std::vector<double>> workPrefix;
+  std::vector<double> parameterPrefix;
+  std::vector<double> activationPrefix;
+  std::vector<double> embeddingBytesPrefix;
+  std::vector<double> embeddingCountPrefix;
+  std::vector<double> cutBytes;
+};
+
+} // namespace cost
+} // namespace heterps
+
+#endif // HETERPS_COST_COSTMODEL_H

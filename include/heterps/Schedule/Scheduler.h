@@ -1,0 +1,90 @@
+//===- Scheduler.h - Choose a device class per layer ------------*- C++ -*-===//
+//
+// Every strategy answers the same question: which device class runs each
+// layer (stages are maximal runs of one class in topological order) and how
+// many replicas each stage gets, so that the pipeline reaches the target
+// throughput at the lowest cost per million samples.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_SCHEDULE_SCHEDULER_H
+#define HETERPS_SCHEDULE_SCHEDULER_H
+
+#include "heterps/Cluster/ClusterSpec.h"
+#include "heterps/Cost/CostModel.h"
+#include "heterps/Cost/LayerGraph.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace heterps {
+namespace schedule {
+
+/// Minimise cost per million samples subject to throughput >= target.
+struct Objective {
+  double targetThroughput = 0; ///< Samples per second.
+};
+
+struct StrategyOptions {
+  cost::CostOptions costOptions;
+  const cost::ProfileDatabase *profiles = nullptr;
+
+  // rl: the HeterPS LSTM policy trained with REINFORCE.
+  uint64_t seed = 1;
+  unsigned episodes = 1024;
+  unsigned episodesPerUpdate = 8;
+  unsigned hiddenSize = 32;
+  double learningRate = 0.05;
+  double entropyWeight = 0.01;
+  /// Reward penalty per unit of relative throughput shortfall.
+  double infeasiblePenalty = 2.0;
+  /// Finish with a local-improvement pass over the best plan seen.
+  bool localSearch = true;
+  /// Called after every policy update with (episodes so far, best cost per
+  /// million samples so far, infinity while nothing feasible was seen).
+  std::function<void(unsigned, double)> progress;
+
+  // brute: refuse graphs with more layers, or more than this many placements.
+  unsigned bruteForceMaxLayers = 16;
+  uint64_t bruteForceMaxPlacements = 50'000'000;
+};
+
+/// The answer of every strategy.
+struct Plan : cost::Evaluation {
+  std::string strategy;
+  /// When infeasible: the highest throughput any placement reaches with every
+  /// stage on at most its class's count (counts shared between stages are not
+  /// enforced for this bound); when feasible, equal to `throughput`.
+  double bestReachableThroughput = 0;
+  double solveSeconds = 0;
+};
+
+/// The strategy names `solve` accepts: rl, dp, brute, greedy, cpu-only,
+/// gpu-only.
+llvm::ArrayRef<llvm::StringRef> strategyNames();
+
+llvm::Expected<Plan> solve(llvm::StringRef strategy,
+                           const cost::LayerGraph &graph,
+                           const cluster::ClusterSpec &cluster,
+                           const Objective &objective,
+                           const StrategyOptions &options = {});
+
+/// Orders placements: feasible before infeasible; feasible by lower cost per
+/// million samples; infeasible by higher throughput.
+bool isBetter(const cost::Evaluation &candidate,
+              const cost::Evaluation &incumbent);
+
+/// A human-readable table of the plan's stages.
+void printPlan(const Plan &plan, const cost::LayerGraph &graph,
+               const cluster::ClusterSpec &cluster, llvm::raw_ostream &os);
+
+} // namespace schedule
+} // namespace heterps
+
+#endif // HETERPS_SCHEDULE_SCHEDULER_H

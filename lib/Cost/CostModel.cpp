@@ -1,0 +1,312 @@
+//===- CostModel.cpp - Layer, stage and pipeline estimates ----------------===//
+//
+// Equations: docs/Planning.md. Stage estimates are O(1) thanks to prefix sums
+// over the topological order, which the schedulers rely on.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Cost/CostModel.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace llvm;
+using namespace heterps::cost;
+using heterps::cluster::DeviceClass;
+using heterps::cluster::DeviceKind;
+using heterps::cluster::LinkParams;
+
+static constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+CostOptions::CostOptions() {
+  // Fractions of peak reached in practice for fp32 without tensor cores.
+  // CPUs handle the random row gathers of embeddings relatively better
+  // (large caches, no PCIe hop); GPUs run dense math closer to peak.
+  auto set = [&](DeviceKind device, LayerKind layer, double compute,
+                 double memory) {
+    get(device, layer) = Efficiency{compute, memory};
+  };
+  set(DeviceKind::CPU, LayerKind::DenseCompute, 0.65, 0.7);
+  set(DeviceKind::CPU, LayerKind::Elementwise, 0.3, 0.7);
+  set(DeviceKind::CPU, LayerKind::Normalization, 0.3, 0.6);
+  set(DeviceKind::CPU, LayerKind::Pooling, 0.3, 0.6);
+  set(DeviceKind::CPU, LayerKind::DataMovement, 0.3, 0.6);
+  set(DeviceKind::CPU, LayerKind::EmbeddingLookup, 0.3, 0.5);
+  set(DeviceKind::GPU, LayerKind::DenseCompute, 0.7, 0.8);
+  set(DeviceKind::GPU, LayerKind::Elementwise, 0.4, 0.8);
+  set(DeviceKind::GPU, LayerKind::Normalization, 0.4, 0.7);
+  set(DeviceKind::GPU, LayerKind::Pooling, 0.4, 0.7);
+  set(DeviceKind::GPU, LayerKind::DataMovement, 0.4, 0.7);
+  set(DeviceKind::GPU, LayerKind::EmbeddingLookup, 0.3, 0.3);
+}
+
+double heterps::cost::costPerMillionSamples(double pricePerHour,
+                                            double throughput) {
+  if (!(throughput > 0))
+    return std::numeric_limits<double>::infinity();
+  return pricePerHour / (throughput * 3600.0) * 1e6;
+}
+
+CostModel::CostModel(const LayerGraph &graph,
+                     const cluster::ClusterSpec &cluster, CostOptions options,
+                     const ProfileDatabase *profiles)
+    : layerGraph(graph), clusterSpec(cluster), costOptions(options) {
+  unsigned n = numLayers(), numCls = numClasses();
+  double batch = costOptions.batchSize;
+  double passFactor = graph.training() ? costOptions.trainingWorkFactor : 1.0;
+
+  workSeconds.assign(n * numCls, 0.0);
+  for (unsigned l = 0; l != n; ++l) {
+    const Layer &layer = graph.layers[l];
+    // Gathered embedding rows are read once and written into the batch.
+    double bytesPerSample = layer.memoryBytesPerSample +
+                            layer.lookupsPerSample * layer.embeddingRowBytes;
+    for (unsigned c = 0; c != numCls; ++c) {
+      const DeviceClass &cls = cluster.classes[c];
+      double &seconds = workSeconds[l * numCls + c];
+      if (profiles)
+        if (std::optional<double> measured =
+                profiles->lookup(layer, cls.name, batch)) {
+          seconds = *measured;
+          continue;
+        }
+      const Efficiency &eff = costOptions.get(cls.kind, layer.kind);
+      double flops = layer.forwardFlopsPerSample * batch * passFactor;
+      double bytes = bytesPerSample * batch * passFactor;
+      seconds = std::max(flops / (cls.peakGflops * 1e9 * eff.compute),
+                         bytes / (cls.memoryBandwidthGBps * 1e9 * eff.memory));
+    }
+  }
+
+  auto prefix = [&](auto valueOf) {
+    std::vector<double> sums(n + 1, 0.0);
+    for (unsigned l = 0; l != n; ++l)
+      sums[l + 1] = sums[l] + valueOf(l);
+    return sums;
+  };
+  workPrefix.resize(numCls);
+  for (unsigned c = 0; c != numCls; ++c)
+    workPrefix[c] = prefix([&](unsigned l) { return layerWorkSeconds(l, c); });
+  parameterPrefix =
+      prefix([&](unsigned l) { return graph.layers[l].parameterBytes; });
+  activationPrefix = prefix([&](unsigned l) {
+    const Layer &layer = graph.layers[l];
+    return layer.outputBytesPerSample +
+           layer.lookupsPerSample * layer.embeddingRowBytes;
+  });
+  embeddingBytesPrefix = prefix([&](unsigned l) {
+    const Layer &layer = graph.layers[l];
+    return layer.lookupsPerSample * layer.embeddingRowBytes;
+  });
+  embeddingCountPrefix = prefix([&](unsigned l) {
+    return graph.layers[l].kind == LayerKind::EmbeddingLookup ? 1.0 : 0.0;
+  });
+  cutBytes = graph.cutBytesPerSample();
+}
+
+double CostModel::layerOverheadSeconds(unsigned cls) const {
+  double passes = layerGraph.training() ? 2.0 : 1.0;
+  return clusterSpec.classes[cls].launchOverheadUs * 1e-6 * passes;
+}
+
+double CostModel::layerParameterServerSeconds(unsigned layer, unsigned cls,
+                                              unsigned replicas) const {
+  const Layer &l = layerGraph.layers[layer];
+  if (l.kind != LayerKind::EmbeddingLookup)
+    return 0;
+  // Pull the rows before forward; push their gradients after backward.
+  double messages = layerGraph.training() ? 2.0 : 1.0;
+  LinkParams link = clusterSpec.parameterServerLink(cls);
+  double bytes =
+      l.lookupsPerSample * l.embeddingRowBytes * batchSize() / replicas;
+  return messages * link.transferSeconds(bytes);
+}
+
+StageEstimate CostModel::stage(unsigned cls, unsigned begin, unsigned end,
+                               unsigned replicas) const {
+  assert(begin < end && end <= numLayers() && replicas >= 1);
+  const DeviceClass &device = clusterSpec.classes[cls];
+  double k = replicas;
+  StageEstimate estimate;
+
+  // Amdahl: launch overheads and a serial fraction of the work stay, the
+  // rest is split over the replicas' shares of the batch.
+  double work = workPrefix[cls][end] - workPrefix[cls][begin];
+  double serial = costOptions.serialFraction;
+  estimate.computeSeconds = (end - begin) * layerOverheadSeconds(cls) +
+                            serial * work + (1 - serial) * work / k;
+
+  double lookups = embeddingCountPrefix[end] - embeddingCountPrefix[begin];
+  if (lookups > 0) {
+    double messages = (layerGraph.training() ? 2.0 : 1.0) * lookups;
+    double bytes = (layerGraph.training() ? 2.0 : 1.0) *
+                   (embeddingBytesPrefix[end] - embeddingBytesPrefix[begin]) *
+                   batchSize() / k;
+    LinkParams link = clusterSpec.parameterServerLink(cls);
+    estimate.parameterServerSeconds =
+        messages * link.latencyUs * 1e-6 + bytes / (link.bandwidthGBps * 1e9);
+  }
+
+  double parameters = parameterPrefix[end] - parameterPrefix[begin];
+  if (layerGraph.training() && replicas > 1 && parameters > 0) {
+    // Ring all-reduce of the dense gradients.
+    LinkParams link = clusterSpec.collectiveLink(cls, replicas);
+    estimate.allReduceSeconds =
+        2.0 * (k - 1) / k * parameters / (link.bandwidthGBps * 1e9) +
+        2.0 * (k - 1) * link.latencyUs * 1e-6;
+  }
+
+  estimate.seconds = estimate.computeSeconds + estimate.parameterServerSeconds +
+                     estimate.allReduceSeconds;
+
+  double parameterFactor =
+      layerGraph.training() ? costOptions.trainingParameterMemoryFactor : 1.0;
+  double activations = activationPrefix[end] - activationPrefix[begin];
+  estimate.memoryBytes =
+      parameters * parameterFactor + std::ceil(batchSize() / k) * activations;
+  estimate.fitsMemory = estimate.memoryBytes <= device.memoryGiB * kGiB;
+  return estimate;
+}
+
+StagePlan CostModel::provision(unsigned cls, unsigned begin, unsigned end,
+                               double targetThroughput) const {
+  StagePlan best;
+  best.deviceClass = cls;
+  best.begin = begin;
+  best.end = end;
+  best.throughput = -1;
+  unsigned count = clusterSpec.classes[cls].count;
+  for (unsigned k = 1; k <= count; ++k) {
+    StageEstimate estimate = stage(cls, begin, end, k);
+    double throughput = batchSize() / estimate.seconds;
+    bool better = estimate.fitsMemory && throughput > best.throughput;
+    // Until something fits, keep the replica count that needs least memory.
+    if (better || (best.throughput < 0 && k == count)) {
+      best.replicas = k;
+      best.seconds = estimate.seconds;
+      best.throughput = throughput;
+      best.fitsMemory = estimate.fitsMemory;
+    }
+    if (estimate.fitsMemory && throughput >= targetThroughput) {
+      best.meetsTarget = true;
+      return best;
+    }
+  }
+  return best;
+}
+
+double CostModel::boundarySeconds(unsigned cut, unsigned fromCls,
+                                  unsigned toCls) const {
+  assert(cut > 0 && cut < numLayers());
+  LinkParams link = clusterSpec.stageLink(fromCls, toCls);
+  return link.transferSeconds(cutBytes[cut] * batchSize());
+}
+
+Evaluation CostModel::evaluate(ArrayRef<unsigned> classOfLayer,
+                               double targetThroughput) const {
+  assert(classOfLayer.size() == numLayers());
+  Evaluation result;
+  result.classOfLayer.assign(classOfLayer.begin(), classOfLayer.end());
+  unsigned n = numLayers();
+  for (unsigned begin = 0; begin != n;) {
+    unsigned end = begin + 1;
+    while (end != n && classOfLayer[end] == classOfLayer[begin])
+      ++end;
+    result.stages.push_back(
+        provision(classOfLayer[begin], begin, end, targetThroughput));
+    begin = end;
+  }
+
+  std::vector<unsigned> used(numClasses(), 0);
+  result.throughput = std::numeric_limits<double>::infinity();
+  // Where the pipeline is slowest: a stage index, or a boundary (cut layer).
+  bool bottleneckIsBoundary = false;
+  unsigned bottleneckIndex = 0;
+  for (unsigned s = 0, e = result.stages.size(); s != e; ++s) {
+    const StagePlan &stagePlan = result.stages[s];
+    used[stagePlan.deviceClass] += stagePlan.replicas;
+    result.pricePerHour +=
+        stagePlan.replicas *
+        clusterSpec.classes[stagePlan.deviceClass].pricePerHour;
+    if (stagePlan.throughput < result.throughput) {
+      result.throughput = stagePlan.throughput;
+      bottleneckIsBoundary = false;
+      bottleneckIndex = s;
+    }
+    if (s + 1 == e)
+      break;
+    double seconds = boundarySeconds(stagePlan.end, stagePlan.deviceClass,
+                                     result.stages[s + 1].deviceClass);
+    result.boundarySeconds.push_back(seconds);
+    if (batchSize() / seconds < result.throughput) {
+      result.throughput = batchSize() / seconds;
+      bottleneckIsBoundary = true;
+      bottleneckIndex = stagePlan.end;
+    }
+  }
+  result.costPerMillionSamples =
+      costPerMillionSamples(result.pricePerHour, result.throughput);
+
+  if (bottleneckIsBoundary) {
+    result.bottleneckLayer = bottleneckIndex - 1;
+  } else {
+    // The layer that takes the largest share of the slowest stage.
+    const StagePlan &slowest = result.stages[bottleneckIndex];
+    double worst = -1;
+    for (unsigned l = slowest.begin; l != slowest.end; ++l) {
+      double seconds =
+          layerWorkSeconds(l, slowest.deviceClass) +
+          layerParameterServerSeconds(l, slowest.deviceClass, slowest.replicas);
+      if (seconds > worst) {
+        worst = seconds;
+        result.bottleneckLayer = l;
+      }
+    }
+  }
+
+  // Explain why the placement misses, most fundamental reason first.
+  auto layerName = [&](unsigned l) {
+    return "'" + layerGraph.layers[l].name + "'";
+  };
+  auto rate = [](double throughput) {
+    return formatv("{0:F1}", throughput).str();
+  };
+  std::string &reason = result.infeasibleReason;
+  for (const StagePlan &stagePlan : result.stages)
+    if (reason.empty() && !stagePlan.fitsMemory)
+      reason = "stage " + layerName(stagePlan.begin) + ".." +
+               layerName(stagePlan.end - 1) +
+               " does not fit in the memory of " +
+               clusterSpec.classes[stagePlan.deviceClass].name;
+  if (reason.empty() && result.throughput < targetThroughput) {
+    if (bottleneckIsBoundary) {
+      unsigned cut = bottleneckIndex;
+      reason = "the transfer from layer " + layerName(cut - 1) + " to layer " +
+               layerName(cut) + " reaches only " + rate(result.throughput) +
+               " samples/s (target " + rate(targetThroughput) + ")";
+    } else {
+      const StagePlan &slowest = result.stages[bottleneckIndex];
+      reason =
+          (Twine("the slowest stage, layers ") + layerName(slowest.begin) +
+           ".." + layerName(slowest.end - 1) + " on " +
+           Twine(slowest.replicas) + " x " +
+           clusterSpec.classes[slowest.deviceClass].name +
+           ", reaches at most " + rate(slowest.throughput) +
+           " samples/s (target " + rate(targetThroughput) +
+           "); its heaviest layer is " + layerName(*result.bottleneckLayer))
+              .str();
+    }
+  }
+  for (unsigned c = 0; reason.empty() && c != numClasses(); ++c)
+    if (used[c] > clusterSpec.classes[c].count)
+      reason = (Twine("the stages need ") + Twine(used[c]) + " x " +
+                clusterSpec.classes[c].name + " but the cluster has " +
+                Twine(clusterSpec.classes[c].count))
+                   .str();
+  result.feasible = reason.empty();
+  return result;
+}

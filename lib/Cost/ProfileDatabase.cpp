@@ -1,0 +1,111 @@
+//===- ProfileDatabase.cpp - Measured layer times as JSON -----------------===//
+//
+// Format: {"version": 1, "entries": [{"key": "fc1", "device_class":
+// "gpu.v100", "batch_size": 256, "seconds_per_batch": 0.0012}, ...]}
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Cost/CostModel.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace llvm;
+using namespace heterps::cost;
+
+Expected<ProfileDatabase> ProfileDatabase::parse(StringRef jsonText,
+                                                 StringRef bufferName) {
+  auto fail = [&](const Twine &problem) {
+    return createStringError(inconvertibleErrorCode(),
+                             bufferName + ": " + problem);
+  };
+  Expected<json::Value> value = json::parse(jsonText);
+  if (!value)
+    return fail(toString(value.takeError()));
+  const json::Object *root = value->getAsObject();
+  if (!root)
+    return fail("expected a JSON object");
+  std::optional<int64_t> version = root->getInteger("version");
+  if (!version || *version != 1)
+    return fail("expected \"version\": 1");
+  const json::Array *list = root->getArray("entries");
+  if (!list)
+    return fail("expected an \"entries\" array");
+  ProfileDatabase db;
+  for (size_t i = 0, e = list->size(); i != e; ++i) {
+    const json::Object *entry = (*list)[i].getAsObject();
+    std::optional<StringRef> key =
+        entry ? entry->getString("key") : std::nullopt;
+    std::optional<StringRef> cls =
+        entry ? entry->getString("device_class") : std::nullopt;
+    std::optional<double> batch =
+        entry ? entry->getNumber("batch_size") : std::nullopt;
+    std::optional<double> seconds =
+        entry ? entry->getNumber("seconds_per_batch") : std::nullopt;
+    if (!key || !cls || !batch || !seconds)
+      return fail("entry " + Twine(i) +
+                  " needs key, device_class, batch_size and "
+                  "seconds_per_batch");
+    if (!(*batch > 0) || !(*seconds >= 0) || !std::isfinite(*seconds))
+      return fail("entry " + Twine(i) +
+                  " needs a positive batch_size and a non-negative time");
+    db.record(*key, *cls, *batch, *seconds);
+  }
+  return db;
+}
+
+Expected<ProfileDatabase> ProfileDatabase::load(StringRef path) {
+  ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(path);
+  if (!file)
+    return createStringError(file.getError(),
+                             "cannot read profile database '" + path +
+                                 "': " + file.getError().message());
+  return parse((*file)->getBuffer(), path);
+}
+
+std::string ProfileDatabase::toJSON() const {
+  json::Array list;
+  for (const auto &[key, entry] : entries)
+    list.push_back(json::Object{{"key", key.first},
+                                {"device_class", key.second},
+                                {"batch_size", entry.batchSize},
+                                {"seconds_per_batch", entry.secondsPerBatch}});
+  json::Value root = json::Object{{"version", 1}, {"entries", std::move(list)}};
+  std::string text;
+  raw_string_ostream os(text);
+  os << formatv("{0:2}", root) << "\n";
+  return text;
+}
+
+Error ProfileDatabase::save(StringRef path) const {
+  std::error_code ec;
+  raw_fd_ostream os(path, ec, sys::fs::OF_Text);
+  if (ec)
+    return createStringError(ec, "cannot write profile database '" + path +
+                                     "': " + ec.message());
+  os << toJSON();
+  return Error::success();
+}
+
+void ProfileDatabase::record(StringRef key, StringRef deviceClass,
+                             double batchSize, double secondsPerBatch) {
+  entries[{key.str(), deviceClass.str()}] = Entry{batchSize, secondsPerBatch};
+}
+
+std::optional<double> ProfileDatabase::lookup(const Layer &layer,
+                                              StringRef deviceClass,
+                                              double batchSize) const {
+  for (const std::string *key : {&layer.name, &layer.signature}) {
+    if (key->empty())
+      continue;
+    auto it = entries.find({*key, deviceClass.str()});
+    if (it != entries.end())
+      return it->second.secondsPerBatch * batchSize / it->second.batchSize;
+  }
+  return std::nullopt;
+}

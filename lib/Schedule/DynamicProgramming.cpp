@@ -1,0 +1,471 @@
+//===- DynamicProgramming.cpp - Exact placement over the topological order ===//
+//
+// The cost per million samples of a placement is price / throughput, where
+// the price is a sum over stages (each provisioned with the fewest replicas
+// meeting the target) but the throughput is the minimum over stages and
+// boundaries. That ratio is not additive, so the search is parametric:
+//
+//   for a throughput floor F, DP(F) = the cheapest placement (lowest price,
+//   ties: highest throughput) whose every stage and boundary runs at >= F.
+//
+// Start with F = target; take DP(F)'s throughput t; continue with floor "> t"
+// until no placement is left. Every placement met along the way is a
+// candidate; the best one is optimal: let X* (price P*, throughput t*) be
+// optimal and F_i the last floor <= t*. DP(F_i) costs <= P* since X* meets
+// F_i; its throughput t_i >= t* (else the next floor t_i+ would still be
+// <= t*), so its cost P_i / t_i <= P* / t*. Prices strictly increase from one
+// floor to the next, and no later placement can beat the incumbent once
+// price / (an upper bound on any throughput) exceeds its cost, which ends the
+// loop early.
+//
+// DP(F) itself runs over (position, slot of the stage ending there), where
+// for the dp strategy the slots are the device classes: a stage's price and
+// throughput depend only on its class and layer range, a boundary's only on
+// the cut and the two neighbouring classes. (The rl strategy reuses the same
+// search with ordered slots to re-place the stages of a plan exactly within
+// a neighbourhood of its class sequence.) What does not decompose is the
+// cluster's count of each class, shared by all stages of that class. The
+// fast DP ignores it; when its answer overuses a class, the floor is
+// re-solved by a label-setting DP whose labels carry the replicas used per
+// class and are pruned only by Pareto dominance (price, throughput, usage),
+// which keeps the answer exact.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Strategies.h"
+
+#include <cmath>
+#include <limits>
+
+using llvm::createStringError;
+using llvm::Expected;
+using llvm::inconvertibleErrorCode;
+using namespace heterps;
+using namespace heterps::schedule;
+using namespace heterps::schedule::detail;
+using cost::StagePlan;
+
+namespace {
+
+/// Stages provisioned for the target and boundary throughputs, for every
+/// class, layer range and cut.
+/// What the DP needs of a stage provisioned for the target.
+struct StageEntry {
+  double throughput = 0;
+  double price = 0;
+  unsigned replicas = 0;
+  bool meetsTarget = false;
+};
+
+class PlacementTables {
+public:
+  PlacementTables(const CostModel &model, double target)
+      : model(model), n(model.numLayers()), numClasses(model.numClasses()) {
+    // Ranges [i, j) of one class are stored row by row: row i holds n - i.
+    rowStart.resize(n + 1, 0);
+    for (unsigned i = 0; i != n; ++i)
+      rowStart[i + 1] = rowStart[i] + (n - i);
+    stages.resize(size_t(numClasses) * rowStart[n]);
+    for (unsigned c = 0; c != numClasses; ++c)
+      for (unsigned i = 0; i != n; ++i)
+        for (unsigned j = i + 1; j <= n; ++j) {
+          StagePlan plan = model.provision(c, i, j, target);
+          stageAt(c, i, j) = StageEntry{
+              plan.throughput,
+              plan.replicas * model.cluster().classes[c].pricePerHour,
+              plan.replicas, plan.meetsTarget};
+        }
+    boundaries.assign(size_t(n) * numClasses * numClasses, 0.0);
+    for (unsigned cut = 1; cut < n; ++cut)
+      for (unsigned a = 0; a != numClasses; ++a)
+        for (unsigned b = 0; b != numClasses; ++b)
+          if (a != b)
+            boundaryAt(cut, a, b) =
+                model.batchSize() / model.boundarySeconds(cut, a, b);
+  }
+
+  /// Layers [i, j) on class c.
+  StageEntry &stageAt(unsigned c, unsigned i, unsigned j) {
+    return stages[size_t(c) * rowStart[n] + rowStart[i] + (j - i - 1)];
+  }
+  double &boundaryAt(unsigned cut, unsigned a, unsigned b) {
+    return boundaries[(size_t(cut) * numClasses + a) * numClasses + b];
+  }
+
+  const CostModel &model;
+  unsigned n, numClasses;
+
+private:
+  std::vector<size_t> rowStart;
+  std::vector<StageEntry> stages;
+  std::vector<double> boundaries;
+};
+
+/// A throughput floor: ">= value" or, after the first round, "> value".
+struct Floor {
+  double value;
+  bool strict;
+  bool admits(double throughput) const {
+    return strict ? throughput > value : throughput >= value;
+  }
+};
+
+/// Lexicographic DP value: lower price, then higher throughput.
+struct Value {
+  double price = std::numeric_limits<double>::infinity();
+  double throughput = 0;
+  bool betterThan(const Value &other) const {
+    if (price != other.price)
+      return price < other.price;
+    return throughput > other.throughput;
+  }
+};
+
+/// The stage classes a placement may use, as slots: a stage on slot s may
+/// follow a stage on slot p if their classes differ and, for ordered slots,
+/// p < s. The full search uses one unordered slot per class.
+struct Slots {
+  llvm::ArrayRef<unsigned> classOf;
+  bool ordered;
+  bool mayFollow(unsigned prev, unsigned next) const {
+    return classOf[prev] != classOf[next] && (!ordered || prev < next);
+  }
+};
+
+/// Turns per-position back pointers into a class per layer.
+std::vector<unsigned> placementFromBackPointers(
+    unsigned n, unsigned lastSlot, const Slots &slots,
+    llvm::function_ref<std::pair<unsigned, unsigned>(unsigned, unsigned)>
+        from) {
+  std::vector<unsigned> placement(n);
+  for (unsigned j = n, slot = lastSlot; j != 0;) {
+    auto [i, prev] = from(j, slot);
+    for (unsigned l = i; l != j; ++l)
+      placement[l] = slots.classOf[slot];
+    j = i;
+    slot = prev;
+  }
+  return placement;
+}
+
+/// DP(F) ignoring class counts. Returns the class of every layer, or an empty
+/// vector when no placement meets the floor.
+std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
+                                             const Slots &slots, Floor floor) {
+  unsigned n = tables.n, numSlots = slots.classOf.size();
+  unsigned numCls = tables.numClasses;
+  // best[j][s]: placements of layers [0, j) whose last stage is on slot s.
+  std::vector<Value> best((n + 1) * numSlots);
+  std::vector<std::pair<unsigned, unsigned>> from((n + 1) * numSlots);
+  // A transition only depends on the previous stage's class, so for each
+  // position i keep the best head per class among slots [0, s) (prefix) or
+  // among all slots: headAt(i, s, c) = best[i][p] for the p it names.
+  std::vector<unsigned> head((n + 1) * (numSlots + 1) * numCls, numSlots);
+  auto headAt = [&](unsigned i, unsigned s, unsigned c) -> unsigned & {
+    return head[(size_t(i) * (numSlots + 1) + s) * numCls + c];
+  };
+  auto summarise = [&](unsigned i) {
+    for (unsigned s = 0; s != numSlots; ++s) {
+      for (unsigned c = 0; c != numCls; ++c)
+        headAt(i, s + 1, c) = headAt(i, s, c);
+      unsigned c = slots.classOf[s];
+      unsigned &current = headAt(i, s + 1, c);
+      const Value &value = best[i * numSlots + s];
+      if (!std::isinf(value.price) &&
+          (current == numSlots ||
+           value.betterThan(best[i * numSlots + current])))
+        current = s;
+    }
+  };
+
+  for (unsigned j = 1; j <= n; ++j) {
+    for (unsigned s = 0; s != numSlots; ++s) {
+      unsigned c = slots.classOf[s];
+      Value &target = best[j * numSlots + s];
+      for (unsigned i = 0; i != j; ++i) {
+        const StageEntry &stage = tables.stageAt(c, i, j);
+        if (!stage.meetsTarget || !floor.admits(stage.throughput))
+          continue;
+        double price = stage.price;
+        if (i == 0) {
+          Value candidate{price, stage.throughput};
+          if (candidate.betterThan(target)) {
+            target = candidate;
+            from[j * numSlots + s] = {0, s};
+          }
+          continue;
+        }
+        for (unsigned prevClass = 0; prevClass != numCls; ++prevClass) {
+          if (prevClass == c)
+            continue;
+          unsigned prev = headAt(i, slots.ordered ? s : numSlots, prevClass);
+          if (prev == numSlots)
+            continue;
+          const Value &headValue = best[i * numSlots + prev];
+          double boundary = tables.boundaryAt(i, prevClass, c);
+          if (!floor.admits(boundary))
+            continue;
+          Value candidate{
+              headValue.price + price,
+              std::min({headValue.throughput, stage.throughput, boundary})};
+          if (candidate.betterThan(target)) {
+            target = candidate;
+            from[j * numSlots + s] = {i, prev};
+          }
+        }
+      }
+    }
+    summarise(j);
+  }
+  unsigned lastSlot = numSlots;
+  for (unsigned s = 0; s != numSlots; ++s)
+    if (!std::isinf(best[n * numSlots + s].price) &&
+        (lastSlot == numSlots ||
+         best[n * numSlots + s].betterThan(best[n * numSlots + lastSlot])))
+      lastSlot = s;
+  if (lastSlot == numSlots)
+    return {};
+  return placementFromBackPointers(
+      n, lastSlot, slots,
+      [&](unsigned j, unsigned s) { return from[j * numSlots + s]; });
+}
+
+/// DP(F) with class counts: labels carry the replicas used per class.
+std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
+                                           const Slots &slots, Floor floor) {
+  unsigned n = tables.n, numSlots = slots.classOf.size();
+  const cluster::ClusterSpec &cluster = tables.model.cluster();
+  struct Label {
+    Value value;
+    std::vector<unsigned> used; // replicas per class
+    unsigned begin = 0, prevSlot = 0, prevLabel = 0;
+  };
+  auto dominates = [](const Label &a, const Label &b) {
+    if (a.value.price > b.value.price ||
+        a.value.throughput < b.value.throughput)
+      return false;
+    for (unsigned c = 0, e = a.used.size(); c != e; ++c)
+      if (a.used[c] > b.used[c])
+        return false;
+    return true;
+  };
+  std::vector<std::vector<Label>> labels((n + 1) * numSlots);
+  auto insert = [&](std::vector<Label> &set, Label label) {
+    for (const Label &other : set)
+      if (dominates(other, label))
+        return;
+    llvm::erase_if(set,
+                   [&](const Label &other) { return dominates(label, other); });
+    set.push_back(std::move(label));
+  };
+
+  for (unsigned j = 1; j <= n; ++j)
+    for (unsigned s = 0; s != numSlots; ++s) {
+      unsigned c = slots.classOf[s];
+      std::vector<Label> &set = labels[j * numSlots + s];
+      for (unsigned i = 0; i != j; ++i) {
+        const StageEntry &stage = tables.stageAt(c, i, j);
+        if (!stage.meetsTarget || !floor.admits(stage.throughput))
+          continue;
+        double price = stage.price;
+        if (i == 0) {
+          Label label;
+          label.value = {price, stage.throughput};
+          label.used.assign(tables.numClasses, 0);
+          label.used[c] = stage.replicas;
+          if (stage.replicas <= cluster.classes[c].count)
+            insert(set, std::move(label));
+          continue;
+        }
+        for (unsigned prev = 0; prev != numSlots; ++prev) {
+          if (!slots.mayFollow(prev, s))
+            continue;
+          double boundary = tables.boundaryAt(i, slots.classOf[prev], c);
+          if (!floor.admits(boundary))
+            continue;
+          const std::vector<Label> &heads = labels[i * numSlots + prev];
+          for (unsigned h = 0, e = heads.size(); h != e; ++h) {
+            const Label &head = heads[h];
+            if (head.used[c] + stage.replicas > cluster.classes[c].count)
+              continue;
+            Label label;
+            label.value = {
+                head.value.price + price,
+                std::min({head.value.throughput, stage.throughput, boundary})};
+            label.used = head.used;
+            label.used[c] += stage.replicas;
+            label.begin = i;
+            label.prevSlot = prev;
+            label.prevLabel = h;
+            insert(set, std::move(label));
+          }
+        }
+      }
+    }
+
+  const Label *bestLabel = nullptr;
+  unsigned bestSlot = 0;
+  for (unsigned s = 0; s != numSlots; ++s)
+    for (const Label &label : labels[n * numSlots + s])
+      if (!bestLabel || label.value.betterThan(bestLabel->value)) {
+        bestLabel = &label;
+        bestSlot = s;
+      }
+  if (!bestLabel)
+    return {};
+  std::vector<unsigned> placement(n);
+  const Label *label = bestLabel;
+  for (unsigned j = n, s = bestSlot;;) {
+    for (unsigned l = label->begin; l != j; ++l)
+      placement[l] = slots.classOf[s];
+    if (label->begin == 0)
+      break;
+    unsigned i = label->begin;
+    const Label *prev =
+        &labels[i * numSlots + label->prevSlot][label->prevLabel];
+    s = label->prevSlot;
+    j = i;
+    label = prev;
+  }
+  return placement;
+}
+
+bool withinCounts(const Evaluation &plan, const cluster::ClusterSpec &cluster) {
+  std::vector<unsigned> used(cluster.classes.size(), 0);
+  for (const StagePlan &stage : plan.stages)
+    used[stage.deviceClass] += stage.replicas;
+  for (unsigned c = 0, e = used.size(); c != e; ++c)
+    if (used[c] > cluster.classes[c].count)
+      return false;
+  return true;
+}
+
+} // namespace
+
+struct detail::ExactPlacementSearch::Impl {
+  Impl(const CostModel &model, double target)
+      : model(model), target(target), tables(model, target) {
+    // No placement runs faster than its slowest layer does alone on its
+    // best class with as many replicas as that class has (for a given
+    // replica count, a stage only gets slower as layers join it).
+    throughputBound = std::numeric_limits<double>::infinity();
+    for (unsigned l = 0, n = model.numLayers(); l != n; ++l) {
+      double layerBest = 0;
+      for (unsigned c = 0; c != model.numClasses(); ++c) {
+        StagePlan alone = model.provision(
+            c, l, l + 1, std::numeric_limits<double>::infinity());
+        if (alone.fitsMemory)
+          layerBest = std::max(layerBest, alone.throughput);
+      }
+      throughputBound = std::min(throughputBound, layerBest);
+    }
+  }
+
+  const CostModel &model;
+  double target;
+  PlacementTables tables;
+  double throughputBound;
+};
+
+detail::ExactPlacementSearch::ExactPlacementSearch(const CostModel &model,
+                                                   double targetThroughput)
+    : impl(std::make_unique<Impl>(model, targetThroughput)) {}
+
+detail::ExactPlacementSearch::~ExactPlacementSearch() = default;
+
+std::optional<Evaluation>
+detail::ExactPlacementSearch::cheapest(llvm::ArrayRef<unsigned> slotClasses,
+                                       bool ordered) {
+  const CostModel &model = impl->model;
+  Slots slots{slotClasses, ordered};
+  std::optional<Evaluation> best;
+  Floor floor{impl->target, /*strict=*/false};
+  while (true) {
+    std::vector<unsigned> placement =
+        cheapestIgnoringCounts(impl->tables, slots, floor);
+    if (placement.empty())
+      break;
+    Evaluation plan = model.evaluate(placement, impl->target);
+    if (!withinCounts(plan, model.cluster())) {
+      placement = cheapestWithinCounts(impl->tables, slots, floor);
+      if (placement.empty())
+        break;
+      plan = model.evaluate(placement, impl->target);
+    }
+    assert(plan.feasible && "the DP only admits feasible stages");
+    if (!best || isBetter(plan, *best))
+      best = plan;
+    // Later floors only find dearer placements, none faster than the bound.
+    if (cost::costPerMillionSamples(plan.pricePerHour, impl->throughputBound) >=
+        best->costPerMillionSamples)
+      break;
+    floor = Floor{plan.throughput, /*strict=*/true};
+  }
+  return best;
+}
+
+std::vector<unsigned> detail::maxThroughputPlacement(const CostModel &model,
+                                                     double &throughput) {
+  unsigned n = model.numLayers(), numCls = model.numClasses();
+  auto stageBest = [&](unsigned c, unsigned i, unsigned j) {
+    StagePlan stage =
+        model.provision(c, i, j, std::numeric_limits<double>::infinity());
+    return stage.fitsMemory ? stage.throughput : 0.0;
+  };
+  std::vector<double> best((n + 1) * numCls, -1.0);
+  std::vector<std::pair<unsigned, unsigned>> from((n + 1) * numCls);
+  for (unsigned j = 1; j <= n; ++j)
+    for (unsigned c = 0; c != numCls; ++c)
+      for (unsigned i = 0; i != j; ++i) {
+        double stage = stageBest(c, i, j);
+        if (i == 0) {
+          if (stage > best[j * numCls + c]) {
+            best[j * numCls + c] = stage;
+            from[j * numCls + c] = {0, c};
+          }
+          continue;
+        }
+        for (unsigned prev = 0; prev != numCls; ++prev) {
+          if (prev == c || best[i * numCls + prev] < 0)
+            continue;
+          double value =
+              std::min({best[i * numCls + prev], stage,
+                        model.batchSize() / model.boundarySeconds(i, prev, c)});
+          if (value > best[j * numCls + c]) {
+            best[j * numCls + c] = value;
+            from[j * numCls + c] = {i, prev};
+          }
+        }
+      }
+  unsigned lastClass = 0;
+  for (unsigned c = 1; c != numCls; ++c)
+    if (best[n * numCls + c] > best[n * numCls + lastClass])
+      lastClass = c;
+  throughput = best[n * numCls + lastClass];
+  std::vector<unsigned> placement(n);
+  for (unsigned j = n, c = lastClass; j != 0;) {
+    auto [i, prev] = from[j * numCls + c];
+    for (unsigned l = i; l != j; ++l)
+      placement[l] = c;
+    j = i;
+    c = prev;
+  }
+  return placement;
+}
+
+Expected<Evaluation> detail::solveDynamicProgramming(const CostModel &model,
+                                                     const Objective &objective,
+                                                     const StrategyOptions &) {
+  std::vector<unsigned> everyClass(model.numClasses());
+  for (unsigned c = 0; c != model.numClasses(); ++c)
+    everyClass[c] = c;
+  ExactPlacementSearch search(model, objective.targetThroughput);
+  if (std::optional<Evaluation> best =
+          search.cheapest(everyClass, /*ordered=*/false))
+    return *best;
+
+  // Nothing meets the target: report the fastest placement.
+  double reachable = 0;
+  return model.evaluate(maxThroughputPlacement(model, reachable),
+                        objective.targetThroughput);
+}

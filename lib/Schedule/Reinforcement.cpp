@@ -1,0 +1,193 @@
+//===- Reinforcement.cpp - The HeterPS strategy: LSTM policy + REINFORCE --===//
+//
+// The policy reads the layers in topological order and emits a device class
+// for each; the cost model scores the placement. Reward: -cost per million
+// samples relative to the best heuristic plan, or a penalty growing with the
+// throughput shortfall when the target is missed. The baseline is a moving
+// average of the rewards. As practical systems do, the search is seeded with
+// the heuristic plans (greedy and every single-class placement, which
+// includes cpu-only and gpu-only) and the best plans seen are finished with
+// local improvement (see `finish` below). Everything is driven by one seeded
+// std::mt19937_64, so runs are reproducible.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LSTMPolicy.h"
+#include "Strategies.h"
+
+#include <cmath>
+#include <limits>
+
+using llvm::createStringError;
+using llvm::Expected;
+using llvm::inconvertibleErrorCode;
+using namespace heterps;
+using namespace heterps::schedule;
+using namespace heterps::schedule::detail;
+
+/// Per-layer policy inputs: log-scaled work and traffic, the layer kind, the
+/// relative cost of the layer on each class and the position in the graph.
+static std::vector<double> layerFeatures(const CostModel &model,
+                                         unsigned &featureSize) {
+  unsigned n = model.numLayers(), numCls = model.numClasses();
+  featureSize = 5 + cost::kNumLayerKinds + numCls + 1;
+  std::vector<double> features;
+  features.reserve(size_t(n) * featureSize);
+  auto logScaled = [](double value, double decades) {
+    return std::log10(1.0 + value) / decades;
+  };
+  for (unsigned l = 0; l != n; ++l) {
+    const cost::Layer &layer = model.graph().layers[l];
+    features.push_back(logScaled(layer.forwardFlopsPerSample, 10));
+    features.push_back(logScaled(layer.memoryBytesPerSample, 8));
+    features.push_back(logScaled(layer.parameterBytes, 10));
+    features.push_back(
+        logScaled(layer.lookupsPerSample * layer.embeddingRowBytes, 6));
+    features.push_back(logScaled(layer.outputBytesPerSample, 8));
+    for (unsigned k = 0; k != cost::kNumLayerKinds; ++k)
+      features.push_back(static_cast<unsigned>(layer.kind) == k ? 1.0 : 0.0);
+    // Device-seconds times price, relative to the cheapest class, in
+    // decades (0 = cheapest).
+    std::vector<double> dollars(numCls);
+    double cheapest = std::numeric_limits<double>::infinity();
+    for (unsigned c = 0; c != numCls; ++c) {
+      dollars[c] =
+          (model.layerWorkSeconds(l, c) + model.layerOverheadSeconds(c) +
+           model.layerParameterServerSeconds(l, c, 1)) *
+              model.cluster().classes[c].pricePerHour +
+          1e-30;
+      cheapest = std::min(cheapest, dollars[c]);
+    }
+    for (unsigned c = 0; c != numCls; ++c)
+      features.push_back(std::min(std::log10(dollars[c] / cheapest), 5.0) / 5);
+    features.push_back(double(l) / n);
+  }
+  return features;
+}
+
+Expected<Evaluation>
+detail::solveReinforcement(const CostModel &model, const Objective &objective,
+                           const StrategyOptions &options) {
+  double target = objective.targetThroughput;
+  unsigned n = model.numLayers(), numCls = model.numClasses();
+
+  // Seeds: the heuristics and every single-class placement.
+  std::optional<Evaluation> bestSeed;
+  auto consider = [](std::optional<Evaluation> &best, Evaluation plan) {
+    if (!best || isBetter(plan, *best))
+      best = std::move(plan);
+  };
+  if (Expected<Evaluation> greedy = solveGreedy(model, objective, options))
+    consider(bestSeed, std::move(*greedy));
+  else
+    return greedy.takeError();
+  for (unsigned c = 0; c != numCls; ++c)
+    consider(bestSeed, model.evaluate(std::vector<unsigned>(n, c), target));
+
+  // Rewards are relative to the seed's cost so that the learning rate does
+  // not depend on the scale of prices.
+  double referenceCost =
+      bestSeed->feasible
+          ? bestSeed->costPerMillionSamples
+          : cost::costPerMillionSamples(bestSeed->pricePerHour, target);
+  if (!(referenceCost > 0) || !std::isfinite(referenceCost))
+    referenceCost = 1;
+  auto reward = [&](const Evaluation &plan) {
+    if (plan.feasible)
+      return -plan.costPerMillionSamples / referenceCost;
+    double shortfall = std::max(0.0, 1.0 - plan.throughput / target);
+    return -options.infeasiblePenalty * (1.0 + shortfall);
+  };
+
+  std::mt19937_64 rng(options.seed);
+  unsigned featureSize = 0;
+  std::vector<double> features = layerFeatures(model, featureSize);
+  LSTMPolicy policy(featureSize, std::max(1u, options.hiddenSize), numCls, rng);
+
+  std::optional<Evaluation> bestSampled;
+  double baseline = 0;
+  bool baselineSet = false;
+  unsigned perUpdate = std::max(1u, options.episodesPerUpdate);
+  std::vector<LSTMPolicy::Episode> batch;
+  std::vector<double> rewards;
+  for (unsigned done = 0; done < options.episodes;) {
+    batch.clear();
+    rewards.clear();
+    for (unsigned e = 0; e != perUpdate && done < options.episodes;
+         ++e, ++done) {
+      batch.push_back(policy.sample(features, n, rng));
+      Evaluation plan = model.evaluate(batch.back().actions, target);
+      rewards.push_back(reward(plan));
+      consider(bestSampled, std::move(plan));
+    }
+    double mean = 0;
+    for (double r : rewards)
+      mean += r;
+    mean /= rewards.size();
+    if (!baselineSet) {
+      baseline = mean;
+      baselineSet = true;
+    }
+    // Advantages are scaled by the spread of the batch's rewards so that
+    // the step size does not depend on how different the placements are.
+    double variance = 0;
+    for (double r : rewards)
+      variance += (r - baseline) * (r - baseline);
+    double scale = 1.0 / (std::sqrt(variance / rewards.size()) + 1e-3);
+    for (unsigned e = 0, end = batch.size(); e != end; ++e)
+      policy.accumulateGradient(batch[e], (rewards[e] - baseline) * scale,
+                                options.entropyWeight);
+    policy.applyGradient(options.learningRate, batch.size());
+    baseline = 0.9 * baseline + 0.1 * mean;
+
+    if (options.progress) {
+      const Evaluation &best = bestSampled && isBetter(*bestSampled, *bestSeed)
+                                   ? *bestSampled
+                                   : *bestSeed;
+      options.progress(done, best.feasible
+                                 ? best.costPerMillionSamples
+                                 : std::numeric_limits<double>::infinity());
+    }
+  }
+
+  // Local improvement, until nothing helps: move runs of layers to other
+  // classes (LocalSearch.cpp); then re-place the stages exactly within the
+  // neighbourhood of the plan's sequence of stage classes: any stage may be
+  // dropped or split in up to three by stages of other classes, and one
+  // stage of any class may be inserted between two stages or at either end;
+  // all boundaries are free.
+  std::optional<ExactPlacementSearch> neighbourhood;
+  auto finish = [&](Evaluation plan) {
+    if (!options.localSearch)
+      return plan;
+    if (!neighbourhood)
+      neighbourhood.emplace(model, target);
+    while (true) {
+      plan = improveLocally(model, std::move(plan), target);
+      std::vector<unsigned> slots;
+      auto anyClass = [&] {
+        for (unsigned c = 0; c != numCls; ++c)
+          slots.push_back(c);
+      };
+      anyClass();
+      for (const cost::StagePlan &stage : plan.stages) {
+        for (unsigned piece = 0; piece != 3; ++piece) {
+          if (piece)
+            anyClass();
+          slots.push_back(stage.deviceClass);
+        }
+        anyClass();
+      }
+      std::optional<Evaluation> refined =
+          neighbourhood->cheapest(slots, /*ordered=*/true);
+      if (!refined || !isBetter(*refined, plan))
+        return plan;
+      plan = std::move(*refined);
+    }
+  };
+  std::optional<Evaluation> best;
+  if (bestSampled)
+    consider(best, finish(*bestSampled));
+  consider(best, finish(*bestSeed));
+  return *best;
+}

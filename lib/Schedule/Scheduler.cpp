@@ -1,0 +1,119 @@
+//===- Scheduler.cpp - Strategy dispatch and plan helpers -----------------===//
+
+#include "heterps/Schedule/Scheduler.h"
+#include "Strategies.h"
+
+#include "llvm/Support/Format.h"
+
+#include <chrono>
+#include <cmath>
+
+using namespace llvm;
+using namespace heterps;
+using namespace heterps::schedule;
+
+ArrayRef<StringRef> schedule::strategyNames() {
+  static const StringRef names[] = {"rl",     "dp",       "brute",
+                                    "greedy", "cpu-only", "gpu-only"};
+  return names;
+}
+
+bool schedule::isBetter(const cost::Evaluation &candidate,
+                        const cost::Evaluation &incumbent) {
+  if (candidate.feasible != incumbent.feasible)
+    return candidate.feasible;
+  if (candidate.feasible)
+    return candidate.costPerMillionSamples < incumbent.costPerMillionSamples;
+  return candidate.throughput > incumbent.throughput;
+}
+
+Expected<Plan> schedule::solve(StringRef strategy,
+                               const cost::LayerGraph &graph,
+                               const cluster::ClusterSpec &cluster,
+                               const Objective &objective,
+                               const StrategyOptions &options) {
+  if (!is_contained(strategyNames(), strategy)) {
+    std::string known;
+    for (StringRef name : strategyNames())
+      known += (known.empty() ? "" : ", ") + name.str();
+    return createStringError(inconvertibleErrorCode(),
+                             "unknown scheduling strategy '" + strategy +
+                                 "' (expected one of: " + known + ")");
+  }
+  if (Error error = graph.verify())
+    return std::move(error);
+  if (cluster.classes.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "the cluster has no device classes");
+  if (!(objective.targetThroughput > 0) ||
+      !std::isfinite(objective.targetThroughput))
+    return createStringError(inconvertibleErrorCode(),
+                             "the throughput target must be positive");
+  if (!(options.costOptions.batchSize >= 1))
+    return createStringError(inconvertibleErrorCode(),
+                             "the batch size must be at least 1");
+
+  auto start = std::chrono::steady_clock::now();
+  cost::CostModel model(graph, cluster, options.costOptions, options.profiles);
+  Expected<cost::Evaluation> result = [&]() -> Expected<cost::Evaluation> {
+    if (strategy == "rl")
+      return schedule::detail::solveReinforcement(model, objective, options);
+    if (strategy == "dp")
+      return schedule::detail::solveDynamicProgramming(model, objective,
+                                                       options);
+    if (strategy == "brute")
+      return schedule::detail::solveBruteForce(model, objective, options);
+    if (strategy == "greedy")
+      return schedule::detail::solveGreedy(model, objective, options);
+    if (strategy == "cpu-only")
+      return schedule::detail::solveSingleKind(cluster::DeviceKind::CPU, model,
+                                               objective);
+    return schedule::detail::solveSingleKind(cluster::DeviceKind::GPU, model,
+                                             objective);
+  }();
+  if (!result)
+    return result.takeError();
+
+  Plan plan;
+  static_cast<cost::Evaluation &>(plan) = std::move(*result);
+  plan.strategy = strategy.str();
+  if (plan.feasible) {
+    plan.bestReachableThroughput = plan.throughput;
+  } else {
+    double reachable = 0;
+    schedule::detail::maxThroughputPlacement(model, reachable);
+    plan.bestReachableThroughput = std::max(reachable, plan.throughput);
+  }
+  plan.solveSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return plan;
+}
+
+void schedule::printPlan(const Plan &plan, const cost::LayerGraph &graph,
+                         const cluster::ClusterSpec &cluster, raw_ostream &os) {
+  os << "strategy " << plan.strategy << ": "
+     << (plan.feasible ? "feasible" : "INFEASIBLE") << ", "
+     << format("%.1f", plan.throughput) << " samples/s, $"
+     << format("%.2f", plan.pricePerHour) << "/h, $"
+     << format("%.4f", plan.costPerMillionSamples)
+     << " per million samples, solved in " << format("%.3f", plan.solveSeconds)
+     << " s\n";
+  for (unsigned s = 0, e = plan.stages.size(); s != e; ++s) {
+    const cost::StagePlan &stage = plan.stages[s];
+    os << "  stage " << s << ": " << stage.replicas << " x "
+       << cluster.classes[stage.deviceClass].name << ", layers " << stage.begin
+       << ".." << stage.end - 1 << " ('" << graph.layers[stage.begin].name
+       << "'..'" << graph.layers[stage.end - 1].name << "'), "
+       << format("%.6f", stage.seconds) << " s/batch, "
+       << format("%.1f", stage.throughput) << " samples/s\n";
+  }
+  if (!plan.feasible) {
+    os << "  reason: " << plan.infeasibleReason << "\n";
+    os << "  best reachable throughput: "
+       << format("%.1f", plan.bestReachableThroughput) << " samples/s\n";
+  }
+  if (plan.bottleneckLayer)
+    os << "  bottleneck layer: " << *plan.bottleneckLayer << " ('"
+       << graph.layers[*plan.bottleneckLayer].name << "')\n";
+}

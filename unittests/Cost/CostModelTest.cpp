@@ -1,0 +1,341 @@
+//===- CostModelTest.cpp - Cost model against hand-computed cases ---------===//
+
+#include "heterps/Cost/CostModel.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
+#include "gtest/gtest.h"
+
+using namespace heterps;
+using namespace heterps::cost;
+using cluster::ClusterSpec;
+using cluster::DeviceKind;
+
+namespace {
+
+// cpu: 1 TFLOP/s, 100 GB/s, $1/h, 4 devices one per machine, no overhead.
+// gpu: 10 TFLOP/s, 1000 GB/s, 16 GiB, $3/h, 4 devices in one machine, 5 us.
+ClusterSpec twoClassCluster() {
+  ClusterSpec spec;
+  spec.classes.push_back({"cpu", DeviceKind::CPU, 1000, 100, 64, 1.0, 4, 1, 0});
+  spec.classes.push_back(
+      {"gpu", DeviceKind::GPU, 10000, 1000, 16, 3.0, 4, 4, 5});
+  spec.network = {10, 10};
+  spec.parameterServer = {5, 20};
+  cluster::Link cpuGpu;
+  cpuGpu.from = 0;
+  cpuGpu.to = 1;
+  cpuGpu.scope = cluster::LinkScope::Intra;
+  cpuGpu.params = {20, 5};
+  cluster::Link gpuGpu = cpuGpu;
+  gpuGpu.from = 1;
+  gpuGpu.params = {100, 2};
+  spec.links = {cpuGpu, gpuGpu};
+  return spec;
+}
+
+// Every efficiency 0.5, batch 100, no serial fraction: round numbers.
+CostOptions simpleOptions() {
+  CostOptions options;
+  for (auto &perDevice : options.efficiency)
+    for (Efficiency &eff : perDevice)
+      eff = {0.5, 0.5};
+  options.batchSize = 100;
+  options.serialFraction = 0;
+  return options;
+}
+
+Layer dense(std::string name, double flops, double params,
+            std::vector<unsigned> inputs) {
+  Layer layer;
+  layer.name = std::move(name);
+  layer.opName = "hps.gemm";
+  layer.kind = LayerKind::DenseCompute;
+  layer.forwardFlopsPerSample = flops;
+  layer.memoryBytesPerSample = 1e4;
+  layer.parameterBytes = params;
+  layer.outputBytesPerSample = 4096;
+  layer.inputs = std::move(inputs);
+  return layer;
+}
+
+Layer elementwise(std::string name, std::vector<unsigned> inputs) {
+  Layer layer;
+  layer.name = std::move(name);
+  layer.opName = "hps.relu";
+  layer.kind = LayerKind::Elementwise;
+  layer.forwardFlopsPerSample = 1e5;
+  layer.memoryBytesPerSample = 1e6;
+  layer.outputBytesPerSample = 1000;
+  layer.inputs = std::move(inputs);
+  return layer;
+}
+
+Layer embedding(std::string name) {
+  Layer layer;
+  layer.name = std::move(name);
+  layer.opName = "hps.embedding";
+  layer.kind = LayerKind::EmbeddingLookup;
+  layer.embeddingRows = 1'000'000;
+  layer.embeddingRowBytes = 64;
+  layer.lookupsPerSample = 26;
+  layer.outputBytesPerSample = 26 * 64;
+  return layer;
+}
+
+TEST(CostModel, RooflinePerLayer) {
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  graph.mode = Mode::Inference;
+  graph.layers = {dense("fc", 2e6, 0, {}), elementwise("relu", {0})};
+  CostModel model(graph, spec, simpleOptions());
+  // fc: 2e6 * 100 FLOP; compute bound on both.
+  EXPECT_DOUBLE_EQ(model.layerWorkSeconds(0, 0), 2e8 / (1000e9 * 0.5));
+  EXPECT_DOUBLE_EQ(model.layerWorkSeconds(0, 1), 2e8 / (10000e9 * 0.5));
+  // relu: 1e6 * 100 bytes; memory bound.
+  EXPECT_DOUBLE_EQ(model.layerWorkSeconds(1, 0), 1e8 / (100e9 * 0.5));
+  EXPECT_DOUBLE_EQ(model.layerWorkSeconds(1, 1), 1e8 / (1000e9 * 0.5));
+  EXPECT_DOUBLE_EQ(model.layerOverheadSeconds(1), 5e-6);
+
+  // Training: three times the work, overhead for two passes.
+  graph.mode = Mode::Training;
+  CostModel training(graph, spec, simpleOptions());
+  EXPECT_DOUBLE_EQ(training.layerWorkSeconds(0, 1), 3 * 2e8 / 5e12);
+  EXPECT_DOUBLE_EQ(training.layerOverheadSeconds(1), 10e-6);
+}
+
+TEST(CostModel, EfficiencyFactorsApply) {
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  graph.mode = Mode::Inference;
+  graph.layers = {dense("fc", 2e6, 0, {})};
+  CostOptions options = simpleOptions();
+  options.get(DeviceKind::GPU, LayerKind::DenseCompute).compute = 0.8;
+  CostModel model(graph, spec, options);
+  EXPECT_DOUBLE_EQ(model.layerWorkSeconds(0, 1), 2e8 / (10000e9 * 0.8));
+}
+
+TEST(CostModel, StageWithReplicasAmdahlAndAllReduce) {
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  graph.layers = {dense("fc", 2e6, 4e6, {}), elementwise("relu", {0})};
+  CostOptions options = simpleOptions();
+  options.serialFraction = 0.1;
+  CostModel model(graph, spec, options);
+
+  double work = 3 * 2e8 / 5e12 + 3 * 1e8 / 5e11;
+  double overhead = 2 * 2 * 5e-6;
+  StageEstimate one = model.stage(1, 0, 2, 1);
+  EXPECT_DOUBLE_EQ(one.computeSeconds, overhead + work);
+  EXPECT_DOUBLE_EQ(one.allReduceSeconds, 0);
+
+  StageEstimate two = model.stage(1, 0, 2, 2);
+  EXPECT_NEAR(two.computeSeconds, overhead + 0.1 * work + 0.9 * work / 2,
+              1e-15);
+  // Ring all-reduce of 4 MB inside the machine (100 GB/s, 2 us).
+  double ring = 2.0 * 1 / 2 * 4e6 / 100e9 + 2 * 1 * 2e-6;
+  EXPECT_NEAR(two.allReduceSeconds, ring, 1e-15);
+  EXPECT_NEAR(two.seconds, two.computeSeconds + ring, 1e-15);
+
+  // Four CPU replicas, one per machine: the network (10 GB/s, 10 us).
+  StageEstimate cpus = model.stage(0, 0, 1, 4);
+  EXPECT_NEAR(cpus.allReduceSeconds, 2.0 * 3 / 4 * 4e6 / 10e9 + 2 * 3 * 10e-6,
+              1e-15);
+
+  // Inference has no gradients to reduce.
+  graph.mode = Mode::Inference;
+  CostModel inference(graph, spec, options);
+  EXPECT_DOUBLE_EQ(inference.stage(1, 0, 2, 2).allReduceSeconds, 0);
+}
+
+TEST(CostModel, ParameterServerTraffic) {
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  graph.layers = {embedding("emb")};
+  CostModel model(graph, spec, simpleOptions());
+  // Pull rows and push gradients: two messages over the PS link (5 GB/s,
+  // 20 us); each of two replicas moves half the batch's rows.
+  double rows = 26 * 64 * 100 / 2.0;
+  StageEstimate stage = model.stage(0, 0, 1, 2);
+  EXPECT_NEAR(stage.parameterServerSeconds, 2 * (20e-6 + rows / 5e9), 1e-15);
+  EXPECT_NEAR(model.layerParameterServerSeconds(0, 0, 2),
+              stage.parameterServerSeconds, 1e-15);
+  // The gathered rows are the layer's memory traffic.
+  EXPECT_DOUBLE_EQ(model.layerWorkSeconds(0, 0), 3 * 26 * 64 * 100 / 50e9);
+  // A per-class link to the parameter server overrides the default.
+  cluster::Link psLink;
+  psLink.from = 0;
+  psLink.toPS = true;
+  psLink.scope = cluster::LinkScope::Intra;
+  psLink.params = {50, 1};
+  spec.links.push_back(psLink);
+  CostModel local(graph, spec, simpleOptions());
+  EXPECT_NEAR(local.stage(0, 0, 1, 2).parameterServerSeconds,
+              2 * (1e-6 + rows / 50e9), 1e-15);
+}
+
+TEST(CostModel, CutTrafficAndBoundary) {
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  // a -> b -> c and a skip connection a -> c.
+  graph.layers = {dense("a", 1e6, 0, {}), dense("b", 1e6, 0, {0}),
+                  dense("c", 1e6, 0, {0, 1})};
+  graph.layers[0].outputBytesPerSample = 100;
+  graph.layers[1].outputBytesPerSample = 30;
+  std::vector<double> cut = graph.cutBytesPerSample();
+  EXPECT_DOUBLE_EQ(cut[1], 100);
+  EXPECT_DOUBLE_EQ(cut[2], 130);
+  CostModel model(graph, spec, simpleOptions());
+  // cpu -> gpu is an intra link (20 GB/s, 5 us); batch 100.
+  EXPECT_DOUBLE_EQ(model.boundarySeconds(2, 0, 1), 5e-6 + 130 * 100 / 20e9);
+  EXPECT_DOUBLE_EQ(model.boundarySeconds(1, 1, 0), 5e-6 + 100 * 100 / 20e9);
+}
+
+TEST(CostModel, ProvisionPicksFewestReplicas) {
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  graph.mode = Mode::Inference;
+  graph.layers = {dense("fc", 2e6, 0, {})};
+  CostModel model(graph, spec, simpleOptions());
+  // One CPU: 4e-4 s per batch of 100 = 250000 samples/s.
+  StagePlan one = model.provision(0, 0, 1, 200000);
+  EXPECT_TRUE(one.meetsTarget);
+  EXPECT_EQ(one.replicas, 1u);
+  EXPECT_DOUBLE_EQ(one.throughput, 100 / 4e-4);
+  StagePlan three = model.provision(0, 0, 1, 700000);
+  EXPECT_TRUE(three.meetsTarget);
+  EXPECT_EQ(three.replicas, 3u);
+  // Four CPUs give at most 1e6 samples/s.
+  StagePlan missed = model.provision(0, 0, 1, 2e6);
+  EXPECT_FALSE(missed.meetsTarget);
+  EXPECT_EQ(missed.replicas, 4u);
+  EXPECT_DOUBLE_EQ(missed.throughput, 100 / 1e-4);
+}
+
+TEST(CostModel, MemoryLimitsPlacement) {
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  // 5 GB of weights: x4 for training does not fit a 16 GiB GPU.
+  graph.layers = {dense("huge", 1e6, 5e9, {})};
+  CostModel model(graph, spec, simpleOptions());
+  EXPECT_FALSE(model.stage(1, 0, 1, 1).fitsMemory);
+  EXPECT_TRUE(model.stage(0, 0, 1, 1).fitsMemory);
+  Evaluation onGpu = model.evaluate({1}, 1);
+  EXPECT_FALSE(onGpu.feasible);
+  EXPECT_NE(onGpu.infeasibleReason.find("does not fit"), std::string::npos);
+}
+
+TEST(CostModel, EvaluatePipeline) {
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  graph.mode = Mode::Inference;
+  graph.layers = {embedding("emb"), dense("fc1", 2e6, 0, {0}),
+                  dense("fc2", 2e6, 0, {1})};
+  CostModel model(graph, spec, simpleOptions());
+  double target = 1e5;
+  Evaluation plan = model.evaluate({0, 1, 1}, target);
+  ASSERT_EQ(plan.stages.size(), 2u);
+  EXPECT_EQ(plan.stages[0].begin, 0u);
+  EXPECT_EQ(plan.stages[0].end, 1u);
+  EXPECT_EQ(plan.stages[1].begin, 1u);
+  EXPECT_EQ(plan.stages[1].end, 3u);
+
+  // Stage 0 on one CPU: gather + one pull from the PS.
+  double embSeconds = 26 * 64 * 100 / 50e9 + (20e-6 + 26 * 64 * 100 / 5e9);
+  EXPECT_DOUBLE_EQ(plan.stages[0].seconds, embSeconds);
+  EXPECT_EQ(plan.stages[0].replicas, 1u);
+  // Stage 1 on one GPU: two layers of 4e-5 s plus 5 us overhead each.
+  double gpuSeconds = 2 * (4e-5 + 5e-6);
+  EXPECT_DOUBLE_EQ(plan.stages[1].seconds, gpuSeconds);
+  // Boundary: the embedding output, cpu -> gpu intra.
+  ASSERT_EQ(plan.boundarySeconds.size(), 1u);
+  double boundary = 5e-6 + 26 * 64 * 100 / 20e9;
+  EXPECT_DOUBLE_EQ(plan.boundarySeconds[0], boundary);
+
+  double throughput = 100 / std::max({embSeconds, gpuSeconds, boundary});
+  EXPECT_DOUBLE_EQ(plan.throughput, throughput);
+  EXPECT_DOUBLE_EQ(plan.pricePerHour, 1.0 + 3.0);
+  EXPECT_DOUBLE_EQ(plan.costPerMillionSamples, 4.0 / (throughput * 3600) * 1e6);
+  EXPECT_TRUE(plan.feasible) << plan.infeasibleReason;
+  // The GPU stage is slowest; fc1 and fc2 tie, the first is named.
+  EXPECT_GT(gpuSeconds, embSeconds);
+  EXPECT_EQ(plan.bottleneckLayer, 1u);
+
+  // Above what the pipeline can reach: infeasible, the stage is named.
+  Evaluation missed = model.evaluate({0, 1, 1}, 1e7);
+  EXPECT_FALSE(missed.feasible);
+  EXPECT_NE(missed.infeasibleReason.find(
+                "the slowest stage, layers 'fc1'..'fc2' on 4 x gpu"),
+            std::string::npos)
+      << missed.infeasibleReason;
+  EXPECT_NE(missed.infeasibleReason.find("heaviest layer is 'fc1'"),
+            std::string::npos)
+      << missed.infeasibleReason;
+}
+
+TEST(CostModel, ClassCountsAreShared) {
+  ClusterSpec spec = twoClassCluster();
+  spec.classes[0].count = 3;
+  LayerGraph graph;
+  graph.mode = Mode::Inference;
+  graph.layers = {dense("a", 2e6, 0, {}), dense("b", 2e6, 0, {0}),
+                  dense("c", 2e6, 0, {1})};
+  CostModel model(graph, spec, simpleOptions());
+  // Each CPU stage needs 2 replicas for 300000 samples/s: 4 > 3 CPUs.
+  Evaluation plan = model.evaluate({0, 1, 0}, 300000);
+  EXPECT_EQ(plan.stages[0].replicas, 2u);
+  EXPECT_EQ(plan.stages[2].replicas, 2u);
+  EXPECT_FALSE(plan.feasible);
+  EXPECT_NE(plan.infeasibleReason.find("need 4 x cpu"), std::string::npos)
+      << plan.infeasibleReason;
+}
+
+TEST(CostModel, ProfileDatabaseOverridesRoofline) {
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  graph.mode = Mode::Inference;
+  graph.layers = {dense("fc", 2e6, 0, {}), dense("fc2", 2e6, 0, {0})};
+  graph.layers[1].signature = "hps.gemm:1024x2048";
+  ProfileDatabase db;
+  db.record("fc", "gpu", 50, 1e-3);                  // by name, at batch 50
+  db.record("hps.gemm:1024x2048", "cpu", 100, 7e-3); // by signature
+  CostModel model(graph, spec, simpleOptions(), &db);
+  EXPECT_DOUBLE_EQ(model.layerWorkSeconds(0, 1), 2e-3); // scaled to 100
+  EXPECT_DOUBLE_EQ(model.layerWorkSeconds(1, 0), 7e-3);
+  EXPECT_DOUBLE_EQ(model.layerWorkSeconds(0, 0), 2e8 / 5e11); // roofline
+
+  // JSON round trip through a file.
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("profiles", "json", path));
+  ASSERT_FALSE(!!db.save(path));
+  llvm::Expected<ProfileDatabase> loaded = ProfileDatabase::load(path);
+  llvm::sys::fs::remove(path);
+  ASSERT_TRUE(!!loaded) << llvm::toString(loaded.takeError());
+  EXPECT_EQ(loaded->size(), 2u);
+  EXPECT_DOUBLE_EQ(*loaded->lookup(graph.layers[0], "gpu", 100), 2e-3);
+  EXPECT_FALSE(loaded->lookup(graph.layers[0], "cpu", 100).has_value());
+
+  llvm::Expected<ProfileDatabase> bad = ProfileDatabase::parse(
+      R"({"version": 1, "entries": [{"key": "x"}]})", "bad.json");
+  ASSERT_FALSE(!!bad);
+  EXPECT_NE(llvm::toString(bad.takeError()).find("bad.json: entry 0"),
+            std::string::npos);
+}
+
+TEST(LayerGraph, VerifyRejectsBadGraphs) {
+  LayerGraph graph;
+  EXPECT_TRUE(!!graph.verify()); // empty
+  graph.layers = {dense("a", 1, 0, {}), dense("b", 1, 0, {1})};
+  llvm::Error error = graph.verify();
+  ASSERT_TRUE(!!error);
+  EXPECT_NE(llvm::toString(std::move(error)).find("'b'"), std::string::npos);
+  graph.layers[1].inputs = {0};
+  graph.layers[1].forwardFlopsPerSample = -1;
+  EXPECT_TRUE(!!graph.verify());
+  graph.layers[1].forwardFlopsPerSample = 1;
+  EXPECT_FALSE(!!graph.verify());
+  EXPECT_EQ(parseLayerKind("embedding"), LayerKind::EmbeddingLookup);
+  EXPECT_EQ(toString(LayerKind::DenseCompute), "dense");
+}
+
+} // namespace

@@ -1,0 +1,265 @@
+//===- SchedulerTest.cpp - Strategies against each other ------------------===//
+
+#include "heterps/Schedule/Scheduler.h"
+#include "RandomModels.h"
+
+#include "llvm/Support/Error.h"
+#include "gtest/gtest.h"
+
+#include <cmath>
+
+using namespace heterps;
+using namespace heterps::schedule;
+using heterps::testing::ctrGraph;
+using heterps::testing::logUniform;
+using heterps::testing::randomCluster;
+using heterps::testing::randomGraph;
+
+namespace {
+
+Plan solveOrDie(llvm::StringRef strategy, const cost::LayerGraph &graph,
+                const cluster::ClusterSpec &cluster, double target,
+                const StrategyOptions &options = {}) {
+  llvm::Expected<Plan> plan =
+      solve(strategy, graph, cluster, Objective{target}, options);
+  if (!plan) {
+    ADD_FAILURE() << strategy.str() << ": " << llvm::toString(plan.takeError());
+    return Plan();
+  }
+  return std::move(*plan);
+}
+
+/// A target around what the first class alone reaches, so that some are
+/// easy, some need several stages or replicas and some cannot be met.
+double randomTarget(std::mt19937_64 &rng, const cost::LayerGraph &graph,
+                    const cluster::ClusterSpec &cluster, double low,
+                    double high) {
+  cost::CostModel model(graph, cluster);
+  cost::Evaluation alone =
+      model.evaluate(std::vector<unsigned>(graph.size(), 0), 1e300);
+  return alone.throughput * logUniform(rng, low, high);
+}
+
+/// Checks that a plan's numbers are those of its placement.
+void expectConsistent(const Plan &plan, const cost::LayerGraph &graph,
+                      const cluster::ClusterSpec &cluster, double target) {
+  cost::CostModel model(graph, cluster);
+  cost::Evaluation again = model.evaluate(plan.classOfLayer, target);
+  EXPECT_EQ(again.feasible, plan.feasible);
+  EXPECT_DOUBLE_EQ(again.costPerMillionSamples, plan.costPerMillionSamples);
+  EXPECT_DOUBLE_EQ(again.throughput, plan.throughput);
+}
+
+TEST(Scheduler, DynamicProgrammingMatchesBruteForce) {
+  std::mt19937_64 rng(42);
+  unsigned feasible = 0, multiStage = 0;
+  for (unsigned trial = 0; trial != 300; ++trial) {
+    cluster::ClusterSpec cluster = randomCluster(rng, 3, false);
+    cost::LayerGraph graph = randomGraph(rng, 1 + rng() % 7);
+    double target = randomTarget(rng, graph, cluster, 0.05, 3);
+    Plan brute = solveOrDie("brute", graph, cluster, target);
+    Plan dp = solveOrDie("dp", graph, cluster, target);
+    ASSERT_EQ(dp.feasible, brute.feasible) << "trial " << trial;
+    if (brute.feasible) {
+      ++feasible;
+      multiStage += brute.stages.size() > 1;
+      EXPECT_NEAR(dp.costPerMillionSamples, brute.costPerMillionSamples,
+                  1e-9 * brute.costPerMillionSamples)
+          << "trial " << trial;
+    } else {
+      EXPECT_FALSE(dp.infeasibleReason.empty());
+      EXPECT_TRUE(dp.bottleneckLayer.has_value());
+      EXPECT_LE(dp.throughput, dp.bestReachableThroughput * (1 + 1e-12));
+      EXPECT_LE(brute.throughput, dp.bestReachableThroughput * (1 + 1e-12));
+    }
+    expectConsistent(dp, graph, cluster, target);
+  }
+  // The generator must exercise the interesting cases.
+  EXPECT_GT(feasible, 100u);
+  EXPECT_GT(multiStage, 20u);
+}
+
+TEST(Scheduler, DynamicProgrammingExactWhenCountsBind) {
+  // One or two devices per class: stages compete for them.
+  std::mt19937_64 rng(7);
+  for (unsigned trial = 0; trial != 150; ++trial) {
+    cluster::ClusterSpec cluster = randomCluster(rng, 3, true, 2);
+    cost::LayerGraph graph = randomGraph(rng, 2 + rng() % 6);
+    double target = randomTarget(rng, graph, cluster, 0.2, 2);
+    Plan brute = solveOrDie("brute", graph, cluster, target);
+    Plan dp = solveOrDie("dp", graph, cluster, target);
+    ASSERT_EQ(dp.feasible, brute.feasible) << "trial " << trial;
+    if (brute.feasible) {
+      EXPECT_NEAR(dp.costPerMillionSamples, brute.costPerMillionSamples,
+                  1e-9 * brute.costPerMillionSamples)
+          << "trial " << trial;
+    }
+  }
+}
+
+TEST(Scheduler, HeuristicsNeverBeatTheOptimum) {
+  std::mt19937_64 rng(3);
+  for (unsigned trial = 0; trial != 40; ++trial) {
+    cluster::ClusterSpec cluster = randomCluster(rng, 3, true);
+    cost::LayerGraph graph = randomGraph(rng, 5 + rng() % 20);
+    double target = randomTarget(rng, graph, cluster, 0.05, 2);
+    Plan dp = solveOrDie("dp", graph, cluster, target);
+    for (const char *name : {"greedy", "cpu-only", "gpu-only"}) {
+      Plan plan = solveOrDie(name, graph, cluster, target);
+      expectConsistent(plan, graph, cluster, target);
+      EXPECT_FALSE(isBetter(plan, dp)) << name << ", trial " << trial;
+    }
+  }
+}
+
+/// rl on `graph`: within 1% of dp, never worse than the baselines, never
+/// better than the optimum. Returns rl cost / dp cost (0 when infeasible).
+double checkReinforcement(const cost::LayerGraph &graph,
+                          const cluster::ClusterSpec &cluster, double target,
+                          unsigned episodes) {
+  StrategyOptions options;
+  options.episodes = episodes;
+  Plan dp = solveOrDie("dp", graph, cluster, target);
+  Plan rl = solveOrDie("rl", graph, cluster, target, options);
+  expectConsistent(rl, graph, cluster, target);
+  EXPECT_EQ(rl.feasible, dp.feasible);
+  for (const char *name : {"greedy", "cpu-only", "gpu-only"}) {
+    Plan baseline = solveOrDie(name, graph, cluster, target);
+    EXPECT_FALSE(isBetter(baseline, rl)) << name;
+  }
+  if (!dp.feasible)
+    return 0;
+  EXPECT_GE(rl.costPerMillionSamples, dp.costPerMillionSamples * (1 - 1e-9));
+  EXPECT_LE(rl.costPerMillionSamples, dp.costPerMillionSamples * 1.01);
+  return rl.costPerMillionSamples / dp.costPerMillionSamples;
+}
+
+TEST(Scheduler, ReinforcementWithinOnePercentOfOptimumOnRandomGraphs) {
+  std::mt19937_64 rng(11);
+  double worst = 1;
+  for (unsigned trial = 0; trial != 20; ++trial) {
+    cluster::ClusterSpec cluster = randomCluster(rng, 3, true);
+    cost::LayerGraph graph = randomGraph(rng, 10 + rng() % 51);
+    double target = randomTarget(rng, graph, cluster, 0.1, 2);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    worst = std::max(worst, checkReinforcement(graph, cluster, target, 256));
+  }
+  RecordProperty("worst_rl_over_dp", std::to_string(worst));
+}
+
+TEST(Scheduler, ReinforcementWithinOnePercentOfOptimumOnCtrModels) {
+  std::mt19937_64 rng(5);
+  llvm::Expected<cluster::ClusterSpec> paper = cluster::loadClusterSpec(
+      std::string(HETERPS_SOURCE_DIR) + "/clusters/paper.yaml");
+  ASSERT_TRUE(!!paper) << llvm::toString(paper.takeError());
+  for (unsigned numLayers : {10u, 40u, 100u, 200u}) {
+    cost::LayerGraph graph = ctrGraph(rng, numLayers);
+    for (double factor : {0.3, 1.0, 3.0}) {
+      double target = randomTarget(rng, graph, *paper, factor, factor);
+      SCOPED_TRACE(std::to_string(numLayers) + " layers, target " +
+                   std::to_string(target));
+      checkReinforcement(graph, *paper, target, numLayers > 100 ? 64 : 256);
+    }
+  }
+}
+
+TEST(Scheduler, ReinforcementIsDeterministic) {
+  std::mt19937_64 rng(9);
+  cluster::ClusterSpec cluster = randomCluster(rng, 3, true);
+  cost::LayerGraph graph = randomGraph(rng, 30);
+  double target = randomTarget(rng, graph, cluster, 0.3, 0.3);
+  StrategyOptions options;
+  options.episodes = 128;
+  options.seed = 1234;
+  unsigned calls = 0;
+  options.progress = [&](unsigned episode, double) { ++calls; };
+  Plan first = solveOrDie("rl", graph, cluster, target, options);
+  Plan second = solveOrDie("rl", graph, cluster, target, options);
+  EXPECT_EQ(first.classOfLayer, second.classOfLayer);
+  EXPECT_EQ(calls, 2u * 128 / options.episodesPerUpdate);
+}
+
+TEST(Scheduler, InfeasibleTargetReportsBottleneck) {
+  std::mt19937_64 rng(1);
+  cluster::ClusterSpec cluster = randomCluster(rng, 2, true);
+  cost::LayerGraph graph = randomGraph(rng, 8);
+  for (cost::Layer &layer : graph.layers) {
+    layer.kind = cost::LayerKind::Elementwise;
+    layer.embeddingRows = 0;
+    layer.lookupsPerSample = 0;
+    layer.forwardFlopsPerSample = 1e3;
+    layer.memoryBytesPerSample = 1e3;
+    layer.parameterBytes = 0;
+    layer.outputBytesPerSample = 10;
+  }
+  // Layer 5 is a thousand times heavier than the rest.
+  graph.layers[5].kind = cost::LayerKind::DenseCompute;
+  graph.layers[5].forwardFlopsPerSample = 1e9;
+  for (const char *name : {"dp", "rl", "greedy", "brute"}) {
+    Plan plan = solveOrDie(name, graph, cluster, 1e12);
+    EXPECT_FALSE(plan.feasible) << name;
+    ASSERT_TRUE(plan.bottleneckLayer.has_value()) << name;
+    EXPECT_EQ(*plan.bottleneckLayer, 5u) << name;
+    EXPECT_GT(plan.bestReachableThroughput, 0) << name;
+    EXPECT_LT(plan.bestReachableThroughput, 1e12) << name;
+    EXPECT_NE(plan.infeasibleReason.find("'l5'"), std::string::npos)
+        << name << ": " << plan.infeasibleReason;
+  }
+  // dp and brute return the fastest placement there is.
+  Plan dp = solveOrDie("dp", graph, cluster, 1e12);
+  Plan brute = solveOrDie("brute", graph, cluster, 1e12);
+  EXPECT_DOUBLE_EQ(dp.throughput, brute.throughput);
+  EXPECT_DOUBLE_EQ(dp.bestReachableThroughput, dp.throughput);
+}
+
+TEST(Scheduler, Errors) {
+  std::mt19937_64 rng(2);
+  cluster::ClusterSpec cluster = randomCluster(rng, 1, false);
+  cluster.classes.resize(1);
+  cluster.classes[0].kind = cluster::DeviceKind::CPU;
+  cluster.links.clear();
+  cost::LayerGraph graph = randomGraph(rng, 20);
+
+  auto errorOf = [&](llvm::StringRef strategy, double target,
+                     StrategyOptions options = {}) {
+    llvm::Expected<Plan> plan =
+        solve(strategy, graph, cluster, Objective{target}, options);
+    if (plan)
+      return std::string("(no error)");
+    return llvm::toString(plan.takeError());
+  };
+  EXPECT_NE(errorOf("magic", 1).find("unknown scheduling strategy 'magic'"),
+            std::string::npos);
+  EXPECT_NE(errorOf("gpu-only", 1).find("no gpu device class"),
+            std::string::npos);
+  EXPECT_NE(errorOf("dp", 0).find("must be positive"), std::string::npos);
+  EXPECT_NE(errorOf("brute", 1).find("brute force refuses 20 layers"),
+            std::string::npos);
+  graph.layers[3].inputs = {7};
+  EXPECT_NE(errorOf("dp", 1).find("not earlier in topological order"),
+            std::string::npos);
+}
+
+TEST(Scheduler, PaperPresetSplitsCtrModel) {
+  // A CTR model on the paper's cluster at a high target: embeddings stay on
+  // the CPU servers next to the parameter server, the dense tower goes to a
+  // GPU, and the plan is cheaper than either single-kind plan.
+  llvm::Expected<cluster::ClusterSpec> paper = cluster::loadClusterSpec(
+      std::string(HETERPS_SOURCE_DIR) + "/clusters/paper.yaml");
+  ASSERT_TRUE(!!paper) << llvm::toString(paper.takeError());
+  std::mt19937_64 rng(21);
+  cost::LayerGraph graph = ctrGraph(rng, 60);
+  double target = randomTarget(rng, graph, *paper, 1, 1);
+  Plan dp = solveOrDie("dp", graph, *paper, target);
+  ASSERT_TRUE(dp.feasible) << dp.infeasibleReason;
+  Plan cpu = solveOrDie("cpu-only", graph, *paper, target);
+  Plan gpu = solveOrDie("gpu-only", graph, *paper, target);
+  EXPECT_FALSE(isBetter(cpu, dp));
+  EXPECT_FALSE(isBetter(gpu, dp));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printPlan(dp, graph, *paper, os);
+  EXPECT_NE(text.find("strategy dp: feasible"), std::string::npos) << text;
+}
+
+} // namespace
