@@ -20,4 +20,60 @@ def HPSLegalizeONNX : Pass<"hps-legalize-onnx", "::mlir::ModuleOp"> {
   ];
 }
 
+def HPSPlace : Pass<"hps-place", "::mlir::ModuleOp"> {
+  let summary = "Give every layer a device class of the cluster";
+  let description = [{
+    Extracts the layer graph of @main (FLOPs, bytes, parameters per sample),
+    runs a scheduling strategy of the plain C++ scheduler against the cost
+    model (minimise cost per million samples subject to throughput >=
+    target), writes `device` on every placeable op and records the plan as
+    the module attribute `hps.plan`. An unreachable target is reported as a
+    warning naming the bottleneck layer and the best reachable throughput,
+    and the plan says `feasible = false`.
+  }];
+  let dependentDialects = ["::heterps::hps::HPSDialect"];
+  let options = [
+    Option<"clusterFile", "cluster", "std::string", /*default=*/"",
+           "Cluster description (YAML), e.g. clusters/paper.yaml">,
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"rl\"",
+           "rl | dp | brute | greedy | cpu-only | gpu-only">,
+    Option<"throughput", "throughput", "double", /*default=*/"0",
+           "Target training throughput in samples per second">,
+    Option<"seed", "seed", "uint64_t", /*default=*/"1",
+           "Seed of the rl strategy (runs are deterministic)">,
+    Option<"batch", "batch", "int64_t", /*default=*/"256",
+           "Samples per pipeline step; dynamic dims are bound to it">,
+    Option<"episodes", "episodes", "unsigned", /*default=*/"1024",
+           "Episodes of REINFORCE for the rl strategy">,
+    Option<"profile", "profile", "std::string", /*default=*/"",
+           "Profile database (JSON) of measured layer times">,
+    Option<"inference", "inference", "bool", /*default=*/"false",
+           "Plan for inference (forward only) instead of training">,
+  ];
+}
+
+def HPSPartition : Pass<"hps-partition", "::mlir::ModuleOp"> {
+  let summary = "Split a placed @main into pipeline stage functions";
+  let description = [{
+    Groups maximal runs of same-class layers (in topological order) into
+    stages and outlines each as `func.func @stage_K` carrying `hps.device`,
+    `hps.replicas` (from the plan) and `hps.stage`. Every tensor crossing a
+    stage boundary gets an explicit `hps.send` / `hps.recv` pair on its own
+    channel; sparse embedding lookups become `hps.ps_pull` from the parameter
+    server. Weights and constants are cloned into the stages that read them.
+    `@main` keeps the model's signature: it sends the inputs and receives the
+    outputs, and lists the stages in `hps.pipeline`.
+  }];
+  let dependentDialects = ["::heterps::hps::HPSDialect"];
+}
+
+def HPSVerifyPartition : Pass<"hps-verify-partition", "::mlir::ModuleOp"> {
+  let summary = "Check that placement and partition agree";
+  let description = [{
+    Every op of a stage runs on the stage's device class, every channel has
+    exactly one sender and one receiver of the same type, every stage in the
+    plan exists with its replica count, and no layer is left in @main.
+  }];
+}
+
 #endif // HETERPS_DIALECT_HPS_TRANSFORMS_PASSES_TD

@@ -1,0 +1,206 @@
+//===- Partition.cpp - --hps-partition: pipeline stages -------------------===//
+
+#include "heterps/Dialect/HPS/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace heterps::hps {
+#define GEN_PASS_DEF_HPSPARTITION
+#include "heterps/Dialect/HPS/Transforms/Passes.h.inc"
+} // namespace heterps::hps
+
+using namespace mlir;
+using namespace heterps::hps;
+
+namespace {
+
+struct Stage {
+  DeviceAttr device;
+  SmallVector<Operation *> ops;
+  func::FuncOp func;
+  IRMapping mapping;
+};
+
+/// Values produced outside any stage and cloned into every stage (or @main)
+/// that reads them.
+bool isClonedValue(Operation *op) {
+  return isa_and_nonnull<WeightOp, ConstantOp, NoneOp>(op);
+}
+
+struct PartitionPass
+    : public heterps::hps::impl::HPSPartitionBase<PartitionPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main) {
+      module.emitError("hps-partition needs a function @main");
+      return signalPassFailure();
+    }
+    Block &body = main.getBody().front();
+
+    // Stages: maximal runs of consecutive layers on one device class.
+    SmallVector<Stage> stages;
+    DenseMap<Operation *, unsigned> stageOf;
+    for (Operation &op : body) {
+      auto placed = dyn_cast<PlacedOpInterface>(op);
+      if (!placed)
+        continue;
+      DeviceAttr device = placed.getPlacement();
+      if (!device) {
+        op.emitError("layer is not placed: run --hps-place first");
+        return signalPassFailure();
+      }
+      if (stages.empty() || stages.back().device != device)
+        stages.push_back(Stage{device, {}, nullptr, {}});
+      stages.back().ops.push_back(&op);
+      stageOf[&op] = stages.size() - 1;
+    }
+    if (stages.empty()) {
+      main.emitError("@main has no layer to partition");
+      return signalPassFailure();
+    }
+    SmallVector<int64_t> replicas = replicasFromPlan(module, stages);
+
+    // One function per stage.
+    OpBuilder builder(module.getContext());
+    builder.setInsertionPointAfter(main);
+    MLIRContext *context = module.getContext();
+    for (auto [index, stage] : llvm::enumerate(stages)) {
+      stage.func = builder.create<func::FuncOp>(
+          main.getLoc(), ("stage_" + Twine(index)).str(),
+          builder.getFunctionType({}, {}));
+      stage.func->setAttr("hps.stage", builder.getI64IntegerAttr(index));
+      stage.func->setAttr("hps.device", stage.device);
+      stage.func->setAttr("hps.replicas",
+                          builder.getI64IntegerAttr(replicas[index]));
+      stage.func.addEntryBlock();
+      builder.setInsertionPointAfter(stage.func);
+    }
+
+    // Channels: one per (value, receiving stage); @main is "stage" -1.
+    llvm::MapVector<std::pair<Value, int64_t>, std::string> channels;
+    auto channelFor = [&](Value value, int64_t receiver) -> std::string & {
+      std::string &name = channels[{value, receiver}];
+      if (name.empty())
+        name = "c" + std::to_string(channels.size() - 1) + ".to_" +
+               (receiver < 0 ? std::string("main")
+                             : "stage_" + std::to_string(receiver));
+      return name;
+    };
+
+    // Fill the stages in order, receiving what comes from elsewhere.
+    for (auto [index, stage] : llvm::enumerate(stages)) {
+      OpBuilder inStage =
+          OpBuilder::atBlockBegin(&stage.func.getBody().front());
+      auto valueInStage = [&](Value value) -> Value {
+        if (Value mapped = stage.mapping.lookupOrNull(value))
+          return mapped;
+        Operation *producer = value.getDefiningOp();
+        Value local;
+        if (isClonedValue(producer))
+          local = inStage.clone(*producer)->getResult(0);
+        else
+          local = inStage
+                      .create<RecvOp>(value.getLoc(), value.getType(),
+                                      channelFor(value, index))
+                      .getResult();
+        stage.mapping.map(value, local);
+        return local;
+      };
+      for (Operation *op : stage.ops) {
+        if (auto lookup = dyn_cast<EmbeddingLookupOp>(op);
+            lookup && lookup.getTable().getDefiningOp<WeightOp>()) {
+          // The table stays in the parameter server; only rows travel.
+          auto table = lookup.getTable().getDefiningOp<WeightOp>();
+          auto pull = inStage.create<PSPullOp>(
+              lookup.getLoc(), lookup.getType(),
+              inStage.getStringAttr(table.getName()),
+              TypeAttr::get(table.getType()), valueInStage(lookup.getIds()),
+              lookup.getPoolingAttr(), lookup.getDeviceAttr());
+          stage.mapping.map(lookup.getResult(), pull.getResult());
+          continue;
+        }
+        for (Value operand : op->getOperands())
+          (void)valueInStage(operand);
+        inStage.clone(*op, stage.mapping);
+      }
+    }
+
+    // Send every value a later stage or @main's return reads.
+    auto sendFrom = [&](Value value, int64_t receiver) {
+      Operation *producer = value.getDefiningOp();
+      std::string &name = channelFor(value, receiver);
+      if (!producer) { // A graph input: @main sends it.
+        OpBuilder atEnd(main.getContext());
+        atEnd.setInsertionPoint(body.getTerminator());
+        atEnd.create<SendOp>(value.getLoc(), value, name);
+        return;
+      }
+      Stage &from = stages[stageOf.lookup(producer)];
+      Block &block = from.func.getBody().front();
+      OpBuilder atEnd = OpBuilder::atBlockEnd(&block);
+      atEnd.create<SendOp>(value.getLoc(), from.mapping.lookup(value), name);
+    };
+    for (auto [index, stage] : llvm::enumerate(stages))
+      for (auto &entry : channels)
+        if (entry.first.second == static_cast<int64_t>(index))
+          sendFrom(entry.first.first, index);
+
+    // @main: send inputs (done above), receive outputs, drop the layers.
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    OpBuilder atReturn(ret);
+    SmallVector<Value> outputs;
+    for (Value result : ret.getOperands()) {
+      Operation *producer = result.getDefiningOp();
+      if (!producer) {
+        outputs.push_back(result);
+      } else if (isClonedValue(producer)) {
+        outputs.push_back(atReturn.clone(*producer)->getResult(0));
+      } else {
+        sendFrom(result, -1);
+        outputs.push_back(atReturn
+                              .create<RecvOp>(result.getLoc(), result.getType(),
+                                              channelFor(result, -1))
+                              .getResult());
+      }
+    }
+    ret->setOperands(outputs);
+    for (Stage &stage : stages)
+      OpBuilder::atBlockEnd(&stage.func.getBody().front())
+          .create<func::ReturnOp>(main.getLoc());
+    SmallVector<Operation *> dead;
+    for (Operation &op : body)
+      if (&op != ret && !isa<SendOp, RecvOp>(op) &&
+          !llvm::is_contained(outputs,
+                              op.getNumResults() ? op.getResult(0) : Value()))
+        dead.push_back(&op);
+    for (Operation *op : llvm::reverse(dead))
+      op->erase();
+    SmallVector<Attribute> pipeline;
+    for (Stage &stage : stages)
+      pipeline.push_back(FlatSymbolRefAttr::get(stage.func));
+    main->setAttr("hps.pipeline", ArrayAttr::get(context, pipeline));
+  }
+
+  /// Replica counts of the plan's stages, which match ours one to one when
+  /// the plan came from this placement; 1 where there is no plan.
+  SmallVector<int64_t> replicasFromPlan(ModuleOp module,
+                                        ArrayRef<Stage> stages) {
+    SmallVector<int64_t> replicas(stages.size(), 1);
+    auto plan = module->getAttrOfType<DictionaryAttr>("hps.plan");
+    auto planStages = plan ? plan.getAs<ArrayAttr>("stages") : nullptr;
+    if (!planStages || planStages.size() != stages.size())
+      return replicas;
+    for (auto [i, attr] : llvm::enumerate(planStages)) {
+      auto stage = dyn_cast<DictionaryAttr>(attr);
+      if (stage && stage.get("device") == stages[i].device)
+        if (auto count = stage.getAs<IntegerAttr>("replicas"))
+          replicas[i] = count.getInt();
+    }
+    return replicas;
+  }
+};
+
+} // namespace

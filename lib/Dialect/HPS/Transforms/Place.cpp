@@ -1,0 +1,193 @@
+//===- Place.cpp - --hps-place: device class per layer --------------------===//
+//
+// The pass is thin on purpose: the layer graph comes from the adapter, the
+// decision from the plain C++ scheduler; this file only moves data between
+// them and the IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Cluster/ClusterSpec.h"
+#include "heterps/Dialect/HPS/Transforms/LayerGraphBuilder.h"
+#include "heterps/Dialect/HPS/Transforms/Passes.h"
+#include "heterps/Schedule/Scheduler.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+
+namespace heterps::hps {
+#define GEN_PASS_DEF_HPSPLACE
+#include "heterps/Dialect/HPS/Transforms/Passes.h.inc"
+} // namespace heterps::hps
+
+using namespace mlir;
+using namespace heterps;
+using namespace heterps::hps;
+
+namespace {
+
+/// Prints RL progress on stderr, but only once a search has run for more
+/// than a moment, and at most every half second.
+class ProgressPrinter {
+public:
+  void operator()(unsigned episode, double bestCost) {
+    auto now = std::chrono::steady_clock::now();
+    if (now - start < std::chrono::seconds(1) ||
+        now - last < std::chrono::milliseconds(500))
+      return;
+    last = now;
+    printed = true;
+    llvm::errs() << "\rhps-place: episode " << episode << ", best cost ";
+    if (std::isfinite(bestCost))
+      llvm::errs() << llvm::formatv("${0:F4} per million samples", bestCost);
+    else
+      llvm::errs() << "none feasible yet";
+    llvm::errs().flush();
+  }
+  ~ProgressPrinter() {
+    if (printed)
+      llvm::errs() << "\n";
+  }
+
+private:
+  std::chrono::steady_clock::time_point start =
+      std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last{};
+  bool printed = false;
+};
+
+struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
+  using HPSPlaceBase::HPSPlaceBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto main = module.lookupSymbol<func::FuncOp>("main");
+    if (!main) {
+      module.emitError("hps-place needs a function @main");
+      return signalPassFailure();
+    }
+    if (clusterFile.empty()) {
+      module.emitError("hps-place needs cluster=FILE");
+      return signalPassFailure();
+    }
+    if (!(throughput > 0)) {
+      module.emitError("hps-place needs a positive throughput=SAMPLES_PER_S");
+      return signalPassFailure();
+    }
+    if (batch < 1) {
+      module.emitError("hps-place needs batch >= 1");
+      return signalPassFailure();
+    }
+    llvm::Expected<cluster::ClusterSpec> spec =
+        cluster::loadClusterSpec(clusterFile);
+    if (!spec) {
+      module.emitError() << llvm::toString(spec.takeError());
+      return signalPassFailure();
+    }
+    std::optional<cost::ProfileDatabase> profiles;
+    if (!profile.empty()) {
+      auto loaded = cost::ProfileDatabase::load(profile);
+      if (!loaded) {
+        module.emitError() << llvm::toString(loaded.takeError());
+        return signalPassFailure();
+      }
+      profiles = std::move(*loaded);
+    }
+
+    ExtractedLayerGraph extracted = buildLayerGraph(
+        main, batch, inference ? cost::Mode::Inference : cost::Mode::Training);
+    if (extracted.ops.empty()) {
+      main.emitError("@main has no layer to place");
+      return signalPassFailure();
+    }
+
+    schedule::StrategyOptions options;
+    options.costOptions.batchSize = static_cast<double>(batch);
+    options.profiles = profiles ? &*profiles : nullptr;
+    options.seed = seed;
+    options.episodes = episodes;
+    ProgressPrinter printer;
+    options.progress = [&printer](unsigned episode, double best) {
+      printer(episode, best);
+    };
+    schedule::Objective objective;
+    objective.targetThroughput = throughput;
+    llvm::Expected<schedule::Plan> plan =
+        schedule::solve(strategy, extracted.graph, *spec, objective, options);
+    if (!plan) {
+      module.emitError() << "hps-place: " << llvm::toString(plan.takeError());
+      return signalPassFailure();
+    }
+
+    MLIRContext *context = &getContext();
+    for (auto [op, cls] : llvm::zip(extracted.ops, plan->classOfLayer))
+      cast<PlacedOpInterface>(op).setPlacement(
+          DeviceAttr::get(context, spec->classes[cls].name));
+    module->setAttr("hps.plan", planAttr(*plan, extracted, *spec));
+
+    if (!plan->feasible) {
+      Operation *culprit = plan->bottleneckLayer
+                               ? extracted.ops[*plan->bottleneckLayer]
+                               : main.getOperation();
+      auto diag = culprit->emitWarning()
+                  << llvm::formatv("throughput target {0} samples/s cannot "
+                                   "be met: the best reachable is {1:F1} "
+                                   "samples/s",
+                                   throughput, plan->bestReachableThroughput);
+      if (plan->bottleneckLayer)
+        diag << "; bottleneck layer '"
+             << extracted.graph.layers[*plan->bottleneckLayer].name << "' ("
+             << culprit->getName() << ")";
+      if (!plan->infeasibleReason.empty())
+        diag << ": " << plan->infeasibleReason;
+    }
+  }
+
+  /// The plan as data on the module: what --hps-to-plan prints and what
+  /// partitioning and later tools read.
+  DictionaryAttr planAttr(const schedule::Plan &plan,
+                          const ExtractedLayerGraph &extracted,
+                          const cluster::ClusterSpec &spec) {
+    Builder b(&getContext());
+    SmallVector<Attribute> stages;
+    for (const cost::StagePlan &stage : plan.stages) {
+      SmallVector<Attribute> layers;
+      for (unsigned i = stage.begin; i < stage.end; ++i)
+        layers.push_back(b.getStringAttr(extracted.graph.layers[i].name));
+      stages.push_back(b.getDictionaryAttr({
+          b.getNamedAttr("device",
+                         DeviceAttr::get(&getContext(),
+                                         spec.classes[stage.deviceClass].name)),
+          b.getNamedAttr("replicas", b.getI64IntegerAttr(stage.replicas)),
+          b.getNamedAttr("seconds_per_batch", b.getF64FloatAttr(stage.seconds)),
+          b.getNamedAttr("throughput", b.getF64FloatAttr(stage.throughput)),
+          b.getNamedAttr("layers", b.getArrayAttr(layers)),
+      }));
+    }
+    SmallVector<NamedAttribute> fields = {
+        b.getNamedAttr("strategy", b.getStringAttr(plan.strategy)),
+        b.getNamedAttr("feasible", b.getBoolAttr(plan.feasible)),
+        b.getNamedAttr("throughput", b.getF64FloatAttr(plan.throughput)),
+        b.getNamedAttr("target", b.getF64FloatAttr(throughput)),
+        b.getNamedAttr("batch", b.getI64IntegerAttr(batch)),
+        b.getNamedAttr("cluster", b.getStringAttr(spec.name)),
+        b.getNamedAttr("price_per_hour", b.getF64FloatAttr(plan.pricePerHour)),
+        b.getNamedAttr("cost_per_million_samples",
+                       b.getF64FloatAttr(plan.costPerMillionSamples)),
+        b.getNamedAttr("solve_seconds", b.getF64FloatAttr(plan.solveSeconds)),
+        b.getNamedAttr("best_reachable_throughput",
+                       b.getF64FloatAttr(plan.bestReachableThroughput)),
+        b.getNamedAttr("stages", b.getArrayAttr(stages)),
+    };
+    if (plan.bottleneckLayer)
+      fields.push_back(b.getNamedAttr(
+          "bottleneck",
+          b.getStringAttr(extracted.graph.layers[*plan.bottleneckLayer].name)));
+    return b.getDictionaryAttr(fields);
+  }
+};
+
+} // namespace
