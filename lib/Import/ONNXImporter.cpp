@@ -68,8 +68,7 @@ private:
   Value noneValue;
 };
 
-FailureOr<Type> Importer::convertElementType(int32_t onnxType,
-                                             StringRef what) {
+FailureOr<Type> Importer::convertElementType(int32_t onnxType, StringRef what) {
   Builder &b = builder;
   switch (onnxType) {
   case onnx::TensorProto::FLOAT:
@@ -101,10 +100,11 @@ FailureOr<Type> Importer::convertElementType(int32_t onnxType,
   default:
     break;
   }
-  std::string name = onnx::TensorProto::DataType_IsValid(onnxType)
-                         ? onnx::TensorProto::DataType_Name(
-                               static_cast<onnx::TensorProto::DataType>(onnxType))
-                         : "unknown (" + std::to_string(onnxType) + ")";
+  std::string name =
+      onnx::TensorProto::DataType_IsValid(onnxType)
+          ? onnx::TensorProto::DataType_Name(
+                static_cast<onnx::TensorProto::DataType>(onnxType))
+          : "unknown (" + std::to_string(onnxType) + ")";
   error() << what << " has unsupported data type " << name;
   return failure();
 }
@@ -112,8 +112,9 @@ FailureOr<Type> Importer::convertElementType(int32_t onnxType,
 FailureOr<Type> Importer::convertType(const onnx::TypeProto &type,
                                       StringRef what) {
   if (!type.has_tensor_type()) {
-    error() << what << " is not a tensor (sequences, maps and optionals are "
-                       "not supported)";
+    error() << what
+            << " is not a tensor (sequences, maps and optionals are "
+               "not supported)";
     return failure();
   }
   const auto &tensor = type.tensor_type();
@@ -223,16 +224,16 @@ Importer::convertAttribute(const onnx::AttributeProto &attr, StringRef what) {
   using A = onnx::AttributeProto;
   A::AttributeType kind = attr.type();
   if (kind == A::UNDEFINED) { // Old exporters left the type out.
-    kind = attr.has_f()            ? A::FLOAT
-           : attr.has_i()          ? A::INT
-           : attr.has_s()          ? A::STRING
-           : attr.has_t()          ? A::TENSOR
-           : attr.has_g()          ? A::GRAPH
-           : attr.floats_size()    ? A::FLOATS
-           : attr.ints_size()      ? A::INTS
-           : attr.strings_size()   ? A::STRINGS
-           : attr.tensors_size()   ? A::TENSORS
-                                   : A::UNDEFINED;
+    kind = attr.has_f()          ? A::FLOAT
+           : attr.has_i()        ? A::INT
+           : attr.has_s()        ? A::STRING
+           : attr.has_t()        ? A::TENSOR
+           : attr.has_g()        ? A::GRAPH
+           : attr.floats_size()  ? A::FLOATS
+           : attr.ints_size()    ? A::INTS
+           : attr.strings_size() ? A::STRINGS
+           : attr.tensors_size() ? A::TENSORS
+                                 : A::UNDEFINED;
   }
   switch (kind) {
   case A::FLOAT:
@@ -254,8 +255,8 @@ Importer::convertAttribute(const onnx::AttributeProto &attr, StringRef what) {
     return Attribute(builder.getArrayAttr(strings));
   }
   case A::TENSOR: {
-    FailureOr<ElementsAttr> tensor =
-        convertTensor(attr.t(), (what + " attribute '" + attr.name() + "'").str());
+    FailureOr<ElementsAttr> tensor = convertTensor(
+        attr.t(), (what + " attribute '" + attr.name() + "'").str());
     if (::failed(tensor))
       return failure();
     return Attribute(*tensor);
@@ -263,8 +264,8 @@ Importer::convertAttribute(const onnx::AttributeProto &attr, StringRef what) {
   case A::TENSORS: {
     SmallVector<Attribute> tensors;
     for (const auto &t : attr.tensors()) {
-      FailureOr<ElementsAttr> tensor = convertTensor(
-          t, (what + " attribute '" + attr.name() + "'").str());
+      FailureOr<ElementsAttr> tensor =
+          convertTensor(t, (what + " attribute '" + attr.name() + "'").str());
       if (::failed(tensor))
         return failure();
       tensors.push_back(*tensor);
@@ -286,7 +287,8 @@ Importer::convertAttribute(const onnx::AttributeProto &attr, StringRef what) {
 Value Importer::lookup(const std::string &name) {
   if (name.empty()) {
     if (!noneValue)
-      noneValue = builder.create<hps::NoneOp>(fileLoc, builder.getNoneType()).getResult();
+      noneValue = builder.create<hps::NoneOp>(fileLoc, builder.getNoneType())
+                      .getResult();
     return noneValue;
   }
   return values.lookup(name);
@@ -328,9 +330,9 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
   int64_t opset = opsets.lookup(domain.empty() ? "ai.onnx" : domain);
   if (opset == 0)
     opset = 1; // A domain without an opset_import entry: version unknown.
-  std::string locName =
-      node.name().empty() ? node.op_type() + "_" + std::to_string(index)
-                          : node.name();
+  std::string locName = node.name().empty()
+                            ? node.op_type() + "_" + std::to_string(index)
+                            : node.name();
   Location loc = NameLoc::get(builder.getStringAttr(locName), fileLoc);
   auto op = builder.create<hps::OnnxNodeOp>(
       loc, resultTypes, builder.getStringAttr(node.op_type()),
@@ -352,7 +354,8 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     opsetAttrs.push_back(builder.getNamedAttr(
         domain, builder.getI64IntegerAttr(opset.version())));
   }
-  (*module)->setAttr("hps.opset_imports", builder.getDictionaryAttr(opsetAttrs));
+  (*module)->setAttr("hps.opset_imports",
+                     builder.getDictionaryAttr(opsetAttrs));
   (*module)->setAttr("hps.ir_version",
                      builder.getI64IntegerAttr(model.ir_version()));
   if (!model.producer_name().empty())

@@ -96,10 +96,10 @@ Error inlineExternalData(StringRef path, onnx::GraphProto &graph) {
     std::string what = "external data of initializer '" + tensor.name() + "'";
     if (location.empty())
       return what + " has no location";
-    if (sys::path::is_absolute(location) ||
-        StringRef(location).contains(".."))
-      return what + " must be a relative path inside the model's directory, "
-                    "not '" +
+    if (sys::path::is_absolute(location) || StringRef(location).contains(".."))
+      return what +
+             " must be a relative path inside the model's directory, "
+             "not '" +
              location + "'";
     SmallString<256> file = directory;
     sys::path::append(file, location);
@@ -138,8 +138,8 @@ Error validateAndSortNodes(onnx::GraphProto &graph) {
       if (output.empty())
         continue;
       if (!producer.try_emplace(output, i).second || defined.contains(output))
-        return describeONNXNode(graph.node(i), i) + " writes tensor '" + output +
-               "', which is already defined";
+        return describeONNXNode(graph.node(i), i) + " writes tensor '" +
+               output + "', which is already defined";
     }
   for (const auto &output : graph.output())
     if (!defined.contains(output.name()) && !producer.count(output.name()))
@@ -252,7 +252,7 @@ std::string describeONNXNode(const onnx::NodeProto &node, int index) {
   // Unnamed nodes (common in hand-written and text models) are named by
   // their position and first output, which the user can find in the file.
   std::string name = !node.name().empty() ? "'" + node.name() + "'"
-                     : "#" + std::to_string(index);
+                                          : "#" + std::to_string(index);
   std::string text = "node " + name + " (" + node.op_type();
   if (node.name().empty() && node.output_size() > 0)
     text += " -> '" + node.output(0) + "'";

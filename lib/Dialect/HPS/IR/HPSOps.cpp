@@ -778,6 +778,25 @@ LogicalResult EmbeddingLookupOp::verify() {
   return checkResultShape(*this, getResult(), result);
 }
 
+LogicalResult PSPullOp::verify() {
+  if (!isInteger(getIds()))
+    return emitOpError("ids must be an integer tensor");
+  auto table = cast<RankedTensorType>(getTableType());
+  if (table.getRank() != 2)
+    return emitOpError("table must be 2-D (rows x dim)");
+  auto ids = shapeOf(getIds());
+  if (!ids)
+    return success();
+  SmallVector<int64_t> result(*ids);
+  if (getPooling() != EmbeddingPooling::None) {
+    if (ids->empty())
+      return emitOpError("pooling needs ids of rank at least 1");
+    result.pop_back();
+  }
+  result.push_back(table.getDimSize(1));
+  return checkResultShape(*this, getRows(), result);
+}
+
 #define GET_OP_CLASSES
 #include "heterps/Dialect/HPS/IR/HPSOps.cpp.inc"
 

@@ -435,4 +435,6 @@ def HPS_EmbeddingLookupOp : HPS_LayerOp<"embedding_lookup"> {
   let results = (outs AnyTensor:$result);
 }
 
+include "heterps/Dialect/HPS/IR/HPSPipelineOps.td"
+
 #endif // HETERPS_DIALECT_HPS_IR_HPSOPS_TD
