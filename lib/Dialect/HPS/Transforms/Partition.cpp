@@ -35,7 +35,7 @@ struct PartitionPass
     ModuleOp module = getOperation();
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main) {
-      module.emitError("hps-partition needs a function @main");
+      emitError(module.getLoc(), "hps-partition needs a function @main");
       return signalPassFailure();
     }
     Block &body = main.getBody().front();

@@ -66,32 +66,33 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
     ModuleOp module = getOperation();
     auto main = module.lookupSymbol<func::FuncOp>("main");
     if (!main) {
-      module.emitError("hps-place needs a function @main");
+      emitError(module.getLoc(), "hps-place needs a function @main");
       return signalPassFailure();
     }
     if (clusterFile.empty()) {
-      module.emitError("hps-place needs cluster=FILE");
+      emitError(module.getLoc(), "hps-place needs cluster=FILE");
       return signalPassFailure();
     }
     if (!(throughput > 0)) {
-      module.emitError("hps-place needs a positive throughput=SAMPLES_PER_S");
+      emitError(module.getLoc(),
+                "hps-place needs a positive throughput=SAMPLES_PER_S");
       return signalPassFailure();
     }
     if (batch < 1) {
-      module.emitError("hps-place needs batch >= 1");
+      emitError(module.getLoc(), "hps-place needs batch >= 1");
       return signalPassFailure();
     }
     llvm::Expected<cluster::ClusterSpec> spec =
         cluster::loadClusterSpec(clusterFile);
     if (!spec) {
-      module.emitError() << llvm::toString(spec.takeError());
+      emitError(module.getLoc()) << llvm::toString(spec.takeError());
       return signalPassFailure();
     }
     std::optional<cost::ProfileDatabase> profiles;
     if (!profile.empty()) {
       auto loaded = cost::ProfileDatabase::load(profile);
       if (!loaded) {
-        module.emitError() << llvm::toString(loaded.takeError());
+        emitError(module.getLoc()) << llvm::toString(loaded.takeError());
         return signalPassFailure();
       }
       profiles = std::move(*loaded);
@@ -100,7 +101,7 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
     ExtractedLayerGraph extracted = buildLayerGraph(
         main, batch, inference ? cost::Mode::Inference : cost::Mode::Training);
     if (extracted.ops.empty()) {
-      main.emitError("@main has no layer to place");
+      emitError(main.getLoc(), "@main has no layer to place");
       return signalPassFailure();
     }
 
@@ -118,7 +119,8 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
     llvm::Expected<schedule::Plan> plan =
         schedule::solve(strategy, extracted.graph, *spec, objective, options);
     if (!plan) {
-      module.emitError() << "hps-place: " << llvm::toString(plan.takeError());
+      emitError(module.getLoc())
+          << "hps-place: " << llvm::toString(plan.takeError());
       return signalPassFailure();
     }
 
