@@ -760,41 +760,39 @@ LogicalResult GatherOp::verify() {
   return checkResultShape(*this, getResult(), result);
 }
 
+/// Shared by the lookup and its parameter-server form: rows of a [rows, dim]
+/// table picked by integer ids, optionally pooled over the ids' last axis.
+static LogicalResult verifyLookup(Operation *op, Value ids, int64_t dim,
+                                  EmbeddingPooling pooling, Value result) {
+  if (!isInteger(ids))
+    return op->emitOpError("ids must be an integer tensor");
+  auto idsShape = shapeOf(ids);
+  if (!idsShape)
+    return success();
+  SmallVector<int64_t> expected(*idsShape);
+  if (pooling != EmbeddingPooling::None) {
+    if (idsShape->empty())
+      return op->emitOpError("pooling needs ids of rank at least 1");
+    expected.pop_back();
+  }
+  expected.push_back(dim);
+  return checkResultShape(op, result, expected);
+}
+
 LogicalResult EmbeddingLookupOp::verify() {
   if (failed(checkRank(*this, getTable(), "table", 2, 2)))
     return failure();
-  if (!isInteger(getIds()))
-    return emitOpError("ids must be an integer tensor");
-  auto table = shapeOf(getTable()), ids = shapeOf(getIds());
-  if (!table || !ids)
-    return success();
-  SmallVector<int64_t> result(*ids);
-  if (getPooling() != EmbeddingPooling::None) {
-    if (ids->empty())
-      return emitOpError("pooling needs ids of rank at least 1");
-    result.pop_back();
-  }
-  result.push_back((*table)[1]);
-  return checkResultShape(*this, getResult(), result);
+  auto table = shapeOf(getTable());
+  return verifyLookup(*this, getIds(), table ? (*table)[1] : shp::kDynamic,
+                      getPooling(), getResult());
 }
 
 LogicalResult PSPullOp::verify() {
-  if (!isInteger(getIds()))
-    return emitOpError("ids must be an integer tensor");
   auto table = cast<RankedTensorType>(getTableType());
   if (table.getRank() != 2)
     return emitOpError("table must be 2-D (rows x dim)");
-  auto ids = shapeOf(getIds());
-  if (!ids)
-    return success();
-  SmallVector<int64_t> result(*ids);
-  if (getPooling() != EmbeddingPooling::None) {
-    if (ids->empty())
-      return emitOpError("pooling needs ids of rank at least 1");
-    result.pop_back();
-  }
-  result.push_back(table.getDimSize(1));
-  return checkResultShape(*this, getRows(), result);
+  return verifyLookup(*this, getIds(), table.getDimSize(1), getPooling(),
+                      getRows());
 }
 
 #define GET_OP_CLASSES
