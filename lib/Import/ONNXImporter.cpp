@@ -65,6 +65,8 @@ private:
   llvm::StringMap<Value> values;
   llvm::StringMap<Type> valueTypes;
   llvm::StringMap<int64_t> opsets;
+  /// Tensors some node or the graph's outputs read.
+  llvm::StringSet<> consumed;
   Value noneValue;
 };
 
@@ -310,6 +312,12 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
       continue;
     }
     Type type = valueTypes.lookup(output);
+    if (!type && !consumed.contains(output)) {
+      // An output nothing reads (Dropout's mask, say) that shape inference
+      // left untyped: it needs no type of its own.
+      resultTypes.push_back(builder.getNoneType());
+      continue;
+    }
     if (!type) {
       error() << what << ": ONNX shape inference found no type for its "
               << "output '" << output << "'";
@@ -379,6 +387,12 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
       ::failed(recordTypes(graph.value_info(), "tensor")) ||
       ::failed(recordTypes(graph.output(), "graph output")))
     return nullptr;
+
+  for (const auto &node : graph.node())
+    for (const std::string &input : node.input())
+      consumed.insert(input);
+  for (const auto &output : graph.output())
+    consumed.insert(output.name());
 
   llvm::StringSet<> initializerNames;
   for (const auto &init : graph.initializer())

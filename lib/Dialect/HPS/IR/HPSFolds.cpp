@@ -93,7 +93,8 @@ OpFoldResult foldElementwise(Operation *op, ArrayRef<Attribute> operands,
   SmallVector<SmallVector<int64_t>> maps;
   SmallVector<SmallVector<Attribute>> elements;
   for (DenseElementsAttr input : inputs) {
-    maps.push_back(broadcastIndices(input.getType().getShape(), type.getShape()));
+    maps.push_back(
+        broadcastIndices(input.getType().getShape(), type.getShape()));
     elements.emplace_back(input.getValues<Attribute>());
   }
   SmallVector<Attribute> results;
@@ -129,8 +130,8 @@ OpFoldResult foldArithmetic(Operation *op, ArrayRef<Attribute> operands,
         auto rhsFloat = dyn_cast<FloatAttr>(values[1]);
         if (!lhsFloat || !rhsFloat || !isa<FloatType>(type))
           return {};
-        std::optional<double> r = floatFn(lhsFloat.getValueAsDouble(),
-                                          rhsFloat.getValueAsDouble());
+        std::optional<double> r =
+            floatFn(lhsFloat.getValueAsDouble(), rhsFloat.getValueAsDouble());
         return r ? FloatAttr::get(type, *r) : Attribute();
       });
 }
@@ -146,9 +147,7 @@ OpFoldResult foldComparison(Operation *op, ArrayRef<Attribute> operands,
           auto r = cast<IntegerAttr>(values[1]);
           bool isUnsigned = l.getType().isUnsignedInteger();
           const APInt &a = l.getValue(), &b = r.getValue();
-          order = a == b ? 0
-                  : (isUnsigned ? a.ult(b) : a.slt(b)) ? -1
-                                                        : 1;
+          order = a == b ? 0 : (isUnsigned ? a.ult(b) : a.slt(b)) ? -1 : 1;
         } else if (auto l = dyn_cast<FloatAttr>(values[0])) {
           double a = l.getValueAsDouble();
           double b = cast<FloatAttr>(values[1]).getValueAsDouble();
@@ -182,7 +181,9 @@ OpFoldResult gatherElements(DenseElementsAttr input, RankedTensorType type,
 /// Reshape-like ops keep the element order: a constant input takes the
 /// result's type; an input of the result's exact type is the result.
 OpFoldResult foldReshapeLike(Operation *op, Value input, Attribute constant) {
-  if (input.getType() == op->getResult(0).getType())
+  // Equal types mean equal shapes only when they are static.
+  auto type = dyn_cast<RankedTensorType>(input.getType());
+  if (type && type.hasStaticShape() && type == op->getResult(0).getType())
     return input;
   if (DenseElementsAttr value = dense(constant))
     if (RankedTensorType type = foldableType(op, value.isSplat()))
@@ -240,11 +241,10 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
 OpFoldResult PowOp::fold(FoldAdaptor adaptor) {
   if (getLhs().getType() != getRhs().getType())
     return {};
-  return foldArithmetic(
-      *this, adaptor.getOperands(), noInt,
-      [](double a, double b) -> std::optional<double> {
-        return std::pow(a, b);
-      });
+  return foldArithmetic(*this, adaptor.getOperands(), noInt,
+                        [](double a, double b) -> std::optional<double> {
+                          return std::pow(a, b);
+                        });
 }
 
 OpFoldResult MaxOp::fold(FoldAdaptor adaptor) {
@@ -296,11 +296,10 @@ OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult PReluOp::fold(FoldAdaptor adaptor) {
-  return foldArithmetic(
-      *this, adaptor.getOperands(), noInt,
-      [](double x, double slope) -> std::optional<double> {
-        return x < 0 ? x * slope : x;
-      });
+  return foldArithmetic(*this, adaptor.getOperands(), noInt,
+                        [](double x, double slope) -> std::optional<double> {
+                          return x < 0 ? x * slope : x;
+                        });
 }
 
 OpFoldResult AndOp::fold(FoldAdaptor adaptor) {
@@ -352,14 +351,14 @@ OpFoldResult GreaterEqualOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
-  return foldElementwise(
-      *this, adaptor.getOperands(),
-      [](ArrayRef<Attribute> values, Type) -> Attribute {
-        auto condition = dyn_cast<IntegerAttr>(values[0]);
-        if (!condition)
-          return {};
-        return condition.getValue().isZero() ? values[2] : values[1];
-      });
+  return foldElementwise(*this, adaptor.getOperands(),
+                         [](ArrayRef<Attribute> values, Type) -> Attribute {
+                           auto condition = dyn_cast<IntegerAttr>(values[0]);
+                           if (!condition)
+                             return {};
+                           return condition.getValue().isZero() ? values[2]
+                                                                : values[1];
+                         });
 }
 
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
@@ -399,9 +398,9 @@ OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
           return IntegerAttr::get(to, d != 0 ? 1 : 0);
         if (std::isnan(d) || std::isinf(d))
           return {};
-        return IntegerAttr::get(
-            to, APInt(toInt.getWidth(), static_cast<int64_t>(std::trunc(d)),
-                      /*isSigned=*/!toInt.isUnsigned()));
+        return IntegerAttr::get(to, APInt(toInt.getWidth(),
+                                          static_cast<int64_t>(std::trunc(d)),
+                                          /*isSigned=*/!toInt.isUnsigned()));
       });
 }
 
@@ -423,10 +422,11 @@ OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
 }
 
 OpFoldResult ExpandOp::fold(FoldAdaptor adaptor) {
-  if (getInput().getType() == getType())
+  if (getInput().getType() == getType() && getType().hasStaticShape())
     return getInput();
   DenseElementsAttr input = dense(adaptor.getInput());
-  RankedTensorType type = input ? foldableType(*this, input.isSplat()) : nullptr;
+  RankedTensorType type =
+      input ? foldableType(*this, input.isSplat()) : nullptr;
   if (!type)
     return {};
   return gatherElements(
@@ -442,7 +442,8 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   if (identity && getInput().getType() == getType())
     return getInput();
   DenseElementsAttr input = dense(adaptor.getInput());
-  RankedTensorType type = input ? foldableType(*this, input.isSplat()) : nullptr;
+  RankedTensorType type =
+      input ? foldableType(*this, input.isSplat()) : nullptr;
   if (!type)
     return {};
   ArrayRef<int64_t> inShape = input.getType().getShape();
@@ -452,8 +453,8 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
   for (int64_t linear = 0; linear < type.getNumElements(); ++linear) {
     int64_t index = 0;
     for (size_t d = 0; d < perm.size(); ++d)
-      index += ((linear / outStrides[d]) % type.getDimSize(d)) *
-               inStrides[perm[d]];
+      index +=
+          ((linear / outStrides[d]) % type.getDimSize(d)) * inStrides[perm[d]];
     indices[linear] = index;
   }
   return gatherElements(input, type, indices);
@@ -466,7 +467,8 @@ OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (!type)
     return {};
   int64_t axis = *shp::normalizeAxis(getAxis(), type.getRank());
-  int64_t inner = shp::elementCount(type.getShape().drop_front(axis + 1)).value();
+  int64_t inner =
+      shp::elementCount(type.getShape().drop_front(axis + 1)).value();
   int64_t outer = shp::elementCount(type.getShape().take_front(axis)).value();
   SmallVector<SmallVector<Attribute>> inputs;
   SmallVector<int64_t> extents;
@@ -498,7 +500,8 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
       llvm::all_of(getStarts(), [](int64_t s) { return s == 0; }))
     return getInput();
   DenseElementsAttr input = dense(adaptor.getInput());
-  RankedTensorType type = input ? foldableType(*this, input.isSplat()) : nullptr;
+  RankedTensorType type =
+      input ? foldableType(*this, input.isSplat()) : nullptr;
   if (!type)
     return {};
   ArrayRef<int64_t> inShape = input.getType().getShape();
@@ -526,7 +529,8 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
 
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr data = dense(adaptor.getData());
-  std::optional<SmallVector<int64_t>> indexValues = getConstantInts(getIndices());
+  std::optional<SmallVector<int64_t>> indexValues =
+      getConstantInts(getIndices());
   RankedTensorType type = data ? foldableType(*this) : nullptr;
   if (!type || !indexValues)
     return {};

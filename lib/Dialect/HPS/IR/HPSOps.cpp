@@ -104,8 +104,8 @@ LogicalResult checkRank(Operation *op, Value value, StringRef what,
   int64_t rank = shape->size();
   if (rank >= minRank && rank <= maxRank)
     return success();
-  auto diag = op->emitOpError() << what << " has rank " << rank
-                                << " but must have rank ";
+  auto diag = op->emitOpError()
+              << what << " has rank " << rank << " but must have rank ";
   if (minRank == maxRank)
     diag << minRank;
   else if (maxRank == INT64_MAX)
@@ -120,9 +120,8 @@ bool staticMismatch(int64_t a, int64_t b) {
 }
 
 /// Normalizes and de-duplicates axes; reports the first bad one.
-FailureOr<SmallVector<int64_t>> normalizeAxes(Operation *op,
-                                              ArrayRef<int64_t> axes,
-                                              int64_t rank) {
+FailureOr<SmallVector<int64_t>>
+normalizeAxes(Operation *op, ArrayRef<int64_t> axes, int64_t rank) {
   SmallVector<int64_t> result;
   llvm::SmallSet<int64_t, 8> seen;
   for (int64_t axis : axes) {
@@ -156,8 +155,7 @@ ElementsAttr heterps::hps::getConstantValue(Value value) {
   return nullptr;
 }
 
-std::optional<SmallVector<int64_t>>
-heterps::hps::getConstantInts(Value value) {
+std::optional<SmallVector<int64_t>> heterps::hps::getConstantInts(Value value) {
   auto dense = dyn_cast_or_null<DenseIntElementsAttr>(getConstantValue(value));
   if (!dense)
     return std::nullopt;
@@ -223,10 +221,10 @@ LogicalResult MatMulOp::verify() {
   if (promoteB)
     rhs.push_back(1);
   if (staticMismatch(lhs.back(), rhs[rhs.size() - 2]))
-    return emitOpError() << "inner dimensions differ: " << lhs.back()
-                         << " vs " << rhs[rhs.size() - 2];
-  auto batch = shp::broadcast(ArrayRef(lhs).drop_back(2),
-                              ArrayRef(rhs).drop_back(2));
+    return emitOpError() << "inner dimensions differ: " << lhs.back() << " vs "
+                         << rhs[rhs.size() - 2];
+  auto batch =
+      shp::broadcast(ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2));
   if (!batch)
     return emitOpError("batch dimensions do not broadcast");
   SmallVector<int64_t> result(*batch);
@@ -288,10 +286,9 @@ LogicalResult ConvOp::verify() {
   }
   SmallVector<int64_t> result = {(*in)[0], outChannels};
   for (int64_t i = 0; i < spatial; ++i)
-    result.push_back(shp::windowCount((*in)[2 + i], (*w)[2 + i],
-                                      getStrides()[i], getPads()[i],
-                                      getPads()[spatial + i],
-                                      getDilations()[i], false));
+    result.push_back(shp::windowCount(
+        (*in)[2 + i], (*w)[2 + i], getStrides()[i], getPads()[i],
+        getPads()[spatial + i], getDilations()[i], false));
   return checkResultShape(*this, getResult(), result);
 }
 
@@ -299,8 +296,7 @@ LogicalResult ConvOp::verify() {
 // Pooling and normalization.
 //===----------------------------------------------------------------------===//
 
-template <typename PoolOp>
-static LogicalResult verifyWindowPool(PoolOp op) {
+template <typename PoolOp> static LogicalResult verifyWindowPool(PoolOp op) {
   if (failed(checkRank(op, op.getInput(), "input", 3)))
     return failure();
   auto in = shapeOf(op.getInput());
@@ -322,8 +318,8 @@ static LogicalResult verifyWindowPool(PoolOp op) {
   SmallVector<int64_t> result = {(*in)[0], (*in)[1]};
   for (int64_t i = 0; i < spatial; ++i)
     result.push_back(shp::windowCount(
-        (*in)[2 + i], kernel[i], op.getStrides()[i], pads[i],
-        pads[spatial + i], op.getDilations()[i], op.getCeilMode()));
+        (*in)[2 + i], kernel[i], op.getStrides()[i], pads[i], pads[spatial + i],
+        op.getDilations()[i], op.getCeilMode()));
   return checkResultShape(op, op.getResult(), result);
 }
 
@@ -372,12 +368,14 @@ LogicalResult LayerNormOp::verify() {
     return success();
   std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), in->size());
   if (!axis)
-    return emitOpError() << "axis " << static_cast<int64_t>(getAxis()) << " is out of range";
+    return emitOpError() << "axis " << static_cast<int64_t>(getAxis())
+                         << " is out of range";
   ArrayRef<int64_t> normalized = in->drop_front(*axis);
   for (Value param : {getScale(), getBias()}) {
     if (!param)
       continue;
-    if (auto shape = shapeOf(param); shape && !shp::broadcastsTo(*shape, normalized))
+    if (auto shape = shapeOf(param);
+        shape && !shp::broadcastsTo(*shape, normalized))
       return emitOpError() << "scale and bias must broadcast to the "
                               "normalized shape "
                            << formatShape(normalized);
@@ -391,7 +389,8 @@ static LogicalResult verifySoftmax(SoftmaxLike op) {
   if (!in)
     return success();
   if (!shp::normalizeAxis(op.getAxis(), in->size()))
-    return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis()) << " is out of range";
+    return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
+                            << " is out of range";
   return checkResultShape(op, op.getResult(), *in);
 }
 
@@ -427,8 +426,8 @@ static LogicalResult verifyBinary(Operation *op) {
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   Value result = op->getResult(0);
   Type resultElement = elementTypeOf(result);
-  bool isComparison = isa<EqualOp, LessOp, LessEqualOp, GreaterOp,
-                          GreaterEqualOp>(op);
+  bool isComparison =
+      isa<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp>(op);
   bool isLogic = isa<AndOp, OrOp, XorOp>(op);
   if (!isa<PowOp>(op) && elementTypeOf(lhs) != elementTypeOf(rhs))
     return op->emitOpError("operands must have the same element type");
@@ -448,9 +447,8 @@ static LogicalResult verifyBinary(Operation *op) {
   }
   auto shape = shp::broadcast(*a, *b);
   if (!shape)
-    return op->emitOpError() << "operand shapes " << formatShape(*a)
-                             << " and " << formatShape(*b)
-                             << " do not broadcast";
+    return op->emitOpError() << "operand shapes " << formatShape(*a) << " and "
+                             << formatShape(*b) << " do not broadcast";
   return checkResultShape(op, result, *shape);
 }
 
@@ -504,7 +502,8 @@ LogicalResult ConcatOp::verify() {
   int64_t rank = first->size();
   std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), rank);
   if (!axis)
-    return emitOpError() << "axis " << static_cast<int64_t>(getAxis()) << " is out of range";
+    return emitOpError() << "axis " << static_cast<int64_t>(getAxis())
+                         << " is out of range";
   SmallVector<int64_t> result(*first);
   result[*axis] = 0;
   for (Value input : getInputs()) {
@@ -542,7 +541,8 @@ LogicalResult SplitOp::verify() {
     return success();
   std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), in->size());
   if (!axis)
-    return emitOpError() << "axis " << static_cast<int64_t>(getAxis()) << " is out of range";
+    return emitOpError() << "axis " << static_cast<int64_t>(getAxis())
+                         << " is out of range";
   int64_t total = 0;
   for (int64_t size : getSizes())
     total += size;
@@ -608,12 +608,13 @@ LogicalResult TransposeOp::verify() {
     return success();
   ArrayRef<int64_t> perm = getPerm();
   if (perm.size() != in->size())
-    return emitOpError() << "perm has " << perm.size()
-                         << " entries for rank " << in->size();
+    return emitOpError() << "perm has " << perm.size() << " entries for rank "
+                         << in->size();
   SmallVector<int64_t> result;
   llvm::SmallSet<int64_t, 8> seen;
   for (int64_t p : perm) {
-    if (p < 0 || p >= static_cast<int64_t>(in->size()) || !seen.insert(p).second)
+    if (p < 0 || p >= static_cast<int64_t>(in->size()) ||
+        !seen.insert(p).second)
       return emitOpError("perm must be a permutation of the axes");
     result.push_back((*in)[p]);
   }
@@ -633,9 +634,9 @@ LogicalResult FlattenOp::verify() {
     return emitOpError() << "axis " << axisValue << " is out of range";
   auto outer = shp::elementCount(in->take_front(*axis));
   auto inner = shp::elementCount(in->drop_front(*axis));
-  return checkResultShape(*this, getResult(),
-                          {outer.value_or(shp::kDynamic),
-                           inner.value_or(shp::kDynamic)});
+  return checkResultShape(
+      *this, getResult(),
+      {outer.value_or(shp::kDynamic), inner.value_or(shp::kDynamic)});
 }
 
 LogicalResult SqueezeOp::verify() {
@@ -694,16 +695,14 @@ LogicalResult PadOp::verify() {
     return success();
   int64_t rank = in->size();
   if (static_cast<int64_t>(getPads().size()) != 2 * rank)
-    return emitOpError() << "expects " << 2 * rank << " pads for rank "
-                         << rank;
+    return emitOpError() << "expects " << 2 * rank << " pads for rank " << rank;
   if (getValue().getType() != elementTypeOf(getInput()))
     return emitOpError("pad value must have the input's element type");
   SmallVector<int64_t> result;
   for (int64_t i = 0; i < rank; ++i) {
     int64_t dim = (*in)[i];
-    result.push_back(dim == shp::kDynamic
-                         ? dim
-                         : dim + getPads()[i] + getPads()[rank + i]);
+    result.push_back(
+        dim == shp::kDynamic ? dim : dim + getPads()[i] + getPads()[rank + i]);
     if (result.back() < 0 && dim != shp::kDynamic)
       return emitOpError() << "pads crop axis " << i << " below zero";
   }
@@ -738,8 +737,8 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
   ArrayRef<int64_t> dims = in->slice(start, end - start);
   if (llvm::is_contained(dims, shp::kDynamic))
     return {};
-  auto type = RankedTensorType::get({end - start},
-                                    IntegerType::get(getContext(), 64));
+  auto type =
+      RankedTensorType::get({end - start}, IntegerType::get(getContext(), 64));
   return DenseIntElementsAttr::get(type, dims);
 }
 
@@ -753,7 +752,8 @@ LogicalResult GatherOp::verify() {
     return emitOpError("data must have rank at least 1");
   std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), data->size());
   if (!axis)
-    return emitOpError() << "axis " << static_cast<int64_t>(getAxis()) << " is out of range";
+    return emitOpError() << "axis " << static_cast<int64_t>(getAxis())
+                         << " is out of range";
   SmallVector<int64_t> result(data->take_front(*axis));
   llvm::append_range(result, *indices);
   llvm::append_range(result, data->drop_front(*axis + 1));

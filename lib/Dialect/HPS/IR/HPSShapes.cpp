@@ -63,9 +63,8 @@ bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
   return true;
 }
 
-std::optional<SmallVector<int64_t>> reshape(ArrayRef<int64_t> input,
-                                            ArrayRef<int64_t> shape,
-                                            bool allowZero) {
+std::optional<SmallVector<int64_t>>
+reshape(ArrayRef<int64_t> input, ArrayRef<int64_t> shape, bool allowZero) {
   SmallVector<int64_t> result;
   int64_t inferred = -1;
   bool unknown = false;

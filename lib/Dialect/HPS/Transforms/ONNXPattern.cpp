@@ -71,6 +71,26 @@ void replaceNodeWith(ONNXNode node, Value value, PatternRewriter &rewriter) {
   rewriter.eraseOp(node.getOp());
 }
 
+std::optional<double> getConstantScalar(Value value) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(getConstantValue(value));
+  if (!dense || (!dense.isSplat() && dense.getNumElements() != 1))
+    return std::nullopt;
+  Attribute element = dense.getSplatValue<Attribute>();
+  if (auto f = dyn_cast<FloatAttr>(element))
+    return f.getValueAsDouble();
+  if (auto i = dyn_cast<IntegerAttr>(element))
+    return i.getType().isUnsignedInteger()
+               ? static_cast<double>(i.getValue().getZExtValue())
+               : static_cast<double>(i.getValue().getSExtValue());
+  return std::nullopt;
+}
+
+TypedAttr makeScalarAttr(Type elementType, double value) {
+  if (isa<FloatType>(elementType))
+    return FloatAttr::get(elementType, value);
+  return IntegerAttr::get(elementType, static_cast<int64_t>(value));
+}
+
 std::optional<ArrayRef<int64_t>> rankedShape(Value value) {
   if (auto type = dyn_cast<RankedTensorType>(value.getType()))
     return type.getShape();

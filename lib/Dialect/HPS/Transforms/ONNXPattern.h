@@ -99,6 +99,13 @@ mlir::LogicalResult replaceNode(ONNXNode node, mlir::PatternRewriter &rewriter,
   return mlir::success();
 }
 
+/// The value of a constant tensor with a single element (or a splat), as a
+/// double; std::nullopt when it is not a known constant.
+std::optional<double> getConstantScalar(mlir::Value value);
+
+/// A scalar attribute of `elementType` holding `value` (integer or float).
+mlir::TypedAttr makeScalarAttr(mlir::Type elementType, double value);
+
 /// The ranked shape of a value, or std::nullopt.
 std::optional<llvm::ArrayRef<int64_t>> rankedShape(mlir::Value value);
 
