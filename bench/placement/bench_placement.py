@@ -43,7 +43,10 @@ def legalize(bin_dir, model, out):
     imp = run([os.path.join(bin_dir, "heterps-translate"), "--import-onnx", model, "-o", out + ".imported"])
     if imp.returncode:
         raise RuntimeError(imp.stderr)
-    leg = run([os.path.join(bin_dir, "heterps-opt"), "--hps-legalize-onnx", out + ".imported", "-o", out])
+    # Placement reads shapes only: weights are elided to keep modules small.
+    leg = run([os.path.join(bin_dir, "heterps-opt"), "--hps-legalize-onnx=strict=1",
+               "--mlir-elide-resource-strings-if-larger=64", "--mlir-elide-elementsattrs-if-larger=64",
+               out + ".imported", "-o", out])
     if leg.returncode:
         raise RuntimeError(leg.stderr)
     os.remove(out + ".imported")

@@ -124,7 +124,14 @@ ExtractedLayerGraph heterps::hps::buildLayerGraph(func::FuncOp func,
                                                   cost::Mode mode) {
   ExtractedLayerGraph result;
   result.graph.mode = mode;
-  double samples = static_cast<double>(std::max<int64_t>(batch, 1));
+  // Samples one run of the function carries: the leading extent of its
+  // first input when static (an exported batch), else the bound batch.
+  int64_t graphBatch = batch;
+  if (func.getNumArguments() > 0)
+    if (auto first = dyn_cast<RankedTensorType>(func.getArgument(0).getType());
+        first && first.getRank() > 0 && !first.isDynamicDim(0))
+      graphBatch = first.getDimSize(0);
+  double samples = static_cast<double>(std::max<int64_t>(graphBatch, 1));
   llvm::DenseMap<Operation *, unsigned> layerOf;
 
   for (Operation &op : func.getBody().front()) {

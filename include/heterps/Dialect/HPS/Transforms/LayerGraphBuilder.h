@@ -23,9 +23,10 @@ struct ExtractedLayerGraph {
   llvm::SmallVector<mlir::Operation *> ops;
 };
 
-/// Builds the layer graph of `func`. `batch` is the number of samples one
-/// pipeline step carries: dynamic dimensions are taken as `batch` and every
-/// count is divided by it to give per-sample figures.
+/// Builds the layer graph of `func`. Dynamic dimensions are taken as
+/// `batch`; counts are divided by the samples one run of the function
+/// carries (the static leading extent of its first input, else `batch`) to
+/// give per-sample figures.
 ExtractedLayerGraph buildLayerGraph(mlir::func::FuncOp func, int64_t batch,
                                     cost::Mode mode);
 
