@@ -9,7 +9,7 @@ import sys
 
 OP = re.compile(r'=\s+(hps\.[a-z_]+)(?:\s+"([A-Za-z0-9_]+)")?')
 WEIGHT = re.compile(r'hps\.weight\s+"([^"]+)".*:\s+tensor<([^>]*)>')
-FUNC = re.compile(r'func\.func @(\w+)\((.*)\)\s*->\s*(.*?)\s*(attributes|\{)')
+FUNC = re.compile(r'func\.func @(\w+)\((.*?)\)\s*->\s*(.*?)\s*(?:attributes \{|\{$)')
 
 
 def elements(shape):
@@ -44,8 +44,9 @@ def main():
                     generic[m.group(2)] += 1
     print(f"model: {args.model or args.module}")
     if signature:
-        print(f"inputs: {signature.group(2)}")
-        print(f"outputs: {signature.group(3)}")
+        strip = lambda text: re.sub(r'\s*loc\([^()]*(\([^()]*\))?[^()]*\)', "", text)
+        print(f"inputs: {strip(signature.group(2))}")
+        print(f"outputs: {strip(signature.group(3))}")
     print(f"weights: {weights} tensors, {params:,} parameters")
     print("layer ops:")
     for op, count in sorted(ops.items(), key=lambda kv: (-kv[1], kv[0])):
