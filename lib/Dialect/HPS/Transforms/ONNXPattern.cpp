@@ -39,6 +39,16 @@ std::string ONNXNode::getString(StringRef name, StringRef fallback) const {
   return fallback.str();
 }
 
+std::optional<int64_t> ONNXNode::getAxis(StringRef name, int64_t fallback,
+                                         int64_t rank) const {
+  int64_t axis = getInt(name, fallback);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  return axis;
+}
+
 std::optional<SmallVector<int64_t>> ONNXNode::getInts(StringRef name) const {
   if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(getAttr(name)))
     return SmallVector<int64_t>(attr.asArrayRef());

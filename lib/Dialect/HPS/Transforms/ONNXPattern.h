@@ -48,6 +48,10 @@ public:
   std::string getString(llvm::StringRef name, llvm::StringRef fallback) const;
   std::optional<llvm::SmallVector<int64_t>> getInts(llvm::StringRef name) const;
   mlir::Attribute getAttr(llvm::StringRef name) const;
+  /// The axis attribute `name` (default `fallback`) mapped into [0, rank),
+  /// or std::nullopt when out of range.
+  std::optional<int64_t> getAxis(llvm::StringRef name, int64_t fallback,
+                                 int64_t rank) const;
 
 private:
   mutable OnnxNodeOp op;

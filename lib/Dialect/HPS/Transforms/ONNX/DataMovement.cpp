@@ -205,12 +205,10 @@ LogicalResult legalizeSplit(ONNXNode node, PatternRewriter &rewriter) {
   auto shape = rankedShape(node.input(0));
   if (!shape)
     return rewriter.notifyMatchFailure(node.getOp(), "unranked input");
-  int64_t rank = shape->size();
-  int64_t axis = node.getInt("axis", 0);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
+  std::optional<int64_t> axisIndex = node.getAxis("axis", 0, shape->size());
+  if (!axisIndex)
     return failure();
+  int64_t axis = *axisIndex;
   unsigned outputs = node.getOp().getNumResults();
   std::optional<SmallVector<int64_t>> sizes;
   if (node.getOpset() >= 13) {

@@ -39,11 +39,10 @@ LogicalResult legalizeCoercedSoftmax(ONNXNode node, PatternRewriter &rewriter) {
   if (!shape)
     return rewriter.notifyMatchFailure(node.getOp(), "unranked input");
   int64_t rank = shape->size();
-  int64_t axis = node.getInt("axis", 1);
-  if (axis < 0)
-    axis += rank;
-  if (axis < 0 || axis >= rank)
+  std::optional<int64_t> axisIndex = node.getAxis("axis", 1, rank);
+  if (!axisIndex)
     return rewriter.notifyMatchFailure(node.getOp(), "axis out of range");
+  int64_t axis = *axisIndex;
   if (axis == rank - 1)
     return replaceNode<SoftmaxLike>(node, rewriter, node.input(0),
                                     rewriter.getI64IntegerAttr(-1),
