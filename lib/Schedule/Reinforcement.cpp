@@ -178,6 +178,12 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
         }
         anyClass();
       }
+      // The exact re-placement costs about slots x layers^2 table steps;
+      // past this budget (deep models with many stages) it would run for
+      // minutes, so the local moves alone finish the plan.
+      constexpr double kExactBudget = 4e6;
+      if (static_cast<double>(slots.size()) * n * n > kExactBudget)
+        return plan;
       std::optional<Evaluation> refined =
           neighbourhood->cheapest(slots, /*ordered=*/true);
       if (!refined || !isBetter(*refined, plan))
