@@ -37,6 +37,7 @@ if python_has("onnx") and python_has("numpy"):
 
 tools = [
     ToolSubst("heterps-opt", unresolved="fatal"),
+    ToolSubst("heterps-profile", unresolved="fatal"),
     ToolSubst("heterps-translate", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, [config.heterps_tools_dir, config.llvm_tools_dir])

@@ -1,0 +1,62 @@
+//===- LayerProfiler.h - Time hps layers on the local CPU -------*- C++ -*-===//
+//
+// Measures the forward pass of one hps layer op on this machine's CPU through
+// oneDNN (a plain C++ loop for embedding lookups and dense gathers, as the
+// runtime runs them). Primitives and memory are created once per call, then
+// the layer runs once to warm up and `repeats` times timed; the median is
+// reported. The header is free of oneDNN so callers need no exceptions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_PROFILE_LAYERPROFILER_H
+#define HETERPS_PROFILE_LAYERPROFILER_H
+
+#include "mlir/IR/Operation.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace heterps::profile {
+
+struct ProfileOptions {
+  int64_t batch = 256;   ///< Extent bound to dynamic dims.
+  unsigned repeats = 10; ///< Timed runs after one warm-up run.
+  /// OpenMP threads for oneDNN and the gather loops; 0 keeps the runtime's
+  /// default (all cores).
+  unsigned threads = 0;
+  /// Embedding tables larger than this are timed on their first rows only
+  /// (still far larger than the caches, so gathers stay DRAM bound).
+  uint64_t maxTableBytes = uint64_t(512) << 20;
+};
+
+struct LayerMeasurement {
+  /// Median seconds of one forward pass; none when the layer was skipped.
+  std::optional<double> seconds;
+  /// Why the layer was skipped, or how it was approximated; may be empty.
+  std::string note;
+};
+
+class LayerProfiler {
+public:
+  explicit LayerProfiler(ProfileOptions options);
+  ~LayerProfiler();
+
+  /// Times `layer` (an hps layer op). An op without a oneDNN counterpart
+  /// comes back skipped with a note; oneDNN rejecting the layer, or running
+  /// out of memory, is an error.
+  llvm::Expected<LayerMeasurement> measure(mlir::Operation *layer);
+
+  const ProfileOptions &options() const { return opts; }
+
+private:
+  struct Impl;
+  ProfileOptions opts;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace heterps::profile
+
+#endif // HETERPS_PROFILE_LAYERPROFILER_H
