@@ -144,6 +144,7 @@ struct LegalizeONNXPass
     populateReductionPatterns(set);
     populateDataMovementPatterns(set);
     populateValuePatterns(set);
+    populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
   }

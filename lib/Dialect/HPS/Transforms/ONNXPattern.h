@@ -122,6 +122,8 @@ void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
 void populateValuePatterns(mlir::RewritePatternSet &patterns);
+/// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
+void populateFusionPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace heterps::hps
 

@@ -1,4 +1,10 @@
 //===- Elementwise.cpp - Unary, binary, variadic, Where, Cast, Clip -------===//
+//
+// Opset ranges follow ONNX's version history. Versions that only widened the
+// accepted element types (Relu 13/14, Add 13/14, Where 16, ...) share one
+// pattern; before opset 7 no op broadcast, and opset 7 is the oldest read.
+//
+//===----------------------------------------------------------------------===//
 
 #include "../ONNXPattern.h"
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
@@ -10,43 +16,28 @@ using namespace mlir;
 namespace heterps::hps {
 namespace {
 
-/// A unary op whose only operand is the node's first input.
+/// Float attributes of an op and their ONNX defaults.
+using FloatAttrDefaults = SmallVector<std::pair<StringRef, float>, 2>;
+
+/// A unary op on the node's first input. Its float attributes take the
+/// node's values or, when omitted, the ONNX defaults; every one is written
+/// out so the result does not depend on the hps op's own defaults.
 template <typename OpTy>
 void addUnary(RewritePatternSet &patterns, StringRef opType, int64_t minOpset,
-              int64_t maxOpset = kMaxOpset) {
-  addONNXPattern(patterns, opType, minOpset, maxOpset,
-                 [](ONNXNode node, PatternRewriter &rewriter) {
-                   return replaceNode<OpTy>(node, rewriter, node.input(0),
-                                            DeviceAttr());
-                 });
-}
-
-/// A unary op with float attributes read from the node with their ONNX
-/// defaults, in declaration order.
-template <typename OpTy>
-void addUnaryWithAttrs(RewritePatternSet &patterns, StringRef opType,
-                       int64_t minOpset,
-                       SmallVector<std::pair<std::string, float>> attrs) {
+              FloatAttrDefaults attrs = {}) {
   addONNXPattern(
       patterns, opType, minOpset, kMaxOpset,
-      [attrs](ONNXNode node, PatternRewriter &rewriter) -> LogicalResult {
-        for (unsigned i = 1; i < node.getOp().getNumResults(); ++i)
-          if (node.isResultUsed(i))
-            return failure();
-        OperationState state(node.getLoc(), OpTy::getOperationName());
-        state.addOperands(node.input(0));
-        state.addTypes(node.resultType());
-        auto op = cast<OpTy>(rewriter.create(state));
-        for (const auto &[name, fallback] : attrs)
-          op->setAttr(name,
-                      rewriter.getF32FloatAttr(node.getFloat(name, fallback)));
-        if (DeviceAttr device = node.getOp().getDeviceAttr())
-          op.setDeviceAttr(device);
-        replaceNodeWith(node, op, rewriter);
-        return success();
+      [attrs](ONNXNode node, PatternRewriter &rewriter) {
+        SmallVector<NamedAttribute> named;
+        for (auto [name, fallback] : attrs)
+          named.push_back(rewriter.getNamedAttr(
+              name, rewriter.getF32FloatAttr(node.getFloat(name, fallback))));
+        return replaceNode<OpTy>(node, rewriter, ValueRange{node.input(0)},
+                                 named);
       });
 }
 
+/// A broadcasting binary op on the node's two inputs.
 template <typename OpTy>
 void addBinary(RewritePatternSet &patterns, StringRef opType,
                int64_t minOpset) {
@@ -66,24 +57,28 @@ Type broadcastType(Value lhs, Value rhs, Type element) {
   return UnrankedTensorType::get(element);
 }
 
-/// Max, Min, Sum (and Mean): a left-to-right chain of broadcasting binary
-/// ops; the node's own result type ends the chain.
+/// Max, Min, Sum and Mean: a left-to-right chain of broadcasting binary ops
+/// (Mean then divides by the input count); the node's own result type ends
+/// the chain. A single input is the identity.
 template <typename OpTy>
 LogicalResult chainVariadic(ONNXNode node, PatternRewriter &rewriter,
                             bool divideByCount) {
   unsigned count = node.numInputs();
-  if (count == 0 || !node.input(0))
-    return failure();
+  for (unsigned i = 0; i < count; ++i)
+    if (!node.input(i))
+      return rewriter.notifyMatchFailure(node.getOp(), "missing input");
+  if (count == 0)
+    return rewriter.notifyMatchFailure(node.getOp(), "no inputs");
   Type resultType = node.resultType();
-  Type element = cast<ShapedType>(resultType).getElementType();
-  if (divideByCount && !isa<FloatType>(element))
-    return rewriter.notifyMatchFailure(node.getOp(), "integer Mean");
-  if (count == 1 && !divideByCount) {
+  if (count == 1) {
     if (node.input(0).getType() != resultType)
-      return failure();
+      return rewriter.notifyMatchFailure(node.getOp(), "type mismatch");
     replaceNodeWith(node, node.input(0), rewriter);
     return success();
   }
+  Type element = cast<ShapedType>(resultType).getElementType();
+  if (divideByCount && !isa<FloatType>(element))
+    return rewriter.notifyMatchFailure(node.getOp(), "integer Mean");
   DeviceAttr device = node.getOp().getDeviceAttr();
   Value acc = node.input(0);
   for (unsigned i = 1; i < count; ++i) {
@@ -104,34 +99,62 @@ LogicalResult chainVariadic(ONNXNode node, PatternRewriter &rewriter,
   return success();
 }
 
-/// Clip bounds: attributes before opset 11, optional constant inputs after.
-LogicalResult legalizeClip(ONNXNode node, PatternRewriter &rewriter) {
-  FloatAttr min, max;
-  if (node.getOpset() < 11) {
-    float lowest = std::numeric_limits<float>::lowest();
-    float highest = std::numeric_limits<float>::max();
-    min = rewriter.getF64FloatAttr(node.getFloat("min", lowest));
-    max = rewriter.getF64FloatAttr(node.getFloat("max", highest));
-  } else {
-    for (auto [index, bound] : {std::pair<unsigned, FloatAttr *>{1, &min},
-                                std::pair<unsigned, FloatAttr *>{2, &max}}) {
-      Value input = node.input(index);
-      if (!input)
-        continue; // A missing bound is open.
-      std::optional<double> value = getConstantScalar(input);
-      if (!value)
-        return rewriter.notifyMatchFailure(node.getOp(),
-                                           "bound is not a constant");
-      *bound = rewriter.getF64FloatAttr(*value);
-    }
-  }
-  return replaceNode<ClipOp>(node, rewriter, node.input(0), min, max,
+void addVariadic(RewritePatternSet &patterns, StringRef opType,
+                 LogicalResult (*chain)(ONNXNode, PatternRewriter &, bool),
+                 bool divideByCount = false) {
+  addONNXPattern(
+      patterns, opType, kMinOpset, kMaxOpset,
+      [chain, divideByCount](ONNXNode node, PatternRewriter &rewriter) {
+        return chain(node, rewriter, divideByCount);
+      });
+}
+
+/// A Clip bound given as an input (opset 11+): null when omitted (an open
+/// bound), failure when it is not a known scalar constant or, for integer
+/// clips, when it does not survive the trip through the f64 attribute.
+FailureOr<FloatAttr> clipBoundInput(ONNXNode node, unsigned index,
+                                    PatternRewriter &rewriter) {
+  Value input = node.input(index);
+  if (!input)
+    return FloatAttr();
+  std::optional<double> value = getConstantScalar(input);
+  if (!value)
+    return failure();
+  // Integers of magnitude up to 2^53 are exact in an f64.
+  constexpr int64_t kExact = int64_t(1) << 53;
+  if (auto ints = getConstantInts(input))
+    if (ints->front() > kExact || ints->front() < -kExact)
+      return failure();
+  return rewriter.getF64FloatAttr(*value);
+}
+
+/// Clip 6 (read from opset 7) to 10: float min/max attributes whose
+/// defaults are the float range, as the spec gives them.
+LogicalResult legalizeClipAttrs(ONNXNode node, PatternRewriter &rewriter) {
+  float lowest = std::numeric_limits<float>::lowest();
+  float highest = std::numeric_limits<float>::max();
+  return replaceNode<ClipOp>(
+      node, rewriter, node.input(0),
+      rewriter.getF64FloatAttr(node.getFloat("min", lowest)),
+      rewriter.getF64FloatAttr(node.getFloat("max", highest)), DeviceAttr());
+}
+
+/// Clip 11+: optional min/max inputs that must be constants to become
+/// attributes; an omitted one is an open bound.
+LogicalResult legalizeClipInputs(ONNXNode node, PatternRewriter &rewriter) {
+  FailureOr<FloatAttr> min = clipBoundInput(node, 1, rewriter);
+  FailureOr<FloatAttr> max = clipBoundInput(node, 2, rewriter);
+  if (failed(min) || failed(max))
+    return rewriter.notifyMatchFailure(node.getOp(),
+                                       "bound is not a scalar constant");
+  return replaceNode<ClipOp>(node, rewriter, node.input(0), *min, *max,
                              DeviceAttr());
 }
 
 } // namespace
 
 void populateElementwisePatterns(RewritePatternSet &patterns) {
+  // Unary ops without attributes.
   addUnary<ReluOp>(patterns, "Relu", kMinOpset);
   addUnary<SigmoidOp>(patterns, "Sigmoid", kMinOpset);
   addUnary<TanhOp>(patterns, "Tanh", kMinOpset);
@@ -152,20 +175,24 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
   addUnary<SignOp>(patterns, "Sign", 9);
   addUnary<RoundOp>(patterns, "Round", 11);
   addUnary<HardSwishOp>(patterns, "HardSwish", 14);
-  addUnaryWithAttrs<LeakyReluOp>(patterns, "LeakyRelu", kMinOpset,
-                                 {{"alpha", 0.01f}});
-  addUnaryWithAttrs<EluOp>(patterns, "Elu", kMinOpset, {{"alpha", 1.0f}});
-  addUnaryWithAttrs<SeluOp>(patterns, "Selu", kMinOpset,
-                            {{"alpha", 1.67326319217681884765625f},
-                             {"gamma", 1.05070102214813232421875f}});
-  addUnaryWithAttrs<HardSigmoidOp>(patterns, "HardSigmoid", kMinOpset,
-                                   {{"alpha", 0.2f}, {"beta", 0.5f}});
-  addUnaryWithAttrs<CeluOp>(patterns, "Celu", 12, {{"alpha", 1.0f}});
-  addUnaryWithAttrs<ThresholdedReluOp>(patterns, "ThresholdedRelu", 10,
-                                       {{"alpha", 1.0f}});
-  addONNXPattern(patterns, "Clip", kMinOpset, 10, legalizeClip);
-  addONNXPattern(patterns, "Clip", 11, kMaxOpset, legalizeClip);
 
+  // Unary ops with float attributes (ONNX defaults).
+  addUnary<LeakyReluOp>(patterns, "LeakyRelu", kMinOpset, {{"alpha", 0.01f}});
+  addUnary<EluOp>(patterns, "Elu", kMinOpset, {{"alpha", 1.0f}});
+  addUnary<SeluOp>(patterns, "Selu", kMinOpset,
+                   {{"alpha", 1.67326319217681884765625f},
+                    {"gamma", 1.05070102214813232421875f}});
+  addUnary<HardSigmoidOp>(patterns, "HardSigmoid", kMinOpset,
+                          {{"alpha", 0.2f}, {"beta", 0.5f}});
+  addUnary<CeluOp>(patterns, "Celu", 12, {{"alpha", 1.0f}});
+  addUnary<ThresholdedReluOp>(patterns, "ThresholdedRelu", 10,
+                              {{"alpha", 1.0f}});
+
+  // Clip moved its bounds from attributes to inputs in opset 11.
+  addONNXPattern(patterns, "Clip", kMinOpset, 10, legalizeClipAttrs);
+  addONNXPattern(patterns, "Clip", 11, kMaxOpset, legalizeClipInputs);
+
+  // Broadcasting binary ops.
   addBinary<AddOp>(patterns, "Add", kMinOpset);
   addBinary<SubOp>(patterns, "Sub", kMinOpset);
   addBinary<MulOp>(patterns, "Mul", kMinOpset);
@@ -189,22 +216,12 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
                                              node.input(1), fmod, DeviceAttr());
                  });
 
-  addONNXPattern(patterns, "Max", kMinOpset, kMaxOpset,
-                 [](ONNXNode node, PatternRewriter &rewriter) {
-                   return chainVariadic<MaxOp>(node, rewriter, false);
-                 });
-  addONNXPattern(patterns, "Min", kMinOpset, kMaxOpset,
-                 [](ONNXNode node, PatternRewriter &rewriter) {
-                   return chainVariadic<MinOp>(node, rewriter, false);
-                 });
-  addONNXPattern(patterns, "Sum", kMinOpset, kMaxOpset,
-                 [](ONNXNode node, PatternRewriter &rewriter) {
-                   return chainVariadic<AddOp>(node, rewriter, false);
-                 });
-  addONNXPattern(patterns, "Mean", kMinOpset, kMaxOpset,
-                 [](ONNXNode node, PatternRewriter &rewriter) {
-                   return chainVariadic<AddOp>(node, rewriter, true);
-                 });
+  // Variadic ops. Version 6 (read from opset 7) required equal shapes and
+  // version 8 added broadcasting: the broadcasting chain covers both.
+  addVariadic(patterns, "Max", chainVariadic<MaxOp>);
+  addVariadic(patterns, "Min", chainVariadic<MinOp>);
+  addVariadic(patterns, "Sum", chainVariadic<AddOp>);
+  addVariadic(patterns, "Mean", chainVariadic<AddOp>, /*divideByCount=*/true);
 
   addONNXPattern(patterns, "Where", 9, kMaxOpset,
                  [](ONNXNode node, PatternRewriter &rewriter) {
@@ -212,11 +229,15 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
                                                node.input(1), node.input(2),
                                                DeviceAttr());
                  });
-  addONNXPattern(patterns, "Cast", kMinOpset, kMaxOpset,
-                 [](ONNXNode node, PatternRewriter &rewriter) {
-                   return replaceNode<CastOp>(node, rewriter, node.input(0),
-                                              DeviceAttr());
-                 });
+  // Cast 6+ takes `to` as a data type enum, which the importer already
+  // made the result's element type.
+  addONNXPattern(
+      patterns, "Cast", kMinOpset, kMaxOpset,
+      [](ONNXNode node, PatternRewriter &rewriter) {
+        if (!isa<TensorType>(node.resultType()))
+          return rewriter.notifyMatchFailure(node.getOp(), "untyped result");
+        return replaceNode<CastOp>(node, rewriter, node.input(0), DeviceAttr());
+      });
 }
 
 } // namespace heterps::hps

@@ -8,13 +8,26 @@ using namespace mlir;
 namespace heterps::hps {
 namespace {
 
-/// Inference-form batch normalization with running statistics. Opsets 7-8
-/// with spatial=0 normalize per element, and opset 14+ training mode
-/// computes batch statistics: both stay generic.
+/// True when the node declares an output after the first. The importer
+/// gives an omitted optional output the first output's type, and a declared
+/// one its own type (batch statistics are 1-D, Y at least 2-D) or none.
+bool declaresSecondaryOutputs(ONNXNode node) {
+  for (unsigned i = 1, e = node.getOp().getNumResults(); i < e; ++i)
+    if (node.resultType(i) != node.resultType(0))
+      return true;
+  return false;
+}
+
+/// Inference-form batch normalization with running statistics. Before
+/// opset 14 the number of outputs selects the mode: declaring the batch
+/// statistics outputs means training mode, where Y is normalized with batch
+/// statistics, so such a node stays generic even if nothing reads them.
+/// From opset 14 on, training_mode says so. replaceNode refuses a node
+/// whose secondary outputs are read.
 LogicalResult legalizeBatchNorm(ONNXNode node, PatternRewriter &rewriter) {
-  if (node.getOpset() < 9 && node.getInt("spatial", 1) != 1)
-    return rewriter.notifyMatchFailure(node.getOp(), "spatial=0");
-  if (node.getInt("training_mode", 0) != 0)
+  int64_t opset = node.getOpset();
+  if (opset < 14 ? declaresSecondaryOutputs(node)
+                 : node.getInt("training_mode", 0) != 0)
     return rewriter.notifyMatchFailure(node.getOp(), "training mode");
   return replaceNode<BatchNormOp>(
       node, rewriter, node.input(0), node.input(1), node.input(2),
@@ -22,7 +35,30 @@ LogicalResult legalizeBatchNorm(ONNXNode node, PatternRewriter &rewriter) {
       rewriter.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)), DeviceAttr());
 }
 
+/// BatchNormalization 7 (read at opsets 7-8) with spatial=0 keeps
+/// per-element statistics, which hps.batch_norm does not express.
+LogicalResult legalizeSpatialBatchNorm(ONNXNode node,
+                                       PatternRewriter &rewriter) {
+  if (node.getInt("spatial", 1) != 1)
+    return rewriter.notifyMatchFailure(node.getOp(), "spatial=0");
+  return legalizeBatchNorm(node, rewriter);
+}
+
+/// True unless the input's rank is known and `axis` (default `fallback`)
+/// lies outside [-rank, rank).
+bool axisIsValid(ONNXNode node, int64_t fallback) {
+  auto shape = rankedShape(node.input(0));
+  return !shape || node.getAxis("axis", fallback, shape->size()).has_value();
+}
+
+/// LayerNormalization 17. stash_type (the precision of the statistics)
+/// other than the default float is not expressible; the Mean and
+/// InvStdDev outputs must be unused (replaceNode checks).
 LogicalResult legalizeLayerNorm(ONNXNode node, PatternRewriter &rewriter) {
+  if (node.getInt("stash_type", 1) != 1)
+    return rewriter.notifyMatchFailure(node.getOp(), "stash_type");
+  if (!axisIsValid(node, -1))
+    return rewriter.notifyMatchFailure(node.getOp(), "axis out of range");
   return replaceNode<LayerNormOp>(
       node, rewriter, node.input(0), node.input(1), node.input(2),
       rewriter.getI64IntegerAttr(node.getInt("axis", -1)),
@@ -31,8 +67,10 @@ LogicalResult legalizeLayerNorm(ONNXNode node, PatternRewriter &rewriter) {
 
 /// Softmax and LogSoftmax before opset 13 coerce the input to 2-D at `axis`
 /// (default 1) and normalize each row: a softmax over every axis from
-/// `axis` on. That is one hps op when `axis` is the last axis, otherwise
-/// flatten -> softmax over axis 1 -> reshape back (static shapes only).
+/// `axis` on. When the axes after `axis` are all of size 1 (in particular
+/// when `axis` is the last) that is one hps op along `axis`; otherwise
+/// flatten -> softmax over axis 1 -> reshape back, which needs static axes
+/// from `axis` on and at most one dynamic axis before it (the reshape's -1).
 template <typename SoftmaxLike>
 LogicalResult legalizeCoercedSoftmax(ONNXNode node, PatternRewriter &rewriter) {
   auto shape = rankedShape(node.input(0));
@@ -43,31 +81,49 @@ LogicalResult legalizeCoercedSoftmax(ONNXNode node, PatternRewriter &rewriter) {
   if (!axisIndex)
     return rewriter.notifyMatchFailure(node.getOp(), "axis out of range");
   int64_t axis = *axisIndex;
-  if (axis == rank - 1)
-    return replaceNode<SoftmaxLike>(node, rewriter, node.input(0),
-                                    rewriter.getI64IntegerAttr(-1),
-                                    DeviceAttr());
-  auto outer = shapes::elementCount(shape->take_front(axis));
-  auto inner = shapes::elementCount(shape->drop_front(axis));
-  if (!outer || !inner || node.resultType() != node.input(0).getType())
+  ArrayRef<int64_t> trailing = shape->drop_front(axis + 1);
+  if (llvm::all_of(trailing, [](int64_t dim) { return dim == 1; }))
+    return replaceNode<SoftmaxLike>(
+        node, rewriter, node.input(0),
+        rewriter.getI64IntegerAttr(axis == rank - 1 ? -1 : axis), DeviceAttr());
+
+  std::optional<int64_t> inner = shapes::elementCount(shape->drop_front(axis));
+  SmallVector<int64_t> target(*shape);
+  int64_t dynamicOuter = 0;
+  for (int64_t &dim : MutableArrayRef(target).take_front(axis))
+    if (dim == ShapedType::kDynamic) {
+      dim = -1;
+      ++dynamicOuter;
+    }
+  if (!inner || dynamicOuter > 1 ||
+      (dynamicOuter && llvm::is_contained(target, 0)))
     return rewriter.notifyMatchFailure(node.getOp(), "dynamic shape");
-  Type element = cast<ShapedType>(node.resultType()).getElementType();
-  auto flatType = RankedTensorType::get({*outer, *inner}, element);
+  std::optional<int64_t> outer = shapes::elementCount(shape->take_front(axis));
+
+  Type element = cast<ShapedType>(node.input(0).getType()).getElementType();
+  auto flatType = RankedTensorType::get(
+      {outer.value_or(ShapedType::kDynamic), *inner}, element);
   DeviceAttr device = node.getOp().getDeviceAttr();
   Location loc = node.getLoc();
   Value flat = rewriter.create<FlattenOp>(
       loc, flatType, node.input(0), rewriter.getI64IntegerAttr(axis), device);
   Value normalized = rewriter.create<SoftmaxLike>(
       loc, flatType, flat, rewriter.getI64IntegerAttr(1), device);
+  // A 0 in the target is an empty axis, not a copy of the input's.
+  UnitAttr allowZero =
+      llvm::is_contained(target, 0) ? rewriter.getUnitAttr() : UnitAttr();
   Value back = rewriter.create<ReshapeOp>(loc, node.resultType(), normalized,
-                                          rewriter.getDenseI64ArrayAttr(*shape),
-                                          UnitAttr(), device);
+                                          rewriter.getDenseI64ArrayAttr(target),
+                                          allowZero, device);
   replaceNodeWith(node, back, rewriter);
   return success();
 }
 
+/// Softmax and LogSoftmax 13+: one axis, default -1.
 template <typename SoftmaxLike>
 LogicalResult legalizeAxisSoftmax(ONNXNode node, PatternRewriter &rewriter) {
+  if (!axisIsValid(node, -1))
+    return rewriter.notifyMatchFailure(node.getOp(), "axis out of range");
   return replaceNode<SoftmaxLike>(
       node, rewriter, node.input(0),
       rewriter.getI64IntegerAttr(node.getInt("axis", -1)), DeviceAttr());
@@ -77,7 +133,7 @@ LogicalResult legalizeAxisSoftmax(ONNXNode node, PatternRewriter &rewriter) {
 
 void populateNormalizationPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "BatchNormalization", kMinOpset, 8,
-                 legalizeBatchNorm);
+                 legalizeSpatialBatchNorm);
   addONNXPattern(patterns, "BatchNormalization", 9, 13, legalizeBatchNorm);
   addONNXPattern(patterns, "BatchNormalization", 14, kMaxOpset,
                  legalizeBatchNorm);

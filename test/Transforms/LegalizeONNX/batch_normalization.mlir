@@ -1,0 +1,49 @@
+// RUN: heterps-opt --hps-legalize-onnx --split-input-file %s | FileCheck %s
+
+// Opsets 7-8 (BatchNormalization 7): spatial=1 (the default) normalizes
+// per channel; spatial=0 keeps per-element statistics and stays generic.
+// CHECK-LABEL: func @spatial
+func.func @spatial(%x: tensor<2x3x4x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) {
+  // CHECK: hps.batch_norm %arg0, %arg1, %arg2, %arg3, %arg4 {device = #hps.device<"gpu.0">} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  %0 = hps.onnx_node "BatchNormalization"(%x, %s, %b, %m, %v) {attrs = {}, domain = "", opset = 7 : i64, device = #hps.device<"gpu.0">} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  // CHECK: hps.batch_norm %arg0, %arg1, %arg2, %arg3, %arg4 {epsilon = 1.000000e-03 : f32} :
+  %1 = hps.onnx_node "BatchNormalization"(%x, %s, %b, %m, %v) {attrs = {spatial = 1 : i64, epsilon = 1.0e-3 : f32, momentum = 0.8 : f32}, domain = "", opset = 8 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  // CHECK: hps.onnx_node "BatchNormalization"{{.*}}spatial = 0
+  %2 = hps.onnx_node "BatchNormalization"(%x, %s, %b, %m, %v) {attrs = {spatial = 0 : i64}, domain = "", opset = 8 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  return %0, %1, %2 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// Opsets 9-13: the outputs select the mode. Declaring the statistics
+// outputs (typed [C] here) means training mode, where Y uses batch
+// statistics: generic even when nothing reads them. Omitted optional
+// outputs (which the importer gives Y's type) do not count.
+// CHECK-LABEL: func @output_mode
+func.func @output_mode(%x: tensor<?x3x8xf32>, %s: tensor<3xf32>) -> (tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x3x8xf32>) {
+  // CHECK: hps.batch_norm %arg0, %arg1, %arg1, %arg1, %arg1 : (tensor<?x3x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<?x3x8xf32>
+  %0 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {epsilon = 1.0e-5 : f32}, domain = "", opset = 9 : i64} : (tensor<?x3x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<?x3x8xf32>
+  // CHECK: hps.onnx_node "BatchNormalization"{{.*}}opset = 13
+  %1:5 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<?x3x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  // CHECK: hps.batch_norm %arg0, %arg1, %arg1, %arg1, %arg1 :
+  %2:3 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {}, domain = "", opset = 12 : i64} : (tensor<?x3x8xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x3x8xf32>)
+  return %0, %1#0, %2#0 : tensor<?x3x8xf32>, tensor<?x3x8xf32>, tensor<?x3x8xf32>
+}
+
+// -----
+
+// Opsets 14-17: training_mode (default 0) selects the mode; the
+// running-statistics outputs must be unused.
+// CHECK-LABEL: func @training_mode
+func.func @training_mode(%x: tensor<2x3xf32>, %s: tensor<3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>) {
+  // CHECK: hps.batch_norm %arg0, %arg1, %arg1, %arg1, %arg1 :
+  %0 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {}, domain = "", opset = 14 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: hps.batch_norm %arg0, %arg1, %arg1, %arg1, %arg1 {epsilon = 1.000000e-01 : f32} :
+  %1:3 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {training_mode = 0 : i64, epsilon = 0.1 : f32}, domain = "", opset = 15 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  // CHECK: hps.onnx_node "BatchNormalization"{{.*}}training_mode = 1
+  %2 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {training_mode = 1 : i64}, domain = "", opset = 15 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // A read running mean keeps the node generic.
+  // CHECK: hps.onnx_node "BatchNormalization"{{.*}}opset = 17
+  %3:2 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>)
+  return %0, %1#0, %2, %3#0, %3#1 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>
+}
