@@ -64,8 +64,9 @@ ONNXPattern::ONNXPattern(MLIRContext *context, StringRef opType,
 LogicalResult ONNXPattern::matchAndRewrite(OnnxNodeOp op,
                                            PatternRewriter &rewriter) const {
   StringRef domain = op.getDomain();
+  auto opset = static_cast<int64_t>(op.getOpset()); // Verified positive.
   if (op.getOpType() != opType || !(domain.empty() || domain == "ai.onnx") ||
-      op.getOpset() < minOpset || op.getOpset() > maxOpset)
+      opset < minOpset || opset > maxOpset)
     return failure();
   return rewrite(ONNXNode(op), rewriter);
 }
