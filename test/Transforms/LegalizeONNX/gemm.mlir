@@ -1,8 +1,19 @@
 // RUN: heterps-opt --hps-legalize-onnx --split-input-file %s | FileCheck %s
 
-// Opsets 7-10: C required and unidirectionally broadcast.
-// CHECK-LABEL: func @gemm_c_required
-func.func @gemm_c_required(%a: tensor<3x2xf32>, %b: tensor<4x3xf32>, %c: tensor<1x4xf32>) -> tensor<2x4xf32> {
+// Opsets 7-8: C is required and broadcast unidirectionally to (M, N);
+// alpha, beta, transA and transB default to 1, 1, 0, 0 (elided).
+// CHECK-LABEL: func @gemm_7
+func.func @gemm_7(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<4xf32>) -> tensor<2x4xf32> {
+  // CHECK: hps.gemm %arg0, %arg1, %arg2 : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  %0 = hps.onnx_node "Gemm"(%a, %b, %c) {attrs = {}, domain = "", opset = 7 : i64} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Opsets 9-10: every attribute set.
+// CHECK-LABEL: func @gemm_9_attrs
+func.func @gemm_9_attrs(%a: tensor<3x2xf32>, %b: tensor<4x3xf32>, %c: tensor<1x4xf32>) -> tensor<2x4xf32> {
   // CHECK: hps.gemm %arg0, %arg1, %arg2 {alpha = 5.000000e-01 : f32, beta = 2.000000e+00 : f32, trans_a, trans_b} : (tensor<3x2xf32>, tensor<4x3xf32>, tensor<1x4xf32>) -> tensor<2x4xf32>
   %0 = hps.onnx_node "Gemm"(%a, %b, %c) {attrs = {alpha = 0.5 : f32, beta = 2.0 : f32, transA = 1 : i64, transB = 1 : i64}, domain = "", opset = 9 : i64} : (tensor<3x2xf32>, tensor<4x3xf32>, tensor<1x4xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
@@ -10,27 +21,42 @@ func.func @gemm_c_required(%a: tensor<3x2xf32>, %b: tensor<4x3xf32>, %c: tensor<
 
 // -----
 
-// Opset 11+: C optional.
-// CHECK-LABEL: func @gemm_no_c
-func.func @gemm_no_c(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
-  // CHECK: hps.gemm %arg0, %arg1 : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
-  %0 = hps.onnx_node "Gemm"(%a, %b) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+// Before opset 11 a Gemm without C is malformed: it stays generic.
+// CHECK-LABEL: func @gemm_10_no_c
+func.func @gemm_10_no_c(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>) -> tensor<2x4xf32> {
+  // CHECK: hps.onnx_node "Gemm"
+  %0 = hps.onnx_node "Gemm"(%a, %b) {attrs = {}, domain = "", opset = 10 : i64} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   return %0 : tensor<2x4xf32>
 }
 
 // -----
 
-// CHECK-LABEL: func @matmul
-func.func @matmul(%a: tensor<5x2x3xf32>, %b: tensor<3x4xf32>, %v: tensor<3xf32>, %w: tensor<7x1x3x2xf32>) -> (tensor<5x2x4xf32>, tensor<4xf32>, tensor<5x2xf32>, tensor<7x5x2x2xf32>) {
-  // CHECK: hps.matmul %arg0, %arg1 : (tensor<5x2x3xf32>, tensor<3x4xf32>) -> tensor<5x2x4xf32>
-  %0 = hps.onnx_node "MatMul"(%a, %b) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<5x2x3xf32>, tensor<3x4xf32>) -> tensor<5x2x4xf32>
-  // 1-D operands are promoted and the added axis dropped again.
-  // CHECK: hps.matmul %arg2, %arg1 : (tensor<3xf32>, tensor<3x4xf32>) -> tensor<4xf32>
-  %1 = hps.onnx_node "MatMul"(%v, %b) {attrs = {}, domain = "", opset = 9 : i64} : (tensor<3xf32>, tensor<3x4xf32>) -> tensor<4xf32>
-  // CHECK: hps.matmul %arg0, %arg2 : (tensor<5x2x3xf32>, tensor<3xf32>) -> tensor<5x2xf32>
-  %2 = hps.onnx_node "MatMul"(%a, %v) {attrs = {}, domain = "", opset = 7 : i64} : (tensor<5x2x3xf32>, tensor<3xf32>) -> tensor<5x2xf32>
-  // Batch dims broadcast.
-  // CHECK: hps.matmul %arg0, %arg3 : (tensor<5x2x3xf32>, tensor<7x1x3x2xf32>) -> tensor<7x5x2x2xf32>
-  %4 = hps.onnx_node "MatMul"(%a, %w) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<5x2x3xf32>, tensor<7x1x3x2xf32>) -> tensor<7x5x2x2xf32>
-  return %0, %1, %2, %4 : tensor<5x2x4xf32>, tensor<4xf32>, tensor<5x2xf32>, tensor<7x5x2x2xf32>
+// Opset 11+: C is optional, left out or omitted with an empty name.
+// CHECK-LABEL: func @gemm_11_optional_c
+func.func @gemm_11_optional_c(%a: tensor<2x3xf32>, %b: tensor<4x3xf32>, %c: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %none = hps.none
+  // CHECK: hps.gemm %arg0, %arg1 {trans_b} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %0 = hps.onnx_node "Gemm"(%a, %b) {attrs = {transB = 1 : i64}, domain = "", opset = 11 : i64} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  // CHECK: hps.gemm %arg0, %arg1 {beta = 0.000000e+00 : f32, trans_b} : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  %1 = hps.onnx_node "Gemm"(%a, %b, %none) {attrs = {beta = 0.0 : f32, transB = 1 : i64}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>, tensor<4x3xf32>, none) -> tensor<2x4xf32>
+  // CHECK: hps.gemm %arg0, %arg1, %arg2 {alpha = 2.000000e+00 : f32, trans_b} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  %2 = hps.onnx_node "Gemm"(%a, %b, %c) {attrs = {alpha = 2.0 : f32, transB = 1 : i64}, domain = "", opset = 17 : i64} : (tensor<2x3xf32>, tensor<4x3xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %0, %1, %2 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// -----
+
+// Stays generic: a flag other than 0/1, an attribute of no opset 7-17
+// schema (opset 6's `broadcast`), a C that does not broadcast, 3-D A.
+// CHECK-LABEL: func @gemm_generic
+func.func @gemm_generic(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<3x4xf32>, %a3: tensor<1x2x3xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  // CHECK: hps.onnx_node "Gemm"(%arg0, %arg1) {attrs = {transA = 2 : i64}
+  %0 = hps.onnx_node "Gemm"(%a, %b) {attrs = {transA = 2 : i64}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  // CHECK: hps.onnx_node "Gemm"(%arg0, %arg1, %arg2) {attrs = {broadcast = 1 : i64}
+  %1 = hps.onnx_node "Gemm"(%a, %b, %c) {attrs = {broadcast = 1 : i64}, domain = "", opset = 7 : i64} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  // CHECK: hps.onnx_node "Gemm"(%arg0, %arg1, %arg2) {attrs = {}
+  %2 = hps.onnx_node "Gemm"(%a, %b, %c) {attrs = {}, domain = "", opset = 9 : i64} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  // CHECK: hps.onnx_node "Gemm"(%arg3, %arg1)
+  %3 = hps.onnx_node "Gemm"(%a3, %b) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+  return %0, %1, %2, %3 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 }

@@ -1,6 +1,13 @@
 //===- DataMovement.cpp - Reshape, Concat, Split, Slice, Gather, ... ------===//
+//
+// Opset ranges follow the ONNX schemas' version history. Where an older
+// opset leaves a negative axis or index undefined (Concat/Split/Squeeze/
+// Unsqueeze/Flatten/Slice before 11, Gather indices before 11), it is read
+// as opset 11 defines it, as ONNX Runtime does; no valid model differs.
+//
+//===----------------------------------------------------------------------===//
 
-#include "../ONNXPattern.h"
+#include "Support.h"
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
 using namespace mlir;
@@ -9,9 +16,9 @@ namespace heterps::hps {
 namespace {
 
 //===----------------------------------------------------------------------===//
-// Symbolic shape tensors: a 1-D i64 value whose entries are constants or
+// Symbolic shape tensors: a 1-D integer value whose entries are constants or
 // extents of some tensor ("dim d of v"), as exporters build reshape targets
-// from Shape -> Gather -> Unsqueeze -> Concat with a dynamic batch.
+// from Shape -> Gather -> Unsqueeze -> Concat when the batch is dynamic.
 //===----------------------------------------------------------------------===//
 
 struct ShapeEntry {
@@ -19,58 +26,78 @@ struct ShapeEntry {
   Value source; // Null for a constant entry.
   int64_t dim = 0;
 };
+using ShapeEntries = SmallVector<ShapeEntry>;
 
-std::optional<SmallVector<ShapeEntry>> evaluateShape(Value value,
-                                                     unsigned depth = 0) {
-  if (depth > 16)
+/// Entries of the dims [start, end) of `input` (hps.shape's selection).
+std::optional<ShapeEntries> evaluateShapeOp(ShapeOp shape) {
+  auto dims = rankedShape(shape.getInput());
+  if (!dims)
+    return std::nullopt;
+  int64_t rank = dims->size();
+  auto clampAxis = [rank](int64_t axis) {
+    return std::clamp<int64_t>(axis < 0 ? axis + rank : axis, 0, rank);
+  };
+  int64_t start = clampAxis(shape.getStart());
+  int64_t end = clampAxis(shape.getEnd().value_or(rank));
+  ShapeEntries entries;
+  for (int64_t d = start; d < end; ++d)
+    entries.push_back((*dims)[d] == ShapedType::kDynamic
+                          ? ShapeEntry{0, shape.getInput(), d}
+                          : ShapeEntry{(*dims)[d], nullptr, 0});
+  return entries;
+}
+
+bool isRank1(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.getRank() == 1;
+}
+
+/// The entries of the integer tensor `value`, in element order, through
+/// constants, hps.shape, and the ops that move shape entries around.
+std::optional<ShapeEntries> evaluateShape(Value value, unsigned depth = 0) {
+  if (depth > 32)
     return std::nullopt;
   if (auto ints = getConstantInts(value)) {
-    SmallVector<ShapeEntry> entries;
+    ShapeEntries entries;
     for (int64_t v : *ints)
       entries.push_back({v, nullptr, 0});
     return entries;
   }
   Operation *op = value.getDefiningOp();
-  if (auto shape = dyn_cast_or_null<ShapeOp>(op)) {
-    auto dims = rankedShape(shape.getInput());
-    auto result = rankedShape(shape.getResult());
-    if (!dims || !result || (*result)[0] == ShapedType::kDynamic)
-      return std::nullopt;
-    int64_t rank = dims->size(), start = shape.getStart();
-    if (start < 0)
-      start += rank;
-    SmallVector<ShapeEntry> entries;
-    for (int64_t i = 0; i < (*result)[0]; ++i) {
-      int64_t d = (*dims)[start + i];
-      entries.push_back(d == ShapedType::kDynamic
-                            ? ShapeEntry{0, shape.getInput(), start + i}
-                            : ShapeEntry{d, nullptr, 0});
-    }
-    return entries;
-  }
-  if (isa_and_nonnull<UnsqueezeOp, SqueezeOp, CastOp, ReshapeOp>(op))
-    return evaluateShape(op->getOperand(0), depth + 1); // Same elements.
-  // Beyond this point only 1-D shape vectors are understood.
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || type.getRank() > 1)
+  if (!op)
     return std::nullopt;
-  if (auto concat = dyn_cast_or_null<ConcatOp>(op)) {
-    SmallVector<ShapeEntry> entries;
+  if (auto shape = dyn_cast<ShapeOp>(op))
+    return evaluateShapeOp(shape);
+  // Reshape-like ops keep the elements and their order.
+  if (isa<UnsqueezeOp, SqueezeOp, ReshapeOp, FlattenOp>(op))
+    return evaluateShape(op->getOperand(0), depth + 1);
+  if (isa<CastOp>(op)) {
+    // Only integer casts wide enough to keep every extent keep the values.
+    auto from = dyn_cast<IntegerType>(getElementTypeOrSelf(op->getOperand(0)));
+    auto to = dyn_cast<IntegerType>(getElementTypeOrSelf(value));
+    if (!from || !to || to.getWidth() < 32 || to.isUnsigned())
+      return std::nullopt;
+    return evaluateShape(op->getOperand(0), depth + 1);
+  }
+  if (auto concat = dyn_cast<ConcatOp>(op)) {
+    ShapeEntries entries;
     for (Value input : concat.getInputs()) {
-      auto part = evaluateShape(input, depth + 1);
+      auto part =
+          isRank1(input) ? evaluateShape(input, depth + 1) : std::nullopt;
       if (!part)
         return std::nullopt;
       llvm::append_range(entries, *part);
     }
     return entries;
   }
-  if (auto gather = dyn_cast_or_null<GatherOp>(op)) {
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    if (!isRank1(gather.getData()))
+      return std::nullopt;
     auto data = evaluateShape(gather.getData(), depth + 1);
     auto indices = getConstantInts(gather.getIndices());
-    auto dataType = dyn_cast<RankedTensorType>(gather.getData().getType());
-    if (!data || !indices || !dataType || dataType.getRank() != 1)
+    if (!data || !indices)
       return std::nullopt;
-    SmallVector<ShapeEntry> entries;
+    ShapeEntries entries;
     int64_t size = data->size();
     for (int64_t index : *indices) {
       if (index < -size || index >= size)
@@ -79,16 +106,16 @@ std::optional<SmallVector<ShapeEntry>> evaluateShape(Value value,
     }
     return entries;
   }
-  if (auto slice = dyn_cast_or_null<SliceOp>(op)) {
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    if (!isRank1(slice.getInput()) || slice.getStarts().size() != 1)
+      return std::nullopt;
     auto data = evaluateShape(slice.getInput(), depth + 1);
-    auto dataType = dyn_cast<RankedTensorType>(slice.getInput().getType());
-    if (!data || slice.getStarts().size() != 1 || !dataType ||
-        dataType.getRank() != 1)
+    if (!data)
       return std::nullopt;
     int64_t start = 0, step = slice.getSteps()[0];
     int64_t count = shapes::sliceCount(data->size(), slice.getStarts()[0],
                                        slice.getEnds()[0], step, &start);
-    SmallVector<ShapeEntry> entries;
+    ShapeEntries entries;
     for (int64_t i = 0; i < count; ++i)
       entries.push_back((*data)[start + i * step]);
     return entries;
@@ -98,7 +125,7 @@ std::optional<SmallVector<ShapeEntry>> evaluateShape(Value value,
 
 /// Integer shape arithmetic whose every entry is known (e.g. the static
 /// extents of a tensor whose batch is dynamic) becomes a constant, so that
-/// arithmetic on it folds too.
+/// whatever reads it folds too.
 struct FoldResolvedShapeValue : public RewritePattern {
   FoldResolvedShapeValue(MLIRContext *context)
       : RewritePattern(MatchAnyOpTypeTag(), /*benefit=*/1, context) {}
@@ -125,163 +152,67 @@ struct FoldResolvedShapeValue : public RewritePattern {
   }
 };
 
-/// The static reshape target of `node` (input 0 reshaped by input 1): an
-/// entry that is the input's own dim at the same position becomes 0 (copy),
-/// one unknown entry becomes -1; more unknowns leave the node generic.
-std::optional<SmallVector<int64_t>> reshapeTarget(ONNXNode node,
+//===----------------------------------------------------------------------===//
+// Reshape and friends.
+//===----------------------------------------------------------------------===//
+
+/// The static target of Reshape(input, shape): known entries stay, an entry
+/// that is the input's own dim at the same position becomes 0 (copy, unless
+/// allowzero), and a single remaining unknown becomes -1. Two unknowns (or
+/// an unknown beside a literal -1) cannot be expressed.
+std::optional<SmallVector<int64_t>> reshapeTarget(Value input, Value shape,
                                                   bool allowZero) {
-  auto entries = evaluateShape(node.input(1));
+  auto entries = evaluateShape(shape);
   if (!entries)
     return std::nullopt;
-  auto inputShape = rankedShape(node.input(0));
   SmallVector<int64_t> target;
-  int unknown = 0;
-  bool hasInferred = false;
+  int64_t inferred = 0;
   for (auto [i, entry] : llvm::enumerate(*entries)) {
     if (!entry.source) {
-      hasInferred |= entry.constant == -1;
+      inferred += entry.constant == -1;
       target.push_back(entry.constant);
       continue;
     }
-    if (!allowZero && entry.source == node.input(0) &&
+    if (!allowZero && entry.source == input &&
         static_cast<int64_t>(i) == entry.dim) {
       target.push_back(0);
       continue;
     }
     auto sourceShape = rankedShape(entry.source);
-    int64_t extent =
-        sourceShape ? (*sourceShape)[entry.dim] : ShapedType::kDynamic;
-    if (extent != ShapedType::kDynamic) {
-      target.push_back(extent);
+    if (sourceShape && (*sourceShape)[entry.dim] != ShapedType::kDynamic) {
+      target.push_back((*sourceShape)[entry.dim]);
       continue;
     }
-    ++unknown;
+    ++inferred;
     target.push_back(-1);
   }
-  (void)inputShape;
-  if (unknown > 1 || (unknown == 1 && hasInferred))
+  if (inferred > 1)
     return std::nullopt;
   return target;
 }
 
 LogicalResult legalizeReshape(ONNXNode node, PatternRewriter &rewriter) {
-  bool allowZero = node.getInt("allowzero", 0) != 0;
-  std::optional<SmallVector<int64_t>> target = reshapeTarget(node, allowZero);
+  std::optional<bool> allowZero = getFlag(node, "allowzero");
+  if (!allowZero)
+    return fail(node, rewriter, "allowzero must be 0 or 1");
+  std::optional<SmallVector<int64_t>> target =
+      reshapeTarget(node.input(0), node.input(1), *allowZero);
   if (!target)
-    return rewriter.notifyMatchFailure(node.getOp(), "shape not resolved");
-  auto expected =
-      rankedShape(node.input(0))
-          ? shapes::reshape(*rankedShape(node.input(0)), *target, allowZero)
-          : std::optional<SmallVector<int64_t>>(
-                SmallVector<int64_t>(target->size(), ShapedType::kDynamic));
-  if (!expected)
-    return rewriter.notifyMatchFailure(node.getOp(), "invalid reshape");
-  return replaceNode<ReshapeOp>(
+    return fail(node, rewriter, "shape not resolved");
+  return replaceNodeChecked<ReshapeOp>(
       node, rewriter, node.input(0), rewriter.getDenseI64ArrayAttr(*target),
-      allowZero ? rewriter.getUnitAttr() : UnitAttr(), DeviceAttr());
+      unitIf(rewriter, *allowZero), DeviceAttr());
 }
 
+/// Flatten: axis in [0, rank] (negative from opset 11), default 1.
 LogicalResult legalizeFlatten(ONNXNode node, PatternRewriter &rewriter) {
-  return replaceNode<FlattenOp>(
+  return replaceNodeChecked<FlattenOp>(
       node, rewriter, node.input(0),
       rewriter.getI64IntegerAttr(node.getInt("axis", 1)), DeviceAttr());
 }
 
-LogicalResult legalizeConcat(ONNXNode node, PatternRewriter &rewriter) {
-  SmallVector<Value> inputs;
-  for (unsigned i = 0; i < node.numInputs(); ++i)
-    if (Value input = node.input(i))
-      inputs.push_back(input);
-  if (!node.hasAttr("axis"))
-    return failure();
-  return replaceNode<ConcatOp>(
-      node, rewriter, inputs,
-      rewriter.getI64IntegerAttr(node.getInt("axis", 0)), DeviceAttr());
-}
-
-/// Split: sizes from the `split` attribute (before 13) or the optional
-/// constant input (13+), else equal parts.
-LogicalResult legalizeSplit(ONNXNode node, PatternRewriter &rewriter) {
-  auto shape = rankedShape(node.input(0));
-  if (!shape)
-    return rewriter.notifyMatchFailure(node.getOp(), "unranked input");
-  std::optional<int64_t> axisIndex = node.getAxis("axis", 0, shape->size());
-  if (!axisIndex)
-    return failure();
-  int64_t axis = *axisIndex;
-  unsigned outputs = node.getOp().getNumResults();
-  std::optional<SmallVector<int64_t>> sizes;
-  if (node.getOpset() >= 13) {
-    if (Value split = node.input(1))
-      if (!(sizes = getConstantInts(split)))
-        return rewriter.notifyMatchFailure(node.getOp(), "split not constant");
-  } else {
-    sizes = node.getInts("split");
-  }
-  if (!sizes) {
-    int64_t extent = (*shape)[axis];
-    if (extent == ShapedType::kDynamic || extent % outputs != 0)
-      return rewriter.notifyMatchFailure(node.getOp(), "uneven split");
-    sizes = SmallVector<int64_t>(outputs, extent / outputs);
-  }
-  if (sizes->size() != outputs)
-    return failure();
-  auto split = rewriter.create<SplitOp>(
-      node.getLoc(), node.getOp().getResultTypes(), node.input(0),
-      rewriter.getI64IntegerAttr(axis), rewriter.getDenseI64ArrayAttr(*sizes),
-      node.getOp().getDeviceAttr());
-  rewriter.replaceOp(node.getOp(), split.getResults());
-  return success();
-}
-
-/// Slice: starts/ends/axes attributes before opset 10, constant inputs
-/// (with optional axes and steps) from 10.
-LogicalResult legalizeSlice(ONNXNode node, PatternRewriter &rewriter) {
-  std::optional<SmallVector<int64_t>> starts, ends, axes, steps;
-  if (node.getOpset() < 10) {
-    starts = node.getInts("starts");
-    ends = node.getInts("ends");
-    axes = node.getInts("axes");
-  } else {
-    starts = getConstantInts(node.input(1));
-    ends = getConstantInts(node.input(2));
-    if (Value a = node.input(3); a && !(axes = getConstantInts(a)))
-      return rewriter.notifyMatchFailure(node.getOp(), "axes not constant");
-    if (Value s = node.input(4); s && !(steps = getConstantInts(s)))
-      return rewriter.notifyMatchFailure(node.getOp(), "steps not constant");
-  }
-  if (!starts || !ends || starts->size() != ends->size())
-    return rewriter.notifyMatchFailure(node.getOp(), "bounds not constant");
-  if (!axes) {
-    axes.emplace();
-    for (size_t i = 0; i < starts->size(); ++i)
-      axes->push_back(i);
-  }
-  if (!steps)
-    steps = SmallVector<int64_t>(starts->size(), 1);
-  return replaceNode<SliceOp>(
-      node, rewriter, node.input(0), rewriter.getDenseI64ArrayAttr(*starts),
-      rewriter.getDenseI64ArrayAttr(*ends),
-      rewriter.getDenseI64ArrayAttr(*axes),
-      rewriter.getDenseI64ArrayAttr(*steps), DeviceAttr());
-}
-
-LogicalResult legalizeTranspose(ONNXNode node, PatternRewriter &rewriter) {
-  std::optional<SmallVector<int64_t>> perm = node.getInts("perm");
-  if (!perm) {
-    auto shape = rankedShape(node.input(0));
-    if (!shape)
-      return failure();
-    perm.emplace();
-    for (int64_t i = shape->size() - 1; i >= 0; --i)
-      perm->push_back(i); // The default reverses the axes.
-  }
-  return replaceNode<TransposeOp>(node, rewriter, node.input(0),
-                                  rewriter.getDenseI64ArrayAttr(*perm),
-                                  DeviceAttr());
-}
-
-/// Squeeze/Unsqueeze axes: an attribute before 13, a constant input after.
+/// Squeeze/Unsqueeze axes: an attribute before opset 13, an optional
+/// constant input from 13. Empty when absent.
 std::optional<SmallVector<int64_t>> squeezeAxes(ONNXNode node) {
   if (node.getOpset() < 13)
     return node.getInts("axes").value_or(SmallVector<int64_t>{});
@@ -293,67 +224,189 @@ std::optional<SmallVector<int64_t>> squeezeAxes(ONNXNode node) {
 LogicalResult legalizeSqueeze(ONNXNode node, PatternRewriter &rewriter) {
   std::optional<SmallVector<int64_t>> axes = squeezeAxes(node);
   if (!axes)
-    return rewriter.notifyMatchFailure(node.getOp(), "axes not constant");
+    return fail(node, rewriter, "axes not constant");
   if (axes->empty()) {
     // Without axes every size-1 axis goes: only known for static shapes.
     auto shape = rankedShape(node.input(0));
     if (!shape || llvm::is_contained(*shape, ShapedType::kDynamic))
-      return rewriter.notifyMatchFailure(node.getOp(), "dynamic shape");
+      return fail(node, rewriter,
+                  "squeezing all size-1 axes of a dynamic "
+                  "shape");
     for (auto [i, dim] : llvm::enumerate(*shape))
       if (dim == 1)
         axes->push_back(i);
   }
-  return replaceNode<SqueezeOp>(node, rewriter, node.input(0),
-                                rewriter.getDenseI64ArrayAttr(*axes),
-                                DeviceAttr());
+  return replaceNodeChecked<SqueezeOp>(node, rewriter, node.input(0),
+                                       rewriter.getDenseI64ArrayAttr(*axes),
+                                       DeviceAttr());
 }
 
 LogicalResult legalizeUnsqueeze(ONNXNode node, PatternRewriter &rewriter) {
   std::optional<SmallVector<int64_t>> axes = squeezeAxes(node);
   if (!axes || axes->empty())
-    return rewriter.notifyMatchFailure(node.getOp(), "axes not constant");
-  return replaceNode<UnsqueezeOp>(node, rewriter, node.input(0),
-                                  rewriter.getDenseI64ArrayAttr(*axes),
-                                  DeviceAttr());
+    return fail(node, rewriter, "axes missing or not constant");
+  return replaceNodeChecked<UnsqueezeOp>(node, rewriter, node.input(0),
+                                         rewriter.getDenseI64ArrayAttr(*axes),
+                                         DeviceAttr());
+}
+
+LogicalResult legalizeTranspose(ONNXNode node, PatternRewriter &rewriter) {
+  std::optional<SmallVector<int64_t>> perm = node.getInts("perm");
+  if (!perm) {
+    auto shape = rankedShape(node.input(0));
+    if (!shape)
+      return fail(node, rewriter, "default perm of an unranked input");
+    perm.emplace();
+    for (int64_t i = shape->size() - 1; i >= 0; --i)
+      perm->push_back(i); // The default reverses the axes.
+  }
+  return replaceNodeChecked<TransposeOp>(node, rewriter, node.input(0),
+                                         rewriter.getDenseI64ArrayAttr(*perm),
+                                         DeviceAttr());
 }
 
 LogicalResult legalizeExpand(ONNXNode node, PatternRewriter &rewriter) {
   std::optional<SmallVector<int64_t>> shape = getConstantInts(node.input(1));
+  if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
+    return fail(node, rewriter, "shape not constant");
+  return replaceNodeChecked<ExpandOp>(node, rewriter, node.input(0),
+                                      rewriter.getDenseI64ArrayAttr(*shape),
+                                      DeviceAttr());
+}
+
+//===----------------------------------------------------------------------===//
+// Concat, Split, Slice.
+//===----------------------------------------------------------------------===//
+
+LogicalResult legalizeConcat(ONNXNode node, PatternRewriter &rewriter) {
+  if (!node.hasAttr("axis"))
+    return fail(node, rewriter, "axis is required");
+  SmallVector<Value> inputs;
+  for (unsigned i = 0; i < node.numInputs(); ++i) {
+    if (!node.input(i))
+      return fail(node, rewriter, "Concat has no optional inputs");
+    inputs.push_back(node.input(i));
+  }
+  return replaceNodeChecked<ConcatOp>(
+      node, rewriter, ValueRange(inputs),
+      rewriter.getI64IntegerAttr(node.getInt("axis", 0)), DeviceAttr());
+}
+
+/// Split: sizes from the `split` attribute (before 13) or the optional
+/// constant input (13+); absent (or empty) means equal parts, one per
+/// output, which must divide the axis.
+LogicalResult legalizeSplit(ONNXNode node, PatternRewriter &rewriter) {
+  auto shape = rankedShape(node.input(0));
   if (!shape)
-    return rewriter.notifyMatchFailure(node.getOp(), "shape not constant");
-  return replaceNode<ExpandOp>(node, rewriter, node.input(0),
-                               rewriter.getDenseI64ArrayAttr(*shape),
-                               DeviceAttr());
+    return fail(node, rewriter, "unranked input");
+  std::optional<int64_t> axis = node.getAxis("axis", 0, shape->size());
+  if (!axis)
+    return fail(node, rewriter, "axis out of range");
+  unsigned outputs = node.getOp().getNumResults();
+  std::optional<SmallVector<int64_t>> sizes;
+  if (node.getOpset() < 13) {
+    sizes = node.getInts("split");
+  } else if (Value split = node.input(1)) {
+    if (!(sizes = getConstantInts(split)))
+      return fail(node, rewriter, "split not constant");
+  }
+  if (!sizes || sizes->empty()) {
+    int64_t extent = (*shape)[*axis];
+    if (extent == ShapedType::kDynamic || extent % outputs != 0)
+      return fail(node, rewriter, "no equal split");
+    sizes = SmallVector<int64_t>(outputs, extent / outputs);
+  }
+  // Multiple results: built here rather than through replaceNode.
+  OpBuilder detached(rewriter.getContext());
+  auto build = [&](OpBuilder &builder) {
+    return builder.create<SplitOp>(
+        node.getLoc(), node.getOp().getResultTypes(), node.input(0),
+        builder.getI64IntegerAttr(*axis), builder.getDenseI64ArrayAttr(*sizes),
+        node.getOp().getDeviceAttr());
+  };
+  SplitOp probe = build(detached);
+  bool valid = verifiesQuietly(probe);
+  probe->destroy();
+  if (!valid)
+    return fail(node, rewriter, "sizes do not match the outputs");
+  rewriter.replaceOp(node.getOp(), build(rewriter).getResults());
+  return success();
+}
+
+/// Slice: starts/ends/axes attributes before opset 10; from 10 constant
+/// inputs starts, ends and optional axes and steps. Axes default to
+/// 0..n-1, steps to 1.
+LogicalResult legalizeSlice(ONNXNode node, PatternRewriter &rewriter) {
+  std::optional<SmallVector<int64_t>> starts, ends, axes, steps;
+  if (node.getOpset() < 10) {
+    starts = node.getInts("starts");
+    ends = node.getInts("ends");
+    axes = node.getInts("axes");
+  } else {
+    starts = getConstantInts(node.input(1));
+    ends = getConstantInts(node.input(2));
+    if (Value a = node.input(3); a && !(axes = getConstantInts(a)))
+      return fail(node, rewriter, "axes not constant");
+    if (Value s = node.input(4); s && !(steps = getConstantInts(s)))
+      return fail(node, rewriter, "steps not constant");
+  }
+  if (!starts || !ends)
+    return fail(node, rewriter, "starts/ends missing or not constant");
+  if (!axes)
+    axes = llvm::to_vector(llvm::seq<int64_t>(0, starts->size()));
+  if (!steps)
+    steps = SmallVector<int64_t>(starts->size(), 1);
+  return replaceNodeChecked<SliceOp>(
+      node, rewriter, node.input(0), rewriter.getDenseI64ArrayAttr(*starts),
+      rewriter.getDenseI64ArrayAttr(*ends),
+      rewriter.getDenseI64ArrayAttr(*axes),
+      rewriter.getDenseI64ArrayAttr(*steps), DeviceAttr());
+}
+
+//===----------------------------------------------------------------------===//
+// Pad, Gather.
+//===----------------------------------------------------------------------===//
+
+/// The pad value of an opset-11+ Pad: the single element of a constant of
+/// the input's element type; zero when omitted.
+FailureOr<TypedAttr> padValueInput(ONNXNode node, Type element) {
+  Value input = node.input(2);
+  if (!input)
+    return makeScalarAttr(element, 0);
+  auto value = dyn_cast_or_null<DenseElementsAttr>(getConstantValue(input));
+  if (!value || value.getNumElements() != 1 ||
+      value.getElementType() != element)
+    return failure();
+  return cast<TypedAttr>(value.getSplatValue<Attribute>());
 }
 
 /// Pad: pads/mode/value attributes before 11; pads and the optional
-/// constant_value as constant inputs from 11.
+/// constant_value as constant inputs from 11. Negative pads crop.
 LogicalResult legalizePad(ONNXNode node, PatternRewriter &rewriter) {
+  auto inputType = dyn_cast<ShapedType>(node.input(0).getType());
+  if (!inputType)
+    return fail(node, rewriter, "input is not a tensor");
+  Type element = inputType.getElementType();
   std::optional<SmallVector<int64_t>> pads;
-  double value = 0;
+  FailureOr<TypedAttr> value = failure();
   if (node.getOpset() < 11) {
     pads = node.getInts("pads");
-    value = node.getFloat("value", 0.0f);
+    value = makeScalarAttr(element, node.getFloat("value", 0.0f));
   } else {
     pads = getConstantInts(node.input(1));
-    if (Value constant = node.input(2)) {
-      std::optional<double> v = getConstantScalar(constant);
-      if (!v)
-        return rewriter.notifyMatchFailure(node.getOp(), "value not constant");
-      value = *v;
-    }
+    value = padValueInput(node, element);
   }
   if (!pads)
-    return rewriter.notifyMatchFailure(node.getOp(), "pads not constant");
-  std::string modeName = node.getString("mode", "constant");
-  std::optional<PadMode> mode = symbolizePadMode(modeName);
+    return fail(node, rewriter, "pads missing or not constant");
+  if (failed(value))
+    return fail(node, rewriter, "constant_value not a constant scalar");
+  std::optional<PadMode> mode =
+      symbolizePadMode(node.getString("mode", "constant"));
   if (!mode)
-    return rewriter.notifyMatchFailure(node.getOp(), "unsupported mode");
-  Type element = cast<ShapedType>(node.input(0).getType()).getElementType();
-  return replaceNode<PadOp>(node, rewriter, node.input(0),
-                            rewriter.getDenseI64ArrayAttr(*pads),
-                            PadModeAttr::get(rewriter.getContext(), *mode),
-                            makeScalarAttr(element, value), DeviceAttr());
+    return fail(node, rewriter, "unknown mode");
+  return replaceNodeChecked<PadOp>(
+      node, rewriter, node.input(0), rewriter.getDenseI64ArrayAttr(*pads),
+      PadModeAttr::get(rewriter.getContext(), *mode), *value, DeviceAttr());
 }
 
 /// Gather on a 2-D weight along axis 0 with integer ids is a sparse
@@ -363,40 +416,54 @@ LogicalResult legalizeGather(ONNXNode node, PatternRewriter &rewriter) {
   Value data = node.input(0), indices = node.input(1);
   int64_t axis = node.getInt("axis", 0);
   auto table = rankedShape(data);
+  bool integerIds = isa<IntegerType>(getElementTypeOrSelf(indices));
   if (data.getDefiningOp<WeightOp>() && table && table->size() == 2 &&
-      (axis == 0 || axis == -2))
-    return replaceNode<EmbeddingLookupOp>(
+      (axis == 0 || axis == -2) && integerIds)
+    return replaceNodeChecked<EmbeddingLookupOp>(
         node, rewriter, data, indices,
         EmbeddingPoolingAttr::get(rewriter.getContext(),
                                   EmbeddingPooling::None),
         DeviceAttr());
-  return replaceNode<GatherOp>(node, rewriter, data, indices,
-                               rewriter.getI64IntegerAttr(axis), DeviceAttr());
+  return replaceNodeChecked<GatherOp>(node, rewriter, data, indices,
+                                      rewriter.getI64IntegerAttr(axis),
+                                      DeviceAttr());
 }
 
 } // namespace
 
 void populateDataMovementPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldResolvedShapeValue>(patterns.getContext());
-  addONNXPattern(patterns, "Reshape", kMinOpset, 13, legalizeReshape);
-  addONNXPattern(patterns, "Reshape", 14, kMaxOpset, legalizeReshape);
-  addONNXPattern(patterns, "Flatten", kMinOpset, 10, legalizeFlatten);
-  addONNXPattern(patterns, "Flatten", 11, kMaxOpset, legalizeFlatten);
-  addONNXPattern(patterns, "Concat", kMinOpset, kMaxOpset, legalizeConcat);
-  addONNXPattern(patterns, "Split", kMinOpset, 12, legalizeSplit);
-  addONNXPattern(patterns, "Split", 13, kMaxOpset, legalizeSplit);
-  addONNXPattern(patterns, "Slice", kMinOpset, 9, legalizeSlice);
-  addONNXPattern(patterns, "Slice", 10, kMaxOpset, legalizeSlice);
-  addONNXPattern(patterns, "Transpose", kMinOpset, kMaxOpset,
+  addONNXPattern(patterns, "Reshape", kMinOpset, 13, {}, legalizeReshape);
+  addONNXPattern(patterns, "Reshape", 14, kMaxOpset, {"allowzero"},
+                 legalizeReshape);
+  addONNXPattern(patterns, "Flatten", kMinOpset, 8, {"axis"}, legalizeFlatten);
+  addONNXPattern(patterns, "Flatten", 9, 10, {"axis"}, legalizeFlatten);
+  addONNXPattern(patterns, "Flatten", 11, kMaxOpset, {"axis"}, legalizeFlatten);
+  addONNXPattern(patterns, "Concat", kMinOpset, 10, {"axis"}, legalizeConcat);
+  addONNXPattern(patterns, "Concat", 11, kMaxOpset, {"axis"}, legalizeConcat);
+  addONNXPattern(patterns, "Split", kMinOpset, 10, {"axis", "split"},
+                 legalizeSplit);
+  addONNXPattern(patterns, "Split", 11, 12, {"axis", "split"}, legalizeSplit);
+  addONNXPattern(patterns, "Split", 13, kMaxOpset, {"axis"}, legalizeSplit);
+  addONNXPattern(patterns, "Slice", kMinOpset, 9, {"axes", "ends", "starts"},
+                 legalizeSlice);
+  addONNXPattern(patterns, "Slice", 10, 10, {}, legalizeSlice);
+  addONNXPattern(patterns, "Slice", 11, kMaxOpset, {}, legalizeSlice);
+  addONNXPattern(patterns, "Transpose", kMinOpset, kMaxOpset, {"perm"},
                  legalizeTranspose);
-  addONNXPattern(patterns, "Squeeze", kMinOpset, 12, legalizeSqueeze);
-  addONNXPattern(patterns, "Squeeze", 13, kMaxOpset, legalizeSqueeze);
-  addONNXPattern(patterns, "Unsqueeze", kMinOpset, 12, legalizeUnsqueeze);
-  addONNXPattern(patterns, "Unsqueeze", 13, kMaxOpset, legalizeUnsqueeze);
-  addONNXPattern(patterns, "Expand", 8, kMaxOpset, legalizeExpand);
-  addONNXPattern(patterns, "Pad", kMinOpset, 10, legalizePad);
-  addONNXPattern(patterns, "Pad", 11, kMaxOpset, legalizePad);
-  addONNXPattern(patterns, "Gather", kMinOpset, kMaxOpset, legalizeGather);
+  addONNXPattern(patterns, "Squeeze", kMinOpset, 10, {"axes"}, legalizeSqueeze);
+  addONNXPattern(patterns, "Squeeze", 11, 12, {"axes"}, legalizeSqueeze);
+  addONNXPattern(patterns, "Squeeze", 13, kMaxOpset, {}, legalizeSqueeze);
+  addONNXPattern(patterns, "Unsqueeze", kMinOpset, 10, {"axes"},
+                 legalizeUnsqueeze);
+  addONNXPattern(patterns, "Unsqueeze", 11, 12, {"axes"}, legalizeUnsqueeze);
+  addONNXPattern(patterns, "Unsqueeze", 13, kMaxOpset, {}, legalizeUnsqueeze);
+  addONNXPattern(patterns, "Expand", 8, kMaxOpset, {}, legalizeExpand);
+  addONNXPattern(patterns, "Pad", kMinOpset, 10, {"mode", "pads", "value"},
+                 legalizePad);
+  addONNXPattern(patterns, "Pad", 11, kMaxOpset, {"mode"}, legalizePad);
+  addONNXPattern(patterns, "Gather", kMinOpset, 10, {"axis"}, legalizeGather);
+  addONNXPattern(patterns, "Gather", 11, kMaxOpset, {"axis"}, legalizeGather);
 }
 
 } // namespace heterps::hps

@@ -1,37 +1,49 @@
 //===- LinearAlgebra.cpp - Gemm and MatMul --------------------------------===//
+//
+// Gemm-7: C required, unidirectionally broadcast to (M, N); Gemm-9: more
+// element types; Gemm-11: C optional. MatMul only widened its types
+// (MatMul-9, -13), so one pattern covers opsets 7-17.
+//
+//===----------------------------------------------------------------------===//
 
-#include "../ONNXPattern.h"
+#include "Support.h"
 
 using namespace mlir;
 
 namespace heterps::hps {
 namespace {
 
-/// Gemm: C is required and unidirectionally broadcast before opset 11,
-/// optional after; both map to hps.gemm with an optional C.
+/// Gemm: Y = alpha * op(A) op(B) + beta * C with A and B 2-D. Before opset 11
+/// a node without C is malformed and stays generic.
 LogicalResult legalizeGemm(ONNXNode node, PatternRewriter &rewriter) {
-  UnitAttr transA =
-      node.getInt("transA", 0) ? rewriter.getUnitAttr() : UnitAttr();
-  UnitAttr transB =
-      node.getInt("transB", 0) ? rewriter.getUnitAttr() : UnitAttr();
-  return replaceNode<GemmOp>(
+  if (node.getOpset() < 11 && !node.input(2))
+    return fail(node, rewriter, "C is required before opset 11");
+  std::optional<bool> transA = getFlag(node, "transA");
+  std::optional<bool> transB = getFlag(node, "transB");
+  if (!transA || !transB)
+    return fail(node, rewriter, "transA/transB must be 0 or 1");
+  return replaceNodeChecked<GemmOp>(
       node, rewriter, node.input(0), node.input(1), node.input(2),
       rewriter.getF32FloatAttr(node.getFloat("alpha", 1.0f)),
-      rewriter.getF32FloatAttr(node.getFloat("beta", 1.0f)), transA, transB,
-      DeviceAttr());
+      rewriter.getF32FloatAttr(node.getFloat("beta", 1.0f)),
+      unitIf(rewriter, *transA), unitIf(rewriter, *transB), DeviceAttr());
 }
 
+/// numpy matmul; hps.matmul shares its 1-D promotion and batch broadcasting.
 LogicalResult legalizeMatMul(ONNXNode node, PatternRewriter &rewriter) {
-  return replaceNode<MatMulOp>(node, rewriter, node.input(0), node.input(1),
-                               DeviceAttr());
+  return replaceNodeChecked<MatMulOp>(node, rewriter, node.input(0),
+                                      node.input(1), DeviceAttr());
 }
 
 } // namespace
 
 void populateLinearAlgebraPatterns(RewritePatternSet &patterns) {
-  addONNXPattern(patterns, "Gemm", kMinOpset, 10, legalizeGemm);
-  addONNXPattern(patterns, "Gemm", 11, kMaxOpset, legalizeGemm);
-  addONNXPattern(patterns, "MatMul", kMinOpset, kMaxOpset, legalizeMatMul);
+  static constexpr StringRef kGemmAttrs[] = {"alpha", "beta", "transA",
+                                             "transB"};
+  addONNXPattern(patterns, "Gemm", kMinOpset, 8, kGemmAttrs, legalizeGemm);
+  addONNXPattern(patterns, "Gemm", 9, 10, kGemmAttrs, legalizeGemm);
+  addONNXPattern(patterns, "Gemm", 11, kMaxOpset, kGemmAttrs, legalizeGemm);
+  addONNXPattern(patterns, "MatMul", kMinOpset, kMaxOpset, {}, legalizeMatMul);
 }
 
 } // namespace heterps::hps

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../ONNXPattern.h"
+#include "Support.h"
 
 #include <cmath>
 
@@ -16,95 +16,127 @@ using namespace mlir;
 namespace heterps::hps {
 namespace {
 
-/// Replaces the node with an hps.constant holding `value`, whose type must be
-/// exactly the node's result type (users such as func.return require it).
-LogicalResult replaceWithConstant(ONNXNode node, ElementsAttr value,
-                                  PatternRewriter &rewriter) {
-  if (value.getType() != node.resultType())
-    return rewriter.notifyMatchFailure(node.getOp(),
-                                       "constant type differs from result");
-  auto constant = rewriter.create<ConstantOp>(node.getLoc(), value);
-  replaceNodeWith(node, constant, rewriter);
+/// True if the node's first result may be replaced by a value of `type`:
+/// the same type, or (when ONNX shape inference left extents unknown) a
+/// compatible one that only hps ops read; func.return needs the exact type.
+bool canReplaceWithType(ONNXNode node, Type type) {
+  Type expected = node.resultType();
+  if (type == expected)
+    return true;
+  if (getElementTypeOrSelf(type) != getElementTypeOrSelf(expected) ||
+      failed(verifyCompatibleShape(type, expected)))
+    return false;
+  return llvm::all_of(node.result().getUsers(), [](Operation *user) {
+    return isa<HPSDialect>(user->getDialect());
+  });
+}
+
+/// Replaces the node with `value` if its type allows (see above).
+LogicalResult replaceWithValue(ONNXNode node, Value value,
+                               PatternRewriter &rewriter) {
+  if (!value || !canReplaceWithType(node, value.getType()))
+    return fail(node, rewriter, "the replacement's type differs");
+  for (unsigned i = 1; i < node.getOp().getNumResults(); ++i)
+    if (node.isResultUsed(i))
+      return fail(node, rewriter, "a secondary output is used");
+  replaceNodeWith(node, value, rewriter);
   return success();
 }
 
-LogicalResult legalizeConstant(ONNXNode node, PatternRewriter &rewriter) {
-  Builder &b = rewriter;
-  if (auto tensor = dyn_cast_or_null<ElementsAttr>(node.getAttr("value")))
-    return replaceWithConstant(node, tensor, rewriter);
-  // Opset 12+ scalar and list forms.
-  if (auto f = dyn_cast_or_null<FloatAttr>(node.getAttr("value_float")))
-    return replaceWithConstant(
-        node,
-        DenseElementsAttr::get(RankedTensorType::get({}, b.getF32Type()),
-                               f.getValue()),
-        rewriter);
-  if (auto i = dyn_cast_or_null<IntegerAttr>(node.getAttr("value_int")))
-    return replaceWithConstant(
-        node,
-        DenseElementsAttr::get(RankedTensorType::get({}, b.getI64Type()),
-                               i.getValue()),
-        rewriter);
-  if (auto fs =
-          dyn_cast_or_null<DenseF32ArrayAttr>(node.getAttr("value_floats")))
-    return replaceWithConstant(
-        node,
-        DenseElementsAttr::get(
-            RankedTensorType::get({fs.size()}, b.getF32Type()),
-            fs.asArrayRef()),
-        rewriter);
-  if (auto is = dyn_cast_or_null<DenseI64ArrayAttr>(node.getAttr("value_ints")))
-    return replaceWithConstant(
-        node,
-        DenseElementsAttr::get(
-            RankedTensorType::get({is.size()}, b.getI64Type()),
-            is.asArrayRef()),
-        rewriter);
-  // value_string(s) and sparse_value have no hps form.
-  return rewriter.notifyMatchFailure(node.getOp(), "unsupported Constant form");
+/// Replaces the node with an hps.constant holding `value`.
+LogicalResult replaceWithConstant(ONNXNode node, ElementsAttr value,
+                                  PatternRewriter &rewriter) {
+  if (!canReplaceWithType(node, value.getType()))
+    return fail(node, rewriter, "constant type differs from the result");
+  auto constant = rewriter.create<ConstantOp>(node.getLoc(), value);
+  return replaceWithValue(node, constant, rewriter);
 }
 
+/// A dense constant of `shape` and `element` built from `values`.
+template <typename T>
+DenseElementsAttr denseOf(ArrayRef<int64_t> shape, Type element,
+                          ArrayRef<T> values) {
+  return DenseElementsAttr::get(RankedTensorType::get(shape, element), values);
+}
+
+/// Constant: the tensor `value`; from opset 12 also value_float(s) and
+/// value_int(s). value_string(s) and sparse_value have no hps form.
+LogicalResult legalizeConstant(ONNXNode node, PatternRewriter &rewriter) {
+  Builder &b = rewriter;
+  ElementsAttr value;
+  if (auto tensor = dyn_cast_or_null<ElementsAttr>(node.getAttr("value")))
+    value = tensor;
+  else if (auto f = dyn_cast_or_null<FloatAttr>(node.getAttr("value_float")))
+    value = denseOf<APFloat>({}, b.getF32Type(), f.getValue());
+  else if (auto i = dyn_cast_or_null<IntegerAttr>(node.getAttr("value_int")))
+    value = denseOf<APInt>({}, b.getI64Type(), i.getValue());
+  else if (auto fs = dyn_cast_or_null<DenseF32ArrayAttr>(
+               node.getAttr("value_floats")))
+    value = denseOf<float>({fs.size()}, b.getF32Type(), fs.asArrayRef());
+  else if (auto is =
+               dyn_cast_or_null<DenseI64ArrayAttr>(node.getAttr("value_ints")))
+    value = denseOf<int64_t>({is.size()}, b.getI64Type(), is.asArrayRef());
+  if (!value)
+    return fail(node, rewriter, "string or sparse Constant");
+  return replaceWithConstant(node, value, rewriter);
+}
+
+/// ConstantOfShape: a splat of the one-element `value` (default float 0)
+/// over a constant shape.
 LogicalResult legalizeConstantOfShape(ONNXNode node,
                                       PatternRewriter &rewriter) {
   std::optional<SmallVector<int64_t>> shape = getConstantInts(node.input(0));
   if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
-    return rewriter.notifyMatchFailure(node.getOp(), "shape is not constant");
-  Attribute fill;
-  Type element = rewriter.getF32Type();
-  if (auto value = dyn_cast_or_null<DenseElementsAttr>(node.getAttr("value"))) {
-    element = value.getElementType();
+    return fail(node, rewriter, "shape is not constant");
+  Attribute fill = rewriter.getF32FloatAttr(0);
+  if (Attribute attr = node.getAttr("value")) {
+    auto value = dyn_cast<DenseElementsAttr>(attr);
+    if (!value || value.getNumElements() != 1)
+      return fail(node, rewriter, "value is not a one-element tensor");
     fill = value.getValues<Attribute>()[0];
-  } else {
-    fill = rewriter.getF32FloatAttr(0);
   }
-  auto type = RankedTensorType::get(*shape, element);
+  auto type = RankedTensorType::get(*shape, cast<TypedAttr>(fill).getType());
   return replaceWithConstant(node, DenseElementsAttr::get(type, fill),
                              rewriter);
 }
 
+/// Range with constant scalar inputs: max(ceil((limit - start) / delta), 0)
+/// elements start + i * delta, exact for integer types.
 LogicalResult legalizeRange(ONNXNode node, PatternRewriter &rewriter) {
-  auto resultType = dyn_cast<RankedTensorType>(node.resultType());
-  std::optional<double> start = getConstantScalar(node.input(0));
-  std::optional<double> limit = getConstantScalar(node.input(1));
-  std::optional<double> delta = getConstantScalar(node.input(2));
-  if (!resultType || !start || !limit || !delta || *delta == 0)
-    return rewriter.notifyMatchFailure(node.getOp(), "inputs not constant");
-  int64_t count = std::max<int64_t>(
-      0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta)));
-  auto type = RankedTensorType::get({count}, resultType.getElementType());
+  Type element = getElementTypeOrSelf(node.resultType());
   SmallVector<Attribute> values;
-  for (int64_t i = 0; i < count; ++i)
-    values.push_back(
-        makeScalarAttr(type.getElementType(), *start + i * *delta));
+  if (isa<IntegerType>(element)) {
+    auto s = getConstantInts(node.input(0)), l = getConstantInts(node.input(1)),
+         d = getConstantInts(node.input(2));
+    if (!s || !l || !d || s->size() != 1 || l->size() != 1 || d->size() != 1 ||
+        (*d)[0] == 0)
+      return fail(node, rewriter, "inputs not constant scalars");
+    int64_t start = (*s)[0], limit = (*l)[0], delta = (*d)[0];
+    for (int64_t v = start; delta > 0 ? v < limit : v > limit; v += delta)
+      values.push_back(IntegerAttr::get(element, v));
+  } else {
+    std::optional<double> start = getConstantScalar(node.input(0));
+    std::optional<double> limit = getConstantScalar(node.input(1));
+    std::optional<double> delta = getConstantScalar(node.input(2));
+    if (!start || !limit || !delta || *delta == 0 || !isa<FloatType>(element))
+      return fail(node, rewriter, "inputs not constant scalars");
+    int64_t count = std::max<int64_t>(
+        0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta)));
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(FloatAttr::get(element, *start + i * *delta));
+  }
+  auto type =
+      RankedTensorType::get({static_cast<int64_t>(values.size())}, element);
   return replaceWithConstant(node, DenseElementsAttr::get(type, values),
                              rewriter);
 }
 
+/// Shape: all extents before opset 15; from 15 those in [start, end).
 LogicalResult legalizeShape(ONNXNode node, PatternRewriter &rewriter) {
   IntegerAttr end;
   if (node.hasAttr("end"))
     end = rewriter.getI64IntegerAttr(node.getInt("end", 0));
-  return replaceNode<ShapeOp>(
+  return replaceNodeChecked<ShapeOp>(
       node, rewriter, node.input(0),
       rewriter.getI64IntegerAttr(node.getInt("start", 0)), end, DeviceAttr());
 }
@@ -112,52 +144,52 @@ LogicalResult legalizeShape(ONNXNode node, PatternRewriter &rewriter) {
 LogicalResult legalizeSize(ONNXNode node, PatternRewriter &rewriter) {
   auto input = dyn_cast<RankedTensorType>(node.input(0).getType());
   if (!input || !input.hasStaticShape())
-    return rewriter.notifyMatchFailure(node.getOp(), "dynamic shape");
-  auto type = RankedTensorType::get({}, rewriter.getI64Type());
+    return fail(node, rewriter, "dynamic shape");
   return replaceWithConstant(
-      node,
-      DenseElementsAttr::get(
-          type, rewriter.getI64IntegerAttr(input.getNumElements())),
+      node, denseOf<int64_t>({}, rewriter.getI64Type(), input.getNumElements()),
       rewriter);
 }
 
-/// Replaces the node by its first input when that has the same type.
-LogicalResult forwardInput(ONNXNode node, PatternRewriter &rewriter) {
-  Value input = node.input(0);
-  if (!input || input.getType() != node.resultType())
-    return rewriter.notifyMatchFailure(node.getOp(), "type changes");
-  for (unsigned i = 1; i < node.getOp().getNumResults(); ++i)
-    if (node.isResultUsed(i))
-      return rewriter.notifyMatchFailure(node.getOp(), "mask is used");
-  replaceNodeWith(node, input, rewriter);
-  return success();
+LogicalResult legalizeIdentity(ONNXNode node, PatternRewriter &rewriter) {
+  return replaceWithValue(node, node.input(0), rewriter);
 }
 
 /// Dropout is the identity at inference, which is what a forward graph
-/// means; a training_mode input that is not a constant false stays generic.
+/// means; from opset 12 a training_mode input that is not a constant false
+/// keeps it generic (ratio and seed only matter in training). A used mask
+/// also keeps it generic.
 LogicalResult legalizeDropout(ONNXNode node, PatternRewriter &rewriter) {
-  if (Value training = node.input(2)) {
+  if (Value training = node.getOpset() >= 12 ? node.input(2) : Value()) {
     std::optional<double> flag = getConstantScalar(training);
     if (!flag || *flag != 0)
-      return rewriter.notifyMatchFailure(node.getOp(), "training mode");
+      return fail(node, rewriter, "training mode");
   }
-  return forwardInput(node, rewriter);
+  return replaceWithValue(node, node.input(0), rewriter);
 }
 
 } // namespace
 
 void populateValuePatterns(RewritePatternSet &patterns) {
-  addONNXPattern(patterns, "Constant", kMinOpset, 11, legalizeConstant);
-  addONNXPattern(patterns, "Constant", 12, kMaxOpset, legalizeConstant);
-  addONNXPattern(patterns, "ConstantOfShape", 9, kMaxOpset,
+  addONNXPattern(patterns, "Constant", kMinOpset, 10, {"value"},
+                 legalizeConstant);
+  addONNXPattern(patterns, "Constant", 11, 11, {"sparse_value", "value"},
+                 legalizeConstant);
+  addONNXPattern(patterns, "Constant", 12, kMaxOpset,
+                 {"sparse_value", "value", "value_float", "value_floats",
+                  "value_int", "value_ints", "value_string", "value_strings"},
+                 legalizeConstant);
+  addONNXPattern(patterns, "ConstantOfShape", 9, kMaxOpset, {"value"},
                  legalizeConstantOfShape);
-  addONNXPattern(patterns, "Range", 11, kMaxOpset, legalizeRange);
-  addONNXPattern(patterns, "Shape", kMinOpset, 14, legalizeShape);
-  addONNXPattern(patterns, "Shape", 15, kMaxOpset, legalizeShape);
-  addONNXPattern(patterns, "Size", kMinOpset, kMaxOpset, legalizeSize);
-  addONNXPattern(patterns, "Identity", kMinOpset, kMaxOpset, forwardInput);
-  addONNXPattern(patterns, "Dropout", kMinOpset, 11, forwardInput);
-  addONNXPattern(patterns, "Dropout", 12, kMaxOpset, legalizeDropout);
+  addONNXPattern(patterns, "Range", 11, kMaxOpset, {}, legalizeRange);
+  addONNXPattern(patterns, "Shape", kMinOpset, 14, {}, legalizeShape);
+  addONNXPattern(patterns, "Shape", 15, kMaxOpset, {"end", "start"},
+                 legalizeShape);
+  addONNXPattern(patterns, "Size", kMinOpset, kMaxOpset, {}, legalizeSize);
+  addONNXPattern(patterns, "Identity", kMinOpset, kMaxOpset, {},
+                 legalizeIdentity);
+  addONNXPattern(patterns, "Dropout", kMinOpset, 11, {"ratio"},
+                 legalizeDropout);
+  addONNXPattern(patterns, "Dropout", 12, kMaxOpset, {"seed"}, legalizeDropout);
 }
 
 } // namespace heterps::hps

@@ -21,8 +21,12 @@ FailureOr<WindowAttrs> resolveWindow(ONNXNode node, ArrayRef<int64_t> kernel) {
       node.getInts("dilations").value_or(SmallVector<int64_t>(spatial, 1));
   attrs.pads =
       node.getInts("pads").value_or(SmallVector<int64_t>(2 * spatial, 0));
+  auto positive = [](int64_t v) { return v >= 1; };
   if (attrs.strides.size() != spatial || attrs.dilations.size() != spatial ||
-      attrs.pads.size() != 2 * spatial)
+      attrs.pads.size() != 2 * spatial ||
+      !llvm::all_of(attrs.strides, positive) ||
+      !llvm::all_of(attrs.dilations, positive) ||
+      llvm::any_of(attrs.pads, [](int64_t p) { return p < 0; }))
     return failure();
 
   std::string autoPad = node.getString("auto_pad", "NOTSET");
@@ -34,11 +38,9 @@ FailureOr<WindowAttrs> resolveWindow(ONNXNode node, ArrayRef<int64_t> kernel) {
   }
   if (autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER")
     return failure();
-  // SAME: the output keeps ceil(input / stride) positions; the padding that
-  // takes goes to the end (UPPER) or the beginning (LOWER) when odd.
   for (size_t i = 0; i < spatial; ++i) {
     int64_t in = (*input)[2 + i];
-    if (in == mlir::ShapedType::kDynamic)
+    if (in == ShapedType::kDynamic || kernel[i] == ShapedType::kDynamic)
       return failure();
     int64_t stride = attrs.strides[i];
     int64_t out = (in + stride - 1) / stride;

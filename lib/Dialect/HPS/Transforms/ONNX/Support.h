@@ -1,0 +1,62 @@
+//===- Support.h - Helpers shared by the layer-op patterns ------*- C++ -*-===//
+//
+// Schema checks and safe replacement for the linear algebra, convolution,
+// pooling, data movement and value patterns.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_LIB_DIALECT_HPS_TRANSFORMS_ONNX_SUPPORT_H
+#define HETERPS_LIB_DIALECT_HPS_TRANSFORMS_ONNX_SUPPORT_H
+
+#include "../ONNXPattern.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+namespace heterps::hps {
+
+/// Registers one (op type, opset range) pattern whose ONNX schema defines
+/// exactly the attributes `known`: a node carrying any other attribute (one
+/// a later opset introduced, or a misspelling) stays generic rather than
+/// having it silently ignored.
+void addONNXPattern(mlir::RewritePatternSet &patterns, llvm::StringRef opType,
+                    int64_t minOpset, int64_t maxOpset,
+                    llvm::ArrayRef<llvm::StringRef> known, ONNXRewrite rewrite);
+
+/// A 0/1 attribute (ceil_mode, transA, ...); std::nullopt for other values.
+std::optional<bool> getFlag(ONNXNode node, llvm::StringRef name,
+                            bool fallback = false);
+
+/// A unit attribute when `set`, else null (the hps spelling of a flag).
+mlir::UnitAttr unitIf(mlir::Builder &builder, bool set);
+
+/// True if `op` verifies; its diagnostics are dropped.
+bool verifiesQuietly(mlir::Operation *op);
+
+/// replaceNode<OpTy>, but only when the new op would verify: the node's
+/// result type comes from ONNX shape inference and an attribute from the
+/// model, so a mismatch (or a malformed model) leaves the node generic
+/// instead of failing the pass. The probe op is never inserted.
+template <typename OpTy, typename... Args>
+mlir::LogicalResult replaceNodeChecked(ONNXNode node,
+                                       mlir::PatternRewriter &rewriter,
+                                       Args... args) {
+  mlir::OpBuilder detached(rewriter.getContext());
+  auto probe = detached.create<OpTy>(node.getLoc(), node.resultType(), args...);
+  bool valid = verifiesQuietly(probe);
+  probe->destroy();
+  if (!valid)
+    return rewriter.notifyMatchFailure(node.getOp(),
+                                       "the hps op would not verify");
+  return replaceNode<OpTy>(node, rewriter, args...);
+}
+
+/// Shorthand for the failure every pattern reports.
+inline mlir::LogicalResult fail(ONNXNode node, mlir::PatternRewriter &rewriter,
+                                const llvm::Twine &why) {
+  return rewriter.notifyMatchFailure(node.getOp(), why);
+}
+
+} // namespace heterps::hps
+
+#endif // HETERPS_LIB_DIALECT_HPS_TRANSFORMS_ONNX_SUPPORT_H

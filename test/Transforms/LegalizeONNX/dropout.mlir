@@ -1,0 +1,47 @@
+// RUN: heterps-opt --hps-legalize-onnx --split-input-file %s | FileCheck %s
+
+// Inference: Dropout is its input. Opsets 7-11: a ratio attribute, an
+// unused mask output.
+// CHECK-LABEL: func @dropout_7
+func.func @dropout_7(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = hps.onnx_node "Dropout"(%x) {attrs = {}, domain = "", opset = 7 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %1:2 = hps.onnx_node "Dropout"(%x) {attrs = {ratio = 0.5 : f32}, domain = "", opset = 10 : i64} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>)
+  // CHECK-NEXT: return %arg0, %arg0
+  return %0, %1#0 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Opset 12+: ratio and training_mode inputs (training_mode absent or a
+// constant false), a seed attribute.
+// CHECK-LABEL: func @dropout_12
+func.func @dropout_12(%x: tensor<4xf32>, %ratio: tensor<f32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %r = hps.constant dense<0.2> : tensor<f32>
+  %f = hps.constant dense<false> : tensor<i1>
+  %none = hps.none
+  %0 = hps.onnx_node "Dropout"(%x, %r, %f) {attrs = {seed = 3 : i64}, domain = "", opset = 13 : i64} : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
+  %1 = hps.onnx_node "Dropout"(%x, %ratio) {attrs = {}, domain = "", opset = 12 : i64} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
+  %2 = hps.onnx_node "Dropout"(%x, %none, %none) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<4xf32>, none, none) -> tensor<4xf32>
+  // CHECK: return %arg0, %arg0, %arg0
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Stays generic: a used mask, training mode (true or unknown), a seed
+// before opset 12.
+// CHECK-LABEL: func @dropout_generic
+func.func @dropout_generic(%x: tensor<4xf32>, %train: tensor<i1>) -> (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %r = hps.constant dense<0.2> : tensor<f32>
+  %t = hps.constant dense<true> : tensor<i1>
+  // CHECK: %[[MASKED:.*]]:2 = hps.onnx_node "Dropout"
+  %0:2 = hps.onnx_node "Dropout"(%x) {attrs = {}, domain = "", opset = 12 : i64} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>)
+  // CHECK: %[[UNKNOWN:.*]] = hps.onnx_node "Dropout"(%arg0, %{{.*}}, %arg1)
+  %1 = hps.onnx_node "Dropout"(%x, %r, %train) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
+  // CHECK: %[[TRAIN:.*]] = hps.onnx_node "Dropout"(%arg0, %{{.*}}, %{{.*}})
+  %2 = hps.onnx_node "Dropout"(%x, %r, %t) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
+  // CHECK: %[[SEED:.*]] = hps.onnx_node "Dropout"(%arg0) {attrs = {seed = 1 : i64}
+  %3 = hps.onnx_node "Dropout"(%x) {attrs = {seed = 1 : i64}, domain = "", opset = 10 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: return %[[MASKED]]#1, %[[UNKNOWN]], %[[TRAIN]], %[[SEED]]
+  return %0#1, %1, %2, %3 : tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
