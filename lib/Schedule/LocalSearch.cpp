@@ -53,10 +53,8 @@ Evaluation detail::improveLocally(const CostModel &model, Evaluation plan,
     for (size_t s = 0; s < plan.stages.size(); ++s)
       for (size_t t = s; t < std::min(plan.stages.size(), s + 3); ++t) {
         unsigned begin = plan.stages[s].begin, end = plan.stages[t].end;
-        if (tryRun(begin, end))
-          improved = true;
-        if (t >= plan.stages.size())
-          break;
+        // A move may merge stages; the loop bounds are re-read each time.
+        improved |= tryRun(begin, end);
       }
   }
   return plan;
