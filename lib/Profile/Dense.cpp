@@ -77,12 +77,6 @@ void buildMatMul(MatMulOp matmul, KernelBuilder &b) {
 }
 
 /// `values` if it has `n` entries, else `n` copies of `fallback`.
-Dims spatial(ArrayRef<int64_t> values, size_t n, int64_t fallback) {
-  if (values.size() == n)
-    return Dims(values.begin(), values.end());
-  return Dims(n, fallback);
-}
-
 void buildConv(ConvOp conv, KernelBuilder &b) {
   Dims src = b.dims(conv.getInput().getType());
   Dims filter = b.dims(conv.getFilter().getType());
@@ -92,15 +86,7 @@ void buildConv(ConvOp conv, KernelBuilder &b) {
   size_t n = src.size() - 2;
   int64_t group = std::max<int64_t>(conv.getGroup(), 1);
   Dims strides = spatial(conv.getStrides(), n, 1);
-  Dims dilations = spatial(conv.getDilations(), n, 1);
-  for (int64_t &d : dilations)
-    d -= 1; // oneDNN counts the gaps between taps.
-  ArrayRef<int64_t> pads = conv.getPads();
-  Dims padBegin(n, 0), padEnd(n, 0);
-  if (pads.size() == 2 * n) {
-    padBegin.assign(pads.begin(), pads.begin() + n);
-    padEnd.assign(pads.begin() + n, pads.end());
-  }
+  WindowDims window = windowDims(conv.getDilations(), conv.getPads(), n);
   Dims weights = filter;
   if (group > 1) {
     weights[0] /= group;
@@ -117,8 +103,8 @@ void buildConv(ConvOp conv, KernelBuilder &b) {
       KernelBuilder::plain(src, b.dataType(conv.getInput().getType())),
       dnnl::memory::desc(weights, b.dataType(conv.getFilter().getType()),
                          tag::any),
-      bias, KernelBuilder::plain(dst, type), strides, dilations, padBegin,
-      padEnd);
+      bias, KernelBuilder::plain(dst, type), strides, window.dilations,
+      window.padBegin, window.padEnd);
   dnnl::convolution_forward::primitive_desc pd(desc, b.getEngine());
   b.add(pd, dnnl::convolution_forward(pd));
 }

@@ -102,6 +102,17 @@ private:
 Dims stridesOf(const Dims &dims);
 /// `dims` with leading 1s up to `rank`.
 Dims padRank(const Dims &dims, size_t rank);
+/// `values` when it has one entry per spatial axis (`n`), else `fallback`s.
+Dims spatial(llvm::ArrayRef<int64_t> values, size_t n, int64_t fallback);
+
+/// Window geometry of a conv or pool in oneDNN's terms: dilations count the
+/// gaps between taps, and hps's [begins..., ends...] pads are split.
+struct WindowDims {
+  Dims dilations, padBegin, padEnd;
+};
+WindowDims windowDims(llvm::ArrayRef<int64_t> dilations,
+                      llvm::ArrayRef<int64_t> pads, size_t n);
+
 /// Normalises a possibly negative axis of a rank-`rank` tensor.
 int64_t normAxis(int64_t axis, int64_t rank);
 

@@ -137,6 +137,26 @@ void KernelBuilder::note(const std::string &text) {
   kernel.note += text;
 }
 
+Dims heterps::profile::detail::spatial(ArrayRef<int64_t> values, size_t n,
+                                       int64_t fallback) {
+  if (values.size() == n)
+    return Dims(values.begin(), values.end());
+  return Dims(n, fallback);
+}
+
+WindowDims heterps::profile::detail::windowDims(ArrayRef<int64_t> dilations,
+                                                ArrayRef<int64_t> pads,
+                                                size_t n) {
+  WindowDims window{spatial(dilations, n, 1), Dims(n, 0), Dims(n, 0)};
+  for (int64_t &d : window.dilations)
+    d -= 1;
+  if (pads.size() == 2 * n) {
+    window.padBegin.assign(pads.begin(), pads.begin() + n);
+    window.padEnd.assign(pads.begin() + n, pads.end());
+  }
+  return window;
+}
+
 Dims heterps::profile::detail::stridesOf(const Dims &dims) {
   Dims strides(dims.size(), 1);
   for (size_t i = dims.size(); i-- > 1;)

@@ -42,22 +42,11 @@ void buildWindowPool(PoolOp pool, algorithm kind, KernelBuilder &b) {
   size_t n = pool.getKernelShape().size();
   if (src.size() != n + 2 || n < 1 || n > 3)
     throw Unsupported{"oneDNN pools 1-D to 3-D NC[D]HW tensors"};
-  auto orDefault = [&](ArrayRef<int64_t> values, int64_t fallback) {
-    return values.size() == n ? Dims(values.begin(), values.end())
-                              : Dims(n, fallback);
-  };
-  Dims dilations = orDefault(pool.getDilations(), 1);
-  for (int64_t &d : dilations)
-    d -= 1; // oneDNN counts the gaps between taps.
-  ArrayRef<int64_t> pads = pool.getPads();
-  Dims padBegin(n, 0), padEnd(n, 0);
-  if (pads.size() == 2 * n) {
-    padBegin.assign(pads.begin(), pads.begin() + n);
-    padEnd.assign(pads.begin() + n, pads.end());
-  }
+  WindowDims window = windowDims(pool.getDilations(), pool.getPads(), n);
   addPooling(b, kind, pool.getInput().getType(), pool.getResult().getType(),
              Dims(pool.getKernelShape().begin(), pool.getKernelShape().end()),
-             orDefault(pool.getStrides(), 1), dilations, padBegin, padEnd);
+             spatial(pool.getStrides(), n, 1), window.dilations,
+             window.padBegin, window.padEnd);
 }
 
 void buildGlobalPool(Operation *op, algorithm kind, KernelBuilder &b) {
