@@ -1,0 +1,63 @@
+//===- Types.cpp - Element types and shapes -------------------------------===//
+
+#include "heterps/Runtime/Types.h"
+
+#include <array>
+#include <cstring>
+
+namespace heterps::rt {
+namespace {
+struct DTypeInfo {
+  DType type;
+  const char *name;
+  size_t size;
+};
+constexpr std::array<DTypeInfo, 13> kDTypes = {{
+    {DType::F32, "f32", 4},
+    {DType::F64, "f64", 8},
+    {DType::F16, "f16", 2},
+    {DType::BF16, "bf16", 2},
+    {DType::I8, "i8", 1},
+    {DType::U8, "u8", 1},
+    {DType::I16, "i16", 2},
+    {DType::U16, "u16", 2},
+    {DType::I32, "i32", 4},
+    {DType::U32, "u32", 4},
+    {DType::I64, "i64", 8},
+    {DType::U64, "u64", 8},
+    {DType::Bool, "bool", 1},
+}};
+} // namespace
+
+size_t dtypeSize(DType type) { return kDTypes[size_t(type)].size; }
+const char *dtypeName(DType type) { return kDTypes[size_t(type)].name; }
+
+DType parseDType(const std::string &name) {
+  for (const DTypeInfo &info : kDTypes)
+    if (name == info.name)
+      return info.type;
+  throw Error("unknown element type '" + name + "'");
+}
+
+bool isFloat(DType type) {
+  return type == DType::F32 || type == DType::F64 || type == DType::F16 ||
+         type == DType::BF16;
+}
+
+int64_t numElements(const Shape &shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+std::string shapeString(const Shape &shape) {
+  if (shape.empty())
+    return "scalar";
+  std::string text;
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? "x" : "") + std::to_string(shape[i]);
+  return text;
+}
+
+} // namespace heterps::rt

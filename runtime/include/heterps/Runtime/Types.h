@@ -1,0 +1,153 @@
+//===- Types.h - Element types, shapes and errors of the runtime -*- C++ -*-===//
+//
+// Plain C++ shared by the kernel libraries, generated stage programs and the
+// executor. The runtime depends on none of the compiler: a bundle carries
+// everything it needs as data.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_TYPES_H
+#define HETERPS_RUNTIME_TYPES_H
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace heterps::rt {
+
+/// Element types, named as in the bundle manifest ("f32", "i64", ...).
+/// Bool is one byte holding 0 or 1.
+enum class DType : uint8_t {
+  F32,
+  F64,
+  F16,
+  BF16,
+  I8,
+  U8,
+  I16,
+  U16,
+  I32,
+  U32,
+  I64,
+  U64,
+  Bool
+};
+
+/// Bytes per element.
+size_t dtypeSize(DType type);
+/// "f32", "i64", "bool", ...
+const char *dtypeName(DType type);
+/// The inverse of dtypeName; throws Error for an unknown name.
+DType parseDType(const std::string &name);
+bool isFloat(DType type);
+
+using Shape = std::vector<int64_t>;
+/// Product of the extents (1 for rank 0).
+int64_t numElements(const Shape &shape);
+/// "2x3x4" ("scalar" for rank 0).
+std::string shapeString(const Shape &shape);
+
+/// Everything the runtime reports: kernel construction with parameters a
+/// backend cannot run, out-of-range ids, I/O. The message names the thing.
+struct Error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Elementwise functions of one tensor. Parameters live in UnaryParams.
+enum class UnaryKind {
+  Identity,
+  Relu,
+  Sigmoid,
+  Tanh,
+  GeluErf,  // x * Phi(x)
+  GeluTanh, // tanh approximation
+  Erf,
+  Exp,
+  Log,
+  Sqrt,
+  Abs,
+  Neg,
+  Reciprocal,
+  Floor,
+  Ceil,
+  Round, // half to even
+  Sign,
+  Sin,
+  Cos,
+  Softplus,
+  Softsign,
+  HardSwish,
+  Not, // bool only
+  LeakyRelu,       // alpha
+  Elu,             // alpha
+  Celu,            // alpha
+  Selu,            // alpha, gamma = beta
+  HardSigmoid,     // alpha, beta
+  ThresholdedRelu, // alpha
+  Clip             // lo, hi (open bounds are +-infinity)
+};
+
+struct UnaryParams {
+  float alpha = 0.0f;
+  float beta = 0.0f;
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+};
+
+/// An activation fused after a dense kernel (Gemm, MatMul, Conv).
+struct Activation {
+  UnaryKind kind = UnaryKind::Identity;
+  UnaryParams params;
+};
+
+/// Elementwise functions of two tensors with numpy broadcasting.
+/// Comparisons produce Bool. Div truncates for integers; Mod takes the sign
+/// of the divisor (Python), FMod of the dividend (C). PRelu: lhs if lhs >= 0
+/// else rhs * lhs. And/Or/Xor are on Bool.
+enum class BinaryKind {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Max,
+  Min,
+  Mod,
+  FMod,
+  PRelu,
+  And,
+  Or,
+  Xor,
+  Equal,
+  Less,
+  LessEqual,
+  Greater,
+  GreaterEqual
+};
+
+/// ONNX reductions: L1 = sum |x|, L2 = sqrt(sum x^2), LogSum = log(sum x),
+/// LogSumExp = log(sum exp x), SumSquare = sum x^2. Over an empty set: Sum 0,
+/// Prod 1, Max -inf (lowest), Min +inf (highest).
+enum class ReduceKind {
+  Sum,
+  Mean,
+  Max,
+  Min,
+  Prod,
+  L1,
+  L2,
+  LogSum,
+  LogSumExp,
+  SumSquare
+};
+
+enum class PoolKind { Max, AvgExcludePad, AvgIncludePad };
+enum class PadMode { Constant, Reflect, Edge };
+enum class EmbeddingPooling { None, Sum, Mean };
+
+} // namespace heterps::rt
+
+#endif // HETERPS_RUNTIME_TYPES_H
