@@ -482,17 +482,68 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
 namespace heterps::import {
 
 OwningOpRef<ModuleOp> importONNX(StringRef path, StringRef contents,
-                                 MLIRContext *context) {
+                                 MLIRContext *context,
+                                 const InputBindings &bindings) {
   context->loadDialect<hps::HPSDialect, func::FuncDialect>();
-  LoadedModel loaded = loadONNXModel(path, contents);
+  LoadedModel loaded = loadONNXModel(path, contents, bindings);
   if (!loaded.model) {
     emitError(FileLineColLoc::get(context, path, 0, 0)) << loaded.error;
     return nullptr;
   }
-  return Importer(path, context).run(*loaded.model);
+  OwningOpRef<ModuleOp> module = Importer(path, context).run(*loaded.model);
+  if (module && bindings.batch > 0) {
+    // Record the bound batch so that a runtime can split larger inputs.
+    auto main = module->lookupSymbol<func::FuncOp>("main");
+    Builder builder(context);
+    main->setAttr("hps.batch", builder.getI64IntegerAttr(bindings.batch));
+    auto marked = [](const std::vector<std::string> &names, StringRef name) {
+      return llvm::is_contained(names, name.str());
+    };
+    for (unsigned i = 0; i < main.getNumArguments(); ++i)
+      if (auto name = main.getArgAttrOfType<StringAttr>(i, "hps.name");
+          name && marked(loaded.batchedInputs, name.getValue()))
+        main.setArgAttr(i, "hps.batched", builder.getUnitAttr());
+    for (unsigned i = 0; i < main.getNumResults(); ++i)
+      if (auto name = main.getResultAttrOfType<StringAttr>(i, "hps.name");
+          name && marked(loaded.batchedOutputs, name.getValue()))
+        main.setResultAttr(i, "hps.batched", builder.getUnitAttr());
+  }
+  return module;
+}
+
+bool parseInputShape(StringRef text, InputBindings &bindings,
+                     std::string &error) {
+  auto [name, extents] = text.rsplit('=');
+  if (name.empty() || extents.empty() || name == text) {
+    error = "input shape '" + text.str() + "' is not NAME=D0xD1x...";
+    return false;
+  }
+  std::vector<int64_t> shape;
+  SmallVector<StringRef> parts;
+  extents.split(parts, 'x');
+  for (StringRef part : parts) {
+    int64_t extent;
+    if (part.getAsInteger(10, extent) || extent <= 0) {
+      error = "input shape '" + text.str() + "' has a bad extent '" +
+              part.str() + "'";
+      return false;
+    }
+    shape.push_back(extent);
+  }
+  bindings.shapes[name.str()] = std::move(shape);
+  return true;
 }
 
 void registerONNXImportTranslation() {
+  static llvm::cl::opt<int64_t> batch(
+      "onnx-batch",
+      llvm::cl::desc("--import-onnx: bind the symbolic leading dim of every "
+                     "model input to this batch size"),
+      llvm::cl::init(0));
+  static llvm::cl::list<std::string> inputShapes(
+      "onnx-input-shape",
+      llvm::cl::desc("--import-onnx: static shape of one model input, "
+                     "NAME=D0xD1x... (repeatable)"));
   TranslateToMLIRRegistration registration(
       "import-onnx",
       "Import an ONNX model (binary .onnx or text .onnxtext) into the hps "
@@ -501,8 +552,17 @@ void registerONNXImportTranslation() {
          MLIRContext *context) -> OwningOpRef<Operation *> {
         const llvm::MemoryBuffer *buffer =
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
+        InputBindings bindings;
+        bindings.batch = batch;
+        for (const std::string &text : inputShapes) {
+          std::string error;
+          if (!parseInputShape(text, bindings, error)) {
+            emitError(UnknownLoc::get(context)) << error;
+            return nullptr;
+          }
+        }
         return importONNX(buffer->getBufferIdentifier(), buffer->getBuffer(),
-                          context);
+                          context, bindings);
       },
       [](DialectRegistry &registry) {
         registry.insert<hps::HPSDialect, func::FuncDialect>();

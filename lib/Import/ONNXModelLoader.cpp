@@ -22,6 +22,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <deque>
+#include <set>
 
 using namespace llvm;
 
@@ -190,6 +191,67 @@ Error validateAndSortNodes(onnx::GraphProto &graph) {
 
 Error checkAndInferAtKnownIR(onnx::ModelProto &model);
 
+/// Writes the bound extents into the graph inputs' types and drops the
+/// intermediate value_info, whose symbolic dims shape inference recomputes.
+Error bindInputShapes(onnx::GraphProto &graph, const InputBindings &bindings,
+                      LoadedModel &result) {
+  // Outputs with an open leading dim follow the batch.
+  if (bindings.batch > 0)
+    for (const auto &output : graph.output()) {
+      const auto &type = output.type().tensor_type();
+      if (!type.has_shape() ||
+          (type.shape().dim_size() > 0 && !type.shape().dim(0).has_dim_value()))
+        result.batchedOutputs.push_back(output.name());
+    }
+  std::set<std::string> initializers;
+  for (const auto &init : graph.initializer())
+    initializers.insert(init.name());
+  std::set<std::string> seen;
+  for (auto &input : *graph.mutable_input()) {
+    if (initializers.count(input.name()) || !input.type().has_tensor_type())
+      continue;
+    auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    auto named = bindings.shapes.find(input.name());
+    if (named != bindings.shapes.end()) {
+      seen.insert(input.name());
+      const std::vector<int64_t> &extents = named->second;
+      if (shape->dim_size() != 0 &&
+          shape->dim_size() != static_cast<int>(extents.size()))
+        return "input shape for '" + input.name() + "' has rank " +
+               std::to_string(extents.size()) +
+               " but the model declares rank " +
+               std::to_string(shape->dim_size());
+      for (size_t i = 0; i < extents.size(); ++i) {
+        if (extents[i] <= 0)
+          return "input shape for '" + input.name() + "' has extent " +
+                 std::to_string(extents[i]) + " at dim " + std::to_string(i);
+        if (static_cast<int>(i) < shape->dim_size() &&
+            shape->dim(i).has_dim_value() &&
+            shape->dim(i).dim_value() != extents[i])
+          return "input shape for '" + input.name() + "' sets dim " +
+                 std::to_string(i) + " to " + std::to_string(extents[i]) +
+                 " but the model fixes it to " +
+                 std::to_string(shape->dim(i).dim_value());
+      }
+      shape->clear_dim();
+      for (int64_t extent : extents)
+        shape->add_dim()->set_dim_value(extent);
+      continue;
+    }
+    if (bindings.batch > 0 && shape->dim_size() > 0 &&
+        !shape->dim(0).has_dim_value()) {
+      shape->mutable_dim(0)->set_dim_value(bindings.batch);
+      result.batchedInputs.push_back(input.name());
+    }
+  }
+  for (const auto &[name, extents] : bindings.shapes)
+    if (!seen.count(name))
+      return "input shape given for '" + name +
+             "', which is not an input of the graph";
+  graph.clear_value_info();
+  return {};
+}
+
 Error checkAndInfer(onnx::ModelProto &model) {
   // Exporters now write IR 9 and 10, which ONNX 1.12's checker refuses
   // although they only add element types (float8, int4) that the importer
@@ -259,7 +321,8 @@ std::string describeONNXNode(const onnx::NodeProto &node, int index) {
   return text + ")";
 }
 
-LoadedModel loadONNXModel(StringRef path, StringRef contents) {
+LoadedModel loadONNXModel(StringRef path, StringRef contents,
+                          const InputBindings &bindings) {
   LoadedModel result;
   auto model = std::make_unique<onnx::ModelProto>();
   Error error;
@@ -271,6 +334,8 @@ LoadedModel loadONNXModel(StringRef path, StringRef contents) {
       error = inlineExternalData(path, *model->mutable_graph());
     if (error.empty())
       error = validateAndSortNodes(*model->mutable_graph());
+    if (error.empty() && !bindings.empty())
+      error = bindInputShapes(*model->mutable_graph(), bindings, result);
     if (error.empty())
       error = checkAndInfer(*model);
   } catch (const std::exception &e) {

@@ -1,1 +1,490 @@
-// placeholder: being written
+//===- CpuDenseTest.cpp - Gemm, MatMul and Conv on the CPU ----------------===//
+//
+// Hand-computed cases, then random data against naive loops written here.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Runtime/CpuKernels.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <random>
+
+using namespace heterps::rt;
+using namespace heterps::rt::cpu;
+
+namespace {
+
+std::vector<float> randomData(int64_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(-1.f, 1.f);
+  std::vector<float> data(n);
+  for (float &v : data)
+    v = dist(rng);
+  return data;
+}
+
+void expectClose(const std::vector<float> &actual,
+                 const std::vector<float> &expected, const std::string &what) {
+  ASSERT_EQ(actual.size(), expected.size()) << what;
+  for (size_t i = 0; i != actual.size(); ++i)
+    ASSERT_NEAR(actual[i], expected[i], 1e-4 * (1 + std::fabs(expected[i])))
+        << what << " at " << i;
+}
+
+/// The activations, written independently of the kernels.
+float activate(const Activation &act, float x) {
+  switch (act.kind) {
+  case UnaryKind::Identity:
+    return x;
+  case UnaryKind::Relu:
+    return std::max(x, 0.f);
+  case UnaryKind::LeakyRelu:
+    return x < 0 ? act.params.alpha * x : x;
+  case UnaryKind::Sigmoid:
+    return 1 / (1 + std::exp(-x));
+  case UnaryKind::Tanh:
+    return std::tanh(x);
+  case UnaryKind::GeluErf:
+    return x * 0.5f * (1 + std::erf(x / std::sqrt(2.f)));
+  case UnaryKind::GeluTanh:
+    return 0.5f * x *
+           (1 + std::tanh(std::sqrt(2 / float(M_PI)) *
+                          (x + 0.044715f * x * x * x)));
+  case UnaryKind::Selu:
+    return act.params.beta * (x > 0 ? x : act.params.alpha * (std::exp(x) - 1));
+  case UnaryKind::HardSigmoid:
+    return std::clamp(act.params.alpha * x + act.params.beta, 0.f, 1.f);
+  case UnaryKind::Clip:
+    return std::clamp<float>(x, act.params.lo, act.params.hi);
+  case UnaryKind::Erf:
+    return std::erf(x);
+  case UnaryKind::Softsign:
+    return x / (1 + std::fabs(x));
+  case UnaryKind::Celu:
+    return std::max(0.f, x) +
+           std::min(0.f,
+                    act.params.alpha * (std::exp(x / act.params.alpha) - 1));
+  default:
+    ADD_FAILURE() << "activation not in the test's table";
+    return x;
+  }
+}
+
+Activation makeAct(UnaryKind kind, float alpha = 0, float beta = 0,
+                   double lo = -INFINITY, double hi = INFINITY) {
+  Activation act;
+  act.kind = kind;
+  act.params.alpha = alpha;
+  act.params.beta = beta;
+  act.params.lo = lo;
+  act.params.hi = hi;
+  return act;
+}
+
+/// A mix of fused (oneDNN post-op) and looped activations.
+std::vector<Activation> someActivations() {
+  return {makeAct(UnaryKind::Identity),
+          makeAct(UnaryKind::Relu),
+          makeAct(UnaryKind::LeakyRelu, 0.1f),
+          makeAct(UnaryKind::Sigmoid),
+          makeAct(UnaryKind::Tanh),
+          makeAct(UnaryKind::GeluErf),
+          makeAct(UnaryKind::GeluTanh),
+          makeAct(UnaryKind::Selu, 1.67326f, 1.0507f),
+          makeAct(UnaryKind::HardSigmoid, 0.2f, 0.5f),
+          makeAct(UnaryKind::Clip, 0, 0, -0.5, 0.25),
+          makeAct(UnaryKind::Clip, 0, 0, 0.0, INFINITY),
+          makeAct(UnaryKind::Erf),
+          makeAct(UnaryKind::Softsign),
+          makeAct(UnaryKind::Celu, 0.7f)};
+}
+
+//===----------------------------------------------------------------------===//
+// Gemm
+//===----------------------------------------------------------------------===//
+
+std::vector<float>
+referenceGemm(int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+              float alpha, float beta, const Shape *cShape,
+              const std::vector<float> &a, const std::vector<float> &b,
+              const std::vector<float> &c, const Activation &act) {
+  std::vector<float> y(m * n);
+  int64_t cRows = cShape && cShape->size() == 2 ? (*cShape)[0] : 1;
+  int64_t cCols = cShape && !cShape->empty() ? cShape->back() : 1;
+  for (int64_t i = 0; i != m; ++i)
+    for (int64_t j = 0; j != n; ++j) {
+      double sum = 0;
+      for (int64_t p = 0; p != k; ++p)
+        sum += double(transA ? a[p * m + i] : a[i * k + p]) *
+               (transB ? b[j * k + p] : b[p * n + j]);
+      double value = alpha * sum;
+      if (cShape)
+        value += beta * c[(cRows == 1 ? 0 : i) * cCols + (cCols == 1 ? 0 : j)];
+      y[i * n + j] = activate(act, float(value));
+    }
+  return y;
+}
+
+TEST(CpuDenseGemm, HandComputed) {
+  Context ctx(0);
+  // [[1,2],[3,4]] x [[5,6],[7,8]] + [1,2] = [[20,24],[44,52]].
+  Shape cShape{2};
+  Gemm gemm(ctx, DType::F32, 2, 2, 2, false, false, 1.f, 1.f, &cShape,
+            Activation{}, false);
+  std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8}, c{1, 2}, y(4);
+  gemm.run(a.data(), b.data(), c.data(), y.data());
+  expectClose(y, {20, 24, 44, 52}, "gemm");
+
+  // relu(2 * A^T B^T - C), C a column: A^T = [[1,3],[2,4]], B^T =
+  // [[5,7],[6,8]]; A^T B^T = [[23,31],[34,46]].
+  Shape column{2, 1};
+  Gemm scaled(ctx, DType::F32, 2, 2, 2, true, true, 2.f, -1.f, &column,
+              makeAct(UnaryKind::Relu), true);
+  std::vector<float> c2{50, 100};
+  scaled.run(a.data(), b.data(), c2.data(), y.data());
+  expectClose(y, {0, 12, 0, 0}, "scaled gemm");
+}
+
+TEST(CpuDenseGemm, RandomAgainstReference) {
+  Context ctx(0);
+  struct Case {
+    int64_t m, n, k;
+  };
+  std::vector<Case> sizes{{1, 1, 1}, {7, 5, 3}, {16, 33, 20}, {64, 48, 70}};
+  std::vector<std::optional<Shape>> cForms{
+      std::nullopt, Shape{},       Shape{-1},  Shape{1, -1},
+      Shape{-2, 1}, Shape{-2, -1}, Shape{1, 1}};
+  unsigned seed = 1;
+  int cases = 0;
+  for (const Case &size : sizes)
+    for (int trans = 0; trans != 4; ++trans)
+      for (const auto &cForm : cForms)
+        for (float alpha : {1.f, 0.5f})
+          for (float beta : {1.f, 0.f, -2.f}) {
+            bool transA = trans & 1, transB = trans & 2;
+            bool constantB = (seed % 2) == 0;
+            Activation act = someActivations()[seed % someActivations().size()];
+            std::optional<Shape> cShape = cForm;
+            if (cShape)
+              for (int64_t &d : *cShape)
+                d = d == -1 ? size.n : d == -2 ? size.m : d;
+            auto a = randomData(size.m * size.k, seed++);
+            auto b = randomData(size.k * size.n, seed++);
+            auto c = randomData(cShape ? numElements(*cShape) : 1, seed++);
+            const Shape *cPtr = cShape ? &*cShape : nullptr;
+            Gemm gemm(ctx, DType::F32, size.m, size.n, size.k, transA, transB,
+                      alpha, beta, cPtr, act, constantB);
+            std::vector<float> y(size.m * size.n);
+            auto expected =
+                referenceGemm(size.m, size.n, size.k, transA, transB, alpha,
+                              beta, cPtr, a, b, c, act);
+            std::string what =
+                "gemm " + std::to_string(size.m) + "x" +
+                std::to_string(size.n) + "x" + std::to_string(size.k) +
+                " trans " + std::to_string(trans) + " C " +
+                (cShape ? shapeString(*cShape) : "none") + " alpha " +
+                std::to_string(alpha) + " beta " + std::to_string(beta);
+            gemm.run(a.data(), b.data(), c.data(), y.data());
+            expectClose(y, expected, what);
+            // Second run: constant B comes from the repacked cache.
+            std::fill(y.begin(), y.end(), 0.f);
+            gemm.run(a.data(), b.data(), c.data(), y.data());
+            expectClose(y, expected, what + " (second run)");
+            ++cases;
+          }
+  EXPECT_GT(cases, 0);
+}
+
+TEST(CpuDenseGemm, EmptyInnerDimension) {
+  Context ctx(0);
+  Shape cShape{3};
+  Gemm gemm(ctx, DType::F32, 2, 3, 0, false, false, 1.f, 2.f, &cShape,
+            Activation{}, false);
+  std::vector<float> c{1, 2, 3}, y(6, -7.f);
+  gemm.run(nullptr, nullptr, c.data(), y.data());
+  expectClose(y, {2, 4, 6, 2, 4, 6}, "k = 0");
+}
+
+TEST(CpuDenseGemm, RejectsBadParameters) {
+  Context ctx(0);
+  Shape bad{3, 2};
+  EXPECT_THROW(Gemm(ctx, DType::F32, 2, 2, 2, false, false, 1.f, 1.f, &bad,
+                    Activation{}, false),
+               Error);
+  try {
+    Gemm(ctx, DType::F16, 2, 2, 2, false, false, 1.f, 1.f, nullptr,
+         Activation{}, false);
+    FAIL() << "f16 accepted";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("Gemm"), std::string::npos);
+    EXPECT_NE(std::string(error.what()).find("f16"), std::string::npos);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul
+//===----------------------------------------------------------------------===//
+
+/// numpy matmul on row-major data.
+std::vector<float> referenceMatMul(Shape a, Shape b,
+                                   const std::vector<float> &aData,
+                                   const std::vector<float> &bData,
+                                   const Activation &act) {
+  if (a.size() == 1)
+    a.insert(a.begin(), 1);
+  if (b.size() == 1)
+    b.push_back(1);
+  size_t rank = std::max(a.size(), b.size());
+  a.insert(a.begin(), rank - a.size(), 1);
+  b.insert(b.begin(), rank - b.size(), 1);
+  int64_t m = a[rank - 2], k = a[rank - 1], n = b[rank - 1];
+  Shape batch(rank - 2);
+  for (size_t i = 0; i + 2 < rank; ++i)
+    batch[i] = std::max(a[i], b[i]);
+  int64_t batches = numElements(batch);
+  std::vector<float> y(batches * m * n);
+  for (int64_t t = 0; t != batches; ++t) {
+    // Batch index -> offsets into a and b with broadcasting.
+    int64_t rest = t, aBatch = 0, bBatch = 0, aStride = 1, bStride = 1;
+    for (size_t i = rank - 2; i-- > 0;) {
+      int64_t idx = rest % batch[i];
+      rest /= batch[i];
+      aBatch += (a[i] == 1 ? 0 : idx) * aStride;
+      bBatch += (b[i] == 1 ? 0 : idx) * bStride;
+      aStride *= a[i];
+      bStride *= b[i];
+    }
+    for (int64_t i = 0; i != m; ++i)
+      for (int64_t j = 0; j != n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p != k; ++p)
+          sum += double(aData[(aBatch * m + i) * k + p]) *
+                 bData[(bBatch * k + p) * n + j];
+        y[(t * m + i) * n + j] = activate(act, float(sum));
+      }
+  }
+  return y;
+}
+
+TEST(CpuDenseMatMul, HandComputed) {
+  Context ctx(0);
+  // [1,2] . [[1,2,3],[4,5,6]] = [9,12,15].
+  MatMul vecMat(ctx, DType::F32, {2}, {2, 3}, {3}, Activation{}, false);
+  std::vector<float> a{1, 2}, b{1, 2, 3, 4, 5, 6}, y(3);
+  vecMat.run(a.data(), b.data(), y.data());
+  expectClose(y, {9, 12, 15}, "vector x matrix");
+  // [1,2] . [3,-4] = -5, relu -> 0.
+  MatMul dot(ctx, DType::F32, {2}, {2}, {}, makeAct(UnaryKind::Relu), false);
+  std::vector<float> v{3, -4}, scalar(1);
+  dot.run(a.data(), v.data(), scalar.data());
+  expectClose(scalar, {0}, "dot");
+}
+
+TEST(CpuDenseMatMul, RandomAgainstReference) {
+  Context ctx(0);
+  struct Case {
+    Shape a, b, y;
+  };
+  std::vector<Case> cases{
+      {{3, 4}, {4, 5}, {3, 5}},
+      {{4}, {4, 5}, {5}},
+      {{3, 4}, {4}, {3}},
+      {{7}, {7}, {}},
+      {{2, 3, 4}, {4, 5}, {2, 3, 5}},
+      {{2, 3, 4}, {2, 4, 5}, {2, 3, 5}},
+      {{3, 4}, {2, 4, 5}, {2, 3, 5}},
+      {{2, 1, 3, 4}, {5, 4, 6}, {2, 5, 3, 6}},
+      {{1, 3, 3, 4}, {2, 1, 4, 6}, {2, 3, 3, 6}},
+      {{2, 3, 4}, {4}, {2, 3}},
+      {{4}, {2, 4, 5}, {2, 5}},
+      {{2, 2, 17, 33}, {33, 9}, {2, 2, 17, 9}},
+  };
+  unsigned seed = 100;
+  for (const Case &c : cases)
+    for (bool constantB : {false, true})
+      for (const Activation &act :
+           {makeAct(UnaryKind::Identity), makeAct(UnaryKind::GeluErf),
+            makeAct(UnaryKind::Erf)}) {
+        auto a = randomData(numElements(c.a), seed++);
+        auto b = randomData(numElements(c.b), seed++);
+        MatMul matmul(ctx, DType::F32, c.a, c.b, c.y, act, constantB);
+        std::vector<float> y(numElements(c.y));
+        auto expected = referenceMatMul(c.a, c.b, a, b, act);
+        std::string what =
+            "matmul " + shapeString(c.a) + " x " + shapeString(c.b);
+        matmul.run(a.data(), b.data(), y.data());
+        expectClose(y, expected, what);
+        std::fill(y.begin(), y.end(), 0.f);
+        matmul.run(a.data(), b.data(), y.data());
+        expectClose(y, expected, what + " (second run)");
+      }
+}
+
+TEST(CpuDenseMatMul, RejectsBadShapes) {
+  Context ctx(0);
+  EXPECT_THROW(
+      MatMul(ctx, DType::F32, {3, 4}, {5, 6}, {3, 6}, Activation{}, false),
+      Error);
+  EXPECT_THROW(MatMul(ctx, DType::F32, {2, 3, 4}, {3, 4, 5}, {3, 3, 5},
+                      Activation{}, false),
+               Error);
+  EXPECT_THROW(
+      MatMul(ctx, DType::F32, {3, 4}, {4, 5}, {3, 4}, Activation{}, false),
+      Error);
+  EXPECT_THROW(
+      MatMul(ctx, DType::BF16, {3, 4}, {4, 5}, {3, 5}, Activation{}, false),
+      Error);
+}
+
+//===----------------------------------------------------------------------===//
+// Conv
+//===----------------------------------------------------------------------===//
+
+struct ConvCase {
+  Shape x, w;
+  Shape strides, dilations, padBegin, padEnd;
+  int64_t group;
+};
+
+/// y shape by the floor formula.
+Shape convOutput(const ConvCase &c) {
+  Shape y{c.x[0], c.w[0]};
+  for (size_t i = 0; i + 2 < c.x.size(); ++i) {
+    int64_t extent = (c.w[i + 2] - 1) * c.dilations[i] + 1;
+    y.push_back(
+        (c.x[i + 2] + c.padBegin[i] + c.padEnd[i] - extent) / c.strides[i] + 1);
+  }
+  return y;
+}
+
+std::vector<float> referenceConv(const ConvCase &c, const Shape &y,
+                                 const std::vector<float> &x,
+                                 const std::vector<float> &w,
+                                 const std::vector<float> *bias,
+                                 const Activation &act) {
+  size_t spatial = c.x.size() - 2;
+  int64_t inPerGroup = c.w[1], outPerGroup = c.w[0] / c.group;
+  int64_t outSpatial = numElements(Shape(y.begin() + 2, y.end()));
+  int64_t inSpatial = numElements(Shape(c.x.begin() + 2, c.x.end()));
+  int64_t taps = numElements(Shape(c.w.begin() + 2, c.w.end()));
+  std::vector<float> out(numElements(y));
+  for (int64_t n = 0; n != y[0]; ++n)
+    for (int64_t oc = 0; oc != y[1]; ++oc) {
+      int64_t g = oc / outPerGroup;
+      for (int64_t o = 0; o != outSpatial; ++o) {
+        Shape outIdx(spatial);
+        for (int64_t rest = o, i = spatial; i-- > 0;) {
+          outIdx[i] = rest % y[i + 2];
+          rest /= y[i + 2];
+        }
+        double sum = bias ? (*bias)[oc] : 0.0;
+        for (int64_t ic = 0; ic != inPerGroup; ++ic)
+          for (int64_t t = 0; t != taps; ++t) {
+            int64_t inOffset = 0;
+            bool inside = true;
+            for (int64_t rest = t, stride = 1, i = spatial; i-- > 0;) {
+              int64_t tap = rest % c.w[i + 2];
+              rest /= c.w[i + 2];
+              int64_t pos = outIdx[i] * c.strides[i] - c.padBegin[i] +
+                            tap * c.dilations[i];
+              inside &= pos >= 0 && pos < c.x[i + 2];
+              inOffset += pos * stride;
+              stride *= c.x[i + 2];
+            }
+            if (!inside)
+              continue;
+            int64_t channel = g * inPerGroup + ic;
+            sum += double(x[(n * c.x[1] + channel) * inSpatial + inOffset]) *
+                   w[(oc * inPerGroup + ic) * taps + t];
+          }
+        out[(n * y[1] + oc) * outSpatial + o] = activate(act, float(sum));
+      }
+    }
+  return out;
+}
+
+TEST(CpuDenseConv, HandComputed) {
+  Context ctx(0);
+  // 1-D: [1,2,3,4] * [1,1] + 0.5 = [3.5,5.5,7.5].
+  Conv conv(ctx, DType::F32, {1, 1, 4}, {1, 1, 2}, true, {1, 1, 3}, {1}, {1},
+            {0}, {0}, 1, Activation{}, false);
+  std::vector<float> x{1, 2, 3, 4}, w{1, 1}, bias{0.5f}, y(3);
+  conv.run(x.data(), w.data(), bias.data(), y.data());
+  expectClose(y, {3.5f, 5.5f, 7.5f}, "conv 1-D");
+  // Padded by one on both sides, stride 2, no bias: windows [0,1], [2,3],
+  // [4,0] -> [1, 5, 4] with w=[1,1]... x padded = [0,1,2,3,4,0].
+  Conv padded(ctx, DType::F32, {1, 1, 4}, {1, 1, 2}, false, {1, 1, 3}, {2}, {1},
+              {1}, {1}, 1, Activation{}, true);
+  padded.run(x.data(), w.data(), nullptr, y.data());
+  expectClose(y, {1, 5, 4}, "conv 1-D padded");
+}
+
+TEST(CpuDenseConv, RandomAgainstReference) {
+  Context ctx(0);
+  std::vector<ConvCase> cases{
+      // 2-D plain, padded, strided, dilated, grouped, depthwise.
+      {{2, 3, 8, 8}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1},
+      {{1, 4, 7, 9}, {6, 4, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{2, 4, 9, 9}, {8, 2, 3, 3}, {2, 2}, {1, 1}, {1, 0}, {0, 1}, 2},
+      {{1, 6, 10, 11}, {6, 1, 3, 3}, {1, 2}, {2, 2}, {2, 1}, {2, 3}, 6},
+      {{1, 16, 12, 12}, {32, 16, 1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1},
+      {{1, 8, 13, 13}, {12, 4, 5, 3}, {3, 2}, {1, 2}, {2, 1}, {2, 1}, 2},
+      // 1-D.
+      {{2, 3, 20}, {5, 3, 4}, {1}, {1}, {0}, {0}, 1},
+      {{1, 4, 17}, {6, 2, 3}, {2}, {3}, {2}, {1}, 2},
+      // 3-D.
+      {{1, 2, 5, 6, 7},
+       {3, 2, 3, 2, 3},
+       {1, 2, 1},
+       {1, 1, 2},
+       {1, 0, 1},
+       {1, 1, 0},
+       1},
+  };
+  unsigned seed = 500;
+  for (const ConvCase &c : cases)
+    for (bool hasBias : {true, false})
+      for (bool constant : {false, true}) {
+        Activation act = someActivations()[seed % someActivations().size()];
+        Shape y = convOutput(c);
+        auto x = randomData(numElements(c.x), seed++);
+        auto w = randomData(numElements(c.w), seed++);
+        auto bias = randomData(c.w[0], seed++);
+        Conv conv(ctx, DType::F32, c.x, c.w, hasBias, y, c.strides, c.dilations,
+                  c.padBegin, c.padEnd, c.group, act, constant);
+        std::vector<float> out(numElements(y));
+        auto expected =
+            referenceConv(c, y, x, w, hasBias ? &bias : nullptr, act);
+        std::string what = "conv x " + shapeString(c.x) + " w " +
+                           shapeString(c.w) + " group " +
+                           std::to_string(c.group);
+        conv.run(x.data(), w.data(), bias.data(), out.data());
+        expectClose(out, expected, what);
+        std::fill(out.begin(), out.end(), 0.f);
+        conv.run(x.data(), w.data(), bias.data(), out.data());
+        expectClose(out, expected, what + " (second run)");
+      }
+}
+
+TEST(CpuDenseConv, RejectsBadParameters) {
+  Context ctx(0);
+  // Channels do not fit the group.
+  EXPECT_THROW(Conv(ctx, DType::F32, {1, 3, 4, 4}, {4, 2, 3, 3}, false,
+                    {1, 4, 2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 2,
+                    Activation{}, false),
+               Error);
+  // 4 spatial axes.
+  EXPECT_THROW(Conv(ctx, DType::F32, {1, 1, 2, 2, 2, 2}, {1, 1, 1, 1, 1, 1},
+                    false, {1, 1, 2, 2, 2, 2}, {1, 1, 1, 1}, {1, 1, 1, 1},
+                    {0, 0, 0, 0}, {0, 0, 0, 0}, 1, Activation{}, false),
+               Error);
+  EXPECT_THROW(Conv(ctx, DType::F64, {1, 1, 4}, {1, 1, 2}, false, {1, 1, 3},
+                    {1}, {1}, {0}, {0}, 1, Activation{}, false),
+               Error);
+}
+
+} // namespace

@@ -11,8 +11,11 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace onnx {
 class ModelProto;
@@ -26,6 +29,9 @@ struct LoadedModel {
   std::unique_ptr<onnx::ModelProto> model;
   /// Empty on success; otherwise names the node or tensor at fault.
   std::string error;
+  /// Inputs and outputs whose leading dim is the batch bound by
+  /// InputBindings::batch (a runtime splits larger inputs along it).
+  std::vector<std::string> batchedInputs, batchedOutputs;
 };
 
 /// Reads a model from `contents` (binary protobuf or the ONNX text syntax,
@@ -33,7 +39,19 @@ struct LoadedModel {
 /// weights stored beside `path`, checks that every node input is defined,
 /// sorts the nodes topologically (reporting a cycle), runs the ONNX checker
 /// and ONNX shape inference.
-LoadedModel loadONNXModel(llvm::StringRef path, llvm::StringRef contents);
+/// Static extents for the model's symbolic input dims, applied before ONNX
+/// shape inference so that every tensor of the graph gets a static shape.
+struct InputBindings {
+  /// Binds a symbolic or unknown leading dim of every graph input (0: none).
+  int64_t batch = 0;
+  /// Whole shapes of named graph inputs; they must agree with the static
+  /// dims the model declares.
+  std::map<std::string, std::vector<int64_t>> shapes;
+  bool empty() const { return batch == 0 && shapes.empty(); }
+};
+
+LoadedModel loadONNXModel(llvm::StringRef path, llvm::StringRef contents,
+                          const InputBindings &bindings = {});
 
 /// How diagnostics name a node: its name, or its index and first output.
 std::string describeONNXNode(const onnx::NodeProto &node, int index);

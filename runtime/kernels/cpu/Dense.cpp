@@ -1,1 +1,450 @@
-// placeholder: being written
+//===- Dense.cpp - Gemm, MatMul and Conv on oneDNN ------------------------===//
+//
+// Each kernel builds its oneDNN primitive once; run() only points the
+// placeholder memories at the caller's buffers and executes. Activations are
+// fused as eltwise post-ops where oneDNN has the function, else applied by a
+// loop afterwards.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DnnlUtil.h"
+
+#include <algorithm>
+
+namespace heterps::rt::cpu {
+
+using namespace dnnl_util;
+using tag = dnnl::memory::format_tag;
+
+namespace {
+
+/// A rows x cols f32 matrix stored row-major, or stored as its transpose
+/// (cols x rows) when `transposed`: strides do the transpose.
+dnnl::memory::desc matrixDesc(int64_t rows, int64_t cols, bool transposed) {
+  return dnnl::memory::desc({rows, cols}, dnnl::memory::data_type::f32,
+                            transposed ? Dims{1, rows} : Dims{cols, 1});
+}
+
+/// Post-ops for `act`; `fused` says whether they cover it.
+dnnl::primitive_attr activationAttr(const Activation &act, bool &fused,
+                                    dnnl::post_ops ops = {}) {
+  fused = appendActivation(ops, act);
+  dnnl::primitive_attr attr;
+  if (ops.len() > 0)
+    attr.set_post_ops(ops);
+  return attr;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Gemm
+//===----------------------------------------------------------------------===//
+
+struct Gemm::Impl {
+  /// How beta * C enters: not at all, as matmul's bias (beta == 1, alpha == 1
+  /// and C a row: the one bias form oneDNN runs in its jit gemm), or copied
+  /// into y first and added by a sum post-op scaled by beta (oneDNN applies
+  /// output scales after the bias, so alpha != 1 cannot use the bias).
+  enum class CMode { None, Bias, Sum };
+
+  dnnl::stream &stream;
+  int64_t m, n, k;
+  float beta;
+  CMode cMode = CMode::None;
+  int64_t cRows = 1, cCols = 1; // C broadcast to [cRows, cCols]
+  Activation act;
+  bool fusedAct = true;
+  dnnl::matmul matmul;
+  dnnl::memory src, bias, dst;
+  Weights weights;
+  Args args;
+
+  Impl(Context &ctx, int64_t m, int64_t n, int64_t k, bool transA, bool transB,
+       float alpha, float beta, const Shape *cShape, Activation act,
+       bool constantB)
+      : stream(ctx.impl().stream), m(m), n(n), k(k), beta(beta), act(act) {
+    if (m < 0 || n < 0 || k < 0)
+      throw Error("Gemm: negative dimension m=" + std::to_string(m) +
+                  " n=" + std::to_string(n) + " k=" + std::to_string(k));
+    checkActivation("Gemm", act);
+    if (cShape && beta != 0.f) {
+      if (cShape->size() > 2)
+        throw Error("Gemm: C of shape " + shapeString(*cShape) +
+                    " has rank above 2");
+      if (cShape->size() == 2)
+        cRows = (*cShape)[0];
+      if (!cShape->empty())
+        cCols = cShape->back();
+      if ((cRows != 1 && cRows != m) || (cCols != 1 && cCols != n))
+        throw Error("Gemm: C of shape " + shapeString(*cShape) +
+                    " does not broadcast to " + std::to_string(m) + "x" +
+                    std::to_string(n));
+      cMode = alpha == 1.f && beta == 1.f && cRows == 1 && cCols == n
+                  ? CMode::Bias
+                  : CMode::Sum;
+    }
+    // oneDNN cannot build a primitive over an empty dimension; run() handles
+    // those shapes directly.
+    if (m == 0 || n == 0 || k == 0)
+      return;
+
+    const dnnl::engine &engine = ctx.impl().engine;
+    withDnnl("Gemm", [&] {
+      dnnl::post_ops ops;
+      if (cMode == CMode::Sum)
+        ops.append_sum(beta);
+      dnnl::primitive_attr attr = activationAttr(act, fusedAct, ops);
+      if (alpha != 1.f)
+        attr.set_output_scales(0, {alpha});
+      auto srcDesc = matrixDesc(m, k, transA);
+      auto userWeights = matrixDesc(k, n, transB);
+      auto dstDesc = plainDesc({m, n});
+      dnnl::memory::desc biasDesc;
+      if (cMode == CMode::Bias)
+        biasDesc = plainDesc({1, n});
+      dnnl::matmul::desc desc(
+          srcDesc,
+          constantB ? dnnl::memory::desc({k, n}, dnnl::memory::data_type::f32,
+                                         tag::any)
+                    : userWeights,
+          biasDesc, dstDesc);
+      dnnl::matmul::primitive_desc pd(desc, attr, engine);
+      matmul = dnnl::matmul(pd);
+      src = placeholder(srcDesc, engine);
+      dst = placeholder(dstDesc, engine);
+      weights = Weights(engine, userWeights,
+                        constantB ? pd.weights_desc() : userWeights);
+      args = {{DNNL_ARG_SRC, src},
+              {DNNL_ARG_WEIGHTS, weights.memory()},
+              {DNNL_ARG_DST, dst}};
+      if (cMode == CMode::Bias) {
+        bias = placeholder(biasDesc, engine);
+        args[DNNL_ARG_BIAS] = bias;
+      }
+    });
+  }
+
+  /// y = C broadcast (times beta when `scaled`), for the sum post-op and the
+  /// k == 0 case.
+  void broadcastC(const float *c, float *y, bool scaled) const {
+    float factor = scaled ? beta : 1.f;
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; ++i) {
+      const float *row = c + (cRows == 1 ? 0 : i * cCols);
+      float *out = y + i * n;
+      for (int64_t j = 0; j < n; ++j)
+        out[j] = factor * row[cCols == 1 ? 0 : j];
+    }
+  }
+
+  void run(const void *a, const void *b, const void *c, void *y) {
+    float *out = static_cast<float *>(y);
+    if (m == 0 || n == 0)
+      return;
+    if (cMode != CMode::None && !c)
+      throw Error("Gemm: C was declared but not passed");
+    if (k == 0) {
+      // The product is empty: y = act(beta * C).
+      if (cMode == CMode::None)
+        std::fill(out, out + m * n, 0.f);
+      else
+        broadcastC(static_cast<const float *>(c), out, true);
+      applyActivation(act, out, m * n);
+      return;
+    }
+    if (cMode == CMode::Sum)
+      broadcastC(static_cast<const float *>(c), out, false);
+    bind(src, a);
+    weights.bind(stream, b);
+    if (cMode == CMode::Bias)
+      bind(bias, c);
+    bind(dst, y);
+    withDnnl("Gemm", [&] {
+      matmul.execute(stream, args);
+      stream.wait();
+    });
+    if (!fusedAct)
+      applyActivation(act, out, m * n);
+  }
+};
+
+Gemm::Gemm(Context &ctx, DType type, int64_t m, int64_t n, int64_t k,
+           bool transA, bool transB, float alpha, float beta,
+           const Shape *cShape, Activation act, bool constantB) {
+  requireF32("Gemm", type);
+  impl = std::make_unique<Impl>(ctx, m, n, k, transA, transB, alpha, beta,
+                                cShape, act, constantB);
+}
+
+Gemm::~Gemm() = default;
+
+void Gemm::run(const void *a, const void *b, const void *c, void *y) {
+  impl->run(a, b, c, y);
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul
+//===----------------------------------------------------------------------===//
+
+struct MatMul::Impl {
+  dnnl::stream &stream;
+  int64_t elements = 0; // of y
+  bool empty = false;   // a zero extent somewhere: nothing for oneDNN to do
+  bool emptyK = false;  // K == 0: y is zeros (then the activation)
+  Activation act;
+  bool fusedAct = true;
+  dnnl::matmul matmul;
+  dnnl::memory src, dst;
+  Weights weights;
+  Args args;
+
+  Impl(Context &ctx, const Shape &aShape, const Shape &bShape,
+       const Shape &yShape, Activation act, bool constantB)
+      : stream(ctx.impl().stream), act(act) {
+    checkActivation("MatMul", act);
+    if (aShape.empty() || bShape.empty())
+      throw Error("MatMul: operands must have rank >= 1, got " +
+                  shapeString(aShape) + " and " + shapeString(bShape));
+    // numpy promotion: a 1-D A is a row, a 1-D B a column.
+    Dims a(aShape.begin(), aShape.end()), b(bShape.begin(), bShape.end());
+    if (a.size() == 1)
+      a.insert(a.begin(), 1);
+    if (b.size() == 1)
+      b.push_back(1);
+    size_t rank = std::max(a.size(), b.size());
+    a.insert(a.begin(), rank - a.size(), 1);
+    b.insert(b.begin(), rank - b.size(), 1);
+    int64_t m = a[rank - 2], k = a[rank - 1], n = b[rank - 1];
+    if (b[rank - 2] != k)
+      throw Error("MatMul: inner dimensions of " + shapeString(aShape) +
+                  " and " + shapeString(bShape) + " differ");
+    Dims d(rank);
+    bool bBatched = false;
+    for (size_t i = 0; i + 2 < rank; ++i) {
+      if (a[i] != b[i] && a[i] != 1 && b[i] != 1)
+        throw Error("MatMul: batch dimensions of " + shapeString(aShape) +
+                    " and " + shapeString(bShape) + " do not broadcast");
+      d[i] = std::max(a[i], b[i]);
+      bBatched |= b[i] != 1;
+    }
+    d[rank - 2] = m;
+    d[rank - 1] = n;
+    elements = numElements(Shape(d.begin(), d.end()));
+    if (numElements(yShape) != elements)
+      throw Error("MatMul: y of shape " + shapeString(yShape) +
+                  " does not hold the product's " + dimsString(d));
+    if (elements == 0)
+      empty = true;
+    if (k == 0)
+      emptyK = true;
+    if (empty || emptyK)
+      return;
+    if (!bBatched && rank > 2) {
+      // One B for every batch: fold A's batch dims into M for a single 2-D
+      // gemm (the batches are contiguous in A and y).
+      int64_t rows = elements / n;
+      a = {rows, k};
+      b = {k, n};
+      d = {rows, n};
+    }
+    if (d.size() > DNNL_MAX_NDIMS)
+      throw Error("MatMul: rank " + std::to_string(d.size()) +
+                  " is above oneDNN's " + std::to_string(DNNL_MAX_NDIMS));
+
+    const dnnl::engine &engine = ctx.impl().engine;
+    withDnnl("MatMul", [&] {
+      dnnl::primitive_attr attr = activationAttr(act, fusedAct);
+      auto srcDesc = plainDesc(a), dstDesc = plainDesc(d);
+      auto userWeights = plainDesc(b);
+      dnnl::matmul::desc desc(
+          srcDesc,
+          constantB
+              ? dnnl::memory::desc(b, dnnl::memory::data_type::f32, tag::any)
+              : userWeights,
+          dstDesc);
+      dnnl::matmul::primitive_desc pd(desc, attr, engine);
+      matmul = dnnl::matmul(pd);
+      src = placeholder(srcDesc, engine);
+      dst = placeholder(dstDesc, engine);
+      weights = Weights(engine, userWeights,
+                        constantB ? pd.weights_desc() : userWeights);
+      args = {{DNNL_ARG_SRC, src},
+              {DNNL_ARG_WEIGHTS, weights.memory()},
+              {DNNL_ARG_DST, dst}};
+    });
+  }
+
+  void run(const void *a, const void *b, void *y) {
+    float *out = static_cast<float *>(y);
+    if (empty)
+      return;
+    if (emptyK) {
+      std::fill(out, out + elements, 0.f);
+      applyActivation(act, out, elements);
+      return;
+    }
+    bind(src, a);
+    weights.bind(stream, b);
+    bind(dst, y);
+    withDnnl("MatMul", [&] {
+      matmul.execute(stream, args);
+      stream.wait();
+    });
+    if (!fusedAct)
+      applyActivation(act, out, elements);
+  }
+};
+
+MatMul::MatMul(Context &ctx, DType type, const Shape &a, const Shape &b,
+               const Shape &y, Activation act, bool constantB) {
+  requireF32("MatMul", type);
+  impl = std::make_unique<Impl>(ctx, a, b, y, act, constantB);
+}
+
+MatMul::~MatMul() = default;
+
+void MatMul::run(const void *a, const void *b, void *y) { impl->run(a, b, y); }
+
+//===----------------------------------------------------------------------===//
+// Conv
+//===----------------------------------------------------------------------===//
+
+struct Conv::Impl {
+  dnnl::stream &stream;
+  int64_t elements = 0; // of y
+  bool hasBias;
+  Activation act;
+  bool fusedAct = true;
+  dnnl::convolution_forward conv;
+  dnnl::memory src, bias, dst;
+  Weights weights;
+  Args args;
+
+  Impl(Context &ctx, const Shape &x, const Shape &w, bool hasBias,
+       const Shape &y, const Shape &strides, const Shape &dilations,
+       const Shape &padBegin, const Shape &padEnd, int64_t group,
+       Activation act, bool constantWeights)
+      : stream(ctx.impl().stream), hasBias(hasBias), act(act) {
+    checkActivation("Conv", act);
+    if (x.size() < 3 || x.size() > 5)
+      throw Error("Conv: x of shape " + shapeString(x) +
+                  " is not NC[D]HW with 1 to 3 spatial axes");
+    size_t spatial = x.size() - 2;
+    if (w.size() != x.size())
+      throw Error("Conv: filter of shape " + shapeString(w) +
+                  " does not have the rank of x " + shapeString(x));
+    if (y.size() != x.size())
+      throw Error("Conv: y of shape " + shapeString(y) +
+                  " does not have the rank of x " + shapeString(x));
+    auto checkSize = [&](const Shape &values, const char *name) {
+      if (values.size() != spatial)
+        throw Error(std::string("Conv: ") + name + " " + shapeString(values) +
+                    " does not have one entry per spatial axis");
+    };
+    checkSize(strides, "strides");
+    checkSize(dilations, "dilations");
+    checkSize(padBegin, "padBegin");
+    checkSize(padEnd, "padEnd");
+    if (group < 1 || w[0] % group != 0 || x[1] != w[1] * group)
+      throw Error("Conv: group " + std::to_string(group) + " does not fit x " +
+                  shapeString(x) + " and filter " + shapeString(w));
+    if (y[0] != x[0] || y[1] != w[0])
+      throw Error("Conv: y of shape " + shapeString(y) + " does not match x " +
+                  shapeString(x) + " and filter " + shapeString(w));
+
+    Dims dnnlDilations(spatial), padLeft(padBegin.begin(), padBegin.end()),
+        padRight(padEnd.begin(), padEnd.end());
+    for (size_t i = 0; i != spatial; ++i) {
+      if (strides[i] < 1 || dilations[i] < 1)
+        throw Error("Conv: strides " + shapeString(strides) +
+                    " and dilations " + shapeString(dilations) +
+                    " must be positive");
+      dnnlDilations[i] = dilations[i] - 1; // oneDNN counts the gaps
+      // y is authoritative: pick the end pad that yields it (zero padding
+      // past the input adds nothing to a convolution).
+      int64_t extent = (w[i + 2] - 1) * dilations[i] + 1;
+      int64_t floorOut =
+          (x[i + 2] + padBegin[i] + padEnd[i] - extent) / strides[i] + 1;
+      if (floorOut != y[i + 2])
+        padRight[i] =
+            (y[i + 2] - 1) * strides[i] + extent - x[i + 2] - padBegin[i];
+    }
+    elements = numElements(y);
+    if (elements == 0 || numElements(x) == 0)
+      throw Error("Conv: empty tensors are not supported, x " + shapeString(x) +
+                  " y " + shapeString(y));
+
+    // Grouped filters are [G, Cout/G, Cin/G, k...], the same bytes as the
+    // ONNX [Cout, Cin/G, k...].
+    Dims filter(w.begin(), w.end());
+    if (group > 1) {
+      filter[0] /= group;
+      filter.insert(filter.begin(), group);
+    }
+    const dnnl::engine &engine = ctx.impl().engine;
+    withDnnl("Conv", [&] {
+      dnnl::primitive_attr attr = activationAttr(act, fusedAct);
+      auto srcDesc = plainDesc(Dims(x.begin(), x.end()));
+      auto dstDesc = plainDesc(Dims(y.begin(), y.end()));
+      auto userWeights = plainDesc(filter);
+      dnnl::memory::desc biasDesc;
+      if (hasBias)
+        biasDesc = plainDesc({w[0]});
+      dnnl::convolution_forward::desc desc(
+          dnnl::prop_kind::forward_inference,
+          dnnl::algorithm::convolution_direct, srcDesc,
+          constantWeights ? dnnl::memory::desc(
+                                filter, dnnl::memory::data_type::f32, tag::any)
+                          : userWeights,
+          biasDesc, dstDesc, Dims(strides.begin(), strides.end()),
+          dnnlDilations, padLeft, padRight);
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+      conv = dnnl::convolution_forward(pd);
+      src = placeholder(srcDesc, engine);
+      dst = placeholder(dstDesc, engine);
+      weights = Weights(engine, userWeights,
+                        constantWeights ? pd.weights_desc() : userWeights);
+      args = {{DNNL_ARG_SRC, src},
+              {DNNL_ARG_WEIGHTS, weights.memory()},
+              {DNNL_ARG_DST, dst}};
+      if (hasBias) {
+        bias = placeholder(biasDesc, engine);
+        args[DNNL_ARG_BIAS] = bias;
+      }
+    });
+  }
+
+  void run(const void *x, const void *w, const void *b, void *y) {
+    if (hasBias && !b)
+      throw Error("Conv: bias was declared but not passed");
+    bind(src, x);
+    weights.bind(stream, w);
+    if (hasBias)
+      bind(bias, b);
+    bind(dst, y);
+    withDnnl("Conv", [&] {
+      conv.execute(stream, args);
+      stream.wait();
+    });
+    if (!fusedAct)
+      applyActivation(act, static_cast<float *>(y), elements);
+  }
+};
+
+Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
+           bool hasBias, const Shape &y, const Shape &strides,
+           const Shape &dilations, const Shape &padBegin, const Shape &padEnd,
+           int64_t group, Activation act, bool constantWeights) {
+  requireF32("Conv", type);
+  impl = std::make_unique<Impl>(ctx, x, w, hasBias, y, strides, dilations,
+                                padBegin, padEnd, group, act, constantWeights);
+}
+
+Conv::~Conv() = default;
+
+void Conv::run(const void *x, const void *w, const void *bias, void *y) {
+  impl->run(x, w, bias, y);
+}
+
+} // namespace heterps::rt::cpu

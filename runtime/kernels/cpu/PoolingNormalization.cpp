@@ -1,1 +1,808 @@
-// placeholder: being written
+//===- PoolingNormalization.cpp - Pools, norms, softmax, reductions -------===//
+//
+// oneDNN primitives built once per kernel, with loops where oneDNN has no
+// exact (or no fast) equivalent: global pooling, the include-pad average of
+// ceil-mode windows, and reductions oneDNN would only run in its reference
+// implementation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DnnlUtil.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace heterps::rt::cpu {
+
+using namespace dnnl_util;
+using dnnl::algorithm;
+using dnnl::prop_kind;
+
+namespace {
+
+Dims toDims(const Shape &shape) { return Dims(shape.begin(), shape.end()); }
+
+/// oneDNN has no rank 0: a scalar is a one-element vector.
+Dims atLeast1D(const Shape &shape) {
+  return shape.empty() ? Dims{1} : toDims(shape);
+}
+
+/// Runs `primitive` with its bound arguments and waits for it.
+void execute(const char *kernel, const dnnl::primitive &primitive,
+             dnnl::stream &stream, const Args &args) {
+  withDnnl(kernel, [&] {
+    primitive.execute(stream, args);
+    stream.wait();
+  });
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Pool
+//===----------------------------------------------------------------------===//
+
+struct Pool::Impl {
+  dnnl::stream &stream;
+  bool empty = false;
+  dnnl::pooling_v2_forward pool;
+  dnnl::memory src, dst;
+  Args args;
+  /// AvgIncludePad whose last windows reach past the explicit end pads
+  /// (ceil mode): oneDNN would count those extra taps, so it runs the
+  /// exclude-pad average and each output position is rescaled by
+  /// (taps in input) / (taps in input + explicit pads); 0 marks a window
+  /// with no input tap, whose average is 0.
+  std::vector<float> rescale;
+  int64_t planes = 0; // N * C
+
+  Impl(Context &ctx, PoolKind kind, const Shape &x, const Shape &y,
+       const Shape &kernel, const Shape &strides, const Shape &dilations,
+       const Shape &padBegin, const Shape &padEnd)
+      : stream(ctx.impl().stream) {
+    if (x.size() < 3 || x.size() > 5)
+      throw Error("Pool: x of shape " + shapeString(x) +
+                  " is not NC[D]HW with 1 to 3 spatial axes");
+    size_t spatial = x.size() - 2;
+    if (y.size() != x.size() || y[0] != x[0] || y[1] != x[1])
+      throw Error("Pool: y of shape " + shapeString(y) + " does not match x " +
+                  shapeString(x));
+    auto checkSize = [&](const Shape &values, const char *name) {
+      if (values.size() != spatial)
+        throw Error(std::string("Pool: ") + name + " " + shapeString(values) +
+                    " does not have one entry per spatial axis");
+    };
+    checkSize(kernel, "kernel");
+    checkSize(strides, "strides");
+    checkSize(dilations, "dilations");
+    checkSize(padBegin, "padBegin");
+    checkSize(padEnd, "padEnd");
+
+    Dims dnnlDilations(spatial), padRight(padEnd.begin(), padEnd.end());
+    bool clippedPastPads = false;
+    for (size_t i = 0; i != spatial; ++i) {
+      if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1)
+        throw Error("Pool: kernel " + shapeString(kernel) + ", strides " +
+                    shapeString(strides) + " and dilations " +
+                    shapeString(dilations) + " must be positive");
+      dnnlDilations[i] = dilations[i] - 1; // oneDNN counts the gaps
+      // oneDNN derives the output size with floor division: take the end
+      // pad that makes it produce exactly y (ceil mode needs a larger one).
+      int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+      int64_t needed =
+          (y[i + 2] - 1) * strides[i] + extent - x[i + 2] - padBegin[i];
+      int64_t floorOut =
+          (x[i + 2] + padBegin[i] + padEnd[i] - extent) / strides[i] + 1;
+      if (floorOut != y[i + 2]) {
+        padRight[i] = needed;
+        clippedPastPads |= needed > padEnd[i];
+      }
+    }
+    planes = x[0] * x[1];
+    if (numElements(y) == 0) {
+      empty = true;
+      return;
+    }
+    if (numElements(x) == 0)
+      throw Error("Pool: empty x of shape " + shapeString(x) +
+                  " has no window to pool");
+
+    algorithm alg = algorithm::pooling_max;
+    if (kind == PoolKind::AvgExcludePad)
+      alg = algorithm::pooling_avg_exclude_padding;
+    if (kind == PoolKind::AvgIncludePad)
+      alg = clippedPastPads ? algorithm::pooling_avg_exclude_padding
+                            : algorithm::pooling_avg_include_padding;
+    if (kind == PoolKind::AvgIncludePad && clippedPastPads)
+      buildRescale(x, y, kernel, strides, dilations, padBegin, padEnd);
+
+    const dnnl::engine &engine = ctx.impl().engine;
+    withDnnl("Pool", [&] {
+      auto srcDesc = plainDesc(toDims(x)), dstDesc = plainDesc(toDims(y));
+      dnnl::pooling_v2_forward::desc desc(
+          prop_kind::forward_inference, alg, srcDesc, dstDesc, toDims(strides),
+          toDims(kernel), dnnlDilations, toDims(padBegin), padRight);
+      dnnl::pooling_v2_forward::primitive_desc pd(desc, engine);
+      pool = dnnl::pooling_v2_forward(pd);
+      src = placeholder(srcDesc, engine);
+      dst = placeholder(dstDesc, engine);
+      args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    });
+  }
+
+  void buildRescale(const Shape &x, const Shape &y, const Shape &kernel,
+                    const Shape &strides, const Shape &dilations,
+                    const Shape &padBegin, const Shape &padEnd) {
+    size_t spatial = x.size() - 2;
+    // Per axis and output index: taps inside the input, and inside the
+    // input plus explicit pads.
+    std::vector<std::vector<int64_t>> inInput(spatial), inPadded(spatial);
+    for (size_t i = 0; i != spatial; ++i) {
+      for (int64_t o = 0; o != y[i + 2]; ++o) {
+        int64_t input = 0, padded = 0;
+        for (int64_t t = 0; t != kernel[i]; ++t) {
+          int64_t pos = o * strides[i] - padBegin[i] + t * dilations[i];
+          input += pos >= 0 && pos < x[i + 2];
+          padded += pos >= -padBegin[i] && pos < x[i + 2] + padEnd[i];
+        }
+        inInput[i].push_back(input);
+        inPadded[i].push_back(padded);
+      }
+    }
+    int64_t positions = numElements(Shape(y.begin() + 2, y.end()));
+    rescale.resize(positions);
+    for (int64_t p = 0; p != positions; ++p) {
+      int64_t rest = p, input = 1, padded = 1;
+      for (size_t i = spatial; i-- > 0;) {
+        int64_t o = rest % y[i + 2];
+        rest /= y[i + 2];
+        input *= inInput[i][o];
+        padded *= inPadded[i][o];
+      }
+      rescale[p] = input == 0 ? 0.f : float(input) / float(padded);
+    }
+  }
+
+  void run(const void *x, void *y) {
+    if (empty)
+      return;
+    bind(src, x);
+    bind(dst, y);
+    execute("Pool", pool, stream, args);
+    if (rescale.empty())
+      return;
+    float *out = static_cast<float *>(y);
+    int64_t positions = rescale.size();
+#pragma omp parallel for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      float *row = out + plane * positions;
+      for (int64_t p = 0; p < positions; ++p)
+        row[p] = rescale[p] == 0.f ? 0.f : row[p] * rescale[p];
+    }
+  }
+};
+
+Pool::Pool(Context &ctx, DType type, PoolKind kind, const Shape &x,
+           const Shape &y, const Shape &kernel, const Shape &strides,
+           const Shape &dilations, const Shape &padBegin, const Shape &padEnd) {
+  requireF32("Pool", type);
+  impl = std::make_unique<Impl>(ctx, kind, x, y, kernel, strides, dilations,
+                                padBegin, padEnd);
+}
+
+Pool::~Pool() = default;
+
+void Pool::run(const void *x, void *y) { impl->run(x, y); }
+
+//===----------------------------------------------------------------------===//
+// GlobalPool
+//===----------------------------------------------------------------------===//
+
+/// A loop rather than oneDNN: each (n, c) plane is one contiguous run, which
+/// a vectorised reduction reads at memory speed, while oneDNN's pooling of a
+/// plain layout would go through its reference or a layout transposition.
+struct GlobalPool::Impl {
+  bool max;
+  int64_t planes = 0, planeSize = 1;
+
+  Impl(bool max, const Shape &x) : max(max) {
+    if (x.size() < 2)
+      throw Error("GlobalPool: x of shape " + shapeString(x) +
+                  " has no channel axis");
+    planes = x[0] * x[1];
+    for (size_t i = 2; i < x.size(); ++i)
+      planeSize *= x[i];
+  }
+
+  void run(const void *x, void *y) {
+    const float *in = static_cast<const float *>(x);
+    float *out = static_cast<float *>(y);
+    int64_t size = planeSize;
+    if (max) {
+#pragma omp parallel for schedule(static)
+      for (int64_t plane = 0; plane < planes; ++plane) {
+        const float *row = in + plane * size;
+        float best = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : best)
+        for (int64_t i = 0; i < size; ++i)
+          best = std::max(best, row[i]);
+        out[plane] = best;
+      }
+      return;
+    }
+#pragma omp parallel for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float *row = in + plane * size;
+      float sum = 0.f;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t i = 0; i < size; ++i)
+        sum += row[i];
+      out[plane] = sum / float(size);
+    }
+  }
+};
+
+GlobalPool::GlobalPool(Context &, DType type, bool max, const Shape &x) {
+  requireF32("GlobalPool", type);
+  impl = std::make_unique<Impl>(max, x);
+}
+
+GlobalPool::~GlobalPool() = default;
+
+void GlobalPool::run(const void *x, void *y) { impl->run(x, y); }
+
+//===----------------------------------------------------------------------===//
+// BatchNorm
+//===----------------------------------------------------------------------===//
+
+struct BatchNorm::Impl {
+  dnnl::stream &stream;
+  bool empty = false;
+  dnnl::batch_normalization_forward norm;
+  dnnl::memory src, dst, mean, variance, scale, shift;
+  Args args;
+
+  Impl(Context &ctx, const Shape &x, float epsilon)
+      : stream(ctx.impl().stream) {
+    if (x.size() < 2)
+      throw Error("BatchNorm: x of shape " + shapeString(x) +
+                  " has no channel axis");
+    if (numElements(x) == 0) {
+      empty = true;
+      return;
+    }
+    // The spatial axes fold into one: the statistics are per channel only.
+    // As NCHW with W = 1: oneDNN 2.6 has a fast plain-layout kernel for 2-D
+    // and 4-D/5-D data but only its reference for 3-D.
+    Dims dims = {x[0], x[1]};
+    if (x.size() > 2)
+      dims.insert(dims.end(),
+                  {numElements(Shape(x.begin() + 2, x.end())), int64_t(1)});
+    const dnnl::engine &engine = ctx.impl().engine;
+    withDnnl("BatchNorm", [&] {
+      auto flags = dnnl::normalization_flags::use_global_stats |
+                   dnnl::normalization_flags::use_scale |
+                   dnnl::normalization_flags::use_shift;
+      auto data = plainDesc(dims), channels = plainDesc({x[1]});
+      dnnl::batch_normalization_forward::primitive_desc pd(
+          dnnl::batch_normalization_forward::desc(prop_kind::forward_inference,
+                                                  data, epsilon, flags),
+          engine);
+      norm = dnnl::batch_normalization_forward(pd);
+      src = placeholder(data, engine);
+      dst = placeholder(data, engine);
+      mean = placeholder(channels, engine);
+      variance = placeholder(channels, engine);
+      scale = placeholder(channels, engine);
+      shift = placeholder(channels, engine);
+      args = {{DNNL_ARG_SRC, src},     {DNNL_ARG_DST, dst},
+              {DNNL_ARG_MEAN, mean},   {DNNL_ARG_VARIANCE, variance},
+              {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift}};
+    });
+  }
+
+  void run(const void *x, const void *scaleData, const void *biasData,
+           const void *meanData, const void *varianceData, void *y) {
+    if (empty)
+      return;
+    bind(src, x);
+    bind(dst, y);
+    bind(mean, meanData);
+    bind(variance, varianceData);
+    bind(scale, scaleData);
+    bind(shift, biasData);
+    execute("BatchNorm", norm, stream, args);
+  }
+};
+
+BatchNorm::BatchNorm(Context &ctx, DType type, const Shape &x, float epsilon) {
+  requireF32("BatchNorm", type);
+  impl = std::make_unique<Impl>(ctx, x, epsilon);
+}
+
+BatchNorm::~BatchNorm() = default;
+
+void BatchNorm::run(const void *x, const void *scale, const void *bias,
+                    const void *mean, const void *variance, void *y) {
+  impl->run(x, scale, bias, mean, variance, y);
+}
+
+//===----------------------------------------------------------------------===//
+// LayerNorm
+//===----------------------------------------------------------------------===//
+
+struct LayerNorm::Impl {
+  dnnl::stream &stream;
+  bool empty = false, hasBias;
+  dnnl::layer_normalization_forward norm;
+  dnnl::memory src, dst, scale, shift;
+  Args args;
+  /// Scale and bias stored smaller than x[axis:]: scaleSource[i] is the
+  /// stored element of normalised position i, expanded into the scratch
+  /// vectors on each run (the values may change between runs).
+  std::vector<int64_t> scaleSource;
+  std::vector<float> scaleScratch, shiftScratch;
+
+  Impl(Context &ctx, const Shape &x, int64_t axis, float epsilon,
+       const Shape &scaleShape, bool hasBias)
+      : stream(ctx.impl().stream), hasBias(hasBias) {
+    if (axis < 0 || axis >= int64_t(x.size()))
+      throw Error("LayerNorm: axis " + std::to_string(axis) +
+                  " is out of range for x of shape " + shapeString(x));
+    // oneDNN normalises the last axis: fold [axis, rank) into one.
+    Shape normalised(x.begin() + axis, x.end());
+    int64_t outer = numElements(Shape(x.begin(), x.begin() + axis));
+    int64_t inner = numElements(normalised);
+    if (scaleShape.size() > normalised.size())
+      throw Error("LayerNorm: scale of shape " + shapeString(scaleShape) +
+                  " has a higher rank than x[axis:] " +
+                  shapeString(normalised));
+    size_t offset = normalised.size() - scaleShape.size();
+    for (size_t i = 0; i != scaleShape.size(); ++i)
+      if (scaleShape[i] != 1 && scaleShape[i] != normalised[offset + i])
+        throw Error("LayerNorm: scale of shape " + shapeString(scaleShape) +
+                    " does not broadcast to " + shapeString(normalised));
+    if (numElements(scaleShape) != inner)
+      buildScaleSource(normalised, scaleShape);
+    if (outer * inner == 0) {
+      empty = true;
+      return;
+    }
+
+    const dnnl::engine &engine = ctx.impl().engine;
+    withDnnl("LayerNorm", [&] {
+      auto flags = dnnl::normalization_flags::use_scale;
+      if (hasBias)
+        flags = flags | dnnl::normalization_flags::use_shift;
+      auto data = plainDesc({outer, inner}), row = plainDesc({inner});
+      dnnl::layer_normalization_forward::primitive_desc pd(
+          dnnl::layer_normalization_forward::desc(prop_kind::forward_inference,
+                                                  data, epsilon, flags),
+          engine);
+      norm = dnnl::layer_normalization_forward(pd);
+      src = placeholder(data, engine);
+      dst = placeholder(data, engine);
+      scale = placeholder(row, engine);
+      args = {
+          {DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}, {DNNL_ARG_SCALE, scale}};
+      if (hasBias) {
+        shift = placeholder(row, engine);
+        args[DNNL_ARG_SHIFT] = shift;
+      }
+      // Inference computes the statistics internally; a scratch is only
+      // given should this oneDNN build still ask for them.
+      if (pd.mean_desc().get_size() != 0) {
+        args[DNNL_ARG_MEAN] = dnnl::memory(pd.mean_desc(), engine);
+        args[DNNL_ARG_VARIANCE] = dnnl::memory(pd.variance_desc(), engine);
+      }
+    });
+  }
+
+  void buildScaleSource(const Shape &normalised, const Shape &scaleShape) {
+    size_t rank = normalised.size(), offset = rank - scaleShape.size();
+    // Stride of each normalised axis in the stored scale (0 if broadcast).
+    std::vector<int64_t> strides(rank, 0);
+    int64_t stride = 1;
+    for (size_t i = scaleShape.size(); i-- > 0;) {
+      if (scaleShape[i] != 1)
+        strides[offset + i] = stride;
+      stride *= scaleShape[i];
+    }
+    int64_t inner = numElements(normalised);
+    scaleSource.resize(inner);
+    for (int64_t p = 0; p != inner; ++p) {
+      int64_t rest = p, source = 0;
+      for (size_t i = rank; i-- > 0;) {
+        source += rest % normalised[i] * strides[i];
+        rest /= normalised[i];
+      }
+      scaleSource[p] = source;
+    }
+    scaleScratch.resize(inner);
+    if (hasBias)
+      shiftScratch.resize(inner);
+  }
+
+  /// The stored parameter, or its expansion to x[axis:].
+  const void *expand(const void *stored, std::vector<float> &scratch) {
+    if (scaleSource.empty())
+      return stored;
+    const float *values = static_cast<const float *>(stored);
+    for (size_t i = 0; i != scaleSource.size(); ++i)
+      scratch[i] = values[scaleSource[i]];
+    return scratch.data();
+  }
+
+  void run(const void *x, const void *scaleData, const void *biasData,
+           void *y) {
+    if (empty)
+      return;
+    if (hasBias && !biasData)
+      throw Error("LayerNorm: bias was declared but not passed");
+    bind(src, x);
+    bind(dst, y);
+    bind(scale, expand(scaleData, scaleScratch));
+    if (hasBias)
+      bind(shift, expand(biasData, shiftScratch));
+    execute("LayerNorm", norm, stream, args);
+  }
+};
+
+LayerNorm::LayerNorm(Context &ctx, DType type, const Shape &x, int64_t axis,
+                     float epsilon, const Shape &scaleShape, bool hasBias) {
+  requireF32("LayerNorm", type);
+  impl = std::make_unique<Impl>(ctx, x, axis, epsilon, scaleShape, hasBias);
+}
+
+LayerNorm::~LayerNorm() = default;
+
+void LayerNorm::run(const void *x, const void *scale, const void *bias,
+                    void *y) {
+  impl->run(x, scale, bias, y);
+}
+
+//===----------------------------------------------------------------------===//
+// Softmax
+//===----------------------------------------------------------------------===//
+
+struct Softmax::Impl {
+  dnnl::stream &stream;
+  bool empty = false, log;
+  dnnl::primitive softmax;
+  dnnl::memory src, dst;
+  Args args;
+  /// x as [outer, axis, inner]. oneDNN 2.6 only has a reference kernel for
+  /// an axis that is not innermost; the loop then vectorises along `inner`.
+  bool useLoop = false;
+  int64_t outer = 1, axisSize = 1, inner = 1;
+
+  Impl(Context &ctx, const Shape &x, int64_t axis, bool log)
+      : stream(ctx.impl().stream), log(log) {
+    Dims dims = atLeast1D(x);
+    if (axis < 0 || axis >= int64_t(dims.size()))
+      throw Error("Softmax: axis " + std::to_string(axis) +
+                  " is out of range for x of shape " + shapeString(x));
+    if (numElements(x) == 0) {
+      empty = true;
+      return;
+    }
+    for (int64_t i = 0; i != int64_t(dims.size()); ++i)
+      (i < axis ? outer : i == axis ? axisSize : inner) *= dims[i];
+    const dnnl::engine &engine = ctx.impl().engine;
+    withDnnl("Softmax", [&] {
+      auto data = plainDesc(dims);
+      if (log) {
+        dnnl::logsoftmax_forward::primitive_desc pd(
+            dnnl::logsoftmax_forward::desc(prop_kind::forward_inference, data,
+                                           int(axis)),
+            engine);
+        useLoop = isReference(pd);
+        softmax = dnnl::logsoftmax_forward(pd);
+      } else {
+        dnnl::softmax_forward::primitive_desc pd(
+            dnnl::softmax_forward::desc(prop_kind::forward_inference, data,
+                                        int(axis)),
+            engine);
+        useLoop = isReference(pd);
+        softmax = dnnl::softmax_forward(pd);
+      }
+      src = placeholder(data, engine);
+      dst = placeholder(data, engine);
+      args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    });
+  }
+
+  static bool isReference(const dnnl::primitive_desc &pd) {
+    return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+  }
+
+  /// Columns [begin, end) of one [axis, inner] block: max, then the sum of
+  /// exp(x - max), then the result, each pass contiguous along inner.
+  void runColumns(const float *in, float *out, int64_t begin, int64_t end,
+                  float *top, float *sum) const {
+    int64_t width = end - begin;
+    in += begin;
+    out += begin;
+    std::fill(top, top + width, -std::numeric_limits<float>::infinity());
+    std::fill(sum, sum + width, 0.f);
+    for (int64_t a = 0; a < axisSize; ++a) {
+      const float *row = in + a * inner;
+#pragma omp simd
+      for (int64_t i = 0; i < width; ++i)
+        top[i] = std::max(top[i], row[i]);
+    }
+    for (int64_t a = 0; a < axisSize; ++a) {
+      const float *row = in + a * inner;
+      float *result = out + a * inner;
+      for (int64_t i = 0; i < width; ++i) {
+        float shifted = row[i] - top[i];
+        float e = std::exp(shifted);
+        sum[i] += e;
+        result[i] = log ? shifted : e;
+      }
+    }
+    for (int64_t i = 0; i < width; ++i)
+      sum[i] = log ? std::log(sum[i]) : 1.f / sum[i];
+    for (int64_t a = 0; a < axisSize; ++a) {
+      float *result = out + a * inner;
+      if (log) {
+#pragma omp simd
+        for (int64_t i = 0; i < width; ++i)
+          result[i] -= sum[i];
+      } else {
+#pragma omp simd
+        for (int64_t i = 0; i < width; ++i)
+          result[i] *= sum[i];
+      }
+    }
+  }
+
+  void run(const void *x, void *y) {
+    if (empty)
+      return;
+    if (!useLoop) {
+      bind(src, x);
+      bind(dst, y);
+      execute("Softmax", softmax, stream, args);
+      return;
+    }
+    const float *in = static_cast<const float *>(x);
+    float *out = static_cast<float *>(y);
+    // Work items are column chunks of each block, so that a small outer
+    // extent still spreads over the threads.
+    constexpr int64_t chunk = 256;
+    int64_t chunks = (inner + chunk - 1) / chunk, block = axisSize * inner;
+#pragma omp parallel for schedule(static)
+    for (int64_t item = 0; item < outer * chunks; ++item) {
+      float top[chunk], sum[chunk];
+      int64_t o = item / chunks, begin = item % chunks * chunk;
+      runColumns(in + o * block, out + o * block, begin,
+                 std::min(begin + chunk, inner), top, sum);
+    }
+  }
+};
+
+Softmax::Softmax(Context &ctx, DType type, const Shape &x, int64_t axis,
+                 bool log) {
+  requireF32("Softmax", type);
+  impl = std::make_unique<Impl>(ctx, x, axis, log);
+}
+
+Softmax::~Softmax() = default;
+
+void Softmax::run(const void *x, void *y) { impl->run(x, y); }
+
+//===----------------------------------------------------------------------===//
+// Reduce
+//===----------------------------------------------------------------------===//
+
+struct Reduce::Impl {
+  dnnl::stream &stream;
+  ReduceKind kind;
+  bool useDnnl = false;
+  dnnl::reduction reduction;
+  dnnl::memory src, dst;
+  Args args;
+  /// The loop: x offset of each output's first element, and the offsets of
+  /// the reduced elements relative to it.
+  std::vector<int64_t> outputBase, reducedOffsets;
+
+  Impl(Context &ctx, ReduceKind kind, const Shape &x,
+       const std::vector<int64_t> &axes, const Shape &y)
+      : stream(ctx.impl().stream), kind(kind) {
+    if (axes.empty())
+      throw Error("Reduce: axes must not be empty");
+    std::vector<bool> reduced(x.size(), false);
+    for (int64_t axis : axes) {
+      if (axis < 0 || axis >= int64_t(x.size()) || reduced[axis])
+        throw Error("Reduce: axis " + std::to_string(axis) +
+                    " is out of range or repeated for x of shape " +
+                    shapeString(x));
+      reduced[axis] = true;
+    }
+    Shape kept = x;
+    bool reducesSomething = false;
+    for (int64_t axis : axes) {
+      kept[axis] = 1;
+      reducesSomething |= x[axis] != 1;
+    }
+    if (numElements(y) != numElements(kept))
+      throw Error("Reduce: y of shape " + shapeString(y) +
+                  " does not hold the result " + shapeString(kept));
+
+    // oneDNN where it is exact and has a real implementation: it needs at
+    // least one axis that shrinks and no empty extent, and its reference
+    // reduction is slower than the loop below.
+    if (kind != ReduceKind::LogSumExp && reducesSomething &&
+        numElements(x) != 0)
+      useDnnl = tryDnnl(ctx.impl().engine, x, kept);
+    if (!useDnnl)
+      buildLoop(x, reduced);
+  }
+
+  bool tryDnnl(const dnnl::engine &engine, const Shape &x, const Shape &kept) {
+    algorithm alg = algorithm::reduction_sum;
+    float p = 0.f;
+    dnnl::post_ops ops;
+    switch (kind) {
+    case ReduceKind::Sum:
+      break;
+    case ReduceKind::Mean:
+      alg = algorithm::reduction_mean;
+      break;
+    case ReduceKind::Max:
+      alg = algorithm::reduction_max;
+      break;
+    case ReduceKind::Min:
+      alg = algorithm::reduction_min;
+      break;
+    case ReduceKind::Prod:
+      alg = algorithm::reduction_mul;
+      break;
+    case ReduceKind::L1:
+      alg = algorithm::reduction_norm_lp_sum, p = 1.f;
+      break;
+    case ReduceKind::L2:
+      alg = algorithm::reduction_norm_lp_sum, p = 2.f;
+      break;
+    case ReduceKind::SumSquare:
+      alg = algorithm::reduction_norm_lp_power_p_sum, p = 2.f;
+      break;
+    case ReduceKind::LogSum:
+      ops.append_eltwise(1.f, algorithm::eltwise_log, 0.f, 0.f);
+      break;
+    case ReduceKind::LogSumExp:
+      return false;
+    }
+    try {
+      dnnl::primitive_attr attr;
+      if (ops.len() > 0)
+        attr.set_post_ops(ops);
+      auto srcDesc = plainDesc(atLeast1D(x)),
+           dstDesc = plainDesc(atLeast1D(kept));
+      dnnl::reduction::primitive_desc pd(
+          dnnl::reduction::desc(alg, srcDesc, dstDesc, p, 0.f), attr, engine);
+      if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0)
+        return false;
+      reduction = dnnl::reduction(pd);
+      src = placeholder(srcDesc, engine);
+      dst = placeholder(dstDesc, engine);
+      args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+      return true;
+    } catch (const dnnl::error &) {
+      return false; // the loop computes every kind
+    }
+  }
+
+  void buildLoop(const Shape &x, const std::vector<bool> &reduced) {
+    size_t rank = x.size();
+    Shape strides(rank);
+    int64_t stride = 1;
+    for (size_t i = rank; i-- > 0;) {
+      strides[i] = stride;
+      stride *= x[i];
+    }
+    // Enumerates, row-major over the axes where `select` holds, the x
+    // offsets of those positions.
+    auto offsets = [&](bool select) {
+      std::vector<int64_t> result{0};
+      for (size_t i = 0; i != rank; ++i) {
+        if (reduced[i] != select)
+          continue;
+        std::vector<int64_t> next;
+        next.reserve(result.size() * x[i]);
+        for (int64_t base : result)
+          for (int64_t j = 0; j != x[i]; ++j)
+            next.push_back(base + j * strides[i]);
+        result = std::move(next);
+      }
+      return result;
+    };
+    outputBase = offsets(false);
+    reducedOffsets = offsets(true);
+  }
+
+  float reduceOne(const float *base) const {
+    const std::vector<int64_t> &at = reducedOffsets;
+    size_t count = at.size();
+    double acc = 0.0;
+    switch (kind) {
+    case ReduceKind::Sum:
+    case ReduceKind::Mean:
+    case ReduceKind::LogSum:
+      for (size_t i = 0; i != count; ++i)
+        acc += base[at[i]];
+      if (kind == ReduceKind::Mean)
+        acc /= double(count); // NaN over an empty set, as 0 / 0
+      if (kind == ReduceKind::LogSum)
+        acc = std::log(acc);
+      return float(acc);
+    case ReduceKind::Max: {
+      float best = -std::numeric_limits<float>::infinity();
+      for (size_t i = 0; i != count; ++i)
+        best = std::max(best, base[at[i]]);
+      return best;
+    }
+    case ReduceKind::Min: {
+      float best = std::numeric_limits<float>::infinity();
+      for (size_t i = 0; i != count; ++i)
+        best = std::min(best, base[at[i]]);
+      return best;
+    }
+    case ReduceKind::Prod:
+      acc = 1.0;
+      for (size_t i = 0; i != count; ++i)
+        acc *= base[at[i]];
+      return float(acc);
+    case ReduceKind::L1:
+      for (size_t i = 0; i != count; ++i)
+        acc += std::fabs(base[at[i]]);
+      return float(acc);
+    case ReduceKind::L2:
+    case ReduceKind::SumSquare:
+      for (size_t i = 0; i != count; ++i)
+        acc += double(base[at[i]]) * base[at[i]];
+      return float(kind == ReduceKind::L2 ? std::sqrt(acc) : acc);
+    case ReduceKind::LogSumExp: {
+      // Shifted by the maximum so that exp cannot overflow.
+      float top = -std::numeric_limits<float>::infinity();
+      for (size_t i = 0; i != count; ++i)
+        top = std::max(top, base[at[i]]);
+      if (std::isinf(top))
+        return top; // empty, all -inf, or a +inf term
+      for (size_t i = 0; i != count; ++i)
+        acc += std::exp(double(base[at[i]]) - top);
+      return float(top + std::log(acc));
+    }
+    }
+    return 0.f;
+  }
+
+  void run(const void *x, void *y) {
+    if (useDnnl) {
+      bind(src, x);
+      bind(dst, y);
+      execute("Reduce", reduction, stream, args);
+      return;
+    }
+    const float *in = static_cast<const float *>(x);
+    float *out = static_cast<float *>(y);
+    int64_t outputs = outputBase.size();
+#pragma omp parallel for schedule(static)
+    for (int64_t o = 0; o < outputs; ++o)
+      out[o] = reduceOne(in + outputBase[o]);
+  }
+};
+
+Reduce::Reduce(Context &ctx, DType type, ReduceKind kind, const Shape &x,
+               const std::vector<int64_t> &axes, const Shape &y) {
+  requireF32("Reduce", type);
+  impl = std::make_unique<Impl>(ctx, kind, x, axes, y);
+}
+
+Reduce::~Reduce() = default;
+
+void Reduce::run(const void *x, void *y) { impl->run(x, y); }
+
+} // namespace heterps::rt::cpu

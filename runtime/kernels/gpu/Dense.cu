@@ -1,1 +1,538 @@
-// placeholder: being written
+//===- Dense.cu - Gemm, MatMul and Conv on cuBLAS and cuDNN ---------------===//
+//
+// Row-major products go to column-major cuBLAS as the transposed problem
+// (Y^T = B^T A^T), which needs no data movement. Convolutions go to cuDNN in
+// exact fp32 (no TF32) so GPU results match the CPU backend closely.
+//
+//===----------------------------------------------------------------------===//
+
+#include "UnaryOps.cuh"
+
+#include <climits>
+
+namespace heterps::rt::gpu {
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Shared pieces
+//===----------------------------------------------------------------------===//
+
+/// y = act(y) in place.
+template <typename T>
+__global__ void activationKernel(UnaryOp op, T *y, int64_t n) {
+  HPS_GRID_STRIDE(i, n) { y[i] = applyFloatUnary(op, y[i]); }
+}
+
+/// y[n, c, s] = act(y[n, c, s] + bias[c]); bias may be null.
+template <typename T>
+__global__ void biasActivationKernel(UnaryOp op, T *y, const T *bias,
+                                     int64_t channels, int64_t spatial,
+                                     int64_t n) {
+  HPS_GRID_STRIDE(i, n) {
+    T v = y[i];
+    if (bias)
+      v += bias[(i / spatial) % channels];
+    y[i] = applyFloatUnary(op, v);
+  }
+}
+
+/// y[i, j] = c[i * rowStride + j * colStride]: C broadcast to [M, N].
+template <typename T>
+__global__ void broadcastCKernel(const T *c, T *y, int64_t cols,
+                                 int64_t rowStride, int64_t colStride,
+                                 int64_t n) {
+  HPS_GRID_STRIDE(i, n) {
+    y[i] = c[(i / cols) * rowStride + (i % cols) * colStride];
+  }
+}
+
+template <typename T>
+void launchActivation(const char *kernel, cudaStream_t stream,
+                      const UnaryOp &op, T *y, int64_t n) {
+  if (op.kind == UnaryKind::Identity || n == 0)
+    return;
+  activationKernel<T><<<gridFor(n), kThreads, 0, stream>>>(op, y, n);
+  checkLaunch(kernel);
+}
+
+/// Dense kernels run on F32 and F64 (cuBLAS S/D routines, cuDNN float and
+/// double convolutions).
+template <typename F>
+void dispatchDense(DType type, const char *kernel, F &&f) {
+  if (type == DType::F32)
+    return f(Tag<float>{});
+  if (type == DType::F64)
+    return f(Tag<double>{});
+  throwUnsupportedType(kernel, type);
+}
+
+int toInt(const char *kernel, const char *what, int64_t value) {
+  if (value < 0 || value > INT_MAX)
+    throw Error(std::string(kernel) + ": " + what + " " +
+                std::to_string(value) + " is out of cuBLAS/cuDNN's int range");
+  return int(value);
+}
+
+/// Column-major gemm (strided batched when batch > 1) in T's precision.
+struct GemmCall {
+  cublasOperation_t opA = CUBLAS_OP_N, opB = CUBLAS_OP_N;
+  int m = 0, n = 0, k = 0, lda = 1, ldb = 1, ldc = 1;
+  long long strideA = 0, strideB = 0, strideC = 0;
+  int batch = 1;
+};
+
+template <typename T>
+void gemm(cublasHandle_t handle, const GemmCall &g, T alpha, const T *a,
+          const T *b, T beta, T *c) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (g.batch == 1)
+      HPS_CUBLAS_CHECK(cublasSgemm(handle, g.opA, g.opB, g.m, g.n, g.k, &alpha,
+                                   a, g.lda, b, g.ldb, &beta, c, g.ldc));
+    else
+      HPS_CUBLAS_CHECK(cublasSgemmStridedBatched(
+          handle, g.opA, g.opB, g.m, g.n, g.k, &alpha, a, g.lda, g.strideA, b,
+          g.ldb, g.strideB, &beta, c, g.ldc, g.strideC, g.batch));
+  } else {
+    if (g.batch == 1)
+      HPS_CUBLAS_CHECK(cublasDgemm(handle, g.opA, g.opB, g.m, g.n, g.k, &alpha,
+                                   a, g.lda, b, g.ldb, &beta, c, g.ldc));
+    else
+      HPS_CUBLAS_CHECK(cublasDgemmStridedBatched(
+          handle, g.opA, g.opB, g.m, g.n, g.k, &alpha, a, g.lda, g.strideA, b,
+          g.ldb, g.strideB, &beta, c, g.ldc, g.strideC, g.batch));
+  }
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Gemm
+//===----------------------------------------------------------------------===//
+
+struct Gemm::Impl {
+  Context &ctx;
+  DType type;
+  int64_t m, n;
+  float alpha, beta;
+  bool hasC = false;
+  int64_t cRowStride = 0, cColStride = 0;
+  GemmCall call;
+  UnaryOp act;
+};
+
+Gemm::Gemm(Context &ctx, DType type, int64_t m, int64_t n, int64_t k,
+           bool transA, bool transB, float alpha, float beta,
+           const Shape *cShape, Activation act, bool /*constantB*/)
+    : impl(new Impl{ctx, type, m, n, alpha, beta, false, 0, 0, {}, {}}) {
+  const char *kernel = "Gemm";
+  dispatchDense(type, kernel, [](auto) {});
+  checkFloatUnary(kernel, act.kind);
+  impl->act = makeUnaryOp(act.kind, act.params);
+  // Y^T[N, M] = op(B)^T op(A)^T in column-major terms: B comes first, and a
+  // row-major [R, C] matrix is a column-major [C, R] one with ld C.
+  GemmCall &g = impl->call;
+  g.opA = transB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  g.opB = transA ? CUBLAS_OP_T : CUBLAS_OP_N;
+  g.m = toInt(kernel, "N", n);
+  g.n = toInt(kernel, "M", m);
+  g.k = toInt(kernel, "K", k);
+  g.lda = std::max(1, toInt(kernel, "ldb", transB ? k : n));
+  g.ldb = std::max(1, toInt(kernel, "lda", transA ? m : k));
+  g.ldc = std::max(1, g.m);
+  if (cShape && beta != 0.0f) {
+    const Shape &c = *cShape;
+    bool ok = true;
+    if (c.size() == 1) {
+      ok = c[0] == n || c[0] == 1;
+      impl->cColStride = c[0] == 1 ? 0 : 1;
+    } else if (c.size() == 2) {
+      ok = (c[0] == m || c[0] == 1) && (c[1] == n || c[1] == 1);
+      impl->cRowStride = c[0] == 1 ? 0 : c[1];
+      impl->cColStride = c[1] == 1 ? 0 : 1;
+    } else if (!c.empty()) {
+      ok = false;
+    }
+    if (!ok)
+      throw Error("Gemm: C of shape " + shapeString(c) +
+                  " does not broadcast to " + shapeString({m, n}));
+    impl->hasC = true;
+  }
+}
+
+Gemm::~Gemm() = default;
+
+void Gemm::run(const void *a, const void *b, const void *c, void *y) {
+  Impl &s = *impl;
+  if (s.m == 0 || s.n == 0)
+    return;
+  cudaStream_t stream = streamOf(s.ctx);
+  dispatchDense(s.type, "Gemm", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    int64_t total = s.m * s.n;
+    T beta = 0;
+    if (s.hasC && c) {
+      // cuBLAS scales Y by beta, so Y starts as C broadcast to [M, N].
+      broadcastCKernel<T><<<gridFor(total), kThreads, 0, stream>>>(
+          static_cast<const T *>(c), static_cast<T *>(y), s.n, s.cRowStride,
+          s.cColStride, total);
+      checkLaunch("Gemm");
+      beta = T(s.beta);
+    }
+    gemm<T>(s.ctx.impl().cublas, s.call, T(s.alpha), static_cast<const T *>(b),
+            static_cast<const T *>(a), beta, static_cast<T *>(y));
+    launchActivation("Gemm", stream, s.act, static_cast<T *>(y), total);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// MatMul
+//===----------------------------------------------------------------------===//
+
+struct MatMul::Impl {
+  Context &ctx;
+  DType type;
+  int64_t total = 0;
+  GemmCall call;
+  /// Element offsets of a, b, y for each strided-batched call: the batch
+  /// dims outside the innermost (after merging) are enumerated here.
+  std::vector<std::array<int64_t, 3>> offsets;
+  UnaryOp act;
+};
+
+MatMul::MatMul(Context &ctx, DType type, const Shape &aShape,
+               const Shape &bShape, const Shape &yShape, Activation act,
+               bool /*constantB*/)
+    : impl(new Impl{ctx, type, 0, {}, {}, {}}) {
+  const char *kernel = "MatMul";
+  dispatchDense(type, kernel, [](auto) {});
+  checkFloatUnary(kernel, act.kind);
+  impl->act = makeUnaryOp(act.kind, act.params);
+  if (aShape.empty() || bShape.empty())
+    throw Error("MatMul: operands must have rank >= 1");
+  // numpy promotion of 1-D operands.
+  Shape a = aShape, b = bShape;
+  if (a.size() == 1)
+    a.insert(a.begin(), 1);
+  if (b.size() == 1)
+    b.push_back(1);
+  int64_t m = a[a.size() - 2], k = a.back(), n = b.back();
+  if (b[b.size() - 2] != k)
+    throw Error("MatMul: inner dims of " + shapeString(aShape) + " and " +
+                shapeString(bShape) + " differ");
+  Shape aBatch(a.begin(), a.end() - 2), bBatch(b.begin(), b.end() - 2);
+  size_t rank = std::max(aBatch.size(), bBatch.size());
+  aBatch.insert(aBatch.begin(), rank - aBatch.size(), 1);
+  bBatch.insert(bBatch.begin(), rank - bBatch.size(), 1);
+  Shape batch(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    if (aBatch[d] != bBatch[d] && aBatch[d] != 1 && bBatch[d] != 1)
+      throw Error("MatMul: batch dims of " + shapeString(aShape) + " and " +
+                  shapeString(bShape) + " do not broadcast");
+    batch[d] = aBatch[d] == 1 ? bBatch[d] : aBatch[d];
+  }
+  int64_t batchCount = numElements(batch);
+  impl->total = batchCount * m * n;
+  if (numElements(yShape) != impl->total)
+    throw Error("MatMul: result shape " + shapeString(yShape) +
+                " does not match " + shapeString(aShape) + " x " +
+                shapeString(bShape));
+  if (impl->total == 0)
+    return;
+
+  // Batch strides in elements (0 where broadcast), dims merged where all
+  // three operands step uniformly.
+  Shape aStrides = broadcastStrides(kernel, aBatch, batch);
+  Shape bStrides = broadcastStrides(kernel, bBatch, batch);
+  Shape yStrides = denseStrides(batch);
+  for (size_t d = 0; d < rank; ++d) {
+    aStrides[d] *= m * k;
+    bStrides[d] *= k * n;
+    yStrides[d] *= m * n;
+  }
+  StridedMap<3> map = makeMap<3>(kernel, batch, {aStrides, bStrides, yStrides});
+
+  // A batch of a against one shared b with a dense a is one tall product:
+  // [batch * M, K] x [K, N] (the common "linear layer" case).
+  if (map.rank == 1 && map.strides[1][0] == 0 && map.strides[0][0] == m * k) {
+    m *= map.dims[0];
+    map.rank = 0;
+  }
+  GemmCall &g = impl->call;
+  g.m = toInt(kernel, "N", n);
+  g.n = toInt(kernel, "M", m);
+  g.k = toInt(kernel, "K", k);
+  g.lda = std::max(1, g.m);
+  g.ldb = std::max(1, g.k);
+  g.ldc = std::max(1, g.m);
+  int64_t outer = 1;
+  if (map.rank > 0) {
+    int inner = map.rank - 1;
+    g.batch = toInt(kernel, "batch", map.dims[inner]);
+    g.strideA = map.strides[1][inner];
+    g.strideB = map.strides[0][inner];
+    g.strideC = map.strides[2][inner];
+    for (int d = 0; d < inner; ++d)
+      outer *= map.dims[d];
+  }
+  for (int64_t i = 0; i < outer; ++i) {
+    std::array<int64_t, 3> offset{0, 0, 0};
+    int64_t rest = i;
+    for (int d = map.rank - 2; d >= 0; --d) {
+      int64_t coord = rest % map.dims[d];
+      rest /= map.dims[d];
+      for (int op = 0; op < 3; ++op)
+        offset[op] += coord * map.strides[op][d];
+    }
+    impl->offsets.push_back(offset);
+  }
+}
+
+MatMul::~MatMul() = default;
+
+void MatMul::run(const void *a, const void *b, void *y) {
+  Impl &s = *impl;
+  if (s.total == 0)
+    return;
+  dispatchDense(s.type, "MatMul", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T *aT = static_cast<const T *>(a), *bT = static_cast<const T *>(b);
+    T *yT = static_cast<T *>(y);
+    for (const std::array<int64_t, 3> &offset : s.offsets)
+      gemm<T>(s.ctx.impl().cublas, s.call, T(1), bT + offset[1], aT + offset[0],
+              T(0), yT + offset[2]);
+    launchActivation("MatMul", streamOf(s.ctx), s.act, yT, s.total);
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Conv
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Copies x [N, C, spatial...] into a zero-padded buffer: cuDNN only pads
+/// symmetrically, so asymmetric pads are applied here. Spatial rank is
+/// padded to 3 with unit dims.
+struct PadGeometry {
+  int64_t channels = 0; // N * C
+  int64_t in[3] = {1, 1, 1};
+  int64_t out[3] = {1, 1, 1};
+  int64_t begin[3] = {0, 0, 0};
+};
+
+template <typename T>
+__global__ void zeroPadKernel(PadGeometry g, const T *x, T *y, int64_t n) {
+  HPS_GRID_STRIDE(i, n) {
+    int64_t rest = i, offset = 0, stride = 1;
+    bool inside = true;
+    for (int d = 2; d >= 0; --d) {
+      int64_t coord = rest % g.out[d] - g.begin[d];
+      rest /= g.out[d];
+      inside = inside && coord >= 0 && coord < g.in[d];
+      offset += coord * stride;
+      stride *= g.in[d];
+    }
+    y[i] = inside ? x[rest * stride + offset] : T(0);
+  }
+}
+
+class CudnnDescriptors {
+public:
+  CudnnDescriptors() {
+    HPS_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x));
+    HPS_CUDNN_CHECK(cudnnCreateTensorDescriptor(&y));
+    HPS_CUDNN_CHECK(cudnnCreateFilterDescriptor(&w));
+    HPS_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&conv));
+  }
+  ~CudnnDescriptors() {
+    if (conv)
+      cudnnDestroyConvolutionDescriptor(conv);
+    if (w)
+      cudnnDestroyFilterDescriptor(w);
+    if (y)
+      cudnnDestroyTensorDescriptor(y);
+    if (x)
+      cudnnDestroyTensorDescriptor(x);
+  }
+  CudnnDescriptors(const CudnnDescriptors &) = delete;
+  CudnnDescriptors &operator=(const CudnnDescriptors &) = delete;
+
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+};
+
+std::vector<int> toInts(const char *what, const Shape &shape) {
+  std::vector<int> ints;
+  for (int64_t v : shape)
+    ints.push_back(toInt("Conv", what, v));
+  return ints;
+}
+
+} // namespace
+
+struct Conv::Impl {
+  Context &ctx;
+  DType type;
+  UnaryOp act;
+  bool hasBias = false;
+  int64_t channels = 0, spatial = 0, total = 0;
+  bool padInput = false;
+  PadGeometry pad;
+  int64_t paddedElements = 0;
+  CudnnDescriptors desc;
+  cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+  DeviceBuffer workspace, padded;
+};
+
+Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
+           bool hasBias, const Shape &y, const Shape &strides,
+           const Shape &dilations, const Shape &padBegin, const Shape &padEnd,
+           int64_t group, Activation act, bool /*constantWeights*/)
+    : impl(new Impl{ctx, type, {}, hasBias}) {
+  const char *kernel = "Conv";
+  dispatchDense(type, kernel, [](auto) {});
+  checkFloatUnary(kernel, act.kind);
+  Impl &s = *impl;
+  s.act = makeUnaryOp(act.kind, act.params);
+  size_t spatialRank = x.size() < 3 ? 0 : x.size() - 2;
+  if (spatialRank < 1 || spatialRank > 3)
+    throw Error("Conv: input " + shapeString(x) +
+                " must have 1 to 3 spatial dims");
+  if (w.size() != x.size() || y.size() != x.size() ||
+      strides.size() != spatialRank || dilations.size() != spatialRank ||
+      padBegin.size() != spatialRank || padEnd.size() != spatialRank)
+    throw Error("Conv: operand ranks disagree with input " + shapeString(x));
+  if (group < 1 || x[1] % group || w[0] % group || w[1] * group != x[1])
+    throw Error("Conv: group " + std::to_string(group) +
+                " does not fit input " + shapeString(x) + " and filter " +
+                shapeString(w));
+
+  // cuDNN pads symmetrically: asymmetric pads become an explicit zero pad
+  // of the input, then cuDNN runs unpadded.
+  Shape xIn = x;
+  Shape cudnnPad = padBegin;
+  s.padInput = padBegin != padEnd;
+  if (s.padInput) {
+    s.pad.channels = x[0] * x[1];
+    for (size_t d = 0; d < spatialRank; ++d) {
+      size_t slot = 3 - spatialRank + d;
+      s.pad.in[slot] = x[2 + d];
+      s.pad.out[slot] = x[2 + d] + padBegin[d] + padEnd[d];
+      s.pad.begin[slot] = padBegin[d];
+      if (padBegin[d] < 0 || padEnd[d] < 0)
+        throw Error("Conv: negative pads are not supported");
+      xIn[2 + d] = s.pad.out[slot];
+      cudnnPad[d] = 0;
+    }
+    s.paddedElements = numElements(xIn);
+  }
+
+  // 1-D convolutions run as 2-D ones of unit height.
+  Shape xDims = xIn, wDims = w, yDims = y, stride = strides,
+        dilation = dilations;
+  if (spatialRank == 1) {
+    xDims.insert(xDims.begin() + 2, 1);
+    wDims.insert(wDims.begin() + 2, 1);
+    yDims.insert(yDims.begin() + 2, 1);
+    stride.insert(stride.begin(), 1);
+    dilation.insert(dilation.begin(), 1);
+    cudnnPad.insert(cudnnPad.begin(), 0);
+  }
+  cudnnDataType_t dataType =
+      type == DType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+  std::vector<int> xInts = toInts("input dim", xDims),
+                   wInts = toInts("filter dim", wDims),
+                   yInts = toInts("output dim", yDims),
+                   padInts = toInts("pad", cudnnPad),
+                   strideInts = toInts("stride", stride),
+                   dilationInts = toInts("dilation", dilation);
+  int nd = int(xDims.size());
+  HPS_CUDNN_CHECK(cudnnSetTensorNdDescriptorEx(s.desc.x, CUDNN_TENSOR_NCHW,
+                                               dataType, nd, xInts.data()));
+  HPS_CUDNN_CHECK(cudnnSetTensorNdDescriptorEx(s.desc.y, CUDNN_TENSOR_NCHW,
+                                               dataType, nd, yInts.data()));
+  HPS_CUDNN_CHECK(cudnnSetFilterNdDescriptor(
+      s.desc.w, dataType, CUDNN_TENSOR_NCHW, nd, wInts.data()));
+  HPS_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(
+      s.desc.conv, nd - 2, padInts.data(), strideInts.data(),
+      dilationInts.data(), CUDNN_CROSS_CORRELATION, dataType));
+  HPS_CUDNN_CHECK(cudnnSetConvolutionGroupCount(s.desc.conv, int(group)));
+  // FMA math: no TF32 tensor cores for fp32, results match the CPU's.
+  HPS_CUDNN_CHECK(cudnnSetConvolutionMathType(s.desc.conv, CUDNN_FMA_MATH));
+
+  std::vector<int> expected(nd);
+  HPS_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(
+      s.desc.conv, s.desc.x, s.desc.w, nd, expected.data()));
+  if (expected != yInts)
+    throw Error("Conv: output shape " + shapeString(y) +
+                " disagrees with the convolution geometry of input " +
+                shapeString(x) + " and filter " + shapeString(w));
+
+  // Fastest algorithm cuDNN's heuristics rate as supported under FMA math;
+  // implicit GEMM (no workspace, every geometry) when none is.
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  cudnnHandle_t handle = ctx.impl().cudnn;
+  HPS_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
+      handle, s.desc.x, s.desc.w, s.desc.conv, s.desc.y,
+      CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
+  // Workspace beyond this is not worth holding for the stage's lifetime.
+  constexpr size_t kMaxWorkspace = size_t(256) << 20;
+  size_t workspaceBytes = 0;
+  bool chosen = false;
+  for (int i = 0; i < found && !chosen; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
+        perf[i].mathType != CUDNN_FMA_MATH || perf[i].memory > kMaxWorkspace)
+      continue;
+    s.algo = perf[i].algo;
+    chosen = cudnnGetConvolutionForwardWorkspaceSize(
+                 handle, s.desc.x, s.desc.w, s.desc.conv, s.desc.y, s.algo,
+                 &workspaceBytes) == CUDNN_STATUS_SUCCESS;
+  }
+  if (!chosen) {
+    s.algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
+    HPS_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(
+        handle, s.desc.x, s.desc.w, s.desc.conv, s.desc.y, s.algo,
+        &workspaceBytes));
+  }
+  s.workspace = DeviceBuffer(kernel, workspaceBytes);
+  if (s.padInput)
+    s.padded = DeviceBuffer(kernel, size_t(s.paddedElements) * dtypeSize(type));
+  s.channels = y[1];
+  s.total = numElements(y);
+  s.spatial = s.total / std::max<int64_t>(1, y[0] * y[1]);
+}
+
+Conv::~Conv() = default;
+
+void Conv::run(const void *x, const void *w, const void *bias, void *y) {
+  Impl &s = *impl;
+  if (s.total == 0)
+    return;
+  cudaStream_t stream = streamOf(s.ctx);
+  dispatchDense(s.type, "Conv", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const void *input = x;
+    if (s.padInput) {
+      zeroPadKernel<T><<<gridFor(s.paddedElements), kThreads, 0, stream>>>(
+          s.pad, static_cast<const T *>(x), static_cast<T *>(s.padded.get()),
+          s.paddedElements);
+      checkLaunch("Conv");
+      input = s.padded.get();
+    }
+    // cuDNN takes float scaling factors for float data, double for double.
+    T one = 1, zero = 0;
+    HPS_CUDNN_CHECK(cudnnConvolutionForward(
+        s.ctx.impl().cudnn, &one, s.desc.x, input, s.desc.w, w, s.desc.conv,
+        s.algo, s.workspace.get(), s.workspace.bytes(), &zero, s.desc.y, y));
+    const T *biasT = s.hasBias ? static_cast<const T *>(bias) : nullptr;
+    if (biasT || s.act.kind != UnaryKind::Identity) {
+      biasActivationKernel<T><<<gridFor(s.total), kThreads, 0, stream>>>(
+          s.act, static_cast<T *>(y), biasT, s.channels, s.spatial, s.total);
+      checkLaunch("Conv");
+    }
+  });
+}
+
+} // namespace heterps::rt::gpu

@@ -15,6 +15,9 @@
 
 namespace heterps::rt::cpu {
 #include "heterps/Runtime/KernelAPI.inc"
+
+/// Whether run() pointers are host memory (stages then skip copies).
+constexpr bool kHostMemory = true;
 } // namespace heterps::rt::cpu
 
 #endif // HETERPS_RUNTIME_CPUKERNELS_H

@@ -15,6 +15,9 @@
 
 namespace heterps::rt::gpu {
 #include "heterps/Runtime/KernelAPI.inc"
+
+/// Whether run() pointers are host memory (stages then skip copies).
+constexpr bool kHostMemory = false;
 } // namespace heterps::rt::gpu
 
 #endif // HETERPS_RUNTIME_GPUKERNELS_H

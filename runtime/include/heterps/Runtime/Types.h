@@ -1,4 +1,5 @@
-//===- Types.h - Element types, shapes and errors of the runtime -*- C++ -*-===//
+//===- Types.h - Element types, shapes and errors of the runtime -*- C++
+//-*-===//
 //
 // Plain C++ shared by the kernel libraries, generated stage programs and the
 // executor. The runtime depends on none of the compiler: a bundle carries
@@ -80,7 +81,7 @@ enum class UnaryKind {
   Softplus,
   Softsign,
   HardSwish,
-  Not, // bool only
+  Not,             // bool only
   LeakyRelu,       // alpha
   Elu,             // alpha
   Celu,            // alpha

@@ -1,0 +1,1305 @@
+//===- StageBundle.cpp - Partitioned module -> stage programs -------------===//
+//
+// Each stage function becomes one C++ translation unit over the runtime's
+// kernel API: a `Stage` struct whose constructor builds every kernel once
+// (oneDNN primitives, cuDNN descriptors) and whose run() calls them on
+// buffers planned statically by liveness. The text is backend-neutral: the
+// `backend` namespace alias picks the CPU or CUDA kernels, so a GPU stage's
+// .cu also builds for the CPU when the user asks for that.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Target/StageBundle.h"
+#include "heterps/Dialect/HPS/IR/HPSOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace heterps;
+using namespace heterps::hps;
+
+namespace {
+
+constexpr uint64_t kAlignment = 64;
+uint64_t alignUp(uint64_t value) {
+  return (value + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+//===----------------------------------------------------------------------===//
+// Types and constants
+//===----------------------------------------------------------------------===//
+
+/// The runtime's name of an element type ("f32", "bool", ...), or "".
+std::string dtypeName(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  if (type.isF16())
+    return "f16";
+  if (type.isBF16())
+    return "bf16";
+  if (auto integer = dyn_cast<IntegerType>(type)) {
+    if (integer.getWidth() == 1)
+      return "bool";
+    if (llvm::is_contained({8u, 16u, 32u, 64u}, integer.getWidth()))
+      return (integer.isUnsigned() ? "u" : "i") +
+             std::to_string(integer.getWidth());
+  }
+  return "";
+}
+
+/// C++ enumerator of the runtime's DType for `name`.
+std::string dtypeEnum(StringRef name) {
+  static const llvm::StringMap<const char *> names = {
+      {"f32", "F32"},  {"f64", "F64"}, {"f16", "F16"}, {"bf16", "BF16"},
+      {"i8", "I8"},    {"u8", "U8"},   {"i16", "I16"}, {"u16", "U16"},
+      {"i32", "I32"},  {"u32", "U32"}, {"i64", "I64"}, {"u64", "U64"},
+      {"bool", "Bool"}};
+  return std::string("DType::") + names.lookup(name);
+}
+
+unsigned elementBytes(Type type) {
+  return type.isInteger(1) ? 1 : (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
+/// The little-endian bytes of a constant or weight, dense (splats
+/// expanded, i1 as one byte per element).
+FailureOr<std::string> bytesOf(ElementsAttr value) {
+  auto type = cast<ShapedType>(value.getType());
+  Type element = type.getElementType();
+  int64_t count = type.getNumElements();
+  unsigned width = elementBytes(element);
+  std::string bytes;
+  if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(value)) {
+    if (element.isInteger(1)) {
+      for (bool bit : dense.getValues<bool>())
+        bytes.push_back(bit ? 1 : 0);
+      return bytes;
+    }
+    ArrayRef<char> raw = dense.getRawData();
+    if (dense.isSplat()) {
+      bytes.reserve(count * width);
+      for (int64_t i = 0; i < count; ++i)
+        bytes.append(raw.data(), width);
+      return bytes;
+    }
+    return std::string(raw.data(), raw.size());
+  }
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return failure();
+    ArrayRef<char> data = blob->getData();
+    if (static_cast<int64_t>(data.size()) != count * width)
+      return failure();
+    return std::string(data.data(), data.size());
+  }
+  return failure();
+}
+
+std::string shapeLiteral(ArrayRef<int64_t> shape) {
+  std::string text = "Shape{";
+  for (auto [i, extent] : llvm::enumerate(shape))
+    text += (i ? ", " : "") + std::to_string(extent);
+  return text + "}";
+}
+
+std::string vectorLiteral(ArrayRef<int64_t> values) {
+  std::string text = "std::vector<int64_t>{";
+  for (auto [i, v] : llvm::enumerate(values))
+    text += (i ? ", " : "") + std::to_string(v);
+  return text + "}";
+}
+
+std::string floatLiteral(double value) {
+  if (std::isinf(value))
+    return value > 0 ? "std::numeric_limits<double>::infinity()"
+                     : "-std::numeric_limits<double>::infinity()";
+  if (std::isnan(value))
+    return "std::numeric_limits<double>::quiet_NaN()";
+  return llvm::formatv("{0:e9}", value).str();
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+//===----------------------------------------------------------------------===//
+// Weights file
+//===----------------------------------------------------------------------===//
+
+/// weights.bin: every stage's weights and constants, each 64-byte aligned;
+/// a stage's share is one contiguous range so a GPU stage uploads it once.
+struct WeightsFile {
+  std::string data;
+  uint64_t add(StringRef bytes) {
+    data.resize(alignUp(data.size()), '\0');
+    uint64_t offset = data.size();
+    data.append(bytes.data(), bytes.size());
+    return offset;
+  }
+  void align() { data.resize(alignUp(data.size()), '\0'); }
+};
+
+/// A sparse table the parameter server serves (from ps_pull).
+struct TableEntry {
+  std::string dtype;
+  SmallVector<int64_t> shape;
+  uint64_t offset = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// One stage
+//===----------------------------------------------------------------------===//
+
+/// Where a tensor lives while a stage runs.
+struct Storage {
+  enum Kind { Arena, Weight, Table, Input, None } kind = None;
+  uint64_t offset = 0; // Arena and Weight
+  unsigned index = 0;  // Input: position; Table: table slot
+};
+
+struct TensorInfo {
+  std::string dtype;
+  SmallVector<int64_t> shape;
+  uint64_t bytes = 0;
+  Value root; // the value whose storage this one shares (reshapes)
+};
+
+class StageEmitter {
+public:
+  StageEmitter(func::FuncOp func, WeightsFile &weights,
+               llvm::StringMap<TableEntry> &tables)
+      : func(func), weights(weights), tables(tables) {}
+
+  LogicalResult emit();
+
+  std::string source;
+  uint64_t arenaBytes = 0;
+  uint64_t weightsBegin = 0, weightsEnd = 0;
+  SmallVector<std::string> inputChannels, outputChannels;
+  SmallVector<std::string> tableNames;
+  unsigned kernelCount = 0;
+
+private:
+  LogicalResult collectTensors();
+  LogicalResult planArena();
+  LogicalResult emitOp(Operation *op);
+  std::string ptr(Value value) const;
+  std::string cptr(Value value) const;
+  std::string kernel(StringRef cls, const std::string &args);
+  void call(const std::string &name, StringRef args) {
+    run += llvm::formatv("    {0}->run({1});\n", name, args).str();
+  }
+  int64_t numElementsOf(Value value) const {
+    int64_t n = 1;
+    for (int64_t extent : info(value).shape)
+      n *= extent;
+    return n;
+  }
+  static const char *poolingName(EmbeddingPooling pooling) {
+    switch (pooling) {
+    case EmbeddingPooling::Sum:
+      return "Sum";
+    case EmbeddingPooling::Mean:
+      return "Mean";
+    default:
+      return "None";
+    }
+  }
+  const TensorInfo &info(Value value) const {
+    return tensors.find(value)->second;
+  }
+  Value rootOf(Value value) const { return info(value).root; }
+  InFlightDiagnostic fail(Operation *op, const Twine &message) {
+    return op->emitError() << "cannot lower to the runtime: " << message;
+  }
+
+  func::FuncOp func;
+  WeightsFile &weights;
+  llvm::StringMap<TableEntry> &tables;
+  llvm::DenseMap<Value, TensorInfo> tensors;
+  llvm::DenseMap<Value, Storage> storage; // keyed by root values
+  /// A dense op's activation fused into it: unary op -> producer.
+  llvm::DenseMap<Operation *, Operation *> fusedInto;
+  llvm::DenseMap<Operation *, Operation *> fusedActivation;
+  std::string members, setup, run;
+};
+
+bool isAlias(Operation *op) {
+  if (isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
+    return true;
+  if (auto cast = dyn_cast<CastOp>(op))
+    return getElementTypeOrSelf(cast.getInput().getType()) ==
+           getElementTypeOrSelf(cast.getType());
+  return false;
+}
+
+/// The runtime's UnaryKind and parameters of an elementwise op, or false.
+bool unaryKind(Operation *op, std::string &kind, std::string &params) {
+  auto set = [&](StringRef k, std::string p = "UnaryParams{}") {
+    kind = ("UnaryKind::" + k).str();
+    params = std::move(p);
+    return true;
+  };
+  auto alphaBeta = [](double alpha, double beta) {
+    return llvm::formatv("UnaryParams{{{0}f, {1}f}", floatLiteral(alpha),
+                         floatLiteral(beta))
+        .str();
+  };
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case([&](ReluOp) { return set("Relu"); })
+      .Case([&](SigmoidOp) { return set("Sigmoid"); })
+      .Case([&](TanhOp) { return set("Tanh"); })
+      .Case([&](GeluOp g) {
+        return set(g.getTanhApproximation() ? "GeluTanh" : "GeluErf");
+      })
+      .Case([&](ErfOp) { return set("Erf"); })
+      .Case([&](ExpOp) { return set("Exp"); })
+      .Case([&](LogOp) { return set("Log"); })
+      .Case([&](SqrtOp) { return set("Sqrt"); })
+      .Case([&](AbsOp) { return set("Abs"); })
+      .Case([&](NegOp) { return set("Neg"); })
+      .Case([&](ReciprocalOp) { return set("Reciprocal"); })
+      .Case([&](FloorOp) { return set("Floor"); })
+      .Case([&](CeilOp) { return set("Ceil"); })
+      .Case([&](RoundOp) { return set("Round"); })
+      .Case([&](SignOp) { return set("Sign"); })
+      .Case([&](SinOp) { return set("Sin"); })
+      .Case([&](CosOp) { return set("Cos"); })
+      .Case([&](SoftplusOp) { return set("Softplus"); })
+      .Case([&](SoftsignOp) { return set("Softsign"); })
+      .Case([&](HardSwishOp) { return set("HardSwish"); })
+      .Case([&](NotOp) { return set("Not"); })
+      .Case([&](LeakyReluOp o) {
+        return set("LeakyRelu", alphaBeta(o.getAlpha().convertToDouble(), 0));
+      })
+      .Case([&](EluOp o) {
+        return set("Elu", alphaBeta(o.getAlpha().convertToDouble(), 0));
+      })
+      .Case([&](CeluOp o) {
+        return set("Celu", alphaBeta(o.getAlpha().convertToDouble(), 0));
+      })
+      .Case([&](SeluOp o) {
+        return set("Selu", alphaBeta(o.getAlpha().convertToDouble(),
+                                     o.getGamma().convertToDouble()));
+      })
+      .Case([&](HardSigmoidOp o) {
+        return set("HardSigmoid", alphaBeta(o.getAlpha().convertToDouble(),
+                                            o.getBeta().convertToDouble()));
+      })
+      .Case([&](ThresholdedReluOp o) {
+        return set("ThresholdedRelu",
+                   alphaBeta(o.getAlpha().convertToDouble(), 0));
+      })
+      .Case([&](ClipOp o) {
+        double lo = o.getMin() ? o.getMin()->convertToDouble()
+                               : -std::numeric_limits<double>::infinity();
+        double hi = o.getMax() ? o.getMax()->convertToDouble()
+                               : std::numeric_limits<double>::infinity();
+        return set("Clip", llvm::formatv("UnaryParams{{0.0f, 0.0f, {0}, {1}}",
+                                         floatLiteral(lo), floatLiteral(hi))
+                               .str());
+      })
+      .Default([](Operation *) { return false; });
+}
+
+std::string binaryKind(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::string>(op)
+      .Case([](AddOp) { return "Add"; })
+      .Case([](SubOp) { return "Sub"; })
+      .Case([](MulOp) { return "Mul"; })
+      .Case([](DivOp) { return "Div"; })
+      .Case([](PowOp) { return "Pow"; })
+      .Case([](MaxOp) { return "Max"; })
+      .Case([](MinOp) { return "Min"; })
+      .Case([](ModOp m) { return m.getFmod() ? "FMod" : "Mod"; })
+      .Case([](PReluOp) { return "PRelu"; })
+      .Case([](AndOp) { return "And"; })
+      .Case([](OrOp) { return "Or"; })
+      .Case([](XorOp) { return "Xor"; })
+      .Case([](EqualOp) { return "Equal"; })
+      .Case([](LessOp) { return "Less"; })
+      .Case([](LessEqualOp) { return "LessEqual"; })
+      .Case([](GreaterOp) { return "Greater"; })
+      .Case([](GreaterEqualOp) { return "GreaterEqual"; })
+      .Default([](Operation *) { return ""; });
+}
+
+LogicalResult StageEmitter::collectTensors() {
+  for (Operation &op : func.getBody().front()) {
+    for (Value result : op.getResults()) {
+      if (isa<NoneType>(result.getType()))
+        continue;
+      auto type = dyn_cast<RankedTensorType>(result.getType());
+      if (!type || !type.hasStaticShape())
+        return fail(&op, "result type ")
+               << result.getType()
+               << " is not static; bind symbolic input dims with --batch or "
+                  "--input-shape";
+      TensorInfo entry;
+      entry.dtype = dtypeName(type.getElementType());
+      if (entry.dtype.empty())
+        return fail(&op, "element type ")
+               << type.getElementType() << " has no runtime counterpart";
+      entry.shape.assign(type.getShape().begin(), type.getShape().end());
+      entry.bytes = type.getNumElements() * elementBytes(type.getElementType());
+      entry.root = isAlias(&op) ? rootOf(op.getOperand(0)) : result;
+      tensors[result] = entry;
+    }
+  }
+  return success();
+}
+
+/// First-fit placement of arena tensors in op order; a tensor's bytes are
+/// free again after the last use of any value sharing its storage.
+LogicalResult StageEmitter::planArena() {
+  Block &block = func.getBody().front();
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(block))
+    position[&op] = i;
+  llvm::DenseMap<Value, unsigned> lastUse;
+  for (Operation &op : block)
+    for (Value operand : op.getOperands())
+      if (tensors.count(operand)) {
+        Value root = rootOf(operand);
+        lastUse[root] = std::max(lastUse.lookup(root), position[&op]);
+      }
+
+  std::map<uint64_t, uint64_t> live; // offset -> bytes
+  std::multimap<unsigned, Value> dying;
+  auto allocate = [&](uint64_t bytes) {
+    bytes = alignUp(std::max<uint64_t>(bytes, 1));
+    uint64_t offset = 0;
+    for (auto [start, size] : live) {
+      if (start >= offset + bytes)
+        break;
+      offset = std::max(offset, alignUp(start + size));
+    }
+    live[offset] = bytes;
+    arenaBytes = std::max(arenaBytes, offset + bytes);
+    return offset;
+  };
+  for (Operation &op : block) {
+    unsigned here = position[&op];
+    for (Value result : op.getResults()) {
+      if (!tensors.count(result) || rootOf(result) != result)
+        continue;
+      Storage &slot = storage[result]; // None unless a weight
+      if (slot.kind != Storage::None)
+        continue; // weights, constants and static shapes
+      slot.kind = Storage::Arena;
+      slot.offset = allocate(info(result).bytes);
+      // A result nobody reads dies right after its op.
+      dying.insert({lastUse.count(result) ? lastUse[result] : here, result});
+    }
+    for (auto it = dying.begin(); it != dying.end() && it->first <= here;) {
+      live.erase(storage[it->second].offset);
+      it = dying.erase(it);
+    }
+  }
+  return success();
+}
+
+std::string StageEmitter::cptr(Value value) const {
+  if (!value || isa<NoneType>(value.getType()))
+    return "nullptr";
+  return "static_cast<const void *>(" + ptr(value) + ")";
+}
+
+std::string StageEmitter::ptr(Value value) const {
+  if (!value || isa<NoneType>(value.getType()))
+    return "nullptr";
+  const Storage &slot = storage.find(rootOf(value))->second;
+  switch (slot.kind) {
+  case Storage::Arena:
+    return "(arena + " + std::to_string(slot.offset) + ")";
+  case Storage::Weight:
+    return "(weights + " + std::to_string(slot.offset - weightsBegin) + ")";
+  case Storage::Table:
+    return "tables[" + std::to_string(slot.index) + "]";
+  case Storage::Input:
+  case Storage::None:
+    break;
+  }
+  return "nullptr";
+}
+
+std::string StageEmitter::kernel(StringRef cls, const std::string &args) {
+  std::string name = "k" + std::to_string(kernelCount++);
+  members += llvm::formatv("  std::unique_ptr<backend::{0}> {1};\n", cls, name);
+  setup +=
+      llvm::formatv("    {0} = std::make_unique<backend::{1}>(ctx, {2});\n",
+                    name, cls, args)
+          .str();
+  return name;
+}
+
+LogicalResult StageEmitter::emit() {
+  if (failed(collectTensors()))
+    return failure();
+
+  // Fuse an activation into the dense op producing its only input.
+  for (Operation &op : func.getBody().front()) {
+    std::string kind, params;
+    if (!unaryKind(&op, kind, params) || isa<NotOp>(op))
+      continue;
+    Operation *producer = op.getOperand(0).getDefiningOp();
+    if (producer && isa<GemmOp, MatMulOp, ConvOp>(producer) &&
+        producer->getResult(0).hasOneUse() &&
+        !fusedActivation.count(producer) &&
+        info(op.getResult(0)).dtype == "f32") {
+      fusedInto[&op] = producer;
+      fusedActivation[producer] = &op;
+      tensors[op.getResult(0)].root = producer->getResult(0);
+    }
+  }
+
+  // Weights, constants and static shapes go to weights.bin first so that
+  // this stage's share is one range.
+  weights.align();
+  weightsBegin = weights.data.size();
+  llvm::StringMap<uint64_t> weightOffsets;
+  for (Operation &op : func.getBody().front()) {
+    std::string bytes;
+    if (auto weight = dyn_cast<WeightOp>(op)) {
+      auto found = weightOffsets.find(weight.getName());
+      if (found != weightOffsets.end()) {
+        storage[weight.getResult()] = {Storage::Weight, found->second, 0};
+        continue;
+      }
+      FailureOr<std::string> data = bytesOf(weight.getValue());
+      if (failed(data))
+        return fail(&op, "weight data is not dense");
+      uint64_t offset = weights.add(*data);
+      weightOffsets[weight.getName()] = offset;
+      storage[weight.getResult()] = {Storage::Weight, offset, 0};
+    } else if (auto constant = dyn_cast<ConstantOp>(op)) {
+      FailureOr<std::string> data = bytesOf(constant.getValue());
+      if (failed(data))
+        return fail(&op, "constant data is not dense");
+      storage[constant.getResult()] = {Storage::Weight, weights.add(*data), 0};
+    } else if (auto shape = dyn_cast<ShapeOp>(op)) {
+      // Static shapes: the extents are known now.
+      auto input = cast<RankedTensorType>(shape.getInput().getType());
+      int64_t rank = input.getRank();
+      int64_t start =
+          std::clamp<int64_t>(normalizeAxis(shape.getStart(), rank), 0, rank);
+      int64_t end = shape.getEnd()
+                        ? std::clamp<int64_t>(
+                              normalizeAxis(*shape.getEnd(), rank), 0, rank)
+                        : rank;
+      std::vector<int64_t> extents;
+      for (int64_t i = start; i < end; ++i)
+        extents.push_back(input.getDimSize(i));
+      storage[shape.getResult()] = {
+          Storage::Weight,
+          weights.add(StringRef(reinterpret_cast<const char *>(extents.data()),
+                                extents.size() * sizeof(int64_t))),
+          0};
+    }
+  }
+  weightsEnd = weights.data.size();
+
+  if (failed(planArena()))
+    return failure();
+
+  for (Operation &op : func.getBody().front())
+    if (failed(emitOp(&op)))
+      return failure();
+
+  // Assemble the translation unit.
+  llvm::raw_string_ostream os(source);
+  os << "  static constexpr size_t kArenaBytes = " << arenaBytes << ";\n"
+     << "  backend::Context ctx;\n"
+     << "  char *arena = nullptr;\n"
+     << "  const char *weights = nullptr;\n"
+     << "  char *weightsCopy = nullptr;\n"
+     << "  std::vector<const char *> tables;\n"
+     << "  std::vector<char *> tableCopies;\n"
+     << members << "\n"
+     << "  explicit Stage(const HpsStageConfig &config)\n"
+     << "      : ctx(config.threads) {\n"
+     << "    ctx.enterThread();\n"
+     << "    arena = static_cast<char *>(ctx.allocate(kArenaBytes));\n"
+     << "    weights = stageWeights(ctx, config, " << weightsBegin << ", "
+     << weightsEnd << ",\n"
+     << "                           weightsCopy);\n";
+  for (const std::string &table : tableNames)
+    os << "    tables.push_back(stageTable(ctx, config, \"" << table << "\", "
+       << tables[table].shape[0] * tables[table].shape[1] *
+              (tables[table].dtype == "f64" ? 8 : 4)
+       << ", tableCopies));\n";
+  os << setup << "  }\n\n"
+     << "  ~Stage() {\n"
+     << "    for (char *copy : tableCopies)\n"
+     << "      ctx.deallocate(copy);\n"
+     << "    if (weightsCopy)\n"
+     << "      ctx.deallocate(weightsCopy);\n"
+     << "    ctx.deallocate(arena);\n"
+     << "  }\n\n"
+     << "  void run(const void *const *inputs, void *const *outputs) {\n"
+     << "    ctx.enterThread();\n"
+     << run << "    ctx.synchronize();\n"
+     << "  }\n";
+  return success();
+}
+
+LogicalResult StageEmitter::emitOp(Operation *op) {
+  auto dt = [&](Value v) { return dtypeEnum(info(v).dtype); };
+  auto shape = [&](Value v) { return shapeLiteral(info(v).shape); };
+  auto rank = [&](Value v) {
+    return static_cast<int64_t>(info(v).shape.size());
+  };
+  auto activation = [&](Operation *dense) {
+    auto it = fusedActivation.find(dense);
+    if (it == fusedActivation.end())
+      return std::string("Activation{}");
+    std::string kind, params;
+    unaryKind(it->second, kind, params);
+    return "Activation{" + kind + ", " + params + "}";
+  };
+  auto isWeight = [&](Value v) {
+    return v.getDefiningOp<WeightOp>() ? "true" : "false";
+  };
+  std::string lhs, rhs;
+  if (fusedInto.count(op) || isAlias(op) ||
+      isa<WeightOp, ConstantOp, ShapeOp, NoneOp, func::ReturnOp>(op))
+    return success();
+  if (std::string kind, params; unaryKind(op, kind, params)) {
+    Value x = op->getOperand(0), y = op->getResult(0);
+    call(kernel("Unary", llvm::formatv("{0}, {1}, {2}, {3}", dt(x), kind,
+                                       params, numElementsOf(y))),
+         cptr(x) + ", " + ptr(y));
+    return success();
+  }
+  if (std::string kind = binaryKind(op); !kind.empty()) {
+    Value a = op->getOperand(0), b = op->getOperand(1), y = op->getResult(0);
+    call(kernel("Binary",
+                llvm::formatv("BinaryKind::{0}, {1}, {2}, {3}, {4}", kind,
+                              dt(a), shape(a), shape(b), shape(y))),
+         cptr(a) + ", " + cptr(b) + ", " + ptr(y));
+    return success();
+  }
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](RecvOp recv) {
+        unsigned index = inputChannels.size();
+        inputChannels.push_back(recv.getChannel().str());
+        run += llvm::formatv("    ctx.upload({0}, inputs[{1}], {2});\n",
+                             ptr(recv.getValue()), index,
+                             info(recv.getValue()).bytes)
+                   .str();
+        return success();
+      })
+      .Case([&](SendOp send) {
+        unsigned index = outputChannels.size();
+        outputChannels.push_back(send.getChannel().str());
+        run +=
+            llvm::formatv("    ctx.download(outputs[{0}], {1}, {2});\n", index,
+                          cptr(send.getValue()), info(send.getValue()).bytes)
+                .str();
+        return success();
+      })
+      .Case([&](GemmOp gemm) -> LogicalResult {
+        auto a = info(gemm.getA()).shape;
+        auto b = info(gemm.getB()).shape;
+        if (a.size() != 2 || b.size() != 2)
+          return fail(op, "gemm operands must be 2-D");
+        int64_t m = gemm.getTransA() ? a[1] : a[0];
+        int64_t k = gemm.getTransA() ? a[0] : a[1];
+        int64_t n = gemm.getTransB() ? b[0] : b[1];
+        std::string cShape = "nullptr";
+        if (gemm.getC()) {
+          members += llvm::formatv("  const Shape cShape{0} = {1};\n",
+                                   kernelCount, shape(gemm.getC()))
+                         .str();
+          cShape = "&cShape" + std::to_string(kernelCount);
+        }
+        call(kernel("Gemm", llvm::formatv(
+                                "{0}, {1}, {2}, {3}, {4}, {5}, {6}f, {7}f, "
+                                "{8}, {9}, {10}",
+                                dt(gemm.getA()), m, n, k,
+                                gemm.getTransA() ? "true" : "false",
+                                gemm.getTransB() ? "true" : "false",
+                                floatLiteral(gemm.getAlpha().convertToDouble()),
+                                floatLiteral(gemm.getBeta().convertToDouble()),
+                                cShape, activation(op), isWeight(gemm.getB()))),
+             cptr(gemm.getA()) + ", " + cptr(gemm.getB()) + ", " +
+                 cptr(gemm.getC()) + ", " + ptr(gemm.getResult()));
+        return success();
+      })
+      .Case([&](MatMulOp matmul) {
+        call(kernel("MatMul",
+                    llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}",
+                                  dt(matmul.getA()), shape(matmul.getA()),
+                                  shape(matmul.getB()),
+                                  shape(matmul.getResult()), activation(op),
+                                  isWeight(matmul.getB()))),
+             cptr(matmul.getA()) + ", " + cptr(matmul.getB()) + ", " +
+                 ptr(matmul.getResult()));
+        return success();
+      })
+      .Case([&](ConvOp conv) -> LogicalResult {
+        size_t n = rank(conv.getInput()) - 2;
+        auto fill = [&](ArrayRef<int64_t> values, int64_t fallback) {
+          SmallVector<int64_t> out(values.begin(), values.end());
+          if (out.size() != n)
+            out.assign(n, fallback);
+          return out;
+        };
+        SmallVector<int64_t> pads(conv.getPads().begin(), conv.getPads().end());
+        if (pads.size() != 2 * n)
+          pads.assign(2 * n, 0);
+        call(kernel(
+                 "Conv",
+                 llvm::formatv(
+                     "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, "
+                     "{11}",
+                     dt(conv.getInput()), shape(conv.getInput()),
+                     shape(conv.getFilter()), conv.getBias() ? "true" : "false",
+                     shape(conv.getResult()),
+                     shapeLiteral(fill(conv.getStrides(), 1)),
+                     shapeLiteral(fill(conv.getDilations(), 1)),
+                     shapeLiteral(ArrayRef(pads).take_front(n)),
+                     shapeLiteral(ArrayRef(pads).drop_front(n)),
+                     std::max<int64_t>(conv.getGroup(), 1), activation(op),
+                     isWeight(conv.getFilter()))),
+             cptr(conv.getInput()) + ", " + cptr(conv.getFilter()) + ", " +
+                 cptr(conv.getBias()) + ", " + ptr(conv.getResult()));
+        return success();
+      })
+      .Case<MaxPoolOp, AvgPoolOp>([&](auto pool) {
+        Value x = pool.getInput();
+        size_t n = rank(x) - 2;
+        auto fill = [&](ArrayRef<int64_t> values, int64_t fallback) {
+          SmallVector<int64_t> out(values.begin(), values.end());
+          if (out.size() != n)
+            out.assign(n, fallback);
+          return out;
+        };
+        SmallVector<int64_t> pads(pool.getPads().begin(), pool.getPads().end());
+        if (pads.size() != 2 * n)
+          pads.assign(2 * n, 0);
+        std::string kind = "PoolKind::Max";
+        if constexpr (std::is_same_v<decltype(pool), AvgPoolOp>)
+          kind = pool.getCountIncludePad() ? "PoolKind::AvgIncludePad"
+                                           : "PoolKind::AvgExcludePad";
+        call(kernel("Pool", llvm::formatv(
+                                "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}",
+                                dt(x), kind, shape(x), shape(pool.getResult()),
+                                shapeLiteral(pool.getKernelShape()),
+                                shapeLiteral(fill(pool.getStrides(), 1)),
+                                shapeLiteral(fill(pool.getDilations(), 1)),
+                                shapeLiteral(ArrayRef(pads).take_front(n)),
+                                shapeLiteral(ArrayRef(pads).drop_front(n)))),
+             cptr(x) + ", " + ptr(pool.getResult()));
+        return success();
+      })
+      .Case<GlobalMaxPoolOp, GlobalAvgPoolOp>([&](auto pool) {
+        bool max = std::is_same_v<decltype(pool), GlobalMaxPoolOp>;
+        call(kernel("GlobalPool",
+                    llvm::formatv("{0}, {1}, {2}", dt(pool.getInput()),
+                                  max ? "true" : "false",
+                                  shape(pool.getInput()))),
+             cptr(pool.getInput()) + ", " + ptr(pool.getResult()));
+        return success();
+      })
+      .Case([&](BatchNormOp bn) {
+        call(kernel("BatchNorm",
+                    llvm::formatv(
+                        "{0}, {1}, {2}f", dt(bn.getInput()),
+                        shape(bn.getInput()),
+                        floatLiteral(bn.getEpsilon().convertToDouble()))),
+             cptr(bn.getInput()) + ", " + cptr(bn.getScale()) + ", " +
+                 cptr(bn.getBias()) + ", " + cptr(bn.getMean()) + ", " +
+                 cptr(bn.getVariance()) + ", " + ptr(bn.getResult()));
+        return success();
+      })
+      .Case([&](LayerNormOp ln) {
+        call(kernel("LayerNorm",
+                    llvm::formatv(
+                        "{0}, {1}, {2}, {3}f, {4}, {5}", dt(ln.getInput()),
+                        shape(ln.getInput()),
+                        normalizeAxis(ln.getAxis(), rank(ln.getInput())),
+                        floatLiteral(ln.getEpsilon().convertToDouble()),
+                        shape(ln.getScale()), ln.getBias() ? "true" : "false")),
+             cptr(ln.getInput()) + ", " + cptr(ln.getScale()) + ", " +
+                 cptr(ln.getBias()) + ", " + ptr(ln.getResult()));
+        return success();
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
+        bool log = std::is_same_v<decltype(softmax), LogSoftmaxOp>;
+        call(kernel("Softmax",
+                    llvm::formatv("{0}, {1}, {2}, {3}", dt(softmax.getInput()),
+                                  shape(softmax.getInput()),
+                                  normalizeAxis(softmax.getAxis(),
+                                                rank(softmax.getInput())),
+                                  log ? "true" : "false")),
+             cptr(softmax.getInput()) + ", " + ptr(softmax.getResult()));
+        return success();
+      })
+      .Case([&](ReduceOp reduce) {
+        int64_t r = rank(reduce.getInput());
+        std::vector<int64_t> axes;
+        for (int64_t axis : reduce.getAxes())
+          axes.push_back(normalizeAxis(axis, r));
+        if (axes.empty())
+          for (int64_t i = 0; i < r; ++i)
+            axes.push_back(i);
+        llvm::sort(axes);
+        axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+        std::string kind = llvm::StringSwitch<std::string>(
+                               stringifyReduceKind(reduce.getKind()))
+                               .Case("sum", "Sum")
+                               .Case("mean", "Mean")
+                               .Case("max", "Max")
+                               .Case("min", "Min")
+                               .Case("prod", "Prod")
+                               .Case("l1", "L1")
+                               .Case("l2", "L2")
+                               .Case("log_sum", "LogSum")
+                               .Case("log_sum_exp", "LogSumExp")
+                               .Default("SumSquare");
+        call(kernel("Reduce",
+                    llvm::formatv("{0}, ReduceKind::{1}, {2}, {3}, {4}",
+                                  dt(reduce.getInput()), kind,
+                                  shape(reduce.getInput()), vectorLiteral(axes),
+                                  shape(reduce.getResult()))),
+             cptr(reduce.getInput()) + ", " + ptr(reduce.getResult()));
+        return success();
+      })
+      .Case([&](WhereOp where) {
+        call(kernel("Where",
+                    llvm::formatv("{0}, {1}, {2}, {3}, {4}", dt(where.getX()),
+                                  shape(where.getCondition()),
+                                  shape(where.getX()), shape(where.getY()),
+                                  shape(where.getResult()))),
+             cptr(where.getCondition()) + ", " + cptr(where.getX()) + ", " +
+                 cptr(where.getY()) + ", " + ptr(where.getResult()));
+        return success();
+      })
+      .Case([&](CastOp cast) {
+        call(kernel("Cast", llvm::formatv("{0}, {1}, {2}", dt(cast.getInput()),
+                                          dt(cast.getResult()),
+                                          numElementsOf(cast.getResult()))),
+             cptr(cast.getInput()) + ", " + ptr(cast.getResult()));
+        return success();
+      })
+      .Case([&](ConcatOp concat) {
+        std::string shapes = "std::vector<Shape>{", pointers;
+        for (auto [i, input] : llvm::enumerate(concat.getInputs())) {
+          shapes += (i ? ", " : "") + shape(input);
+          pointers += (i ? ", " : "") + cptr(input);
+        }
+        std::string name = kernel(
+            "Concat",
+            llvm::formatv(
+                "{0}, {1}}, {2}", dt(concat.getResult()), shapes,
+                normalizeAxis(concat.getAxis(), rank(concat.getResult()))));
+        run += llvm::formatv("    {{\n      const void *sources[] = {{{0}};\n"
+                             "      {1}->run(sources, {2});\n    }\n",
+                             pointers, name, ptr(concat.getResult()))
+                   .str();
+        return success();
+      })
+      .Case([&](SplitOp split) {
+        std::string pointers;
+        for (auto [i, result] : llvm::enumerate(split.getResults()))
+          pointers += (i ? ", " : "") + std::string("static_cast<void *>(") +
+                      ptr(result) + ")";
+        std::string name = kernel(
+            "Split", llvm::formatv(
+                         "{0}, {1}, {2}, {3}", dt(split.getInput()),
+                         shape(split.getInput()),
+                         normalizeAxis(split.getAxis(), rank(split.getInput())),
+                         vectorLiteral(split.getSizes())));
+        run += llvm::formatv("    {{\n      void *pieces[] = {{{0}};\n"
+                             "      {1}->run({2}, pieces);\n    }\n",
+                             pointers, name, cptr(split.getInput()))
+                   .str();
+        return success();
+      })
+      .Case([&](SliceOp slice) -> LogicalResult {
+        const auto &in = info(slice.getInput()).shape;
+        int64_t r = in.size();
+        SmallVector<int64_t> starts(r, 0), steps(r, 1);
+        for (auto [i, axisAttr] : llvm::enumerate(slice.getAxes())) {
+          int64_t axis = normalizeAxis(axisAttr, r);
+          if (axis < 0 || axis >= r)
+            return fail(op, "slice axis out of range");
+          int64_t dim = in[axis];
+          int64_t step = i < slice.getSteps().size() ? slice.getSteps()[i] : 1;
+          int64_t start = slice.getStarts()[i];
+          if (start < 0)
+            start += dim;
+          start = step > 0 ? std::clamp<int64_t>(start, 0, dim)
+                           : std::clamp<int64_t>(start, 0, dim - 1);
+          starts[axis] = std::max<int64_t>(start, 0);
+          steps[axis] = step;
+        }
+        call(kernel("Slice",
+                    llvm::formatv("{0}, {1}, {2}, {3}, {4}",
+                                  dt(slice.getInput()), shape(slice.getInput()),
+                                  shapeLiteral(starts), shapeLiteral(steps),
+                                  shape(slice.getResult()))),
+             cptr(slice.getInput()) + ", " + ptr(slice.getResult()));
+        return success();
+      })
+      .Case([&](TransposeOp transpose) {
+        int64_t r = rank(transpose.getInput());
+        std::vector<int64_t> perm(transpose.getPerm().begin(),
+                                  transpose.getPerm().end());
+        if (perm.empty())
+          for (int64_t i = r - 1; i >= 0; --i)
+            perm.push_back(i);
+        call(kernel("Transpose",
+                    llvm::formatv("{0}, {1}, {2}", dt(transpose.getInput()),
+                                  shape(transpose.getInput()),
+                                  vectorLiteral(perm))),
+             cptr(transpose.getInput()) + ", " + ptr(transpose.getResult()));
+        return success();
+      })
+      .Case([&](ExpandOp expand) {
+        call(kernel("Expand",
+                    llvm::formatv("{0}, {1}, {2}", dt(expand.getInput()),
+                                  shape(expand.getInput()),
+                                  shape(expand.getResult()))),
+             cptr(expand.getInput()) + ", " + ptr(expand.getResult()));
+        return success();
+      })
+      .Case([&](PadOp pad) -> LogicalResult {
+        double value = 0;
+        if (auto f = dyn_cast<FloatAttr>(pad.getValue()))
+          value = f.getValueAsDouble();
+        else if (auto i = dyn_cast<IntegerAttr>(pad.getValue()))
+          value = static_cast<double>(i.getValue().getSExtValue());
+        std::string mode =
+            llvm::StringSwitch<std::string>(stringifyPadMode(pad.getMode()))
+                .Case("reflect", "PadMode::Reflect")
+                .Case("edge", "PadMode::Edge")
+                .Default("PadMode::Constant");
+        call(kernel("Pad",
+                    llvm::formatv("{0}, {1}, {2}, {3}, {4}", dt(pad.getInput()),
+                                  shape(pad.getInput()),
+                                  vectorLiteral(pad.getPads()), mode,
+                                  floatLiteral(value))),
+             cptr(pad.getInput()) + ", " + ptr(pad.getResult()));
+        return success();
+      })
+      .Case([&](GatherOp gather) {
+        call(kernel("Gather",
+                    llvm::formatv("{0}, {1}, {2}, {3}, {4}",
+                                  dt(gather.getData()), shape(gather.getData()),
+                                  dt(gather.getIndices()),
+                                  shape(gather.getIndices()),
+                                  normalizeAxis(gather.getAxis(),
+                                                rank(gather.getData())))),
+             cptr(gather.getData()) + ", " + cptr(gather.getIndices()) + ", " +
+                 ptr(gather.getResult()));
+        return success();
+      })
+      .Case([&](EmbeddingLookupOp lookup) {
+        const auto &table = info(lookup.getTable()).shape;
+        call(kernel(
+                 "EmbeddingLookup",
+                 llvm::formatv("{0}, {1}, {2}, {3}, {4}, EmbeddingPooling::{5}",
+                               dt(lookup.getTable()), table[0], table[1],
+                               dt(lookup.getIds()), shape(lookup.getIds()),
+                               poolingName(lookup.getPooling()))),
+             cptr(lookup.getTable()) + ", " + cptr(lookup.getIds()) + ", " +
+                 ptr(lookup.getResult()));
+        return success();
+      })
+      .Case([&](PSPullOp pull) -> LogicalResult {
+        auto tableType = cast<RankedTensorType>(pull.getTableType());
+        std::string name = pull.getTable().str();
+        if (tableType.getRank() != 2 || !tableType.hasStaticShape())
+          return fail(op, "parameter-server table must be a static 2-D tensor");
+        std::string dtype = dtypeName(tableType.getElementType());
+        if (dtype != "f32" && dtype != "f64")
+          return fail(op, "parameter-server table must hold f32 or f64");
+        TableEntry &entry = tables[name];
+        entry.dtype = dtype;
+        entry.shape.assign(tableType.getShape().begin(),
+                           tableType.getShape().end());
+        unsigned slot = tableNames.size();
+        if (auto it = llvm::find(tableNames, name); it != tableNames.end())
+          slot = it - tableNames.begin();
+        else
+          tableNames.push_back(name);
+        call(kernel(
+                 "EmbeddingLookup",
+                 llvm::formatv("{0}, {1}, {2}, {3}, {4}, EmbeddingPooling::{5}",
+                               dtypeEnum(dtype), entry.shape[0], entry.shape[1],
+                               dt(pull.getIds()), shape(pull.getIds()),
+                               poolingName(pull.getPooling()))),
+             "tables[" + std::to_string(slot) + "], " + cptr(pull.getIds()) +
+                 ", " + ptr(pull.getRows()));
+        return success();
+      })
+      .Case([&](OnnxNodeOp node) {
+        return fail(op, "ONNX '")
+               << node.getOpType()
+               << "' stayed generic after legalization and has no kernel";
+      })
+      .Default([&](Operation *) {
+        return fail(op, "no kernel for '") << op->getName() << "'";
+      });
+}
+
+} // namespace
+
+namespace {
+
+/// Entries of the manifest for a list of channels.
+llvm::json::Array channelList(ArrayRef<std::string> names) {
+  llvm::json::Array list;
+  for (const std::string &name : names)
+    list.push_back(name);
+  return list;
+}
+
+llvm::json::Array shapeJSON(ArrayRef<int64_t> shape) {
+  llvm::json::Array list;
+  for (int64_t extent : shape)
+    list.push_back(extent);
+  return list;
+}
+
+struct ChannelEntry {
+  std::string dtype;
+  SmallVector<int64_t> shape;
+  int64_t from = -1, to = -1; // stage index; -1 is the caller
+};
+
+/// Writes `files` into `directory` through a temporary sibling directory
+/// renamed at the end, so a failure leaves no partial bundle behind.
+LogicalResult writeFiles(Location loc, StringRef directory,
+                         ArrayRef<std::pair<std::string, std::string>> files) {
+  SmallString<256> staging(directory);
+  staging += ".partial";
+  (void)llvm::sys::fs::remove_directories(staging);
+  if (std::error_code ec = llvm::sys::fs::create_directories(staging))
+    return emitError(loc) << "cannot create '" << staging
+                          << "': " << ec.message();
+  for (const auto &[name, contents] : files) {
+    SmallString<256> path(staging);
+    llvm::sys::path::append(path, name);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (!ec) {
+      os << contents;
+      os.close();
+      if (os.has_error())
+        ec = os.error();
+    }
+    if (ec) {
+      (void)llvm::sys::fs::remove_directories(staging);
+      return emitError(loc)
+             << "cannot write '" << path << "': " << ec.message();
+    }
+  }
+  if (llvm::sys::fs::exists(directory)) {
+    SmallString<256> manifest(directory);
+    llvm::sys::path::append(manifest, "manifest.json");
+    // Only an earlier bundle is replaced, never an unrelated directory.
+    if (!llvm::sys::fs::exists(manifest) &&
+        !llvm::sys::fs::is_directory(directory)) {
+      (void)llvm::sys::fs::remove_directories(staging);
+      return emitError(loc)
+             << "'" << directory << "' exists and is not a bundle directory";
+    }
+    if (llvm::sys::fs::is_directory(directory)) {
+      std::error_code ec;
+      llvm::sys::fs::directory_iterator it(directory, ec), end;
+      bool empty = !ec && it == end;
+      if (!empty && !llvm::sys::fs::exists(manifest)) {
+        (void)llvm::sys::fs::remove_directories(staging);
+        return emitError(loc) << "'" << directory
+                              << "' is neither empty nor a bundle; not "
+                                 "overwriting it";
+      }
+    }
+    (void)llvm::sys::fs::remove_directories(directory);
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(staging, directory)) {
+    (void)llvm::sys::fs::remove_directories(staging);
+    return emitError(loc) << "cannot create '" << directory
+                          << "': " << ec.message();
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult heterps::target::writeStageBundle(ModuleOp module,
+                                                StringRef directory) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  auto pipeline =
+      main ? main->getAttrOfType<ArrayAttr>("hps.pipeline") : ArrayAttr();
+  if (!pipeline)
+    return emitError(module.getLoc())
+           << "--hps-to-stages needs a partitioned module (run "
+              "--hps-place and --hps-partition first)";
+
+  WeightsFile weights;
+  llvm::StringMap<TableEntry> tables;
+  llvm::MapVector<StringRef, ChannelEntry> channels;
+  llvm::json::Array stageList;
+  std::vector<std::pair<std::string, std::string>> files;
+  auto channelType = [&](Value value, StringRef name) -> ChannelEntry & {
+    ChannelEntry &entry = channels[name];
+    auto type = cast<RankedTensorType>(value.getType());
+    entry.dtype = dtypeName(type.getElementType());
+    entry.shape.assign(type.getShape().begin(), type.getShape().end());
+    return entry;
+  };
+
+  for (auto [index, symbol] : llvm::enumerate(pipeline)) {
+    auto func = module.lookupSymbol<func::FuncOp>(
+        cast<FlatSymbolRefAttr>(symbol).getValue());
+    if (!func)
+      return main.emitError() << "pipeline stage " << symbol << " is missing";
+    auto device = func->getAttrOfType<DeviceAttr>("hps.device");
+    if (!device)
+      return func.emitError() << "stage has no hps.device";
+    int64_t replicas = 1;
+    if (auto attr = func->getAttrOfType<IntegerAttr>("hps.replicas"))
+      replicas = attr.getInt();
+    StringRef deviceName = device.getName();
+    bool gpu = deviceName.starts_with("gpu");
+
+    StageEmitter emitter(func, weights, tables);
+    if (failed(emitter.emit()))
+      return failure();
+    for (Operation &op : func.getBody().front()) {
+      if (auto recv = dyn_cast<RecvOp>(op))
+        channelType(recv.getValue(), recv.getChannel()).to = index;
+      if (auto send = dyn_cast<SendOp>(op))
+        channelType(send.getValue(), send.getChannel()).from = index;
+    }
+
+    std::string stageName = func.getSymName().str();
+    std::string sourceName = stageName + (gpu ? ".cu" : ".cpp");
+    std::string description = (stageName + " on " + deviceName + " (" +
+                               Twine(emitter.kernelCount) + " kernels)")
+                                  .str();
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "// Generated by heterps-translate --hps-to-stages: " << description
+       << ".\n// Compiled by "
+       << (gpu ? "nvcc for the GPU, or as C++ for the CPU" : "a C++ compiler")
+       << " against libheterps_rt_" << (gpu ? "gpu" : "cpu") << ".\n"
+       << "#include \"heterps/Runtime/StageSupport.h\"\n\n"
+       << "namespace {\nusing namespace heterps::rt;\n"
+       << "using namespace heterps::rt::stage;\n\n"
+       << "struct Stage {\n"
+       << emitter.source << "};\n} // namespace\n\n"
+       << "HPS_DEFINE_STAGE_ENTRY_POINTS(Stage, \"" << description << "\")\n";
+    files.emplace_back(sourceName, std::move(text));
+
+    llvm::json::Array stageTables;
+    for (const std::string &table : emitter.tableNames)
+      stageTables.push_back(table);
+    stageList.push_back(llvm::json::Object{
+        {"index", static_cast<int64_t>(index)},
+        {"name", stageName},
+        {"device", deviceName},
+        {"kind", gpu ? "gpu" : "cpu"},
+        {"replicas", replicas},
+        {"source", sourceName},
+        // Built by `heterps compile`: a GPU stage also builds for the CPU.
+        {"libraries", gpu ? llvm::json::Object{{"gpu", stageName + ".gpu.so"},
+                                               {"cpu", stageName + ".cpu.so"}}
+                          : llvm::json::Object{{"cpu", stageName + ".so"}}},
+        {"inputs", channelList(emitter.inputChannels)},
+        {"outputs", channelList(emitter.outputChannels)},
+        {"tables", std::move(stageTables)},
+        {"kernels", static_cast<int64_t>(emitter.kernelCount)},
+        {"peak_memory_bytes", static_cast<int64_t>(emitter.arenaBytes)},
+        {"weights",
+         llvm::json::Object{
+             {"offset", static_cast<int64_t>(emitter.weightsBegin)},
+             {"bytes", static_cast<int64_t>(emitter.weightsEnd -
+                                            emitter.weightsBegin)}}},
+    });
+  }
+
+  // Tables the parameter server serves: their initial values follow the
+  // stages' weights.
+  llvm::json::Array tableList;
+  for (auto &entry : tables) {
+    WeightOp source;
+    module.walk([&](WeightOp weight) {
+      if (weight.getName() == entry.getKey())
+        source = weight;
+    });
+    if (!source)
+      return emitError(module.getLoc())
+             << "no initial value for parameter-server table '"
+             << entry.getKey() << "'";
+    FailureOr<std::string> data = bytesOf(source.getValue());
+    if (failed(data))
+      return source.emitError() << "table data is not dense";
+    entry.getValue().offset = weights.add(*data);
+    tableList.push_back(llvm::json::Object{
+        {"name", entry.getKey()},
+        {"dtype", entry.getValue().dtype},
+        {"shape", shapeJSON(entry.getValue().shape)},
+        {"offset", static_cast<int64_t>(entry.getValue().offset)},
+    });
+  }
+
+  // The caller's side: @main sends inputs and receives outputs; a constant
+  // output travels in the weights file.
+  llvm::json::Array inputs, outputs;
+  Block &body = main.getBody().front();
+  auto nameOf = [&](DictionaryAttr attrs, StringRef fallback) {
+    if (attrs)
+      if (auto name = attrs.getAs<StringAttr>("hps.name"))
+        return name.getValue().str();
+    return fallback.str();
+  };
+  for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape())
+      return main.emitError() << "input #" << i << " has type " << arg.getType()
+                              << "; bind symbolic dims with --batch or "
+                                 "--input-shape";
+    llvm::json::Array sendsTo;
+    for (Operation *user : arg.getUsers())
+      if (auto send = dyn_cast<SendOp>(user)) {
+        sendsTo.push_back(send.getChannel());
+        channelType(arg, send.getChannel()).from = -1;
+      }
+    DictionaryAttr attrs = main.getArgAttrDict(i);
+    inputs.push_back(llvm::json::Object{
+        {"name", nameOf(attrs, ("input_" + Twine(i)).str())},
+        {"dtype", dtypeName(type.getElementType())},
+        {"shape", shapeJSON(type.getShape())},
+        {"batched", attrs && attrs.get("hps.batched") != nullptr},
+        {"channels", std::move(sendsTo)},
+    });
+  }
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape())
+      return main.emitError() << "output #" << i << " has type "
+                              << value.getType() << "; it must be static";
+    DictionaryAttr attrs = main.getResultAttrDict(i);
+    llvm::json::Object output{
+        {"name", nameOf(attrs, ("output_" + Twine(i)).str())},
+        {"dtype", dtypeName(type.getElementType())},
+        {"shape", shapeJSON(type.getShape())},
+        {"batched", attrs && attrs.get("hps.batched") != nullptr},
+    };
+    if (auto recv = value.getDefiningOp<RecvOp>()) {
+      output["channel"] = recv.getChannel();
+    } else if (auto arg = dyn_cast<BlockArgument>(value)) {
+      output["input"] = static_cast<int64_t>(arg.getArgNumber());
+    } else if (Operation *producer = value.getDefiningOp();
+               producer && isa<ConstantOp, WeightOp>(producer)) {
+      ElementsAttr data = isa<ConstantOp>(producer)
+                              ? cast<ConstantOp>(producer).getValue()
+                              : cast<WeightOp>(producer).getValue();
+      FailureOr<std::string> bytes = bytesOf(data);
+      if (failed(bytes))
+        return producer->emitError() << "output data is not dense";
+      output["constant_offset"] = static_cast<int64_t>(weights.add(*bytes));
+    } else {
+      return main.emitError() << "output #" << i
+                              << " is neither received from a stage nor "
+                                 "constant";
+    }
+    outputs.push_back(std::move(output));
+  }
+
+  llvm::json::Array channelArray;
+  for (auto &[name, entry] : channels)
+    channelArray.push_back(llvm::json::Object{
+        {"name", name},
+        {"dtype", entry.dtype},
+        {"shape", shapeJSON(entry.shape)},
+        {"from", entry.from},
+        {"to", entry.to},
+    });
+
+  llvm::json::Object manifest{
+      {"format", "heterps-bundle"},
+      {"version", 1},
+      {"inputs", std::move(inputs)},
+      {"outputs", std::move(outputs)},
+      {"channels", std::move(channelArray)},
+      {"stages", std::move(stageList)},
+      {"tables", std::move(tableList)},
+      {"weights", llvm::json::Object{{"file", "weights.bin"},
+                                     {"bytes", static_cast<int64_t>(
+                                                   weights.data.size())}}},
+  };
+  if (auto batch = main->getAttrOfType<IntegerAttr>("hps.batch"))
+    manifest["batch"] = batch.getInt();
+  if (auto graph = main->getAttrOfType<StringAttr>("hps.graph_name"))
+    manifest["model"] = graph.getValue();
+  if (auto plan = module->getAttrOfType<DictionaryAttr>("hps.plan")) {
+    llvm::json::Object summary;
+    for (NamedAttribute entry : plan) {
+      if (auto b = dyn_cast<BoolAttr>(entry.getValue()))
+        summary[entry.getName().getValue()] = b.getValue();
+      else if (auto f = dyn_cast<FloatAttr>(entry.getValue()))
+        summary[entry.getName().getValue()] = f.getValueAsDouble();
+      else if (auto i = dyn_cast<IntegerAttr>(entry.getValue()))
+        summary[entry.getName().getValue()] = i.getInt();
+      else if (auto s = dyn_cast<StringAttr>(entry.getValue()))
+        summary[entry.getName().getValue()] = s.getValue();
+    }
+    manifest["plan"] = std::move(summary);
+  }
+
+  std::string manifestText;
+  llvm::raw_string_ostream manifestOS(manifestText);
+  manifestOS << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
+             << "\n";
+  files.emplace_back("weights.bin", std::move(weights.data));
+  files.emplace_back("manifest.json", std::move(manifestText));
+  return writeFiles(module.getLoc(), directory, files);
+}
+
+void heterps::target::registerStageBundleTranslation() {
+  static llvm::cl::opt<std::string> bundleDirectory(
+      "bundle-dir",
+      llvm::cl::desc("--hps-to-stages: the bundle directory to write"),
+      llvm::cl::init(""));
+  TranslateFromMLIRRegistration registration(
+      "hps-to-stages",
+      "Lower a partitioned module to a bundle of stage programs (-o names "
+      "the bundle directory)",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        // heterps-translate turns `-o DIR` into --bundle-dir; the stream
+        // gets nothing.
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("--hps-to-stages expects a module");
+        if (bundleDirectory.empty())
+          return op->emitError("--hps-to-stages needs -o DIR");
+        return writeStageBundle(module, bundleDirectory);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<HPSDialect, func::FuncDialect>();
+      });
+}

@@ -1,0 +1,335 @@
+//===- Executor.cpp - Pipeline of stage replicas --------------------------===//
+
+#include "heterps/Runtime/Executor.h"
+#include "heterps/Runtime/StageABI.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <dlfcn.h>
+#include <mutex>
+#include <sys/stat.h>
+#include <thread>
+
+namespace heterps::rt {
+namespace {
+
+/// A blocking queue of bounded capacity: back-pressure keeps at most
+/// `capacity` frames waiting in front of a stage.
+template <typename T> class BoundedQueue {
+public:
+  explicit BoundedQueue(size_t capacity) : capacity(capacity) {}
+  void push(T item) {
+    std::unique_lock<std::mutex> lock(mutex);
+    notFull.wait(lock, [&] { return items.size() < capacity; });
+    items.push_back(std::move(item));
+    notEmpty.notify_one();
+  }
+  T pop() {
+    std::unique_lock<std::mutex> lock(mutex);
+    notEmpty.wait(lock, [&] { return !items.empty(); });
+    T item = std::move(items.front());
+    items.pop_front();
+    notFull.notify_one();
+    return item;
+  }
+
+private:
+  size_t capacity;
+  std::deque<T> items;
+  std::mutex mutex;
+  std::condition_variable notEmpty, notFull;
+};
+
+/// One micro-batch on its way through the pipeline: a buffer per channel.
+struct Frame {
+  int64_t sequence = 0;
+  std::vector<std::vector<char>> buffers;
+  std::string error;
+};
+
+struct StageLibrary {
+  void *handle = nullptr;
+  decltype(&hps_stage_create) create = nullptr;
+  decltype(&hps_stage_run) run = nullptr;
+  decltype(&hps_stage_destroy) destroy = nullptr;
+};
+
+bool fileExists(const std::string &path) {
+  struct stat info;
+  return ::stat(path.c_str(), &info) == 0;
+}
+
+std::string describe(const StageSpec &stage) {
+  return stage.name + " (" + stage.device + ")";
+}
+
+} // namespace
+
+struct Executor::Impl {
+  const Bundle &bundle;
+  ExecutorOptions options;
+  std::vector<StageLibrary> libraries;
+  /// Stage instances per stage, one per replica.
+  std::vector<std::vector<void *>> instances;
+  std::vector<std::unique_ptr<BoundedQueue<Frame *>>> queues; // per stage
+  std::unique_ptr<BoundedQueue<Frame *>> done, free;
+  std::vector<std::unique_ptr<Frame>> frames;
+  std::vector<std::thread> workers;
+
+  Impl(const Bundle &bundle, ExecutorOptions options)
+      : bundle(bundle), options(options) {}
+
+  static const void *lookupTable(void *server, const char *name) {
+    auto *self = static_cast<Impl *>(server);
+    for (const TableSpec &table : self->bundle.tables())
+      if (table.name == name)
+        return self->bundle.weights() + table.offset;
+    return nullptr;
+  }
+
+  StageLibrary load(const StageSpec &stage) {
+    std::string kind = stage.gpu && !options.gpuStagesOnCpu ? "gpu" : "cpu";
+    auto file = stage.libraries.find(kind);
+    if (file == stage.libraries.end() ||
+        !fileExists(bundle.path(file->second))) {
+      if (kind == "gpu")
+        throw Error(describe(stage) +
+                    " runs on a GPU class but the bundle has no GPU build of "
+                    "it (no CUDA compiler when it was compiled); run with "
+                    "--gpu-stages-on-cpu to use its CPU build");
+      throw Error(describe(stage) + ": " +
+                  bundle.path(file == stage.libraries.end() ? stage.name + ".so"
+                                                            : file->second) +
+                  " is missing; build the bundle with `heterps compile`");
+    }
+    std::string path = bundle.path(file->second);
+    StageLibrary library;
+    library.handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library.handle)
+      throw Error(describe(stage) + ": cannot load " + path + ": " +
+                  ::dlerror());
+    auto version = reinterpret_cast<decltype(&hps_stage_abi_version)>(
+        ::dlsym(library.handle, "hps_stage_abi_version"));
+    library.create = reinterpret_cast<decltype(library.create)>(
+        ::dlsym(library.handle, "hps_stage_create"));
+    library.run = reinterpret_cast<decltype(library.run)>(
+        ::dlsym(library.handle, "hps_stage_run"));
+    library.destroy = reinterpret_cast<decltype(library.destroy)>(
+        ::dlsym(library.handle, "hps_stage_destroy"));
+    if (!version || !library.create || !library.run || !library.destroy)
+      throw Error(describe(stage) + ": " + path + " is not a stage program");
+    if (version() != HPS_STAGE_ABI_VERSION)
+      throw Error(describe(stage) + ": " + path + " was built for stage ABI " +
+                  std::to_string(version()) + ", this runtime has " +
+                  std::to_string(HPS_STAGE_ABI_VERSION));
+    return library;
+  }
+
+  void start() {
+    const auto &stages = bundle.stages();
+    HpsStageConfig config{bundle.weights(), bundle.weightsBytes(),
+                          &Impl::lookupTable, this, options.threadsPerStage};
+    for (const StageSpec &stage : stages) {
+      libraries.push_back(load(stage));
+      instances.emplace_back();
+      for (int r = 0; r < stage.replicas; ++r) {
+        char error[1024] = "";
+        void *instance = libraries.back().create(&config, error, sizeof error);
+        if (!instance)
+          throw Error(describe(stage) + ": " + error);
+        instances.back().push_back(instance);
+      }
+    }
+    size_t inFlight = std::max(1, options.framesInFlight);
+    for (size_t i = 0; i < stages.size(); ++i)
+      queues.push_back(std::make_unique<BoundedQueue<Frame *>>(inFlight));
+    done = std::make_unique<BoundedQueue<Frame *>>(inFlight);
+    free = std::make_unique<BoundedQueue<Frame *>>(inFlight);
+    for (size_t i = 0; i < inFlight; ++i) {
+      frames.push_back(std::make_unique<Frame>());
+      for (const ChannelSpec &channel : bundle.channels())
+        frames.back()->buffers.emplace_back(channel.bytes());
+      free->push(frames.back().get());
+    }
+    for (size_t s = 0; s < stages.size(); ++s)
+      for (void *instance : instances[s])
+        workers.emplace_back([this, s, instance] { work(s, instance); });
+  }
+
+  /// A replica's loop: run every frame that reaches it, pass it on. A frame
+  /// that failed upstream passes through untouched.
+  void work(size_t s, void *instance) {
+    const StageSpec &stage = bundle.stages()[s];
+    std::vector<const void *> in(stage.inputs.size());
+    std::vector<void *> out(stage.outputs.size());
+    while (Frame *frame = queues[s]->pop()) {
+      if (frame->error.empty()) {
+        for (size_t i = 0; i < in.size(); ++i)
+          in[i] = frame->buffers[stage.inputs[i]].data();
+        for (size_t i = 0; i < out.size(); ++i)
+          out[i] = frame->buffers[stage.outputs[i]].data();
+        char error[1024] = "";
+        if (libraries[s].run(instance, in.data(), out.data(), error,
+                             sizeof error) != 0)
+          frame->error = describe(stage) + ": " + error;
+      }
+      (s + 1 < queues.size() ? *queues[s + 1] : *done).push(frame);
+    }
+  }
+
+  void stop() {
+    for (size_t s = 0; s < queues.size(); ++s)
+      for (size_t r = 0; r < instances[s].size(); ++r)
+        queues[s]->push(nullptr);
+    for (std::thread &worker : workers)
+      worker.join();
+    workers.clear();
+    for (size_t s = 0; s < instances.size(); ++s)
+      for (void *instance : instances[s])
+        libraries[s].destroy(instance);
+    // Libraries stay loaded: kernels may have registered process-wide state
+    // (OpenMP pools, CUDA contexts) that outlives the instances.
+  }
+};
+
+Executor::Executor(const Bundle &bundle, ExecutorOptions options)
+    : impl(std::make_unique<Impl>(bundle, options)) {
+  try {
+    impl->start();
+  } catch (...) {
+    for (size_t s = 0; s < impl->instances.size(); ++s)
+      for (void *instance : impl->instances[s])
+        impl->libraries[s].destroy(instance);
+    impl->instances.clear();
+    throw;
+  }
+}
+
+Executor::~Executor() { impl->stop(); }
+
+std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
+  const Bundle &bundle = impl->bundle;
+  const auto &specs = bundle.inputs();
+  if (inputs.size() != specs.size())
+    throw Error("the model takes " + std::to_string(specs.size()) +
+                " inputs, got " + std::to_string(inputs.size()));
+  // Samples in this call: batched inputs agree on dim 0.
+  int64_t samples = -1;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const InputSpec &spec = specs[i];
+    const HostTensor &tensor = inputs[i];
+    Shape expected = spec.shape;
+    bool matches =
+        tensor.dtype == spec.dtype && tensor.shape.size() == expected.size();
+    if (matches && spec.batched)
+      expected[0] = tensor.shape[0];
+    matches = matches && tensor.shape == expected;
+    if (!matches)
+      throw Error(
+          "input '" + spec.name + "' must be " + dtypeName(spec.dtype) + " " +
+          (spec.batched ? "N x " : "") +
+          shapeString(spec.batched
+                          ? Shape(spec.shape.begin() + 1, spec.shape.end())
+                          : spec.shape) +
+          ", got " + dtypeName(tensor.dtype) + " " + shapeString(tensor.shape));
+    if (spec.batched) {
+      if (samples >= 0 && samples != tensor.shape[0])
+        throw Error("batched inputs disagree on the number of samples (" +
+                    std::to_string(samples) + " vs " +
+                    std::to_string(tensor.shape[0]) + " in '" + spec.name +
+                    "')");
+      samples = tensor.shape[0];
+    }
+  }
+  int64_t batch = bundle.batch() > 0 ? bundle.batch() : 1;
+  int64_t frameCount = samples < 0 ? 1 : (samples + batch - 1) / batch;
+  if (samples == 0)
+    frameCount = 0;
+
+  std::vector<HostTensor> outputs;
+  for (const OutputSpec &spec : bundle.outputs()) {
+    Shape shape = spec.shape;
+    if (spec.batched && samples >= 0)
+      shape[0] = samples;
+    outputs.emplace_back(spec.dtype, shape);
+  }
+
+  // Rows [first, first + count) of a batched tensor, or all of it.
+  auto rowBytes = [](const TensorSpec &spec) {
+    return spec.shape.empty()
+               ? spec.bytes()
+               : spec.bytes() / std::max<int64_t>(spec.shape[0], 1);
+  };
+  std::thread feeder([&] {
+    for (int64_t f = 0; f < frameCount; ++f) {
+      Frame *frame = impl->free->pop();
+      frame->sequence = f;
+      frame->error.clear();
+      for (size_t i = 0; i < specs.size(); ++i) {
+        const InputSpec &spec = specs[i];
+        const HostTensor &tensor = inputs[i];
+        for (int channel : spec.channels) {
+          std::vector<char> &buffer = frame->buffers[channel];
+          if (!spec.batched) {
+            std::memcpy(buffer.data(), tensor.data.data(), buffer.size());
+            continue;
+          }
+          size_t row = rowBytes(spec);
+          int64_t first = f * batch;
+          int64_t count = std::min(batch, samples - first);
+          std::memcpy(buffer.data(), tensor.data.data() + first * row,
+                      count * row);
+          // The last micro-batch is padded with zeros (valid ids too).
+          std::memset(buffer.data() + count * row, 0,
+                      buffer.size() - count * row);
+        }
+      }
+      impl->queues.empty() ? impl->done->push(frame)
+                           : impl->queues[0]->push(frame);
+    }
+  });
+
+  std::string firstError;
+  for (int64_t received = 0; received < frameCount; ++received) {
+    Frame *frame = impl->done->pop();
+    if (!frame->error.empty()) {
+      if (firstError.empty())
+        firstError = frame->error;
+    } else if (firstError.empty()) {
+      for (size_t o = 0; o < outputs.size(); ++o) {
+        const OutputSpec &spec = bundle.outputs()[o];
+        if (spec.source != OutputSpec::Channel)
+          continue;
+        const std::vector<char> &buffer = frame->buffers[spec.index];
+        if (!spec.batched || samples < 0) {
+          if (frame->sequence == 0)
+            std::memcpy(outputs[o].data.data(), buffer.data(), buffer.size());
+          continue;
+        }
+        size_t row = rowBytes(spec);
+        int64_t first = frame->sequence * batch;
+        int64_t count = std::min(batch, samples - first);
+        std::memcpy(outputs[o].data.data() + first * row, buffer.data(),
+                    count * row);
+      }
+    }
+    impl->free->push(frame);
+  }
+  feeder.join();
+  if (!firstError.empty())
+    throw Error(firstError);
+
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    const OutputSpec &spec = bundle.outputs()[o];
+    if (spec.source == OutputSpec::Input)
+      outputs[o] = inputs[spec.index];
+    else if (spec.source == OutputSpec::Constant)
+      std::memcpy(outputs[o].data.data(), bundle.weights() + spec.offset,
+                  outputs[o].bytes());
+  }
+  return outputs;
+}
+
+} // namespace heterps::rt

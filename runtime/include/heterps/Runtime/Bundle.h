@@ -1,0 +1,98 @@
+//===- Bundle.h - A compiled bundle as the runtime reads it -----*- C++ -*-===//
+//
+// manifest.json (stages, channels, inputs, outputs, tables), weights.bin
+// mapped read-only, and the stage shared objects. Everything is validated
+// when the bundle is opened, so a damaged bundle fails with a message naming
+// the file and field, never later in the middle of a run.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_BUNDLE_H
+#define HETERPS_RUNTIME_BUNDLE_H
+
+#include "heterps/Runtime/Types.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace heterps::rt {
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+  bool batched = false; // dim 0 is the compiled batch
+  size_t bytes() const { return numElements(shape) * dtypeSize(dtype); }
+};
+
+struct ChannelSpec : TensorSpec {
+  int from = -1, to = -1; // stage indices; -1 is the caller
+};
+
+struct InputSpec : TensorSpec {
+  std::vector<int> channels;
+};
+
+struct OutputSpec : TensorSpec {
+  enum Source { Channel, Input, Constant } source = Channel;
+  int index = 0;     // channel or input index
+  size_t offset = 0; // Constant: offset in weights.bin
+};
+
+struct StageSpec {
+  int index = 0;
+  std::string name, device;
+  bool gpu = false;
+  int replicas = 1;
+  std::vector<int> inputs, outputs; // channel indices
+  std::vector<std::string> tables;
+  std::map<std::string, std::string> libraries; // "cpu" / "gpu" -> file
+  size_t peakMemoryBytes = 0;
+};
+
+struct TableSpec {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+  size_t offset = 0;
+};
+
+class Bundle {
+public:
+  /// Reads and checks `directory`; throws Error naming what is wrong.
+  explicit Bundle(const std::string &directory);
+  ~Bundle();
+  Bundle(const Bundle &) = delete;
+  Bundle &operator=(const Bundle &) = delete;
+
+  const std::string &directory() const { return dir; }
+  /// The bound batch (0 when the model has no batched input).
+  int64_t batch() const { return batchSize; }
+  const std::vector<InputSpec> &inputs() const { return inputSpecs; }
+  const std::vector<OutputSpec> &outputs() const { return outputSpecs; }
+  const std::vector<ChannelSpec> &channels() const { return channelSpecs; }
+  const std::vector<StageSpec> &stages() const { return stageSpecs; }
+  const std::vector<TableSpec> &tables() const { return tableSpecs; }
+  const char *weights() const { return weightsData; }
+  size_t weightsBytes() const { return weightsSize; }
+  /// Absolute path of a file of the bundle.
+  std::string path(const std::string &file) const;
+
+private:
+  std::string dir;
+  int64_t batchSize = 0;
+  std::vector<InputSpec> inputSpecs;
+  std::vector<OutputSpec> outputSpecs;
+  std::vector<ChannelSpec> channelSpecs;
+  std::vector<StageSpec> stageSpecs;
+  std::vector<TableSpec> tableSpecs;
+  const char *weightsData = nullptr;
+  size_t weightsSize = 0;
+  void *mapping = nullptr;
+  size_t mappingSize = 0;
+};
+
+} // namespace heterps::rt
+
+#endif // HETERPS_RUNTIME_BUNDLE_H

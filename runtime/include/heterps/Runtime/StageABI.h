@@ -1,0 +1,52 @@
+//===- StageABI.h - The C interface of a compiled stage ---------*- C++ -*-===//
+//
+// A stage program (stage_K.cpp / stage_K.cu in a bundle) is built into a
+// shared object exporting these C functions; the executor dlopens it. C
+// linkage keeps the boundary stable across compilers (g++ and nvcc) and
+// lets later language bindings load stages too.
+//
+// Tensors at the boundary are dense row-major host buffers whose shapes and
+// types the manifest lists, in the order of the stage's `inputs` and
+// `outputs` channels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_STAGEABI_H
+#define HETERPS_RUNTIME_STAGEABI_H
+
+#include <cstddef>
+#include <cstdint>
+
+#define HPS_STAGE_ABI_VERSION 1
+
+extern "C" {
+
+/// What the executor hands a stage when creating it.
+struct HpsStageConfig {
+  /// The bundle's weights file, mapped into memory (64-byte aligned
+  /// offsets); the stage reads its weights and constants from it.
+  const void *weights;
+  size_t weightsBytes;
+  /// Sparse tables served by the parameter server, looked up by name:
+  /// returns the [rows, dim] host table or null for an unknown name.
+  const void *(*lookupTable)(void *server, const char *name);
+  void *server;
+  /// Threads of this stage's kernels (<= 0: the backend default).
+  int threads;
+};
+
+/// Error text of a failed call is written to `error` (at most `errorBytes`
+/// including the terminating NUL).
+int hps_stage_abi_version(void);
+/// The stage's name and device class as the compiler saw them.
+const char *hps_stage_describe(void);
+/// Builds kernels, uploads weights; null on failure.
+void *hps_stage_create(const HpsStageConfig *config, char *error,
+                       size_t errorBytes);
+/// Runs one micro-batch: 0 on success, non-zero on failure.
+int hps_stage_run(void *stage, const void *const *inputs, void *const *outputs,
+                  char *error, size_t errorBytes);
+void hps_stage_destroy(void *stage);
+}
+
+#endif // HETERPS_RUNTIME_STAGEABI_H

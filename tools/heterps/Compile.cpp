@@ -1,0 +1,106 @@
+//===- Compile.cpp - heterps compile --------------------------------------===//
+//
+// import -> --hps-legalize-onnx (strict) -> --hps-place -> --hps-partition
+// -> --hps-verify-partition -> --hps-to-stages -> build. The bundle appears
+// only when every step succeeded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "heterps/Dialect/HPS/IR/HPSDialect.h"
+#include "heterps/Dialect/HPS/Transforms/Passes.h"
+#include "heterps/Import/ONNXImporter.h"
+#include "heterps/Target/StageBundle.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace heterps;
+
+namespace heterps::driver {
+
+int compile(const CompileOptions &options) {
+  auto fail = [](const Twine &message) {
+    reportError("compile", message);
+    return 1;
+  };
+  import::InputBindings bindings;
+  bindings.batch = options.batch;
+  for (const std::string &text : options.inputShapes) {
+    std::string error;
+    if (!import::parseInputShape(text, bindings, error))
+      return fail(error);
+  }
+  auto file = llvm::MemoryBuffer::getFile(options.model);
+  if (!file)
+    return fail("cannot read '" + options.model +
+                "': " + file.getError().message());
+
+  MLIRContext context;
+  context.loadDialect<hps::HPSDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = import::importONNX(
+      options.model, (*file)->getBuffer(), &context, bindings);
+  if (!module)
+    return 1; // the importer reported it
+
+  PassManager pm(&context);
+  hps::HPSLegalizeONNXOptions legalize;
+  legalize.strict = true;
+  pm.addPass(hps::createHPSLegalizeONNX(legalize));
+  hps::HPSPlaceOptions place;
+  place.clusterFile = options.cluster;
+  place.strategy = options.strategy;
+  place.throughput = options.throughput;
+  place.seed = options.seed;
+  place.episodes = options.episodes;
+  place.profile = options.profile;
+  place.inference = true;
+  if (options.batch > 0)
+    place.batch = options.batch;
+  pm.addPass(hps::createHPSPlace(place));
+  pm.addPass(hps::createHPSPartition());
+  pm.addPass(hps::createHPSVerifyPartition());
+  if (failed(pm.run(*module)))
+    return 1; // the failing pass reported it
+
+  // Stage sources and their builds go to a sibling first, then replace the
+  // output in one rename, so a failure leaves nothing half-written.
+  std::string staging = options.output + ".building";
+  (void)llvm::sys::fs::remove_directories(staging);
+  if (failed(target::writeStageBundle(*module, staging)))
+    return 1;
+  std::string error;
+  if (!buildStages(staging, error)) {
+    (void)llvm::sys::fs::remove_directories(staging);
+    return fail(error);
+  }
+  if (llvm::sys::fs::exists(options.output)) {
+    SmallString<256> manifest(options.output);
+    llvm::sys::path::append(manifest, "manifest.json");
+    std::error_code ec;
+    llvm::sys::fs::directory_iterator it(options.output, ec), end;
+    bool empty = !ec && it == end;
+    if (!empty && !llvm::sys::fs::exists(manifest)) {
+      (void)llvm::sys::fs::remove_directories(staging);
+      return fail("'" + options.output +
+                  "' exists and is not a bundle; not overwriting it");
+    }
+    (void)llvm::sys::fs::remove_directories(options.output);
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(staging, options.output)) {
+    (void)llvm::sys::fs::remove_directories(staging);
+    return fail("cannot create '" + options.output + "': " + ec.message());
+  }
+  llvm::errs() << "heterps compile: wrote " << options.output << "\n";
+  return 0;
+}
+
+} // namespace heterps::driver

@@ -1,0 +1,100 @@
+//===- Run.cpp - heterps run ----------------------------------------------===//
+//
+// Compiled with exceptions: the runtime reports errors as heterps::rt::Error,
+// and every one ends here as a single message and exit code 1.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "heterps/Runtime/Executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <sys/stat.h>
+
+namespace heterps::driver {
+namespace {
+
+/// A file name for an output: ONNX names may hold '/' or ':'.
+std::string fileNameFor(const std::string &name) {
+  std::string file;
+  for (char c : name)
+    file += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                    c == '-' || c == '.'
+                ? c
+                : '_';
+  return file.empty() || file[0] == '.' ? "_" + file : file;
+}
+
+} // namespace
+
+int run(const RunOptions &options) {
+  using namespace heterps::rt;
+  try {
+    Bundle bundle(options.bundle);
+    std::map<std::string, std::string> files;
+    for (const std::string &text : options.inputs) {
+      size_t split = text.rfind('=');
+      if (split == std::string::npos || split == 0)
+        throw Error("--input '" + text + "' is not NAME=FILE");
+      files[text.substr(0, split)] = text.substr(split + 1);
+    }
+    std::vector<HostTensor> inputs;
+    for (const InputSpec &spec : bundle.inputs()) {
+      auto file = files.find(spec.name);
+      if (file == files.end())
+        throw Error("no --input for model input '" + spec.name + "'");
+      inputs.push_back(readTensorFile(file->second));
+      files.erase(file);
+    }
+    if (!files.empty())
+      throw Error("--input names '" + files.begin()->first +
+                  "', which is not an input of the model");
+
+    ExecutorOptions executorOptions;
+    executorOptions.threadsPerStage = options.threads;
+    executorOptions.gpuStagesOnCpu = options.gpuStagesOnCpu;
+    executorOptions.framesInFlight = options.framesInFlight;
+    Executor executor(bundle, executorOptions);
+    std::vector<HostTensor> outputs = executor.run(inputs);
+
+    if (options.repeat > 0) {
+      std::vector<double> seconds;
+      for (unsigned i = 0; i < options.repeat; ++i) {
+        auto start = std::chrono::steady_clock::now();
+        executor.run(inputs);
+        seconds.push_back(std::chrono::duration<double>(
+                              std::chrono::steady_clock::now() - start)
+                              .count());
+      }
+      std::sort(seconds.begin(), seconds.end());
+      double median = seconds[seconds.size() / 2];
+      int64_t samples = 1;
+      for (size_t i = 0; i < inputs.size(); ++i)
+        if (bundle.inputs()[i].batched)
+          samples = inputs[i].shape[0];
+      std::fprintf(stderr,
+                   "heterps run: %u runs: median %.6f s, %.1f samples/s\n",
+                   options.repeat, median, samples / median);
+    }
+
+    if (!options.outputDir.empty()) {
+      if (::mkdir(options.outputDir.c_str(), 0777) != 0 && errno != EEXIST)
+        throw Error("cannot create '" + options.outputDir +
+                    "': " + std::strerror(errno));
+      for (size_t i = 0; i < outputs.size(); ++i)
+        writeNpy(options.outputDir + "/" +
+                     fileNameFor(bundle.outputs()[i].name) + ".npy",
+                 outputs[i]);
+    }
+    return 0;
+  } catch (const std::exception &error) {
+    reportError("run", error.what());
+    return 1;
+  }
+}
+
+} // namespace heterps::driver

@@ -1,0 +1,149 @@
+//===- StageBuild.cpp - Compiling stage sources into shared objects -------===//
+//
+// CPU stages: the C++ compiler against libheterps_rt_cpu. GPU stages: nvcc
+// against libheterps_rt_gpu when a CUDA toolkit exists (with or without a
+// GPU), and always also the C++ compiler, so `heterps run
+// --gpu-stages-on-cpu` works anywhere. All compilers run at once.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+
+#include <optional>
+
+using namespace llvm;
+
+namespace heterps::driver {
+namespace {
+
+/// Where the runtime's headers and libraries are: baked in at build time,
+/// overridable for an installed or relocated runtime.
+std::string runtimePath(const char *variable, const char *builtIn) {
+  if (const char *value = std::getenv(variable))
+    return value;
+  return builtIn;
+}
+
+std::optional<std::string> findProgram(const char *variable,
+                                       ArrayRef<StringRef> names,
+                                       ArrayRef<StringRef> paths = {}) {
+  if (const char *value = std::getenv(variable))
+    return std::string(value);
+  for (StringRef name : names) {
+    if (auto found = sys::findProgramByName(name))
+      return *found;
+    if (auto found = sys::findProgramByName(name, paths))
+      return *found;
+  }
+  return std::nullopt;
+}
+
+struct Job {
+  std::string description, logFile;
+  sys::ProcessInfo process;
+};
+
+} // namespace
+
+bool buildStages(StringRef bundle, std::string &error) {
+  SmallString<256> manifestPath(bundle);
+  sys::path::append(manifestPath, "manifest.json");
+  auto text = MemoryBuffer::getFile(manifestPath);
+  if (!text) {
+    error = "cannot read " + manifestPath.str().str();
+    return false;
+  }
+  Expected<json::Value> manifest = json::parse((*text)->getBuffer());
+  if (!manifest) {
+    error = toString(manifest.takeError());
+    return false;
+  }
+  std::string include =
+      runtimePath("HETERPS_RT_INCLUDE", HETERPS_RT_BUILTIN_INCLUDE_DIR);
+  std::string libraries =
+      runtimePath("HETERPS_RT_LIB", HETERPS_RT_BUILTIN_LIBRARY_DIR);
+  std::optional<std::string> cxx = findProgram("CXX", {"c++", "g++"});
+  if (!cxx) {
+    error = "no C++ compiler found (set CXX)";
+    return false;
+  }
+  std::optional<std::string> nvcc =
+      findProgram("NVCC", {"nvcc"}, {"/usr/local/cuda/bin"});
+  bool gpuRuntime = sys::fs::exists(libraries + "/libheterps_rt_gpu.so");
+
+  std::vector<Job> jobs;
+  auto launch = [&](std::string program, std::vector<std::string> args,
+                    std::string description, std::string log) {
+    std::vector<StringRef> argv;
+    argv.push_back(program);
+    for (const std::string &arg : args)
+      argv.push_back(arg);
+    std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                            StringRef(log)};
+    Job job{std::move(description), log, {}};
+    std::string launchError;
+    job.process = sys::ExecuteNoWait(program, argv, std::nullopt, redirects, 0,
+                                     &launchError);
+    if (job.process.Pid == sys::ProcessInfo::InvalidPid) {
+      error = job.description + ": " + launchError;
+      return false;
+    }
+    jobs.push_back(std::move(job));
+    return true;
+  };
+  std::vector<std::string> common = {"-std=c++17", "-O2", "-I" + include};
+  for (const json::Value &stageValue :
+       *manifest->getAsObject()->getArray("stages")) {
+    const json::Object &stage = *stageValue.getAsObject();
+    std::string source = (bundle + "/" + *stage.getString("source")).str();
+    const json::Object &outputs = *stage.getObject("libraries");
+    std::string name = stage.getString("name")->str();
+    // The C++ build, for CPU stages and the CPU fallback of GPU stages.
+    std::vector<std::string> args = {"-x", "c++"};
+    args.insert(args.end(), common.begin(), common.end());
+    args.insert(args.end(), {"-fPIC", "-shared", source, "-o",
+                             (bundle + "/" + *outputs.getString("cpu")).str(),
+                             "-L" + libraries, "-lheterps_rt_cpu",
+                             "-Wl,-rpath," + libraries});
+    if (!launch(*cxx, args, name + " (C++)",
+                (bundle + "/" + name + ".cpu.log").str()))
+      return false;
+    if (auto gpuLibrary = outputs.getString("gpu");
+        gpuLibrary && nvcc && gpuRuntime) {
+      std::vector<std::string> cudaArgs = {"-x", "cu"};
+      cudaArgs.insert(cudaArgs.end(), common.begin(), common.end());
+      cudaArgs.insert(cudaArgs.end(),
+                      {"-Xcompiler", "-fPIC", "-shared", source, "-o",
+                       (bundle + "/" + *gpuLibrary).str(), "-L" + libraries,
+                       "-lheterps_rt_gpu", "-Xlinker", "-rpath," + libraries});
+      if (!launch(*nvcc, cudaArgs, name + " (CUDA)",
+                  (bundle + "/" + name + ".gpu.log").str()))
+        return false;
+    }
+  }
+  bool ok = true;
+  for (Job &job : jobs) {
+    std::string waitError;
+    sys::ProcessInfo result = sys::Wait(job.process, std::nullopt, &waitError);
+    if (result.ReturnCode != 0) {
+      auto log = MemoryBuffer::getFile(job.logFile);
+      StringRef tail = log ? (*log)->getBuffer() : StringRef(waitError);
+      if (tail.size() > 4000)
+        tail = tail.take_back(4000);
+      if (ok)
+        error = "building " + job.description + " failed:\n" + tail.str();
+      ok = false;
+    }
+    (void)sys::fs::remove(job.logFile);
+  }
+  return ok;
+}
+
+} // namespace heterps::driver
