@@ -249,6 +249,16 @@ Error bindInputShapes(onnx::GraphProto &graph, const InputBindings &bindings,
       return "input shape given for '" + name +
              "', which is not an input of the graph";
   graph.clear_value_info();
+  // Symbolic output dims would survive inference: let it compute them.
+  for (auto &output : *graph.mutable_output())
+    if (output.type().has_tensor_type() &&
+        output.type().tensor_type().has_shape())
+      for (auto &dim : *output.mutable_type()
+                            ->mutable_tensor_type()
+                            ->mutable_shape()
+                            ->mutable_dim())
+        if (dim.has_dim_param())
+          dim.clear_dim_param();
   return {};
 }
 

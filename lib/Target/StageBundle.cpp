@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Target/StageBundle.h"
+#include "heterps/Target/PlanExport.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -1256,19 +1257,19 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
     manifest["batch"] = batch.getInt();
   if (auto graph = main->getAttrOfType<StringAttr>("hps.graph_name"))
     manifest["model"] = graph.getValue();
-  if (auto plan = module->getAttrOfType<DictionaryAttr>("hps.plan")) {
-    llvm::json::Object summary;
-    for (NamedAttribute entry : plan) {
-      if (auto b = dyn_cast<BoolAttr>(entry.getValue()))
-        summary[entry.getName().getValue()] = b.getValue();
-      else if (auto f = dyn_cast<FloatAttr>(entry.getValue()))
-        summary[entry.getName().getValue()] = f.getValueAsDouble();
-      else if (auto i = dyn_cast<IntegerAttr>(entry.getValue()))
-        summary[entry.getName().getValue()] = i.getInt();
-      else if (auto s = dyn_cast<StringAttr>(entry.getValue()))
-        summary[entry.getName().getValue()] = s.getValue();
-    }
-    manifest["plan"] = std::move(summary);
+  if (module->hasAttr("hps.plan")) {
+    // The placement plan as --hps-to-plan prints it: the runtime and the
+    // tools that resize jobs read the plan from the bundle.
+    std::string planText;
+    llvm::raw_string_ostream planOS(planText);
+    if (failed(exportPlanJSON(module, planOS)))
+      return failure();
+    llvm::Expected<llvm::json::Value> plan = llvm::json::parse(planText);
+    if (!plan)
+      return emitError(module.getLoc())
+             << "the plan does not print as JSON: "
+             << llvm::toString(plan.takeError());
+    manifest["plan"] = std::move(*plan);
   }
 
   std::string manifestText;

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <thread>
 
 using namespace heterps::rt;
 using namespace heterps::rt::cpu;
@@ -485,6 +486,122 @@ TEST(CpuDenseConv, RejectsBadParameters) {
   EXPECT_THROW(Conv(ctx, DType::F64, {1, 1, 4}, {1, 1, 2}, false, {1, 1, 3},
                     {1}, {1}, {0}, {0}, 1, Activation{}, false),
                Error);
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels built on one thread and run on another
+//===----------------------------------------------------------------------===//
+
+// oneDNN's library-managed scratchpad is per thread: a primitive built on
+// the main thread and executed on a stage's worker thread must bring its
+// own. The references are naive loops; the kernels run inside a std::thread.
+TEST(CpuDense, KernelsRunOnAnotherThread) {
+  Context ctx(0);
+
+  // Conv: the 5x5 "same" convolution of a 28x28 MNIST image.
+  ConvCase convCase{{1, 1, 28, 28}, {8, 1, 5, 5}, {1, 1}, {1, 1},
+                    {2, 2},         {2, 2},       1};
+  Shape convY = convOutput(convCase);
+  ASSERT_EQ(convY, (Shape{1, 8, 28, 28}));
+  Conv conv(ctx, DType::F32, convCase.x, convCase.w, false, convY,
+            convCase.strides, convCase.dilations, convCase.padBegin,
+            convCase.padEnd, 1, Activation{}, true);
+  auto convX = randomData(numElements(convCase.x), 900);
+  auto convW = randomData(numElements(convCase.w), 901);
+  std::vector<float> convOut(numElements(convY));
+
+  // Gemm with a constant (repacked) B, a bias row and a fused Relu.
+  const int64_t m = 64, n = 48, k = 70;
+  Shape cShape{n};
+  Gemm gemm(ctx, DType::F32, m, n, k, false, false, 1.f, 1.f, &cShape,
+            makeAct(UnaryKind::Relu), true);
+  auto gemmA = randomData(m * k, 902), gemmB = randomData(k * n, 903),
+       gemmC = randomData(n, 904);
+  std::vector<float> gemmOut(m * n);
+
+  // Max pool, 3x3 windows with stride 2 and one pad on each side.
+  Shape poolX{2, 3, 16, 16}, poolY{2, 3, 8, 8};
+  Pool pool(ctx, DType::F32, PoolKind::Max, poolX, poolY, {3, 3}, {2, 2},
+            {1, 1}, {1, 1}, {1, 1});
+  auto poolIn = randomData(numElements(poolX), 905);
+  std::vector<float> poolOut(numElements(poolY));
+
+  // Softmax over the innermost axis.
+  const int64_t rows = 8, cols = 100;
+  Softmax softmax(ctx, DType::F32, {rows, cols}, 1, false);
+  auto softIn = randomData(rows * cols, 906);
+  std::vector<float> softOut(rows * cols);
+
+  // Sum over the middle axis.
+  Shape reduceX{16, 64, 8}, reduceY{16, 1, 8};
+  Reduce reduce(ctx, DType::F32, ReduceKind::Sum, reduceX, {1}, reduceY);
+  auto reduceIn = randomData(numElements(reduceX), 907);
+  std::vector<float> reduceOut(numElements(reduceY));
+
+  std::string failure;
+  std::thread worker([&] {
+    try {
+      // Twice: the second run reuses the scratchpads and repacked weights.
+      for (int i = 0; i != 2; ++i) {
+        conv.run(convX.data(), convW.data(), nullptr, convOut.data());
+        gemm.run(gemmA.data(), gemmB.data(), gemmC.data(), gemmOut.data());
+        pool.run(poolIn.data(), poolOut.data());
+        softmax.run(softIn.data(), softOut.data());
+        reduce.run(reduceIn.data(), reduceOut.data());
+      }
+    } catch (const std::exception &error) {
+      failure = error.what();
+    }
+  });
+  worker.join();
+  ASSERT_EQ(failure, "");
+
+  expectClose(
+      convOut,
+      referenceConv(convCase, convY, convX, convW, nullptr, Activation{}),
+      "conv on another thread");
+  expectClose(gemmOut,
+              referenceGemm(m, n, k, false, false, 1.f, 1.f, &cShape, gemmA,
+                            gemmB, gemmC, makeAct(UnaryKind::Relu)),
+              "gemm on another thread");
+
+  std::vector<float> poolExpected(numElements(poolY));
+  for (int64_t plane = 0; plane != poolX[0] * poolX[1]; ++plane)
+    for (int64_t oh = 0; oh != poolY[2]; ++oh)
+      for (int64_t ow = 0; ow != poolY[3]; ++ow) {
+        float best = -INFINITY;
+        for (int64_t kh = 0; kh != 3; ++kh)
+          for (int64_t kw = 0; kw != 3; ++kw) {
+            int64_t ih = oh * 2 - 1 + kh, iw = ow * 2 - 1 + kw;
+            if (ih >= 0 && ih < poolX[2] && iw >= 0 && iw < poolX[3])
+              best = std::max(best,
+                              poolIn[(plane * poolX[2] + ih) * poolX[3] + iw]);
+          }
+        poolExpected[(plane * poolY[2] + oh) * poolY[3] + ow] = best;
+      }
+  expectClose(poolOut, poolExpected, "pool on another thread");
+
+  std::vector<float> softExpected(rows * cols);
+  for (int64_t r = 0; r != rows; ++r) {
+    const float *row = softIn.data() + r * cols;
+    float top = *std::max_element(row, row + cols);
+    double sum = 0;
+    for (int64_t c = 0; c != cols; ++c)
+      sum += std::exp(double(row[c]) - top);
+    for (int64_t c = 0; c != cols; ++c)
+      softExpected[r * cols + c] = float(std::exp(double(row[c]) - top) / sum);
+  }
+  expectClose(softOut, softExpected, "softmax on another thread");
+
+  std::vector<float> reduceExpected(numElements(reduceY));
+  for (int64_t i = 0; i != reduceX[0]; ++i)
+    for (int64_t j = 0; j != reduceX[2]; ++j) {
+      double sum = 0;
+      for (int64_t r = 0; r != reduceX[1]; ++r)
+        sum += reduceIn[(i * reduceX[1] + r) * reduceX[2] + j];
+      reduceExpected[i * reduceX[2] + j] = float(sum);
+    }
+  expectClose(reduceOut, reduceExpected, "reduce on another thread");
 }
 
 } // namespace

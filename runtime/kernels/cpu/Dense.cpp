@@ -29,7 +29,7 @@ dnnl::memory::desc matrixDesc(int64_t rows, int64_t cols, bool transposed) {
 dnnl::primitive_attr activationAttr(const Activation &act, bool &fused,
                                     dnnl::post_ops ops = {}) {
   fused = appendActivation(ops, act);
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = userScratchpad();
   if (ops.len() > 0)
     attr.set_post_ops(ops);
   return attr;
@@ -56,7 +56,7 @@ struct Gemm::Impl {
   Activation act;
   bool fusedAct = true;
   dnnl::matmul matmul;
-  dnnl::memory src, bias, dst;
+  dnnl::memory src, bias, dst, scratchpad;
   Weights weights;
   Args args;
 
@@ -122,6 +122,7 @@ struct Gemm::Impl {
         bias = placeholder(biasDesc, engine);
         args[DNNL_ARG_BIAS] = bias;
       }
+      scratchpad = scratchpadFor(pd, engine, args);
     });
   }
 
@@ -195,7 +196,7 @@ struct MatMul::Impl {
   Activation act;
   bool fusedAct = true;
   dnnl::matmul matmul;
-  dnnl::memory src, dst;
+  dnnl::memory src, dst, scratchpad;
   Weights weights;
   Args args;
 
@@ -272,6 +273,7 @@ struct MatMul::Impl {
       args = {{DNNL_ARG_SRC, src},
               {DNNL_ARG_WEIGHTS, weights.memory()},
               {DNNL_ARG_DST, dst}};
+      scratchpad = scratchpadFor(pd, engine, args);
     });
   }
 
@@ -317,7 +319,7 @@ struct Conv::Impl {
   Activation act;
   bool fusedAct = true;
   dnnl::convolution_forward conv;
-  dnnl::memory src, bias, dst;
+  dnnl::memory src, bias, dst, scratchpad;
   Weights weights;
   Args args;
 
@@ -412,6 +414,7 @@ struct Conv::Impl {
         bias = placeholder(biasDesc, engine);
         args[DNNL_ARG_BIAS] = bias;
       }
+      scratchpad = scratchpadFor(pd, engine, args);
     });
   }
 

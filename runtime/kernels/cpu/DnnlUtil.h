@@ -1,7 +1,7 @@
 //===- DnnlUtil.h - Helpers shared by the oneDNN-based kernels --*- C++ -*-===//
 //
-// Private to Dense.cpp and PoolingNormalization.cpp: plain memory
-// descriptors, the fused activation (a oneDNN post-op where one exists, a
+// Private to the CPU kernels: plain memory descriptors, kernel-owned
+// scratchpads, the fused activation (a oneDNN post-op where one exists, a
 // loop otherwise) and weights repacked once for constant operands.
 //
 //===----------------------------------------------------------------------===//
@@ -40,6 +40,27 @@ inline dnnl::memory placeholder(const dnnl::memory::desc &desc,
 inline void bind(const dnnl::memory &memory, const void *pointer) {
   // oneDNN takes a non-const handle even for inputs it only reads.
   memory.set_data_handle(const_cast<void *>(pointer));
+}
+
+/// `attr` with a user-managed scratchpad. oneDNN's library-managed one is
+/// per thread: a primitive built on one thread and executed on another would
+/// find none there. Kernels therefore own their scratchpad (those of a stage
+/// run one after another, so one per kernel is enough).
+inline dnnl::primitive_attr userScratchpad(dnnl::primitive_attr attr = {}) {
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+/// The scratchpad `pd` asks for (none when it needs no memory), also added
+/// to `args` as DNNL_ARG_SCRATCHPAD.
+inline dnnl::memory scratchpadFor(const dnnl::primitive_desc_base &pd,
+                                  const dnnl::engine &engine, Args &args) {
+  dnnl::memory::desc desc = pd.scratchpad_desc();
+  if (desc.get_size() == 0)
+    return {};
+  dnnl::memory memory(desc, engine);
+  args[DNNL_ARG_SCRATCHPAD] = memory;
+  return memory;
 }
 
 /// Only f32 is implemented on the CPU; other float types are rejected when
@@ -221,7 +242,10 @@ public:
       : user(placeholder(user, engine)) {
     if (chosen != user) {
       packed = dnnl::memory(chosen, engine);
-      repack = dnnl::reorder(this->user, packed);
+      dnnl::reorder::primitive_desc pd(this->user, packed, userScratchpad());
+      repack = dnnl::reorder(pd);
+      repackArgs = {{DNNL_ARG_FROM, this->user}, {DNNL_ARG_TO, packed}};
+      scratchpad = scratchpadFor(pd, engine, repackArgs);
     }
   }
 
@@ -236,7 +260,7 @@ public:
     if (pointer == packedFrom)
       return;
     dnnl_util::bind(user, pointer);
-    repack.execute(stream, user, packed);
+    repack.execute(stream, repackArgs);
     stream.wait();
     packedFrom = pointer;
   }
@@ -244,6 +268,8 @@ public:
 private:
   dnnl::memory user, packed;
   dnnl::reorder repack;
+  dnnl::memory scratchpad;
+  Args repackArgs;
   const void *packedFrom = nullptr;
 };
 

@@ -12,6 +12,7 @@
 #include "Broadcast.h"
 #include "CpuContext.h"
 #include "DTypeDispatch.h"
+#include "DnnlUtil.h"
 
 #include <cmath>
 #include <cstring>
@@ -318,7 +319,8 @@ struct Unary::Impl {
   // F32 kinds oneDNN computes.
   bool useDnnl = false;
   dnnl::eltwise_forward primitive;
-  dnnl::memory src, dst;
+  dnnl::memory src, dst, scratchpad;
+  dnnl_util::Args dnnlArgs;
 
   Impl(Context &context, DType type, UnaryKind kind, const UnaryParams &params,
        int64_t count)
@@ -351,10 +353,12 @@ struct Unary::Impl {
         dnnl::eltwise_forward::primitive_desc pd(
             dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference,
                                         algorithm, md, alpha, beta),
-            ctx.engine);
+            dnnl_util::userScratchpad(), ctx.engine);
         primitive = dnnl::eltwise_forward(pd);
         src = dnnl::memory(md, ctx.engine, DNNL_MEMORY_NONE);
         dst = dnnl::memory(md, ctx.engine, DNNL_MEMORY_NONE);
+        dnnlArgs = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+        scratchpad = dnnl_util::scratchpadFor(pd, ctx.engine, dnnlArgs);
       });
       useDnnl = true;
     }
@@ -378,8 +382,7 @@ struct Unary::Impl {
       withDnnl("Unary", [&]() {
         src.set_data_handle(const_cast<void *>(x));
         dst.set_data_handle(y);
-        primitive.execute(ctx.stream,
-                          {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+        primitive.execute(ctx.stream, dnnlArgs);
         ctx.stream.wait();
       });
       return;

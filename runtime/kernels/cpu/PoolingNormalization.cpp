@@ -47,7 +47,7 @@ struct Pool::Impl {
   dnnl::stream &stream;
   bool empty = false;
   dnnl::pooling_v2_forward pool;
-  dnnl::memory src, dst;
+  dnnl::memory src, dst, scratchpad;
   Args args;
   /// AvgIncludePad whose last windows reach past the explicit end pads
   /// (ceil mode): oneDNN would count those extra taps, so it runs the
@@ -123,11 +123,13 @@ struct Pool::Impl {
       dnnl::pooling_v2_forward::desc desc(
           prop_kind::forward_inference, alg, srcDesc, dstDesc, toDims(strides),
           toDims(kernel), dnnlDilations, toDims(padBegin), padRight);
-      dnnl::pooling_v2_forward::primitive_desc pd(desc, engine);
+      dnnl::pooling_v2_forward::primitive_desc pd(desc, userScratchpad(),
+                                                  engine);
       pool = dnnl::pooling_v2_forward(pd);
       src = placeholder(srcDesc, engine);
       dst = placeholder(dstDesc, engine);
       args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+      scratchpad = scratchpadFor(pd, engine, args);
     });
   }
 
@@ -260,7 +262,7 @@ struct BatchNorm::Impl {
   dnnl::stream &stream;
   bool empty = false;
   dnnl::batch_normalization_forward norm;
-  dnnl::memory src, dst, mean, variance, scale, shift;
+  dnnl::memory src, dst, mean, variance, scale, shift, scratchpad;
   Args args;
 
   Impl(Context &ctx, const Shape &x, float epsilon)
@@ -288,7 +290,7 @@ struct BatchNorm::Impl {
       dnnl::batch_normalization_forward::primitive_desc pd(
           dnnl::batch_normalization_forward::desc(prop_kind::forward_inference,
                                                   data, epsilon, flags),
-          engine);
+          userScratchpad(), engine);
       norm = dnnl::batch_normalization_forward(pd);
       src = placeholder(data, engine);
       dst = placeholder(data, engine);
@@ -299,6 +301,7 @@ struct BatchNorm::Impl {
       args = {{DNNL_ARG_SRC, src},     {DNNL_ARG_DST, dst},
               {DNNL_ARG_MEAN, mean},   {DNNL_ARG_VARIANCE, variance},
               {DNNL_ARG_SCALE, scale}, {DNNL_ARG_SHIFT, shift}};
+      scratchpad = scratchpadFor(pd, engine, args);
     });
   }
 
@@ -336,7 +339,7 @@ struct LayerNorm::Impl {
   dnnl::stream &stream;
   bool empty = false, hasBias;
   dnnl::layer_normalization_forward norm;
-  dnnl::memory src, dst, scale, shift;
+  dnnl::memory src, dst, scale, shift, scratchpad;
   Args args;
   /// Scale and bias stored smaller than x[axis:]: scaleSource[i] is the
   /// stored element of normalised position i, expanded into the scratch
@@ -379,7 +382,7 @@ struct LayerNorm::Impl {
       dnnl::layer_normalization_forward::primitive_desc pd(
           dnnl::layer_normalization_forward::desc(prop_kind::forward_inference,
                                                   data, epsilon, flags),
-          engine);
+          userScratchpad(), engine);
       norm = dnnl::layer_normalization_forward(pd);
       src = placeholder(data, engine);
       dst = placeholder(data, engine);
@@ -396,6 +399,7 @@ struct LayerNorm::Impl {
         args[DNNL_ARG_MEAN] = dnnl::memory(pd.mean_desc(), engine);
         args[DNNL_ARG_VARIANCE] = dnnl::memory(pd.variance_desc(), engine);
       }
+      scratchpad = scratchpadFor(pd, engine, args);
     });
   }
 
@@ -470,7 +474,7 @@ struct Softmax::Impl {
   dnnl::stream &stream;
   bool empty = false, log;
   dnnl::primitive softmax;
-  dnnl::memory src, dst;
+  dnnl::memory src, dst, scratchpad;
   Args args;
   /// x as [outer, axis, inner]. oneDNN 2.6 only has a reference kernel for
   /// an axis that is not innermost; the loop then vectorises along `inner`.
@@ -492,24 +496,26 @@ struct Softmax::Impl {
     const dnnl::engine &engine = ctx.impl().engine;
     withDnnl("Softmax", [&] {
       auto data = plainDesc(dims);
+      src = placeholder(data, engine);
+      dst = placeholder(data, engine);
+      args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
       if (log) {
         dnnl::logsoftmax_forward::primitive_desc pd(
             dnnl::logsoftmax_forward::desc(prop_kind::forward_inference, data,
                                            int(axis)),
-            engine);
+            userScratchpad(), engine);
         useLoop = isReference(pd);
         softmax = dnnl::logsoftmax_forward(pd);
+        scratchpad = scratchpadFor(pd, engine, args);
       } else {
         dnnl::softmax_forward::primitive_desc pd(
             dnnl::softmax_forward::desc(prop_kind::forward_inference, data,
                                         int(axis)),
-            engine);
+            userScratchpad(), engine);
         useLoop = isReference(pd);
         softmax = dnnl::softmax_forward(pd);
+        scratchpad = scratchpadFor(pd, engine, args);
       }
-      src = placeholder(data, engine);
-      dst = placeholder(data, engine);
-      args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
     });
   }
 
@@ -602,7 +608,7 @@ struct Reduce::Impl {
   ReduceKind kind;
   bool useDnnl = false;
   dnnl::reduction reduction;
-  dnnl::memory src, dst;
+  dnnl::memory src, dst, scratchpad;
   Args args;
   /// The loop: x offset of each output's first element, and the offsets of
   /// the reduced elements relative to it.
@@ -676,7 +682,7 @@ struct Reduce::Impl {
       return false;
     }
     try {
-      dnnl::primitive_attr attr;
+      dnnl::primitive_attr attr = userScratchpad();
       if (ops.len() > 0)
         attr.set_post_ops(ops);
       auto srcDesc = plainDesc(atLeast1D(x)),
@@ -689,6 +695,7 @@ struct Reduce::Impl {
       src = placeholder(srcDesc, engine);
       dst = placeholder(dstDesc, engine);
       args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+      scratchpad = scratchpadFor(pd, engine, args);
       return true;
     } catch (const dnnl::error &) {
       return false; // the loop computes every kind

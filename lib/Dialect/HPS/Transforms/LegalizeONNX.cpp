@@ -130,6 +130,44 @@ bool refineResultTypes(ModuleOp module) {
   return changed;
 }
 
+/// Results that func.return reads get the more static type their operands
+/// imply (a symbolic batch bound at import), and the signature follows: a
+/// refinement, never a change of rank or of a static extent.
+void refineReturnedTypes(ModuleOp module) {
+  module.walk([&](func::FuncOp func) {
+    if (func.isExternal())
+      return;
+    auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
+    bool changed = false;
+    for (Value value : ret.getOperands()) {
+      Operation *op = value.getDefiningOp();
+      auto current = dyn_cast<ShapedType>(value.getType());
+      if (!op || op->getNumResults() != 1 || isa<OnnxNodeOp>(op) ||
+          !isa<PlacedOpInterface>(op) || !current ||
+          (current.hasRank() && current.hasStaticShape()))
+        continue;
+      std::optional<SmallVector<int64_t>> shape = inferResultShape(op);
+      if (!shape || llvm::any_of(*shape, ShapedType::isDynamic))
+        continue;
+      if (current.hasRank()) {
+        if (current.getRank() != static_cast<int64_t>(shape->size()))
+          continue;
+        bool compatible = true;
+        for (auto [have, want] : llvm::zip(current.getShape(), *shape))
+          compatible &= ShapedType::isDynamic(have) || have == want;
+        if (!compatible)
+          continue;
+      }
+      value.setType(RankedTensorType::get(*shape, current.getElementType()));
+      changed = true;
+    }
+    if (changed)
+      func.setFunctionType(FunctionType::get(func.getContext(),
+                                             func.getArgumentTypes(),
+                                             ret.getOperandTypes()));
+  });
+}
+
 struct LegalizeONNXPass
     : public heterps::hps::impl::HPSLegalizeONNXBase<LegalizeONNXPass> {
   using HPSLegalizeONNXBase::HPSLegalizeONNXBase;
@@ -161,6 +199,7 @@ struct LegalizeONNXPass
               applyPatternsAndFoldGreedily(getOperation(), patterns, config)))
         return signalPassFailure();
     } while (refineResultTypes(getOperation()));
+    refineReturnedTypes(getOperation());
 
     // Omitted-input markers nobody reads any more.
     getOperation().walk([](NoneOp op) {

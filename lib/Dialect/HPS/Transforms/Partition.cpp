@@ -90,6 +90,9 @@ struct PartitionPass
       return name;
     };
 
+    // Tables the parameter server serves, by name, with their initial value.
+    llvm::MapVector<StringRef, WeightOp> serverTables;
+
     // Fill the stages in order, receiving what comes from elsewhere.
     for (auto [index, stage] : llvm::enumerate(stages)) {
       OpBuilder inStage =
@@ -114,6 +117,7 @@ struct PartitionPass
             lookup && lookup.getTable().getDefiningOp<WeightOp>()) {
           // The table stays in the parameter server; only rows travel.
           auto table = lookup.getTable().getDefiningOp<WeightOp>();
+          serverTables.insert({table.getName(), table});
           auto pull = inStage.create<PSPullOp>(
               lookup.getLoc(), lookup.getType(),
               inStage.getStringAttr(table.getName()),
@@ -170,6 +174,20 @@ struct PartitionPass
     for (Stage &stage : stages)
       OpBuilder::atBlockEnd(&stage.func.getBody().front())
           .create<func::ReturnOp>(main.getLoc());
+    // The parameter server's tables keep their initial values in a function
+    // of their own: no stage holds them, and the bundle writer and the
+    // server read them from here.
+    if (!serverTables.empty()) {
+      OpBuilder atEnd = OpBuilder::atBlockEnd(module.getBody());
+      auto server = atEnd.create<func::FuncOp>(
+          main.getLoc(), "parameter_server", atEnd.getFunctionType({}, {}));
+      server.setPrivate();
+      server->setAttr("hps.parameter_server", atEnd.getUnitAttr());
+      OpBuilder inServer = OpBuilder::atBlockEnd(server.addEntryBlock());
+      for (auto &entry : serverTables)
+        inServer.clone(*entry.second);
+      inServer.create<func::ReturnOp>(main.getLoc());
+    }
     SmallVector<Operation *> dead;
     for (Operation &op : body)
       if (&op != ret && !isa<SendOp, RecvOp>(op) &&

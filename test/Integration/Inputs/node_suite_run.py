@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Runs ONNX's backend node tests (Debian's libonnx-testdata) through the
+whole compile + run path: `heterps compile` under the local CPU cluster,
+`heterps run` on the case's input_K.pb, outputs compared with its
+output_K.pb (max|ours - ref| <= rtol * max(1, max|ref|), exact for
+integers and booleans).
+
+A case is
+  passed   - outputs match;
+  skipped  - the compiler refuses the model with a clear error (an op or
+             attribute it does not support), or a kernel refuses an element
+             type when the stage is created ("not supported");
+  failed   - anything else: wrong numbers, a crash, a run-time error.
+Prints FAIL lines and totals; --table writes the per-op table for docs/.
+
+Usage: node_suite_run.py BIN_DIR CLUSTER [DATA_DIR] [--table FILE] [--jobs N]
+"""
+import argparse
+import collections
+import concurrent.futures
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+def load_tensor(path):
+    tensor = onnx.TensorProto()
+    with open(path, "rb") as f:
+        tensor.ParseFromString(f.read())
+    return numpy_helper.to_array(tensor)
+
+
+def first_error(text):
+    for line in text.splitlines():
+        if "error" in line:
+            return line.split("error: ", 1)[-1].strip()[:200]
+    return text.strip().splitlines()[0][:200] if text.strip() else "no message"
+
+
+def run_case(bin_dir, cluster, case_dir, rtol):
+    name = os.path.basename(case_dir.rstrip("/"))
+    data_dir = os.path.join(case_dir, "test_data_set_0")
+    model_path = os.path.join(case_dir, "model.onnx")
+    try:
+        model = onnx.load(model_path)
+    except Exception as e:  # the importer's tests cover unreadable models
+        return name, "skipped", f"onnx cannot load it: {e}"[:200]
+    initializers = {i.name for i in model.graph.initializer}
+    inputs = [i.name for i in model.graph.input if i.name not in initializers]
+    outputs = [o.name for o in model.graph.output]
+    input_files = sorted(glob.glob(os.path.join(data_dir, "input_*.pb")),
+                         key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
+    output_files = sorted(glob.glob(os.path.join(data_dir, "output_*.pb")),
+                          key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
+    if len(input_files) != len(inputs) or len(output_files) != len(outputs):
+        return name, "skipped", "test data does not match the graph's inputs/outputs"
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle = os.path.join(tmp, "bundle")
+        try:
+            r = subprocess.run(
+                [os.path.join(bin_dir, "heterps"), "compile", model_path, "--cluster", cluster,
+                 "--throughput", "1", "--strategy", "cpu-only", "-o", bundle],
+                capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            return name, "failed", "compile timed out"
+        if r.returncode != 0:
+            if r.returncode == 1 and "error" in r.stderr and not os.path.exists(bundle):
+                return name, "skipped", first_error(r.stderr)
+            return name, "failed", f"compile exited {r.returncode}: {first_error(r.stderr)}"
+        cmd = [os.path.join(bin_dir, "heterps"), "run", bundle, "--output-dir",
+               os.path.join(tmp, "out")]
+        for input_name, path in zip(inputs, input_files):
+            cmd += ["--input", f"{input_name}={path}"]
+        try:
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        except subprocess.TimeoutExpired:
+            return name, "failed", "run timed out"
+        if r.returncode != 0:
+            message = first_error(r.stderr)
+            if r.returncode == 1 and "not supported" in message:
+                return name, "skipped", message
+            return name, "failed", f"run exited {r.returncode}: {message}"
+        for output_name, path in zip(outputs, output_files):
+            ref = load_tensor(path)
+            safe = "".join(c if c.isalnum() or c in "_-." else "_" for c in output_name)
+            if not safe or safe[0] == ".":
+                safe = "_" + safe
+            ours = np.load(os.path.join(tmp, "out", safe + ".npy"))
+            if ours.shape != ref.shape:
+                return name, "failed", f"{output_name}: shape {ours.shape} != {ref.shape}"
+            if ref.dtype.kind in "fc":
+                if ref.size == 0:
+                    continue
+                both_nan = np.isnan(ref) & np.isnan(ours)
+                finite = np.isfinite(ref)
+                if np.any((ours != ref) & ~finite & ~both_nan):
+                    return name, "failed", f"{output_name}: non-finite values differ"
+                scale = max(1.0, float(np.max(np.abs(ref[finite])))) if finite.any() else 1.0
+                err = float(np.max(np.abs(ours[finite].astype(np.float64) - ref[finite]))) \
+                    if finite.any() else 0.0
+                if err > rtol * scale:
+                    return name, "failed", f"{output_name}: max error {err:.3g} (scale {scale:.3g})"
+            elif not np.array_equal(ours, ref):
+                return name, "failed", f"{output_name}: {np.count_nonzero(ours != ref)} elements differ"
+    return name, "passed", ""
+
+
+def op_of(case):
+    """test_conv_with_strides_padding -> conv (the ONNX op, roughly)."""
+    return case[len("test_"):].split("_")[0] if case.startswith("test_") else case
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("bin_dir")
+    parser.add_argument("cluster")
+    parser.add_argument("data_dir", nargs="?", default="/usr/share/libonnx-testdata/data/node")
+    parser.add_argument("--table", help="write a markdown table of the results")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--filter", default="", help="only cases whose name contains this")
+    args = parser.parse_args()
+    cases = sorted(os.path.join(args.data_dir, d) for d in os.listdir(args.data_dir)
+                   if args.filter in d and
+                   os.path.isfile(os.path.join(args.data_dir, d, "model.onnx")))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        results = list(pool.map(lambda c: run_case(args.bin_dir, args.cluster, c, args.rtol),
+                                cases))
+    counts = collections.Counter(status for _, status, _ in results)
+    for name, status, why in results:
+        if status == "failed":
+            print(f"FAIL {name}: {why}")
+    print(f"cases: {len(results)}")
+    for status in ("passed", "skipped", "failed"):
+        print(f"{status}: {counts[status]}")
+    if args.table:
+        per_op = collections.defaultdict(collections.Counter)
+        reasons = collections.defaultdict(collections.Counter)
+        for name, status, why in results:
+            per_op[op_of(name)][status] += 1
+            if status == "skipped":
+                reasons[op_of(name)][why.split("'")[0][:60] if why else ""] += 1
+        with open(args.table, "w") as f:
+            f.write("| test prefix | cases | passed | failed | skipped |\n")
+            f.write("|---|---|---|---|---|\n")
+            for op in sorted(per_op):
+                c = per_op[op]
+                f.write(f"| {op} | {sum(c.values())} | {c['passed']} | {c['failed']} | "
+                        f"{c['skipped']} |\n")
+    return 1 if counts["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
