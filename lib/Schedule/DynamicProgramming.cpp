@@ -34,6 +34,7 @@
 
 #include "Strategies.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -124,11 +125,47 @@ struct Value {
 /// The stage classes a placement may use, as slots: a stage on slot s may
 /// follow a stage on slot p if their classes differ and, for ordered slots,
 /// p < s. The full search uses one unordered slot per class.
+///
+/// `runStart` and `pinned`, when not empty, restrict the class of each layer
+/// (for re-placing a window of a plan with the rest fixed): layers [i, j) may
+/// share class c only if i >= runStart[c * (n + 1) + j], and pinned[l] is the
+/// only class layer l may take, or numClasses when it may take several.
 struct Slots {
   llvm::ArrayRef<unsigned> classOf;
   bool ordered;
+  llvm::ArrayRef<unsigned> runStart = {};
+  llvm::ArrayRef<unsigned> pinned = {};
+  unsigned n = 0;
   bool mayFollow(unsigned prev, unsigned next) const {
     return classOf[prev] != classOf[next] && (!ordered || prev < next);
+  }
+  /// The first layer a stage on class c ending at j may start at.
+  unsigned firstStart(unsigned c, unsigned j) const {
+    return runStart.empty() ? 0 : runStart[size_t(c) * (n + 1) + j];
+  }
+  /// Whether a stage on class c may end at j, i.e. layer j may take another
+  /// class. Pinned runs are long; skipping their interior keeps a window's
+  /// search proportional to the window, not to the model.
+  bool mayEnd(unsigned c, unsigned j) const {
+    return pinned.empty() || j == n || pinned[j] != c;
+  }
+
+  /// Repair mode (rl's windows over an infeasible plan): the plan's own
+  /// stages outside the window, [exemptFrom[j], j), and the cuts between
+  /// pinned layers are taken as they are, whether or not they meet the
+  /// target, and their replicas are not counted: the window only has to be
+  /// feasible itself, within countLimit replicas of each class.
+  llvm::ArrayRef<unsigned> exemptFrom = {};
+  llvm::ArrayRef<unsigned> countLimit = {};
+  bool exemptStage(unsigned i, unsigned j) const {
+    return !exemptFrom.empty() && exemptFrom[j] == i;
+  }
+  bool exemptCut(unsigned i) const {
+    return !exemptFrom.empty() && pinned[i - 1] != countLimit.size() &&
+           pinned[i] != countLimit.size();
+  }
+  unsigned limit(unsigned c, const cluster::ClusterSpec &cluster) const {
+    return countLimit.empty() ? cluster.classes[c].count : countLimit[c];
   }
 };
 
@@ -181,10 +218,14 @@ std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
   for (unsigned j = 1; j <= n; ++j) {
     for (unsigned s = 0; s != numSlots; ++s) {
       unsigned c = slots.classOf[s];
+      if (!slots.mayEnd(c, j))
+        continue;
       Value &target = best[j * numSlots + s];
-      for (unsigned i = 0; i != j; ++i) {
-        const StageEntry &stage = tables.stageAt(c, i, j);
-        if (!stage.meetsTarget || !floor.admits(stage.throughput))
+      for (unsigned i = slots.firstStart(c, j); i < j; ++i) {
+        StageEntry stage = tables.stageAt(c, i, j);
+        if (slots.exemptStage(i, j))
+          stage.throughput = std::numeric_limits<double>::infinity();
+        else if (!stage.meetsTarget || !floor.admits(stage.throughput))
           continue;
         double price = stage.price;
         if (i == 0) {
@@ -203,7 +244,9 @@ std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
             continue;
           const Value &headValue = best[i * numSlots + prev];
           double boundary = tables.boundaryAt(i, prevClass, c);
-          if (!floor.admits(boundary))
+          if (slots.exemptCut(i))
+            boundary = std::numeric_limits<double>::infinity();
+          else if (!floor.admits(boundary))
             continue;
           Value candidate{
               headValue.price + price,
@@ -262,18 +305,25 @@ std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
   for (unsigned j = 1; j <= n; ++j)
     for (unsigned s = 0; s != numSlots; ++s) {
       unsigned c = slots.classOf[s];
+      if (!slots.mayEnd(c, j))
+        continue;
       std::vector<Label> &set = labels[j * numSlots + s];
-      for (unsigned i = 0; i != j; ++i) {
-        const StageEntry &stage = tables.stageAt(c, i, j);
-        if (!stage.meetsTarget || !floor.admits(stage.throughput))
+      for (unsigned i = slots.firstStart(c, j); i < j; ++i) {
+        StageEntry stage = tables.stageAt(c, i, j);
+        if (slots.exemptStage(i, j)) {
+          stage.throughput = std::numeric_limits<double>::infinity();
+          stage.replicas = 0;
+        } else if (!stage.meetsTarget || !floor.admits(stage.throughput)) {
           continue;
+        }
         double price = stage.price;
+        unsigned limit = slots.limit(c, cluster);
         if (i == 0) {
           Label label;
           label.value = {price, stage.throughput};
           label.used.assign(tables.numClasses, 0);
           label.used[c] = stage.replicas;
-          if (stage.replicas <= cluster.classes[c].count)
+          if (stage.replicas <= limit)
             insert(set, std::move(label));
           continue;
         }
@@ -281,12 +331,14 @@ std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
           if (!slots.mayFollow(prev, s))
             continue;
           double boundary = tables.boundaryAt(i, slots.classOf[prev], c);
-          if (!floor.admits(boundary))
+          if (slots.exemptCut(i))
+            boundary = std::numeric_limits<double>::infinity();
+          else if (!floor.admits(boundary))
             continue;
           const std::vector<Label> &heads = labels[i * numSlots + prev];
           for (unsigned h = 0, e = heads.size(); h != e; ++h) {
             const Label &head = heads[h];
-            if (head.used[c] + stage.replicas > cluster.classes[c].count)
+            if (head.used[c] + stage.replicas > limit)
               continue;
             Label label;
             label.value = {
@@ -330,12 +382,16 @@ std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
   return placement;
 }
 
-bool withinCounts(const Evaluation &plan, const cluster::ClusterSpec &cluster) {
+/// Whether the plan's stages (those the slots do not exempt) stay within
+/// the class counts.
+bool withinCounts(const Evaluation &plan, const cluster::ClusterSpec &cluster,
+                  const Slots &slots) {
   std::vector<unsigned> used(cluster.classes.size(), 0);
   for (const StagePlan &stage : plan.stages)
-    used[stage.deviceClass] += stage.replicas;
+    if (!slots.exemptStage(stage.begin, stage.end))
+      used[stage.deviceClass] += stage.replicas;
   for (unsigned c = 0, e = used.size(); c != e; ++c)
-    if (used[c] > cluster.classes[c].count)
+    if (used[c] > slots.limit(c, cluster))
       return false;
   return true;
 }
@@ -361,11 +417,45 @@ struct detail::ExactPlacementSearch::Impl {
     }
   }
 
+  std::optional<Evaluation> search(const Slots &slots);
+
   const CostModel &model;
   double target;
   PlacementTables tables;
   double throughputBound;
 };
+
+std::optional<Evaluation>
+detail::ExactPlacementSearch::Impl::search(const Slots &slots) {
+  std::optional<Evaluation> best;
+  Floor floor{target, /*strict=*/false};
+  while (true) {
+    std::vector<unsigned> placement =
+        cheapestIgnoringCounts(tables, slots, floor);
+    if (placement.empty())
+      break;
+    Evaluation plan = model.evaluate(placement, target);
+    if (!withinCounts(plan, model.cluster(), slots)) {
+      placement = cheapestWithinCounts(tables, slots, floor);
+      if (placement.empty())
+        break;
+      plan = model.evaluate(placement, target);
+    }
+    // Repair mode: the cheapest window that is feasible itself; the caller
+    // judges the whole plan.
+    if (!slots.exemptFrom.empty())
+      return plan;
+    assert(plan.feasible && "the DP only admits feasible stages");
+    if (!best || isBetter(plan, *best))
+      best = plan;
+    // Later floors only find dearer placements, none faster than the bound.
+    if (cost::costPerMillionSamples(plan.pricePerHour, throughputBound) >=
+        best->costPerMillionSamples)
+      break;
+    floor = Floor{plan.throughput, /*strict=*/true};
+  }
+  return best;
+}
 
 detail::ExactPlacementSearch::ExactPlacementSearch(const CostModel &model,
                                                    double targetThroughput)
@@ -376,32 +466,54 @@ detail::ExactPlacementSearch::~ExactPlacementSearch() = default;
 std::optional<Evaluation>
 detail::ExactPlacementSearch::cheapest(llvm::ArrayRef<unsigned> slotClasses,
                                        bool ordered) {
+  return impl->search(Slots{slotClasses, ordered});
+}
+
+std::optional<Evaluation> detail::ExactPlacementSearch::cheapestAround(
+    llvm::ArrayRef<unsigned> placement,
+    llvm::ArrayRef<std::pair<unsigned, unsigned>> windows) {
   const CostModel &model = impl->model;
-  Slots slots{slotClasses, ordered};
-  std::optional<Evaluation> best;
-  Floor floor{impl->target, /*strict=*/false};
-  while (true) {
-    std::vector<unsigned> placement =
-        cheapestIgnoringCounts(impl->tables, slots, floor);
-    if (placement.empty())
-      break;
-    Evaluation plan = model.evaluate(placement, impl->target);
-    if (!withinCounts(plan, model.cluster())) {
-      placement = cheapestWithinCounts(impl->tables, slots, floor);
-      if (placement.empty())
-        break;
-      plan = model.evaluate(placement, impl->target);
-    }
-    assert(plan.feasible && "the DP only admits feasible stages");
-    if (!best || isBetter(plan, *best))
-      best = plan;
-    // Later floors only find dearer placements, none faster than the bound.
-    if (cost::costPerMillionSamples(plan.pricePerHour, impl->throughputBound) >=
-        best->costPerMillionSamples)
-      break;
-    floor = Floor{plan.throughput, /*strict=*/true};
+  unsigned n = model.numLayers(), numCls = model.numClasses();
+  assert(placement.size() == n);
+  std::vector<unsigned> pinned(placement.begin(), placement.end());
+  for (auto [begin, end] : windows) {
+    assert(begin < end && end <= n);
+    std::fill(pinned.begin() + begin, pinned.begin() + end, numCls);
   }
-  return best;
+  // runStart[c][j]: the first layer of the run of layers before j that may
+  // all take c (j when layer j - 1 may not).
+  std::vector<unsigned> runStart(size_t(numCls) * (n + 1), 0);
+  for (unsigned c = 0; c != numCls; ++c)
+    for (unsigned j = 1; j <= n; ++j) {
+      bool allows = pinned[j - 1] == numCls || pinned[j - 1] == c;
+      runStart[size_t(c) * (n + 1) + j] =
+          allows ? runStart[size_t(c) * (n + 1) + j - 1] : j;
+    }
+  std::vector<unsigned> everyClass(numCls);
+  for (unsigned c = 0; c != numCls; ++c)
+    everyClass[c] = c;
+  Slots slots{everyClass, /*ordered=*/false, runStart, pinned, n};
+  Evaluation current = model.evaluate(placement, impl->target);
+  if (current.feasible)
+    return impl->search(slots);
+
+  // Repair mode (see Slots): exempt the plan's stages outside the window;
+  // the window gets what they leave of each class.
+  std::vector<unsigned> exemptFrom(n + 1, ~0u), countLimit(numCls);
+  std::vector<unsigned> exemptUsed(numCls, 0);
+  for (const StagePlan &stage : current.stages)
+    if (std::all_of(pinned.begin() + stage.begin, pinned.begin() + stage.end,
+                    [&](unsigned c) { return c != numCls; })) {
+      exemptFrom[stage.end] = stage.begin;
+      exemptUsed[stage.deviceClass] += stage.replicas;
+    }
+  for (unsigned c = 0; c != numCls; ++c) {
+    unsigned count = model.cluster().classes[c].count;
+    countLimit[c] = count - std::min(count, exemptUsed[c]);
+  }
+  slots.exemptFrom = exemptFrom;
+  slots.countLimit = countLimit;
+  return impl->search(slots);
 }
 
 std::vector<unsigned> detail::maxThroughputPlacement(const CostModel &model,

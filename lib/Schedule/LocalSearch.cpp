@@ -15,6 +15,42 @@ using namespace heterps;
 using namespace heterps::schedule;
 using namespace heterps::schedule::detail;
 
+double detail::violation(const CostModel &model, const Evaluation &plan,
+                         double targetThroughput) {
+  if (plan.feasible)
+    return 0;
+  // Every slow stage and boundary counts, not only the slowest, so that
+  // fixing one of several is progress.
+  auto shortfall = [&](double throughput) {
+    return std::max(0.0, 1.0 - throughput / targetThroughput);
+  };
+  double total = 0;
+  std::vector<unsigned> used(model.numClasses(), 0);
+  for (const cost::StagePlan &stage : plan.stages) {
+    used[stage.deviceClass] += stage.replicas;
+    total += stage.fitsMemory ? shortfall(stage.throughput) : 1.0;
+  }
+  for (double seconds : plan.boundarySeconds)
+    total += shortfall(model.batchSize() / seconds);
+  for (unsigned c = 0, e = used.size(); c != e; ++c) {
+    unsigned count = model.cluster().classes[c].count;
+    if (used[c] > count)
+      total += double(used[c] - count) / std::max(1u, count);
+  }
+  return total;
+}
+
+bool detail::isCloser(const CostModel &model, const Evaluation &candidate,
+                      const Evaluation &incumbent, double targetThroughput) {
+  if (candidate.feasible || incumbent.feasible)
+    return isBetter(candidate, incumbent);
+  double a = violation(model, candidate, targetThroughput),
+         b = violation(model, incumbent, targetThroughput);
+  if (a != b)
+    return a < b;
+  return candidate.throughput > incumbent.throughput;
+}
+
 Evaluation detail::improveLocally(const CostModel &model, Evaluation plan,
                                   double targetThroughput) {
   unsigned n = model.numLayers(), numCls = model.numClasses();
@@ -36,7 +72,7 @@ Evaluation detail::improveLocally(const CostModel &model, Evaluation plan,
       std::vector<unsigned> candidate = placement;
       std::fill(candidate.begin() + i, candidate.begin() + j, c);
       Evaluation next = model.evaluate(candidate, targetThroughput);
-      if (isBetter(next, plan)) {
+      if (isCloser(model, next, plan, targetThroughput)) {
         plan = std::move(next);
         placement = std::move(candidate);
         improved = true;

@@ -95,8 +95,10 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
   auto reward = [&](const Evaluation &plan) {
     if (plan.feasible)
       return -plan.costPerMillionSamples / referenceCost;
-    double shortfall = std::max(0.0, 1.0 - plan.throughput / target);
-    return -options.infeasiblePenalty * (1.0 + shortfall);
+    // The penalty grows with how far the plan misses: throughput shortfall,
+    // but also overused class counts, so that the policy learns to use fewer
+    // stages when every stage meets the target but the cluster is too small.
+    return -options.infeasiblePenalty * (1.0 + violation(model, plan, target));
   };
 
   std::mt19937_64 rng(options.seed);
@@ -150,45 +152,118 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     }
   }
 
-  // Local improvement, until nothing helps: move runs of layers to other
-  // classes (LocalSearch.cpp); then re-place the stages exactly within the
-  // neighbourhood of the plan's sequence of stage classes: any stage may be
-  // dropped or split in up to three by stages of other classes, and one
-  // stage of any class may be inserted between two stages or at either end;
-  // all boundaries are free.
-  std::optional<ExactPlacementSearch> neighbourhood;
+  // Local improvement, until nothing helps (docs/Planning.md, "rl"):
+  //  1. move runs of layers to other classes (LocalSearch.cpp), which also
+  //     repairs infeasible plans by shrinking their violation;
+  //  2. on small plans, re-place all stages exactly within the neighbourhood
+  //     of the plan's sequence of stage classes: any stage may be dropped or
+  //     split in up to three by stages of other classes, and one stage of
+  //     any class may be inserted between two stages or at either end; all
+  //     boundaries are free;
+  //  3. windowed exact re-placement: slide a window over the layers (fixed
+  //     width, and spans of up to three consecutive stages) and re-place the
+  //     layers inside it exactly, any classes and stages, with the rest of
+  //     the plan fixed; stages may grow across the window's edges.
+  std::optional<ExactPlacementSearch> exact;
+  auto neighbourhood =
+      [&](const Evaluation &plan) -> std::optional<Evaluation> {
+    std::vector<unsigned> slots;
+    auto anyClass = [&] {
+      for (unsigned c = 0; c != numCls; ++c)
+        slots.push_back(c);
+    };
+    anyClass();
+    for (const cost::StagePlan &stage : plan.stages) {
+      for (unsigned piece = 0; piece != 3; ++piece) {
+        if (piece)
+          anyClass();
+        slots.push_back(stage.deviceClass);
+      }
+      anyClass();
+    }
+    // This costs about slots x layers^2 table steps, more when class counts
+    // bind (its label-setting DP); past this budget (deep models with more
+    // than a few stages) it can run for minutes, and the windows below do
+    // the work.
+    constexpr double kExactBudget = 1e6;
+    if (static_cast<double>(slots.size()) * n * n > kExactBudget)
+      return std::nullopt;
+    return exact->cheapest(slots, /*ordered=*/true);
+  };
+  // One pass of windows; true when it improved the plan. Each window costs
+  // about width^2 table steps, so a pass is linear in the depth of the model.
+  auto windows = [&](Evaluation &plan) {
+    constexpr unsigned kWidth = 24, kStride = kWidth / 2, kStagesPerWindow = 3,
+                       kMaxWindow = 160, kMaxUnion = 128;
+    bool improved = false;
+    auto tryWindows = [&](llvm::ArrayRef<std::pair<unsigned, unsigned>> free) {
+      std::optional<Evaluation> refined =
+          exact->cheapestAround(plan.classOfLayer, free);
+      if (refined && isCloser(model, *refined, plan, target)) {
+        plan = std::move(*refined);
+        improved = true;
+      }
+    };
+    for (unsigned begin = 0; begin < n; begin += kStride)
+      tryWindows({{begin, std::min(n, begin + kWidth)}});
+    // Stage spans: enough to move both boundaries of a stage anywhere, drop
+    // it or re-split it, however long it is. The stage list changes as
+    // windows improve the plan, so its bounds are re-read each time.
+    for (size_t s = 0; s < plan.stages.size(); ++s) {
+      size_t last = std::min(plan.stages.size(), s + kStagesPerWindow) - 1;
+      unsigned begin = plan.stages[s].begin, end = plan.stages[last].end;
+      if (end - begin > kWidth && end - begin <= kMaxWindow)
+        tryWindows({{begin, end}});
+    }
+    // The plan's throughput is its slowest stage or boundary; when several
+    // are (nearly) as slow, no one window raises it. Free every stage within
+    // a factor of the slowest, with its neighbours, at once.
+    std::vector<double> factors = {1 + 1e-9, 1.02, 1.1};
+    if (!plan.feasible && plan.throughput > 0)
+      factors.insert(factors.begin(), target / plan.throughput);
+    for (double factor : factors) {
+      std::vector<std::pair<unsigned, unsigned>> free;
+      unsigned total = 0;
+      size_t numStages = plan.stages.size();
+      for (size_t s = 0; s != numStages; ++s) {
+        bool slow = plan.stages[s].throughput <= plan.throughput * factor;
+        bool slowBoundary =
+            s + 1 != numStages && model.batchSize() / plan.boundarySeconds[s] <=
+                                      plan.throughput * factor;
+        if (!slow && !slowBoundary)
+          continue;
+        unsigned begin = plan.stages[s ? s - 1 : 0].begin;
+        unsigned end = plan.stages[std::min(numStages - 1, s + 1)].end;
+        if (!free.empty() && free.back().second >= begin) {
+          total += std::max(end, free.back().second) - free.back().second;
+          free.back().second = std::max(end, free.back().second);
+        } else {
+          free.push_back({begin, end});
+          total += end - begin;
+        }
+      }
+      if (free.empty() || total > kMaxUnion)
+        break;
+      tryWindows(free);
+    }
+    return improved;
+  };
   auto finish = [&](Evaluation plan) {
     if (!options.localSearch)
       return plan;
-    if (!neighbourhood)
-      neighbourhood.emplace(model, target);
+    if (!exact)
+      exact.emplace(model, target);
     while (true) {
       plan = improveLocally(model, std::move(plan), target);
-      std::vector<unsigned> slots;
-      auto anyClass = [&] {
-        for (unsigned c = 0; c != numCls; ++c)
-          slots.push_back(c);
-      };
-      anyClass();
-      for (const cost::StagePlan &stage : plan.stages) {
-        for (unsigned piece = 0; piece != 3; ++piece) {
-          if (piece)
-            anyClass();
-          slots.push_back(stage.deviceClass);
+      bool improved = false;
+      if (std::optional<Evaluation> refined = neighbourhood(plan))
+        if (isBetter(*refined, plan)) {
+          plan = std::move(*refined);
+          improved = true;
         }
-        anyClass();
-      }
-      // The exact re-placement costs about slots x layers^2 table steps;
-      // past this budget (deep models with many stages) it would run for
-      // minutes, so the local moves alone finish the plan.
-      constexpr double kExactBudget = 4e6;
-      if (static_cast<double>(slots.size()) * n * n > kExactBudget)
+      improved |= windows(plan);
+      if (!improved)
         return plan;
-      std::optional<Evaluation> refined =
-          neighbourhood->cheapest(slots, /*ordered=*/true);
-      if (!refined || !isBetter(*refined, plan))
-        return plan;
-      plan = std::move(*refined);
     }
   };
   std::optional<Evaluation> best;

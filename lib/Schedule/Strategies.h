@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace heterps {
@@ -48,6 +49,18 @@ public:
   std::optional<Evaluation> cheapest(llvm::ArrayRef<unsigned> slotClasses,
                                      bool ordered);
 
+  /// The feasible placement with the lowest cost per million samples that
+  /// agrees with `placement` outside the windows, layer ranges [begin, end)
+  /// (any classes inside; stages may extend across the windows' edges).
+  /// Costs about the sum of (end - begin)^2 table steps plus a pass over the
+  /// model, not n^2.
+  /// When `placement` is infeasible, repairs instead: the cheapest window
+  /// that meets the target itself, within the replicas the plan's stages
+  /// outside it leave (the result may still be infeasible).
+  std::optional<Evaluation>
+  cheapestAround(llvm::ArrayRef<unsigned> placement,
+                 llvm::ArrayRef<std::pair<unsigned, unsigned>> windows);
+
 private:
   struct Impl;
   std::unique_ptr<Impl> impl;
@@ -59,8 +72,21 @@ private:
 std::vector<unsigned> maxThroughputPlacement(const CostModel &model,
                                              double &throughput);
 
+/// How far an infeasible plan is from feasible: the relative throughput
+/// shortfall of each stage and boundary, plus the relative overuse of each
+/// class's count, plus one per stage that does not fit in memory. 0 for a
+/// feasible plan.
+double violation(const CostModel &model, const Evaluation &plan,
+                 double targetThroughput);
+
+/// isBetter, except that of two infeasible plans the one with the smaller
+/// violation wins (then the faster): a plan that overuses a class's count
+/// improves by merging stages, which isBetter alone would not reward.
+bool isCloser(const CostModel &model, const Evaluation &candidate,
+              const Evaluation &incumbent, double targetThroughput);
+
 /// Moves whole runs of layers [i, j) to another class while that improves
-/// the plan (isBetter); returns the improved plan.
+/// the plan (isCloser); returns the improved plan.
 Evaluation improveLocally(const CostModel &model, Evaluation plan,
                           double targetThroughput);
 

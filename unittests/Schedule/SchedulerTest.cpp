@@ -163,6 +163,32 @@ TEST(Scheduler, ReinforcementWithinOnePercentOfOptimumOnCtrModels) {
   }
 }
 
+TEST(Scheduler, ReinforcementWithinOnePercentOfOptimumOnDeepManyStagePlans) {
+  // High targets on deep CTR models: the optimum has several stages, past
+  // the budget of rl's whole-plan exact neighbourhood at 200 layers, so its
+  // windowed exact re-placement has to close the gap (and repair plans that
+  // overuse the cluster).
+  std::mt19937_64 rng(17);
+  llvm::Expected<cluster::ClusterSpec> paper = cluster::loadClusterSpec(
+      std::string(HETERPS_SOURCE_DIR) + "/clusters/paper.yaml");
+  ASSERT_TRUE(!!paper) << llvm::toString(paper.takeError());
+  unsigned manyStages = 0;
+  double worst = 1;
+  for (unsigned numLayers : {120u, 200u}) {
+    cost::LayerGraph graph = ctrGraph(rng, numLayers);
+    for (double factor : {4.0, 8.0, 16.0}) {
+      double target = randomTarget(rng, graph, *paper, factor, factor);
+      SCOPED_TRACE(std::to_string(numLayers) + " layers, target " +
+                   std::to_string(target));
+      Plan dp = solveOrDie("dp", graph, *paper, target);
+      manyStages += dp.feasible && dp.stages.size() >= 3;
+      worst = std::max(worst, checkReinforcement(graph, *paper, target, 64));
+    }
+  }
+  EXPECT_GE(manyStages, 2u);
+  RecordProperty("worst_rl_over_dp", std::to_string(worst));
+}
+
 TEST(Scheduler, ReinforcementIsDeterministic) {
   std::mt19937_64 rng(9);
   cluster::ClusterSpec cluster = randomCluster(rng, 3, true);
