@@ -1,5 +1,6 @@
 # -*- Python -*-
 import os
+import shutil
 import subprocess
 
 import lit.formats
@@ -22,6 +23,7 @@ config.substitutions.append(("%models", models))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%heterps_bin", config.heterps_tools_dir))
+config.substitutions.append(("%project", config.heterps_src_root))
 if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
     config.available_features.add("onnx-testdata")
 if os.path.isdir(models):
@@ -34,8 +36,18 @@ def python_has(module):
 # Tests that build binary models need the onnx Python package.
 if python_has("onnx") and python_has("numpy"):
     config.available_features.add("onnx-python")
+# End-to-end checks compare with onnxruntime (PyPI).
+if python_has("onnxruntime"):
+    config.available_features.add("onnxruntime")
+# GPU stage programs compile where nvcc is; they run where a GPU is.
+if os.path.exists("/usr/local/cuda/bin/nvcc") or shutil.which("nvcc"):
+    config.available_features.add("nvcc")
+if shutil.which("nvidia-smi") and subprocess.call(
+        ["nvidia-smi", "-L"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
+    config.available_features.add("cuda-gpu")
 
 tools = [
+    ToolSubst("heterps", unresolved="fatal"),
     ToolSubst("heterps-opt", unresolved="fatal"),
     ToolSubst("heterps-profile", unresolved="fatal"),
     ToolSubst("heterps-translate", unresolved="fatal"),

@@ -26,6 +26,16 @@ public:
     items.push_back(std::move(item));
     notEmpty.notify_one();
   }
+  /// Pops without waiting; false when empty.
+  bool tryPop(T &item) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (items.empty())
+      return false;
+    item = std::move(items.front());
+    items.pop_front();
+    notFull.notify_one();
+    return true;
+  }
   T pop() {
     std::unique_lock<std::mutex> lock(mutex);
     notEmpty.wait(lock, [&] { return !items.empty(); });
@@ -161,22 +171,37 @@ struct Executor::Impl {
   /// A replica's loop: run every frame that reaches it, pass it on. A frame
   /// that failed upstream passes through untouched.
   void work(size_t s, void *instance) {
-    const StageSpec &stage = bundle.stages()[s];
-    std::vector<const void *> in(stage.inputs.size());
-    std::vector<void *> out(stage.outputs.size());
     while (Frame *frame = queues[s]->pop()) {
-      if (frame->error.empty()) {
-        for (size_t i = 0; i < in.size(); ++i)
-          in[i] = frame->buffers[stage.inputs[i]].data();
-        for (size_t i = 0; i < out.size(); ++i)
-          out[i] = frame->buffers[stage.outputs[i]].data();
-        char error[1024] = "";
-        if (libraries[s].run(instance, in.data(), out.data(), error,
-                             sizeof error) != 0)
-          frame->error = describe(stage) + ": " + error;
-      }
+      runStage(s, instance, *frame);
       (s + 1 < queues.size() ? *queues[s + 1] : *done).push(frame);
     }
+  }
+
+  /// Runs one replica of stage `s` on `frame`; a frame that failed upstream
+  /// passes through untouched.
+  void runStage(size_t s, void *instance, Frame &frame) {
+    if (!frame.error.empty())
+      return;
+    const StageSpec &stage = bundle.stages()[s];
+    const void *in[64];
+    void *out[64];
+    std::vector<const void *> inHeap;
+    std::vector<void *> outHeap;
+    const void **inputs = in;
+    void **outputs = out;
+    if (stage.inputs.size() > 64 || stage.outputs.size() > 64) {
+      inHeap.resize(stage.inputs.size());
+      outHeap.resize(stage.outputs.size());
+      inputs = inHeap.data();
+      outputs = outHeap.data();
+    }
+    for (size_t i = 0; i < stage.inputs.size(); ++i)
+      inputs[i] = frame.buffers[stage.inputs[i]].data();
+    for (size_t i = 0; i < stage.outputs.size(); ++i)
+      outputs[i] = frame.buffers[stage.outputs[i]].data();
+    char error[1024] = "";
+    if (libraries[s].run(instance, inputs, outputs, error, sizeof error) != 0)
+      frame.error = describe(stage) + ": " + error;
   }
 
   void stop() {
@@ -262,62 +287,84 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
                ? spec.bytes()
                : spec.bytes() / std::max<int64_t>(spec.shape[0], 1);
   };
-  std::thread feeder([&] {
-    for (int64_t f = 0; f < frameCount; ++f) {
-      Frame *frame = impl->free->pop();
-      frame->sequence = f;
-      frame->error.clear();
-      for (size_t i = 0; i < specs.size(); ++i) {
-        const InputSpec &spec = specs[i];
-        const HostTensor &tensor = inputs[i];
-        for (int channel : spec.channels) {
-          std::vector<char> &buffer = frame->buffers[channel];
-          if (!spec.batched) {
-            std::memcpy(buffer.data(), tensor.data.data(), buffer.size());
-            continue;
-          }
-          size_t row = rowBytes(spec);
-          int64_t first = f * batch;
-          int64_t count = std::min(batch, samples - first);
-          std::memcpy(buffer.data(), tensor.data.data() + first * row,
-                      count * row);
-          // The last micro-batch is padded with zeros (valid ids too).
-          std::memset(buffer.data() + count * row, 0,
-                      buffer.size() - count * row);
-        }
-      }
-      impl->queues.empty() ? impl->done->push(frame)
-                           : impl->queues[0]->push(frame);
-    }
-  });
-
-  std::string firstError;
-  for (int64_t received = 0; received < frameCount; ++received) {
-    Frame *frame = impl->done->pop();
-    if (!frame->error.empty()) {
-      if (firstError.empty())
-        firstError = frame->error;
-    } else if (firstError.empty()) {
-      for (size_t o = 0; o < outputs.size(); ++o) {
-        const OutputSpec &spec = bundle.outputs()[o];
-        if (spec.source != OutputSpec::Channel)
-          continue;
-        const std::vector<char> &buffer = frame->buffers[spec.index];
-        if (!spec.batched || samples < 0) {
-          if (frame->sequence == 0)
-            std::memcpy(outputs[o].data.data(), buffer.data(), buffer.size());
+  auto feed = [&](Frame *frame, int64_t f) {
+    frame->sequence = f;
+    frame->error.clear();
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const InputSpec &spec = specs[i];
+      const HostTensor &tensor = inputs[i];
+      for (int channel : spec.channels) {
+        std::vector<char> &buffer = frame->buffers[channel];
+        if (!spec.batched) {
+          std::memcpy(buffer.data(), tensor.data.data(), buffer.size());
           continue;
         }
         size_t row = rowBytes(spec);
-        int64_t first = frame->sequence * batch;
+        int64_t first = f * batch;
         int64_t count = std::min(batch, samples - first);
-        std::memcpy(outputs[o].data.data() + first * row, buffer.data(),
+        std::memcpy(buffer.data(), tensor.data.data() + first * row,
                     count * row);
+        // The last micro-batch is padded with zeros (valid ids too).
+        std::memset(buffer.data() + count * row, 0,
+                    buffer.size() - count * row);
       }
     }
+  };
+  std::string firstError;
+  auto collect = [&](Frame *frame) {
+    if (!frame->error.empty()) {
+      if (firstError.empty())
+        firstError = frame->error;
+      return;
+    }
+    if (!firstError.empty())
+      return;
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      const OutputSpec &spec = bundle.outputs()[o];
+      if (spec.source != OutputSpec::Channel)
+        continue;
+      const std::vector<char> &buffer = frame->buffers[spec.index];
+      if (!spec.batched || samples < 0) {
+        if (frame->sequence == 0)
+          std::memcpy(outputs[o].data.data(), buffer.data(), buffer.size());
+        continue;
+      }
+      size_t row = rowBytes(spec);
+      int64_t first = frame->sequence * batch;
+      int64_t count = std::min(batch, samples - first);
+      std::memcpy(outputs[o].data.data() + first * row, buffer.data(),
+                  count * row);
+    }
+  };
+
+  if (frameCount == 1) {
+    // One micro-batch gains nothing from the pipeline: run the stages in
+    // order on this thread and skip every hand-off (batch-1 latency).
+    Frame *frame = impl->free->pop();
+    feed(frame, 0);
+    for (size_t s = 0; s < impl->instances.size(); ++s)
+      impl->runStage(s, impl->instances[s][0], *frame);
+    collect(frame);
     impl->free->push(frame);
+  } else {
+    // The caller feeds frames while free ones remain and collects finished
+    // ones otherwise; every frame in flight fits in every queue, so no push
+    // blocks.
+    int64_t sent = 0;
+    for (int64_t received = 0; received < frameCount;) {
+      Frame *frame = nullptr;
+      if (sent < frameCount && impl->free->tryPop(frame)) {
+        feed(frame, sent++);
+        impl->queues.empty() ? impl->done->push(frame)
+                             : impl->queues[0]->push(frame);
+        continue;
+      }
+      frame = impl->done->pop();
+      collect(frame);
+      impl->free->push(frame);
+      ++received;
+    }
   }
-  feeder.join();
   if (!firstError.empty())
     throw Error(firstError);
 

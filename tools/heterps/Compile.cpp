@@ -20,6 +20,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -46,6 +47,9 @@ int compile(const CompileOptions &options) {
 
   MLIRContext context;
   context.loadDialect<hps::HPSDialect, func::FuncDialect>();
+  // Diagnostics print as FILE:LINE:COL: error: ..., as the other tools do.
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module = import::importONNX(
       options.model, (*file)->getBuffer(), &context, bindings);
   if (!module)
