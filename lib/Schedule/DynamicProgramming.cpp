@@ -417,7 +417,7 @@ struct detail::ExactPlacementSearch::Impl {
     }
   }
 
-  std::optional<Evaluation> search(const Slots &slots);
+  std::optional<Evaluation> search(const Slots &slots, Floor floor);
 
   const CostModel &model;
   double target;
@@ -426,9 +426,8 @@ struct detail::ExactPlacementSearch::Impl {
 };
 
 std::optional<Evaluation>
-detail::ExactPlacementSearch::Impl::search(const Slots &slots) {
+detail::ExactPlacementSearch::Impl::search(const Slots &slots, Floor floor) {
   std::optional<Evaluation> best;
-  Floor floor{target, /*strict=*/false};
   while (true) {
     std::vector<unsigned> placement =
         cheapestIgnoringCounts(tables, slots, floor);
@@ -463,15 +462,20 @@ detail::ExactPlacementSearch::ExactPlacementSearch(const CostModel &model,
 
 detail::ExactPlacementSearch::~ExactPlacementSearch() = default;
 
+double detail::ExactPlacementSearch::throughputBound() const {
+  return impl->throughputBound;
+}
+
 std::optional<Evaluation>
 detail::ExactPlacementSearch::cheapest(llvm::ArrayRef<unsigned> slotClasses,
                                        bool ordered) {
-  return impl->search(Slots{slotClasses, ordered});
+  return impl->search(Slots{slotClasses, ordered},
+                      Floor{impl->target, /*strict=*/false});
 }
 
 std::optional<Evaluation> detail::ExactPlacementSearch::cheapestAround(
     llvm::ArrayRef<unsigned> placement,
-    llvm::ArrayRef<std::pair<unsigned, unsigned>> windows) {
+    llvm::ArrayRef<std::pair<unsigned, unsigned>> windows, double liftAbove) {
   const CostModel &model = impl->model;
   unsigned n = model.numLayers(), numCls = model.numClasses();
   assert(placement.size() == n);
@@ -494,26 +498,36 @@ std::optional<Evaluation> detail::ExactPlacementSearch::cheapestAround(
     everyClass[c] = c;
   Slots slots{everyClass, /*ordered=*/false, runStart, pinned, n};
   Evaluation current = model.evaluate(placement, impl->target);
-  if (current.feasible)
-    return impl->search(slots);
+  bool lift = liftAbove > 0;
+  if (current.feasible && !lift)
+    return impl->search(slots, Floor{impl->target, /*strict=*/false});
 
-  // Repair mode (see Slots): exempt the plan's stages outside the window;
-  // the window gets what they leave of each class.
+  // Repair and lift modes (see Slots): exempt the plan's stages outside the
+  // windows; the windows get what they leave of each class.
   std::vector<unsigned> exemptFrom(n + 1, ~0u), countLimit(numCls);
-  std::vector<unsigned> exemptUsed(numCls, 0);
-  for (const StagePlan &stage : current.stages)
+  std::vector<unsigned> exemptUsed(numCls, 0), used(numCls, 0);
+  for (const StagePlan &stage : current.stages) {
+    used[stage.deviceClass] += stage.replicas;
     if (std::all_of(pinned.begin() + stage.begin, pinned.begin() + stage.end,
                     [&](unsigned c) { return c != numCls; })) {
       exemptFrom[stage.end] = stage.begin;
       exemptUsed[stage.deviceClass] += stage.replicas;
     }
+  }
   for (unsigned c = 0; c != numCls; ++c) {
     unsigned count = model.cluster().classes[c].count;
     countLimit[c] = count - std::min(count, exemptUsed[c]);
+    // A class the plan overuses: the windows need only give back one of its
+    // devices, not the whole excess, so that windows spread over the model
+    // repair the plan a step at a time.
+    unsigned inWindows = used[c] - exemptUsed[c];
+    if (used[c] > count && inWindows > 0)
+      countLimit[c] = std::max(countLimit[c], inWindows - 1);
   }
   slots.exemptFrom = exemptFrom;
   slots.countLimit = countLimit;
-  return impl->search(slots);
+  return impl->search(slots, lift ? Floor{liftAbove, /*strict=*/true}
+                                  : Floor{impl->target, /*strict=*/false});
 }
 
 std::vector<unsigned> detail::maxThroughputPlacement(const CostModel &model,

@@ -248,6 +248,100 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     }
     return improved;
   };
+  // The cheapest plan whose stages and boundaries all run faster than
+  // `floor`, approximated from `plan` by re-placing windows (as in
+  // `windows`) with the rest fixed: dp's DP(floor), locally.
+  auto tighten = [&](Evaluation &plan, double floor) {
+    constexpr unsigned kWidth = 24, kStride = kWidth / 2, kStagesPerWindow = 3,
+                       kMaxWindow = 160;
+    bool improved = true;
+    auto tryWindow = [&](unsigned begin, unsigned end) {
+      std::optional<Evaluation> refined =
+          exact->cheapestAround(plan.classOfLayer, {{begin, end}}, floor);
+      if (refined && refined->feasible && refined->throughput > floor &&
+          refined->pricePerHour < plan.pricePerHour) {
+        plan = std::move(*refined);
+        improved = true;
+      }
+    };
+    while (improved) {
+      improved = false;
+      for (unsigned begin = 0; begin < n; begin += kStride)
+        tryWindow(begin, std::min(n, begin + kWidth));
+      for (size_t s = 0; s < plan.stages.size(); ++s) {
+        size_t last = std::min(plan.stages.size(), s + kStagesPerWindow) - 1;
+        unsigned begin = plan.stages[s].begin, end = plan.stages[last].end;
+        if (end - begin > kWidth && end - begin <= kMaxWindow)
+          tryWindow(begin, end);
+      }
+    }
+  };
+  // Bottleneck lifting. The cost is price / throughput and the throughput is
+  // the slowest stage or boundary, so a dearer plan can be cheaper per
+  // sample only if it lifts every stage at the bottleneck at once, wherever
+  // they are; the windows above rarely do. Walk the same chain as dp's
+  // parametric search (docs/Planning.md), but locally: free the stages at
+  // the bottleneck with their neighbours, re-place them cheapest such that
+  // they all run faster than it (the rest of the plan as it is), and repeat
+  // from the lifted plan; keep the best plan met. Prices only grow along the
+  // chain (roughly: each step is re-tightened only locally), so it stops once
+  // price / (an upper bound on any throughput) is no cheaper than the best.
+  // The freed layers stay under half the model: a local move, not dp.
+  auto lift = [&](Evaluation &plan) {
+    const unsigned maxUnion = std::min(128u, n / 2);
+    if (!plan.feasible)
+      return false;
+    Evaluation current = plan;
+    bool improved = false;
+    for (unsigned step = 0; step != 4 * n; ++step) {
+      double floor = current.throughput;
+      std::optional<Evaluation> lifted;
+      for (unsigned radius = 1; radius <= 3; ++radius) {
+        std::vector<std::pair<unsigned, unsigned>> free;
+        unsigned total = 0;
+        size_t numStages = current.stages.size();
+        for (size_t s = 0; s != numStages; ++s) {
+          bool slow = current.stages[s].throughput <= floor * (1 + 1e-9);
+          bool slowBoundary = s + 1 != numStages &&
+                              model.batchSize() / current.boundarySeconds[s] <=
+                                  floor * (1 + 1e-9);
+          if (!slow && !slowBoundary)
+            continue;
+          unsigned begin = current.stages[s >= radius ? s - radius : 0].begin;
+          unsigned end =
+              current.stages[std::min(numStages - 1, s + radius + slowBoundary)]
+                  .end;
+          if (!free.empty() && free.back().second >= begin) {
+            total += std::max(end, free.back().second) - free.back().second;
+            free.back().second = std::max(end, free.back().second);
+          } else {
+            free.push_back({begin, end});
+            total += end - begin;
+          }
+        }
+        if (free.empty() || total > maxUnion)
+          break;
+        std::optional<Evaluation> candidate =
+            exact->cheapestAround(current.classOfLayer, free, floor);
+        if (candidate && candidate->feasible && candidate->throughput > floor &&
+            (!lifted || candidate->pricePerHour < lifted->pricePerHour))
+          lifted = std::move(candidate);
+      }
+      if (!lifted)
+        break;
+      current = std::move(*lifted);
+      tighten(current, floor);
+      if (isBetter(current, plan)) {
+        plan = current;
+        improved = true;
+      }
+      if (cost::costPerMillionSamples(current.pricePerHour,
+                                      exact->throughputBound()) >=
+          plan.costPerMillionSamples)
+        break;
+    }
+    return improved;
+  };
   auto finish = [&](Evaluation plan) {
     if (!options.localSearch)
       return plan;
@@ -262,6 +356,8 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
           improved = true;
         }
       improved |= windows(plan);
+      if (!improved)
+        improved = lift(plan);
       if (!improved)
         return plan;
     }

@@ -54,12 +54,20 @@ public:
   /// (any classes inside; stages may extend across the windows' edges).
   /// Costs about the sum of (end - begin)^2 table steps plus a pass over the
   /// model, not n^2.
-  /// When `placement` is infeasible, repairs instead: the cheapest window
-  /// that meets the target itself, within the replicas the plan's stages
-  /// outside it leave (the result may still be infeasible).
+  /// When `placement` is infeasible, repairs instead: the cheapest windows
+  /// that meet the target themselves, within the replicas the plan's stages
+  /// outside them leave, except that of a class the plan overuses they need
+  /// only give back one device (the result may still be infeasible).
+  /// With `liftAbove` > 0, lifts instead: the cheapest windows whose stages
+  /// and boundaries all run faster than `liftAbove`, the stages outside taken
+  /// as they are (the caller frees every stage at or below it).
   std::optional<Evaluation>
   cheapestAround(llvm::ArrayRef<unsigned> placement,
-                 llvm::ArrayRef<std::pair<unsigned, unsigned>> windows);
+                 llvm::ArrayRef<std::pair<unsigned, unsigned>> windows,
+                 double liftAbove = 0);
+
+  /// An upper bound on the throughput of any placement.
+  double throughputBound() const;
 
 private:
   struct Impl;

@@ -2,11 +2,13 @@
 
 #include "heterps/Schedule/Scheduler.h"
 #include "RandomModels.h"
+#include "Strategies.h"
 
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace heterps;
 using namespace heterps::schedule;
@@ -95,6 +97,49 @@ TEST(Scheduler, DynamicProgrammingExactWhenCountsBind) {
           << "trial " << trial;
     }
   }
+}
+
+TEST(Scheduler, LiftedWindowIsCheapestAboveTheFloor) {
+  // cheapestAround's lift mode with the whole model freed is DP(floor):
+  // the cheapest placement whose stages and boundaries all run faster than
+  // the floor and meet the target, within the class counts.
+  std::mt19937_64 rng(11);
+  unsigned lifted = 0;
+  for (unsigned trial = 0; trial != 150; ++trial) {
+    cluster::ClusterSpec cluster = randomCluster(rng, 3, true, 1 + rng() % 4);
+    cost::LayerGraph graph = randomGraph(rng, 2 + rng() % 5);
+    double target = randomTarget(rng, graph, cluster, 0.05, 1);
+    Plan dp = solveOrDie("dp", graph, cluster, target);
+    if (!dp.feasible)
+      continue;
+    cost::CostModel model(graph, cluster);
+    unsigned n = graph.size(), numCls = cluster.classes.size();
+    double floor = dp.throughput;
+    double cheapest = std::numeric_limits<double>::infinity();
+    std::vector<unsigned> placement(n, 0);
+    while (true) {
+      cost::Evaluation plan = model.evaluate(placement, target);
+      if (plan.feasible && plan.throughput > floor)
+        cheapest = std::min(cheapest, plan.pricePerHour);
+      unsigned l = 0;
+      while (l != n && ++placement[l] == numCls)
+        placement[l++] = 0;
+      if (l == n)
+        break;
+    }
+    schedule::detail::ExactPlacementSearch search(model, target);
+    std::optional<cost::Evaluation> result =
+        search.cheapestAround(dp.classOfLayer, {{0, n}}, floor);
+    ASSERT_EQ(result.has_value(), std::isfinite(cheapest)) << "trial " << trial;
+    if (!result)
+      continue;
+    ++lifted;
+    EXPECT_TRUE(result->feasible) << "trial " << trial;
+    EXPECT_GT(result->throughput, floor) << "trial " << trial;
+    EXPECT_NEAR(result->pricePerHour, cheapest, 1e-9 * cheapest)
+        << "trial " << trial;
+  }
+  EXPECT_GT(lifted, 20u);
 }
 
 TEST(Scheduler, HeuristicsNeverBeatTheOptimum) {
