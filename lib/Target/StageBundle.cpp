@@ -223,6 +223,16 @@ private:
       return "None";
     }
   }
+  uint64_t elementBytesOf(Value value) const {
+    return info(value).bytes / std::max<int64_t>(numElementsOf(value), 1);
+  }
+  /// A buffer of the arena for a kernel's intermediate result, never
+  /// shared (intermediates are rare: mixed-type Pow).
+  std::string scratch(uint64_t bytes) {
+    uint64_t offset = alignUp(arenaBytes);
+    arenaBytes = offset + alignUp(std::max<uint64_t>(bytes, 1));
+    return "(arena + " + std::to_string(offset) + ")";
+  }
   const TensorInfo &info(Value value) const {
     return tensors.find(value)->second;
   }
@@ -591,6 +601,43 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
   }
   if (std::string kind = binaryKind(op); !kind.empty()) {
     Value a = op->getOperand(0), b = op->getOperand(1), y = op->getResult(0);
+    if (info(a).dtype != info(b).dtype) {
+      // Only Pow mixes types (ONNX 12+): a float base takes the exponent
+      // converted to its type; an integer base is raised in f64 and the
+      // result truncated back, as onnxruntime does.
+      if (!isa<PowOp>(op))
+        return fail(op, "operands of different element types");
+      bool floatBase = StringRef(info(a).dtype).starts_with("f") ||
+                       info(a).dtype == "bf16";
+      std::string computeType = floatBase ? dt(a) : dtypeEnum("f64");
+      auto converted = [&](Value v) -> std::string {
+        if (dtypeEnum(info(v).dtype) == computeType)
+          return cptr(v);
+        uint64_t bytes = numElementsOf(v) * (floatBase ? elementBytesOf(a) : 8);
+        std::string buffer = scratch(bytes);
+        call(kernel("Cast", llvm::formatv("{0}, {1}, {2}", dt(v), computeType,
+                                          numElementsOf(v))),
+             cptr(v) + ", " + buffer);
+        return "static_cast<const void *>(" + buffer + ")";
+      };
+      std::string lhs = converted(a), rhs = converted(b);
+      if (floatBase) {
+        call(kernel("Binary", llvm::formatv("BinaryKind::Pow, {0}, {1}, {2}, {3}",
+                                            computeType, shape(a), shape(b),
+                                            shape(y))),
+             lhs + ", " + rhs + ", " + ptr(y));
+        return success();
+      }
+      std::string result = scratch(numElementsOf(y) * 8);
+      call(kernel("Binary", llvm::formatv("BinaryKind::Pow, {0}, {1}, {2}, {3}",
+                                          computeType, shape(a), shape(b),
+                                          shape(y))),
+           lhs + ", " + rhs + ", " + result);
+      call(kernel("Cast", llvm::formatv("{0}, {1}, {2}", computeType, dt(y),
+                                        numElementsOf(y))),
+           "static_cast<const void *>(" + result + "), " + ptr(y));
+      return success();
+    }
     call(kernel("Binary",
                 llvm::formatv("BinaryKind::{0}, {1}, {2}, {3}, {4}", kind,
                               dt(a), shape(a), shape(b), shape(y))),
