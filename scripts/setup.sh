@@ -7,7 +7,7 @@ DEB_PACKAGES=(
   cmake ninja-build ccache g++ python3 python3-pip
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
-  libdnnl-dev libgtest-dev libgmock-dev nlohmann-json3-dev
+  libdnnl-dev libgtest-dev libgmock-dev nlohmann-json3-dev librocksdb-dev
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
 )
 PY_PACKAGES=(onnx onnxruntime numpy)

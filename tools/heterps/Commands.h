@@ -36,6 +36,9 @@ struct RunOptions {
 /// Runs a bundle on input files and writes NAME.npy outputs; 0 on success.
 int run(const RunOptions &options);
 
+/// Writes synthetic CTR data with its ground-truth AUC; 0 on success.
+int datagen(int64_t rows, uint64_t seed, const std::string &output);
+
 /// Compiles every stage source of `bundle` into its shared objects (g++ for
 /// CPU stages; nvcc and g++ for GPU stages). Returns false and sets `error`.
 bool buildStages(llvm::StringRef bundle, std::string &error);

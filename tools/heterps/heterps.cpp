@@ -22,6 +22,9 @@ static cl::SubCommand
     compileCommand("compile",
                    "Compile an ONNX model into a bundle of stage programs");
 static cl::SubCommand runCommand("run", "Run a compiled bundle on inputs");
+static cl::SubCommand datagenCommand(
+    "datagen", "Write synthetic training data: `datagen ctr --rows N --seed S "
+               "-o FILE` (Criteo TSV from a hidden ground-truth model)");
 
 // compile
 static cl::opt<std::string> model(cl::Positional, cl::desc("<model.onnx>"),
@@ -85,6 +88,20 @@ static cl::opt<unsigned>
                     "and throughput on stderr"),
            cl::sub(runCommand));
 
+// datagen
+static cl::opt<std::string> datagenKind(cl::Positional, cl::desc("<ctr>"),
+                                        cl::sub(datagenCommand), cl::Required);
+static cl::opt<int64_t> datagenRows("rows", cl::desc("Rows to write"),
+                                    cl::sub(datagenCommand), cl::Required);
+static cl::opt<uint64_t> datagenSeed("seed", cl::init(1),
+                                     cl::desc("Seed of the hidden model and "
+                                              "the samples"),
+                                     cl::sub(datagenCommand));
+static cl::opt<std::string> datagenOutput("o", cl::desc("Output TSV file"),
+                                          cl::value_desc("file"),
+                                          cl::sub(datagenCommand),
+                                          cl::Required);
+
 namespace heterps::driver {
 void reportError(StringRef command, const Twine &message) {
   WithColor::error(errs(), ("heterps " + command).str()) << message << "\n";
@@ -119,6 +136,14 @@ int main(int argc, char **argv) {
     options.repeat = repeat;
     return run(options);
   }
-  errs() << "heterps: give a command: compile or run (see --help)\n";
+  if (datagenCommand) {
+    if (datagenKind != "ctr") {
+      reportError("datagen", "unknown kind '" + datagenKind +
+                                 "' (the kind there is: ctr)");
+      return 1;
+    }
+    return datagen(datagenRows, datagenSeed, datagenOutput);
+  }
+  errs() << "heterps: give a command: compile, run or datagen (see --help)\n";
   return 1;
 }

@@ -1,0 +1,169 @@
+//===- ParameterServer.h - Sparse tables, dense params --------*- C++ -*-===//
+//
+// The parameter server of HeterPS training, as a plain in-process library:
+//
+// * Sparse embedding tables map a feature id (uint64) to a row of `dim`
+//   floats plus the table optimizer's state. A row is created on first touch
+//   with a counter-based initialiser, so its initial value depends only on
+//   (table seed, key): the order in which keys are touched, the number of
+//   shards and the number of workers never change it. Keys are sharded by
+//   hash(key) % numShards; every shard has its own mutex.
+// * Dense parameters are named flat float arrays with their own optimizer.
+// * Workers pull(ids) before the forward pass and push(ids, gradients) after
+//   the backward pass. A push first sums the gradients of duplicate ids, then
+//   applies the optimizer once per distinct id; it is applied before push()
+//   returns.
+// * Consistency: workers report their step (the number of steps whose pushes
+//   are done). A pull by worker w blocks while step(w) - min_v step(v) >
+//   staleness. Synchronous mode is staleness 0 (bulk synchronous: a pull at
+//   step t sees every worker's pushes of steps < t); asynchronous mode lets
+//   a worker run up to `staleness` steps ahead of the slowest (stale
+//   synchronous parallel), or without bound when staleness < 0.
+// * A table may keep at most `cacheRowsPerShard` rows per shard in memory:
+//   the rest live in a RocksDB database per shard (the SSD tier). Misses load
+//   from RocksDB (or initialise), evictions write back dirty rows. Training
+//   gives bit-identical results with and without the tier.
+// * save()/load() write and read checkpoints: every row (including those only
+//   in RocksDB) with its optimizer state, and every dense parameter, plus a
+//   metadata file; each file carries a CRC32 and the directory is replaced
+//   atomically (DIR.tmp, fsync, rename).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_PARAMETERSERVER_H
+#define HETERPS_RUNTIME_PARAMETERSERVER_H
+
+#include "heterps/Runtime/Types.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace heterps::rt::ps {
+
+enum class OptimizerKind { Sgd, Adam, Adagrad };
+
+/// "sgd", "adam", "adagrad".
+const char *optimizerName(OptimizerKind kind);
+
+/// Per-table (or per-dense-parameter) optimizer. Updates, with g the summed
+/// gradient of one row:
+///   Sgd:     v = momentum * v + g;  w -= lr * v   (no state if momentum == 0)
+///   Adam:    m = b1 m + (1-b1) g;  u = b2 u + (1-b2) g^2;  t += 1;
+///            w -= lr * (m / (1 - b1^t)) / (sqrt(u / (1 - b2^t)) + eps)
+///   Adagrad: a += g^2;  w -= lr * g / (sqrt(a) + eps), a starts at
+///            initialAccumulator
+/// For sparse rows Adam's t counts the updates of that row (lazy Adam).
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::Sgd;
+  float learningRate = 0.01f;
+  float momentum = 0.0f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-8f;
+  float initialAccumulator = 0.1f;
+};
+
+/// Floats of optimizer state per `dim` parameters.
+size_t optimizerStateSize(const OptimizerConfig &config, size_t dim);
+
+struct SparseTableConfig {
+  /// Letters, digits, '_', '-', '.'; unique among tables.
+  std::string name;
+  size_t dim = 8;
+  /// Rows start uniform in (-initScale, initScale), drawn from (seed, key).
+  uint64_t seed = 0;
+  float initScale = 0.01f;
+  OptimizerConfig optimizer;
+  /// 0: every row in memory. Otherwise at most this many rows per shard stay
+  /// in memory and the rest go to RocksDB under the server's
+  /// storageDirectory.
+  size_t cacheRowsPerShard = 0;
+};
+
+enum class ConsistencyMode { Synchronous, Asynchronous };
+
+struct ParameterServerConfig {
+  size_t numShards = 1;
+  /// Workers that report steps (ids 0 .. numWorkers-1).
+  size_t numWorkers = 1;
+  ConsistencyMode mode = ConsistencyMode::Synchronous;
+  /// Asynchronous mode only: how many steps a worker may run ahead of the
+  /// slowest one (< 0: no bound).
+  int64_t staleness = 0;
+  /// Where tables with a cache keep their RocksDB databases
+  /// (DIR/<table>/shard-<k>); whatever is there is discarded on creation.
+  std::string storageDirectory;
+};
+
+/// Pass as `worker` to pull without the staleness check (evaluation, tools).
+constexpr int kNoWorker = -1;
+
+class ParameterServer {
+public:
+  explicit ParameterServer(ParameterServerConfig config);
+  ~ParameterServer();
+  ParameterServer(const ParameterServer &) = delete;
+  ParameterServer &operator=(const ParameterServer &) = delete;
+
+  const ParameterServerConfig &config() const;
+
+  /// Tables and dense parameters are created before workers start; creation
+  /// is not meant to race with pulls and pushes of the same name.
+  void createSparseTable(const SparseTableConfig &config);
+  void createDenseParam(const std::string &name, std::vector<float> initial,
+                        const OptimizerConfig &optimizer);
+
+  /// Writes the `dim` floats of each id's row to out[i * dim ...], creating
+  /// rows on first touch. Blocks first if `worker` is too far ahead.
+  void pull(const std::string &table, const uint64_t *ids, size_t count,
+            float *out, int worker = kNoWorker);
+  std::vector<float> pull(const std::string &table,
+                          const std::vector<uint64_t> &ids,
+                          int worker = kNoWorker);
+  /// `gradients` holds count * dim floats, row i for ids[i].
+  void push(const std::string &table, const uint64_t *ids, size_t count,
+            const float *gradients);
+  void push(const std::string &table, const std::vector<uint64_t> &ids,
+            const std::vector<float> &gradients);
+
+  std::vector<float> pullDense(const std::string &name, int worker = kNoWorker);
+  void pushDense(const std::string &name, const std::vector<float> &gradient);
+
+  /// Worker `worker` has finished (pushed) its steps before `step`. Steps
+  /// only move forward.
+  void reportStep(int worker, int64_t step);
+  /// A worker that stops training no longer holds the others back.
+  void retireWorker(int worker);
+
+  /// The row's weights followed by its optimizer state, or nothing if the
+  /// row was never touched. Does not create the row or change the cache.
+  std::optional<std::vector<float>> readRow(const std::string &table,
+                                            uint64_t key);
+  /// Values followed by optimizer state.
+  std::vector<float> readDense(const std::string &name);
+  /// Rows created so far (in memory and in RocksDB).
+  size_t rowCount(const std::string &table);
+  const SparseTableConfig &tableConfig(const std::string &table) const;
+
+  /// Writes a checkpoint to `directory` (replacing it atomically). Pulls and
+  /// pushes wait while it runs, so it is a consistent snapshot.
+  void save(const std::string &directory);
+  /// Replaces every row and dense parameter with the checkpoint's. The
+  /// checkpoint's tables and dense parameters must match the server's
+  /// (names, dims, optimizer kinds); the shard count may differ. Verifies
+  /// every checksum before changing anything; throws Error naming the
+  /// corrupt or missing file.
+  void load(const std::string &directory);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace heterps::rt::ps
+
+#endif // HETERPS_RUNTIME_PARAMETERSERVER_H

@@ -1,0 +1,552 @@
+//===- ParameterServerTest.cpp - Tests of the parameter server ------------===//
+
+#include "heterps/Runtime/ParameterServer.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <map>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+using namespace heterps::rt;
+using namespace heterps::rt::ps;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh directory, removed afterwards.
+class ScratchDirectory {
+public:
+  explicit ScratchDirectory(const std::string &tag)
+      : path(fs::temp_directory_path() /
+             ("heterps-ps-test-" + std::to_string(::getpid()) + "-" + tag)) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  std::string operator/(const std::string &name) const {
+    return (path / name).string();
+  }
+  fs::path path;
+};
+
+ParameterServerConfig serverConfig(size_t shards,
+                                   const std::string &storage = "") {
+  ParameterServerConfig config;
+  config.numShards = shards;
+  config.storageDirectory = storage;
+  return config;
+}
+
+SparseTableConfig tableConfig(const std::string &name, size_t dim,
+                              OptimizerConfig optimizer, size_t cacheRows = 0) {
+  SparseTableConfig config;
+  config.name = name;
+  config.dim = dim;
+  config.seed = 1234;
+  config.initScale = 0.05f;
+  config.optimizer = optimizer;
+  config.cacheRowsPerShard = cacheRows;
+  return config;
+}
+
+OptimizerConfig adam() {
+  OptimizerConfig config;
+  config.kind = OptimizerKind::Adam;
+  config.learningRate = 0.01f;
+  return config;
+}
+
+OptimizerConfig adagrad() {
+  OptimizerConfig config;
+  config.kind = OptimizerKind::Adagrad;
+  config.learningRate = 0.1f;
+  config.initialAccumulator = 0.1f;
+  return config;
+}
+
+OptimizerConfig sgd(float learningRate, float momentum) {
+  OptimizerConfig config;
+  config.kind = OptimizerKind::Sgd;
+  config.learningRate = learningRate;
+  config.momentum = momentum;
+  return config;
+}
+
+bool bitIdentical(const std::vector<float> &a, const std::vector<float> &b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+/// One batch of a reproducible training run: ids (with duplicates) and
+/// gradients.
+struct Batch {
+  std::vector<uint64_t> ids;
+  std::vector<float> gradients;
+};
+
+std::vector<Batch> makeBatches(size_t count, size_t batchSize,
+                               uint64_t keySpace, size_t dim, uint32_t seed) {
+  std::mt19937_64 random(seed);
+  std::uniform_int_distribution<uint64_t> key(0, keySpace - 1);
+  std::normal_distribution<float> gradient(0.0f, 1.0f);
+  std::vector<Batch> batches(count);
+  for (Batch &batch : batches) {
+    for (size_t i = 0; i < batchSize; ++i)
+      batch.ids.push_back(key(random));
+    // A few repeats in every batch exercise the merge.
+    for (size_t i = 0; i < batchSize / 8; ++i)
+      batch.ids[i * 2 + 1] = batch.ids[i * 2];
+    for (size_t i = 0; i < batchSize * dim; ++i)
+      batch.gradients.push_back(gradient(random));
+  }
+  return batches;
+}
+
+/// Pulls every batch, then pushes it; returns everything pulled.
+std::vector<float> train(ParameterServer &server, const std::string &table,
+                         const std::vector<Batch> &batches) {
+  std::vector<float> pulled;
+  for (const Batch &batch : batches) {
+    std::vector<float> rows = server.pull(table, batch.ids);
+    pulled.insert(pulled.end(), rows.begin(), rows.end());
+    server.push(table, batch.ids, batch.gradients);
+  }
+  return pulled;
+}
+
+/// Every row with optimizer state, by key, for keys below keySpace.
+std::map<uint64_t, std::vector<float>>
+snapshot(ParameterServer &server, const std::string &table, uint64_t keySpace) {
+  std::map<uint64_t, std::vector<float>> rows;
+  for (uint64_t key = 0; key < keySpace; ++key)
+    if (auto row = server.readRow(table, key))
+      rows[key] = *row;
+  return rows;
+}
+
+void expectSameRows(const std::map<uint64_t, std::vector<float>> &expected,
+                    const std::map<uint64_t, std::vector<float>> &actual) {
+  ASSERT_EQ(expected.size(), actual.size());
+  for (const auto &[key, row] : expected) {
+    auto found = actual.find(key);
+    ASSERT_NE(found, actual.end()) << "key " << key;
+    EXPECT_TRUE(bitIdentical(row, found->second)) << "key " << key;
+  }
+}
+
+TEST(ParameterServerTest, FirstTouchInitDependsOnlyOnSeedAndKey) {
+  ParameterServer first(serverConfig(1));
+  ParameterServer second(serverConfig(4));
+  first.createSparseTable(tableConfig("emb", 8, adam()));
+  second.createSparseTable(tableConfig("emb", 8, adam()));
+  std::vector<uint64_t> ids = {7, 123456789012345ull, 0, 42, ~0ull};
+  std::vector<uint64_t> reversed(ids.rbegin(), ids.rend());
+
+  std::vector<float> rows = first.pull("emb", ids);
+  std::vector<float> rowsReversed = second.pull("emb", reversed);
+  for (size_t i = 0; i < ids.size(); ++i)
+    for (size_t j = 0; j < 8; ++j) {
+      const float value = rows[i * 8 + j];
+      EXPECT_EQ(value, rowsReversed[(ids.size() - 1 - i) * 8 + j]);
+      EXPECT_GT(value, -0.05f);
+      EXPECT_LT(value, 0.05f);
+    }
+  // Pulling again returns the same row, not a fresh draw.
+  EXPECT_TRUE(bitIdentical(rows, first.pull("emb", ids)));
+  // Different keys get different rows.
+  EXPECT_NE(rows[0], rows[8]);
+  EXPECT_EQ(first.rowCount("emb"), ids.size());
+  EXPECT_FALSE(first.readRow("emb", 99).has_value());
+
+  SparseTableConfig otherSeed = tableConfig("emb2", 8, adam());
+  otherSeed.seed = 99;
+  first.createSparseTable(otherSeed);
+  EXPECT_FALSE(bitIdentical(rows, first.pull("emb2", ids)));
+
+  // The optimizer state starts at its initial value (Adam: zero moments,
+  // beta powers 1).
+  std::vector<float> row = *first.readRow("emb", 42);
+  ASSERT_EQ(row.size(), 8u + 2 * 8 + 2);
+  for (size_t j = 8; j < 24; ++j)
+    EXPECT_EQ(row[j], 0.0f);
+  EXPECT_EQ(row[24], 1.0f);
+  EXPECT_EQ(row[25], 1.0f);
+}
+
+TEST(ParameterServerTest, OneAndFourShardsTrainIdentically) {
+  ParameterServer oneShard(serverConfig(1));
+  ParameterServer fourShards(serverConfig(4));
+  oneShard.createSparseTable(tableConfig("emb", 4, adam()));
+  fourShards.createSparseTable(tableConfig("emb", 4, adam()));
+  auto batches = makeBatches(20, 64, 200, 4, 7);
+  EXPECT_TRUE(bitIdentical(train(oneShard, "emb", batches),
+                           train(fourShards, "emb", batches)));
+  expectSameRows(snapshot(oneShard, "emb", 200),
+                 snapshot(fourShards, "emb", 200));
+}
+
+TEST(ParameterServerTest, DuplicateIdsAreSummedBeforeOneUpdate) {
+  // Adagrad is not linear in the gradient, so one update with g1 + g2
+  // differs from two updates.
+  ParameterServer merged(serverConfig(2));
+  ParameterServer summed(serverConfig(2));
+  ParameterServer twice(serverConfig(2));
+  for (ParameterServer *server : {&merged, &summed, &twice})
+    server->createSparseTable(tableConfig("emb", 2, adagrad()));
+  merged.push("emb", {5, 9, 5}, {1.0f, 2.0f, 0.5f, 0.5f, 3.0f, -1.0f});
+  summed.push("emb", {9, 5}, {0.5f, 0.5f, 4.0f, 1.0f});
+  twice.push("emb", {5, 9}, {1.0f, 2.0f, 0.5f, 0.5f});
+  twice.push("emb", {5}, {3.0f, -1.0f});
+  EXPECT_TRUE(
+      bitIdentical(*merged.readRow("emb", 5), *summed.readRow("emb", 5)));
+  EXPECT_TRUE(
+      bitIdentical(*merged.readRow("emb", 9), *summed.readRow("emb", 9)));
+  EXPECT_FALSE(
+      bitIdentical(*merged.readRow("emb", 5), *twice.readRow("emb", 5)));
+  // Accumulator = initial + (sum of gradients)^2.
+  EXPECT_FLOAT_EQ((*merged.readRow("emb", 5))[2], 0.1f + 16.0f);
+}
+
+// Gradients of three steps; expected weights worked out by hand (in double)
+// from the update rules in ParameterServer.h, starting at zero.
+const std::vector<std::vector<float>> kSteps = {
+    {0.5f, -1.0f}, {0.25f, 2.0f}, {-1.0f, 0.5f}};
+
+void expectOptimizerSteps(const OptimizerConfig &optimizer,
+                          const std::vector<std::vector<double>> &expected) {
+  ParameterServer server(serverConfig(2));
+  SparseTableConfig table = tableConfig("emb", 2, optimizer);
+  table.initScale = 0.0f; // rows start at zero, like the hand computation
+  server.createSparseTable(table);
+  server.createDenseParam("dense", {0.0f, 0.0f}, optimizer);
+  for (size_t step = 0; step < kSteps.size(); ++step) {
+    server.push("emb", {11}, kSteps[step]);
+    server.pushDense("dense", kSteps[step]);
+    std::vector<float> row = server.pull("emb", {11});
+    std::vector<float> dense = server.pullDense("dense");
+    for (size_t i = 0; i < 2; ++i) {
+      EXPECT_NEAR(row[i], expected[step][i], 1e-6) << "step " << step;
+      EXPECT_NEAR(dense[i], expected[step][i], 1e-6) << "step " << step;
+    }
+  }
+}
+
+TEST(ParameterServerTest, SgdWithMomentumMatchesHandComputedSteps) {
+  // v = 0.9 v + g; w -= 0.1 v:
+  // v1 = (0.5, -1),     w1 = (-0.05, 0.1)
+  // v2 = (0.7, 1.1),    w2 = (-0.12, -0.01)
+  // v3 = (-0.37, 1.49), w3 = (-0.083, -0.159)
+  expectOptimizerSteps(sgd(0.1f, 0.9f),
+                       {{-0.05, 0.1}, {-0.12, -0.01}, {-0.083, -0.159}});
+  // Without momentum: w -= 0.1 g.
+  expectOptimizerSteps(sgd(0.1f, 0.0f),
+                       {{-0.05, 0.1}, {-0.075, -0.1}, {0.025, -0.15}});
+}
+
+TEST(ParameterServerTest, AdamMatchesHandComputedSteps) {
+  // lr 0.01, betas 0.9/0.999: the first step moves each weight by -lr *
+  // sign(g); later steps by lr * mhat / (sqrt(uhat) + eps).
+  expectOptimizerSteps(adam(), {{-0.0099999998, 0.0099999999},
+                                {-0.019321796, 0.00633896465},
+                                {-0.0172582257, 0.00218245269}});
+}
+
+TEST(ParameterServerTest, AdagradMatchesHandComputedSteps) {
+  // a starts at 0.1: a1 = (0.35, 1.1), a2 = (0.4125, 5.1),
+  // a3 = (1.4125, 5.35); w -= 0.1 g / sqrt(a).
+  expectOptimizerSteps(adagrad(), {{-0.084515424, 0.095346258},
+                                   {-0.123440371, 0.00678476985},
+                                   {-0.039299739, -0.0148321151}});
+}
+
+/// True if `future` is still waiting after a while.
+template <typename T> bool stillBlocked(std::future<T> &future) {
+  return future.wait_for(std::chrono::milliseconds(200)) ==
+         std::future_status::timeout;
+}
+
+TEST(ParameterServerTest, SynchronousPullWaitsForEveryWorker) {
+  ParameterServerConfig config = serverConfig(2);
+  config.numWorkers = 2;
+  config.mode = ConsistencyMode::Synchronous;
+  ParameterServer server(config);
+  server.createSparseTable(tableConfig("emb", 2, sgd(1.0f, 0.0f)));
+  const float initial = server.pull("emb", {3})[0];
+
+  // Step 0: both may pull. Worker 0 pushes and finishes step 0.
+  server.pull("emb", {3}, 0);
+  server.push("emb", {3}, {1.0f, 1.0f});
+  server.reportStep(0, 1);
+  auto ahead = std::async(std::launch::async,
+                          [&] { return server.pull("emb", {3}, 0)[0]; });
+  EXPECT_TRUE(stillBlocked(ahead));
+  // Worker 1 pushes its step 0 and reports: worker 0's pull sees both.
+  server.push("emb", {3}, {2.0f, 2.0f});
+  server.reportStep(1, 1);
+  EXPECT_EQ(ahead.get(), initial - 1.0f - 2.0f);
+}
+
+TEST(ParameterServerTest, AsynchronousPullBlocksBeyondTheStalenessBound) {
+  ParameterServerConfig config = serverConfig(1);
+  config.numWorkers = 3;
+  config.mode = ConsistencyMode::Asynchronous;
+  config.staleness = 2;
+  ParameterServer server(config);
+  server.createSparseTable(tableConfig("emb", 2, adam()));
+  server.createDenseParam("w", {1.0f}, adam());
+
+  // Two steps ahead of the slowest worker is allowed.
+  server.reportStep(0, 2);
+  server.pull("emb", {1}, 0);
+  server.pullDense("w", 0);
+  // Three steps ahead blocks, sparse and dense alike, until the slowest
+  // workers catch up to step 1.
+  server.reportStep(0, 3);
+  auto sparse = std::async(std::launch::async,
+                           [&] { return server.pull("emb", {1}, 0).size(); });
+  auto dense = std::async(std::launch::async,
+                          [&] { return server.pullDense("w", 0).size(); });
+  EXPECT_TRUE(stillBlocked(sparse));
+  server.reportStep(1, 1);
+  EXPECT_TRUE(stillBlocked(sparse)) << "worker 2 is still at step 0";
+  // A worker that leaves no longer holds the others back.
+  server.retireWorker(2);
+  EXPECT_EQ(sparse.get(), 2u);
+  EXPECT_EQ(dense.get(), 1u);
+  // Pulls outside any worker (evaluation) never block.
+  server.reportStep(0, 10);
+  EXPECT_EQ(server.pull("emb", {1}).size(), 2u);
+  EXPECT_THROW(server.reportStep(3, 1), Error);
+
+  // Unbounded staleness never blocks.
+  config.staleness = -1;
+  ParameterServer unbounded(config);
+  unbounded.createSparseTable(tableConfig("emb", 2, adam()));
+  unbounded.reportStep(0, 1000);
+  EXPECT_EQ(unbounded.pull("emb", {1}, 0).size(), 2u);
+}
+
+TEST(ParameterServerTest, RocksDbTierTrainsLikeInMemory) {
+  ScratchDirectory storage("tier");
+  // 4000 keys, 2 shards of at most 500 cached rows: the cache holds a
+  // quarter of the table.
+  const uint64_t keySpace = 4000;
+  for (OptimizerConfig optimizer : {adam(), sgd(0.05f, 0.9f), adagrad()}) {
+    ParameterServer inMemory(serverConfig(2));
+    ParameterServer tiered(serverConfig(2, storage.path.string()));
+    inMemory.createSparseTable(tableConfig("emb", 8, optimizer));
+    tiered.createSparseTable(tableConfig("emb", 8, optimizer, 500));
+    auto batches = makeBatches(40, 512, keySpace, 8, 11);
+    EXPECT_TRUE(bitIdentical(train(inMemory, "emb", batches),
+                             train(tiered, "emb", batches)));
+    EXPECT_GT(tiered.rowCount("emb"), 3000u);
+    EXPECT_EQ(tiered.rowCount("emb"), inMemory.rowCount("emb"));
+    expectSameRows(snapshot(inMemory, "emb", keySpace),
+                   snapshot(tiered, "emb", keySpace));
+  }
+}
+
+/// A server with an in-memory table, a RocksDB-tier table and two dense
+/// parameters, trained a little.
+std::unique_ptr<ParameterServer>
+trainedServer(size_t shards, const std::string &storage, bool train) {
+  auto server =
+      std::make_unique<ParameterServer>(serverConfig(shards, storage));
+  server->createSparseTable(tableConfig("user", 4, adam()));
+  server->createSparseTable(tableConfig("item", 8, adagrad(), 64));
+  server->createDenseParam("tower.weight", std::vector<float>(12, 0.5f),
+                           adam());
+  server->createDenseParam("tower.bias", {0.0f, 1.0f}, sgd(0.1f, 0.9f));
+  if (train) {
+    ::train(*server, "user", makeBatches(10, 64, 300, 4, 3));
+    ::train(*server, "item", makeBatches(10, 128, 1000, 8, 4));
+    for (int step = 0; step < 3; ++step) {
+      server->pushDense("tower.weight", std::vector<float>(12, 0.1f * step));
+      server->pushDense("tower.bias", {1.0f, -0.5f});
+    }
+  }
+  return server;
+}
+
+void expectSameServers(ParameterServer &a, ParameterServer &b) {
+  expectSameRows(snapshot(a, "user", 300), snapshot(b, "user", 300));
+  expectSameRows(snapshot(a, "item", 1000), snapshot(b, "item", 1000));
+  EXPECT_EQ(a.rowCount("item"), b.rowCount("item"));
+  EXPECT_TRUE(
+      bitIdentical(a.readDense("tower.weight"), b.readDense("tower.weight")));
+  EXPECT_TRUE(
+      bitIdentical(a.readDense("tower.bias"), b.readDense("tower.bias")));
+}
+
+TEST(ParameterServerTest, CheckpointRoundTripIsBitIdentical) {
+  ScratchDirectory scratch("checkpoint");
+  auto original = trainedServer(4, scratch / "storage-a", true);
+  const std::string checkpoint = scratch / "ckpt";
+  original->save(checkpoint);
+  // Saving again replaces the checkpoint atomically, leaving no temporaries.
+  original->save(checkpoint);
+  EXPECT_TRUE(fs::exists(checkpoint + "/metadata"));
+  EXPECT_FALSE(fs::exists(checkpoint + ".tmp"));
+  EXPECT_FALSE(fs::exists(checkpoint + ".old"));
+
+  // Same shard count, and a different one (rows are re-sharded on load).
+  for (size_t shards : {4u, 3u}) {
+    auto restored = trainedServer(
+        shards, scratch / ("storage-" + std::to_string(shards)), false);
+    restored->load(checkpoint);
+    expectSameServers(*original, *restored);
+    // The optimizer state came back too: training on gives the same values.
+    auto more = makeBatches(5, 128, 1000, 8, 5);
+    auto copyOfOriginal = trainedServer(4, scratch / "storage-c", false);
+    copyOfOriginal->load(checkpoint);
+    EXPECT_TRUE(bitIdentical(train(*copyOfOriginal, "item", more),
+                             train(*restored, "item", more)));
+    expectSameServers(*copyOfOriginal, *restored);
+  }
+}
+
+void flipByte(const std::string &path, long offset) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(offset);
+  char byte = 0;
+  file.read(&byte, 1);
+  byte ^= 0x20;
+  file.seekp(offset);
+  file.write(&byte, 1);
+}
+
+/// The message of the Error that load() throws.
+std::string loadError(ParameterServer &server, const std::string &directory) {
+  try {
+    server.load(directory);
+  } catch (const Error &error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(ParameterServerTest, CorruptCheckpointIsDetectedAndNamed) {
+  ScratchDirectory scratch("corrupt");
+  auto original = trainedServer(2, scratch / "storage-a", true);
+  const std::string checkpoint = scratch / "ckpt";
+  original->save(checkpoint);
+  auto untouched = trainedServer(2, scratch / "storage-b", true);
+  auto target = trainedServer(2, scratch / "storage-c", true);
+
+  const std::string shardFile = checkpoint + "/sparse.item.shard-1.bin";
+  flipByte(shardFile, 100);
+  std::string message = loadError(*target, checkpoint);
+  EXPECT_NE(message.find("sparse.item.shard-1.bin"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("corrupt"), std::string::npos) << message;
+  // Nothing was loaded.
+  expectSameServers(*untouched, *target);
+  flipByte(shardFile, 100);
+  target->load(checkpoint);
+  expectSameServers(*original, *target);
+
+  flipByte(checkpoint + "/dense.bin", 20);
+  message = loadError(*target, checkpoint);
+  EXPECT_NE(message.find("dense.bin"), std::string::npos) << message;
+  flipByte(checkpoint + "/dense.bin", 20);
+
+  flipByte(checkpoint + "/metadata", 10);
+  message = loadError(*target, checkpoint);
+  EXPECT_NE(message.find("metadata"), std::string::npos) << message;
+  flipByte(checkpoint + "/metadata", 10);
+
+  fs::remove(checkpoint + "/sparse.user.shard-0.bin");
+  message = loadError(*target, checkpoint);
+  EXPECT_NE(message.find("sparse.user.shard-0.bin"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("missing"), std::string::npos) << message;
+
+  // A checkpoint of other tables is refused.
+  ParameterServer other(serverConfig(1));
+  other.createSparseTable(tableConfig("user", 4, adam()));
+  original->save(checkpoint);
+  EXPECT_NE(loadError(other, checkpoint).find("does not match"),
+            std::string::npos);
+}
+
+TEST(ParameterServerTest, ConcurrentPushesAndPullsLoseNoUpdate) {
+  // SGD with lr 1 and gradient 1 subtracts exactly 1 per update, whatever
+  // the interleaving, so the result is known exactly.
+  ScratchDirectory storage("concurrent");
+  for (size_t cacheRows : {0u, 8u}) {
+    ParameterServer server(serverConfig(4, storage.path.string()));
+    server.createSparseTable(tableConfig("emb", 4, sgd(1.0f, 0.0f), cacheRows));
+    server.createDenseParam("w", {0.0f, 0.0f}, sgd(1.0f, 0.0f));
+    const uint64_t keySpace = 64;
+    const int threads = 4, steps = 300;
+    std::vector<std::vector<int>> updatesPerThread(threads,
+                                                   std::vector<int>(keySpace));
+    std::vector<std::thread> workers;
+    std::atomic<bool> sawBadValue{false};
+    for (int worker = 0; worker < threads; ++worker)
+      workers.emplace_back([&, worker] {
+        std::mt19937 random(worker);
+        for (int step = 0; step < steps; ++step) {
+          std::vector<uint64_t> ids;
+          for (uint64_t key = 0; key < keySpace; ++key)
+            if (random() % 3 == 0)
+              ids.push_back(key);
+          std::vector<float> rows = server.pull("emb", ids);
+          for (float value : rows)
+            if (!std::isfinite(value) || value > 1.0f)
+              sawBadValue = true;
+          server.push("emb", ids, std::vector<float>(ids.size() * 4, 1.0f));
+          server.pushDense("w", {1.0f, 1.0f});
+          for (uint64_t key : ids)
+            ++updatesPerThread[worker][key];
+        }
+      });
+    for (auto &thread : workers)
+      thread.join();
+    EXPECT_FALSE(sawBadValue);
+
+    ParameterServer reference(serverConfig(1));
+    reference.createSparseTable(tableConfig("emb", 4, sgd(1.0f, 0.0f)));
+    for (uint64_t key = 0; key < keySpace; ++key) {
+      std::vector<float> expected = reference.pull("emb", {key});
+      int updates = 0;
+      for (int worker = 0; worker < threads; ++worker)
+        updates += updatesPerThread[worker][key];
+      for (int i = 0; i < updates; ++i)
+        for (float &value : expected)
+          value -= 1.0f;
+      EXPECT_TRUE(bitIdentical(expected, server.pull("emb", {key})))
+          << "key " << key << " cache " << cacheRows;
+    }
+    EXPECT_EQ(server.pullDense("w")[0], -static_cast<float>(threads * steps));
+  }
+}
+
+TEST(ParameterServerTest, BadArgumentsThrow) {
+  ParameterServer server(serverConfig(2));
+  server.createSparseTable(tableConfig("emb", 2, adam()));
+  EXPECT_THROW(server.createSparseTable(tableConfig("emb", 2, adam())), Error);
+  EXPECT_THROW(server.createSparseTable(tableConfig("a b", 2, adam())), Error);
+  EXPECT_THROW(server.createSparseTable(tableConfig("tier", 2, adam(), 10)),
+               Error)
+      << "a cache needs a storage directory";
+  EXPECT_THROW(server.pull("missing", {1}), Error);
+  EXPECT_THROW(server.push("emb", {1}, {1.0f}), Error);
+  OptimizerConfig badMomentum = sgd(0.1f, 1.5f);
+  EXPECT_THROW(server.createDenseParam("w", {1.0f}, badMomentum), Error);
+  EXPECT_THROW(ParameterServer(serverConfig(0)), Error);
+}
+
+} // namespace
