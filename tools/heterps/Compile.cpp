@@ -55,10 +55,22 @@ int compile(const CompileOptions &options) {
   if (!module)
     return 1; // the importer reported it
 
-  PassManager pm(&context);
+  PassManager legalizePM(&context);
   hps::HPSLegalizeONNXOptions legalize;
   legalize.strict = true;
-  pm.addPass(hps::createHPSLegalizeONNX(legalize));
+  legalizePM.addPass(hps::createHPSLegalizeONNX(legalize));
+  if (failed(legalizePM.run(*module)))
+    return 1; // the pass reported it
+
+  // A model whose outputs all fold to constants or are its inputs has no
+  // layer to place: its bundle has no stage and the runtime answers alone.
+  auto main = module->lookupSymbol<func::FuncOp>("main");
+  bool hasLayer = false;
+  main.walk([&](hps::PlacedOpInterface) { hasLayer = true; });
+  if (!hasLayer)
+    main->setAttr("hps.pipeline", ArrayAttr::get(&context, {}));
+
+  PassManager pm(&context);
   hps::HPSPlaceOptions place;
   place.clusterFile = options.cluster;
   place.strategy = options.strategy;
@@ -72,7 +84,7 @@ int compile(const CompileOptions &options) {
   pm.addPass(hps::createHPSPlace(place));
   pm.addPass(hps::createHPSPartition());
   pm.addPass(hps::createHPSVerifyPartition());
-  if (failed(pm.run(*module)))
+  if (hasLayer && failed(pm.run(*module)))
     return 1; // the failing pass reported it
 
   // Stage sources and their builds go to a sibling first, then replace the

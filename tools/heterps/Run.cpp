@@ -72,13 +72,20 @@ int run(const RunOptions &options) {
       }
       std::sort(seconds.begin(), seconds.end());
       double median = seconds[seconds.size() / 2];
-      int64_t samples = 1;
+      // Samples per call are known where the batch was bound at compile
+      // time; a model with a fixed batch reports calls per second.
+      int64_t samples = 0;
       for (size_t i = 0; i < inputs.size(); ++i)
         if (bundle.inputs()[i].batched)
           samples = inputs[i].shape[0];
-      std::fprintf(stderr,
-                   "heterps run: %u runs: median %.6f s, %.1f samples/s\n",
-                   options.repeat, median, samples / median);
+      if (samples > 0)
+        std::fprintf(stderr,
+                     "heterps run: %u runs: median %.6f s, %.1f samples/s\n",
+                     options.repeat, median, samples / median);
+      else
+        std::fprintf(stderr,
+                     "heterps run: %u runs: median %.6f s, %.1f calls/s\n",
+                     options.repeat, median, 1 / median);
     }
 
     if (!options.outputDir.empty()) {
