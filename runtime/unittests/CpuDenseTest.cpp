@@ -471,6 +471,57 @@ TEST(CpuDenseConv, RandomAgainstReference) {
       }
 }
 
+// Channels >= 8 take oneDNN's direct convolution on channel-blocked copies
+// of x and y, a few images at a time: batches that split into several
+// chunks (6 images of 16x32x32 run 3 at a time), grouped, strided, padded,
+// dilated and 1-D/3-D shapes, the 3-channel stem (plain x, blocked y), and
+// weights that change between runs at the same address.
+TEST(CpuDenseConv, BlockedPathAgainstReference) {
+  Context ctx(0);
+  std::vector<ConvCase> cases{
+      {{6, 16, 32, 32}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{5, 3, 32, 32}, {16, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{3, 16, 20, 18}, {32, 16, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {0, 1}, 1},
+      {{2, 16, 15, 15}, {32, 16, 1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 1},
+      {{2, 32, 9, 11}, {32, 8, 3, 3}, {1, 2}, {2, 1}, {2, 1}, {1, 0}, 4},
+      {{3, 16, 10, 10}, {16, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 16},
+      {{2, 64, 8, 8}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{3, 8, 31}, {16, 8, 5}, {2}, {1}, {2}, {2}, 1},
+      {{2, 8, 4, 6, 5},
+       {16, 8, 3, 3, 3},
+       {1, 2, 1},
+       {1, 1, 1},
+       {1, 1, 1},
+       {1, 0, 1},
+       1},
+  };
+  unsigned seed = 700;
+  for (const ConvCase &c : cases)
+    for (bool constant : {false, true}) {
+      Activation act = someActivations()[seed % someActivations().size()];
+      Shape y = convOutput(c);
+      auto x = randomData(numElements(c.x), seed++);
+      auto w = randomData(numElements(c.w), seed++);
+      auto bias = randomData(c.w[0], seed++);
+      Conv conv(ctx, DType::F32, c.x, c.w, true, y, c.strides, c.dilations,
+                c.padBegin, c.padEnd, c.group, act, constant);
+      std::string what =
+          "blocked conv x " + shapeString(c.x) + " w " + shapeString(c.w) +
+          " group " + std::to_string(c.group) + (constant ? " constant" : "");
+      std::vector<float> out(numElements(y));
+      conv.run(x.data(), w.data(), bias.data(), out.data());
+      expectClose(out, referenceConv(c, y, x, w, &bias, act), what);
+      // New input, and new weights in the same buffer where not constant.
+      x = randomData(numElements(c.x), seed++);
+      if (!constant)
+        w = randomData(numElements(c.w), seed++);
+      std::fill(out.begin(), out.end(), 0.f);
+      conv.run(x.data(), w.data(), bias.data(), out.data());
+      expectClose(out, referenceConv(c, y, x, w, &bias, act),
+                  what + " (second run)");
+    }
+}
+
 TEST(CpuDenseConv, RejectsBadParameters) {
   Context ctx(0);
   // Channels do not fit the group.

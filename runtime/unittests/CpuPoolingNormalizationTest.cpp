@@ -191,6 +191,46 @@ TEST(CpuPoolingPool, RandomAgainstReference) {
     }
 }
 
+// The kernel's own loops: the 2x2 stride-2 tiling (C == 1 as in MNIST and
+// C > 1, even and odd sizes), and the general loop with stride 1, 2 and 3,
+// pads, dilations and ceil-mode overhangs; NaN taps are skipped by max.
+TEST(CpuPoolingPool, OwnLoopsAgainstReference) {
+  Context ctx(0);
+  std::vector<PoolCase> cases{
+      {{4, 1, 28, 28}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, false},
+      {{3, 5, 16, 12}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, false},
+      {{2, 3, 9, 11}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, false},
+      {{2, 3, 9, 11}, {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, true},
+      {{2, 4, 14, 14}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false},
+      {{1, 2, 13, 17}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false},
+      {{1, 2, 13, 17}, {5, 4}, {3, 3}, {1, 2}, {2, 1}, {2, 2}, true},
+      {{3, 1, 40}, {2}, {2}, {1}, {0}, {0}, false},
+      {{1, 3, 6, 8, 8},
+       {2, 2, 2},
+       {2, 2, 2},
+       {1, 1, 1},
+       {0, 0, 0},
+       {0, 0, 0},
+       false},
+  };
+  unsigned seed = 1300;
+  for (const PoolCase &c : cases)
+    for (PoolKind kind :
+         {PoolKind::Max, PoolKind::AvgExcludePad, PoolKind::AvgIncludePad}) {
+      Shape y = poolOutput(c);
+      auto x = randomData(numElements(c.x), seed++);
+      if (kind == PoolKind::Max)
+        x[x.size() / 3] = NAN;
+      Pool pool(ctx, DType::F32, kind, c.x, y, c.kernel, c.strides, c.dilations,
+                c.padBegin, c.padEnd);
+      std::vector<float> out(numElements(y), -7.f);
+      pool.run(x.data(), out.data());
+      expectClose(out, referencePool(kind, c, y, x),
+                  "own pool " + shapeString(c.x) + " -> " + shapeString(y) +
+                      " kind " + std::to_string(int(kind)));
+    }
+}
+
 TEST(CpuPoolingPool, RejectsBadParameters) {
   Context ctx(0);
   EXPECT_THROW(Pool(ctx, DType::F32, PoolKind::Max, {1, 1, 5}, {1, 1, 3},

@@ -322,6 +322,18 @@ struct Conv::Impl {
   dnnl::memory src, bias, dst, scratchpad;
   Weights weights;
   Args args;
+  /// The batch runs `chunk` images at a time (all of it on the plain path):
+  /// the blocked copies of a chunk then stay in cache between the reorders
+  /// and the convolution. xImage/yImage: elements of one image of x and y.
+  int64_t batch = 1, chunk = 1, xImage = 0, yImage = 0;
+  /// Blocked path: oneDNN's direct (jit) convolutions want channel-blocked
+  /// activations, while kernels exchange plain NC[D]HW; src and dst are
+  /// then kernel-owned buffers in the chosen layout, and userSrc/userDst
+  /// placeholders over the caller's chunk that the reorders read/write.
+  bool reorderSrc = false, reorderDst = false;
+  dnnl::memory userSrc, userDst, srcScratch, dstScratch;
+  dnnl::reorder srcIn, dstOut;
+  Args srcInArgs, dstOutArgs;
 
   Impl(Context &ctx, const Shape &x, const Shape &w, bool hasBias,
        const Shape &y, const Shape &strides, const Shape &dilations,
@@ -376,6 +388,9 @@ struct Conv::Impl {
     if (elements == 0 || numElements(x) == 0)
       throw Error("Conv: empty tensors are not supported, x " + shapeString(x) +
                   " y " + shapeString(y));
+    batch = x[0];
+    xImage = numElements(x) / batch;
+    yImage = elements / batch;
 
     // Grouped filters are [G, Cout/G, Cin/G, k...], the same bytes as the
     // ONNX [Cout, Cin/G, k...].
@@ -387,26 +402,74 @@ struct Conv::Impl {
     const dnnl::engine &engine = ctx.impl().engine;
     withDnnl("Conv", [&] {
       dnnl::primitive_attr attr = activationAttr(act, fusedAct);
-      auto srcDesc = plainDesc(Dims(x.begin(), x.end()));
-      auto dstDesc = plainDesc(Dims(y.begin(), y.end()));
       auto userWeights = plainDesc(filter);
+      auto anyDesc = [](const Dims &dims) {
+        return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag::any);
+      };
       dnnl::memory::desc biasDesc;
       if (hasBias)
         biasDesc = plainDesc({w[0]});
-      dnnl::convolution_forward::desc desc(
-          dnnl::prop_kind::forward_inference,
-          dnnl::algorithm::convolution_direct, srcDesc,
-          constantWeights ? dnnl::memory::desc(
-                                filter, dnnl::memory::data_type::f32, tag::any)
-                          : userWeights,
-          biasDesc, dstDesc, Dims(strides.begin(), strides.end()),
-          dnnlDilations, padLeft, padRight);
-      dnnl::convolution_forward::primitive_desc pd(desc, attr, engine);
+      auto makePd = [&](int64_t images, bool blocked) {
+        Dims xDims(x.begin(), x.end()), yDims(y.begin(), y.end());
+        xDims[0] = yDims[0] = images;
+        // Weights in oneDNN's layout also when they change per run (then
+        // repacked each run): the direct convolutions need blocked filters.
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference,
+            dnnl::algorithm::convolution_direct,
+            blocked ? anyDesc(xDims) : plainDesc(xDims),
+            blocked || constantWeights ? anyDesc(filter) : userWeights,
+            biasDesc, blocked ? anyDesc(yDims) : plainDesc(yDims),
+            Dims(strides.begin(), strides.end()), dnnlDilations, padLeft,
+            padRight);
+        return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
+      };
+      // Blocked activations pay off once there are channels to block; keep
+      // the plain path when oneDNN would still pick gemm or its reference.
+      bool blocked = x[1] >= 8 || y[1] >= 8;
+      if (blocked) {
+        std::string impl = makePd(1, true).impl_info_str();
+        blocked = impl.find("jit") != std::string::npos &&
+                  impl.find("gemm") == std::string::npos;
+      }
+      if (blocked) {
+        // The largest divisor of the batch whose blocked chunk of x and y
+        // stays within about half the 1 MiB L2.
+        int64_t budget = (512 << 10) / int64_t(sizeof(float));
+        chunk = 1;
+        for (int64_t c = 1; c <= batch; ++c)
+          if (batch % c == 0 && c * (xImage + yImage) <= budget)
+            chunk = c;
+      } else {
+        chunk = batch;
+      }
+      auto pd = makePd(chunk, blocked);
       conv = dnnl::convolution_forward(pd);
-      src = placeholder(srcDesc, engine);
-      dst = placeholder(dstDesc, engine);
-      weights = Weights(engine, userWeights,
-                        constantWeights ? pd.weights_desc() : userWeights);
+      Dims xDims(x.begin(), x.end()), yDims(y.begin(), y.end());
+      xDims[0] = yDims[0] = chunk;
+      auto userSrcDesc = plainDesc(xDims), userDstDesc = plainDesc(yDims);
+      reorderSrc = pd.src_desc() != userSrcDesc;
+      reorderDst = pd.dst_desc() != userDstDesc;
+      src = reorderSrc ? dnnl::memory(pd.src_desc(), engine)
+                       : placeholder(userSrcDesc, engine);
+      dst = reorderDst ? dnnl::memory(pd.dst_desc(), engine)
+                       : placeholder(userDstDesc, engine);
+      if (reorderSrc) {
+        userSrc = placeholder(userSrcDesc, engine);
+        dnnl::reorder::primitive_desc rpd(userSrc, src, userScratchpad());
+        srcIn = dnnl::reorder(rpd);
+        srcInArgs = {{DNNL_ARG_FROM, userSrc}, {DNNL_ARG_TO, src}};
+        srcScratch = scratchpadFor(rpd, engine, srcInArgs);
+      }
+      if (reorderDst) {
+        userDst = placeholder(userDstDesc, engine);
+        dnnl::reorder::primitive_desc rpd(dst, userDst, userScratchpad());
+        dstOut = dnnl::reorder(rpd);
+        dstOutArgs = {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, userDst}};
+        dstScratch = scratchpadFor(rpd, engine, dstOutArgs);
+      }
+      weights =
+          Weights(engine, userWeights, pd.weights_desc(), constantWeights);
       args = {{DNNL_ARG_SRC, src},
               {DNNL_ARG_WEIGHTS, weights.memory()},
               {DNNL_ARG_DST, dst}};
@@ -421,17 +484,25 @@ struct Conv::Impl {
   void run(const void *x, const void *w, const void *b, void *y) {
     if (hasBias && !b)
       throw Error("Conv: bias was declared but not passed");
-    bind(src, x);
+    const float *in = static_cast<const float *>(x);
+    float *out = static_cast<float *>(y);
     weights.bind(stream, w);
     if (hasBias)
       bind(bias, b);
-    bind(dst, y);
     withDnnl("Conv", [&] {
-      conv.execute(stream, args);
+      for (int64_t image = 0; image < batch; image += chunk) {
+        bind(reorderSrc ? userSrc : src, in + image * xImage);
+        bind(reorderDst ? userDst : dst, out + image * yImage);
+        if (reorderSrc)
+          srcIn.execute(stream, srcInArgs);
+        conv.execute(stream, args);
+        if (reorderDst)
+          dstOut.execute(stream, dstOutArgs);
+      }
       stream.wait();
     });
     if (!fusedAct)
-      applyActivation(act, static_cast<float *>(y), elements);
+      applyActivation(act, out, elements);
   }
 };
 

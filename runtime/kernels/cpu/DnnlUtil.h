@@ -231,15 +231,15 @@ inline void applyActivation(const Activation &act, float *y, int64_t n) {
     y[i] = activate(act, y[i]);
 }
 
-/// A weights operand in the user's plain layout, or, when constant, in the
-/// layout the primitive chose: repacked by a reorder on the first run (and
-/// again should the caller ever pass another buffer).
+/// A weights operand in the user's plain layout, or in the layout the
+/// primitive chose: repacked by a reorder on the first run (and again should
+/// the caller ever pass another buffer) when constant, on every run when not.
 class Weights {
 public:
   Weights() = default;
   Weights(const dnnl::engine &engine, const dnnl::memory::desc &user,
-          const dnnl::memory::desc &chosen)
-      : user(placeholder(user, engine)) {
+          const dnnl::memory::desc &chosen, bool constant = true)
+      : user(placeholder(user, engine)), constant(constant) {
     if (chosen != user) {
       packed = dnnl::memory(chosen, engine);
       dnnl::reorder::primitive_desc pd(this->user, packed, userScratchpad());
@@ -257,7 +257,7 @@ public:
       dnnl_util::bind(user, pointer);
       return;
     }
-    if (pointer == packedFrom)
+    if (constant && pointer == packedFrom)
       return;
     dnnl_util::bind(user, pointer);
     repack.execute(stream, repackArgs);
@@ -270,6 +270,7 @@ private:
   dnnl::reorder repack;
   dnnl::memory scratchpad;
   Args repackArgs;
+  bool constant = true;
   const void *packedFrom = nullptr;
 };
 

@@ -57,6 +57,20 @@ struct Pool::Impl {
   std::vector<float> rescale;
   int64_t planes = 0; // N * C
 
+  /// The own loop, used whenever every window holds an input tap: oneDNN
+  /// runs pooling of plain NC[D]HW in its slow reference implementation, and
+  /// a blocked layout would cost two reorders around a memory-bound
+  /// primitive. Spatial axes are padded to three (D, H, W) with size 1.
+  bool loop = false, max = false;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, window[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1}, pad[3] = {0, 0, 0};
+  /// Per axis and output index, the taps [tapBegin, tapEnd) inside the input.
+  std::vector<int64_t> tapBegin[3], tapEnd[3];
+  /// Per kw, the output columns [colBegin, colEnd) whose tap is inside.
+  std::vector<int64_t> colBegin, colEnd;
+  /// Average divisor per output position of a plane.
+  std::vector<float> divisor;
+
   Impl(Context &ctx, PoolKind kind, const Shape &x, const Shape &y,
        const Shape &kernel, const Shape &strides, const Shape &dilations,
        const Shape &padBegin, const Shape &padEnd)
@@ -108,6 +122,9 @@ struct Pool::Impl {
       throw Error("Pool: empty x of shape " + shapeString(x) +
                   " has no window to pool");
 
+    if (buildLoop(kind, x, y, kernel, strides, dilations, padBegin, padEnd))
+      return;
+
     algorithm alg = algorithm::pooling_max;
     if (kind == PoolKind::AvgExcludePad)
       alg = algorithm::pooling_avg_exclude_padding;
@@ -131,6 +148,177 @@ struct Pool::Impl {
       args = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
       scratchpad = scratchpadFor(pd, engine, args);
     });
+  }
+
+  /// Sets up the own loop; false when some window has no input tap (left
+  /// to oneDNN, whose conventions then decide the value).
+  bool buildLoop(PoolKind kind, const Shape &x, const Shape &y,
+                 const Shape &kernel, const Shape &strides,
+                 const Shape &dilations, const Shape &padBegin,
+                 const Shape &padEnd) {
+    size_t spatial = x.size() - 2, offset = 3 - spatial;
+    // Per axis: taps inside the input, and inside input plus explicit pads.
+    std::vector<int64_t> inPadded[3];
+    for (size_t a = 0; a != 3; ++a) {
+      if (a >= offset) {
+        size_t i = a - offset;
+        in[a] = x[i + 2];
+        out[a] = y[i + 2];
+        window[a] = kernel[i];
+        stride[a] = strides[i];
+        dilation[a] = dilations[i];
+        pad[a] = padBegin[i];
+      }
+      int64_t padAfter = a >= offset ? padEnd[a - offset] : 0;
+      for (int64_t o = 0; o != out[a]; ++o) {
+        int64_t begin = window[a], end = 0, padded = 0;
+        for (int64_t t = 0; t != window[a]; ++t) {
+          int64_t pos = o * stride[a] - pad[a] + t * dilation[a];
+          if (pos >= 0 && pos < in[a]) {
+            begin = std::min(begin, t);
+            end = t + 1;
+          }
+          padded += pos >= -pad[a] && pos < in[a] + padAfter;
+        }
+        if (end == 0)
+          return false;
+        tapBegin[a].push_back(begin);
+        tapEnd[a].push_back(end);
+        inPadded[a].push_back(padded);
+      }
+    }
+    colBegin.assign(window[2], 0);
+    colEnd.assign(window[2], 0);
+    for (int64_t kw = 0; kw != window[2]; ++kw) {
+      int64_t begin = out[2], end = 0;
+      for (int64_t o = 0; o != out[2]; ++o) {
+        int64_t pos = o * stride[2] - pad[2] + kw * dilation[2];
+        if (pos >= 0 && pos < in[2]) {
+          begin = std::min(begin, o);
+          end = o + 1;
+        }
+      }
+      colBegin[kw] = begin;
+      colEnd[kw] = std::max(begin, end);
+    }
+    max = kind == PoolKind::Max;
+    if (!max) {
+      // Exclude-pad: taps inside the input; include-pad: taps inside the
+      // explicit pads too (never those of a ceil-mode overhang).
+      bool include = kind == PoolKind::AvgIncludePad;
+      divisor.reserve(out[0] * out[1] * out[2]);
+      for (int64_t d = 0; d != out[0]; ++d)
+        for (int64_t h = 0; h != out[1]; ++h)
+          for (int64_t w = 0; w != out[2]; ++w) {
+            auto count = [&](size_t a, int64_t o) {
+              return include ? inPadded[a][o] : tapEnd[a][o] - tapBegin[a][o];
+            };
+            divisor.push_back(float(count(0, d) * count(1, h) * count(2, w)));
+          }
+    }
+    loop = true;
+    return true;
+  }
+
+  /// One output row (fixed n, c, od, oh) from a plane of the input.
+  template <int64_t Stride>
+  void poolRow(const float *__restrict plane, float *__restrict row, int64_t od,
+               int64_t oh, int64_t sw) const {
+    int64_t width = out[2];
+    std::fill(row, row + width,
+              max ? std::numeric_limits<float>::lowest() : 0.f);
+    int64_t s = Stride ? Stride : sw;
+    for (int64_t kd = tapBegin[0][od]; kd < tapEnd[0][od]; ++kd) {
+      int64_t id = od * stride[0] - pad[0] + kd * dilation[0];
+      for (int64_t kh = tapBegin[1][oh]; kh < tapEnd[1][oh]; ++kh) {
+        int64_t ih = oh * stride[1] - pad[1] + kh * dilation[1];
+        const float *inRow = plane + (id * in[1] + ih) * in[2];
+        for (int64_t kw = 0; kw < window[2]; ++kw) {
+          // Input column of output column ow: base + ow * s.
+          const float *base = inRow - pad[2] + kw * dilation[2];
+          int64_t begin = colBegin[kw], end = colEnd[kw];
+          if (max) {
+            for (int64_t ow = begin; ow < end; ++ow) {
+              float v = base[ow * s];
+              row[ow] = v > row[ow] ? v : row[ow];
+            }
+          } else {
+            for (int64_t ow = begin; ow < end; ++ow)
+              row[ow] += base[ow * s];
+          }
+        }
+      }
+    }
+    if (!max) {
+      const float *div = divisor.data() + (od * out[1] + oh) * width;
+      for (int64_t ow = 0; ow < width; ++ow)
+        row[ow] /= div[ow];
+    }
+  }
+
+  /// Whether the windows are the 2x2 stride-2 tiling of a 2-D plane (the
+  /// common downsampling pool), which runs as one pass per output row.
+  bool isTiled2x2() const {
+    return in[0] == 1 && window[1] == 2 && window[2] == 2 && stride[1] == 2 &&
+           stride[2] == 2 && dilation[1] == 1 && dilation[2] == 1 &&
+           pad[1] == 0 && pad[2] == 0 && 2 * out[1] <= in[1] &&
+           2 * out[2] <= in[2];
+  }
+
+  template <bool Max>
+  void runTiled2x2(const float *__restrict x, float *__restrict y) const {
+    int64_t inPlane = in[1] * in[2], outPlane = out[1] * out[2];
+    int64_t height = out[1], width = out[2], inWidth = in[2];
+#pragma omp parallel for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      for (int64_t oh = 0; oh < height; ++oh) {
+        const float *top = x + plane * inPlane + 2 * oh * inWidth;
+        const float *bottom = top + inWidth;
+        float *row = y + plane * outPlane + oh * width;
+        for (int64_t ow = 0; ow < width; ++ow) {
+          float a = top[2 * ow], b = top[2 * ow + 1], c = bottom[2 * ow],
+                d = bottom[2 * ow + 1];
+          if (Max) {
+            // Left to right as the general loop: NaN taps are skipped.
+            float m = std::numeric_limits<float>::lowest();
+            m = a > m ? a : m;
+            m = b > m ? b : m;
+            m = c > m ? c : m;
+            row[ow] = d > m ? d : m;
+          } else {
+            row[ow] = (((a + b) + c) + d) / 4.f;
+          }
+        }
+      }
+    }
+  }
+
+  void runLoop(const float *x, float *y) const {
+    if (isTiled2x2()) {
+      if (max)
+        runTiled2x2<true>(x, y);
+      else
+        runTiled2x2<false>(x, y);
+      return;
+    }
+    int64_t inPlane = in[0] * in[1] * in[2],
+            outPlane = out[0] * out[1] * out[2];
+    int64_t rows = out[0] * out[1], sw = stride[2];
+#pragma omp parallel for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float *src = x + plane * inPlane;
+      float *dst = y + plane * outPlane;
+      for (int64_t r = 0; r < rows; ++r) {
+        // Constant strides 1 and 2 let the compiler vectorise the gathers.
+        float *row = dst + r * out[2];
+        if (sw == 1)
+          poolRow<1>(src, row, r / out[1], r % out[1], sw);
+        else if (sw == 2)
+          poolRow<2>(src, row, r / out[1], r % out[1], sw);
+        else
+          poolRow<0>(src, row, r / out[1], r % out[1], sw);
+      }
+    }
   }
 
   void buildRescale(const Shape &x, const Shape &y, const Shape &kernel,
@@ -169,6 +357,10 @@ struct Pool::Impl {
   void run(const void *x, void *y) {
     if (empty)
       return;
+    if (loop) {
+      runLoop(static_cast<const float *>(x), static_cast<float *>(y));
+      return;
+    }
     bind(src, x);
     bind(dst, y);
     execute("Pool", pool, stream, args);
