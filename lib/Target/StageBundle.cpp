@@ -10,8 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Target/StageBundle.h"
-#include "heterps/Target/PlanExport.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
+#include "heterps/Target/PlanExport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -249,7 +249,11 @@ private:
   /// A dense op's activation fused into it: unary op -> producer.
   llvm::DenseMap<Operation *, Operation *> fusedInto;
   llvm::DenseMap<Operation *, Operation *> fusedActivation;
-  std::string members, setup, run;
+  std::string members, setup, prologue, run;
+  /// Tensors that live in the caller's buffers on host backends: a stage
+  /// input read in place ("inK") or a stage output written in place
+  /// ("outK"), by root value.
+  llvm::DenseMap<Value, std::string> ioPointer;
 };
 
 bool isAlias(Operation *op) {
@@ -436,6 +440,8 @@ std::string StageEmitter::cptr(Value value) const {
 std::string StageEmitter::ptr(Value value) const {
   if (!value || isa<NoneType>(value.getType()))
     return "nullptr";
+  if (auto io = ioPointer.find(rootOf(value)); io != ioPointer.end())
+    return io->second;
   const Storage &slot = storage.find(rootOf(value))->second;
   switch (slot.kind) {
   case Storage::Arena:
@@ -530,6 +536,29 @@ LogicalResult StageEmitter::emit() {
   if (failed(planArena()))
     return failure();
 
+  // A kernel whose result leaves the stage writes it straight into the
+  // caller's output buffer on host backends (the first channel it is sent
+  // on); on a GPU it lands in the arena and is downloaded.
+  unsigned sendIndex = 0;
+  for (Operation &op : func.getBody().front()) {
+    auto send = dyn_cast<SendOp>(op);
+    if (!send)
+      continue;
+    unsigned index = sendIndex++;
+    Value root = rootOf(send.getValue());
+    Operation *producer = root.getDefiningOp();
+    auto slot = storage.find(root);
+    if (!producer || isa<RecvOp>(producer) || ioPointer.count(root) ||
+        slot == storage.end() || slot->second.kind != Storage::Arena)
+      continue;
+    std::string name = "out" + std::to_string(index);
+    ioPointer[root] = name;
+    prologue +=
+        llvm::formatv("    char *{0} = stageOutput(outputs[{1}], arena + "
+                      "{2});\n",
+                      name, index, slot->second.offset)
+            .str();
+  }
   for (Operation &op : func.getBody().front())
     if (failed(emitOp(&op)))
       return failure();
@@ -566,7 +595,7 @@ LogicalResult StageEmitter::emit() {
      << "  }\n\n"
      << "  void run(const void *const *inputs, void *const *outputs) {\n"
      << "    ctx.enterThread();\n"
-     << run << "    ctx.synchronize();\n"
+     << prologue << run << "    ctx.synchronize();\n"
      << "  }\n";
   return success();
 }
@@ -607,8 +636,8 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
       // result truncated back, as onnxruntime does.
       if (!isa<PowOp>(op))
         return fail(op, "operands of different element types");
-      bool floatBase = StringRef(info(a).dtype).starts_with("f") ||
-                       info(a).dtype == "bf16";
+      bool floatBase =
+          StringRef(info(a).dtype).starts_with("f") || info(a).dtype == "bf16";
       std::string computeType = floatBase ? dt(a) : dtypeEnum("f64");
       auto converted = [&](Value v) -> std::string {
         if (dtypeEnum(info(v).dtype) == computeType)
@@ -622,16 +651,16 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
       };
       std::string lhs = converted(a), rhs = converted(b);
       if (floatBase) {
-        call(kernel("Binary", llvm::formatv("BinaryKind::Pow, {0}, {1}, {2}, {3}",
-                                            computeType, shape(a), shape(b),
-                                            shape(y))),
+        call(kernel("Binary",
+                    llvm::formatv("BinaryKind::Pow, {0}, {1}, {2}, {3}",
+                                  computeType, shape(a), shape(b), shape(y))),
              lhs + ", " + rhs + ", " + ptr(y));
         return success();
       }
       std::string result = scratch(numElementsOf(y) * 8);
-      call(kernel("Binary", llvm::formatv("BinaryKind::Pow, {0}, {1}, {2}, {3}",
-                                          computeType, shape(a), shape(b),
-                                          shape(y))),
+      call(kernel("Binary",
+                  llvm::formatv("BinaryKind::Pow, {0}, {1}, {2}, {3}",
+                                computeType, shape(a), shape(b), shape(y))),
            lhs + ", " + rhs + ", " + result);
       call(kernel("Cast", llvm::formatv("{0}, {1}, {2}", computeType, dt(y),
                                         numElementsOf(y))),
@@ -648,19 +677,32 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
       .Case([&](RecvOp recv) {
         unsigned index = inputChannels.size();
         inputChannels.push_back(recv.getChannel().str());
-        run += llvm::formatv("    ctx.upload({0}, inputs[{1}], {2});\n",
-                             ptr(recv.getValue()), index,
-                             info(recv.getValue()).bytes)
-                   .str();
+        // Read in place on host backends, uploaded to its slot on a GPU.
+        std::string slot = ptr(recv.getValue());
+        std::string name = "in" + std::to_string(index);
+        ioPointer[recv.getValue()] = name;
+        run +=
+            llvm::formatv("    const char *{0} = stageInput(ctx, inputs[{1}], "
+                          "{2}, {3});\n",
+                          name, index, slot, info(recv.getValue()).bytes)
+                .str();
         return success();
       })
       .Case([&](SendOp send) {
         unsigned index = outputChannels.size();
         outputChannels.push_back(send.getChannel().str());
-        run +=
-            llvm::formatv("    ctx.download(outputs[{0}], {1}, {2});\n", index,
-                          cptr(send.getValue()), info(send.getValue()).bytes)
-                .str();
+        std::string name = "out" + std::to_string(index);
+        auto io = ioPointer.find(rootOf(send.getValue()));
+        if (io != ioPointer.end() && io->second == name)
+          run +=
+              llvm::formatv("    finishOutput(ctx, outputs[{0}], {1}, {2});\n",
+                            index, name, info(send.getValue()).bytes)
+                  .str();
+        else
+          run += llvm::formatv("    ctx.download(outputs[{0}], {1}, {2});\n",
+                               index, cptr(send.getValue()),
+                               info(send.getValue()).bytes)
+                     .str();
         return success();
       })
       .Case([&](GemmOp gemm) -> LogicalResult {
@@ -1313,9 +1355,8 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
       return failure();
     llvm::Expected<llvm::json::Value> plan = llvm::json::parse(planText);
     if (!plan)
-      return emitError(module.getLoc())
-             << "the plan does not print as JSON: "
-             << llvm::toString(plan.takeError());
+      return emitError(module.getLoc()) << "the plan does not print as JSON: "
+                                        << llvm::toString(plan.takeError());
     manifest["plan"] = std::move(*plan);
   }
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <dlfcn.h>
@@ -52,11 +53,37 @@ private:
   std::condition_variable notEmpty, notFull;
 };
 
+/// 64-byte aligned bytes (what the kernels' vector loads like best).
+class AlignedBuffer {
+public:
+  explicit AlignedBuffer(size_t bytes)
+      : memory(static_cast<char *>(std::aligned_alloc(
+            64, std::max<size_t>(64, (bytes + 63) / 64 * 64)))) {
+    if (!memory)
+      throw Error("out of memory for a " + std::to_string(bytes) +
+                  "-byte channel buffer");
+  }
+  char *data() const { return memory.get(); }
+
+private:
+  struct Free {
+    void operator()(char *pointer) const { std::free(pointer); }
+  };
+  std::unique_ptr<char, Free> memory;
+};
+
 /// One micro-batch on its way through the pipeline: a buffer per channel.
+/// `data` points at the owned buffers, or for a single-frame call straight
+/// at the caller's input and output tensors, which saves two copies.
 struct Frame {
   int64_t sequence = 0;
-  std::vector<std::vector<char>> buffers;
+  std::vector<AlignedBuffer> buffers;
+  std::vector<char *> data;
   std::string error;
+  void useOwnBuffers() {
+    for (size_t c = 0; c < buffers.size(); ++c)
+      data[c] = buffers[c].data();
+  }
 };
 
 struct StageLibrary {
@@ -161,6 +188,8 @@ struct Executor::Impl {
       frames.push_back(std::make_unique<Frame>());
       for (const ChannelSpec &channel : bundle.channels())
         frames.back()->buffers.emplace_back(channel.bytes());
+      frames.back()->data.resize(bundle.channels().size());
+      frames.back()->useOwnBuffers();
       free->push(frames.back().get());
     }
     for (size_t s = 0; s < stages.size(); ++s)
@@ -196,9 +225,9 @@ struct Executor::Impl {
       outputs = outHeap.data();
     }
     for (size_t i = 0; i < stage.inputs.size(); ++i)
-      inputs[i] = frame.buffers[stage.inputs[i]].data();
+      inputs[i] = frame.data[stage.inputs[i]];
     for (size_t i = 0; i < stage.outputs.size(); ++i)
-      outputs[i] = frame.buffers[stage.outputs[i]].data();
+      outputs[i] = frame.data[stage.outputs[i]];
     char error[1024] = "";
     if (libraries[s].run(instance, inputs, outputs, error, sizeof error) != 0)
       frame.error = describe(stage) + ": " + error;
@@ -294,19 +323,20 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
       const InputSpec &spec = specs[i];
       const HostTensor &tensor = inputs[i];
       for (int channel : spec.channels) {
-        std::vector<char> &buffer = frame->buffers[channel];
+        char *buffer = frame->data[channel];
+        size_t bytes = bundle.channels()[channel].bytes();
+        if (buffer == tensor.data.data())
+          continue; // read in place
         if (!spec.batched) {
-          std::memcpy(buffer.data(), tensor.data.data(), buffer.size());
+          std::memcpy(buffer, tensor.data.data(), bytes);
           continue;
         }
         size_t row = rowBytes(spec);
         int64_t first = f * batch;
         int64_t count = std::min(batch, samples - first);
-        std::memcpy(buffer.data(), tensor.data.data() + first * row,
-                    count * row);
+        std::memcpy(buffer, tensor.data.data() + first * row, count * row);
         // The last micro-batch is padded with zeros (valid ids too).
-        std::memset(buffer.data() + count * row, 0,
-                    buffer.size() - count * row);
+        std::memset(buffer + count * row, 0, bytes - count * row);
       }
     }
   };
@@ -323,17 +353,18 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
       const OutputSpec &spec = bundle.outputs()[o];
       if (spec.source != OutputSpec::Channel)
         continue;
-      const std::vector<char> &buffer = frame->buffers[spec.index];
+      const char *buffer = frame->data[spec.index];
+      if (buffer == outputs[o].data.data())
+        continue; // written in place
       if (!spec.batched || samples < 0) {
         if (frame->sequence == 0)
-          std::memcpy(outputs[o].data.data(), buffer.data(), buffer.size());
+          std::memcpy(outputs[o].data.data(), buffer, outputs[o].bytes());
         continue;
       }
       size_t row = rowBytes(spec);
       int64_t first = frame->sequence * batch;
       int64_t count = std::min(batch, samples - first);
-      std::memcpy(outputs[o].data.data() + first * row, buffer.data(),
-                  count * row);
+      std::memcpy(outputs[o].data.data() + first * row, buffer, count * row);
     }
   };
 
@@ -341,10 +372,22 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
     // One micro-batch gains nothing from the pipeline: run the stages in
     // order on this thread and skip every hand-off (batch-1 latency).
     Frame *frame = impl->free->pop();
+    // Inputs and outputs that fill their channel exactly are used in place.
+    for (size_t i = 0; i < specs.size(); ++i)
+      if (!specs[i].batched || samples == batch)
+        for (int channel : specs[i].channels)
+          frame->data[channel] = const_cast<char *>(inputs[i].data.data());
+    for (size_t o = 0; o < outputs.size(); ++o) {
+      const OutputSpec &spec = bundle.outputs()[o];
+      if (spec.source == OutputSpec::Channel &&
+          (!spec.batched || samples < 0 || samples == batch))
+        frame->data[spec.index] = outputs[o].data.data();
+    }
     feed(frame, 0);
     for (size_t s = 0; s < impl->instances.size(); ++s)
       impl->runStage(s, impl->instances[s][0], *frame);
     collect(frame);
+    frame->useOwnBuffers();
     impl->free->push(frame);
   } else {
     // The caller feeds frames while free ones remain and collects finished

@@ -1,4 +1,5 @@
-//===- Datagen.cpp - heterps datagen ---------------------------------------===//
+//===- Datagen.cpp - heterps datagen
+//---------------------------------------===//
 //
 // Compiled with exceptions, like Run.cpp: the data library reports by
 // throwing, and runDatagenCommand turns that into one message.

@@ -38,17 +38,20 @@ func.func private @table_holder() {
 // CPU: std::unique_ptr<backend::EmbeddingLookup> k0;
 // CPU: tables.push_back(stageTable(ctx, config, "table", 6400, tableCopies));
 // CPU: k0 = std::make_unique<backend::EmbeddingLookup>(ctx, DType::F32, 100, 16, DType::I64, Shape{8, 3}, EmbeddingPooling::Sum);
-// CPU: ctx.upload((arena + 0), inputs[0], 192);
-// CPU: k0->run(tables[0], static_cast<const void *>((arena + 0)), (arena + 192));
-// CPU: ctx.download(outputs[0], static_cast<const void *>((arena + 192)), 512);
+// The stage's result is written straight into the caller's buffer on the
+// CPU (the arena slot serves a GPU), and its input is read in place.
+// CPU: char *out0 = stageOutput(outputs[0], arena + 192);
+// CPU: const char *in0 = stageInput(ctx, inputs[0], (arena + 0), 192);
+// CPU: k0->run(tables[0], static_cast<const void *>(in0), out0);
+// CPU: finishOutput(ctx, outputs[0], out0, 512);
 // CPU: HPS_DEFINE_STAGE_ENTRY_POINTS(Stage, "stage_0 on cpu.xeon (1 kernels)")
 
 // GPU: Compiled by nvcc for the GPU, or as C++ for the CPU
 // GPU: k0 = std::make_unique<backend::Gemm>(ctx, DType::F32, 8, 4, 16, false, false, 1.000000000e+00f, 1.000000000e+00f, nullptr, Activation{UnaryKind::Relu, UnaryParams{}}, true);
 // GPU-NOT: backend::Unary
 // GPU-NOT: backend::Reshape
-// GPU: k0->run(static_cast<const void *>((arena + 0)), static_cast<const void *>((weights + 0)), nullptr, (arena + 512));
-// GPU: ctx.download(outputs[0], static_cast<const void *>((arena + 512)), 128);
+// GPU: k0->run(static_cast<const void *>(in0), static_cast<const void *>((weights + 0)), nullptr, out0);
+// GPU: finishOutput(ctx, outputs[0], out0, 128);
 
 // MANIFEST: "batch": 8,
 // MANIFEST: "inputs": [

@@ -63,6 +63,29 @@ inline const char *stageTable(backend::Context &ctx,
   return copy;
 }
 
+/// A stage input: the caller's buffer itself on host backends (kernels only
+/// read their operands), uploaded into its arena `slot` on a GPU.
+inline const char *stageInput(backend::Context &ctx, const void *input,
+                              char *slot, size_t bytes) {
+  if (backend::kHostMemory)
+    return static_cast<const char *>(input);
+  ctx.upload(slot, input, bytes);
+  return slot;
+}
+
+/// Where a kernel writes a tensor the stage sends: the caller's output
+/// buffer on host backends, its arena `slot` on a GPU...
+inline char *stageOutput(void *output, char *slot) {
+  return backend::kHostMemory ? static_cast<char *>(output) : slot;
+}
+
+/// ...from which a GPU copies it out once computed.
+inline void finishOutput(backend::Context &ctx, void *output, const char *value,
+                         size_t bytes) {
+  if (!backend::kHostMemory)
+    ctx.download(output, value, bytes);
+}
+
 /// Runs `body`, turning any exception into a message in `error`.
 template <typename F> bool guarded(char *error, size_t errorBytes, F &&body) {
   auto report = [&](const char *what) {
