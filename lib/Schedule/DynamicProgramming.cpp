@@ -76,6 +76,17 @@ public:
               plan.replicas * model.cluster().classes[c].pricePerHour,
               plan.replicas, plan.meetsTarget};
         }
+    // A stage only gets slower and needs more memory as layers join it
+    // (for every replica count), so the starts i at which [i, j) can meet
+    // the target form a range [meetFrom(c, j), j). The DPs skip the rest.
+    meetFromTable.assign(size_t(numClasses) * (n + 1), 0);
+    for (unsigned c = 0; c != numClasses; ++c)
+      for (unsigned j = 1; j <= n; ++j) {
+        unsigned i = j;
+        while (i != 0 && stageAt(c, i - 1, j).meetsTarget)
+          --i;
+        meetFromTable[size_t(c) * (n + 1) + j] = i;
+      }
     boundaries.assign(size_t(n) * numClasses * numClasses, 0.0);
     for (unsigned cut = 1; cut < n; ++cut)
       for (unsigned a = 0; a != numClasses; ++a)
@@ -89,6 +100,9 @@ public:
   StageEntry &stageAt(unsigned c, unsigned i, unsigned j) {
     return stages[size_t(c) * rowStart[n] + rowStart[i] + (j - i - 1)];
   }
+  unsigned meetFrom(unsigned c, unsigned j) const {
+    return meetFromTable[size_t(c) * (n + 1) + j];
+  }
   double &boundaryAt(unsigned cut, unsigned a, unsigned b) {
     return boundaries[(size_t(cut) * numClasses + a) * numClasses + b];
   }
@@ -100,6 +114,7 @@ private:
   std::vector<size_t> rowStart;
   std::vector<StageEntry> stages;
   std::vector<double> boundaries;
+  std::vector<unsigned> meetFromTable;
 };
 
 /// A throughput floor: ">= value" or, after the first round, "> value".
@@ -167,6 +182,15 @@ struct Slots {
   unsigned limit(unsigned c, const cluster::ClusterSpec &cluster) const {
     return countLimit.empty() ? cluster.classes[c].count : countLimit[c];
   }
+
+  /// Priced mode (rl's device trading): a shadow price per device of each
+  /// class, added to the stage's price; class counts are not enforced (the
+  /// shadow prices stand for them).
+  llvm::ArrayRef<double> shadowPrice = {};
+  double stagePrice(const StageEntry &stage, unsigned c) const {
+    return shadowPrice.empty() ? stage.price
+                               : stage.price + shadowPrice[c] * stage.replicas;
+  }
 };
 
 /// Turns per-position back pointers into a class per layer.
@@ -222,12 +246,21 @@ std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
         continue;
       Value &target = best[j * numSlots + s];
       for (unsigned i = slots.firstStart(c, j); i < j; ++i) {
+        if (i < tables.meetFrom(c, j) && !slots.exemptStage(i, j)) {
+          // Only an exempt stage may start below meetFrom.
+          unsigned exempt = slots.exemptFrom.empty() ? j : slots.exemptFrom[j];
+          i = exempt > i && exempt < tables.meetFrom(c, j)
+                  ? exempt
+                  : tables.meetFrom(c, j);
+          if (i >= j)
+            break;
+        }
         StageEntry stage = tables.stageAt(c, i, j);
         if (slots.exemptStage(i, j))
           stage.throughput = std::numeric_limits<double>::infinity();
         else if (!stage.meetsTarget || !floor.admits(stage.throughput))
           continue;
-        double price = stage.price;
+        double price = slots.stagePrice(stage, c);
         if (i == 0) {
           Value candidate{price, stage.throughput};
           if (candidate.betterThan(target)) {
@@ -309,6 +342,15 @@ std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
         continue;
       std::vector<Label> &set = labels[j * numSlots + s];
       for (unsigned i = slots.firstStart(c, j); i < j; ++i) {
+        if (i < tables.meetFrom(c, j) && !slots.exemptStage(i, j)) {
+          // Only an exempt stage may start below meetFrom.
+          unsigned exempt = slots.exemptFrom.empty() ? j : slots.exemptFrom[j];
+          i = exempt > i && exempt < tables.meetFrom(c, j)
+                  ? exempt
+                  : tables.meetFrom(c, j);
+          if (i >= j)
+            break;
+        }
         StageEntry stage = tables.stageAt(c, i, j);
         if (slots.exemptStage(i, j)) {
           stage.throughput = std::numeric_limits<double>::infinity();
@@ -415,6 +457,74 @@ struct detail::ExactPlacementSearch::Impl {
       }
       throughputBound = std::min(throughputBound, layerBest);
     }
+    buildCostBound();
+  }
+
+  /// The same bound as a function of the price: a placement with price P
+  /// gives no stage more than k devices of class c with k x price_c <= P,
+  /// so it runs no faster than U(P) = min over layers of the best of them
+  /// alone on such k devices. U is a step function of P with steps at the
+  /// k x price_c; priceSteps/costFloor hold, for each step, the least cost
+  /// per million samples P' / U(P') over all P' at or above it.
+  void buildCostBound() {
+    const cluster::ClusterSpec &cluster = model.cluster();
+    unsigned n = model.numLayers();
+    struct Option {
+      double price;
+      unsigned cls, replicas;
+    };
+    std::vector<Option> options;
+    for (unsigned c = 0; c != model.numClasses(); ++c)
+      for (unsigned k = 1; k <= cluster.classes[c].count; ++k)
+        options.push_back({k * cluster.classes[c].pricePerHour, c, k});
+    std::stable_sort(options.begin(), options.end(),
+                     [](const Option &a, const Option &b) {
+                       return a.price < b.price;
+                     });
+    std::vector<double> layerBest(n, 0.0);
+    std::vector<double> bounds;
+    for (size_t o = 0; o != options.size(); ++o) {
+      const Option &option = options[o];
+      for (unsigned l = 0; l != n; ++l) {
+        cost::StageEstimate alone =
+            model.stage(option.cls, l, l + 1, option.replicas);
+        if (alone.fitsMemory)
+          layerBest[l] =
+              std::max(layerBest[l], model.batchSize() / alone.seconds);
+      }
+      if (o + 1 != options.size() && options[o + 1].price == option.price)
+        continue;
+      double bound = *std::min_element(layerBest.begin(), layerBest.end());
+      priceSteps.push_back(option.price);
+      bounds.push_back(bound);
+      stepBounds.push_back(bound);
+    }
+    costFloor.resize(priceSteps.size());
+    double least = std::numeric_limits<double>::infinity();
+    for (size_t b = priceSteps.size(); b-- != 0;) {
+      double cost = bounds[b] > 0 ? cost::costPerMillionSamples(priceSteps[b],
+                                                                bounds[b])
+                                  : std::numeric_limits<double>::infinity();
+      least = std::min(least, cost);
+      costFloor[b] = least;
+    }
+  }
+
+  /// A lower bound on the cost per million samples of any placement whose
+  /// price is at least `price`.
+  double costBound(double price) const {
+    auto next = std::upper_bound(priceSteps.begin(), priceSteps.end(), price);
+    double least = next == priceSteps.end()
+                       ? std::numeric_limits<double>::infinity()
+                       : costFloor[next - priceSteps.begin()];
+    // Between the step below `price` and the next, U is that step's bound.
+    if (next != priceSteps.begin()) {
+      size_t b = next - priceSteps.begin() - 1;
+      double bound = stepBounds[b];
+      if (bound > 0)
+        least = std::min(least, cost::costPerMillionSamples(price, bound));
+    }
+    return std::max(least, cost::costPerMillionSamples(price, throughputBound));
   }
 
   std::optional<Evaluation> search(const Slots &slots, Floor floor);
@@ -423,6 +533,7 @@ struct detail::ExactPlacementSearch::Impl {
   double target;
   PlacementTables tables;
   double throughputBound;
+  std::vector<double> priceSteps, costFloor, stepBounds;
 };
 
 std::optional<Evaluation>
@@ -434,6 +545,9 @@ detail::ExactPlacementSearch::Impl::search(const Slots &slots, Floor floor) {
     if (placement.empty())
       break;
     Evaluation plan = model.evaluate(placement, target);
+    // Priced mode: one floor, counts left to the shadow prices.
+    if (!slots.shadowPrice.empty())
+      return plan;
     if (!withinCounts(plan, model.cluster(), slots)) {
       placement = cheapestWithinCounts(tables, slots, floor);
       if (placement.empty())
@@ -448,8 +562,7 @@ detail::ExactPlacementSearch::Impl::search(const Slots &slots, Floor floor) {
     if (!best || isBetter(plan, *best))
       best = plan;
     // Later floors only find dearer placements, none faster than the bound.
-    if (cost::costPerMillionSamples(plan.pricePerHour, throughputBound) >=
-        best->costPerMillionSamples)
+    if (costBound(plan.pricePerHour) >= best->costPerMillionSamples)
       break;
     floor = Floor{plan.throughput, /*strict=*/true};
   }
@@ -466,6 +579,10 @@ double detail::ExactPlacementSearch::throughputBound() const {
   return impl->throughputBound;
 }
 
+double detail::ExactPlacementSearch::costBound(double price) const {
+  return impl->costBound(price);
+}
+
 std::optional<Evaluation>
 detail::ExactPlacementSearch::cheapest(llvm::ArrayRef<unsigned> slotClasses,
                                        bool ordered) {
@@ -473,9 +590,20 @@ detail::ExactPlacementSearch::cheapest(llvm::ArrayRef<unsigned> slotClasses,
                       Floor{impl->target, /*strict=*/false});
 }
 
+std::optional<Evaluation> detail::ExactPlacementSearch::cheapestPriced(
+    llvm::ArrayRef<unsigned> slotClasses, llvm::ArrayRef<double> shadowPrice,
+    double above) {
+  assert(shadowPrice.size() == impl->model.numClasses());
+  Slots slots{slotClasses, /*ordered=*/true};
+  slots.shadowPrice = shadowPrice;
+  return impl->search(slots, above > 0 ? Floor{above, /*strict=*/true}
+                                       : Floor{impl->target, /*strict=*/false});
+}
+
 std::optional<Evaluation> detail::ExactPlacementSearch::cheapestAround(
     llvm::ArrayRef<unsigned> placement,
-    llvm::ArrayRef<std::pair<unsigned, unsigned>> windows, double liftAbove) {
+    llvm::ArrayRef<std::pair<unsigned, unsigned>> windows, double liftAbove,
+    llvm::ArrayRef<double> shadowPrice) {
   const CostModel &model = impl->model;
   unsigned n = model.numLayers(), numCls = model.numClasses();
   assert(placement.size() == n);
@@ -499,7 +627,9 @@ std::optional<Evaluation> detail::ExactPlacementSearch::cheapestAround(
   Slots slots{everyClass, /*ordered=*/false, runStart, pinned, n};
   Evaluation current = model.evaluate(placement, impl->target);
   bool lift = liftAbove > 0;
-  if (current.feasible && !lift)
+  bool priced = !shadowPrice.empty();
+  assert(!priced || shadowPrice.size() == numCls);
+  if (current.feasible && !lift && !priced)
     return impl->search(slots, Floor{impl->target, /*strict=*/false});
 
   // Repair and lift modes (see Slots): exempt the plan's stages outside the
@@ -526,6 +656,7 @@ std::optional<Evaluation> detail::ExactPlacementSearch::cheapestAround(
   }
   slots.exemptFrom = exemptFrom;
   slots.countLimit = countLimit;
+  slots.shadowPrice = shadowPrice;
   return impl->search(slots, lift ? Floor{liftAbove, /*strict=*/true}
                                   : Floor{impl->target, /*strict=*/false});
 }

@@ -248,33 +248,164 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     }
     return improved;
   };
-  // The cheapest plan whose stages and boundaries all run faster than
-  // `floor`, approximated from `plan` by re-placing windows (as in
-  // `windows`) with the rest fixed: dp's DP(floor), locally.
-  auto tighten = [&](Evaluation &plan, double floor) {
-    constexpr unsigned kWidth = 24, kStride = kWidth / 2, kStagesPerWindow = 3,
-                       kMaxWindow = 160;
-    bool improved = true;
-    auto tryWindow = [&](unsigned begin, unsigned end) {
-      std::optional<Evaluation> refined =
-          exact->cheapestAround(plan.classOfLayer, {{begin, end}}, floor);
-      if (refined && refined->feasible && refined->throughput > floor &&
-          refined->pricePerHour < plan.pricePerHour) {
-        plan = std::move(*refined);
-        improved = true;
+  // The ordered slots of a re-cut of `plan`: its stage classes in order,
+  // with every other class between two stages and at both ends.
+  auto sequenceSlots = [&](const Evaluation &plan) {
+    std::vector<unsigned> slots;
+    auto others = [&](unsigned before, unsigned after) {
+      for (unsigned c = 0; c != numCls; ++c)
+        if (c != before && c != after)
+          slots.push_back(c);
+    };
+    for (size_t s = 0, e = plan.stages.size(); s != e; ++s) {
+      others(s ? plan.stages[s - 1].deviceClass : numCls,
+             plan.stages[s].deviceClass);
+      slots.push_back(plan.stages[s].deviceClass);
+    }
+    others(plan.stages.back().deviceClass, numCls);
+    return slots;
+  };
+  // Device trading (a Lagrangian relaxation of the class counts). A plan
+  // can overuse a class while a cheaper, feasible one exists that no window
+  // reaches: the devices one part of the plan needs are held by stages far
+  // away, which would have to move to a third class, and so on. Give every
+  // device of each class a shadow price, let the windows re-place their
+  // layers to minimise replicas x (price + shadow price) with the counts
+  // not enforced, and raise the shadow price of each overused class (lower
+  // it, down to 0, for classes with devices to spare) in proportion to the
+  // overuse after each sweep: a projected subgradient step on the dual. All
+  // windows see the same prices, so they trade devices consistently across
+  // the whole plan without solving it globally. The first round starts
+  // with a priced re-cut of the whole plan (sequenceSlots), then slides priced
+  // windows over it; a plan that still overuses a class is repaired with
+  // the true counts (`windows`). Returns the best plan met: with `floor`
+  // 0, the closest to feasible, then the cheapest per sample (finish uses
+  // it when the windows cannot repair a plan); with a floor, the cheapest
+  // feasible plan whose stages and boundaries all run faster than it (dp's
+  // DP(floor), locally: lifting uses it to re-tighten each lifted plan).
+  auto trade = [&](const Evaluation &start,
+                   double floor) -> std::optional<Evaluation> {
+    // Priced windows do not carry count labels, so they can be twice as
+    // wide as the windows above for the same cost.
+    constexpr unsigned kWidth = 48, kStride = kWidth / 2, kStagesPerWindow = 3,
+                       kMaxWindow = 160, kRounds = 40, kPatience = 8;
+    const cluster::ClusterSpec &cluster = model.cluster();
+    std::vector<double> shadow(numCls, 0.0);
+    auto shortfall = [&](const Evaluation &plan) {
+      double total = 0;
+      auto below = [&](double throughput) {
+        if (throughput < target)
+          return 1.0 - throughput / target;
+        // At a floor, running at it is a (tiny) shortfall too.
+        return floor > 0 && throughput <= floor
+                   ? 1e-9 + 1.0 - throughput / floor
+                   : 0.0;
+      };
+      for (const cost::StagePlan &stage : plan.stages)
+        total += stage.fitsMemory ? below(stage.throughput) : 1.0;
+      for (double seconds : plan.boundarySeconds)
+        total += below(model.batchSize() / seconds);
+      return total;
+    };
+    auto lagrangian = [&](const Evaluation &plan) {
+      double total = 0;
+      for (const cost::StagePlan &stage : plan.stages)
+        total += stage.replicas * (cluster.classes[stage.deviceClass]
+                                       .pricePerHour +
+                                   shadow[stage.deviceClass]);
+      return total;
+    };
+    Evaluation current = start;
+    std::optional<Evaluation> best;
+    bool moved = false;
+    // At a floor: the cheapest feasible plan above it (dp's DP(floor));
+    // else the closest to feasible, then the cheapest per sample.
+    auto offer = [&](const Evaluation &plan) {
+      if (floor > 0) {
+        if (!plan.feasible || !(plan.throughput > floor))
+          return false;
+        if (best && (plan.pricePerHour > best->pricePerHour ||
+                     (plan.pricePerHour == best->pricePerHour &&
+                      plan.throughput <= best->throughput)))
+          return false;
+        best = plan;
+        return true;
+      }
+      if (!best || isCloser(model, plan, *best, target)) {
+        best = plan;
+        return true;
+      }
+      return false;
+    };
+    auto tryPlacement = [&](std::optional<Evaluation> refined) {
+      if (!refined)
+        return;
+      double a = shortfall(*refined), b = shortfall(current);
+      if (a < b - 1e-12 ||
+          (a <= b + 1e-12 &&
+           lagrangian(*refined) < lagrangian(current) * (1 - 1e-12))) {
+        current = std::move(*refined);
+        moved = true;
       }
     };
-    while (improved) {
-      improved = false;
+    auto tryWindow = [&](unsigned begin, unsigned end) {
+      tryPlacement(exact->cheapestAround(current.classOfLayer, {{begin, end}},
+                                         floor, shadow));
+    };
+    unsigned sinceBest = 0;
+    for (unsigned round = 0; round != kRounds; ++round) {
+      moved = false;
+      // First a re-cut of the whole plan: its sequence of stage classes
+      // kept in order, any stage may be dropped, one stage of another class
+      // may be inserted before or after each, and every boundary moves
+      // freely. A window cannot move boundaries far away, and a floor
+      // packs stages end to end (each as long as the floor allows), so
+      // shifting one boundary shifts them all. Priced, it costs about
+      // (classes x stages) x layers^2 steps: no count labels.
+      if (round == 0)
+        tryPlacement(
+            exact->cheapestPriced(sequenceSlots(current), shadow, floor));
       for (unsigned begin = 0; begin < n; begin += kStride)
         tryWindow(begin, std::min(n, begin + kWidth));
-      for (size_t s = 0; s < plan.stages.size(); ++s) {
-        size_t last = std::min(plan.stages.size(), s + kStagesPerWindow) - 1;
-        unsigned begin = plan.stages[s].begin, end = plan.stages[last].end;
+      for (size_t s = 0; s < current.stages.size(); ++s) {
+        size_t last = std::min(current.stages.size(), s + kStagesPerWindow) - 1;
+        unsigned begin = current.stages[s].begin, end = current.stages[last].end;
         if (end - begin > kWidth && end - begin <= kMaxWindow)
           tryWindow(begin, end);
       }
+      // The priced plan may still overuse a class by a few devices (the
+      // shadow prices of an integer problem need not clear the market
+      // exactly): repair it with the true counts, a device at a time.
+      Evaluation repaired = current;
+      if (!repaired.feasible && shortfall(repaired) == 0)
+        for (unsigned pass = 0; pass != 4 && !repaired.feasible; ++pass)
+          if (!windows(repaired))
+            break;
+      bool improvedBest = offer(current);
+      improvedBest |= offer(repaired);
+      sinceBest = improvedBest ? 0 : sinceBest + 1;
+      if (best && best->feasible && sinceBest >= kPatience)
+        break;
+      // Subgradient step: the relative overuse (negative: spare devices)
+      // times the class's own price, with a diminishing step size.
+      std::vector<unsigned> used(numCls, 0);
+      for (const cost::StagePlan &stage : current.stages)
+        used[stage.deviceClass] += stage.replicas;
+      double step = 1.0 / (1.0 + round / 4.0);
+      bool repriced = false;
+      for (unsigned c = 0; c != numCls; ++c) {
+        double count = std::max(1u, cluster.classes[c].count);
+        double gradient = (double(used[c]) - count) / count;
+        double price = std::max(
+            0.0, shadow[c] + step * gradient * cluster.classes[c].pricePerHour);
+        repriced |= price != shadow[c];
+        shadow[c] = price;
+      }
+      // Nothing moved and the prices stand: a fixed point.
+      if (!moved && !repriced)
+        break;
     }
+    return best;
   };
   // Bottleneck lifting. The cost is price / throughput and the throughput is
   // the slowest stage or boundary, so a dearer plan can be cheaper per
@@ -285,18 +416,30 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
   // they all run faster than it (the rest of the plan as it is), and repeat
   // from the lifted plan; keep the best plan met. Prices only grow along the
   // chain (roughly: each step is re-tightened only locally), so it stops once
-  // price / (an upper bound on any throughput) is no cheaper than the best.
-  // The freed layers stay under half the model: a local move, not dp.
+  // dp's lower bound on the cost of plans at that price (costBound) is no
+  // cheaper than the best. Like dp's, the chain starts at the target: from
+  // the cheapest plan near this one that meets it. The freed layers stay
+  // under half the model: a local move, not dp.
   auto lift = [&](Evaluation &plan) {
     const unsigned maxUnion = std::min(128u, n / 2);
     if (!plan.feasible)
       return false;
     Evaluation current = plan;
+    // Walk up from the bottom, like dp: the cheapest plan near this one
+    // that meets the target (the floor just below it). A plan the windows
+    // left at some throughput may be beaten by one below it.
+    if (std::optional<Evaluation> bottom =
+            trade(plan, std::nextafter(target, 0.0)))
+      current = std::move(*bottom);
     bool improved = false;
+    if (isBetter(current, plan)) {
+      plan = current;
+      improved = true;
+    }
     for (unsigned step = 0; step != 4 * n; ++step) {
       double floor = current.throughput;
       std::optional<Evaluation> lifted;
-      for (unsigned radius = 1; radius <= 3; ++radius) {
+      for (unsigned radius = 0; radius <= 3; ++radius) {
         std::vector<std::pair<unsigned, unsigned>> free;
         unsigned total = 0;
         size_t numStages = current.stages.size();
@@ -330,14 +473,16 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
       if (!lifted)
         break;
       current = std::move(*lifted);
-      tighten(current, floor);
+      // dp's DP(floor), locally: the cheapest plan near the lifted one
+      // whose stages and boundaries all run faster than the floor.
+      if (std::optional<Evaluation> tightened = trade(current, floor))
+        if (tightened->pricePerHour < current.pricePerHour)
+          current = std::move(*tightened);
       if (isBetter(current, plan)) {
         plan = current;
         improved = true;
       }
-      if (cost::costPerMillionSamples(current.pricePerHour,
-                                      exact->throughputBound()) >=
-          plan.costPerMillionSamples)
+      if (exact->costBound(current.pricePerHour) >= plan.costPerMillionSamples)
         break;
     }
     return improved;
@@ -347,17 +492,31 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
       return plan;
     if (!exact)
       exact.emplace(model, target);
+    // The plan a lifting chain returned: lifting it again would walk the
+    // same floors.
+    bool lifted = false;
     while (true) {
+      Evaluation previous = plan;
       plan = improveLocally(model, std::move(plan), target);
-      bool improved = false;
+      bool improved = isCloser(model, plan, previous, target);
       if (std::optional<Evaluation> refined = neighbourhood(plan))
         if (isBetter(*refined, plan)) {
           plan = std::move(*refined);
           improved = true;
         }
       improved |= windows(plan);
-      if (!improved)
+      if (improved)
+        lifted = false;
+      else if (!lifted) {
         improved = lift(plan);
+        lifted = true;
+      }
+      if (!improved && !plan.feasible)
+        if (std::optional<Evaluation> traded = trade(plan, 0))
+          if (isCloser(model, *traded, plan, target)) {
+            plan = std::move(*traded);
+            improved = true;
+          }
       if (!improved)
         return plan;
     }

@@ -49,6 +49,15 @@ public:
   std::optional<Evaluation> cheapest(llvm::ArrayRef<unsigned> slotClasses,
                                      bool ordered);
 
+  /// The placement whose stages are a subsequence of `slotClasses`, in
+  /// order, with the lowest sum over stages of replicas x (price + shadow
+  /// price), every stage and boundary meeting the target (and running faster
+  /// than `above` when given); class counts are not enforced. None when no
+  /// such placement exists.
+  std::optional<Evaluation> cheapestPriced(llvm::ArrayRef<unsigned> slotClasses,
+                                           llvm::ArrayRef<double> shadowPrice,
+                                           double above = 0);
+
   /// The feasible placement with the lowest cost per million samples that
   /// agrees with `placement` outside the windows, layer ranges [begin, end)
   /// (any classes inside; stages may extend across the windows' edges).
@@ -61,13 +70,26 @@ public:
   /// With `liftAbove` > 0, lifts instead: the cheapest windows whose stages
   /// and boundaries all run faster than `liftAbove`, the stages outside taken
   /// as they are (the caller frees every stage at or below it).
+  /// With `shadowPrice` (one per class, per device and hour), prices
+  /// instead: the windows minimise the sum over all stages of replicas x
+  /// (price + shadow price) with every stage they change meeting the target
+  /// (and running faster than `liftAbove` when given), the plan's stages
+  /// outside taken as they are, and class counts not enforced: the shadow
+  /// prices stand for them (a Lagrangian relaxation of the counts).
   std::optional<Evaluation>
   cheapestAround(llvm::ArrayRef<unsigned> placement,
                  llvm::ArrayRef<std::pair<unsigned, unsigned>> windows,
-                 double liftAbove = 0);
+                 double liftAbove = 0,
+                 llvm::ArrayRef<double> shadowPrice = {});
 
   /// An upper bound on the throughput of any placement.
   double throughputBound() const;
+
+  /// A lower bound on the cost per million samples of any placement whose
+  /// price per hour is at least `price`: with price P no stage has more
+  /// than P / price_c devices of class c, which bounds every layer's
+  /// throughput. At least price / throughputBound().
+  double costBound(double price) const;
 
 private:
   struct Impl;

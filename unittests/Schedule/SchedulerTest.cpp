@@ -7,6 +7,7 @@
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -140,6 +141,138 @@ TEST(Scheduler, LiftedWindowIsCheapestAboveTheFloor) {
         << "trial " << trial;
   }
   EXPECT_GT(lifted, 20u);
+}
+
+TEST(Scheduler, PricedSearchMinimisesTheLagrangian) {
+  // rl's device trading relaxes the class counts with a shadow price per
+  // device. With the whole model freed, cheapestAround's priced mode, and
+  // cheapestPriced over every class sequence, must return the placement
+  // minimising sum of replicas x (price + shadow price) over those whose
+  // stages and boundaries all meet the target (and run faster than a floor
+  // when given), counts not enforced: checked against enumeration.
+  std::mt19937_64 rng(13);
+  unsigned checked = 0, steered = 0;
+  for (unsigned trial = 0; trial != 200; ++trial) {
+    cluster::ClusterSpec cluster = randomCluster(rng, 3, true, 1 + rng() % 2);
+    cost::LayerGraph graph = randomGraph(rng, 2 + rng() % 6);
+    double target = randomTarget(rng, graph, cluster, 0.1, 1.5);
+    cost::CostModel model(graph, cluster);
+    unsigned n = graph.size(), numCls = cluster.classes.size();
+    std::vector<double> shadow(numCls);
+    for (double &price : shadow)
+      price = rng() % 2 ? logUniform(rng, 0.01, 10) : 0.0;
+    double floor = rng() % 2 ? 0.0 : target * logUniform(rng, 1, 2);
+    auto lagrangian = [&](const cost::Evaluation &plan) {
+      double total = 0;
+      for (const cost::StagePlan &stage : plan.stages)
+        total += stage.replicas *
+                 (cluster.classes[stage.deviceClass].pricePerHour +
+                  shadow[stage.deviceClass]);
+      return total;
+    };
+    auto admissible = [&](const cost::Evaluation &plan) {
+      for (const cost::StagePlan &stage : plan.stages)
+        if (!stage.meetsTarget || (floor > 0 && !(stage.throughput > floor)))
+          return false;
+      for (double seconds : plan.boundarySeconds) {
+        double throughput = model.batchSize() / seconds;
+        if (throughput < target || (floor > 0 && !(throughput > floor)))
+          return false;
+      }
+      return true;
+    };
+    double cheapest = std::numeric_limits<double>::infinity();
+    // The same without any device of class c.
+    std::vector<double> cheapestWithout(
+        numCls, std::numeric_limits<double>::infinity());
+    std::vector<unsigned> placement(n, 0);
+    while (true) {
+      cost::Evaluation plan = model.evaluate(placement, target);
+      if (admissible(plan)) {
+        cheapest = std::min(cheapest, lagrangian(plan));
+        for (unsigned c = 0; c != numCls; ++c)
+          if (std::find(placement.begin(), placement.end(), c) ==
+              placement.end())
+            cheapestWithout[c] = std::min(cheapestWithout[c], lagrangian(plan));
+      }
+      unsigned l = 0;
+      while (l != n && ++placement[l] == numCls)
+        placement[l++] = 0;
+      if (l == n)
+        break;
+    }
+    schedule::detail::ExactPlacementSearch search(model, target);
+    std::optional<cost::Evaluation> window = search.cheapestAround(
+        std::vector<unsigned>(n, 0), {{0, n}}, floor, shadow);
+    std::vector<unsigned> everySequence;
+    for (unsigned l = 0; l != n; ++l)
+      for (unsigned c = 0; c != numCls; ++c)
+        everySequence.push_back(c);
+    std::optional<cost::Evaluation> sequence =
+        search.cheapestPriced(everySequence, shadow, floor);
+    ASSERT_EQ(window.has_value(), std::isfinite(cheapest)) << "trial " << trial;
+    ASSERT_EQ(sequence.has_value(), std::isfinite(cheapest))
+        << "trial " << trial;
+    if (!window)
+      continue;
+    ++checked;
+    EXPECT_TRUE(admissible(*window)) << "trial " << trial;
+    EXPECT_TRUE(admissible(*sequence)) << "trial " << trial;
+    EXPECT_NEAR(lagrangian(*window), cheapest, 1e-9 * cheapest)
+        << "trial " << trial;
+    EXPECT_NEAR(lagrangian(*sequence), cheapest, 1e-9 * cheapest)
+        << "trial " << trial;
+    // A prohibitive shadow price on a class the optimum uses moves its
+    // layers to other classes wherever that is possible: the prices steer
+    // which classes the search spends devices of.
+    unsigned used = window->classOfLayer[0];
+    if (!std::isfinite(cheapestWithout[used]))
+      continue;
+    ++steered;
+    double saved = shadow[used];
+    shadow[used] += 1e6;
+    std::optional<cost::Evaluation> away = search.cheapestAround(
+        std::vector<unsigned>(n, 0), {{0, n}}, floor, shadow);
+    ASSERT_TRUE(away.has_value()) << "trial " << trial;
+    EXPECT_EQ(std::count(away->classOfLayer.begin(), away->classOfLayer.end(),
+                         used),
+              0)
+        << "trial " << trial;
+    EXPECT_NEAR(lagrangian(*away), cheapestWithout[used],
+                1e-9 * cheapestWithout[used])
+        << "trial " << trial;
+    shadow[used] = saved;
+  }
+  EXPECT_GT(checked, 40u);
+  EXPECT_GT(steered, 10u);
+}
+
+TEST(Scheduler, CostBoundIsALowerBound) {
+  // No placement with price P costs less per sample than costBound(P).
+  std::mt19937_64 rng(17);
+  for (unsigned trial = 0; trial != 100; ++trial) {
+    cluster::ClusterSpec cluster = randomCluster(rng, 3, true, 1 + rng() % 4);
+    cost::LayerGraph graph = randomGraph(rng, 2 + rng() % 5);
+    cost::CostModel model(graph, cluster);
+    schedule::detail::ExactPlacementSearch search(model, 1.0);
+    unsigned n = graph.size(), numCls = cluster.classes.size();
+    std::vector<unsigned> placement(n, 0);
+    while (true) {
+      // Any replica counts: the most each stage may have.
+      cost::Evaluation plan = model.evaluate(placement, 1e300);
+      if (plan.throughput > 0) {
+        double cost =
+            cost::costPerMillionSamples(plan.pricePerHour, plan.throughput);
+        EXPECT_LE(search.costBound(plan.pricePerHour), cost * (1 + 1e-12))
+            << "trial " << trial;
+      }
+      unsigned l = 0;
+      while (l != n && ++placement[l] == numCls)
+        placement[l++] = 0;
+      if (l == n)
+        break;
+    }
+  }
 }
 
 TEST(Scheduler, HeuristicsNeverBeatTheOptimum) {
