@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -198,6 +200,44 @@ TEST(CpuDenseGemm, RandomAgainstReference) {
             ++cases;
           }
   EXPECT_GT(cases, 0);
+}
+
+// Kernels below worthThreads run on one thread: same bits as a one-thread
+// context, and the stage's thread count is back afterwards.
+TEST(CpuDenseGemm, SmallKernelsRunSerialAndRestoreThreads) {
+  // OpenMP is linked by the kernel library only: look it up at run time.
+  auto maxThreads =
+      reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  if (!maxThreads)
+    GTEST_SKIP() << "omp_get_max_threads not found";
+  std::vector<float> a = randomData(196, 1), b = randomData(196 * 128, 2),
+                     c = randomData(128, 3), big = randomData(256 * 256, 4);
+  Shape cShape{128};
+  auto run = [&](int threads, std::vector<float> &y, std::vector<float> &z) {
+    Context ctx(threads);
+    ctx.enterThread();
+    Gemm small(ctx, DType::F32, 1, 128, 196, false, false, 1.f, 1.f, &cShape,
+               Activation{UnaryKind::Relu, {}}, true);
+    Gemm large(ctx, DType::F32, 64, 256, 256, false, false, 1.f, 0.f, nullptr,
+               Activation{}, true);
+    EXPECT_EQ(maxThreads(), threads);
+    small.run(a.data(), b.data(), c.data(), y.data());
+    EXPECT_EQ(maxThreads(), threads) << "after the serial kernel";
+    large.run(big.data(), big.data(), nullptr, z.data());
+    EXPECT_EQ(maxThreads(), threads) << "after the parallel kernel";
+  };
+  std::vector<float> y1(128), y2(128), z1(64 * 256), z2(64 * 256);
+  run(1, y1, z1);
+  run(2, y2, z2);
+  EXPECT_EQ(y1, y2);
+  std::vector<float> expected(128);
+  for (int j = 0; j < 128; ++j) {
+    double sum = c[j];
+    for (int i = 0; i < 196; ++i)
+      sum += double(a[i]) * b[i * 128 + j];
+    expected[j] = std::max(float(sum), 0.f);
+  }
+  expectClose(y2, expected, "serial gemm");
 }
 
 TEST(CpuDenseGemm, EmptyInnerDimension) {

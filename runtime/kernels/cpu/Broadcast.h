@@ -13,6 +13,7 @@
 #ifndef HETERPS_RUNTIME_KERNELS_CPU_BROADCAST_H
 #define HETERPS_RUNTIME_KERNELS_CPU_BROADCAST_H
 
+#include "CpuContext.h"
 #include "heterps/Runtime/Types.h"
 
 #include <algorithm>
@@ -24,8 +25,10 @@ namespace heterps::rt::cpu {
 
 constexpr int kMaxOperands = 3;
 /// Below this many output elements a kernel runs on the calling thread:
-/// waking the OpenMP team costs more than it saves.
-constexpr int64_t kParallelElements = 1 << 16;
+/// waking the OpenMP team costs more than it saves (worthThreads for a
+/// memory-bound op: 64K elements).
+constexpr int64_t kParallelElements =
+    int64_t(kMinParallelWork / kCheapElementWork);
 
 struct StridedPlan {
   int operands = 0;

@@ -41,6 +41,16 @@ void Context::copy(void *dst, const void *src, size_t bytes) {
 
 void Context::synchronize() {}
 
+// The OpenMP wait policy is left to the environment: it is process-wide and
+// the right value depends on the machine. Measured on 2 shared cores with 2
+// threads: the default (spin, then sleep) is fastest when the cores are free;
+// when other processes compete, a team thread waiting at a barrier holds its
+// core while its partner is descheduled, and parallel kernels then often
+// take a scheduler slice (~8-16 ms instead of 0.01-0.2). OMP_WAIT_POLICY=
+// passive removed most of those stalls (tanh over 64K: mean 7.9 ms -> 0.33
+// ms) at ~10-15 us more per parallel region when idle (gemm 8x256x256:
+// 10 us -> 25 us); GOMP_SPINCOUNT=10000 gave steady but slow ~0.5-0.9 ms
+// regions. Kernels below worthThreads open no region either way.
 void Context::enterThread() {
   if (implPtr->threads > 0)
     omp_set_num_threads(implPtr->threads);

@@ -18,8 +18,13 @@
 namespace heterps::rt::cpu {
 namespace {
 
-/// Bytes beyond which copies are spread over threads.
+/// Bytes beyond which copies are spread over threads. Stricter than
+/// worthThreads for a 4-byte element (256 KiB): a memcpy byte costs a
+/// fraction of a computed one, so small copies stay serial (and clear of the
+/// barrier stalls of a loaded machine). Strided copies use forEachSpan's
+/// kParallelElements.
 constexpr int64_t kParallelBytes = 1 << 20;
+static_assert(kParallelBytes / 4 * kCheapElementWork >= kMinParallelWork);
 
 std::string kernelError(const char *kernel, const std::string &what) {
   return std::string(kernel) + ": " + what;

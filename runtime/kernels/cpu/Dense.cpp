@@ -55,6 +55,7 @@ struct Gemm::Impl {
   int64_t cRows = 1, cCols = 1; // C broadcast to [cRows, cCols]
   Activation act;
   bool fusedAct = true;
+  bool parallel; // worthThreads: else built and run in a SerialScope
   dnnl::matmul matmul;
   dnnl::memory src, bias, dst, scratchpad;
   Weights weights;
@@ -63,7 +64,8 @@ struct Gemm::Impl {
   Impl(Context &ctx, int64_t m, int64_t n, int64_t k, bool transA, bool transB,
        float alpha, float beta, const Shape *cShape, Activation act,
        bool constantB)
-      : stream(ctx.impl().stream), m(m), n(n), k(k), beta(beta), act(act) {
+      : stream(ctx.impl().stream), m(m), n(n), k(k), beta(beta), act(act),
+        parallel(worthThreads(2. * m * n * k + kCheapElementWork * m * n)) {
     if (m < 0 || n < 0 || k < 0)
       throw Error("Gemm: negative dimension m=" + std::to_string(m) +
                   " n=" + std::to_string(n) + " k=" + std::to_string(k));
@@ -90,6 +92,7 @@ struct Gemm::Impl {
       return;
 
     const dnnl::engine &engine = ctx.impl().engine;
+    SerialScope serial(!parallel);
     withDnnl("Gemm", [&] {
       dnnl::post_ops ops;
       if (cMode == CMode::Sum)
@@ -143,6 +146,7 @@ struct Gemm::Impl {
     float *out = static_cast<float *>(y);
     if (m == 0 || n == 0)
       return;
+    SerialScope serial(!parallel);
     if (cMode != CMode::None && !c)
       throw Error("Gemm: C was declared but not passed");
     if (k == 0) {
@@ -195,6 +199,7 @@ struct MatMul::Impl {
   bool emptyK = false;  // K == 0: y is zeros (then the activation)
   Activation act;
   bool fusedAct = true;
+  bool parallel = false; // worthThreads: else built and run in a SerialScope
   dnnl::matmul matmul;
   dnnl::memory src, dst, scratchpad;
   Weights weights;
@@ -239,6 +244,7 @@ struct MatMul::Impl {
       empty = true;
     if (k == 0)
       emptyK = true;
+    parallel = worthThreads(double(elements) * (2. * k + kCheapElementWork));
     if (empty || emptyK)
       return;
     if (!bBatched && rank > 2) {
@@ -254,6 +260,7 @@ struct MatMul::Impl {
                   " is above oneDNN's " + std::to_string(DNNL_MAX_NDIMS));
 
     const dnnl::engine &engine = ctx.impl().engine;
+    SerialScope serial(!parallel);
     withDnnl("MatMul", [&] {
       dnnl::primitive_attr attr = activationAttr(act, fusedAct);
       auto srcDesc = plainDesc(a), dstDesc = plainDesc(d);
@@ -281,6 +288,7 @@ struct MatMul::Impl {
     float *out = static_cast<float *>(y);
     if (empty)
       return;
+    SerialScope serial(!parallel);
     if (emptyK) {
       std::fill(out, out + elements, 0.f);
       applyActivation(act, out, elements);
@@ -318,6 +326,7 @@ struct Conv::Impl {
   bool hasBias;
   Activation act;
   bool fusedAct = true;
+  bool parallel = false; // worthThreads: else built and run in a SerialScope
   dnnl::convolution_forward conv;
   dnnl::memory src, bias, dst, scratchpad;
   Weights weights;
@@ -391,6 +400,11 @@ struct Conv::Impl {
     batch = x[0];
     xImage = numElements(x) / batch;
     yImage = elements / batch;
+    // 2 per multiply-add (w[1] input channels per group, times the taps),
+    // plus moving x and y (the reorders of the blocked path).
+    parallel = worthThreads(
+        2. * double(elements) * double(numElements(w)) / double(w[0]) +
+        kCheapElementWork * double(numElements(x) + elements));
 
     // Grouped filters are [G, Cout/G, Cin/G, k...], the same bytes as the
     // ONNX [Cout, Cin/G, k...].
@@ -400,6 +414,7 @@ struct Conv::Impl {
       filter.insert(filter.begin(), group);
     }
     const dnnl::engine &engine = ctx.impl().engine;
+    SerialScope serial(!parallel);
     withDnnl("Conv", [&] {
       dnnl::primitive_attr attr = activationAttr(act, fusedAct);
       auto userWeights = plainDesc(filter);
@@ -486,6 +501,7 @@ struct Conv::Impl {
       throw Error("Conv: bias was declared but not passed");
     const float *in = static_cast<const float *>(x);
     float *out = static_cast<float *>(y);
+    SerialScope serial(!parallel);
     weights.bind(stream, w);
     if (hasBias)
       bind(bias, b);

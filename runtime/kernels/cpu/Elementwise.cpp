@@ -306,6 +306,28 @@ bool dnnlUnary(UnaryKind kind, const UnaryParams &params,
 /// oneDNN's fixed overhead outweighs its vector code below this size.
 constexpr int64_t kDnnlMinElements = 1024;
 
+/// FLOP-equivalents per element of `kind` (see worthThreads).
+double unaryElementWork(UnaryKind kind) {
+  switch (kind) {
+  case UnaryKind::Sigmoid:
+  case UnaryKind::Tanh:
+  case UnaryKind::GeluErf:
+  case UnaryKind::GeluTanh:
+  case UnaryKind::Erf:
+  case UnaryKind::Exp:
+  case UnaryKind::Log:
+  case UnaryKind::Sin:
+  case UnaryKind::Cos:
+  case UnaryKind::Softplus:
+  case UnaryKind::Elu:
+  case UnaryKind::Celu:
+  case UnaryKind::Selu:
+    return kTranscendentalElementWork;
+  default:
+    return kCheapElementWork;
+  }
+}
+
 } // namespace
 
 struct Unary::Impl {
@@ -318,6 +340,8 @@ struct Unary::Impl {
   alignas(8) unsigned char args[4 * sizeof(double)] = {};
   // F32 kinds oneDNN computes.
   bool useDnnl = false;
+  /// Elements from which the loop or the primitive uses threads.
+  int64_t parallelElements = kParallelElements;
   dnnl::eltwise_forward primitive;
   dnnl::memory src, dst, scratchpad;
   dnnl_util::Args dnnlArgs;
@@ -343,10 +367,12 @@ struct Unary::Impl {
     if (!fn)
       throw Error(std::string("Unary: kind ") + unaryName(kind) +
                   " is not supported for element type " + dtypeName(type));
+    parallelElements = int64_t(kMinParallelWork / unaryElementWork(kind));
     dnnl::algorithm algorithm;
     float alpha, beta;
     if (type == DType::F32 && n >= kDnnlMinElements &&
         dnnlUnary(kind, params, algorithm, alpha, beta)) {
+      SerialScope serial(n < parallelElements);
       withDnnl("Unary", [&]() {
         dnnl::memory::desc md({n}, dnnl::memory::data_type::f32,
                               dnnl::memory::format_tag::a);
@@ -379,6 +405,7 @@ struct Unary::Impl {
       return;
     }
     if (useDnnl) {
+      SerialScope serial(n < parallelElements);
       withDnnl("Unary", [&]() {
         src.set_data_handle(const_cast<void *>(x));
         dst.set_data_handle(y);
@@ -389,7 +416,8 @@ struct Unary::Impl {
     }
     UnaryFn f = fn;
     const void *a = args;
-    parallelBlocks(n, [&](int64_t b, int64_t e) { f(x, y, b, e, a); });
+    parallelBlocks(
+        n, [&](int64_t b, int64_t e) { f(x, y, b, e, a); }, parallelElements);
   }
 };
 
@@ -641,6 +669,9 @@ struct Binary::Impl {
        const Shape &y) {
     plan = makeStridedPlan(y, {broadcastStrides("Binary", "lhs", a, y),
                                broadcastStrides("Binary", "rhs", b, y)});
+    if (kind == BinaryKind::Pow)
+      plan.parallelThreshold =
+          int64_t(kMinParallelWork / kTranscendentalElementWork);
     fn = dispatchDType(
         in, [&](auto d) { return binaryFnFor<decltype(d)::value>(kind); });
     if (!fn)

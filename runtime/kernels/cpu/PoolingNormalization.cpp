@@ -28,9 +28,11 @@ Dims atLeast1D(const Shape &shape) {
   return shape.empty() ? Dims{1} : toDims(shape);
 }
 
-/// Runs `primitive` with its bound arguments and waits for it.
+/// Runs `primitive` with its bound arguments and waits for it, on one
+/// thread unless the kernel is `parallel`.
 void execute(const char *kernel, const dnnl::primitive &primitive,
-             dnnl::stream &stream, const Args &args) {
+             dnnl::stream &stream, const Args &args, bool parallel) {
+  SerialScope serial(!parallel);
   withDnnl(kernel, [&] {
     primitive.execute(stream, args);
     stream.wait();
@@ -55,7 +57,8 @@ struct Pool::Impl {
   /// (taps in input) / (taps in input + explicit pads); 0 marks a window
   /// with no input tap, whose average is 0.
   std::vector<float> rescale;
-  int64_t planes = 0; // N * C
+  int64_t planes = 0;    // N * C
+  bool parallel = false; // worthThreads
 
   /// The own loop, used whenever every window holds an input tap: oneDNN
   /// runs pooling of plain NC[D]HW in its slow reference implementation, and
@@ -118,6 +121,10 @@ struct Pool::Impl {
       empty = true;
       return;
     }
+    // x read once, and a compare or add per tap of every window.
+    parallel =
+        worthThreads(kCheapElementWork * double(numElements(x)) +
+                     2. * double(numElements(y)) * double(numElements(kernel)));
     if (numElements(x) == 0)
       throw Error("Pool: empty x of shape " + shapeString(x) +
                   " has no window to pool");
@@ -135,6 +142,7 @@ struct Pool::Impl {
       buildRescale(x, y, kernel, strides, dilations, padBegin, padEnd);
 
     const dnnl::engine &engine = ctx.impl().engine;
+    SerialScope serial(!parallel);
     withDnnl("Pool", [&] {
       auto srcDesc = plainDesc(toDims(x)), dstDesc = plainDesc(toDims(y));
       dnnl::pooling_v2_forward::desc desc(
@@ -269,7 +277,7 @@ struct Pool::Impl {
   void runTiled2x2(const float *__restrict x, float *__restrict y) const {
     int64_t inPlane = in[1] * in[2], outPlane = out[1] * out[2];
     int64_t height = out[1], width = out[2], inWidth = in[2];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
     for (int64_t plane = 0; plane < planes; ++plane) {
       for (int64_t oh = 0; oh < height; ++oh) {
         const float *top = x + plane * inPlane + 2 * oh * inWidth;
@@ -304,7 +312,7 @@ struct Pool::Impl {
     int64_t inPlane = in[0] * in[1] * in[2],
             outPlane = out[0] * out[1] * out[2];
     int64_t rows = out[0] * out[1], sw = stride[2];
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
     for (int64_t plane = 0; plane < planes; ++plane) {
       const float *src = x + plane * inPlane;
       float *dst = y + plane * outPlane;
@@ -363,12 +371,12 @@ struct Pool::Impl {
     }
     bind(src, x);
     bind(dst, y);
-    execute("Pool", pool, stream, args);
+    execute("Pool", pool, stream, args, parallel);
     if (rescale.empty())
       return;
     float *out = static_cast<float *>(y);
     int64_t positions = rescale.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
     for (int64_t plane = 0; plane < planes; ++plane) {
       float *row = out + plane * positions;
       for (int64_t p = 0; p < positions; ++p)
@@ -399,6 +407,7 @@ void Pool::run(const void *x, void *y) { impl->run(x, y); }
 struct GlobalPool::Impl {
   bool max;
   int64_t planes = 0, planeSize = 1;
+  bool parallel = false; // worthThreads
 
   Impl(bool max, const Shape &x) : max(max) {
     if (x.size() < 2)
@@ -407,6 +416,7 @@ struct GlobalPool::Impl {
     planes = x[0] * x[1];
     for (size_t i = 2; i < x.size(); ++i)
       planeSize *= x[i];
+    parallel = worthThreads(kCheapElementWork * double(planes * planeSize));
   }
 
   void run(const void *x, void *y) {
@@ -414,7 +424,7 @@ struct GlobalPool::Impl {
     float *out = static_cast<float *>(y);
     int64_t size = planeSize;
     if (max) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
       for (int64_t plane = 0; plane < planes; ++plane) {
         const float *row = in + plane * size;
         float best = -std::numeric_limits<float>::infinity();
@@ -425,7 +435,7 @@ struct GlobalPool::Impl {
       }
       return;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
     for (int64_t plane = 0; plane < planes; ++plane) {
       const float *row = in + plane * size;
       float sum = 0.f;
@@ -453,6 +463,7 @@ void GlobalPool::run(const void *x, void *y) { impl->run(x, y); }
 struct BatchNorm::Impl {
   dnnl::stream &stream;
   bool empty = false;
+  bool parallel = false; // worthThreads
   dnnl::batch_normalization_forward norm;
   dnnl::memory src, dst, mean, variance, scale, shift, scratchpad;
   Args args;
@@ -473,7 +484,9 @@ struct BatchNorm::Impl {
     if (x.size() > 2)
       dims.insert(dims.end(),
                   {numElements(Shape(x.begin() + 2, x.end())), int64_t(1)});
+    parallel = worthThreads(kCheapElementWork * double(numElements(x)));
     const dnnl::engine &engine = ctx.impl().engine;
+    SerialScope serial(!parallel);
     withDnnl("BatchNorm", [&] {
       auto flags = dnnl::normalization_flags::use_global_stats |
                    dnnl::normalization_flags::use_scale |
@@ -507,7 +520,7 @@ struct BatchNorm::Impl {
     bind(variance, varianceData);
     bind(scale, scaleData);
     bind(shift, biasData);
-    execute("BatchNorm", norm, stream, args);
+    execute("BatchNorm", norm, stream, args, parallel);
   }
 };
 
@@ -530,6 +543,7 @@ void BatchNorm::run(const void *x, const void *scale, const void *bias,
 struct LayerNorm::Impl {
   dnnl::stream &stream;
   bool empty = false, hasBias;
+  bool parallel = false; // worthThreads
   dnnl::layer_normalization_forward norm;
   dnnl::memory src, dst, scale, shift, scratchpad;
   Args args;
@@ -565,7 +579,9 @@ struct LayerNorm::Impl {
       return;
     }
 
+    parallel = worthThreads(kNormElementWork * double(outer * inner));
     const dnnl::engine &engine = ctx.impl().engine;
+    SerialScope serial(!parallel);
     withDnnl("LayerNorm", [&] {
       auto flags = dnnl::normalization_flags::use_scale;
       if (hasBias)
@@ -641,7 +657,7 @@ struct LayerNorm::Impl {
     bind(scale, expand(scaleData, scaleScratch));
     if (hasBias)
       bind(shift, expand(biasData, shiftScratch));
-    execute("LayerNorm", norm, stream, args);
+    execute("LayerNorm", norm, stream, args, parallel);
   }
 };
 
@@ -665,6 +681,7 @@ void LayerNorm::run(const void *x, const void *scale, const void *bias,
 struct Softmax::Impl {
   dnnl::stream &stream;
   bool empty = false, log;
+  bool parallel = false; // worthThreads
   dnnl::primitive softmax;
   dnnl::memory src, dst, scratchpad;
   Args args;
@@ -685,7 +702,10 @@ struct Softmax::Impl {
     }
     for (int64_t i = 0; i != int64_t(dims.size()); ++i)
       (i < axis ? outer : i == axis ? axisSize : inner) *= dims[i];
+    parallel =
+        worthThreads(kTranscendentalElementWork * double(numElements(x)));
     const dnnl::engine &engine = ctx.impl().engine;
+    SerialScope serial(!parallel);
     withDnnl("Softmax", [&] {
       auto data = plainDesc(dims);
       src = placeholder(data, engine);
@@ -762,7 +782,7 @@ struct Softmax::Impl {
     if (!useLoop) {
       bind(src, x);
       bind(dst, y);
-      execute("Softmax", softmax, stream, args);
+      execute("Softmax", softmax, stream, args, parallel);
       return;
     }
     const float *in = static_cast<const float *>(x);
@@ -771,7 +791,7 @@ struct Softmax::Impl {
     // extent still spreads over the threads.
     constexpr int64_t chunk = 256;
     int64_t chunks = (inner + chunk - 1) / chunk, block = axisSize * inner;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
     for (int64_t item = 0; item < outer * chunks; ++item) {
       float top[chunk], sum[chunk];
       int64_t o = item / chunks, begin = item % chunks * chunk;
@@ -799,6 +819,7 @@ struct Reduce::Impl {
   dnnl::stream &stream;
   ReduceKind kind;
   bool useDnnl = false;
+  bool parallel = false; // worthThreads
   dnnl::reduction reduction;
   dnnl::memory src, dst, scratchpad;
   Args args;
@@ -829,6 +850,10 @@ struct Reduce::Impl {
       throw Error("Reduce: y of shape " + shapeString(y) +
                   " does not hold the result " + shapeString(kept));
 
+    parallel =
+        worthThreads(double(numElements(x)) * (kind == ReduceKind::LogSumExp
+                                                   ? kTranscendentalElementWork
+                                                   : kCheapElementWork));
     // oneDNN where it is exact and has a real implementation: it needs at
     // least one axis that shrinks and no empty extent, and its reference
     // reduction is slower than the loop below.
@@ -874,6 +899,7 @@ struct Reduce::Impl {
       return false;
     }
     try {
+      SerialScope serial(!parallel);
       dnnl::primitive_attr attr = userScratchpad();
       if (ops.len() > 0)
         attr.set_post_ops(ops);
@@ -982,13 +1008,13 @@ struct Reduce::Impl {
     if (useDnnl) {
       bind(src, x);
       bind(dst, y);
-      execute("Reduce", reduction, stream, args);
+      execute("Reduce", reduction, stream, args, parallel);
       return;
     }
     const float *in = static_cast<const float *>(x);
     float *out = static_cast<float *>(y);
     int64_t outputs = outputBase.size();
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (parallel)
     for (int64_t o = 0; o < outputs; ++o)
       out[o] = reduceOne(in + outputBase[o]);
   }
