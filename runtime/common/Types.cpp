@@ -60,4 +60,60 @@ std::string shapeString(const Shape &shape) {
   return text;
 }
 
+namespace {
+template <size_t N>
+const char *nameAt(const char *const (&names)[N], size_t index) {
+  return index < N ? names[index] : "?";
+}
+} // namespace
+
+const char *unaryKindName(UnaryKind kind) {
+  static const char *const names[] = {"Identity",
+                                      "Relu",
+                                      "Sigmoid",
+                                      "Tanh",
+                                      "GeluErf",
+                                      "GeluTanh",
+                                      "Erf",
+                                      "Exp",
+                                      "Log",
+                                      "Sqrt",
+                                      "Abs",
+                                      "Neg",
+                                      "Reciprocal",
+                                      "Floor",
+                                      "Ceil",
+                                      "Round",
+                                      "Sign",
+                                      "Sin",
+                                      "Cos",
+                                      "Softplus",
+                                      "Softsign",
+                                      "HardSwish",
+                                      "Not",
+                                      "LeakyRelu",
+                                      "Elu",
+                                      "Celu",
+                                      "Selu",
+                                      "HardSigmoid",
+                                      "ThresholdedRelu",
+                                      "Clip"};
+  return nameAt(names, size_t(kind));
+}
+
+const char *binaryKindName(BinaryKind kind) {
+  static const char *const names[] = {
+      "Add", "Sub",   "Mul",  "Div",       "Pow",     "Max",
+      "Min", "Mod",   "FMod", "PRelu",     "And",     "Or",
+      "Xor", "Equal", "Less", "LessEqual", "Greater", "GreaterEqual"};
+  return nameAt(names, size_t(kind));
+}
+
+const char *reduceKindName(ReduceKind kind) {
+  static const char *const names[] = {"Sum",       "Mean",     "Max", "Min",
+                                      "Prod",      "L1",       "L2",  "LogSum",
+                                      "LogSumExp", "SumSquare"};
+  return nameAt(names, size_t(kind));
+}
+
 } // namespace heterps::rt

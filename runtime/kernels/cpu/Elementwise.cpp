@@ -27,41 +27,6 @@ template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
 // Unary
 //===----------------------------------------------------------------------===//
 
-const char *unaryName(UnaryKind kind) {
-  static const char *const names[] = {"Identity",
-                                      "Relu",
-                                      "Sigmoid",
-                                      "Tanh",
-                                      "GeluErf",
-                                      "GeluTanh",
-                                      "Erf",
-                                      "Exp",
-                                      "Log",
-                                      "Sqrt",
-                                      "Abs",
-                                      "Neg",
-                                      "Reciprocal",
-                                      "Floor",
-                                      "Ceil",
-                                      "Round",
-                                      "Sign",
-                                      "Sin",
-                                      "Cos",
-                                      "Softplus",
-                                      "Softsign",
-                                      "HardSwish",
-                                      "Not",
-                                      "LeakyRelu",
-                                      "Elu",
-                                      "Celu",
-                                      "Selu",
-                                      "HardSigmoid",
-                                      "ThresholdedRelu",
-                                      "Clip"};
-  size_t index = size_t(kind);
-  return index < sizeof(names) / sizeof(names[0]) ? names[index] : "?";
-}
-
 /// Parameters converted once to the compute type C.
 template <typename C> struct UnaryArgs { C alpha, beta, lo, hi; };
 
@@ -352,7 +317,7 @@ struct Unary::Impl {
     if (n < 0)
       throw Error("Unary: negative element count " + std::to_string(n));
     if (!unarySupported(type, kind))
-      throw Error(std::string("Unary: kind ") + unaryName(kind) +
+      throw Error(std::string("Unary: kind ") + unaryKindName(kind) +
                   " is not supported for element type " + dtypeName(type));
     identity = kind == UnaryKind::Identity;
     dispatchDType(type, [&](auto d) {
@@ -365,7 +330,7 @@ struct Unary::Impl {
       fn = unaryFnFor<D>(kind);
     });
     if (!fn)
-      throw Error(std::string("Unary: kind ") + unaryName(kind) +
+      throw Error(std::string("Unary: kind ") + unaryKindName(kind) +
                   " is not supported for element type " + dtypeName(type));
     parallelElements = int64_t(kMinParallelWork / unaryElementWork(kind));
     dnnl::algorithm algorithm;
@@ -432,15 +397,6 @@ void Unary::run(const void *x, void *y) { impl->run(x, y); }
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-const char *binaryName(BinaryKind kind) {
-  static const char *const names[] = {
-      "Add", "Sub",   "Mul",  "Div",       "Pow",     "Max",
-      "Min", "Mod",   "FMod", "PRelu",     "And",     "Or",
-      "Xor", "Equal", "Less", "LessEqual", "Greater", "GreaterEqual"};
-  size_t index = size_t(kind);
-  return index < sizeof(names) / sizeof(names[0]) ? names[index] : "?";
-}
 
 bool isComparison(BinaryKind kind) {
   return kind == BinaryKind::Equal || kind == BinaryKind::Less ||
@@ -675,7 +631,7 @@ struct Binary::Impl {
     fn = dispatchDType(
         in, [&](auto d) { return binaryFnFor<decltype(d)::value>(kind); });
     if (!fn)
-      throw Error(std::string("Binary: kind ") + binaryName(kind) +
+      throw Error(std::string("Binary: kind ") + binaryKindName(kind) +
                   " is not supported for element type " + dtypeName(in) +
                   (isLogical(kind) ? " (logical kinds take bool)" : ""));
   }

@@ -70,41 +70,6 @@ template <typename T> T intBound(double bound, bool lower) {
   return T(lower ? std::ceil(bound) : std::floor(bound));
 }
 
-const char *unaryName(UnaryKind kind) {
-  static const char *const names[] = {"Identity",
-                                      "Relu",
-                                      "Sigmoid",
-                                      "Tanh",
-                                      "GeluErf",
-                                      "GeluTanh",
-                                      "Erf",
-                                      "Exp",
-                                      "Log",
-                                      "Sqrt",
-                                      "Abs",
-                                      "Neg",
-                                      "Reciprocal",
-                                      "Floor",
-                                      "Ceil",
-                                      "Round",
-                                      "Sign",
-                                      "Sin",
-                                      "Cos",
-                                      "Softplus",
-                                      "Softsign",
-                                      "HardSwish",
-                                      "Not",
-                                      "LeakyRelu",
-                                      "Elu",
-                                      "Celu",
-                                      "Selu",
-                                      "HardSigmoid",
-                                      "ThresholdedRelu",
-                                      "Clip"};
-  size_t index = size_t(kind);
-  return index < sizeof(names) / sizeof(names[0]) ? names[index] : "?";
-}
-
 } // namespace
 
 struct Unary::Impl {
@@ -128,7 +93,7 @@ Unary::Unary(Context &ctx, DType type, UnaryKind kind, UnaryParams params,
          kind == UnaryKind::Abs || kind == UnaryKind::Neg ||
          kind == UnaryKind::Sign || kind == UnaryKind::Clip;
   if (!ok)
-    throw Error(std::string("Unary: ") + unaryName(kind) +
+    throw Error(std::string("Unary: ") + unaryKindName(kind) +
                 " is not defined for " + dtypeName(type));
 }
 

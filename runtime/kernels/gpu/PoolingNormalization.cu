@@ -603,17 +603,6 @@ __global__ void reduceBlockKernel(ReduceParams<A> p, const T *x, T *y,
   }
 }
 
-const char *reduceKindName(ReduceKind kind) {
-  switch (kind) {
-  case ReduceKind::L2:
-    return "L2";
-  case ReduceKind::LogSum:
-    return "LogSum";
-  default:
-    return "LogSumExp";
-  }
-}
-
 } // namespace
 
 struct Reduce::Impl {

@@ -145,6 +145,11 @@ enum class ReduceKind {
   SumSquare
 };
 
+/// "Relu", "Add", "LogSumExp", ...: the enumerators' names, for messages.
+const char *unaryKindName(UnaryKind kind);
+const char *binaryKindName(BinaryKind kind);
+const char *reduceKindName(ReduceKind kind);
+
 enum class PoolKind { Max, AvgExcludePad, AvgIncludePad };
 enum class PadMode { Constant, Reflect, Edge };
 enum class EmbeddingPooling { None, Sum, Mean };
