@@ -99,11 +99,25 @@ bool buildStages(StringRef bundle, std::string &error) {
     return true;
   };
   std::vector<std::string> common = {"-std=c++17", "-O2", "-I" + include};
-  for (const json::Value &stageValue :
-       *manifest->getAsObject()->getArray("stages")) {
-    const json::Object &stage = *stageValue.getAsObject();
+  const json::Object *root = manifest->getAsObject();
+  const json::Array *stages = root ? root->getArray("stages") : nullptr;
+  if (!stages) {
+    error = manifestPath.str().str() + " has no 'stages' array";
+    return false;
+  }
+  for (const json::Value &stageValue : *stages) {
+    const json::Object *stagePtr = stageValue.getAsObject();
+    const json::Object *outputsPtr =
+        stagePtr ? stagePtr->getObject("libraries") : nullptr;
+    if (!outputsPtr || !stagePtr->getString("source") ||
+        !stagePtr->getString("name") || !outputsPtr->getString("cpu")) {
+      error = manifestPath.str().str() +
+              ": a stage lacks 'name', 'source' or 'libraries.cpu'";
+      return false;
+    }
+    const json::Object &stage = *stagePtr;
     std::string source = (bundle + "/" + *stage.getString("source")).str();
-    const json::Object &outputs = *stage.getObject("libraries");
+    const json::Object &outputs = *outputsPtr;
     std::string name = stage.getString("name")->str();
     // The C++ build, for CPU stages and the CPU fallback of GPU stages.
     std::vector<std::string> args = {"-x", "c++"};

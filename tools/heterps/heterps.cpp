@@ -2,7 +2,9 @@
 //
 //   heterps compile MODEL --cluster FILE --throughput N [--strategy rl]
 //                   [--batch B] [--input-shape NAME=DxD...] -o BUNDLE
+//   heterps build BUNDLE   (stage programs of --hps-to-stages output)
 //   heterps run BUNDLE --input NAME=FILE ... --output-dir DIR
+//   heterps datagen ctr --rows N --seed S -o FILE
 //
 // One command per step a user takes; the compiler passes and the runtime are
 // libraries the subcommands call.
@@ -22,6 +24,9 @@ static cl::SubCommand
     compileCommand("compile",
                    "Compile an ONNX model into a bundle of stage programs");
 static cl::SubCommand runCommand("run", "Run a compiled bundle on inputs");
+static cl::SubCommand
+    buildCommand("build", "Build the stage programs of a bundle written by "
+                          "`heterps-translate --hps-to-stages`");
 static cl::SubCommand datagenCommand(
     "datagen", "Write synthetic training data: `datagen ctr --rows N --seed S "
                "-o FILE` (Criteo TSV from a hidden ground-truth model)");
@@ -88,6 +93,10 @@ static cl::opt<unsigned>
                     "and throughput on stderr"),
            cl::sub(runCommand));
 
+// build
+static cl::opt<std::string> buildBundle(cl::Positional, cl::desc("<bundle>"),
+                                        cl::sub(buildCommand), cl::Required);
+
 // datagen
 static cl::opt<std::string> datagenKind(cl::Positional, cl::desc("<ctr>"),
                                         cl::sub(datagenCommand), cl::Required);
@@ -136,6 +145,14 @@ int main(int argc, char **argv) {
     options.repeat = repeat;
     return run(options);
   }
+  if (buildCommand) {
+    std::string error;
+    if (!buildStages(buildBundle, error)) {
+      reportError("build", error);
+      return 1;
+    }
+    return 0;
+  }
   if (datagenCommand) {
     if (datagenKind != "ctr") {
       reportError("datagen", "unknown kind '" + datagenKind +
@@ -144,6 +161,7 @@ int main(int argc, char **argv) {
     }
     return datagen(datagenRows, datagenSeed, datagenOutput);
   }
-  errs() << "heterps: give a command: compile, run or datagen (see --help)\n";
+  errs() << "heterps: give a command: compile, build, run or datagen (see "
+            "--help)\n";
   return 1;
 }
