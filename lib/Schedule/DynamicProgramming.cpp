@@ -477,10 +477,9 @@ struct detail::ExactPlacementSearch::Impl {
     for (unsigned c = 0; c != model.numClasses(); ++c)
       for (unsigned k = 1; k <= cluster.classes[c].count; ++k)
         options.push_back({k * cluster.classes[c].pricePerHour, c, k});
-    std::stable_sort(options.begin(), options.end(),
-                     [](const Option &a, const Option &b) {
-                       return a.price < b.price;
-                     });
+    std::stable_sort(
+        options.begin(), options.end(),
+        [](const Option &a, const Option &b) { return a.price < b.price; });
     std::vector<double> layerBest(n, 0.0);
     std::vector<double> bounds;
     for (size_t o = 0; o != options.size(); ++o) {
@@ -502,9 +501,9 @@ struct detail::ExactPlacementSearch::Impl {
     costFloor.resize(priceSteps.size());
     double least = std::numeric_limits<double>::infinity();
     for (size_t b = priceSteps.size(); b-- != 0;) {
-      double cost = bounds[b] > 0 ? cost::costPerMillionSamples(priceSteps[b],
-                                                                bounds[b])
-                                  : std::numeric_limits<double>::infinity();
+      double cost = bounds[b] > 0
+                        ? cost::costPerMillionSamples(priceSteps[b], bounds[b])
+                        : std::numeric_limits<double>::infinity();
       least = std::min(least, cost);
       costFloor[b] = least;
     }

@@ -310,9 +310,9 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     auto lagrangian = [&](const Evaluation &plan) {
       double total = 0;
       for (const cost::StagePlan &stage : plan.stages)
-        total += stage.replicas * (cluster.classes[stage.deviceClass]
-                                       .pricePerHour +
-                                   shadow[stage.deviceClass]);
+        total +=
+            stage.replicas * (cluster.classes[stage.deviceClass].pricePerHour +
+                              shadow[stage.deviceClass]);
       return total;
     };
     Evaluation current = start;
@@ -369,7 +369,8 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
         tryWindow(begin, std::min(n, begin + kWidth));
       for (size_t s = 0; s < current.stages.size(); ++s) {
         size_t last = std::min(current.stages.size(), s + kStagesPerWindow) - 1;
-        unsigned begin = current.stages[s].begin, end = current.stages[last].end;
+        unsigned begin = current.stages[s].begin,
+                 end = current.stages[last].end;
         if (end - begin > kWidth && end - begin <= kMaxWindow)
           tryWindow(begin, end);
       }

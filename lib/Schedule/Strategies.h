@@ -79,8 +79,7 @@ public:
   std::optional<Evaluation>
   cheapestAround(llvm::ArrayRef<unsigned> placement,
                  llvm::ArrayRef<std::pair<unsigned, unsigned>> windows,
-                 double liftAbove = 0,
-                 llvm::ArrayRef<double> shadowPrice = {});
+                 double liftAbove = 0, llvm::ArrayRef<double> shadowPrice = {});
 
   /// An upper bound on the throughput of any placement.
   double throughputBound() const;

@@ -165,9 +165,9 @@ TEST(Scheduler, PricedSearchMinimisesTheLagrangian) {
     auto lagrangian = [&](const cost::Evaluation &plan) {
       double total = 0;
       for (const cost::StagePlan &stage : plan.stages)
-        total += stage.replicas *
-                 (cluster.classes[stage.deviceClass].pricePerHour +
-                  shadow[stage.deviceClass]);
+        total +=
+            stage.replicas * (cluster.classes[stage.deviceClass].pricePerHour +
+                              shadow[stage.deviceClass]);
       return total;
     };
     auto admissible = [&](const cost::Evaluation &plan) {
@@ -234,9 +234,9 @@ TEST(Scheduler, PricedSearchMinimisesTheLagrangian) {
     std::optional<cost::Evaluation> away = search.cheapestAround(
         std::vector<unsigned>(n, 0), {{0, n}}, floor, shadow);
     ASSERT_TRUE(away.has_value()) << "trial " << trial;
-    EXPECT_EQ(std::count(away->classOfLayer.begin(), away->classOfLayer.end(),
-                         used),
-              0)
+    EXPECT_EQ(
+        std::count(away->classOfLayer.begin(), away->classOfLayer.end(), used),
+        0)
         << "trial " << trial;
     EXPECT_NEAR(lagrangian(*away), cheapestWithout[used],
                 1e-9 * cheapestWithout[used])

@@ -162,9 +162,8 @@ void refineReturnedTypes(ModuleOp module) {
       changed = true;
     }
     if (changed)
-      func.setFunctionType(FunctionType::get(func.getContext(),
-                                             func.getArgumentTypes(),
-                                             ret.getOperandTypes()));
+      func.setFunctionType(FunctionType::get(
+          func.getContext(), func.getArgumentTypes(), ret.getOperandTypes()));
   });
 }
 
