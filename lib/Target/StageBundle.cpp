@@ -1104,38 +1104,39 @@ LogicalResult writeFiles(Location loc, StringRef directory,
              << "cannot write '" << path << "': " << ec.message();
     }
   }
-  if (llvm::sys::fs::exists(directory)) {
-    SmallString<256> manifest(directory);
-    llvm::sys::path::append(manifest, "manifest.json");
-    // Only an earlier bundle is replaced, never an unrelated directory.
-    if (!llvm::sys::fs::exists(manifest) &&
-        !llvm::sys::fs::is_directory(directory)) {
-      (void)llvm::sys::fs::remove_directories(staging);
-      return emitError(loc)
-             << "'" << directory << "' exists and is not a bundle directory";
-    }
-    if (llvm::sys::fs::is_directory(directory)) {
-      std::error_code ec;
-      llvm::sys::fs::directory_iterator it(directory, ec), end;
-      bool empty = !ec && it == end;
-      if (!empty && !llvm::sys::fs::exists(manifest)) {
-        (void)llvm::sys::fs::remove_directories(staging);
-        return emitError(loc) << "'" << directory
-                              << "' is neither empty nor a bundle; not "
-                                 "overwriting it";
-      }
-    }
-    (void)llvm::sys::fs::remove_directories(directory);
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(staging, directory)) {
-    (void)llvm::sys::fs::remove_directories(staging);
-    return emitError(loc) << "cannot create '" << directory
-                          << "': " << ec.message();
-  }
+  std::string error;
+  if (!heterps::target::installBundleDirectory(staging, directory, error))
+    return emitError(loc) << error;
   return success();
 }
 
 } // namespace
+
+bool heterps::target::installBundleDirectory(StringRef staging,
+                                             StringRef directory,
+                                             std::string &error) {
+  auto fail = [&](const Twine &message) {
+    (void)llvm::sys::fs::remove_directories(staging);
+    error = message.str();
+    return false;
+  };
+  if (llvm::sys::fs::exists(directory)) {
+    // Only an earlier bundle or an empty directory is replaced, never
+    // anything else.
+    SmallString<256> manifest(directory);
+    llvm::sys::path::append(manifest, "manifest.json");
+    std::error_code ec;
+    llvm::sys::fs::directory_iterator it(directory, ec), end;
+    bool empty = llvm::sys::fs::is_directory(directory) && !ec && it == end;
+    if (!empty && !llvm::sys::fs::exists(manifest))
+      return fail("'" + directory +
+                  "' exists and is not a bundle; not overwriting it");
+    (void)llvm::sys::fs::remove_directories(directory);
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(staging, directory))
+    return fail("cannot create '" + directory + "': " + ec.message());
+  return true;
+}
 
 LogicalResult heterps::target::writeStageBundle(ModuleOp module,
                                                 StringRef directory) {

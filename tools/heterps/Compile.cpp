@@ -19,7 +19,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -98,23 +97,8 @@ int compile(const CompileOptions &options) {
     (void)llvm::sys::fs::remove_directories(staging);
     return fail(error);
   }
-  if (llvm::sys::fs::exists(options.output)) {
-    SmallString<256> manifest(options.output);
-    llvm::sys::path::append(manifest, "manifest.json");
-    std::error_code ec;
-    llvm::sys::fs::directory_iterator it(options.output, ec), end;
-    bool empty = !ec && it == end;
-    if (!empty && !llvm::sys::fs::exists(manifest)) {
-      (void)llvm::sys::fs::remove_directories(staging);
-      return fail("'" + options.output +
-                  "' exists and is not a bundle; not overwriting it");
-    }
-    (void)llvm::sys::fs::remove_directories(options.output);
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(staging, options.output)) {
-    (void)llvm::sys::fs::remove_directories(staging);
-    return fail("cannot create '" + options.output + "': " + ec.message());
-  }
+  if (!target::installBundleDirectory(staging, options.output, error))
+    return fail(error);
   llvm::errs() << "heterps compile: wrote " << options.output << "\n";
   return 0;
 }

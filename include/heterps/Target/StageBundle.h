@@ -14,6 +14,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <string>
+
 namespace heterps::target {
 
 /// Writes the bundle of `module` (after --hps-partition) into `directory`,
@@ -21,6 +23,12 @@ namespace heterps::target {
 /// at fault and nothing is left in `directory`.
 mlir::LogicalResult writeStageBundle(mlir::ModuleOp module,
                                      llvm::StringRef directory);
+
+/// Moves a finished bundle from `staging` to `directory`, replacing an
+/// earlier bundle or an empty directory there and nothing else. On failure
+/// `staging` is removed and `error` says why.
+bool installBundleDirectory(llvm::StringRef staging, llvm::StringRef directory,
+                            std::string &error);
 
 /// Registers --hps-to-stages (the output file names the bundle directory).
 void registerStageBundleTranslation();
