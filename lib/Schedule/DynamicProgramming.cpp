@@ -209,6 +209,18 @@ std::vector<unsigned> placementFromBackPointers(
   return placement;
 }
 
+/// The first start >= `i` of a class-`c` stage ending at `j` the DPs need to
+/// try: stages meeting the target start at meetFrom(c, j) or later, and only
+/// the window's exempt stage may start below it. Returns >= j when none.
+unsigned admissibleStart(const Slots &slots, const PlacementTables &tables,
+                         unsigned c, unsigned i, unsigned j) {
+  unsigned meetFrom = tables.meetFrom(c, j);
+  if (i >= meetFrom || slots.exemptStage(i, j))
+    return i;
+  unsigned exempt = slots.exemptFrom.empty() ? j : slots.exemptFrom[j];
+  return exempt > i && exempt < meetFrom ? exempt : meetFrom;
+}
+
 /// DP(F) ignoring class counts. Returns the class of every layer, or an empty
 /// vector when no placement meets the floor.
 std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
@@ -246,15 +258,9 @@ std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
         continue;
       Value &target = best[j * numSlots + s];
       for (unsigned i = slots.firstStart(c, j); i < j; ++i) {
-        if (i < tables.meetFrom(c, j) && !slots.exemptStage(i, j)) {
-          // Only an exempt stage may start below meetFrom.
-          unsigned exempt = slots.exemptFrom.empty() ? j : slots.exemptFrom[j];
-          i = exempt > i && exempt < tables.meetFrom(c, j)
-                  ? exempt
-                  : tables.meetFrom(c, j);
-          if (i >= j)
-            break;
-        }
+        i = admissibleStart(slots, tables, c, i, j);
+        if (i >= j)
+          break;
         StageEntry stage = tables.stageAt(c, i, j);
         if (slots.exemptStage(i, j))
           stage.throughput = std::numeric_limits<double>::infinity();
@@ -342,15 +348,9 @@ std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
         continue;
       std::vector<Label> &set = labels[j * numSlots + s];
       for (unsigned i = slots.firstStart(c, j); i < j; ++i) {
-        if (i < tables.meetFrom(c, j) && !slots.exemptStage(i, j)) {
-          // Only an exempt stage may start below meetFrom.
-          unsigned exempt = slots.exemptFrom.empty() ? j : slots.exemptFrom[j];
-          i = exempt > i && exempt < tables.meetFrom(c, j)
-                  ? exempt
-                  : tables.meetFrom(c, j);
-          if (i >= j)
-            break;
-        }
+        i = admissibleStart(slots, tables, c, i, j);
+        if (i >= j)
+          break;
         StageEntry stage = tables.stageAt(c, i, j);
         if (slots.exemptStage(i, j)) {
           stage.throughput = std::numeric_limits<double>::infinity();

@@ -27,6 +27,21 @@ using namespace heterps::schedule::detail;
 
 /// Per-layer policy inputs: log-scaled work and traffic, the layer kind, the
 /// relative cost of the layer on each class and the position in the graph.
+/// Appends [begin, end) to `windows` (kept sorted by the callers, which add
+/// in layer order), merging it with the last window when they overlap.
+/// Returns how many layers the union grew by.
+static unsigned addWindow(std::vector<std::pair<unsigned, unsigned>> &windows,
+                          unsigned begin, unsigned end) {
+  if (!windows.empty() && windows.back().second >= begin) {
+    unsigned grown =
+        std::max(end, windows.back().second) - windows.back().second;
+    windows.back().second = std::max(end, windows.back().second);
+    return grown;
+  }
+  windows.push_back({begin, end});
+  return end - begin;
+}
+
 static std::vector<double> layerFeatures(const CostModel &model,
                                          unsigned &featureSize) {
   unsigned n = model.numLayers(), numCls = model.numClasses();
@@ -234,13 +249,7 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
           continue;
         unsigned begin = plan.stages[s ? s - 1 : 0].begin;
         unsigned end = plan.stages[std::min(numStages - 1, s + 1)].end;
-        if (!free.empty() && free.back().second >= begin) {
-          total += std::max(end, free.back().second) - free.back().second;
-          free.back().second = std::max(end, free.back().second);
-        } else {
-          free.push_back({begin, end});
-          total += end - begin;
-        }
+        total += addWindow(free, begin, end);
       }
       if (free.empty() || total > kMaxUnion)
         break;
@@ -455,13 +464,7 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
           unsigned end =
               current.stages[std::min(numStages - 1, s + radius + slowBoundary)]
                   .end;
-          if (!free.empty() && free.back().second >= begin) {
-            total += std::max(end, free.back().second) - free.back().second;
-            free.back().second = std::max(end, free.back().second);
-          } else {
-            free.push_back({begin, end});
-            total += end - begin;
-          }
+          total += addWindow(free, begin, end);
         }
         if (free.empty() || total > maxUnion)
           break;
