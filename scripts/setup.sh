@@ -9,6 +9,7 @@ DEB_PACKAGES=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libdnnl-dev libgtest-dev libgmock-dev nlohmann-json3-dev librocksdb-dev
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
+  openmpi-bin libopenmpi-dev
 )
 PY_PACKAGES=(onnx onnxruntime numpy)
 

@@ -46,6 +46,14 @@ if shutil.which("nvidia-smi") and subprocess.call(
         ["nvidia-smi", "-L"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) == 0:
     config.available_features.add("cuda-gpu")
 
+# Multi-process training tests start jobs with Open MPI's mpirun, and need a
+# heterps built with the MPI runtime (heterps_rt_mpi, built where MPI is).
+if shutil.which("mpirun") and os.path.exists(
+        os.path.join(config.heterps_obj_root, "runtime", "libheterps_rt_mpi.a")):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun_args", "--mpirun-arg=--oversubscribe --mpirun-arg=--allow-run-as-root"))
+
 tools = [
     ToolSubst("heterps", unresolved="fatal"),
     ToolSubst("heterps-opt", unresolved="fatal"),

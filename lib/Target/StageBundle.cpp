@@ -170,10 +170,23 @@ struct TableEntry {
 
 /// Where a tensor lives while a stage runs.
 struct Storage {
-  enum Kind { Arena, Weight, Table, Input, None } kind = None;
+  enum Kind { Arena, Weight, Table, Input, Parameter, None } kind = None;
   uint64_t offset = 0; // Arena and Weight
-  unsigned index = 0;  // Input: position; Table: table slot
+  unsigned index = 0;  // Input: position; Table, Parameter: slot
 };
+
+/// What a training bundle's parameter server trains (from autodiff's marks
+/// and the stages' ps_pull ops).
+struct TrainedState {
+  /// Trainable dense parameters by name: their weight op (initial value).
+  llvm::MapVector<StringRef, WeightOp> parameters;
+  /// Sparse tables: rows and dim.
+  llvm::MapVector<StringRef, std::pair<int64_t, int64_t>> tables;
+};
+
+bool isTrainable(WeightOp weight) {
+  return weight && weight->hasAttr("hps.trainable");
+}
 
 struct TensorInfo {
   std::string dtype;
@@ -185,8 +198,8 @@ struct TensorInfo {
 class StageEmitter {
 public:
   StageEmitter(func::FuncOp func, WeightsFile &weights,
-               llvm::StringMap<TableEntry> &tables)
-      : func(func), weights(weights), tables(tables) {}
+               llvm::StringMap<TableEntry> &tables, TrainedState *trained)
+      : func(func), weights(weights), tables(tables), trained(trained) {}
 
   LogicalResult emit();
 
@@ -201,6 +214,7 @@ private:
   LogicalResult collectTensors();
   LogicalResult planArena();
   LogicalResult emitOp(Operation *op);
+  LogicalResult emitTrainingPull(PSPullOp pull);
   std::string ptr(Value value) const;
   std::string cptr(Value value) const;
   std::string kernel(StringRef cls, const std::string &args);
@@ -244,6 +258,9 @@ private:
   func::FuncOp func;
   WeightsFile &weights;
   llvm::StringMap<TableEntry> &tables;
+  /// Null for inference bundles.
+  TrainedState *trained;
+  SmallVector<std::string> parameterNames;
   llvm::DenseMap<Value, TensorInfo> tensors;
   llvm::DenseMap<Value, Storage> storage; // keyed by root values
   /// A dense op's activation fused into it: unary op -> producer.
@@ -450,6 +467,8 @@ std::string StageEmitter::ptr(Value value) const {
     return "(weights + " + std::to_string(slot.offset - weightsBegin) + ")";
   case Storage::Table:
     return "tables[" + std::to_string(slot.index) + "]";
+  case Storage::Parameter:
+    return "param" + std::to_string(slot.index);
   case Storage::Input:
   case Storage::None:
     break;
@@ -494,7 +513,20 @@ LogicalResult StageEmitter::emit() {
   llvm::StringMap<uint64_t> weightOffsets;
   for (Operation &op : func.getBody().front()) {
     std::string bytes;
-    if (auto weight = dyn_cast<WeightOp>(op)) {
+    if (auto weight = dyn_cast<WeightOp>(op); isTrainable(weight)) {
+      // Read from the parameter server's live value on every run.
+      if (!trained)
+        return fail(&op, "a trainable weight outside a training module "
+                         "(hps.trainable without hps.training)");
+      if (!weight.getType().getElementType().isF32())
+        return fail(&op, "trainable parameters must be f32");
+      trained->parameters.insert({weight.getName(), weight});
+      auto *it = llvm::find(parameterNames, weight.getName().str());
+      unsigned slot = it - parameterNames.begin();
+      if (it == parameterNames.end())
+        parameterNames.push_back(weight.getName().str());
+      storage[weight.getResult()] = {Storage::Parameter, 0, slot};
+    } else if (auto weight = dyn_cast<WeightOp>(op)) {
       auto found = weightOffsets.find(weight.getName());
       if (found != weightOffsets.end()) {
         storage[weight.getResult()] = {Storage::Weight, found->second, 0};
@@ -571,10 +603,15 @@ LogicalResult StageEmitter::emit() {
      << "  const char *weights = nullptr;\n"
      << "  char *weightsCopy = nullptr;\n"
      << "  std::vector<const char *> tables;\n"
-     << "  std::vector<char *> tableCopies;\n"
-     << members << "\n"
+     << "  std::vector<char *> tableCopies;\n";
+  if (trained)
+    os << "  HpsStageConfig config;\n"
+       << "  ServerStaging staging;\n"
+       << "  std::vector<char *> parameterCopies;\n";
+  os << members << "\n"
      << "  explicit Stage(const HpsStageConfig &config)\n"
-     << "      : ctx(config.threads) {\n"
+     << "      : ctx(config.threads)" << (trained ? ", config(config)" : "")
+     << " {\n"
      << "    ctx.enterThread();\n"
      << "    arena = static_cast<char *>(ctx.allocate(kArenaBytes));\n"
      << "    weights = stageWeights(ctx, config, " << weightsBegin << ", "
@@ -585,17 +622,37 @@ LogicalResult StageEmitter::emit() {
        << tables[table].shape[0] * tables[table].shape[1] *
               (tables[table].dtype == "f64" ? 8 : 4)
        << ", tableCopies));\n";
+  // A GPU keeps a device copy of each trainable parameter, refreshed on
+  // every run; host backends read the server's value in place.
+  std::string parameterPrologue;
+  for (auto [slot, name] : llvm::enumerate(parameterNames)) {
+    uint64_t bytes =
+        trained->parameters.lookup(name).getType().getNumElements() *
+        sizeof(float);
+    os << "    parameterCopies.push_back(backend::kHostMemory ? nullptr : "
+          "static_cast<char *>(ctx.allocate("
+       << bytes << ")));\n";
+    parameterPrologue +=
+        llvm::formatv("    const char *param{0} = stageParameter(ctx, config, "
+                      "\"{1}\", parameterCopies[{0}], {2});\n",
+                      slot, name, bytes)
+            .str();
+  }
   os << setup << "  }\n\n"
      << "  ~Stage() {\n"
      << "    for (char *copy : tableCopies)\n"
-     << "      ctx.deallocate(copy);\n"
-     << "    if (weightsCopy)\n"
+     << "      ctx.deallocate(copy);\n";
+  if (trained)
+    os << "    for (char *copy : parameterCopies)\n"
+       << "      if (copy)\n"
+       << "        ctx.deallocate(copy);\n";
+  os << "    if (weightsCopy)\n"
      << "      ctx.deallocate(weightsCopy);\n"
      << "    ctx.deallocate(arena);\n"
      << "  }\n\n"
      << "  void run(const void *const *inputs, void *const *outputs) {\n"
      << "    ctx.enterThread();\n"
-     << prologue << run << "    ctx.synchronize();\n"
+     << parameterPrologue << prologue << run << "    ctx.synchronize();\n"
      << "  }\n";
   return success();
 }
@@ -614,8 +671,10 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
     unaryKind(it->second, kind, params);
     return "Activation{" + kind + ", " + params + "}";
   };
+  // Constant operands may be repacked once; trained ones change every step.
   auto isWeight = [&](Value v) {
-    return v.getDefiningOp<WeightOp>() ? "true" : "false";
+    auto weight = v.getDefiningOp<WeightOp>();
+    return weight && !isTrainable(weight) ? "true" : "false";
   };
   std::string lhs, rhs;
   if (fusedInto.count(op) || isAlias(op) ||
@@ -1020,6 +1079,8 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         std::string name = pull.getTable().str();
         if (tableType.getRank() != 2 || !tableType.hasStaticShape())
           return fail(op, "parameter-server table must be a static 2-D tensor");
+        if (trained)
+          return emitTrainingPull(pull);
         std::string dtype = dtypeName(tableType.getElementType());
         if (dtype != "f32" && dtype != "f64")
           return fail(op, "parameter-server table must hold f32 or f64");
@@ -1042,6 +1103,55 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                  ", " + ptr(pull.getRows()));
         return success();
       })
+      .Case([&](PSPushOp push) -> LogicalResult {
+        if (!trained)
+          return fail(op, "ps_push outside a training module");
+        if (info(push.getIds()).dtype != "i64" ||
+            info(push.getGradients()).dtype != "f32")
+          return fail(op, "ps_push needs i64 ids and f32 gradients");
+        int64_t count = numElementsOf(push.getIds());
+        int64_t dim = info(push.getGradients()).shape.back();
+        run +=
+            llvm::formatv("    stagePushRows(ctx, config, \"{0}\", {1}, {2}, "
+                          "{3}, {4}, staging);\n",
+                          push.getTable(), cptr(push.getIds()), count, dim,
+                          cptr(push.getGradients()))
+                .str();
+        return success();
+      })
+      .Case([&](DensePushOp push) -> LogicalResult {
+        if (!trained)
+          return fail(op, "dense_push outside a training module");
+        if (info(push.getGradient()).dtype != "f32")
+          return fail(op, "dense_push needs an f32 gradient");
+        run += llvm::formatv("    stagePushDense(ctx, config, \"{0}\", {1}, "
+                             "{2}, staging);\n",
+                             push.getParameter(), cptr(push.getGradient()),
+                             numElementsOf(push.getGradient()))
+                   .str();
+        return success();
+      })
+      .Case<LossOp, LossGradOp>([&](auto loss) -> LogicalResult {
+        Value prediction = loss.getPrediction();
+        const auto &shape = info(prediction).shape;
+        int64_t n = shape[0],
+                m = numElementsOf(prediction) / std::max<int64_t>(n, 1);
+        std::string kind =
+            llvm::StringSwitch<std::string>(stringifyLossKind(loss.getKind()))
+                .Case("bce", "BCE")
+                .Case("softmax_ce", "SoftmaxCE")
+                .Default("MSE");
+        std::string name = kernel(
+            "Loss",
+            llvm::formatv("{0}, LossKind::{1}, {2}, {3}, {4}", dt(prediction),
+                          kind, loss.getFromLogits() ? "true" : "false", n, m));
+        bool gradient = std::is_same_v<decltype(loss), LossGradOp>;
+        run += llvm::formatv("    {0}->{1}({2}, {3}, {4});\n", name,
+                             gradient ? "runGradient" : "run", cptr(prediction),
+                             cptr(loss.getLabel()), ptr(loss.getResult()))
+                   .str();
+        return success();
+      })
       .Case([&](OnnxNodeOp node) {
         return fail(op, "ONNX '")
                << node.getOpType()
@@ -1050,6 +1160,46 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
       .Default([&](Operation *) {
         return fail(op, "no kernel for '") << op->getName() << "'";
       });
+}
+
+/// Training: the rows of the pulled ids come from the parameter server
+/// (created on first touch), then are pooled as the lookup says.
+LogicalResult StageEmitter::emitTrainingPull(PSPullOp pull) {
+  auto tableType = cast<RankedTensorType>(pull.getTableType());
+  if (!tableType.getElementType().isF32())
+    return fail(pull, "trained parameter-server tables must be f32");
+  if (info(pull.getIds()).dtype != "i64")
+    return fail(pull, "trained parameter-server tables need i64 ids");
+  int64_t rows = tableType.getDimSize(0), dim = tableType.getDimSize(1);
+  auto [it, inserted] =
+      trained->tables.insert({pull.getTable(), std::make_pair(rows, dim)});
+  if (!inserted && it->second != std::make_pair(rows, dim))
+    return fail(pull, "table '")
+           << pull.getTable() << "' is pulled with two different shapes";
+  const SmallVector<int64_t> &ids = info(pull.getIds()).shape;
+  int64_t count = numElementsOf(pull.getIds());
+  bool pooled = pull.getPooling() != EmbeddingPooling::None;
+  std::string rowsBuffer =
+      pooled ? scratch(count * dim * sizeof(float)) : ptr(pull.getRows());
+  run += llvm::formatv("    stagePullRows(ctx, config, \"{0}\", {1}, {2}, {3}, "
+                       "{4}, staging);\n",
+                       pull.getTable(), cptr(pull.getIds()), count, dim,
+                       rowsBuffer)
+             .str();
+  if (!pooled)
+    return success();
+  SmallVector<int64_t> unpooled(ids.begin(), ids.end());
+  unpooled.push_back(dim);
+  int64_t axis = static_cast<int64_t>(ids.size()) - 1;
+  call(kernel("Reduce",
+              llvm::formatv("DType::F32, ReduceKind::{0}, {1}, {2}, {3}",
+                            pull.getPooling() == EmbeddingPooling::Sum ? "Sum"
+                                                                       : "Mean",
+                            shapeLiteral(unpooled),
+                            vectorLiteral(std::vector<int64_t>{axis}),
+                            shapeLiteral(info(pull.getRows()).shape))),
+       "static_cast<const void *>(" + rowsBuffer + "), " + ptr(pull.getRows()));
+  return success();
 }
 
 } // namespace
@@ -1110,6 +1260,60 @@ LogicalResult writeFiles(Location loc, StringRef directory,
   return success();
 }
 
+/// The manifest's "training" section: what autodiff recorded, the
+/// parameters the server trains (initial values appended to the weights)
+/// and its sparse tables.
+FailureOr<llvm::json::Object> trainingSection(ModuleOp module,
+                                              DictionaryAttr training,
+                                              TrainedState &trained,
+                                              WeightsFile &weights) {
+  auto text = [&](StringRef key) -> std::string {
+    auto value = training.getAs<StringAttr>(key);
+    return value ? value.getValue().str() : std::string();
+  };
+  auto number = [&](StringRef key, double fallback) {
+    auto value = training.getAs<FloatAttr>(key);
+    return value ? value.getValueAsDouble() : fallback;
+  };
+  for (StringRef key : {"loss", "label", "prediction", "optimizer"})
+    if (text(key).empty())
+      return emitError(module.getLoc())
+             << "hps.training has no '" << key << "' string";
+  llvm::json::Array parameters;
+  for (auto &[name, weight] : trained.parameters) {
+    FailureOr<std::string> data = bytesOf(weight.getValue());
+    if (failed(data))
+      return weight.emitError() << "parameter data is not dense";
+    parameters.push_back(llvm::json::Object{
+        {"name", name},
+        {"dtype", "f32"},
+        {"shape", shapeJSON(weight.getType().getShape())},
+        {"offset", static_cast<int64_t>(weights.add(*data))},
+    });
+  }
+  llvm::json::Array tableList;
+  for (auto &[name, shape] : trained.tables)
+    tableList.push_back(llvm::json::Object{
+        {"name", name}, {"rows", shape.first}, {"dim", shape.second}});
+  return llvm::json::Object{
+      {"loss", text("loss")},
+      {"label", text("label")},
+      {"prediction", text("prediction")},
+      {"loss_output", "loss"},
+      {"optimizer",
+       llvm::json::Object{
+           {"kind", text("optimizer")},
+           {"learning_rate", number("learning_rate", 0.01)},
+           {"momentum", number("momentum", 0)},
+           {"beta1", number("beta1", 0.9)},
+           {"beta2", number("beta2", 0.999)},
+           {"epsilon", number("epsilon", 1e-8)},
+           {"initial_accumulator", number("initial_accumulator", 0.1)}}},
+      {"parameters", std::move(parameters)},
+      {"tables", std::move(tableList)},
+  };
+}
+
 } // namespace
 
 bool heterps::target::installBundleDirectory(StringRef staging,
@@ -1150,6 +1354,9 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
 
   WeightsFile weights;
   llvm::StringMap<TableEntry> tables;
+  auto training = module->getAttrOfType<DictionaryAttr>("hps.training");
+  TrainedState trainedState;
+  TrainedState *trained = training ? &trainedState : nullptr;
   llvm::MapVector<StringRef, ChannelEntry> channels;
   llvm::json::Array stageList;
   std::vector<std::pair<std::string, std::string>> files;
@@ -1175,7 +1382,7 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
     StringRef deviceName = device.getName();
     bool gpu = deviceName.starts_with("gpu");
 
-    StageEmitter emitter(func, weights, tables);
+    StageEmitter emitter(func, weights, tables, trained);
     if (failed(emitter.emit()))
       return failure();
     for (Operation &op : func.getBody().front()) {
@@ -1345,6 +1552,16 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
   };
   if (auto batch = main->getAttrOfType<IntegerAttr>("hps.batch"))
     manifest["batch"] = batch.getInt();
+  if (trained) {
+    FailureOr<llvm::json::Object> section =
+        trainingSection(module, training, trainedState, weights);
+    if (failed(section))
+      return failure();
+    manifest["training"] = std::move(*section);
+    manifest["weights"] = llvm::json::Object{
+        {"file", "weights.bin"},
+        {"bytes", static_cast<int64_t>(weights.data.size())}};
+  }
   if (auto graph = main->getAttrOfType<StringAttr>("hps.graph_name"))
     manifest["model"] = graph.getValue();
   if (module->hasAttr("hps.plan")) {

@@ -116,4 +116,29 @@ const char *reduceKindName(ReduceKind kind) {
   return nameAt(names, size_t(kind));
 }
 
+const char *lossKindName(LossKind kind) {
+  static const char *const names[] = {"bce", "softmax_ce", "mse"};
+  return nameAt(names, size_t(kind));
+}
+
+float checkLossParameters(DType type, LossKind kind, int64_t n, int64_t m) {
+  if (type != DType::F32)
+    throw Error(std::string("Loss: element type ") + dtypeName(type) +
+                " is not supported (f32 only)");
+  if (kind != LossKind::BCE && kind != LossKind::SoftmaxCE &&
+      kind != LossKind::MSE)
+    throw Error("Loss: unknown loss kind " + std::to_string(int(kind)));
+  if (n <= 0)
+    throw Error(std::string("Loss (") + lossKindName(kind) +
+                "): sample count n = " + std::to_string(n) +
+                " is not positive");
+  if (m <= 0)
+    throw Error(std::string("Loss (") + lossKindName(kind) + "): " +
+                (kind == LossKind::SoftmaxCE ? "class count"
+                                             : "elements per sample") +
+                " m = " + std::to_string(m) + " is not positive");
+  return float(kind == LossKind::SoftmaxCE ? 1.0 / double(n)
+                                           : 1.0 / (double(n) * double(m)));
+}
+
 } // namespace heterps::rt

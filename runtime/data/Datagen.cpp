@@ -399,10 +399,11 @@ CtrGenResult generateCtrData(int64_t rows, uint64_t seed,
 }
 
 int runDatagenCommand(int64_t rows, uint64_t seed,
-                      const std::string &outputPath, std::ostream &report) {
+                      const std::string &outputPath, std::ostream &report,
+                      const CtrGenOptions &options) {
   try {
     auto start = std::chrono::steady_clock::now();
-    CtrGenResult result = generateCtrData(rows, seed, outputPath);
+    CtrGenResult result = generateCtrData(rows, seed, outputPath, options);
     double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
             .count();

@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
+#include <set>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,6 +49,18 @@ public:
       fail(std::string("'") + name + "' is not an integer");
     return v.get<int64_t>();
   }
+  /// A finite number (integer or not), or `fallback` when absent.
+  double number(const char *name, std::optional<double> fallback) const {
+    if (!has(name)) {
+      if (!fallback)
+        field(name); // reports the missing field
+      return *fallback;
+    }
+    const json &v = field(name);
+    if (!v.is_number() || !std::isfinite(v.get<double>()))
+      fail(std::string("'") + name + "' is not a finite number");
+    return v.get<double>();
+  }
   bool boolean(const char *name, bool fallback) const {
     if (!has(name))
       return fallback;
@@ -83,6 +97,142 @@ private:
   const json &value;
   std::string where;
 };
+
+/// Index of the entry called `name` in `specs`, or -1.
+template <typename Spec>
+int indexOf(const std::vector<Spec> &specs, const std::string &name) {
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].name == name)
+      return static_cast<int>(i);
+  return -1;
+}
+
+OptimizerSpec parseOptimizer(const Reader &r) {
+  OptimizerSpec spec;
+  spec.kind = r.string("kind");
+  if (spec.kind != "sgd" && spec.kind != "adam" && spec.kind != "adagrad")
+    r.fail("has 'kind' \"" + spec.kind +
+           "\"; the parameter server has sgd, adam and adagrad");
+  auto value = [&](const char *name, float fallback) {
+    return static_cast<float>(r.number(name, fallback));
+  };
+  spec.learningRate = static_cast<float>(r.number("learning_rate", {}));
+  spec.momentum = value("momentum", spec.momentum);
+  spec.beta1 = value("beta1", spec.beta1);
+  spec.beta2 = value("beta2", spec.beta2);
+  spec.epsilon = value("epsilon", spec.epsilon);
+  spec.initialAccumulator =
+      value("initial_accumulator", spec.initialAccumulator);
+  // The ranges the parameter server accepts, checked here so that a bad
+  // bundle is reported against its manifest when it is opened.
+  if (spec.learningRate < 0)
+    r.fail("has a negative 'learning_rate'");
+  if (spec.kind == "sgd" && !(spec.momentum >= 0 && spec.momentum < 1))
+    r.fail("has 'momentum' outside [0, 1)");
+  if (spec.kind == "adam") {
+    if (!(spec.beta1 >= 0 && spec.beta1 < 1) ||
+        !(spec.beta2 >= 0 && spec.beta2 < 1))
+      r.fail("has 'beta1' or 'beta2' outside [0, 1)");
+    if (!(spec.epsilon > 0))
+      r.fail("has 'epsilon' <= 0 (Adam divides by it)");
+  }
+  if (spec.kind == "adagrad") {
+    if (spec.initialAccumulator < 0 || spec.epsilon < 0)
+      r.fail("has a negative 'initial_accumulator' or 'epsilon'");
+    if (spec.initialAccumulator == 0 && spec.epsilon == 0)
+      r.fail("has 'epsilon' and 'initial_accumulator' both 0 (Adagrad "
+             "divides by their sum on the first update)");
+  }
+  return spec;
+}
+
+/// The "training" section; names are checked against the bundle's inputs
+/// and outputs (weights.bin offsets once the file is mapped).
+TrainingSpec parseTraining(const json &value,
+                           const std::vector<InputSpec> &inputs,
+                           const std::vector<OutputSpec> &outputs) {
+  Reader r(value, "training");
+  TrainingSpec spec;
+  spec.loss = r.string("loss");
+  if (spec.loss != "bce" && spec.loss != "softmax_ce" && spec.loss != "mse")
+    r.fail("has 'loss' \"" + spec.loss +
+           "\"; the runtime knows bce, softmax_ce and mse");
+
+  spec.label = r.string("label");
+  spec.labelInput = indexOf(inputs, spec.label);
+  if (spec.labelInput < 0)
+    r.fail("'label' names \"" + spec.label + "\", which is not an input");
+  if (!inputs[spec.labelInput].batched)
+    r.fail("'label' names \"" + spec.label +
+           "\", which is not a batched input (one label per sample)");
+
+  spec.prediction = r.string("prediction");
+  spec.predictionOutput = indexOf(outputs, spec.prediction);
+  if (spec.predictionOutput < 0)
+    r.fail("'prediction' names \"" + spec.prediction +
+           "\", which is not an output");
+  if (!outputs[spec.predictionOutput].batched)
+    r.fail("'prediction' names \"" + spec.prediction +
+           "\", which is not a batched output");
+
+  spec.lossOutput = r.string("loss_output");
+  spec.lossOutputIndex = indexOf(outputs, spec.lossOutput);
+  if (spec.lossOutputIndex < 0)
+    r.fail("'loss_output' names \"" + spec.lossOutput +
+           "\", which is not an output");
+  const OutputSpec &loss = outputs[spec.lossOutputIndex];
+  if (!loss.batched || loss.dtype != DType::F32 || loss.shape.empty() ||
+      numElements(loss.shape) != loss.shape[0])
+    r.fail("'loss_output' names \"" + spec.lossOutput +
+           "\", which is not a batched f32 output of one value per sample");
+
+  spec.optimizer =
+      parseOptimizer(Reader(r.field("optimizer"), "training.optimizer"));
+
+  std::set<std::string> names;
+  const json &parameters = r.array("parameters");
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    Reader p(parameters[i], r.at("parameters", i));
+    TrainableParameter parameter;
+    parameter.name = p.string("name");
+    if (parameter.name.empty() || !names.insert(parameter.name).second)
+      p.fail("has an empty or repeated 'name' \"" + parameter.name + "\"");
+    try {
+      parameter.dtype = parseDType(p.string("dtype"));
+    } catch (const Error &error) {
+      p.fail(error.what());
+    }
+    if (parameter.dtype != DType::F32)
+      p.fail("has dtype " + std::string(dtypeName(parameter.dtype)) +
+             "; trainable parameters are f32");
+    for (const json &extent : p.array("shape")) {
+      if (!extent.is_number_integer() || extent.get<int64_t>() < 0)
+        p.fail("has a bad extent in 'shape'");
+      parameter.shape.push_back(extent.get<int64_t>());
+    }
+    int64_t offset = p.integer("offset");
+    if (offset < 0)
+      p.fail("has a negative 'offset'");
+    parameter.offset = static_cast<size_t>(offset);
+    spec.parameters.push_back(std::move(parameter));
+  }
+
+  names.clear();
+  const json &tables = r.array("tables");
+  for (size_t i = 0; i < tables.size(); ++i) {
+    Reader t(tables[i], r.at("tables", i));
+    TrainableTable table;
+    table.name = t.string("name");
+    if (table.name.empty() || !names.insert(table.name).second)
+      t.fail("has an empty or repeated 'name' \"" + table.name + "\"");
+    table.rows = t.integer("rows");
+    table.dim = t.integer("dim");
+    if (table.rows < 1 || table.dim < 1)
+      t.fail("needs 'rows' >= 1 and 'dim' >= 1");
+    spec.tables.push_back(std::move(table));
+  }
+  return spec;
+}
 
 } // namespace
 
@@ -196,6 +346,10 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
     tableSpecs.push_back(std::move(spec));
   }
 
+  if (root.has("training"))
+    trainingSpec =
+        parseTraining(root.field("training"), inputSpecs, outputSpecs);
+
   // weights.bin, mapped read-only: stages on the CPU read it in place.
   Reader weights(root.field("weights"), "weights");
   std::string weightsPath = path(weights.string("file"));
@@ -232,6 +386,18 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
         output.offset + output.bytes() > weightsSize)
       throw Error("manifest.json: constant output '" + output.name +
                   "' lies outside weights.bin");
+  if (trainingSpec)
+    for (size_t i = 0; i < trainingSpec->parameters.size(); ++i) {
+      const TrainableParameter &parameter = trainingSpec->parameters[i];
+      if (parameter.offset > weightsSize ||
+          parameter.bytes() > weightsSize - parameter.offset)
+        throw Error("manifest.json: training.parameters[" + std::to_string(i) +
+                    "] ('" + parameter.name + "', " +
+                    std::to_string(parameter.bytes()) + " bytes at offset " +
+                    std::to_string(parameter.offset) +
+                    ") lies outside weights.bin (" +
+                    std::to_string(weightsSize) + " bytes)");
+    }
 }
 
 Bundle::~Bundle() {

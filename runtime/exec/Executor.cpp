@@ -102,7 +102,18 @@ std::string describe(const StageSpec &stage) {
   return stage.name + " (" + stage.device + ")";
 }
 
+thread_local MicroBatchContext currentContext;
+
 } // namespace
+
+MicroBatchContext currentMicroBatch() { return currentContext; }
+
+MicroBatchScope::MicroBatchScope(int64_t microBatch, int stage)
+    : saved(currentContext) {
+  currentContext = {microBatch, stage};
+}
+
+MicroBatchScope::~MicroBatchScope() { currentContext = saved; }
 
 struct Executor::Impl {
   const Bundle &bundle;
@@ -124,6 +135,33 @@ struct Executor::Impl {
       if (table.name == name)
         return self->bundle.weights() + table.offset;
     return nullptr;
+  }
+
+  // The training callbacks: config.server is this Impl (lookupTable needs
+  // it), so they forward to the caller's StageServer with its context.
+  static const float *lookupParameter(void *server, const char *name) {
+    const StageServer &target = *static_cast<Impl *>(server)->options.server;
+    return target.lookupParameter(target.context, name);
+  }
+  static int pullRows(void *server, const char *table, const int64_t *ids,
+                      size_t count, float *rows, char *error,
+                      size_t errorBytes) {
+    const StageServer &target = *static_cast<Impl *>(server)->options.server;
+    return target.pullRows(target.context, table, ids, count, rows, error,
+                           errorBytes);
+  }
+  static int pushRows(void *server, const char *table, const int64_t *ids,
+                      size_t count, const float *gradients, char *error,
+                      size_t errorBytes) {
+    const StageServer &target = *static_cast<Impl *>(server)->options.server;
+    return target.pushRows(target.context, table, ids, count, gradients, error,
+                           errorBytes);
+  }
+  static int pushDense(void *server, const char *name, const float *gradient,
+                       size_t count, char *error, size_t errorBytes) {
+    const StageServer &target = *static_cast<Impl *>(server)->options.server;
+    return target.pushDense(target.context, name, gradient, count, error,
+                            errorBytes);
   }
 
   StageLibrary load(const StageSpec &stage) {
@@ -166,8 +204,21 @@ struct Executor::Impl {
 
   void start() {
     const auto &stages = bundle.stages();
-    HpsStageConfig config{bundle.weights(), bundle.weightsBytes(),
-                          &Impl::lookupTable, this, options.threadsPerStage};
+    HpsStageConfig config{};
+    config.weights = bundle.weights();
+    config.weightsBytes = bundle.weightsBytes();
+    config.lookupTable = &Impl::lookupTable;
+    config.server = this;
+    config.threads = options.threadsPerStage;
+    if (const StageServer *server = options.server) {
+      if (!server->lookupParameter || !server->pullRows || !server->pushRows ||
+          !server->pushDense)
+        throw Error("the executor's parameter server lacks a callback");
+      config.lookupParameter = &Impl::lookupParameter;
+      config.pullRows = &Impl::pullRows;
+      config.pushRows = &Impl::pushRows;
+      config.pushDense = &Impl::pushDense;
+    }
     for (const StageSpec &stage : stages) {
       libraries.push_back(load(stage));
       instances.emplace_back();
@@ -229,6 +280,7 @@ struct Executor::Impl {
     for (size_t i = 0; i < stage.outputs.size(); ++i)
       outputs[i] = frame.data[stage.outputs[i]];
     char error[1024] = "";
+    MicroBatchScope context(frame.sequence, static_cast<int>(s));
     if (libraries[s].run(instance, inputs, outputs, error, sizeof error) != 0)
       frame.error = describe(stage) + ": " + error;
   }

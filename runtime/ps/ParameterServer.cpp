@@ -727,6 +727,15 @@ void ParameterServer::load(const std::string &directoryName) {
   const fs::path directory(directoryName);
   if (!fs::is_directory(directory))
     throw Error("checkpoint directory '" + directoryName + "' does not exist");
+  // A multi-process run (runtime/mpi) leaves one checkpoint per shard in
+  // DIR/shard-<r>; say so instead of reporting the top-level metadata as
+  // missing.
+  if (!fs::exists(directory / kMetadataName) &&
+      fs::is_directory(directory / "shard-0"))
+    throw Error("checkpoint directory '" + directoryName +
+                "' holds the shards of a multi-process parameter server "
+                "(shard-0, ...); resume it with `heterps launch` and the same "
+                "--ps-shards");
   SavedCheckpoint saved = impl->readMetadata(directory);
   // Verify every file before touching any row, so a corrupt checkpoint
   // leaves the server as it was.

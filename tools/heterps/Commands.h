@@ -6,6 +6,8 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,10 @@ struct CompileOptions {
   std::vector<std::string> inputShapes;
   unsigned episodes = 1024;
   bool keepSources = true;
+  /// --train: a training bundle (autodiff after placement).
+  bool train = false;
+  std::string loss, label = "label", trainOutput, optimizer = "adagrad";
+  double learningRate = 0.01, momentum = 0;
 };
 
 /// import -> legalize -> place -> partition -> bundle -> build; 0 on success.
@@ -36,8 +42,47 @@ struct RunOptions {
 /// Runs a bundle on input files and writes NAME.npy outputs; 0 on success.
 int run(const RunOptions &options);
 
+/// `heterps run BUNDLE --train ...` (see docs/CLI.md).
+struct TrainOptions {
+  std::string bundle, data, eval, checkpointDir, dumpParameters;
+  int64_t batch = 0, steps = 0, logEvery = 100, evalEvery = 0;
+  int64_t checkpointEvery = 0, hashBuckets = 0;
+  int keepCheckpoints = 2;
+  bool resume = false;
+  uint64_t seed = 1;
+  unsigned psShards = 1;
+  int threads = 0;
+  bool gpuStagesOnCpu = false;
+  int framesInFlight = 4;
+  /// --mpi-worker: train as a worker rank of an MPI job (heterps launch).
+  bool mpiWorker = false;
+};
+
+/// Trains a training bundle on Criteo data; 0 on success, 1 on an error,
+/// 128 + the signal when SIGINT or SIGTERM stopped it (after a checkpoint).
+int train(const TrainOptions &options);
+
+struct GradCheckOptions {
+  std::string bundle;
+  std::vector<std::string> inputs; // NAME=FILE; others are drawn at random
+  uint64_t seed = 1;
+  int directions = 3;
+  /// Step along each unit-norm direction, and the largest relative error
+  /// accepted (relative to max(|analytic|, |numeric|, floor)).
+  double epsilon = 1e-2, tolerance = 2e-2, floor = 1e-4;
+  int threads = 0;
+  bool gpuStagesOnCpu = false;
+};
+
+/// Compares a training bundle's gradients with finite differences of its
+/// forward pass; 0 when every parameter agrees.
+int gradcheck(const GradCheckOptions &options);
+
 /// Writes synthetic CTR data with its ground-truth AUC; 0 on success.
-int datagen(int64_t rows, uint64_t seed, const std::string &output);
+/// `modelSeed` fixes the hidden model (a train and an eval file share it);
+/// `maxVocab` > 0 caps every field's vocabulary.
+int datagen(int64_t rows, uint64_t seed, const std::string &output,
+            std::optional<uint64_t> modelSeed, int64_t maxVocab);
 
 /// Compiles every stage source of `bundle` into its shared objects (g++ for
 /// CPU stages; nvcc and g++ for GPU stages). Returns false and sets `error`.

@@ -1,6 +1,7 @@
 //===- Compile.cpp - heterps compile --------------------------------------===//
 //
-// import -> --hps-legalize-onnx (strict) -> --hps-place -> --hps-partition
+// import -> --hps-legalize-onnx (strict) -> --hps-place [-> --hps-autodiff
+// with --train] -> --hps-partition
 // -> --hps-verify-partition -> --hps-to-stages -> build. The bundle appears
 // only when every step succeeded.
 //
@@ -32,6 +33,10 @@ int compile(const CompileOptions &options) {
     reportError("compile", message);
     return 1;
   };
+  if (options.train && options.loss.empty())
+    return fail("--train needs --loss bce | softmax-ce | mse");
+  if (!options.train && !options.loss.empty())
+    return fail("--loss is only meaningful with --train");
   import::InputBindings bindings;
   bindings.batch = options.batch;
   for (const std::string &text : options.inputShapes) {
@@ -45,6 +50,9 @@ int compile(const CompileOptions &options) {
                 "': " + file.getError().message());
 
   MLIRContext context;
+  // One message per error: the module dump helps compiler developers, not
+  // users (heterps-opt keeps it).
+  context.printOpOnDiagnostic(false);
   context.loadDialect<hps::HPSDialect, func::FuncDialect>();
   // Diagnostics print as FILE:LINE:COL: error: ..., as the other tools do.
   llvm::SourceMgr sourceMgr;
@@ -66,6 +74,8 @@ int compile(const CompileOptions &options) {
   auto main = module->lookupSymbol<func::FuncOp>("main");
   bool hasLayer = false;
   main.walk([&](hps::PlacedOpInterface) { hasLayer = true; });
+  if (!hasLayer && options.train)
+    return fail("'" + options.model + "' has no layer to train");
   if (!hasLayer)
     main->setAttr("hps.pipeline", ArrayAttr::get(&context, {}));
 
@@ -77,10 +87,22 @@ int compile(const CompileOptions &options) {
   place.seed = options.seed;
   place.episodes = options.episodes;
   place.profile = options.profile;
-  place.inference = true;
+  // A training bundle is placed for forward + backward work; autodiff then
+  // puts every backward op where its forward op runs.
+  place.inference = !options.train;
   if (options.batch > 0)
     place.batch = options.batch;
   pm.addPass(hps::createHPSPlace(place));
+  if (options.train) {
+    hps::HPSAutodiffOptions autodiff;
+    autodiff.loss = options.loss;
+    autodiff.label = options.label;
+    autodiff.output = options.trainOutput;
+    autodiff.optimizer = options.optimizer;
+    autodiff.learningRate = options.learningRate;
+    autodiff.momentum = options.momentum;
+    pm.addPass(hps::createHPSAutodiff(autodiff));
+  }
   pm.addPass(hps::createHPSPartition());
   pm.addPass(hps::createHPSVerifyPartition());
   if (hasLayer && failed(pm.run(*module)))

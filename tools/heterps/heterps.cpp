@@ -4,7 +4,10 @@
 //                   [--batch B] [--input-shape NAME=DxD...] -o BUNDLE
 //   heterps build BUNDLE   (stage programs of --hps-to-stages output)
 //   heterps run BUNDLE --input NAME=FILE ... --output-dir DIR
+//   heterps run BUNDLE --train --data FILE --steps N [--eval FILE] ...
 //   heterps datagen ctr --rows N --seed S -o FILE
+//   heterps launch BUNDLE [--workers W] [--ps-shards S] ... -- <run flags>
+//   heterps ps-shard BUNDLE   (a parameter-server rank of an MPI job)
 //
 // One command per step a user takes; the compiler passes and the runtime are
 // libraries the subcommands call.
@@ -12,6 +15,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "Distributed.h"
+
+#include <cstdlib>
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -27,9 +33,22 @@ static cl::SubCommand runCommand("run", "Run a compiled bundle on inputs");
 static cl::SubCommand
     buildCommand("build", "Build the stage programs of a bundle written by "
                           "`heterps-translate --hps-to-stages`");
+static cl::SubCommand
+    gradcheckCommand("gradcheck",
+                     "Check a training bundle's gradients against finite "
+                     "differences of its forward pass");
 static cl::SubCommand datagenCommand(
     "datagen", "Write synthetic training data: `datagen ctr --rows N --seed S "
                "-o FILE` (Criteo TSV from a hidden ground-truth model)");
+
+static cl::SubCommand
+    launchCommand("launch",
+                  "Train as an MPI job of parameter-server shards and "
+                  "data-parallel workers: `launch BUNDLE [--workers W] "
+                  "[--ps-shards S] -- <flags of run --train>`");
+static cl::SubCommand
+    psShardCommand("ps-shard", "Serve as a parameter-server shard rank of "
+                               "an MPI job (heterps launch starts these)");
 
 // compile
 static cl::opt<std::string> model(cl::Positional, cl::desc("<model.onnx>"),
@@ -62,6 +81,33 @@ static cl::list<std::string> inputShapes("input-shape",
 static cl::opt<std::string> profile("profile",
                                     cl::desc("Profile database of layer times"),
                                     cl::sub(compileCommand));
+static cl::opt<bool>
+    compileTrain("train",
+                 cl::desc("Compile a training bundle (forward, loss, "
+                          "backward, parameter-server updates)"),
+                 cl::sub(compileCommand));
+static cl::opt<std::string>
+    compileLoss("loss", cl::desc("--train: bce | softmax-ce | mse"),
+                cl::sub(compileCommand));
+static cl::opt<std::string>
+    compileLabel("label", cl::init("label"),
+                 cl::desc("--train: name of the label input"),
+                 cl::sub(compileCommand));
+static cl::opt<std::string> compileTrainOutput(
+    "train-output",
+    cl::desc("--train: the model output the loss is on (default: "
+             "the first)"),
+    cl::sub(compileCommand));
+static cl::opt<std::string>
+    compileOptimizer("optimizer", cl::init("adagrad"),
+                     cl::desc("--train: sgd | adam | adagrad"),
+                     cl::sub(compileCommand));
+static cl::opt<double> compileLearningRate("lr", cl::init(0.01),
+                                           cl::desc("--train: learning rate"),
+                                           cl::sub(compileCommand));
+static cl::opt<double> compileMomentum("momentum", cl::init(0),
+                                       cl::desc("--train: momentum of sgd"),
+                                       cl::sub(compileCommand));
 static cl::opt<std::string> compileOutput("o", cl::desc("Bundle directory"),
                                           cl::value_desc("dir"),
                                           cl::sub(compileCommand),
@@ -93,6 +139,124 @@ static cl::opt<unsigned>
                     "and throughput on stderr"),
            cl::sub(runCommand));
 
+// run --train
+static cl::opt<bool> trainMode(
+    "train",
+    cl::desc("Train a training bundle on Criteo-format --data instead of "
+             "running it on --input files"),
+    cl::sub(runCommand));
+static cl::opt<std::string> trainData("data",
+                                      cl::desc("Training data (Criteo TSV), "
+                                               "looped over epochs"),
+                                      cl::value_desc("file"),
+                                      cl::sub(runCommand));
+static cl::opt<std::string>
+    evalData("eval",
+             cl::desc("Evaluation data (Criteo TSV): AUC and log-loss after "
+                      "training"),
+             cl::value_desc("file"), cl::sub(runCommand));
+static cl::opt<int64_t> trainBatch(
+    "batch", cl::init(0),
+    cl::desc("Samples per step, a multiple of the bundle's batch (default: "
+             "the bundle's batch)"),
+    cl::sub(runCommand));
+static cl::opt<int64_t> trainSteps("steps", cl::init(0),
+                                   cl::desc("Train up to this step"),
+                                   cl::sub(runCommand));
+static cl::opt<int64_t> logEvery("log-every", cl::init(100),
+                                 cl::desc("Steps per progress line"),
+                                 cl::sub(runCommand));
+static cl::opt<int64_t>
+    evalEvery("eval-every", cl::init(0),
+              cl::desc("Also evaluate every this many steps"),
+              cl::sub(runCommand));
+static cl::opt<std::string>
+    checkpointDir("checkpoint-dir",
+                  cl::desc("Where checkpoints go (DIR/step-<k>)"),
+                  cl::value_desc("dir"), cl::sub(runCommand));
+static cl::opt<int64_t> checkpointEvery("checkpoint-every", cl::init(0),
+                                        cl::desc("Steps between checkpoints"),
+                                        cl::sub(runCommand));
+static cl::opt<int> keepCheckpoints("keep-checkpoints", cl::init(2),
+                                    cl::desc("Checkpoints kept"),
+                                    cl::sub(runCommand));
+static cl::opt<bool>
+    resumeTraining("resume",
+                   cl::desc("Continue from the newest good checkpoint in "
+                            "--checkpoint-dir"),
+                   cl::sub(runCommand));
+static cl::opt<uint64_t>
+    trainSeed("seed", cl::init(1),
+              cl::desc("Seed of the sparse tables' initial rows"),
+              cl::sub(runCommand));
+static cl::opt<int64_t> hashBuckets(
+    "hash-buckets", cl::init(0),
+    cl::desc("Ids per sparse field (default: a single table's rows / 26)"),
+    cl::sub(runCommand));
+static cl::opt<unsigned> psShards("ps-shards", cl::init(1),
+                                  cl::desc("Shards of every sparse table"),
+                                  cl::sub(runCommand));
+static cl::opt<std::string> dumpParameters(
+    "dump-parameters",
+    cl::desc("After training, write every dense parameter and touched "
+             "sparse row as .npy here"),
+    cl::value_desc("dir"), cl::sub(runCommand));
+
+static cl::opt<bool>
+    mpiWorker("mpi-worker",
+              cl::desc("--train as a worker rank of an MPI job whose "
+                       "parameters live on `heterps ps-shard` ranks "
+                       "(heterps launch adds it)"),
+              cl::sub(runCommand));
+
+// launch
+static cl::list<std::string>
+    launchArgs(cl::Positional, cl::OneOrMore,
+               cl::desc("<training bundle> -- <flags of run --train>"),
+               cl::sub(launchCommand));
+static cl::opt<int> launchWorkers(
+    "workers",
+    cl::desc("Worker ranks (default: the largest stage replica count of "
+             "the bundle's plan)"),
+    cl::init(0), cl::sub(launchCommand));
+static cl::opt<int>
+    launchShards("ps-shards",
+                 cl::desc("Parameter-server shard ranks (default: one per "
+                          "two workers)"),
+                 cl::init(0), cl::sub(launchCommand));
+static cl::opt<std::string> launchHostfile("hostfile",
+                                           cl::desc("mpirun's --hostfile"),
+                                           cl::value_desc("file"),
+                                           cl::sub(launchCommand));
+static cl::opt<std::string> launchMpirun("mpirun",
+                                         cl::desc("The mpirun to run (default: "
+                                                  "mpirun on PATH)"),
+                                         cl::value_desc("path"),
+                                         cl::sub(launchCommand));
+static cl::list<std::string>
+    launchMpirunArgs("mpirun-arg",
+                     cl::desc("An argument for mpirun (e.g. "
+                              "--mpirun-arg=--oversubscribe)"),
+                     cl::value_desc("arg"), cl::sub(launchCommand));
+static cl::opt<bool> launchDryRun("dry-run",
+                                  cl::desc("Print the mpirun command only"),
+                                  cl::sub(launchCommand));
+static cl::opt<std::string> launchSlurm(
+    "slurm-multi-prog",
+    cl::desc("Write the job as an `srun --multi-prog` file instead and "
+             "print the srun command"),
+    cl::value_desc("file"), cl::sub(launchCommand));
+
+// ps-shard
+static cl::opt<std::string> psShardBundle(cl::Positional,
+                                          cl::desc("<training bundle>"),
+                                          cl::sub(psShardCommand),
+                                          cl::Required);
+static cl::opt<std::string> psShardStorage(
+    "storage-dir",
+    cl::desc("Where tables with a row cache keep RocksDB (DIR/shard-<r>)"),
+    cl::value_desc("dir"), cl::sub(psShardCommand));
+
 // build
 static cl::opt<std::string> buildBundle(cl::Positional, cl::desc("<bundle>"),
                                         cl::sub(buildCommand), cl::Required);
@@ -106,10 +270,43 @@ static cl::opt<uint64_t> datagenSeed("seed", cl::init(1),
                                      cl::desc("Seed of the hidden model and "
                                               "the samples"),
                                      cl::sub(datagenCommand));
+static cl::opt<uint64_t> datagenModelSeed(
+    "model-seed",
+    cl::desc("Seed of the hidden model alone (default: from --seed); files "
+             "with the same model seed share the model, e.g. train and eval"),
+    cl::sub(datagenCommand));
+static cl::opt<int64_t>
+    datagenMaxVocab("max-vocab", cl::init(0),
+                    cl::desc("Cap every categorical field's vocabulary"),
+                    cl::sub(datagenCommand));
 static cl::opt<std::string> datagenOutput("o", cl::desc("Output TSV file"),
                                           cl::value_desc("file"),
                                           cl::sub(datagenCommand),
                                           cl::Required);
+
+// gradcheck
+static cl::opt<std::string> gradcheckBundle(cl::Positional,
+                                            cl::desc("<training bundle>"),
+                                            cl::sub(gradcheckCommand),
+                                            cl::Required);
+static cl::list<std::string>
+    gradcheckInputs("input",
+                    cl::desc("A model input (.npy or .pb); others are random"),
+                    cl::value_desc("NAME=FILE"), cl::sub(gradcheckCommand));
+static cl::opt<uint64_t> gradcheckSeed("seed", cl::init(1),
+                                       cl::desc("Seed of inputs, rows and "
+                                                "directions"),
+                                       cl::sub(gradcheckCommand));
+static cl::opt<int> gradcheckDirections("directions", cl::init(3),
+                                        cl::desc("Random directions per "
+                                                 "parameter"),
+                                        cl::sub(gradcheckCommand));
+static cl::opt<double> gradcheckEpsilon("epsilon", cl::init(1e-2),
+                                        cl::desc("Step along a unit direction"),
+                                        cl::sub(gradcheckCommand));
+static cl::opt<double> gradcheckTolerance("tolerance", cl::init(2e-2),
+                                          cl::desc("Largest relative error"),
+                                          cl::sub(gradcheckCommand));
 
 namespace heterps::driver {
 void reportError(StringRef command, const Twine &message) {
@@ -120,6 +317,12 @@ void reportError(StringRef command, const Twine &message) {
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "HeterPS driver\n");
+  // Training alternates OpenMP kernels with serial parameter-server and
+  // data work; spinning OpenMP workers steal the cores that work needs (5x
+  // slower on 2 cores). Set before the kernel library loads; a user's own
+  // setting wins.
+  if ((runCommand && trainMode) || gradcheckCommand)
+    ::setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
   if (compileCommand) {
     CompileOptions options;
     options.model = model;
@@ -132,9 +335,61 @@ int main(int argc, char **argv) {
     options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     options.profile = profile;
     options.output = compileOutput;
+    options.train = compileTrain;
+    options.loss = compileLoss;
+    options.label = compileLabel;
+    options.trainOutput = compileTrainOutput;
+    options.optimizer = compileOptimizer;
+    options.learningRate = compileLearningRate;
+    options.momentum = compileMomentum;
     return compile(options);
   }
+  if (runCommand && trainMode) {
+    // Inference's flags mean nothing to training.
+    // cl::list overloads operator&, hence std::addressof.
+    cl::Option *inferenceOnly[] = {std::addressof(inputs), &outputDir, &repeat};
+    for (cl::Option *option : inferenceOnly)
+      if (option->getNumOccurrences()) {
+        reportError("run", "--" + option->ArgStr +
+                               " is for inference; --train reads --data");
+        return 1;
+      }
+    if (trainData.empty() || !trainSteps.getNumOccurrences()) {
+      reportError("run", "--train needs --data FILE and --steps N");
+      return 1;
+    }
+    TrainOptions options;
+    options.bundle = bundle;
+    options.data = trainData;
+    options.eval = evalData;
+    options.batch = trainBatch;
+    options.steps = trainSteps;
+    options.logEvery = logEvery;
+    options.evalEvery = evalEvery;
+    options.checkpointDir = checkpointDir;
+    options.checkpointEvery = checkpointEvery;
+    options.keepCheckpoints = keepCheckpoints;
+    options.resume = resumeTraining;
+    options.seed = trainSeed;
+    options.hashBuckets = hashBuckets;
+    options.psShards = psShards;
+    options.threads = threads;
+    options.gpuStagesOnCpu = gpuStagesOnCpu;
+    options.framesInFlight = frames;
+    options.dumpParameters = dumpParameters;
+    options.mpiWorker = mpiWorker;
+    return train(options);
+  }
   if (runCommand) {
+    for (cl::Option *option : std::initializer_list<cl::Option *>{
+             &trainData, &evalData, &trainBatch, &trainSteps, &logEvery,
+             &evalEvery, &checkpointDir, &checkpointEvery, &keepCheckpoints,
+             &resumeTraining, &trainSeed, &hashBuckets, &psShards,
+             &dumpParameters, &mpiWorker})
+      if (option->getNumOccurrences()) {
+        reportError("run", "--" + option->ArgStr + " needs --train");
+        return 1;
+      }
     RunOptions options;
     options.bundle = bundle;
     options.inputs.assign(inputs.begin(), inputs.end());
@@ -153,15 +408,48 @@ int main(int argc, char **argv) {
     }
     return 0;
   }
+  if (gradcheckCommand) {
+    GradCheckOptions options;
+    options.bundle = gradcheckBundle;
+    options.inputs.assign(gradcheckInputs.begin(), gradcheckInputs.end());
+    options.seed = gradcheckSeed;
+    options.directions = gradcheckDirections;
+    options.epsilon = gradcheckEpsilon;
+    options.tolerance = gradcheckTolerance;
+    return gradcheck(options);
+  }
   if (datagenCommand) {
     if (datagenKind != "ctr") {
       reportError("datagen", "unknown kind '" + datagenKind +
                                  "' (the kind there is: ctr)");
       return 1;
     }
-    return datagen(datagenRows, datagenSeed, datagenOutput);
+    std::optional<uint64_t> modelSeed;
+    if (datagenModelSeed.getNumOccurrences())
+      modelSeed = datagenModelSeed;
+    return datagen(datagenRows, datagenSeed, datagenOutput, modelSeed,
+                   datagenMaxVocab);
   }
-  errs() << "heterps: give a command: compile, build, run or datagen (see "
-            "--help)\n";
+  if (launchCommand) {
+    LaunchOptions options;
+    options.bundle = launchArgs.front();
+    options.runFlags.assign(std::next(launchArgs.begin()), launchArgs.end());
+    options.workers = launchWorkers;
+    options.shards = launchShards;
+    options.hostfile = launchHostfile;
+    options.mpirun = launchMpirun;
+    options.mpirunArgs.assign(launchMpirunArgs.begin(), launchMpirunArgs.end());
+    options.dryRun = launchDryRun;
+    options.slurmMultiProg = launchSlurm;
+    return launch(options);
+  }
+  if (psShardCommand) {
+    PsShardOptions options;
+    options.bundle = psShardBundle;
+    options.storageDirectory = psShardStorage;
+    return psShard(options);
+  }
+  errs() << "heterps: give a command: compile, build, run, gradcheck, "
+            "datagen, launch or ps-shard (see --help)\n";
   return 1;
 }

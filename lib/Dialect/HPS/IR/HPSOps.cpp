@@ -795,6 +795,58 @@ LogicalResult PSPullOp::verify() {
                       getRows());
 }
 
+/// Shapes both loss ops share: a batch-first prediction and a label of the
+/// kind's form; static shapes only (losses come after import bound them).
+static LogicalResult verifyLossOperands(Operation *op, LossKind kind,
+                                        Value prediction, Value label) {
+  auto pred = dyn_cast<RankedTensorType>(prediction.getType());
+  auto lab = dyn_cast<RankedTensorType>(label.getType());
+  if (!pred || !lab || !pred.hasStaticShape() || !lab.hasStaticShape())
+    return op->emitOpError("needs statically shaped prediction and label");
+  if (pred.getRank() < 1)
+    return op->emitOpError("prediction needs a batch axis");
+  if (!isa<FloatType>(pred.getElementType()))
+    return op->emitOpError("prediction must be floating point");
+  if (kind == LossKind::SoftmaxCE) {
+    if (pred.getRank() != 2)
+      return op->emitOpError("softmax_ce needs a [N, C] prediction");
+    bool idsShape = (lab.getRank() == 1 ||
+                     (lab.getRank() == 2 && lab.getDimSize(1) == 1)) &&
+                    lab.getDimSize(0) == pred.getDimSize(0);
+    if (!idsShape || !lab.getElementType().isInteger(64))
+      return op->emitOpError("softmax_ce needs i64 class ids of shape [N] or "
+                             "[N, 1], got ")
+             << label.getType();
+    return success();
+  }
+  if (lab.getShape() != pred.getShape() ||
+      lab.getElementType() != pred.getElementType())
+    return op->emitOpError("label must have the prediction's type ")
+           << prediction.getType() << ", got " << label.getType();
+  return success();
+}
+
+LogicalResult LossOp::verify() {
+  if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabel())))
+    return failure();
+  auto pred = cast<RankedTensorType>(getPrediction().getType());
+  auto result = dyn_cast<RankedTensorType>(getResult().getType());
+  if (!result || result.getRank() != 1 ||
+      result.getDimSize(0) != pred.getDimSize(0) ||
+      result.getElementType() != pred.getElementType())
+    return emitOpError("result must be the per-sample loss [N], got ")
+           << getResult().getType();
+  return success();
+}
+
+LogicalResult LossGradOp::verify() {
+  if (failed(verifyLossOperands(*this, getKind(), getPrediction(), getLabel())))
+    return failure();
+  if (getResult().getType() != getPrediction().getType())
+    return emitOpError("result must have the prediction's type");
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "heterps/Dialect/HPS/IR/HPSOps.cpp.inc"
 

@@ -39,6 +39,9 @@ struct PartitionPass
       return signalPassFailure();
     }
     Block &body = main.getBody().front();
+    bool training = module->hasAttr("hps.training");
+    if (training)
+      sinkPushes(body);
 
     // Stages: maximal runs of consecutive layers on one device class.
     SmallVector<Stage> stages;
@@ -61,7 +64,7 @@ struct PartitionPass
       main.emitError("@main has no layer to partition");
       return signalPassFailure();
     }
-    SmallVector<int64_t> replicas = replicasFromPlan(module, stages);
+    SmallVector<int64_t> replicas = replicasFromPlan(module, stages, training);
 
     // One function per stage.
     OpBuilder builder(module.getContext());
@@ -202,20 +205,60 @@ struct PartitionPass
     main->setAttr("hps.pipeline", ArrayAttr::get(context, pipeline));
   }
 
+  /// A push has no result, so autodiff may leave it anywhere after its
+  /// operands; right after them it joins the run of the op computing its
+  /// gradient instead of opening a stage of its own.
+  static void sinkPushes(Block &body) {
+    SmallVector<Operation *> pushes;
+    for (Operation &op : body)
+      if (isa<PSPushOp, DensePushOp>(op))
+        pushes.push_back(&op);
+    for (Operation *push : pushes) {
+      Operation *last = nullptr;
+      for (Value operand : push->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && def->getBlock() == &body &&
+            (!last || last->isBeforeInBlock(def)))
+          last = def;
+      if (last)
+        push->moveAfter(last);
+    }
+  }
+
   /// Replica counts of the plan's stages, which match ours one to one when
-  /// the plan came from this placement; 1 where there is no plan.
-  SmallVector<int64_t> replicasFromPlan(ModuleOp module,
-                                        ArrayRef<Stage> stages) {
+  /// the plan came from this placement; 1 where there is no plan. In a
+  /// training module the forward stages come first, in the plan's order, and
+  /// the backward stages follow in reverse: each takes the replicas of the
+  /// nearest earlier plan stage on its device, so a layer's backward runs
+  /// as widely as its forward.
+  SmallVector<int64_t> replicasFromPlan(ModuleOp module, ArrayRef<Stage> stages,
+                                        bool training) {
     SmallVector<int64_t> replicas(stages.size(), 1);
     auto plan = module->getAttrOfType<DictionaryAttr>("hps.plan");
     auto planStages = plan ? plan.getAs<ArrayAttr>("stages") : nullptr;
-    if (!planStages || planStages.size() != stages.size())
+    if (!planStages || planStages.size() > stages.size() ||
+        (!training && planStages.size() != stages.size()))
       return replicas;
-    for (auto [i, attr] : llvm::enumerate(planStages)) {
-      auto stage = dyn_cast<DictionaryAttr>(attr);
-      if (stage && stage.get("device") == stages[i].device)
-        if (auto count = stage.getAs<IntegerAttr>("replicas"))
-          replicas[i] = count.getInt();
+    auto planned = [&](size_t i, DeviceAttr device) -> std::optional<int64_t> {
+      auto stage = dyn_cast<DictionaryAttr>(planStages[i]);
+      if (!stage || stage.get("device") != device)
+        return std::nullopt;
+      auto count = stage.getAs<IntegerAttr>("replicas");
+      return count ? count.getInt() : 1;
+    };
+    size_t forward = planStages.size();
+    for (size_t i = 0; i < forward; ++i)
+      if (auto count = planned(i, stages[i].device))
+        replicas[i] = *count;
+    int64_t next = static_cast<int64_t>(forward) - 1;
+    for (size_t i = forward; i < stages.size(); ++i) {
+      for (--next; next >= 0; --next)
+        if (auto count = planned(next, stages[i].device)) {
+          replicas[i] = *count;
+          break;
+        }
+      if (next < 0)
+        break;
     }
     return replicas;
   }

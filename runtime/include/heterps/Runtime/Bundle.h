@@ -1,9 +1,10 @@
 //===- Bundle.h - A compiled bundle as the runtime reads it -----*- C++ -*-===//
 //
-// manifest.json (stages, channels, inputs, outputs, tables), weights.bin
-// mapped read-only, and the stage shared objects. Everything is validated
-// when the bundle is opened, so a damaged bundle fails with a message naming
-// the file and field, never later in the middle of a run.
+// manifest.json (stages, channels, inputs, outputs, tables and, for training
+// bundles, what the parameter server trains), weights.bin mapped read-only,
+// and the stage shared objects. Everything is validated when the bundle is
+// opened, so a damaged bundle fails with a message naming the file and
+// field, never later in the middle of a run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,7 @@
 #include "heterps/Runtime/Types.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +60,48 @@ struct TableSpec {
   size_t offset = 0;
 };
 
+/// The optimizer the parameter server applies (manifest "training.optimizer").
+/// Kept as plain data: the bundle reader does not depend on the server.
+struct OptimizerSpec {
+  std::string kind; // "sgd", "adam" or "adagrad"
+  float learningRate = 0.01f;
+  float momentum = 0.0f;
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float epsilon = 1e-8f;
+  float initialAccumulator = 0.1f;
+};
+
+/// A trainable dense parameter: its initial value lies in weights.bin.
+struct TrainableParameter {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+  size_t offset = 0; // byte offset of the initial value in weights.bin
+  size_t bytes() const { return numElements(shape) * dtypeSize(dtype); }
+};
+
+/// A sparse table the parameter server trains ([rows, dim], rows created on
+/// first touch).
+struct TrainableTable {
+  std::string name;
+  int64_t rows = 0;
+  int64_t dim = 0;
+};
+
+/// The manifest's "training" section (absent in inference bundles).
+struct TrainingSpec {
+  /// "bce", "softmax_ce" or "mse".
+  std::string loss;
+  /// Names and indices of the label input, the prediction output and the
+  /// per-sample loss output (batched, one f32 per sample).
+  std::string label, prediction, lossOutput;
+  int labelInput = -1, predictionOutput = -1, lossOutputIndex = -1;
+  OptimizerSpec optimizer;
+  std::vector<TrainableParameter> parameters;
+  std::vector<TrainableTable> tables;
+};
+
 class Bundle {
 public:
   /// Reads and checks `directory`; throws Error naming what is wrong.
@@ -74,6 +118,10 @@ public:
   const std::vector<ChannelSpec> &channels() const { return channelSpecs; }
   const std::vector<StageSpec> &stages() const { return stageSpecs; }
   const std::vector<TableSpec> &tables() const { return tableSpecs; }
+  /// What the parameter server trains; null for an inference bundle.
+  const TrainingSpec *training() const {
+    return trainingSpec ? &*trainingSpec : nullptr;
+  }
   const char *weights() const { return weightsData; }
   size_t weightsBytes() const { return weightsSize; }
   /// Absolute path of a file of the bundle.
@@ -87,6 +135,7 @@ private:
   std::vector<ChannelSpec> channelSpecs;
   std::vector<StageSpec> stageSpecs;
   std::vector<TableSpec> tableSpecs;
+  std::optional<TrainingSpec> trainingSpec;
   const char *weightsData = nullptr;
   size_t weightsSize = 0;
   void *mapping = nullptr;

@@ -91,11 +91,12 @@ CtrGenResult generateCtrData(int64_t rows, uint64_t seed,
                              const std::string &path,
                              const CtrGenOptions &options = {});
 
-/// `heterps datagen ctr --rows N --seed S -o FILE`: generates with the default
-/// options and prints a summary (or "error: ...") to `report`. Returns the
+/// `heterps datagen ctr --rows N --seed S -o FILE`: generates with `options`
+/// and prints a summary (or "error: ...") to `report`. Returns the
 /// process exit code: 0, or 1 on failure.
 int runDatagenCommand(int64_t rows, uint64_t seed,
-                      const std::string &outputPath, std::ostream &report);
+                      const std::string &outputPath, std::ostream &report,
+                      const CtrGenOptions &options = {});
 
 } // namespace heterps::rt::data
 

@@ -14,9 +14,52 @@
 #include "heterps/Runtime/Bundle.h"
 #include "heterps/Runtime/Tensor.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 
 namespace heterps::rt {
+
+/// The server side of a training run: what stages reach through the
+/// training callbacks of HpsStageConfig (StageABI.h), with the same meaning
+/// and error convention. `context` is passed back to every callback.
+struct StageServer {
+  void *context = nullptr;
+  const float *(*lookupParameter)(void *context, const char *name) = nullptr;
+  int (*pullRows)(void *context, const char *table, const int64_t *ids,
+                  size_t count, float *rows, char *error,
+                  size_t errorBytes) = nullptr;
+  int (*pushRows)(void *context, const char *table, const int64_t *ids,
+                  size_t count, const float *gradients, char *error,
+                  size_t errorBytes) = nullptr;
+  int (*pushDense)(void *context, const char *name, const float *gradient,
+                   size_t count, char *error, size_t errorBytes) = nullptr;
+};
+
+/// Which micro-batch the calling thread is running a stage on, valid inside
+/// the callbacks of a StageServer (a stage calls them from the thread that
+/// runs it). Replicas push concurrently in no fixed order; a server that
+/// sums pushes in (microBatch, stage) order instead of arrival order gets
+/// the same floats on every run. Outside a stage both are -1.
+struct MicroBatchContext {
+  int64_t microBatch = -1; // index within the current Executor::run call
+  int stage = -1;
+};
+MicroBatchContext currentMicroBatch();
+
+/// Sets the calling thread's MicroBatchContext for its lifetime. The
+/// executor opens one around every stage run; a driver calling a server's
+/// callbacks by itself (tests, tools) can too.
+class MicroBatchScope {
+public:
+  MicroBatchScope(int64_t microBatch, int stage);
+  ~MicroBatchScope();
+  MicroBatchScope(const MicroBatchScope &) = delete;
+  MicroBatchScope &operator=(const MicroBatchScope &) = delete;
+
+private:
+  MicroBatchContext saved;
+};
 
 struct ExecutorOptions {
   /// Kernel threads of each stage replica (<= 0: backend default).
@@ -26,6 +69,11 @@ struct ExecutorOptions {
   bool gpuStagesOnCpu = false;
   /// Micro-batches in flight at once (bounded queues between stages).
   int framesInFlight = 4;
+  /// Training: the parameter server the stages read dense parameters and
+  /// sparse rows from and push gradients to; it must outlive the executor.
+  /// Null for inference (the training callbacks are then null and a training
+  /// stage reports that it needs a training run).
+  const StageServer *server = nullptr;
 };
 
 class Executor {

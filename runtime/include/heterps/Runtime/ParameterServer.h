@@ -33,6 +33,7 @@
 #ifndef HETERPS_RUNTIME_PARAMETERSERVER_H
 #define HETERPS_RUNTIME_PARAMETERSERVER_H
 
+#include "heterps/Runtime/ParameterStore.h"
 #include "heterps/Runtime/Types.h"
 
 #include <cstddef>
@@ -102,10 +103,12 @@ struct ParameterServerConfig {
 /// Pass as `worker` to pull without the staleness check (evaluation, tools).
 constexpr int kNoWorker = -1;
 
-class ParameterServer {
+/// The in-process server; as a ParameterStore it is the store of a
+/// single-process training run (one worker, so endStep() has nothing to do).
+class ParameterServer : public ParameterStore {
 public:
   explicit ParameterServer(ParameterServerConfig config);
-  ~ParameterServer();
+  ~ParameterServer() override;
   ParameterServer(const ParameterServer &) = delete;
   ParameterServer &operator=(const ParameterServer &) = delete;
 
@@ -113,25 +116,34 @@ public:
 
   /// Tables and dense parameters are created before workers start; creation
   /// is not meant to race with pulls and pushes of the same name.
-  void createSparseTable(const SparseTableConfig &config);
+  void createSparseTable(const SparseTableConfig &config) override;
   void createDenseParam(const std::string &name, std::vector<float> initial,
-                        const OptimizerConfig &optimizer);
+                        const OptimizerConfig &optimizer) override;
 
   /// Writes the `dim` floats of each id's row to out[i * dim ...], creating
   /// rows on first touch. Blocks first if `worker` is too far ahead.
   void pull(const std::string &table, const uint64_t *ids, size_t count,
-            float *out, int worker = kNoWorker);
+            float *out, int worker);
+  /// pull() without the staleness check.
+  void pull(const std::string &table, const uint64_t *ids, size_t count,
+            float *out) override {
+    pull(table, ids, count, out, kNoWorker);
+  }
   std::vector<float> pull(const std::string &table,
                           const std::vector<uint64_t> &ids,
                           int worker = kNoWorker);
   /// `gradients` holds count * dim floats, row i for ids[i].
   void push(const std::string &table, const uint64_t *ids, size_t count,
-            const float *gradients);
+            const float *gradients) override;
   void push(const std::string &table, const std::vector<uint64_t> &ids,
             const std::vector<float> &gradients);
 
-  std::vector<float> pullDense(const std::string &name, int worker = kNoWorker);
-  void pushDense(const std::string &name, const std::vector<float> &gradient);
+  std::vector<float> pullDense(const std::string &name, int worker);
+  std::vector<float> pullDense(const std::string &name) override {
+    return pullDense(name, kNoWorker);
+  }
+  void pushDense(const std::string &name,
+                 const std::vector<float> &gradient) override;
 
   /// Worker `worker` has finished (pushed) its steps before `step`. Steps
   /// only move forward.
@@ -142,22 +154,22 @@ public:
   /// The row's weights followed by its optimizer state, or nothing if the
   /// row was never touched. Does not create the row or change the cache.
   std::optional<std::vector<float>> readRow(const std::string &table,
-                                            uint64_t key);
+                                            uint64_t key) override;
   /// Values followed by optimizer state.
-  std::vector<float> readDense(const std::string &name);
+  std::vector<float> readDense(const std::string &name) override;
   /// Rows created so far (in memory and in RocksDB).
-  size_t rowCount(const std::string &table);
-  const SparseTableConfig &tableConfig(const std::string &table) const;
+  size_t rowCount(const std::string &table) override;
+  const SparseTableConfig &tableConfig(const std::string &table) const override;
 
   /// Writes a checkpoint to `directory` (replacing it atomically). Pulls and
   /// pushes wait while it runs, so it is a consistent snapshot.
-  void save(const std::string &directory);
+  void save(const std::string &directory) override;
   /// Replaces every row and dense parameter with the checkpoint's. The
   /// checkpoint's tables and dense parameters must match the server's
   /// (names, dims, optimizer kinds); the shard count may differ. Verifies
   /// every checksum before changing anything; throws Error naming the
   /// corrupt or missing file.
-  void load(const std::string &directory);
+  void load(const std::string &directory) override;
 
 private:
   struct Impl;

@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#define HPS_STAGE_ABI_VERSION 1
+#define HPS_STAGE_ABI_VERSION 2
 
 extern "C" {
 
@@ -33,6 +33,28 @@ struct HpsStageConfig {
   void *server;
   /// Threads of this stage's kernels (<= 0: the backend default).
   int threads;
+
+  // Training bundles (ABI 2). All callbacks may be called from several stage
+  // threads at once; they return 0 on success, otherwise non-zero with a
+  // message in `error` (at most `errorBytes` including the NUL).
+
+  /// The current value of trainable dense parameter `name` (host floats). It
+  /// stays valid for the stage's lifetime and unchanged while a step runs;
+  /// the server updates it in place between steps. Null for unknown names.
+  const float *(*lookupParameter)(void *server, const char *name);
+  /// Writes the `dim` floats of each id's row of sparse table `table` to
+  /// rows[i * dim ...], creating rows on first touch.
+  int (*pullRows)(void *server, const char *table, const int64_t *ids,
+                  size_t count, float *rows, char *error, size_t errorBytes);
+  /// Gradients (count x dim floats) of the rows `ids` of `table`, from one
+  /// micro-batch's mean loss.
+  int (*pushRows)(void *server, const char *table, const int64_t *ids,
+                  size_t count, const float *gradients, char *error,
+                  size_t errorBytes);
+  /// Gradient (`count` floats) of dense parameter `name` from one
+  /// micro-batch's mean loss.
+  int (*pushDense)(void *server, const char *name, const float *gradient,
+                   size_t count, char *error, size_t errorBytes);
 };
 
 /// Error text of a failed call is written to `error` (at most `errorBytes`

@@ -13,10 +13,12 @@
 #include "heterps/Runtime/StageABI.h"
 #include "heterps/Runtime/Types.h"
 
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <limits>
 #include <memory>
+#include <string>
 #include <vector>
 
 #if defined(__CUDACC__)
@@ -61,6 +63,109 @@ inline const char *stageTable(backend::Context &ctx,
   ctx.upload(copy, host, bytes);
   copies.push_back(copy);
   return copy;
+}
+
+/// Training: trainable dense parameter `name` in backend memory for this
+/// run. The host value is live (the server updates it between steps), so
+/// host backends read it in place and a GPU uploads it into `slot` on every
+/// run.
+inline const char *stageParameter(backend::Context &ctx,
+                                  const HpsStageConfig &config,
+                                  const char *name, char *slot, size_t bytes) {
+  const float *host = config.lookupParameter
+                          ? config.lookupParameter(config.server, name)
+                          : nullptr;
+  if (!host)
+    throw Error(std::string("the parameter server has no dense parameter '") +
+                name + "' (is this a training run?)");
+  if (backend::kHostMemory)
+    return reinterpret_cast<const char *>(host);
+  ctx.upload(slot, host, bytes);
+  return slot;
+}
+
+/// Host staging for parameter-server traffic of GPU stages.
+struct ServerStaging {
+  std::vector<int64_t> ids;
+  std::vector<float> values;
+};
+
+/// Calls a training callback, turning its error into an exception.
+template <typename F> void serverCall(const std::string &what, F &&call) {
+  char message[512] = "";
+  if (call(message, sizeof(message)) != 0)
+    throw Error(what + ": " + message);
+}
+
+/// Training: pulls the rows of `count` ids (i64, backend memory) of sparse
+/// table `table` into `rows` (count x dim floats, backend memory).
+inline void stagePullRows(backend::Context &ctx, const HpsStageConfig &config,
+                          const char *table, const void *ids, size_t count,
+                          size_t dim, void *rows, ServerStaging &staging) {
+  if (!config.pullRows)
+    throw Error(std::string("the parameter server cannot serve rows of '") +
+                table + "' (is this a training run?)");
+  const int64_t *hostIds = static_cast<const int64_t *>(ids);
+  float *hostRows = static_cast<float *>(rows);
+  if (!backend::kHostMemory) {
+    staging.ids.resize(count);
+    staging.values.resize(count * dim);
+    ctx.download(staging.ids.data(), ids, count * sizeof(int64_t));
+    hostIds = staging.ids.data();
+    hostRows = staging.values.data();
+  }
+  serverCall("pulling rows of table '" + std::string(table) + "'",
+             [&](char *error, size_t bytes) {
+               return config.pullRows(config.server, table, hostIds, count,
+                                      hostRows, error, bytes);
+             });
+  if (!backend::kHostMemory)
+    ctx.upload(rows, hostRows, count * dim * sizeof(float));
+}
+
+/// Training: pushes the gradients of `count` rows of `table`.
+inline void stagePushRows(backend::Context &ctx, const HpsStageConfig &config,
+                          const char *table, const void *ids, size_t count,
+                          size_t dim, const void *gradients,
+                          ServerStaging &staging) {
+  if (!config.pushRows)
+    throw Error(std::string("the parameter server cannot take gradients of '") +
+                table + "' (is this a training run?)");
+  const int64_t *hostIds = static_cast<const int64_t *>(ids);
+  const float *hostGrads = static_cast<const float *>(gradients);
+  if (!backend::kHostMemory) {
+    staging.ids.resize(count);
+    staging.values.resize(count * dim);
+    ctx.download(staging.ids.data(), ids, count * sizeof(int64_t));
+    ctx.download(staging.values.data(), gradients, count * dim * sizeof(float));
+    hostIds = staging.ids.data();
+    hostGrads = staging.values.data();
+  }
+  serverCall("pushing gradients of table '" + std::string(table) + "'",
+             [&](char *error, size_t bytes) {
+               return config.pushRows(config.server, table, hostIds, count,
+                                      hostGrads, error, bytes);
+             });
+}
+
+/// Training: pushes the gradient (`count` floats) of dense parameter `name`.
+inline void stagePushDense(backend::Context &ctx, const HpsStageConfig &config,
+                           const char *name, const void *gradient, size_t count,
+                           ServerStaging &staging) {
+  if (!config.pushDense)
+    throw Error(std::string("the parameter server cannot take gradients of '") +
+                name + "' (is this a training run?)");
+  const float *host = static_cast<const float *>(gradient);
+  if (!backend::kHostMemory) {
+    staging.values.resize(count);
+    ctx.download(staging.values.data(), gradient, count * sizeof(float));
+    host = staging.values.data();
+  }
+  serverCall("pushing the gradient of '" + std::string(name) + "'",
+             [&](char *error, size_t bytes) {
+               return config.pushDense(config.server, name, host, count, error,
+                                       bytes);
+             });
 }
 
 /// A stage input: the caller's buffer itself on host backends (kernels only

@@ -154,6 +154,18 @@ enum class PoolKind { Max, AvgExcludePad, AvgIncludePad };
 enum class PadMode { Constant, Reflect, Edge };
 enum class EmbeddingPooling { None, Sum, Mean };
 
+/// Training losses (hps.loss / hps.loss_grad): binary cross-entropy per
+/// element, cross-entropy of a softmax over each sample's classes, mean
+/// squared error.
+enum class LossKind { BCE, SoftmaxCE, MSE };
+
+/// "bce", "softmax_ce", "mse": the names the IR and bundles use.
+const char *lossKindName(LossKind kind);
+/// Checks a Loss kernel's parameters (both backends take the same): throws
+/// Error naming the bad one. Returns the gradient's scale: 1/n for
+/// softmax_ce (one loss per sample), 1/(n*m) otherwise.
+float checkLossParameters(DType type, LossKind kind, int64_t n, int64_t m);
+
 } // namespace heterps::rt
 
 #endif // HETERPS_RUNTIME_TYPES_H

@@ -53,6 +53,17 @@ def HPS_EmbeddingPooling : I32EnumAttr<"EmbeddingPooling",
 def HPS_EmbeddingPoolingAttr
     : EnumAttr<HPS_Dialect, HPS_EmbeddingPooling, "embedding_pooling">;
 
+def HPS_LossKind : I32EnumAttr<"LossKind", "training loss", [
+    I32EnumAttrCase<"BCE", 0, "bce">,
+    I32EnumAttrCase<"SoftmaxCE", 1, "softmax_ce">,
+    I32EnumAttrCase<"MSE", 2, "mse">
+  ]> {
+  let cppNamespace = "::heterps::hps";
+  let genSpecializedAttr = 0;
+}
+
+def HPS_LossKindAttr : EnumAttr<HPS_Dialect, HPS_LossKind, "loss_kind">;
+
 def HPS_PadMode : I32EnumAttr<"PadMode", "padding mode", [
     I32EnumAttrCase<"Constant", 0, "constant">,
     I32EnumAttrCase<"Reflect", 1, "reflect">,

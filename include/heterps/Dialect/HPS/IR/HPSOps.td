@@ -435,6 +435,45 @@ def HPS_EmbeddingLookupOp : HPS_LayerOp<"embedding_lookup"> {
   let results = (outs AnyTensor:$result);
 }
 
+//===----------------------------------------------------------------------===//
+// Training: losses (emitted by --hps-autodiff).
+//===----------------------------------------------------------------------===//
+
+class HPS_LossLikeOp<string mnemonic> : HPS_LayerOp<mnemonic> {
+  let arguments = !con((ins HPS_LossKindAttr:$kind, AnyTensor:$prediction,
+                        AnyTensor:$label, UnitAttr:$from_logits), Placement);
+  let assemblyFormat = [{
+    $kind $prediction `,` $label attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
+def HPS_LossOp : HPS_LossLikeOp<"loss"> {
+  let summary = "Per-sample training loss of a prediction against its label";
+  let description = [{
+    `prediction` is [N, ...] with the batch first; the result is [N], each
+    sample's loss averaged over its other elements.
+    - `bce`: binary cross-entropy; `label` has the prediction's shape and
+      holds 0..1. With `from_logits` the prediction is the logit z and the
+      loss is max(z,0) - z*y + log(1 + exp(-|z|)); otherwise a probability,
+      clamped to [1e-7, 1 - 1e-7].
+    - `softmax_ce`: `prediction` is [N, C]; `label` holds class ids (i64 [N]
+      or [N, 1]). With `from_logits` the prediction is logits, otherwise
+      probabilities (clamped as above).
+    - `mse`: squared error; `label` has the prediction's shape.
+  }];
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_LossGradOp : HPS_LossLikeOp<"loss_grad"> {
+  let summary = "Gradient of the batch-mean loss with respect to the prediction";
+  let description = [{
+    d(mean over the N samples of `hps.loss`) / d(prediction), shaped like the
+    prediction: the seed of the backward pass.
+  }];
+  let results = (outs AnyTensor:$result);
+}
+
 include "heterps/Dialect/HPS/IR/HPSPipelineOps.td"
 
 #endif // HETERPS_DIALECT_HPS_IR_HPSOPS_TD

@@ -60,4 +60,19 @@ def HPS_PSPushOp : HPS_Op<"ps_push", [HPS_PlacedOpInterface]> {
   }];
 }
 
+def HPS_DensePushOp : HPS_Op<"dense_push", [HPS_PlacedOpInterface]> {
+  let summary = "Pushes the gradient of a dense parameter to the parameter server";
+  let description = [{
+    Emitted by autodiff for every trainable `hps.weight` (marked
+    `hps.trainable`): `gradient` has the weight's type and is the gradient of
+    the micro-batch's mean loss. The runtime sums a step's micro-batches, and
+    the server applies the optimizer the module's `hps.training` names.
+  }];
+  let arguments = (ins StrAttr:$parameter, AnyTensor:$gradient,
+                       OptionalAttr<HPS_DeviceAttr>:$device);
+  let assemblyFormat = [{
+    $parameter `,` $gradient attr-dict `:` type($gradient)
+  }];
+}
+
 #endif // HETERPS_DIALECT_HPS_IR_HPSPIPELINEOPS_TD

@@ -76,4 +76,43 @@ def HPSVerifyPartition : Pass<"hps-verify-partition", "::mlir::ModuleOp"> {
   }];
 }
 
+def HPSAutodiff : Pass<"hps-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Append the loss and the reverse-mode backward pass to @main";
+  let description = [{
+    Trains the chosen result of `@main` against a new label input: appends
+    the label argument and the per-sample `hps.loss` result, seeds the
+    backward pass with `hps.loss_grad` and sweeps @main's ops in reverse,
+    emitting each active op's gradient rule as ordinary hps ops placed on the
+    forward op's device. Every floating `hps.weight` that reaches the loss
+    is marked `hps.trainable` and its gradient pushed with
+    `hps.dense_push`; embedding tables push row gradients with
+    `hps.ps_push`. The loss, label, prediction and optimizer settings are
+    recorded as the module attribute `hps.training`. Runs after
+    `--hps-place` so that backward ops run where their forward ops run.
+  }];
+  let dependentDialects = ["::heterps::hps::HPSDialect"];
+  let options = [
+    Option<"loss", "loss", "std::string", /*default=*/"",
+           "Training loss: bce | softmax-ce | mse (required)">,
+    Option<"label", "label", "std::string", /*default=*/"\"label\"",
+           "Name of the new label input of @main">,
+    Option<"output", "output", "std::string", /*default=*/"",
+           "Name of the @main result to train (default: the first)">,
+    Option<"optimizer", "optimizer", "std::string",
+           /*default=*/"\"adagrad\"", "sgd | adam | adagrad">,
+    Option<"learningRate", "learning-rate", "double", /*default=*/"0.01",
+           "Learning rate of the optimizer">,
+    Option<"momentum", "momentum", "double", /*default=*/"0",
+           "Momentum of sgd">,
+    Option<"beta1", "beta1", "double", /*default=*/"0.9",
+           "First-moment decay of adam">,
+    Option<"beta2", "beta2", "double", /*default=*/"0.999",
+           "Second-moment decay of adam">,
+    Option<"epsilon", "epsilon", "double", /*default=*/"1e-8",
+           "Denominator epsilon of adam and adagrad">,
+    Option<"initialAccumulator", "initial-accumulator", "double",
+           /*default=*/"0.1", "Initial squared-gradient sum of adagrad">,
+  ];
+}
+
 #endif // HETERPS_DIALECT_HPS_TRANSFORMS_PASSES_TD

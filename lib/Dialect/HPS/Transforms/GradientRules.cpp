@@ -1,0 +1,828 @@
+//===- GradientRules.cpp - Reverse-mode rules of hps ops ------------------===//
+//
+// One function per op family. Every rule emits ordinary forward hps ops so
+// that placement, partitioning and code generation treat the backward pass
+// like any other layer; broadcasting is undone by GradientBuilder::sumToShape.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GradientRules.h"
+
+#include "heterps/Dialect/HPS/IR/HPSShapes.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace heterps::hps;
+using namespace heterps::hps::autodiff;
+namespace shp = heterps::hps::shapes;
+
+//===----------------------------------------------------------------------===//
+// GradientBuilder.
+//===----------------------------------------------------------------------===//
+
+static RankedTensorType tensorType(Value value) {
+  return cast<RankedTensorType>(value.getType());
+}
+static ArrayRef<int64_t> shapeOf(Value value) {
+  return tensorType(value).getShape();
+}
+static Type elementOf(Value value) {
+  return tensorType(value).getElementType();
+}
+
+static int64_t product(ArrayRef<int64_t> dims) {
+  return std::accumulate(dims.begin(), dims.end(), int64_t{1},
+                         std::multiplies<int64_t>());
+}
+
+/// The type of a broadcasting op's result over `lhs` and `rhs`.
+static RankedTensorType broadcastType(Value lhs, Value rhs, Type element) {
+  std::optional<SmallVector<int64_t>> shape =
+      shp::broadcast(shapeOf(lhs), shapeOf(rhs));
+  assert(shape && "operands of a backward op must broadcast");
+  return RankedTensorType::get(*shape, element);
+}
+
+Value GradientBuilder::splat(RankedTensorType type, double value) {
+  auto attr = DenseElementsAttr::get(
+      type, ArrayRef<Attribute>{FloatAttr::get(type.getElementType(), value)});
+  return constant(llvm::cast<ElementsAttr>(attr));
+}
+
+Value GradientBuilder::constant(ElementsAttr value) {
+  Value &slot = constants[value];
+  if (!slot)
+    slot = builder.create<ConstantOp>(loc, value);
+  return slot;
+}
+
+Value GradientBuilder::scalar(Type elementType, double value) {
+  return splat(RankedTensorType::get({}, elementType), value);
+}
+
+Value GradientBuilder::add(Value lhs, Value rhs) {
+  return create<AddOp>(broadcastType(lhs, rhs, elementOf(lhs)), lhs, rhs);
+}
+Value GradientBuilder::sub(Value lhs, Value rhs) {
+  return create<SubOp>(broadcastType(lhs, rhs, elementOf(lhs)), lhs, rhs);
+}
+Value GradientBuilder::mul(Value lhs, Value rhs) {
+  return create<MulOp>(broadcastType(lhs, rhs, elementOf(lhs)), lhs, rhs);
+}
+Value GradientBuilder::div(Value lhs, Value rhs) {
+  return create<DivOp>(broadcastType(lhs, rhs, elementOf(lhs)), lhs, rhs);
+}
+Value GradientBuilder::mul(Value lhs, double rhs) {
+  if (rhs == 1.0)
+    return lhs;
+  return mul(lhs, scalar(elementOf(lhs), rhs));
+}
+Value GradientBuilder::neg(Value value) {
+  return create<NegOp>(value.getType(), value);
+}
+
+RankedTensorType GradientBuilder::compareType(Value lhs, Value rhs) {
+  return broadcastType(lhs, rhs, builder.getI1Type());
+}
+
+Value GradientBuilder::where(Value condition, Value x, Value y) {
+  RankedTensorType xy = broadcastType(x, y, elementOf(x));
+  std::optional<SmallVector<int64_t>> shape =
+      shp::broadcast(shapeOf(condition), xy.getShape());
+  assert(shape && "where operands must broadcast");
+  return create<WhereOp>(RankedTensorType::get(*shape, elementOf(x)), condition,
+                         x, y);
+}
+
+Value GradientBuilder::reshape(Value value, ArrayRef<int64_t> shape) {
+  if (shapeOf(value) == shape)
+    return value;
+  // Static targets spell every extent, so a 0 is a literal empty axis.
+  bool allowZero = llvm::is_contained(shape, 0);
+  return create<ReshapeOp>(RankedTensorType::get(shape, elementOf(value)),
+                           value, shape, allowZero);
+}
+
+Value GradientBuilder::expand(Value value, ArrayRef<int64_t> shape) {
+  if (shapeOf(value) == shape)
+    return value;
+  return create<ExpandOp>(RankedTensorType::get(shape, elementOf(value)), value,
+                          shape);
+}
+
+Value GradientBuilder::transpose(Value value, ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> shape;
+  for (int64_t axis : perm)
+    shape.push_back(shapeOf(value)[axis]);
+  return create<TransposeOp>(RankedTensorType::get(shape, elementOf(value)),
+                             value, perm);
+}
+
+Value GradientBuilder::reduce(ReduceKind kind, Value value,
+                              ArrayRef<int64_t> axes, bool keepdims) {
+  assert(!axes.empty() && "an empty axis list would mean every axis");
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(shapeOf(value))) {
+    if (!llvm::is_contained(axes, static_cast<int64_t>(i)))
+      shape.push_back(dim);
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  return create<ReduceOp>(RankedTensorType::get(shape, elementOf(value)), kind,
+                          value, axes, keepdims);
+}
+
+Value GradientBuilder::sumToShape(Value gradient, ArrayRef<int64_t> shape) {
+  ArrayRef<int64_t> from = shapeOf(gradient);
+  if (from == shape)
+    return gradient;
+  assert(from.size() >= shape.size() && "a broadcast never lowers the rank");
+  int64_t lead = from.size() - shape.size();
+  SmallVector<int64_t> axes;
+  for (int64_t i = 0, e = from.size(); i < e; ++i)
+    if (i < lead || (shape[i - lead] == 1 && from[i] != 1))
+      axes.push_back(i);
+  Value summed =
+      axes.empty() ? gradient : reduce(ReduceKind::Sum, gradient, axes, false);
+  return reshape(summed, shape);
+}
+
+Value GradientBuilder::cast(Value value, Type elementType) {
+  if (elementOf(value) == elementType)
+    return value;
+  return create<CastOp>(RankedTensorType::get(shapeOf(value), elementType),
+                        value);
+}
+
+//===----------------------------------------------------------------------===//
+// Rule plumbing.
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// What every rule reads and writes.
+struct Rule {
+  GradientBuilder &b;
+  ArrayRef<Value> resultGrads;
+  ArrayRef<bool> needed;
+  SmallVectorImpl<Value> &grads;
+
+  Value grad() const { return resultGrads[0]; }
+  /// Records the adjoint of operand `i` if it is wanted; `make` runs only
+  /// then, so inactive operands cost no ops.
+  template <typename Fn> void set(unsigned i, Fn &&make) {
+    if (needed[i])
+      grads[i] = make();
+  }
+  Value zero(Value like) { return b.scalar(elementOf(like), 0.0); }
+  Value one(Value like) { return b.scalar(elementOf(like), 1.0); }
+};
+} // namespace
+
+static LogicalResult unsupported(Operation *op, const Twine &why) {
+  return op->emitError() << "hps-autodiff: no gradient rule for '"
+                         << op->getName() << "' " << why;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra.
+//===----------------------------------------------------------------------===//
+
+static LogicalResult gemmRule(GemmOp op, Rule &r) {
+  Value g = r.grad(), a = op.getA(), bm = op.getB();
+  bool transA = op.getTransA(), transB = op.getTransB();
+  APFloat alpha = op.getAlpha(), one(1.0f);
+  auto gemm = [&](Type type, Value x, Value y, bool tx, bool ty) -> Value {
+    return r.b.create<GemmOp>(type, x, y, Value(), alpha, one, tx, ty);
+  };
+  // Y = alpha op(A) op(B): dop(A) = alpha G op(B)^T, dop(B) = alpha op(A)^T G,
+  // transposed back where the operand itself was transposed.
+  r.set(0, [&] {
+    return transA ? gemm(a.getType(), bm, g, transB, true)
+                  : gemm(a.getType(), g, bm, false, !transB);
+  });
+  r.set(1, [&] {
+    return transB ? gemm(bm.getType(), g, a, true, transA)
+                  : gemm(bm.getType(), a, g, !transA, false);
+  });
+  if (op.getC())
+    r.set(2, [&] {
+      Value dc = r.b.sumToShape(g, shapeOf(op.getC()));
+      return r.b.mul(dc, op.getBetaAttr().getValueAsDouble());
+    });
+  return success();
+}
+
+static LogicalResult matmulRule(MatMulOp op, Rule &r) {
+  Value a = op.getA(), bm = op.getB();
+  // Work on the promoted operands: 1-D A is [1, K], 1-D B is [K, 1].
+  SmallVector<int64_t> aShape(shapeOf(a)), bShape(shapeOf(bm));
+  if (aShape.size() == 1)
+    aShape.insert(aShape.begin(), 1);
+  if (bShape.size() == 1)
+    bShape.push_back(1);
+  int64_t m = aShape[aShape.size() - 2], k = aShape.back(), n = bShape.back();
+  SmallVector<int64_t> full = *shp::broadcast(ArrayRef(aShape).drop_back(2),
+                                              ArrayRef(bShape).drop_back(2));
+  full.append({m, n});
+  GradientBuilder &b = r.b;
+  Value g = b.reshape(r.grad(), full);
+  // Only the adjoint of A reads B and the other way round.
+  auto a2 = [&] { return b.reshape(a, aShape); };
+  auto b2 = [&] { return b.reshape(bm, bShape); };
+  Type element = elementOf(g);
+  auto swapLast = [&](Value value) {
+    SmallVector<int64_t> perm(shapeOf(value).size());
+    std::iota(perm.begin(), perm.end(), 0);
+    std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
+    return b.transpose(value, perm);
+  };
+  auto matmul = [&](Value x, Value y) -> Value {
+    ArrayRef<int64_t> xs = shapeOf(x), ys = shapeOf(y);
+    SmallVector<int64_t> shape =
+        *shp::broadcast(xs.drop_back(2), ys.drop_back(2));
+    shape.append({xs[xs.size() - 2], ys.back()});
+    return b.create<MatMulOp>(RankedTensorType::get(shape, element), x, y);
+  };
+  auto gemm = [&](ArrayRef<int64_t> shape, Value x, Value y, bool tx,
+                  bool ty) -> Value {
+    return b.create<GemmOp>(RankedTensorType::get(shape, element), x, y,
+                            Value(), APFloat(1.0f), APFloat(1.0f), tx, ty);
+  };
+  // A 2-D B is shared by every batch of A: fold A's batch into its rows and
+  // use one gemm, which also sums dB over the batch.
+  bool sharedB = bShape.size() == 2;
+  int64_t rows = product(full) / n;
+  Value gRows = sharedB ? b.reshape(g, {rows, n}) : Value();
+  r.set(0, [&] {
+    Value da =
+        sharedB ? b.reshape(gemm({rows, k}, gRows, b2(), false, true), aShape)
+                : b.sumToShape(matmul(g, swapLast(b2())), aShape);
+    return b.reshape(da, shapeOf(a));
+  });
+  r.set(1, [&] {
+    Value db =
+        sharedB ? gemm({k, n}, b.reshape(a2(), {rows, k}), gRows, true, false)
+                : b.sumToShape(matmul(swapLast(a2()), g), bShape);
+    return b.reshape(db, shapeOf(bm));
+  });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Broadcasting binary ops and where.
+//===----------------------------------------------------------------------===//
+
+static LogicalResult binaryRule(Operation *op, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+  Value g = r.grad(), y = op->getResult(0);
+  auto toLhs = [&](Value grad) { return b.sumToShape(grad, shapeOf(lhs)); };
+  auto toRhs = [&](Value grad) { return b.sumToShape(grad, shapeOf(rhs)); };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](AddOp) {
+        r.set(0, [&] { return toLhs(g); });
+        r.set(1, [&] { return toRhs(g); });
+        return success();
+      })
+      .Case([&](SubOp) {
+        r.set(0, [&] { return toLhs(g); });
+        r.set(1, [&] { return b.neg(toRhs(g)); });
+        return success();
+      })
+      .Case([&](MulOp) {
+        r.set(0, [&] { return toLhs(b.mul(g, rhs)); });
+        r.set(1, [&] { return toRhs(b.mul(g, lhs)); });
+        return success();
+      })
+      .Case([&](DivOp) {
+        r.set(0, [&] { return toLhs(b.div(g, rhs)); });
+        // d(l/r)/dr = -y / r.
+        r.set(1, [&] { return b.neg(toRhs(b.div(b.mul(g, y), rhs))); });
+        return success();
+      })
+      .Case([&](PowOp) {
+        // The exponent may have another element type (integer powers).
+        Type element = elementOf(lhs);
+        r.set(0, [&] {
+          Value exponent = b.cast(rhs, element);
+          Value lower = b.create<PowOp>(broadcastType(lhs, exponent, element),
+                                        lhs, b.sub(exponent, r.one(lhs)));
+          return toLhs(b.mul(g, b.mul(exponent, lower)));
+        });
+        r.set(1, [&] {
+          Value grad = b.mul(g, b.mul(y, b.unary<LogOp>(lhs)));
+          return b.cast(toRhs(grad), elementOf(rhs));
+        });
+        return success();
+      })
+      .Case<MaxOp, MinOp>([&](Operation *minMax) {
+        // Ties go to the lhs, so the two adjoints add up to g.
+        Value lhsWins = isa<MaxOp>(minMax) ? b.compare<GreaterEqualOp>(lhs, rhs)
+                                           : b.compare<LessEqualOp>(lhs, rhs);
+        Value zero = r.zero(g);
+        r.set(0, [&] { return toLhs(b.where(lhsWins, g, zero)); });
+        r.set(1, [&] { return toRhs(b.where(lhsWins, zero, g)); });
+        return success();
+      })
+      .Case([&](PReluOp) {
+        Value positive = b.compare<GreaterEqualOp>(lhs, r.zero(lhs));
+        r.set(0, [&] { return b.where(positive, g, b.mul(g, rhs)); });
+        r.set(1, [&] {
+          return toRhs(b.where(positive, r.zero(g), b.mul(g, lhs)));
+        });
+        return success();
+      })
+      .Default([](Operation *) -> LogicalResult {
+        llvm_unreachable("not a differentiable binary op");
+      });
+}
+
+static LogicalResult whereRule(WhereOp op, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value g = r.grad(), zero = r.zero(g);
+  r.set(1, [&] {
+    return b.sumToShape(b.where(op.getCondition(), g, zero),
+                        shapeOf(op.getX()));
+  });
+  r.set(2, [&] {
+    return b.sumToShape(b.where(op.getCondition(), zero, g),
+                        shapeOf(op.getY()));
+  });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Unary elementwise ops.
+//===----------------------------------------------------------------------===//
+
+/// d tanh-approximated or exact gelu / dx.
+static Value geluDerivative(GradientBuilder &b, Value x, Value one,
+                            bool tanhApproximation) {
+  Value x2 = b.mul(x, x);
+  if (!tanhApproximation) {
+    // Phi(x) + x phi(x).
+    Value cdf = b.mul(
+        b.add(b.unary<ErfOp>(b.mul(x, 1 / llvm::numbers::sqrt2)), one), 0.5);
+    Value pdf = b.mul(b.unary<ExpOp>(b.mul(x2, -0.5)),
+                      llvm::numbers::inv_sqrtpi / llvm::numbers::sqrt2);
+    return b.add(cdf, b.mul(x, pdf));
+  }
+  // y = x/2 (1 + tanh(u)), u = k (x + c x^3):
+  // dy = (1 + t)/2 + x/2 (1 - t^2) k (1 + 3 c x^2).
+  constexpr double c = 0.044715;
+  double k = std::sqrt(2.0 / llvm::numbers::pi);
+  Value t = b.unary<TanhOp>(b.mul(b.add(x, b.mul(b.mul(x2, x), c)), k));
+  Value left = b.mul(b.add(t, one), 0.5);
+  Value du = b.mul(b.add(b.mul(x2, 3 * c), one), k);
+  Value right = b.mul(b.mul(b.mul(x, b.sub(one, b.mul(t, t))), du), 0.5);
+  return b.add(left, right);
+}
+
+static LogicalResult unaryRule(Operation *op, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value x = op->getOperand(0), y = op->getResult(0), g = r.grad();
+  // Created on demand: most rules need neither.
+  auto zero = [&] { return r.zero(x); };
+  auto one = [&] { return r.one(x); };
+  auto gt = [&](Value v, double bound) {
+    return b.compare<GreaterOp>(v, b.scalar(elementOf(v), bound));
+  };
+  auto lt = [&](Value v, double bound) {
+    return b.compare<LessOp>(v, b.scalar(elementOf(v), bound));
+  };
+  Value dx =
+      llvm::TypeSwitch<Operation *, Value>(op)
+          .Case([&](NegOp) { return b.neg(g); })
+          .Case([&](ReluOp) { return b.where(gt(x, 0), g, zero()); })
+          .Case([&](LeakyReluOp relu) {
+            Value nonNegative = b.compare<GreaterEqualOp>(x, zero());
+            return b.where(nonNegative, g,
+                           b.mul(g, relu.getAlphaAttr().getValueAsDouble()));
+          })
+          .Case([&](EluOp elu) {
+            // Below zero y = alpha (e^x - 1), so dy/dx = y + alpha.
+            Value alpha =
+                b.scalar(elementOf(x), elu.getAlphaAttr().getValueAsDouble());
+            return b.where(gt(x, 0), g, b.mul(g, b.add(y, alpha)));
+          })
+          .Case([&](SeluOp selu) {
+            double alpha = selu.getAlphaAttr().getValueAsDouble();
+            double gamma = selu.getGammaAttr().getValueAsDouble();
+            Value slope = b.scalar(elementOf(x), gamma * alpha);
+            return b.where(gt(x, 0), b.mul(g, gamma),
+                           b.mul(g, b.add(y, slope)));
+          })
+          .Case([&](CeluOp celu) {
+            double alpha = celu.getAlphaAttr().getValueAsDouble();
+            Value slope = b.unary<ExpOp>(b.mul(x, 1.0 / alpha));
+            return b.where(gt(x, 0), g, b.mul(g, slope));
+          })
+          .Case([&](ThresholdedReluOp relu) {
+            return b.where(gt(x, relu.getAlphaAttr().getValueAsDouble()), g,
+                           zero());
+          })
+          .Case([&](SigmoidOp) { return b.mul(g, b.mul(y, b.sub(one(), y))); })
+          .Case([&](HardSigmoidOp hardSigmoid) {
+            // Flat where clamped: the slope alpha only strictly inside.
+            double alpha = hardSigmoid.getAlphaAttr().getValueAsDouble();
+            Value clamped = zero();
+            return b.where(
+                gt(y, 0), b.where(lt(y, 1), b.mul(g, alpha), clamped), clamped);
+          })
+          .Case([&](HardSwishOp) {
+            Value middle = b.mul(
+                g, b.add(b.mul(x, 1.0 / 3.0), b.scalar(elementOf(x), 0.5)));
+            return b.where(lt(x, -3), zero(), b.where(gt(x, 3), g, middle));
+          })
+          .Case([&](TanhOp) { return b.mul(g, b.sub(one(), b.mul(y, y))); })
+          .Case([&](ExpOp) { return b.mul(g, y); })
+          .Case([&](LogOp) { return b.div(g, x); })
+          .Case([&](SqrtOp) { return b.div(b.mul(g, 0.5), y); })
+          .Case([&](AbsOp) { return b.mul(g, b.unary<SignOp>(x)); })
+          .Case([&](ReciprocalOp) { return b.neg(b.mul(g, b.mul(y, y))); })
+          .Case([&](SoftplusOp) { return b.mul(g, b.unary<SigmoidOp>(x)); })
+          .Case([&](SoftsignOp) {
+            Value d = b.add(b.unary<AbsOp>(x), one());
+            return b.div(g, b.mul(d, d));
+          })
+          .Case([&](GeluOp gelu) {
+            return b.mul(
+                g, geluDerivative(b, x, one(), gelu.getTanhApproximation()));
+          })
+          .Case([&](ErfOp) {
+            Value bell = b.unary<ExpOp>(b.neg(b.mul(x, x)));
+            return b.mul(g, b.mul(bell, 2 * llvm::numbers::inv_sqrtpi));
+          })
+          .Case([&](SinOp) { return b.mul(g, b.unary<CosOp>(x)); })
+          .Case([&](CosOp) { return b.neg(b.mul(g, b.unary<SinOp>(x))); })
+          .Case([&](ClipOp clip) {
+            // The bounds themselves still pass the gradient.
+            Value dx = g, outside = clip.getMaxAttr() || clip.getMinAttr()
+                                        ? zero()
+                                        : Value();
+            if (FloatAttr max = clip.getMaxAttr())
+              dx = b.where(
+                  b.compare<LessEqualOp>(
+                      x, b.scalar(elementOf(x), max.getValueAsDouble())),
+                  dx, outside);
+            if (FloatAttr min = clip.getMinAttr())
+              dx = b.where(
+                  b.compare<GreaterEqualOp>(
+                      x, b.scalar(elementOf(x), min.getValueAsDouble())),
+                  dx, outside);
+            return dx;
+          })
+          .Case([&](CastOp) { return b.cast(g, elementOf(x)); })
+          .Default([](Operation *) -> Value {
+            llvm_unreachable("not a differentiable unary op");
+          });
+  r.set(0, [&] { return dx; });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement.
+//===----------------------------------------------------------------------===//
+
+static int64_t normalized(int64_t axis, int64_t rank) {
+  return axis < 0 ? axis + rank : axis;
+}
+
+static LogicalResult concatRule(ConcatOp op, Rule &r) {
+  if (op.getInputs().size() == 1) {
+    r.set(0, [&] { return r.grad(); });
+    return success();
+  }
+  int64_t axis = normalized(op.getAxis(), shapeOf(r.grad()).size());
+  SmallVector<Type> types;
+  SmallVector<int64_t> sizes;
+  for (Value input : op.getInputs()) {
+    types.push_back(input.getType());
+    sizes.push_back(shapeOf(input)[axis]);
+  }
+  auto split = r.b.create<SplitOp>(TypeRange(types), r.grad(),
+                                   static_cast<uint64_t>(axis), sizes);
+  for (unsigned i = 0, e = types.size(); i < e; ++i)
+    r.set(i, [&] { return split.getResult(i); });
+  return success();
+}
+
+static LogicalResult splitRule(SplitOp op, Rule &r) {
+  SmallVector<Value> pieces;
+  for (auto [result, grad] : llvm::zip(op.getResults(), r.resultGrads))
+    pieces.push_back(grad ? grad : r.b.splat(tensorType(result), 0.0));
+  int64_t axis = normalized(op.getAxis(), shapeOf(op.getInput()).size());
+  r.set(0, [&]() -> Value {
+    if (pieces.size() == 1)
+      return pieces.front();
+    return r.b.create<ConcatOp>(op.getInput().getType(), ValueRange(pieces),
+                                static_cast<uint64_t>(axis));
+  });
+  return success();
+}
+
+static LogicalResult sliceRule(SliceOp op, Rule &r) {
+  ArrayRef<int64_t> in = shapeOf(op.getInput());
+  int64_t rank = in.size();
+  // The adjoint is the gradient padded with zeros where the slice cut.
+  SmallVector<int64_t> pads(2 * rank, 0);
+  for (auto [i, axisValue] : llvm::enumerate(op.getAxes())) {
+    int64_t step = op.getSteps()[i];
+    if (step != 1)
+      return unsupported(op, "with step " + Twine(step) +
+                                 " (only step 1 slices are differentiated)");
+    int64_t axis = normalized(axisValue, rank), start = 0;
+    int64_t count = shp::sliceCount(in[axis], op.getStarts()[i],
+                                    op.getEnds()[i], 1, &start);
+    pads[axis] = start;
+    pads[rank + axis] = in[axis] - start - count;
+  }
+  r.set(0, [&] {
+    return r.b.create<PadOp>(op.getInput().getType(), r.grad(), pads,
+                             PadMode::Constant,
+                             FloatAttr::get(elementOf(r.grad()), 0.0));
+  });
+  return success();
+}
+
+static LogicalResult padRule(PadOp op, Rule &r) {
+  if (op.getMode() != PadMode::Constant)
+    return unsupported(op, "in " + stringifyPadMode(op.getMode()) + " mode");
+  // Padding with negated pads crops what was added and restores (as zeros)
+  // what a negative pad cropped.
+  SmallVector<int64_t> pads = llvm::map_to_vector(
+      op.getPads(), [](int64_t pad) -> int64_t { return -pad; });
+  r.set(0, [&] {
+    return r.b.create<PadOp>(op.getInput().getType(), r.grad(), pads,
+                             PadMode::Constant,
+                             FloatAttr::get(elementOf(r.grad()), 0.0));
+  });
+  return success();
+}
+
+static LogicalResult transposeRule(TransposeOp op, Rule &r) {
+  int64_t rank = shapeOf(op.getInput()).size();
+  SmallVector<int64_t> perm(op.getPerm());
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i)
+      perm.push_back(i);
+  SmallVector<int64_t> inverse(rank);
+  for (auto [i, axis] : llvm::enumerate(perm))
+    inverse[axis] = i;
+  r.set(0, [&] { return r.b.transpose(r.grad(), inverse); });
+  return success();
+}
+
+static LogicalResult gatherRule(GatherOp op, Rule &r) {
+  // Without a scatter op the adjoint of the data is a matmul with the
+  // one-hot matrix of the indices, which must therefore be constant.
+  std::optional<SmallVector<int64_t>> indices =
+      getConstantInts(op.getIndices());
+  if (!indices)
+    return unsupported(op, "with non-constant indices (it would need a "
+                           "scatter op)");
+  ArrayRef<int64_t> data = shapeOf(op.getData());
+  int64_t axis = normalized(op.getAxis(), data.size());
+  int64_t extent = data[axis], count = indices->size();
+  constexpr int64_t kMaxOneHot = 1 << 22;
+  if (extent * count > kMaxOneHot)
+    return unsupported(op, "with " + Twine(count) +
+                               " indices into an axis of " + Twine(extent) +
+                               " (the one-hot matrix would be "
+                               "too large)");
+  Type element = elementOf(r.grad());
+  auto floatType = cast<FloatType>(element);
+  APFloat zero = APFloat::getZero(floatType.getFloatSemantics());
+  APFloat one = APFloat::getOne(floatType.getFloatSemantics());
+  SmallVector<APFloat> oneHot(extent * count, zero);
+  for (auto [k, index] : llvm::enumerate(*indices)) {
+    int64_t row = index < 0 ? index + extent : index;
+    if (row < 0 || row >= extent)
+      return op.emitError() << "hps-autodiff: gather index " << index
+                            << " is out of range for an axis of " << extent;
+    oneHot[row * count + k] = one;
+  }
+  auto oneHotType = RankedTensorType::get({extent, count}, element);
+  GradientBuilder &b = r.b;
+  r.set(0, [&] {
+    Value matrix = b.constant(
+        cast<ElementsAttr>(DenseElementsAttr::get(oneHotType, oneHot)));
+    int64_t outer = product(data.take_front(axis));
+    int64_t inner = product(data.drop_front(axis + 1));
+    Value g = b.reshape(r.grad(), {outer, count, inner});
+    Value scattered = b.create<MatMulOp>(
+        RankedTensorType::get({outer, extent, inner}, element), matrix, g);
+    return b.reshape(scattered, data);
+  });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions, softmax and normalization.
+//===----------------------------------------------------------------------===//
+
+/// Normalized, sorted axes of a reduction over `rank` axes (all when empty).
+static SmallVector<int64_t> reducedAxes(ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> result;
+  if (axes.empty())
+    for (int64_t i = 0; i < rank; ++i)
+      result.push_back(i);
+  for (int64_t axis : axes)
+    result.push_back(normalized(axis, rank));
+  llvm::sort(result);
+  return result;
+}
+
+static LogicalResult reduceRule(ReduceOp op, Rule &r) {
+  GradientBuilder &b = r.b;
+  if (op.getKind() == ReduceKind::Prod)
+    return unsupported(op, "of kind prod");
+  Value x = op.getInput();
+  ArrayRef<int64_t> in = shapeOf(x);
+  SmallVector<int64_t> axes = reducedAxes(op.getAxes(), in.size());
+  // The gradient and result with the reduced axes kept as 1, so that they
+  // broadcast against the input.
+  SmallVector<int64_t> kept(in);
+  int64_t count = 1;
+  for (int64_t axis : axes) {
+    count *= in[axis];
+    kept[axis] = 1;
+  }
+  Value g = b.reshape(r.grad(), kept);
+  auto keptResult = [&] { return b.reshape(op.getResult(), kept); };
+  std::optional<Value> dx;
+  switch (op.getKind()) {
+  case ReduceKind::Sum:
+    dx = b.expand(g, in);
+    break;
+  case ReduceKind::Mean:
+    dx = b.expand(b.mul(g, 1.0 / static_cast<double>(count)), in);
+    break;
+  case ReduceKind::SumSquare:
+    dx = b.mul(b.mul(x, 2.0), g);
+    break;
+  case ReduceKind::L1:
+    dx = b.mul(b.unary<SignOp>(x), g);
+    break;
+  case ReduceKind::L2:
+    dx = b.mul(x, b.div(g, keptResult()));
+    break;
+  case ReduceKind::LogSum:
+    dx = b.expand(b.div(g, b.unary<ExpOp>(keptResult())), in);
+    break;
+  case ReduceKind::LogSumExp:
+    dx = b.mul(b.unary<ExpOp>(b.sub(x, keptResult())), g);
+    break;
+  case ReduceKind::Max:
+  case ReduceKind::Min: {
+    // Ties share the gradient equally.
+    Value zero = r.zero(x);
+    Value hit = b.compare<EqualOp>(x, keptResult());
+    Value ties =
+        b.reduce(ReduceKind::Sum, b.where(hit, r.one(x), zero), axes, true);
+    dx = b.where(hit, b.div(g, ties), zero);
+    break;
+  }
+  case ReduceKind::Prod:
+    llvm_unreachable("rejected above");
+  }
+  r.set(0, [&] { return *dx; });
+  return success();
+}
+
+static LogicalResult softmaxRule(Operation *op, int64_t axisValue, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value g = r.grad(), y = op->getResult(0);
+  int64_t axis = normalized(axisValue, shapeOf(y).size());
+  r.set(0, [&] {
+    if (isa<SoftmaxOp>(op)) {
+      // dx = y (g - sum(g y)).
+      Value dot = b.reduce(ReduceKind::Sum, b.mul(g, y), {axis}, true);
+      return b.mul(y, b.sub(g, dot));
+    }
+    // log_softmax: dx = g - softmax(x) sum(g).
+    Value total = b.reduce(ReduceKind::Sum, g, {axis}, true);
+    return b.sub(g, b.mul(b.unary<ExpOp>(y), total));
+  });
+  return success();
+}
+
+static LogicalResult layerNormRule(LayerNormOp op, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value x = op.getInput(), g = r.grad(), scale = op.getScale();
+  int64_t rank = shapeOf(x).size();
+  SmallVector<int64_t> axes;
+  for (int64_t i = normalized(op.getAxis(), rank); i < rank; ++i)
+    axes.push_back(i);
+  auto mean = [&](Value v) {
+    return b.reduce(ReduceKind::Mean, v, axes, true);
+  };
+  // Recompute the normalized input rather than keep forward temporaries;
+  // only the bias's adjoint does without it.
+  Value rstd, xhat;
+  if (r.needed[0] || r.needed[1]) {
+    Value centered = b.sub(x, mean(x));
+    Value variance = mean(b.mul(centered, centered));
+    Value epsilon =
+        b.scalar(elementOf(x), op.getEpsilonAttr().getValueAsDouble());
+    rstd = b.unary<ReciprocalOp>(b.unary<SqrtOp>(b.add(variance, epsilon)));
+    xhat = b.mul(centered, rstd);
+  }
+  r.set(0, [&] {
+    Value dxhat = b.mul(g, scale);
+    Value projection = b.mul(xhat, mean(b.mul(dxhat, xhat)));
+    return b.mul(rstd, b.sub(b.sub(dxhat, mean(dxhat)), projection));
+  });
+  r.set(1, [&] { return b.sumToShape(b.mul(g, xhat), shapeOf(scale)); });
+  if (Value bias = op.getBias())
+    r.set(2, [&] { return b.sumToShape(g, shapeOf(bias)); });
+  return success();
+}
+
+static LogicalResult globalAvgPoolRule(GlobalAvgPoolOp op, Rule &r) {
+  ArrayRef<int64_t> in = shapeOf(op.getInput());
+  double count = static_cast<double>(product(in.drop_front(2)));
+  r.set(0, [&] { return r.b.expand(r.b.mul(r.grad(), 1.0 / count), in); });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points.
+//===----------------------------------------------------------------------===//
+
+std::optional<LogicalResult>
+autodiff::applyGradientRule(GradientBuilder &builder, Operation *op,
+                            ArrayRef<Value> resultGrads, ArrayRef<bool> needed,
+                            SmallVectorImpl<Value> &operandGrads) {
+  operandGrads.assign(op->getNumOperands(), Value());
+  Rule r{builder, resultGrads, needed, operandGrads};
+  auto reshapeBack = [&](Operation *shapeOp) {
+    r.set(0, [&] {
+      return builder.reshape(r.grad(), shapeOf(shapeOp->getOperand(0)));
+    });
+    return success();
+  };
+  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
+      .Case([&](GemmOp gemm) { return gemmRule(gemm, r); })
+      .Case([&](MatMulOp matmul) { return matmulRule(matmul, r); })
+      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, PReluOp>(
+          [&](Operation *binary) { return binaryRule(binary, r); })
+      .Case([&](WhereOp where) { return whereRule(where, r); })
+      .Case<NegOp, ReluOp, LeakyReluOp, EluOp, SeluOp, CeluOp,
+            ThresholdedReluOp, SigmoidOp, HardSigmoidOp, HardSwishOp, TanhOp,
+            ExpOp, LogOp, SqrtOp, AbsOp, ReciprocalOp, SoftplusOp, SoftsignOp,
+            GeluOp, ErfOp, SinOp, CosOp, ClipOp, CastOp>(
+          [&](Operation *unary) { return unaryRule(unary, r); })
+      .Case([&](ConcatOp concat) { return concatRule(concat, r); })
+      .Case([&](SplitOp split) { return splitRule(split, r); })
+      .Case([&](SliceOp slice) { return sliceRule(slice, r); })
+      .Case([&](PadOp pad) { return padRule(pad, r); })
+      .Case<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(reshapeBack)
+      .Case([&](TransposeOp transpose) { return transposeRule(transpose, r); })
+      .Case([&](ExpandOp expand) {
+        r.set(0, [&] {
+          return builder.sumToShape(r.grad(), shapeOf(expand.getInput()));
+        });
+        return success();
+      })
+      .Case([&](GatherOp gather) { return gatherRule(gather, r); })
+      .Case([&](ReduceOp reduce) { return reduceRule(reduce, r); })
+      .Case([&](SoftmaxOp softmax) {
+        return softmaxRule(softmax, softmax.getAxis(), r);
+      })
+      .Case([&](LogSoftmaxOp logSoftmax) {
+        return softmaxRule(logSoftmax, logSoftmax.getAxis(), r);
+      })
+      .Case([&](LayerNormOp norm) { return layerNormRule(norm, r); })
+      .Case([&](GlobalAvgPoolOp pool) { return globalAvgPoolRule(pool, r); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+Value autodiff::embeddingRowGradients(GradientBuilder &builder,
+                                      EmbeddingLookupOp lookup,
+                                      Value resultGrad) {
+  EmbeddingPooling pooling = lookup.getPooling();
+  if (pooling == EmbeddingPooling::None)
+    return resultGrad;
+  // Every id of a pooled bag gets the bag's gradient (scaled for mean).
+  ArrayRef<int64_t> ids = shapeOf(lookup.getIds());
+  int64_t dim = shapeOf(lookup.getTable())[1];
+  Value grad = resultGrad;
+  if (pooling == EmbeddingPooling::Mean)
+    grad = builder.mul(grad, 1.0 / static_cast<double>(ids.back()));
+  SmallVector<int64_t> unsqueezed(ids.drop_back());
+  unsqueezed.append({1, dim});
+  Value bag = builder.create<UnsqueezeOp>(
+      RankedTensorType::get(unsqueezed, elementOf(grad)), grad,
+      ArrayRef<int64_t>{static_cast<int64_t>(ids.size()) - 1});
+  SmallVector<int64_t> rows(ids);
+  rows.push_back(dim);
+  return builder.expand(bag, rows);
+}

@@ -1,0 +1,209 @@
+//===- MpiTraining.h - Training over MPI: PS shards and workers -*- C++ -*-===//
+//
+// Multi-process training (docs/Distributed.md). An MPI job has two kinds of
+// ranks, each told its role by the command it runs:
+//
+// * parameter-server shards (`heterps ps-shard`): shard r of S owns the
+//   sparse rows whose key % S == r and the dense parameters whose name
+//   hashes (FNV-1a) to r, in a local ps::ParameterServer; it serves the
+//   workers' requests one message at a time and applies a step once every
+//   worker has ended it (runParameterServerShard);
+// * workers (`heterps run --train --mpi-worker`): data-parallel copies of
+//   the whole bundle pipeline whose TrainingServer talks to the shards
+//   through an MpiParameterClient, and whose Trainer coordinates through an
+//   MpiWorkerGroup.
+//
+// The ranks may come in any order (mpirun MPMD, srun --multi-prog): MpiJob
+// exchanges roles at start-up and numbers shards and workers in rank order.
+// This header does not include mpi.h.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_MPITRAINING_H
+#define HETERPS_RUNTIME_MPITRAINING_H
+
+#include "heterps/Runtime/ParameterServer.h"
+#include "heterps/Runtime/ParameterStore.h"
+#include "heterps/Runtime/WorkerGroup.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace heterps::rt::mpi {
+
+//===----------------------------------------------------------------------===//
+// Routing (plain functions: the same on every rank, tested without MPI)
+//===----------------------------------------------------------------------===//
+
+/// FNV-1a of `text`: stable across runs, compilers and machines (unlike
+/// std::hash), so every rank routes a name to the same shard.
+uint64_t stableHash(const std::string &text);
+/// The shard that owns sparse key `key`: key % shards.
+size_t shardOfKey(uint64_t key, size_t shards);
+/// The shard that owns dense parameter `name`: stableHash(name) % shards.
+size_t shardOfDense(const std::string &name, size_t shards);
+/// Positions of `keys` grouped by owning shard (each group in input order).
+std::vector<std::vector<uint32_t>>
+groupKeysByShard(const uint64_t *keys, size_t count, size_t shards);
+/// "shard-<r>": shard r's part of a checkpoint's ps/ directory.
+std::string shardCheckpointName(size_t shard);
+
+//===----------------------------------------------------------------------===//
+// The job
+//===----------------------------------------------------------------------===//
+
+enum class Role { Shard = 0, Worker = 1 };
+
+/// MPI of this process: initialises MPI (thread level SERIALIZED: stage
+/// threads issue requests one at a time under mutex()), learns every rank's
+/// role and finalises MPI when destroyed. Throws Error when MPI cannot start
+/// or the job lacks shards or workers.
+class MpiJob {
+public:
+  MpiJob(int *argc, char ***argv, Role role);
+  ~MpiJob();
+  MpiJob(const MpiJob &) = delete;
+  MpiJob &operator=(const MpiJob &) = delete;
+
+  Role role() const { return role_; }
+  /// This process's index among the ranks of its role.
+  int index() const { return index_; }
+  int worldRank() const { return worldRank_; }
+  int shards() const { return static_cast<int>(shardRanks.size()); }
+  int workers() const { return static_cast<int>(workerRanks.size()); }
+  /// World ranks of shard s / worker w.
+  int shardRank(int shard) const { return shardRanks.at(shard); }
+  int workerRank(int worker) const { return workerRanks.at(worker); }
+  /// The worker index of world rank `rank`, or -1 for a shard.
+  int workerOf(int rank) const;
+  /// Serialises this process's MPI calls.
+  std::mutex &mutex() { return mutex_; }
+
+  /// MPI_Abort of the whole job with `code` (after MPI started; otherwise a
+  /// plain exit): a failed rank must not leave the others waiting forever.
+  [[noreturn]] static void abort(int code);
+  /// Whether MPI is initialised and not yet finalised in this process.
+  static bool running();
+
+  struct Comms;
+  Comms &comms() { return *comms_; }
+
+private:
+  Role role_;
+  int index_ = 0, worldRank_ = 0;
+  std::vector<int> shardRanks, workerRanks;
+  std::unique_ptr<Comms> comms_;
+  std::mutex mutex_;
+};
+
+//===----------------------------------------------------------------------===//
+// Shard server
+//===----------------------------------------------------------------------===//
+
+struct ShardOptions {
+  /// Where tables with a row cache keep RocksDB (DIR/shard-<r>); empty:
+  /// tables must keep every row in memory.
+  std::string storageDirectory;
+  /// Lock shards of the local ParameterServer (does not change results).
+  size_t localShards = 4;
+};
+
+/// Serves the workers until each has said goodbye. Requests are answered
+/// in arrival order; a push is added to its worker's share of the current
+/// step and endStep is answered, to every worker at once, after the sum of
+/// all workers' shares (in worker order) went into the local server. A
+/// request that fails is answered with the error (the worker throws it);
+/// an MPI failure aborts the job. Throws Error for a malformed message.
+void runParameterServerShard(MpiJob &job, const ShardOptions &options);
+
+//===----------------------------------------------------------------------===//
+// Worker side
+//===----------------------------------------------------------------------===//
+
+/// A ParameterStore whose rows and parameters live on the job's shards.
+/// Thread-safe: requests are serialised (one outstanding exchange per
+/// worker), each exchange sends one message per shard involved and waits
+/// for every reply.
+class MpiParameterClient : public ps::ParameterStore {
+public:
+  explicit MpiParameterClient(MpiJob &job);
+  ~MpiParameterClient() override;
+
+  void createSparseTable(const ps::SparseTableConfig &config) override;
+  void createDenseParam(const std::string &name, std::vector<float> initial,
+                        const ps::OptimizerConfig &optimizer) override;
+  void pull(const std::string &table, const uint64_t *ids, size_t count,
+            float *out) override;
+  void push(const std::string &table, const uint64_t *ids, size_t count,
+            const float *gradients) override;
+  std::vector<float> pullDense(const std::string &name) override;
+  void pushDense(const std::string &name,
+                 const std::vector<float> &gradient) override;
+  /// Blocks until every worker ended the step and the shards applied it.
+  void endStep() override;
+  std::optional<std::vector<float>> readRow(const std::string &table,
+                                            uint64_t key) override;
+  std::vector<std::optional<std::vector<float>>>
+  readRows(const std::string &table,
+           const std::vector<uint64_t> &keys) override;
+  std::vector<float> readDense(const std::string &name) override;
+  size_t rowCount(const std::string &table) override;
+  const ps::SparseTableConfig &
+  tableConfig(const std::string &table) const override;
+  /// Every shard writes DIR/shard-<r> (a ParameterServer checkpoint of its
+  /// part); DIR itself is created here.
+  void save(const std::string &directory) override;
+  /// Collective over the workers: worker 0 checks that DIR holds one part
+  /// per shard and has every shard load its part; all return once done.
+  void load(const std::string &directory) override;
+
+  /// Tells every shard this worker is done (after its last request).
+  void goodbye();
+
+private:
+  struct Request {
+    int shard;
+    std::vector<char> bytes;
+  };
+  /// Sends `requests` (tag `op`) and returns each shard's reply payload
+  /// (after the status byte), in the order of `requests`; throws Error with
+  /// the first shard error.
+  std::vector<std::vector<char>> exchange(int op,
+                                          std::vector<Request> &requests);
+  std::vector<std::vector<char>> toAllShards(int op,
+                                             const std::vector<char> &bytes);
+
+  MpiJob &job;
+  mutable std::mutex tablesMutex;
+  std::map<std::string, ps::SparseTableConfig> tables;
+};
+
+/// The Trainer's view of the job's workers. stepFinished() honours
+/// HETERPS_DEBUG_KILL_AFTER_STEP=N (and HETERPS_DEBUG_KILL_WORKER=w, default
+/// 0): that worker SIGKILLs itself after step N, for fault-injection tests.
+class MpiWorkerGroup : public train::WorkerGroup {
+public:
+  explicit MpiWorkerGroup(MpiJob &job);
+  int rank() const override { return job.index(); }
+  int size() const override { return job.workers(); }
+  ps::ParameterStore &store() override { return client; }
+  std::string broadcast(const std::string &value) override;
+  bool anyStopRequested(bool local) override;
+  std::vector<float> gather(const std::vector<float> &values) override;
+  void stepFinished(int64_t step) override;
+  MpiParameterClient &parameterClient() { return client; }
+
+private:
+  MpiJob &job;
+  MpiParameterClient client;
+  int64_t killAfterStep = -1;
+  int killWorker = 0;
+};
+
+} // namespace heterps::rt::mpi
+
+#endif // HETERPS_RUNTIME_MPITRAINING_H

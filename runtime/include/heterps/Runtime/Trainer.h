@@ -1,0 +1,176 @@
+//===- Trainer.h - The training loop of `heterps run --train` ---*- C++ -*-===//
+//
+// Trains a training bundle on Criteo-format data: a CriteoReader loops over
+// the data file, every step runs B samples through the Executor (which cuts
+// them into micro-batches of the compiled batch) and finishes the step on
+// the TrainingServer. Progress lines, evaluation (AUC, log-loss), checksummed
+// checkpoints with resume, and a parameter dump for comparing runs.
+//
+// Determinism: the reader, the servers' initialisers (functions of the seed
+// and the row id) and the order in which a step's gradients are summed are
+// all fixed, so two runs with the same flags end with the same parameters,
+// and so does a run killed and resumed from one of its checkpoints.
+//
+// Checkpoints: DIR/step-<k>/ holds ps/ (ParameterServer::save) and
+// trainer-state, a text file with the step, samples, data position, seed,
+// the bundle's identity (a hash of its manifest.json), the size and CRC32 of
+// every file of the checkpoint and a CRC32 of itself. It is written into
+// DIR/step-<k>.tmp and renamed into place, so a killed run leaves either a
+// complete checkpoint or none; then all but the newest --keep-checkpoints
+// older ones are deleted.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_TRAINER_H
+#define HETERPS_RUNTIME_TRAINER_H
+
+#include "heterps/Runtime/Bundle.h"
+#include "heterps/Runtime/CtrData.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace heterps::rt::train {
+
+class WorkerGroup;
+
+struct TrainerOptions {
+  std::string data; // Criteo TSV to train on (looped over epochs)
+  std::string eval; // Criteo TSV to evaluate on; empty: no evaluation
+  /// Samples per step, a multiple of the bundle's batch (0: the batch).
+  int64_t batch = 0;
+  /// The step to train up to (counted from the start, also on resume).
+  int64_t steps = 0;
+  int64_t logEvery = 100;
+  /// Also evaluate every this many steps (0: only at the end).
+  int64_t evalEvery = 0;
+  std::string checkpointDir;
+  int64_t checkpointEvery = 0;
+  int keepCheckpoints = 2;
+  bool resume = false;
+  uint64_t seed = 1;
+  /// Hash buckets per sparse field (0: a single table's rows / 26).
+  int64_t hashBuckets = 0;
+  size_t psShards = 1;
+  int threads = 0;
+  bool gpuStagesOnCpu = false;
+  int framesInFlight = 4;
+  /// Where to write every parameter as .npy after training; empty: nowhere.
+  std::string dumpParameters;
+  /// Polled between steps: when set, the trainer writes a checkpoint (where
+  /// checkpoints are configured) and stops.
+  const std::atomic<bool> *stopRequested = nullptr;
+  /// Data-parallel training as one worker of `group` (WorkerGroup.h): the
+  /// parameters live in group->store() (psShards is unused), this worker
+  /// trains on its slice of every step, and only the leader logs,
+  /// evaluates, checkpoints and dumps. Null: a single process.
+  WorkerGroup *group = nullptr;
+};
+
+struct TrainSummary {
+  int64_t firstStep = 0; // the step training started after (resume)
+  int64_t steps = 0;     // the step reached
+  int64_t samples = 0;   // samples trained on, from the start
+  double seconds = 0;    // wall time of this run's steps
+  double trainLoss = 0, trainAuc = 0; // over the last progress window
+  bool evaluated = false;
+  double evalAuc = 0, evalLogLoss = 0;
+  int64_t evalSamples = 0;
+  bool interrupted = false;
+  std::string lastCheckpoint; // empty if none was written or resumed from
+};
+
+/// Which bundle input carries what: the f32 [N, 13] dense features, the i64
+/// [N, 26] sparse ids and the label input of the TrainingSpec ([N] or
+/// [N, 1], f32 or i64); -1 where the model has no such input.
+struct CtrInputs {
+  int dense = -1, sparse = -1, label = -1;
+};
+/// Throws Error naming an input that is none of the three.
+CtrInputs mapCtrInputs(const Bundle &bundle);
+
+class Trainer {
+public:
+  /// Progress, warnings and the summary go to `log`.
+  Trainer(const Bundle &bundle, TrainerOptions options, std::ostream &log);
+  /// Trains (and evaluates, checkpoints, dumps) as the options say; throws
+  /// Error naming what went wrong. A failed step leaves the parameters of
+  /// the last finished step, which are checkpointed before the error
+  /// propagates if checkpoints are configured.
+  TrainSummary run();
+
+private:
+  const Bundle &bundle;
+  TrainerOptions options;
+  std::ostream &log;
+};
+
+//===----------------------------------------------------------------------===//
+// Checkpoints (used by Trainer; public for tools and tests)
+//===----------------------------------------------------------------------===//
+
+/// What a checkpoint records besides the parameter server.
+struct TrainerState {
+  int64_t step = 0;
+  int64_t samples = 0;
+  data::DataPosition position;
+  uint64_t seed = 0;
+  std::string bundle; // bundleIdentity() of the bundle that trained
+  int64_t batch = 0;  // samples per step
+};
+
+/// A stable identity of a bundle: 16 hex digits of a hash of its
+/// manifest.json (which names every stage, tensor and parameter).
+std::string bundleIdentity(const Bundle &bundle);
+
+struct CheckpointEntry {
+  int64_t step = 0;
+  std::string path;
+};
+/// The complete checkpoints DIR/step-<k> in DIR, oldest first (temporaries
+/// are not listed); none if DIR does not exist.
+std::vector<CheckpointEntry> listCheckpoints(const std::string &directory);
+
+/// Finishes what a killed run left behind in DIR: removes temporaries
+/// (step-<k>.tmp) and puts back a checkpoint moved aside to be replaced
+/// (step-<k>.old without step-<k>).
+void tidyCheckpointDirectory(const std::string &directory);
+
+/// Writes DIR/step-<state.step>: `writeServer(path)` writes the parameter
+/// server's checkpoint at `path`, then the trainer state is added and the
+/// directory renamed into place (replacing one of the same step); then all
+/// but the `keep` newest checkpoints up to this step are deleted. Returns
+/// the checkpoint's path.
+std::string
+writeCheckpoint(const std::string &directory, const TrainerState &state,
+                const std::function<void(const std::string &)> &writeServer,
+                int keep);
+
+/// Reads and verifies a checkpoint (the trainer state's own checksum, then
+/// the size and CRC32 of every file it lists); throws Error naming the file
+/// that is missing or corrupt.
+TrainerState verifyCheckpoint(const std::string &checkpoint);
+
+struct FoundCheckpoint {
+  std::string path; // the checkpoint directory; the server's is path/ps
+  TrainerState state;
+};
+/// The newest checkpoint of DIR that verifies. A corrupt one is named in a
+/// warning on `warnings` and the previous one tried; none at all is
+/// nullopt; checkpoints that all fail, or a verified one written by another
+/// bundle than `bundle` (its identity), are an Error.
+std::optional<FoundCheckpoint>
+findResumeCheckpoint(const std::string &directory, const std::string &bundle,
+                     std::ostream &warnings);
+
+/// "2.31e4": a rate with three significant digits, as progress lines print.
+std::string formatRate(double value);
+
+} // namespace heterps::rt::train
+
+#endif // HETERPS_RUNTIME_TRAINER_H

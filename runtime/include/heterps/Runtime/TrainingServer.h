@@ -1,0 +1,160 @@
+//===- TrainingServer.h - The parameter server of a training run -*- C++
+//-*-===//
+//
+// The server side of a training bundle's stages (StageABI.h, version 2):
+// dense parameters and sparse tables live in a ps::ParameterServer built from
+// the bundle's TrainingSpec, and the four training callbacks of the stages
+// are answered here.
+//
+// Steps are synchronous. While the executor runs a step's micro-batches,
+// stages read parameters that do not change (lookupParameter hands out live
+// host buffers, pullRows reads the server) and their pushes only accumulate:
+// a list of gradients per dense parameter and a list of (ids, gradients) per
+// sparse table. finishStep(M) then sums every list in (micro-batch, stage,
+// arrival) order, divides by the M micro-batches (the step's gradient is the
+// mean of the micro-batches' mean-loss gradients), pushes the result into the
+// ParameterServer (which merges duplicate ids and applies the optimizer) and
+// refreshes the live dense buffers. The fixed summation order makes a step's
+// result independent of how replicas interleave, so a run is reproducible to
+// the bit, and a run resumed from a checkpoint ends where an uninterrupted
+// one does.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_TRAININGSERVER_H
+#define HETERPS_RUNTIME_TRAININGSERVER_H
+
+#include "heterps/Runtime/Bundle.h"
+#include "heterps/Runtime/Executor.h"
+#include "heterps/Runtime/ParameterServer.h"
+#include "heterps/Runtime/ParameterStore.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace heterps::rt::train {
+
+struct TrainingServerOptions {
+  /// Seeds the sparse tables' first-touch initialiser (each table draws from
+  /// a seed derived from this and its name).
+  uint64_t seed = 1;
+  /// Shards of every sparse table (a checkpoint loads into any shard count).
+  size_t shards = 1;
+  /// Sparse rows start uniform in (-initScale, initScale).
+  float initScale = 0.01f;
+  /// Where the parameters live instead of an in-process ParameterServer
+  /// (`shards` is then unused): the shared store of a multi-process run
+  /// (runtime/mpi). It must outlive the server.
+  ps::ParameterStore *store = nullptr;
+};
+
+/// The optimizer of a bundle as the parameter server takes it.
+ps::OptimizerConfig optimizerConfig(const OptimizerSpec &spec);
+
+class TrainingServer {
+public:
+  /// Builds the server of `spec`: dense parameters from their initial values
+  /// in `weights` (the bundle's weights.bin), sparse tables with the spec's
+  /// dims. Throws Error naming the parameter or table at fault.
+  TrainingServer(const TrainingSpec &spec, const char *weights,
+                 size_t weightsBytes, TrainingServerOptions options);
+  /// The same for a training bundle; throws Error for an inference bundle.
+  TrainingServer(const Bundle &bundle, TrainingServerOptions options);
+  ~TrainingServer();
+  TrainingServer(const TrainingServer &) = delete;
+  TrainingServer &operator=(const TrainingServer &) = delete;
+
+  /// What ExecutorOptions::server takes; valid while this server lives.
+  const StageServer *stageServer() const { return &callbacks; }
+
+  // The callbacks as C++ (they throw Error; the C entry points turn that
+  // into their error text). Safe to call from several threads at once.
+
+  /// The live host value of dense parameter `name`, or null.
+  const float *lookupParameter(const std::string &name) const;
+  /// Rows of `table` for `ids` (negative ids count from the end, as in ONNX
+  /// Gather); ids outside [-rows, rows) are an error naming table and id.
+  void pullRows(const std::string &table, const int64_t *ids, size_t count,
+                float *rows);
+  /// Accumulates the gradients of one micro-batch (dropped in eval mode).
+  void pushRows(const std::string &table, const int64_t *ids, size_t count,
+                const float *gradients);
+  void pushDense(const std::string &name, const float *gradient, size_t count);
+
+  /// Ends a synchronous step of `microBatches` micro-batches: averages what
+  /// was pushed, applies it and refreshes the dense parameters. Must not run
+  /// while stages do. In eval mode there is nothing to apply.
+  void finishStep(int64_t microBatches);
+  /// Drops what the current step pushed (a step that failed half-way), so
+  /// the parameters stay those of the last finished step.
+  void discardStep();
+  /// Eval mode: pushes are discarded, parameters stay as they are.
+  void setEvalMode(bool eval) { evalMode_.store(eval); }
+  bool evalMode() const { return evalMode_.load(); }
+
+  /// Checkpoint of every parameter and optimizer state (ParameterServer
+  /// save), and its inverse; load refreshes the dense parameters. Neither
+  /// may run while stages do.
+  void save(const std::string &directory);
+  void load(const std::string &directory);
+
+  /// Writes every dense parameter as NAME.npy (its shape) and, per sparse
+  /// table, TABLE.ids.npy (i64 [K], ascending) and TABLE.rows.npy (f32
+  /// [K, dim]) for the K rows touched so far. Names are made file-safe
+  /// (characters other than letters, digits, "_-." become "_").
+  void dumpParameters(const std::string &directory);
+
+  const TrainingSpec &spec() const { return spec_; }
+  /// The in-process server; only when no TrainingServerOptions::store was
+  /// given.
+  ps::ParameterServer &parameterServer() { return *server; }
+  /// Where the parameters live (either kind).
+  ps::ParameterStore &parameterStore() { return *store; }
+
+private:
+  struct Contribution {
+    int64_t microBatch;
+    int stage;
+    uint64_t arrival;
+    std::vector<float> values;
+    std::vector<uint64_t> ids; // sparse only
+  };
+  struct Dense {
+    const TrainableParameter *spec = nullptr;
+    std::string serverName;
+    std::vector<float> live; // what lookupParameter hands out; never resized
+    std::mutex mutex;
+    std::vector<Contribution> pending;
+  };
+  struct Table {
+    const TrainableTable *spec = nullptr;
+    std::string serverName;
+    std::mutex mutex;
+    std::vector<Contribution> pending;
+  };
+
+  Dense &dense(const std::string &name) const;
+  Table &table(const std::string &name) const;
+  /// Ids as server keys; throws for ids outside [-rows, rows).
+  void toKeys(const Table &table, const int64_t *ids, size_t count,
+              std::vector<uint64_t> &keys) const;
+  void refreshDense();
+
+  TrainingSpec spec_;
+  std::unique_ptr<ps::ParameterServer> server;
+  ps::ParameterStore *store = nullptr; // server, or the options' store
+  std::map<std::string, std::unique_ptr<Dense>> denseByName;
+  std::map<std::string, std::unique_ptr<Table>> tablesByName;
+  std::atomic<bool> evalMode_{false};
+  std::atomic<uint64_t> arrivals{0};
+  StageServer callbacks;
+};
+
+} // namespace heterps::rt::train
+
+#endif // HETERPS_RUNTIME_TRAININGSERVER_H

@@ -1,0 +1,76 @@
+//===- WorkerGroup.h - The workers of a data-parallel training run -*- C++
+//-*-===//
+//
+// What the training loop (Trainer) needs to run as one of several
+// data-parallel workers: each worker runs the whole bundle pipeline on its
+// slice of every step's samples, the parameters live in a shared remote
+// store, and worker 0 (the leader) prints progress, evaluates, checkpoints
+// and dumps. The MPI implementation is runtime/mpi (MpiWorkerGroup); the
+// trainer itself depends on no transport.
+//
+// Every worker reads the same data stream (each the whole step's B rows) and
+// trains on its contiguous slice of the step's micro-batches, so the step's
+// summed gradient is the single-process run's: each worker divides by the
+// step's total micro-batch count, and the store sums the workers' pushes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_WORKERGROUP_H
+#define HETERPS_RUNTIME_WORKERGROUP_H
+
+#include "heterps/Runtime/ParameterStore.h"
+#include "heterps/Runtime/Types.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace heterps::rt::train {
+
+/// The micro-batches [first, first + count) of a step that `worker` of
+/// `workers` trains on: contiguous, in worker order, sizes differing by at
+/// most one. Throws Error when a worker would get none.
+struct StepSlice {
+  int64_t first = 0, count = 0;
+};
+inline StepSlice stepSlice(int64_t microBatches, int workers, int worker) {
+  if (workers < 1 || worker < 0 || worker >= workers)
+    throw Error("worker " + std::to_string(worker) + " of " +
+                std::to_string(workers) + " does not exist");
+  if (microBatches < workers)
+    throw Error("a step of " + std::to_string(microBatches) +
+                " micro-batches cannot be split over " +
+                std::to_string(workers) +
+                " workers; raise --batch to at least workers x the "
+                "bundle's batch");
+  StepSlice slice;
+  slice.first = microBatches * worker / workers;
+  slice.count = microBatches * (worker + 1) / workers - slice.first;
+  return slice;
+}
+
+class WorkerGroup {
+public:
+  virtual ~WorkerGroup() = default;
+  /// This worker (0 is the leader) and the number of workers.
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  bool leader() const { return rank() == 0; }
+  /// The store every worker's TrainingServer uses; it outlives the run.
+  virtual ps::ParameterStore &store() = 0;
+  /// The leader's `value` on every worker.
+  virtual std::string broadcast(const std::string &value) = 0;
+  /// Whether any worker asks to stop; every worker gets the same answer, so
+  /// all stop after the same step.
+  virtual bool anyStopRequested(bool local) = 0;
+  /// Every worker's `values`, concatenated in worker order, on the leader;
+  /// empty on the others.
+  virtual std::vector<float> gather(const std::vector<float> &values) = 0;
+  /// Called by every worker after step `step` is finished and, on the
+  /// leader, checkpointed (fault-injection hook for tests).
+  virtual void stepFinished(int64_t step) { (void)step; }
+};
+
+} // namespace heterps::rt::train
+
+#endif // HETERPS_RUNTIME_WORKERGROUP_H

@@ -1,0 +1,320 @@
+//===- ShardServer.cpp - A parameter-server shard rank --------------------===//
+//
+// One loop: probe for the next request from any worker, handle it against
+// the local ps::ParameterServer, reply with a non-blocking send. Replies are
+// never sent with a blocking call, so a shard never waits on a worker and
+// no cycle of ranks waiting on each other can form: a worker that sends to
+// several shards always finds them receiving.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Comms.h"
+#include "Protocol.h"
+
+#include <filesystem>
+#include <list>
+
+namespace heterps::rt::mpi {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A worker's pushes of the current step.
+struct StepShare {
+  struct Rows {
+    std::vector<uint64_t> keys;
+    std::vector<float> gradients;
+  };
+  std::map<std::string, Rows> rows;
+  std::map<std::string, std::vector<float>> dense;
+};
+
+class Shard {
+public:
+  Shard(MpiJob &job, const ShardOptions &options)
+      : job(job), comm(job.comms().ps), shares(job.workers()),
+        ended(job.workers(), false), gone(job.workers(), false),
+        server(config(job, options)) {}
+
+  void serve() {
+    while (active()) {
+      MPI_Status status;
+      checkMpi(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &status), "probe");
+      int bytes = 0;
+      checkMpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "get count");
+      std::vector<char> message(bytes);
+      checkMpi(MPI_Recv(message.data(), bytes, MPI_BYTE, status.MPI_SOURCE,
+                        status.MPI_TAG, comm, MPI_STATUS_IGNORE),
+               "recv");
+      const int worker = job.workerOf(status.MPI_SOURCE);
+      if (worker < 0)
+        throw Error("shard " + std::to_string(job.index()) +
+                    " got a request from rank " +
+                    std::to_string(status.MPI_SOURCE) +
+                    ", which is not a worker");
+      handle(worker, status.MPI_TAG, message);
+      reapSends();
+    }
+    for (PendingSend &send : sends)
+      checkMpi(MPI_Wait(&send.request, MPI_STATUS_IGNORE), "wait");
+    sends.clear();
+  }
+
+private:
+  static ps::ParameterServerConfig config(MpiJob &job,
+                                          const ShardOptions &options) {
+    ps::ParameterServerConfig config;
+    config.numShards = std::max<size_t>(options.localShards, 1);
+    if (!options.storageDirectory.empty())
+      config.storageDirectory = (fs::path(options.storageDirectory) /
+                                 shardCheckpointName(job.index()))
+                                    .string();
+    return config;
+  }
+
+  bool active() const {
+    for (bool done : gone)
+      if (!done)
+        return true;
+    return false;
+  }
+
+  std::string where() const {
+    return "parameter-server shard " + std::to_string(job.index()) + " (rank " +
+           std::to_string(job.worldRank()) + ")";
+  }
+
+  void handle(int worker, int op, const std::vector<char> &message) {
+    const std::string what = std::string(opName(op)) + " request of worker " +
+                             std::to_string(worker) + " to " + where();
+    MessageReader in(message, what);
+    MessageWriter out;
+    out.put<uint8_t>(0);
+    try {
+      switch (op) {
+      case kGoodbye:
+        gone[worker] = true;
+        // A worker that leaves no longer holds a step back.
+        maybeFinishStep();
+        return; // no reply
+      case kEndStep:
+        if (ended[worker])
+          throw Error("worker " + std::to_string(worker) +
+                      " ended a step twice");
+        ended[worker] = true;
+        maybeFinishStep();
+        return; // answered when the step is applied
+      default:
+        answer(worker, op, in, out);
+      }
+    } catch (const std::exception &error) {
+      MessageWriter failure;
+      failure.put<uint8_t>(1);
+      failure.putString(where() + ": " + error.what());
+      reply(worker, std::move(failure.bytes()));
+      return;
+    }
+    reply(worker, std::move(out.bytes()));
+  }
+
+  void answer(int worker, int op, MessageReader &in, MessageWriter &out) {
+    switch (op) {
+    case kCreateTable: {
+      ps::SparseTableConfig config = in.getTableConfig();
+      auto found = tables.find(config.name);
+      if (found == tables.end()) {
+        server.createSparseTable(config);
+        tables.emplace(config.name, config);
+      } else if (found->second.dim != config.dim ||
+                 found->second.seed != config.seed ||
+                 found->second.initScale != config.initScale ||
+                 found->second.optimizer.kind != config.optimizer.kind) {
+        throw Error("sparse table '" + config.name +
+                    "' is created by the workers with different dims, seeds "
+                    "or optimizers (do all workers run the same bundle and "
+                    "--seed?)");
+      }
+      return;
+    }
+    case kCreateDense: {
+      std::string name = in.getString();
+      ps::OptimizerConfig optimizer = in.getOptimizer();
+      std::vector<float> initial = in.getArray<float>();
+      auto found = denseSizes.find(name);
+      if (found == denseSizes.end()) {
+        denseSizes.emplace(name, initial.size());
+        server.createDenseParam(name, std::move(initial), optimizer);
+      } else if (found->second != initial.size()) {
+        throw Error("dense parameter '" + name +
+                    "' is created by the workers with different sizes");
+      }
+      return;
+    }
+    case kPull: {
+      std::string table = in.getString();
+      std::vector<uint64_t> keys = in.getArray<uint64_t>();
+      std::vector<float> rows(keys.size() * server.tableConfig(table).dim);
+      server.pull(table, keys.data(), keys.size(), rows.data());
+      out.putArray(rows);
+      return;
+    }
+    case kPush: {
+      std::string table = in.getString();
+      std::vector<uint64_t> keys = in.getArray<uint64_t>();
+      std::vector<float> gradients = in.getArray<float>();
+      const size_t dim = server.tableConfig(table).dim;
+      if (gradients.size() != keys.size() * dim)
+        throw Error("push to '" + table + "' has " +
+                    std::to_string(gradients.size()) + " values for " +
+                    std::to_string(keys.size()) + " keys of dim " +
+                    std::to_string(dim));
+      StepShare::Rows &rows = shares[worker].rows[table];
+      rows.keys.insert(rows.keys.end(), keys.begin(), keys.end());
+      rows.gradients.insert(rows.gradients.end(), gradients.begin(),
+                            gradients.end());
+      return;
+    }
+    case kPullDense:
+      out.putArray(server.pullDense(in.getString()));
+      return;
+    case kPushDense: {
+      std::string name = in.getString();
+      std::vector<float> gradient = in.getArray<float>();
+      auto size = denseSizes.find(name);
+      if (size == denseSizes.end())
+        throw Error("no dense parameter '" + name + "'");
+      if (gradient.size() != size->second)
+        throw Error("dense parameter '" + name + "' has " +
+                    std::to_string(size->second) + " values, gradient " +
+                    std::to_string(gradient.size()));
+      auto [entry, inserted] = shares[worker].dense.try_emplace(name, gradient);
+      if (!inserted) // a second push in one step adds to the first
+        for (size_t i = 0; i < entry->second.size(); ++i)
+          entry->second[i] += gradient[i];
+      return;
+    }
+    case kReadRows: {
+      std::string table = in.getString();
+      std::vector<uint64_t> keys = in.getArray<uint64_t>();
+      for (uint64_t key : keys) {
+        std::optional<std::vector<float>> row = server.readRow(table, key);
+        out.put<uint8_t>(row ? 1 : 0);
+        if (row)
+          out.putArray(*row);
+      }
+      return;
+    }
+    case kReadDense:
+      out.putArray(server.readDense(in.getString()));
+      return;
+    case kRowCount:
+      out.put<uint64_t>(server.rowCount(in.getString()));
+      return;
+    case kSave:
+      server.save((fs::path(in.getString()) / shardCheckpointName(job.index()))
+                      .string());
+      return;
+    case kLoad:
+      server.load((fs::path(in.getString()) / shardCheckpointName(job.index()))
+                      .string());
+      return;
+    default:
+      throw Error("unknown request tag " + std::to_string(op));
+    }
+  }
+
+  /// Applies the step once every worker still here has ended it: the
+  /// workers' shares are summed in worker order (dense) or concatenated in
+  /// worker order (sparse; the server sums duplicate keys in that order and
+  /// updates each row once), so the result does not depend on which worker
+  /// was first.
+  void maybeFinishStep() {
+    bool any = false;
+    for (size_t w = 0; w < ended.size(); ++w) {
+      if (!ended[w] && !gone[w])
+        return;
+      any = any || ended[w];
+    }
+    if (!any)
+      return;
+    std::string failure;
+    try {
+      std::map<std::string, std::vector<float>> dense;
+      std::map<std::string, StepShare::Rows> rows;
+      for (StepShare &share : shares) {
+        for (auto &[name, gradient] : share.dense) {
+          auto [entry, inserted] = dense.emplace(name, gradient);
+          if (!inserted)
+            for (size_t i = 0; i < gradient.size(); ++i)
+              entry->second[i] += gradient[i];
+        }
+        for (auto &[name, part] : share.rows) {
+          StepShare::Rows &all = rows[name];
+          all.keys.insert(all.keys.end(), part.keys.begin(), part.keys.end());
+          all.gradients.insert(all.gradients.end(), part.gradients.begin(),
+                               part.gradients.end());
+        }
+        share = StepShare();
+      }
+      for (auto &[name, gradient] : dense)
+        server.pushDense(name, gradient);
+      for (auto &[name, all] : rows)
+        server.push(name, all.keys.data(), all.keys.size(),
+                    all.gradients.data());
+    } catch (const std::exception &error) {
+      failure = where() + ": applying the step failed: " + error.what();
+    }
+    for (size_t w = 0; w < ended.size(); ++w) {
+      if (!ended[w])
+        continue;
+      ended[w] = false;
+      MessageWriter out;
+      out.put<uint8_t>(failure.empty() ? 0 : 1);
+      if (!failure.empty())
+        out.putString(failure);
+      reply(static_cast<int>(w), std::move(out.bytes()));
+    }
+  }
+
+  struct PendingSend {
+    MPI_Request request;
+    std::vector<char> bytes;
+  };
+
+  void reply(int worker, std::vector<char> bytes) {
+    sends.push_back({MPI_REQUEST_NULL, std::move(bytes)});
+    PendingSend &send = sends.back();
+    checkMpi(MPI_Isend(send.bytes.data(), static_cast<int>(send.bytes.size()),
+                       MPI_BYTE, job.workerRank(worker), kReply, comm,
+                       &send.request),
+             "isend");
+  }
+
+  void reapSends() {
+    for (auto send = sends.begin(); send != sends.end();) {
+      int done = 0;
+      checkMpi(MPI_Test(&send->request, &done, MPI_STATUS_IGNORE), "test");
+      send = done ? sends.erase(send) : std::next(send);
+    }
+  }
+
+  MpiJob &job;
+  MPI_Comm comm;
+  std::vector<StepShare> shares;
+  std::vector<bool> ended, gone;
+  ps::ParameterServer server;
+  std::map<std::string, ps::SparseTableConfig> tables;
+  std::map<std::string, size_t> denseSizes;
+  // A list: the buffers must not move while their sends are in flight.
+  std::list<PendingSend> sends;
+};
+
+} // namespace
+
+void runParameterServerShard(MpiJob &job, const ShardOptions &options) {
+  if (job.role() != Role::Shard)
+    throw Error("runParameterServerShard needs a shard rank");
+  Shard(job, options).serve();
+}
+
+} // namespace heterps::rt::mpi

@@ -1,0 +1,431 @@
+//===- TrainingServer.cpp - The parameter server of a training run --------===//
+
+#include "heterps/Runtime/TrainingServer.h"
+
+#include "heterps/Runtime/Tensor.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <filesystem>
+#include <set>
+
+namespace heterps::rt::train {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// FNV-1a: a stable hash of a table's name for its initialiser seed.
+uint64_t hashName(const std::string &text) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    hash ^= c;
+    hash *= 0x100000001b3ull;
+  }
+  return hash;
+}
+
+/// splitmix64's finaliser: neighbouring seeds give unrelated table seeds.
+uint64_t mix(uint64_t value) {
+  value += 0x9E3779B97F4A7C15ull;
+  value = (value ^ (value >> 30)) * 0xBF58476D1CE4E5B9ull;
+  value = (value ^ (value >> 27)) * 0x94D049BB133111EBull;
+  return value ^ (value >> 31);
+}
+
+/// `name` with characters outside [A-Za-z0-9_-.] replaced by '_' (ONNX
+/// initializer names may hold '/' or ':'; the parameter server and file
+/// systems may not), never "", "." or "..".
+std::string safeName(const std::string &name) {
+  std::string safe;
+  for (char c : name)
+    safe += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                    c == '-' || c == '.'
+                ? c
+                : '_';
+  return safe.empty() || safe[0] == '.' ? "_" + safe : safe;
+}
+
+/// A safe name not in `taken` (a suffix ".<index>" resolves collisions of
+/// names that differed only in replaced characters); records it.
+std::string uniqueSafeName(const std::string &name, size_t index,
+                           std::set<std::string> &taken) {
+  std::string safe = safeName(name);
+  if (!taken.insert(safe).second) {
+    safe += "." + std::to_string(index);
+    taken.insert(safe);
+  }
+  return safe;
+}
+
+/// Copies `message` into a C caller's error buffer.
+void report(const char *message, char *error, size_t errorBytes) {
+  if (!error || errorBytes == 0)
+    return;
+  std::strncpy(error, message, errorBytes - 1);
+  error[errorBytes - 1] = '\0';
+}
+
+/// Runs `body`, turning an exception into a non-zero return and its text.
+template <typename F> int guarded(char *error, size_t errorBytes, F &&body) {
+  try {
+    body();
+    return 0;
+  } catch (const std::exception &e) {
+    report(e.what(), error, errorBytes);
+  } catch (...) {
+    report("unknown error in the training server", error, errorBytes);
+  }
+  return 1;
+}
+
+thread_local std::vector<uint64_t> keyScratch;
+
+} // namespace
+
+ps::OptimizerConfig optimizerConfig(const OptimizerSpec &spec) {
+  ps::OptimizerConfig config;
+  if (spec.kind == "sgd")
+    config.kind = ps::OptimizerKind::Sgd;
+  else if (spec.kind == "adam")
+    config.kind = ps::OptimizerKind::Adam;
+  else if (spec.kind == "adagrad")
+    config.kind = ps::OptimizerKind::Adagrad;
+  else
+    throw Error("unknown optimizer '" + spec.kind + "'");
+  config.learningRate = spec.learningRate;
+  config.momentum = spec.momentum;
+  config.beta1 = spec.beta1;
+  config.beta2 = spec.beta2;
+  config.epsilon = spec.epsilon;
+  config.initialAccumulator = spec.initialAccumulator;
+  return config;
+}
+
+TrainingServer::TrainingServer(const Bundle &bundle,
+                               TrainingServerOptions options)
+    : TrainingServer(
+          [&]() -> const TrainingSpec & {
+            if (!bundle.training())
+              throw Error("bundle '" + bundle.directory() +
+                          "' is not a training bundle (its manifest.json has "
+                          "no \"training\" section); compile the model with "
+                          "--train");
+            return *bundle.training();
+          }(),
+          bundle.weights(), bundle.weightsBytes(), options) {}
+
+TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
+                               size_t weightsBytes,
+                               TrainingServerOptions options)
+    : spec_(spec) {
+  if (options.store) {
+    store = options.store;
+  } else {
+    if (options.shards == 0)
+      throw Error("the parameter server needs at least one shard");
+    ps::ParameterServerConfig config;
+    config.numShards = options.shards;
+    server = std::make_unique<ps::ParameterServer>(config);
+    store = server.get();
+  }
+  ps::OptimizerConfig optimizer = optimizerConfig(spec_.optimizer);
+
+  std::set<std::string> taken;
+  for (size_t i = 0; i < spec_.parameters.size(); ++i) {
+    const TrainableParameter &parameter = spec_.parameters[i];
+    if (parameter.dtype != DType::F32)
+      throw Error("trainable parameter '" + parameter.name + "' is " +
+                  dtypeName(parameter.dtype) + "; the server trains f32");
+    if (parameter.offset > weightsBytes ||
+        parameter.bytes() > weightsBytes - parameter.offset)
+      throw Error("trainable parameter '" + parameter.name +
+                  "' lies outside weights.bin");
+    auto entry = std::make_unique<Dense>();
+    entry->spec = &parameter;
+    entry->serverName = uniqueSafeName(parameter.name, i, taken);
+    std::vector<float> initial(numElements(parameter.shape));
+    if (!initial.empty())
+      std::memcpy(initial.data(), weights + parameter.offset,
+                  parameter.bytes());
+    entry->live = initial;
+    store->createDenseParam(entry->serverName, std::move(initial), optimizer);
+    if (!denseByName.emplace(parameter.name, std::move(entry)).second)
+      throw Error("trainable parameter '" + parameter.name +
+                  "' is listed twice");
+  }
+
+  taken.clear();
+  for (size_t i = 0; i < spec_.tables.size(); ++i) {
+    const TrainableTable &spec = spec_.tables[i];
+    auto entry = std::make_unique<Table>();
+    entry->spec = &spec;
+    entry->serverName = uniqueSafeName(spec.name, i, taken);
+    ps::SparseTableConfig table;
+    table.name = entry->serverName;
+    table.dim = static_cast<size_t>(spec.dim);
+    table.seed = mix(options.seed ^ hashName(spec.name));
+    table.initScale = options.initScale;
+    table.optimizer = optimizer;
+    store->createSparseTable(table);
+    if (!tablesByName.emplace(spec.name, std::move(entry)).second)
+      throw Error("sparse table '" + spec.name + "' is listed twice");
+  }
+
+  callbacks.context = this;
+  callbacks.lookupParameter = [](void *context,
+                                 const char *name) -> const float * {
+    try {
+      return static_cast<TrainingServer *>(context)->lookupParameter(name);
+    } catch (...) {
+      return nullptr;
+    }
+  };
+  callbacks.pullRows = [](void *context, const char *table, const int64_t *ids,
+                          size_t count, float *rows, char *error,
+                          size_t errorBytes) {
+    return guarded(error, errorBytes, [&] {
+      static_cast<TrainingServer *>(context)->pullRows(table, ids, count, rows);
+    });
+  };
+  callbacks.pushRows = [](void *context, const char *table, const int64_t *ids,
+                          size_t count, const float *gradients, char *error,
+                          size_t errorBytes) {
+    return guarded(error, errorBytes, [&] {
+      static_cast<TrainingServer *>(context)->pushRows(table, ids, count,
+                                                       gradients);
+    });
+  };
+  callbacks.pushDense = [](void *context, const char *name,
+                           const float *gradient, size_t count, char *error,
+                           size_t errorBytes) {
+    return guarded(error, errorBytes, [&] {
+      static_cast<TrainingServer *>(context)->pushDense(name, gradient, count);
+    });
+  };
+}
+
+TrainingServer::~TrainingServer() = default;
+
+TrainingServer::Dense &TrainingServer::dense(const std::string &name) const {
+  auto found = denseByName.find(name);
+  if (found == denseByName.end())
+    throw Error("the parameter server has no dense parameter '" + name + "'");
+  return *found->second;
+}
+
+TrainingServer::Table &TrainingServer::table(const std::string &name) const {
+  auto found = tablesByName.find(name);
+  if (found == tablesByName.end())
+    throw Error("the parameter server has no sparse table '" + name + "'");
+  return *found->second;
+}
+
+void TrainingServer::toKeys(const Table &table, const int64_t *ids,
+                            size_t count, std::vector<uint64_t> &keys) const {
+  const int64_t rows = table.spec->rows;
+  keys.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    int64_t id = ids[i];
+    if (id < -rows || id >= rows)
+      throw Error("sparse table '" + table.spec->name + "' has " +
+                  std::to_string(rows) + " rows; id " + std::to_string(id) +
+                  " is outside [" + std::to_string(-rows) + ", " +
+                  std::to_string(rows) + ")");
+    keys[i] = static_cast<uint64_t>(id < 0 ? id + rows : id);
+  }
+}
+
+const float *TrainingServer::lookupParameter(const std::string &name) const {
+  auto found = denseByName.find(name);
+  return found == denseByName.end() ? nullptr : found->second->live.data();
+}
+
+void TrainingServer::pullRows(const std::string &name, const int64_t *ids,
+                              size_t count, float *rows) {
+  Table &entry = table(name);
+  toKeys(entry, ids, count, keyScratch);
+  if (count)
+    store->pull(entry.serverName, keyScratch.data(), count, rows);
+}
+
+void TrainingServer::pushRows(const std::string &name, const int64_t *ids,
+                              size_t count, const float *gradients) {
+  Table &entry = table(name);
+  if (evalMode() || count == 0)
+    return;
+  MicroBatchContext context = currentMicroBatch();
+  Contribution contribution{
+      context.microBatch, context.stage, arrivals.fetch_add(1), {}, {}};
+  toKeys(entry, ids, count, contribution.ids);
+  contribution.values.assign(gradients,
+                             gradients + count * size_t(entry.spec->dim));
+  std::lock_guard<std::mutex> lock(entry.mutex);
+  entry.pending.push_back(std::move(contribution));
+}
+
+void TrainingServer::pushDense(const std::string &name, const float *gradient,
+                               size_t count) {
+  Dense &entry = dense(name);
+  if (count != entry.live.size())
+    throw Error("dense parameter '" + name + "' has " +
+                std::to_string(entry.live.size()) +
+                " values but its gradient has " + std::to_string(count));
+  if (evalMode())
+    return;
+  MicroBatchContext context = currentMicroBatch();
+  Contribution contribution{
+      context.microBatch, context.stage, arrivals.fetch_add(1), {}, {}};
+  contribution.values.assign(gradient, gradient + count);
+  std::lock_guard<std::mutex> lock(entry.mutex);
+  entry.pending.push_back(std::move(contribution));
+}
+
+namespace {
+/// Micro-batch, then stage, then arrival: arrival only orders the pushes of
+/// one stage run, which come from one thread in program order.
+template <typename C> void sortContributions(std::vector<C> &list) {
+  std::sort(list.begin(), list.end(), [](const C &a, const C &b) {
+    if (a.microBatch != b.microBatch)
+      return a.microBatch < b.microBatch;
+    if (a.stage != b.stage)
+      return a.stage < b.stage;
+    return a.arrival < b.arrival;
+  });
+}
+} // namespace
+
+void TrainingServer::finishStep(int64_t microBatches) {
+  if (microBatches < 1)
+    throw Error("finishStep needs at least one micro-batch, got " +
+                std::to_string(microBatches));
+  if (evalMode()) {
+    discardStep();
+    return;
+  }
+  const float scale = static_cast<float>(microBatches);
+  // Maps iterate by name: the order of pushes into the server is fixed too.
+  for (auto &[name, entry] : denseByName) {
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    if (entry->pending.empty())
+      continue; // no gradient this step: the optimizer leaves it alone
+    sortContributions(entry->pending);
+    std::vector<float> sum = std::move(entry->pending.front().values);
+    for (size_t c = 1; c < entry->pending.size(); ++c) {
+      const std::vector<float> &values = entry->pending[c].values;
+      for (size_t i = 0; i < sum.size(); ++i)
+        sum[i] += values[i];
+    }
+    for (float &value : sum)
+      value /= scale;
+    entry->pending.clear();
+    store->pushDense(entry->serverName, sum);
+  }
+  std::vector<uint64_t> keys;
+  std::vector<float> gradients;
+  for (auto &[name, entry] : tablesByName) {
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    if (entry->pending.empty())
+      continue;
+    sortContributions(entry->pending);
+    keys.clear();
+    gradients.clear();
+    for (const Contribution &contribution : entry->pending) {
+      keys.insert(keys.end(), contribution.ids.begin(), contribution.ids.end());
+      for (float value : contribution.values)
+        gradients.push_back(value / scale);
+    }
+    entry->pending.clear();
+    // The server sums duplicate ids in this order, then updates each row
+    // once.
+    store->push(entry->serverName, keys.data(), keys.size(), gradients.data());
+  }
+  // A remote store applies the step once every worker's pushes are in.
+  store->endStep();
+  refreshDense();
+}
+
+void TrainingServer::discardStep() {
+  for (auto &[name, entry] : denseByName) {
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    entry->pending.clear();
+  }
+  for (auto &[name, entry] : tablesByName) {
+    std::lock_guard<std::mutex> lock(entry->mutex);
+    entry->pending.clear();
+  }
+}
+
+void TrainingServer::refreshDense() {
+  for (auto &[name, entry] : denseByName) {
+    std::vector<float> values = store->pullDense(entry->serverName);
+    // In place: stages hold on to the pointer lookupParameter gave them.
+    std::copy(values.begin(), values.end(), entry->live.begin());
+  }
+}
+
+void TrainingServer::save(const std::string &directory) {
+  store->save(directory);
+}
+
+void TrainingServer::load(const std::string &directory) {
+  discardStep();
+  store->load(directory);
+  refreshDense();
+}
+
+void TrainingServer::dumpParameters(const std::string &directory) {
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error)
+    throw Error("cannot create '" + directory + "': " + error.message());
+  std::set<std::string> taken;
+  auto fileFor = [&](const std::string &name, size_t index,
+                     const std::string &suffix) {
+    return (fs::path(directory) / (uniqueSafeName(name, index, taken) + suffix))
+        .string();
+  };
+  for (size_t i = 0; i < spec_.parameters.size(); ++i) {
+    const TrainableParameter &parameter = spec_.parameters[i];
+    const Dense &entry = dense(parameter.name);
+    HostTensor tensor(DType::F32, parameter.shape);
+    if (tensor.bytes())
+      std::memcpy(tensor.data.data(), entry.live.data(), tensor.bytes());
+    writeNpy(fileFor(parameter.name, i, ".npy"), tensor);
+  }
+  for (size_t i = 0; i < spec_.tables.size(); ++i) {
+    const TrainableTable &spec = spec_.tables[i];
+    const Table &entry = table(spec.name);
+    std::vector<int64_t> ids;
+    std::vector<float> rows;
+    // The server has no key listing; rows it never created read as absent.
+    // Read in chunks: a remote store answers a chunk with one request per
+    // shard instead of one per id.
+    constexpr int64_t kChunk = 1 << 16;
+    std::vector<uint64_t> keys;
+    for (int64_t first = 0; first < spec.rows; first += kChunk) {
+      keys.clear();
+      for (int64_t id = first; id < std::min(spec.rows, first + kChunk); ++id)
+        keys.push_back(uint64_t(id));
+      auto found = store->readRows(entry.serverName, keys);
+      for (size_t k = 0; k < keys.size(); ++k)
+        if (found[k]) {
+          ids.push_back(int64_t(keys[k]));
+          rows.insert(rows.end(), found[k]->begin(),
+                      found[k]->begin() + spec.dim);
+        }
+    }
+    HostTensor idTensor(DType::I64, {int64_t(ids.size())});
+    HostTensor rowTensor(DType::F32, {int64_t(ids.size()), spec.dim});
+    if (!ids.empty()) {
+      std::memcpy(idTensor.data.data(), ids.data(), idTensor.bytes());
+      std::memcpy(rowTensor.data.data(), rows.data(), rowTensor.bytes());
+    }
+    // Both files from one safe name, so they pair up.
+    std::string base = fileFor(spec.name, spec_.parameters.size() + i, "");
+    writeNpy(base + ".ids.npy", idTensor);
+    writeNpy(base + ".rows.npy", rowTensor);
+  }
+}
+
+} // namespace heterps::rt::train

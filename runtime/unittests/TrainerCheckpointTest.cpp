@@ -1,0 +1,604 @@
+//===- TrainerCheckpointTest.cpp - Training bundles, checkpoints, loop ----===//
+//
+// The "training" section of a manifest, trainer checkpoints (write, verify,
+// corruption, resume selection, pruning) and the training loop on a bundle
+// without stages whose outputs pass inputs through: everything of a training
+// run except the stage programs, which the end-to-end lit tests add.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Runtime/Trainer.h"
+#include "heterps/Runtime/TrainingServer.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <unistd.h>
+
+using namespace heterps::rt;
+using namespace heterps::rt::train;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+class ScratchDirectory {
+public:
+  explicit ScratchDirectory(const std::string &tag)
+      : path(fs::temp_directory_path() /
+             ("heterps-trainer-test-" + std::to_string(::getpid()) + "-" +
+              tag)) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  std::string operator/(const std::string &name) const {
+    return (path / name).string();
+  }
+  fs::path path;
+};
+
+void writeText(const std::string &path, const std::string &text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream stream(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(stream)),
+                     std::istreambuf_iterator<char>());
+}
+
+/// Flips one byte of a file in place.
+void corrupt(const std::string &path, size_t offset = 0) {
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekg(offset);
+  char c;
+  file.get(c);
+  file.seekp(offset);
+  file.put(static_cast<char>(c ^ 0x5a));
+}
+
+/// A manifest of a bundle without stages: inputs dense [4, 13], ids
+/// [4, 26], label [4, 1]; outputs prob and loss both pass the label through.
+/// Trains a dense parameter "w" [4] (initial 1..4 at offset 0) and a table
+/// "emb" of 130 rows (5 hash buckets per sparse field) of dim 2.
+json passThroughManifest() {
+  auto input = [](const char *name, const char *dtype, json shape) {
+    return json{{"name", name},
+                {"dtype", dtype},
+                {"shape", shape},
+                {"batched", true},
+                {"channels", json::array()}};
+  };
+  auto output = [](const char *name) {
+    return json{{"name", name},
+                {"dtype", "f32"},
+                {"shape", {4, 1}},
+                {"batched", true},
+                {"input", 2}};
+  };
+  return json{
+      {"format", "heterps-bundle"},
+      {"version", 1},
+      {"batch", 4},
+      {"channels", json::array()},
+      {"stages", json::array()},
+      {"inputs",
+       {input("dense", "f32", {4, 13}), input("ids", "i64", {4, 26}),
+        input("label", "f32", {4, 1})}},
+      {"outputs", {output("prob"), output("loss")}},
+      {"tables", json::array()},
+      {"weights", {{"file", "weights.bin"}, {"bytes", 64}}},
+      {"training",
+       {{"loss", "bce"},
+        {"label", "label"},
+        {"prediction", "prob"},
+        {"loss_output", "loss"},
+        {"optimizer",
+         {{"kind", "adam"},
+          {"learning_rate", 0.01},
+          {"momentum", 0},
+          {"beta1", 0.9},
+          {"beta2", 0.999},
+          {"epsilon", 1e-8},
+          {"initial_accumulator", 0.1}}},
+        {"parameters",
+         {{{"name", "w"}, {"dtype", "f32"}, {"shape", {4}}, {"offset", 0}}}},
+        {"tables", {{{"name", "emb"}, {"rows", 130}, {"dim", 2}}}}}}};
+}
+
+void writeBundle(const std::string &directory, const json &manifest) {
+  fs::create_directories(directory);
+  writeText(directory + "/manifest.json", manifest.dump(2));
+  std::string weights(64, '\0');
+  float initial[4] = {1, 2, 3, 4};
+  std::memcpy(weights.data(), initial, sizeof initial);
+  writeText(directory + "/weights.bin", weights);
+}
+
+/// The error text of opening a bundle with `manifest`, "" if it opens.
+std::string openError(const std::string &directory, const json &manifest) {
+  writeBundle(directory, manifest);
+  try {
+    Bundle bundle(directory);
+    return "";
+  } catch (const Error &error) {
+    return error.what();
+  }
+}
+
+/// `rows` Criteo lines, labels alternating.
+void writeCriteo(const std::string &path, int rows) {
+  std::ostringstream text;
+  for (int r = 0; r < rows; ++r) {
+    text << (r % 3 == 0 ? 1 : 0);
+    for (int i = 0; i < 13; ++i)
+      text << "\t" << (r * 13 + i) % 17;
+    for (int i = 0; i < 26; ++i)
+      text << "\t" << std::hex << (r * 26 + i) * 2654435761u << std::dec;
+    text << "\n";
+  }
+  writeText(path, text.str());
+}
+
+//===----------------------------------------------------------------------===//
+// The manifest's training section
+//===----------------------------------------------------------------------===//
+
+TEST(TrainingManifest, ParsesTheSection) {
+  ScratchDirectory scratch("manifest");
+  writeBundle(scratch / "b", passThroughManifest());
+  Bundle bundle(scratch / "b");
+  const TrainingSpec *spec = bundle.training();
+  ASSERT_NE(spec, nullptr);
+  EXPECT_EQ(spec->loss, "bce");
+  EXPECT_EQ(spec->labelInput, 2);
+  EXPECT_EQ(spec->predictionOutput, 0);
+  EXPECT_EQ(spec->lossOutputIndex, 1);
+  EXPECT_EQ(spec->optimizer.kind, "adam");
+  EXPECT_FLOAT_EQ(spec->optimizer.learningRate, 0.01f);
+  ASSERT_EQ(spec->parameters.size(), 1u);
+  EXPECT_EQ(spec->parameters[0].shape, (Shape{4}));
+  ASSERT_EQ(spec->tables.size(), 1u);
+  EXPECT_EQ(spec->tables[0].rows, 130);
+
+  json inference = passThroughManifest();
+  inference.erase("training");
+  writeBundle(scratch / "i", inference);
+  EXPECT_EQ(Bundle(scratch / "i").training(), nullptr);
+}
+
+TEST(TrainingManifest, NamesWhatIsWrong) {
+  ScratchDirectory scratch("manifest-errors");
+  struct Case {
+    const char *pointer;
+    json value;
+    const char *message;
+  };
+  std::vector<Case> cases = {
+      {"/training/loss", "hinge", "manifest.json: training has 'loss'"},
+      {"/training/label", "labels", "'label' names \"labels\""},
+      {"/training/prediction", "dense", "'prediction' names \"dense\""},
+      {"/training/loss_output", "nope", "'loss_output' names \"nope\""},
+      {"/training/optimizer/kind", "lion",
+       "manifest.json: training.optimizer has 'kind' \"lion\""},
+      {"/training/optimizer/beta1", 1.5, "'beta1' or 'beta2' outside [0, 1)"},
+      {"/training/optimizer/learning_rate", "fast",
+       "'learning_rate' is not a finite number"},
+      {"/training/parameters/0/dtype", "f16",
+       "training.parameters[0] has dtype f16"},
+      {"/training/parameters/0/offset", 56,
+       "training.parameters[0] ('w', 16 bytes at offset 56) lies outside "
+       "weights.bin"},
+      {"/training/tables/0/dim", 0,
+       "training.tables[0] needs 'rows' >= 1 and 'dim' >= 1"},
+  };
+  for (const Case &c : cases) {
+    json manifest = passThroughManifest();
+    manifest[json::json_pointer(c.pointer)] = c.value;
+    std::string error = openError(scratch / "b", manifest);
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << c.pointer << ": " << error;
+  }
+  json missing = passThroughManifest();
+  missing["training"].erase("optimizer");
+  EXPECT_NE(openError(scratch / "b", missing)
+                .find("manifest.json: training has no 'optimizer'"),
+            std::string::npos);
+}
+
+TEST(TrainingManifest, MapsCriteoInputs) {
+  ScratchDirectory scratch("inputs");
+  writeBundle(scratch / "b", passThroughManifest());
+  Bundle bundle(scratch / "b");
+  CtrInputs layout = mapCtrInputs(bundle);
+  EXPECT_EQ(layout.dense, 0);
+  EXPECT_EQ(layout.sparse, 1);
+  EXPECT_EQ(layout.label, 2);
+
+  json manifest = passThroughManifest();
+  manifest["inputs"][0]["shape"] = {4, 12};
+  writeBundle(scratch / "c", manifest);
+  Bundle other(scratch / "c");
+  try {
+    mapCtrInputs(other);
+    ADD_FAILURE() << "an f32 N x 12 input was accepted";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("input 'dense' (f32 N x 12)"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Checkpoints
+//===----------------------------------------------------------------------===//
+
+TrainerState sampleState(int64_t step) {
+  TrainerState state;
+  state.step = step;
+  state.samples = step * 8;
+  state.position.byteOffset = 100 * step;
+  state.position.lineNumber = step;
+  state.position.epoch = 1;
+  state.seed = 42;
+  state.bundle = "0123456789abcdef";
+  state.batch = 8;
+  return state;
+}
+
+/// Stands in for ParameterServer::save: a metadata file and a data file.
+void fakeServer(const std::string &path, int64_t step) {
+  fs::create_directories(path);
+  writeText(path + "/metadata", "server at step " + std::to_string(step));
+  writeText(path + "/dense.bin", std::string(1000, char(step)));
+}
+
+std::string writeFake(const std::string &directory, int64_t step,
+                      int keep = 10) {
+  return writeCheckpoint(
+      directory, sampleState(step),
+      [&](const std::string &path) { fakeServer(path, step); }, keep);
+}
+
+TEST(TrainerCheckpoint, WritesAndVerifies) {
+  ScratchDirectory scratch("ckpt");
+  std::string path = writeFake(scratch / "ckpt", 10);
+  EXPECT_EQ(path, scratch / "ckpt/step-10");
+  EXPECT_FALSE(fs::exists(scratch / "ckpt/step-10.tmp"));
+  TrainerState state = verifyCheckpoint(path);
+  TrainerState expected = sampleState(10);
+  EXPECT_EQ(state.step, 10);
+  EXPECT_EQ(state.samples, 80);
+  EXPECT_EQ(state.position, expected.position);
+  EXPECT_EQ(state.seed, 42u);
+  EXPECT_EQ(state.bundle, expected.bundle);
+  EXPECT_EQ(state.batch, 8);
+  // Rewriting a step replaces it.
+  writeFake(scratch / "ckpt", 10);
+  EXPECT_EQ(listCheckpoints(scratch / "ckpt").size(), 1u);
+}
+
+TEST(TrainerCheckpoint, DetectsCorruption) {
+  ScratchDirectory scratch("corrupt");
+  auto expectError = [](const std::string &path, const std::string &file) {
+    try {
+      verifyCheckpoint(path);
+      ADD_FAILURE() << "a damaged checkpoint verified";
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what()).find(file), std::string::npos)
+          << error.what();
+    }
+  };
+  std::string a = writeFake(scratch / "ckpt", 1);
+  corrupt(a + "/ps/dense.bin", 500);
+  expectError(a, "ps/dense.bin' is corrupt");
+
+  std::string b = writeFake(scratch / "ckpt", 2);
+  fs::remove(b + "/ps/metadata");
+  expectError(b, "ps/metadata' is missing");
+
+  std::string c = writeFake(scratch / "ckpt", 3);
+  corrupt(c + "/trainer-state", 30);
+  expectError(c, "trainer-state' is corrupt: CRC32 mismatch");
+
+  std::string d = writeFake(scratch / "ckpt", 4);
+  std::string text = readText(d + "/trainer-state");
+  writeText(d + "/trainer-state", text.substr(0, text.size() / 2));
+  expectError(d, "trainer-state' is corrupt");
+
+  std::string e = writeFake(scratch / "ckpt", 5);
+  fs::resize_file(e + "/ps/dense.bin", 999);
+  expectError(e, "999 bytes");
+}
+
+TEST(TrainerCheckpoint, ResumeSkipsCorruptCheckpoints) {
+  ScratchDirectory scratch("resume");
+  std::string directory = scratch / "ckpt";
+  std::ostringstream warnings;
+  EXPECT_FALSE(findResumeCheckpoint(directory, "0123456789abcdef", warnings));
+
+  writeFake(directory, 10);
+  writeFake(directory, 20);
+  std::string newest = writeFake(directory, 30);
+  corrupt(newest + "/ps/dense.bin");
+  auto found = findResumeCheckpoint(directory, "0123456789abcdef", warnings);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->path, scratch / "ckpt/step-20");
+  EXPECT_EQ(found->state.step, 20);
+  EXPECT_NE(warnings.str().find("skipping checkpoint '" + newest + "'"),
+            std::string::npos)
+      << warnings.str();
+
+  // Another bundle's checkpoint is an error, not something to skip.
+  EXPECT_THROW(findResumeCheckpoint(directory, "fedcba9876543210", warnings),
+               Error);
+
+  corrupt(scratch / "ckpt/step-20/trainer-state");
+  corrupt(scratch / "ckpt/step-10/ps/metadata");
+  try {
+    findResumeCheckpoint(directory, "0123456789abcdef", warnings);
+    ADD_FAILURE() << "no checkpoint verifies, yet one was chosen";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("no checkpoint in"),
+              std::string::npos);
+  }
+}
+
+TEST(TrainerCheckpoint, KeepsTheNewest) {
+  ScratchDirectory scratch("keep");
+  std::string directory = scratch / "ckpt";
+  for (int64_t step : {10, 20, 30, 40})
+    writeFake(directory, step, 2);
+  std::vector<CheckpointEntry> entries = listCheckpoints(directory);
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].step, 30);
+  EXPECT_EQ(entries[1].step, 40);
+  // A newer (skipped) checkpoint is left alone by an older run's pruning.
+  writeFake(directory, 15, 1);
+  entries = listCheckpoints(directory);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[0].step, 15);
+}
+
+TEST(TrainerCheckpoint, TidiesWhatAKilledRunLeft) {
+  ScratchDirectory scratch("tidy");
+  std::string directory = scratch / "ckpt";
+  writeFake(directory, 10);
+  std::string moved = writeFake(directory, 20);
+  fs::rename(moved, directory + "/step-20.old");
+  fs::create_directories(directory + "/step-30.tmp/ps");
+  std::string kept = writeFake(directory, 40);
+  fs::create_directories(directory + "/step-40.old");
+  fs::create_directories(directory + "/unrelated.tmp");
+  tidyCheckpointDirectory(directory);
+  EXPECT_FALSE(fs::exists(directory + "/step-30.tmp"));
+  EXPECT_FALSE(fs::exists(directory + "/step-40.old"));
+  EXPECT_TRUE(fs::exists(directory + "/unrelated.tmp"));
+  std::vector<CheckpointEntry> entries = listCheckpoints(directory);
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries[1].step, 20);
+  EXPECT_NO_THROW(verifyCheckpoint(entries[1].path));
+}
+
+TEST(TrainerCheckpoint, HoldsARealServer) {
+  ScratchDirectory scratch("server");
+  writeBundle(scratch / "b", passThroughManifest());
+  Bundle bundle(scratch / "b");
+  TrainingServer server(bundle, {});
+  int64_t ids[2] = {3, -1};
+  float rows[4];
+  server.pullRows("emb", ids, 2, rows);
+  std::string path = writeCheckpoint(
+      scratch / "ckpt", sampleState(5),
+      [&](const std::string &path) { server.save(path); }, 2);
+  EXPECT_NO_THROW(verifyCheckpoint(path));
+  TrainingServer restored(bundle, {});
+  restored.load(path + "/ps");
+  float again[4];
+  restored.pullRows("emb", ids, 2, again);
+  EXPECT_EQ(std::memcmp(rows, again, sizeof rows), 0);
+}
+
+//===----------------------------------------------------------------------===//
+// The training loop on the pass-through bundle
+//===----------------------------------------------------------------------===//
+
+struct TrainRun {
+  TrainSummary summary;
+  std::string log;
+};
+
+TrainRun train(const Bundle &bundle, TrainerOptions options) {
+  std::ostringstream log;
+  TrainRun run;
+  run.summary = Trainer(bundle, options, log).run();
+  run.log = log.str();
+  return run;
+}
+
+class TrainerLoop : public ::testing::Test {
+protected:
+  TrainerLoop() : scratch("loop") {
+    writeBundle(scratch / "b", passThroughManifest());
+    writeCriteo(scratch / "train.tsv", 50);
+    writeCriteo(scratch / "eval.tsv", 13);
+    bundle = std::make_unique<Bundle>(scratch / "b");
+  }
+  TrainerOptions options(int64_t steps) {
+    TrainerOptions o;
+    o.data = scratch / "train.tsv";
+    o.batch = 8;
+    o.steps = steps;
+    o.logEvery = 2;
+    return o;
+  }
+  ScratchDirectory scratch;
+  std::unique_ptr<Bundle> bundle;
+};
+
+TEST_F(TrainerLoop, TrainsEvaluatesAndReports) {
+  TrainerOptions o = options(7); // 56 rows: the data loops once
+  o.eval = scratch / "eval.tsv";
+  o.dumpParameters = scratch / "dump";
+  TrainRun run = train(*bundle, o);
+  EXPECT_EQ(run.summary.steps, 7);
+  EXPECT_EQ(run.summary.samples, 56);
+  EXPECT_NE(run.log.find("step 2/7  loss "), std::string::npos) << run.log;
+  EXPECT_NE(run.log.find("step 7/7  loss "), std::string::npos) << run.log;
+  // The prediction is the label itself.
+  EXPECT_NE(run.log.find("auc 1.0000"), std::string::npos) << run.log;
+  ASSERT_TRUE(run.summary.evaluated);
+  EXPECT_EQ(run.summary.evalSamples, 13);
+  EXPECT_DOUBLE_EQ(run.summary.evalAuc, 1.0);
+  EXPECT_LT(run.summary.evalLogLoss, 1e-5);
+  EXPECT_TRUE(fs::exists(scratch / "dump/w.npy"));
+  EXPECT_TRUE(fs::exists(scratch / "dump/emb.ids.npy"));
+}
+
+TEST_F(TrainerLoop, ResumesWhereAnUninterruptedRunIs) {
+  TrainerOptions whole = options(9);
+  whole.checkpointDir = scratch / "whole";
+  whole.checkpointEvery = 3;
+  train(*bundle, whole);
+  std::vector<CheckpointEntry> kept = listCheckpoints(whole.checkpointDir);
+  ASSERT_EQ(kept.size(), 2u);
+  EXPECT_EQ(kept[1].step, 9);
+
+  TrainerOptions first = options(4); // checkpoints at 2 and at the end, 4
+  first.checkpointDir = scratch / "parts";
+  first.checkpointEvery = 2;
+  train(*bundle, first);
+  // A new run does not write into an old run's checkpoints.
+  EXPECT_THROW(train(*bundle, first), Error);
+
+  TrainerOptions second = options(9);
+  second.checkpointDir = first.checkpointDir;
+  second.checkpointEvery = 2;
+  second.resume = true;
+  TrainRun resumed = train(*bundle, second);
+  EXPECT_EQ(resumed.summary.firstStep, 4);
+  EXPECT_NE(resumed.log.find("resumed from " + first.checkpointDir +
+                             "/step-4 (step 4"),
+            std::string::npos)
+      << resumed.log;
+
+  TrainerState a = verifyCheckpoint(whole.checkpointDir + "/step-9");
+  TrainerState b = verifyCheckpoint(second.checkpointDir + "/step-9");
+  EXPECT_EQ(a.position, b.position);
+  EXPECT_EQ(a.samples, b.samples);
+  EXPECT_EQ(readText(whole.checkpointDir + "/step-9/ps/dense.bin"),
+            readText(second.checkpointDir + "/step-9/ps/dense.bin"));
+}
+
+TEST_F(TrainerLoop, ResumeFallsBackPastACorruptCheckpoint) {
+  TrainerOptions o = options(6);
+  o.checkpointDir = scratch / "ckpt";
+  o.checkpointEvery = 2;
+  o.keepCheckpoints = 3;
+  train(*bundle, o);
+  corrupt(o.checkpointDir + "/step-6/ps/dense.bin", 20);
+  o.resume = true;
+  o.steps = 8;
+  TrainRun run = train(*bundle, o);
+  EXPECT_EQ(run.summary.firstStep, 4);
+  EXPECT_NE(run.log.find("warning: skipping checkpoint '" + o.checkpointDir +
+                         "/step-6'"),
+            std::string::npos)
+      << run.log;
+  // Reaching step 6 again replaced the corrupt checkpoint.
+  EXPECT_NO_THROW(verifyCheckpoint(o.checkpointDir + "/step-6"));
+}
+
+TEST_F(TrainerLoop, RefusesAnotherBundlesCheckpoint) {
+  TrainerOptions o = options(2);
+  o.checkpointDir = scratch / "ckpt";
+  train(*bundle, o);
+  json manifest = passThroughManifest();
+  manifest["training"]["optimizer"]["learning_rate"] = 0.5;
+  writeBundle(scratch / "other", manifest);
+  Bundle other(scratch / "other");
+  o.resume = true;
+  o.steps = 4;
+  try {
+    train(other, o);
+    ADD_FAILURE() << "resumed from another bundle's checkpoint";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("written by another bundle"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST_F(TrainerLoop, ChecksItsFlags) {
+  auto expectError = [&](TrainerOptions o, const std::string &message) {
+    try {
+      train(*bundle, o);
+      ADD_FAILURE() << "accepted; expected: " << message;
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos)
+          << error.what();
+    }
+  };
+  TrainerOptions o = options(2);
+  o.batch = 6;
+  expectError(o, "--batch 6 is not a multiple of the bundle's batch 4");
+  o = options(2);
+  o.checkpointEvery = 2;
+  expectError(o, "--checkpoint-every needs --checkpoint-dir");
+  o = options(2);
+  o.data = scratch / "missing.tsv";
+  expectError(o, "missing.tsv");
+
+  json manifest = passThroughManifest();
+  manifest["training"]["tables"].push_back(
+      {{"name", "emb2"}, {"rows", 10}, {"dim", 2}});
+  writeBundle(scratch / "two", manifest);
+  Bundle two(scratch / "two");
+  try {
+    std::ostringstream log;
+    Trainer(two, options(2), log).run();
+    ADD_FAILURE() << "two tables without --hash-buckets";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("give --hash-buckets"),
+              std::string::npos);
+  }
+  TrainerOptions withBuckets = options(2);
+  withBuckets.hashBuckets = 5;
+  std::ostringstream log;
+  EXPECT_EQ(Trainer(two, withBuckets, log).run().steps, 2);
+}
+
+TEST_F(TrainerLoop, StopsAndCheckpointsWhenAsked) {
+  std::atomic<bool> stop{false};
+  TrainerOptions o = options(1000);
+  o.checkpointDir = scratch / "ckpt";
+  o.stopRequested = &stop;
+  o.logEvery = 1;
+  // Ask to stop from the log stream, after the third step's line.
+  struct StopAfter : std::stringbuf {
+    std::atomic<bool> &stop;
+    explicit StopAfter(std::atomic<bool> &stop) : stop(stop) {}
+    int sync() override {
+      if (str().find("step 3/") != std::string::npos)
+        stop = true;
+      return 0;
+    }
+  } buffer(stop);
+  std::ostream log(&buffer);
+  TrainSummary summary = Trainer(*bundle, o, log).run();
+  EXPECT_TRUE(summary.interrupted);
+  EXPECT_EQ(summary.steps, 3);
+  EXPECT_EQ(verifyCheckpoint(o.checkpointDir + "/step-3").step, 3);
+}
+
+} // namespace

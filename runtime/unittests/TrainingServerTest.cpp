@@ -1,0 +1,371 @@
+//===- TrainingServerTest.cpp - Tests of the training parameter server ---===//
+
+#include "heterps/Runtime/TrainingServer.h"
+#include "heterps/Runtime/Executor.h"
+#include "heterps/Runtime/Tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <thread>
+#include <unistd.h>
+
+using namespace heterps::rt;
+using namespace heterps::rt::train;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A fresh directory, removed afterwards.
+class ScratchDirectory {
+public:
+  explicit ScratchDirectory(const std::string &tag)
+      : path(fs::temp_directory_path() /
+             ("heterps-train-test-" + std::to_string(::getpid()) + "-" + tag)) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~ScratchDirectory() {
+    std::error_code ignored;
+    fs::remove_all(path, ignored);
+  }
+  std::string operator/(const std::string &name) const {
+    return (path / name).string();
+  }
+  fs::path path;
+};
+
+/// A spec of one dense parameter "dense/w" [2, 2] (initial 1, 2, 3, 4 in the
+/// weights, after 64 bytes of something else) and one table "emb" of 10 rows
+/// of dim 2; plain SGD with learning rate 1, so an update is w -= g.
+struct Fixture {
+  TrainingSpec spec;
+  std::vector<char> weights;
+  Fixture(const std::string &optimizer = "sgd") {
+    spec.loss = "bce";
+    spec.optimizer.kind = optimizer;
+    spec.optimizer.learningRate = 1.0f;
+    TrainableParameter parameter;
+    parameter.name = "dense/w";
+    parameter.shape = {2, 2};
+    parameter.offset = 64;
+    spec.parameters.push_back(parameter);
+    spec.tables.push_back({"emb", 10, 2});
+    weights.resize(64 + 16);
+    float initial[4] = {1, 2, 3, 4};
+    std::memcpy(weights.data() + 64, initial, sizeof initial);
+  }
+  std::unique_ptr<TrainingServer> server(uint64_t seed = 7,
+                                         size_t shards = 1) const {
+    TrainingServerOptions options;
+    options.seed = seed;
+    options.shards = shards;
+    return std::make_unique<TrainingServer>(spec, weights.data(),
+                                            weights.size(), options);
+  }
+};
+
+std::vector<float> values(const float *data, size_t n) {
+  return std::vector<float>(data, data + n);
+}
+
+std::vector<float> pull(TrainingServer &server, std::vector<int64_t> ids) {
+  std::vector<float> rows(ids.size() * 2);
+  server.pullRows("emb", ids.data(), ids.size(), rows.data());
+  return rows;
+}
+
+TEST(TrainingServer, DenseStartsFromTheWeightsAndLivesInPlace) {
+  Fixture fixture;
+  auto server = fixture.server();
+  const float *live = server->lookupParameter("dense/w");
+  ASSERT_NE(live, nullptr);
+  EXPECT_EQ(values(live, 4), (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(server->lookupParameter("nope"), nullptr);
+  float gradient[4] = {1, 1, 1, 1};
+  server->pushDense("dense/w", gradient, 4);
+  server->finishStep(1);
+  // Same pointer, new value: stages keep what lookupParameter gave them.
+  EXPECT_EQ(server->lookupParameter("dense/w"), live);
+  EXPECT_EQ(values(live, 4), (std::vector<float>{0, 1, 2, 3}));
+}
+
+TEST(TrainingServer, AveragesDenseGradientsOverMicroBatches) {
+  Fixture fixture;
+  auto server = fixture.server();
+  float first[4] = {1, 2, 3, 4}, second[4] = {3, 2, 1, 0};
+  {
+    MicroBatchScope scope(0, 0);
+    server->pushDense("dense/w", first, 4);
+  }
+  {
+    MicroBatchScope scope(1, 0);
+    server->pushDense("dense/w", second, 4);
+  }
+  // Nothing applies before the step ends.
+  EXPECT_EQ(values(server->lookupParameter("dense/w"), 4),
+            (std::vector<float>{1, 2, 3, 4}));
+  server->finishStep(2);
+  // w - (g1 + g2) / 2 = w - 2.
+  EXPECT_EQ(values(server->lookupParameter("dense/w"), 4),
+            (std::vector<float>{-1, 0, 1, 2}));
+}
+
+TEST(TrainingServer, AveragesAndMergesSparseGradients) {
+  Fixture fixture;
+  auto server = fixture.server();
+  std::vector<float> before = pull(*server, {1, 3});
+  // Micro-batch 0 touches id 1 twice and id 3 once, micro-batch 1 id 3.
+  std::vector<int64_t> ids0 = {1, 1, 3}, ids1 = {3};
+  std::vector<float> g0 = {1, 2, 3, 4, 5, 6}, g1 = {7, 8};
+  {
+    MicroBatchScope scope(0, 1);
+    server->pushRows("emb", ids0.data(), 3, g0.data());
+  }
+  {
+    MicroBatchScope scope(1, 1);
+    server->pushRows("emb", ids1.data(), 1, g1.data());
+  }
+  EXPECT_EQ(pull(*server, {1, 3}), before);
+  server->finishStep(2);
+  std::vector<float> after = pull(*server, {1, 3});
+  EXPECT_FLOAT_EQ(after[0], before[0] - (1 + 3) / 2.0f);
+  EXPECT_FLOAT_EQ(after[1], before[1] - (2 + 4) / 2.0f);
+  EXPECT_FLOAT_EQ(after[2], before[2] - (5 + 7) / 2.0f);
+  EXPECT_FLOAT_EQ(after[3], before[3] - (6 + 8) / 2.0f);
+  // Untouched rows keep their initial value.
+  auto fresh = fixture.server();
+  EXPECT_EQ(pull(*server, {2}), pull(*fresh, {2}));
+}
+
+/// Pushes of several micro-batches from racing threads give, to the bit, the
+/// result of pushing them one after another in micro-batch order.
+TEST(TrainingServer, ThreadOrderDoesNotChangeTheResult) {
+  Fixture fixture;
+  constexpr int kMicroBatches = 8;
+  std::mt19937 random(3);
+  // Wide dynamic range: float sums differ with the order of addition.
+  std::uniform_real_distribution<float> exponent(-8, 8);
+  std::vector<std::vector<float>> dense(kMicroBatches), rows(kMicroBatches);
+  std::vector<std::vector<int64_t>> ids(kMicroBatches);
+  for (int m = 0; m < kMicroBatches; ++m) {
+    for (int i = 0; i < 4; ++i)
+      dense[m].push_back(std::pow(10.0f, exponent(random)) *
+                         (random() % 2 ? 1 : -1));
+    for (int i = 0; i < 6; ++i) {
+      ids[m].push_back(static_cast<int64_t>(random() % 4) - 2); // -2 .. 1
+      rows[m].push_back(std::pow(10.0f, exponent(random)));
+      rows[m].push_back(-std::pow(10.0f, exponent(random)));
+    }
+  }
+  auto pushAll = [&](TrainingServer &server, int m) {
+    MicroBatchScope scope(m, 0);
+    server.pushRows("emb", ids[m].data(), ids[m].size(), rows[m].data());
+    server.pushDense("dense/w", dense[m].data(), 4);
+  };
+  auto state = [&](TrainingServer &server) {
+    std::vector<float> all = values(server.lookupParameter("dense/w"), 4);
+    std::vector<float> table = pull(server, {-2, -1, 0, 1});
+    all.insert(all.end(), table.begin(), table.end());
+    return all;
+  };
+
+  auto reference = fixture.server();
+  for (int m = 0; m < kMicroBatches; ++m)
+    pushAll(*reference, m);
+  reference->finishStep(kMicroBatches);
+  std::vector<float> expected = state(*reference);
+
+  for (int trial = 0; trial < 10; ++trial) {
+    auto server = fixture.server();
+    std::vector<int> order(kMicroBatches);
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), random);
+    std::vector<std::thread> threads;
+    for (int m : order)
+      threads.emplace_back([&, m] { pushAll(*server, m); });
+    for (std::thread &thread : threads)
+      thread.join();
+    server->finishStep(kMicroBatches);
+    std::vector<float> actual = state(*server);
+    ASSERT_EQ(actual.size(), expected.size());
+    EXPECT_EQ(std::memcmp(actual.data(), expected.data(),
+                          actual.size() * sizeof(float)),
+              0)
+        << "trial " << trial;
+  }
+}
+
+TEST(TrainingServer, EvalModeDiscardsPushes) {
+  Fixture fixture;
+  auto server = fixture.server();
+  std::vector<float> before = pull(*server, {4});
+  server->setEvalMode(true);
+  float gradient[4] = {1, 1, 1, 1};
+  int64_t id = 4;
+  server->pushDense("dense/w", gradient, 4);
+  server->pushRows("emb", &id, 1, gradient);
+  server->finishStep(1);
+  server->setEvalMode(false);
+  // Nothing was kept for a later training step either.
+  server->finishStep(1);
+  EXPECT_EQ(values(server->lookupParameter("dense/w"), 4),
+            (std::vector<float>{1, 2, 3, 4}));
+  EXPECT_EQ(pull(*server, {4}), before);
+}
+
+TEST(TrainingServer, DiscardStepDropsPendingPushes) {
+  Fixture fixture;
+  auto server = fixture.server();
+  float gradient[4] = {1, 1, 1, 1};
+  server->pushDense("dense/w", gradient, 4);
+  server->discardStep();
+  server->finishStep(1);
+  EXPECT_EQ(values(server->lookupParameter("dense/w"), 4),
+            (std::vector<float>{1, 2, 3, 4}));
+}
+
+TEST(TrainingServer, NegativeIdsCountFromTheEnd) {
+  Fixture fixture;
+  auto server = fixture.server();
+  EXPECT_EQ(pull(*server, {-1, -10}), pull(*server, {9, 0}));
+  int64_t id = -1;
+  float gradient[2] = {1, 1};
+  std::vector<float> before = pull(*server, {9});
+  server->pushRows("emb", &id, 1, gradient);
+  server->finishStep(1);
+  std::vector<float> after = pull(*server, {9});
+  EXPECT_FLOAT_EQ(after[0], before[0] - 1);
+  EXPECT_FLOAT_EQ(after[1], before[1] - 1);
+}
+
+TEST(TrainingServer, RejectsIdsOutsideTheTable) {
+  Fixture fixture;
+  auto server = fixture.server();
+  for (int64_t id : {int64_t(10), int64_t(-11)}) {
+    float rows[2];
+    try {
+      server->pullRows("emb", &id, 1, rows);
+      ADD_FAILURE() << "id " << id << " was accepted";
+    } catch (const Error &error) {
+      std::string text = error.what();
+      EXPECT_NE(text.find("'emb'"), std::string::npos) << text;
+      EXPECT_NE(text.find("id " + std::to_string(id)), std::string::npos)
+          << text;
+      EXPECT_NE(text.find("[-10, 10)"), std::string::npos) << text;
+    }
+    EXPECT_THROW(server->pushRows("emb", &id, 1, rows), Error);
+  }
+}
+
+TEST(TrainingServer, CallbacksReportErrorsAsText) {
+  Fixture fixture;
+  auto server = fixture.server();
+  const StageServer &callbacks = *server->stageServer();
+  char error[256] = "";
+  int64_t id = 12;
+  float rows[2];
+  EXPECT_NE(callbacks.pullRows(callbacks.context, "emb", &id, 1, rows, error,
+                               sizeof error),
+            0);
+  EXPECT_NE(std::string(error).find("id 12"), std::string::npos) << error;
+  EXPECT_NE(callbacks.pullRows(callbacks.context, "nope", &id, 1, rows, error,
+                               sizeof error),
+            0);
+  EXPECT_NE(std::string(error).find("'nope'"), std::string::npos) << error;
+  float gradient[3] = {};
+  EXPECT_NE(callbacks.pushDense(callbacks.context, "dense/w", gradient, 3,
+                                error, sizeof error),
+            0);
+  EXPECT_NE(std::string(error).find("dense/w"), std::string::npos) << error;
+  // A tiny buffer gets a terminated prefix.
+  char small[8];
+  EXPECT_NE(callbacks.pushDense(callbacks.context, "dense/w", gradient, 3,
+                                small, sizeof small),
+            0);
+  EXPECT_EQ(std::strlen(small), 7u);
+  id = 3;
+  EXPECT_EQ(callbacks.pullRows(callbacks.context, "emb", &id, 1, rows, error,
+                               sizeof error),
+            0);
+  EXPECT_EQ(callbacks.lookupParameter(callbacks.context, "dense/w"),
+            server->lookupParameter("dense/w"));
+}
+
+TEST(TrainingServer, RowsDependOnSeedAndIdOnly) {
+  Fixture fixture;
+  auto a = fixture.server(7, 1), b = fixture.server(7, 4),
+       c = fixture.server(8, 1);
+  // Touch order and shard count do not matter; the seed does.
+  EXPECT_EQ(pull(*a, {5, 2}), pull(*b, {5, 2}));
+  EXPECT_EQ(pull(*a, {2}), pull(*b, {2}));
+  EXPECT_NE(pull(*a, {5}), pull(*c, {5}));
+}
+
+TEST(TrainingServer, SaveAndLoadRestoreEverything) {
+  ScratchDirectory scratch("save");
+  Fixture fixture("adam");
+  auto server = fixture.server(7, 2);
+  std::vector<int64_t> ids = {0, 5, -1};
+  std::vector<float> gradients = {1, 2, 3, 4, 5, 6};
+  float dense[4] = {0.5f, -0.5f, 1, -1};
+  server->pushRows("emb", ids.data(), 3, gradients.data());
+  server->pushDense("dense/w", dense, 4);
+  server->finishStep(1);
+  server->save(scratch / "checkpoint");
+
+  auto restored = fixture.server(7, 3);
+  const float *live = restored->lookupParameter("dense/w");
+  restored->load(scratch / "checkpoint");
+  EXPECT_EQ(restored->lookupParameter("dense/w"), live);
+  EXPECT_EQ(values(live, 4), values(server->lookupParameter("dense/w"), 4));
+  EXPECT_EQ(pull(*restored, {0, 5, 9}), pull(*server, {0, 5, 9}));
+  // The optimizer state came along: one more identical step agrees.
+  for (TrainingServer *s : {server.get(), restored.get()}) {
+    s->pushRows("emb", ids.data(), 3, gradients.data());
+    s->pushDense("dense/w", dense, 4);
+    s->finishStep(1);
+  }
+  EXPECT_EQ(values(live, 4), values(server->lookupParameter("dense/w"), 4));
+  EXPECT_EQ(pull(*restored, {0, 5, 9}), pull(*server, {0, 5, 9}));
+}
+
+TEST(TrainingServer, DumpsParametersAndTouchedRows) {
+  ScratchDirectory scratch("dump");
+  Fixture fixture;
+  auto server = fixture.server();
+  std::vector<float> rows = pull(*server, {7, 2, -1});
+  server->dumpParameters(scratch / "dump");
+
+  HostTensor dense = readTensorFile(scratch / "dump/dense_w.npy");
+  EXPECT_EQ(dense.shape, (Shape{2, 2}));
+  EXPECT_EQ(values(reinterpret_cast<const float *>(dense.data.data()), 4),
+            (std::vector<float>{1, 2, 3, 4}));
+  HostTensor ids = readTensorFile(scratch / "dump/emb.ids.npy");
+  ASSERT_EQ(ids.shape, (Shape{3}));
+  const auto *id = reinterpret_cast<const int64_t *>(ids.data.data());
+  EXPECT_EQ(std::vector<int64_t>(id, id + 3), (std::vector<int64_t>{2, 7, 9}));
+  HostTensor table = readTensorFile(scratch / "dump/emb.rows.npy");
+  ASSERT_EQ(table.shape, (Shape{3, 2}));
+  const auto *row = reinterpret_cast<const float *>(table.data.data());
+  EXPECT_EQ(values(row, 2), std::vector<float>(rows.begin() + 2,
+                                               rows.begin() + 4)); // id 2
+  EXPECT_EQ(values(row + 2, 2),
+            std::vector<float>(rows.begin(), rows.begin() + 2)); // id 7
+}
+
+TEST(TrainingServer, RejectsABadSpec) {
+  Fixture fixture;
+  fixture.spec.parameters[0].offset = 72; // 16 bytes from 72 > 80
+  EXPECT_THROW(fixture.server(), Error);
+  Fixture unknown;
+  unknown.spec.optimizer.kind = "lion";
+  EXPECT_THROW(unknown.server(), Error);
+}
+
+} // namespace

@@ -1,0 +1,92 @@
+// RUN: heterps-opt --hps-autodiff=loss=bce %s -split-input-file -verify-diagnostics
+// Option errors are reported on @main of every part.
+// RUN: not heterps-opt --hps-autodiff=loss=hinge %s -split-input-file 2>&1 | FileCheck %s --check-prefix=LOSS
+// RUN: not heterps-opt --hps-autodiff %s -split-input-file 2>&1 | FileCheck %s --check-prefix=NO-LOSS
+// RUN: not heterps-opt '--hps-autodiff=loss=bce optimizer=lion' %s -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
+// RUN: not heterps-opt '--hps-autodiff=loss=bce output=logits' %s -split-input-file 2>&1 | FileCheck %s --check-prefix=OUTPUT
+// LOSS: error: hps-autodiff: unknown loss 'hinge' (expected bce, softmax-ce or mse)
+// NO-LOSS: error: hps-autodiff: the loss option is required (bce, softmax-ce or mse)
+// OPTIMIZER: error: hps-autodiff: unknown optimizer 'lion' (expected sgd, adam or adagrad)
+// OUTPUT: error: hps-autodiff: @main has no result named 'logits'
+
+// An active op without a rule is named.
+func.func @main(%x: tensor<2x3x8x8xf32> {hps.name = "x", hps.batched}) -> (tensor<2x4x6x6xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "conv.w" dense<0.1> : tensor<4x3x3x3xf32>
+  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.conv'}}
+  %y = hps.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
+  %s = hps.sigmoid %y : tensor<2x4x6x6xf32>
+  return %s : tensor<2x4x6x6xf32>
+}
+
+// -----
+
+// Nothing trainable: the only weight feeds another output.
+// expected-error @+1 {{hps-autodiff: no trainable parameter reaches the loss}}
+func.func @main(%x: tensor<4x3xf32> {hps.name = "x", hps.batched}) -> (tensor<4x3xf32> {hps.name = "y", hps.batched}, tensor<4x3xf32> {hps.name = "z", hps.batched}) {
+  %w = hps.weight "w" dense<0.1> : tensor<4x3xf32>
+  %y = hps.sigmoid %x : tensor<4x3xf32>
+  %z = hps.add %x, %w : tensor<4x3xf32>
+  return %y, %z : tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// The label would shadow an input of the same name.
+// expected-error @+1 {{hps-autodiff: @main already has an input named 'label'}}
+func.func @main(%x: tensor<4x3xf32> {hps.name = "x", hps.batched}, %l: tensor<4x3xf32> {hps.name = "label", hps.batched}) -> (tensor<4x3xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "w" dense<0.1> : tensor<4x3xf32>
+  %y = hps.mul %x, %w : tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// A table also used densely would need two kinds of update.
+func.func @main(%ids: tensor<4x3xi64> {hps.name = "ids", hps.batched}) -> (tensor<4x8xf32> {hps.name = "y", hps.batched}) {
+  // expected-error @+1 {{hps-autodiff: weight 'emb' is used both as an embedding table and by other ops}}
+  %t = hps.weight "emb" dense<0.5> : tensor<4x8xf32>
+  %e = hps.embedding_lookup %t, %ids {pooling = #hps<embedding_pooling sum>} : (tensor<4x8xf32>, tensor<4x3xi64>) -> tensor<4x8xf32>
+  %y = hps.add %e, %t : tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// Strided slices would need a scatter.
+func.func @main(%x: tensor<4x6xf32> {hps.name = "x", hps.batched}) -> (tensor<4x3xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "w" dense<0.1> : tensor<4x6xf32>
+  %m = hps.mul %x, %w : tensor<4x6xf32>
+  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.slice' with step 2 (only step 1 slices are differentiated)}}
+  %y = hps.slice %m {starts = array<i64: 0>, ends = array<i64: 6>, axes = array<i64: 1>, steps = array<i64: 2>} : (tensor<4x6xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+// A dense gather with computed indices would need a scatter.
+func.func @main(%x: tensor<4x6xf32> {hps.name = "x", hps.batched}, %i: tensor<2xi64> {hps.name = "i"}) -> (tensor<4x2xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "w" dense<0.1> : tensor<4x6xf32>
+  %m = hps.mul %x, %w : tensor<4x6xf32>
+  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.gather' with non-constant indices}}
+  %y = hps.gather %m, %i {axis = 1 : i64} : (tensor<4x6xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// A generic ONNX node says which ONNX op lacks a rule.
+func.func @main(%x: tensor<4x6xf32> {hps.name = "x", hps.batched}) -> (tensor<4x6xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "w" dense<0.1> : tensor<4x6xf32>
+  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.onnx_node' (ONNX Hardmax)}}
+  %y = hps.onnx_node "Hardmax"(%w) {domain = "", opset = 13 : i64, attrs = {}} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}
+
+// -----
+
+// expected-error @+1 {{hps-autodiff: the module has no @main to train}}
+module {
+  func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+    return %x : tensor<4x3xf32>
+  }
+}

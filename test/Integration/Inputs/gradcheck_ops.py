@@ -1,0 +1,257 @@
+#!/usr/bin/env python3
+"""Checks every gradient rule of --hps-autodiff against finite differences.
+
+For each case a small ONNX model puts one op (or op variant) between trainable
+weights and the loss; it is compiled with `heterps compile --train` and
+`heterps gradcheck` compares the compiled backward pass with central
+differences of the compiled forward pass along random directions.
+
+Usage: gradcheck_ops.py HETERPS_BIN_DIR CLUSTER_FILE [--only NAME,...]
+Prints one line per case and a final `failed: N`.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+B = 4  # the compiled micro-batch (the models' batch dim is symbolic)
+RNG = np.random.default_rng(7)
+OPSET = 17
+
+
+def weight(name, shape, low=-1.0, high=1.0):
+    return numpy_helper.from_array(RNG.uniform(low, high, size=shape).astype(np.float32), name)
+
+
+def const(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+class Case:
+    """x [B, 6] -> h = x @ w0 + b0 ([B, 5]) -> the op under test -> pred."""
+
+    def __init__(self, name, loss="mse"):
+        self.name, self.loss = name, loss
+        # Ops with kinks (relu, abs, max, ...) get a smaller step, so that
+        # the perturbation rarely carries an activation across its kink.
+        self.epsilon = "1e-2"
+        self.nodes, self.inits = [], [weight("w0", (6, 5)), weight("b0", (5,))]
+        self.inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6])]
+        self.feeds = {}
+        self.nodes.append(helper.make_node("Gemm", ["x", "w0", "b0"], ["h"]))
+        self.pred = None
+
+    def node(self, op, inputs, outputs=None, **attrs):
+        outputs = outputs or [f"t{len(self.nodes)}"]
+        self.nodes.append(helper.make_node(op, inputs, outputs, **attrs))
+        return outputs[0] if len(outputs) == 1 else outputs
+
+    def model(self, pred, shape):
+        out = helper.make_tensor_value_info(pred, TensorProto.FLOAT, ["N"] + shape[1:])
+        graph = helper.make_graph(self.nodes, self.name, self.inputs, [out], self.inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+        model.ir_version = 8
+        onnx.checker.check_model(model)
+        return model
+
+
+def unary(name, op, pre=None, **attrs):
+    c = Case(name)
+    src = "h"
+    if pre:
+        src = c.node(pre, ["h"])
+    return c, c.node(op, [src], **attrs), [B, 5]
+
+
+def binary(name, op, wshape, low=-1.0, high=1.0, swap=False):
+    c = Case(name)
+    c.inits.append(weight("w1", wshape, low, high))
+    args = ["w1", "h"] if swap else ["h", "w1"]
+    return c, c.node(op, args), [B, 5]
+
+
+KINKED = {"relu", "abs", "leaky_relu", "max", "min", "clip", "where", "thresholded_relu", "prelu",
+          "hard_sigmoid", "hard_swish", "reducemax", "reducel1"}
+
+
+def cases():
+    out = []
+    # Dense layers.
+    c = Case("gemm")
+    out.append((c, "h", [B, 5]))
+    c = Case("gemm_trans_alpha_beta")
+    c.inits += [weight("wt", (5, 5)), weight("c2", (1, 5))]
+    out.append((c, c.node("Gemm", [c.node("Transpose", ["h"], perm=[1, 0]), "wt", "c2"],
+                          transA=1, transB=1, alpha=0.5, beta=2.0), [B, 5]))
+    c = Case("gemm_full_bias")
+    c.inits += [weight("w1", (5, 3)), weight("c1", (B, 3))]
+    out.append((c, c.node("Gemm", ["h", "w1", "c1"]), [B, 3]))
+    c = Case("matmul")
+    c.inits.append(weight("w1", (5, 3)))
+    out.append((c, c.node("MatMul", ["h", "w1"]), [B, 3]))
+    c = Case("matmul_batched_broadcast")
+    c.inits += [weight("w1", (1, 2, 5, 3)), const("s1", np.array([-1, 1, 1, 5], np.int64)),
+                const("s2", np.array([-1, 2 * 3], np.int64))]
+    r = c.node("Reshape", ["h", "s1"])
+    out.append((c, c.node("Reshape", [c.node("MatMul", [r, "w1"]), "s2"]), [B, 6]))
+    c = Case("matmul_vector")
+    c.inits.append(weight("v", (5,)))
+    out.append((c, c.node("Unsqueeze", [c.node("MatMul", ["h", "v"]), "ax1"]), [B, 1]))
+    c.inits.append(const("ax1", np.array([1], np.int64)))
+    # Elementwise binary with broadcasting, weights on either side.
+    out.append(binary("add_broadcast", "Add", (5,)))
+    out.append(binary("sub_broadcast_swapped", "Sub", (1, 5), swap=True))
+    out.append(binary("mul_broadcast", "Mul", (B, 1)))
+    out.append(binary("div_broadcast", "Div", (5,), 1.0, 2.0))
+    out.append(binary("div_by_activation", "Div", (5,), 1.0, 2.0, swap=False))
+    out.append(binary("max", "Max", (5,)))
+    out.append(binary("min", "Min", (1, 5)))
+    c = Case("pow_square")
+    c.inits.append(const("two", np.array(2.0, np.float32)))
+    out.append((c, c.node("Pow", ["h", "two"]), [B, 5]))
+    c = Case("pow_positive_base")
+    c.inits.append(weight("w1", (5,), 0.5, 1.5))
+    out.append((c, c.node("Pow", [c.node("Softplus", ["h"]), "w1"]), [B, 5]))
+    # Unary.
+    for op in ["Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Softplus", "Erf", "Sin", "Cos",
+               "Softsign", "HardSwish"]:
+        out.append(unary(op.lower(), op))
+    out.append(unary("hard_sigmoid", "HardSigmoid", alpha=0.3, beta=0.4))
+    out.append(unary("selu", "Selu"))
+    out.append(unary("celu", "Celu", alpha=0.8))
+    out.append(unary("thresholded_relu", "ThresholdedRelu", alpha=0.2))
+    out.append(binary("prelu", "PRelu", (5,)))
+    out.append(unary("leaky_relu", "LeakyRelu", alpha=0.1))
+    out.append(unary("elu", "Elu", alpha=0.7))
+    out.append(unary("log", "Log", pre="Softplus"))
+    out.append(unary("sqrt", "Sqrt", pre="Softplus"))
+    out.append(unary("reciprocal", "Reciprocal", pre="Exp"))
+    c = Case("clip")
+    c.inits += [const("lo", np.array(-0.3, np.float32)), const("hi", np.array(0.4, np.float32))]
+    out.append((c, c.node("Clip", ["h", "lo", "hi"]), [B, 5]))
+    c = Case("where")
+    c.inits += [const("cond", RNG.uniform(size=(B, 5)) > 0.5), weight("w1", (5,))]
+    out.append((c, c.node("Where", ["cond", "h", "w1"]), [B, 5]))
+    c = Case("cast_float")
+    out.append((c, c.node("Cast", ["h"], to=TensorProto.FLOAT), [B, 5]))
+    # Data movement.
+    c = Case("concat")
+    c.inits.append(weight("w1", (6, 2)))
+    out.append((c, c.node("Concat", ["h", c.node("MatMul", ["x", "w1"])], axis=1), [B, 7]))
+    c = Case("split")
+    c.inits.append(const("sizes", np.array([2, 3], np.int64)))
+    a, b2 = c.node("Split", ["h", "sizes"], ["p0", "p1"], axis=1)
+    out.append((c, c.node("Concat", [b2, c.node("Mul", [a, a])], axis=1), [B, 5]))
+    c = Case("slice")
+    c.inits += [const("st", np.array([1], np.int64)), const("en", np.array([4], np.int64)),
+                const("ax", np.array([1], np.int64))]
+    out.append((c, c.node("Slice", ["h", "st", "en", "ax"]), [B, 3]))
+    c = Case("reshape_transpose")
+    c.inits.append(const("shape", np.array([-1, 5, 1], np.int64)))
+    t = c.node("Transpose", [c.node("Reshape", ["h", "shape"])], perm=[0, 2, 1])
+    out.append((c, c.node("Flatten", [t], axis=1), [B, 5]))
+    c = Case("squeeze_unsqueeze")
+    c.inits.append(const("ax", np.array([1], np.int64)))
+    out.append((c, c.node("Squeeze", [c.node("Unsqueeze", ["h", "ax"]), "ax"]), [B, 5]))
+    c = Case("expand")
+    c.inits += [weight("w1", (1, 5)), const("shape", np.array([B, 5], np.int64))]
+    out.append((c, c.node("Mul", ["h", c.node("Expand", ["w1", "shape"])]), [B, 5]))
+    c = Case("pad")
+    c.inits.append(const("pads", np.array([0, 1, 0, 2], np.int64)))
+    out.append((c, c.node("Pad", ["h", "pads"]), [B, 8]))
+    # Reductions and normalisation.
+    c = Case("reduce_sum")
+    c.inits += [const("shape", np.array([-1, 5, 1], np.int64)), const("ax", np.array([2], np.int64)),
+                weight("w1", (1, 5, 3))]
+    r = c.node("Mul", [c.node("Reshape", ["h", "shape"]), "w1"])
+    out.append((c, c.node("ReduceSum", [r, "ax"], keepdims=0), [B, 5]))
+    c = Case("reduce_mean_keepdims")
+    c.inits.append(const("ax", np.array([1], np.int64)))
+    out.append((c, c.node("Mul", ["h", c.node("ReduceMean", ["h"], axes=[1], keepdims=1)]), [B, 5]))
+    c.nodes[-2] = helper.make_node("ReduceMean", ["h"], [c.nodes[-2].output[0]], axes=[1], keepdims=1)
+    for op in ["ReduceMax", "ReduceL2", "ReduceLogSumExp", "ReduceSumSquare", "ReduceL1"]:
+        c = Case(op.lower())
+        c.inits.append(weight("w1", (1, 5, 3)))
+        r = c.node("Mul", [c.node("Unsqueeze", ["h", "ax2"]), "w1"])
+        c.inits.append(const("ax2", np.array([2], np.int64)))
+        out.append((c, c.node(op, [r], axes=[2], keepdims=0), [B, 5]))
+    c = Case("global_avg_pool")
+    c.inits += [weight("w1", (1, 5, 2, 3)), const("ax23", np.array([2, 3], np.int64))]
+    r = c.node("Mul", [c.node("Unsqueeze", ["h", "ax23"]), "w1"])
+    out.append((c, c.node("Flatten", [c.node("GlobalAveragePool", [r])], axis=1), [B, 5]))
+    out.append(unary("softmax", "Softmax", axis=1))
+    out.append(unary("log_softmax", "LogSoftmax", axis=1))
+    c = Case("layer_norm")
+    c.inits += [weight("g", (5,), 0.5, 1.5), weight("beta", (5,))]
+    out.append((c, c.node("LayerNormalization", ["h", "g", "beta"], axis=-1), [B, 5]))
+    # Embeddings (parameter-server tables).
+    c = Case("embedding")
+    c.inputs.append(helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 2]))
+    c.feeds["ids"] = RNG.integers(0, 10, size=(B, 2)).astype(np.int64)
+    c.feeds["ids"][0, 1] = c.feeds["ids"][1, 0]  # a duplicate id
+    c.inits += [weight("table", (10, 3)), const("shape", np.array([-1, 6], np.int64))]
+    e = c.node("Reshape", [c.node("Gather", ["table", "ids"], axis=0), "shape"])
+    out.append((c, c.node("Concat", ["h", e], axis=1), [B, 11]))
+    c = Case("embedding_sum_pooled")
+    c.inputs.append(helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 3]))
+    c.feeds["ids"] = RNG.integers(0, 10, size=(B, 3)).astype(np.int64)
+    c.inits += [weight("table", (10, 5)), const("ax", np.array([1], np.int64))]
+    p = c.node("ReduceSum", [c.node("Gather", ["table", "ids"], axis=0), "ax"], keepdims=0)
+    out.append((c, c.node("Mul", ["h", p]), [B, 5]))
+    # Losses.
+    c = Case("loss_bce_sigmoid", loss="bce")
+    c.inits.append(weight("w1", (5, 1)))
+    out.append((c, c.node("Sigmoid", [c.node("MatMul", ["h", "w1"])]), [B, 1]))
+    c = Case("loss_softmax_ce", loss="softmax-ce")
+    out.append((c, c.node("Softmax", ["h"], axis=1), [B, 5]))
+    c = Case("loss_softmax_ce_logits", loss="softmax-ce")
+    out.append((c, "h", [B, 5]))
+    for case, _, _ in out:
+        if case.name in KINKED:
+            case.epsilon = "1e-3"
+    return out
+
+
+def main():
+    if len(sys.argv) < 3:
+        print(__doc__)
+        return 2
+    bin_dir, cluster = sys.argv[1], sys.argv[2]
+    only = None
+    if len(sys.argv) > 4 and sys.argv[3] == "--only":
+        only = set(sys.argv[4].split(","))
+    heterps = os.path.join(bin_dir, "heterps")
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="hps-gradcheck-") as work:
+        for case, pred, shape in cases():
+            if only and case.name not in only:
+                continue
+            model_path = os.path.join(work, case.name + ".onnx")
+            onnx.save(case.model(pred, shape), model_path)
+            bundle = os.path.join(work, case.name + ".bundle")
+            step = subprocess.run(
+                [heterps, "compile", model_path, "--cluster", cluster, "--throughput", "1",
+                 "--strategy", "cpu-only", "--train", "--loss", case.loss, "--optimizer", "sgd",
+                 "--batch", str(B),
+                 "-o", bundle], capture_output=True, text=True)
+            if step.returncode == 0:
+                args = [heterps, "gradcheck", bundle, "--seed", "3", "--epsilon", case.epsilon]
+                for name, array in case.feeds.items():
+                    path = os.path.join(work, f"{case.name}.{name}.npy")
+                    np.save(path, array)
+                    args += ["--input", f"{name}={path}"]
+                step = subprocess.run(args, capture_output=True, text=True)
+            text = (step.stdout + step.stderr).strip().replace("\n", "\n    ")
+            verdict = "ok" if step.returncode == 0 else "FAIL"
+            failed += step.returncode != 0
+            print(f"{case.name}: {verdict}\n    {text}")
+    print(f"failed: {failed}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,325 @@
+//===- Distributed.cpp - heterps launch, ps-shard, run --mpi-worker -------===//
+//
+// Compiled with exceptions, like Train.cpp: the runtime reports errors as
+// heterps::rt::Error. A rank of a running MPI job that fails ends the whole
+// job (MPI_Abort), so no other rank waits forever on it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Distributed.h"
+#include "Commands.h"
+
+#include "heterps/Runtime/Bundle.h"
+#include "heterps/Runtime/Types.h"
+#include "heterps/Runtime/WorkerGroup.h"
+#ifdef HETERPS_HAVE_MPI
+#include "heterps/Runtime/MpiTraining.h"
+#endif
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <streambuf>
+
+namespace heterps::driver {
+namespace {
+
+namespace fs = std::filesystem;
+using rt::Error;
+
+const char *const kNoMpi =
+    "this heterps was built without MPI (install libopenmpi-dev and "
+    "rebuild; see docs/Distributed.md)";
+#ifdef HETERPS_HAVE_MPI
+constexpr bool kHaveMpi = true;
+#else
+constexpr bool kHaveMpi = false;
+#endif
+
+/// `text` as one shell word (also what `srun --multi-prog` reads).
+std::string shellQuote(const std::string &text) {
+  const bool plain =
+      !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) ||
+               std::strchr("_@%+=:,./-", c) != nullptr;
+      });
+  if (plain)
+    return text;
+  std::string quoted = "'";
+  for (char c : text)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string joinQuoted(const std::vector<std::string> &words) {
+  std::string line;
+  for (const std::string &word : words)
+    line += (line.empty() ? "" : " ") + shellQuote(word);
+  return line;
+}
+
+/// The heterps binary running now, so every rank runs the same build.
+std::string selfExecutable() {
+  static int anchor;
+  std::string path = llvm::sys::fs::getMainExecutable("heterps", &anchor);
+  if (path.empty())
+    throw Error("cannot find the path of the heterps executable");
+  return path;
+}
+
+/// What the bundle's placement plan says the job should look like.
+struct PlanShape {
+  bool hasPlan = false;
+  int replicas = 1; // the largest replica count of a stage
+};
+
+PlanShape readPlan(const std::string &bundle) {
+  const std::string manifest = (fs::path(bundle) / "manifest.json").string();
+  auto buffer = llvm::MemoryBuffer::getFile(manifest);
+  if (!buffer)
+    throw Error("cannot read '" + manifest +
+                "': " + buffer.getError().message());
+  llvm::Expected<llvm::json::Value> json =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!json)
+    throw Error("'" + manifest +
+                "' is not JSON: " + llvm::toString(json.takeError()));
+  const llvm::json::Object *root = json->getAsObject();
+  if (!root)
+    throw Error("'" + manifest + "' is not a JSON object");
+  if (!root->get("training"))
+    throw Error("bundle '" + bundle +
+                "' is not a training bundle (its manifest.json has no "
+                "\"training\" section); compile the model with --train");
+  PlanShape shape;
+  const llvm::json::Object *plan = root->getObject("plan");
+  if (!plan)
+    return shape;
+  shape.hasPlan = true;
+  if (const llvm::json::Array *stages = plan->getArray("stages"))
+    for (const llvm::json::Value &stage : *stages)
+      if (const llvm::json::Object *object = stage.getAsObject())
+        if (std::optional<int64_t> replicas = object->getInteger("replicas"))
+          shape.replicas = std::max<int>(shape.replicas, int(*replicas));
+  return shape;
+}
+
+/// The flag name of a `--name` or `--name=value` word, else "".
+std::string flagName(const std::string &word) {
+  if (word.size() < 3 || word.compare(0, 2, "--") != 0)
+    return "";
+  return word.substr(2, word.find('=') - 2);
+}
+
+} // namespace
+
+int launch(const LaunchOptions &options) {
+  try {
+    const std::string bundle =
+        fs::absolute(options.bundle).lexically_normal().string();
+    PlanShape plan = readPlan(bundle);
+    // One data-parallel worker per replica the plan asked of its widest
+    // stage (each worker runs the whole pipeline), and one shard per two
+    // workers: a shard then serves about as many requests as a worker
+    // makes, and sparse rows spread over several machines' memory.
+    const int workers = options.workers > 0 ? options.workers : plan.replicas;
+    const int shards =
+        options.shards > 0 ? options.shards : std::max(1, (workers + 1) / 2);
+    if (options.workers < 0 || options.shards < 0)
+      throw Error("--workers and --ps-shards must be at least 1");
+
+    bool hasTrain = false;
+    for (const std::string &word : options.runFlags) {
+      const std::string name = flagName(word);
+      if (name == "mpi-worker")
+        throw Error("'" + word +
+                    "' after -- is added by launch to every worker; leave "
+                    "it out");
+      if (name == "ps-shards")
+        throw Error("'" + word +
+                    "' after -- would shard each worker's in-process server; "
+                    "give the shard ranks as `launch --ps-shards S` before --");
+      hasTrain = hasTrain || name == "train";
+    }
+
+    const std::string self = selfExecutable();
+    std::vector<std::string> shardCommand{self, "ps-shard", bundle};
+    std::vector<std::string> workerCommand{self, "run", bundle};
+    if (!hasTrain)
+      workerCommand.push_back("--train");
+    workerCommand.insert(workerCommand.end(), options.runFlags.begin(),
+                         options.runFlags.end());
+    workerCommand.push_back("--mpi-worker");
+
+    if (!options.slurmMultiProg.empty()) {
+      // srun numbers the tasks 0..N-1 and starts the line whose range
+      // holds a task's number: shards first, as with mpirun.
+      std::ofstream file(options.slurmMultiProg);
+      auto range = [](int first, int count) {
+        return count == 1 ? std::to_string(first)
+                          : std::to_string(first) + "-" +
+                                std::to_string(first + count - 1);
+      };
+      file << "# heterps launch: " << shards << " parameter-server shards, "
+           << workers << " workers\n"
+           << range(0, shards) << " " << joinQuoted(shardCommand) << "\n"
+           << range(shards, workers) << " " << joinQuoted(workerCommand)
+           << "\n";
+      file.close();
+      if (!file)
+        throw Error("cannot write '" + options.slurmMultiProg + "'");
+      std::cout << "srun --ntasks=" << shards + workers << " --multi-prog "
+                << shellQuote(options.slurmMultiProg) << "\n";
+      return 0;
+    }
+
+    std::string mpirun = options.mpirun.empty() ? "mpirun" : options.mpirun;
+    std::vector<std::string> command{mpirun};
+    if (!options.hostfile.empty()) {
+      command.push_back("--hostfile");
+      command.push_back(options.hostfile);
+    }
+    command.insert(command.end(), options.mpirunArgs.begin(),
+                   options.mpirunArgs.end());
+    command.push_back("-np");
+    command.push_back(std::to_string(shards));
+    command.insert(command.end(), shardCommand.begin(), shardCommand.end());
+    command.push_back(":");
+    command.push_back("-np");
+    command.push_back(std::to_string(workers));
+    command.insert(command.end(), workerCommand.begin(), workerCommand.end());
+
+    if (options.dryRun) {
+      std::cout << joinQuoted(command) << "\n";
+      return 0;
+    }
+    // The ranks would all fail the same way: say it once, here.
+    if (!kHaveMpi)
+      throw Error(kNoMpi);
+    if (mpirun.find('/') == std::string::npos) {
+      llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(mpirun);
+      if (!found)
+        throw Error("cannot find '" + mpirun +
+                    "' on PATH; install Open MPI (Debian: openmpi-bin) or "
+                    "give --mpirun PATH");
+      mpirun = *found;
+    } else if (!fs::exists(mpirun)) {
+      throw Error("--mpirun '" + mpirun + "' does not exist");
+    }
+    std::cerr << "heterps launch: " << shards << " parameter-server shards, "
+              << workers << " workers" << (plan.hasPlan ? "" : " (no plan)")
+              << "\n";
+    std::cerr.flush();
+    std::vector<llvm::StringRef> args(command.begin(), command.end());
+    std::string message;
+    int code = llvm::sys::ExecuteAndWait(mpirun, args, std::nullopt, {}, 0, 0,
+                                         &message);
+    if (code < 0)
+      throw Error("'" + mpirun + "' " +
+                  (message.empty() ? std::string("failed") : message));
+    if (code != 0)
+      reportError("launch", "the MPI job failed (exit code " +
+                                std::to_string(code) + ")");
+    return code;
+  } catch (const std::exception &error) {
+    reportError("launch", error.what());
+    return 1;
+  }
+}
+
+DistributedWorker::~DistributedWorker() = default;
+
+std::ostream &nullLog() {
+  // A stream without a buffer drops what it is given.
+  static std::ostream stream(nullptr);
+  return stream;
+}
+
+#ifdef HETERPS_HAVE_MPI
+
+namespace {
+class MpiWorker : public DistributedWorker {
+public:
+  MpiWorker()
+      : job(nullptr, nullptr, rt::mpi::Role::Worker), workerGroup(job) {}
+  /// Without finish() the job is broken (an error is on its way out):
+  /// MPI_Finalize would wait for ranks that wait for this one, so the job
+  /// is aborted instead.
+  ~MpiWorker() override {
+    if (!finished)
+      abortDistributedJob(1);
+  }
+  rt::train::WorkerGroup &group() override { return workerGroup; }
+  void finish() override {
+    workerGroup.parameterClient().goodbye();
+    finished = true;
+  }
+
+private:
+  rt::mpi::MpiJob job;
+  rt::mpi::MpiWorkerGroup workerGroup;
+  bool finished = false;
+};
+} // namespace
+
+std::unique_ptr<DistributedWorker> DistributedWorker::join() {
+  return std::make_unique<MpiWorker>();
+}
+
+void abortDistributedJob(int code) {
+  if (rt::mpi::MpiJob::running())
+    rt::mpi::MpiJob::abort(code);
+}
+
+int psShard(const PsShardOptions &options) {
+  // Outside the try: an error must abort the job before MPI_Finalize (in
+  // the job's destructor) could wait on ranks that wait on this one.
+  std::unique_ptr<rt::mpi::MpiJob> job;
+  try {
+    // A bundle that cannot train fails every rank the same way, early.
+    rt::Bundle bundle(options.bundle);
+    if (!bundle.training())
+      throw Error("bundle '" + options.bundle +
+                  "' is not a training bundle; compile the model with "
+                  "--train");
+    job = std::make_unique<rt::mpi::MpiJob>(nullptr, nullptr,
+                                            rt::mpi::Role::Shard);
+    rt::mpi::ShardOptions shard;
+    shard.storageDirectory = options.storageDirectory;
+    rt::mpi::runParameterServerShard(*job, shard);
+  } catch (const std::exception &error) {
+    reportError(
+        "ps-shard",
+        (job ? "shard " + std::to_string(job->index()) + ": " : std::string()) +
+            error.what());
+    abortDistributedJob(1);
+    return 1;
+  }
+  return 0;
+}
+
+#else // !HETERPS_HAVE_MPI
+
+std::unique_ptr<DistributedWorker> DistributedWorker::join() {
+  throw Error(kNoMpi);
+}
+
+void abortDistributedJob(int) {}
+
+int psShard(const PsShardOptions &) {
+  reportError("ps-shard", kNoMpi);
+  return 1;
+}
+
+#endif // HETERPS_HAVE_MPI
+
+} // namespace heterps::driver

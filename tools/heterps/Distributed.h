@@ -1,0 +1,78 @@
+//===- Distributed.h - heterps launch, ps-shard, run --mpi-worker -*- C++
+//-*-===//
+//
+// The driver's side of multi-process training (docs/Distributed.md):
+//
+//   heterps launch BUNDLE [--workers W] [--ps-shards S] [--hostfile FILE]
+//                  [--mpirun PATH] [--mpirun-arg ARG]... [--dry-run]
+//                  [--slurm-multi-prog FILE] -- <flags of run --train>
+//   heterps ps-shard BUNDLE [--storage-dir DIR]     (a shard rank)
+//   heterps run BUNDLE --train ... --mpi-worker     (a worker rank)
+//
+// `launch` builds one MPMD command, S shard ranks then W worker ranks, and
+// runs it (its exit code is the job's), prints it (--dry-run) or writes it
+// as an `srun --multi-prog` configuration.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_TOOLS_HETERPS_DISTRIBUTED_H
+#define HETERPS_TOOLS_HETERPS_DISTRIBUTED_H
+
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace heterps::rt::train {
+class WorkerGroup;
+} // namespace heterps::rt::train
+
+namespace heterps::driver {
+
+struct LaunchOptions {
+  std::string bundle, hostfile, mpirun, slurmMultiProg;
+  /// 0: from the bundle's plan.
+  int workers = 0, shards = 0;
+  bool dryRun = false;
+  /// Passed to mpirun before the programs (e.g. --oversubscribe).
+  std::vector<std::string> mpirunArgs;
+  /// The flags of `heterps run BUNDLE --train` (after `--`).
+  std::vector<std::string> runFlags;
+};
+
+/// 0 when the job (or the dry run) succeeded, the job's exit code otherwise,
+/// 1 for a launcher error.
+int launch(const LaunchOptions &options);
+
+struct PsShardOptions {
+  std::string bundle, storageDirectory;
+};
+
+/// Serves as one parameter-server shard of an MPI job until every worker is
+/// done; 0 on success. An error ends the whole job (MPI_Abort) with exit 1.
+int psShard(const PsShardOptions &options);
+
+/// A worker rank of an MPI job, for `run --train --mpi-worker`.
+class DistributedWorker {
+public:
+  /// Starts MPI and joins the job as a worker; throws rt::Error (also when
+  /// this heterps was built without MPI).
+  static std::unique_ptr<DistributedWorker> join();
+  virtual ~DistributedWorker();
+  virtual rt::train::WorkerGroup &group() = 0;
+  /// After training succeeded: tells the shards this worker is done and
+  /// finalises MPI.
+  virtual void finish() = 0;
+};
+
+/// Ends the whole MPI job with `code` when MPI was started in this process
+/// (so no rank waits forever on a failed one); otherwise returns.
+void abortDistributedJob(int code);
+
+/// A stream that drops everything: the log of workers other than the
+/// leader, which print nothing of their own.
+std::ostream &nullLog();
+
+} // namespace heterps::driver
+
+#endif // HETERPS_TOOLS_HETERPS_DISTRIBUTED_H

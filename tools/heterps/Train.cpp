@@ -1,0 +1,117 @@
+//===- Train.cpp - heterps run --train ------------------------------------===//
+//
+// Compiled with exceptions, like Run.cpp: the runtime reports errors as
+// heterps::rt::Error, and every one ends here as a single message and exit
+// code 1. SIGINT and SIGTERM stop training between steps, so the last step
+// is checkpointed instead of lost.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+#include "Distributed.h"
+
+#include "heterps/Runtime/Trainer.h"
+#include "heterps/Runtime/WorkerGroup.h"
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+
+namespace heterps::driver {
+namespace {
+
+std::atomic<bool> stopRequested{false};
+volatile std::sig_atomic_t stopSignal = 0;
+
+extern "C" void requestStop(int signal) {
+  stopSignal = signal;
+  stopRequested.store(true);
+  // A second signal ends the process the usual way.
+  std::signal(signal, SIG_DFL);
+}
+
+/// Installs the stop handlers for its lifetime.
+class StopOnSignals {
+public:
+  StopOnSignals() {
+    previousInt = std::signal(SIGINT, requestStop);
+    previousTerm = std::signal(SIGTERM, requestStop);
+  }
+  ~StopOnSignals() {
+    std::signal(SIGINT, previousInt);
+    std::signal(SIGTERM, previousTerm);
+  }
+
+private:
+  void (*previousInt)(int);
+  void (*previousTerm)(int);
+};
+
+} // namespace
+
+int train(const TrainOptions &options) {
+  using namespace heterps::rt;
+  static_assert(std::atomic<bool>::is_always_lock_free,
+                "the signal handler stores into an atomic<bool>");
+  // Outside the try: an error must abort the MPI job after its message,
+  // not finalise MPI while other ranks wait on this one.
+  std::unique_ptr<DistributedWorker> distributed;
+  try {
+    Bundle bundle(options.bundle);
+    train::TrainerOptions trainer;
+    trainer.data = options.data;
+    trainer.eval = options.eval;
+    trainer.batch = options.batch;
+    trainer.steps = options.steps;
+    trainer.logEvery = options.logEvery;
+    trainer.evalEvery = options.evalEvery;
+    trainer.checkpointDir = options.checkpointDir;
+    trainer.checkpointEvery = options.checkpointEvery;
+    trainer.keepCheckpoints = options.keepCheckpoints;
+    trainer.resume = options.resume;
+    trainer.seed = options.seed;
+    trainer.hashBuckets = options.hashBuckets;
+    trainer.psShards = options.psShards;
+    trainer.threads = options.threads;
+    trainer.gpuStagesOnCpu = options.gpuStagesOnCpu;
+    trainer.framesInFlight = options.framesInFlight;
+    trainer.dumpParameters = options.dumpParameters;
+    trainer.stopRequested = &stopRequested;
+    if (options.mpiWorker) {
+      distributed = DistributedWorker::join();
+      trainer.group = &distributed->group();
+    }
+    // Worker 0 reports for the whole job; the others only report errors.
+    std::ostream &log =
+        distributed && !distributed->group().leader() ? nullLog() : std::cerr;
+
+    StopOnSignals handlers;
+    train::TrainSummary summary = train::Trainer(bundle, trainer, log).run();
+    if (distributed)
+      distributed->finish();
+    if (summary.interrupted) {
+      // Workers stop together: one that got no signal itself stops as if
+      // it had been sent SIGTERM.
+      if (!stopSignal)
+        stopSignal = SIGTERM;
+      log << "heterps run: stopped by signal " << int(stopSignal) << " at step "
+          << summary.steps;
+      if (!summary.lastCheckpoint.empty())
+        log << "; continue with --resume from " << summary.lastCheckpoint;
+      log << "\n";
+      return 128 + int(stopSignal);
+    }
+    return 0;
+  } catch (const std::exception &error) {
+    reportError(
+        "run",
+        (distributed
+             ? "worker " + std::to_string(distributed->group().rank()) + ": "
+             : std::string()) +
+            error.what());
+    abortDistributedJob(1);
+    return 1;
+  }
+}
+
+} // namespace heterps::driver
