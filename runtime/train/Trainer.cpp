@@ -307,10 +307,16 @@ TrainSummary Trainer::run() {
   if (layout.sparse >= 0) {
     int64_t buckets = o.hashBuckets;
     if (buckets == 0) {
-      if (spec.tables.size() != 1)
+      // One table shared by the 26 fields (or several tables of that same
+      // size, e.g. Wide & Deep's wide and deep tables): rows / 26 per field.
+      bool sameRows = !spec.tables.empty();
+      for (const TrainableTable &table : spec.tables)
+        sameRows = sameRows && table.rows == spec.tables[0].rows;
+      if (!sameRows)
         throw Error("the bundle trains " + std::to_string(spec.tables.size()) +
-                    " sparse tables; give --hash-buckets H (each of the 26 "
-                    "sparse fields is hashed into ids [0, H))");
+                    " sparse tables of different sizes; give --hash-buckets "
+                    "H (each of the 26 sparse fields is hashed into ids [0, "
+                    "H))");
       buckets = spec.tables[0].rows / data::kNumSparse;
       if (buckets < 2)
         throw Error("sparse table '" + spec.tables[0].name + "' has " +
