@@ -832,6 +832,33 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                  cptr(conv.getBias()) + ", " + ptr(conv.getResult()));
         return success();
       })
+      .Case<ConvGradInputOp, ConvGradFilterOp>([&](auto adjoint) {
+        // Both carry their forward conv's geometry, so the kernels take the
+        // forward shapes: x, filter and y (the gradient's shape).
+        constexpr bool input =
+            std::is_same_v<decltype(adjoint), ConvGradInputOp>;
+        Value x, w, dy = adjoint.getGrad();
+        if constexpr (input) {
+          x = adjoint.getResult();
+          w = adjoint.getFilter();
+        } else {
+          x = adjoint.getInput();
+          w = adjoint.getResult();
+        }
+        size_t n = rank(x) - 2;
+        ArrayRef<int64_t> pads = adjoint.getPads();
+        call(kernel(input ? "ConvGradInput" : "ConvGradFilter",
+                    llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}",
+                                  dt(dy), shape(x), shape(w), shape(dy),
+                                  shapeLiteral(adjoint.getStrides()),
+                                  shapeLiteral(adjoint.getDilations()),
+                                  shapeLiteral(pads.take_front(n)),
+                                  shapeLiteral(pads.drop_front(n)),
+                                  adjoint.getGroup())),
+             input ? cptr(dy) + ", " + cptr(w) + ", " + ptr(x)
+                   : cptr(x) + ", " + cptr(dy) + ", " + ptr(w));
+        return success();
+      })
       .Case<MaxPoolOp, AvgPoolOp>([&](auto pool) {
         Value x = pool.getInput();
         size_t n = rank(x) - 2;

@@ -580,6 +580,144 @@ TEST(CpuDenseConv, RejectsBadParameters) {
 }
 
 //===----------------------------------------------------------------------===//
+// ConvGradInput, ConvGradFilter
+//===----------------------------------------------------------------------===//
+
+/// dx and dw of the convolution `c` for the result gradient dy, by scattering
+/// every multiply-add of referenceConv's loop back onto its two factors.
+void referenceConvGrads(const ConvCase &c, const Shape &y,
+                        const std::vector<float> &x,
+                        const std::vector<float> &w,
+                        const std::vector<float> &dy, std::vector<double> &dx,
+                        std::vector<double> &dw) {
+  size_t spatial = c.x.size() - 2;
+  int64_t inPerGroup = c.w[1], outPerGroup = c.w[0] / c.group;
+  int64_t outSpatial = numElements(Shape(y.begin() + 2, y.end()));
+  int64_t inSpatial = numElements(Shape(c.x.begin() + 2, c.x.end()));
+  int64_t taps = numElements(Shape(c.w.begin() + 2, c.w.end()));
+  dx.assign(numElements(c.x), 0.0);
+  dw.assign(numElements(c.w), 0.0);
+  for (int64_t n = 0; n != y[0]; ++n)
+    for (int64_t oc = 0; oc != y[1]; ++oc) {
+      int64_t g = oc / outPerGroup;
+      for (int64_t o = 0; o != outSpatial; ++o) {
+        Shape outIdx(spatial);
+        for (int64_t rest = o, i = spatial; i-- > 0;) {
+          outIdx[i] = rest % y[i + 2];
+          rest /= y[i + 2];
+        }
+        double grad = dy[(n * y[1] + oc) * outSpatial + o];
+        for (int64_t ic = 0; ic != inPerGroup; ++ic)
+          for (int64_t t = 0; t != taps; ++t) {
+            int64_t inOffset = 0;
+            bool inside = true;
+            for (int64_t rest = t, stride = 1, i = spatial; i-- > 0;) {
+              int64_t tap = rest % c.w[i + 2];
+              rest /= c.w[i + 2];
+              int64_t pos = outIdx[i] * c.strides[i] - c.padBegin[i] +
+                            tap * c.dilations[i];
+              inside &= pos >= 0 && pos < c.x[i + 2];
+              inOffset += pos * stride;
+              stride *= c.x[i + 2];
+            }
+            if (!inside)
+              continue;
+            int64_t xIndex =
+                (n * c.x[1] + g * inPerGroup + ic) * inSpatial + inOffset;
+            int64_t wIndex = (oc * inPerGroup + ic) * taps + t;
+            dx[xIndex] += grad * w[wIndex];
+            dw[wIndex] += grad * x[xIndex];
+          }
+      }
+    }
+}
+
+std::vector<float> toFloats(const std::vector<double> &values) {
+  return std::vector<float>(values.begin(), values.end());
+}
+
+// Plain, padded (symmetric and not), strided with an end pad the floor
+// drops, dilated, grouped, depthwise, 1-D and 3-D, and batches of several
+// images; each run twice to check the output is overwritten, not summed.
+TEST(CpuDenseConvGrad, RandomAgainstReference) {
+  Context ctx(0);
+  std::vector<ConvCase> cases{
+      {{2, 3, 8, 8}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1},
+      {{1, 4, 7, 9}, {6, 4, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{2, 4, 9, 9}, {8, 2, 3, 3}, {2, 2}, {1, 1}, {1, 0}, {0, 1}, 2},
+      {{1, 6, 10, 11}, {6, 1, 3, 3}, {1, 2}, {2, 2}, {2, 1}, {2, 3}, 6},
+      {{3, 16, 12, 12}, {32, 16, 1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1},
+      {{1, 8, 13, 13}, {12, 4, 5, 3}, {3, 2}, {1, 2}, {2, 1}, {2, 1}, 2},
+      {{4, 16, 10, 10}, {16, 16, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{2, 3, 20}, {5, 3, 4}, {1}, {1}, {0}, {0}, 1},
+      {{1, 4, 17}, {6, 2, 3}, {2}, {3}, {2}, {1}, 2},
+      {{1, 2, 5, 6, 7},
+       {3, 2, 3, 2, 3},
+       {1, 2, 1},
+       {1, 1, 2},
+       {1, 0, 1},
+       {1, 1, 0},
+       1},
+  };
+  unsigned seed = 1300;
+  for (const ConvCase &c : cases) {
+    Shape y = convOutput(c);
+    auto x = randomData(numElements(c.x), seed++);
+    auto w = randomData(numElements(c.w), seed++);
+    auto dy = randomData(numElements(y), seed++);
+    std::vector<double> dxRef, dwRef;
+    referenceConvGrads(c, y, x, w, dy, dxRef, dwRef);
+    std::string what = "conv grads x " + shapeString(c.x) + " w " +
+                       shapeString(c.w) + " group " + std::to_string(c.group);
+    ConvGradInput gradInput(ctx, DType::F32, c.x, c.w, y, c.strides,
+                            c.dilations, c.padBegin, c.padEnd, c.group);
+    ConvGradFilter gradFilter(ctx, DType::F32, c.x, c.w, y, c.strides,
+                              c.dilations, c.padBegin, c.padEnd, c.group);
+    std::vector<float> dx(numElements(c.x)), dw(numElements(c.w));
+    for (int run = 0; run != 2; ++run) {
+      gradInput.run(dy.data(), w.data(), dx.data());
+      gradFilter.run(x.data(), dy.data(), dw.data());
+      std::string pass = run ? " (second run)" : "";
+      expectClose(dx, toFloats(dxRef), what + " dx" + pass);
+      expectClose(dw, toFloats(dwRef), what + " dw" + pass);
+    }
+  }
+}
+
+// The adjoints of a conv whose y needs a larger end pad than given (the
+// ceil-like shape the Conv kernel also accepts: y is authoritative).
+TEST(CpuDenseConvGrad, OutputShapeIsAuthoritative) {
+  Context ctx(0);
+  // x 1x1x5, w 1x1x2, stride 2, no pads: floor gives 2 outputs; y has 3,
+  // the third window covering x[4] and one zero past the end.
+  ConvCase c{{1, 1, 5}, {1, 1, 2}, {2}, {1}, {0}, {0}, 1};
+  Shape y{1, 1, 3};
+  std::vector<float> x{1, 2, 3, 4, 5}, w{2, 3}, dy{1, 10, 100}, dx(5), dw(2);
+  ConvGradInput gradInput(ctx, DType::F32, c.x, c.w, y, c.strides, c.dilations,
+                          c.padBegin, c.padEnd, 1);
+  gradInput.run(dy.data(), w.data(), dx.data());
+  expectClose(dx, {2, 3, 20, 30, 200}, "conv grad input, ceil-like y");
+  ConvGradFilter gradFilter(ctx, DType::F32, c.x, c.w, y, c.strides,
+                            c.dilations, c.padBegin, c.padEnd, 1);
+  gradFilter.run(x.data(), dy.data(), dw.data());
+  // dw0 = 1*1 + 10*3 + 100*5, dw1 = 1*2 + 10*4 + 100*0.
+  expectClose(dw, {531, 42}, "conv grad filter, ceil-like y");
+}
+
+TEST(CpuDenseConvGrad, RejectsBadParameters) {
+  Context ctx(0);
+  EXPECT_THROW(ConvGradInput(ctx, DType::F32, {1, 3, 4, 4}, {4, 2, 3, 3},
+                             {1, 4, 2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 2),
+               Error);
+  EXPECT_THROW(ConvGradFilter(ctx, DType::F32, {1, 3, 4, 4}, {4, 3, 3, 3},
+                              {1, 5, 2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1),
+               Error);
+  EXPECT_THROW(ConvGradInput(ctx, DType::F64, {1, 1, 4}, {1, 1, 2}, {1, 1, 3},
+                             {1}, {1}, {0}, {0}, 1),
+               Error);
+}
+
+//===----------------------------------------------------------------------===//
 // Kernels built on one thread and run on another
 //===----------------------------------------------------------------------===//
 

@@ -165,6 +165,49 @@ TEST_F(GpuKernels, ConvGroupedAsymmetricPadBias) {
   expectNear(host<float>(y, want.size()), want, 1e-4f);
 }
 
+TEST_F(GpuKernels, ConvGradsGroupedStridedAsymmetricPad) {
+  // x [2, 4, 5, 6], w [4, 2, 3, 3], group 2, strides {2, 1}, pads begin
+  // {1, 0} end {0, 1}: y [2, 4, 2, 5]. The references scatter every
+  // multiply-add of the forward loop onto its two factors.
+  const int64_t n = 2, cin = 4, cout = 4, h = 5, w = 6, kh = 3, kw = 3;
+  const int64_t group = 2, sh = 2, oh = (h + 1 - kh) / sh + 1,
+                ow = w + 1 - kw + 1;
+  const int64_t perGroup = cin / group;
+  std::vector<float> x = ramp(n * cin * h * w),
+                     wt = ramp(cout * perGroup * kh * kw, 0.9f),
+                     dy = ramp(n * cout * oh * ow, 0.61f);
+  std::vector<float> dxWant(x.size(), 0.f), dwWant(wt.size(), 0.f);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t o = 0; o < cout; ++o)
+      for (int64_t r = 0; r < oh; ++r)
+        for (int64_t c = 0; c < ow; ++c) {
+          float grad = dy[((b * cout + o) * oh + r) * ow + c];
+          int64_t g = o / (cout / group);
+          for (int64_t ci = 0; ci < perGroup; ++ci)
+            for (int64_t i = 0; i < kh; ++i)
+              for (int64_t j = 0; j < kw; ++j) {
+                int64_t ir = r * sh - 1 + i, ic = c + j;
+                if (ir < 0 || ir >= h || ic < 0 || ic >= w)
+                  continue;
+                int64_t xi = ((b * cin + g * perGroup + ci) * h + ir) * w + ic;
+                int64_t wi = ((o * perGroup + ci) * kh + i) * kw + j;
+                dxWant[xi] += grad * wt[wi];
+                dwWant[wi] += grad * x[xi];
+              }
+        }
+  Shape xs{n, cin, h, w}, ws{cout, perGroup, kh, kw}, ys{n, cout, oh, ow};
+  ConvGradInput gradInput(*context, DType::F32, xs, ws, ys, {sh, 1}, {1, 1},
+                          {1, 0}, {0, 1}, group);
+  ConvGradFilter gradFilter(*context, DType::F32, xs, ws, ys, {sh, 1}, {1, 1},
+                            {1, 0}, {0, 1}, group);
+  void *dx = deviceZeros(x.size() * sizeof(float));
+  void *dw = deviceZeros(wt.size() * sizeof(float));
+  gradInput.run(device(dy), device(wt), dx);
+  gradFilter.run(device(x), device(dy), dw);
+  expectNear(host<float>(dx, x.size()), dxWant, 1e-4f);
+  expectNear(host<float>(dw, wt.size()), dwWant, 1e-3f);
+}
+
 TEST_F(GpuKernels, BinaryBroadcastAndCompare) {
   // a [2, 3, 1] - b [4] -> [2, 3, 4]; a < b -> bool.
   std::vector<float> a = ramp(6), b = ramp(4, 1.1f);

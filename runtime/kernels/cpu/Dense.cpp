@@ -1,4 +1,4 @@
-//===- Dense.cpp - Gemm, MatMul and Conv on oneDNN ------------------------===//
+//===- Dense.cpp - Gemm, MatMul, Conv and its adjoints on oneDNN ---------===//
 //
 // Each kernel builds its oneDNN primitive once; run() only points the
 // placeholder memories at the caller's buffers and executes. Activations are
@@ -535,6 +535,211 @@ Conv::~Conv() = default;
 
 void Conv::run(const void *x, const void *w, const void *bias, void *y) {
   impl->run(x, w, bias, y);
+}
+
+//===----------------------------------------------------------------------===//
+// ConvGradInput, ConvGradFilter
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The forward convolution both adjoints are derived from, checked like
+/// Conv's and translated into oneDNN's terms, with the forward training
+/// primitive descriptor oneDNN wants as the backward primitives' hint.
+struct ConvGeometry {
+  Dims src, weights, dst, strides, dilations, padLeft, padRight;
+  double work = 0; // multiply-adds of the forward convolution, times 2
+
+  ConvGeometry(const char *kernel, const Shape &x, const Shape &w,
+               const Shape &y, const Shape &stride, const Shape &dilation,
+               const Shape &padBegin, const Shape &padEnd, int64_t group) {
+    auto fail = [&](const std::string &what) {
+      throw Error(std::string(kernel) + ": " + what);
+    };
+    if (x.size() < 3 || x.size() > 5)
+      fail("x of shape " + shapeString(x) +
+           " is not NC[D]HW with 1 to 3 spatial axes");
+    size_t spatial = x.size() - 2;
+    if (w.size() != x.size() || y.size() != x.size())
+      fail("filter " + shapeString(w) + " and y " + shapeString(y) +
+           " do not have the rank of x " + shapeString(x));
+    for (const Shape *values : {&stride, &dilation, &padBegin, &padEnd})
+      if (values->size() != spatial)
+        fail("strides, dilations and pads need one entry per spatial axis");
+    if (group < 1 || w[0] % group != 0 || x[1] != w[1] * group)
+      fail("group " + std::to_string(group) + " does not fit x " +
+           shapeString(x) + " and filter " + shapeString(w));
+    if (y[0] != x[0] || y[1] != w[0])
+      fail("y of shape " + shapeString(y) + " does not match x " +
+           shapeString(x) + " and filter " + shapeString(w));
+    if (numElements(x) == 0 || numElements(y) == 0)
+      fail("empty tensors are not supported, x " + shapeString(x) + " y " +
+           shapeString(y));
+    src.assign(x.begin(), x.end());
+    dst.assign(y.begin(), y.end());
+    strides.assign(stride.begin(), stride.end());
+    padLeft.assign(padBegin.begin(), padBegin.end());
+    padRight.assign(padEnd.begin(), padEnd.end());
+    dilations.resize(spatial);
+    for (size_t i = 0; i != spatial; ++i) {
+      if (stride[i] < 1 || dilation[i] < 1)
+        fail("strides " + shapeString(stride) + " and dilations " +
+             shapeString(dilation) + " must be positive");
+      dilations[i] = dilation[i] - 1; // oneDNN counts the gaps
+      // As in Conv, y is authoritative.
+      int64_t extent = (w[i + 2] - 1) * dilation[i] + 1;
+      int64_t floorOut =
+          (x[i + 2] + padBegin[i] + padEnd[i] - extent) / stride[i] + 1;
+      if (floorOut != y[i + 2])
+        padRight[i] =
+            (y[i + 2] - 1) * stride[i] + extent - x[i + 2] - padBegin[i];
+    }
+    // Grouped filters are [G, Cout/G, Cin/G, k...], the bytes of ONNX's.
+    weights.assign(w.begin(), w.end());
+    if (group > 1) {
+      weights[0] /= group;
+      weights.insert(weights.begin(), group);
+    }
+    work = 2. * double(numElements(y)) * double(numElements(w)) / double(w[0]) +
+           kCheapElementWork * double(numElements(x) + numElements(y));
+  }
+
+  /// The hint: the forward convolution in training mode, plain layouts.
+  dnnl::convolution_forward::primitive_desc
+  forwardHint(const dnnl::engine &engine) const {
+    dnnl::convolution_forward::desc desc(
+        dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
+        plainDesc(src), plainDesc(weights), plainDesc(dst), strides, dilations,
+        padLeft, padRight);
+    return dnnl::convolution_forward::primitive_desc(desc, engine);
+  }
+};
+
+} // namespace
+
+// Both adjoints run on the caller's plain buffers: they run once per
+// training step on tensors that change every step, so oneDNN's blocked
+// layouts would cost a reorder of every operand each run.
+struct ConvGradInput::Impl {
+  dnnl::stream &stream;
+  bool parallel = false;
+  dnnl::convolution_backward_data primitive;
+  dnnl::memory diffDst, weights, diffSrc, scratchpad;
+  Args args;
+
+  Impl(Context &ctx, const ConvGeometry &geometry)
+      : stream(ctx.impl().stream), parallel(worthThreads(geometry.work)) {
+    const dnnl::engine &engine = ctx.impl().engine;
+    SerialScope serial(!parallel);
+    withDnnl("ConvGradInput", [&] {
+      auto srcDesc = plainDesc(geometry.src),
+           weightsDesc = plainDesc(geometry.weights),
+           dstDesc = plainDesc(geometry.dst);
+      dnnl::convolution_backward_data::desc desc(
+          dnnl::algorithm::convolution_direct, srcDesc, weightsDesc, dstDesc,
+          geometry.strides, geometry.dilations, geometry.padLeft,
+          geometry.padRight);
+      dnnl::convolution_backward_data::primitive_desc pd(
+          desc, userScratchpad(), engine, geometry.forwardHint(engine));
+      primitive = dnnl::convolution_backward_data(pd);
+      diffDst = placeholder(dstDesc, engine);
+      weights = placeholder(weightsDesc, engine);
+      diffSrc = placeholder(srcDesc, engine);
+      args = {{DNNL_ARG_DIFF_DST, diffDst},
+              {DNNL_ARG_WEIGHTS, weights},
+              {DNNL_ARG_DIFF_SRC, diffSrc}};
+      scratchpad = scratchpadFor(pd, engine, args);
+    });
+  }
+
+  void run(const void *dy, const void *w, void *dx) {
+    SerialScope serial(!parallel);
+    bind(diffDst, dy);
+    bind(weights, w);
+    bind(diffSrc, dx);
+    withDnnl("ConvGradInput", [&] {
+      primitive.execute(stream, args);
+      stream.wait();
+    });
+  }
+};
+
+ConvGradInput::ConvGradInput(Context &ctx, DType type, const Shape &x,
+                             const Shape &w, const Shape &y,
+                             const Shape &strides, const Shape &dilations,
+                             const Shape &padBegin, const Shape &padEnd,
+                             int64_t group) {
+  requireF32("ConvGradInput", type);
+  impl = std::make_unique<Impl>(ctx, ConvGeometry("ConvGradInput", x, w, y,
+                                                  strides, dilations, padBegin,
+                                                  padEnd, group));
+}
+
+ConvGradInput::~ConvGradInput() = default;
+
+void ConvGradInput::run(const void *dy, const void *w, void *dx) {
+  impl->run(dy, w, dx);
+}
+
+struct ConvGradFilter::Impl {
+  dnnl::stream &stream;
+  bool parallel = false;
+  dnnl::convolution_backward_weights primitive;
+  dnnl::memory src, diffDst, diffWeights, scratchpad;
+  Args args;
+
+  Impl(Context &ctx, const ConvGeometry &geometry)
+      : stream(ctx.impl().stream), parallel(worthThreads(geometry.work)) {
+    const dnnl::engine &engine = ctx.impl().engine;
+    SerialScope serial(!parallel);
+    withDnnl("ConvGradFilter", [&] {
+      auto srcDesc = plainDesc(geometry.src),
+           weightsDesc = plainDesc(geometry.weights),
+           dstDesc = plainDesc(geometry.dst);
+      dnnl::convolution_backward_weights::desc desc(
+          dnnl::algorithm::convolution_direct, srcDesc, weightsDesc, dstDesc,
+          geometry.strides, geometry.dilations, geometry.padLeft,
+          geometry.padRight);
+      dnnl::convolution_backward_weights::primitive_desc pd(
+          desc, userScratchpad(), engine, geometry.forwardHint(engine));
+      primitive = dnnl::convolution_backward_weights(pd);
+      src = placeholder(srcDesc, engine);
+      diffDst = placeholder(dstDesc, engine);
+      diffWeights = placeholder(weightsDesc, engine);
+      args = {{DNNL_ARG_SRC, src},
+              {DNNL_ARG_DIFF_DST, diffDst},
+              {DNNL_ARG_DIFF_WEIGHTS, diffWeights}};
+      scratchpad = scratchpadFor(pd, engine, args);
+    });
+  }
+
+  void run(const void *x, const void *dy, void *dw) {
+    SerialScope serial(!parallel);
+    bind(src, x);
+    bind(diffDst, dy);
+    bind(diffWeights, dw);
+    withDnnl("ConvGradFilter", [&] {
+      primitive.execute(stream, args);
+      stream.wait();
+    });
+  }
+};
+
+ConvGradFilter::ConvGradFilter(Context &ctx, DType type, const Shape &x,
+                               const Shape &w, const Shape &y,
+                               const Shape &strides, const Shape &dilations,
+                               const Shape &padBegin, const Shape &padEnd,
+                               int64_t group) {
+  requireF32("ConvGradFilter", type);
+  impl = std::make_unique<Impl>(ctx, ConvGeometry("ConvGradFilter", x, w, y,
+                                                  strides, dilations, padBegin,
+                                                  padEnd, group));
+}
+
+ConvGradFilter::~ConvGradFilter() = default;
+
+void ConvGradFilter::run(const void *x, const void *dy, void *dw) {
+  impl->run(x, dy, dw);
 }
 
 } // namespace heterps::rt::cpu

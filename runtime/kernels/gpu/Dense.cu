@@ -535,4 +535,262 @@ void Conv::run(const void *x, const void *w, const void *bias, void *y) {
   });
 }
 
+//===----------------------------------------------------------------------===//
+// ConvGradInput, ConvGradFilter
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The inverse of zeroPadKernel: copies the interior of a padded buffer
+/// back out (the adjoint of zero padding drops what fell on the pads).
+template <typename T>
+__global__ void cropKernel(PadGeometry g, const T *padded, T *y, int64_t n) {
+  HPS_GRID_STRIDE(i, n) {
+    int64_t rest = i, offset = 0, stride = 1;
+    for (int d = 2; d >= 0; --d) {
+      int64_t coord = rest % g.in[d] + g.begin[d];
+      rest /= g.in[d];
+      offset += coord * stride;
+      stride *= g.out[d];
+    }
+    y[i] = padded[rest * stride + offset];
+  }
+}
+
+/// What both adjoints share: the forward convolution's cuDNN descriptors
+/// (x describes the explicitly padded input when the pads are asymmetric,
+/// as in Conv), the padding geometry, and the element count of x.
+struct ConvAdjoint {
+  Context &ctx;
+  DType type;
+  CudnnDescriptors desc;
+  bool padInput = false;
+  PadGeometry pad;
+  int64_t xElements = 0, paddedElements = 0;
+  DeviceBuffer workspace, padded;
+
+  ConvAdjoint(Context &ctx, DType type, const char *kernel, const Shape &x,
+              const Shape &w, const Shape &y, const Shape &strides,
+              const Shape &dilations, const Shape &padBegin,
+              const Shape &padEnd, int64_t group)
+      : ctx(ctx), type(type) {
+    dispatchDense(type, kernel, [](auto) {});
+    size_t spatialRank = x.size() < 3 ? 0 : x.size() - 2;
+    if (spatialRank < 1 || spatialRank > 3)
+      throw Error(std::string(kernel) + ": input " + shapeString(x) +
+                  " must have 1 to 3 spatial dims");
+    if (w.size() != x.size() || y.size() != x.size() ||
+        strides.size() != spatialRank || dilations.size() != spatialRank ||
+        padBegin.size() != spatialRank || padEnd.size() != spatialRank)
+      throw Error(std::string(kernel) + ": operand ranks disagree with input " +
+                  shapeString(x));
+    if (group < 1 || x[1] % group || w[0] % group || w[1] * group != x[1])
+      throw Error(std::string(kernel) + ": group " + std::to_string(group) +
+                  " does not fit input " + shapeString(x) + " and filter " +
+                  shapeString(w));
+    xElements = numElements(x);
+    // As in Conv: cuDNN pads symmetrically, so asymmetric pads become an
+    // explicit zero pad and cuDNN runs unpadded. The end pad is the one
+    // that yields y (zeros past it add nothing).
+    Shape xIn = x, cudnnPad = padBegin, end = padEnd;
+    for (size_t d = 0; d < spatialRank; ++d) {
+      if (padBegin[d] < 0 || padEnd[d] < 0)
+        throw Error(std::string(kernel) + ": negative pads are not supported");
+      int64_t extent = (w[2 + d] - 1) * dilations[d] + 1;
+      int64_t needed =
+          (y[2 + d] - 1) * strides[d] + extent - x[2 + d] - padBegin[d];
+      if ((x[2 + d] + padBegin[d] + padEnd[d] - extent) / strides[d] + 1 !=
+          y[2 + d])
+        end[d] = needed;
+    }
+    padInput = padBegin != end;
+    if (padInput) {
+      pad.channels = x[0] * x[1];
+      for (size_t d = 0; d < spatialRank; ++d) {
+        size_t slot = 3 - spatialRank + d;
+        pad.in[slot] = x[2 + d];
+        pad.out[slot] = x[2 + d] + padBegin[d] + end[d];
+        pad.begin[slot] = padBegin[d];
+        xIn[2 + d] = pad.out[slot];
+        cudnnPad[d] = 0;
+      }
+      paddedElements = numElements(xIn);
+      padded = DeviceBuffer(kernel, size_t(paddedElements) * dtypeSize(type));
+    }
+    // 1-D convolutions run as 2-D ones of unit height.
+    Shape xDims = xIn, wDims = w, yDims = y, stride = strides,
+          dilation = dilations;
+    if (spatialRank == 1) {
+      xDims.insert(xDims.begin() + 2, 1);
+      wDims.insert(wDims.begin() + 2, 1);
+      yDims.insert(yDims.begin() + 2, 1);
+      stride.insert(stride.begin(), 1);
+      dilation.insert(dilation.begin(), 1);
+      cudnnPad.insert(cudnnPad.begin(), 0);
+    }
+    cudnnDataType_t dataType =
+        type == DType::F32 ? CUDNN_DATA_FLOAT : CUDNN_DATA_DOUBLE;
+    std::vector<int> xInts = toInts("input dim", xDims),
+                     wInts = toInts("filter dim", wDims),
+                     yInts = toInts("output dim", yDims),
+                     padInts = toInts("pad", cudnnPad),
+                     strideInts = toInts("stride", stride),
+                     dilationInts = toInts("dilation", dilation);
+    int nd = int(xDims.size());
+    HPS_CUDNN_CHECK(cudnnSetTensorNdDescriptorEx(desc.x, CUDNN_TENSOR_NCHW,
+                                                 dataType, nd, xInts.data()));
+    HPS_CUDNN_CHECK(cudnnSetTensorNdDescriptorEx(desc.y, CUDNN_TENSOR_NCHW,
+                                                 dataType, nd, yInts.data()));
+    HPS_CUDNN_CHECK(cudnnSetFilterNdDescriptor(
+        desc.w, dataType, CUDNN_TENSOR_NCHW, nd, wInts.data()));
+    HPS_CUDNN_CHECK(cudnnSetConvolutionNdDescriptor(
+        desc.conv, nd - 2, padInts.data(), strideInts.data(),
+        dilationInts.data(), CUDNN_CROSS_CORRELATION, dataType));
+    HPS_CUDNN_CHECK(cudnnSetConvolutionGroupCount(desc.conv, int(group)));
+    HPS_CUDNN_CHECK(cudnnSetConvolutionMathType(desc.conv, CUDNN_FMA_MATH));
+    std::vector<int> expected(nd);
+    HPS_CUDNN_CHECK(cudnnGetConvolutionNdForwardOutputDim(
+        desc.conv, desc.x, desc.w, nd, expected.data()));
+    if (expected != yInts)
+      throw Error(std::string(kernel) + ": output shape " + shapeString(y) +
+                  " disagrees with the convolution geometry of input " +
+                  shapeString(x) + " and filter " + shapeString(w));
+  }
+};
+
+/// Workspace beyond this is not worth holding for the stage's lifetime.
+constexpr size_t kMaxConvWorkspace = size_t(256) << 20;
+
+} // namespace
+
+struct ConvGradInput::Impl {
+  ConvAdjoint conv;
+  cudnnConvolutionBwdDataAlgo_t algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+};
+
+ConvGradInput::ConvGradInput(Context &ctx, DType type, const Shape &x,
+                             const Shape &w, const Shape &y,
+                             const Shape &strides, const Shape &dilations,
+                             const Shape &padBegin, const Shape &padEnd,
+                             int64_t group)
+    : impl(new Impl{{ctx, type, "ConvGradInput", x, w, y, strides, dilations,
+                     padBegin, padEnd, group}}) {
+  ConvAdjoint &c = impl->conv;
+  cudnnHandle_t handle = ctx.impl().cudnn;
+  // The fastest supported algorithm under FMA math, as for Conv; algorithm
+  // 1 (deterministic, every geometry) when none is.
+  cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+  int found = 0;
+  HPS_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+      handle, c.desc.w, c.desc.y, c.desc.conv, c.desc.x,
+      CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf));
+  size_t workspaceBytes = 0;
+  bool chosen = false;
+  for (int i = 0; i < found && !chosen; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
+        perf[i].mathType != CUDNN_FMA_MATH ||
+        perf[i].memory > kMaxConvWorkspace)
+      continue;
+    impl->algo = perf[i].algo;
+    chosen = cudnnGetConvolutionBackwardDataWorkspaceSize(
+                 handle, c.desc.w, c.desc.y, c.desc.conv, c.desc.x, impl->algo,
+                 &workspaceBytes) == CUDNN_STATUS_SUCCESS;
+  }
+  if (!chosen) {
+    impl->algo = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
+    HPS_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(
+        handle, c.desc.w, c.desc.y, c.desc.conv, c.desc.x, impl->algo,
+        &workspaceBytes));
+  }
+  c.workspace = DeviceBuffer("ConvGradInput", workspaceBytes);
+}
+
+ConvGradInput::~ConvGradInput() = default;
+
+void ConvGradInput::run(const void *dy, const void *w, void *dx) {
+  ConvAdjoint &c = impl->conv;
+  cudaStream_t stream = streamOf(c.ctx);
+  dispatchDense(c.type, "ConvGradInput", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    // With explicit pads cuDNN writes the adjoint of the padded input,
+    // whose interior is dx.
+    void *target = c.padInput ? c.padded.get() : dx;
+    T one = 1, zero = 0;
+    HPS_CUDNN_CHECK(cudnnConvolutionBackwardData(
+        c.ctx.impl().cudnn, &one, c.desc.w, w, c.desc.y, dy, c.desc.conv,
+        impl->algo, c.workspace.get(), c.workspace.bytes(), &zero, c.desc.x,
+        target));
+    if (c.padInput) {
+      cropKernel<T><<<gridFor(c.xElements), kThreads, 0, stream>>>(
+          c.pad, static_cast<const T *>(c.padded.get()), static_cast<T *>(dx),
+          c.xElements);
+      checkLaunch("ConvGradInput");
+    }
+  });
+}
+
+struct ConvGradFilter::Impl {
+  ConvAdjoint conv;
+  cudnnConvolutionBwdFilterAlgo_t algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+};
+
+ConvGradFilter::ConvGradFilter(Context &ctx, DType type, const Shape &x,
+                               const Shape &w, const Shape &y,
+                               const Shape &strides, const Shape &dilations,
+                               const Shape &padBegin, const Shape &padEnd,
+                               int64_t group)
+    : impl(new Impl{{ctx, type, "ConvGradFilter", x, w, y, strides, dilations,
+                     padBegin, padEnd, group}}) {
+  ConvAdjoint &c = impl->conv;
+  cudnnHandle_t handle = ctx.impl().cudnn;
+  cudnnConvolutionBwdFilterAlgoPerf_t
+      perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+  int found = 0;
+  HPS_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+      handle, c.desc.x, c.desc.y, c.desc.conv, c.desc.w,
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf));
+  size_t workspaceBytes = 0;
+  bool chosen = false;
+  for (int i = 0; i < found && !chosen; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS ||
+        perf[i].mathType != CUDNN_FMA_MATH ||
+        perf[i].memory > kMaxConvWorkspace)
+      continue;
+    impl->algo = perf[i].algo;
+    chosen = cudnnGetConvolutionBackwardFilterWorkspaceSize(
+                 handle, c.desc.x, c.desc.y, c.desc.conv, c.desc.w, impl->algo,
+                 &workspaceBytes) == CUDNN_STATUS_SUCCESS;
+  }
+  if (!chosen) {
+    impl->algo = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+    HPS_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(
+        handle, c.desc.x, c.desc.y, c.desc.conv, c.desc.w, impl->algo,
+        &workspaceBytes));
+  }
+  c.workspace = DeviceBuffer("ConvGradFilter", workspaceBytes);
+}
+
+ConvGradFilter::~ConvGradFilter() = default;
+
+void ConvGradFilter::run(const void *x, const void *dy, void *dw) {
+  ConvAdjoint &c = impl->conv;
+  cudaStream_t stream = streamOf(c.ctx);
+  dispatchDense(c.type, "ConvGradFilter", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const void *input = x;
+    if (c.padInput) {
+      zeroPadKernel<T><<<gridFor(c.paddedElements), kThreads, 0, stream>>>(
+          c.pad, static_cast<const T *>(x), static_cast<T *>(c.padded.get()),
+          c.paddedElements);
+      checkLaunch("ConvGradFilter");
+      input = c.padded.get();
+    }
+    T one = 1, zero = 0;
+    HPS_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+        c.ctx.impl().cudnn, &one, c.desc.x, input, c.desc.y, dy, c.desc.conv,
+        impl->algo, c.workspace.get(), c.workspace.bytes(), &zero, c.desc.w,
+        dw));
+  });
+}
+
 } // namespace heterps::rt::gpu

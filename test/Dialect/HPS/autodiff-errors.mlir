@@ -10,12 +10,13 @@
 // OUTPUT: error: hps-autodiff: @main has no result named 'logits'
 
 // An active op without a rule is named.
-func.func @main(%x: tensor<2x3x8x8xf32> {hps.name = "x", hps.batched}) -> (tensor<2x4x6x6xf32> {hps.name = "y", hps.batched}) {
-  %w = hps.weight "conv.w" dense<0.1> : tensor<4x3x3x3xf32>
-  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.conv'}}
-  %y = hps.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x6x6xf32>
-  %s = hps.sigmoid %y : tensor<2x4x6x6xf32>
-  return %s : tensor<2x4x6x6xf32>
+func.func @main(%x: tensor<2x3x4x4xf32> {hps.name = "x", hps.batched}) -> (tensor<2x3x1x1xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "w" dense<0.1> : tensor<3x4x4xf32>
+  %m = hps.mul %x, %w : tensor<2x3x4x4xf32>, tensor<3x4x4xf32> -> tensor<2x3x4x4xf32>
+  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.global_max_pool'}}
+  %y = hps.global_max_pool %m : (tensor<2x3x4x4xf32>) -> tensor<2x3x1x1xf32>
+  %s = hps.sigmoid %y : tensor<2x3x1x1xf32>
+  return %s : tensor<2x3x1x1xf32>
 }
 
 // -----

@@ -8,6 +8,8 @@
 // RUN: heterps-opt '--hps-autodiff=loss=mse output=value label=target optimizer=sgd learning-rate=0.5 momentum=0.9' %t/mse.mlir | FileCheck %t/mse.mlir
 // RUN: heterps-opt --hps-autodiff=loss=bce %t/device.mlir | FileCheck %t/device.mlir
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/data.mlir | FileCheck %t/data.mlir
+// RUN: heterps-opt --hps-autodiff=loss=mse %t/conv.mlir | FileCheck %t/conv.mlir
+// RUN: heterps-opt --hps-autodiff=loss=mse %t/max_pool.mlir | FileCheck %t/max_pool.mlir
 
 //--- mlp.mlir
 // gemm + relu + gemm + sigmoid with bce: the loss takes the sigmoid's input
@@ -222,3 +224,99 @@ func.func @main(%x: tensor<4x2xf32> {hps.name = "x", hps.batched}) -> (tensor<4x
 // CHECK: %[[PIECES:.*]]:2 = hps.split %[[DC]] {axis = 1 : i64, sizes = array<i64: 2, 4>}
 // CHECK-DAG: hps.dense_push "w", %[[PIECES]]#1 : tensor<4x4xf32>
 // CHECK-DAG: hps.dense_push "v", %[[DV]] : tensor<3x2x4xf32>
+
+//--- conv.mlir
+// conv + bias -> batch_norm -> grouped strided conv -> avg_pool. The convs'
+// adjoints are conv_grad_input / conv_grad_filter with the forward
+// geometry, the bias's a reduce-sum over batch and space; avg_pool's is
+// conv_grad_input of the gradient scaled by 1/taps through a depthwise
+// filter of ones; batch_norm scales by scale / sqrt(var + eps) and leaves
+// its running statistics untrained. The first conv's input is no
+// parameter's function, so it gets no conv_grad_input.
+func.func @main(%x: tensor<2x2x6x6xf32> {hps.name = "x", hps.batched}) -> (tensor<2x4x2x2xf32> {hps.name = "y", hps.batched}) {
+  %w1 = hps.weight "conv1.w" dense<0.1> : tensor<4x2x3x3xf32>
+  %b1 = hps.weight "conv1.b" dense<0.0> : tensor<4xf32>
+  %w2 = hps.weight "conv2.w" dense<0.2> : tensor<4x2x3x3xf32>
+  %g = hps.weight "bn.scale" dense<1.0> : tensor<4xf32>
+  %beta = hps.weight "bn.bias" dense<0.0> : tensor<4xf32>
+  %mean = hps.weight "bn.mean" dense<0.5> : tensor<4xf32>
+  %var = hps.weight "bn.var" dense<2.0> : tensor<4xf32>
+  %c1 = hps.conv %x, %w1, %b1 {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x2x6x6xf32>, tensor<4x2x3x3xf32>, tensor<4xf32>) -> tensor<2x4x6x6xf32>
+  %n = hps.batch_norm %c1, %g, %beta, %mean, %var : (tensor<2x4x6x6xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x4x6x6xf32>
+  %c2 = hps.conv %n, %w2 {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<2x4x6x6xf32>, tensor<4x2x3x3xf32>) -> tensor<2x4x3x3xf32>
+  %p = hps.avg_pool %c2 {kernel_shape = array<i64: 2, 2>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<2x4x3x3xf32>) -> tensor<2x4x2x2xf32>
+  return %p : tensor<2x4x2x2xf32>
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK-DAG: %[[W1:.*]] = hps.weight "conv1.w" {hps.trainable}
+// CHECK-DAG: %[[W2:.*]] = hps.weight "conv2.w" {hps.trainable}
+// CHECK-DAG: %[[SCALE:.*]] = hps.weight "bn.scale" {hps.trainable}
+// CHECK-DAG: %[[MEAN:.*]] = hps.weight "bn.mean" dense
+// CHECK-DAG: %[[VAR:.*]] = hps.weight "bn.var" dense
+// CHECK: %[[C1:.*]] = hps.conv %[[X:.*]], %[[W1]]
+// CHECK: %[[N:.*]] = hps.batch_norm %[[C1]], %[[SCALE]]
+// CHECK: %[[SEED:.*]] = hps.loss_grad mse
+// CHECK: %[[QUARTER:.*]] = hps.constant dense<2.500000e-01> : tensor<1x1x2x2xf32>
+// CHECK: %[[ONES:.*]] = hps.constant dense<1.000000e+00> : tensor<4x1x2x2xf32>
+// CHECK: %[[SCALED:.*]] = hps.mul %[[SEED]], %[[QUARTER]]
+// CHECK: %[[DC2:.*]] = hps.conv_grad_input %[[SCALED]], %[[ONES]] {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<2x4x2x2xf32>, tensor<4x1x2x2xf32>) -> tensor<2x4x3x3xf32>
+// CHECK: %[[DN:.*]] = hps.conv_grad_input %[[DC2]], %[[W2]] {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x4x3x3xf32>, tensor<4x2x3x3xf32>) -> tensor<2x4x6x6xf32>
+// CHECK: %[[DW2:.*]] = hps.conv_grad_filter %[[N]], %[[DC2]] {dilations = array<i64: 1, 1>, group = 2 : i64, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x4x6x6xf32>, tensor<2x4x3x3xf32>) -> tensor<4x2x3x3xf32>
+// CHECK: %[[SHIFTED:.*]] = hps.add %[[VAR]], %{{.*}} : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+// CHECK: %[[STD:.*]] = hps.sqrt %[[SHIFTED]]
+// CHECK: %[[RSTD:.*]] = hps.reciprocal %[[STD]]
+// CHECK: %[[RSTD4:.*]] = hps.reshape %[[RSTD]] {shape = array<i64: 1, 4, 1, 1>}
+// CHECK: %[[SCALE4:.*]] = hps.reshape %[[SCALE]] {shape = array<i64: 1, 4, 1, 1>}
+// CHECK: %[[FACTOR:.*]] = hps.mul %[[SCALE4]], %[[RSTD4]]
+// CHECK: %[[DC1:.*]] = hps.mul %[[DN]], %[[FACTOR]]
+// CHECK: %[[MEAN4:.*]] = hps.reshape %[[MEAN]] {shape = array<i64: 1, 4, 1, 1>}
+// CHECK: %[[CENTERED:.*]] = hps.sub %[[C1]], %[[MEAN4]]
+// CHECK: %[[XHAT:.*]] = hps.mul %[[CENTERED]], %[[RSTD4]]
+// CHECK: %[[PROD:.*]] = hps.mul %[[DN]], %[[XHAT]]
+// CHECK: %[[DSCALE:.*]] = hps.reduce sum %[[PROD]] {axes = array<i64: 0, 2, 3>} : (tensor<2x4x6x6xf32>) -> tensor<4xf32>
+// CHECK: %[[DBETA:.*]] = hps.reduce sum %[[DN]] {axes = array<i64: 0, 2, 3>} : (tensor<2x4x6x6xf32>) -> tensor<4xf32>
+// CHECK-NOT: hps.conv_grad_input
+// CHECK: %[[DW1:.*]] = hps.conv_grad_filter %[[X]], %[[DC1]] {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x2x6x6xf32>, tensor<2x4x6x6xf32>) -> tensor<4x2x3x3xf32>
+// CHECK: %[[DB1:.*]] = hps.reduce sum %[[DC1]] {axes = array<i64: 0, 2, 3>} : (tensor<2x4x6x6xf32>) -> tensor<4xf32>
+// CHECK: hps.dense_push "conv1.w", %[[DW1]]
+// CHECK: hps.dense_push "conv1.b", %[[DB1]]
+// CHECK: hps.dense_push "conv2.w", %[[DW2]]
+// CHECK: hps.dense_push "bn.scale", %[[DSCALE]]
+// CHECK: hps.dense_push "bn.bias", %[[DBETA]]
+// CHECK-NOT: hps.dense_push
+
+//--- max_pool.mlir
+// max_pool (pads 1/0, stride 2): the input padded with -inf is cut into one
+// strided slice per tap; the gradient goes to the taps equal to the result
+// (ties share it) and back through conv_grad_input with one-hot depthwise
+// filters.
+func.func @main(%x: tensor<2x3xf32> {hps.name = "x", hps.batched}) -> (tensor<2x2x2xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "w" dense<0.5> : tensor<3x10xf32>
+  %h = hps.gemm %x, %w : (tensor<2x3xf32>, tensor<3x10xf32>) -> tensor<2x10xf32>
+  %m = hps.reshape %h {shape = array<i64: 2, 2, 5>} : (tensor<2x10xf32>) -> tensor<2x2x5xf32>
+  %p = hps.max_pool %m {kernel_shape = array<i64: 2>, strides = array<i64: 2>, pads = array<i64: 1, 0>, dilations = array<i64: 1>} : (tensor<2x2x5xf32>) -> tensor<2x2x3xf32>
+  %s = hps.slice %p {starts = array<i64: 0>, ends = array<i64: 2>, axes = array<i64: 2>, steps = array<i64: 1>} : (tensor<2x2x3xf32>) -> tensor<2x2x2xf32>
+  return %s : tensor<2x2x2xf32>
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[M:.*]] = hps.reshape %{{.*}} {shape = array<i64: 2, 2, 5>}
+// CHECK: %[[Y:.*]] = hps.max_pool %[[M]]
+// CHECK: %[[G:.*]] = hps.pad %{{.*}} {mode = #hps<pad_mode constant>, pads = array<i64: 0, 0, 0, 0, 0, 1>, value = 0.000000e+00 : f32} : (tensor<2x2x2xf32>) -> tensor<2x2x3xf32>
+// CHECK: %[[PADDED:.*]] = hps.pad %[[M]] {mode = #hps<pad_mode constant>, pads = array<i64: 0, 0, 1, 0, 0, 0>, value = 0xFF800000 : f32} : (tensor<2x2x5xf32>) -> tensor<2x2x6xf32>
+// CHECK: %[[T0:.*]] = hps.slice %[[PADDED]] {axes = array<i64: 2>, ends = array<i64: 5>, starts = array<i64: 0>, steps = array<i64: 2>} : (tensor<2x2x6xf32>) -> tensor<2x2x3xf32>
+// CHECK: %[[T0R:.*]] = hps.reshape %[[T0]] {shape = array<i64: 2, 2, 1, 3>}
+// CHECK: %[[T1:.*]] = hps.slice %[[PADDED]] {axes = array<i64: 2>, ends = array<i64: 6>, starts = array<i64: 1>, steps = array<i64: 2>} : (tensor<2x2x6xf32>) -> tensor<2x2x3xf32>
+// CHECK: %[[T1R:.*]] = hps.reshape %[[T1]] {shape = array<i64: 2, 2, 1, 3>}
+// CHECK: %[[TAPS:.*]] = hps.concat %[[T0R]], %[[T1R]] {axis = 2 : i64} : (tensor<2x2x1x3xf32>, tensor<2x2x1x3xf32>) -> tensor<2x2x2x3xf32>
+// CHECK: %[[YR:.*]] = hps.reshape %[[Y]] {shape = array<i64: 2, 2, 1, 3>}
+// CHECK: %[[HIT:.*]] = hps.equal %[[TAPS]], %[[YR]]
+// CHECK: %[[TIES:.*]] = hps.reduce sum %{{.*}} {axes = array<i64: 2>, keepdims} : (tensor<2x2x2x3xf32>) -> tensor<2x2x1x3xf32>
+// CHECK: %[[GR:.*]] = hps.reshape %[[G]] {shape = array<i64: 2, 2, 1, 3>}
+// CHECK: %[[SHARE:.*]] = hps.div %[[GR]], %[[TIES]]
+// CHECK: %[[ROUTED:.*]] = hps.where %[[HIT]], %[[SHARE]], %{{.*}} : (tensor<2x2x2x3xi1>, tensor<2x2x1x3xf32>, tensor<f32>) -> tensor<2x2x2x3xf32>
+// CHECK: %[[ONEHOT:.*]] = hps.constant dense<{{\[\[\[}}1.000000e+00, 0.000000e+00]], {{\[\[}}0.000000e+00, 1.000000e+00]], {{\[\[}}1.000000e+00, 0.000000e+00]], {{\[\[}}0.000000e+00, 1.000000e+00]]]> : tensor<4x1x2xf32>
+// CHECK: %[[STACKED:.*]] = hps.reshape %[[ROUTED]] {shape = array<i64: 2, 4, 3>}
+// CHECK: %[[DM:.*]] = hps.conv_grad_input %[[STACKED]], %[[ONEHOT]] {dilations = array<i64: 1>, group = 2 : i64, pads = array<i64: 1, 0>, strides = array<i64: 2>} : (tensor<2x4x3xf32>, tensor<4x1x2xf32>) -> tensor<2x2x5xf32>
+// CHECK: hps.reshape %[[DM]] {shape = array<i64: 2, 10>}

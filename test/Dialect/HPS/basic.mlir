@@ -19,6 +19,15 @@ func.func @placement(%x: tensor<8x16xf32>, %w: tensor<16x4xf32>) -> tensor<8x4xf
   return %1 : tensor<8x4xf32>
 }
 
+// CHECK-LABEL: func @conv_adjoints
+func.func @conv_adjoints(%x: tensor<2x3x8x8xf32>, %w: tensor<6x1x3x3xf32>, %g: tensor<2x6x4x4xf32>) -> (tensor<2x3x8x8xf32>, tensor<6x1x3x3xf32>) {
+  // CHECK: hps.conv_grad_input {{.*}}group = 3 {{.*}} -> tensor<2x3x8x8xf32>
+  %dx = hps.conv_grad_input %g, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 3 : i64} : (tensor<2x6x4x4xf32>, tensor<6x1x3x3xf32>) -> tensor<2x3x8x8xf32>
+  // CHECK: hps.conv_grad_filter {{.*}}group = 3 {{.*}} -> tensor<6x1x3x3xf32>
+  %dw = hps.conv_grad_filter %x, %g {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 3 : i64} : (tensor<2x3x8x8xf32>, tensor<2x6x4x4xf32>) -> tensor<6x1x3x3xf32>
+  return %dx, %dw : tensor<2x3x8x8xf32>, tensor<6x1x3x3xf32>
+}
+
 // CHECK-LABEL: func @layers
 func.func @layers(%x: tensor<2x3x8x8xf32>, %w: tensor<6x1x3x3xf32>, %b: tensor<6xf32>,
                   %s: tensor<6xf32>) -> tensor<2x6xf32> {

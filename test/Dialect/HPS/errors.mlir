@@ -56,6 +56,24 @@ func.func @conv_output(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tens
 
 // -----
 
+// The conv adjoints check the forward conv's geometry: the gradient must
+// have the shape the conv gives the input (or the result) and the filter.
+func.func @conv_grad_input_shape(%g: tensor<1x4x4x4xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32> {
+  // expected-error @+1 {{gradient shape [1, 4, 4, 4] is not the conv result shape [1, 4, 6, 6]}}
+  %0 = hps.conv_grad_input %g, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x4x4x4xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32>
+  return %0 : tensor<1x3x8x8xf32>
+}
+
+// -----
+
+func.func @conv_grad_filter_group(%x: tensor<1x4x8x8xf32>, %g: tensor<1x6x6x6xf32>) -> tensor<6x4x3x3xf32> {
+  // expected-error @+1 {{input has 4 channels but filter expects 4 x group 2}}
+  %0 = hps.conv_grad_filter %x, %g {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, group = 2 : i64} : (tensor<1x4x8x8xf32>, tensor<1x6x6x6xf32>) -> tensor<6x4x3x3xf32>
+  return %0 : tensor<6x4x3x3xf32>
+}
+
+// -----
+
 func.func @pool_ceil(%x: tensor<1x1x5x5xf32>) -> tensor<1x1x2x2xf32> {
   // expected-error @+1 {{result shape [1, 1, 2, 2] does not match the computed shape [1, 1, 3, 3]}}
   %0 = hps.max_pool %x {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>, ceil_mode} : (tensor<1x1x5x5xf32>) -> tensor<1x1x2x2xf32>

@@ -75,7 +75,8 @@ def binary(name, op, wshape, low=-1.0, high=1.0, swap=False):
 
 
 KINKED = {"relu", "abs", "leaky_relu", "max", "min", "clip", "where", "thresholded_relu", "prelu",
-          "hard_sigmoid", "hard_swish", "reducemax", "reducel1"}
+          "hard_sigmoid", "hard_swish", "reducemax", "reducel1", "max_pool_pad_stride",
+          "max_pool_ceil_mode", "max_pool_1d_dilated"}
 
 
 def cases():
@@ -188,6 +189,60 @@ def cases():
     c = Case("layer_norm")
     c.inits += [weight("g", (5,), 0.5, 1.5), weight("beta", (5,))]
     out.append((c, c.node("LayerNormalization", ["h", "g", "beta"], axis=-1), [B, 5]))
+    # Convolution, pooling and batch norm on NC[D]HW maps made from h.
+    def spatial(name, shape):
+        """h projected (trainable) and reshaped to [B] + shape."""
+        c = Case(name)
+        c.inits += [weight("proj", (5, int(np.prod(shape)))),
+                    const("map_shape", np.array([-1] + list(shape), np.int64))]
+        return c, c.node("Reshape", [c.node("MatMul", ["h", "proj"]), "map_shape"])
+
+    def flat(c, value, shape):
+        return c, c.node("Flatten", [value], axis=1), [B, int(np.prod(shape))]
+
+    c, m = spatial("conv_pad_stride_bias", (2, 5, 5))
+    # A smaller filter keeps the loss, and so the finite differences' f32
+    # rounding, small next to the directional derivatives.
+    c.inits += [weight("wc", (3, 2, 3, 3), -0.3, 0.3), weight("bc", (3,))]
+    out.append(flat(c, c.node("Conv", [m, "wc", "bc"], pads=[1, 1, 1, 1], strides=[2, 2]),
+                    (3, 3, 3)))
+    c, m = spatial("conv_dilation_groups_asym_pads", (4, 6, 6))
+    c.inits.append(weight("wc", (4, 2, 2, 2)))
+    out.append(flat(c, c.node("Conv", [m, "wc"], group=2, dilations=[2, 2],
+                              pads=[1, 0, 0, 1]), (4, 5, 5)))
+    c, m = spatial("conv_depthwise_stride_drops_edge", (3, 6, 7))
+    c.inits += [weight("wc", (3, 1, 3, 2)), weight("bc", (3,))]
+    out.append(flat(c, c.node("Conv", [m, "wc", "bc"], group=3, strides=[2, 3]), (3, 2, 2)))
+    c, m = spatial("conv_1d", (2, 7))
+    c.inits += [weight("wc", (3, 2, 3)), weight("bc", (3,))]
+    out.append(flat(c, c.node("Conv", [m, "wc", "bc"], strides=[2], pads=[1, 0]), (3, 3)))
+    c, m = spatial("avg_pool_pad_exclude", (2, 5, 5))
+    out.append(flat(c, c.node("AveragePool", [m], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]), (2, 3, 3)))
+    c, m = spatial("avg_pool_pad_include", (2, 5, 5))
+    out.append(flat(c, c.node("AveragePool", [m], kernel_shape=[3, 2], strides=[2, 1],
+                              pads=[1, 0, 1, 1], count_include_pad=1), (2, 3, 5)))
+    c, m = spatial("avg_pool_ceil_mode", (2, 5, 5))
+    out.append(flat(c, c.node("AveragePool", [m], kernel_shape=[2, 2], strides=[2, 2],
+                              ceil_mode=1, count_include_pad=1), (2, 3, 3)))
+    c, m = spatial("avg_pool_1d", (3, 8))  # (AveragePool has dilations from opset 19)
+    out.append(flat(c, c.node("AveragePool", [m], kernel_shape=[3], strides=[2],
+                              pads=[1, 1]), (3, 4)))
+    c, m = spatial("max_pool_pad_stride", (2, 5, 5))
+    out.append(flat(c, c.node("MaxPool", [m], kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]), (2, 3, 3)))
+    c, m = spatial("max_pool_ceil_mode", (2, 5, 5))
+    out.append(flat(c, c.node("MaxPool", [m], kernel_shape=[2, 2], strides=[2, 2],
+                              ceil_mode=1), (2, 3, 3)))
+    c, m = spatial("max_pool_1d_dilated", (3, 8))
+    out.append(flat(c, c.node("MaxPool", [m], kernel_shape=[3], dilations=[2],
+                              pads=[1, 0]), (3, 5)))
+    c, m = spatial("batch_norm", (3, 2, 2))
+    c.inits += [weight("bn_scale", (3,), 0.5, 1.5), weight("bn_bias", (3,)),
+                weight("bn_mean", (3,)), weight("bn_var", (3,), 0.5, 2.0)]
+    out.append(flat(c, c.node("BatchNormalization",
+                              [m, "bn_scale", "bn_bias", "bn_mean", "bn_var"],
+                              epsilon=1e-3), (3, 2, 2)))
     # Embeddings (parameter-server tables).
     c = Case("embedding")
     c.inputs.append(helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 2]))

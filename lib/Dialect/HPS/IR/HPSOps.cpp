@@ -292,6 +292,64 @@ LogicalResult ConvOp::verify() {
   return checkResultShape(*this, getResult(), result);
 }
 
+/// Checks that `in`, `w` and `grad` are the input, filter and result of a
+/// conv with the op's geometry: the contract of both conv adjoints.
+static LogicalResult verifyConvGeometry(Operation *op, Value in, Value w,
+                                        Value grad, ArrayRef<int64_t> strides,
+                                        ArrayRef<int64_t> pads,
+                                        ArrayRef<int64_t> dilations,
+                                        int64_t group) {
+  if (failed(checkRank(op, in, "input", 3)))
+    return failure();
+  auto inShape = shapeOf(in), wShape = shapeOf(w), gShape = shapeOf(grad);
+  if (!inShape || !wShape || !gShape)
+    return success();
+  int64_t spatial = inShape->size() - 2;
+  if (wShape->size() != inShape->size() || gShape->size() != inShape->size())
+    return op->emitOpError() << "input, filter and gradient must have one "
+                                "rank, not "
+                             << inShape->size() << ", " << wShape->size()
+                             << " and " << gShape->size();
+  if (failed(verifyWindowAttrs(op, spatial, strides, pads, dilations)))
+    return failure();
+  if (group < 1)
+    return op->emitOpError("group must be positive");
+  int64_t outChannels = (*wShape)[0];
+  if (outChannels != shp::kDynamic && outChannels % group != 0)
+    return op->emitOpError() << "output channels " << outChannels
+                             << " are not divisible by group " << group;
+  if ((*inShape)[1] != shp::kDynamic && (*wShape)[1] != shp::kDynamic &&
+      (*inShape)[1] != (*wShape)[1] * group)
+    return op->emitOpError()
+           << "input has " << (*inShape)[1] << " channels but filter expects "
+           << (*wShape)[1] << " x group " << group;
+  SmallVector<int64_t> result = {(*inShape)[0], outChannels};
+  for (int64_t i = 0; i < spatial; ++i)
+    result.push_back(shp::windowCount((*inShape)[2 + i], (*wShape)[2 + i],
+                                      strides[i], pads[i], pads[spatial + i],
+                                      dilations[i], false));
+  bool ok = true;
+  for (auto [actual, expected] : llvm::zip(*gShape, result))
+    ok &= !staticMismatch(actual, expected);
+  if (!ok)
+    return op->emitOpError()
+           << "gradient shape " << formatShape(*gShape)
+           << " is not the conv result shape " << formatShape(result);
+  return success();
+}
+
+LogicalResult ConvGradInputOp::verify() {
+  return verifyConvGeometry(*this, getResult(), getFilter(), getGrad(),
+                            getStrides(), getPads(), getDilations(),
+                            getGroup());
+}
+
+LogicalResult ConvGradFilterOp::verify() {
+  return verifyConvGeometry(*this, getInput(), getResult(), getGrad(),
+                            getStrides(), getPads(), getDilations(),
+                            getGroup());
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling and normalization.
 //===----------------------------------------------------------------------===//

@@ -65,7 +65,18 @@ struct Activity {
     for (Operation *op : llvm::reverse(ops))
       if (llvm::any_of(op->getResults(),
                        [&](Value v) { return useful.contains(v); }))
-        useful.insert(op->operand_begin(), op->operand_end());
+        for (Value operand : differentiableOperands(op))
+          useful.insert(operand);
+  }
+
+  /// The operands the loss may be differentiated by. Batch norm runs in
+  /// inference mode with its running statistics, which are not trained (a
+  /// training-mode batch norm would update them from batch statistics, not
+  /// by gradient), so they stay constants.
+  static OperandRange differentiableOperands(Operation *op) {
+    if (isa<BatchNormOp>(op))
+      return op->getOperands().take_front(3);
+    return op->getOperands();
   }
 
   bool isActive(Value value) const {

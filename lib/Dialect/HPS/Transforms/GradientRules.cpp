@@ -16,6 +16,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 using namespace mlir;
@@ -754,6 +755,240 @@ static LogicalResult globalAvgPoolRule(GlobalAvgPoolOp op, Rule &r) {
 }
 
 //===----------------------------------------------------------------------===//
+// Convolution and pooling.
+//===----------------------------------------------------------------------===//
+
+static LogicalResult convRule(ConvOp op, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value g = r.grad(), x = op.getInput(), w = op.getFilter();
+  int64_t group = op.getGroup();
+  r.set(0, [&] {
+    return b.create<ConvGradInputOp>(x.getType(), g, w, op.getStrides(),
+                                     op.getPads(), op.getDilations(), group);
+  });
+  r.set(1, [&] {
+    return b.create<ConvGradFilterOp>(w.getType(), x, g, op.getStrides(),
+                                      op.getPads(), op.getDilations(), group);
+  });
+  if (op.getBias())
+    r.set(2, [&] {
+      // The bias is broadcast over the batch and every spatial position.
+      SmallVector<int64_t> axes{0};
+      for (int64_t i = 2, e = shapeOf(g).size(); i < e; ++i)
+        axes.push_back(i);
+      return b.reduce(ReduceKind::Sum, g, axes, false);
+    });
+  return success();
+}
+
+/// Per axis of a pooling window, how many of each output position's taps
+/// fall inside the input ([0, in)) and inside input plus explicit pads.
+static void windowTaps(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                       int64_t dilation, int64_t padBegin, int64_t padEnd,
+                       SmallVectorImpl<int64_t> &inside,
+                       SmallVectorImpl<int64_t> &insidePadded) {
+  for (int64_t o = 0; o < out; ++o) {
+    int64_t real = 0, padded = 0;
+    for (int64_t t = 0; t < kernel; ++t) {
+      int64_t pos = o * stride - padBegin + t * dilation;
+      real += pos >= 0 && pos < in;
+      padded += pos >= -padBegin && pos < in + padEnd;
+    }
+    inside.push_back(real);
+    insidePadded.push_back(padded);
+  }
+}
+
+/// The pads of the convolution that has a pool's windows: the pool's, with
+/// the end pad grown where ceil_mode adds a last window past it (that
+/// window's taps past the input receive nothing).
+static SmallVector<int64_t>
+windowConvPads(ArrayRef<int64_t> in, ArrayRef<int64_t> out,
+               ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+               ArrayRef<int64_t> dilations, ArrayRef<int64_t> pads) {
+  int64_t spatial = in.size() - 2;
+  SmallVector<int64_t> convPads(pads);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t extent = (kernel[i] - 1) * dilations[i] + 1;
+    int64_t floorOut =
+        (in[2 + i] + pads[i] + pads[spatial + i] - extent) / strides[i] + 1;
+    if (floorOut != out[2 + i])
+      convPads[spatial + i] =
+          (out[2 + i] - 1) * strides[i] + extent - in[2 + i] - pads[i];
+  }
+  return convPads;
+}
+
+/// Average pooling is a depthwise convolution with a filter of ones followed
+/// by a per-position division, so its adjoint is conv_grad_input of the
+/// gradient divided by each window's divisor (taps inside the input, plus
+/// the explicit pads with count_include_pad). The divisors are known at
+/// compile time and become a [1, 1, out...] constant.
+static LogicalResult avgPoolRule(AvgPoolOp op, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value x = op.getInput(), g = r.grad();
+  ArrayRef<int64_t> in = shapeOf(x), out = shapeOf(g);
+  int64_t spatial = in.size() - 2;
+  ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
+                    dilations = op.getDilations(), pads = op.getPads();
+  SmallVector<int64_t> convPads =
+      windowConvPads(in, out, kernel, strides, dilations, pads);
+  SmallVector<SmallVector<int64_t>> divisors(spatial);
+  for (int64_t i = 0; i < spatial; ++i) {
+    SmallVector<int64_t> inside, insidePadded;
+    windowTaps(in[2 + i], out[2 + i], kernel[i], strides[i], dilations[i],
+               pads[i], pads[spatial + i], inside, insidePadded);
+    divisors[i] = op.getCountIncludePad() ? insidePadded : inside;
+  }
+  SmallVector<int64_t> scaleShape{1, 1};
+  scaleShape.append(out.begin() + 2, out.end());
+  int64_t positions = product(ArrayRef(scaleShape));
+  auto floatType = cast<FloatType>(elementOf(g));
+  SmallVector<APFloat> scale;
+  scale.reserve(positions);
+  for (int64_t p = 0; p < positions; ++p) {
+    int64_t divisor = 1;
+    for (int64_t rest = p, i = spatial - 1; i >= 0; --i) {
+      divisor *= divisors[i][rest % out[2 + i]];
+      rest /= out[2 + i];
+    }
+    // A window without taps passes no gradient to the input.
+    APFloat value(divisor ? 1.0 / static_cast<double>(divisor) : 0.0);
+    bool lost;
+    value.convert(floatType.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                  &lost);
+    scale.push_back(value);
+  }
+  r.set(0, [&] {
+    Value scaleValue = b.constant(cast<ElementsAttr>(DenseElementsAttr::get(
+        RankedTensorType::get(scaleShape, floatType), scale)));
+    SmallVector<int64_t> filterShape{in[1], 1};
+    filterShape.append(kernel.begin(), kernel.end());
+    Value ones = b.splat(RankedTensorType::get(filterShape, floatType), 1.0);
+    return b.create<ConvGradInputOp>(x.getType(), b.mul(g, scaleValue), ones,
+                                     strides, convPads, dilations, in[1]);
+  });
+  return success();
+}
+
+/// Max pooling routes each window's gradient to the taps equal to its max
+/// (ties share it equally, as for reduce max). Built from layer ops: the
+/// input padded with -inf is cut into one strided slice per tap, each
+/// compared with the result; the masked gradient, stacked as C * taps
+/// channels, goes back to the input through conv_grad_input with one-hot
+/// depthwise filters (channel c * taps + t selects tap t).
+static LogicalResult maxPoolRule(MaxPoolOp op, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value x = op.getInput(), g = r.grad(), y = op.getResult();
+  ArrayRef<int64_t> in = shapeOf(x), out = shapeOf(g);
+  int64_t spatial = in.size() - 2, channels = in[1];
+  ArrayRef<int64_t> kernel = op.getKernelShape(), strides = op.getStrides(),
+                    dilations = op.getDilations(), pads = op.getPads();
+  int64_t taps = product(kernel);
+  constexpr int64_t kMaxTaps = 64;
+  if (taps > kMaxTaps)
+    return unsupported(op, "with a " + Twine(taps) + "-tap window (at most " +
+                               Twine(kMaxTaps) + " taps are differentiated)");
+  SmallVector<int64_t> convPads =
+      windowConvPads(in, out, kernel, strides, dilations, pads);
+  auto floatType = cast<FloatType>(elementOf(x));
+  r.set(0, [&] {
+    // Padding never wins the max.
+    SmallVector<int64_t> padAll(2 * in.size(), 0), padded(in);
+    for (int64_t i = 0; i < spatial; ++i) {
+      padAll[2 + i] = convPads[i];
+      padAll[in.size() + 2 + i] = convPads[spatial + i];
+      padded[2 + i] += convPads[i] + convPads[spatial + i];
+    }
+    Value source = b.create<PadOp>(
+        RankedTensorType::get(padded, floatType), x, padAll, PadMode::Constant,
+        FloatAttr::get(floatType, -std::numeric_limits<double>::infinity()));
+    // [N, C, 1, out...]: one tap's window values, or the result, with the
+    // tap axis for broadcasting.
+    SmallVector<int64_t> tapShape{in[0], channels, 1};
+    tapShape.append(out.begin() + 2, out.end());
+    SmallVector<int64_t> axes, steps(strides);
+    for (int64_t i = 0; i < spatial; ++i)
+      axes.push_back(2 + i);
+    SmallVector<Value> windows;
+    for (int64_t t = 0; t < taps; ++t) {
+      SmallVector<int64_t> starts(spatial), ends(spatial);
+      for (int64_t rest = t, i = spatial - 1; i >= 0; --i) {
+        starts[i] = (rest % kernel[i]) * dilations[i];
+        ends[i] = starts[i] + (out[2 + i] - 1) * strides[i] + 1;
+        rest /= kernel[i];
+      }
+      Value slice = b.create<SliceOp>(RankedTensorType::get(out, floatType),
+                                      source, starts, ends, axes, steps);
+      windows.push_back(b.reshape(slice, tapShape));
+    }
+    SmallVector<int64_t> stackedShape(tapShape);
+    stackedShape[2] = taps;
+    Value stacked =
+        windows.size() == 1
+            ? windows.front()
+            : b.create<ConcatOp>(RankedTensorType::get(stackedShape, floatType),
+                                 ValueRange(windows), uint64_t{2});
+    Value hit = b.compare<EqualOp>(stacked, b.reshape(y, tapShape));
+    Value zero = r.zero(x);
+    Value ties =
+        b.reduce(ReduceKind::Sum, b.where(hit, r.one(x), zero), {2}, true);
+    Value routed = b.where(hit, b.div(b.reshape(g, tapShape), ties), zero);
+    SmallVector<int64_t> channelShape{in[0], channels * taps};
+    channelShape.append(out.begin() + 2, out.end());
+    APFloat zeroValue = APFloat::getZero(floatType.getFloatSemantics());
+    APFloat oneValue = APFloat::getOne(floatType.getFloatSemantics());
+    SmallVector<APFloat> oneHot(channels * taps * taps, zeroValue);
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t t = 0; t < taps; ++t)
+        oneHot[(c * taps + t) * taps + t] = oneValue;
+    SmallVector<int64_t> filterShape{channels * taps, 1};
+    filterShape.append(kernel.begin(), kernel.end());
+    Value filter = b.constant(cast<ElementsAttr>(DenseElementsAttr::get(
+        RankedTensorType::get(filterShape, floatType), oneHot)));
+    return b.create<ConvGradInputOp>(x.getType(),
+                                     b.reshape(routed, channelShape), filter,
+                                     strides, convPads, dilations, channels);
+  });
+  return success();
+}
+
+/// Batch norm in inference mode: y = (x - mean) * scale / sqrt(var + eps) +
+/// bias with the running statistics as constants (Activity never makes them
+/// active), so dx is a per-channel scaling of the gradient.
+static LogicalResult batchNormRule(BatchNormOp op, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value x = op.getInput(), g = r.grad();
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t channels = in[1];
+  // [1, C, 1, ...]: the per-channel operands broadcast against x.
+  SmallVector<int64_t> perChannel(in.size(), 1);
+  perChannel[1] = channels;
+  auto channelwise = [&](Value value) { return b.reshape(value, perChannel); };
+  // Only the bias's adjoint does without 1 / sqrt(var + eps).
+  Value rstd;
+  if (r.needed[0] || r.needed[1]) {
+    Value epsilon =
+        b.scalar(elementOf(x), op.getEpsilonAttr().getValueAsDouble());
+    rstd = channelwise(b.unary<ReciprocalOp>(
+        b.unary<SqrtOp>(b.add(op.getVariance(), epsilon))));
+  }
+  SmallVector<int64_t> axes{0};
+  for (int64_t i = 2, e = in.size(); i < e; ++i)
+    axes.push_back(i);
+  auto perChannelSum = [&](Value value) {
+    return b.reshape(b.reduce(ReduceKind::Sum, value, axes, false), {channels});
+  };
+  r.set(0, [&] { return b.mul(g, b.mul(channelwise(op.getScale()), rstd)); });
+  r.set(1, [&] {
+    Value xhat = b.mul(b.sub(x, channelwise(op.getMean())), rstd);
+    return perChannelSum(b.mul(g, xhat));
+  });
+  r.set(2, [&] { return perChannelSum(g); });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Entry points.
 //===----------------------------------------------------------------------===//
 
@@ -802,6 +1037,10 @@ autodiff::applyGradientRule(GradientBuilder &builder, Operation *op,
       })
       .Case([&](LayerNormOp norm) { return layerNormRule(norm, r); })
       .Case([&](GlobalAvgPoolOp pool) { return globalAvgPoolRule(pool, r); })
+      .Case([&](ConvOp conv) { return convRule(conv, r); })
+      .Case([&](AvgPoolOp pool) { return avgPoolRule(pool, r); })
+      .Case([&](MaxPoolOp pool) { return maxPoolRule(pool, r); })
+      .Case([&](BatchNormOp norm) { return batchNormRule(norm, r); })
       .Default([](Operation *) { return std::nullopt; });
 }
 

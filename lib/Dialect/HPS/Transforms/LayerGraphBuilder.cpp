@@ -74,6 +74,22 @@ std::pair<double, cost::LayerKind> workOf(Operation *op, int64_t batch) {
             taps *= dimOf(conv.getFilter(), i, batch);
         return std::make_pair(2 * out * taps, K::DenseCompute);
       })
+      .Case<ConvGradInputOp, ConvGradFilterOp>([&](auto adjoint) {
+        // The forward conv's work: every gradient element meets every tap
+        // of its output channel's filter.
+        Value filter;
+        if constexpr (std::is_same_v<decltype(adjoint), ConvGradInputOp>)
+          filter = adjoint.getFilter();
+        else
+          filter = adjoint.getResult();
+        double taps = 1;
+        if (auto type = dyn_cast<RankedTensorType>(filter.getType()))
+          for (int64_t i = 1; i < type.getRank(); ++i)
+            taps *= dimOf(filter, i, batch);
+        return std::make_pair(
+            2 * elementsOf(adjoint.getGrad().getType(), batch) * taps,
+            K::DenseCompute);
+      })
       .Case<MaxPoolOp, AvgPoolOp>([&](auto pool) {
         double window = 1;
         for (int64_t k : pool.getKernelShape())

@@ -130,6 +130,35 @@ def HPS_ConvOp : HPS_LayerOp<"conv"> {
   let results = (outs AnyTensor:$result);
 }
 
+// The two adjoints of hps.conv (emitted by --hps-autodiff). They carry the
+// forward conv's geometry; the bias's adjoint is a plain reduce-sum.
+def HPS_ConvGradInputOp : HPS_LayerOp<"conv_grad_input"> {
+  let summary = "Adjoint of a conv's input: dX from dY and the filter";
+  let description = [{
+    The result has the forward input's shape, which it names (with ceil-like
+    output shapes the input is not derivable from dY); `grad` has the
+    forward conv's result shape. Attributes are the forward conv's.
+  }];
+  let arguments = !con((ins AnyTensor:$grad, AnyTensor:$filter,
+                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                        DenseI64ArrayAttr:$dilations,
+                        DefaultValuedAttr<I64Attr, "1">:$group), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
+def HPS_ConvGradFilterOp : HPS_LayerOp<"conv_grad_filter"> {
+  let summary = "Adjoint of a conv's filter: dW from X and dY";
+  let description = [{
+    The result has the forward filter's shape [Cout, Cin/group, k...];
+    attributes are the forward conv's.
+  }];
+  let arguments = !con((ins AnyTensor:$input, AnyTensor:$grad,
+                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                        DenseI64ArrayAttr:$dilations,
+                        DefaultValuedAttr<I64Attr, "1">:$group), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling and normalization.
 //===----------------------------------------------------------------------===//
