@@ -133,10 +133,10 @@ float checkLossParameters(DType type, LossKind kind, int64_t n, int64_t m) {
                 "): sample count n = " + std::to_string(n) +
                 " is not positive");
   if (m <= 0)
-    throw Error(std::string("Loss (") + lossKindName(kind) + "): " +
-                (kind == LossKind::SoftmaxCE ? "class count"
-                                             : "elements per sample") +
-                " m = " + std::to_string(m) + " is not positive");
+    throw Error(
+        std::string("Loss (") + lossKindName(kind) + "): " +
+        (kind == LossKind::SoftmaxCE ? "class count" : "elements per sample") +
+        " m = " + std::to_string(m) + " is not positive");
   return float(kind == LossKind::SoftmaxCE ? 1.0 / double(n)
                                            : 1.0 / (double(n) * double(m)));
 }
