@@ -13,8 +13,8 @@ using namespace heterps;
 using namespace heterps::schedule;
 
 ArrayRef<StringRef> schedule::strategyNames() {
-  static const StringRef names[] = {"rl",     "dp",       "brute",
-                                    "greedy", "cpu-only", "gpu-only"};
+  static const StringRef names[] = {
+      "rl", "dp", "brute", "greedy", "cpu-only", "gpu-only", "sparse-on-cpu"};
   return names;
 }
 
@@ -68,8 +68,10 @@ Expected<Plan> schedule::solve(StringRef strategy,
     if (strategy == "cpu-only")
       return schedule::detail::solveSingleKind(cluster::DeviceKind::CPU, model,
                                                objective);
-    return schedule::detail::solveSingleKind(cluster::DeviceKind::GPU, model,
-                                             objective);
+    if (strategy == "gpu-only")
+      return schedule::detail::solveSingleKind(cluster::DeviceKind::GPU, model,
+                                               objective);
+    return schedule::detail::solveSparseOnCpu(model, objective);
   }();
   if (!result)
     return result.takeError();

@@ -33,6 +33,8 @@ llvm::Expected<Evaluation> solveGreedy(const CostModel &model,
 llvm::Expected<Evaluation> solveSingleKind(cluster::DeviceKind kind,
                                            const CostModel &model,
                                            const Objective &objective);
+llvm::Expected<Evaluation> solveSparseOnCpu(const CostModel &model,
+                                            const Objective &objective);
 
 /// Exact cheapest-placement search (docs/Planning.md): over all placements,
 /// or over those whose sequence of stage classes is a subsequence of a given

@@ -10,12 +10,14 @@
 #include "Commands.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 
+#include <algorithm>
 #include <optional>
 
 using namespace llvm;
@@ -43,6 +45,25 @@ std::optional<std::string> findProgram(const char *variable,
       return *found;
   }
   return std::nullopt;
+}
+
+/// nvcc's target flags: real code for each architecture the GPU runtime was
+/// built for (CMAKE_CUDA_ARCHITECTURES, baked in as "80,90"), so a stage
+/// loads without a JIT step and uses the chip's own instructions.
+/// HETERPS_CUDA_ARCH overrides the list (commas or semicolons).
+std::vector<std::string> cudaTargetFlags() {
+  std::string list =
+      runtimePath("HETERPS_CUDA_ARCH", HETERPS_CUDA_ARCHITECTURES);
+  std::replace(list.begin(), list.end(), ';', ',');
+  std::vector<std::string> flags;
+  for (StringRef architecture : llvm::split(list, ',')) {
+    // CMake spells "90-real" / "90-virtual"; nvcc wants the number.
+    StringRef number = architecture.split('-').first.trim();
+    if (!number.empty())
+      flags.push_back(
+          ("-gencode=arch=compute_" + number + ",code=sm_" + number).str());
+  }
+  return flags;
 }
 
 struct Job {
@@ -133,6 +154,8 @@ bool buildStages(StringRef bundle, std::string &error) {
         gpuLibrary && nvcc && gpuRuntime) {
       std::vector<std::string> cudaArgs = {"-x", "cu"};
       cudaArgs.insert(cudaArgs.end(), common.begin(), common.end());
+      std::vector<std::string> targets = cudaTargetFlags();
+      cudaArgs.insert(cudaArgs.end(), targets.begin(), targets.end());
       cudaArgs.insert(cudaArgs.end(),
                       {"-Xcompiler", "-fPIC", "-shared", source, "-o",
                        (bundle + "/" + *gpuLibrary).str(), "-L" + libraries,

@@ -61,7 +61,8 @@ static cl::opt<double> throughput("throughput",
                                   cl::sub(compileCommand), cl::Required);
 static cl::opt<std::string>
     strategy("strategy", cl::init("rl"),
-             cl::desc("rl | dp | brute | greedy | cpu-only | gpu-only"),
+             cl::desc("rl | dp | brute | greedy | cpu-only | gpu-only | "
+                      "sparse-on-cpu"),
              cl::sub(compileCommand));
 static cl::opt<uint64_t> seed("seed", cl::init(1),
                               cl::desc("Seed of the rl strategy"),

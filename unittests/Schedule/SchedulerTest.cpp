@@ -282,7 +282,8 @@ TEST(Scheduler, HeuristicsNeverBeatTheOptimum) {
     cost::LayerGraph graph = randomGraph(rng, 5 + rng() % 20);
     double target = randomTarget(rng, graph, cluster, 0.05, 2);
     Plan dp = solveOrDie("dp", graph, cluster, target);
-    for (const char *name : {"greedy", "cpu-only", "gpu-only"}) {
+    for (const char *name :
+         {"greedy", "cpu-only", "gpu-only", "sparse-on-cpu"}) {
       Plan plan = solveOrDie(name, graph, cluster, target);
       expectConsistent(plan, graph, cluster, target);
       EXPECT_FALSE(isBetter(plan, dp)) << name << ", trial " << trial;
@@ -436,12 +437,34 @@ TEST(Scheduler, Errors) {
             std::string::npos);
   EXPECT_NE(errorOf("gpu-only", 1).find("no gpu device class"),
             std::string::npos);
+  EXPECT_NE(errorOf("sparse-on-cpu", 1).find("needs a cpu and a gpu"),
+            std::string::npos);
   EXPECT_NE(errorOf("dp", 0).find("must be positive"), std::string::npos);
   EXPECT_NE(errorOf("brute", 1).find("brute force refuses 20 layers"),
             std::string::npos);
   graph.layers[3].inputs = {7};
   EXPECT_NE(errorOf("dp", 1).find("not earlier in topological order"),
             std::string::npos);
+}
+
+TEST(Scheduler, SparseOnCpuKeepsLookupsBesideTheServer) {
+  // Lookups and the concat of their rows on the CPU class, every gemm and
+  // activation of the tower on the GPU class: two stages.
+  llvm::Expected<cluster::ClusterSpec> paper = cluster::loadClusterSpec(
+      std::string(HETERPS_SOURCE_DIR) + "/clusters/paper.yaml");
+  ASSERT_TRUE(!!paper) << llvm::toString(paper.takeError());
+  std::mt19937_64 rng(5);
+  cost::LayerGraph graph = ctrGraph(rng, 24);
+  Plan plan = solveOrDie("sparse-on-cpu", graph, *paper, 1000);
+  expectConsistent(plan, graph, *paper, 1000);
+  ASSERT_EQ(plan.stages.size(), 2u);
+  EXPECT_EQ(paper->classes[plan.stages[0].deviceClass].kind,
+            cluster::DeviceKind::CPU);
+  EXPECT_EQ(paper->classes[plan.stages[1].deviceClass].kind,
+            cluster::DeviceKind::GPU);
+  EXPECT_EQ(graph.layers[plan.stages[1].begin].kind,
+            cost::LayerKind::DenseCompute);
+  EXPECT_EQ(graph.layers[plan.stages[0].end - 1].name, "concat");
 }
 
 TEST(Scheduler, PaperPresetSplitsCtrModel) {

@@ -66,7 +66,7 @@ struct Plan : cost::Evaluation {
 };
 
 /// The strategy names `solve` accepts: rl, dp, brute, greedy, cpu-only,
-/// gpu-only.
+/// gpu-only, sparse-on-cpu.
 llvm::ArrayRef<llvm::StringRef> strategyNames();
 
 llvm::Expected<Plan> solve(llvm::StringRef strategy,

@@ -36,7 +36,7 @@ def HPSPlace : Pass<"hps-place", "::mlir::ModuleOp"> {
     Option<"clusterFile", "cluster", "std::string", /*default=*/"",
            "Cluster description (YAML), e.g. clusters/paper.yaml">,
     Option<"strategy", "strategy", "std::string", /*default=*/"\"rl\"",
-           "rl | dp | brute | greedy | cpu-only | gpu-only">,
+           "rl | dp | brute | greedy | cpu-only | gpu-only | sparse-on-cpu">,
     Option<"throughput", "throughput", "double", /*default=*/"0",
            "Target training throughput in samples per second">,
     Option<"seed", "seed", "uint64_t", /*default=*/"1",
