@@ -13,6 +13,12 @@ machine, in one process run:
   inter_op_num_threads=1, all graph optimizations, one warm-up then R timed
   session.run calls, median.
 
+With --gpu (a machine with an NVIDIA GPU and PyTorch with CUDA): ours
+compiles with `--cluster clusters/h100-host.yaml --strategy gpu-only`, and the
+peer is PyTorch on CUDA running the same ONNX file converted by onnx2torch,
+exact fp32 (TF32 off, as our cuBLAS/cuDNN calls), each call uploading the
+inputs and downloading the outputs as `heterps run` does.
+
 R is calibrated per case and system so that one measurement takes about
 --seconds. The whole measurement is repeated --rounds times (ours and
 onnxruntime alternate within a round) and the median of the medians is
@@ -38,6 +44,7 @@ same seed (identical weights), so it needs no variant.
 
 Usage: bench_inference.py [--build build] [--out docs/benchmarks/inference.md]
          [--rounds 3] [--threads T] [--workloads mlp,ncf,...] [--batches 1,256]
+         [--gpu] [--heterps BIN]
 """
 import argparse
 import datetime
@@ -58,7 +65,7 @@ import onnxruntime as ort
 from onnx import helper, numpy_helper, shape_inference
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-MODELS = os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
+MODELS = os.environ.get("MODELS") or os.path.normpath(os.path.join(ROOT, "..", "shared", "models"))
 WORKLOADS = {
     "mlp": "mlp/mnist_mlp_onnxmlir_opset13.onnx",
     "ncf": "recsys/ncf_neumf_movielens1m_opset7.onnx",
@@ -237,11 +244,12 @@ def make_inputs(model, batch, rng):
 # The two systems
 
 class Ours:
-    def __init__(self, heterps, model, batch, threads, work):
+    def __init__(self, heterps, model, batch, threads, work, gpu=False):
         self.heterps, self.threads, self.work = heterps, threads, work
         self.bundle = os.path.join(work, "bundle")
-        cmd = [heterps, "compile", model, "--cluster", os.path.join(ROOT, "clusters", "local-cpu.yaml"),
-               "--throughput", "1", "--strategy", "cpu-only", "--batch", str(batch), "-o", self.bundle]
+        cluster, strategy = ("h100-host.yaml", "gpu-only") if gpu else ("local-cpu.yaml", "cpu-only")
+        cmd = [heterps, "compile", model, "--cluster", os.path.join(ROOT, "clusters", cluster),
+               "--throughput", "1", "--strategy", strategy, "--batch", str(batch), "-o", self.bundle]
         t0 = time.perf_counter()
         r = sh(cmd)
         self.compile_seconds = time.perf_counter() - t0
@@ -312,6 +320,50 @@ class OnnxRuntime:
 
     def outputs(self):
         return self.session.run(None, self.feeds)
+
+
+class TorchCuda:
+    """The GPU peer: the same ONNX file converted by onnx2torch, run by PyTorch
+    on CUDA in eval mode under no_grad. A call uploads the inputs, runs and
+    downloads the outputs, as `heterps run` does; timed after a synchronize."""
+
+    def __init__(self, model):
+        import torch
+        from onnx2torch import convert
+        # Exact fp32 like our stages (cuBLAS/cuDNN FMA math): no TF32.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        self.torch = torch
+        try:
+            module = convert(model)
+        except NotImplementedError:  # onnx2torch lacks some old opsets (Cast-6)
+            from onnx import version_converter
+            module = convert(version_converter.convert_version(onnx.load(model), 13))
+        self.module = module.eval().cuda()
+        self.names = [o.name for o in onnx.load(model).graph.output]
+
+    def set_inputs(self, feeds):
+        self.feeds = list(feeds.values())
+
+    def call(self):
+        torch = self.torch
+        with torch.no_grad():
+            inputs = [torch.from_numpy(x).cuda(non_blocking=True) for x in self.feeds]
+            out = self.module(*inputs)
+            out = out if isinstance(out, (tuple, list)) else [out]
+            return [o.cpu().numpy() for o in out]  # synchronizes
+
+    def measure(self, repeat, timeout=None):
+        self.call()  # warm-up
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            self.call()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    def outputs(self):
+        return self.call()
 
 
 def calibrate(system, seconds):
@@ -398,7 +450,10 @@ def machine_info():
 
 
 def git_commit():
-    r = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+    try:
+        r = sh(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"])
+    except OSError:  # no git (a copied tree on another machine)
+        return "unknown"
     commit = r.stdout.strip() or "unknown"
     dirty = sh(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).stdout.strip()
     return commit + (" (with uncommitted changes)" if dirty else "")
@@ -424,12 +479,18 @@ def main():
     parser.add_argument("--no-flatten-fix", action="store_true",
                         help="report models with Flatten(axis=0) as not applicable at batch > 1")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")
+    parser.add_argument("--gpu", action="store_true",
+                        help="GPU stages (gpu-only on clusters/h100-host.yaml) against PyTorch on "
+                             "CUDA (onnx2torch) instead of CPU stages against onnxruntime")
+    parser.add_argument("--heterps", help="use this heterps (and its runtime found through "
+                                          "HETERPS_RT_LIB) instead of a snapshot of --build")
     args = parser.parse_args()
     command = " ".join(["python3 bench/inference/bench_inference.py"] + [shlex.quote(a) for a in sys.argv[1:]])
     build = args.build if os.path.isabs(args.build) else os.path.join(ROOT, args.build)
     out_md = args.out if os.path.isabs(args.out) else os.path.join(ROOT, args.out)
     work = tempfile.mkdtemp(prefix="heterps-inference-")
-    heterps = snapshot_toolchain(build, work)
+    heterps = args.heterps or snapshot_toolchain(build, work)
+    peer = "PyTorch (CUDA)" if args.gpu else "onnxruntime"
     workloads = [w.strip() for w in args.workloads.split(",") if w.strip()]
     for w in workloads:
         if w not in WORKLOADS:
@@ -469,9 +530,9 @@ def main():
                         case["notes"] += fixes
                 rng = np.random.default_rng(args.seed)
                 feeds = make_inputs(onnx.load(model), b, rng)
-                ours = Ours(heterps, model, b, threads, cdir)
+                ours = Ours(heterps, model, b, threads, cdir, gpu=args.gpu)
                 ours.set_inputs(feeds)
-                theirs = OnnxRuntime(model, threads)
+                theirs = TorchCuda(model) if args.gpu else OnnxRuntime(model, threads)
                 theirs.set_inputs(feeds)
                 case["error"] = max_error(ours.outputs(theirs.names), theirs.outputs())
                 case["stages"] = ours.stages
@@ -523,8 +584,8 @@ def main():
 
     cpu, cores, flags = machine_info()
     load_after = os.getloadavg()
-    header = ("| workload | batch | threads | ours ms/call | ours samples/s | onnxruntime ms/call | "
-              "onnxruntime samples/s | ratio (ours/ort samples/s) | max error |\n"
+    header = (f"| workload | batch | threads | ours ms/call | ours samples/s | {peer} ms/call | "
+              f"{peer} samples/s | ratio (ours/{peer} samples/s) | max error |\n"
               "|---|---|---|---|---|---|---|---|---|\n")
     table = header + "".join("| " + " | ".join(str(x) for x in r) + " |\n" for r in rows)
 
@@ -532,7 +593,7 @@ def main():
     for case in cases:
         if case["na"]:
             continue
-        for key, name in (("ours", "ours"), ("ort", "onnxruntime")):
+        for key, name in (("ours", "ours"), ("ort", peer)):
             ms = case["medians"][key]
             spread.append(f"{LABELS[case['workload']]} b{case['batch']} {name}: "
                           + ", ".join(f"{m * 1e3:.4g}" for m in ms) + f" ms (R={case['repeat'][key]})")
@@ -546,9 +607,19 @@ def main():
         f.write("# Inference benchmark\n\n")
         f.write(f"Produced by `{command}` on {started:%Y-%m-%d %H:%M} at commit {git_commit()}, "
                 f"onnxruntime {ort.__version__}, on {cpu} ({cores} cores"
-                + (f"; {flags}" if flags else "") + f"; {platform.machine()}, shared build machine; 1-minute load average "
+                + (f"; {flags}" if flags else "") + f"; {platform.machine()}, {'GPU machine' if args.gpu else 'shared build machine'}; 1-minute load average "
                 f"{load_before[0]:.2f} at the start, {load_after[0]:.2f} at the end).\n\n")
-        f.write("Forward inference only, CPU. Ours: `heterps compile MODEL --cluster "
+        if args.gpu:
+            import torch
+            f.write(f"Forward inference on the GPU ({torch.cuda.get_device_name()}). Ours: "
+                    "`heterps compile MODEL --cluster clusters/h100-host.yaml --throughput 1 "
+                    "--strategy gpu-only --batch B`, then `heterps run --repeat R` (median over R "
+                    "runs of the whole batch, host inputs to host outputs, after a warm-up run). "
+                    f"Peer: PyTorch {torch.__version__} on CUDA running the same ONNX file "
+                    "converted by onnx2torch (eval, no_grad; a call uploads the inputs and "
+                    "downloads the outputs), median of R calls after a warm-up. Max error = max "
+                    "|ours - PyTorch|.\n\n")
+        f.write("" if args.gpu else "Forward inference only, CPU. Ours: `heterps compile MODEL --cluster "
                 "clusters/local-cpu.yaml --throughput 1 --strategy cpu-only --batch B`, then "
                 f"`heterps run --threads {threads} --repeat R` (median over R runs of the whole "
                 "batch after a warm-up run, process start and bundle load excluded). onnxruntime: "

@@ -7,8 +7,11 @@ weights and the loss; it is compiled with `heterps compile --train` and
 differences of the compiled forward pass along random directions.
 
 Usage: gradcheck_ops.py HETERPS_BIN_DIR CLUSTER_FILE [--only NAME,...]
+         [--strategy cpu-only|gpu-only] [--jobs N]
 Prints one line per case and a final `failed: N`.
 """
+import argparse
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -271,39 +274,49 @@ def cases():
     return out
 
 
+def run_case(heterps, cluster, strategy, work, case, pred, shape):
+    """Compiles and checks one case; returns (failed, report text)."""
+    model_path = os.path.join(work, case.name + ".onnx")
+    onnx.save(case.model(pred, shape), model_path)
+    bundle = os.path.join(work, case.name + ".bundle")
+    step = subprocess.run(
+        [heterps, "compile", model_path, "--cluster", cluster, "--throughput", "1",
+         "--strategy", strategy, "--train", "--loss", case.loss, "--optimizer", "sgd",
+         "--batch", str(B),
+         "-o", bundle], capture_output=True, text=True)
+    if step.returncode == 0:
+        args = [heterps, "gradcheck", bundle, "--seed", "3", "--epsilon", case.epsilon]
+        for name, array in case.feeds.items():
+            path = os.path.join(work, f"{case.name}.{name}.npy")
+            np.save(path, array)
+            args += ["--input", f"{name}={path}"]
+        step = subprocess.run(args, capture_output=True, text=True)
+    text = (step.stdout + step.stderr).strip().replace("\n", "\n    ")
+    verdict = "ok" if step.returncode == 0 else "FAIL"
+    return step.returncode != 0, f"{case.name}: {verdict}\n    {text}"
+
+
 def main():
-    if len(sys.argv) < 3:
-        print(__doc__)
-        return 2
-    bin_dir, cluster = sys.argv[1], sys.argv[2]
-    only = None
-    if len(sys.argv) > 4 and sys.argv[3] == "--only":
-        only = set(sys.argv[4].split(","))
-    heterps = os.path.join(bin_dir, "heterps")
-    failed = 0
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("bin_dir")
+    parser.add_argument("cluster")
+    parser.add_argument("--only", help="comma-separated case names")
+    parser.add_argument("--strategy", default="cpu-only",
+                        help="placement of every case (gpu-only checks the CUDA kernels)")
+    parser.add_argument("--jobs", type=int, default=1, help="cases checked at once")
+    args = parser.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+    heterps = os.path.join(args.bin_dir, "heterps")
     with tempfile.TemporaryDirectory(prefix="hps-gradcheck-") as work:
-        for case, pred, shape in cases():
-            if only and case.name not in only:
-                continue
-            model_path = os.path.join(work, case.name + ".onnx")
-            onnx.save(case.model(pred, shape), model_path)
-            bundle = os.path.join(work, case.name + ".bundle")
-            step = subprocess.run(
-                [heterps, "compile", model_path, "--cluster", cluster, "--throughput", "1",
-                 "--strategy", "cpu-only", "--train", "--loss", case.loss, "--optimizer", "sgd",
-                 "--batch", str(B),
-                 "-o", bundle], capture_output=True, text=True)
-            if step.returncode == 0:
-                args = [heterps, "gradcheck", bundle, "--seed", "3", "--epsilon", case.epsilon]
-                for name, array in case.feeds.items():
-                    path = os.path.join(work, f"{case.name}.{name}.npy")
-                    np.save(path, array)
-                    args += ["--input", f"{name}={path}"]
-                step = subprocess.run(args, capture_output=True, text=True)
-            text = (step.stdout + step.stderr).strip().replace("\n", "\n    ")
-            verdict = "ok" if step.returncode == 0 else "FAIL"
-            failed += step.returncode != 0
-            print(f"{case.name}: {verdict}\n    {text}")
+        selected = [c for c in cases() if not only or c[0].name in only]
+        with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            results = pool.map(lambda c: run_case(heterps, args.cluster, args.strategy, work, *c),
+                               selected)
+            failed = 0
+            for case_failed, report in results:  # in case order
+                failed += case_failed
+                print(report, flush=True)
     print(f"failed: {failed}")
     return 0
 

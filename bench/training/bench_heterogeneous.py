@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Training throughput and cost of the CPU-only, GPU-only and heterogeneous
+plans of one CTR model on one machine with a GPU (the HeterPS paper's
+comparison), with PyTorch on the same GPU as the peer.
+
+One Wide & Deep model (bench/generate_ctr_model.py --layout criteo) is
+compiled for training three times against the same cluster file
+(clusters/h100-host.yaml by default: the host's CPU cores and one H100, with
+their prices):
+- cpu-only: every stage on the CPU class;
+- gpu-only: every stage on the GPU class (rows are pulled from the
+  in-process parameter server on the host and copied to the GPU);
+- sparse-on-cpu: embeddings and their pooling on the CPU beside the parameter
+  server, the dense tower on the GPU (the paper's heterogeneous plan);
+- rl: whatever the RL scheduler picks at --target samples/s.
+Each trains `--steps` steps of `--batch` on the same synthetic Criteo data
+(`heterps datagen`) with `heterps run --train`; the table reports the median
+samples/s over `--rounds` rounds (plans interleaved within a round), the
+plan's price per hour from the cluster file, and the cost per million
+samples. PyTorch trains the same model on the GPU (nn.Embedding sparse
+tables, Adagrad, data already on the GPU) in the same rounds.
+
+Usage: bench_heterogeneous.py --heterps BIN [--cluster FILE] [--threads T]
+       [--batch 4096] [--steps 300] [--rounds 3] [--out FILE]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PROJECT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import bench_training  # noqa: E402  (read_criteo, torch_round)
+
+
+def sh(cmd):
+    result = subprocess.run(cmd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise RuntimeError(f"failed: {' '.join(cmd)}\n{result.stdout}{result.stderr}")
+    return result.stdout + result.stderr
+
+
+def train_round(args, bundle, data_file):
+    text = sh([args.heterps, "run", bundle, "--train", "--data", data_file, "--steps",
+               str(args.steps), "--batch", str(args.batch), "--threads", str(args.threads),
+               "--log-every", str(args.steps), "--hash-buckets", str(args.buckets)] +
+              (["--gpu-stages-on-cpu"] if args.gpu_stages_on_cpu else []))
+    rate = float(re.search(r"done: .*?([0-9.e+]+) samples/s", text).group(1))
+    loss = float(re.search(r"train loss ([0-9.]+)", text).group(1))
+    return rate, loss
+
+
+def describe(manifest):
+    plan = manifest["plan"]
+    stages = " + ".join(f"{s['device']} x{s['replicas']}" for s in plan["stages"])
+    return stages, plan["price_per_hour"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--heterps", default=os.path.join(PROJECT, "build", "bin", "heterps"))
+    parser.add_argument("--cluster", default=os.path.join(PROJECT, "clusters", "h100-host.yaml"))
+    parser.add_argument("--threads", type=int, default=os.cpu_count())
+    parser.add_argument("--batch", type=int, default=4096)
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rows", type=int, default=400000, help="rows of training data (cycled)")
+    parser.add_argument("--hidden", default="1024,512,256")
+    parser.add_argument("--dim", type=int, default=16)
+    parser.add_argument("--buckets", type=int, default=100000)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--target", type=float, default=1e6, help="rl plan's samples/s target")
+    parser.add_argument("--plans", default="cpu-only,gpu-only,sparse-on-cpu,rl")
+    parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--gpu-stages-on-cpu", action="store_true",
+                        help="plumbing check on a machine without a GPU (no timings)")
+    parser.add_argument("--out", help="write the markdown table here too")
+    args = parser.parse_args()
+    hidden = [int(w) for w in args.hidden.split(",") if w]
+    plans = [p for p in args.plans.split(",") if p]
+
+    with tempfile.TemporaryDirectory(prefix="hps-bench-hetero-") as work:
+        model = os.path.join(work, "ctr.onnx")
+        sh([sys.executable, os.path.join(PROJECT, "bench", "generate_ctr_model.py"), "--layout",
+            "criteo", "--hidden", args.hidden, "--dim", str(args.dim), "--buckets",
+            str(args.buckets), "-o", model])
+        data_file = os.path.join(work, "train.tsv")
+        sh([args.heterps, "datagen", "ctr", "--rows", str(args.rows), "--seed", "1", "-o",
+            data_file])
+        bundles, shapes, prices, failures = {}, {}, {}, {}
+        for plan in plans:
+            bundle = os.path.join(work, plan + ".bundle")
+            try:
+                sh([args.heterps, "compile", model, "--cluster", args.cluster, "--throughput",
+                    str(args.target if plan == "rl" else 1), "--strategy", plan, "--train",
+                    "--loss", "bce", "--optimizer", "adagrad", "--lr", str(args.lr), "--batch",
+                    str(args.batch), "-o", bundle])
+            except RuntimeError as error:
+                failures[plan] = str(error).splitlines()[-1]
+                continue
+            with open(os.path.join(bundle, "manifest.json")) as f:
+                shapes[plan], prices[plan] = describe(json.load(f))
+            bundles[plan] = bundle
+        rates = {p: [] for p in bundles}
+        losses = {p: [] for p in bundles}
+        torch_rates, torch_losses = [], []
+        data = None
+        if not args.no_torch:
+            data = bench_training.read_criteo(data_file, args.buckets, args.rows)
+        for _ in range(args.rounds):
+            for plan, bundle in bundles.items():
+                try:
+                    rate, loss = train_round(args, bundle, data_file)
+                except RuntimeError as error:
+                    failures[plan] = str(error)[-400:]
+                    continue
+                rates[plan].append(rate)
+                losses[plan].append(loss)
+                print(f"round: {plan} {rate:,.0f} samples/s, loss {loss:.4f}", file=sys.stderr,
+                      flush=True)
+            if data is not None:
+                rate, loss = bench_training.torch_round(args, data, hidden, device="cuda")
+                torch_rates.append(rate)
+                torch_losses.append(loss)
+                print(f"round: pytorch {rate:,.0f} samples/s, loss {loss:.4f}", file=sys.stderr,
+                      flush=True)
+
+    def cost(price, rate):
+        return price / (rate * 3600) * 1e6
+
+    rows = []
+    best_single = {}
+    for plan in bundles:
+        if not rates[plan]:
+            continue
+        rate = statistics.median(rates[plan])
+        rows.append((plan, shapes[plan], rate, prices[plan], cost(prices[plan], rate),
+                     statistics.median(losses[plan])))
+        if plan in ("cpu-only", "gpu-only"):
+            best_single[plan] = rate
+    lines = [
+        f"Wide & Deep CTR model: 26 fields x {args.buckets} buckets x dim {args.dim}, MLP "
+        f"{args.hidden}, Adagrad lr {args.lr}; batch {args.batch}, {args.threads} CPU threads, "
+        f"{args.steps} steps per round, median of {args.rounds} rounds; cluster "
+        f"{os.path.basename(args.cluster)}.",
+        "",
+        "| plan | stages | samples/s | $/hour | $ per million samples | final train loss |",
+        "|---|---|---|---|---|---|",
+    ]
+    for plan, shape, rate, price, dollars, loss in rows:
+        lines.append(f"| {plan} | {shape} | {rate:,.0f} | {price:.2f} | {dollars:.4f} | {loss:.4f} |")
+    if torch_rates:
+        import torch
+        rate = statistics.median(torch_rates)
+        lines.append(f"| PyTorch {torch.__version__} on the GPU (peer) | cuda | {rate:,.0f} | | | "
+                     f"{statistics.median(torch_losses):.4f} |")
+    lines.append("")
+    by_plan = {r[0]: r for r in rows}
+    for hetero in ("sparse-on-cpu", "rl"):
+        if hetero not in by_plan:
+            continue
+        for single in ("gpu-only", "cpu-only"):
+            if single in by_plan:
+                h, s = by_plan[hetero], by_plan[single]
+                lines.append(f"- {hetero} vs {single}: throughput x{h[2] / s[2]:.2f}, "
+                             f"cost per sample x{h[4] / s[4]:.2f}")
+        if torch_rates:
+            lines.append(f"- {hetero} vs PyTorch on the GPU: throughput "
+                         f"x{by_plan[hetero][2] / statistics.median(torch_rates):.2f}")
+    for plan, why in failures.items():
+        lines.append(f"- {plan}: FAILED: {why}")
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(text + "\n")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

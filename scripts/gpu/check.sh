@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# The checks that need an NVIDIA GPU, run from a pack made by
+# scripts/gpu/pack.sh on a machine that has CUDA 13, a C++ compiler and
+# Python with numpy, onnx and onnxruntime (docs/GPU.md):
+#
+#   probe      the machine: GPU, driver, compilers, Python packages
+#   unit       the CUDA kernels against host references (heterps_rt_gpu_tests)
+#   models     every shipped model compiled with GPU stages (gpu-only, and
+#              mixed CPU/GPU plans), run on the GPU, compared with onnxruntime
+#   gradcheck  every gradient rule's CUDA kernels against finite differences
+#   train      Wide & Deep trained with GPU stages (gpu-only and sparse-on-cpu)
+#              reaches the ground truth's AUC within 0.01
+#   bench      training throughput of the CPU-only, GPU-only and
+#              heterogeneous plans (bench/training/bench_heterogeneous.py)
+#   bench-inference  GPU stages against PyTorch on CUDA
+#              (bench/inference/bench_inference.py --gpu; needs onnx2torch,
+#              installed from $GPU_WHEELS if Python lacks it)
+#
+#   scripts/gpu/check.sh [SECTION...]        (default: all but bench)
+#
+# Environment: GPU_PACK (default .gpupack/pack.tar.xz), MODELS (default
+# ../shared/models), GPU_OUT (logs; default /tmp/heterps-gpu-out), JOBS,
+# BENCH_FLAGS (extra flags of the benchmarks), GPU_WHEELS (default
+# .gpupack/wheels).
+# Prints one line per check and `gpu checks: N failed`; exits non-zero on any
+# failure.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+pack=${GPU_PACK:-$root/.gpupack/pack.tar.xz}
+export MODELS=${MODELS:-$root/../shared/models}
+models=$MODELS
+out=${GPU_OUT:-/tmp/heterps-gpu-out}
+jobs=${JOBS:-$(nproc)}
+prefix=/tmp/heterps-gpu
+sections=("$@")
+[ ${#sections[@]} -gt 0 ] || sections=(probe unit models gradcheck train)
+failed=0
+
+say() { printf '%s\n' "$*"; }
+verdict() { # NAME STATUS LOG
+  if [ "$2" -eq 0 ]; then say "ok    $1"; else
+    say "FAIL  $1 (log: $3)"; tail -n 15 "$3" | sed 's/^/      /'
+    failed=$((failed + 1))
+  fi
+}
+
+[ -f "$pack" ] || { say "check.sh: no pack at $pack (run scripts/gpu/pack.sh)"; exit 2; }
+[ -d "$models" ] || { say "check.sh: no models at $models (set MODELS)"; exit 2; }
+rm -rf "$prefix" && mkdir -p "$prefix/work" "$out"
+tar -xJf "$pack" -C "$prefix" || { say "check.sh: cannot unpack $pack"; exit 2; }
+
+# CUDA's libraries where this machine keeps them: the toolkit and, for cuDNN
+# and cuBLAS, Python's nvidia-* wheels.
+cuda_dirs=""
+for name in libcudart.so.13 libcublas.so.13 libcudnn.so.9; do
+  found=$(find /usr/local/cuda/lib64/ /usr/local/cuda/lib/ /usr/lib/x86_64-linux-gnu/ \
+    /usr/local/lib /opt /usr/lib/python3 -name "$name" 2>/dev/null | head -n 1)
+  [ -n "$found" ] && cuda_dirs="$cuda_dirs:$(dirname "$found")"
+done
+export LD_LIBRARY_PATH="${cuda_dirs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export HETERPS_RT_INCLUDE="$root/runtime/include" HETERPS_RT_LIB="$prefix/lib"
+export PATH="$prefix/bin:/usr/local/cuda/bin:$PATH"
+heterps="$prefix/bin/heterps"
+py=python3
+
+section_probe() {
+  {
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
+    $py -c 'import onnxruntime; print("onnxruntime providers:", onnxruntime.get_available_providers())'
+    $py -c 'import torch; print("torch", torch.__version__, torch.cuda.is_available())' 
+    grep PRETTY_NAME /etc/os-release; nproc
+    g++ --version | head -n 1; nvcc --version | tail -n 1
+    $py -c 'import numpy, onnx, onnxruntime; print("numpy", numpy.__version__, "onnx", onnx.__version__, "onnxruntime", onnxruntime.__version__)'
+    say "CUDA libraries: $LD_LIBRARY_PATH"
+    ! ldd "$heterps" "$prefix/lib/libheterps_rt_gpu.so" | grep "not found"
+  } > "$out/probe.log" 2>&1
+  local status=$?
+  sed 's/^/      /' "$out/probe.log"
+  verdict probe $status "$out/probe.log"
+}
+
+section_unit() {
+  "$prefix/bin/heterps_rt_gpu_tests" > "$out/unit.log" 2>&1
+  local status=$?
+  grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/unit.log" | sed 's/^/      /'
+  grep -q "SKIPPED" "$out/unit.log" && status=1 # a GPU machine skips nothing
+  verdict "unit: heterps_rt_gpu_tests" $status "$out/unit.log"
+}
+
+# name | model | compare_with_ort.py flags
+model_cases() {
+  local paper="--cluster $root/clusters/paper.yaml --throughput 100000"
+  cat <<EOF
+resnet20-gpu-only|$models/cnn/resnet20_cifar10_opset12.onnx|$paper --strategy gpu-only
+resnet20-rl|$models/cnn/resnet20_cifar10_opset12.onnx|$paper --strategy rl
+attention-gpu-only|$models/transformer/self_attention_block_ezkl_opset10.onnx|$paper --strategy gpu-only --batch 4 --samples 9
+mnist-mlp-gpu-only|$models/mlp/mnist_mlp_onnxmlir_opset13.onnx|$paper --strategy gpu-only
+mnist-mlp-rl|$models/mlp/mnist_mlp_onnxmlir_opset13.onnx|$paper --strategy rl
+ncf-gpu-only|$models/recsys/ncf_neumf_movielens1m_opset7.onnx|$paper --strategy gpu-only
+mnist-8-gpu-only|$models/cnn/mnist-8.onnx|$paper --strategy gpu-only
+mnist-8-gpu-only-reference|$models/cnn/mnist-8.onnx|$paper --strategy gpu-only --reference-dir $models/cnn/mnist-8_test_data/test_data_set_0
+squeezenet-gpu-only|$models/structure_only/light_squeezenet.onnx|--cluster $root/clusters/paper.yaml --throughput 10000 --strategy gpu-only
+EOF
+}
+
+run_model_case() { # NAME|MODEL|FLAGS
+  IFS='|' read -r name model flags <<< "$1"
+  # shellcheck disable=SC2086
+  $py "$root/scripts/compare_with_ort.py" "$model" --heterps "$heterps" \
+    $flags --expect-gpu-stage > "$out/models-$name.log" 2>&1
+  echo "$name $?"
+}
+export -f run_model_case
+section_models() {
+  export root models heterps out py
+  # A generated CTR model under the dp plan: CPU and GPU stages in one
+  # pipeline, embeddings beside the parameter server.
+  $py "$root/bench/generate_ctr_model.py" --layers 20 --seed 3 --batch 32 \
+    --max-rows 5000 -o "$prefix/work/ctr20.onnx" > /dev/null
+  local cases
+  cases=$(model_cases; echo "ctr20-dp|$prefix/work/ctr20.onnx|--cluster $root/clusters/paper.yaml --throughput 1000000 --strategy dp")
+  while read -r name status; do
+    verdict "models: $name" "$status" "$out/models-$name.log"
+  done < <(printf '%s\n' "$cases" | xargs -d '\n' -P "$jobs" -I{} bash -c 'run_model_case "$1"' _ {} | sort)
+}
+
+section_gradcheck() {
+  $py "$root/test/Integration/Inputs/gradcheck_ops.py" "$prefix/bin" \
+    "$root/clusters/h100-host.yaml" --strategy gpu-only --jobs "$jobs" > "$out/gradcheck.log" 2>&1
+  local status=$?
+  grep -q "^failed: 0$" "$out/gradcheck.log" || status=1
+  grep -E "FAIL|^failed" "$out/gradcheck.log" | sed 's/^/      /'
+  verdict "gradcheck: every gradient rule on CUDA kernels (gpu-only)" $status "$out/gradcheck.log"
+}
+
+section_train() {
+  local work="$prefix/work/train"
+  mkdir -p "$work"
+  "$heterps" datagen ctr --rows 300000 --seed 3 --model-seed 7 --max-vocab 200 -o "$work/train.tsv" > /dev/null 2>&1
+  "$heterps" datagen ctr --rows 20000 --seed 2 --model-seed 7 --max-vocab 200 -o "$work/eval.tsv" 2> "$work/eval.report" > /dev/null
+  $py "$root/bench/generate_ctr_model.py" --layout criteo --hidden 32 --buckets 10000 -o "$work/ctr.onnx" > /dev/null
+  for strategy in gpu-only sparse-on-cpu; do
+    local log="$out/train-$strategy.log"
+    {
+      "$heterps" compile "$work/ctr.onnx" --cluster "$root/clusters/h100-host.yaml" \
+        --throughput 1 --strategy $strategy --train --loss bce --optimizer adagrad \
+        --lr 0.2 --batch 256 -o "$work/$strategy.bundle" &&
+        grep -q '"device": "gpu' "$work/$strategy.bundle/manifest.json" &&
+        "$heterps" run "$work/$strategy.bundle" --train --data "$work/train.tsv" \
+          --eval "$work/eval.tsv" --steps 3510 --batch 256 --log-every 500 \
+          --threads 4 2> "$work/$strategy.train.log" &&
+        cat "$work/$strategy.train.log" &&
+        $py "$root/test/Integration/Inputs/check_auc.py" "$work/eval.report" \
+          "$work/$strategy.train.log" 0.01
+    } > "$log" 2>&1
+    local status=$?
+    grep -E "^done:|eval|^ok|FAIL" "$log" | tail -n 3 | sed 's/^/      /'
+    verdict "train: Wide & Deep, $strategy plan, AUC within 0.01 of the ground truth" $status "$log"
+  done
+}
+
+section_bench() {
+  # shellcheck disable=SC2086
+  $py "$root/bench/training/bench_heterogeneous.py" --heterps "$heterps" \
+    --cluster "$root/clusters/h100-host.yaml" --threads "$jobs" ${BENCH_FLAGS:-} \
+    --out "$out/heterogeneous-training.md" > "$out/bench.log" 2>&1
+  local status=$?
+  tail -n 20 "$out/bench.log" | sed 's/^/      /'
+  verdict "bench: heterogeneous training plans" $status "$out/bench.log"
+}
+
+section_bench-inference() {
+  if ! $py -c "import onnx2torch" 2> /dev/null; then
+    $py -m pip install -q --no-index --no-deps --target "$prefix/site" \
+      "${GPU_WHEELS:-$root/.gpupack/wheels}"/*.whl > "$out/pip.log" 2>&1
+    export PYTHONPATH="$prefix/site${PYTHONPATH:+:$PYTHONPATH}"
+  fi
+  # shellcheck disable=SC2086
+  $py "$root/bench/inference/bench_inference.py" --gpu --heterps "$heterps" \
+    --out "$out/inference-gpu.md" ${BENCH_FLAGS:-} > "$out/bench-inference.log" 2>&1
+  local status=$?
+  grep -E "^\||FAILED|not applicable" "$out/bench-inference.log" | sed 's/^/      /'
+  verdict "bench-inference: GPU stages against PyTorch on CUDA" $status "$out/bench-inference.log"
+}
+
+for section in "${sections[@]}"; do
+  if declare -F "section_$section" > /dev/null; then
+    "section_$section"
+  else
+    say "check.sh: unknown section '$section'"; failed=$((failed + 1))
+  fi
+done
+say "gpu checks: $failed failed"
+[ "$failed" -eq 0 ]
