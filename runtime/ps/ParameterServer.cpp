@@ -3,6 +3,7 @@
 #include "heterps/Runtime/ParameterServer.h"
 
 #include "CheckpointFiles.h"
+#include "FlatKeyMap.h"
 #include "Optimizers.h"
 #include "ShardStore.h"
 
@@ -16,7 +17,6 @@
 #include <mutex>
 #include <shared_mutex>
 #include <sstream>
-#include <unordered_map>
 #include <zlib.h>
 
 namespace heterps::rt::ps {
@@ -148,7 +148,7 @@ struct SavedCheckpoint {
 /// and pushes do not allocate.
 struct BatchScratch {
   std::vector<std::vector<uint32_t>> positionsByShard;
-  std::unordered_map<uint64_t, uint32_t> mergedIndex;
+  FlatKeyMap mergedIndex;
   std::vector<uint64_t> mergedKeys;
   std::vector<float> mergedGradients;
 };
@@ -310,7 +310,8 @@ void ParameterServer::pull(const std::string &tableName, const uint64_t *ids,
         /*willModify=*/false,
         [&](size_t i, const float *row) {
           std::memcpy(out + positions[i] * dim, row, dim * sizeof(float));
-        });
+        },
+        /*usedFloats=*/dim);
   }
 }
 
@@ -333,19 +334,28 @@ void ParameterServer::push(const std::string &tableName, const uint64_t *ids,
       continue;
     // Sum duplicates in batch order before locking: the sum (and so the
     // result) is the same whatever the shard count.
+    const std::vector<uint32_t> &positions = groups[shardIndex];
     scratch.mergedIndex.clear();
+    scratch.mergedIndex.reserve(positions.size());
     scratch.mergedKeys.clear();
-    scratch.mergedGradients.clear();
-    for (uint32_t position : groups[shardIndex]) {
-      const float *gradient = gradients + position * dim;
+    // Sized once (never shrunk) and written in place: no per-key growth.
+    if (scratch.mergedGradients.size() < positions.size() * dim)
+      scratch.mergedGradients.resize(positions.size() * dim);
+    float *merged = scratch.mergedGradients.data();
+    for (size_t p = 0; p < positions.size(); ++p) {
+      // A large group's index outgrows the cache: fetch a few keys ahead.
+      if (p + 8 < positions.size())
+        scratch.mergedIndex.prefetch(ids[positions[p + 8]]);
+      const uint32_t position = positions[p];
+      const float *gradient = gradients + size_t(position) * dim;
       auto [entry, inserted] = scratch.mergedIndex.emplace(
           ids[position], static_cast<uint32_t>(scratch.mergedKeys.size()));
       if (inserted) {
         scratch.mergedKeys.push_back(ids[position]);
-        scratch.mergedGradients.insert(scratch.mergedGradients.end(), gradient,
-                                       gradient + dim);
+        std::memcpy(merged + size_t(*entry) * dim, gradient,
+                    dim * sizeof(float));
       } else {
-        float *sum = scratch.mergedGradients.data() + entry->second * dim;
+        float *sum = merged + size_t(*entry) * dim;
         for (size_t i = 0; i < dim; ++i)
           sum[i] += gradient[i];
       }
@@ -358,7 +368,7 @@ void ParameterServer::push(const std::string &tableName, const uint64_t *ids,
         /*willModify=*/true,
         [&](size_t i, float *row) {
           applyOptimizer(table.config.optimizer, dim, row, row + dim,
-                         scratch.mergedGradients.data() + i * dim);
+                         merged + i * dim);
         });
   }
 }

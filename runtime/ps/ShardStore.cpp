@@ -8,8 +8,10 @@
 #include <rocksdb/options.h>
 #include <rocksdb/write_batch.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <new>
 
 namespace heterps::rt::ps {
 namespace {
@@ -65,18 +67,14 @@ void ShardStore::openDatabase() {
 bool ShardStore::loadFromDatabase(uint64_t key, float *out) {
   if (inBatch) {
     const size_t rowBytes = floatsPerRow * sizeof(float);
-    auto pending = pendingIndex.find(key);
-    if (pending != pendingIndex.end()) {
-      std::memcpy(out, pendingRows.data() + pending->second * floatsPerRow,
-                  rowBytes);
+    if (const uint32_t *pending = pendingIndex.find(key)) {
+      std::memcpy(out, pendingRows.data() + *pending * floatsPerRow, rowBytes);
       return true;
     }
-    auto prefetched = prefetchedIndex.find(key);
-    if (prefetched != prefetchedIndex.end()) {
-      if (prefetched->second == kNoSlot)
+    if (const uint32_t *prefetched = prefetchedIndex.find(key)) {
+      if (*prefetched == kNoSlot)
         return false;
-      std::memcpy(out,
-                  prefetchedRows.data() + prefetched->second * floatsPerRow,
+      std::memcpy(out, prefetchedRows.data() + *prefetched * floatsPerRow,
                   rowBytes);
       return true;
     }
@@ -143,11 +141,13 @@ void ShardStore::endBatch() {
     return;
   rocksdb::WriteBatch batch;
   const size_t rowBytes = floatsPerRow * sizeof(float);
-  for (const auto &[key, index] : pendingIndex)
+  // Keys are distinct, so the batch's order does not change the database.
+  pendingIndex.forEach([&](const uint64_t &key, uint32_t index) {
     batch.Put(keySlice(key),
               rocksdb::Slice(reinterpret_cast<const char *>(
                                  pendingRows.data() + index * floatsPerRow),
                              rowBytes));
+  });
   pendingIndex.clear();
   rocksdb::Status status = database->Write(tierWriteOptions(), &batch);
   if (!status.ok())
@@ -163,7 +163,7 @@ void ShardStore::writeToDatabase(uint64_t key, const float *row) {
     if (inserted)
       pendingRows.insert(pendingRows.end(), row, row + floatsPerRow);
     else
-      std::memcpy(pendingRows.data() + entry->second * floatsPerRow, row,
+      std::memcpy(pendingRows.data() + *entry * floatsPerRow, row,
                   floatsPerRow * sizeof(float));
     return;
   }
@@ -201,8 +201,16 @@ uint32_t ShardStore::takeSlot(uint64_t key) {
   uint32_t slot;
   if (!tiered() || slotsInUse < cacheLimit) {
     slot = slotsInUse++;
-    if (slot / kRowsPerChunk >= chunks.size())
-      chunks.emplace_back(new float[kRowsPerChunk * floatsPerRow]);
+    if (slot / kRowsPerChunk >= chunks.size()) {
+      // Cache-line aligned, so a row of 64k bytes spans k lines, not k + 1.
+      const size_t bytes =
+          (kRowsPerChunk * floatsPerRow * sizeof(float) + 63) / 64 * 64;
+      std::unique_ptr<float[], FreeChunk> chunk(
+          static_cast<float *>(std::aligned_alloc(64, bytes)));
+      if (!chunk)
+        throw std::bad_alloc();
+      chunks.push_back(std::move(chunk));
+    }
     if (tiered()) {
       keyOfSlot.push_back(key);
       previous.push_back(kNoSlot);
@@ -225,9 +233,8 @@ uint32_t ShardStore::takeSlot(uint64_t key) {
 }
 
 float *ShardStore::acquire(uint64_t key, bool willModify) {
-  auto found = slotOfKey.find(key);
-  if (found != slotOfKey.end()) {
-    const uint32_t slot = found->second;
+  if (const uint32_t *found = slotOfKey.find(key)) {
+    const uint32_t slot = *found;
     if (tiered()) {
       if (head != slot) {
         unlink(slot);
@@ -252,16 +259,15 @@ float *ShardStore::acquire(uint64_t key, bool willModify) {
 }
 
 bool ShardStore::read(uint64_t key, float *out) {
-  auto found = slotOfKey.find(key);
-  if (found != slotOfKey.end()) {
-    std::memcpy(out, slotData(found->second), floatsPerRow * sizeof(float));
+  if (const uint32_t *found = slotOfKey.find(key)) {
+    std::memcpy(out, slotData(*found), floatsPerRow * sizeof(float));
     return true;
   }
   return tiered() && loadFromDatabase(key, out);
 }
 
 void ShardStore::insert(uint64_t key, const float *row) {
-  bool existed = slotOfKey.count(key) != 0;
+  bool existed = slotOfKey.contains(key);
   if (!existed && tiered()) {
     std::vector<float> scratch(floatsPerRow);
     existed = loadFromDatabase(key, scratch.data());
@@ -304,7 +310,7 @@ void ShardStore::forEachRow(
                     databasePath + "'");
       uint64_t id;
       std::memcpy(&id, key.data(), sizeof(id));
-      if (slotOfKey.count(id))
+      if (slotOfKey.contains(id))
         continue;
       std::memcpy(row.data(), value.data(), value.size());
       visit(id, row.data());
@@ -313,8 +319,10 @@ void ShardStore::forEachRow(
       throw Error("parameter server: RocksDB scan of '" + databasePath +
                   "' failed: " + iterator->status().ToString());
   }
-  for (const auto &[key, slot] : slotOfKey)
-    visit(key, slotData(slot));
+  // Slot order of the index: the same rows inserted and evicted in the same
+  // order give the same file.
+  slotOfKey.forEach(
+      [&](uint64_t key, uint32_t slot) { visit(key, slotData(slot)); });
 }
 
 } // namespace heterps::rt::ps

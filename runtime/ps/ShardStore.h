@@ -1,7 +1,7 @@
 //===- ShardStore.h - The rows of one shard of a sparse table ---*- C++ -*-===//
 //
 // Internal to the parameter server. Rows (weights + optimizer state, a fixed
-// number of floats) live in a chunked arena indexed by a hash map. Without a
+// number of floats) live in a chunked arena indexed by a FlatKeyMap. Without a
 // cache limit every row stays in memory. With one, the arena holds at most
 // that many rows in LRU order and the rest live in a RocksDB database:
 // misses load from RocksDB (or initialise), evictions write dirty rows back.
@@ -12,12 +12,14 @@
 #ifndef HETERPS_RUNTIME_PS_SHARDSTORE_H
 #define HETERPS_RUNTIME_PS_SHARDSTORE_H
 
+#include "FlatKeyMap.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace rocksdb {
@@ -45,19 +47,35 @@ public:
   /// acquire() for keyAt(0 .. count-1) in order, calling visit(i, row) for
   /// each. With the RocksDB tier the misses are read with one MultiGet and
   /// the evictions written with one WriteBatch, instead of a call per row.
+  /// visit reads the first `usedFloats` of a row (0: all of it); only those
+  /// are prefetched.
   template <typename KeyAt, typename Visit>
-  void acquireBatch(size_t count, KeyAt keyAt, bool willModify, Visit visit) {
+  void acquireBatch(size_t count, KeyAt keyAt, bool willModify, Visit visit,
+                    size_t usedFloats = 0) {
+    const size_t usedBytes =
+        (usedFloats ? usedFloats : floatsPerRow) * sizeof(float);
     if (tiered()) {
       std::vector<uint64_t> &misses = batchMisses;
       misses.clear();
-      for (size_t i = 0; i < count; ++i)
-        if (!slotOfKey.count(keyAt(i)))
+      for (size_t i = 0; i < count; ++i) {
+        if (i + kLookAhead < count)
+          slotOfKey.prefetch(keyAt(i + kLookAhead));
+        if (!slotOfKey.contains(keyAt(i)))
           misses.push_back(keyAt(i));
+      }
       beginBatch(misses);
     }
     try {
-      for (size_t i = 0; i < count; ++i)
+      // Random keys miss the cache twice, on the index slot and on the row:
+      // fetch the slot 2 * kLookAhead keys ahead and the row kLookAhead ahead
+      // (lookups only, so acquire's order and results are unchanged).
+      for (size_t i = 0; i < count; ++i) {
+        if (i + 2 * kLookAhead < count)
+          slotOfKey.prefetch(keyAt(i + 2 * kLookAhead));
+        if (i + kLookAhead < count)
+          prefetchRow(keyAt(i + kLookAhead), usedBytes);
         visit(i, acquire(keyAt(i), willModify));
+      }
     } catch (...) {
       // Evicted rows exist only in the pending batch: never drop them.
       if (inBatch)
@@ -83,12 +101,28 @@ public:
 private:
   static constexpr uint32_t kNoSlot = UINT32_MAX;
   static constexpr size_t kRowsPerChunk = 1024;
+  static constexpr size_t kLookAhead = 8;
 
   float *slotData(uint32_t slot) {
     return chunks[slot / kRowsPerChunk].get() +
            (slot % kRowsPerChunk) * floatsPerRow;
   }
   bool tiered() const { return cacheLimit != 0; }
+  /// Fetches the first `bytes` of the row of `key` into the cache if the
+  /// row is in memory.
+  HETERPS_PS_ALWAYS_INLINE void prefetchRow(uint64_t key, size_t bytes) {
+#if defined(__GNUC__)
+    if (const uint32_t *slot = slotOfKey.find(key)) {
+      const char *row = reinterpret_cast<const char *>(slotData(*slot));
+      for (size_t byte = 0; byte < bytes; byte += 64)
+        __builtin_prefetch(row + byte);
+      __builtin_prefetch(row + bytes - 1);
+    }
+#else
+    (void)key;
+    (void)bytes;
+#endif
+  }
   /// A free slot for `key`, evicting the least recently used row if full.
   uint32_t takeSlot(uint64_t key);
   void linkFront(uint32_t slot);
@@ -107,8 +141,11 @@ private:
   RowInitializer initializer;
   size_t rows = 0;
 
-  std::unordered_map<uint64_t, uint32_t> slotOfKey;
-  std::vector<std::unique_ptr<float[]>> chunks;
+  FlatKeyMap slotOfKey;
+  struct FreeChunk {
+    void operator()(float *chunk) const { std::free(chunk); }
+  };
+  std::vector<std::unique_ptr<float[], FreeChunk>> chunks;
   uint32_t slotsInUse = 0;
   // LRU bookkeeping (tiered only): most recent at the head.
   std::vector<uint64_t> keyOfSlot;
@@ -122,9 +159,9 @@ private:
   // not yet written (newer than anything in RocksDB).
   bool inBatch = false;
   std::vector<uint64_t> batchMisses;
-  std::unordered_map<uint64_t, uint32_t> prefetchedIndex;
+  FlatKeyMap prefetchedIndex;
   std::vector<float> prefetchedRows;
-  std::unordered_map<uint64_t, uint32_t> pendingIndex;
+  FlatKeyMap pendingIndex;
   std::vector<float> pendingRows;
 };
 

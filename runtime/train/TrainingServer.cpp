@@ -249,14 +249,33 @@ void TrainingServer::pullRows(const std::string &name, const int64_t *ids,
     store->pull(entry.serverName, keyScratch.data(), count, rows);
 }
 
+template <typename Entry>
+TrainingServer::Contribution TrainingServer::takeContribution(Entry &entry) {
+  MicroBatchContext context = currentMicroBatch();
+  Contribution contribution{
+      context.microBatch, context.stage, arrivals.fetch_add(1), {}, {}};
+  std::lock_guard<std::mutex> lock(entry.mutex);
+  if (!entry.spare.empty()) {
+    // Filled with assign/resize: the old contents never show through.
+    contribution.values = std::move(entry.spare.back().values);
+    contribution.ids = std::move(entry.spare.back().ids);
+    entry.spare.pop_back();
+  }
+  return contribution;
+}
+
+template <typename Entry> void TrainingServer::recycle(Entry &entry) {
+  for (Contribution &contribution : entry.pending)
+    entry.spare.push_back(std::move(contribution));
+  entry.pending.clear();
+}
+
 void TrainingServer::pushRows(const std::string &name, const int64_t *ids,
                               size_t count, const float *gradients) {
   Table &entry = table(name);
   if (evalMode() || count == 0)
     return;
-  MicroBatchContext context = currentMicroBatch();
-  Contribution contribution{
-      context.microBatch, context.stage, arrivals.fetch_add(1), {}, {}};
+  Contribution contribution = takeContribution(entry);
   toKeys(entry, ids, count, contribution.ids);
   contribution.values.assign(gradients,
                              gradients + count * size_t(entry.spec->dim));
@@ -273,9 +292,7 @@ void TrainingServer::pushDense(const std::string &name, const float *gradient,
                 " values but its gradient has " + std::to_string(count));
   if (evalMode())
     return;
-  MicroBatchContext context = currentMicroBatch();
-  Contribution contribution{
-      context.microBatch, context.stage, arrivals.fetch_add(1), {}, {}};
+  Contribution contribution = takeContribution(entry);
   contribution.values.assign(gradient, gradient + count);
   std::lock_guard<std::mutex> lock(entry.mutex);
   entry.pending.push_back(std::move(contribution));
@@ -310,7 +327,8 @@ void TrainingServer::finishStep(int64_t microBatches) {
     if (entry->pending.empty())
       continue; // no gradient this step: the optimizer leaves it alone
     sortContributions(entry->pending);
-    std::vector<float> sum = std::move(entry->pending.front().values);
+    // Summed in place in the first contribution's buffer.
+    std::vector<float> &sum = entry->pending.front().values;
     for (size_t c = 1; c < entry->pending.size(); ++c) {
       const std::vector<float> &values = entry->pending[c].values;
       for (size_t i = 0; i < sum.size(); ++i)
@@ -318,27 +336,39 @@ void TrainingServer::finishStep(int64_t microBatches) {
     }
     for (float &value : sum)
       value /= scale;
-    entry->pending.clear();
-    store->pushDense(entry->serverName, sum);
+    try {
+      store->pushDense(entry->serverName, sum);
+    } catch (...) {
+      recycle(*entry);
+      throw;
+    }
+    recycle(*entry);
   }
-  std::vector<uint64_t> keys;
-  std::vector<float> gradients;
   for (auto &[name, entry] : tablesByName) {
     std::lock_guard<std::mutex> lock(entry->mutex);
     if (entry->pending.empty())
       continue;
     sortContributions(entry->pending);
-    keys.clear();
-    gradients.clear();
+    size_t keyCount = 0, valueCount = 0;
     for (const Contribution &contribution : entry->pending) {
-      keys.insert(keys.end(), contribution.ids.begin(), contribution.ids.end());
-      for (float value : contribution.values)
-        gradients.push_back(value / scale);
+      keyCount += contribution.ids.size();
+      valueCount += contribution.values.size();
     }
-    entry->pending.clear();
+    // Reused buffers, sized once and filled in place.
+    stepKeys.resize(keyCount);
+    stepGradients.resize(valueCount);
+    uint64_t *key = stepKeys.data();
+    float *gradient = stepGradients.data();
+    for (const Contribution &contribution : entry->pending) {
+      key = std::copy(contribution.ids.begin(), contribution.ids.end(), key);
+      for (float value : contribution.values)
+        *gradient++ = value / scale;
+    }
+    recycle(*entry);
     // The server sums duplicate ids in this order, then updates each row
     // once.
-    store->push(entry->serverName, keys.data(), keys.size(), gradients.data());
+    store->push(entry->serverName, stepKeys.data(), keyCount,
+                stepGradients.data());
   }
   // A remote store applies the step once every worker's pushes are in.
   store->endStep();
@@ -348,11 +378,11 @@ void TrainingServer::finishStep(int64_t microBatches) {
 void TrainingServer::discardStep() {
   for (auto &[name, entry] : denseByName) {
     std::lock_guard<std::mutex> lock(entry->mutex);
-    entry->pending.clear();
+    recycle(*entry);
   }
   for (auto &[name, entry] : tablesByName) {
     std::lock_guard<std::mutex> lock(entry->mutex);
-    entry->pending.clear();
+    recycle(*entry);
   }
 }
 

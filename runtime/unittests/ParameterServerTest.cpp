@@ -2,6 +2,9 @@
 
 #include "heterps/Runtime/ParameterServer.h"
 
+// Internal to the server (not installed); tested directly below.
+#include "../ps/FlatKeyMap.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,6 +18,7 @@
 #include <random>
 #include <thread>
 #include <unistd.h>
+#include <unordered_map>
 
 using namespace heterps::rt;
 using namespace heterps::rt::ps;
@@ -547,6 +551,245 @@ TEST(ParameterServerTest, BadArgumentsThrow) {
   OptimizerConfig badMomentum = sgd(0.1f, 1.5f);
   EXPECT_THROW(server.createDenseParam("w", {1.0f}, badMomentum), Error);
   EXPECT_THROW(ParameterServer(serverConfig(0)), Error);
+}
+
+/// Both servers trained the same way write byte-identical checkpoints (the
+/// row order of a shard file follows the server's history, not addresses).
+TEST(ParameterServerTest, CheckpointBytesAreReproducible) {
+  ScratchDirectory scratch("reproducible");
+  auto first = trainedServer(4, scratch / "storage-a", true);
+  auto second = trainedServer(4, scratch / "storage-b", true);
+  first->save(scratch / "ckpt-a");
+  second->save(scratch / "ckpt-b");
+  auto bytes = [](const fs::path &path) {
+    std::ifstream stream(path, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(stream)),
+                       std::istreambuf_iterator<char>());
+  };
+  size_t files = 0;
+  for (const auto &entry : fs::directory_iterator(scratch / "ckpt-a")) {
+    const fs::path other =
+        fs::path(scratch / "ckpt-b") / entry.path().filename();
+    ASSERT_TRUE(fs::exists(other)) << other;
+    EXPECT_EQ(bytes(entry.path()), bytes(other)) << entry.path().filename();
+    ++files;
+  }
+  EXPECT_EQ(files, 2u * 4u + 2u); // 2 tables x 4 shards, dense.bin, metadata
+}
+
+//===----------------------------------------------------------------------===//
+// FlatKeyMap, the shards' row index and the scratch maps of pull/push.
+//===----------------------------------------------------------------------===//
+
+using Oracle = std::unordered_map<uint64_t, uint32_t>;
+
+/// The map holds exactly the oracle's entries, each visited once.
+void expectSameEntries(const FlatKeyMap &map, const Oracle &oracle) {
+  ASSERT_EQ(map.size(), oracle.size());
+  EXPECT_EQ(map.empty(), oracle.empty());
+  for (const auto &[key, value] : oracle) {
+    const uint32_t *found = map.find(key);
+    ASSERT_NE(found, nullptr) << "key " << key;
+    EXPECT_EQ(*found, value) << "key " << key;
+  }
+  Oracle visited;
+  map.forEach([&](uint64_t key, uint32_t value) {
+    EXPECT_TRUE(visited.emplace(key, value).second) << "key " << key;
+  });
+  EXPECT_EQ(visited, oracle);
+}
+
+TEST(FlatKeyMapTest, RandomOperationsMatchUnorderedMap) {
+  std::mt19937_64 random(2024);
+  // Mostly a small key range (many hits, long runs), plus the extremes and
+  // arbitrary 64-bit keys.
+  auto nextKey = [&]() -> uint64_t {
+    switch (random() % 10) {
+    case 0:
+      return 0;
+    case 1:
+      return UINT64_MAX;
+    case 2:
+      return UINT64_MAX - random() % 4;
+    case 3:
+      return random();
+    default:
+      return random() % 3000;
+    }
+  };
+  FlatKeyMap map;
+  Oracle oracle;
+  for (int op = 0; op < 200000; ++op) {
+    const uint64_t key = nextKey();
+    const uint32_t value = static_cast<uint32_t>(random());
+    switch (random() % 8) {
+    case 0:
+    case 1:
+    case 2: {
+      auto [stored, inserted] = map.emplace(key, value);
+      auto [expected, expectedInserted] = oracle.emplace(key, value);
+      ASSERT_EQ(inserted, expectedInserted) << "key " << key;
+      ASSERT_EQ(*stored, expected->second) << "key " << key;
+      break;
+    }
+    case 3:
+    case 4:
+      ASSERT_EQ(map.erase(key), oracle.erase(key) == 1) << "key " << key;
+      break;
+    case 5: {
+      const uint32_t *found = map.find(key);
+      auto expected = oracle.find(key);
+      ASSERT_EQ(found != nullptr, expected != oracle.end()) << "key " << key;
+      if (found)
+        ASSERT_EQ(*found, expected->second);
+      ASSERT_EQ(map.count(key), oracle.count(key));
+      break;
+    }
+    case 6:
+      if (uint32_t *found = map.find(key)) {
+        *found = value; // writes through find() stick
+        oracle[key] = value;
+      }
+      break;
+    default:
+      if (random() % 5000 == 0) {
+        map.clear();
+        oracle.clear();
+      }
+      break;
+    }
+    if (op % 10000 == 0)
+      expectSameEntries(map, oracle);
+  }
+  expectSameEntries(map, oracle);
+}
+
+TEST(FlatKeyMapTest, ExtremeKeysAreOrdinaryKeys) {
+  FlatKeyMap map;
+  EXPECT_EQ(map.find(0), nullptr);
+  EXPECT_EQ(map.find(UINT64_MAX), nullptr);
+  EXPECT_FALSE(map.erase(UINT64_MAX));
+  EXPECT_TRUE(map.emplace(UINT64_MAX, 7).second);
+  EXPECT_TRUE(map.emplace(0, 8).second);
+  EXPECT_FALSE(map.emplace(UINT64_MAX, 9).second);
+  EXPECT_EQ(*map.emplace(UINT64_MAX, 9).first, 7u);
+  EXPECT_EQ(*map.find(0), 8u);
+  EXPECT_EQ(map.size(), 2u);
+  EXPECT_TRUE(map.erase(UINT64_MAX));
+  EXPECT_EQ(map.find(UINT64_MAX), nullptr);
+  EXPECT_EQ(*map.find(0), 8u);
+  EXPECT_TRUE(map.erase(0));
+  EXPECT_TRUE(map.empty());
+}
+
+TEST(FlatKeyMapTest, GrowsAndKeepsTheLoadBounded) {
+  FlatKeyMap map;
+  Oracle oracle;
+  for (uint32_t i = 0; i < 100000; ++i) {
+    // Sequential ids and ids sharing their low bits (one shard's keys).
+    const uint64_t key = i % 2 ? i : uint64_t(i) << 20;
+    map.emplace(key, i);
+    oracle.emplace(key, i);
+    const size_t capacity = map.capacity();
+    ASSERT_EQ(capacity & (capacity - 1), 0u) << "a power of two";
+    ASSERT_LE(map.size() * 10, capacity * 7) << "at most 70% full";
+  }
+  expectSameEntries(map, oracle);
+
+  // reserve() makes room up front: no rehash (pointers stay valid).
+  FlatKeyMap reserved;
+  reserved.reserve(5001);
+  const size_t capacity = reserved.capacity();
+  uint32_t *first = reserved.emplace(42, 1).first;
+  for (uint64_t key = 0; key < 5000; ++key)
+    reserved.emplace(key * 977, 0);
+  EXPECT_EQ(reserved.capacity(), capacity);
+  EXPECT_EQ(first, reserved.find(42));
+}
+
+TEST(FlatKeyMapTest, ClearKeepsCapacityAndTheMapReusable) {
+  FlatKeyMap map;
+  std::mt19937_64 random(7);
+  size_t capacity = 0;
+  // A scratch map: filled and cleared many times, different keys each time.
+  for (int round = 0; round < 300; ++round) {
+    Oracle oracle;
+    const int entries = 1 + static_cast<int>(random() % 2000);
+    for (int i = 0; i < entries; ++i) {
+      const uint64_t key = random() % 5000 + uint64_t(round % 3) * 100000;
+      map.emplace(key, static_cast<uint32_t>(i));
+      oracle.emplace(key, static_cast<uint32_t>(i));
+    }
+    if (round % 7 == 0)
+      map.erase(oracle.begin()->first), oracle.erase(oracle.begin());
+    expectSameEntries(map, oracle);
+    capacity = std::max(capacity, map.capacity());
+    map.clear();
+    EXPECT_TRUE(map.empty());
+    EXPECT_EQ(map.capacity(), capacity) << "clear keeps the slots";
+    for (const auto &[key, value] : oracle)
+      ASSERT_EQ(map.find(key), nullptr) << "key " << key;
+    map.forEach([](uint64_t, uint32_t) { FAIL() << "visited after clear"; });
+  }
+}
+
+TEST(FlatKeyMapTest, EraseShiftsBackLongProbeRuns) {
+  // 11 keys fit 16 slots: five want the last slot (their run wraps around
+  // to the front), four slot 1 and two slot 2, so one run covers slots 15
+  // and 0..9.
+  std::vector<uint64_t> keys;
+  const std::pair<uint64_t, int> wanted[] = {{15, 5}, {1, 4}, {2, 2}};
+  for (const auto &[slot, count] : wanted)
+    for (uint64_t key = 0, found = 0; found < uint64_t(count); ++key)
+      if (ps::FlatKeyMap::mix(key) >> 60 == slot)
+        keys.push_back(key), ++found;
+  // Every order of erasing three of them, from every insertion order tried.
+  std::mt19937_64 random(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    std::shuffle(keys.begin(), keys.end(), random);
+    FlatKeyMap map;
+    Oracle oracle;
+    for (size_t i = 0; i < keys.size(); ++i) {
+      map.emplace(keys[i], static_cast<uint32_t>(i));
+      oracle.emplace(keys[i], static_cast<uint32_t>(i));
+    }
+    ASSERT_EQ(map.capacity(), 16u);
+    for (size_t a = 0; a < keys.size(); ++a)
+      for (size_t b = 0; b < keys.size(); ++b) {
+        if (a == b)
+          continue;
+        FlatKeyMap copy = map;
+        Oracle expected = oracle;
+        for (size_t victim : {a, b, (a + b) % keys.size()}) {
+          EXPECT_EQ(copy.erase(keys[victim]),
+                    expected.erase(keys[victim]) == 1);
+          expectSameEntries(copy, expected);
+        }
+        // The freed slots take new keys again.
+        copy.emplace(keys[a], 99);
+        expected.emplace(keys[a], 99);
+        expectSameEntries(copy, expected);
+      }
+  }
+}
+
+TEST(FlatKeyMapTest, IterationOrderDependsOnlyOnHistory) {
+  auto build = [] {
+    FlatKeyMap map;
+    std::mt19937_64 random(3);
+    for (int i = 0; i < 20000; ++i) {
+      const uint64_t key = random() % 30000;
+      if (i % 4 == 3)
+        map.erase(key);
+      else
+        map.emplace(key, static_cast<uint32_t>(i));
+    }
+    std::vector<std::pair<uint64_t, uint32_t>> order;
+    map.forEach(
+        [&](uint64_t key, uint32_t value) { order.emplace_back(key, value); });
+    return order;
+  };
+  EXPECT_EQ(build(), build());
 }
 
 } // namespace

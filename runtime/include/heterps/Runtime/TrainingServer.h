@@ -130,12 +130,14 @@ private:
     std::vector<float> live; // what lookupParameter hands out; never resized
     std::mutex mutex;
     std::vector<Contribution> pending;
+    std::vector<Contribution> spare; // finished steps' buffers, for reuse
   };
   struct Table {
     const TrainableTable *spec = nullptr;
     std::string serverName;
     std::mutex mutex;
     std::vector<Contribution> pending;
+    std::vector<Contribution> spare; // finished steps' buffers, for reuse
   };
 
   Dense &dense(const std::string &name) const;
@@ -144,12 +146,20 @@ private:
   void toKeys(const Table &table, const int64_t *ids, size_t count,
               std::vector<uint64_t> &keys) const;
   void refreshDense();
+  /// A contribution for the current micro-batch, reusing a spare's buffers.
+  template <typename Entry> Contribution takeContribution(Entry &entry);
+  /// Moves `entry`'s pending contributions to its spares.
+  template <typename Entry> static void recycle(Entry &entry);
 
   TrainingSpec spec_;
   std::unique_ptr<ps::ParameterServer> server;
   ps::ParameterStore *store = nullptr; // server, or the options' store
   std::map<std::string, std::unique_ptr<Dense>> denseByName;
   std::map<std::string, std::unique_ptr<Table>> tablesByName;
+  // finishStep's concatenation of a table's pushes, kept across steps so a
+  // step does not reallocate (and page-fault) them.
+  std::vector<uint64_t> stepKeys;
+  std::vector<float> stepGradients;
   std::atomic<bool> evalMode_{false};
   std::atomic<uint64_t> arrivals{0};
   StageServer callbacks;
