@@ -366,7 +366,7 @@ class TorchCuda:
         return self.call()
 
 
-def calibrate(system, seconds):
+def calibrate(system, seconds, min_repeat=5):
     """Repeat count so that one measurement takes about `seconds` of wall
     time. Per-run cost is the wall-time slope between a 10- and a 30-run
     measurement, so it includes the occasional stalled run (on a loaded
@@ -376,14 +376,14 @@ def calibrate(system, seconds):
     system.measure(3)
     coarse = (time.perf_counter() - t0) / 4
     if coarse > seconds / 20:  # slow case: the coarse estimate will do
-        return int(np.clip(round(seconds / coarse), 5, 200000)), coarse
+        return int(np.clip(round(seconds / coarse), min_repeat, 200000)), coarse
     walls = []
     for repeat in (10, 30):
         t0 = time.perf_counter()
         system.measure(repeat)
         walls.append(time.perf_counter() - t0)
     per_run = max((walls[1] - walls[0]) / 20, walls[1] / 40, 1e-7)
-    return int(np.clip(round(seconds / per_run), 5, 200000)), per_run
+    return int(np.clip(round(seconds / per_run), min_repeat, 200000)), per_run
 
 
 def max_error(ours, ref):
@@ -479,6 +479,9 @@ def main():
     parser.add_argument("--no-flatten-fix", action="store_true",
                         help="report models with Flatten(axis=0) as not applicable at batch > 1")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir")
+    parser.add_argument("--min-repeat", type=int, default=5,
+                        help="fewest timed runs per measurement (a GPU run's process start and "
+                             "device setup dwarf its runs, so calibration alone picks too few)")
     parser.add_argument("--gpu", action="store_true",
                         help="GPU stages (gpu-only on clusters/h100-host.yaml) against PyTorch on "
                              "CUDA (onnx2torch) instead of CPU stages against onnxruntime")
@@ -540,7 +543,7 @@ def main():
                 case["systems"] = {"ours": ours, "ort": theirs}
                 case["repeat"] = {}
                 for key, system in case["systems"].items():
-                    case["repeat"][key], probe = calibrate(system, args.seconds)
+                    case["repeat"][key], probe = calibrate(system, args.seconds, args.min_repeat)
                 case["medians"] = {"ours": [], "ort": []}
                 print(f"prepared {w} b{b}: error {fmt_err(case['error'])}, stages {ours.stages}, "
                       f"repeats ours {case['repeat']['ours']} ort {case['repeat']['ort']}", flush=True)

@@ -20,7 +20,8 @@
 #
 # Environment: GPU_PACK (default .gpupack/pack.tar.xz), MODELS (default
 # ../shared/models), GPU_OUT (logs; default /tmp/heterps-gpu-out), JOBS,
-# BENCH_FLAGS (extra flags of the benchmarks), GPU_WHEELS (default
+# BENCH_FLAGS and INFERENCE_BENCH_FLAGS (extra flags of the two
+# benchmarks), GPU_WHEELS (default
 # .gpupack/wheels).
 # Prints one line per check and `gpu checks: N failed`; exits non-zero on any
 # failure.
@@ -177,7 +178,7 @@ section_bench-inference() {
   fi
   # shellcheck disable=SC2086
   $py "$root/bench/inference/bench_inference.py" --gpu --heterps "$heterps" \
-    --out "$out/inference-gpu.md" ${BENCH_FLAGS:-} > "$out/bench-inference.log" 2>&1
+    --out "$out/inference-gpu.md" ${INFERENCE_BENCH_FLAGS:-} > "$out/bench-inference.log" 2>&1
   local status=$?
   grep -E "^\||FAILED|not applicable" "$out/bench-inference.log" | sed 's/^/      /'
   verdict "bench-inference: GPU stages against PyTorch on CUDA" $status "$out/bench-inference.log"
