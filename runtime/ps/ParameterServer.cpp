@@ -11,6 +11,7 @@
 #include <cctype>
 #include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -144,15 +145,58 @@ struct SavedCheckpoint {
   std::map<std::string, uint32_t> fileChecksums;
 };
 
-/// Per-thread scratch for grouping a batch by shard, so steady-state pulls
-/// and pushes do not allocate.
+/// Per-thread scratch, so steady-state pulls and pushes do not allocate:
+/// the batch grouped by shard (the calling thread's), and the merge of one
+/// shard's duplicate ids (the thread that serves that shard's).
 struct BatchScratch {
   std::vector<std::vector<uint32_t>> positionsByShard;
+  std::vector<size_t> activeShards;
+};
+struct MergeScratch {
   FlatKeyMap mergedIndex;
   std::vector<uint64_t> mergedKeys;
   std::vector<float> mergedGradients;
 };
 thread_local BatchScratch batchScratch;
+thread_local MergeScratch mergeScratch;
+
+/// Below this many ids a call walks its shards on the calling thread: a
+/// parallel region costs more than it saves.
+constexpr size_t kParallelIds = 2048;
+
+/// Calls serve(shard) for every shard that has ids in `groups`, in parallel
+/// (OpenMP) for a large batch. Shards share nothing (each has its lock and
+/// rows, and a key's result does not depend on which shard or thread served
+/// it), so the outcome is the serial one. An exception of any shard is
+/// rethrown once all have finished.
+template <typename Serve>
+void forEachShard(const std::vector<std::vector<uint32_t>> &groups,
+                  size_t count, Serve serve) {
+  std::vector<size_t> &active = batchScratch.activeShards;
+  active.clear();
+  for (size_t shard = 0; shard < groups.size(); ++shard)
+    if (!groups[shard].empty())
+      active.push_back(shard);
+  if (active.size() < 2 || count < kParallelIds) {
+    for (size_t shard : active)
+      serve(shard);
+    return;
+  }
+  std::exception_ptr failure;
+  std::mutex failureMutex;
+#pragma omp parallel for schedule(dynamic, 1)
+  for (size_t i = 0; i < active.size(); ++i) {
+    try {
+      serve(active[i]);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(failureMutex);
+      if (!failure)
+        failure = std::current_exception();
+    }
+  }
+  if (failure)
+    std::rethrow_exception(failure);
+}
 } // namespace
 
 struct ParameterServer::Impl {
@@ -298,10 +342,8 @@ void ParameterServer::pull(const std::string &tableName, const uint64_t *ids,
     impl->clock.waitUntilAllowed(worker);
   SparseTable &table = impl->table(tableName);
   const size_t dim = table.config.dim;
-  auto &groups = impl->groupByShard(ids, count);
-  for (size_t shardIndex = 0; shardIndex < groups.size(); ++shardIndex) {
-    if (groups[shardIndex].empty())
-      continue;
+  const auto &groups = impl->groupByShard(ids, count);
+  forEachShard(groups, count, [&](size_t shardIndex) {
     Shard &shard = *table.shards[shardIndex];
     std::lock_guard<std::mutex> lock(shard.mutex);
     const std::vector<uint32_t> &positions = groups[shardIndex];
@@ -312,7 +354,7 @@ void ParameterServer::pull(const std::string &tableName, const uint64_t *ids,
           std::memcpy(out + positions[i] * dim, row, dim * sizeof(float));
         },
         /*usedFloats=*/dim);
-  }
+  });
 }
 
 std::vector<float> ParameterServer::pull(const std::string &table,
@@ -327,11 +369,9 @@ void ParameterServer::push(const std::string &tableName, const uint64_t *ids,
                            size_t count, const float *gradients) {
   SparseTable &table = impl->table(tableName);
   const size_t dim = table.config.dim;
-  auto &groups = impl->groupByShard(ids, count);
-  BatchScratch &scratch = batchScratch;
-  for (size_t shardIndex = 0; shardIndex < groups.size(); ++shardIndex) {
-    if (groups[shardIndex].empty())
-      continue;
+  const auto &groups = impl->groupByShard(ids, count);
+  forEachShard(groups, count, [&](size_t shardIndex) {
+    MergeScratch &scratch = mergeScratch;
     // Sum duplicates in batch order before locking: the sum (and so the
     // result) is the same whatever the shard count.
     const std::vector<uint32_t> &positions = groups[shardIndex];
@@ -370,7 +410,7 @@ void ParameterServer::push(const std::string &tableName, const uint64_t *ids,
           applyOptimizer(table.config.optimizer, dim, row, row + dim,
                          merged + i * dim);
         });
-  }
+  });
 }
 
 void ParameterServer::push(const std::string &table,

@@ -7,6 +7,7 @@
 #include "heterps/Runtime/TrainingServer.h"
 #include "heterps/Runtime/WorkerGroup.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
+#include <thread>
 
 namespace heterps::rt::train {
 namespace {
@@ -300,8 +302,6 @@ TrainSummary Trainer::run() {
     throw Error("--resume needs --checkpoint-dir DIR");
   if (o.keepCheckpoints < 1)
     throw Error("--keep-checkpoints must be at least 1");
-  if (o.psShards < 1)
-    throw Error("--ps-shards must be at least 1");
 
   data::ReaderOptions readerOptions;
   if (layout.sparse >= 0) {
@@ -381,7 +381,14 @@ TrainSummary Trainer::run() {
 
   TrainingServerOptions serverOptions;
   serverOptions.seed = state.seed;
-  serverOptions.shards = o.psShards;
+  // One shard per thread by default, so a step's pulls and pushes use every
+  // core; the shard count changes no result.
+  serverOptions.shards =
+      o.psShards > 0
+          ? o.psShards
+          : static_cast<size_t>(std::max(
+                1, o.threads > 0 ? o.threads
+                                 : int(std::thread::hardware_concurrency())));
   if (group)
     serverOptions.store = &group->store();
   TrainingServer server(bundle, serverOptions);

@@ -50,7 +50,7 @@ struct TrainOptions {
   int keepCheckpoints = 2;
   bool resume = false;
   uint64_t seed = 1;
-  unsigned psShards = 1;
+  unsigned psShards = 0; // 0: one per thread
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

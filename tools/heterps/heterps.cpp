@@ -194,9 +194,11 @@ static cl::opt<int64_t> hashBuckets(
     "hash-buckets", cl::init(0),
     cl::desc("Ids per sparse field (default: a single table's rows / 26)"),
     cl::sub(runCommand));
-static cl::opt<unsigned> psShards("ps-shards", cl::init(1),
-                                  cl::desc("Shards of every sparse table"),
-                                  cl::sub(runCommand));
+static cl::opt<unsigned>
+    psShards("ps-shards", cl::init(0),
+             cl::desc("Shards of every sparse table, served in parallel "
+                      "(default: one per thread)"),
+             cl::sub(runCommand));
 static cl::opt<std::string> dumpParameters(
     "dump-parameters",
     cl::desc("After training, write every dense parameter and touched "

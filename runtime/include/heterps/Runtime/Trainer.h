@@ -56,7 +56,8 @@ struct TrainerOptions {
   uint64_t seed = 1;
   /// Hash buckets per sparse field (0: a single table's rows / 26).
   int64_t hashBuckets = 0;
-  size_t psShards = 1;
+  /// Shards of every sparse table (0: one per thread of `threads`).
+  size_t psShards = 0;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;
