@@ -13,8 +13,8 @@
 func.func @main(%x: tensor<2x3x4x4xf32> {hps.name = "x", hps.batched}) -> (tensor<2x3x1x1xf32> {hps.name = "y", hps.batched}) {
   %w = hps.weight "w" dense<0.1> : tensor<3x4x4xf32>
   %m = hps.mul %x, %w : tensor<2x3x4x4xf32>, tensor<3x4x4xf32> -> tensor<2x3x4x4xf32>
-  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.global_max_pool'}}
-  %y = hps.global_max_pool %m : (tensor<2x3x4x4xf32>) -> tensor<2x3x1x1xf32>
+  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.reduce' of kind prod}}
+  %y = hps.reduce prod %m {axes = array<i64: 2, 3>, keepdims} : (tensor<2x3x4x4xf32>) -> tensor<2x3x1x1xf32>
   %s = hps.sigmoid %y : tensor<2x3x1x1xf32>
   return %s : tensor<2x3x1x1xf32>
 }

@@ -79,7 +79,8 @@ def binary(name, op, wshape, low=-1.0, high=1.0, swap=False):
 
 KINKED = {"relu", "abs", "leaky_relu", "max", "min", "clip", "where", "thresholded_relu", "prelu",
           "hard_sigmoid", "hard_swish", "reducemax", "reducel1", "max_pool_pad_stride",
-          "max_pool_ceil_mode", "max_pool_1d_dilated"}
+          "max_pool_ceil_mode", "max_pool_1d_dilated", "global_max_pool", "floor", "ceil",
+          "round", "sign"}
 
 
 def cases():
@@ -187,6 +188,19 @@ def cases():
     c.inits += [weight("w1", (1, 5, 2, 3)), const("ax23", np.array([2, 3], np.int64))]
     r = c.node("Mul", [c.node("Unsqueeze", ["h", "ax23"]), "w1"])
     out.append((c, c.node("Flatten", [c.node("GlobalAveragePool", [r])], axis=1), [B, 5]))
+    c = Case("global_max_pool")
+    c.inits += [weight("w1", (1, 5, 2, 3)), const("ax23", np.array([2, 3], np.int64))]
+    r = c.node("Mul", [c.node("Unsqueeze", ["h", "ax23"]), "w1"])
+    out.append((c, c.node("Flatten", [c.node("GlobalMaxPool", [r])], axis=1), [B, 5]))
+    # Piecewise-constant ops pass no gradient: h + op(h / 4) has the gradient
+    # of h alone. h / 4 lies in (-1, 1), so a step lies only at 0 (and at
+    # +-0.5 for Round): a perturbation rarely crosses one.
+    for op in ["Floor", "Ceil", "Round", "Sign"]:
+        c = Case(op.lower())
+        c.inputs.append(helper.make_tensor_value_info("quarter", TensorProto.FLOAT, []))
+        c.feeds["quarter"] = np.array(0.25, np.float32)
+        out.append((c, c.node("Add", ["h", c.node(op, [c.node("Mul", ["h", "quarter"])])]),
+                    [B, 5]))
     out.append(unary("softmax", "Softmax", axis=1))
     out.append(unary("log_softmax", "LogSoftmax", axis=1))
     c = Case("layer_norm")

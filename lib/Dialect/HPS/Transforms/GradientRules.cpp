@@ -641,6 +641,19 @@ static SmallVector<int64_t> reducedAxes(ArrayRef<int64_t> axes, int64_t rank) {
   return result;
 }
 
+/// The adjoint of a max or min over `axes` whose result and gradient keep
+/// those axes as size 1: the elements equal to the result get the gradient,
+/// ties sharing it equally.
+static Value extremumGradient(Rule &r, Value x, Value keptResult,
+                              Value keptGrad, ArrayRef<int64_t> axes) {
+  GradientBuilder &b = r.b;
+  Value zero = r.zero(x);
+  Value hit = b.compare<EqualOp>(x, keptResult);
+  Value ties =
+      b.reduce(ReduceKind::Sum, b.where(hit, r.one(x), zero), axes, true);
+  return b.where(hit, b.div(keptGrad, ties), zero);
+}
+
 static LogicalResult reduceRule(ReduceOp op, Rule &r) {
   GradientBuilder &b = r.b;
   if (op.getKind() == ReduceKind::Prod)
@@ -682,15 +695,9 @@ static LogicalResult reduceRule(ReduceOp op, Rule &r) {
     dx = b.mul(b.unary<ExpOp>(b.sub(x, keptResult())), g);
     break;
   case ReduceKind::Max:
-  case ReduceKind::Min: {
-    // Ties share the gradient equally.
-    Value zero = r.zero(x);
-    Value hit = b.compare<EqualOp>(x, keptResult());
-    Value ties =
-        b.reduce(ReduceKind::Sum, b.where(hit, r.one(x), zero), axes, true);
-    dx = b.where(hit, b.div(g, ties), zero);
+  case ReduceKind::Min:
+    dx = extremumGradient(r, x, keptResult(), g, axes);
     break;
-  }
   case ReduceKind::Prod:
     llvm_unreachable("rejected above");
   }
@@ -751,6 +758,18 @@ static LogicalResult globalAvgPoolRule(GlobalAvgPoolOp op, Rule &r) {
   ArrayRef<int64_t> in = shapeOf(op.getInput());
   double count = static_cast<double>(product(in.drop_front(2)));
   r.set(0, [&] { return r.b.expand(r.b.mul(r.grad(), 1.0 / count), in); });
+  return success();
+}
+
+static LogicalResult globalMaxPoolRule(GlobalMaxPoolOp op, Rule &r) {
+  Value x = op.getInput();
+  SmallVector<int64_t> spatial;
+  for (int64_t axis = 2, rank = shapeOf(x).size(); axis < rank; ++axis)
+    spatial.push_back(axis);
+  // The result and its gradient already keep the spatial axes as 1.
+  r.set(0, [&] {
+    return extremumGradient(r, x, op.getResult(), r.grad(), spatial);
+  });
   return success();
 }
 
@@ -1037,6 +1056,11 @@ autodiff::applyGradientRule(GradientBuilder &builder, Operation *op,
       })
       .Case([&](LayerNormOp norm) { return layerNormRule(norm, r); })
       .Case([&](GlobalAvgPoolOp pool) { return globalAvgPoolRule(pool, r); })
+      .Case([&](GlobalMaxPoolOp pool) { return globalMaxPoolRule(pool, r); })
+      // Piecewise constant: the derivative is zero almost everywhere, so no
+      // adjoint flows to the operand.
+      .Case<FloorOp, CeilOp, RoundOp, SignOp>(
+          [](Operation *) { return success(); })
       .Case([&](ConvOp conv) { return convRule(conv, r); })
       .Case([&](AvgPoolOp pool) { return avgPoolRule(pool, r); })
       .Case([&](MaxPoolOp pool) { return maxPoolRule(pool, r); })
