@@ -35,7 +35,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-import bench_training  # noqa: E402  (read_criteo, torch_round)
+import bench_training  # noqa: E402  (model_and_data, read_criteo, torch_round)
 
 
 def sh(cmd):
@@ -86,13 +86,10 @@ def main():
     plans = [p for p in args.plans.split(",") if p]
 
     with tempfile.TemporaryDirectory(prefix="hps-bench-hetero-") as work:
-        model = os.path.join(work, "ctr.onnx")
-        sh([sys.executable, os.path.join(PROJECT, "bench", "generate_ctr_model.py"), "--layout",
-            "criteo", "--hidden", args.hidden, "--dim", str(args.dim), "--buckets",
-            str(args.buckets), "-o", model])
-        data_file = os.path.join(work, "train.tsv")
-        sh([args.heterps, "datagen", "ctr", "--rows", str(args.rows), "--seed", "1", "-o",
-            data_file])
+        try:
+            model, data_file = bench_training.model_and_data(args, args.heterps, work, args.rows)
+        except SystemExit as error:  # bench_training.sh exits on a failed command
+            raise RuntimeError(str(error))
         bundles, shapes, prices, failures = {}, {}, {}, {}
         for plan in plans:
             bundle = os.path.join(work, plan + ".bundle")

@@ -63,6 +63,18 @@ def read_criteo(path, buckets, rows):
     return labels, dense, sparse
 
 
+def model_and_data(args, heterps, work, rows):
+    """The Wide & Deep model of --hidden/--dim/--buckets and `rows` rows of
+    synthetic Criteo data, written into `work`; returns both paths."""
+    model = os.path.join(work, "ctr.onnx")
+    sh([sys.executable, os.path.join(PROJECT, "bench", "generate_ctr_model.py"), "--layout",
+        "criteo", "--hidden", args.hidden, "--dim", str(args.dim), "--buckets",
+        str(args.buckets), "-o", model])
+    data_file = os.path.join(work, "train.tsv")
+    sh([heterps, "datagen", "ctr", "--rows", str(rows), "--seed", "1", "-o", data_file])
+    return model, data_file
+
+
 def torch_round(args, data, hidden, device="cpu"):
     """PyTorch's samples/s and final loss; on "cuda" the data is on the GPU
     before the clock starts and the clock stops after a synchronize."""
@@ -143,12 +155,7 @@ def main():
     hidden = [int(w) for w in args.hidden.split(",") if w]
     rows = args.steps * args.batch
     with tempfile.TemporaryDirectory(prefix="hps-bench-train-") as work:
-        model = os.path.join(work, "ctr.onnx")
-        sh([sys.executable, os.path.join(PROJECT, "bench", "generate_ctr_model.py"), "--layout",
-            "criteo", "--hidden", args.hidden, "--dim", str(args.dim), "--buckets",
-            str(args.buckets), "-o", model])
-        data_file = os.path.join(work, "train.tsv")
-        sh([heterps, "datagen", "ctr", "--rows", str(rows), "--seed", "1", "-o", data_file])
+        model, data_file = model_and_data(args, heterps, work, rows)
         bundle = os.path.join(work, "ctr.bundle")
         sh([heterps, "compile", model, "--cluster", os.path.join(PROJECT, "clusters", "local-cpu.yaml"),
             "--throughput", "1", "--strategy", "cpu-only", "--train", "--loss", "bce", "--optimizer",
