@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -36,6 +37,9 @@ using namespace heterps::hps;
 namespace {
 
 constexpr uint64_t kAlignment = 64;
+/// The runtime's kNativeChannelMultiple (Types.h): channel counts a native
+/// layout holds without padding.
+constexpr int64_t kNativeChannelMultiple = 16;
 uint64_t alignUp(uint64_t value) {
   return (value + kAlignment - 1) / kAlignment * kAlignment;
 }
@@ -197,9 +201,13 @@ struct TensorInfo {
 
 class StageEmitter {
 public:
+  /// `nativeLayouts`: let convolution chains keep the backend's native
+  /// activation layout (CPU stages; a GPU's is plain anyway).
   StageEmitter(func::FuncOp func, WeightsFile &weights,
-               llvm::StringMap<TableEntry> &tables, TrainedState *trained)
-      : func(func), weights(weights), tables(tables), trained(trained) {}
+               llvm::StringMap<TableEntry> &tables, TrainedState *trained,
+               bool nativeLayouts)
+      : func(func), weights(weights), tables(tables), trained(trained),
+        nativeLayouts(nativeLayouts) {}
 
   LogicalResult emit();
 
@@ -212,6 +220,9 @@ public:
 
 private:
   LogicalResult collectTensors();
+  void fuseIntoDenseOps();
+  void assignLayouts();
+  bool readsNative(Operation *op, Value root) const;
   LogicalResult planArena();
   LogicalResult emitOp(Operation *op);
   LogicalResult emitTrainingPull(PSPullOp pull);
@@ -263,9 +274,24 @@ private:
   SmallVector<std::string> parameterNames;
   llvm::DenseMap<Value, TensorInfo> tensors;
   llvm::DenseMap<Value, Storage> storage; // keyed by root values
-  /// A dense op's activation fused into it: unary op -> producer.
+  /// Ops fused into a dense op (an activation; a residual add into a conv):
+  /// fused op -> dense op.
   llvm::DenseMap<Operation *, Operation *> fusedInto;
   llvm::DenseMap<Operation *, Operation *> fusedActivation;
+  /// A conv's fused residual: conv -> the add's other operand.
+  llvm::DenseMap<Operation *, Value> fusedResidual;
+  bool nativeLayouts;
+  /// Roots held in the backend's native layout, and those of them that
+  /// some kernel reads plain: a plain copy (arena offset) made by a
+  /// Relayout right after the producer, alive until its last plain reader.
+  llvm::DenseSet<Value> native;
+  llvm::MapVector<Value, uint64_t> plainCopies;
+  llvm::DenseMap<Value, unsigned> lastPlainRead;
+  /// Which ops read each root (fused ops count as their dense op).
+  llvm::DenseMap<Value, SmallVector<Operation *>> readers;
+  /// The op being emitted: ptr() gives it the plain copy of a native root
+  /// it reads plain.
+  Operation *emitting = nullptr;
   std::string members, setup, prologue, run;
   /// Tensors that live in the caller's buffers on host backends: a stage
   /// input read in place ("inK") or a stage output written in place
@@ -398,6 +424,173 @@ LogicalResult StageEmitter::collectTensors() {
   return success();
 }
 
+/// An elementwise op over f32 operands of its result's shape: it reads and
+/// writes element i at the same offset whatever the layout.
+bool isLayoutAgnostic(Operation *op) {
+  std::string kind, params;
+  bool elementwise = (unaryKind(op, kind, params) && !isa<NotOp>(op)) ||
+                     !binaryKind(op).empty();
+  if (!elementwise || op->getNumResults() != 1)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!type || !type.getElementType().isF32())
+    return false;
+  return llvm::all_of(op->getOperandTypes(),
+                      [&](Type operand) { return operand == type; });
+}
+
+void StageEmitter::fuseIntoDenseOps() {
+  Block &block = func.getBody().front();
+  // A residual add into the conv producing one operand (a ResNet block's
+  // shortcut): the conv's only use, the other operand of the same type and
+  // computed before the conv runs.
+  for (Operation &op : block) {
+    auto add = dyn_cast<AddOp>(op);
+    if (!add || !isLayoutAgnostic(add))
+      continue;
+    for (unsigned i = 0; i < 2; ++i) {
+      Value convResult = add->getOperand(i), other = add->getOperand(1 - i);
+      auto conv = convResult.getDefiningOp<ConvOp>();
+      Operation *otherProducer = other.getDefiningOp();
+      if (!conv || !convResult.hasOneUse() || convResult == other ||
+          (otherProducer && !otherProducer->isBeforeInBlock(conv)))
+        continue;
+      fusedInto[add] = conv;
+      fusedResidual[conv] = other;
+      tensors[add.getResult()].root = convResult;
+      break;
+    }
+  }
+  // An activation into the dense op producing its only input (or the
+  // residual add fused into one).
+  for (Operation &op : block) {
+    std::string kind, params;
+    if (!unaryKind(&op, kind, params) || isa<NotOp>(op))
+      continue;
+    Operation *producer = op.getOperand(0).getDefiningOp();
+    if (producer && isa<AddOp>(producer) && fusedInto.count(producer))
+      producer = fusedInto[producer];
+    if (producer && isa<GemmOp, MatMulOp, ConvOp>(producer) &&
+        op.getOperand(0).hasOneUse() &&
+        producer->getResult(0) == rootOf(op.getOperand(0)) &&
+        !fusedActivation.count(producer) &&
+        info(op.getResult(0)).dtype == "f32") {
+      fusedInto[&op] = producer;
+      fusedActivation[producer] = &op;
+      tensors[op.getResult(0)].root = producer->getResult(0);
+    }
+  }
+}
+
+bool StageEmitter::readsNative(Operation *op, Value root) const {
+  if (!op || !native.contains(root))
+    return false;
+  if (root.getDefiningOp() == op)
+    return true; // its producer writes it native
+  if (auto conv = dyn_cast<ConvOp>(op)) {
+    if (rootOf(conv.getInput()) == root)
+      return true;
+    auto residual = fusedResidual.find(op);
+    return residual != fusedResidual.end() &&
+           rootOf(residual->second) == root &&
+           native.contains(conv.getResult());
+  }
+  return isLayoutAgnostic(op) && native.contains(rootOf(op->getResult(0)));
+}
+
+/// Chains of convolutions keep the backend's native layout (CPU: oneDNN's
+/// channel-blocked one) instead of reordering to plain NCHW and back around
+/// every conv: a tensor is native when a conv, or an elementwise op over
+/// native operands, produces it and a conv or such an op reads it. Other
+/// readers get a plain copy made once, right after the producer.
+void StageEmitter::assignLayouts() {
+  if (!nativeLayouts)
+    return;
+  Block &block = func.getBody().front();
+  llvm::DenseMap<Operation *, unsigned> position;
+  for (auto [i, op] : llvm::enumerate(block))
+    position[&op] = i;
+  auto emitted = [&](Operation &op) {
+    return !fusedInto.count(&op) && !isAlias(&op);
+  };
+  for (Operation &op : block) {
+    if (isAlias(&op))
+      continue;
+    Operation *reader = fusedInto.lookup(&op);
+    if (!reader)
+      reader = &op;
+    for (Value operand : op.getOperands()) {
+      if (!tensors.count(operand))
+        continue;
+      Value root = rootOf(operand);
+      // A fused op's read of its dense op's own result is no read.
+      if (reader != &op && root == reader->getResult(0))
+        continue;
+      auto &list = readers[root];
+      if (!llvm::is_contained(list, reader))
+        list.push_back(reader);
+    }
+  }
+  auto eligible = [&](Value root) {
+    const TensorInfo &entry = info(root);
+    if (entry.dtype != "f32" || entry.shape.size() < 3 ||
+        entry.shape.size() > 5 || entry.shape[1] % kNativeChannelMultiple != 0)
+      return false;
+    // Stage outputs leave plain (and are written in place).
+    return llvm::none_of(readers.lookup(root), [](Operation *reader) {
+      return isa<SendOp, func::ReturnOp>(reader);
+    });
+  };
+  for (Operation &op : block) {
+    if (!emitted(op) || op.getNumResults() != 1)
+      continue;
+    Value result = op.getResult(0);
+    if (!tensors.count(result) || !eligible(result))
+      continue;
+    if (isa<ConvOp>(op) || (isLayoutAgnostic(&op) &&
+                            llvm::all_of(op.getOperands(), [&](Value operand) {
+                              return native.contains(rootOf(operand));
+                            })))
+      native.insert(result);
+  }
+  // Drop what would only cost a relayout, and keep every elementwise op
+  // (and a conv with its residual) in one layout, until nothing changes.
+  for (bool changed = true; changed;) {
+    changed = false;
+    SmallVector<Value> drop;
+    for (Value root : native) {
+      Operation *producer = root.getDefiningOp();
+      bool consistent = true;
+      if (auto residual = fusedResidual.find(producer);
+          residual != fusedResidual.end())
+        consistent = native.contains(rootOf(residual->second));
+      else if (!isa<ConvOp>(producer))
+        consistent = llvm::all_of(producer->getOperands(), [&](Value v) {
+          return native.contains(rootOf(v));
+        });
+      bool readNative = llvm::any_of(readers.lookup(root), [&](Operation *r) {
+        return readsNative(r, root);
+      });
+      if (!consistent || !readNative)
+        drop.push_back(root);
+    }
+    for (Value root : drop)
+      native.erase(root);
+    changed = !drop.empty();
+  }
+  for (Operation &op : block) {
+    if (op.getNumResults() != 1 || !native.contains(op.getResult(0)))
+      continue;
+    Value root = op.getResult(0);
+    for (Operation *reader : readers.lookup(root))
+      if (!readsNative(reader, root)) {
+        plainCopies.insert({root, 0});
+        lastPlainRead[root] =
+            std::max(lastPlainRead.lookup(root), position[reader]);
+      }
+  }
+}
+
 /// First-fit placement of arena tensors in op order; a tensor's bytes are
 /// free again after the last use of any value sharing its storage.
 LogicalResult StageEmitter::planArena() {
@@ -413,8 +606,8 @@ LogicalResult StageEmitter::planArena() {
         lastUse[root] = std::max(lastUse.lookup(root), position[&op]);
       }
 
-  std::map<uint64_t, uint64_t> live; // offset -> bytes
-  std::multimap<unsigned, Value> dying;
+  std::map<uint64_t, uint64_t> live;       // offset -> bytes
+  std::multimap<unsigned, uint64_t> dying; // last use -> offset
   auto allocate = [&](uint64_t bytes) {
     bytes = alignUp(std::max<uint64_t>(bytes, 1));
     uint64_t offset = 0;
@@ -438,10 +631,15 @@ LogicalResult StageEmitter::planArena() {
       slot.kind = Storage::Arena;
       slot.offset = allocate(info(result).bytes);
       // A result nobody reads dies right after its op.
-      dying.insert({lastUse.count(result) ? lastUse[result] : here, result});
+      dying.insert(
+          {lastUse.count(result) ? lastUse[result] : here, slot.offset});
+      if (auto copy = plainCopies.find(result); copy != plainCopies.end()) {
+        copy->second = allocate(info(result).bytes);
+        dying.insert({lastPlainRead.lookup(result), copy->second});
+      }
     }
     for (auto it = dying.begin(); it != dying.end() && it->first <= here;) {
-      live.erase(storage[it->second].offset);
+      live.erase(it->second);
       it = dying.erase(it);
     }
   }
@@ -459,6 +657,9 @@ std::string StageEmitter::ptr(Value value) const {
     return "nullptr";
   if (auto io = ioPointer.find(rootOf(value)); io != ioPointer.end())
     return io->second;
+  if (auto copy = plainCopies.find(rootOf(value));
+      copy != plainCopies.end() && !readsNative(emitting, copy->first))
+    return "(arena + " + std::to_string(copy->second) + ")";
   const Storage &slot = storage.find(rootOf(value))->second;
   switch (slot.kind) {
   case Storage::Arena:
@@ -490,21 +691,7 @@ LogicalResult StageEmitter::emit() {
   if (failed(collectTensors()))
     return failure();
 
-  // Fuse an activation into the dense op producing its only input.
-  for (Operation &op : func.getBody().front()) {
-    std::string kind, params;
-    if (!unaryKind(&op, kind, params) || isa<NotOp>(op))
-      continue;
-    Operation *producer = op.getOperand(0).getDefiningOp();
-    if (producer && isa<GemmOp, MatMulOp, ConvOp>(producer) &&
-        producer->getResult(0).hasOneUse() &&
-        !fusedActivation.count(producer) &&
-        info(op.getResult(0)).dtype == "f32") {
-      fusedInto[&op] = producer;
-      fusedActivation[producer] = &op;
-      tensors[op.getResult(0)].root = producer->getResult(0);
-    }
-  }
+  fuseIntoDenseOps();
 
   // Weights, constants and static shapes go to weights.bin first so that
   // this stage's share is one range.
@@ -565,6 +752,7 @@ LogicalResult StageEmitter::emit() {
   }
   weightsEnd = weights.data.size();
 
+  assignLayouts();
   if (failed(planArena()))
     return failure();
 
@@ -581,7 +769,8 @@ LogicalResult StageEmitter::emit() {
     Operation *producer = root.getDefiningOp();
     auto slot = storage.find(root);
     if (!producer || isa<RecvOp>(producer) || ioPointer.count(root) ||
-        slot == storage.end() || slot->second.kind != Storage::Arena)
+        native.contains(root) || slot == storage.end() ||
+        slot->second.kind != Storage::Arena)
       continue;
     std::string name = "out" + std::to_string(index);
     ioPointer[root] = name;
@@ -591,9 +780,22 @@ LogicalResult StageEmitter::emit() {
                       name, index, slot->second.offset)
             .str();
   }
-  for (Operation &op : func.getBody().front())
+  for (Operation &op : func.getBody().front()) {
+    emitting = &op;
     if (failed(emitOp(&op)))
       return failure();
+    for (Value result : op.getResults()) {
+      auto copy = plainCopies.find(result);
+      if (copy == plainCopies.end())
+        continue;
+      call(kernel("Relayout",
+                  llvm::formatv("{0}, {1}, Layout::Native, Layout::Plain",
+                                dtypeEnum(info(result).dtype),
+                                shapeLiteral(info(result).shape))),
+           cptr(result) + ", (arena + " + std::to_string(copy->second) + ")");
+    }
+  }
+  emitting = nullptr;
 
   // Assemble the translation unit.
   llvm::raw_string_ostream os(source);
@@ -814,11 +1016,16 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         SmallVector<int64_t> pads(conv.getPads().begin(), conv.getPads().end());
         if (pads.size() != 2 * n)
           pads.assign(2 * n, 0);
+        auto layout = [&](Value v) {
+          return native.contains(rootOf(v)) ? "Layout::Native"
+                                            : "Layout::Plain";
+        };
+        Value residual = fusedResidual.lookup(op);
         call(kernel(
                  "Conv",
                  llvm::formatv(
                      "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, "
-                     "{11}",
+                     "{11}, ConvOptions{{{12}, {13}, {14}}",
                      dt(conv.getInput()), shape(conv.getInput()),
                      shape(conv.getFilter()), conv.getBias() ? "true" : "false",
                      shape(conv.getResult()),
@@ -827,9 +1034,11 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                      shapeLiteral(ArrayRef(pads).take_front(n)),
                      shapeLiteral(ArrayRef(pads).drop_front(n)),
                      std::max<int64_t>(conv.getGroup(), 1), activation(op),
-                     isWeight(conv.getFilter()))),
+                     isWeight(conv.getFilter()), layout(conv.getInput()),
+                     layout(conv.getResult()), residual ? "true" : "false")),
              cptr(conv.getInput()) + ", " + cptr(conv.getFilter()) + ", " +
-                 cptr(conv.getBias()) + ", " + ptr(conv.getResult()));
+                 cptr(conv.getBias()) + ", " + ptr(conv.getResult()) + ", " +
+                 cptr(residual));
         return success();
       })
       .Case<ConvGradInputOp, ConvGradFilterOp>([&](auto adjoint) {
@@ -1409,7 +1618,8 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
     StringRef deviceName = device.getName();
     bool gpu = deviceName.starts_with("gpu");
 
-    StageEmitter emitter(func, weights, tables, trained);
+    StageEmitter emitter(func, weights, tables, trained,
+                         /*nativeLayouts=*/!gpu);
     if (failed(emitter.emit()))
       return failure();
     for (Operation &op : func.getBody().front()) {

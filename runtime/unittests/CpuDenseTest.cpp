@@ -562,6 +562,103 @@ TEST(CpuDenseConv, BlockedPathAgainstReference) {
     }
 }
 
+/// `plain` in `layout` (a copy through Relayout when Native).
+std::vector<float> toLayout(Context &ctx, const std::vector<float> &plain,
+                            const Shape &shape, Layout from, Layout to) {
+  std::vector<float> out(plain.size());
+  Relayout(ctx, DType::F32, shape, from, to).run(plain.data(), out.data());
+  return out;
+}
+
+// Convolutions between native (channel-blocked) and plain tensors, with and
+// without a fused residual: every combination the code generator emits, on
+// shapes where oneDNN picks its direct, 1x1 and grouped kernels, 1-D and
+// 3-D, and one batch large enough for the reorder path to chunk it.
+TEST(CpuDenseConv, NativeLayoutsAndResidual) {
+  Context ctx(0);
+  std::vector<ConvCase> cases{
+      {{2, 16, 12, 12}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{3, 3, 10, 10}, {16, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{2, 16, 15, 15}, {32, 16, 1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, 1},
+      {{2, 32, 9, 11}, {16, 8, 3, 3}, {1, 2}, {2, 1}, {2, 1}, {1, 0}, 4},
+      {{2, 16, 10, 10}, {16, 1, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 16},
+      {{8, 16, 32, 32}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{3, 16, 31}, {32, 16, 5}, {2}, {1}, {2}, {2}, 1},
+      {{2, 16, 4, 6, 5},
+       {16, 16, 3, 3, 3},
+       {1, 2, 1},
+       {1, 1, 1},
+       {1, 1, 1},
+       {1, 0, 1},
+       1},
+  };
+  unsigned seed = 900;
+  for (const ConvCase &c : cases) {
+    Shape y = convOutput(c);
+    auto x = randomData(numElements(c.x), seed++);
+    auto w = randomData(numElements(c.w), seed++);
+    auto bias = randomData(c.w[0], seed++);
+    auto r = randomData(numElements(y), seed++);
+    std::vector<float> linear = referenceConv(c, y, x, w, &bias, Activation{});
+    for (Layout xLayout : {Layout::Plain, Layout::Native})
+      for (Layout yLayout : {Layout::Plain, Layout::Native})
+        for (bool residual : {false, true}) {
+          if ((xLayout == Layout::Native && c.x[1] % 16 != 0) ||
+              (yLayout == Layout::Native && y[1] % 16 != 0))
+            continue;
+          Activation act = someActivations()[seed++ % someActivations().size()];
+          std::vector<float> expected(linear.size());
+          for (size_t i = 0; i != expected.size(); ++i)
+            expected[i] = activate(act, linear[i] + (residual ? r[i] : 0.f));
+          std::string what = "conv x " + shapeString(c.x) +
+                             (xLayout == Layout::Native ? " native" : "") +
+                             " y " + shapeString(y) +
+                             (yLayout == Layout::Native ? " native" : "") +
+                             (residual ? " with residual" : "");
+          Conv conv(ctx, DType::F32, c.x, c.w, true, y, c.strides, c.dilations,
+                    c.padBegin, c.padEnd, c.group, act, true,
+                    ConvOptions{xLayout, yLayout, residual});
+          auto xIn = toLayout(ctx, x, c.x, Layout::Plain, xLayout);
+          auto rIn = toLayout(ctx, r, y, Layout::Plain, yLayout);
+          std::vector<float> out(numElements(y));
+          conv.run(xIn.data(), w.data(), bias.data(), out.data(),
+                   residual ? rIn.data() : nullptr);
+          expectClose(toLayout(ctx, out, y, yLayout, Layout::Plain), expected,
+                      what);
+        }
+  }
+}
+
+TEST(CpuDenseConv, RelayoutRoundTripAndRejections) {
+  Context ctx(0);
+  for (Shape shape :
+       {Shape{2, 32, 5, 7}, Shape{3, 16, 9}, Shape{1, 48, 2, 3, 4}}) {
+    auto x = randomData(numElements(shape), 77);
+    auto native = toLayout(ctx, x, shape, Layout::Plain, Layout::Native);
+    EXPECT_NE(native, x) << shapeString(shape); // really another layout
+    expectClose(toLayout(ctx, native, shape, Layout::Native, Layout::Plain), x,
+                "relayout " + shapeString(shape));
+    expectClose(toLayout(ctx, x, shape, Layout::Plain, Layout::Plain), x,
+                "plain copy " + shapeString(shape));
+  }
+  // Channels a native layout would pad, and no channel axis at all.
+  EXPECT_THROW(
+      Relayout(ctx, DType::F32, {1, 12, 4, 4}, Layout::Plain, Layout::Native),
+      Error);
+  EXPECT_THROW(
+      Relayout(ctx, DType::F32, {4, 16}, Layout::Native, Layout::Plain), Error);
+  EXPECT_THROW(Conv(ctx, DType::F32, {1, 8, 4, 4}, {16, 8, 3, 3}, false,
+                    {1, 16, 2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1,
+                    Activation{}, true, ConvOptions{Layout::Native}),
+               Error);
+  // A declared residual that is not passed.
+  Conv conv(ctx, DType::F32, {1, 16, 4, 4}, {16, 16, 3, 3}, false,
+            {1, 16, 2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1, Activation{},
+            true, ConvOptions{Layout::Plain, Layout::Plain, true});
+  std::vector<float> x(256), w(16 * 16 * 9), y(64);
+  EXPECT_THROW(conv.run(x.data(), w.data(), nullptr, y.data()), Error);
+}
+
 TEST(CpuDenseConv, RejectsBadParameters) {
   Context ctx(0);
   // Channels do not fit the group.

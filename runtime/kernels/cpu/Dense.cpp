@@ -10,6 +10,8 @@
 #include "DnnlUtil.h"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 
 namespace heterps::rt::cpu {
 
@@ -326,19 +328,24 @@ struct Conv::Impl {
   bool hasBias;
   Activation act;
   bool fusedAct = true;
+  /// options.residual: added by a binary post-op where the primitive
+  /// writes the caller's layout itself, else by a loop after it.
+  bool residual = false, fusedResidual = false;
   bool parallel = false; // worthThreads: else built and run in a SerialScope
   dnnl::convolution_forward conv;
-  dnnl::memory src, bias, dst, scratchpad;
+  dnnl::memory src, bias, dst, scratchpad, residualMemory;
   Weights weights;
   Args args;
-  /// The batch runs `chunk` images at a time (all of it on the plain path):
-  /// the blocked copies of a chunk then stay in cache between the reorders
-  /// and the convolution. xImage/yImage: elements of one image of x and y.
+  /// The batch runs `chunk` images at a time when x or y is reordered (all
+  /// of it otherwise): the blocked copies of a chunk then stay in cache
+  /// between the reorders and the convolution. xImage/yImage: elements of
+  /// one image of x and y (the batch is outermost in every layout).
   int64_t batch = 1, chunk = 1, xImage = 0, yImage = 0;
-  /// Blocked path: oneDNN's direct (jit) convolutions want channel-blocked
-  /// activations, while kernels exchange plain NC[D]HW; src and dst are
-  /// then kernel-owned buffers in the chosen layout, and userSrc/userDst
-  /// placeholders over the caller's chunk that the reorders read/write.
+  /// oneDNN's direct (jit) convolutions want channel-blocked activations.
+  /// Where the caller's layout (options.x/y) differs from the one chosen,
+  /// src and dst are kernel-owned buffers in the chosen layout, and
+  /// userSrc/userDst placeholders over the caller's chunk that the reorders
+  /// read/write.
   bool reorderSrc = false, reorderDst = false;
   dnnl::memory userSrc, userDst, srcScratch, dstScratch;
   dnnl::reorder srcIn, dstOut;
@@ -347,8 +354,9 @@ struct Conv::Impl {
   Impl(Context &ctx, const Shape &x, const Shape &w, bool hasBias,
        const Shape &y, const Shape &strides, const Shape &dilations,
        const Shape &padBegin, const Shape &padEnd, int64_t group,
-       Activation act, bool constantWeights)
-      : stream(ctx.impl().stream), hasBias(hasBias), act(act) {
+       Activation act, bool constantWeights, ConvOptions options)
+      : stream(ctx.impl().stream), hasBias(hasBias), act(act),
+        residual(options.residual) {
     checkActivation("Conv", act);
     if (x.size() < 3 || x.size() > 5)
       throw Error("Conv: x of shape " + shapeString(x) +
@@ -416,58 +424,87 @@ struct Conv::Impl {
     const dnnl::engine &engine = ctx.impl().engine;
     SerialScope serial(!parallel);
     withDnnl("Conv", [&] {
-      dnnl::primitive_attr attr = activationAttr(act, fusedAct);
       auto userWeights = plainDesc(filter);
       auto anyDesc = [](const Dims &dims) {
         return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag::any);
       };
+      auto dims = [](const Shape &shape, int64_t images) {
+        Dims out(shape.begin(), shape.end());
+        out[0] = images;
+        return out;
+      };
+      auto userX = [&](int64_t images) {
+        return layoutDesc("Conv", dims(x, images), options.x);
+      };
+      auto userY = [&](int64_t images) {
+        return layoutDesc("Conv", dims(y, images), options.y);
+      };
       dnnl::memory::desc biasDesc;
       if (hasBias)
         biasDesc = plainDesc({w[0]});
-      auto makePd = [&](int64_t images, bool blocked) {
-        Dims xDims(x.begin(), x.end()), yDims(y.begin(), y.end());
-        xDims[0] = yDims[0] = images;
+      // Post-ops: the residual (when `withResidual`), then `activation`
+      // where oneDNN has it.
+      auto makePd = [&](int64_t images, bool blocked, bool withResidual,
+                        const Activation &activation) {
+        dnnl::post_ops ops;
+        if (withResidual)
+          ops.append_binary(dnnl::algorithm::binary_add, userY(images));
+        dnnl::primitive_attr attr = activationAttr(activation, fusedAct, ops);
         // Weights in oneDNN's layout also when they change per run (then
         // repacked each run): the direct convolutions need blocked filters.
         dnnl::convolution_forward::desc desc(
             dnnl::prop_kind::forward_inference,
             dnnl::algorithm::convolution_direct,
-            blocked ? anyDesc(xDims) : plainDesc(xDims),
+            blocked ? anyDesc(dims(x, images)) : plainDesc(dims(x, images)),
             blocked || constantWeights ? anyDesc(filter) : userWeights,
-            biasDesc, blocked ? anyDesc(yDims) : plainDesc(yDims),
+            biasDesc,
+            blocked ? anyDesc(dims(y, images)) : plainDesc(dims(y, images)),
             Dims(strides.begin(), strides.end()), dnnlDilations, padLeft,
             padRight);
         return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
       };
+      auto isJit = [](const dnnl::convolution_forward::primitive_desc &pd) {
+        std::string impl = pd.impl_info_str();
+        return impl.find("jit") != std::string::npos &&
+               impl.find("gemm") == std::string::npos;
+      };
       // Blocked activations pay off once there are channels to block; keep
       // the plain path when oneDNN would still pick gemm or its reference.
       bool blocked = x[1] >= 8 || y[1] >= 8;
-      if (blocked) {
-        std::string impl = makePd(1, true).impl_info_str();
-        blocked = impl.find("jit") != std::string::npos &&
-                  impl.find("gemm") == std::string::npos;
-      }
-      if (blocked) {
-        // The largest divisor of the batch whose blocked chunk of x and y
-        // stays within about half the 1 MiB L2.
+      if (blocked)
+        blocked = isJit(makePd(1, true, false, act));
+      // Chunks only where a reorder runs: the largest divisor of the batch
+      // whose blocked chunk of x and y stays within about half the 1 MiB L2.
+      auto probe = makePd(1, blocked, false, act);
+      chunk = batch;
+      if (probe.src_desc() != userX(1) || probe.dst_desc() != userY(1)) {
         int64_t budget = (512 << 10) / int64_t(sizeof(float));
         chunk = 1;
         for (int64_t c = 1; c <= batch; ++c)
           if (batch % c == 0 && c * (xImage + yImage) <= budget)
             chunk = c;
-      } else {
-        chunk = batch;
       }
-      auto pd = makePd(chunk, blocked);
-      conv = dnnl::convolution_forward(pd);
-      Dims xDims(x.begin(), x.end()), yDims(y.begin(), y.end());
-      xDims[0] = yDims[0] = chunk;
-      auto userSrcDesc = plainDesc(xDims), userDstDesc = plainDesc(yDims);
-      reorderSrc = pd.src_desc() != userSrcDesc;
-      reorderDst = pd.dst_desc() != userDstDesc;
-      src = reorderSrc ? dnnl::memory(pd.src_desc(), engine)
+      // A binary post-op adds the residual where the primitive writes the
+      // caller's layout and keeps its implementation; else run() adds it
+      // with a loop after the reorder, and the activation after that.
+      std::optional<dnnl::convolution_forward::primitive_desc> pd;
+      if (residual) {
+        auto fused = makePd(chunk, blocked, true, act);
+        if (fused.dst_desc() == userY(chunk) &&
+            fused.impl_info_str() == probe.impl_info_str()) {
+          pd = fused;
+          fusedResidual = true;
+        }
+      }
+      if (!pd)
+        pd = makePd(chunk, blocked, false, residual ? Activation{} : act);
+      conv = dnnl::convolution_forward(*pd);
+      auto userSrcDesc = userX(chunk), userDstDesc = userY(chunk);
+      reorderSrc = pd->src_desc() != userSrcDesc;
+      reorderDst = pd->dst_desc() != userDstDesc;
+      src = reorderSrc ? dnnl::memory(pd->src_desc(), engine)
                        : placeholder(userSrcDesc, engine);
-      dst = reorderDst ? dnnl::memory(pd.dst_desc(), engine)
+      dst = reorderDst ? dnnl::memory(pd->dst_desc(), engine)
                        : placeholder(userDstDesc, engine);
       if (reorderSrc) {
         userSrc = placeholder(userSrcDesc, engine);
@@ -484,7 +521,7 @@ struct Conv::Impl {
         dstScratch = scratchpadFor(rpd, engine, dstOutArgs);
       }
       weights =
-          Weights(engine, userWeights, pd.weights_desc(), constantWeights);
+          Weights(engine, userWeights, pd->weights_desc(), constantWeights);
       args = {{DNNL_ARG_SRC, src},
               {DNNL_ARG_WEIGHTS, weights.memory()},
               {DNNL_ARG_DST, dst}};
@@ -492,14 +529,23 @@ struct Conv::Impl {
         bias = placeholder(biasDesc, engine);
         args[DNNL_ARG_BIAS] = bias;
       }
-      scratchpad = scratchpadFor(pd, engine, args);
+      if (fusedResidual) {
+        residualMemory = placeholder(userDstDesc, engine);
+        args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
+            residualMemory;
+      }
+      scratchpad = scratchpadFor(*pd, engine, args);
     });
   }
 
-  void run(const void *x, const void *w, const void *b, void *y) {
+  void run(const void *x, const void *w, const void *b, void *y,
+           const void *r) {
     if (hasBias && !b)
       throw Error("Conv: bias was declared but not passed");
+    if (residual && !r)
+      throw Error("Conv: a residual was declared but not passed");
     const float *in = static_cast<const float *>(x);
+    const float *res = static_cast<const float *>(r);
     float *out = static_cast<float *>(y);
     SerialScope serial(!parallel);
     weights.bind(stream, w);
@@ -509,6 +555,8 @@ struct Conv::Impl {
       for (int64_t image = 0; image < batch; image += chunk) {
         bind(reorderSrc ? userSrc : src, in + image * xImage);
         bind(reorderDst ? userDst : dst, out + image * yImage);
+        if (fusedResidual)
+          bind(residualMemory, res + image * yImage);
         if (reorderSrc)
           srcIn.execute(stream, srcInArgs);
         conv.execute(stream, args);
@@ -517,24 +565,89 @@ struct Conv::Impl {
       }
       stream.wait();
     });
-    if (!fusedAct)
+    // y and the residual share a layout, so element i matches element i.
+    if (residual && !fusedResidual) {
+#pragma omp parallel for schedule(static) if (parallel)
+      for (int64_t i = 0; i < elements; ++i)
+        out[i] = activate(act, out[i] + res[i]);
+    } else if (!fusedAct) {
       applyActivation(act, out, elements);
+    }
   }
 };
 
 Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
            bool hasBias, const Shape &y, const Shape &strides,
            const Shape &dilations, const Shape &padBegin, const Shape &padEnd,
-           int64_t group, Activation act, bool constantWeights) {
+           int64_t group, Activation act, bool constantWeights,
+           ConvOptions options) {
   requireF32("Conv", type);
   impl = std::make_unique<Impl>(ctx, x, w, hasBias, y, strides, dilations,
-                                padBegin, padEnd, group, act, constantWeights);
+                                padBegin, padEnd, group, act, constantWeights,
+                                options);
 }
 
 Conv::~Conv() = default;
 
-void Conv::run(const void *x, const void *w, const void *bias, void *y) {
-  impl->run(x, w, bias, y);
+void Conv::run(const void *x, const void *w, const void *bias, void *y,
+               const void *residual) {
+  impl->run(x, w, bias, y, residual);
+}
+
+//===----------------------------------------------------------------------===//
+// Relayout
+//===----------------------------------------------------------------------===//
+
+struct Relayout::Impl {
+  dnnl::stream &stream;
+  bool copy = false; // the layouts coincide
+  size_t bytes = 0;
+  bool parallel = false;
+  dnnl::memory from, to, scratchpad;
+  dnnl::reorder reorder;
+  Args args;
+};
+
+Relayout::Relayout(Context &ctx, DType type, const Shape &shape, Layout from,
+                   Layout to)
+    : impl(new Impl{ctx.impl().stream}) {
+  requireF32("Relayout", type);
+  Impl &s = *impl;
+  Dims dims(shape.begin(), shape.end());
+  s.bytes = numElements(shape) * sizeof(float);
+  s.parallel = worthThreads(kCheapElementWork * double(numElements(shape)));
+  const dnnl::engine &engine = ctx.impl().engine;
+  auto fromDesc = layoutDesc("Relayout", dims, from);
+  auto toDesc = layoutDesc("Relayout", dims, to);
+  s.copy = fromDesc == toDesc;
+  if (s.copy)
+    return;
+  SerialScope serial(!s.parallel);
+  withDnnl("Relayout", [&] {
+    s.from = placeholder(fromDesc, engine);
+    s.to = placeholder(toDesc, engine);
+    dnnl::reorder::primitive_desc pd(s.from, s.to, userScratchpad());
+    s.reorder = dnnl::reorder(pd);
+    s.args = {{DNNL_ARG_FROM, s.from}, {DNNL_ARG_TO, s.to}};
+    s.scratchpad = scratchpadFor(pd, engine, s.args);
+  });
+}
+
+Relayout::~Relayout() = default;
+
+void Relayout::run(const void *x, void *y) {
+  Impl &s = *impl;
+  if (s.copy) {
+    std::memcpy(y, x, s.bytes);
+    return;
+  }
+  SerialScope serial(!s.parallel);
+  bind(s.from, x);
+  bind(s.to, y);
+  withDnnl("Relayout", [&] {
+    s.reorder.execute(s.stream, s.args);
+    s.stream.wait();
+  });
 }
 
 //===----------------------------------------------------------------------===//

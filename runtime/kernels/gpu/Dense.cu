@@ -23,15 +23,18 @@ __global__ void activationKernel(UnaryOp op, T *y, int64_t n) {
   HPS_GRID_STRIDE(i, n) { y[i] = applyFloatUnary(op, y[i]); }
 }
 
-/// y[n, c, s] = act(y[n, c, s] + bias[c]); bias may be null.
+/// y[n, c, s] = act(y[n, c, s] + bias[c] + residual[n, c, s]); bias and
+/// residual may be null.
 template <typename T>
 __global__ void biasActivationKernel(UnaryOp op, T *y, const T *bias,
-                                     int64_t channels, int64_t spatial,
-                                     int64_t n) {
+                                     const T *residual, int64_t channels,
+                                     int64_t spatial, int64_t n) {
   HPS_GRID_STRIDE(i, n) {
     T v = y[i];
     if (bias)
       v += bias[(i / spatial) % channels];
+    if (residual)
+      v += residual[i];
     y[i] = applyFloatUnary(op, v);
   }
 }
@@ -376,6 +379,7 @@ struct Conv::Impl {
   DType type;
   UnaryOp act;
   bool hasBias = false;
+  bool residual = false;
   int64_t channels = 0, spatial = 0, total = 0;
   bool padInput = false;
   PadGeometry pad;
@@ -388,12 +392,15 @@ struct Conv::Impl {
 Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
            bool hasBias, const Shape &y, const Shape &strides,
            const Shape &dilations, const Shape &padBegin, const Shape &padEnd,
-           int64_t group, Activation act, bool /*constantWeights*/)
+           int64_t group, Activation act, bool /*constantWeights*/,
+           ConvOptions options)
     : impl(new Impl{ctx, type, {}, hasBias}) {
   const char *kernel = "Conv";
   dispatchDense(type, kernel, [](auto) {});
   checkFloatUnary(kernel, act.kind);
   Impl &s = *impl;
+  // Layout::Native is Plain here: cuDNN runs NCHW as it is.
+  s.residual = options.residual;
   s.act = makeUnaryOp(act.kind, act.params);
   size_t spatialRank = x.size() < 3 ? 0 : x.size() - 2;
   if (spatialRank < 1 || spatialRank > 3)
@@ -506,8 +513,11 @@ Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
 
 Conv::~Conv() = default;
 
-void Conv::run(const void *x, const void *w, const void *bias, void *y) {
+void Conv::run(const void *x, const void *w, const void *bias, void *y,
+               const void *residual) {
   Impl &s = *impl;
+  if (s.residual && !residual)
+    throw Error("Conv: a residual was declared but not passed");
   if (s.total == 0)
     return;
   cudaStream_t stream = streamOf(s.ctx);
@@ -527,12 +537,40 @@ void Conv::run(const void *x, const void *w, const void *bias, void *y) {
         s.ctx.impl().cudnn, &one, s.desc.x, input, s.desc.w, w, s.desc.conv,
         s.algo, s.workspace.get(), s.workspace.bytes(), &zero, s.desc.y, y));
     const T *biasT = s.hasBias ? static_cast<const T *>(bias) : nullptr;
-    if (biasT || s.act.kind != UnaryKind::Identity) {
+    const T *residualT =
+        s.residual ? static_cast<const T *>(residual) : nullptr;
+    if (biasT || residualT || s.act.kind != UnaryKind::Identity) {
       biasActivationKernel<T><<<gridFor(s.total), kThreads, 0, stream>>>(
-          s.act, static_cast<T *>(y), biasT, s.channels, s.spatial, s.total);
+          s.act, static_cast<T *>(y), biasT, residualT, s.channels, s.spatial,
+          s.total);
       checkLaunch("Conv");
     }
   });
+}
+
+//===----------------------------------------------------------------------===//
+// Relayout
+//===----------------------------------------------------------------------===//
+
+// Native is Plain on this backend, so a relayout is a device copy.
+struct Relayout::Impl {
+  Context &ctx;
+  size_t bytes = 0;
+};
+
+Relayout::Relayout(Context &ctx, DType type, const Shape &shape,
+                   Layout /*from*/, Layout /*to*/)
+    : impl(new Impl{ctx}) {
+  if (type != DType::F32)
+    throw Error(std::string("Relayout: element type ") + dtypeName(type) +
+                " is not supported");
+  impl->bytes = numElements(shape) * sizeof(float);
+}
+
+Relayout::~Relayout() = default;
+
+void Relayout::run(const void *x, void *y) {
+  impl->ctx.copy(y, x, impl->bytes);
 }
 
 //===----------------------------------------------------------------------===//

@@ -104,6 +104,26 @@ struct Activation {
   UnaryParams params;
 };
 
+/// How an NC[D]HW activation tensor is laid out in memory. Plain: dense
+/// row-major. Native: the layout the backend's convolutions work in (cpu:
+/// oneDNN's channel-blocked nC[D]HW8c, or 16c where AVX-512 is there; gpu:
+/// Plain). A code generator picks Native only for f32 tensors whose channel
+/// count is a multiple of kNativeChannelMultiple: such a tensor has exactly
+/// the bytes of a plain one, so elementwise kernels over operands of one
+/// shape (all in one layout) work on it unchanged, and chains of
+/// convolutions skip the reorders in between.
+enum class Layout { Plain, Native };
+constexpr int64_t kNativeChannelMultiple = 16;
+
+/// Optional parts of a Conv: the layouts of x and y, and a residual added
+/// before the activation, y = act(conv(x) + bias + residual), with the
+/// residual of y's shape and layout (a ResNet block's shortcut).
+struct ConvOptions {
+  Layout x = Layout::Plain;
+  Layout y = Layout::Plain;
+  bool residual = false;
+};
+
 /// Elementwise functions of two tensors with numpy broadcasting.
 /// Comparisons produce Bool. Div truncates for integers; Mod takes the sign
 /// of the divisor (Python), FMod of the dividend (C). PRelu: lhs if lhs >= 0
