@@ -5,7 +5,8 @@
 //   heterps-trainer-state 1
 //   step <k>
 //   samples <n>
-//   data offset=<o> line=<l> epoch=<e>
+//   data <the data source's position: offset=<o> line=<l> epoch=<e> for
+//         Criteo TSV, npy rows=<n> row=<r> epoch=<e> for .npy arrays>
 //   seed <s>
 //   bundle <16 hex digits>
 //   batch <b>
@@ -187,6 +188,9 @@ std::string
 writeCheckpoint(const std::string &directory, const TrainerState &state,
                 const std::function<void(const std::string &)> &writeServer,
                 int keep) {
+  if (state.position.empty() || state.position.find('\n') != std::string::npos)
+    throw Error("data position '" + state.position +
+                "' cannot be recorded in a checkpoint (empty or multi-line)");
   std::error_code error;
   fs::create_directories(directory, error);
   if (error)
@@ -215,7 +219,7 @@ writeCheckpoint(const std::string &directory, const TrainerState &state,
   text << kStateMagic << " " << kStateVersion << "\n"
        << "step " << state.step << "\n"
        << "samples " << state.samples << "\n"
-       << "data " << state.position.toString() << "\n"
+       << "data " << state.position << "\n"
        << "seed " << state.seed << "\n"
        << "bundle " << state.bundle << "\n"
        << "batch " << state.batch << "\n";
@@ -303,14 +307,13 @@ TrainerState verifyCheckpoint(const std::string &checkpoint) {
       continue;
     }
     if (key == "data") {
+      // The data source parses it when the run resumes: only it knows
+      // its format.
       std::string rest;
       std::getline(fields, rest);
-      try {
-        state.position =
-            data::DataPosition::parse(rest.empty() ? rest : rest.substr(1));
-      } catch (const Error &error) {
-        throw corrupt(std::string("bad data position: ") + error.what());
-      }
+      state.position = rest.empty() ? rest : rest.substr(1);
+      if (state.position.empty())
+        throw corrupt("empty data position");
     } else if (key == "step") {
       fields >> state.step;
     } else if (key == "samples") {

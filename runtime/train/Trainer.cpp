@@ -2,7 +2,8 @@
 
 #include "heterps/Runtime/Trainer.h"
 
-#include "heterps/Runtime/CtrDataMetrics.h"
+#include "TrainMetrics.h"
+
 #include "heterps/Runtime/Executor.h"
 #include "heterps/Runtime/TrainingServer.h"
 #include "heterps/Runtime/WorkerGroup.h"
@@ -20,175 +21,19 @@
 namespace heterps::rt::train {
 namespace {
 
-namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-std::string describe(const TensorSpec &spec) {
-  Shape rest(spec.shape.begin() + (spec.batched ? 1 : 0), spec.shape.end());
-  return std::string(dtypeName(spec.dtype)) + " " +
-         (spec.batched ? "N x " : "") + shapeString(rest);
+/// The classes of a softmax_ce prediction ([N, C] f32), 0 if it is not one.
+int64_t predictionClasses(const Bundle &bundle, const TrainingSpec &spec) {
+  const OutputSpec &prediction = bundle.outputs()[spec.predictionOutput];
+  if (!prediction.batched || prediction.shape.size() != 2)
+    return 0;
+  return prediction.shape[1];
 }
-
-/// Rows [first, first + count) of `all` into `part` (a worker's slice of
-/// the step).
-void sliceBatch(const data::CtrBatch &all, int64_t first, int64_t count,
-                data::CtrBatch &part) {
-  part.rows = count;
-  part.labels.assign(all.labels.begin() + first,
-                     all.labels.begin() + first + count);
-  part.dense.assign(all.dense.begin() + first * data::kNumDense,
-                    all.dense.begin() + (first + count) * data::kNumDense);
-  part.sparse.assign(all.sparse.begin() + first * data::kNumSparse,
-                     all.sparse.begin() + (first + count) * data::kNumSparse);
-}
-
-/// Whether `spec` is a batched tensor of `dtype` with the extents `rest`
-/// after the batch.
-bool isBatched(const TensorSpec &spec, DType dtype, const Shape &rest) {
-  return spec.batched && spec.dtype == dtype &&
-         Shape(spec.shape.begin() + 1, spec.shape.end()) == rest;
-}
-
-/// How a model's prediction turns into a score for AUC and log-loss.
-enum class ScoreKind {
-  Unknown,     // not decided yet
-  Probability, // one value per sample in [0, 1], or two that sum to 1
-  Logit,       // one logit per sample, or two class logits
-  None         // no binary score (more classes, not f32)
-};
-
-/// The prediction as a binary score, decided once from the first batch: for
-/// bce the kind whose cross-entropy reproduces the model's own per-sample
-/// loss, otherwise probabilities if every value is one.
-class Scorer {
-public:
-  void decide(const HostTensor &prediction, const float *labels,
-              const float *loss, int64_t rows, const std::string &lossKind) {
-    if (kind != ScoreKind::Unknown || rows == 0)
-      return;
-    width = numElements(prediction.shape) / rows;
-    if (prediction.dtype != DType::F32 || (width != 1 && width != 2)) {
-      kind = ScoreKind::None;
-      return;
-    }
-    const float *values =
-        reinterpret_cast<const float *>(prediction.data.data());
-    bool probabilities = true;
-    for (int64_t i = 0; i < rows && probabilities; ++i) {
-      double sum = 0;
-      for (int64_t j = 0; j < width; ++j) {
-        float v = values[i * width + j];
-        probabilities = probabilities && v >= 0 && v <= 1;
-        sum += v;
-      }
-      if (width == 2)
-        probabilities = probabilities && std::fabs(sum - 1) < 1e-3;
-    }
-    kind = probabilities ? ScoreKind::Probability : ScoreKind::Logit;
-    if (probabilities && width == 1 && lossKind == "bce") {
-      double asProbability = 0, asLogit = 0;
-      for (int64_t i = 0; i < rows; ++i) {
-        double p = std::clamp<double>(values[i], 1e-7, 1 - 1e-7);
-        double y = labels[i], x = values[i];
-        asProbability +=
-            std::fabs(-(y * std::log(p) + (1 - y) * std::log(1 - p)) - loss[i]);
-        double softplus =
-            std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
-        asLogit += std::fabs(softplus - y * x - loss[i]);
-      }
-      if (asLogit < asProbability)
-        kind = ScoreKind::Logit;
-    }
-  }
-  bool usable() const {
-    return kind == ScoreKind::Probability || kind == ScoreKind::Logit;
-  }
-  /// Appends the rows' scores (probabilities or logits, one per sample).
-  void scores(const HostTensor &prediction, int64_t rows,
-              std::vector<float> &out) const {
-    const float *values =
-        reinterpret_cast<const float *>(prediction.data.data());
-    for (int64_t i = 0; i < rows; ++i)
-      out.push_back(width == 1 ? values[i]
-                    : kind == ScoreKind::Probability
-                        ? values[2 * i + 1]
-                        : values[2 * i + 1] - values[2 * i]);
-  }
-  void addLogLoss(data::LogLossMeter &meter, const float *scores,
-                  const float *labels, size_t n) const {
-    if (kind == ScoreKind::Probability)
-      meter.add(scores, labels, n);
-    else
-      meter.addLogits(scores, labels, n);
-  }
-
-private:
-  ScoreKind kind = ScoreKind::Unknown;
-  int64_t width = 1;
-};
-
-/// AUC that reports NaN instead of failing on NaN scores (a diverged model
-/// is reported, not crashed on).
-double safeAuc(const std::vector<float> &scores,
-               const std::vector<float> &labels) {
-  for (float score : scores)
-    if (std::isnan(score))
-      return std::nan("");
-  return data::computeAuc(scores, labels);
-}
-
-std::string fixed(double value, int digits = 4) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, value);
-  return text;
-}
-
-/// Fills the bundle's inputs with `rows` examples of `batch`.
-class InputFiller {
-public:
-  InputFiller(const Bundle &bundle, CtrInputs layout)
-      : bundle(bundle), layout(layout) {}
-
-  std::vector<HostTensor> &fill(const data::CtrBatch &batch, int64_t rows) {
-    if (tensors.empty() || tensors[0].shape.empty() || currentRows != rows) {
-      tensors.clear();
-      for (const InputSpec &spec : bundle.inputs()) {
-        Shape shape = spec.shape;
-        shape[0] = rows;
-        tensors.emplace_back(spec.dtype, shape);
-      }
-      currentRows = rows;
-    }
-    if (layout.dense >= 0)
-      std::memcpy(tensors[layout.dense].data.data(), batch.dense.data(),
-                  rows * data::kNumDense * sizeof(float));
-    if (layout.sparse >= 0)
-      std::memcpy(tensors[layout.sparse].data.data(), batch.sparse.data(),
-                  rows * data::kNumSparse * sizeof(int64_t));
-    if (layout.label >= 0) {
-      HostTensor &label = tensors[layout.label];
-      if (label.dtype == DType::F32) {
-        std::memcpy(label.data.data(), batch.labels.data(),
-                    rows * sizeof(float));
-      } else {
-        auto *ids = reinterpret_cast<int64_t *>(label.data.data());
-        for (int64_t i = 0; i < rows; ++i)
-          ids[i] = batch.labels[i] > 0.5f ? 1 : 0;
-      }
-    }
-    return tensors;
-  }
-
-private:
-  const Bundle &bundle;
-  CtrInputs layout;
-  std::vector<HostTensor> tensors;
-  int64_t currentRows = -1;
-};
 
 } // namespace
 
@@ -223,61 +68,74 @@ std::string bundleIdentity(const Bundle &bundle) {
   return text;
 }
 
-CtrInputs mapCtrInputs(const Bundle &bundle) {
-  const TrainingSpec *spec = bundle.training();
-  if (!spec)
-    throw Error("bundle '" + bundle.directory() +
-                "' is not a training bundle (its manifest.json has no "
-                "\"training\" section); compile the model with --train");
-  CtrInputs layout;
-  const auto &inputs = bundle.inputs();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const InputSpec &input = inputs[i];
-    int index = static_cast<int>(i);
-    if (index == spec->labelInput) {
-      if (!isBatched(input, DType::F32, {}) &&
-          !isBatched(input, DType::F32, {1}) &&
-          !isBatched(input, DType::I64, {}) &&
-          !isBatched(input, DType::I64, {1}))
-        throw Error("the label input '" + input.name + "' is " +
-                    describe(input) +
-                    "; CTR labels are f32 (or i64) of shape N or N x 1");
-      layout.label = index;
-    } else if (isBatched(input, DType::F32, {data::kNumDense})) {
-      if (layout.dense >= 0)
-        throw Error("inputs '" + inputs[layout.dense].name + "' and '" +
-                    input.name +
-                    "' both look like the dense features (f32 N "
-                    "x 13)");
-      layout.dense = index;
-    } else if (isBatched(input, DType::I64, {data::kNumSparse})) {
-      if (layout.sparse >= 0)
-        throw Error("inputs '" + inputs[layout.sparse].name + "' and '" +
-                    input.name +
-                    "' both look like the sparse ids (i64 N x "
-                    "26)");
-      layout.sparse = index;
-    } else {
-      throw Error("input '" + input.name + "' (" + describe(input) +
-                  ") is none of what Criteo data provides: the dense "
-                  "features (f32 N x 13), the sparse ids (i64 N x 26) or the "
-                  "label '" +
-                  spec->label + "'");
-    }
-  }
-  return layout;
-}
-
 Trainer::Trainer(const Bundle &bundle, TrainerOptions options,
                  std::ostream &log)
     : bundle(bundle), options(std::move(options)), log(log) {}
 
+namespace {
+
+/// The data the options name for training (looped) or for evaluation (one
+/// pass): .npy arrays or Criteo TSV; null when there is none. Opening reads
+/// and checks everything, so bad data fails before a step runs.
+std::unique_ptr<data::BatchSource>
+openSource(const Bundle &bundle, const TrainerOptions &o, bool evaluation) {
+  const TrainingSpec &spec = *bundle.training();
+  const std::vector<data::NpyInput> &arrays =
+      evaluation ? o.evalInputs : o.dataInputs;
+  if (!arrays.empty()) {
+    auto source = std::make_unique<data::NpyBatchSource>(
+        bundle.inputs(), arrays, /*loop=*/!evaluation,
+        evaluation ? "--eval-input" : "--data-input");
+    // The loss kernel would stop the run at the first bad id; say so now,
+    // naming the file and the sample.
+    if (spec.loss == "softmax_ce" &&
+        bundle.inputs()[spec.labelInput].dtype == DType::I64)
+      if (int64_t classes = predictionClasses(bundle, spec))
+        source->checkClassIds(spec.labelInput, classes);
+    return source;
+  }
+  const std::string &path = evaluation ? o.eval : o.data;
+  if (path.empty())
+    return nullptr;
+  data::CtrInputs layout = data::mapCtrInputs(bundle);
+  data::ReaderOptions reader =
+      data::ctrReaderOptions(bundle, layout, o.hashBuckets);
+  reader.loop = !evaluation;
+  return std::make_unique<data::CriteoBatchSource>(bundle, layout, path,
+                                                   std::move(reader));
+}
+
+} // namespace
+
 TrainSummary Trainer::run() {
   const TrainerOptions &o = options;
-  CtrInputs layout = mapCtrInputs(bundle);
+  if (!bundle.training())
+    throw Error("bundle '" + bundle.directory() +
+                "' is not a training bundle (its manifest.json has no "
+                "\"training\" section); compile the model with --train");
   const TrainingSpec &spec = *bundle.training();
 
   // Flags, checked before anything is read or written.
+  const bool npy = !o.dataInputs.empty();
+  if (npy && !o.data.empty())
+    throw Error("--data (Criteo TSV) and --data-input (.npy arrays) are "
+                "mutually exclusive; give one of them");
+  if (!npy && o.data.empty())
+    throw Error("no training data: give --data FILE (Criteo TSV) or "
+                "--data-input NAME=FILE.npy for every input of the bundle");
+  if (!o.eval.empty() && !o.evalInputs.empty())
+    throw Error("--eval (Criteo TSV) and --eval-input (.npy arrays) are "
+                "mutually exclusive; give one of them");
+  if (npy && !o.eval.empty())
+    throw Error("--eval reads Criteo TSV; with --data-input evaluate on .npy "
+                "arrays with --eval-input NAME=FILE.npy");
+  if (!npy && !o.evalInputs.empty())
+    throw Error("--eval-input evaluates on .npy arrays; with --data (Criteo "
+                "TSV) evaluate with --eval FILE");
+  if (npy && o.hashBuckets != 0)
+    throw Error("--hash-buckets hashes the sparse fields of Criteo data; ids "
+                "in .npy arrays are fed as they are");
+  const bool hasEval = !o.eval.empty() || !o.evalInputs.empty();
   const int64_t microBatch = bundle.batch();
   if (microBatch <= 0)
     throw Error("bundle '" + bundle.directory() +
@@ -292,8 +150,9 @@ TrainSummary Trainer::run() {
     throw Error("--steps must be at least 1");
   if (o.logEvery < 1)
     throw Error("--log-every must be at least 1");
-  if (o.evalEvery < 0 || (o.evalEvery > 0 && o.eval.empty()))
-    throw Error("--eval-every needs --eval FILE and a positive count");
+  if (o.evalEvery < 0 || (o.evalEvery > 0 && !hasEval))
+    throw Error("--eval-every needs --eval FILE (or --eval-input "
+                "NAME=FILE.npy) and a positive count");
   if (o.checkpointEvery < 0 ||
       (o.checkpointEvery > 0 && o.checkpointDir.empty()))
     throw Error("--checkpoint-every needs --checkpoint-dir DIR and a "
@@ -303,32 +162,6 @@ TrainSummary Trainer::run() {
   if (o.keepCheckpoints < 1)
     throw Error("--keep-checkpoints must be at least 1");
 
-  data::ReaderOptions readerOptions;
-  if (layout.sparse >= 0) {
-    int64_t buckets = o.hashBuckets;
-    if (buckets == 0) {
-      // One table shared by the 26 fields (or several tables of that same
-      // size, e.g. Wide & Deep's wide and deep tables): rows / 26 per field.
-      bool sameRows = !spec.tables.empty();
-      for (const TrainableTable &table : spec.tables)
-        sameRows = sameRows && table.rows == spec.tables[0].rows;
-      if (!sameRows)
-        throw Error("the bundle trains " + std::to_string(spec.tables.size()) +
-                    " sparse tables of different sizes; give --hash-buckets "
-                    "H (each of the 26 sparse fields is hashed into ids [0, "
-                    "H))");
-      buckets = spec.tables[0].rows / data::kNumSparse;
-      if (buckets < 2)
-        throw Error("sparse table '" + spec.tables[0].name + "' has " +
-                    std::to_string(spec.tables[0].rows) +
-                    " rows, fewer than 2 per sparse field; give "
-                    "--hash-buckets H");
-    } else if (buckets < 2) {
-      throw Error("--hash-buckets must be at least 2");
-    }
-    readerOptions.tableSizes.assign(data::kNumSparse, buckets);
-  }
-
   // Data-parallel workers: each trains on its slice of the step's
   // micro-batches; only the leader logs, evaluates, checkpoints and dumps.
   WorkerGroup *group = o.group;
@@ -336,6 +169,11 @@ TrainSummary Trainer::run() {
   StepSlice slice{0, batch / microBatch};
   if (group)
     slice = stepSlice(batch / microBatch, group->size(), group->rank());
+
+  std::unique_ptr<data::BatchSource> source = openSource(bundle, o, false);
+  std::unique_ptr<data::BatchSource> evalSource;
+  if (hasEval && leader)
+    evalSource = openSource(bundle, o, true);
 
   // Resume, or refuse to mix a new run into an old run's checkpoints.
   const std::string identity = bundleIdentity(bundle);
@@ -365,6 +203,7 @@ TrainSummary Trainer::run() {
   state.seed = o.seed;
   state.bundle = identity;
   state.batch = batch;
+  state.position = source->position();
   if (resumed) {
     if (resumed->state.seed != o.seed)
       log << "warning: " << resumed->path << " was trained with --seed "
@@ -377,6 +216,11 @@ TrainSummary Trainer::run() {
     state.samples = resumed->state.samples;
     state.position = resumed->state.position;
     state.seed = resumed->state.seed;
+    try {
+      source->seek(state.position);
+    } catch (const Error &error) {
+      throw Error("cannot resume from " + resumed->path + ": " + error.what());
+    }
   }
 
   TrainingServerOptions serverOptions;
@@ -395,7 +239,7 @@ TrainSummary Trainer::run() {
   if (resumed) {
     server.load(resumed->path + "/ps");
     log << "resumed from " << resumed->path << " (step " << state.step
-        << ", data " << state.position.toString() << ")\n";
+        << ", data " << state.position << ")\n";
   }
 
   ExecutorOptions executorOptions;
@@ -405,20 +249,13 @@ TrainSummary Trainer::run() {
   executorOptions.server = server.stageServer();
   Executor executor(bundle, executorOptions);
 
-  data::ReaderOptions trainReaderOptions = readerOptions;
-  trainReaderOptions.loop = true;
-  data::CriteoReader reader(o.data, trainReaderOptions);
-  if (resumed)
-    reader.seek(state.position);
-
   TrainSummary summary;
   summary.firstStep = state.step;
+  summary.trainAuc = summary.trainAccuracy = std::nan("");
   int64_t lastCheckpointStep = resumed ? state.step : -1;
   if (resumed)
     summary.lastCheckpoint = resumed->path;
-  Scorer scorer;
-  const int64_t predictionOut = spec.predictionOutput;
-  const int64_t lossOut = spec.lossOutputIndex;
+  const int labelInput = spec.labelInput;
 
   auto checkpoint = [&]() {
     if (!leader)
@@ -433,56 +270,63 @@ TrainSummary Trainer::run() {
   auto evaluate = [&]() {
     if (!leader)
       return;
-    data::CriteoReader evalReader(o.eval, readerOptions);
-    InputFiller filler(bundle, layout);
-    data::CtrBatch rows;
-    std::vector<float> scores, labels;
-    data::LogLossMeter meter;
+    evalSource->restart();
+    TrainMetrics metrics(spec);
+    std::vector<HostTensor> inputs;
     server.setEvalMode(true);
     struct Restore {
       TrainingServer &server;
       ~Restore() { server.setEvalMode(false); }
     } restore{server};
-    while (int64_t count = evalReader.nextBatch(rows, batch)) {
-      std::vector<HostTensor> outputs = executor.run(filler.fill(rows, count));
+    while (int64_t count = evalSource->next(batch, inputs)) {
+      std::vector<HostTensor> outputs = executor.run(inputs);
       server.finishStep(1); // nothing to apply: pushes were discarded
-      const float *loss =
-          reinterpret_cast<const float *>(outputs[lossOut].data.data());
-      scorer.decide(outputs[predictionOut], rows.labels.data(), loss, count,
-                    spec.loss);
-      if (!scorer.usable())
-        break;
-      size_t first = scores.size();
-      scorer.scores(outputs[predictionOut], count, scores);
-      labels.insert(labels.end(), rows.labels.begin(),
-                    rows.labels.begin() + count);
-      scorer.addLogLoss(meter, scores.data() + first, rows.labels.data(),
-                        count);
+      metrics.add(metrics.collect(outputs, inputs[labelInput], count));
     }
-    if (evalReader.stats().malformed)
-      log << "warning: " << evalReader.stats().malformed
-          << " malformed lines skipped in '" << o.eval << "'\n";
-    if (!scorer.usable())
-      throw Error("the prediction '" + spec.prediction +
-                  "' is not a binary score (one value per sample, or two "
-                  "class scores): cannot compute AUC and log-loss");
-    if (scores.empty())
-      throw Error("the evaluation data '" + o.eval + "' holds no valid rows");
+    std::string warning = evalSource->warning();
+    if (!warning.empty())
+      log << "warning: " << warning << "\n";
+    if (metrics.samples() == 0)
+      throw Error("the evaluation data " + evalSource->describe() +
+                  " holds no valid rows");
     summary.evaluated = true;
-    summary.evalAuc = safeAuc(scores, labels);
-    summary.evalLogLoss = meter.value();
-    summary.evalSamples = static_cast<int64_t>(scores.size());
-    log << "eval step " << state.step << "/" << o.steps << "  auc "
-        << fixed(summary.evalAuc) << "  logloss " << fixed(summary.evalLogLoss)
-        << "  " << summary.evalSamples << " samples\n";
+    summary.evalSamples = metrics.samples();
+    summary.evalLoss = metrics.loss();
+    log << "eval step " << state.step << "/" << o.steps;
+    bool noScore = false;
+    switch (metrics.kind()) {
+    case TrainMetrics::Kind::Auc:
+      // For bce the log-loss of the scores is the loss.
+      noScore = !metrics.hasMetric();
+      if (noScore) {
+        log << "  loss " << fixed(summary.evalLoss);
+        break;
+      }
+      summary.evalAuc = metrics.metric();
+      summary.evalLogLoss = metrics.logLoss();
+      log << "  auc " << fixed(summary.evalAuc) << "  logloss "
+          << fixed(summary.evalLogLoss);
+      break;
+    case TrainMetrics::Kind::Accuracy:
+      summary.evalAccuracy = metrics.metric();
+      log << "  loss " << fixed(summary.evalLoss) << "  accuracy "
+          << fixed(summary.evalAccuracy);
+      break;
+    case TrainMetrics::Kind::None:
+      log << "  loss " << fixed(summary.evalLoss);
+      break;
+    }
+    log << "  " << summary.evalSamples << " samples\n";
+    if (noScore)
+      log << "warning: the prediction '" << spec.prediction
+          << "' is not a binary score (one value per sample, or two class "
+             "scores): no AUC\n";
   };
 
-  InputFiller filler(bundle, layout);
-  data::CtrBatch rows;
+  std::vector<HostTensor> stepInputs, sliceInputs;
   // The progress window.
-  std::vector<float> windowScores, windowLabels;
-  double windowLoss = 0;
-  int64_t windowSamples = 0, windowFirstStep = state.step + 1;
+  TrainMetrics window(spec);
+  int64_t windowFirstStep = state.step + 1;
   Clock::time_point windowStart = Clock::now(), runStart = Clock::now();
   int64_t lastEvalStep = -1;
 
@@ -498,24 +342,23 @@ TrainSummary Trainer::run() {
         summary.interrupted = true;
         break;
       }
-      int64_t count = reader.nextBatch(rows, batch);
-      if (count < batch)
-        throw Error("the training data '" + o.data + "' holds no valid rows" +
-                    (reader.stats().malformed
-                         ? " (" + std::to_string(reader.stats().malformed) +
-                               " malformed lines)"
-                         : std::string()));
-      // A worker runs its slice; the single process all of the step.
-      data::CtrBatch part;
-      if (group) {
-        sliceBatch(rows, slice.first * microBatch, slice.count * microBatch,
-                   part);
-        count = part.rows;
+      int64_t count = source->next(batch, stepInputs);
+      if (count < batch) {
+        std::string warning = source->warning();
+        throw Error("the training data " + source->describe() +
+                    " holds no valid rows" +
+                    (warning.empty() ? std::string() : " (" + warning + ")"));
       }
-      const data::CtrBatch &mine = group ? part : rows;
+      // A worker runs its slice; the single process all of the step.
+      if (group) {
+        count = slice.count * microBatch;
+        data::sliceSamples(bundle.inputs(), stepInputs,
+                           slice.first * microBatch, count, sliceInputs);
+      }
+      const std::vector<HostTensor> &mine = group ? sliceInputs : stepInputs;
       std::vector<HostTensor> outputs;
       try {
-        outputs = executor.run(filler.fill(mine, count));
+        outputs = executor.run(mine);
       } catch (...) {
         // What the failed step pushed must not reach a later step.
         server.discardStep();
@@ -526,55 +369,30 @@ TrainSummary Trainer::run() {
       consistent = true;
       ++state.step;
       state.samples += batch;
-      state.position = reader.position();
+      state.position = source->position();
 
-      const float *loss =
-          reinterpret_cast<const float *>(outputs[lossOut].data.data());
+      SampleResults results = window.collect(outputs, mine[labelInput], count);
       if (group) {
         // The leader reports the whole step: every worker's losses, scores
-        // and labels, in worker (= sample) order.
-        scorer.decide(outputs[predictionOut], mine.labels.data(), loss, count,
-                      spec.loss);
-        std::vector<float> scores, labels;
-        if (scorer.usable()) {
-          scorer.scores(outputs[predictionOut], count, scores);
-          labels.assign(mine.labels.begin(), mine.labels.begin() + count);
-        }
-        std::vector<float> losses =
-            group->gather(std::vector<float>(loss, loss + count));
-        scores = group->gather(scores);
-        labels = group->gather(labels);
-        for (float value : losses)
-          windowLoss += value;
-        windowSamples += static_cast<int64_t>(losses.size());
-        windowScores.insert(windowScores.end(), scores.begin(), scores.end());
-        windowLabels.insert(windowLabels.end(), labels.begin(), labels.end());
-      } else {
-        for (int64_t i = 0; i < count; ++i)
-          windowLoss += loss[i];
-        windowSamples += count;
-        scorer.decide(outputs[predictionOut], rows.labels.data(), loss, count,
-                      spec.loss);
-        if (scorer.usable()) {
-          scorer.scores(outputs[predictionOut], count, windowScores);
-          windowLabels.insert(windowLabels.end(), rows.labels.begin(),
-                              rows.labels.end());
-        }
+        // and labels, in worker (= sample) order; the others get nothing.
+        results.losses = group->gather(results.losses);
+        results.scores = group->gather(results.scores);
+        results.labels = group->gather(results.labels);
       }
+      window.add(results);
 
       if (leader && (state.step % o.logEvery == 0 || state.step == o.steps)) {
         double seconds = secondsSince(windowStart);
-        summary.trainLoss = windowLoss / windowSamples;
-        summary.trainAuc = scorer.usable() ? safeAuc(windowScores, windowLabels)
-                                           : std::nan("");
+        summary.trainLoss = window.loss();
+        if (window.kind() == TrainMetrics::Kind::Auc)
+          summary.trainAuc = window.metric();
+        else if (window.kind() == TrainMetrics::Kind::Accuracy)
+          summary.trainAccuracy = window.metric();
         log << "step " << state.step << "/" << o.steps << "  loss "
-            << fixed(summary.trainLoss) << "  auc " << fixed(summary.trainAuc)
-            << "  " << formatRate(windowSamples / seconds) << " samples/s\n";
+            << fixed(summary.trainLoss) << window.metricText() << "  "
+            << formatRate(window.samples() / seconds) << " samples/s\n";
         if (state.step != o.steps) {
-          windowScores.clear();
-          windowLabels.clear();
-          windowLoss = 0;
-          windowSamples = 0;
+          window.reset();
           windowFirstStep = state.step + 1;
           windowStart = Clock::now();
         }
@@ -615,9 +433,8 @@ TrainSummary Trainer::run() {
     log << "stopped at step " << state.step << "/" << o.steps << "\n";
     return summary;
   }
-  if (reader.stats().malformed)
-    log << "warning: " << reader.stats().malformed
-        << " malformed lines skipped in '" << o.data << "'\n";
+  if (std::string warning = source->warning(); !warning.empty())
+    log << "warning: " << warning << "\n";
   // Before the final evaluation, which may create rows of ids that training
   // never saw: the dump holds what training touched.
   if (!o.dumpParameters.empty() && leader)
@@ -636,10 +453,9 @@ TrainSummary Trainer::run() {
                                           : 0)
         << " samples/s\n";
   if (trained > 0)
-    log << "train loss " << fixed(summary.trainLoss) << "  auc "
-        << fixed(summary.trainAuc) << " (steps " << windowFirstStep << "-"
-        << state.step << ")\n";
-  if (!o.eval.empty() && lastEvalStep != state.step)
+    log << "train loss " << fixed(summary.trainLoss) << window.metricText()
+        << " (steps " << windowFirstStep << "-" << state.step << ")\n";
+  if (hasEval && lastEvalStep != state.step)
     evaluate();
   return summary;
 }

@@ -247,9 +247,11 @@ TrainerState sampleState(int64_t step) {
   TrainerState state;
   state.step = step;
   state.samples = step * 8;
-  state.position.byteOffset = 100 * step;
-  state.position.lineNumber = step;
-  state.position.epoch = 1;
+  data::DataPosition position;
+  position.byteOffset = 100 * step;
+  position.lineNumber = step;
+  position.epoch = 1;
+  state.position = position.toString();
   state.seed = 42;
   state.bundle = "0123456789abcdef";
   state.batch = 8;
@@ -495,6 +497,9 @@ TEST_F(TrainerLoop, ResumesWhereAnUninterruptedRunIs) {
   TrainerState a = verifyCheckpoint(whole.checkpointDir + "/step-9");
   TrainerState b = verifyCheckpoint(second.checkpointDir + "/step-9");
   EXPECT_EQ(a.position, b.position);
+  // Criteo runs record the reader's position as they always did, so older
+  // checkpoints resume too.
+  EXPECT_EQ(data::DataPosition::parse(a.position).toString(), a.position);
   EXPECT_EQ(a.samples, b.samples);
   EXPECT_EQ(readText(whole.checkpointDir + "/step-9/ps/dense.bin"),
             readText(second.checkpointDir + "/step-9/ps/dense.bin"));

@@ -266,7 +266,7 @@ TEST_F(TrainingEndToEnd, AFailedStepKeepsTheLastFinishedOne) {
   EXPECT_THROW(train(*bundle, o, &log), Error);
   TrainerState state = verifyCheckpoint(o.checkpointDir + "/step-3");
   EXPECT_EQ(state.step, 3);
-  EXPECT_EQ(state.position.lineNumber, 3u * 64);
+  EXPECT_EQ(data::DataPosition::parse(state.position).lineNumber, 3u * 64);
 }
 
 TEST_F(TrainingEndToEnd, InferenceRunsRefuseTrainingStages) {

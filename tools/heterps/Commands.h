@@ -45,6 +45,8 @@ int run(const RunOptions &options);
 /// `heterps run BUNDLE --train ...` (see docs/CLI.md).
 struct TrainOptions {
   std::string bundle, data, eval, checkpointDir, dumpParameters;
+  /// --data-input / --eval-input: NAME=FILE.npy, one per bundle input.
+  std::vector<std::string> dataInputs, evalInputs;
   int64_t batch = 0, steps = 0, logEvery = 100, evalEvery = 0;
   int64_t checkpointEvery = 0, hashBuckets = 0;
   int keepCheckpoints = 2;
@@ -58,8 +60,9 @@ struct TrainOptions {
   bool mpiWorker = false;
 };
 
-/// Trains a training bundle on Criteo data; 0 on success, 1 on an error,
-/// 128 + the signal when SIGINT or SIGTERM stopped it (after a checkpoint).
+/// Trains a training bundle on Criteo or .npy data; 0 on success, 1 on an
+/// error, 128 + the signal when SIGINT or SIGTERM stopped it (after a
+/// checkpoint).
 int train(const TrainOptions &options);
 
 struct GradCheckOptions {

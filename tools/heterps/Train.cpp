@@ -61,6 +61,10 @@ int train(const TrainOptions &options) {
     train::TrainerOptions trainer;
     trainer.data = options.data;
     trainer.eval = options.eval;
+    for (const std::string &text : options.dataInputs)
+      trainer.dataInputs.push_back(data::parseNpyInput(text, "--data-input"));
+    for (const std::string &text : options.evalInputs)
+      trainer.evalInputs.push_back(data::parseNpyInput(text, "--eval-input"));
     trainer.batch = options.batch;
     trainer.steps = options.steps;
     trainer.logEvery = options.logEvery;

@@ -5,6 +5,8 @@
 //   heterps build BUNDLE   (stage programs of --hps-to-stages output)
 //   heterps run BUNDLE --input NAME=FILE ... --output-dir DIR
 //   heterps run BUNDLE --train --data FILE --steps N [--eval FILE] ...
+//   heterps run BUNDLE --train --data-input NAME=FILE.npy ... --steps N
+//               [--eval-input NAME=FILE.npy ...] ...
 //   heterps datagen ctr --rows N --seed S -o FILE
 //   heterps launch BUNDLE [--workers W] [--ps-shards S] ... -- <run flags>
 //   heterps ps-shard BUNDLE   (a parameter-server rank of an MPI job)
@@ -143,14 +145,25 @@ static cl::opt<unsigned>
 // run --train
 static cl::opt<bool> trainMode(
     "train",
-    cl::desc("Train a training bundle on Criteo-format --data instead of "
-             "running it on --input files"),
+    cl::desc("Train a training bundle on Criteo-format --data or on .npy "
+             "--data-input arrays instead of running it on --input files"),
     cl::sub(runCommand));
 static cl::opt<std::string> trainData("data",
                                       cl::desc("Training data (Criteo TSV), "
                                                "looped over epochs"),
                                       cl::value_desc("file"),
                                       cl::sub(runCommand));
+static cl::list<std::string> trainDataInputs(
+    "data-input",
+    cl::desc("Training data for one bundle input (the label included): a "
+             ".npy array whose dim 0 is the sample; one per input, instead "
+             "of --data"),
+    cl::value_desc("NAME=FILE.npy"), cl::sub(runCommand));
+static cl::list<std::string> evalDataInputs(
+    "eval-input",
+    cl::desc("Evaluation data for one bundle input, like --data-input: loss "
+             "and AUC (bce) or accuracy (softmax-ce) after training"),
+    cl::value_desc("NAME=FILE.npy"), cl::sub(runCommand));
 static cl::opt<std::string>
     evalData("eval",
              cl::desc("Evaluation data (Criteo TSV): AUC and log-loss after "
@@ -354,17 +367,23 @@ int main(int argc, char **argv) {
     for (cl::Option *option : inferenceOnly)
       if (option->getNumOccurrences()) {
         reportError("run", "--" + option->ArgStr +
-                               " is for inference; --train reads --data");
+                               " is for inference; --train reads --data or "
+                               "--data-input");
         return 1;
       }
-    if (trainData.empty() || !trainSteps.getNumOccurrences()) {
-      reportError("run", "--train needs --data FILE and --steps N");
+    if ((trainData.empty() && trainDataInputs.empty()) ||
+        !trainSteps.getNumOccurrences()) {
+      reportError("run", "--train needs --data FILE (Criteo TSV) or "
+                         "--data-input NAME=FILE.npy for every input, and "
+                         "--steps N");
       return 1;
     }
     TrainOptions options;
     options.bundle = bundle;
     options.data = trainData;
     options.eval = evalData;
+    options.dataInputs.assign(trainDataInputs.begin(), trainDataInputs.end());
+    options.evalInputs.assign(evalDataInputs.begin(), evalDataInputs.end());
     options.batch = trainBatch;
     options.steps = trainSteps;
     options.logEvery = logEvery;
@@ -385,10 +404,11 @@ int main(int argc, char **argv) {
   }
   if (runCommand) {
     for (cl::Option *option : std::initializer_list<cl::Option *>{
-             &trainData, &evalData, &trainBatch, &trainSteps, &logEvery,
-             &evalEvery, &checkpointDir, &checkpointEvery, &keepCheckpoints,
-             &resumeTraining, &trainSeed, &hashBuckets, &psShards,
-             &dumpParameters, &mpiWorker})
+             &trainData, &evalData, std::addressof(trainDataInputs),
+             std::addressof(evalDataInputs), &trainBatch, &trainSteps,
+             &logEvery, &evalEvery, &checkpointDir, &checkpointEvery,
+             &keepCheckpoints, &resumeTraining, &trainSeed, &hashBuckets,
+             &psShards, &dumpParameters, &mpiWorker})
       if (option->getNumOccurrences()) {
         reportError("run", "--" + option->ArgStr + " needs --train");
         return 1;

@@ -1,23 +1,26 @@
 //===- Trainer.h - The training loop of `heterps run --train` ---*- C++ -*-===//
 //
-// Trains a training bundle on Criteo-format data: a CriteoReader loops over
-// the data file, every step runs B samples through the Executor (which cuts
-// them into micro-batches of the compiled batch) and finishes the step on
-// the TrainingServer. Progress lines, evaluation (AUC, log-loss), checksummed
-// checkpoints with resume, and a parameter dump for comparing runs.
+// Trains a training bundle on data from a BatchSource: Criteo-format TSV
+// (CriteoBatchSource) or one .npy array per bundle input (NpyBatchSource),
+// looped over epochs. Every step runs B samples through the Executor (which
+// cuts them into micro-batches of the compiled batch) and finishes the step
+// on the TrainingServer. Progress lines, evaluation (loss; AUC and log-loss
+// for bce, accuracy for softmax_ce), checksummed checkpoints with resume,
+// and a parameter dump for comparing runs.
 //
-// Determinism: the reader, the servers' initialisers (functions of the seed
-// and the row id) and the order in which a step's gradients are summed are
-// all fixed, so two runs with the same flags end with the same parameters,
-// and so does a run killed and resumed from one of its checkpoints.
+// Determinism: the data order, the servers' initialisers (functions of the
+// seed and the row id) and the order in which a step's gradients are summed
+// are all fixed, so two runs with the same flags end with the same
+// parameters, and so does a run killed and resumed from one of its
+// checkpoints.
 //
 // Checkpoints: DIR/step-<k>/ holds ps/ (ParameterServer::save) and
-// trainer-state, a text file with the step, samples, data position, seed,
-// the bundle's identity (a hash of its manifest.json), the size and CRC32 of
-// every file of the checkpoint and a CRC32 of itself. It is written into
-// DIR/step-<k>.tmp and renamed into place, so a killed run leaves either a
-// complete checkpoint or none; then all but the newest --keep-checkpoints
-// older ones are deleted.
+// trainer-state, a text file with the step, samples, data position (the
+// source's position text), seed, the bundle's identity (a hash of its
+// manifest.json), the size and CRC32 of every file of the checkpoint and a
+// CRC32 of itself. It is written into DIR/step-<k>.tmp and renamed into
+// place, so a killed run leaves either a complete checkpoint or none; then
+// all but the newest --keep-checkpoints older ones are deleted.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,7 +28,8 @@
 #define HETERPS_RUNTIME_TRAINER_H
 
 #include "heterps/Runtime/Bundle.h"
-#include "heterps/Runtime/CtrData.h"
+#include "heterps/Runtime/CriteoBatchSource.h"
+#include "heterps/Runtime/NpyBatchSource.h"
 
 #include <atomic>
 #include <cstdint>
@@ -42,6 +46,9 @@ class WorkerGroup;
 struct TrainerOptions {
   std::string data; // Criteo TSV to train on (looped over epochs)
   std::string eval; // Criteo TSV to evaluate on; empty: no evaluation
+  /// Instead of `data`: one .npy array per bundle input (looped over
+  /// epochs), and optionally the same for evaluation instead of `eval`.
+  std::vector<data::NpyInput> dataInputs, evalInputs;
   /// Samples per step, a multiple of the bundle's batch (0: the batch).
   int64_t batch = 0;
   /// The step to train up to (counted from the start, also on resume).
@@ -54,7 +61,8 @@ struct TrainerOptions {
   int keepCheckpoints = 2;
   bool resume = false;
   uint64_t seed = 1;
-  /// Hash buckets per sparse field (0: a single table's rows / 26).
+  /// Hash buckets per sparse field of Criteo data (0: a single table's rows
+  /// / 26).
   int64_t hashBuckets = 0;
   /// Shards of every sparse table (0: one per thread of `threads`).
   size_t psShards = 0;
@@ -78,22 +86,20 @@ struct TrainSummary {
   int64_t steps = 0;     // the step reached
   int64_t samples = 0;   // samples trained on, from the start
   double seconds = 0;    // wall time of this run's steps
-  double trainLoss = 0, trainAuc = 0; // over the last progress window
+  /// Over the last progress window: the mean loss and, as the loss has
+  /// them, the AUC (bce) or the accuracy (softmax_ce); NaN where none.
+  double trainLoss = 0, trainAuc = 0, trainAccuracy = 0;
   bool evaluated = false;
-  double evalAuc = 0, evalLogLoss = 0;
+  /// The mean loss, and the AUC and log-loss (bce) or accuracy (softmax_ce).
+  double evalLoss = 0, evalAuc = 0, evalLogLoss = 0, evalAccuracy = 0;
   int64_t evalSamples = 0;
   bool interrupted = false;
   std::string lastCheckpoint; // empty if none was written or resumed from
 };
 
-/// Which bundle input carries what: the f32 [N, 13] dense features, the i64
-/// [N, 26] sparse ids and the label input of the TrainingSpec ([N] or
-/// [N, 1], f32 or i64); -1 where the model has no such input.
-struct CtrInputs {
-  int dense = -1, sparse = -1, label = -1;
-};
-/// Throws Error naming an input that is none of the three.
-CtrInputs mapCtrInputs(const Bundle &bundle);
+// How Criteo data maps onto a bundle (CriteoBatchSource.h).
+using data::CtrInputs;
+using data::mapCtrInputs;
 
 class Trainer {
 public:
@@ -119,7 +125,9 @@ private:
 struct TrainerState {
   int64_t step = 0;
   int64_t samples = 0;
-  data::DataPosition position;
+  /// BatchSource::position(): "offset=O line=L epoch=E" for Criteo data,
+  /// "npy rows=N row=R epoch=E" for .npy arrays.
+  std::string position;
   uint64_t seed = 0;
   std::string bundle; // bundleIdentity() of the bundle that trained
   int64_t batch = 0;  // samples per step

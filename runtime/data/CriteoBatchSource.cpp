@@ -1,0 +1,159 @@
+//===- CriteoBatchSource.cpp - Criteo TSV as a BatchSource ----------------===//
+
+#include "heterps/Runtime/CriteoBatchSource.h"
+
+#include <cstring>
+
+namespace heterps::rt::data {
+namespace {
+
+/// Whether `spec` is a batched tensor of `dtype` with the extents `rest`
+/// after the batch.
+bool isBatched(const TensorSpec &spec, DType dtype, const Shape &rest) {
+  return spec.batched && spec.dtype == dtype &&
+         Shape(spec.shape.begin() + 1, spec.shape.end()) == rest;
+}
+
+} // namespace
+
+CtrInputs mapCtrInputs(const Bundle &bundle) {
+  const TrainingSpec *spec = bundle.training();
+  if (!spec)
+    throw Error("bundle '" + bundle.directory() +
+                "' is not a training bundle (its manifest.json has no "
+                "\"training\" section); compile the model with --train");
+  CtrInputs layout;
+  const auto &inputs = bundle.inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const InputSpec &input = inputs[i];
+    int index = static_cast<int>(i);
+    if (index == spec->labelInput) {
+      if (!isBatched(input, DType::F32, {}) &&
+          !isBatched(input, DType::F32, {1}) &&
+          !isBatched(input, DType::I64, {}) &&
+          !isBatched(input, DType::I64, {1}))
+        throw Error("the label input '" + input.name + "' is " +
+                    describeInput(input) +
+                    "; CTR labels are f32 (or i64) of shape N or N x 1");
+      layout.label = index;
+    } else if (isBatched(input, DType::F32, {kNumDense})) {
+      if (layout.dense >= 0)
+        throw Error("inputs '" + inputs[layout.dense].name + "' and '" +
+                    input.name +
+                    "' both look like the dense features (f32 N "
+                    "x 13)");
+      layout.dense = index;
+    } else if (isBatched(input, DType::I64, {kNumSparse})) {
+      if (layout.sparse >= 0)
+        throw Error("inputs '" + inputs[layout.sparse].name + "' and '" +
+                    input.name +
+                    "' both look like the sparse ids (i64 N x "
+                    "26)");
+      layout.sparse = index;
+    } else {
+      throw Error("input '" + input.name + "' (" + describeInput(input) +
+                  ") is none of what Criteo data provides: the dense "
+                  "features (f32 N x 13), the sparse ids (i64 N x 26) or the "
+                  "label '" +
+                  spec->label +
+                  "'; train it from .npy arrays with "
+                  "--data-input NAME=FILE.npy instead");
+    }
+  }
+  return layout;
+}
+
+ReaderOptions ctrReaderOptions(const Bundle &bundle, const CtrInputs &layout,
+                               int64_t hashBuckets) {
+  ReaderOptions options;
+  if (layout.sparse < 0)
+    return options;
+  const TrainingSpec &spec = *bundle.training();
+  int64_t buckets = hashBuckets;
+  if (buckets == 0) {
+    // One table shared by the 26 fields (or several tables of that same
+    // size, e.g. Wide & Deep's wide and deep tables): rows / 26 per field.
+    bool sameRows = !spec.tables.empty();
+    for (const TrainableTable &table : spec.tables)
+      sameRows = sameRows && table.rows == spec.tables[0].rows;
+    if (!sameRows)
+      throw Error("the bundle trains " + std::to_string(spec.tables.size()) +
+                  " sparse tables of different sizes; give --hash-buckets "
+                  "H (each of the 26 sparse fields is hashed into ids [0, "
+                  "H))");
+    buckets = spec.tables[0].rows / kNumSparse;
+    if (buckets < 2)
+      throw Error("sparse table '" + spec.tables[0].name + "' has " +
+                  std::to_string(spec.tables[0].rows) +
+                  " rows, fewer than 2 per sparse field; give "
+                  "--hash-buckets H");
+  } else if (buckets < 2) {
+    throw Error("--hash-buckets must be at least 2");
+  }
+  options.tableSizes.assign(kNumSparse, buckets);
+  return options;
+}
+
+CriteoBatchSource::CriteoBatchSource(const Bundle &bundle, CtrInputs layout,
+                                     std::string path, ReaderOptions options)
+    : bundle(bundle), layout(layout), path(std::move(path)),
+      options(std::move(options)) {
+  restart();
+}
+
+CriteoBatchSource::~CriteoBatchSource() = default;
+
+int64_t CriteoBatchSource::next(int64_t rows, std::vector<HostTensor> &inputs) {
+  int64_t count = reader->nextBatch(batch, rows);
+  shapeInputs(bundle.inputs(), count, inputs);
+  if (layout.dense >= 0)
+    std::memcpy(inputs[layout.dense].data.data(), batch.dense.data(),
+                count * kNumDense * sizeof(float));
+  if (layout.sparse >= 0)
+    std::memcpy(inputs[layout.sparse].data.data(), batch.sparse.data(),
+                count * kNumSparse * sizeof(int64_t));
+  if (layout.label >= 0) {
+    HostTensor &label = inputs[layout.label];
+    if (label.dtype == DType::F32) {
+      std::memcpy(label.data.data(), batch.labels.data(),
+                  count * sizeof(float));
+    } else {
+      auto *ids = reinterpret_cast<int64_t *>(label.data.data());
+      for (int64_t i = 0; i < count; ++i)
+        ids[i] = batch.labels[i] > 0.5f ? 1 : 0;
+    }
+  }
+  return count;
+}
+
+std::string CriteoBatchSource::position() const {
+  return reader->position().toString();
+}
+
+void CriteoBatchSource::seek(const std::string &position) {
+  DataPosition parsed;
+  try {
+    parsed = DataPosition::parse(position);
+  } catch (const Error &) {
+    throw Error("data position '" + position +
+                "' is not a position in Criteo data ('" + path +
+                "'); was the checkpoint written by a run on other data?");
+  }
+  reader->seek(parsed);
+}
+
+void CriteoBatchSource::restart() {
+  reader.reset(); // close the file before opening it again
+  reader = std::make_unique<CriteoReader>(path, options);
+}
+
+std::string CriteoBatchSource::describe() const { return "'" + path + "'"; }
+
+std::string CriteoBatchSource::warning() const {
+  if (!reader->stats().malformed)
+    return "";
+  return std::to_string(reader->stats().malformed) +
+         " malformed lines skipped in '" + path + "'";
+}
+
+} // namespace heterps::rt::data

@@ -1,0 +1,74 @@
+//===- NpyBatchSource.h - .npy arrays as a BatchSource ----------*- C++ -*-===//
+//
+// Feeds any training bundle from NumPy arrays, one .npy file per bundle
+// input (the label input included): dim 0 of every array is the sample, the
+// rest must be the input's per-sample shape, and the element type the
+// input's (no conversions). Every array is checked, and read whole into
+// memory, when the source is made, so bad data fails before a step runs.
+//
+// Samples are delivered in file order; a looping source starts again at
+// sample 0 when it runs out, also in the middle of a step. Its position is
+// "npy rows=N row=R epoch=E": the next sample R of N, after E full passes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_NPYBATCHSOURCE_H
+#define HETERPS_RUNTIME_NPYBATCHSOURCE_H
+
+#include "heterps/Runtime/BatchSource.h"
+
+namespace heterps::rt::data {
+
+/// One NAME=FILE of --data-input / --eval-input.
+struct NpyInput {
+  std::string name, path;
+};
+/// Splits "NAME=FILE" at its first '='; throws Error quoting `flag` when
+/// either side is empty.
+NpyInput parseNpyInput(const std::string &text, const std::string &flag);
+
+/// Where an NpyBatchSource is.
+struct NpyPosition {
+  uint64_t rows = 0;  // samples in the arrays
+  uint64_t row = 0;   // the next one
+  uint64_t epoch = 0; // completed passes
+  std::string toString() const;
+  /// The inverse of toString; throws Error on anything else.
+  static NpyPosition parse(const std::string &text);
+};
+
+class NpyBatchSource : public BatchSource {
+public:
+  /// Reads one array per input of `specs`, each named exactly once in
+  /// `files`, and checks them; throws Error naming `flag`, the input and the
+  /// file at fault. `loop`: go over the data forever (training), else once.
+  NpyBatchSource(const std::vector<InputSpec> &specs,
+                 const std::vector<NpyInput> &files, bool loop,
+                 std::string flag = "--data-input");
+
+  int64_t next(int64_t rows, std::vector<HostTensor> &inputs) override;
+  std::string position() const override;
+  void seek(const std::string &position) override;
+  void restart() override;
+  std::string describe() const override;
+
+  /// Samples in the arrays.
+  int64_t samples() const { return rows; }
+  /// Throws Error naming the input, its file and the first sample whose
+  /// class id (input `input`, i64) lies outside [0, classes).
+  void checkClassIds(int input, int64_t classes) const;
+
+private:
+  std::vector<InputSpec> specs;
+  std::vector<NpyInput> files; // in the order of specs
+  std::vector<HostTensor> arrays;
+  std::vector<size_t> sampleBytes;
+  std::string flag;
+  bool loop;
+  int64_t rows = 0;
+  NpyPosition at;
+};
+
+} // namespace heterps::rt::data
+
+#endif // HETERPS_RUNTIME_NPYBATCHSOURCE_H
