@@ -12,13 +12,16 @@
 
 #include "heterps/Runtime/MpiTraining.h"
 
+#include "TestSupport.h"
+
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string>
-#include <unistd.h>
 
 using namespace heterps::rt;
+using namespace heterps::rt::testsupport;
 namespace fs = std::filesystem;
 
 namespace {
@@ -74,10 +77,14 @@ void worker(mpi::MpiJob &job) {
     s->createSparseTable(table());
     s->createDenseParam("w", {1.0f, 2.0f, 3.0f}, adagrad());
   }
-  const std::string directory =
-      (fs::temp_directory_path() /
-       ("heterps-mpi-job-test-" + group.broadcast(std::to_string(::getpid()))))
-          .string();
+  // One checkpoint directory for all workers, named after the leader's
+  // process; the leader makes it and removes it once every worker is done.
+  const std::string name =
+      "heterps-mpi-job-test-" + group.broadcast(processId());
+  std::optional<ScratchDirectory> scratch;
+  if (group.leader())
+    scratch.emplace(name);
+  const std::string directory = (fs::temp_directory_path() / name).string();
 
   std::vector<float> savedRows, savedDense;
   for (int step = 0; step < 3; ++step) {
@@ -134,7 +141,7 @@ void worker(mpi::MpiJob &job) {
   if (group.leader()) {
     if (all.size() != size_t(job.workers()) || all[1] != 1.0f)
       fail("gather did not collect every worker's value in order");
-    fs::remove_all(directory);
+    scratch.reset();
   }
   group.parameterClient().goodbye();
 }

@@ -8,37 +8,24 @@
 
 #include "heterps/Runtime/NpyBatchSource.h"
 
+#include "TestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 using namespace heterps::rt;
 using namespace heterps::rt::data;
+using namespace heterps::rt::testsupport;
 namespace fs = std::filesystem;
 
 namespace {
 
-class Scratch {
-public:
-  Scratch()
-      : path(
-            fs::temp_directory_path() /
-            ("heterps-npy-source-test-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Scratch() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string operator/(const std::string &name) const {
-    return (path / name).string();
-  }
-  fs::path path;
+/// A scratch directory of the running test.
+struct Scratch : ScratchDirectory {
+  Scratch() : ScratchDirectory("heterps-npy-source-test", currentTestName()) {}
 };
 
 InputSpec spec(const std::string &name, DType dtype, Shape shape,

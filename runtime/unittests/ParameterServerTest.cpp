@@ -5,6 +5,8 @@
 // Internal to the server (not installed); tested directly below.
 #include "../ps/FlatKeyMap.h"
 
+#include "TestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,33 +19,17 @@
 #include <map>
 #include <random>
 #include <thread>
-#include <unistd.h>
 #include <unordered_map>
 
 using namespace heterps::rt;
 using namespace heterps::rt::ps;
+using namespace heterps::rt::testsupport;
 namespace fs = std::filesystem;
 
 namespace {
 
-/// A fresh directory, removed afterwards.
-class ScratchDirectory {
-public:
-  explicit ScratchDirectory(const std::string &tag)
-      : path(fs::temp_directory_path() /
-             ("heterps-ps-test-" + std::to_string(::getpid()) + "-" + tag)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string operator/(const std::string &name) const {
-    return (path / name).string();
-  }
-  fs::path path;
-};
+/// Scratch directories of these tests: <temp>/heterps-ps-test-<pid>-<tag>.
+const char *const kScratch = "heterps-ps-test";
 
 ParameterServerConfig serverConfig(size_t shards,
                                    const std::string &storage = "") {
@@ -343,7 +329,7 @@ TEST(ParameterServerTest, AsynchronousPullBlocksBeyondTheStalenessBound) {
 }
 
 TEST(ParameterServerTest, RocksDbTierTrainsLikeInMemory) {
-  ScratchDirectory storage("tier");
+  ScratchDirectory storage(kScratch, "tier");
   // 4000 keys, 2 shards of at most 500 cached rows: the cache holds a
   // quarter of the table.
   const uint64_t keySpace = 4000;
@@ -395,7 +381,7 @@ void expectSameServers(ParameterServer &a, ParameterServer &b) {
 }
 
 TEST(ParameterServerTest, CheckpointRoundTripIsBitIdentical) {
-  ScratchDirectory scratch("checkpoint");
+  ScratchDirectory scratch(kScratch, "checkpoint");
   auto original = trainedServer(4, scratch / "storage-a", true);
   const std::string checkpoint = scratch / "ckpt";
   original->save(checkpoint);
@@ -442,7 +428,7 @@ std::string loadError(ParameterServer &server, const std::string &directory) {
 }
 
 TEST(ParameterServerTest, CorruptCheckpointIsDetectedAndNamed) {
-  ScratchDirectory scratch("corrupt");
+  ScratchDirectory scratch(kScratch, "corrupt");
   auto original = trainedServer(2, scratch / "storage-a", true);
   const std::string checkpoint = scratch / "ckpt";
   original->save(checkpoint);
@@ -488,7 +474,7 @@ TEST(ParameterServerTest, CorruptCheckpointIsDetectedAndNamed) {
 TEST(ParameterServerTest, ConcurrentPushesAndPullsLoseNoUpdate) {
   // SGD with lr 1 and gradient 1 subtracts exactly 1 per update, whatever
   // the interleaving, so the result is known exactly.
-  ScratchDirectory storage("concurrent");
+  ScratchDirectory storage(kScratch, "concurrent");
   for (size_t cacheRows : {0u, 8u}) {
     ParameterServer server(serverConfig(4, storage.path.string()));
     server.createSparseTable(tableConfig("emb", 4, sgd(1.0f, 0.0f), cacheRows));
@@ -556,7 +542,7 @@ TEST(ParameterServerTest, BadArgumentsThrow) {
 /// Both servers trained the same way write byte-identical checkpoints (the
 /// row order of a shard file follows the server's history, not addresses).
 TEST(ParameterServerTest, CheckpointBytesAreReproducible) {
-  ScratchDirectory scratch("reproducible");
+  ScratchDirectory scratch(kScratch, "reproducible");
   auto first = trainedServer(4, scratch / "storage-a", true);
   auto second = trainedServer(4, scratch / "storage-b", true);
   first->save(scratch / "ckpt-a");

@@ -10,6 +10,8 @@
 #include "heterps/Runtime/Trainer.h"
 #include "heterps/Runtime/TrainingServer.h"
 
+#include "TestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -19,43 +21,17 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <unistd.h>
 
 using namespace heterps::rt;
 using namespace heterps::rt::train;
+using namespace heterps::rt::testsupport;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
 
-class ScratchDirectory {
-public:
-  explicit ScratchDirectory(const std::string &tag)
-      : path(fs::temp_directory_path() /
-             ("heterps-trainer-test-" + std::to_string(::getpid()) + "-" +
-              tag)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string operator/(const std::string &name) const {
-    return (path / name).string();
-  }
-  fs::path path;
-};
-
-void writeText(const std::string &path, const std::string &text) {
-  std::ofstream(path, std::ios::binary) << text;
-}
-
-std::string readText(const std::string &path) {
-  std::ifstream stream(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(stream)),
-                     std::istreambuf_iterator<char>());
-}
+/// Scratch directories of these tests: <temp>/heterps-trainer-test-<pid>-<tag>.
+const char *const kScratch = "heterps-trainer-test";
 
 /// Flips one byte of a file in place.
 void corrupt(const std::string &path, size_t offset = 0) {
@@ -155,7 +131,7 @@ void writeCriteo(const std::string &path, int rows) {
 //===----------------------------------------------------------------------===//
 
 TEST(TrainingManifest, ParsesTheSection) {
-  ScratchDirectory scratch("manifest");
+  ScratchDirectory scratch(kScratch, "manifest");
   writeBundle(scratch / "b", passThroughManifest());
   Bundle bundle(scratch / "b");
   const TrainingSpec *spec = bundle.training();
@@ -178,7 +154,7 @@ TEST(TrainingManifest, ParsesTheSection) {
 }
 
 TEST(TrainingManifest, NamesWhatIsWrong) {
-  ScratchDirectory scratch("manifest-errors");
+  ScratchDirectory scratch(kScratch, "manifest-errors");
   struct Case {
     const char *pointer;
     json value;
@@ -217,7 +193,7 @@ TEST(TrainingManifest, NamesWhatIsWrong) {
 }
 
 TEST(TrainingManifest, MapsCriteoInputs) {
-  ScratchDirectory scratch("inputs");
+  ScratchDirectory scratch(kScratch, "inputs");
   writeBundle(scratch / "b", passThroughManifest());
   Bundle bundle(scratch / "b");
   CtrInputs layout = mapCtrInputs(bundle);
@@ -273,7 +249,7 @@ std::string writeFake(const std::string &directory, int64_t step,
 }
 
 TEST(TrainerCheckpoint, WritesAndVerifies) {
-  ScratchDirectory scratch("ckpt");
+  ScratchDirectory scratch(kScratch, "ckpt");
   std::string path = writeFake(scratch / "ckpt", 10);
   EXPECT_EQ(path, scratch / "ckpt/step-10");
   EXPECT_FALSE(fs::exists(scratch / "ckpt/step-10.tmp"));
@@ -291,7 +267,7 @@ TEST(TrainerCheckpoint, WritesAndVerifies) {
 }
 
 TEST(TrainerCheckpoint, DetectsCorruption) {
-  ScratchDirectory scratch("corrupt");
+  ScratchDirectory scratch(kScratch, "corrupt");
   auto expectError = [](const std::string &path, const std::string &file) {
     try {
       verifyCheckpoint(path);
@@ -324,7 +300,7 @@ TEST(TrainerCheckpoint, DetectsCorruption) {
 }
 
 TEST(TrainerCheckpoint, ResumeSkipsCorruptCheckpoints) {
-  ScratchDirectory scratch("resume");
+  ScratchDirectory scratch(kScratch, "resume");
   std::string directory = scratch / "ckpt";
   std::ostringstream warnings;
   EXPECT_FALSE(findResumeCheckpoint(directory, "0123456789abcdef", warnings));
@@ -357,7 +333,7 @@ TEST(TrainerCheckpoint, ResumeSkipsCorruptCheckpoints) {
 }
 
 TEST(TrainerCheckpoint, KeepsTheNewest) {
-  ScratchDirectory scratch("keep");
+  ScratchDirectory scratch(kScratch, "keep");
   std::string directory = scratch / "ckpt";
   for (int64_t step : {10, 20, 30, 40})
     writeFake(directory, step, 2);
@@ -373,7 +349,7 @@ TEST(TrainerCheckpoint, KeepsTheNewest) {
 }
 
 TEST(TrainerCheckpoint, TidiesWhatAKilledRunLeft) {
-  ScratchDirectory scratch("tidy");
+  ScratchDirectory scratch(kScratch, "tidy");
   std::string directory = scratch / "ckpt";
   writeFake(directory, 10);
   std::string moved = writeFake(directory, 20);
@@ -393,7 +369,7 @@ TEST(TrainerCheckpoint, TidiesWhatAKilledRunLeft) {
 }
 
 TEST(TrainerCheckpoint, HoldsARealServer) {
-  ScratchDirectory scratch("server");
+  ScratchDirectory scratch(kScratch, "server");
   writeBundle(scratch / "b", passThroughManifest());
   Bundle bundle(scratch / "b");
   TrainingServer server(bundle, {});
@@ -430,7 +406,7 @@ TrainRun train(const Bundle &bundle, TrainerOptions options) {
 
 class TrainerLoop : public ::testing::Test {
 protected:
-  TrainerLoop() : scratch("loop") {
+  TrainerLoop() : scratch(kScratch, "loop") {
     writeBundle(scratch / "b", passThroughManifest());
     writeCriteo(scratch / "train.tsv", 50);
     writeCriteo(scratch / "eval.tsv", 13);

@@ -9,6 +9,8 @@
 
 #include "heterps/Runtime/Trainer.h"
 
+#include "TestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,40 +20,19 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
-#include <unistd.h>
 
 using namespace heterps::rt;
 using namespace heterps::rt::train;
+using namespace heterps::rt::testsupport;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace {
 
-class Scratch {
-public:
-  Scratch()
-      : path(
-            fs::temp_directory_path() /
-            ("heterps-trainer-npy-test-" + std::to_string(::getpid()) + "-" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~Scratch() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string operator/(const std::string &name) const {
-    return (path / name).string();
-  }
-  fs::path path;
+/// A scratch directory of the running test.
+struct Scratch : ScratchDirectory {
+  Scratch() : ScratchDirectory("heterps-trainer-npy-test", currentTestName()) {}
 };
-
-std::string readText(const std::string &path) {
-  std::ifstream stream(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(stream)),
-                     std::istreambuf_iterator<char>());
-}
 
 /// A bundle of batch 4 without stages: inputs "x" (the prediction, f32
 /// [4, 3]), "l" (the per-sample loss, f32 [4]) and the label; outputs

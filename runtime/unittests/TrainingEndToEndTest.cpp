@@ -14,17 +14,20 @@
 #include "heterps/Runtime/Tensor.h"
 #include "heterps/Runtime/Trainer.h"
 
+#include "TestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
-#include <unistd.h>
 
 using namespace heterps::rt;
 using namespace heterps::rt::train;
+using namespace heterps::rt::testsupport;
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
@@ -106,23 +109,16 @@ json stageManifest(int replicas) {
 class TrainingEndToEnd : public ::testing::Test {
 protected:
   static void SetUpTestSuite() {
-    root = fs::temp_directory_path() /
-           ("heterps-train-e2e-" + std::to_string(::getpid()));
-    fs::remove_all(root);
-    fs::create_directories(root);
+    // One directory for the suite, whose data every test trains on.
+    scratch.emplace("heterps-train-e2e-" + processId());
     data::CtrGenOptions options;
     options.vocabSizes.assign(data::kNumSparse, 60);
     options.modelSeed = 11;
     trainTruth = data::generateCtrData(80000, 1, path("train.tsv"), options);
     evalTruth = data::generateCtrData(5000, 2, path("eval.tsv"), options);
   }
-  static void TearDownTestSuite() {
-    std::error_code ignored;
-    fs::remove_all(root, ignored);
-  }
-  static std::string path(const std::string &name) {
-    return (root / name).string();
-  }
+  static void TearDownTestSuite() { scratch.reset(); }
+  static std::string path(const std::string &name) { return *scratch / name; }
 
   /// A bundle directory with `replicas` replicas of the fixture stage.
   std::unique_ptr<Bundle> makeBundle(const std::string &name, int replicas) {
@@ -154,22 +150,18 @@ protected:
     return summary;
   }
 
-  static fs::path root;
+  static std::optional<ScratchDirectory> scratch;
   static data::CtrGenResult trainTruth, evalTruth;
 };
 
-fs::path TrainingEndToEnd::root;
+std::optional<ScratchDirectory> TrainingEndToEnd::scratch;
 data::CtrGenResult TrainingEndToEnd::trainTruth, TrainingEndToEnd::evalTruth;
 
 /// The bytes of every file of a --dump-parameters directory.
 std::map<std::string, std::string> dumpContents(const std::string &directory) {
   std::map<std::string, std::string> files;
-  for (const fs::directory_entry &entry : fs::directory_iterator(directory)) {
-    std::ifstream stream(entry.path(), std::ios::binary);
-    files[entry.path().filename().string()] =
-        std::string((std::istreambuf_iterator<char>(stream)),
-                    std::istreambuf_iterator<char>());
-  }
+  for (const fs::directory_entry &entry : fs::directory_iterator(directory))
+    files[entry.path().filename().string()] = readText(entry.path().string());
   return files;
 }
 

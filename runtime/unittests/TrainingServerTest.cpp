@@ -4,6 +4,8 @@
 #include "heterps/Runtime/Executor.h"
 #include "heterps/Runtime/Tensor.h"
 
+#include "TestSupport.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,32 +15,16 @@
 #include <numeric>
 #include <random>
 #include <thread>
-#include <unistd.h>
 
 using namespace heterps::rt;
 using namespace heterps::rt::train;
+using namespace heterps::rt::testsupport;
 namespace fs = std::filesystem;
 
 namespace {
 
-/// A fresh directory, removed afterwards.
-class ScratchDirectory {
-public:
-  explicit ScratchDirectory(const std::string &tag)
-      : path(fs::temp_directory_path() /
-             ("heterps-train-test-" + std::to_string(::getpid()) + "-" + tag)) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~ScratchDirectory() {
-    std::error_code ignored;
-    fs::remove_all(path, ignored);
-  }
-  std::string operator/(const std::string &name) const {
-    return (path / name).string();
-  }
-  fs::path path;
-};
+/// Scratch directories of these tests: <temp>/heterps-train-test-<pid>-<tag>.
+const char *const kScratch = "heterps-train-test";
 
 /// A spec of one dense parameter "dense/w" [2, 2] (initial 1, 2, 3, 4 in the
 /// weights, after 64 bytes of something else) and one table "emb" of 10 rows
@@ -308,7 +294,7 @@ TEST(TrainingServer, RowsDependOnSeedAndIdOnly) {
 }
 
 TEST(TrainingServer, SaveAndLoadRestoreEverything) {
-  ScratchDirectory scratch("save");
+  ScratchDirectory scratch(kScratch, "save");
   Fixture fixture("adam");
   auto server = fixture.server(7, 2);
   std::vector<int64_t> ids = {0, 5, -1};
@@ -336,7 +322,7 @@ TEST(TrainingServer, SaveAndLoadRestoreEverything) {
 }
 
 TEST(TrainingServer, DumpsParametersAndTouchedRows) {
-  ScratchDirectory scratch("dump");
+  ScratchDirectory scratch(kScratch, "dump");
   Fixture fixture;
   auto server = fixture.server();
   std::vector<float> rows = pull(*server, {7, 2, -1});
