@@ -540,6 +540,11 @@ void registerONNXImportTranslation() {
       llvm::cl::desc("--import-onnx: bind the symbolic leading dim of every "
                      "model input to this batch size"),
       llvm::cl::init(0));
+  static llvm::cl::opt<bool> staticBatch(
+      "onnx-static-batch",
+      llvm::cl::desc("--import-onnx: treat a static leading dim of 1 on the "
+                     "inputs as the batch bound by --onnx-batch"),
+      llvm::cl::init(false));
   static llvm::cl::list<std::string> inputShapes(
       "onnx-input-shape",
       llvm::cl::desc("--import-onnx: static shape of one model input, "
@@ -554,6 +559,7 @@ void registerONNXImportTranslation() {
             sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
         InputBindings bindings;
         bindings.batch = batch;
+        bindings.staticBatch = staticBatch;
         for (const std::string &text : inputShapes) {
           std::string error;
           if (!parseInputShape(text, bindings, error)) {

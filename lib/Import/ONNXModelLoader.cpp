@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Import/ONNXModelLoader.h"
+#include "StaticBatch.h"
 #include "heterps/Dialect/HPS/IR/ONNXOpsets.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -344,10 +345,24 @@ LoadedModel loadONNXModel(StringRef path, StringRef contents,
       error = inlineExternalData(path, *model->mutable_graph());
     if (error.empty())
       error = validateAndSortNodes(*model->mutable_graph());
-    if (error.empty() && !bindings.empty())
+    StaticBatchCarriers carriers;
+    if (error.empty() && bindings.staticBatch) {
+      if (!bindings.shapes.empty())
+        error = "--static-batch binds the batch of every input; it does not "
+                "combine with --input-shape";
+      else
+        error = prepareStaticBatch(*model, bindings.batch, checkAndInfer,
+                                   result, carriers);
+    }
+    // Symbolic batches bind as usual (with --static-batch: where no input
+    // had a static leading 1).
+    if (error.empty() && carriers.values.empty() &&
+        (bindings.batch > 0 || !bindings.shapes.empty()))
       error = bindInputShapes(*model->mutable_graph(), bindings, result);
     if (error.empty())
       error = checkAndInfer(*model);
+    if (error.empty() && bindings.staticBatch)
+      error = verifyStaticBatch(*model, bindings.batch, carriers);
   } catch (const std::exception &e) {
     error = std::string("cannot read the model: ") + e.what();
   }

@@ -18,6 +18,8 @@ struct CompileOptions {
   double throughput = 0;
   uint64_t seed = 1;
   int64_t batch = 0;
+  /// Treat a static leading 1 of the inputs as the batch (--static-batch).
+  bool staticBatch = false;
   std::vector<std::string> inputShapes;
   unsigned episodes = 1024;
   bool keepSources = true;

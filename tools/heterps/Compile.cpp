@@ -39,6 +39,7 @@ int compile(const CompileOptions &options) {
     return fail("--loss is only meaningful with --train");
   import::InputBindings bindings;
   bindings.batch = options.batch;
+  bindings.staticBatch = options.staticBatch;
   for (const std::string &text : options.inputShapes) {
     std::string error;
     if (!import::parseInputShape(text, bindings, error))

@@ -77,6 +77,11 @@ static cl::opt<int64_t>
           cl::desc("Bind the symbolic leading dim of the inputs (the "
                    "micro-batch the stages run)"),
           cl::sub(compileCommand));
+static cl::opt<bool> staticBatch(
+    "static-batch",
+    cl::desc("Treat a static leading dim of 1 on the inputs as the batch and "
+             "bind it to --batch (models exported with a fixed batch of 1)"),
+    cl::sub(compileCommand));
 static cl::list<std::string> inputShapes("input-shape",
                                          cl::desc("Static shape of one input"),
                                          cl::value_desc("NAME=D0xD1x..."),
@@ -348,6 +353,7 @@ int main(int argc, char **argv) {
     options.seed = seed;
     options.episodes = episodes;
     options.batch = batch;
+    options.staticBatch = staticBatch;
     options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     options.profile = profile;
     options.output = compileOutput;

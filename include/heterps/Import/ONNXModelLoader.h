@@ -47,7 +47,10 @@ struct InputBindings {
   /// Whole shapes of named graph inputs; they must agree with the static
   /// dims the model declares.
   std::map<std::string, std::vector<int64_t>> shapes;
-  bool empty() const { return batch == 0 && shapes.empty(); }
+  /// Also treat a static leading 1 of the inputs as the batch, bound to
+  /// `batch` (a model exported with a fixed batch of 1).
+  bool staticBatch = false;
+  bool empty() const { return batch == 0 && shapes.empty() && !staticBatch; }
 };
 
 LoadedModel loadONNXModel(llvm::StringRef path, llvm::StringRef contents,
