@@ -1578,8 +1578,9 @@ bool heterps::target::installBundleDirectory(StringRef staging,
   return true;
 }
 
-LogicalResult heterps::target::writeStageBundle(ModuleOp module,
-                                                StringRef directory) {
+LogicalResult
+heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
+                                  const StageBundleOptions &options) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   auto pipeline =
       main ? main->getAttrOfType<ArrayAttr>("hps.pipeline") : ArrayAttr();
@@ -1619,7 +1620,7 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
     bool gpu = deviceName.starts_with("gpu");
 
     StageEmitter emitter(func, weights, tables, trained,
-                         /*nativeLayouts=*/!gpu);
+                         /*nativeLayouts=*/!gpu && options.nativeLayouts);
     if (failed(emitter.emit()))
       return failure();
     for (Operation &op : func.getBody().front()) {
@@ -1829,6 +1830,11 @@ void heterps::target::registerStageBundleTranslation() {
       "bundle-dir",
       llvm::cl::desc("--hps-to-stages: the bundle directory to write"),
       llvm::cl::init(""));
+  static llvm::cl::opt<bool> nativeLayouts(
+      "stage-native-layouts",
+      llvm::cl::desc("--hps-to-stages: keep CPU stages' conv chains in the "
+                     "native blocked layout (false: plain NCHW everywhere)"),
+      llvm::cl::init(true));
   TranslateFromMLIRRegistration registration(
       "hps-to-stages",
       "Lower a partitioned module to a bundle of stage programs (-o names "
@@ -1841,7 +1847,9 @@ void heterps::target::registerStageBundleTranslation() {
           return op->emitError("--hps-to-stages expects a module");
         if (bundleDirectory.empty())
           return op->emitError("--hps-to-stages needs -o DIR");
-        return writeStageBundle(module, bundleDirectory);
+        StageBundleOptions options;
+        options.nativeLayouts = nativeLayouts;
+        return writeStageBundle(module, bundleDirectory, options);
       },
       [](DialectRegistry &registry) {
         registry.insert<HPSDialect, func::FuncDialect>();

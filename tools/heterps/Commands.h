@@ -23,6 +23,8 @@ struct CompileOptions {
   std::vector<std::string> inputShapes;
   unsigned episodes = 1024;
   bool keepSources = true;
+  /// CPU stages keep conv chains in the native layout (--native-layouts).
+  bool nativeLayouts = true;
   /// --train: a training bundle (autodiff after placement).
   bool train = false;
   std::string loss, label = "label", trainOutput, optimizer = "adagrad";

@@ -113,7 +113,9 @@ int compile(const CompileOptions &options) {
   // output in one rename, so a failure leaves nothing half-written.
   std::string staging = options.output + ".building";
   (void)llvm::sys::fs::remove_directories(staging);
-  if (failed(target::writeStageBundle(*module, staging)))
+  target::StageBundleOptions bundleOptions;
+  bundleOptions.nativeLayouts = options.nativeLayouts;
+  if (failed(target::writeStageBundle(*module, staging, bundleOptions)))
     return 1;
   std::string error;
   if (!buildStages(staging, error)) {

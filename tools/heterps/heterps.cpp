@@ -82,6 +82,11 @@ static cl::opt<bool> staticBatch(
     cl::desc("Treat a static leading dim of 1 on the inputs as the batch and "
              "bind it to --batch (models exported with a fixed batch of 1)"),
     cl::sub(compileCommand));
+static cl::opt<bool> nativeLayouts(
+    "native-layouts", cl::init(true),
+    cl::desc("CPU stages keep conv chains in oneDNN's blocked layout (false: "
+             "plain NCHW between all kernels, for comparisons)"),
+    cl::sub(compileCommand));
 static cl::list<std::string> inputShapes("input-shape",
                                          cl::desc("Static shape of one input"),
                                          cl::value_desc("NAME=D0xD1x..."),
@@ -354,6 +359,7 @@ int main(int argc, char **argv) {
     options.episodes = episodes;
     options.batch = batch;
     options.staticBatch = staticBatch;
+    options.nativeLayouts = nativeLayouts;
     options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     options.profile = profile;
     options.output = compileOutput;

@@ -18,11 +18,18 @@
 
 namespace heterps::target {
 
+struct StageBundleOptions {
+  /// CPU stages keep conv chains in the backend's native (blocked) layout;
+  /// off, every tensor is plain NC[D]HW (for comparisons).
+  bool nativeLayouts = true;
+};
+
 /// Writes the bundle of `module` (after --hps-partition) into `directory`,
 /// which is created. On failure an error is emitted naming the stage and op
 /// at fault and nothing is left in `directory`.
 mlir::LogicalResult writeStageBundle(mlir::ModuleOp module,
-                                     llvm::StringRef directory);
+                                     llvm::StringRef directory,
+                                     const StageBundleOptions &options = {});
 
 /// Moves a finished bundle from `staging` to `directory`, replacing an
 /// earlier bundle or an empty directory there and nothing else. On failure
