@@ -480,6 +480,12 @@ void StageEmitter::fuseIntoDenseOps() {
       tensors[op.getResult(0)].root = producer->getResult(0);
     }
   }
+  // Views of a fused result (a reshape of the activation) share the dense
+  // op's storage now: resolve their roots again, in order.
+  for (Operation &op : block)
+    if (isAlias(&op))
+      for (Value result : op.getResults())
+        tensors[result].root = rootOf(op.getOperand(0));
 }
 
 bool StageEmitter::readsNative(Operation *op, Value root) const {
