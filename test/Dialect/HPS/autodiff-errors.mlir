@@ -9,14 +9,13 @@
 // OPTIMIZER: error: hps-autodiff: unknown optimizer 'lion' (expected sgd, adam or adagrad)
 // OUTPUT: error: hps-autodiff: @main has no result named 'logits'
 
-// An active op without a rule is named.
-func.func @main(%x: tensor<2x3x4x4xf32> {hps.name = "x", hps.batched}) -> (tensor<2x3x1x1xf32> {hps.name = "y", hps.batched}) {
-  %w = hps.weight "w" dense<0.1> : tensor<3x4x4xf32>
-  %m = hps.mul %x, %w : tensor<2x3x4x4xf32>, tensor<3x4x4xf32> -> tensor<2x3x4x4xf32>
-  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.reduce' of kind prod}}
-  %y = hps.reduce prod %m {axes = array<i64: 2, 3>, keepdims} : (tensor<2x3x4x4xf32>) -> tensor<2x3x1x1xf32>
-  %s = hps.sigmoid %y : tensor<2x3x1x1xf32>
-  return %s : tensor<2x3x1x1xf32>
+// An active op without a rule is named: the backward-only convolution ops
+// are not differentiated again.
+func.func @main(%x: tensor<2x3x4x4xf32> {hps.name = "x", hps.batched}) -> (tensor<2x3x4x4xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "w" dense<0.1> : tensor<3x1x3x3xf32>
+  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.conv_grad_input'}}
+  %y = hps.conv_grad_input %x, %w {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x1x3x3xf32>) -> tensor<2x3x4x4xf32>
+  return %y : tensor<2x3x4x4xf32>
 }
 
 // -----
@@ -53,13 +52,13 @@ func.func @main(%ids: tensor<4x3xi64> {hps.name = "ids", hps.batched}) -> (tenso
 
 // -----
 
-// Strided slices would need a scatter.
-func.func @main(%x: tensor<4x6xf32> {hps.name = "x", hps.batched}) -> (tensor<4x3xf32> {hps.name = "y", hps.batched}) {
-  %w = hps.weight "w" dense<0.1> : tensor<4x6xf32>
-  %m = hps.mul %x, %w : tensor<4x6xf32>
-  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.slice' with step 2 (only step 1 slices are differentiated)}}
-  %y = hps.slice %m {starts = array<i64: 0>, ends = array<i64: 6>, axes = array<i64: 1>, steps = array<i64: 2>} : (tensor<4x6xf32>) -> tensor<4x3xf32>
-  return %y : tensor<4x3xf32>
+// A rule may refuse an instance: max_pool windows of more than 64 taps.
+func.func @main(%x: tensor<1x2x9x9xf32> {hps.name = "x", hps.batched}) -> (tensor<1x2x1x1xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "w" dense<0.1> : tensor<1x2x9x9xf32>
+  %m = hps.mul %x, %w : tensor<1x2x9x9xf32>
+  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.max_pool' with a 81-tap window (at most 64 taps are differentiated)}}
+  %y = hps.max_pool %m {kernel_shape = array<i64: 9, 9>, strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x2x9x9xf32>) -> tensor<1x2x1x1xf32>
+  return %y : tensor<1x2x1x1xf32>
 }
 
 // -----

@@ -10,6 +10,7 @@
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/data.mlir | FileCheck %t/data.mlir
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/conv.mlir | FileCheck %t/conv.mlir
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/max_pool.mlir | FileCheck %t/max_pool.mlir
+// RUN: heterps-opt --hps-autodiff=loss=mse %t/scatter.mlir | FileCheck %t/scatter.mlir
 
 //--- mlp.mlir
 // gemm + relu + gemm + sigmoid with bce: the loss takes the sigmoid's input
@@ -320,3 +321,54 @@ func.func @main(%x: tensor<2x3xf32> {hps.name = "x", hps.batched}) -> (tensor<2x
 // CHECK: %[[STACKED:.*]] = hps.reshape %[[ROUTED]] {shape = array<i64: 2, 4, 3>}
 // CHECK: %[[DM:.*]] = hps.conv_grad_input %[[STACKED]], %[[ONEHOT]] {dilations = array<i64: 1>, group = 2 : i64, pads = array<i64: 1, 0>, strides = array<i64: 2>} : (tensor<2x4x3xf32>, tensor<4x1x2xf32>) -> tensor<2x2x5xf32>
 // CHECK: hps.reshape %[[DM]] {shape = array<i64: 2, 10>}
+
+//--- scatter.mlir
+// Adjoints that scatter or fold, built from forward ops. reduce prod: each
+// element gets the product of the group's nonzero elements divided by
+// itself, and nothing when another element of its group is zero. Reflect
+// pad: the middle of the gradient plus each padded run, reversed where its
+// sources descend, padded with zeros onto them. A step -2 slice: the
+// gradient reversed, spread with a zero after every element (pad of an
+// inserted unit axis) and moved to the first position taken (1; the last
+// zero cropped).
+func.func @main(%x: tensor<4x6xf32> {hps.name = "x", hps.batched}) -> (tensor<4x13xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "w" dense<0.5> : tensor<4x6xf32>
+  %m = hps.mul %x, %w : tensor<4x6xf32>
+  %s = hps.slice %m {starts = array<i64: -1>, ends = array<i64: -100>, axes = array<i64: 1>, steps = array<i64: -2>} : (tensor<4x6xf32>) -> tensor<4x3xf32>
+  %p = hps.pad %m {mode = #hps<pad_mode reflect>, pads = array<i64: 0, 2, 0, 1>, value = 0.0 : f32} : (tensor<4x6xf32>) -> tensor<4x9xf32>
+  %r = hps.reduce prod %m {axes = array<i64: 1>, keepdims} : (tensor<4x6xf32>) -> tensor<4x1xf32>
+  %y = hps.concat %s, %p, %r {axis = 1 : i64} : (tensor<4x3xf32>, tensor<4x9xf32>, tensor<4x1xf32>) -> tensor<4x13xf32>
+  return %y : tensor<4x13xf32>
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[M:.*]] = hps.mul %{{.*}}, %{{.*}} : tensor<4x6xf32>
+// CHECK: %[[G:.*]]:3 = hps.split
+// CHECK-DAG: %[[ZERO:.*]] = hps.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-DAG: %[[ONE:.*]] = hps.constant dense<1.000000e+00> : tensor<f32>
+// CHECK: %[[ISZERO:.*]] = hps.equal %[[M]], %[[ZERO]]
+// CHECK: %[[NONZERO:.*]] = hps.where %[[ISZERO]], %[[ONE]], %[[M]]
+// CHECK: %[[FLAGS:.*]] = hps.where %[[ISZERO]], %[[ONE]], %[[ZERO]]
+// CHECK: %[[ZEROS:.*]] = hps.reduce sum %[[FLAGS]] {axes = array<i64: 1>, keepdims}
+// CHECK: %[[OTHERZEROS:.*]] = hps.sub %[[ZEROS]], %[[FLAGS]]
+// CHECK: %[[BLOCKED:.*]] = hps.greater %[[OTHERZEROS]], %[[ZERO]]
+// CHECK: %[[PROD:.*]] = hps.reduce prod %[[NONZERO]] {axes = array<i64: 1>, keepdims}
+// CHECK: %[[OTHERS:.*]] = hps.div %[[PROD]], %[[NONZERO]]
+// CHECK: %[[SCALED:.*]] = hps.mul %[[G]]#2, %[[OTHERS]]
+// CHECK: %[[DPROD:.*]] = hps.where %[[BLOCKED]], %[[ZERO]], %[[SCALED]]
+// CHECK: %[[MIDDLE:.*]] = hps.slice %[[G]]#1 {axes = array<i64: 1>, ends = array<i64: 8>, starts = array<i64: 2>, steps = array<i64: 1>} : (tensor<4x9xf32>) -> tensor<4x6xf32>
+// CHECK: %[[LEFT:.*]] = hps.slice %[[G]]#1 {axes = array<i64: 1>, ends = array<i64: -10>, starts = array<i64: 1>, steps = array<i64: -1>} : (tensor<4x9xf32>) -> tensor<4x2xf32>
+// CHECK: %[[LEFTPAD:.*]] = hps.pad %[[LEFT]] {mode = #hps<pad_mode constant>, pads = array<i64: 0, 1, 0, 3>, value = 0.000000e+00 : f32} : (tensor<4x2xf32>) -> tensor<4x6xf32>
+// CHECK: %[[SUM1:.*]] = hps.add %[[MIDDLE]], %[[LEFTPAD]]
+// CHECK: %[[RIGHT:.*]] = hps.slice %[[G]]#1 {axes = array<i64: 1>, ends = array<i64: 9>, starts = array<i64: 8>, steps = array<i64: 1>} : (tensor<4x9xf32>) -> tensor<4x1xf32>
+// CHECK: %[[RIGHTPAD:.*]] = hps.pad %[[RIGHT]] {mode = #hps<pad_mode constant>, pads = array<i64: 0, 4, 0, 1>, value = 0.000000e+00 : f32} : (tensor<4x1xf32>) -> tensor<4x6xf32>
+// CHECK: %[[DPAD:.*]] = hps.add %[[SUM1]], %[[RIGHTPAD]]
+// CHECK: %[[ACC:.*]] = hps.add %[[DPROD]], %[[DPAD]]
+// CHECK: %[[REV:.*]] = hps.slice %[[G]]#0 {axes = array<i64: 1>, ends = array<i64: -4>, starts = array<i64: 2>, steps = array<i64: -1>} : (tensor<4x3xf32>) -> tensor<4x3xf32>
+// CHECK: %[[UNIT:.*]] = hps.reshape %[[REV]] {shape = array<i64: 4, 3, 1, 1>}
+// CHECK: %[[SPREAD:.*]] = hps.pad %[[UNIT]] {mode = #hps<pad_mode constant>, pads = array<i64: 0, 0, 0, 0, 0, 0, 1, 0>, value = 0.000000e+00 : f32} : (tensor<4x3x1x1xf32>) -> tensor<4x3x2x1xf32>
+// CHECK: %[[MERGED:.*]] = hps.reshape %[[SPREAD]] {shape = array<i64: 4, 6>}
+// CHECK: %[[DSLICE:.*]] = hps.pad %[[MERGED]] {mode = #hps<pad_mode constant>, pads = array<i64: 0, 1, 0, -1>, value = 0.000000e+00 : f32} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+// CHECK: %[[DM:.*]] = hps.add %[[ACC]], %[[DSLICE]]
+// CHECK: %[[DW:.*]] = hps.mul %[[DM]], %{{.*}} : tensor<4x6xf32>
+// CHECK: hps.dense_push "w", %[[DW]] : tensor<4x6xf32>

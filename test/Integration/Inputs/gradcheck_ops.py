@@ -80,7 +80,8 @@ def binary(name, op, wshape, low=-1.0, high=1.0, swap=False):
 KINKED = {"relu", "abs", "leaky_relu", "max", "min", "clip", "where", "thresholded_relu", "prelu",
           "hard_sigmoid", "hard_swish", "reducemax", "reducel1", "max_pool_pad_stride",
           "max_pool_ceil_mode", "max_pool_1d_dilated", "global_max_pool", "floor", "ceil",
-          "round", "sign"}
+          "round", "sign", "mod_fmod",
+          "mod_floor"}
 
 
 def cases():
@@ -282,6 +283,116 @@ def cases():
     out.append((c, c.node("Softmax", ["h"], axis=1), [B, 5]))
     c = Case("loss_softmax_ce_logits", loss="softmax-ce")
     out.append((c, "h", [B, 5]))
+    # Adjoints that scatter or fold, placed after the cases above so that
+    # those keep their random weights.
+    c = Case("mod_fmod")  # h - trunc(h / w1) w1
+    c.inits.append(weight("w1", (5,), 0.3, 0.7))
+    out.append((c, c.node("Mod", ["h", "w1"], fmod=1), [B, 5]))
+    c = Case("mod_floor")  # h - floor(h / w1) w1 (float Mod without fmod)
+    c.inits.append(weight("w1", (5,), -0.7, -0.3))
+    out.append((c, c.node("Mod", ["h", "w1"]), [B, 5]))
+    # Strided slices: the gradient is scattered back into zeros.
+    def sliced(name, value, starts, ends, axes, steps):
+        c.inits += [const(name + "_st", np.array(starts, np.int64)),
+                    const(name + "_en", np.array(ends, np.int64)),
+                    const(name + "_ax", np.array(axes, np.int64)),
+                    const(name + "_sp", np.array(steps, np.int64))]
+        return c.node("Slice", [value] + [name + s for s in ("_st", "_en", "_ax", "_sp")])
+
+    c = Case("slice_step2")
+    out.append((c, sliced("s", "h", [0], [5], [1], [2]), [B, 3]))
+    c = Case("slice_step3_end_clamped")  # 1, 4 from an end past the axis
+    out.append((c, sliced("s", "h", [1], [100], [1], [3]), [B, 2]))
+    c = Case("slice_reverse")
+    out.append((c, sliced("s", "h", [-1], [-100], [1], [-1]), [B, 5]))
+    c = Case("slice_negative_step_clamped")  # 4, 2, 0 from a start past the axis
+    out.append((c, sliced("s", "h", [10], [-100], [1], [-2]), [B, 3]))
+    c = Case("slice_negative_step_partial")  # 3, 1: stops before the end
+    out.append((c, sliced("s", "h", [-2], [0], [1], [-2]), [B, 2]))
+    c = Case("slice_multi_axis_steps")
+    c.inits += [weight("proj", (5, 4 * 7)), const("map_shape", np.array([-1, 4, 7], np.int64))]
+    m = c.node("Reshape", [c.node("MatMul", ["h", "proj"]), "map_shape"])
+    # axis 1: 2, 1, 0; axis 2: 6, 3 from a clamped start.
+    s = sliced("s", m, [-2, 100], [-100, 0], [1, 2], [-1, -3])
+    out.append((c, c.node("Flatten", [s], axis=1), [B, 6]))
+    c = Case("slice_mixed_steps_3d")
+    c.inits += [weight("proj", (5, 5 * 6)), const("map_shape", np.array([-1, 5, 6], np.int64))]
+    m = c.node("Reshape", [c.node("MatMul", ["h", "proj"]), "map_shape"])
+    # axis 2: 1, 3, 5; axis 1: 1, 2, 3 (step 1 with a negative end).
+    s = sliced("s", m, [1, 1], [6, -1], [2, 1], [2, 1])
+    out.append((c, c.node("Flatten", [s], axis=1), [B, 9]))
+    # Reflect and edge pads add each copy's gradient onto its source.
+    def padded(name, value, pads, mode):
+        c.inits.append(const(name, np.array(pads, np.int64)))
+        return c.node("Pad", [value, name], mode=mode)
+
+    c = Case("pad_reflect")
+    out.append((c, padded("pads", "h", [0, 2, 0, 3], "reflect"), [B, 10]))
+    c = Case("pad_edge")
+    out.append((c, padded("pads", "h", [0, 1, 0, 3], "edge"), [B, 9]))
+    c = Case("pad_reflect_wraps")  # pads past the extent repeat the reflection
+    out.append((c, padded("pads", "h", [0, 6, 0, 9], "reflect"), [B, 20]))
+    c = Case("pad_reflect_crop")  # a negative pad crops after the reflection
+    out.append((c, padded("pads", "h", [0, -1, 0, 3], "reflect"), [B, 7]))
+    c = Case("pad_edge_crop")
+    out.append((c, padded("pads", "h", [0, 2, 0, -2], "edge"), [B, 5]))
+
+    def padded_map(name, mode, shape, pads, out_shape):
+        c = Case(name)
+        c.inits += [weight("proj", (5, int(np.prod(shape)))),
+                    const("map_shape", np.array([-1] + list(shape), np.int64)),
+                    const("pads", np.array(pads, np.int64))]
+        m = c.node("Reshape", [c.node("MatMul", ["h", "proj"]), "map_shape"])
+        p = c.node("Pad", [m, "pads"], mode=mode)
+        return c, c.node("Flatten", [p], axis=1), [B, int(np.prod(out_shape))]
+
+    out.append(padded_map("pad_reflect_2d", "reflect", (2, 4, 5),
+                          [0, 0, 1, 2, 0, 0, 3, 1], (2, 8, 8)))
+    out.append(padded_map("pad_edge_3_axes", "edge", (2, 3, 4),
+                          [0, 1, 2, 1, 0, 1, 1, 3], (4, 6, 8)))
+    out.append(padded_map("pad_reflect_unit_axis", "reflect", (1, 3, 4),
+                          [0, 2, 0, 1, 0, 1, 2, 1], (4, 5, 6)))
+    # ReduceProd, also with zeros in the reduced groups: an element gets the
+    # product of the others, so with one zero only the zero gets a gradient
+    # and with two or more nobody does. The zeros are entries of a trained
+    # factor, so the finite differences move them off zero.
+    c = Case("reduceprod")
+    c.inits += [weight("w1", (1, 5, 3)), const("ax2", np.array([2], np.int64))]
+    r = c.node("Mul", [c.node("Unsqueeze", ["h", "ax2"]), "w1"])
+    out.append((c, c.node("ReduceProd", [r], axes=[2], keepdims=0), [B, 5]))
+
+    def with_zeros(shape, zeros):
+        w = RNG.uniform(0.7, 1.3, size=shape) * RNG.choice([-1.0, 1.0], size=shape)
+        for index in zeros:
+            w[index] = 0.0
+        return numpy_helper.from_array(w.astype(np.float32), "w1")
+
+    c = Case("reduceprod_zeros")
+    # Groups (rows of 3) with no, one, two and three zeros.
+    c.inits += [with_zeros((1, 5, 3), [(0, 1, 1), (0, 2, 0), (0, 2, 2), (0, 3, slice(None))]),
+                const("ax2", np.array([2], np.int64))]
+    r = c.node("Mul", [c.node("Unsqueeze", ["h", "ax2"]), "w1"])
+    out.append((c, c.node("ReduceProd", [r], axes=[-1], keepdims=0), [B, 5]))
+    # Longer products take tanh, so that they stay near 1 and the steps of
+    # the finite differences stay small next to their curvature. (Tanh
+    # after the unsqueeze: a gemm's fused activation read through a reshape
+    # alias gets no buffer in the stage code today.)
+    c = Case("reduceprod_keepdims_two_axes_zeros")
+    # [B, 5, 2, 3] over the last two axes: groups of 6 with 0, 1 and 2 zeros.
+    c.inits += [with_zeros((1, 5, 2, 3), [(0, 1, 1, 2), (0, 3, 0, 0), (0, 3, 1, 1),
+                                          (0, 4, 0, 2)]),
+                const("ax23", np.array([2, 3], np.int64))]
+    r = c.node("Mul", [c.node("Tanh", [c.node("Unsqueeze", ["h", "ax23"])]), "w1"])
+    p = c.node("ReduceProd", [r], axes=[2, 3], keepdims=1)
+    out.append((c, c.node("Flatten", [p], axis=1), [B, 5]))
+    c = Case("reduceprod_keepdims_one_zero")
+    # A [B, 2, 2] map over axes -2 and -1 with one zero in each sample's
+    # group: only w1's zero entry gets a gradient.
+    c.inits += [weight("proj", (5, 4)), const("map_shape", np.array([-1, 2, 2], np.int64)),
+                with_zeros((1, 2, 2), [(0, 1, 0)])]
+    m = c.node("Reshape", [c.node("MatMul", ["h", "proj"]), "map_shape"])
+    p = c.node("ReduceProd", [c.node("Mul", [m, "w1"])], axes=[-2, -1], keepdims=1)
+    out.append((c, c.node("Flatten", [p], axis=1), [B, 1]))
     for case, _, _ in out:
         if case.name in KINKED:
             case.epsilon = "1e-3"

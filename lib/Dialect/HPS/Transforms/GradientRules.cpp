@@ -332,6 +332,23 @@ static LogicalResult binaryRule(Operation *op, Rule &r) {
         r.set(1, [&] { return toRhs(b.where(lhsWins, zero, g)); });
         return success();
       })
+      .Case([&](ModOp mod) {
+        // l mod r = l - q r with q = trunc(l / r) for fmod, floor(l / r)
+        // otherwise; q is piecewise constant. Only floats get here (Activity
+        // skips integers).
+        r.set(0, [&] { return toLhs(g); });
+        r.set(1, [&] {
+          Value ratio = b.div(lhs, rhs);
+          Value down = b.unary<FloorOp>(ratio);
+          Value quotient =
+              mod.getFmod()
+                  ? b.where(b.compare<GreaterEqualOp>(ratio, r.zero(ratio)),
+                            down, b.unary<CeilOp>(ratio))
+                  : down;
+          return b.neg(toRhs(b.mul(g, quotient)));
+        });
+        return success();
+      })
       .Case([&](PReluOp) {
         Value positive = b.compare<GreaterEqualOp>(lhs, r.zero(lhs));
         r.set(0, [&] { return b.where(positive, g, b.mul(g, rhs)); });
@@ -529,41 +546,182 @@ static LogicalResult splitRule(SplitOp op, Rule &r) {
   return success();
 }
 
-static LogicalResult sliceRule(SliceOp op, Rule &r) {
-  ArrayRef<int64_t> in = shapeOf(op.getInput());
-  int64_t rank = in.size();
-  // The adjoint is the gradient padded with zeros where the slice cut.
+/// `value` padded with zeros by `pads` (begins, then ends; negative crops).
+static Value zeroPad(GradientBuilder &b, Value value, ArrayRef<int64_t> pads) {
+  if (llvm::all_of(pads, [](int64_t pad) { return pad == 0; }))
+    return value;
+  SmallVector<int64_t> shape(shapeOf(value));
+  int64_t rank = shape.size();
+  for (int64_t i = 0; i < rank; ++i)
+    shape[i] += pads[i] + pads[rank + i];
+  return b.create<PadOp>(RankedTensorType::get(shape, elementOf(value)), value,
+                         pads, PadMode::Constant,
+                         FloatAttr::get(elementOf(value), 0.0));
+}
+
+/// `value` padded with zeros (or cropped) along one axis only.
+static Value zeroPadAxis(GradientBuilder &b, Value value, int64_t axis,
+                         int64_t begin, int64_t end) {
+  int64_t rank = shapeOf(value).size();
   SmallVector<int64_t> pads(2 * rank, 0);
-  for (auto [i, axisValue] : llvm::enumerate(op.getAxes())) {
-    int64_t step = op.getSteps()[i];
-    if (step != 1)
-      return unsupported(op, "with step " + Twine(step) +
-                                 " (only step 1 slices are differentiated)");
-    int64_t axis = normalized(axisValue, rank), start = 0;
-    int64_t count = shp::sliceCount(in[axis], op.getStarts()[i],
-                                    op.getEnds()[i], 1, &start);
-    pads[axis] = start;
-    pads[rank + axis] = in[axis] - start - count;
-  }
-  r.set(0, [&] {
-    return r.b.create<PadOp>(op.getInput().getType(), r.grad(), pads,
-                             PadMode::Constant,
-                             FloatAttr::get(elementOf(r.grad()), 0.0));
+  pads[axis] = begin;
+  pads[rank + axis] = end;
+  return zeroPad(b, value, pads);
+}
+
+/// `value` sliced along one axis with ONNX bounds.
+static Value sliceAxis(GradientBuilder &b, Value value, int64_t axis,
+                       int64_t start, int64_t end, int64_t step) {
+  SmallVector<int64_t> shape(shapeOf(value));
+  shape[axis] = shp::sliceCount(shape[axis], start, end, step);
+  return b.create<SliceOp>(RankedTensorType::get(shape, elementOf(value)),
+                           value, ArrayRef<int64_t>{start},
+                           ArrayRef<int64_t>{end}, ArrayRef<int64_t>{axis},
+                           ArrayRef<int64_t>{step});
+}
+
+/// The adjoint scatters the gradient into zeros at the sliced positions
+/// without a scatter op: negative-step axes are reversed so that positions
+/// ascend, strided axes get step - 1 zeros after every element (pad of an
+/// inserted unit axis), and one pad moves the result to the first position
+/// taken (cropping what the last stride overshoots).
+static LogicalResult sliceRule(SliceOp op, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value x = op.getInput();
+  ArrayRef<int64_t> in = shapeOf(x);
+  int64_t rank = in.size();
+  r.set(0, [&]() -> Value {
+    Value g = r.grad();
+    // Nothing taken, nothing to scatter (and no first position).
+    if (product(shapeOf(g)) == 0)
+      return b.splat(tensorType(x), 0.0);
+    SmallVector<int64_t> pads(2 * rank, 0), strides(rank, 1);
+    SmallVector<int64_t> reverseStarts, reverseEnds, reverseAxes;
+    for (auto [i, axisValue] : llvm::enumerate(op.getAxes())) {
+      int64_t axis = normalized(axisValue, rank), step = op.getSteps()[i];
+      int64_t start = 0;
+      int64_t count = shp::sliceCount(in[axis], op.getStarts()[i],
+                                      op.getEnds()[i], step, &start);
+      int64_t first = step > 0 ? start : start + (count - 1) * step;
+      strides[axis] = std::abs(step);
+      pads[axis] = first;
+      pads[rank + axis] = in[axis] - first - count * strides[axis];
+      if (step < 0) {
+        // From the last element to one before the first.
+        reverseStarts.push_back(count - 1);
+        reverseEnds.push_back(-count - 1);
+        reverseAxes.push_back(axis);
+      }
+    }
+    if (!reverseAxes.empty())
+      g = b.create<SliceOp>(
+          g.getType(), g, reverseStarts, reverseEnds, reverseAxes,
+          SmallVector<int64_t>(reverseAxes.size(), int64_t{-1}));
+    for (int64_t axis = 0; axis < rank; ++axis) {
+      if (strides[axis] == 1)
+        continue;
+      // [outer, count, 1, inner] padded to [outer, count, stride, inner]
+      // keeps the rank small for the kernels.
+      ArrayRef<int64_t> shape = shapeOf(g);
+      int64_t count = shape[axis];
+      SmallVector<int64_t> split{product(shape.take_front(axis)), count, 1,
+                                 product(shape.drop_front(axis + 1))};
+      Value spread = zeroPad(b, b.reshape(g, split),
+                             {0, 0, 0, 0, 0, 0, strides[axis] - 1, 0});
+      SmallVector<int64_t> merged(shape);
+      merged[axis] = count * strides[axis];
+      g = b.reshape(spread, merged);
+    }
+    return zeroPad(b, g, pads);
   });
   return success();
 }
 
+/// The index of `x` that position `i` of an axis of extent `n` padded by
+/// `begin` copies, as the runtime's pad kernels compute it (reflect repeats
+/// with period 2 (n - 1), so pads may exceed the extent).
+static int64_t padSource(int64_t i, int64_t n, int64_t begin, PadMode mode) {
+  int64_t j = i - begin;
+  if (j >= 0 && j < n)
+    return j;
+  if (mode == PadMode::Edge)
+    return j < 0 ? 0 : n - 1;
+  if (n == 1)
+    return 0;
+  int64_t period = 2 * (n - 1);
+  j %= period;
+  if (j < 0)
+    j += period;
+  return j >= n ? period - j : j;
+}
+
+/// Folds the gradient `g` of one axis padded by (`begin`, `end` >= 0) in
+/// reflect or edge mode back onto the `n` source elements: the middle is
+/// the identity, and each padded side is cut into runs whose sources move
+/// by +1 (a slice), -1 (a reversed slice) or 0 (edge: a sum), each padded
+/// with zeros to its sources and added.
+static Value foldPaddedAxis(GradientBuilder &b, Value g, int64_t axis,
+                            int64_t n, int64_t begin, int64_t end,
+                            PadMode mode) {
+  int64_t m = begin + n + end;
+  auto source = [&](int64_t i) { return padSource(i, n, begin, mode); };
+  Value dx = sliceAxis(b, g, axis, begin, begin + n, 1);
+  auto addRuns = [&](int64_t from, int64_t to) {
+    for (int64_t i = from; i < to;) {
+      int64_t delta = i + 1 < to ? source(i + 1) - source(i) : 1;
+      assert(delta >= -1 && delta <= 1 && "pad sources move by one at most");
+      int64_t last = i;
+      while (last + 1 < to && source(last + 1) - source(last) == delta)
+        ++last;
+      Value piece;
+      int64_t low = std::min(source(i), source(last)), extent = 1;
+      if (delta == 0) {
+        piece = b.reduce(ReduceKind::Sum, sliceAxis(b, g, axis, i, last + 1, 1),
+                         {axis}, true);
+      } else {
+        // Reversed so that the sources ascend; `i - 1 - m` normalizes to
+        // one before `i` even when `i` is 0.
+        piece = delta > 0 ? sliceAxis(b, g, axis, i, last + 1, 1)
+                          : sliceAxis(b, g, axis, last, i - 1 - m, -1);
+        extent = last - i + 1;
+      }
+      dx = b.add(dx, zeroPadAxis(b, piece, axis, low, n - low - extent));
+      i = last + 1;
+    }
+  };
+  addRuns(0, begin);
+  addRuns(begin + n, m);
+  return dx;
+}
+
 static LogicalResult padRule(PadOp op, Rule &r) {
-  if (op.getMode() != PadMode::Constant)
-    return unsupported(op, "in " + stringifyPadMode(op.getMode()) + " mode");
-  // Padding with negated pads crops what was added and restores (as zeros)
-  // what a negative pad cropped.
-  SmallVector<int64_t> pads = llvm::map_to_vector(
-      op.getPads(), [](int64_t pad) -> int64_t { return -pad; });
-  r.set(0, [&] {
-    return r.b.create<PadOp>(op.getInput().getType(), r.grad(), pads,
-                             PadMode::Constant,
-                             FloatAttr::get(elementOf(r.grad()), 0.0));
+  GradientBuilder &b = r.b;
+  Value x = op.getInput();
+  ArrayRef<int64_t> in = shapeOf(x), pads = op.getPads();
+  int64_t rank = in.size();
+  if (op.getMode() == PadMode::Constant) {
+    // Padding with negated pads crops what was added and restores (as
+    // zeros) what a negative pad cropped.
+    SmallVector<int64_t> negated =
+        llvm::map_to_vector(pads, [](int64_t pad) -> int64_t { return -pad; });
+    r.set(0, [&] { return zeroPad(b, r.grad(), negated); });
+    return success();
+  }
+  r.set(0, [&]() -> Value {
+    if (product(in) == 0 || product(shapeOf(r.grad())) == 0)
+      return b.splat(tensorType(x), 0.0);
+    // A negative pad crops after the copy: its positions get no gradient,
+    // which leaves only the non-negative pads to fold.
+    SmallVector<int64_t> restore = llvm::map_to_vector(
+        pads, [](int64_t pad) { return std::max<int64_t>(-pad, 0); });
+    Value g = zeroPad(b, r.grad(), restore);
+    for (int64_t axis = 0; axis < rank; ++axis) {
+      int64_t begin = std::max<int64_t>(pads[axis], 0);
+      int64_t end = std::max<int64_t>(pads[rank + axis], 0);
+      if (begin != 0 || end != 0)
+        g = foldPaddedAxis(b, g, axis, in[axis], begin, end, op.getMode());
+    }
+    return g;
   });
   return success();
 }
@@ -654,10 +812,29 @@ static Value extremumGradient(Rule &r, Value x, Value keptResult,
   return b.where(hit, b.div(keptGrad, ties), zero);
 }
 
+/// The adjoint of a product over `axes` (gradient kept as size 1 there):
+/// each element gets the product of the others in its group. Dividing the
+/// result by the element would give 0 / 0 at a zero, so the product of the
+/// group's nonzero elements (zeros counted as ones) is divided instead, and
+/// an element gets nothing when another element of its group is zero. With
+/// one zero only the zero gets the product of the others; with two or more
+/// nobody gets anything, as in PyTorch.
+static Value productGradient(Rule &r, Value x, Value keptGrad,
+                             ArrayRef<int64_t> axes) {
+  GradientBuilder &b = r.b;
+  Value zero = r.zero(x), one = r.one(x);
+  Value isZero = b.compare<EqualOp>(x, zero);
+  Value nonZero = b.where(isZero, one, x);
+  Value zeroFlags = b.where(isZero, one, zero);
+  Value zeros = b.reduce(ReduceKind::Sum, zeroFlags, axes, true);
+  Value othersHaveZero = b.compare<GreaterOp>(b.sub(zeros, zeroFlags), zero);
+  Value others =
+      b.div(b.reduce(ReduceKind::Prod, nonZero, axes, true), nonZero);
+  return b.where(othersHaveZero, zero, b.mul(keptGrad, others));
+}
+
 static LogicalResult reduceRule(ReduceOp op, Rule &r) {
   GradientBuilder &b = r.b;
-  if (op.getKind() == ReduceKind::Prod)
-    return unsupported(op, "of kind prod");
   Value x = op.getInput();
   ArrayRef<int64_t> in = shapeOf(x);
   SmallVector<int64_t> axes = reducedAxes(op.getAxes(), in.size());
@@ -699,7 +876,8 @@ static LogicalResult reduceRule(ReduceOp op, Rule &r) {
     dx = extremumGradient(r, x, keptResult(), g, axes);
     break;
   case ReduceKind::Prod:
-    llvm_unreachable("rejected above");
+    dx = productGradient(r, x, g, axes);
+    break;
   }
   r.set(0, [&] { return *dx; });
   return success();
@@ -1026,7 +1204,7 @@ autodiff::applyGradientRule(GradientBuilder &builder, Operation *op,
   return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
       .Case([&](GemmOp gemm) { return gemmRule(gemm, r); })
       .Case([&](MatMulOp matmul) { return matmulRule(matmul, r); })
-      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, PReluOp>(
+      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp>(
           [&](Operation *binary) { return binaryRule(binary, r); })
       .Case([&](WhereOp where) { return whereRule(where, r); })
       .Case<NegOp, ReluOp, LeakyReluOp, EluOp, SeluOp, CeluOp,
