@@ -268,6 +268,46 @@ inline void applyActivation(const Activation &act, float *y, int64_t n) {
     y[i] = activate(act, y[i]);
 }
 
+/// An activation operand the caller passes in its layout (`user`) to a
+/// primitive that chose another (`chosen`): a placeholder over the caller's
+/// buffer and, where the layouts differ, a kernel-owned buffer in the chosen
+/// layout with the reorder between the two.
+class LayoutBridge {
+public:
+  LayoutBridge() = default;
+  LayoutBridge(const dnnl::engine &engine, const dnnl::memory::desc &user,
+               const dnnl::memory::desc &chosen, bool input)
+      : user(placeholder(user, engine)) {
+    if (chosen == user)
+      return;
+    owned = dnnl::memory(chosen, engine);
+    dnnl::reorder::primitive_desc pd =
+        input
+            ? dnnl::reorder::primitive_desc(this->user, owned, userScratchpad())
+            : dnnl::reorder::primitive_desc(owned, this->user,
+                                            userScratchpad());
+    reorder = dnnl::reorder(pd);
+    args = {{DNNL_ARG_FROM, input ? this->user : owned},
+            {DNNL_ARG_TO, input ? owned : this->user}};
+    scratchpad = scratchpadFor(pd, engine, args);
+  }
+
+  /// What the primitive's argument is bound to for good.
+  const dnnl::memory &memory() const { return owned ? owned : user; }
+  void bind(const void *pointer) { dnnl_util::bind(user, pointer); }
+  /// Runs the reorder, if any (before the primitive for an input, after it
+  /// for an output).
+  void convert(dnnl::stream &stream) {
+    if (owned)
+      reorder.execute(stream, args);
+  }
+
+private:
+  dnnl::memory user, owned, scratchpad;
+  dnnl::reorder reorder;
+  Args args;
+};
+
 /// A weights operand in the user's plain layout, or in the layout the
 /// primitive chose: repacked by a reorder on the first run (and again should
 /// the caller ever pass another buffer) when constant, on every run when not.
