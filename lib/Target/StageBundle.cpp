@@ -424,19 +424,32 @@ LogicalResult StageEmitter::collectTensors() {
   return success();
 }
 
-/// An elementwise op over f32 operands of its result's shape: it reads and
-/// writes element i at the same offset whatever the layout.
+/// An elementwise op whose operands each have its result's shape or hold a
+/// single element: it reads and writes element i of the full-shape ones at
+/// the same offset whatever their (common) layout.
 bool isLayoutAgnostic(Operation *op) {
   std::string kind, params;
-  bool elementwise = (unaryKind(op, kind, params) && !isa<NotOp>(op)) ||
-                     !binaryKind(op).empty();
+  bool elementwise = unaryKind(op, kind, params) || !binaryKind(op).empty() ||
+                     isa<WhereOp>(op);
   if (!elementwise || op->getNumResults() != 1)
     return false;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!type || !type.getElementType().isF32())
-    return false;
-  return llvm::all_of(op->getOperandTypes(),
-                      [&](Type operand) { return operand == type; });
+  return type && llvm::all_of(op->getOperandTypes(), [&](Type operand) {
+           auto ranked = dyn_cast<RankedTensorType>(operand);
+           return ranked && ranked.hasStaticShape() &&
+                  (ranked.getShape() == type.getShape() ||
+                   ranked.getNumElements() == 1);
+         });
+}
+
+/// The operands of a layout-agnostic op that a layout applies to.
+SmallVector<Value> layoutOperands(Operation *op) {
+  auto shape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    if (cast<RankedTensorType>(operand.getType()).getShape() == shape)
+      operands.push_back(operand);
+  return operands;
 }
 
 void StageEmitter::fuseIntoDenseOps() {
@@ -446,7 +459,9 @@ void StageEmitter::fuseIntoDenseOps() {
   // computed before the conv runs.
   for (Operation &op : block) {
     auto add = dyn_cast<AddOp>(op);
-    if (!add || !isLayoutAgnostic(add))
+    if (!add || !add.getType().getElementType().isF32() ||
+        llvm::any_of(add->getOperandTypes(),
+                     [&](Type type) { return type != add.getType(); }))
       continue;
     for (unsigned i = 0; i < 2; ++i) {
       Value convResult = add->getOperand(i), other = add->getOperand(1 - i);
@@ -493,6 +508,11 @@ bool StageEmitter::readsNative(Operation *op, Value root) const {
     return false;
   if (root.getDefiningOp() == op)
     return true; // its producer writes it native
+  if (auto adjoint = dyn_cast<ConvGradInputOp>(op))
+    return rootOf(adjoint.getGrad()) == root;
+  if (auto adjoint = dyn_cast<ConvGradFilterOp>(op))
+    return rootOf(adjoint.getInput()) == root ||
+           rootOf(adjoint.getGrad()) == root;
   if (auto conv = dyn_cast<ConvOp>(op)) {
     if (rootOf(conv.getInput()) == root)
       return true;
@@ -539,8 +559,8 @@ void StageEmitter::assignLayouts() {
   }
   auto eligible = [&](Value root) {
     const TensorInfo &entry = info(root);
-    if (entry.dtype != "f32" || entry.shape.size() < 3 ||
-        entry.shape.size() > 5 || entry.shape[1] % kNativeChannelMultiple != 0)
+    if (entry.shape.size() < 3 || entry.shape.size() > 5 ||
+        entry.shape[1] % kNativeChannelMultiple != 0)
       return false;
     // Stage outputs leave plain (and are written in place).
     return llvm::none_of(readers.lookup(root), [](Operation *reader) {
@@ -553,10 +573,11 @@ void StageEmitter::assignLayouts() {
     Value result = op.getResult(0);
     if (!tensors.count(result) || !eligible(result))
       continue;
-    if (isa<ConvOp>(op) || (isLayoutAgnostic(&op) &&
-                            llvm::all_of(op.getOperands(), [&](Value operand) {
-                              return native.contains(rootOf(operand));
-                            })))
+    if ((isa<ConvOp, ConvGradInputOp>(op) && info(result).dtype == "f32") ||
+        (isLayoutAgnostic(&op) &&
+         llvm::all_of(layoutOperands(&op), [&](Value operand) {
+           return native.contains(rootOf(operand));
+         })))
       native.insert(result);
   }
   // Drop what would only cost a relayout, and keep every elementwise op
@@ -570,14 +591,19 @@ void StageEmitter::assignLayouts() {
       if (auto residual = fusedResidual.find(producer);
           residual != fusedResidual.end())
         consistent = native.contains(rootOf(residual->second));
-      else if (!isa<ConvOp>(producer))
-        consistent = llvm::all_of(producer->getOperands(), [&](Value v) {
+      else if (!isa<ConvOp, ConvGradInputOp>(producer))
+        consistent = llvm::all_of(layoutOperands(producer), [&](Value v) {
           return native.contains(rootOf(v));
         });
-      bool readNative = llvm::any_of(readers.lookup(root), [&](Operation *r) {
-        return readsNative(r, root);
-      });
-      if (!consistent || !readNative)
+      const auto &rootReaders = readers.lookup(root);
+      bool readNative = llvm::any_of(
+          rootReaders, [&](Operation *r) { return readsNative(r, root); });
+      // Relayout copies f32 only: a bool mask must be read natively by all.
+      bool copyable = info(root).dtype == "f32" ||
+                      llvm::all_of(rootReaders, [&](Operation *r) {
+                        return readsNative(r, root);
+                      });
+      if (!consistent || !readNative || !copyable)
         drop.push_back(root);
     }
     for (Value root : drop)
@@ -1062,14 +1088,19 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         }
         size_t n = rank(x) - 2;
         ArrayRef<int64_t> pads = adjoint.getPads();
+        auto layout = [&](Value v) {
+          return native.contains(rootOf(v)) ? "Layout::Native"
+                                            : "Layout::Plain";
+        };
         call(kernel(input ? "ConvGradInput" : "ConvGradFilter",
-                    llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}",
+                    llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
+                                  "{8}, ConvLayouts{{{9}, {10}}",
                                   dt(dy), shape(x), shape(w), shape(dy),
                                   shapeLiteral(adjoint.getStrides()),
                                   shapeLiteral(adjoint.getDilations()),
                                   shapeLiteral(pads.take_front(n)),
                                   shapeLiteral(pads.drop_front(n)),
-                                  adjoint.getGroup())),
+                                  adjoint.getGroup(), layout(x), layout(dy))),
              input ? cptr(dy) + ", " + cptr(w) + ", " + ptr(x)
                    : cptr(x) + ", " + cptr(dy) + ", " + ptr(w));
         return success();

@@ -766,18 +766,35 @@ TEST(CpuDenseConvGrad, RandomAgainstReference) {
     referenceConvGrads(c, y, x, w, dy, dxRef, dwRef);
     std::string what = "conv grads x " + shapeString(c.x) + " w " +
                        shapeString(c.w) + " group " + std::to_string(c.group);
-    ConvGradInput gradInput(ctx, DType::F32, c.x, c.w, y, c.strides,
-                            c.dilations, c.padBegin, c.padEnd, c.group);
-    ConvGradFilter gradFilter(ctx, DType::F32, c.x, c.w, y, c.strides,
-                              c.dilations, c.padBegin, c.padEnd, c.group);
-    std::vector<float> dx(numElements(c.x)), dw(numElements(c.w));
-    for (int run = 0; run != 2; ++run) {
-      gradInput.run(dy.data(), w.data(), dx.data());
-      gradFilter.run(x.data(), dy.data(), dw.data());
-      std::string pass = run ? " (second run)" : "";
-      expectClose(dx, toFloats(dxRef), what + " dx" + pass);
-      expectClose(dw, toFloats(dwRef), what + " dw" + pass);
-    }
+    // Native layouts where the channels allow them: x and dx share one,
+    // dy has the other.
+    for (Layout xLayout : {Layout::Plain, Layout::Native})
+      for (Layout yLayout : {Layout::Plain, Layout::Native}) {
+        if ((xLayout == Layout::Native && c.x[1] % 16 != 0) ||
+            (yLayout == Layout::Native && y[1] % 16 != 0))
+          continue;
+        ConvLayouts layouts{xLayout, yLayout};
+        std::string named =
+            what + (xLayout == Layout::Native ? " native x" : "") +
+            (yLayout == Layout::Native ? " native dy" : "");
+        ConvGradInput gradInput(ctx, DType::F32, c.x, c.w, y, c.strides,
+                                c.dilations, c.padBegin, c.padEnd, c.group,
+                                layouts);
+        ConvGradFilter gradFilter(ctx, DType::F32, c.x, c.w, y, c.strides,
+                                  c.dilations, c.padBegin, c.padEnd, c.group,
+                                  layouts);
+        auto xIn = toLayout(ctx, x, c.x, Layout::Plain, xLayout);
+        auto dyIn = toLayout(ctx, dy, y, Layout::Plain, yLayout);
+        std::vector<float> dx(numElements(c.x)), dw(numElements(c.w));
+        for (int run = 0; run != 2; ++run) {
+          gradInput.run(dyIn.data(), w.data(), dx.data());
+          gradFilter.run(xIn.data(), dyIn.data(), dw.data());
+          std::string pass = run ? " (second run)" : "";
+          expectClose(toLayout(ctx, dx, c.x, xLayout, Layout::Plain),
+                      toFloats(dxRef), named + " dx" + pass);
+          expectClose(dw, toFloats(dwRef), named + " dw" + pass);
+        }
+      }
   }
 }
 

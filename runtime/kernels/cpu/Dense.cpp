@@ -747,7 +747,7 @@ struct ConvGradInput::Impl {
   dnnl::memory scratchpad;
   Args args;
 
-  Impl(Context &ctx, const ConvGeometry &geometry)
+  Impl(Context &ctx, const ConvGeometry &geometry, ConvLayouts layouts)
       : stream(ctx.impl().stream), parallel(worthThreads(geometry.work)) {
     const dnnl::engine &engine = ctx.impl().engine;
     SerialScope serial(!parallel);
@@ -761,12 +761,14 @@ struct ConvGradInput::Impl {
       dnnl::convolution_backward_data::primitive_desc pd(
           desc, userScratchpad(), engine, geometry.forwardHint(engine));
       primitive = dnnl::convolution_backward_data(pd);
-      diffDst = LayoutBridge(engine, plainDesc(geometry.dst),
-                             pd.diff_dst_desc(), true);
+      diffDst = LayoutBridge(
+          engine, layoutDesc("ConvGradInput", geometry.dst, layouts.y),
+          pd.diff_dst_desc(), true);
       weights = LayoutBridge(engine, plainDesc(geometry.weights),
                              pd.weights_desc(), true);
-      diffSrc = LayoutBridge(engine, plainDesc(geometry.src),
-                             pd.diff_src_desc(), false);
+      diffSrc = LayoutBridge(
+          engine, layoutDesc("ConvGradInput", geometry.src, layouts.x),
+          pd.diff_src_desc(), false);
       args = {{DNNL_ARG_DIFF_DST, diffDst.memory()},
               {DNNL_ARG_WEIGHTS, weights.memory()},
               {DNNL_ARG_DIFF_SRC, diffSrc.memory()}};
@@ -793,11 +795,13 @@ ConvGradInput::ConvGradInput(Context &ctx, DType type, const Shape &x,
                              const Shape &w, const Shape &y,
                              const Shape &strides, const Shape &dilations,
                              const Shape &padBegin, const Shape &padEnd,
-                             int64_t group) {
+                             int64_t group, ConvLayouts layouts) {
   requireF32("ConvGradInput", type);
-  impl = std::make_unique<Impl>(ctx, ConvGeometry("ConvGradInput", x, w, y,
-                                                  strides, dilations, padBegin,
-                                                  padEnd, group));
+  impl =
+      std::make_unique<Impl>(ctx,
+                             ConvGeometry("ConvGradInput", x, w, y, strides,
+                                          dilations, padBegin, padEnd, group),
+                             layouts);
 }
 
 ConvGradInput::~ConvGradInput() = default;
@@ -814,7 +818,7 @@ struct ConvGradFilter::Impl {
   dnnl::memory scratchpad;
   Args args;
 
-  Impl(Context &ctx, const ConvGeometry &geometry)
+  Impl(Context &ctx, const ConvGeometry &geometry, ConvLayouts layouts)
       : stream(ctx.impl().stream), parallel(worthThreads(geometry.work)) {
     const dnnl::engine &engine = ctx.impl().engine;
     SerialScope serial(!parallel);
@@ -828,9 +832,12 @@ struct ConvGradFilter::Impl {
       dnnl::convolution_backward_weights::primitive_desc pd(
           desc, userScratchpad(), engine, geometry.forwardHint(engine));
       primitive = dnnl::convolution_backward_weights(pd);
-      src = LayoutBridge(engine, plainDesc(geometry.src), pd.src_desc(), true);
-      diffDst = LayoutBridge(engine, plainDesc(geometry.dst),
-                             pd.diff_dst_desc(), true);
+      src = LayoutBridge(engine,
+                         layoutDesc("ConvGradFilter", geometry.src, layouts.x),
+                         pd.src_desc(), true);
+      diffDst = LayoutBridge(
+          engine, layoutDesc("ConvGradFilter", geometry.dst, layouts.y),
+          pd.diff_dst_desc(), true);
       diffWeights = LayoutBridge(engine, plainDesc(geometry.weights),
                                  pd.diff_weights_desc(), false);
       args = {{DNNL_ARG_SRC, src.memory()},
@@ -859,11 +866,13 @@ ConvGradFilter::ConvGradFilter(Context &ctx, DType type, const Shape &x,
                                const Shape &w, const Shape &y,
                                const Shape &strides, const Shape &dilations,
                                const Shape &padBegin, const Shape &padEnd,
-                               int64_t group) {
+                               int64_t group, ConvLayouts layouts) {
   requireF32("ConvGradFilter", type);
-  impl = std::make_unique<Impl>(ctx, ConvGeometry("ConvGradFilter", x, w, y,
-                                                  strides, dilations, padBegin,
-                                                  padEnd, group));
+  impl =
+      std::make_unique<Impl>(ctx,
+                             ConvGeometry("ConvGradFilter", x, w, y, strides,
+                                          dilations, padBegin, padEnd, group),
+                             layouts);
 }
 
 ConvGradFilter::~ConvGradFilter() = default;

@@ -710,7 +710,7 @@ ConvGradInput::ConvGradInput(Context &ctx, DType type, const Shape &x,
                              const Shape &w, const Shape &y,
                              const Shape &strides, const Shape &dilations,
                              const Shape &padBegin, const Shape &padEnd,
-                             int64_t group)
+                             int64_t group, ConvLayouts /*native is plain*/)
     : impl(new Impl{{ctx, type, "ConvGradInput", x, w, y, strides, dilations,
                      padBegin, padEnd, group}}) {
   ConvAdjoint &c = impl->conv;
@@ -776,7 +776,7 @@ ConvGradFilter::ConvGradFilter(Context &ctx, DType type, const Shape &x,
                                const Shape &w, const Shape &y,
                                const Shape &strides, const Shape &dilations,
                                const Shape &padBegin, const Shape &padEnd,
-                               int64_t group)
+                               int64_t group, ConvLayouts /*native is plain*/)
     : impl(new Impl{{ctx, type, "ConvGradFilter", x, w, y, strides, dilations,
                      padBegin, padEnd, group}}) {
   ConvAdjoint &c = impl->conv;

@@ -115,6 +115,13 @@ struct Activation {
 enum class Layout { Plain, Native };
 constexpr int64_t kNativeChannelMultiple = 16;
 
+/// The layouts of a convolution's x-shaped and y-shaped activations (for
+/// its adjoints: x or dx, and dy).
+struct ConvLayouts {
+  Layout x = Layout::Plain;
+  Layout y = Layout::Plain;
+};
+
 /// Optional parts of a Conv: the layouts of x and y, and a residual added
 /// before the activation, y = act(conv(x) + bias + residual), with the
 /// residual of y's shape and layout (a ResNet block's shortcut).
