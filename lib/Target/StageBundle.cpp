@@ -223,6 +223,7 @@ private:
   void fuseIntoDenseOps();
   void assignLayouts();
   bool readsNative(Operation *op, Value root) const;
+  bool nativeAsIs(Value value) const;
   LogicalResult planArena();
   LogicalResult emitOp(Operation *op);
   LogicalResult emitTrainingPull(PSPullOp pull);
@@ -508,20 +509,39 @@ bool StageEmitter::readsNative(Operation *op, Value root) const {
     return false;
   if (root.getDefiningOp() == op)
     return true; // its producer writes it native
-  if (auto adjoint = dyn_cast<ConvGradInputOp>(op))
-    return rootOf(adjoint.getGrad()) == root;
-  if (auto adjoint = dyn_cast<ConvGradFilterOp>(op))
-    return rootOf(adjoint.getInput()) == root ||
-           rootOf(adjoint.getGrad()) == root;
+  // The values `op` reads, each with whether its slot takes a native tensor.
+  SmallVector<std::pair<Value, bool>> reads;
   if (auto conv = dyn_cast<ConvOp>(op)) {
-    if (rootOf(conv.getInput()) == root)
-      return true;
-    auto residual = fusedResidual.find(op);
-    return residual != fusedResidual.end() &&
-           rootOf(residual->second) == root &&
-           native.contains(conv.getResult());
+    reads = {{conv.getInput(), true}, {conv.getFilter(), false}};
+    if (Value residual = fusedResidual.lookup(op))
+      reads.push_back({residual, native.contains(conv.getResult())});
+  } else if (auto adjoint = dyn_cast<ConvGradInputOp>(op)) {
+    reads = {{adjoint.getGrad(), true}, {adjoint.getFilter(), false}};
+  } else if (auto adjoint = dyn_cast<ConvGradFilterOp>(op)) {
+    reads = {{adjoint.getInput(), true}, {adjoint.getGrad(), true}};
+  } else {
+    bool agnostic =
+        isLayoutAgnostic(op) && native.contains(rootOf(op->getResult(0)));
+    for (Value operand : op->getOperands())
+      reads.push_back({operand, agnostic});
   }
-  return isLayoutAgnostic(op) && native.contains(rootOf(op->getResult(0)));
+  // Every read of `root` must be native, and of `root` itself: a view of
+  // another shape orders the same elements differently.
+  bool any = false;
+  for (auto [value, nativeSlot] : reads) {
+    if (!value || !tensors.count(value) || rootOf(value) != root)
+      continue;
+    if (!nativeSlot || info(value).shape != info(root).shape)
+      return false;
+    any = true;
+  }
+  return any;
+}
+
+/// Whether `value` is native as itself (not a view of another shape).
+bool StageEmitter::nativeAsIs(Value value) const {
+  return tensors.count(value) && native.contains(rootOf(value)) &&
+         info(value).shape == info(rootOf(value)).shape;
 }
 
 /// Chains of convolutions keep the backend's native layout (CPU: oneDNN's
@@ -575,9 +595,8 @@ void StageEmitter::assignLayouts() {
       continue;
     if ((isa<ConvOp, ConvGradInputOp>(op) && info(result).dtype == "f32") ||
         (isLayoutAgnostic(&op) &&
-         llvm::all_of(layoutOperands(&op), [&](Value operand) {
-           return native.contains(rootOf(operand));
-         })))
+         llvm::all_of(layoutOperands(&op),
+                      [&](Value operand) { return nativeAsIs(operand); })))
       native.insert(result);
   }
   // Drop what would only cost a relayout, and keep every elementwise op
@@ -590,11 +609,10 @@ void StageEmitter::assignLayouts() {
       bool consistent = true;
       if (auto residual = fusedResidual.find(producer);
           residual != fusedResidual.end())
-        consistent = native.contains(rootOf(residual->second));
+        consistent = nativeAsIs(residual->second);
       else if (!isa<ConvOp, ConvGradInputOp>(producer))
-        consistent = llvm::all_of(layoutOperands(producer), [&](Value v) {
-          return native.contains(rootOf(v));
-        });
+        consistent = llvm::all_of(layoutOperands(producer),
+                                  [&](Value v) { return nativeAsIs(v); });
       const auto &rootReaders = readers.lookup(root);
       bool readNative = llvm::any_of(
           rootReaders, [&](Operation *r) { return readsNative(r, root); });
@@ -1048,8 +1066,9 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         SmallVector<int64_t> pads(conv.getPads().begin(), conv.getPads().end());
         if (pads.size() != 2 * n)
           pads.assign(2 * n, 0);
+        // As ptr() hands it out: native, or the plain copy.
         auto layout = [&](Value v) {
-          return native.contains(rootOf(v)) ? "Layout::Native"
+          return readsNative(op, rootOf(v)) ? "Layout::Native"
                                             : "Layout::Plain";
         };
         Value residual = fusedResidual.lookup(op);
@@ -1088,8 +1107,9 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         }
         size_t n = rank(x) - 2;
         ArrayRef<int64_t> pads = adjoint.getPads();
+        // As ptr() hands it out: native, or the plain copy.
         auto layout = [&](Value v) {
-          return native.contains(rootOf(v)) ? "Layout::Native"
+          return readsNative(op, rootOf(v)) ? "Layout::Native"
                                             : "Layout::Plain";
         };
         call(kernel(input ? "ConvGradInput" : "ConvGradFilter",

@@ -72,3 +72,12 @@ func.func @stage_1() attributes {hps.device = #hps.device<"gpu.v100">, hps.repli
 // GPU-NEXT: k1 = std::make_unique<backend::Conv>({{.*}}Activation{UnaryKind::Relu, UnaryParams{}}, true, ConvOptions{Layout::Plain, Layout::Plain, true});
 // GPU-NOT: Relayout
 // GPU-NOT: backend::Binary
+
+// A view of another shape (a reshape between two convs) orders the blocked
+// elements differently: the conv after it reads a plain copy.
+// RUN: heterps-translate --hps-to-stages %S/Inputs/layouts-view.mlir -o %t.view
+// RUN: FileCheck %s --check-prefix=VIEW --input-file %t.view/stage_0.cpp
+// VIEW: k0 = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Plain, Layout::Native, false});
+// VIEW-NEXT: k1 = std::make_unique<backend::Relayout>(ctx, DType::F32, Shape{2, 16, 8, 8}, Layout::Native, Layout::Plain);
+// VIEW-NEXT: k2 = std::make_unique<backend::Conv>(ctx, DType::F32, Shape{2, 16, 4, 16}{{.*}}ConvOptions{Layout::Plain, Layout::Plain, false});
+// VIEW-NEXT: k3 = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Native, Layout::Plain, false});
