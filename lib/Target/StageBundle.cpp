@@ -224,6 +224,11 @@ private:
   void assignLayouts();
   bool readsNative(Operation *op, Value root) const;
   bool nativeAsIs(Value value) const;
+  /// The runtime's Layout of `value` as `op` gets it from ptr(): native, or
+  /// the plain copy.
+  const char *layoutOf(Operation *op, Value value) const {
+    return readsNative(op, rootOf(value)) ? "Layout::Native" : "Layout::Plain";
+  }
   LogicalResult planArena();
   LogicalResult emitOp(Operation *op);
   LogicalResult emitTrainingPull(PSPullOp pull);
@@ -1066,11 +1071,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         SmallVector<int64_t> pads(conv.getPads().begin(), conv.getPads().end());
         if (pads.size() != 2 * n)
           pads.assign(2 * n, 0);
-        // As ptr() hands it out: native, or the plain copy.
-        auto layout = [&](Value v) {
-          return readsNative(op, rootOf(v)) ? "Layout::Native"
-                                            : "Layout::Plain";
-        };
+        auto layout = [&](Value v) { return layoutOf(op, v); };
         Value residual = fusedResidual.lookup(op);
         call(kernel(
                  "Conv",
@@ -1107,11 +1108,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         }
         size_t n = rank(x) - 2;
         ArrayRef<int64_t> pads = adjoint.getPads();
-        // As ptr() hands it out: native, or the plain copy.
-        auto layout = [&](Value v) {
-          return readsNative(op, rootOf(v)) ? "Layout::Native"
-                                            : "Layout::Plain";
-        };
+        auto layout = [&](Value v) { return layoutOf(op, v); };
         call(kernel(input ? "ConvGradInput" : "ConvGradFilter",
                     llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
                                   "{8}, ConvLayouts{{{9}, {10}}",

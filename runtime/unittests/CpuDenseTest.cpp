@@ -774,9 +774,9 @@ TEST(CpuDenseConvGrad, RandomAgainstReference) {
             (yLayout == Layout::Native && y[1] % 16 != 0))
           continue;
         ConvLayouts layouts{xLayout, yLayout};
-        std::string named =
-            what + (xLayout == Layout::Native ? " native x" : "") +
-            (yLayout == Layout::Native ? " native dy" : "");
+        std::string named = what +
+                            (xLayout == Layout::Native ? " native x" : "") +
+                            (yLayout == Layout::Native ? " native dy" : "");
         ConvGradInput gradInput(ctx, DType::F32, c.x, c.w, y, c.strides,
                                 c.dilations, c.padBegin, c.padEnd, c.group,
                                 layouts);

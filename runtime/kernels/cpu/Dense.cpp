@@ -16,7 +16,6 @@
 namespace heterps::rt::cpu {
 
 using namespace dnnl_util;
-using tag = dnnl::memory::format_tag;
 
 namespace {
 
@@ -108,12 +107,9 @@ struct Gemm::Impl {
       dnnl::memory::desc biasDesc;
       if (cMode == CMode::Bias)
         biasDesc = plainDesc({1, n});
-      dnnl::matmul::desc desc(
-          srcDesc,
-          constantB ? dnnl::memory::desc({k, n}, dnnl::memory::data_type::f32,
-                                         tag::any)
-                    : userWeights,
-          biasDesc, dstDesc);
+      dnnl::matmul::desc desc(srcDesc,
+                              constantB ? anyDesc({k, n}) : userWeights,
+                              biasDesc, dstDesc);
       dnnl::matmul::primitive_desc pd(desc, attr, engine);
       matmul = dnnl::matmul(pd);
       src = placeholder(srcDesc, engine);
@@ -267,12 +263,8 @@ struct MatMul::Impl {
       dnnl::primitive_attr attr = activationAttr(act, fusedAct);
       auto srcDesc = plainDesc(a), dstDesc = plainDesc(d);
       auto userWeights = plainDesc(b);
-      dnnl::matmul::desc desc(
-          srcDesc,
-          constantB
-              ? dnnl::memory::desc(b, dnnl::memory::data_type::f32, tag::any)
-              : userWeights,
-          dstDesc);
+      dnnl::matmul::desc desc(srcDesc, constantB ? anyDesc(b) : userWeights,
+                              dstDesc);
       dnnl::matmul::primitive_desc pd(desc, attr, engine);
       matmul = dnnl::matmul(pd);
       src = placeholder(srcDesc, engine);
@@ -333,7 +325,7 @@ struct Conv::Impl {
   bool residual = false, fusedResidual = false;
   bool parallel = false; // worthThreads: else built and run in a SerialScope
   dnnl::convolution_forward conv;
-  dnnl::memory src, bias, dst, scratchpad, residualMemory;
+  dnnl::memory bias, scratchpad, residualMemory;
   Weights weights;
   Args args;
   /// The batch runs `chunk` images at a time when x or y is reordered (all
@@ -341,15 +333,10 @@ struct Conv::Impl {
   /// between the reorders and the convolution. xImage/yImage: elements of
   /// one image of x and y (the batch is outermost in every layout).
   int64_t batch = 1, chunk = 1, xImage = 0, yImage = 0;
-  /// oneDNN's direct (jit) convolutions want channel-blocked activations.
-  /// Where the caller's layout (options.x/y) differs from the one chosen,
-  /// src and dst are kernel-owned buffers in the chosen layout, and
-  /// userSrc/userDst placeholders over the caller's chunk that the reorders
-  /// read/write.
-  bool reorderSrc = false, reorderDst = false;
-  dnnl::memory userSrc, userDst, srcScratch, dstScratch;
-  dnnl::reorder srcIn, dstOut;
-  Args srcInArgs, dstOutArgs;
+  /// oneDNN's direct (jit) convolutions want channel-blocked activations:
+  /// x and y as the caller lays them out (options.x/y), reordered per chunk
+  /// where the primitive chose another layout.
+  LayoutBridge src, dst;
 
   Impl(Context &ctx, const Shape &x, const Shape &w, bool hasBias,
        const Shape &y, const Shape &strides, const Shape &dilations,
@@ -425,9 +412,6 @@ struct Conv::Impl {
     SerialScope serial(!parallel);
     withDnnl("Conv", [&] {
       auto userWeights = plainDesc(filter);
-      auto anyDesc = [](const Dims &dims) {
-        return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag::any);
-      };
       auto dims = [](const Shape &shape, int64_t images) {
         Dims out(shape.begin(), shape.end());
         out[0] = images;
@@ -499,38 +483,19 @@ struct Conv::Impl {
       if (!pd)
         pd = makePd(chunk, blocked, false, residual ? Activation{} : act);
       conv = dnnl::convolution_forward(*pd);
-      auto userSrcDesc = userX(chunk), userDstDesc = userY(chunk);
-      reorderSrc = pd->src_desc() != userSrcDesc;
-      reorderDst = pd->dst_desc() != userDstDesc;
-      src = reorderSrc ? dnnl::memory(pd->src_desc(), engine)
-                       : placeholder(userSrcDesc, engine);
-      dst = reorderDst ? dnnl::memory(pd->dst_desc(), engine)
-                       : placeholder(userDstDesc, engine);
-      if (reorderSrc) {
-        userSrc = placeholder(userSrcDesc, engine);
-        dnnl::reorder::primitive_desc rpd(userSrc, src, userScratchpad());
-        srcIn = dnnl::reorder(rpd);
-        srcInArgs = {{DNNL_ARG_FROM, userSrc}, {DNNL_ARG_TO, src}};
-        srcScratch = scratchpadFor(rpd, engine, srcInArgs);
-      }
-      if (reorderDst) {
-        userDst = placeholder(userDstDesc, engine);
-        dnnl::reorder::primitive_desc rpd(dst, userDst, userScratchpad());
-        dstOut = dnnl::reorder(rpd);
-        dstOutArgs = {{DNNL_ARG_FROM, dst}, {DNNL_ARG_TO, userDst}};
-        dstScratch = scratchpadFor(rpd, engine, dstOutArgs);
-      }
+      src = LayoutBridge(engine, userX(chunk), pd->src_desc(), true);
+      dst = LayoutBridge(engine, userY(chunk), pd->dst_desc(), false);
       weights =
           Weights(engine, userWeights, pd->weights_desc(), constantWeights);
-      args = {{DNNL_ARG_SRC, src},
+      args = {{DNNL_ARG_SRC, src.memory()},
               {DNNL_ARG_WEIGHTS, weights.memory()},
-              {DNNL_ARG_DST, dst}};
+              {DNNL_ARG_DST, dst.memory()}};
       if (hasBias) {
         bias = placeholder(biasDesc, engine);
         args[DNNL_ARG_BIAS] = bias;
       }
       if (fusedResidual) {
-        residualMemory = placeholder(userDstDesc, engine);
+        residualMemory = placeholder(userY(chunk), engine);
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
             residualMemory;
       }
@@ -553,15 +518,13 @@ struct Conv::Impl {
       bind(bias, b);
     withDnnl("Conv", [&] {
       for (int64_t image = 0; image < batch; image += chunk) {
-        bind(reorderSrc ? userSrc : src, in + image * xImage);
-        bind(reorderDst ? userDst : dst, out + image * yImage);
+        src.bind(in + image * xImage);
+        dst.bind(out + image * yImage);
         if (fusedResidual)
           bind(residualMemory, res + image * yImage);
-        if (reorderSrc)
-          srcIn.execute(stream, srcInArgs);
+        src.convert(stream);
         conv.execute(stream, args);
-        if (reorderDst)
-          dstOut.execute(stream, dstOutArgs);
+        dst.convert(stream);
       }
       stream.wait();
     });
@@ -727,10 +690,6 @@ struct ConvGeometry {
         padLeft, padRight);
     return dnnl::convolution_forward::primitive_desc(desc, engine);
   }
-
-  static dnnl::memory::desc anyDesc(const Dims &dims) {
-    return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag::any);
-  }
 };
 
 } // namespace
@@ -753,10 +712,8 @@ struct ConvGradInput::Impl {
     SerialScope serial(!parallel);
     withDnnl("ConvGradInput", [&] {
       dnnl::convolution_backward_data::desc desc(
-          dnnl::algorithm::convolution_direct,
-          ConvGeometry::anyDesc(geometry.src),
-          ConvGeometry::anyDesc(geometry.weights),
-          ConvGeometry::anyDesc(geometry.dst), geometry.strides,
+          dnnl::algorithm::convolution_direct, anyDesc(geometry.src),
+          anyDesc(geometry.weights), anyDesc(geometry.dst), geometry.strides,
           geometry.dilations, geometry.padLeft, geometry.padRight);
       dnnl::convolution_backward_data::primitive_desc pd(
           desc, userScratchpad(), engine, geometry.forwardHint(engine));
@@ -824,10 +781,8 @@ struct ConvGradFilter::Impl {
     SerialScope serial(!parallel);
     withDnnl("ConvGradFilter", [&] {
       dnnl::convolution_backward_weights::desc desc(
-          dnnl::algorithm::convolution_direct,
-          ConvGeometry::anyDesc(geometry.src),
-          ConvGeometry::anyDesc(geometry.weights),
-          ConvGeometry::anyDesc(geometry.dst), geometry.strides,
+          dnnl::algorithm::convolution_direct, anyDesc(geometry.src),
+          anyDesc(geometry.weights), anyDesc(geometry.dst), geometry.strides,
           geometry.dilations, geometry.padLeft, geometry.padRight);
       dnnl::convolution_backward_weights::primitive_desc pd(
           desc, userScratchpad(), engine, geometry.forwardHint(engine));

@@ -31,41 +31,10 @@ inline dnnl::memory::desc plainDesc(const Dims &dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
 }
 
-/// The channel block of Layout::Native: the vector width in floats of the
-/// jit convolutions oneDNN runs on this CPU.
-inline int64_t nativeChannelBlock() {
-  static const int64_t block = [] {
-    switch (dnnl::get_effective_cpu_isa()) {
-    case dnnl::cpu_isa::avx512_core:
-    case dnnl::cpu_isa::avx512_core_vnni:
-    case dnnl::cpu_isa::avx512_core_bf16:
-    case dnnl::cpu_isa::avx512_core_amx:
-      return 16;
-    default:
-      return 8;
-    }
-  }();
-  return block;
-}
-
-/// An f32 NC[D]HW tensor in `layout`; `kernel` names the caller in errors.
-inline dnnl::memory::desc layoutDesc(const char *kernel, const Dims &dims,
-                                     Layout layout) {
-  if (layout == Layout::Plain)
-    return plainDesc(dims);
-  using tag = dnnl::memory::format_tag;
-  if (dims.size() < 3 || dims.size() > 5 ||
-      dims[1] % kNativeChannelMultiple != 0)
-    throw Error(std::string(kernel) + ": the native layout needs an NC[D]HW " +
-                "tensor with a multiple of " +
-                std::to_string(kNativeChannelMultiple) + " channels, not " +
-                shapeString(Shape(dims.begin(), dims.end())));
-  bool wide = nativeChannelBlock() == 16;
-  static const tag tags[3][2] = {{tag::nCw8c, tag::nCw16c},
-                                 {tag::nChw8c, tag::nChw16c},
-                                 {tag::nCdhw8c, tag::nCdhw16c}};
+/// An f32 descriptor whose layout the primitive picks.
+inline dnnl::memory::desc anyDesc(const Dims &dims) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
-                            tags[dims.size() - 3][wide]);
+                            dnnl::memory::format_tag::any);
 }
 
 /// A memory object without data: run() points it at the caller's buffer.
@@ -110,6 +79,43 @@ inline void requireF32(const char *kernel, DType type) {
 
 inline std::string dimsString(const Dims &dims) {
   return shapeString(Shape(dims.begin(), dims.end()));
+}
+
+/// The channel block of Layout::Native: the vector width in floats of the
+/// jit convolutions oneDNN runs on this CPU.
+inline int64_t nativeChannelBlock() {
+  static const int64_t block = [] {
+    switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::avx512_core:
+    case dnnl::cpu_isa::avx512_core_vnni:
+    case dnnl::cpu_isa::avx512_core_bf16:
+    case dnnl::cpu_isa::avx512_core_amx:
+      return 16;
+    default:
+      return 8;
+    }
+  }();
+  return block;
+}
+
+/// An f32 NC[D]HW tensor in `layout`; `kernel` names the caller in errors.
+inline dnnl::memory::desc layoutDesc(const char *kernel, const Dims &dims,
+                                     Layout layout) {
+  if (layout == Layout::Plain)
+    return plainDesc(dims);
+  using tag = dnnl::memory::format_tag;
+  if (dims.size() < 3 || dims.size() > 5 ||
+      dims[1] % kNativeChannelMultiple != 0)
+    throw Error(std::string(kernel) + ": the native layout needs an NC[D]HW " +
+                "tensor with a multiple of " +
+                std::to_string(kNativeChannelMultiple) + " channels, not " +
+                dimsString(dims));
+  bool wide = nativeChannelBlock() == 16;
+  static const tag tags[3][2] = {{tag::nCw8c, tag::nCw16c},
+                                 {tag::nChw8c, tag::nChw16c},
+                                 {tag::nCdhw8c, tag::nCdhw16c}};
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
+                            tags[dims.size() - 3][wide]);
 }
 
 /// Appends `act` as oneDNN eltwise post-ops; false when oneDNN has no exact
