@@ -23,6 +23,18 @@ struct MpiJob::Comms {
 /// return).
 void checkMpi(int result, const char *what);
 
+// Waiting without holding a core. Open MPI's blocking calls poll in a busy
+// loop; ranks that share cores (several per machine, or beside their own
+// stage threads) then take turns a scheduler time slice apart, which made
+// a 2-worker job on 2 cores 10x slower than one worker. These poll for a
+// few microseconds, then sleep in growing pauses of up to half a
+// millisecond.
+
+/// MPI_Probe without the busy loop.
+void probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+/// MPI_Wait without the busy loop; `what` names the operation in errors.
+void wait(MPI_Request *request, const char *what);
+
 } // namespace heterps::rt::mpi
 
 #endif // HETERPS_RUNTIME_MPI_COMMS_H

@@ -2,8 +2,11 @@
 
 #include "Comms.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 namespace heterps::rt::mpi {
 
@@ -17,8 +20,51 @@ void checkMpi(int result, const char *what) {
               " failed: " + std::string(text, length));
 }
 
-MpiJob::MpiJob(int *argc, char ***argv, Role role)
-    : role_(role), comms_(std::make_unique<Comms>()) {
+std::string describe(const Consistency &consistency) {
+  if (!consistency.asynchronous())
+    return "synchronous";
+  if (consistency.staleness < 0)
+    return "asynchronous (no staleness bound)";
+  return "asynchronous (staleness " + std::to_string(consistency.staleness) +
+         ")";
+}
+
+namespace {
+/// Polls `ready` until it returns true: spinning first (a reply is often
+/// microseconds away), then sleeping with doubling pauses.
+template <typename Ready> void pollWithBackoff(Ready ready) {
+  using namespace std::chrono;
+  const auto spinUntil = steady_clock::now() + microseconds(500);
+  while (steady_clock::now() < spinUntil)
+    if (ready())
+      return;
+  microseconds pause(10);
+  while (!ready()) {
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, microseconds(500));
+  }
+}
+} // namespace
+
+void probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+  pollWithBackoff([&] {
+    int found = 0;
+    checkMpi(MPI_Iprobe(source, tag, comm, &found, status), "iprobe");
+    return found != 0;
+  });
+}
+
+void wait(MPI_Request *request, const char *what) {
+  pollWithBackoff([&] {
+    int done = 0;
+    checkMpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), what);
+    return done != 0;
+  });
+}
+
+MpiJob::MpiJob(int *argc, char ***argv, Role role, Consistency consistency)
+    : role_(role), consistency_(consistency),
+      comms_(std::make_unique<Comms>()) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized)
@@ -34,14 +80,26 @@ MpiJob::MpiJob(int *argc, char ***argv, Role role)
   int size = 0;
   checkMpi(MPI_Comm_rank(MPI_COMM_WORLD, &worldRank_), "comm rank");
   checkMpi(MPI_Comm_size(MPI_COMM_WORLD, &size), "comm size");
-  // Roles come from the commands the ranks run, in any rank order.
-  int mine = static_cast<int>(role);
-  std::vector<int> roles(size);
-  checkMpi(MPI_Allgather(&mine, 1, MPI_INT, roles.data(), 1, MPI_INT,
+  // Roles come from the commands the ranks run, in any rank order; so does
+  // the consistency, which shards and workers must agree on.
+  const int64_t mine[3] = {static_cast<int64_t>(role),
+                           static_cast<int64_t>(consistency.mode),
+                           consistency.staleness};
+  std::vector<int64_t> all(3 * size_t(size));
+  checkMpi(MPI_Allgather(mine, 3, MPI_INT64_T, all.data(), 3, MPI_INT64_T,
                          MPI_COMM_WORLD),
            "allgather of roles");
+  // Each rank compares itself with rank 0, so a job with one odd rank
+  // reports once (and its MPI_Abort ends rank 0 too).
+  Consistency first{static_cast<ps::ConsistencyMode>(all[1]), all[2]};
+  if (!(first == consistency))
+    throw Error("rank 0 of the MPI job runs " + describe(first) +
+                " training and rank " + std::to_string(worldRank_) + " " +
+                describe(consistency) +
+                "; start every rank with the same --consistency and "
+                "--staleness (heterps launch does)");
   for (int rank = 0; rank < size; ++rank) {
-    if (roles[rank] == static_cast<int>(Role::Shard)) {
+    if (all[3 * rank] == static_cast<int64_t>(Role::Shard)) {
       if (rank == worldRank_)
         index_ = static_cast<int>(shardRanks.size());
       shardRanks.push_back(rank);
@@ -52,7 +110,8 @@ MpiJob::MpiJob(int *argc, char ***argv, Role role)
     }
   }
   checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &comms_->ps), "comm dup");
-  checkMpi(MPI_Comm_split(MPI_COMM_WORLD, mine, worldRank_, &comms_->role),
+  checkMpi(MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(role), worldRank_,
+                          &comms_->role),
            "comm split");
   if (shardRanks.empty())
     throw Error("the MPI job has " + std::to_string(size) +

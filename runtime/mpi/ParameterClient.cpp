@@ -55,7 +55,7 @@ MpiParameterClient::exchange(int op, std::vector<Request> &requests) {
   for (size_t i = 0; i < requests.size(); ++i) {
     const int source = job.shardRank(requests[i].shard);
     MPI_Status status;
-    checkMpi(MPI_Probe(source, kReply, comm, &status), "probe");
+    probe(source, kReply, comm, &status);
     int bytes = 0;
     checkMpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "get count");
     std::vector<char> message(bytes);
@@ -299,7 +299,9 @@ void MpiParameterClient::load(const std::string &directory) {
   }
   // No worker pulls before every shard has loaded.
   std::lock_guard<std::mutex> lock(job.mutex());
-  checkMpi(MPI_Barrier(job.comms().role), "barrier");
+  MPI_Request request;
+  checkMpi(MPI_Ibarrier(job.comms().role, &request), "barrier");
+  wait(&request, "barrier");
 }
 
 void MpiParameterClient::goodbye() {
@@ -327,20 +329,34 @@ MpiWorkerGroup::MpiWorkerGroup(MpiJob &job) : job(job), client(job) {
 std::string MpiWorkerGroup::broadcast(const std::string &value) {
   std::lock_guard<std::mutex> lock(job.mutex());
   uint64_t length = value.size();
-  checkMpi(MPI_Bcast(&length, 1, MPI_UINT64_T, 0, job.comms().role), "bcast");
-  std::string result = job.index() == 0 ? value : std::string(length, '\0');
-  checkMpi(MPI_Bcast(result.data(), static_cast<int>(length), MPI_CHAR, 0,
-                     job.comms().role),
+  MPI_Request request;
+  checkMpi(MPI_Ibcast(&length, 1, MPI_UINT64_T, 0, job.comms().role, &request),
            "bcast");
+  wait(&request, "bcast");
+  std::string result = job.index() == 0 ? value : std::string(length, '\0');
+  checkMpi(MPI_Ibcast(result.data(), static_cast<int>(length), MPI_CHAR, 0,
+                      job.comms().role, &request),
+           "bcast");
+  wait(&request, "bcast");
   return result;
 }
 
 bool MpiWorkerGroup::anyStopRequested(bool local) {
   std::lock_guard<std::mutex> lock(job.mutex());
   int mine = local ? 1 : 0, any = 0;
-  checkMpi(MPI_Allreduce(&mine, &any, 1, MPI_INT, MPI_MAX, job.comms().role),
+  MPI_Request request;
+  checkMpi(MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, job.comms().role,
+                          &request),
            "allreduce");
+  wait(&request, "allreduce");
   return any != 0;
+}
+
+void MpiWorkerGroup::barrier() {
+  std::lock_guard<std::mutex> lock(job.mutex());
+  MPI_Request request;
+  checkMpi(MPI_Ibarrier(job.comms().role, &request), "barrier");
+  wait(&request, "barrier");
 }
 
 std::vector<float> MpiWorkerGroup::gather(const std::vector<float> &values) {
@@ -348,9 +364,11 @@ std::vector<float> MpiWorkerGroup::gather(const std::vector<float> &values) {
   const int workers = job.workers();
   int count = static_cast<int>(values.size());
   std::vector<int> counts(workers), offsets(workers);
-  checkMpi(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0,
-                      job.comms().role),
+  MPI_Request request;
+  checkMpi(MPI_Igather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0,
+                       job.comms().role, &request),
            "gather");
+  wait(&request, "gather");
   std::vector<float> all;
   if (job.index() == 0) {
     int total = 0;
@@ -360,10 +378,11 @@ std::vector<float> MpiWorkerGroup::gather(const std::vector<float> &values) {
     }
     all.resize(total);
   }
-  checkMpi(MPI_Gatherv(values.data(), count, MPI_FLOAT, all.data(),
-                       counts.data(), offsets.data(), MPI_FLOAT, 0,
-                       job.comms().role),
+  checkMpi(MPI_Igatherv(values.data(), count, MPI_FLOAT, all.data(),
+                        counts.data(), offsets.data(), MPI_FLOAT, 0,
+                        job.comms().role, &request),
            "gatherv");
+  wait(&request, "gatherv");
   return all;
 }
 

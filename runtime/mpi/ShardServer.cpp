@@ -6,12 +6,18 @@
 // no cycle of ranks waiting on each other can form: a worker that sends to
 // several shards always finds them receiving.
 //
+// In an asynchronous job an endStep is held back, not a pull: every shard
+// sees every worker's endStep, so all shards agree on each worker's step,
+// and a worker blocked in endStep issues no pull until it is released.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Comms.h"
 #include "Protocol.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <list>
 
 namespace heterps::rt::mpi {
@@ -32,14 +38,16 @@ struct StepShare {
 class Shard {
 public:
   Shard(MpiJob &job, const ShardOptions &options)
-      : job(job), comm(job.comms().ps), shares(job.workers()),
+      : job(job), comm(job.comms().ps),
+        asynchronous(job.consistency().asynchronous()),
+        staleness(job.consistency().staleness), shares(job.workers()),
         ended(job.workers(), false), gone(job.workers(), false),
-        server(config(job, options)) {}
+        stepsDone(job.workers(), 0), server(config(job, options)) {}
 
   void serve() {
     while (active()) {
       MPI_Status status;
-      checkMpi(MPI_Probe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &status), "probe");
+      probe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &status);
       int bytes = 0;
       checkMpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "get count");
       std::vector<char> message(bytes);
@@ -95,15 +103,20 @@ private:
       case kGoodbye:
         gone[worker] = true;
         // A worker that leaves no longer holds a step back.
-        maybeFinishStep();
+        asynchronous ? releaseWorkers() : maybeFinishStep();
         return; // no reply
       case kEndStep:
         if (ended[worker])
           throw Error("worker " + std::to_string(worker) +
                       " ended a step twice");
         ended[worker] = true;
-        maybeFinishStep();
-        return; // answered when the step is applied
+        if (asynchronous) {
+          ++stepsDone[worker];
+          releaseWorkers();
+        } else {
+          maybeFinishStep();
+        }
+        return; // answered when the step is applied or the worker may go on
       default:
         answer(worker, op, in, out);
       }
@@ -168,6 +181,10 @@ private:
                     std::to_string(gradients.size()) + " values for " +
                     std::to_string(keys.size()) + " keys of dim " +
                     std::to_string(dim));
+      if (asynchronous) {
+        server.push(table, keys.data(), keys.size(), gradients.data());
+        return;
+      }
       StepShare::Rows &rows = shares[worker].rows[table];
       rows.keys.insert(rows.keys.end(), keys.begin(), keys.end());
       rows.gradients.insert(rows.gradients.end(), gradients.begin(),
@@ -187,6 +204,10 @@ private:
         throw Error("dense parameter '" + name + "' has " +
                     std::to_string(size->second) + " values, gradient " +
                     std::to_string(gradient.size()));
+      if (asynchronous) {
+        server.pushDense(name, gradient);
+        return;
+      }
       auto [entry, inserted] = shares[worker].dense.try_emplace(name, gradient);
       if (!inserted) // a second push in one step adds to the first
         for (size_t i = 0; i < entry->second.size(); ++i)
@@ -276,6 +297,24 @@ private:
     }
   }
 
+  /// Asynchronous jobs: answers the endStep of every waiting worker that is
+  /// at most `staleness` steps ahead of the slowest worker still here.
+  void releaseWorkers() {
+    int64_t slowest = std::numeric_limits<int64_t>::max();
+    for (size_t w = 0; w < stepsDone.size(); ++w)
+      if (!gone[w])
+        slowest = std::min(slowest, stepsDone[w]);
+    for (size_t w = 0; w < ended.size(); ++w) {
+      if (!ended[w] ||
+          (staleness >= 0 && !gone[w] && stepsDone[w] - slowest > staleness))
+        continue;
+      ended[w] = false;
+      MessageWriter out;
+      out.put<uint8_t>(0);
+      reply(static_cast<int>(w), std::move(out.bytes()));
+    }
+  }
+
   struct PendingSend {
     MPI_Request request;
     std::vector<char> bytes;
@@ -300,8 +339,13 @@ private:
 
   MpiJob &job;
   MPI_Comm comm;
+  const bool asynchronous;
+  const int64_t staleness;
   std::vector<StepShare> shares;
+  /// Workers whose endStep awaits its answer, and workers that left.
   std::vector<bool> ended, gone;
+  /// Asynchronous jobs: the steps each worker ended.
+  std::vector<int64_t> stepsDone;
   ps::ParameterServer server;
   std::map<std::string, ps::SparseTableConfig> tables;
   std::map<std::string, size_t> denseSizes;

@@ -17,6 +17,7 @@
 #include <fstream>
 #include <ostream>
 #include <thread>
+#include <utility>
 
 namespace heterps::rt::train {
 namespace {
@@ -330,14 +331,26 @@ TrainSummary Trainer::run() {
   Clock::time_point windowStart = Clock::now(), runStart = Clock::now();
   int64_t lastEvalStep = -1;
 
+  // Synchronous workers meet every step; asynchronous ones only at sync
+  // points (WorkerGroup.h), keeping their results for the leader until then.
+  const bool meetEveryStep = group && !group->asynchronous();
+  const bool meetAtSyncPoints = group && group->asynchronous();
+  bool stopAgreed = false;
+  SampleResults unreported;
+  auto stopRequested = [&] {
+    return o.stopRequested && o.stopRequested->load();
+  };
+
   // False while finishStep applies a step: an error there may leave the
   // parameters half-updated, which no checkpoint may record as a step.
   bool consistent = true;
   try {
     while (state.step < o.steps) {
-      bool stop = o.stopRequested && o.stopRequested->load();
-      if (group) // every worker stops after the same step
+      bool stop = stopRequested();
+      if (meetEveryStep) // every worker stops after the same step
         stop = group->anyStopRequested(stop);
+      else if (meetAtSyncPoints) // agreed at the last sync point
+        stop = stopAgreed;
       if (stop) {
         summary.interrupted = true;
         break;
@@ -372,6 +385,26 @@ TrainSummary Trainer::run() {
       state.position = source->position();
 
       SampleResults results = window.collect(outputs, mine[labelInput], count);
+      const bool logStep =
+          state.step % o.logEvery == 0 || state.step == o.steps;
+      const bool checkpointStep =
+          o.checkpointEvery > 0 && state.step % o.checkpointEvery == 0;
+      const bool evalStep = o.evalEvery > 0 && state.step % o.evalEvery == 0;
+      if (meetAtSyncPoints) {
+        for (auto [all, part] :
+             {std::pair{&unreported.losses, &results.losses},
+              std::pair{&unreported.scores, &results.scores},
+              std::pair{&unreported.labels, &results.labels}})
+          all->insert(all->end(), part->begin(), part->end());
+        if (!logStep && !checkpointStep && !evalStep) {
+          group->stepFinished(state.step);
+          continue;
+        }
+        results = std::exchange(unreported, SampleResults());
+        // Also a barrier: every worker has finished this step's pushes
+        // before the leader checkpoints or evaluates.
+        stopAgreed = group->anyStopRequested(stopRequested());
+      }
       if (group) {
         // The leader reports the whole step: every worker's losses, scores
         // and labels, in worker (= sample) order; the others get nothing.
@@ -381,7 +414,7 @@ TrainSummary Trainer::run() {
       }
       window.add(results);
 
-      if (leader && (state.step % o.logEvery == 0 || state.step == o.steps)) {
+      if (leader && logStep) {
         double seconds = secondsSince(windowStart);
         summary.trainLoss = window.loss();
         if (window.kind() == TrainMetrics::Kind::Auc)
@@ -397,12 +430,16 @@ TrainSummary Trainer::run() {
           windowStart = Clock::now();
         }
       }
-      if (o.checkpointEvery > 0 && state.step % o.checkpointEvery == 0)
+      if (checkpointStep)
         checkpoint();
-      if (o.evalEvery > 0 && state.step % o.evalEvery == 0) {
+      if (evalStep) {
         evaluate();
         lastEvalStep = state.step;
       }
+      // Nobody pushes the next step into the leader's checkpoint or
+      // evaluation (synchronous workers wait in the next step's endStep).
+      if (meetAtSyncPoints && (checkpointStep || evalStep))
+        group->barrier();
       if (group)
         group->stepFinished(state.step);
       log.flush();
@@ -410,8 +447,10 @@ TrainSummary Trainer::run() {
   } catch (...) {
     // The parameters are those of the last finished step, which `state`
     // (data position included) describes: keep them before reporting the
-    // error.
-    if (!o.checkpointDir.empty() && consistent &&
+    // error. Not so in an asynchronous job, where other workers' later
+    // steps are already applied in part: its last sync point's checkpoint
+    // stands.
+    if (!o.checkpointDir.empty() && consistent && !meetAtSyncPoints &&
         state.step > lastCheckpointStep && state.step > summary.firstStep) {
       try {
         checkpoint();

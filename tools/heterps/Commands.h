@@ -3,6 +3,8 @@
 #ifndef HETERPS_TOOLS_HETERPS_COMMANDS_H
 #define HETERPS_TOOLS_HETERPS_COMMANDS_H
 
+#include "Distributed.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
@@ -62,6 +64,8 @@ struct TrainOptions {
   int framesInFlight = 4;
   /// --mpi-worker: train as a worker rank of an MPI job (heterps launch).
   bool mpiWorker = false;
+  /// --consistency / --staleness of an MPI worker.
+  ConsistencyOptions consistency;
 };
 
 /// Trains a training bundle on Criteo or .npy data; 0 on success, 1 on an

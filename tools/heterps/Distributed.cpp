@@ -122,6 +122,40 @@ std::string flagName(const std::string &word) {
 
 } // namespace
 
+std::string ConsistencyOptions::describe() const {
+  if (!asynchronous)
+    return "synchronous";
+  return staleness < 0 ? "asynchronous, no staleness bound"
+                       : "asynchronous, staleness " + std::to_string(staleness);
+}
+
+std::vector<std::string> ConsistencyOptions::flags() const {
+  if (!asynchronous)
+    return {};
+  return {"--consistency=async", "--staleness=" + std::to_string(staleness)};
+}
+
+std::optional<ConsistencyOptions> parseConsistency(const std::string &mode,
+                                                   int64_t staleness,
+                                                   bool stalenessGiven,
+                                                   std::string &error) {
+  ConsistencyOptions options;
+  if (mode == "async")
+    options.asynchronous = true;
+  else if (mode != "sync")
+    error = "--consistency '" + mode + "' is neither sync nor async";
+  else if (stalenessGiven)
+    error = "--staleness bounds asynchronous training; add "
+            "--consistency=async";
+  if (staleness < -1)
+    error = "--staleness " + std::to_string(staleness) +
+            " is below -1 (-1: no bound)";
+  if (!error.empty())
+    return std::nullopt;
+  options.staleness = staleness;
+  return options;
+}
+
 int launch(const LaunchOptions &options) {
   try {
     const std::string bundle =
@@ -148,17 +182,26 @@ int launch(const LaunchOptions &options) {
         throw Error("'" + word +
                     "' after -- would shard each worker's in-process server; "
                     "give the shard ranks as `launch --ps-shards S` before --");
+      if (name == "consistency" || name == "staleness")
+        throw Error("'" + word +
+                    "' after -- would reach the workers only; give it to "
+                    "launch before --, which passes it to every rank");
       hasTrain = hasTrain || name == "train";
     }
 
     const std::string self = selfExecutable();
+    const std::vector<std::string> consistency = options.consistency.flags();
     std::vector<std::string> shardCommand{self, "ps-shard", bundle};
+    shardCommand.insert(shardCommand.end(), consistency.begin(),
+                        consistency.end());
     std::vector<std::string> workerCommand{self, "run", bundle};
     if (!hasTrain)
       workerCommand.push_back("--train");
     workerCommand.insert(workerCommand.end(), options.runFlags.begin(),
                          options.runFlags.end());
     workerCommand.push_back("--mpi-worker");
+    workerCommand.insert(workerCommand.end(), consistency.begin(),
+                         consistency.end());
 
     if (!options.slurmMultiProg.empty()) {
       // srun numbers the tasks 0..N-1 and starts the line whose range
@@ -170,7 +213,7 @@ int launch(const LaunchOptions &options) {
                                 std::to_string(first + count - 1);
       };
       file << "# heterps launch: " << shards << " parameter-server shards, "
-           << workers << " workers\n"
+           << workers << " workers, " << options.consistency.describe() << "\n"
            << range(0, shards) << " " << joinQuoted(shardCommand) << "\n"
            << range(shards, workers) << " " << joinQuoted(workerCommand)
            << "\n";
@@ -217,7 +260,7 @@ int launch(const LaunchOptions &options) {
     }
     std::cerr << "heterps launch: " << shards << " parameter-server shards, "
               << workers << " workers" << (plan.hasPlan ? "" : " (no plan)")
-              << "\n";
+              << ", " << options.consistency.describe() << "\n";
     std::cerr.flush();
     std::vector<llvm::StringRef> args(command.begin(), command.end());
     std::string message;
@@ -247,10 +290,19 @@ std::ostream &nullLog() {
 #ifdef HETERPS_HAVE_MPI
 
 namespace {
+rt::mpi::Consistency toMpi(const ConsistencyOptions &options) {
+  rt::mpi::Consistency consistency;
+  if (options.asynchronous)
+    consistency.mode = rt::ps::ConsistencyMode::Asynchronous;
+  consistency.staleness = options.staleness;
+  return consistency;
+}
+
 class MpiWorker : public DistributedWorker {
 public:
-  MpiWorker()
-      : job(nullptr, nullptr, rt::mpi::Role::Worker), workerGroup(job) {}
+  explicit MpiWorker(const ConsistencyOptions &consistency)
+      : job(nullptr, nullptr, rt::mpi::Role::Worker, toMpi(consistency)),
+        workerGroup(job) {}
   /// Without finish() the job is broken (an error is on its way out):
   /// MPI_Finalize would wait for ranks that wait for this one, so the job
   /// is aborted instead.
@@ -271,8 +323,9 @@ private:
 };
 } // namespace
 
-std::unique_ptr<DistributedWorker> DistributedWorker::join() {
-  return std::make_unique<MpiWorker>();
+std::unique_ptr<DistributedWorker>
+DistributedWorker::join(const ConsistencyOptions &consistency) {
+  return std::make_unique<MpiWorker>(consistency);
 }
 
 void abortDistributedJob(int code) {
@@ -291,8 +344,8 @@ int psShard(const PsShardOptions &options) {
       throw Error("bundle '" + options.bundle +
                   "' is not a training bundle; compile the model with "
                   "--train");
-    job = std::make_unique<rt::mpi::MpiJob>(nullptr, nullptr,
-                                            rt::mpi::Role::Shard);
+    job = std::make_unique<rt::mpi::MpiJob>(
+        nullptr, nullptr, rt::mpi::Role::Shard, toMpi(options.consistency));
     rt::mpi::ShardOptions shard;
     shard.storageDirectory = options.storageDirectory;
     rt::mpi::runParameterServerShard(*job, shard);
@@ -309,7 +362,8 @@ int psShard(const PsShardOptions &options) {
 
 #else // !HETERPS_HAVE_MPI
 
-std::unique_ptr<DistributedWorker> DistributedWorker::join() {
+std::unique_ptr<DistributedWorker>
+DistributedWorker::join(const ConsistencyOptions &) {
   throw Error(kNoMpi);
 }
 

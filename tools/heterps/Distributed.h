@@ -1,13 +1,16 @@
-//===- Distributed.h - heterps launch, ps-shard, run --mpi-worker -*- C++
-//-*-===//
+//===- Distributed.h - heterps launch, ps-shard, run --mpi-worker -*- C++ -*-//
 //
 // The driver's side of multi-process training (docs/Distributed.md):
 //
 //   heterps launch BUNDLE [--workers W] [--ps-shards S] [--hostfile FILE]
 //                  [--mpirun PATH] [--mpirun-arg ARG]... [--dry-run]
-//                  [--slurm-multi-prog FILE] -- <flags of run --train>
-//   heterps ps-shard BUNDLE [--storage-dir DIR]     (a shard rank)
-//   heterps run BUNDLE --train ... --mpi-worker     (a worker rank)
+//                  [--slurm-multi-prog FILE]
+//                  [--consistency sync|async [--staleness K]]
+//                  -- <flags of run --train>
+//   heterps ps-shard BUNDLE [--storage-dir DIR] [--consistency ...]
+//                                                   (a shard rank)
+//   heterps run BUNDLE --train ... --mpi-worker [--consistency ...]
+//                                                   (a worker rank)
 //
 // `launch` builds one MPMD command, S shard ranks then W worker ranks, and
 // runs it (its exit code is the job's), prints it (--dry-run) or writes it
@@ -18,7 +21,9 @@
 #ifndef HETERPS_TOOLS_HETERPS_DISTRIBUTED_H
 #define HETERPS_TOOLS_HETERPS_DISTRIBUTED_H
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -29,6 +34,29 @@ class WorkerGroup;
 
 namespace heterps::driver {
 
+/// --consistency and --staleness: how a job's workers see each other's
+/// updates (MpiTraining.h). Every rank of a job gets the same.
+struct ConsistencyOptions {
+  bool asynchronous = false;
+  /// Asynchronous only: steps a worker may run ahead of the slowest (< 0:
+  /// no bound).
+  int64_t staleness = 0;
+  /// "synchronous" or "asynchronous, staleness K".
+  std::string describe() const;
+  /// The flags that give these options to a rank ({} for synchronous).
+  std::vector<std::string> flags() const;
+};
+
+/// The default --staleness of an asynchronous job.
+constexpr int64_t kDefaultStaleness = 2;
+
+/// Checks --consistency (sync or async) and --staleness (async only, >= -1);
+/// on a bad value returns nullopt and says why in `error`.
+std::optional<ConsistencyOptions> parseConsistency(const std::string &mode,
+                                                   int64_t staleness,
+                                                   bool stalenessGiven,
+                                                   std::string &error);
+
 struct LaunchOptions {
   std::string bundle, hostfile, mpirun, slurmMultiProg;
   /// 0: from the bundle's plan.
@@ -38,6 +66,7 @@ struct LaunchOptions {
   std::vector<std::string> mpirunArgs;
   /// The flags of `heterps run BUNDLE --train` (after `--`).
   std::vector<std::string> runFlags;
+  ConsistencyOptions consistency;
 };
 
 /// 0 when the job (or the dry run) succeeded, the job's exit code otherwise,
@@ -46,6 +75,7 @@ int launch(const LaunchOptions &options);
 
 struct PsShardOptions {
   std::string bundle, storageDirectory;
+  ConsistencyOptions consistency;
 };
 
 /// Serves as one parameter-server shard of an MPI job until every worker is
@@ -57,7 +87,8 @@ class DistributedWorker {
 public:
   /// Starts MPI and joins the job as a worker; throws rt::Error (also when
   /// this heterps was built without MPI).
-  static std::unique_ptr<DistributedWorker> join();
+  static std::unique_ptr<DistributedWorker>
+  join(const ConsistencyOptions &consistency);
   virtual ~DistributedWorker();
   virtual rt::train::WorkerGroup &group() = 0;
   /// After training succeeded: tells the shards this worker is done and

@@ -82,7 +82,7 @@ int train(const TrainOptions &options) {
     trainer.dumpParameters = options.dumpParameters;
     trainer.stopRequested = &stopRequested;
     if (options.mpiWorker) {
-      distributed = DistributedWorker::join();
+      distributed = DistributedWorker::join(options.consistency);
       trainer.group = &distributed->group();
     }
     // Worker 0 reports for the whole job; the others only report errors.

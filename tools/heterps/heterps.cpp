@@ -8,7 +8,8 @@
 //   heterps run BUNDLE --train --data-input NAME=FILE.npy ... --steps N
 //               [--eval-input NAME=FILE.npy ...] ...
 //   heterps datagen ctr --rows N --seed S -o FILE
-//   heterps launch BUNDLE [--workers W] [--ps-shards S] ... -- <run flags>
+//   heterps launch BUNDLE [--workers W] [--ps-shards S]
+//                  [--consistency async [--staleness K]] ... -- <run flags>
 //   heterps ps-shard BUNDLE   (a parameter-server rank of an MPI job)
 //
 // One command per step a user takes; the compiler passes and the runtime are
@@ -235,6 +236,22 @@ static cl::opt<bool>
                        "(heterps launch adds it)"),
               cl::sub(runCommand));
 
+// run --mpi-worker, launch, ps-shard
+static cl::opt<std::string> consistency(
+    "consistency",
+    cl::desc("How the workers of an MPI job see each other's updates: sync "
+             "(a step is applied once, on every worker's gradients; the "
+             "default) or async (pushes are applied on arrival; a worker may "
+             "run --staleness steps ahead of the slowest)"),
+    cl::init("sync"), cl::value_desc("sync|async"), cl::sub(runCommand),
+    cl::sub(launchCommand), cl::sub(psShardCommand));
+static cl::opt<int64_t> staleness(
+    "staleness",
+    cl::desc("With --consistency=async: how many steps a worker may finish "
+             "ahead of the slowest one (default 2; -1: no bound)"),
+    cl::init(kDefaultStaleness), cl::sub(runCommand), cl::sub(launchCommand),
+    cl::sub(psShardCommand));
+
 // launch
 static cl::list<std::string>
     launchArgs(cl::Positional, cl::OneOrMore,
@@ -340,6 +357,17 @@ void reportError(StringRef command, const Twine &message) {
 }
 } // namespace heterps::driver
 
+/// --consistency and --staleness, checked; reports an error for `command`.
+static std::optional<ConsistencyOptions>
+consistencyOptions(const char *command) {
+  std::string error;
+  std::optional<ConsistencyOptions> options = parseConsistency(
+      consistency, staleness, staleness.getNumOccurrences() > 0, error);
+  if (!options)
+    reportError(command, error);
+  return options;
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "HeterPS driver\n");
@@ -412,6 +440,17 @@ int main(int argc, char **argv) {
     options.framesInFlight = frames;
     options.dumpParameters = dumpParameters;
     options.mpiWorker = mpiWorker;
+    std::optional<ConsistencyOptions> parsed = consistencyOptions("run");
+    if (!parsed)
+      return 1;
+    options.consistency = *parsed;
+    if (!mpiWorker &&
+        (consistency.getNumOccurrences() || staleness.getNumOccurrences())) {
+      reportError("run", "--consistency and --staleness are for the workers of "
+                         "an MPI job (heterps launch --consistency=async); a "
+                         "single process is one worker");
+      return 1;
+    }
     return train(options);
   }
   if (runCommand) {
@@ -420,7 +459,7 @@ int main(int argc, char **argv) {
              std::addressof(evalDataInputs), &trainBatch, &trainSteps,
              &logEvery, &evalEvery, &checkpointDir, &checkpointEvery,
              &keepCheckpoints, &resumeTraining, &trainSeed, &hashBuckets,
-             &psShards, &dumpParameters, &mpiWorker})
+             &psShards, &dumpParameters, &mpiWorker, &consistency, &staleness})
       if (option->getNumOccurrences()) {
         reportError("run", "--" + option->ArgStr + " needs --train");
         return 1;
@@ -476,12 +515,20 @@ int main(int argc, char **argv) {
     options.mpirunArgs.assign(launchMpirunArgs.begin(), launchMpirunArgs.end());
     options.dryRun = launchDryRun;
     options.slurmMultiProg = launchSlurm;
+    std::optional<ConsistencyOptions> parsed = consistencyOptions("launch");
+    if (!parsed)
+      return 1;
+    options.consistency = *parsed;
     return launch(options);
   }
   if (psShardCommand) {
     PsShardOptions options;
     options.bundle = psShardBundle;
     options.storageDirectory = psShardStorage;
+    std::optional<ConsistencyOptions> parsed = consistencyOptions("ps-shard");
+    if (!parsed)
+      return 1;
+    options.consistency = *parsed;
     return psShard(options);
   }
   errs() << "heterps: give a command: compile, build, run, gradcheck, "

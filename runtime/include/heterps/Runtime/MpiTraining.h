@@ -6,8 +6,10 @@
 // * parameter-server shards (`heterps ps-shard`): shard r of S owns the
 //   sparse rows whose key % S == r and the dense parameters whose name
 //   hashes (FNV-1a) to r, in a local ps::ParameterServer; it serves the
-//   workers' requests one message at a time and applies a step once every
-//   worker has ended it (runParameterServerShard);
+//   workers' requests one message at a time. Synchronous jobs apply a step
+//   once every worker has ended it; asynchronous jobs apply each push as it
+//   arrives and hold back a worker that runs more than `staleness` steps
+//   ahead of the slowest (runParameterServerShard);
 // * workers (`heterps run --train --mpi-worker`): data-parallel copies of
 //   the whole bundle pipeline whose TrainingServer talks to the shards
 //   through an MpiParameterClient, and whose Trainer coordinates through an
@@ -58,18 +60,43 @@ std::string shardCheckpointName(size_t shard);
 
 enum class Role { Shard = 0, Worker = 1 };
 
+/// How a job's workers see each other's updates; every rank of a job must
+/// be started with the same (MpiJob checks). Synchronous: a step is applied
+/// once, on the sum of every worker's pushes, before any worker starts the
+/// next one (the same math as one process). Asynchronous: pushes are applied
+/// on arrival, and a worker may finish up to `staleness` steps more than
+/// the slowest worker (< 0: no bound), which then blocks it (stale
+/// synchronous parallel).
+struct Consistency {
+  ps::ConsistencyMode mode = ps::ConsistencyMode::Synchronous;
+  int64_t staleness = 0;
+
+  bool asynchronous() const {
+    return mode == ps::ConsistencyMode::Asynchronous;
+  }
+  bool operator==(const Consistency &other) const {
+    return mode == other.mode &&
+           (!asynchronous() || staleness == other.staleness);
+  }
+};
+
+/// "synchronous", "asynchronous (staleness K)" or "asynchronous (no
+/// staleness bound)".
+std::string describe(const Consistency &consistency);
+
 /// MPI of this process: initialises MPI (thread level SERIALIZED: stage
 /// threads issue requests one at a time under mutex()), learns every rank's
-/// role and finalises MPI when destroyed. Throws Error when MPI cannot start
-/// or the job lacks shards or workers.
+/// role and finalises MPI when destroyed. Throws Error when MPI cannot start,
+/// the job lacks shards or workers, or its ranks disagree on consistency.
 class MpiJob {
 public:
-  MpiJob(int *argc, char ***argv, Role role);
+  MpiJob(int *argc, char ***argv, Role role, Consistency consistency = {});
   ~MpiJob();
   MpiJob(const MpiJob &) = delete;
   MpiJob &operator=(const MpiJob &) = delete;
 
   Role role() const { return role_; }
+  const Consistency &consistency() const { return consistency_; }
   /// This process's index among the ranks of its role.
   int index() const { return index_; }
   int worldRank() const { return worldRank_; }
@@ -94,6 +121,7 @@ public:
 
 private:
   Role role_;
+  Consistency consistency_;
   int index_ = 0, worldRank_ = 0;
   std::vector<int> shardRanks, workerRanks;
   std::unique_ptr<Comms> comms_;
@@ -113,9 +141,12 @@ struct ShardOptions {
 };
 
 /// Serves the workers until each has said goodbye. Requests are answered
-/// in arrival order; a push is added to its worker's share of the current
-/// step and endStep is answered, to every worker at once, after the sum of
-/// all workers' shares (in worker order) went into the local server. A
+/// in arrival order. Synchronous jobs: a push is added to its worker's share
+/// of the current step and endStep is answered, to every worker at once,
+/// after the sum of all workers' shares (in worker order) went into the
+/// local server. Asynchronous jobs: a push goes into the local server at
+/// once, and endStep is answered as soon as its worker is no more than
+/// `staleness` steps ahead of the slowest worker still in the job. A
 /// request that fails is answered with the error (the worker throws it);
 /// an MPI failure aborts the job. Throws Error for a malformed message.
 void runParameterServerShard(MpiJob &job, const ShardOptions &options);
@@ -143,7 +174,8 @@ public:
   std::vector<float> pullDense(const std::string &name) override;
   void pushDense(const std::string &name,
                  const std::vector<float> &gradient) override;
-  /// Blocks until every worker ended the step and the shards applied it.
+  /// Synchronous: blocks until every worker ended the step and the shards
+  /// applied it. Asynchronous: blocks while this worker is too far ahead.
   void endStep() override;
   std::optional<std::vector<float>> readRow(const std::string &table,
                                             uint64_t key) override;
@@ -194,6 +226,10 @@ public:
   std::string broadcast(const std::string &value) override;
   bool anyStopRequested(bool local) override;
   std::vector<float> gather(const std::vector<float> &values) override;
+  void barrier() override;
+  bool asynchronous() const override {
+    return job.consistency().asynchronous();
+  }
   void stepFinished(int64_t step) override;
   MpiParameterClient &parameterClient() { return client; }
 

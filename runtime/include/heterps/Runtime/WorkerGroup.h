@@ -13,6 +13,13 @@
 // summed gradient is the single-process run's: each worker divides by the
 // step's total micro-batch count, and the store sums the workers' pushes.
 //
+// An asynchronous group (the store applies pushes on arrival and bounds
+// staleness itself) must not meet at every step: the trainer then only
+// meets at sync points, the steps where it logs, evaluates or checkpoints
+// and the last one, where metrics are gathered, a stop is agreed and the
+// leader's checkpoint sees every worker's pushes up to that step and no
+// later one.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef HETERPS_RUNTIME_WORKERGROUP_H
@@ -66,6 +73,10 @@ public:
   /// Every worker's `values`, concatenated in worker order, on the leader;
   /// empty on the others.
   virtual std::vector<float> gather(const std::vector<float> &values) = 0;
+  /// Returns once every worker called it.
+  virtual void barrier() = 0;
+  /// Whether the store is asynchronous (see above).
+  virtual bool asynchronous() const { return false; }
   /// Called by every worker after step `step` is finished and, on the
   /// leader, checkpointed (fault-injection hook for tests).
   virtual void stepFinished(int64_t step) { (void)step; }
