@@ -6,6 +6,8 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <set>
+
 namespace heterps::hps {
 #define GEN_PASS_DEF_HPSPARTITION
 #include "heterps/Dialect/HPS/Transforms/Passes.h.inc"
@@ -40,8 +42,12 @@ struct PartitionPass
     }
     Block &body = main.getBody().front();
     bool training = module->hasAttr("hps.training");
-    if (training)
+    if (training) {
+      // Pushes first: moved up to their gradients, they would split the
+      // device groups again.
       sinkPushes(body);
+      groupBackwardByDevice(body);
+    }
 
     // Stages: maximal runs of consecutive layers on one device class.
     SmallVector<Stage> stages;
@@ -208,6 +214,67 @@ struct PartitionPass
   /// A push has no result, so autodiff may leave it anywhere after its
   /// operands; right after them it joins the run of the op computing its
   /// gradient instead of opening a stage of its own.
+  /// Reorders the backward ops (those after the loss gradient) so that
+  /// ops on one device class follow each other wherever their operands
+  /// allow. The reverse sweep interleaves parallel branches (a wide and a
+  /// deep tower, say) op by op, and every change of device there would
+  /// start another stage. A list schedule: among the ops whose operands
+  /// are ready, the first (in sweep order) on the current device, or an
+  /// unplaced one, goes next; only when there is none does the device
+  /// change.
+  static void groupBackwardByDevice(Block &body) {
+    Operation *seed = nullptr;
+    for (Operation &op : body)
+      if (isa<LossGradOp>(op))
+        seed = &op;
+    if (!seed)
+      return;
+    SmallVector<Operation *> segment;
+    for (Operation *op = seed->getNextNode();
+         op && !op->hasTrait<OpTrait::IsTerminator>(); op = op->getNextNode())
+      segment.push_back(op);
+    DenseMap<Operation *, unsigned> position;
+    for (auto [index, op] : llvm::enumerate(segment))
+      position[op] = index;
+    SmallVector<unsigned> waiting(segment.size(), 0);
+    SmallVector<SmallVector<unsigned>> users(segment.size());
+    for (auto [index, op] : llvm::enumerate(segment))
+      for (Value operand : op->getOperands())
+        if (auto def = position.find(operand.getDefiningOp());
+            def != position.end()) {
+          ++waiting[index];
+          users[def->second].push_back(index);
+        }
+    auto deviceOf = [&](unsigned index) -> DeviceAttr {
+      auto placed = dyn_cast<PlacedOpInterface>(segment[index]);
+      return placed ? placed.getPlacement() : nullptr;
+    };
+    std::set<unsigned> ready;
+    for (unsigned index = 0; index < segment.size(); ++index)
+      if (waiting[index] == 0)
+        ready.insert(index);
+    auto seedPlaced = dyn_cast<PlacedOpInterface>(seed);
+    DeviceAttr current = seedPlaced ? seedPlaced.getPlacement() : nullptr;
+    Operation *previous = seed;
+    while (!ready.empty()) {
+      auto next = llvm::find_if(ready, [&](unsigned index) {
+        DeviceAttr device = deviceOf(index);
+        return !device || device == current;
+      });
+      if (next == ready.end()) {
+        next = ready.begin();
+        current = deviceOf(*next);
+      }
+      unsigned index = *next;
+      ready.erase(next);
+      segment[index]->moveAfter(previous);
+      previous = segment[index];
+      for (unsigned user : users[index])
+        if (--waiting[user] == 0)
+          ready.insert(user);
+    }
+  }
+
   static void sinkPushes(Block &body) {
     SmallVector<Operation *> pushes;
     for (Operation &op : body)
