@@ -86,13 +86,6 @@ struct Frame {
   }
 };
 
-struct StageLibrary {
-  void *handle = nullptr;
-  decltype(&hps_stage_create) create = nullptr;
-  decltype(&hps_stage_run) run = nullptr;
-  decltype(&hps_stage_destroy) destroy = nullptr;
-};
-
 bool fileExists(const std::string &path) {
   struct stat info;
   return ::stat(path.c_str(), &info) == 0;
@@ -115,12 +108,137 @@ MicroBatchScope::MicroBatchScope(int64_t microBatch, int stage)
 
 MicroBatchScope::~MicroBatchScope() { currentContext = saved; }
 
+struct StageProgram::Library {
+  decltype(&hps_stage_create) create = nullptr;
+  decltype(&hps_stage_run) run = nullptr;
+  decltype(&hps_stage_destroy) destroy = nullptr;
+};
+
+const void *StageProgram::lookupTable(void *self, const char *name) {
+  const Bundle &bundle = static_cast<StageProgram *>(self)->bundle;
+  for (const TableSpec &table : bundle.tables())
+    if (table.name == name)
+      return bundle.weights() + table.offset;
+  return nullptr;
+}
+
+// The training callbacks: config.server is this program (lookupTable needs
+// it), so they forward to the caller's StageServer with its context.
+const float *StageProgram::lookupParameter(void *self, const char *name) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.lookupParameter(target.context, name);
+}
+int StageProgram::pullRows(void *self, const char *table, const int64_t *ids,
+                           size_t count, float *rows, char *error,
+                           size_t errorBytes) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.pullRows(target.context, table, ids, count, rows, error,
+                         errorBytes);
+}
+int StageProgram::pushRows(void *self, const char *table, const int64_t *ids,
+                           size_t count, const float *gradients, char *error,
+                           size_t errorBytes) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.pushRows(target.context, table, ids, count, gradients, error,
+                         errorBytes);
+}
+int StageProgram::pushDense(void *self, const char *name, const float *gradient,
+                            size_t count, char *error, size_t errorBytes) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.pushDense(target.context, name, gradient, count, error,
+                          errorBytes);
+}
+
+StageProgram::StageProgram(const Bundle &bundle, int index,
+                           const ExecutorOptions &options, int replicas)
+    : bundle(bundle), stage(&bundle.stages().at(index)), options(options),
+      library(std::make_unique<Library>()) {
+  const StageSpec &stage = *this->stage;
+  std::string kind = stage.gpu && !options.gpuStagesOnCpu ? "gpu" : "cpu";
+  auto file = stage.libraries.find(kind);
+  if (file == stage.libraries.end() || !fileExists(bundle.path(file->second))) {
+    if (kind == "gpu")
+      throw Error(describe(stage) +
+                  " runs on a GPU class but the bundle has no GPU build of "
+                  "it (no CUDA compiler when it was compiled); run with "
+                  "--gpu-stages-on-cpu to use its CPU build");
+    throw Error(describe(stage) + ": " +
+                bundle.path(file == stage.libraries.end() ? stage.name + ".so"
+                                                          : file->second) +
+                " is missing; build the bundle with `heterps compile`");
+  }
+  std::string path = bundle.path(file->second);
+  // Never closed: kernels may register process-wide state (OpenMP pools,
+  // CUDA contexts) that outlives the instances.
+  void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    throw Error(describe(stage) + ": cannot load " + path + ": " + ::dlerror());
+  auto version = reinterpret_cast<decltype(&hps_stage_abi_version)>(
+      ::dlsym(handle, "hps_stage_abi_version"));
+  library->create = reinterpret_cast<decltype(library->create)>(
+      ::dlsym(handle, "hps_stage_create"));
+  library->run = reinterpret_cast<decltype(library->run)>(
+      ::dlsym(handle, "hps_stage_run"));
+  library->destroy = reinterpret_cast<decltype(library->destroy)>(
+      ::dlsym(handle, "hps_stage_destroy"));
+  if (!version || !library->create || !library->run || !library->destroy)
+    throw Error(describe(stage) + ": " + path + " is not a stage program");
+  if (version() != HPS_STAGE_ABI_VERSION)
+    throw Error(describe(stage) + ": " + path + " was built for stage ABI " +
+                std::to_string(version()) + ", this runtime has " +
+                std::to_string(HPS_STAGE_ABI_VERSION));
+
+  HpsStageConfig config{};
+  config.weights = bundle.weights();
+  config.weightsBytes = bundle.weightsBytes();
+  config.lookupTable = &StageProgram::lookupTable;
+  config.server = this;
+  config.threads = options.threadsPerStage;
+  if (const StageServer *server = options.server) {
+    if (!server->lookupParameter || !server->pullRows || !server->pushRows ||
+        !server->pushDense)
+      throw Error("the executor's parameter server lacks a callback");
+    config.lookupParameter = &StageProgram::lookupParameter;
+    config.pullRows = &StageProgram::pullRows;
+    config.pushRows = &StageProgram::pushRows;
+    config.pushDense = &StageProgram::pushDense;
+  }
+  for (int r = 0; r < replicas; ++r) {
+    char error[1024] = "";
+    void *instance = library->create(&config, error, sizeof error);
+    if (!instance) {
+      for (void *created : instances)
+        library->destroy(created);
+      throw Error(describe(stage) + ": " + error);
+    }
+    instances.push_back(instance);
+  }
+}
+
+StageProgram::~StageProgram() {
+  for (void *instance : instances)
+    library->destroy(instance);
+}
+
+std::string StageProgram::run(int replica, int64_t microBatch,
+                              const void *const *inputs, void *const *outputs) {
+  char error[1024] = "";
+  MicroBatchScope context(microBatch, stage->index);
+  if (library->run(instances.at(replica), inputs, outputs, error,
+                   sizeof error) != 0)
+    return describe(*stage) + ": " + error;
+  return "";
+}
+
 struct Executor::Impl {
   const Bundle &bundle;
   ExecutorOptions options;
-  std::vector<StageLibrary> libraries;
-  /// Stage instances per stage, one per replica.
-  std::vector<std::vector<void *>> instances;
+  /// Per stage, unless the stages are remote.
+  std::vector<std::unique_ptr<StageProgram>> programs;
   std::vector<std::unique_ptr<BoundedQueue<Frame *>>> queues; // per stage
   std::unique_ptr<BoundedQueue<Frame *>> done, free;
   std::vector<std::unique_ptr<Frame>> frames;
@@ -129,107 +247,12 @@ struct Executor::Impl {
   Impl(const Bundle &bundle, ExecutorOptions options)
       : bundle(bundle), options(options) {}
 
-  static const void *lookupTable(void *server, const char *name) {
-    auto *self = static_cast<Impl *>(server);
-    for (const TableSpec &table : self->bundle.tables())
-      if (table.name == name)
-        return self->bundle.weights() + table.offset;
-    return nullptr;
-  }
-
-  // The training callbacks: config.server is this Impl (lookupTable needs
-  // it), so they forward to the caller's StageServer with its context.
-  static const float *lookupParameter(void *server, const char *name) {
-    const StageServer &target = *static_cast<Impl *>(server)->options.server;
-    return target.lookupParameter(target.context, name);
-  }
-  static int pullRows(void *server, const char *table, const int64_t *ids,
-                      size_t count, float *rows, char *error,
-                      size_t errorBytes) {
-    const StageServer &target = *static_cast<Impl *>(server)->options.server;
-    return target.pullRows(target.context, table, ids, count, rows, error,
-                           errorBytes);
-  }
-  static int pushRows(void *server, const char *table, const int64_t *ids,
-                      size_t count, const float *gradients, char *error,
-                      size_t errorBytes) {
-    const StageServer &target = *static_cast<Impl *>(server)->options.server;
-    return target.pushRows(target.context, table, ids, count, gradients, error,
-                           errorBytes);
-  }
-  static int pushDense(void *server, const char *name, const float *gradient,
-                       size_t count, char *error, size_t errorBytes) {
-    const StageServer &target = *static_cast<Impl *>(server)->options.server;
-    return target.pushDense(target.context, name, gradient, count, error,
-                            errorBytes);
-  }
-
-  StageLibrary load(const StageSpec &stage) {
-    std::string kind = stage.gpu && !options.gpuStagesOnCpu ? "gpu" : "cpu";
-    auto file = stage.libraries.find(kind);
-    if (file == stage.libraries.end() ||
-        !fileExists(bundle.path(file->second))) {
-      if (kind == "gpu")
-        throw Error(describe(stage) +
-                    " runs on a GPU class but the bundle has no GPU build of "
-                    "it (no CUDA compiler when it was compiled); run with "
-                    "--gpu-stages-on-cpu to use its CPU build");
-      throw Error(describe(stage) + ": " +
-                  bundle.path(file == stage.libraries.end() ? stage.name + ".so"
-                                                            : file->second) +
-                  " is missing; build the bundle with `heterps compile`");
-    }
-    std::string path = bundle.path(file->second);
-    StageLibrary library;
-    library.handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!library.handle)
-      throw Error(describe(stage) + ": cannot load " + path + ": " +
-                  ::dlerror());
-    auto version = reinterpret_cast<decltype(&hps_stage_abi_version)>(
-        ::dlsym(library.handle, "hps_stage_abi_version"));
-    library.create = reinterpret_cast<decltype(library.create)>(
-        ::dlsym(library.handle, "hps_stage_create"));
-    library.run = reinterpret_cast<decltype(library.run)>(
-        ::dlsym(library.handle, "hps_stage_run"));
-    library.destroy = reinterpret_cast<decltype(library.destroy)>(
-        ::dlsym(library.handle, "hps_stage_destroy"));
-    if (!version || !library.create || !library.run || !library.destroy)
-      throw Error(describe(stage) + ": " + path + " is not a stage program");
-    if (version() != HPS_STAGE_ABI_VERSION)
-      throw Error(describe(stage) + ": " + path + " was built for stage ABI " +
-                  std::to_string(version()) + ", this runtime has " +
-                  std::to_string(HPS_STAGE_ABI_VERSION));
-    return library;
-  }
-
   void start() {
     const auto &stages = bundle.stages();
-    HpsStageConfig config{};
-    config.weights = bundle.weights();
-    config.weightsBytes = bundle.weightsBytes();
-    config.lookupTable = &Impl::lookupTable;
-    config.server = this;
-    config.threads = options.threadsPerStage;
-    if (const StageServer *server = options.server) {
-      if (!server->lookupParameter || !server->pullRows || !server->pushRows ||
-          !server->pushDense)
-        throw Error("the executor's parameter server lacks a callback");
-      config.lookupParameter = &Impl::lookupParameter;
-      config.pullRows = &Impl::pullRows;
-      config.pushRows = &Impl::pushRows;
-      config.pushDense = &Impl::pushDense;
-    }
-    for (const StageSpec &stage : stages) {
-      libraries.push_back(load(stage));
-      instances.emplace_back();
-      for (int r = 0; r < stage.replicas; ++r) {
-        char error[1024] = "";
-        void *instance = libraries.back().create(&config, error, sizeof error);
-        if (!instance)
-          throw Error(describe(stage) + ": " + error);
-        instances.back().push_back(instance);
-      }
-    }
+    if (!options.remote)
+      for (size_t s = 0; s < stages.size(); ++s)
+        programs.push_back(std::make_unique<StageProgram>(
+            bundle, static_cast<int>(s), options, stages[s].replicas));
     size_t inFlight = std::max(1, options.framesInFlight);
     for (size_t i = 0; i < stages.size(); ++i)
       queues.push_back(std::make_unique<BoundedQueue<Frame *>>(inFlight));
@@ -244,22 +267,22 @@ struct Executor::Impl {
       free->push(frames.back().get());
     }
     for (size_t s = 0; s < stages.size(); ++s)
-      for (void *instance : instances[s])
-        workers.emplace_back([this, s, instance] { work(s, instance); });
+      for (int r = 0; r < stages[s].replicas; ++r)
+        workers.emplace_back([this, s, r] { work(s, r); });
   }
 
   /// A replica's loop: run every frame that reaches it, pass it on. A frame
   /// that failed upstream passes through untouched.
-  void work(size_t s, void *instance) {
+  void work(size_t s, int replica) {
     while (Frame *frame = queues[s]->pop()) {
-      runStage(s, instance, *frame);
+      runStage(s, replica, *frame);
       (s + 1 < queues.size() ? *queues[s + 1] : *done).push(frame);
     }
   }
 
   /// Runs one replica of stage `s` on `frame`; a frame that failed upstream
   /// passes through untouched.
-  void runStage(size_t s, void *instance, Frame &frame) {
+  void runStage(size_t s, int replica, Frame &frame) {
     if (!frame.error.empty())
       return;
     const StageSpec &stage = bundle.stages()[s];
@@ -279,38 +302,27 @@ struct Executor::Impl {
       inputs[i] = frame.data[stage.inputs[i]];
     for (size_t i = 0; i < stage.outputs.size(); ++i)
       outputs[i] = frame.data[stage.outputs[i]];
-    char error[1024] = "";
-    MicroBatchScope context(frame.sequence, static_cast<int>(s));
-    if (libraries[s].run(instance, inputs, outputs, error, sizeof error) != 0)
-      frame.error = describe(stage) + ": " + error;
+    frame.error =
+        options.remote
+            ? options.remote->run(static_cast<int>(s), replica, frame.sequence,
+                                  inputs, outputs)
+            : programs[s]->run(replica, frame.sequence, inputs, outputs);
   }
 
   void stop() {
     for (size_t s = 0; s < queues.size(); ++s)
-      for (size_t r = 0; r < instances[s].size(); ++r)
+      for (int r = 0; r < bundle.stages()[s].replicas; ++r)
         queues[s]->push(nullptr);
     for (std::thread &worker : workers)
       worker.join();
     workers.clear();
-    for (size_t s = 0; s < instances.size(); ++s)
-      for (void *instance : instances[s])
-        libraries[s].destroy(instance);
-    // Libraries stay loaded: kernels may have registered process-wide state
-    // (OpenMP pools, CUDA contexts) that outlives the instances.
+    programs.clear();
   }
 };
 
 Executor::Executor(const Bundle &bundle, ExecutorOptions options)
     : impl(std::make_unique<Impl>(bundle, options)) {
-  try {
-    impl->start();
-  } catch (...) {
-    for (size_t s = 0; s < impl->instances.size(); ++s)
-      for (void *instance : impl->instances[s])
-        impl->libraries[s].destroy(instance);
-    impl->instances.clear();
-    throw;
-  }
+  impl->start();
 }
 
 Executor::~Executor() { impl->stop(); }
@@ -436,8 +448,8 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
         frame->data[spec.index] = outputs[o].data.data();
     }
     feed(frame, 0);
-    for (size_t s = 0; s < impl->instances.size(); ++s)
-      impl->runStage(s, impl->instances[s][0], *frame);
+    for (size_t s = 0; s < bundle.stages().size(); ++s)
+      impl->runStage(s, 0, *frame);
     collect(frame);
     frame->useOwnBuffers();
     impl->free->push(frame);

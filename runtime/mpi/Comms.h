@@ -7,6 +7,9 @@
 
 #include <mpi.h>
 
+#include <mutex>
+#include <vector>
+
 namespace heterps::rt::mpi {
 
 struct MpiJob::Comms {
@@ -16,6 +19,8 @@ struct MpiJob::Comms {
   /// The ranks of this process's role (workers: broadcast, gather, stop
   /// agreement; rank 0 of it is worker 0, the leader).
   MPI_Comm role = MPI_COMM_NULL;
+  /// Worker <-> stage ranks: micro-batches and step control.
+  MPI_Comm pipeline = MPI_COMM_NULL;
 };
 
 /// Throws Error naming `what` unless an MPI call returned MPI_SUCCESS (with
@@ -30,10 +35,15 @@ void checkMpi(int result, const char *what);
 // few microseconds, then sleep in growing pauses of up to half a
 // millisecond.
 
-/// MPI_Probe without the busy loop.
-void probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+/// MPI_Probe without the busy loop. With `lock`, every poll holds it and
+/// the pauses do not: other threads of the process make their MPI calls in
+/// between (MPI_THREAD_SERIALIZED).
+void probe(int source, int tag, MPI_Comm comm, MPI_Status *status,
+           std::mutex *lock = nullptr);
+/// Receives the message `status` (from a probe) announced.
+std::vector<char> receive(const MPI_Status &status, MPI_Comm comm);
 /// MPI_Wait without the busy loop; `what` names the operation in errors.
-void wait(MPI_Request *request, const char *what);
+void wait(MPI_Request *request, const char *what, std::mutex *lock = nullptr);
 
 } // namespace heterps::rt::mpi
 

@@ -46,16 +46,33 @@ template <typename Ready> void pollWithBackoff(Ready ready) {
 }
 } // namespace
 
-void probe(int source, int tag, MPI_Comm comm, MPI_Status *status) {
+void probe(int source, int tag, MPI_Comm comm, MPI_Status *status,
+           std::mutex *lock) {
   pollWithBackoff([&] {
+    std::unique_lock<std::mutex> held;
+    if (lock)
+      held = std::unique_lock<std::mutex>(*lock);
     int found = 0;
     checkMpi(MPI_Iprobe(source, tag, comm, &found, status), "iprobe");
     return found != 0;
   });
 }
 
-void wait(MPI_Request *request, const char *what) {
+std::vector<char> receive(const MPI_Status &status, MPI_Comm comm) {
+  int bytes = 0;
+  checkMpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "get count");
+  std::vector<char> message(bytes);
+  checkMpi(MPI_Recv(message.data(), bytes, MPI_BYTE, status.MPI_SOURCE,
+                    status.MPI_TAG, comm, MPI_STATUS_IGNORE),
+           "recv");
+  return message;
+}
+
+void wait(MPI_Request *request, const char *what, std::mutex *lock) {
   pollWithBackoff([&] {
+    std::unique_lock<std::mutex> held;
+    if (lock)
+      held = std::unique_lock<std::mutex>(*lock);
     int done = 0;
     checkMpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), what);
     return done != 0;
@@ -99,17 +116,18 @@ MpiJob::MpiJob(int *argc, char ***argv, Role role, Consistency consistency)
                 "; start every rank with the same --consistency and "
                 "--staleness (heterps launch does)");
   for (int rank = 0; rank < size; ++rank) {
-    if (all[3 * rank] == static_cast<int64_t>(Role::Shard)) {
-      if (rank == worldRank_)
-        index_ = static_cast<int>(shardRanks.size());
-      shardRanks.push_back(rank);
-    } else {
-      if (rank == worldRank_)
-        index_ = static_cast<int>(workerRanks.size());
-      workerRanks.push_back(rank);
-    }
+    const auto theirs = static_cast<Role>(all[3 * rank]);
+    std::vector<int> &ofRole = theirs == Role::Shard    ? shardRanks
+                               : theirs == Role::Worker ? workerRanks
+                                                        : stageRanks;
+    if (rank == worldRank_)
+      index_ = static_cast<int>(ofRole.size());
+    ofRole.push_back(rank);
+    if (theirs != Role::Shard)
+      clientRanks.push_back(rank);
   }
   checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &comms_->ps), "comm dup");
+  checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &comms_->pipeline), "comm dup");
   checkMpi(MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(role), worldRank_,
                           &comms_->role),
            "comm split");
@@ -121,6 +139,11 @@ MpiJob::MpiJob(int *argc, char ***argv, Role role, Consistency consistency)
     throw Error("the MPI job has " + std::to_string(size) +
                 " ranks and none is a worker; start workers with `heterps "
                 "run BUNDLE --train ... --mpi-worker` (heterps launch does)");
+  if (!stageRanks.empty() && workerRanks.size() != 1)
+    throw Error("the MPI job has " + std::to_string(stageRanks.size()) +
+                " stage ranks and " + std::to_string(workerRanks.size()) +
+                " workers; stage ranks serve exactly one worker (heterps "
+                "launch --stage-ranks starts one)");
 }
 
 MpiJob::~MpiJob() {
@@ -132,13 +155,15 @@ MpiJob::~MpiJob() {
     MPI_Comm_free(&comms_->role);
   if (comms_->ps != MPI_COMM_NULL)
     MPI_Comm_free(&comms_->ps);
+  if (comms_->pipeline != MPI_COMM_NULL)
+    MPI_Comm_free(&comms_->pipeline);
   MPI_Finalize();
 }
 
-int MpiJob::workerOf(int rank) const {
-  for (size_t w = 0; w < workerRanks.size(); ++w)
-    if (workerRanks[w] == rank)
-      return static_cast<int>(w);
+int MpiJob::clientOf(int rank) const {
+  for (size_t c = 0; c < clientRanks.size(); ++c)
+    if (clientRanks[c] == rank)
+      return static_cast<int>(c);
   return -1;
 }
 

@@ -31,8 +31,8 @@ int parseEnvironmentInt(const char *name, int64_t fallback) {
 } // namespace
 
 MpiParameterClient::MpiParameterClient(MpiJob &job) : job(job) {
-  if (job.role() != Role::Worker)
-    throw Error("MpiParameterClient needs a worker rank");
+  if (job.role() == Role::Shard)
+    throw Error("MpiParameterClient needs a worker or stage rank");
 }
 
 MpiParameterClient::~MpiParameterClient() = default;
@@ -56,12 +56,7 @@ MpiParameterClient::exchange(int op, std::vector<Request> &requests) {
     const int source = job.shardRank(requests[i].shard);
     MPI_Status status;
     probe(source, kReply, comm, &status);
-    int bytes = 0;
-    checkMpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "get count");
-    std::vector<char> message(bytes);
-    checkMpi(MPI_Recv(message.data(), bytes, MPI_BYTE, source, kReply, comm,
-                      MPI_STATUS_IGNORE),
-             "recv");
+    std::vector<char> message = receive(status, comm);
     const std::string what = std::string(opName(op)) + " reply of shard " +
                              std::to_string(requests[i].shard);
     MessageReader in(message, what);
@@ -275,7 +270,7 @@ void MpiParameterClient::save(const std::string &directory) {
 
 void MpiParameterClient::load(const std::string &directory) {
   const std::string path = absolutePath(directory);
-  if (job.index() == 0) {
+  if (job.role() == Role::Worker && job.index() == 0) {
     // The part of every shard, and no more: rows are routed by key % S, so a
     // checkpoint of another shard count would put rows on the wrong shards.
     if (!fs::is_directory(path))
@@ -322,6 +317,8 @@ void MpiParameterClient::goodbye() {
 //===----------------------------------------------------------------------===//
 
 MpiWorkerGroup::MpiWorkerGroup(MpiJob &job) : job(job), client(job) {
+  if (job.stages() > 0)
+    stageRanks = std::make_unique<MpiStageRanks>(job);
   killAfterStep = parseEnvironmentInt("HETERPS_DEBUG_KILL_AFTER_STEP", -1);
   killWorker = parseEnvironmentInt("HETERPS_DEBUG_KILL_WORKER", 0);
 }
@@ -350,6 +347,12 @@ bool MpiWorkerGroup::anyStopRequested(bool local) {
            "allreduce");
   wait(&request, "allreduce");
   return any != 0;
+}
+
+void MpiWorkerGroup::finish() {
+  if (stageRanks)
+    stageRanks->goodbye();
+  client.goodbye();
 }
 
 void MpiWorkerGroup::barrier() {

@@ -40,26 +40,21 @@ public:
   Shard(MpiJob &job, const ShardOptions &options)
       : job(job), comm(job.comms().ps),
         asynchronous(job.consistency().asynchronous()),
-        staleness(job.consistency().staleness), shares(job.workers()),
-        ended(job.workers(), false), gone(job.workers(), false),
-        stepsDone(job.workers(), 0), server(config(job, options)) {}
+        staleness(job.consistency().staleness), shares(job.clients()),
+        ended(job.clients(), false), gone(job.clients(), false),
+        stepsDone(job.clients(), 0), server(config(job, options)) {}
 
   void serve() {
     while (active()) {
       MPI_Status status;
       probe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &status);
-      int bytes = 0;
-      checkMpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "get count");
-      std::vector<char> message(bytes);
-      checkMpi(MPI_Recv(message.data(), bytes, MPI_BYTE, status.MPI_SOURCE,
-                        status.MPI_TAG, comm, MPI_STATUS_IGNORE),
-               "recv");
-      const int worker = job.workerOf(status.MPI_SOURCE);
+      std::vector<char> message = receive(status, comm);
+      const int worker = job.clientOf(status.MPI_SOURCE);
       if (worker < 0)
         throw Error("shard " + std::to_string(job.index()) +
                     " got a request from rank " +
                     std::to_string(status.MPI_SOURCE) +
-                    ", which is not a worker");
+                    ", which is neither a worker nor a stage rank");
       handle(worker, status.MPI_TAG, message);
       reapSends();
     }
@@ -93,7 +88,7 @@ private:
   }
 
   void handle(int worker, int op, const std::vector<char> &message) {
-    const std::string what = std::string(opName(op)) + " request of worker " +
+    const std::string what = std::string(opName(op)) + " request of client " +
                              std::to_string(worker) + " to " + where();
     MessageReader in(message, what);
     MessageWriter out;
@@ -107,7 +102,7 @@ private:
         return; // no reply
       case kEndStep:
         if (ended[worker])
-          throw Error("worker " + std::to_string(worker) +
+          throw Error("client " + std::to_string(worker) +
                       " ended a step twice");
         ended[worker] = true;
         if (asynchronous) {
@@ -324,7 +319,7 @@ private:
     sends.push_back({MPI_REQUEST_NULL, std::move(bytes)});
     PendingSend &send = sends.back();
     checkMpi(MPI_Isend(send.bytes.data(), static_cast<int>(send.bytes.size()),
-                       MPI_BYTE, job.workerRank(worker), kReply, comm,
+                       MPI_BYTE, job.clientRank(worker), kReply, comm,
                        &send.request),
              "isend");
   }

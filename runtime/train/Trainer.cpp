@@ -243,12 +243,31 @@ TrainSummary Trainer::run() {
         << ", data " << state.position << ")\n";
   }
 
+  // Stages in other processes start after the load, so their servers read
+  // the resumed parameters.
+  StageControl *stages = group ? group->stageControl() : nullptr;
+  if (stages) {
+    StageControl::Settings settings;
+    settings.seed = state.seed;
+    settings.initScale = serverOptions.initScale;
+    settings.threads = o.threads;
+    settings.gpuStagesOnCpu = o.gpuStagesOnCpu;
+    stages->start(bundle, settings);
+  }
   ExecutorOptions executorOptions;
   executorOptions.threadsPerStage = o.threads;
   executorOptions.gpuStagesOnCpu = o.gpuStagesOnCpu;
   executorOptions.framesInFlight = o.framesInFlight;
   executorOptions.server = server.stageServer();
+  executorOptions.remote = stages;
   Executor executor(bundle, executorOptions);
+  auto finishStep = [&](int64_t microBatches) {
+    if (stages)
+      stages->beginFinishStep(microBatches);
+    server.finishStep(microBatches);
+    if (stages)
+      stages->endFinishStep();
+  };
 
   TrainSummary summary;
   summary.firstStep = state.step;
@@ -279,11 +298,16 @@ TrainSummary Trainer::run() {
       TrainingServer &server;
       ~Restore() { server.setEvalMode(false); }
     } restore{server};
+    if (stages)
+      stages->setEvalMode(true);
     while (int64_t count = evalSource->next(batch, inputs)) {
       std::vector<HostTensor> outputs = executor.run(inputs);
       server.finishStep(1); // nothing to apply: pushes were discarded
       metrics.add(metrics.collect(outputs, inputs[labelInput], count));
     }
+    // An error above ends the run, so only here do stages train again.
+    if (stages)
+      stages->setEvalMode(false);
     std::string warning = evalSource->warning();
     if (!warning.empty())
       log << "warning: " << warning << "\n";
@@ -375,10 +399,12 @@ TrainSummary Trainer::run() {
       } catch (...) {
         // What the failed step pushed must not reach a later step.
         server.discardStep();
+        if (stages)
+          stages->discardStep();
         throw;
       }
       consistent = false;
-      server.finishStep(batch / microBatch);
+      finishStep(batch / microBatch);
       consistent = true;
       ++state.step;
       state.samples += batch;

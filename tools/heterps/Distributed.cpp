@@ -80,6 +80,9 @@ std::string selfExecutable() {
 struct PlanShape {
   bool hasPlan = false;
   int replicas = 1; // the largest replica count of a stage
+  /// The replicas of the bundle's stages (forward and backward) in all: the
+  /// stage ranks of `launch --stage-ranks`.
+  int stageReplicas = 0;
 };
 
 PlanShape readPlan(const std::string &bundle) {
@@ -101,6 +104,10 @@ PlanShape readPlan(const std::string &bundle) {
                 "' is not a training bundle (its manifest.json has no "
                 "\"training\" section); compile the model with --train");
   PlanShape shape;
+  if (const llvm::json::Array *stages = root->getArray("stages"))
+    for (const llvm::json::Value &stage : *stages)
+      if (const llvm::json::Object *object = stage.getAsObject())
+        shape.stageReplicas += int(object->getInteger("replicas").value_or(1));
   const llvm::json::Object *plan = root->getObject("plan");
   if (!plan)
     return shape;
@@ -165,7 +172,17 @@ int launch(const LaunchOptions &options) {
     // stage (each worker runs the whole pipeline), and one shard per two
     // workers: a shard then serves about as many requests as a worker
     // makes, and sparse rows spread over several machines' memory.
-    const int workers = options.workers > 0 ? options.workers : plan.replicas;
+    // With stage ranks, one worker and a rank per stage replica instead.
+    if (options.stageRanks && options.workers > 1)
+      throw Error("--stage-ranks runs one worker (the stages' replicas are "
+                  "the data parallelism); leave out --workers " +
+                  std::to_string(options.workers));
+    const int workers = options.stageRanks    ? 1
+                        : options.workers > 0 ? options.workers
+                                              : plan.replicas;
+    const int stageRanks = options.stageRanks ? plan.stageReplicas : 0;
+    if (options.stageRanks && stageRanks == 0)
+      throw Error("bundle '" + bundle + "' lists no stages to run as ranks");
     const int shards =
         options.shards > 0 ? options.shards : std::max(1, (workers + 1) / 2);
     if (options.workers < 0 || options.shards < 0)
@@ -202,6 +219,15 @@ int launch(const LaunchOptions &options) {
     workerCommand.push_back("--mpi-worker");
     workerCommand.insert(workerCommand.end(), consistency.begin(),
                          consistency.end());
+    std::vector<std::string> stageCommand{self, "stage-rank", bundle};
+    stageCommand.insert(stageCommand.end(), consistency.begin(),
+                        consistency.end());
+    const std::string shape =
+        std::to_string(shards) + " parameter-server shards, " +
+        std::to_string(workers) + " workers" +
+        (stageRanks ? ", " + std::to_string(stageRanks) + " stage ranks"
+                    : std::string()) +
+        ", " + options.consistency.describe();
 
     if (!options.slurmMultiProg.empty()) {
       // srun numbers the tasks 0..N-1 and starts the line whose range
@@ -212,16 +238,19 @@ int launch(const LaunchOptions &options) {
                           : std::to_string(first) + "-" +
                                 std::to_string(first + count - 1);
       };
-      file << "# heterps launch: " << shards << " parameter-server shards, "
-           << workers << " workers, " << options.consistency.describe() << "\n"
+      file << "# heterps launch: " << shape << "\n"
            << range(0, shards) << " " << joinQuoted(shardCommand) << "\n"
            << range(shards, workers) << " " << joinQuoted(workerCommand)
            << "\n";
+      if (stageRanks)
+        file << range(shards + workers, stageRanks) << " "
+             << joinQuoted(stageCommand) << "\n";
       file.close();
       if (!file)
         throw Error("cannot write '" + options.slurmMultiProg + "'");
-      std::cout << "srun --ntasks=" << shards + workers << " --multi-prog "
-                << shellQuote(options.slurmMultiProg) << "\n";
+      std::cout << "srun --ntasks=" << shards + workers + stageRanks
+                << " --multi-prog " << shellQuote(options.slurmMultiProg)
+                << "\n";
       return 0;
     }
 
@@ -240,6 +269,12 @@ int launch(const LaunchOptions &options) {
     command.push_back("-np");
     command.push_back(std::to_string(workers));
     command.insert(command.end(), workerCommand.begin(), workerCommand.end());
+    if (stageRanks) {
+      command.push_back(":");
+      command.push_back("-np");
+      command.push_back(std::to_string(stageRanks));
+      command.insert(command.end(), stageCommand.begin(), stageCommand.end());
+    }
 
     if (options.dryRun) {
       std::cout << joinQuoted(command) << "\n";
@@ -258,9 +293,8 @@ int launch(const LaunchOptions &options) {
     } else if (!fs::exists(mpirun)) {
       throw Error("--mpirun '" + mpirun + "' does not exist");
     }
-    std::cerr << "heterps launch: " << shards << " parameter-server shards, "
-              << workers << " workers" << (plan.hasPlan ? "" : " (no plan)")
-              << ", " << options.consistency.describe() << "\n";
+    std::cerr << "heterps launch: " << shape
+              << (plan.hasPlan ? "" : " (no plan)") << "\n";
     std::cerr.flush();
     std::vector<llvm::StringRef> args(command.begin(), command.end());
     std::string message;
@@ -312,7 +346,7 @@ public:
   }
   rt::train::WorkerGroup &group() override { return workerGroup; }
   void finish() override {
-    workerGroup.parameterClient().goodbye();
+    workerGroup.finish();
     finished = true;
   }
 
@@ -333,34 +367,60 @@ void abortDistributedJob(int code) {
     rt::mpi::MpiJob::abort(code);
 }
 
-int psShard(const PsShardOptions &options) {
+/// Runs `serve` as a rank of `role` of an MPI job on a training bundle;
+/// reports an error for `command` (naming the rank) and aborts the job.
+template <typename Serve>
+int serveAsRank(const char *command, const char *rankName,
+                const std::string &bundlePath, rt::mpi::Role role,
+                const ConsistencyOptions &consistency, Serve serve) {
   // Outside the try: an error must abort the job before MPI_Finalize (in
   // the job's destructor) could wait on ranks that wait on this one.
   std::unique_ptr<rt::mpi::MpiJob> job;
   try {
     // A bundle that cannot train fails every rank the same way, early.
-    rt::Bundle bundle(options.bundle);
+    rt::Bundle bundle(bundlePath);
     if (!bundle.training())
-      throw Error("bundle '" + options.bundle +
+      throw Error("bundle '" + bundlePath +
                   "' is not a training bundle; compile the model with "
                   "--train");
-    job = std::make_unique<rt::mpi::MpiJob>(
-        nullptr, nullptr, rt::mpi::Role::Shard, toMpi(options.consistency));
-    rt::mpi::ShardOptions shard;
-    shard.storageDirectory = options.storageDirectory;
-    rt::mpi::runParameterServerShard(*job, shard);
+    job = std::make_unique<rt::mpi::MpiJob>(nullptr, nullptr, role,
+                                            toMpi(consistency));
+    serve(*job, bundle);
   } catch (const std::exception &error) {
-    reportError(
-        "ps-shard",
-        (job ? "shard " + std::to_string(job->index()) + ": " : std::string()) +
-            error.what());
+    reportError(command, (job ? std::string(rankName) + " " +
+                                    std::to_string(job->index()) + ": "
+                              : std::string()) +
+                             error.what());
     abortDistributedJob(1);
     return 1;
   }
   return 0;
 }
 
+int psShard(const PsShardOptions &options) {
+  return serveAsRank("ps-shard", "shard", options.bundle, rt::mpi::Role::Shard,
+                     options.consistency,
+                     [&](rt::mpi::MpiJob &job, const rt::Bundle &) {
+                       rt::mpi::ShardOptions shard;
+                       shard.storageDirectory = options.storageDirectory;
+                       rt::mpi::runParameterServerShard(job, shard);
+                     });
+}
+
+int stageRank(const StageRankOptions &options) {
+  return serveAsRank("stage-rank", "stage rank", options.bundle,
+                     rt::mpi::Role::Stage, options.consistency,
+                     [](rt::mpi::MpiJob &job, const rt::Bundle &bundle) {
+                       rt::mpi::runStageRank(job, bundle);
+                     });
+}
+
 #else // !HETERPS_HAVE_MPI
+
+int stageRank(const StageRankOptions &) {
+  reportError("stage-rank", kNoMpi);
+  return 1;
+}
 
 std::unique_ptr<DistributedWorker>
 DistributedWorker::join(const ConsistencyOptions &) {

@@ -6,13 +6,15 @@
 //                  [--mpirun PATH] [--mpirun-arg ARG]... [--dry-run]
 //                  [--slurm-multi-prog FILE]
 //                  [--consistency sync|async [--staleness K]]
-//                  -- <flags of run --train>
+//                  [--stage-ranks] -- <flags of run --train>
 //   heterps ps-shard BUNDLE [--storage-dir DIR] [--consistency ...]
 //                                                   (a shard rank)
 //   heterps run BUNDLE --train ... --mpi-worker [--consistency ...]
 //                                                   (a worker rank)
+//   heterps stage-rank BUNDLE [--consistency ...]   (a stage rank)
 //
-// `launch` builds one MPMD command, S shard ranks then W worker ranks, and
+// `launch` builds one MPMD command, S shard ranks then W worker ranks (then,
+// with --stage-ranks, one rank per stage replica), and
 // runs it (its exit code is the job's), prints it (--dry-run) or writes it
 // as an `srun --multi-prog` configuration.
 //
@@ -67,6 +69,8 @@ struct LaunchOptions {
   /// The flags of `heterps run BUNDLE --train` (after `--`).
   std::vector<std::string> runFlags;
   ConsistencyOptions consistency;
+  /// One worker, and every stage replica of the bundle as a rank of its own.
+  bool stageRanks = false;
 };
 
 /// 0 when the job (or the dry run) succeeded, the job's exit code otherwise,
@@ -81,6 +85,15 @@ struct PsShardOptions {
 /// Serves as one parameter-server shard of an MPI job until every worker is
 /// done; 0 on success. An error ends the whole job (MPI_Abort) with exit 1.
 int psShard(const PsShardOptions &options);
+
+struct StageRankOptions {
+  std::string bundle;
+  ConsistencyOptions consistency;
+};
+
+/// Serves as one stage rank of an MPI job (launch --stage-ranks) until its
+/// worker is done; 0 on success. An error ends the whole job with exit 1.
+int stageRank(const StageRankOptions &options);
 
 /// A worker rank of an MPI job, for `run --train --mpi-worker`.
 class DistributedWorker {

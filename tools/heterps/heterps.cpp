@@ -11,6 +11,7 @@
 //   heterps launch BUNDLE [--workers W] [--ps-shards S]
 //                  [--consistency async [--staleness K]] ... -- <run flags>
 //   heterps ps-shard BUNDLE   (a parameter-server rank of an MPI job)
+//   heterps stage-rank BUNDLE (a stage rank of an MPI job)
 //
 // One command per step a user takes; the compiler passes and the runtime are
 // libraries the subcommands call.
@@ -52,6 +53,10 @@ static cl::SubCommand
 static cl::SubCommand
     psShardCommand("ps-shard", "Serve as a parameter-server shard rank of "
                                "an MPI job (heterps launch starts these)");
+static cl::SubCommand
+    stageRankCommand("stage-rank",
+                     "Serve as a stage rank of an MPI job (heterps launch "
+                     "--stage-ranks starts these)");
 
 // compile
 static cl::opt<std::string> model(cl::Positional, cl::desc("<model.onnx>"),
@@ -244,13 +249,13 @@ static cl::opt<std::string> consistency(
              "default) or async (pushes are applied on arrival; a worker may "
              "run --staleness steps ahead of the slowest)"),
     cl::init("sync"), cl::value_desc("sync|async"), cl::sub(runCommand),
-    cl::sub(launchCommand), cl::sub(psShardCommand));
+    cl::sub(launchCommand), cl::sub(psShardCommand), cl::sub(stageRankCommand));
 static cl::opt<int64_t> staleness(
     "staleness",
     cl::desc("With --consistency=async: how many steps a worker may finish "
              "ahead of the slowest one (default 2; -1: no bound)"),
     cl::init(kDefaultStaleness), cl::sub(runCommand), cl::sub(launchCommand),
-    cl::sub(psShardCommand));
+    cl::sub(psShardCommand), cl::sub(stageRankCommand));
 
 // launch
 static cl::list<std::string>
@@ -284,6 +289,11 @@ static cl::list<std::string>
 static cl::opt<bool> launchDryRun("dry-run",
                                   cl::desc("Print the mpirun command only"),
                                   cl::sub(launchCommand));
+static cl::opt<bool> launchStageRanks(
+    "stage-ranks",
+    cl::desc("Run every stage replica of the bundle as a rank of its own, "
+             "serving one worker that feeds them micro-batches"),
+    cl::sub(launchCommand));
 static cl::opt<std::string> launchSlurm(
     "slurm-multi-prog",
     cl::desc("Write the job as an `srun --multi-prog` file instead and "
@@ -299,6 +309,12 @@ static cl::opt<std::string> psShardStorage(
     "storage-dir",
     cl::desc("Where tables with a row cache keep RocksDB (DIR/shard-<r>)"),
     cl::value_desc("dir"), cl::sub(psShardCommand));
+
+// stage-rank
+static cl::opt<std::string> stageRankBundle(cl::Positional,
+                                            cl::desc("<training bundle>"),
+                                            cl::sub(stageRankCommand),
+                                            cl::Required);
 
 // build
 static cl::opt<std::string> buildBundle(cl::Positional, cl::desc("<bundle>"),
@@ -515,6 +531,7 @@ int main(int argc, char **argv) {
     options.mpirunArgs.assign(launchMpirunArgs.begin(), launchMpirunArgs.end());
     options.dryRun = launchDryRun;
     options.slurmMultiProg = launchSlurm;
+    options.stageRanks = launchStageRanks;
     std::optional<ConsistencyOptions> parsed = consistencyOptions("launch");
     if (!parsed)
       return 1;
@@ -531,7 +548,16 @@ int main(int argc, char **argv) {
     options.consistency = *parsed;
     return psShard(options);
   }
+  if (stageRankCommand) {
+    StageRankOptions options;
+    options.bundle = stageRankBundle;
+    std::optional<ConsistencyOptions> parsed = consistencyOptions("stage-rank");
+    if (!parsed)
+      return 1;
+    options.consistency = *parsed;
+    return stageRank(options);
+  }
   errs() << "heterps: give a command: compile, build, run, gradcheck, "
-            "datagen, launch or ps-shard (see --help)\n";
+            "datagen, launch, ps-shard or stage-rank (see --help)\n";
   return 1;
 }

@@ -17,6 +17,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace heterps::rt {
 
@@ -61,6 +63,22 @@ private:
   MicroBatchContext saved;
 };
 
+/// Stages that run elsewhere (the stage ranks of an MPI job, MpiTraining.h).
+/// An executor given one loads no stage library: each replica thread hands
+/// its stage calls to run(), so frames still flow through the same queues,
+/// several in flight, and the stages' processes work on different
+/// micro-batches at the same time.
+class RemoteStages {
+public:
+  virtual ~RemoteStages() = default;
+  /// Runs replica `replica` of stage `stage` on micro-batch `microBatch`:
+  /// `inputs` and `outputs` are the stage's channel buffers in StageSpec
+  /// order. Returns "" or the error, naming the stage. Called concurrently
+  /// for different replicas, never for one replica.
+  virtual std::string run(int stage, int replica, int64_t microBatch,
+                          const void *const *inputs, void *const *outputs) = 0;
+};
+
 struct ExecutorOptions {
   /// Kernel threads of each stage replica (<= 0: backend default).
   int threadsPerStage = 0;
@@ -74,6 +92,47 @@ struct ExecutorOptions {
   /// Null for inference (the training callbacks are then null and a training
   /// stage reports that it needs a training run).
   const StageServer *server = nullptr;
+  /// Run every stage through this instead of in-process (it must outlive
+  /// the executor); `server`, threads and GPU options then do not apply.
+  RemoteStages *remote = nullptr;
+};
+
+/// The replicas of one stage, loaded and created in this process: what the
+/// executor runs per stage, and what a stage rank of an MPI job runs alone.
+class StageProgram {
+public:
+  /// Loads stage `index` of `bundle` (its GPU or CPU build as `options`
+  /// say) and creates `replicas` instances; throws Error naming the stage.
+  StageProgram(const Bundle &bundle, int index, const ExecutorOptions &options,
+               int replicas);
+  ~StageProgram();
+  StageProgram(const StageProgram &) = delete;
+  StageProgram &operator=(const StageProgram &) = delete;
+
+  const StageSpec &spec() const { return *stage; }
+  /// Runs replica `replica` on a micro-batch; "" or the error, naming the
+  /// stage. Sets the thread's MicroBatchContext for the stage's callbacks.
+  std::string run(int replica, int64_t microBatch, const void *const *inputs,
+                  void *const *outputs);
+
+private:
+  const Bundle &bundle;
+  const StageSpec *stage;
+  ExecutorOptions options;
+  struct Library; // the stage ABI's entry points
+  std::unique_ptr<Library> library;
+  std::vector<void *> instances;
+
+  static const void *lookupTable(void *self, const char *name);
+  static const float *lookupParameter(void *self, const char *name);
+  static int pullRows(void *self, const char *table, const int64_t *ids,
+                      size_t count, float *rows, char *error,
+                      size_t errorBytes);
+  static int pushRows(void *self, const char *table, const int64_t *ids,
+                      size_t count, const float *gradients, char *error,
+                      size_t errorBytes);
+  static int pushDense(void *self, const char *name, const float *gradient,
+                       size_t count, char *error, size_t errorBytes);
 };
 
 class Executor {

@@ -24,6 +24,7 @@
 #ifndef HETERPS_RUNTIME_MPITRAINING_H
 #define HETERPS_RUNTIME_MPITRAINING_H
 
+#include "heterps/Runtime/Bundle.h"
 #include "heterps/Runtime/ParameterServer.h"
 #include "heterps/Runtime/ParameterStore.h"
 #include "heterps/Runtime/WorkerGroup.h"
@@ -58,7 +59,10 @@ std::string shardCheckpointName(size_t shard);
 // The job
 //===----------------------------------------------------------------------===//
 
-enum class Role { Shard = 0, Worker = 1 };
+/// Shards serve parameters; workers run the training loop (and, without
+/// stage ranks, every stage); stage ranks run one replica of one stage for
+/// the single worker of their job (stage ranks, see below).
+enum class Role { Shard = 0, Worker = 1, Stage = 2 };
 
 /// How a job's workers see each other's updates; every rank of a job must
 /// be started with the same (MpiJob checks). Synchronous: a step is applied
@@ -102,11 +106,16 @@ public:
   int worldRank() const { return worldRank_; }
   int shards() const { return static_cast<int>(shardRanks.size()); }
   int workers() const { return static_cast<int>(workerRanks.size()); }
-  /// World ranks of shard s / worker w.
+  int stages() const { return static_cast<int>(stageRanks.size()); }
+  /// The parameter server's clients: workers and stage ranks, in rank order.
+  int clients() const { return static_cast<int>(clientRanks.size()); }
+  /// World ranks of shard s / worker w / stage rank i / client c.
   int shardRank(int shard) const { return shardRanks.at(shard); }
   int workerRank(int worker) const { return workerRanks.at(worker); }
-  /// The worker index of world rank `rank`, or -1 for a shard.
-  int workerOf(int rank) const;
+  int stageRank(int stage) const { return stageRanks.at(stage); }
+  int clientRank(int client) const { return clientRanks.at(client); }
+  /// The client index of world rank `rank`, or -1 for a shard.
+  int clientOf(int rank) const;
   /// Serialises this process's MPI calls.
   std::mutex &mutex() { return mutex_; }
 
@@ -123,7 +132,7 @@ private:
   Role role_;
   Consistency consistency_;
   int index_ = 0, worldRank_ = 0;
-  std::vector<int> shardRanks, workerRanks;
+  std::vector<int> shardRanks, workerRanks, stageRanks, clientRanks;
   std::unique_ptr<Comms> comms_;
   std::mutex mutex_;
 };
@@ -214,6 +223,62 @@ private:
   std::map<std::string, ps::SparseTableConfig> tables;
 };
 
+//===----------------------------------------------------------------------===//
+// Stage ranks
+//===----------------------------------------------------------------------===//
+//
+// With stage ranks (`heterps launch --stage-ranks`) the plan's stages run in
+// processes of their own, possibly on other machines: one rank per replica
+// of every stage, serving the job's single worker. The worker keeps the
+// data, the progress and the checkpoints, and its executor sends each
+// stage call (the stage's input channels of one micro-batch) to the rank
+// of that stage replica and receives its output channels, several
+// micro-batches in flight across the ranks. Each stage rank pushes its own
+// gradients to the shards through its own TrainingServer, and the worker
+// ends every step on all of them (StageControl).
+
+/// Which stage and replica each stage rank runs: the bundle's replicas in
+/// stage order (stage 0's replicas first).
+struct StageSlot {
+  int stage = 0, replica = 0;
+};
+std::vector<StageSlot> stageSlots(const Bundle &bundle);
+
+/// Serves the job's worker as stage rank job.index() of `bundle` until the
+/// worker says goodbye (then says goodbye to the shards). Throws Error when
+/// the job's stage ranks do not match the bundle's replicas.
+void runStageRank(MpiJob &job, const Bundle &bundle);
+
+/// The worker's side of its stage ranks.
+class MpiStageRanks : public train::StageControl {
+public:
+  explicit MpiStageRanks(MpiJob &job);
+  ~MpiStageRanks() override;
+  void start(const Bundle &bundle, const Settings &settings) override;
+  std::string run(int stage, int replica, int64_t microBatch,
+                  const void *const *inputs, void *const *outputs) override;
+  void beginFinishStep(int64_t microBatches) override;
+  void endFinishStep() override;
+  void setEvalMode(bool eval) override;
+  void discardStep() override;
+  /// Tells every stage rank to leave (after the worker's last step).
+  void goodbye();
+
+private:
+  /// Sends `op` with `payload` to every stage rank / receives every answer.
+  void sendToAll(int op, const std::vector<char> &payload);
+  void receiveFromAll(int op);
+
+  MpiJob &job;
+  const Bundle *bundle = nullptr;
+  /// World rank of each stage's replicas, and a lock for each.
+  std::vector<std::vector<int>> ranks;
+  std::vector<std::vector<std::unique_ptr<std::mutex>>> rankLocks;
+  /// The control request in flight (its buffer and sends).
+  struct Control;
+  std::unique_ptr<Control> control;
+};
+
 /// The Trainer's view of the job's workers. stepFinished() honours
 /// HETERPS_DEBUG_KILL_AFTER_STEP=N (and HETERPS_DEBUG_KILL_WORKER=w, default
 /// 0): that worker SIGKILLs itself after step N, for fault-injection tests.
@@ -230,12 +295,18 @@ public:
   bool asynchronous() const override {
     return job.consistency().asynchronous();
   }
+  /// The job's stage ranks, when it has some.
+  train::StageControl *stageControl() override { return stageRanks.get(); }
+  /// After training: tells the stage ranks and the shards this worker is
+  /// done.
+  void finish();
   void stepFinished(int64_t step) override;
   MpiParameterClient &parameterClient() { return client; }
 
 private:
   MpiJob &job;
   MpiParameterClient client;
+  std::unique_ptr<MpiStageRanks> stageRanks;
   int64_t killAfterStep = -1;
   int killWorker = 0;
 };

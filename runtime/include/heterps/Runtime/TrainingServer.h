@@ -97,6 +97,10 @@ public:
   void setEvalMode(bool eval) { evalMode_.store(eval); }
   bool evalMode() const { return evalMode_.load(); }
 
+  /// Re-reads every dense parameter from the store (a process that joins
+  /// a multi-process run after the parameters moved, a stage rank).
+  void refreshDense();
+
   /// Checkpoint of every parameter and optimizer state (ParameterServer
   /// save), and its inverse; load refreshes the dense parameters. Neither
   /// may run while stages do.
@@ -145,7 +149,6 @@ private:
   /// Ids as server keys; throws for ids outside [-rows, rows).
   void toKeys(const Table &table, const int64_t *ids, size_t count,
               std::vector<uint64_t> &keys) const;
-  void refreshDense();
   /// A contribution for the current micro-batch, reusing a spare's buffers.
   template <typename Entry> Contribution takeContribution(Entry &entry);
   /// Moves `entry`'s pending contributions to its spares.

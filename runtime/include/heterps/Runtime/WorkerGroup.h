@@ -25,6 +25,7 @@
 #ifndef HETERPS_RUNTIME_WORKERGROUP_H
 #define HETERPS_RUNTIME_WORKERGROUP_H
 
+#include "heterps/Runtime/Executor.h"
 #include "heterps/Runtime/ParameterStore.h"
 #include "heterps/Runtime/Types.h"
 
@@ -56,6 +57,33 @@ inline StepSlice stepSlice(int64_t microBatches, int workers, int worker) {
   return slice;
 }
 
+/// Stages that run in other processes (the stage ranks of an MPI job), each
+/// with its own TrainingServer on the job's parameter store. The trainer's
+/// executor hands them every stage call (RemoteStages); the trainer drives
+/// their servers through the step with the calls below, each of which
+/// returns once every stage process has done it (throwing the first error,
+/// naming the process).
+class StageControl : public RemoteStages {
+public:
+  struct Settings {
+    uint64_t seed = 1;   // TrainingServerOptions::seed
+    float initScale = 0; // TrainingServerOptions::initScale
+    int threads = 0;     // ExecutorOptions::threadsPerStage
+    bool gpuStagesOnCpu = false;
+  };
+  /// Has every stage process create its server (reading the dense
+  /// parameters from the store, so after a resume's load) and load its
+  /// stage of `bundle`.
+  virtual void start(const Bundle &bundle, const Settings &settings) = 0;
+  /// A step's end in two halves, around the trainer's own
+  /// TrainingServer::finishStep: the stage servers push and wait for the
+  /// store to apply the step, which also waits for the trainer's endStep.
+  virtual void beginFinishStep(int64_t microBatches) = 0;
+  virtual void endFinishStep() = 0;
+  virtual void setEvalMode(bool eval) = 0;
+  virtual void discardStep() = 0;
+};
+
 class WorkerGroup {
 public:
   virtual ~WorkerGroup() = default;
@@ -77,6 +105,8 @@ public:
   virtual void barrier() = 0;
   /// Whether the store is asynchronous (see above).
   virtual bool asynchronous() const { return false; }
+  /// This worker's stages when they run in other processes, else null.
+  virtual StageControl *stageControl() { return nullptr; }
   /// Called by every worker after step `step` is finished and, on the
   /// leader, checkpointed (fault-injection hook for tests).
   virtual void stepFinished(int64_t step) { (void)step; }
