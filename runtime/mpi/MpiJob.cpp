@@ -30,10 +30,26 @@ std::string describe(const Consistency &consistency) {
 }
 
 namespace {
+/// HETERPS_MPI_WAIT=spin: poll without pausing, as Open MPI's blocking
+/// calls do (lowest latency where every rank has a core of its own);
+/// anything else, or unset: back off.
+bool spinWhileWaiting() {
+  static const bool spin = [] {
+    const char *mode = std::getenv("HETERPS_MPI_WAIT");
+    return mode && std::string(mode) == "spin";
+  }();
+  return spin;
+}
+
 /// Polls `ready` until it returns true: spinning first (a reply is often
 /// microseconds away), then sleeping with doubling pauses.
 template <typename Ready> void pollWithBackoff(Ready ready) {
   using namespace std::chrono;
+  if (spinWhileWaiting()) {
+    while (!ready()) {
+    }
+    return;
+  }
   const auto spinUntil = steady_clock::now() + microseconds(500);
   while (steady_clock::now() < spinUntil)
     if (ready())

@@ -199,6 +199,55 @@ void MpiParameterClient::pushDense(const std::string &name,
   exchange(kPushDense, requests);
 }
 
+std::vector<std::vector<float>>
+MpiParameterClient::pullDenseMany(const std::vector<std::string> &names) {
+  // One request per shard holding any of the names, in name order.
+  std::vector<std::vector<size_t>> byShard(job.shards());
+  for (size_t i = 0; i < names.size(); ++i)
+    byShard[shardOfDense(names[i], job.shards())].push_back(i);
+  std::vector<Request> requests;
+  std::vector<const std::vector<size_t> *> positions;
+  for (int shard = 0; shard < job.shards(); ++shard) {
+    if (byShard[shard].empty())
+      continue;
+    MessageWriter out;
+    out.put<uint32_t>(static_cast<uint32_t>(byShard[shard].size()));
+    for (size_t i : byShard[shard])
+      out.putString(names[i]);
+    requests.push_back({shard, std::move(out.bytes())});
+    positions.push_back(&byShard[shard]);
+  }
+  std::vector<std::vector<char>> replies = exchange(kPullDenseMany, requests);
+  std::vector<std::vector<float>> values(names.size());
+  for (size_t r = 0; r < replies.size(); ++r) {
+    MessageReader in(replies[r], "pull-dense-many reply");
+    for (size_t i : *positions[r])
+      values[i] = in.getArray<float>();
+  }
+  return values;
+}
+
+void MpiParameterClient::pushDenseMany(
+    const std::vector<std::string> &names,
+    const std::vector<std::vector<float>> &gradients) {
+  std::vector<std::vector<size_t>> byShard(job.shards());
+  for (size_t i = 0; i < names.size(); ++i)
+    byShard[shardOfDense(names[i], job.shards())].push_back(i);
+  std::vector<Request> requests;
+  for (int shard = 0; shard < job.shards(); ++shard) {
+    if (byShard[shard].empty())
+      continue;
+    MessageWriter out;
+    out.put<uint32_t>(static_cast<uint32_t>(byShard[shard].size()));
+    for (size_t i : byShard[shard]) {
+      out.putString(names[i]);
+      out.putArray(gradients.at(i));
+    }
+    requests.push_back({shard, std::move(out.bytes())});
+  }
+  exchange(kPushDenseMany, requests);
+}
+
 void MpiParameterClient::endStep() { toAllShards(kEndStep, {}); }
 
 std::vector<std::optional<std::vector<float>>>

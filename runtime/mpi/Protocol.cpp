@@ -34,6 +34,10 @@ const char *opName(int op) {
     return "load";
   case kGoodbye:
     return "goodbye";
+  case kPullDenseMany:
+    return "pull-dense-many";
+  case kPushDenseMany:
+    return "push-dense-many";
   case kReply:
     return "reply";
   default:

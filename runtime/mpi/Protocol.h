@@ -28,19 +28,21 @@ namespace heterps::rt::mpi {
 
 /// Request tags. Values are part of the protocol: append, never renumber.
 enum Op : int {
-  kCreateTable = 1, // SparseTableConfig -> ()
-  kCreateDense = 2, // name, OptimizerConfig, f32[] -> ()
-  kPull = 3,        // table, u64[] keys -> f32[] rows
-  kPush = 4,        // table, u64[] keys, f32[] gradients -> ()
-  kPullDense = 5,   // name -> f32[]
-  kPushDense = 6,   // name, f32[] -> ()
-  kEndStep = 7,     // () -> () once every worker's step is applied
-  kReadRows = 8,    // table, u64[] keys -> per key u8 present [, f32[] row]
-  kReadDense = 9,   // name -> f32[] values and state
-  kRowCount = 10,   // table -> u64
-  kSave = 11,       // directory -> ()
-  kLoad = 12,       // directory -> ()
-  kGoodbye = 13,    // () -> no reply; the worker is done
+  kCreateTable = 1,    // SparseTableConfig -> ()
+  kCreateDense = 2,    // name, OptimizerConfig, f32[] -> ()
+  kPull = 3,           // table, u64[] keys -> f32[] rows
+  kPush = 4,           // table, u64[] keys, f32[] gradients -> ()
+  kPullDense = 5,      // name -> f32[]
+  kPushDense = 6,      // name, f32[] -> ()
+  kEndStep = 7,        // () -> () once every worker's step is applied
+  kReadRows = 8,       // table, u64[] keys -> per key u8 present [, f32[] row]
+  kReadDense = 9,      // name -> f32[] values and state
+  kRowCount = 10,      // table -> u64
+  kSave = 11,          // directory -> ()
+  kLoad = 12,          // directory -> ()
+  kGoodbye = 13,       // () -> no reply; the worker is done
+  kPullDenseMany = 14, // u32 n, n names -> n f32[]
+  kPushDenseMany = 15, // u32 n, n (name, f32[]) -> ()
   kReply = 100,
 };
 

@@ -189,24 +189,19 @@ private:
     case kPullDense:
       out.putArray(server.pullDense(in.getString()));
       return;
+    case kPullDenseMany:
+      for (uint32_t n = in.get<uint32_t>(); n > 0; --n)
+        out.putArray(server.pullDense(in.getString()));
+      return;
+    case kPushDenseMany:
+      for (uint32_t n = in.get<uint32_t>(); n > 0; --n) {
+        std::string name = in.getString();
+        pushDense(worker, name, in.getArray<float>());
+      }
+      return;
     case kPushDense: {
       std::string name = in.getString();
-      std::vector<float> gradient = in.getArray<float>();
-      auto size = denseSizes.find(name);
-      if (size == denseSizes.end())
-        throw Error("no dense parameter '" + name + "'");
-      if (gradient.size() != size->second)
-        throw Error("dense parameter '" + name + "' has " +
-                    std::to_string(size->second) + " values, gradient " +
-                    std::to_string(gradient.size()));
-      if (asynchronous) {
-        server.pushDense(name, gradient);
-        return;
-      }
-      auto [entry, inserted] = shares[worker].dense.try_emplace(name, gradient);
-      if (!inserted) // a second push in one step adds to the first
-        for (size_t i = 0; i < entry->second.size(); ++i)
-          entry->second[i] += gradient[i];
+      pushDense(worker, name, in.getArray<float>());
       return;
     }
     case kReadRows: {
@@ -237,6 +232,28 @@ private:
     default:
       throw Error("unknown request tag " + std::to_string(op));
     }
+  }
+
+  /// A dense gradient from `worker`: applied now (asynchronous) or added
+  /// to the worker's share of the step.
+  void pushDense(int worker, const std::string &name,
+                 std::vector<float> gradient) {
+    auto size = denseSizes.find(name);
+    if (size == denseSizes.end())
+      throw Error("no dense parameter '" + name + "'");
+    if (gradient.size() != size->second)
+      throw Error("dense parameter '" + name + "' has " +
+                  std::to_string(size->second) + " values, gradient " +
+                  std::to_string(gradient.size()));
+    if (asynchronous) {
+      server.pushDense(name, gradient);
+      return;
+    }
+    auto [entry, inserted] =
+        shares[worker].dense.try_emplace(name, std::move(gradient));
+    if (!inserted) // a second push in one step adds to the first
+      for (size_t i = 0; i < entry->second.size(); ++i)
+        entry->second[i] += gradient[i];
   }
 
   /// Applies the step once every worker still here has ended it: the

@@ -16,4 +16,20 @@ ParameterStore::readRows(const std::string &table,
   return rows;
 }
 
+std::vector<std::vector<float>>
+ParameterStore::pullDenseMany(const std::vector<std::string> &names) {
+  std::vector<std::vector<float>> values;
+  values.reserve(names.size());
+  for (const std::string &name : names)
+    values.push_back(pullDense(name));
+  return values;
+}
+
+void ParameterStore::pushDenseMany(
+    const std::vector<std::string> &names,
+    const std::vector<std::vector<float>> &gradients) {
+  for (size_t i = 0; i < names.size(); ++i)
+    pushDense(names[i], gradients.at(i));
+}
+
 } // namespace heterps::rt::ps

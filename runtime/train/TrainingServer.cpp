@@ -322,13 +322,16 @@ void TrainingServer::finishStep(int64_t microBatches) {
   }
   const float scale = static_cast<float>(microBatches);
   // Maps iterate by name: the order of pushes into the server is fixed too.
+  // All dense gradients go in one call (one request per remote shard).
+  std::vector<std::string> denseNames;
+  std::vector<std::vector<float>> denseSums;
   for (auto &[name, entry] : denseByName) {
     std::lock_guard<std::mutex> lock(entry->mutex);
     if (entry->pending.empty())
       continue; // no gradient this step: the optimizer leaves it alone
     sortContributions(entry->pending);
-    // Summed in place in the first contribution's buffer.
-    std::vector<float> &sum = entry->pending.front().values;
+    // Summed in the first contribution's buffer, which then leaves it.
+    std::vector<float> sum = std::move(entry->pending.front().values);
     for (size_t c = 1; c < entry->pending.size(); ++c) {
       const std::vector<float> &values = entry->pending[c].values;
       for (size_t i = 0; i < sum.size(); ++i)
@@ -336,14 +339,12 @@ void TrainingServer::finishStep(int64_t microBatches) {
     }
     for (float &value : sum)
       value /= scale;
-    try {
-      store->pushDense(entry->serverName, sum);
-    } catch (...) {
-      recycle(*entry);
-      throw;
-    }
     recycle(*entry);
+    denseNames.push_back(entry->serverName);
+    denseSums.push_back(std::move(sum));
   }
+  if (!denseNames.empty())
+    store->pushDenseMany(denseNames, denseSums);
   for (auto &[name, entry] : tablesByName) {
     std::lock_guard<std::mutex> lock(entry->mutex);
     if (entry->pending.empty())
@@ -387,10 +388,15 @@ void TrainingServer::discardStep() {
 }
 
 void TrainingServer::refreshDense() {
+  std::vector<std::string> names;
+  for (auto &[name, entry] : denseByName)
+    names.push_back(entry->serverName);
+  std::vector<std::vector<float>> values = store->pullDenseMany(names);
+  size_t i = 0;
   for (auto &[name, entry] : denseByName) {
-    std::vector<float> values = store->pullDense(entry->serverName);
     // In place: stages hold on to the pointer lookupParameter gave them.
-    std::copy(values.begin(), values.end(), entry->live.begin());
+    std::copy(values[i].begin(), values[i].end(), entry->live.begin());
+    ++i;
   }
 }
 

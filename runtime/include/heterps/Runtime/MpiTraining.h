@@ -183,6 +183,10 @@ public:
   std::vector<float> pullDense(const std::string &name) override;
   void pushDense(const std::string &name,
                  const std::vector<float> &gradient) override;
+  std::vector<std::vector<float>>
+  pullDenseMany(const std::vector<std::string> &names) override;
+  void pushDenseMany(const std::vector<std::string> &names,
+                     const std::vector<std::vector<float>> &gradients) override;
   /// Synchronous: blocks until every worker ended the step and the shards
   /// applied it. Asynchronous: blocks while this worker is too far ahead.
   void endStep() override;

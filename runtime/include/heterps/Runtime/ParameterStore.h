@@ -56,6 +56,13 @@ public:
   virtual std::vector<float> pullDense(const std::string &name) = 0;
   virtual void pushDense(const std::string &name,
                          const std::vector<float> &gradient) = 0;
+  /// pullDense / pushDense of several parameters at once, in the order
+  /// given (a remote store sends one request per shard instead of one per
+  /// parameter).
+  virtual std::vector<std::vector<float>>
+  pullDenseMany(const std::vector<std::string> &names);
+  virtual void pushDenseMany(const std::vector<std::string> &names,
+                             const std::vector<std::vector<float>> &gradients);
   /// The pushes of this step are complete (see the file comment).
   virtual void endStep() {}
 
