@@ -1574,12 +1574,31 @@ FailureOr<llvm::json::Object> trainingSection(ModuleOp module,
     FailureOr<std::string> data = bytesOf(weight.getValue());
     if (failed(data))
       return weight.emitError() << "parameter data is not dense";
-    parameters.push_back(llvm::json::Object{
+    llvm::json::Object parameter{
         {"name", name},
         {"dtype", "f32"},
         {"shape", shapeJSON(weight.getType().getShape())},
         {"offset", static_cast<int64_t>(weights.add(*data))},
-    });
+    };
+    // Parameters the server changes other than by the optimizer (batch
+    // norm's running statistics and training flag); absent means
+    // "optimizer".
+    if (auto update = weight->getAttrOfType<StringAttr>("hps.update")) {
+      StringRef kind = update.getValue();
+      if (kind != "moving-average" && kind != "training-flag")
+        return weight.emitError()
+               << "parameter '" << name << "' has hps.update \"" << kind
+               << "\"; expected \"moving-average\" or \"training-flag\"";
+      parameter["update"] = kind;
+      if (kind == "moving-average") {
+        auto momentum = weight->getAttrOfType<FloatAttr>("hps.momentum");
+        if (!momentum)
+          return weight.emitError() << "moving-average parameter '" << name
+                                    << "' has no hps.momentum";
+        parameter["momentum"] = momentum.getValueAsDouble();
+      }
+    }
+    parameters.push_back(std::move(parameter));
   }
   llvm::json::Array tableList;
   for (auto &[name, shape] : trained.tables)

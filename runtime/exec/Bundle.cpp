@@ -214,6 +214,26 @@ TrainingSpec parseTraining(const json &value,
     if (offset < 0)
       p.fail("has a negative 'offset'");
     parameter.offset = static_cast<size_t>(offset);
+    // Optional: bundles from before batch statistics have no "update".
+    std::string update = p.has("update") ? p.string("update") : "optimizer";
+    if (update == "moving-average") {
+      parameter.update = ParameterUpdate::MovingAverage;
+      double momentum = p.number("momentum", std::nullopt);
+      if (!(momentum >= 0.0 && momentum <= 1.0))
+        p.fail("has 'momentum' " + std::to_string(momentum) +
+               " outside [0, 1]");
+      parameter.momentum = static_cast<float>(momentum);
+    } else if (update == "training-flag") {
+      parameter.update = ParameterUpdate::TrainingFlag;
+      if (numElements(parameter.shape) != 1)
+        p.fail("is a training flag but has " +
+               std::to_string(numElements(parameter.shape)) +
+               " elements; it must have one");
+    } else if (update != "optimizer") {
+      p.fail("has 'update' \"" + update +
+             "\"; the runtime knows optimizer, moving-average and "
+             "training-flag");
+    }
     spec.parameters.push_back(std::move(parameter));
   }
 

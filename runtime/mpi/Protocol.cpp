@@ -58,7 +58,7 @@ void MessageWriter::putOptimizer(const ps::OptimizerConfig &config) {
 ps::OptimizerConfig MessageReader::getOptimizer() {
   ps::OptimizerConfig config;
   const int32_t kind = get<int32_t>();
-  if (kind < 0 || kind > static_cast<int32_t>(ps::OptimizerKind::Adagrad))
+  if (kind < 0 || kind > static_cast<int32_t>(ps::OptimizerKind::MovingAverage))
     throw Error(what + " names optimizer kind " + std::to_string(kind));
   config.kind = static_cast<ps::OptimizerKind>(kind);
   config.learningRate = get<float>();

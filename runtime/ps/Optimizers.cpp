@@ -14,6 +14,8 @@ const char *optimizerName(OptimizerKind kind) {
     return "adam";
   case OptimizerKind::Adagrad:
     return "adagrad";
+  case OptimizerKind::MovingAverage:
+    return "moving-average";
   }
   return "unknown";
 }
@@ -28,6 +30,8 @@ size_t optimizerStateSize(const OptimizerConfig &config, size_t dim) {
     return 2 * dim + 2;
   case OptimizerKind::Adagrad:
     return dim;
+  case OptimizerKind::MovingAverage:
+    return 0;
   }
   return 0;
 }
@@ -58,6 +62,10 @@ void validateOptimizer(const OptimizerConfig &config,
         (config.epsilon == 0.0f && config.initialAccumulator == 0.0f))
       fail("Adagrad needs epsilon > 0 or an initial accumulator > 0");
     break;
+  case OptimizerKind::MovingAverage:
+    if (!(config.momentum >= 0.0f && config.momentum <= 1.0f))
+      fail("moving-average momentum must be in [0, 1]");
+    break;
   }
 }
 
@@ -77,6 +85,8 @@ void initOptimizerState(const OptimizerConfig &config, size_t dim,
   case OptimizerKind::Adagrad:
     for (size_t i = 0; i < dim; ++i)
       state[i] = config.initialAccumulator;
+    break;
+  case OptimizerKind::MovingAverage:
     break;
   }
 }
@@ -125,6 +135,12 @@ void applyOptimizer(const OptimizerConfig &config, size_t dim, float *weights,
       weights[i] -= lr * g / (std::sqrt(state[i]) + config.epsilon);
     }
     break;
+  case OptimizerKind::MovingAverage: {
+    const float keep = config.momentum, take = 1.0f - config.momentum;
+    for (size_t i = 0; i < dim; ++i)
+      weights[i] = keep * weights[i] + take * gradient[i];
+    break;
+  }
   }
 }
 

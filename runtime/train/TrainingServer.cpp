@@ -141,6 +141,27 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
         parameter.bytes() > weightsBytes - parameter.offset)
       throw Error("trainable parameter '" + parameter.name +
                   "' lies outside weights.bin");
+    if (parameter.update == ParameterUpdate::TrainingFlag) {
+      // Not a value to train or checkpoint: lookupParameter answers it from
+      // the eval mode.
+      if (numElements(parameter.shape) != 1)
+        throw Error("training flag '" + parameter.name +
+                    "' must have one element");
+      if (denseByName.count(parameter.name) ||
+          !trainingFlags.insert(parameter.name).second)
+        throw Error("trainable parameter '" + parameter.name +
+                    "' is listed twice");
+      continue;
+    }
+    ps::OptimizerConfig update = optimizer;
+    if (parameter.update == ParameterUpdate::MovingAverage) {
+      // Pushed the step's batch statistic, which finishStep averages over
+      // the micro-batches like a gradient.
+      update = ps::OptimizerConfig{};
+      update.kind = ps::OptimizerKind::MovingAverage;
+      update.learningRate = 0.0f;
+      update.momentum = parameter.momentum;
+    }
     auto entry = std::make_unique<Dense>();
     entry->spec = &parameter;
     entry->serverName = uniqueSafeName(parameter.name, i, taken);
@@ -149,8 +170,9 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
       std::memcpy(initial.data(), weights + parameter.offset,
                   parameter.bytes());
     entry->live = initial;
-    store->createDenseParam(entry->serverName, std::move(initial), optimizer);
-    if (!denseByName.emplace(parameter.name, std::move(entry)).second)
+    store->createDenseParam(entry->serverName, std::move(initial), update);
+    if (trainingFlags.count(parameter.name) ||
+        !denseByName.emplace(parameter.name, std::move(entry)).second)
       throw Error("trainable parameter '" + parameter.name +
                   "' is listed twice");
   }
@@ -209,6 +231,9 @@ TrainingServer::~TrainingServer() = default;
 
 TrainingServer::Dense &TrainingServer::dense(const std::string &name) const {
   auto found = denseByName.find(name);
+  if (found == denseByName.end() && trainingFlags.count(name))
+    throw Error("'" + name +
+                "' is a training flag, which is served, not pushed or stored");
   if (found == denseByName.end())
     throw Error("the parameter server has no dense parameter '" + name + "'");
   return *found->second;
@@ -238,7 +263,11 @@ void TrainingServer::toKeys(const Table &table, const int64_t *ids,
 
 const float *TrainingServer::lookupParameter(const std::string &name) const {
   auto found = denseByName.find(name);
-  return found == denseByName.end() ? nullptr : found->second->live.data();
+  if (found != denseByName.end())
+    return found->second->live.data();
+  if (trainingFlags.count(name))
+    return evalMode() ? &kFlagOff : &kFlagOn;
+  return nullptr;
 }
 
 void TrainingServer::pullRows(const std::string &name, const int64_t *ids,
@@ -423,6 +452,8 @@ void TrainingServer::dumpParameters(const std::string &directory) {
   };
   for (size_t i = 0; i < spec_.parameters.size(); ++i) {
     const TrainableParameter &parameter = spec_.parameters[i];
+    if (parameter.update == ParameterUpdate::TrainingFlag)
+      continue; // not part of the model's state
     const Dense &entry = dense(parameter.name);
     HostTensor tensor(DType::F32, parameter.shape);
     if (tensor.bytes())

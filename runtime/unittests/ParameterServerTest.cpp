@@ -261,6 +261,31 @@ TEST(ParameterServerTest, AdagradMatchesHandComputedSteps) {
                                    {-0.039299739, -0.0148321151}});
 }
 
+TEST(ParameterServerTest, MovingAverageMatchesHandComputedSteps) {
+  // w = 0.75 w + 0.25 g, from zero, with no optimizer state:
+  // w1 = (0.125, -0.25), w2 = (0.15625, 0.3125),
+  // w3 = (-0.1328125, 0.359375).
+  OptimizerConfig average;
+  average.kind = OptimizerKind::MovingAverage;
+  average.momentum = 0.75f;
+  EXPECT_EQ(optimizerStateSize(average, 2), 0u);
+  EXPECT_STREQ(optimizerName(average.kind), "moving-average");
+  expectOptimizerSteps(
+      average, {{0.125, -0.25}, {0.15625, 0.3125}, {-0.1328125, 0.359375}});
+  // Momentum 1 keeps the value; 0 takes the pushed one.
+  ParameterServer server(serverConfig(1));
+  average.momentum = 1.0f;
+  server.createDenseParam("kept", {2.0f}, average);
+  average.momentum = 0.0f;
+  server.createDenseParam("taken", {2.0f}, average);
+  server.pushDense("kept", {5.0f});
+  server.pushDense("taken", {5.0f});
+  EXPECT_EQ(server.pullDense("kept"), std::vector<float>{2.0f});
+  EXPECT_EQ(server.pullDense("taken"), std::vector<float>{5.0f});
+  average.momentum = 1.5f;
+  EXPECT_THROW(server.createDenseParam("bad", {0.0f}, average), Error);
+}
+
 /// True if `future` is still waiting after a while.
 template <typename T> bool stillBlocked(std::future<T> &future) {
   return future.wait_for(std::chrono::milliseconds(200)) ==

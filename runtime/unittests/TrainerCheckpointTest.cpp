@@ -144,6 +144,8 @@ TEST(TrainingManifest, ParsesTheSection) {
   EXPECT_FLOAT_EQ(spec->optimizer.learningRate, 0.01f);
   ASSERT_EQ(spec->parameters.size(), 1u);
   EXPECT_EQ(spec->parameters[0].shape, (Shape{4}));
+  // No "update": a bundle from before batch statistics trains it as before.
+  EXPECT_EQ(spec->parameters[0].update, ParameterUpdate::Optimizer);
   ASSERT_EQ(spec->tables.size(), 1u);
   EXPECT_EQ(spec->tables[0].rows, 130);
 
@@ -177,6 +179,11 @@ TEST(TrainingManifest, NamesWhatIsWrong) {
        "weights.bin"},
       {"/training/tables/0/dim", 0,
        "training.tables[0] needs 'rows' >= 1 and 'dim' >= 1"},
+      {"/training/parameters/0/update", "ema",
+       "training.parameters[0] has 'update' \"ema\"; the runtime knows "
+       "optimizer, moving-average and training-flag"},
+      {"/training/parameters/0/update", "training-flag",
+       "training.parameters[0] is a training flag but has 4 elements"},
   };
   for (const Case &c : cases) {
     json manifest = passThroughManifest();
@@ -185,6 +192,22 @@ TEST(TrainingManifest, NamesWhatIsWrong) {
     EXPECT_NE(error.find(c.message), std::string::npos)
         << c.pointer << ": " << error;
   }
+  json average = passThroughManifest();
+  average["training"]["parameters"][0]["update"] = "moving-average";
+  EXPECT_NE(openError(scratch / "b", average)
+                .find("training.parameters[0] has no 'momentum'"),
+            std::string::npos);
+  average["training"]["parameters"][0]["momentum"] = 1.5;
+  EXPECT_NE(openError(scratch / "b", average)
+                .find("training.parameters[0] has 'momentum' 1.5"),
+            std::string::npos);
+  average["training"]["parameters"][0]["momentum"] = 0.75;
+  writeBundle(scratch / "a", average);
+  Bundle averaged(scratch / "a");
+  const TrainableParameter &running = averaged.training()->parameters[0];
+  EXPECT_EQ(running.update, ParameterUpdate::MovingAverage);
+  EXPECT_FLOAT_EQ(running.momentum, 0.75f);
+
   json missing = passThroughManifest();
   missing["training"].erase("optimizer");
   EXPECT_NE(openError(scratch / "b", missing)

@@ -321,6 +321,97 @@ TEST(TrainingServer, SaveAndLoadRestoreEverything) {
   EXPECT_EQ(pull(*restored, {0, 5, 9}), pull(*server, {0, 5, 9}));
 }
 
+/// The fixture plus batch norm's parameters: a running mean "bn.mean" [2]
+/// (initial 1, 1; momentum 0.75) and the training flag "flag" [1].
+struct BatchNormFixture : Fixture {
+  BatchNormFixture() : Fixture("adam") {
+    size_t meanOffset = weights.size();
+    float mean[2] = {1, 1}, flag = 1;
+    weights.resize(meanOffset + sizeof mean + sizeof flag);
+    std::memcpy(weights.data() + meanOffset, mean, sizeof mean);
+    std::memcpy(weights.data() + meanOffset + sizeof mean, &flag, sizeof flag);
+    TrainableParameter running;
+    running.name = "bn.mean";
+    running.shape = {2};
+    running.offset = meanOffset;
+    running.update = ParameterUpdate::MovingAverage;
+    running.momentum = 0.75f;
+    spec.parameters.push_back(running);
+    TrainableParameter training;
+    training.name = "flag";
+    training.shape = {1};
+    training.offset = meanOffset + sizeof mean;
+    training.update = ParameterUpdate::TrainingFlag;
+    spec.parameters.push_back(training);
+  }
+};
+
+TEST(TrainingServer, RunningStatisticsAreMovingAveragesOfTheStepsMean) {
+  BatchNormFixture fixture;
+  auto server = fixture.server();
+  // Two micro-batches' batch means: their mean (3, 5) is the step's.
+  float first[2] = {2, 4}, second[2] = {4, 6};
+  {
+    MicroBatchScope scope(0, 0);
+    server->pushDense("bn.mean", first, 2);
+  }
+  {
+    MicroBatchScope scope(1, 0);
+    server->pushDense("bn.mean", second, 2);
+  }
+  server->finishStep(2);
+  // 0.75 * 1 + 0.25 * (3, 5), not an Adam step.
+  EXPECT_EQ(values(server->lookupParameter("bn.mean"), 2),
+            (std::vector<float>{1.5f, 2.0f}));
+  // Eval mode drops the pushes.
+  server->setEvalMode(true);
+  server->pushDense("bn.mean", first, 2);
+  server->finishStep(1);
+  server->setEvalMode(false);
+  EXPECT_EQ(values(server->lookupParameter("bn.mean"), 2),
+            (std::vector<float>{1.5f, 2.0f}));
+}
+
+TEST(TrainingServer, TrainingFlagIsOneWhileTrainingAndZeroInEval) {
+  BatchNormFixture fixture;
+  auto server = fixture.server();
+  ASSERT_NE(server->lookupParameter("flag"), nullptr);
+  EXPECT_EQ(*server->lookupParameter("flag"), 1.0f);
+  server->setEvalMode(true);
+  EXPECT_EQ(*server->lookupParameter("flag"), 0.0f);
+  server->setEvalMode(false);
+  EXPECT_EQ(*server->lookupParameter("flag"), 1.0f);
+  // Served, never stored: not on the parameter store, not pushable.
+  EXPECT_THROW(server->parameterServer().pullDense("flag"), Error);
+  float one = 1;
+  try {
+    server->pushDense("flag", &one, 1);
+    FAIL() << "pushing the training flag did not throw";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("'flag' is a training flag"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(TrainingServer, RunningStatisticsSurviveACheckpoint) {
+  ScratchDirectory scratch(kScratch, "bn-save");
+  BatchNormFixture fixture;
+  auto server = fixture.server();
+  float mean[2] = {3, 5};
+  server->pushDense("bn.mean", mean, 2);
+  server->finishStep(1);
+  server->save(scratch / "checkpoint");
+  auto restored = fixture.server();
+  restored->load(scratch / "checkpoint");
+  EXPECT_EQ(values(restored->lookupParameter("bn.mean"), 2),
+            (std::vector<float>{1.5f, 2.0f}));
+  // The dump has the running mean but not the flag.
+  restored->dumpParameters(scratch / "dump");
+  EXPECT_TRUE(fs::exists(fs::path(scratch / "dump") / "bn.mean.npy"));
+  EXPECT_FALSE(fs::exists(fs::path(scratch / "dump") / "flag.npy"));
+}
+
 TEST(TrainingServer, DumpsParametersAndTouchedRows) {
   ScratchDirectory scratch(kScratch, "dump");
   Fixture fixture;

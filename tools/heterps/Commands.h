@@ -31,6 +31,8 @@ struct CompileOptions {
   bool train = false;
   std::string loss, label = "label", trainOutput, optimizer = "adagrad";
   double learningRate = 0.01, momentum = 0;
+  /// --train: "batch" (batch statistics) or "running" (inference-mode).
+  std::string batchNorm = "batch";
 };
 
 /// import -> legalize -> place -> partition -> bundle -> build; 0 on success.

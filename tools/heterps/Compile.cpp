@@ -37,6 +37,9 @@ int compile(const CompileOptions &options) {
     return fail("--train needs --loss bce | softmax-ce | mse");
   if (!options.train && !options.loss.empty())
     return fail("--loss is only meaningful with --train");
+  if (options.batchNorm != "batch" && options.batchNorm != "running")
+    return fail("--batch-norm=" + options.batchNorm +
+                " is not batch or running");
   import::InputBindings bindings;
   bindings.batch = options.batch;
   bindings.staticBatch = options.staticBatch;
@@ -102,6 +105,9 @@ int compile(const CompileOptions &options) {
     autodiff.optimizer = options.optimizer;
     autodiff.learningRate = options.learningRate;
     autodiff.momentum = options.momentum;
+    autodiff.batchNorm = options.batchNorm == "running"
+                             ? hps::BatchNormMode::Running
+                             : hps::BatchNormMode::Batch;
     pm.addPass(hps::createHPSAutodiff(autodiff));
   }
   pm.addPass(hps::createHPSPartition());

@@ -9,8 +9,10 @@
 // server is rebuilt with plain SGD at learning rate 1, so that one step moves
 // the parameters by exactly minus the pushed gradient. That both reads the
 // analytic gradient (w0 - w1) and applies the perturbations, for dense
-// parameters and sparse rows alike. Compiled with exceptions (Run.cpp's
-// flags).
+// parameters and sparse rows alike. Every loss is the training-mode loss
+// (batch norm with batch statistics), and only parameters the optimizer
+// trains are checked: running statistics and training flags have no
+// gradient. Compiled with exceptions (Run.cpp's flags).
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,11 +105,15 @@ public:
   }
 
   /// The mean loss of the micro-batch; with `apply`, also one SGD step.
+  /// Always the training-mode loss (batch norm with batch statistics); the
+  /// pushes of a run that does not apply are dropped.
   double loss(const std::vector<HostTensor> &inputs, bool apply) {
-    server.setEvalMode(!apply);
+    server.setEvalMode(false);
     std::vector<HostTensor> outputs = executor->run(inputs);
     if (apply)
       server.finishStep(1);
+    else
+      server.discardStep();
     const TrainingSpec &spec = *bundle.training();
     const HostTensor &perSample = outputs.at(spec.lossOutputIndex);
     const float *values =
@@ -226,9 +232,11 @@ int gradcheck(const GradCheckOptions &options) {
     Checker checker(bundle, spec, options);
     (void)checker.loss(inputs, /*apply=*/false); // records the touched rows
     std::vector<Target> targets;
+    // Running statistics and training flags have no gradient to check.
     for (const TrainableParameter &parameter : spec.parameters)
-      targets.push_back(
-          {parameter.name, false, {}, 0, numElements(parameter.shape)});
+      if (parameter.update == ParameterUpdate::Optimizer)
+        targets.push_back(
+            {parameter.name, false, {}, 0, numElements(parameter.shape)});
     for (const TrainableTable &table : spec.tables) {
       const std::set<int64_t> &ids = checker.pulled[table.name];
       Target target{table.name, true, {ids.begin(), ids.end()}, table.dim, 0};

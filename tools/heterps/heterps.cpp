@@ -127,6 +127,11 @@ static cl::opt<double> compileLearningRate("lr", cl::init(0.01),
 static cl::opt<double> compileMomentum("momentum", cl::init(0),
                                        cl::desc("--train: momentum of sgd"),
                                        cl::sub(compileCommand));
+static cl::opt<std::string> compileBatchNorm(
+    "batch-norm", cl::init("batch"),
+    cl::desc("--train: batch norm statistics: batch (as PyTorch trains; "
+             "running ones kept for --eval) | running (inference mode)"),
+    cl::sub(compileCommand));
 static cl::opt<std::string> compileOutput("o", cl::desc("Bundle directory"),
                                           cl::value_desc("dir"),
                                           cl::sub(compileCommand),
@@ -414,6 +419,7 @@ int main(int argc, char **argv) {
     options.optimizer = compileOptimizer;
     options.learningRate = compileLearningRate;
     options.momentum = compileMomentum;
+    options.batchNorm = compileBatchNorm;
     return compile(options);
   }
   if (runCommand && trainMode) {

@@ -8,7 +8,7 @@
 // RUN: heterps-opt '--hps-autodiff=loss=mse output=value label=target optimizer=sgd learning-rate=0.5 momentum=0.9' %t/mse.mlir | FileCheck %t/mse.mlir
 // RUN: heterps-opt --hps-autodiff=loss=bce %t/device.mlir | FileCheck %t/device.mlir
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/data.mlir | FileCheck %t/data.mlir
-// RUN: heterps-opt --hps-autodiff=loss=mse %t/conv.mlir | FileCheck %t/conv.mlir
+// RUN: heterps-opt '--hps-autodiff=loss=mse batch-norm=running' %t/conv.mlir | FileCheck %t/conv.mlir
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/max_pool.mlir | FileCheck %t/max_pool.mlir
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/scatter.mlir | FileCheck %t/scatter.mlir
 
@@ -231,8 +231,9 @@ func.func @main(%x: tensor<4x2xf32> {hps.name = "x", hps.batched}) -> (tensor<4x
 // adjoints are conv_grad_input / conv_grad_filter with the forward
 // geometry, the bias's a reduce-sum over batch and space; avg_pool's is
 // conv_grad_input of the gradient scaled by 1/taps through a depthwise
-// filter of ones; batch_norm scales by scale / sqrt(var + eps) and leaves
-// its running statistics untrained. The first conv's input is no
+// filter of ones; batch_norm (batch-norm=running; autodiff-batch-norm.mlir
+// has the default) scales by scale / sqrt(var + eps) and leaves its running
+// statistics untrained. The first conv's input is no
 // parameter's function, so it gets no conv_grad_input.
 func.func @main(%x: tensor<2x2x6x6xf32> {hps.name = "x", hps.batched}) -> (tensor<2x4x2x2xf32> {hps.name = "y", hps.batched}) {
   %w1 = hps.weight "conv1.w" dense<0.1> : tensor<4x2x3x3xf32>

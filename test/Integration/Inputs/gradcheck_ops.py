@@ -45,6 +45,7 @@ class Case:
         self.nodes, self.inits = [], [weight("w0", (6, 5)), weight("b0", (5,))]
         self.inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 6])]
         self.feeds = {}
+        self.compile_args = []  # extra `heterps compile` flags
         self.nodes.append(helper.make_node("Gemm", ["x", "w0", "b0"], ["h"]))
         self.pred = None
 
@@ -255,12 +256,18 @@ def cases():
     c, m = spatial("max_pool_1d_dilated", (3, 8))
     out.append(flat(c, c.node("MaxPool", [m], kernel_shape=[3], dilations=[2],
                               pads=[1, 0]), (3, 5)))
+    # Batch norm trains with batch statistics by default: the gradient
+    # also flows through the batch mean and variance (B * 2 * 2 = 16 and
+    # B = 4 values per channel); with --batch-norm=running the running
+    # statistics are constants.
+    def batch_norm(c, x):
+        c.inits += [weight("bn_scale", (3,), 0.5, 1.5), weight("bn_bias", (3,)),
+                    weight("bn_mean", (3,)), weight("bn_var", (3,), 0.5, 2.0)]
+        return c.node("BatchNormalization", [x, "bn_scale", "bn_bias", "bn_mean", "bn_var"],
+                      epsilon=1e-3)
+
     c, m = spatial("batch_norm", (3, 2, 2))
-    c.inits += [weight("bn_scale", (3,), 0.5, 1.5), weight("bn_bias", (3,)),
-                weight("bn_mean", (3,)), weight("bn_var", (3,), 0.5, 2.0)]
-    out.append(flat(c, c.node("BatchNormalization",
-                              [m, "bn_scale", "bn_bias", "bn_mean", "bn_var"],
-                              epsilon=1e-3), (3, 2, 2)))
+    out.append(flat(c, batch_norm(c, m), (3, 2, 2)))
     # Embeddings (parameter-server tables).
     c = Case("embedding")
     c.inputs.append(helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 2]))
@@ -393,6 +400,15 @@ def cases():
     m = c.node("Reshape", [c.node("MatMul", ["h", "proj"]), "map_shape"])
     p = c.node("ReduceProd", [c.node("Mul", [m, "w1"])], axes=[-2, -1], keepdims=1)
     out.append((c, c.node("Flatten", [p], axis=1), [B, 1]))
+    # More batch norm (here, so that the cases above keep their weights):
+    # with the running statistics, and on [B, 3] (a tanh first: batch
+    # statistics cancel any shift shared by the batch, so b0's exact
+    # gradient through a linear map would be zero).
+    c, m = spatial("batch_norm_running", (3, 2, 2))
+    c.compile_args = ["--batch-norm=running"]
+    out.append(flat(c, batch_norm(c, m), (3, 2, 2)))
+    c, m = spatial("batch_norm_2d", (3,))
+    out.append((c, batch_norm(c, c.node("Tanh", [m])), [B, 3]))
     for case, _, _ in out:
         if case.name in KINKED:
             case.epsilon = "1e-3"
@@ -407,8 +423,8 @@ def run_case(heterps, cluster, strategy, work, case, pred, shape):
     step = subprocess.run(
         [heterps, "compile", model_path, "--cluster", cluster, "--throughput", "1",
          "--strategy", strategy, "--train", "--loss", case.loss, "--optimizer", "sgd",
-         "--batch", str(B),
-         "-o", bundle], capture_output=True, text=True)
+         "--batch", str(B)] + case.compile_args + ["-o", bundle],
+        capture_output=True, text=True)
     if step.returncode == 0:
         args = [heterps, "gradcheck", bundle, "--seed", "3", "--epsilon", case.epsilon]
         for name, array in case.feeds.items():

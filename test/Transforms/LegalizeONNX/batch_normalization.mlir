@@ -6,7 +6,8 @@
 func.func @spatial(%x: tensor<2x3x4x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) {
   // CHECK: hps.batch_norm %arg0, %arg1, %arg2, %arg3, %arg4 {device = #hps.device<"gpu.0">} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
   %0 = hps.onnx_node "BatchNormalization"(%x, %s, %b, %m, %v) {attrs = {}, domain = "", opset = 7 : i64, device = #hps.device<"gpu.0">} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
-  // CHECK: hps.batch_norm %arg0, %arg1, %arg2, %arg3, %arg4 {epsilon = 1.000000e-03 : f32} :
+  // momentum is kept for training with batch statistics (moving averages).
+  // CHECK: hps.batch_norm %arg0, %arg1, %arg2, %arg3, %arg4 {epsilon = 1.000000e-03 : f32, hps.momentum = 8.000000e-01 : f32} :
   %1 = hps.onnx_node "BatchNormalization"(%x, %s, %b, %m, %v) {attrs = {spatial = 1 : i64, epsilon = 1.0e-3 : f32, momentum = 0.8 : f32}, domain = "", opset = 8 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
   // CHECK: hps.onnx_node "BatchNormalization"{{.*}}spatial = 0
   %2 = hps.onnx_node "BatchNormalization"(%x, %s, %b, %m, %v) {attrs = {spatial = 0 : i64}, domain = "", opset = 8 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>

@@ -45,17 +45,24 @@ DeviceAttr placementOf(Operation *op) {
   return nullptr;
 }
 
-/// Values that need an adjoint: floating values that depend on a weight
-/// (varied) and that the loss depends on (useful).
+/// The update of a weight that the parameter server changes other than by
+/// its gradient ("moving-average", "training-flag"), or null.
+StringAttr updateKindOf(WeightOp weight) {
+  return weight ? weight->getAttrOfType<StringAttr>("hps.update") : nullptr;
+}
+
+/// Values that need an adjoint: floating values that depend on a trained
+/// weight (varied) and that the loss depends on (useful).
 struct Activity {
   llvm::DenseSet<Value> varied, useful;
 
   Activity(ArrayRef<Operation *> ops, Value lossInput) {
     for (Operation *op : ops) {
-      bool fromWeight =
-          isa<WeightOp>(op) || llvm::any_of(op->getOperands(), [&](Value v) {
-            return varied.contains(v);
-          });
+      auto weight = dyn_cast<WeightOp>(op);
+      bool fromWeight = (weight && !updateKindOf(weight)) ||
+                        llvm::any_of(op->getOperands(), [&](Value v) {
+                          return varied.contains(v);
+                        });
       if (fromWeight)
         for (Value result : op->getResults())
           if (isFloatTensor(result))
@@ -69,14 +76,18 @@ struct Activity {
           useful.insert(operand);
   }
 
-  /// The operands the loss may be differentiated by. Batch norm runs in
-  /// inference mode with its running statistics, which are not trained (a
-  /// training-mode batch norm would update them from batch statistics, not
-  /// by gradient), so they stay constants.
-  static OperandRange differentiableOperands(Operation *op) {
-    if (isa<BatchNormOp>(op))
-      return op->getOperands().take_front(3);
-    return op->getOperands();
+  /// The operands the loss may be differentiated by. Running statistics
+  /// that a batch norm reads straight from weights are never trained by
+  /// gradient, so they stay constants; statistics computed from the batch
+  /// (useBatchStatistics) are differentiated like any value.
+  static SmallVector<Value> differentiableOperands(Operation *op) {
+    SmallVector<Value> operands;
+    bool norm = isa<BatchNormOp>(op);
+    for (OpOperand &operand : op->getOpOperands())
+      if (!norm || operand.getOperandNumber() < 3 ||
+          !operand.get().getDefiningOp<WeightOp>())
+        operands.push_back(operand.get());
+    return operands;
   }
 
   bool isActive(Value value) const {
@@ -94,6 +105,10 @@ struct AutodiffPass : public heterps::hps::impl::HPSAutodiffBase<AutodiffPass> {
 
 private:
   LogicalResult run();
+  /// batch-norm=batch: rewrites every batch norm of `main` that reads its
+  /// running statistics from weights to normalize with batch statistics
+  /// while training, and pushes the batch statistics to the running ones.
+  LogicalResult useBatchStatistics(func::FuncOp main);
   /// The reverse sweep from the seed; fills the adjoint of every active
   /// value and emits the pushes of embedding tables.
   LogicalResult sweep(OpBuilder &builder, ArrayRef<Operation *> ops,
@@ -132,6 +147,10 @@ LogicalResult AutodiffPass::run() {
     return main.emitError("hps-autodiff: the label input needs a name");
   if (!main.getBody().hasOneBlock())
     return main.emitError("hps-autodiff: @main must have a single block");
+
+  // First: it replaces batch norms, which the prediction may be.
+  if (batchNorm == BatchNormMode::Batch && failed(useBatchStatistics(main)))
+    return failure();
 
   // The prediction: the named result, or the first one.
   auto returnOp = cast<func::ReturnOp>(main.front().getTerminator());
@@ -206,7 +225,8 @@ LogicalResult AutodiffPass::run() {
   SmallVector<WeightOp> trainable;
   for (Operation *op : ops) {
     auto weight = dyn_cast<WeightOp>(op);
-    if (!weight || !activity.isActive(weight.getResult()))
+    if (!weight || updateKindOf(weight) ||
+        !activity.isActive(weight.getResult()))
       continue;
     trainable.push_back(weight);
     bool asTable = false, otherwise = false;
@@ -284,6 +304,119 @@ LogicalResult AutodiffPass::run() {
           builder.getNamedAttr("epsilon", f64(epsilon)),
           builder.getNamedAttr("initial_accumulator", f64(initialAccumulator)),
       }));
+  return success();
+}
+
+LogicalResult AutodiffPass::useBatchStatistics(func::FuncOp main) {
+  SmallVector<BatchNormOp> norms;
+  for (Operation &op : main.front())
+    if (auto norm = dyn_cast<BatchNormOp>(op);
+        norm && norm.getMean().getDefiningOp<WeightOp>() &&
+        norm.getVariance().getDefiningOp<WeightOp>())
+      norms.push_back(norm);
+  if (norms.empty())
+    return success();
+  for (Operation &op : main.front())
+    if (auto weight = dyn_cast<WeightOp>(op);
+        weight && weight.getName() == kBatchStatisticsFlag)
+      return weight.emitError()
+             << "hps-autodiff: the weight name '" << kBatchStatisticsFlag
+             << "' is reserved for the batch norm training flag";
+
+  // One flag for the module: 1 while training (batch statistics), 0 while
+  // evaluating (running statistics). The runtime serves its value, so the
+  // same stages do both.
+  OpBuilder builder(&main.front(), main.front().begin());
+  Type f32 = builder.getF32Type();
+  auto flagType = RankedTensorType::get({1}, f32);
+  auto flag = builder.create<WeightOp>(
+      main.getLoc(), kBatchStatisticsFlag,
+      cast<ElementsAttr>(DenseElementsAttr::get(flagType, 1.0f)));
+  flag->setAttr("hps.update", builder.getStringAttr("training-flag"));
+  flag->setAttr("hps.trainable", builder.getUnitAttr());
+
+  for (BatchNormOp norm : norms) {
+    Value x = norm.getInput();
+    auto type = dyn_cast<RankedTensorType>(x.getType());
+    if (!type || !type.hasStaticShape() || type.getRank() < 2 ||
+        !type.getElementType().isF32())
+      return norm.emitError()
+             << "hps-autodiff: batch norm with batch statistics needs a "
+                "static f32 input of rank >= 2, got "
+             << x.getType()
+             << " (--batch-norm=running keeps the running statistics)";
+    int64_t channels = type.getDimSize(1);
+    int64_t perChannel = type.getNumElements() / std::max<int64_t>(channels, 1);
+    // The unbiased variance divides by M - 1 (PyTorch refuses M = 1 too).
+    if (perChannel < 2)
+      return norm.emitError()
+             << "hps-autodiff: batch norm with batch statistics needs more "
+                "than one value per channel, got input "
+             << x.getType()
+             << " (--batch-norm=running keeps the running statistics)";
+    double momentum = 0.9; // ONNX BatchNormalization's default
+    if (auto attr = norm->getAttrOfType<FloatAttr>("hps.momentum"))
+      momentum = attr.getValueAsDouble();
+    if (!(momentum >= 0.0 && momentum <= 1.0))
+      return norm.emitError() << "hps-autodiff: batch norm momentum "
+                              << momentum << " is outside [0, 1]";
+    auto runningMean = norm.getMean().getDefiningOp<WeightOp>();
+    auto runningVar = norm.getVariance().getDefiningOp<WeightOp>();
+    for (WeightOp running : {runningMean, runningVar}) {
+      // Each running statistic gets one moving-average update per step.
+      if (!running.getResult().hasOneUse())
+        return running.emitError()
+               << "hps-autodiff: running statistic '" << running.getName()
+               << "' of a batch norm is used elsewhere too; it can only be "
+                  "the moving average of one batch norm "
+                  "(--batch-norm=running keeps it constant)";
+      if (running.getType() != RankedTensorType::get({channels}, f32))
+        return running.emitError()
+               << "hps-autodiff: running statistic '" << running.getName()
+               << "' has type " << running.getType() << "; expected "
+               << RankedTensorType::get({channels}, f32);
+    }
+
+    builder.setInsertionPoint(norm);
+    DeviceAttr device = placementOf(norm);
+    GradientBuilder b(builder, norm.getLoc(), device, constants);
+    SmallVector<int64_t> axes{0};
+    for (int64_t i = 2, e = type.getRank(); i < e; ++i)
+      axes.push_back(i);
+    Value batchMean = b.reduce(ReduceKind::Mean, x, axes, /*keepdims=*/true);
+    Value centered = b.sub(x, batchMean);
+    // Biased, as the normalization uses it.
+    Value batchVar =
+        b.reduce(ReduceKind::Mean, b.mul(centered, centered), axes, false);
+    batchMean = b.reshape(batchMean, {channels});
+    // running + flag * (batch - running): the batch's statistic while
+    // training, the running one while evaluating.
+    auto select = [&](Value running, Value batch) {
+      return b.add(running, b.mul(flag.getResult(), b.sub(batch, running)));
+    };
+    Value meanUsed = select(runningMean, batchMean);
+    Value varUsed = select(runningVar, batchVar);
+    auto trained = b.create<BatchNormOp>(norm.getType(), x, norm.getScale(),
+                                         norm.getBias(), meanUsed, varUsed,
+                                         norm.getEpsilonAttr());
+    norm.getResult().replaceAllUsesWith(trained.getResult());
+
+    // The server folds these into the running statistics as moving
+    // averages (PyTorch keeps the unbiased variance).
+    double unbias =
+        static_cast<double>(perChannel) / static_cast<double>(perChannel - 1);
+    builder.create<DensePushOp>(trained.getLoc(), runningMean.getName(),
+                                batchMean, device);
+    builder.create<DensePushOp>(trained.getLoc(), runningVar.getName(),
+                                b.mul(batchVar, unbias), device);
+    for (WeightOp running : {runningMean, runningVar}) {
+      running->setAttr("hps.update", builder.getStringAttr("moving-average"));
+      running->setAttr("hps.momentum", builder.getF64FloatAttr(momentum));
+      running->setAttr("hps.trainable", builder.getUnitAttr());
+    }
+    // Last: the builder inserts before it.
+    norm.erase();
+  }
   return success();
 }
 

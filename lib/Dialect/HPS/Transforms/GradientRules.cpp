@@ -1150,9 +1150,14 @@ static LogicalResult maxPoolRule(MaxPoolOp op, Rule &r) {
   return success();
 }
 
-/// Batch norm in inference mode: y = (x - mean) * scale / sqrt(var + eps) +
-/// bias with the running statistics as constants (Activity never makes them
-/// active), so dx is a per-channel scaling of the gradient.
+/// Batch norm y = (x - mean) * scale * rstd + bias with rstd = 1 /
+/// sqrt(var + eps). With running statistics (constant weights) only x,
+/// scale and bias are active and dx is a per-channel scaling of the
+/// gradient. Training with batch statistics feeds mean and var from ops on
+/// x (autodiff's rewrite), so their adjoints carry the statistics' share
+/// of dx back through those ops:
+///   dmean = -sum(g) * scale * rstd,
+///   dvar = -0.5 * sum(g * (x - mean)) * scale * rstd^3   (per channel).
 static LogicalResult batchNormRule(BatchNormOp op, Rule &r) {
   GradientBuilder &b = r.b;
   Value x = op.getInput(), g = r.grad();
@@ -1163,12 +1168,13 @@ static LogicalResult batchNormRule(BatchNormOp op, Rule &r) {
   perChannel[1] = channels;
   auto channelwise = [&](Value value) { return b.reshape(value, perChannel); };
   // Only the bias's adjoint does without 1 / sqrt(var + eps).
-  Value rstd;
-  if (r.needed[0] || r.needed[1]) {
+  Value rstdC, rstd;
+  if (r.needed[0] || r.needed[1] || r.needed[3] || r.needed[4]) {
     Value epsilon =
         b.scalar(elementOf(x), op.getEpsilonAttr().getValueAsDouble());
-    rstd = channelwise(b.unary<ReciprocalOp>(
-        b.unary<SqrtOp>(b.add(op.getVariance(), epsilon))));
+    rstdC = b.unary<ReciprocalOp>(
+        b.unary<SqrtOp>(b.add(op.getVariance(), epsilon)));
+    rstd = channelwise(rstdC);
   }
   SmallVector<int64_t> axes{0};
   for (int64_t i = 2, e = in.size(); i < e; ++i)
@@ -1176,12 +1182,28 @@ static LogicalResult batchNormRule(BatchNormOp op, Rule &r) {
   auto perChannelSum = [&](Value value) {
     return b.reshape(b.reduce(ReduceKind::Sum, value, axes, false), {channels});
   };
+  // x - mean and sum(g), each built once for the adjoints that share them.
+  Value centeredValue, gSumValue;
+  auto centered = [&] {
+    if (!centeredValue)
+      centeredValue = b.sub(x, channelwise(op.getMean()));
+    return centeredValue;
+  };
+  auto gSum = [&] {
+    if (!gSumValue)
+      gSumValue = perChannelSum(g);
+    return gSumValue;
+  };
   r.set(0, [&] { return b.mul(g, b.mul(channelwise(op.getScale()), rstd)); });
-  r.set(1, [&] {
-    Value xhat = b.mul(b.sub(x, channelwise(op.getMean())), rstd);
-    return perChannelSum(b.mul(g, xhat));
+  r.set(1, [&] { return perChannelSum(b.mul(g, b.mul(centered(), rstd))); });
+  r.set(2, gSum);
+  r.set(3, [&] { return b.neg(b.mul(gSum(), b.mul(op.getScale(), rstdC))); });
+  r.set(4, [&] {
+    Value rstd3 = b.mul(rstdC, b.mul(rstdC, rstdC));
+    return b.mul(
+        b.mul(perChannelSum(b.mul(g, centered())), b.mul(op.getScale(), rstd3)),
+        -0.5);
   });
-  r.set(2, [&] { return perChannelSum(g); });
   return success();
 }
 

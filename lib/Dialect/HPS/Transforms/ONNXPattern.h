@@ -87,10 +87,11 @@ void replaceNodeWith(ONNXNode node, mlir::Value value,
 
 /// Replaces the node's first result with a new op of type OpTy, carrying the
 /// node's placement, and erases the node (whose other results must be
-/// unused).
+/// unused). Returns the new op.
 template <typename OpTy, typename... Args>
-mlir::LogicalResult replaceNode(ONNXNode node, mlir::PatternRewriter &rewriter,
-                                Args &&...args) {
+mlir::FailureOr<OpTy> replaceNodeWithOp(ONNXNode node,
+                                        mlir::PatternRewriter &rewriter,
+                                        Args &&...args) {
   for (unsigned i = 1; i < node.getOp().getNumResults(); ++i)
     if (node.isResultUsed(i))
       return rewriter.notifyMatchFailure(node.getOp(),
@@ -100,7 +101,15 @@ mlir::LogicalResult replaceNode(ONNXNode node, mlir::PatternRewriter &rewriter,
   if (DeviceAttr device = node.getOp().getDeviceAttr())
     op.setDeviceAttr(device);
   replaceNodeWith(node, op.getResult(), rewriter);
-  return mlir::success();
+  return op;
+}
+
+/// replaceNodeWithOp for patterns that need not see the new op.
+template <typename OpTy, typename... Args>
+mlir::LogicalResult replaceNode(ONNXNode node, mlir::PatternRewriter &rewriter,
+                                Args &&...args) {
+  return mlir::success(succeeded(
+      replaceNodeWithOp<OpTy>(node, rewriter, std::forward<Args>(args)...)));
 }
 
 /// The value of a constant tensor with a single element (or a splat), as a

@@ -72,12 +72,26 @@ struct OptimizerSpec {
   float initialAccumulator = 0.1f;
 };
 
+/// How the server changes a dense parameter (manifest "update").
+enum class ParameterUpdate {
+  /// By the bundle's optimizer, from its gradient (the default).
+  Optimizer,
+  /// w = momentum * w + (1 - momentum) * pushed value: batch norm's running
+  /// statistics, pushed the batch statistics.
+  MovingAverage,
+  /// Not stored: served as 1 while training and 0 while evaluating (batch
+  /// norm's switch between batch and running statistics).
+  TrainingFlag,
+};
+
 /// A trainable dense parameter: its initial value lies in weights.bin.
 struct TrainableParameter {
   std::string name;
   DType dtype = DType::F32;
   Shape shape;
   size_t offset = 0; // byte offset of the initial value in weights.bin
+  ParameterUpdate update = ParameterUpdate::Optimizer;
+  float momentum = 0.9f; // MovingAverage only
   size_t bytes() const { return numElements(shape) * dtypeSize(dtype); }
 };
 

@@ -45,18 +45,21 @@
 
 namespace heterps::rt::ps {
 
-enum class OptimizerKind { Sgd, Adam, Adagrad };
+/// MovingAverage stays last: the MPI protocol range-checks the kind.
+enum class OptimizerKind { Sgd, Adam, Adagrad, MovingAverage };
 
-/// "sgd", "adam", "adagrad".
+/// "sgd", "adam", "adagrad", "moving-average".
 const char *optimizerName(OptimizerKind kind);
 
 /// Per-table (or per-dense-parameter) optimizer. Updates, with g the summed
-/// gradient of one row:
+/// gradient (for MovingAverage, the pushed value) of one row:
 ///   Sgd:     v = momentum * v + g;  w -= lr * v   (no state if momentum == 0)
 ///   Adam:    m = b1 m + (1-b1) g;  u = b2 u + (1-b2) g^2;  t += 1;
 ///            w -= lr * (m / (1 - b1^t)) / (sqrt(u / (1 - b2^t)) + eps)
 ///   Adagrad: a += g^2;  w -= lr * g / (sqrt(a) + eps), a starts at
 ///            initialAccumulator
+///   MovingAverage: w = momentum * w + (1 - momentum) * g  (no state; for
+///            batch norm's running statistics, pushed the batch's)
 /// For sparse rows Adam's t counts the updates of that row (lazy Adam).
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::Sgd;

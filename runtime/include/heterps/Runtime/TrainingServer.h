@@ -34,6 +34,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,7 +76,8 @@ public:
   // The callbacks as C++ (they throw Error; the C entry points turn that
   // into their error text). Safe to call from several threads at once.
 
-  /// The live host value of dense parameter `name`, or null.
+  /// The live host value of dense parameter `name`, or null. A training
+  /// flag reads 1, or 0 in eval mode.
   const float *lookupParameter(const std::string &name) const;
   /// Rows of `table` for `ids` (negative ids count from the end, as in ONNX
   /// Gather); ids outside [-rows, rows) are an error naming table and id.
@@ -107,7 +109,8 @@ public:
   void save(const std::string &directory);
   void load(const std::string &directory);
 
-  /// Writes every dense parameter as NAME.npy (its shape) and, per sparse
+  /// Writes every dense parameter as NAME.npy (its shape; training flags are
+  /// served, not parameters, and are left out) and, per sparse
   /// table, TABLE.ids.npy (i64 [K], ascending) and TABLE.rows.npy (f32
   /// [K, dim]) for the K rows touched so far. Names are made file-safe
   /// (characters other than letters, digits, "_-." become "_").
@@ -159,6 +162,9 @@ private:
   ps::ParameterStore *store = nullptr; // server, or the options' store
   std::map<std::string, std::unique_ptr<Dense>> denseByName;
   std::map<std::string, std::unique_ptr<Table>> tablesByName;
+  /// Parameters with ParameterUpdate::TrainingFlag (never on the store).
+  std::set<std::string> trainingFlags;
+  static constexpr float kFlagOn = 1.0f, kFlagOff = 0.0f;
   // finishStep's concatenation of a table's pushes, kept across steps so a
   // step does not reallocate (and page-fault) them.
   std::vector<uint64_t> stepKeys;

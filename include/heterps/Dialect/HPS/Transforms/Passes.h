@@ -9,6 +9,19 @@
 
 namespace heterps::hps {
 
+/// Which statistics a trained hps.batch_norm normalizes with
+/// (--hps-autodiff's batch-norm option).
+enum class BatchNormMode {
+  /// The batch's, as PyTorch trains; running ones become moving averages.
+  Batch,
+  /// The running statistics, as constants (inference-mode batch norm).
+  Running,
+};
+
+/// The name of the training flag weight that batch-mode batch norm adds: the
+/// runtime serves it as 1 while training and 0 while evaluating.
+inline constexpr const char *kBatchStatisticsFlag = "hps.batch_statistics";
+
 #define GEN_PASS_DECL
 #include "heterps/Dialect/HPS/Transforms/Passes.h.inc"
 

@@ -89,6 +89,17 @@ def HPSAutodiff : Pass<"hps-autodiff", "::mlir::ModuleOp"> {
     `hps.ps_push`. The loss, label, prediction and optimizer settings are
     recorded as the module attribute `hps.training`. Runs after
     `--hps-place` so that backward ops run where their forward ops run.
+
+    With `batch-norm=batch` (the default) every `hps.batch_norm` whose
+    running statistics are `hps.weight`s trains the way PyTorch does: it
+    normalizes with the batch's mean and biased variance, computed from
+    ordinary hps ops, while a training flag (the weight
+    "hps.batch_statistics", served as 1 while training and 0 while
+    evaluating) switches back to the running statistics for evaluation.
+    The running statistics are pushed the batch mean and unbiased variance
+    and marked `hps.update = "moving-average"` with the ONNX momentum, so
+    the parameter server keeps their moving averages. `batch-norm=running`
+    keeps inference-mode batch norm (running statistics as constants).
   }];
   let dependentDialects = ["::heterps::hps::HPSDialect"];
   let options = [
@@ -112,6 +123,15 @@ def HPSAutodiff : Pass<"hps-autodiff", "::mlir::ModuleOp"> {
            "Denominator epsilon of adam and adagrad">,
     Option<"initialAccumulator", "initial-accumulator", "double",
            /*default=*/"0.1", "Initial squared-gradient sum of adagrad">,
+    Option<"batchNorm", "batch-norm", "::heterps::hps::BatchNormMode",
+           /*default=*/"::heterps::hps::BatchNormMode::Batch",
+           "Batch norm statistics while training: batch | running",
+           [{::llvm::cl::values(
+               clEnumValN(::heterps::hps::BatchNormMode::Batch, "batch",
+                          "batch statistics; running ones kept as moving "
+                          "averages for evaluation"),
+               clEnumValN(::heterps::hps::BatchNormMode::Running, "running",
+                          "the running statistics, as constants"))}]>,
   ];
 }
 

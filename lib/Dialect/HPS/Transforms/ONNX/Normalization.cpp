@@ -29,10 +29,18 @@ LogicalResult legalizeBatchNorm(ONNXNode node, PatternRewriter &rewriter) {
   if (opset < 14 ? declaresSecondaryOutputs(node)
                  : node.getInt("training_mode", 0) != 0)
     return rewriter.notifyMatchFailure(node.getOp(), "training mode");
-  return replaceNode<BatchNormOp>(
+  FailureOr<BatchNormOp> norm = replaceNodeWithOp<BatchNormOp>(
       node, rewriter, node.input(0), node.input(1), node.input(2),
       node.input(3), node.input(4),
       rewriter.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)), DeviceAttr());
+  if (failed(norm))
+    return failure();
+  // Kept for training with batch statistics, where the running statistics
+  // become moving averages with this momentum (--hps-autodiff).
+  if (node.hasAttr("momentum"))
+    (*norm)->setAttr("hps.momentum",
+                     rewriter.getF32FloatAttr(node.getFloat("momentum", 0.9f)));
+  return success();
 }
 
 /// BatchNormalization 7 (read at opsets 7-8) with spatial=0 keeps
