@@ -8,6 +8,12 @@ namespace heterps::rt::data {
 
 BatchSource::~BatchSource() = default;
 
+void BatchSource::shuffle(uint64_t) {
+  throw Error(describe() +
+              " is read as a stream and cannot be shuffled; --shuffle needs "
+              "the data as arrays (--data-input NAME=FILE.npy)");
+}
+
 void shapeInputs(const std::vector<InputSpec> &specs, int64_t rows,
                  std::vector<HostTensor> &inputs) {
   inputs.resize(specs.size());

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 
 namespace heterps::rt::data {
 namespace {
@@ -169,10 +170,20 @@ int64_t NpyBatchSource::next(int64_t want, std::vector<HostTensor> &inputs) {
   // possibly several times when a step is longer than the data.
   for (int64_t filled = 0; filled < count;) {
     int64_t run = std::min<int64_t>(count - filled, rows - int64_t(at.row));
-    for (size_t i = 0; i < arrays.size(); ++i)
-      std::memcpy(inputs[i].data.data() + filled * sampleBytes[i],
-                  arrays[i].data.data() + at.row * sampleBytes[i],
-                  run * sampleBytes[i]);
+    if (shuffleSeed) {
+      const std::vector<int64_t> &samples = orderOf(at.epoch);
+      for (int64_t k = 0; k < run; ++k)
+        for (size_t i = 0; i < arrays.size(); ++i)
+          std::memcpy(inputs[i].data.data() + (filled + k) * sampleBytes[i],
+                      arrays[i].data.data() +
+                          samples[at.row + k] * sampleBytes[i],
+                      sampleBytes[i]);
+    } else {
+      for (size_t i = 0; i < arrays.size(); ++i)
+        std::memcpy(inputs[i].data.data() + filled * sampleBytes[i],
+                    arrays[i].data.data() + at.row * sampleBytes[i],
+                    run * sampleBytes[i]);
+    }
     filled += run;
     at.row += uint64_t(run);
     if (loop && at.row == uint64_t(rows)) {
@@ -203,6 +214,26 @@ void NpyBatchSource::seek(const std::string &text) {
     throw Error("data position '" + text + "' lies past the last sample of " +
                 describe());
   at = position;
+}
+
+void NpyBatchSource::shuffle(uint64_t seed) {
+  shuffleSeed = seed;
+  order.clear();
+}
+
+const std::vector<int64_t> &NpyBatchSource::orderOf(uint64_t epoch) {
+  if (!order.empty() && orderEpoch == epoch)
+    return order;
+  order.resize(size_t(rows));
+  for (int64_t i = 0; i < rows; ++i)
+    order[i] = i;
+  // Fisher-Yates on mt19937_64, whose output the standard fixes (unlike
+  // std::shuffle's), so every platform draws the same order.
+  std::mt19937_64 random(*shuffleSeed * 0x9E3779B97F4A7C15ull + epoch);
+  for (int64_t i = rows - 1; i > 0; --i)
+    std::swap(order[i], order[random() % uint64_t(i + 1)]);
+  orderEpoch = epoch;
+  return order;
 }
 
 void NpyBatchSource::restart() {

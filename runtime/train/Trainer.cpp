@@ -205,6 +205,11 @@ TrainSummary Trainer::run() {
   state.bundle = identity;
   state.batch = batch;
   state.position = source->position();
+  if (resumed && resumed->state.seed != o.seed)
+    state.seed = resumed->state.seed;
+  // After the seed is known: a resumed run continues the same order.
+  if (o.shuffle)
+    source->shuffle(state.seed);
   if (resumed) {
     if (resumed->state.seed != o.seed)
       log << "warning: " << resumed->path << " was trained with --seed "

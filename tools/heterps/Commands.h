@@ -66,6 +66,7 @@ struct TrainOptions {
   int framesInFlight = 4;
   /// --mpi-worker: train as a worker rank of an MPI job (heterps launch).
   bool mpiWorker = false;
+  bool shuffle = false;
   /// --consistency / --staleness of an MPI worker.
   ConsistencyOptions consistency;
 };

@@ -65,6 +65,7 @@ int train(const TrainOptions &options) {
       trainer.dataInputs.push_back(data::parseNpyInput(text, "--data-input"));
     for (const std::string &text : options.evalInputs)
       trainer.evalInputs.push_back(data::parseNpyInput(text, "--eval-input"));
+    trainer.shuffle = options.shuffle;
     trainer.batch = options.batch;
     trainer.steps = options.steps;
     trainer.logEvery = options.logEvery;

@@ -239,6 +239,12 @@ static cl::opt<std::string> dumpParameters(
              "sparse row as .npy here"),
     cl::value_desc("dir"), cl::sub(runCommand));
 
+static cl::opt<bool> trainShuffle(
+    "shuffle",
+    cl::desc("--train: visit the --data-input samples in a new random order "
+             "every epoch (drawn from --seed)"),
+    cl::sub(runCommand));
+
 static cl::opt<bool>
     mpiWorker("mpi-worker",
               cl::desc("--train as a worker rank of an MPI job whose "
@@ -462,6 +468,7 @@ int main(int argc, char **argv) {
     options.framesInFlight = frames;
     options.dumpParameters = dumpParameters;
     options.mpiWorker = mpiWorker;
+    options.shuffle = trainShuffle;
     std::optional<ConsistencyOptions> parsed = consistencyOptions("run");
     if (!parsed)
       return 1;
@@ -476,12 +483,27 @@ int main(int argc, char **argv) {
     return train(options);
   }
   if (runCommand) {
-    for (cl::Option *option : std::initializer_list<cl::Option *>{
-             &trainData, &evalData, std::addressof(trainDataInputs),
-             std::addressof(evalDataInputs), &trainBatch, &trainSteps,
-             &logEvery, &evalEvery, &checkpointDir, &checkpointEvery,
-             &keepCheckpoints, &resumeTraining, &trainSeed, &hashBuckets,
-             &psShards, &dumpParameters, &mpiWorker, &consistency, &staleness})
+    for (cl::Option *option :
+         std::initializer_list<cl::Option *>{&trainData,
+                                             &evalData,
+                                             std::addressof(trainDataInputs),
+                                             std::addressof(evalDataInputs),
+                                             &trainBatch,
+                                             &trainSteps,
+                                             &logEvery,
+                                             &evalEvery,
+                                             &checkpointDir,
+                                             &checkpointEvery,
+                                             &keepCheckpoints,
+                                             &resumeTraining,
+                                             &trainSeed,
+                                             &hashBuckets,
+                                             &psShards,
+                                             &dumpParameters,
+                                             &mpiWorker,
+                                             &consistency,
+                                             &staleness,
+                                             &trainShuffle})
       if (option->getNumOccurrences()) {
         reportError("run", "--" + option->ArgStr + " needs --train");
         return 1;

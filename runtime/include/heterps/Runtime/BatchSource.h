@@ -47,6 +47,10 @@ public:
   /// What was skipped since the last restart ("" when nothing), e.g. "3
   /// malformed lines skipped in 'train.tsv'".
   virtual std::string warning() const { return ""; }
+  /// From now on, visit each epoch's samples in a random order drawn from
+  /// `seed` and the epoch (positions keep naming one place). Throws Error
+  /// where the source cannot (a file read as a stream).
+  virtual void shuffle(uint64_t seed);
 };
 
 /// Makes `inputs` one tensor per input of `specs`, with `rows` samples in

@@ -17,6 +17,9 @@
 
 #include "heterps/Runtime/BatchSource.h"
 
+#include <optional>
+#include <vector>
+
 namespace heterps::rt::data {
 
 /// One NAME=FILE of --data-input / --eval-input.
@@ -52,6 +55,11 @@ public:
   void restart() override;
   std::string describe() const override;
 
+  /// Visit the samples of each epoch in a random order drawn from (seed,
+  /// epoch) alone, so a position (epoch and offset) still names one place
+  /// and a resumed run continues the same order.
+  void shuffle(uint64_t seed) override;
+
   /// Samples in the arrays.
   int64_t samples() const { return rows; }
   /// Throws Error naming the input, its file and the first sample whose
@@ -67,6 +75,11 @@ private:
   bool loop;
   int64_t rows = 0;
   NpyPosition at;
+  std::optional<uint64_t> shuffleSeed;
+  /// The sample order of epoch `orderEpoch` (shuffling only).
+  std::vector<int64_t> order;
+  uint64_t orderEpoch = 0;
+  const std::vector<int64_t> &orderOf(uint64_t epoch);
 };
 
 } // namespace heterps::rt::data

@@ -49,6 +49,9 @@ struct TrainerOptions {
   /// Instead of `data`: one .npy array per bundle input (looped over
   /// epochs), and optionally the same for evaluation instead of `eval`.
   std::vector<data::NpyInput> dataInputs, evalInputs;
+  /// Visit the training samples in a new random order every epoch (from
+  /// the seed; .npy data only).
+  bool shuffle = false;
   /// Samples per step, a multiple of the bundle's batch (0: the batch).
   int64_t batch = 0;
   /// The step to train up to (counted from the start, also on resume).
