@@ -135,7 +135,10 @@ private:
 
   bool parseClass(const YNode *node, ClusterSpec &spec);
   bool parseLink(const YNode *node, ClusterSpec &spec);
-  bool parseLinkParams(const YNode *node, StringRef what, LinkParams &out);
+  bool parseLinkParams(const YNode *node, StringRef what, LinkParams &out,
+                       bool toServer = false);
+  bool parseKeyUs(StringMap<const YNode *> &map, StringRef what,
+                  LinkParams &out);
 
   std::unique_ptr<MemoryBuffer> buffer;
   SourceMgr sourceMgr;
@@ -330,10 +333,15 @@ bool ClusterParser::parseClass(const YNode *node, ClusterSpec &spec) {
 }
 
 bool ClusterParser::parseLinkParams(const YNode *node, StringRef what,
-                                    LinkParams &out) {
+                                    LinkParams &out, bool toServer) {
   static const StringRef allowed[] = {"bandwidth_gbps", "latency_us"};
+  static const StringRef allowedToServer[] = {"bandwidth_gbps", "latency_us",
+                                              "key_us"};
   StringMap<const YNode *> map;
-  if (!fields(node, what, allowed, map))
+  if (!(toServer ? fields(node, what, allowedToServer, map)
+                 : fields(node, what, allowed, map)))
+    return false;
+  if (toServer && !parseKeyUs(map, what, out))
     return false;
   if (!require(map, node, what, "bandwidth_gbps") ||
       !require(map, node, what, "latency_us"))
@@ -350,9 +358,21 @@ bool ClusterParser::parseLinkParams(const YNode *node, StringRef what,
   return true;
 }
 
+bool ClusterParser::parseKeyUs(StringMap<const YNode *> &map, StringRef what,
+                               LinkParams &out) {
+  if (!map.count("key_us"))
+    return true;
+  if (!number(map["key_us"], "key_us", out.keyUs))
+    return false;
+  if (out.keyUs < 0)
+    return error(map["key_us"],
+                 "'key_us' of " + what + " must not be negative");
+  return true;
+}
+
 bool ClusterParser::parseLink(const YNode *node, ClusterSpec &spec) {
-  static const StringRef allowed[] = {"from", "to", "scope", "bandwidth_gbps",
-                                      "latency_us"};
+  static const StringRef allowed[] = {"from",           "to",         "scope",
+                                      "bandwidth_gbps", "latency_us", "key_us"};
   StringMap<const YNode *> map;
   if (!fields(node, "link", allowed, map))
     return false;
@@ -410,6 +430,12 @@ bool ClusterParser::parseLink(const YNode *node, ClusterSpec &spec) {
   if (link.params.latencyUs < 0)
     return error(map["latency_us"],
                  "'latency_us' of " + what + " must not be negative");
+  if (map.count("key_us") && !link.toPS)
+    return error(map["key_us"], "'key_us' is the parameter server's time per "
+                                "key; " +
+                                    what + " does not reach it");
+  if (!parseKeyUs(map, what, link.params))
+    return false;
 
   for (const Link &other : spec.links) {
     bool same =
@@ -470,7 +496,7 @@ Expected<ClusterSpec> ClusterParser::parse() {
     spec.parameterServer = spec.network;
     if (map.count("parameter_server") &&
         !parseLinkParams(map["parameter_server"], "parameter_server",
-                         spec.parameterServer))
+                         spec.parameterServer, /*toServer=*/true))
       return false;
 
     if (map.count("links")) {

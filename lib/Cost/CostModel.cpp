@@ -105,6 +105,11 @@ CostModel::CostModel(const LayerGraph &graph,
   embeddingCountPrefix = prefix([&](unsigned l) {
     return graph.layers[l].kind == LayerKind::EmbeddingLookup ? 1.0 : 0.0;
   });
+  embeddingKeysPrefix = prefix([&](unsigned l) {
+    const Layer &layer = graph.layers[l];
+    return layer.kind == LayerKind::EmbeddingLookup ? layer.lookupsPerSample
+                                                    : 0.0;
+  });
   cutBytes = graph.cutBytesPerSample();
 }
 
@@ -121,9 +126,9 @@ double CostModel::layerParameterServerSeconds(unsigned layer, unsigned cls,
   // Pull the rows before forward; push their gradients after backward.
   double messages = layerGraph.training() ? 2.0 : 1.0;
   LinkParams link = clusterSpec.parameterServerLink(cls);
-  double bytes =
-      l.lookupsPerSample * l.embeddingRowBytes * batchSize() / replicas;
-  return messages * link.transferSeconds(bytes);
+  double keys = l.lookupsPerSample * batchSize() / replicas;
+  double bytes = keys * l.embeddingRowBytes;
+  return messages * (link.transferSeconds(bytes) + keys * link.keyUs * 1e-6);
 }
 
 StageEstimate CostModel::stage(unsigned cls, unsigned begin, unsigned end,
@@ -146,9 +151,15 @@ StageEstimate CostModel::stage(unsigned cls, unsigned begin, unsigned end,
     double bytes = (layerGraph.training() ? 2.0 : 1.0) *
                    (embeddingBytesPrefix[end] - embeddingBytesPrefix[begin]) *
                    batchSize() / k;
+    // The server also spends its per-key time on every key pulled and
+    // pushed.
+    double keys = (layerGraph.training() ? 2.0 : 1.0) *
+                  (embeddingKeysPrefix[end] - embeddingKeysPrefix[begin]) *
+                  batchSize() / k;
     LinkParams link = clusterSpec.parameterServerLink(cls);
-    estimate.parameterServerSeconds =
-        messages * link.latencyUs * 1e-6 + bytes / (link.bandwidthGBps * 1e9);
+    estimate.parameterServerSeconds = messages * link.latencyUs * 1e-6 +
+                                      bytes / (link.bandwidthGBps * 1e9) +
+                                      keys * link.keyUs * 1e-6;
   }
 
   double parameters = parameterPrefix[end] - parameterPrefix[begin];

@@ -116,6 +116,32 @@ TEST(ClusterSpec, Presets) {
   EXPECT_TRUE(paper->findClass("gpu.p40"));
 }
 
+TEST(ClusterSpec, ParameterServerTimePerKey) {
+  llvm::Expected<ClusterSpec> spec = parseClusterSpec(
+      edited("bandwidth_gbps: 20, latency_us: 1}",
+             "bandwidth_gbps: 20, latency_us: 1, key_us: 0.1}") +
+          "parameter_server:\n  bandwidth_gbps: 5\n  latency_us: 20\n"
+          "  key_us: 0.25\n",
+      "ok.yaml");
+  ASSERT_TRUE(!!spec) << llvm::toString(spec.takeError());
+  EXPECT_DOUBLE_EQ(spec->parameterServerLink(0).keyUs, 0.1);
+  // Without a link of its own, gpu.b uses the parameter_server section.
+  EXPECT_DOUBLE_EQ(spec->parameterServerLink(1).keyUs, 0.25);
+  // Links between devices have no server time.
+  EXPECT_NE(errorOf(edited("bandwidth_gbps: 12, latency_us: 10}",
+                           "bandwidth_gbps: 12, latency_us: 10, key_us: 1}"))
+                .find("'key_us' is the parameter server's time per key; "
+                      "link cpu.a - gpu.b does not reach it"),
+            std::string::npos);
+  EXPECT_NE(errorOf(edited("bandwidth_gbps: 20, latency_us: 1}",
+                           "bandwidth_gbps: 20, latency_us: 1, key_us: -1}"))
+                .find("must not be negative"),
+            std::string::npos);
+  EXPECT_NE(errorOf(std::string(kValid) + "  key_us: 1\n")
+                .find("unknown field 'key_us'"),
+            std::string::npos);
+}
+
 TEST(ClusterSpec, MissingFile) {
   llvm::Expected<ClusterSpec> spec = loadClusterSpec("/nonexistent/x.yaml");
   ASSERT_FALSE(!!spec);

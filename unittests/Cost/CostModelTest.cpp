@@ -172,6 +172,17 @@ TEST(CostModel, ParameterServerTraffic) {
   CostModel local(graph, spec, simpleOptions());
   EXPECT_NEAR(local.stage(0, 0, 1, 2).parameterServerSeconds,
               2 * (1e-6 + rows / 50e9), 1e-15);
+
+  // The server's time per key: 26 keys per sample, half the batch of 100
+  // per replica, pulled and pushed.
+  spec.links.back().params.keyUs = 0.1;
+  CostModel perKey(graph, spec, simpleOptions());
+  double keys = 26 * 100 / 2.0;
+  StageEstimate keyed = perKey.stage(0, 0, 1, 2);
+  EXPECT_NEAR(keyed.parameterServerSeconds,
+              2 * (1e-6 + rows / 50e9 + keys * 0.1e-6), 1e-15);
+  EXPECT_NEAR(perKey.layerParameterServerSeconds(0, 0, 2),
+              keyed.parameterServerSeconds, 1e-15);
 }
 
 TEST(CostModel, CutTrafficAndBoundary) {

@@ -46,6 +46,10 @@ llvm::StringRef toString(LinkScope scope);
 struct LinkParams {
   double bandwidthGBps = 0;
   double latencyUs = 0;
+  /// Links to the parameter server only: the server's time per key pulled
+  /// or pushed (row lookup, or merge and optimizer update), which for small
+  /// rows far exceeds the bytes' transfer time.
+  double keyUs = 0;
 
   /// Seconds to move `bytes` in one message.
   double transferSeconds(double bytes) const {

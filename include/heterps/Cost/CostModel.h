@@ -188,6 +188,8 @@ private:
   std::vector<double> activationPrefix;
   std::vector<double> embeddingBytesPrefix;
   std::vector<double> embeddingCountPrefix;
+  /// Keys looked up per sample (the parameter server's per-key work).
+  std::vector<double> embeddingKeysPrefix;
   std::vector<double> cutBytes;
 };
 
