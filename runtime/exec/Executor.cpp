@@ -1,6 +1,7 @@
 //===- Executor.cpp - Pipeline of stage replicas --------------------------===//
 
 #include "heterps/Runtime/Executor.h"
+#include "heterps/Runtime/AlignedBuffer.h"
 #include "heterps/Runtime/StageABI.h"
 
 #include <algorithm>
@@ -51,25 +52,6 @@ private:
   std::deque<T> items;
   std::mutex mutex;
   std::condition_variable notEmpty, notFull;
-};
-
-/// 64-byte aligned bytes (what the kernels' vector loads like best).
-class AlignedBuffer {
-public:
-  explicit AlignedBuffer(size_t bytes)
-      : memory(static_cast<char *>(std::aligned_alloc(
-            64, std::max<size_t>(64, (bytes + 63) / 64 * 64)))) {
-    if (!memory)
-      throw Error("out of memory for a " + std::to_string(bytes) +
-                  "-byte channel buffer");
-  }
-  char *data() const { return memory.get(); }
-
-private:
-  struct Free {
-    void operator()(char *pointer) const { std::free(pointer); }
-  };
-  std::unique_ptr<char, Free> memory;
 };
 
 /// One micro-batch on its way through the pipeline: a buffer per channel.

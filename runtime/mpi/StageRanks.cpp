@@ -13,9 +13,9 @@
 #include "Comms.h"
 #include "Protocol.h"
 
+#include "heterps/Runtime/AlignedBuffer.h"
 #include "heterps/Runtime/TrainingServer.h"
 
-#include <cstdlib>
 #include <optional>
 
 namespace heterps::rt::mpi {
@@ -56,24 +56,16 @@ class ChannelBuffers {
 public:
   void allocate(const Bundle &bundle, const std::vector<int> &channels) {
     for (int channel : channels) {
-      size_t bytes = bundle.channels()[channel].bytes();
-      sizes.push_back(bytes);
-      memory.emplace_back(static_cast<char *>(std::aligned_alloc(
-          64, std::max<size_t>(64, (bytes + 63) / 64 * 64))));
-      if (!memory.back())
-        throw Error("out of memory for a " + std::to_string(bytes) +
-                    "-byte channel buffer");
-      pointers.push_back(memory.back().get());
+      sizes.push_back(bundle.channels()[channel].bytes());
+      memory.emplace_back(sizes.back());
+      pointers.push_back(memory.back().data());
     }
   }
   std::vector<size_t> sizes;
   std::vector<void *> pointers;
 
 private:
-  struct Free {
-    void operator()(char *pointer) const { std::free(pointer); }
-  };
-  std::vector<std::unique_ptr<char, Free>> memory;
+  std::vector<AlignedBuffer> memory;
 };
 
 class StageRank {
