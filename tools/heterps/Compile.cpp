@@ -58,9 +58,26 @@ int compile(const CompileOptions &options) {
   // users (heterps-opt keeps it).
   context.printOpOnDiagnostic(false);
   context.loadDialect<hps::HPSDialect, func::FuncDialect>();
-  // Diagnostics print as FILE:LINE:COL: error: ..., as the other tools do.
+  // Diagnostics print as FILE:LINE:COL: error: ..., as the other tools do,
+  // and name the ONNX node (or initializer) an op came from: a model's
+  // locations are all FILE:0:0.
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  ScopedDiagnosticHandler nodeNames(&context, [&](Diagnostic &diag) {
+    auto named = dyn_cast<NameLoc>(diag.getLocation());
+    if (!named)
+      return failure(); // the handler above prints it
+    auto emit = [&](Diagnostic &d) {
+      diagnostics.emitDiagnostic(named.getChildLoc(),
+                                 "node '" + named.getName().strref() +
+                                     "': " + d.str(),
+                                 d.getSeverity());
+    };
+    emit(diag);
+    for (Diagnostic &note : diag.getNotes())
+      emit(note);
+    return success();
+  });
   OwningOpRef<ModuleOp> module = import::importONNX(
       options.model, (*file)->getBuffer(), &context, bindings);
   if (!module)

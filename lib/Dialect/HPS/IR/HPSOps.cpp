@@ -5,8 +5,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/ADT/SmallSet.h"
 
 #include <algorithm>
@@ -62,6 +64,8 @@ static void printCompactBinaryTypes(OpAsmPrinter &printer, Operation *,
 //===----------------------------------------------------------------------===//
 
 namespace {
+using InferredShape = std::optional<SmallVector<int64_t>>;
+
 /// The shape of a ranked tensor value, or null when unranked.
 std::optional<ArrayRef<int64_t>> shapeOf(Value value) {
   if (auto ranked = dyn_cast<RankedTensorType>(value.getType()))
@@ -79,9 +83,17 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   return text + "]";
 }
 
-/// Checks that the result's type agrees with the shape the op computes.
+/// Where a verifier sends the result shape it computes from the operands:
+/// with `record`, the shape is stored there (inferResultShape) instead of
+/// being checked against the result's type, so each op's shape rule is
+/// written once.
 LogicalResult checkResultShape(Operation *op, Value result,
-                               ArrayRef<int64_t> expected) {
+                               ArrayRef<int64_t> expected,
+                               InferredShape *record = nullptr) {
+  if (record) {
+    record->emplace(expected);
+    return success();
+  }
   std::optional<ArrayRef<int64_t>> actual = shapeOf(result);
   if (!actual)
     return success();
@@ -185,33 +197,36 @@ LogicalResult OnnxNodeOp::verify() {
 // Linear algebra and convolution.
 //===----------------------------------------------------------------------===//
 
-LogicalResult GemmOp::verify() {
-  if (failed(checkRank(*this, getA(), "A", 2, 2)) ||
-      failed(checkRank(*this, getB(), "B", 2, 2)))
+static LogicalResult verifyShape(GemmOp op, InferredShape *record = nullptr) {
+  if (failed(checkRank(op, op.getA(), "A", 2, 2)) ||
+      failed(checkRank(op, op.getB(), "B", 2, 2)))
     return failure();
-  auto a = shapeOf(getA()), b = shapeOf(getB());
+  auto a = shapeOf(op.getA()), b = shapeOf(op.getB());
   if (!a || !b)
     return success();
-  int64_t m = getTransA() ? (*a)[1] : (*a)[0];
-  int64_t k = getTransA() ? (*a)[0] : (*a)[1];
-  int64_t kb = getTransB() ? (*b)[1] : (*b)[0];
-  int64_t n = getTransB() ? (*b)[0] : (*b)[1];
+  int64_t m = op.getTransA() ? (*a)[1] : (*a)[0];
+  int64_t k = op.getTransA() ? (*a)[0] : (*a)[1];
+  int64_t kb = op.getTransB() ? (*b)[1] : (*b)[0];
+  int64_t n = op.getTransB() ? (*b)[0] : (*b)[1];
   if (staticMismatch(k, kb))
-    return emitOpError() << "inner dimensions differ: " << k << " vs " << kb;
+    return op.emitOpError() << "inner dimensions differ: " << k << " vs " << kb;
   SmallVector<int64_t> result = {m, n};
-  if (getC()) {
-    if (auto c = shapeOf(getC()); c && !shp::broadcastsTo(*c, result))
-      return emitOpError() << "C of shape " << formatShape(*c)
-                           << " does not broadcast to " << formatShape(result);
+  if (op.getC()) {
+    if (auto c = shapeOf(op.getC()); c && !shp::broadcastsTo(*c, result))
+      return op.emitOpError()
+             << "C of shape " << formatShape(*c) << " does not broadcast to "
+             << formatShape(result);
   }
-  return checkResultShape(*this, getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
 
-LogicalResult MatMulOp::verify() {
-  if (failed(checkRank(*this, getA(), "A", 1)) ||
-      failed(checkRank(*this, getB(), "B", 1)))
+LogicalResult GemmOp::verify() { return verifyShape(*this); }
+
+static LogicalResult verifyShape(MatMulOp op, InferredShape *record = nullptr) {
+  if (failed(checkRank(op, op.getA(), "A", 1)) ||
+      failed(checkRank(op, op.getB(), "B", 1)))
     return failure();
-  auto a = shapeOf(getA()), b = shapeOf(getB());
+  auto a = shapeOf(op.getA()), b = shapeOf(op.getB());
   if (!a || !b)
     return success();
   SmallVector<int64_t> lhs(*a), rhs(*b);
@@ -221,19 +236,21 @@ LogicalResult MatMulOp::verify() {
   if (promoteB)
     rhs.push_back(1);
   if (staticMismatch(lhs.back(), rhs[rhs.size() - 2]))
-    return emitOpError() << "inner dimensions differ: " << lhs.back() << " vs "
-                         << rhs[rhs.size() - 2];
+    return op.emitOpError() << "inner dimensions differ: " << lhs.back()
+                            << " vs " << rhs[rhs.size() - 2];
   auto batch =
       shp::broadcast(ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2));
   if (!batch)
-    return emitOpError("batch dimensions do not broadcast");
+    return op.emitOpError("batch dimensions do not broadcast");
   SmallVector<int64_t> result(*batch);
   if (!promoteA)
     result.push_back(lhs[lhs.size() - 2]);
   if (!promoteB)
     result.push_back(rhs.back());
-  return checkResultShape(*this, getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
+
+LogicalResult MatMulOp::verify() { return verifyShape(*this); }
 
 /// Shared checks of windowed ops (conv and pooling) over `spatial` axes.
 static LogicalResult verifyWindowAttrs(Operation *op, int64_t spatial,
@@ -254,43 +271,45 @@ static LogicalResult verifyWindowAttrs(Operation *op, int64_t spatial,
   return success();
 }
 
-LogicalResult ConvOp::verify() {
-  if (failed(checkRank(*this, getInput(), "input", 3)))
+static LogicalResult verifyShape(ConvOp op, InferredShape *record = nullptr) {
+  if (failed(checkRank(op, op.getInput(), "input", 3)))
     return failure();
-  auto in = shapeOf(getInput()), w = shapeOf(getFilter());
+  auto in = shapeOf(op.getInput()), w = shapeOf(op.getFilter());
   if (!in || !w)
     return success();
   int64_t spatial = in->size() - 2;
   if (w->size() != in->size())
-    return emitOpError() << "filter rank " << w->size()
-                         << " differs from input rank " << in->size();
-  if (failed(verifyWindowAttrs(*this, spatial, getStrides(), getPads(),
-                               getDilations())))
+    return op.emitOpError() << "filter rank " << w->size()
+                            << " differs from input rank " << in->size();
+  if (failed(verifyWindowAttrs(op, spatial, op.getStrides(), op.getPads(),
+                               op.getDilations())))
     return failure();
-  int64_t group = getGroup();
+  int64_t group = op.getGroup();
   if (group < 1)
-    return emitOpError("group must be positive");
+    return op.emitOpError("group must be positive");
   int64_t outChannels = (*w)[0];
   if (outChannels != shp::kDynamic && outChannels % group != 0)
-    return emitOpError() << "output channels " << outChannels
-                         << " are not divisible by group " << group;
+    return op.emitOpError() << "output channels " << outChannels
+                            << " are not divisible by group " << group;
   if ((*in)[1] != shp::kDynamic && (*w)[1] != shp::kDynamic &&
       (*in)[1] != (*w)[1] * group)
-    return emitOpError() << "input has " << (*in)[1]
-                         << " channels but filter expects " << (*w)[1]
-                         << " x group " << group;
-  if (getBias()) {
-    auto bias = shapeOf(getBias());
+    return op.emitOpError()
+           << "input has " << (*in)[1] << " channels but filter expects "
+           << (*w)[1] << " x group " << group;
+  if (op.getBias()) {
+    auto bias = shapeOf(op.getBias());
     if (bias && (bias->size() != 1 || staticMismatch((*bias)[0], outChannels)))
-      return emitOpError() << "bias must be 1-D of size " << outChannels;
+      return op.emitOpError() << "bias must be 1-D of size " << outChannels;
   }
   SmallVector<int64_t> result = {(*in)[0], outChannels};
   for (int64_t i = 0; i < spatial; ++i)
     result.push_back(shp::windowCount(
-        (*in)[2 + i], (*w)[2 + i], getStrides()[i], getPads()[i],
-        getPads()[spatial + i], getDilations()[i], false));
-  return checkResultShape(*this, getResult(), result);
+        (*in)[2 + i], (*w)[2 + i], op.getStrides()[i], op.getPads()[i],
+        op.getPads()[spatial + i], op.getDilations()[i], false));
+  return checkResultShape(op, op.getResult(), result, record);
 }
+
+LogicalResult ConvOp::verify() { return verifyShape(*this); }
 
 /// Checks that `in`, `w` and `grad` are the input, filter and result of a
 /// conv with the op's geometry: the contract of both conv adjoints.
@@ -354,7 +373,9 @@ LogicalResult ConvGradFilterOp::verify() {
 // Pooling and normalization.
 //===----------------------------------------------------------------------===//
 
-template <typename PoolOp> static LogicalResult verifyWindowPool(PoolOp op) {
+template <typename PoolOp>
+static LogicalResult verifyWindowPool(PoolOp op,
+                                      InferredShape *record = nullptr) {
   if (failed(checkRank(op, op.getInput(), "input", 3)))
     return failure();
   auto in = shapeOf(op.getInput());
@@ -378,14 +399,14 @@ template <typename PoolOp> static LogicalResult verifyWindowPool(PoolOp op) {
     result.push_back(shp::windowCount(
         (*in)[2 + i], kernel[i], op.getStrides()[i], pads[i], pads[spatial + i],
         op.getDilations()[i], op.getCeilMode()));
-  return checkResultShape(op, op.getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
 
 LogicalResult MaxPoolOp::verify() { return verifyWindowPool(*this); }
 LogicalResult AvgPoolOp::verify() { return verifyWindowPool(*this); }
 
-static LogicalResult verifyGlobalPool(Operation *op, Value input,
-                                      Value result) {
+static LogicalResult verifyGlobalPool(Operation *op, Value input, Value result,
+                                      InferredShape *record = nullptr) {
   if (failed(checkRank(op, input, "input", 3)))
     return failure();
   auto in = shapeOf(input);
@@ -394,7 +415,7 @@ static LogicalResult verifyGlobalPool(Operation *op, Value input,
   SmallVector<int64_t> expected(in->size(), 1);
   expected[0] = (*in)[0];
   expected[1] = (*in)[1];
-  return checkResultShape(op, result, expected);
+  return checkResultShape(op, result, expected, record);
 }
 
 LogicalResult GlobalMaxPoolOp::verify() {
@@ -404,63 +425,72 @@ LogicalResult GlobalAvgPoolOp::verify() {
   return verifyGlobalPool(*this, getInput(), getResult());
 }
 
-LogicalResult BatchNormOp::verify() {
-  if (failed(checkRank(*this, getInput(), "input", 2)))
+static LogicalResult verifyShape(BatchNormOp op,
+                                 InferredShape *record = nullptr) {
+  if (failed(checkRank(op, op.getInput(), "input", 2)))
     return failure();
-  auto in = shapeOf(getInput());
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
-  for (Value stat : {getScale(), getBias(), getMean(), getVariance()}) {
+  for (Value stat :
+       {op.getScale(), op.getBias(), op.getMean(), op.getVariance()}) {
     auto shape = shapeOf(stat);
     if (shape && (shape->size() != 1 || staticMismatch((*shape)[0], (*in)[1])))
-      return emitOpError() << "scale, bias, mean and variance must be 1-D of "
-                              "the channel count "
-                           << (*in)[1];
+      return op.emitOpError()
+             << "scale, bias, mean and variance must be 1-D of "
+                "the channel count "
+             << (*in)[1];
   }
-  return checkResultShape(*this, getResult(), *in);
+  return checkResultShape(op, op.getResult(), *in, record);
 }
 
-LogicalResult LayerNormOp::verify() {
-  auto in = shapeOf(getInput());
+LogicalResult BatchNormOp::verify() { return verifyShape(*this); }
+
+static LogicalResult verifyShape(LayerNormOp op,
+                                 InferredShape *record = nullptr) {
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
-  std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), in->size());
+  std::optional<int64_t> axis = shp::normalizeAxis(op.getAxis(), in->size());
   if (!axis)
-    return emitOpError() << "axis " << static_cast<int64_t>(getAxis())
-                         << " is out of range";
+    return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
+                            << " is out of range";
   ArrayRef<int64_t> normalized = in->drop_front(*axis);
-  for (Value param : {getScale(), getBias()}) {
+  for (Value param : {op.getScale(), op.getBias()}) {
     if (!param)
       continue;
     if (auto shape = shapeOf(param);
         shape && !shp::broadcastsTo(*shape, normalized))
-      return emitOpError() << "scale and bias must broadcast to the "
-                              "normalized shape "
-                           << formatShape(normalized);
+      return op.emitOpError() << "scale and bias must broadcast to the "
+                                 "normalized shape "
+                              << formatShape(normalized);
   }
-  return checkResultShape(*this, getResult(), *in);
+  return checkResultShape(op, op.getResult(), *in, record);
 }
 
+LogicalResult LayerNormOp::verify() { return verifyShape(*this); }
+
 template <typename SoftmaxLike>
-static LogicalResult verifySoftmax(SoftmaxLike op) {
+static LogicalResult verifySoftmax(SoftmaxLike op,
+                                   InferredShape *record = nullptr) {
   auto in = shapeOf(op.getInput());
   if (!in)
     return success();
   if (!shp::normalizeAxis(op.getAxis(), in->size()))
     return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
                             << " is out of range";
-  return checkResultShape(op, op.getResult(), *in);
+  return checkResultShape(op, op.getResult(), *in, record);
 }
 
 LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
 LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
 
-LogicalResult ReduceOp::verify() {
-  auto in = shapeOf(getInput());
+static LogicalResult verifyShape(ReduceOp op, InferredShape *record = nullptr) {
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
   FailureOr<SmallVector<int64_t>> axes =
-      normalizeAxes(*this, getAxes(), in->size());
+      normalizeAxes(op, op.getAxes(), in->size());
   if (failed(axes))
     return failure();
   SmallVector<int64_t> result;
@@ -468,11 +498,13 @@ LogicalResult ReduceOp::verify() {
     bool reduced = axes->empty() || llvm::is_contained(*axes, i);
     if (!reduced)
       result.push_back((*in)[i]);
-    else if (getKeepdims())
+    else if (op.getKeepdims())
       result.push_back(1);
   }
-  return checkResultShape(*this, getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
+
+LogicalResult ReduceOp::verify() { return verifyShape(*this); }
 
 //===----------------------------------------------------------------------===//
 // Elementwise ops.
@@ -480,7 +512,8 @@ LogicalResult ReduceOp::verify() {
 
 /// Broadcasting binary ops: comparisons and logic produce i1, arithmetic
 /// keeps the operands' element type.
-static LogicalResult verifyBinary(Operation *op) {
+static LogicalResult verifyBinary(Operation *op,
+                                  InferredShape *record = nullptr) {
   Value lhs = op->getOperand(0), rhs = op->getOperand(1);
   Value result = op->getResult(0);
   Type resultElement = elementTypeOf(result);
@@ -501,13 +534,13 @@ static LogicalResult verifyBinary(Operation *op) {
   if (isa<PReluOp>(op)) {
     if (!shp::broadcastsTo(*b, *a))
       return op->emitOpError("slope must broadcast to the input shape");
-    return checkResultShape(op, result, *a);
+    return checkResultShape(op, result, *a, record);
   }
   auto shape = shp::broadcast(*a, *b);
   if (!shape)
     return op->emitOpError() << "operand shapes " << formatShape(*a) << " and "
                              << formatShape(*b) << " do not broadcast";
-  return checkResultShape(op, result, *shape);
+  return checkResultShape(op, result, *shape, record);
 }
 
 #define HPS_BINARY_VERIFIER(OP)                                                \
@@ -531,52 +564,55 @@ HPS_BINARY_VERIFIER(GreaterOp)
 HPS_BINARY_VERIFIER(GreaterEqualOp)
 #undef HPS_BINARY_VERIFIER
 
-LogicalResult WhereOp::verify() {
-  if (!elementTypeOf(getCondition()).isInteger(1))
-    return emitOpError("condition must be an i1 tensor");
-  if (elementTypeOf(getX()) != elementTypeOf(getY()) ||
-      elementTypeOf(getX()) != elementTypeOf(getResult()))
-    return emitOpError("x, y and the result must share an element type");
-  auto c = shapeOf(getCondition()), x = shapeOf(getX()), y = shapeOf(getY());
+static LogicalResult verifyShape(WhereOp op, InferredShape *record = nullptr) {
+  if (!elementTypeOf(op.getCondition()).isInteger(1))
+    return op.emitOpError("condition must be an i1 tensor");
+  if (elementTypeOf(op.getX()) != elementTypeOf(op.getY()) ||
+      elementTypeOf(op.getX()) != elementTypeOf(op.getResult()))
+    return op.emitOpError("x, y and the result must share an element type");
+  auto c = shapeOf(op.getCondition()), x = shapeOf(op.getX()),
+       y = shapeOf(op.getY());
   if (!c || !x || !y)
     return success();
   auto xy = shp::broadcast(*x, *y);
   auto all = xy ? shp::broadcast(*c, *xy) : std::nullopt;
   if (!all)
-    return emitOpError("condition, x and y do not broadcast together");
-  return checkResultShape(*this, getResult(), *all);
+    return op.emitOpError("condition, x and y do not broadcast together");
+  return checkResultShape(op, op.getResult(), *all, record);
 }
+
+LogicalResult WhereOp::verify() { return verifyShape(*this); }
 
 //===----------------------------------------------------------------------===//
 // Data movement.
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConcatOp::verify() {
-  if (getInputs().empty())
-    return emitOpError("needs at least one input");
-  auto first = shapeOf(getInputs().front());
+static LogicalResult verifyShape(ConcatOp op, InferredShape *record = nullptr) {
+  if (op.getInputs().empty())
+    return op.emitOpError("needs at least one input");
+  auto first = shapeOf(op.getInputs().front());
   if (!first)
     return success();
   int64_t rank = first->size();
-  std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), rank);
+  std::optional<int64_t> axis = shp::normalizeAxis(op.getAxis(), rank);
   if (!axis)
-    return emitOpError() << "axis " << static_cast<int64_t>(getAxis())
-                         << " is out of range";
+    return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
+                            << " is out of range";
   SmallVector<int64_t> result(*first);
   result[*axis] = 0;
-  for (Value input : getInputs()) {
+  for (Value input : op.getInputs()) {
     auto shape = shapeOf(input);
     if (!shape)
       return success();
     if (static_cast<int64_t>(shape->size()) != rank)
-      return emitOpError("inputs must have the same rank");
-    if (elementTypeOf(input) != elementTypeOf(getResult()))
-      return emitOpError("inputs and result must share an element type");
+      return op.emitOpError("inputs must have the same rank");
+    if (elementTypeOf(input) != elementTypeOf(op.getResult()))
+      return op.emitOpError("inputs and result must share an element type");
     for (int64_t i = 0; i < rank; ++i) {
       if (i == *axis)
         continue;
       if (staticMismatch((*shape)[i], result[i]))
-        return emitOpError() << "inputs differ in dimension " << i;
+        return op.emitOpError() << "inputs differ in dimension " << i;
       if (result[i] == shp::kDynamic)
         result[i] = (*shape)[i];
     }
@@ -585,8 +621,10 @@ LogicalResult ConcatOp::verify() {
                         ? shp::kDynamic
                         : result[*axis] + extent;
   }
-  return checkResultShape(*this, getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
+
+LogicalResult ConcatOp::verify() { return verifyShape(*this); }
 
 LogicalResult SplitOp::verify() {
   if (getSizes().size() != getResults().size())
@@ -616,19 +654,19 @@ LogicalResult SplitOp::verify() {
   return success();
 }
 
-LogicalResult SliceOp::verify() {
-  size_t count = getStarts().size();
-  if (getEnds().size() != count || getAxes().size() != count ||
-      getSteps().size() != count)
-    return emitOpError("starts, ends, axes and steps must have one entry "
-                       "per sliced axis");
-  if (llvm::is_contained(getSteps(), 0))
-    return emitOpError("steps must not be zero");
-  auto in = shapeOf(getInput());
+static LogicalResult verifyShape(SliceOp op, InferredShape *record = nullptr) {
+  size_t count = op.getStarts().size();
+  if (op.getEnds().size() != count || op.getAxes().size() != count ||
+      op.getSteps().size() != count)
+    return op.emitOpError("starts, ends, axes and steps must have one entry "
+                          "per sliced axis");
+  if (llvm::is_contained(op.getSteps(), 0))
+    return op.emitOpError("steps must not be zero");
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
   FailureOr<SmallVector<int64_t>> axes =
-      normalizeAxes(*this, getAxes(), in->size());
+      normalizeAxes(op, op.getAxes(), in->size());
   if (failed(axes))
     return failure();
   SmallVector<int64_t> result(*in);
@@ -637,72 +675,85 @@ LogicalResult SliceOp::verify() {
     result[(*axes)[i]] =
         dim == shp::kDynamic
             ? shp::kDynamic
-            : shp::sliceCount(dim, getStarts()[i], getEnds()[i], getSteps()[i]);
+            : shp::sliceCount(dim, op.getStarts()[i], op.getEnds()[i],
+                              op.getSteps()[i]);
   }
-  return checkResultShape(*this, getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
 
-LogicalResult ReshapeOp::verify() {
-  if (llvm::count(getShape(), -1) > 1)
-    return emitOpError("at most one dimension may be -1");
-  if (llvm::any_of(getShape(), [](int64_t d) { return d < -1; }))
-    return emitOpError("dimensions must be -1 or more");
-  if (getAllowzero() && llvm::is_contained(getShape(), 0) &&
-      llvm::is_contained(getShape(), -1))
-    return emitOpError("with allowzero, 0 and -1 cannot both appear");
-  auto in = shapeOf(getInput());
+LogicalResult SliceOp::verify() { return verifyShape(*this); }
+
+static LogicalResult verifyShape(ReshapeOp op,
+                                 InferredShape *record = nullptr) {
+  if (llvm::count(op.getShape(), -1) > 1)
+    return op.emitOpError("at most one dimension may be -1");
+  if (llvm::any_of(op.getShape(), [](int64_t d) { return d < -1; }))
+    return op.emitOpError("dimensions must be -1 or more");
+  if (op.getAllowzero() && llvm::is_contained(op.getShape(), 0) &&
+      llvm::is_contained(op.getShape(), -1))
+    return op.emitOpError("with allowzero, 0 and -1 cannot both appear");
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
-  auto result = shp::reshape(*in, getShape(), getAllowzero());
+  auto result = shp::reshape(*in, op.getShape(), op.getAllowzero());
   if (!result)
-    return emitOpError() << "cannot reshape " << formatShape(*in) << " to "
-                         << formatShape(getShape());
-  return checkResultShape(*this, getResult(), *result);
+    return op.emitOpError() << "cannot reshape " << formatShape(*in) << " to "
+                            << formatShape(op.getShape());
+  return checkResultShape(op, op.getResult(), *result, record);
 }
 
-LogicalResult TransposeOp::verify() {
-  auto in = shapeOf(getInput());
+LogicalResult ReshapeOp::verify() { return verifyShape(*this); }
+
+static LogicalResult verifyShape(TransposeOp op,
+                                 InferredShape *record = nullptr) {
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
-  ArrayRef<int64_t> perm = getPerm();
+  ArrayRef<int64_t> perm = op.getPerm();
   if (perm.size() != in->size())
-    return emitOpError() << "perm has " << perm.size() << " entries for rank "
-                         << in->size();
+    return op.emitOpError()
+           << "perm has " << perm.size() << " entries for rank " << in->size();
   SmallVector<int64_t> result;
   llvm::SmallSet<int64_t, 8> seen;
   for (int64_t p : perm) {
     if (p < 0 || p >= static_cast<int64_t>(in->size()) ||
         !seen.insert(p).second)
-      return emitOpError("perm must be a permutation of the axes");
+      return op.emitOpError("perm must be a permutation of the axes");
     result.push_back((*in)[p]);
   }
-  return checkResultShape(*this, getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
 
-LogicalResult FlattenOp::verify() {
-  auto in = shapeOf(getInput());
+LogicalResult TransposeOp::verify() { return verifyShape(*this); }
+
+static LogicalResult verifyShape(FlattenOp op,
+                                 InferredShape *record = nullptr) {
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
   // Flatten allows axis == rank (everything in the outer dimension).
-  int64_t rank = in->size(), axisValue = static_cast<int64_t>(getAxis());
+  int64_t rank = in->size(), axisValue = static_cast<int64_t>(op.getAxis());
   std::optional<int64_t> axis;
   if (axisValue >= -rank && axisValue <= rank)
     axis = axisValue < 0 ? axisValue + rank : axisValue;
   else
-    return emitOpError() << "axis " << axisValue << " is out of range";
+    return op.emitOpError() << "axis " << axisValue << " is out of range";
   auto outer = shp::elementCount(in->take_front(*axis));
   auto inner = shp::elementCount(in->drop_front(*axis));
   return checkResultShape(
-      *this, getResult(),
-      {outer.value_or(shp::kDynamic), inner.value_or(shp::kDynamic)});
+      op, op.getResult(),
+      {outer.value_or(shp::kDynamic), inner.value_or(shp::kDynamic)}, record);
 }
 
-LogicalResult SqueezeOp::verify() {
-  auto in = shapeOf(getInput());
+LogicalResult FlattenOp::verify() { return verifyShape(*this); }
+
+static LogicalResult verifyShape(SqueezeOp op,
+                                 InferredShape *record = nullptr) {
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
   FailureOr<SmallVector<int64_t>> axes =
-      normalizeAxes(*this, getAxes(), in->size());
+      normalizeAxes(op, op.getAxes(), in->size());
   if (failed(axes))
     return failure();
   SmallVector<int64_t> result;
@@ -710,62 +761,73 @@ LogicalResult SqueezeOp::verify() {
     int64_t dim = (*in)[i];
     bool listed = llvm::is_contained(*axes, i);
     if (listed && staticMismatch(dim, 1))
-      return emitOpError() << "cannot squeeze axis " << i << " of extent "
-                           << dim;
+      return op.emitOpError()
+             << "cannot squeeze axis " << i << " of extent " << dim;
     if (axes->empty() && dim == shp::kDynamic)
       return success(); // Which axes go depends on runtime extents.
     if (listed || (axes->empty() && dim == 1))
       continue;
     result.push_back(dim);
   }
-  return checkResultShape(*this, getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
 
-LogicalResult UnsqueezeOp::verify() {
-  auto in = shapeOf(getInput());
+LogicalResult SqueezeOp::verify() { return verifyShape(*this); }
+
+static LogicalResult verifyShape(UnsqueezeOp op,
+                                 InferredShape *record = nullptr) {
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
-  int64_t rank = in->size() + getAxes().size();
-  FailureOr<SmallVector<int64_t>> axes = normalizeAxes(*this, getAxes(), rank);
+  int64_t rank = in->size() + op.getAxes().size();
+  FailureOr<SmallVector<int64_t>> axes = normalizeAxes(op, op.getAxes(), rank);
   if (failed(axes))
     return failure();
   SmallVector<int64_t> result;
   auto next = in->begin();
   for (int64_t i = 0; i < rank; ++i)
     result.push_back(llvm::is_contained(*axes, i) ? 1 : *next++);
-  return checkResultShape(*this, getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
 
-LogicalResult ExpandOp::verify() {
-  auto in = shapeOf(getInput());
+LogicalResult UnsqueezeOp::verify() { return verifyShape(*this); }
+
+static LogicalResult verifyShape(ExpandOp op, InferredShape *record = nullptr) {
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
-  auto result = shp::broadcast(*in, getShape());
+  auto result = shp::broadcast(*in, op.getShape());
   if (!result)
-    return emitOpError() << "cannot expand " << formatShape(*in) << " to "
-                         << formatShape(getShape());
-  return checkResultShape(*this, getResult(), *result);
+    return op.emitOpError() << "cannot expand " << formatShape(*in) << " to "
+                            << formatShape(op.getShape());
+  return checkResultShape(op, op.getResult(), *result, record);
 }
 
-LogicalResult PadOp::verify() {
-  auto in = shapeOf(getInput());
+LogicalResult ExpandOp::verify() { return verifyShape(*this); }
+
+static LogicalResult verifyShape(PadOp op, InferredShape *record = nullptr) {
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
   int64_t rank = in->size();
-  if (static_cast<int64_t>(getPads().size()) != 2 * rank)
-    return emitOpError() << "expects " << 2 * rank << " pads for rank " << rank;
-  if (getValue().getType() != elementTypeOf(getInput()))
-    return emitOpError("pad value must have the input's element type");
+  if (static_cast<int64_t>(op.getPads().size()) != 2 * rank)
+    return op.emitOpError()
+           << "expects " << 2 * rank << " pads for rank " << rank;
+  if (op.getValue().getType() != elementTypeOf(op.getInput()))
+    return op.emitOpError("pad value must have the input's element type");
   SmallVector<int64_t> result;
   for (int64_t i = 0; i < rank; ++i) {
     int64_t dim = (*in)[i];
-    result.push_back(
-        dim == shp::kDynamic ? dim : dim + getPads()[i] + getPads()[rank + i]);
+    result.push_back(dim == shp::kDynamic
+                         ? dim
+                         : dim + op.getPads()[i] + op.getPads()[rank + i]);
     if (result.back() < 0 && dim != shp::kDynamic)
-      return emitOpError() << "pads crop axis " << i << " below zero";
+      return op.emitOpError() << "pads crop axis " << i << " below zero";
   }
-  return checkResultShape(*this, getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
+
+LogicalResult PadOp::verify() { return verifyShape(*this); }
 
 /// The [start, end) axis range ONNX Shape selects, clamped to the rank.
 static std::pair<int64_t, int64_t> shapeRange(ShapeOp op, int64_t rank) {
@@ -779,13 +841,15 @@ static std::pair<int64_t, int64_t> shapeRange(ShapeOp op, int64_t rank) {
   return {start, std::max(start, end)};
 }
 
-LogicalResult ShapeOp::verify() {
-  auto in = shapeOf(getInput());
+static LogicalResult verifyShape(ShapeOp op, InferredShape *record = nullptr) {
+  auto in = shapeOf(op.getInput());
   if (!in)
     return success();
-  auto [start, end] = shapeRange(*this, in->size());
-  return checkResultShape(*this, getResult(), {end - start});
+  auto [start, end] = shapeRange(op, in->size());
+  return checkResultShape(op, op.getResult(), {end - start}, record);
 }
+
+LogicalResult ShapeOp::verify() { return verifyShape(*this); }
 
 OpFoldResult ShapeOp::fold(FoldAdaptor) {
   auto in = shapeOf(getInput());
@@ -800,28 +864,31 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
   return DenseIntElementsAttr::get(type, dims);
 }
 
-LogicalResult GatherOp::verify() {
-  if (!isInteger(getIndices()))
-    return emitOpError("indices must be an integer tensor");
-  auto data = shapeOf(getData()), indices = shapeOf(getIndices());
+static LogicalResult verifyShape(GatherOp op, InferredShape *record = nullptr) {
+  if (!isInteger(op.getIndices()))
+    return op.emitOpError("indices must be an integer tensor");
+  auto data = shapeOf(op.getData()), indices = shapeOf(op.getIndices());
   if (!data || !indices)
     return success();
   if (data->empty())
-    return emitOpError("data must have rank at least 1");
-  std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), data->size());
+    return op.emitOpError("data must have rank at least 1");
+  std::optional<int64_t> axis = shp::normalizeAxis(op.getAxis(), data->size());
   if (!axis)
-    return emitOpError() << "axis " << static_cast<int64_t>(getAxis())
-                         << " is out of range";
+    return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
+                            << " is out of range";
   SmallVector<int64_t> result(data->take_front(*axis));
   llvm::append_range(result, *indices);
   llvm::append_range(result, data->drop_front(*axis + 1));
-  return checkResultShape(*this, getResult(), result);
+  return checkResultShape(op, op.getResult(), result, record);
 }
+
+LogicalResult GatherOp::verify() { return verifyShape(*this); }
 
 /// Shared by the lookup and its parameter-server form: rows of a [rows, dim]
 /// table picked by integer ids, optionally pooled over the ids' last axis.
 static LogicalResult verifyLookup(Operation *op, Value ids, int64_t dim,
-                                  EmbeddingPooling pooling, Value result) {
+                                  EmbeddingPooling pooling, Value result,
+                                  InferredShape *record = nullptr) {
   if (!isInteger(ids))
     return op->emitOpError("ids must be an integer tensor");
   auto idsShape = shapeOf(ids);
@@ -834,16 +901,19 @@ static LogicalResult verifyLookup(Operation *op, Value ids, int64_t dim,
     expected.pop_back();
   }
   expected.push_back(dim);
-  return checkResultShape(op, result, expected);
+  return checkResultShape(op, result, expected, record);
 }
 
-LogicalResult EmbeddingLookupOp::verify() {
-  if (failed(checkRank(*this, getTable(), "table", 2, 2)))
+static LogicalResult verifyShape(EmbeddingLookupOp op,
+                                 InferredShape *record = nullptr) {
+  if (failed(checkRank(op, op.getTable(), "table", 2, 2)))
     return failure();
-  auto table = shapeOf(getTable());
-  return verifyLookup(*this, getIds(), table ? (*table)[1] : shp::kDynamic,
-                      getPooling(), getResult());
+  auto table = shapeOf(op.getTable());
+  return verifyLookup(op, op.getIds(), table ? (*table)[1] : shp::kDynamic,
+                      op.getPooling(), op.getResult());
 }
+
+LogicalResult EmbeddingLookupOp::verify() { return verifyShape(*this); }
 
 LogicalResult PSPullOp::verify() {
   auto table = cast<RankedTensorType>(getTableType());
@@ -903,6 +973,49 @@ LogicalResult LossGradOp::verify() {
   if (getResult().getType() != getPrediction().getType())
     return emitOpError("result must have the prediction's type");
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Result shape inference: the verifiers' shape rules, recorded.
+//===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>>
+heterps::hps::inferResultShape(Operation *op) {
+  if (op->getNumResults() != 1 || op->getNumOperands() == 0)
+    return std::nullopt;
+  if (op->hasTrait<OpTrait::SameOperandsAndResultShape>()) {
+    if (auto shape = shapeOf(op->getOperand(0)))
+      return SmallVector<int64_t>(*shape);
+    return std::nullopt;
+  }
+  // A rule that rejects the operands reports it when the op is verified;
+  // here it only means "no shape".
+  ScopedDiagnosticHandler silence(op->getContext(),
+                                  [](Diagnostic &) { return success(); });
+  InferredShape shape;
+  LogicalResult ok =
+      llvm::TypeSwitch<Operation *, LogicalResult>(op)
+          .Case<GemmOp, MatMulOp, ConvOp, BatchNormOp, LayerNormOp, ReduceOp,
+                WhereOp, ConcatOp, SliceOp, ReshapeOp, TransposeOp, FlattenOp,
+                SqueezeOp, UnsqueezeOp, ExpandOp, PadOp, ShapeOp, GatherOp,
+                EmbeddingLookupOp>(
+              [&](auto typed) { return verifyShape(typed, &shape); })
+          .Case<MaxPoolOp, AvgPoolOp>(
+              [&](auto typed) { return verifyWindowPool(typed, &shape); })
+          .Case<GlobalMaxPoolOp, GlobalAvgPoolOp>([&](auto typed) {
+            return verifyGlobalPool(typed, typed.getInput(), typed.getResult(),
+                                    &shape);
+          })
+          .Case<SoftmaxOp, LogSoftmaxOp>(
+              [&](auto typed) { return verifySoftmax(typed, &shape); })
+          .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp,
+                AndOp, OrOp, XorOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
+                GreaterEqualOp>(
+              [&](Operation *binary) { return verifyBinary(binary, &shape); })
+          .Default([](Operation *) { return failure(); });
+  if (failed(ok))
+    return std::nullopt;
+  return shape;
 }
 
 #define GET_OP_CLASSES

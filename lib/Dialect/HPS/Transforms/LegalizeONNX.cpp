@@ -5,6 +5,7 @@
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/MapVector.h"
 
 namespace heterps::hps {
 #define GEN_PASS_DEF_HPSLEGALIZEONNX
@@ -16,123 +17,62 @@ using namespace heterps::hps;
 
 namespace {
 
-/// The shape an hps op's semantics give its (single) result, when ONNX
-/// shape inference left it unranked but the operands are ranked; exporters
-/// emit models whose per-node type checks fail (a float Equal at opset 10)
-/// and ONNX then types nothing downstream.
-std::optional<SmallVector<int64_t>> inferResultShape(Operation *op) {
-  auto shapeOf = [](Value v) { return rankedShape(v); };
-  if (op->hasTrait<OpTrait::SameOperandsAndResultShape>() ||
-      isa<SoftmaxOp, LogSoftmaxOp, LayerNormOp, BatchNormOp>(op)) {
-    if (auto s = shapeOf(op->getOperand(0)))
-      return SmallVector<int64_t>(*s);
+/// The type of `value` with the more static shape its defining hps layer op
+/// implies: a refinement only (unranked to ranked, or dynamic extents to
+/// static ones), never a change of rank or of a static extent.
+std::optional<RankedTensorType> refinedType(Value value) {
+  Operation *op = value.getDefiningOp();
+  auto current = dyn_cast<ShapedType>(value.getType());
+  if (!op || op->getNumResults() != 1 || isa<OnnxNodeOp>(op) ||
+      !isa<PlacedOpInterface>(op) || !current ||
+      (current.hasRank() && current.hasStaticShape()))
     return std::nullopt;
-  }
-  if (isa<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, AndOp, OrOp,
-          XorOp, EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp,
-          WhereOp>(op)) {
-    std::optional<SmallVector<int64_t>> shape = SmallVector<int64_t>{};
-    for (Value operand : op->getOperands()) {
-      auto s = shapeOf(operand);
-      if (!s || !shape)
+  std::optional<SmallVector<int64_t>> shape = inferResultShape(op);
+  if (!shape)
+    return std::nullopt;
+  if (current.hasRank()) {
+    if (current.getRank() != static_cast<int64_t>(shape->size()))
+      return std::nullopt;
+    bool gained = false;
+    for (auto [have, want] : llvm::zip(current.getShape(), *shape)) {
+      if (!ShapedType::isDynamic(have) && have != want)
         return std::nullopt;
-      shape = shapes::broadcast(*shape, *s);
+      gained |= ShapedType::isDynamic(have) && !ShapedType::isDynamic(want);
     }
-    return shape;
-  }
-  if (auto slice = dyn_cast<SliceOp>(op)) {
-    auto s = shapeOf(slice.getInput());
-    if (!s)
+    if (!gained)
       return std::nullopt;
-    SmallVector<int64_t> shape(*s);
-    for (auto [i, axis] : llvm::enumerate(slice.getAxes())) {
-      auto a = shapes::normalizeAxis(axis, shape.size());
-      if (!a)
-        return std::nullopt;
-      if (shape[*a] != ShapedType::kDynamic)
-        shape[*a] = shapes::sliceCount(shape[*a], slice.getStarts()[i],
-                                       slice.getEnds()[i], slice.getSteps()[i]);
-    }
-    return shape;
   }
-  if (auto matmul = dyn_cast<MatMulOp>(op)) {
-    auto a = shapeOf(matmul.getA()), b = shapeOf(matmul.getB());
-    if (!a || !b || a->empty() || b->empty())
-      return std::nullopt;
-    SmallVector<int64_t> lhs(*a), rhs(*b);
-    if (lhs.size() == 1)
-      lhs.insert(lhs.begin(), 1);
-    if (rhs.size() == 1)
-      rhs.push_back(1);
-    auto shape = shapes::broadcast(ArrayRef(lhs).drop_back(2),
-                                   ArrayRef(rhs).drop_back(2));
-    if (!shape)
-      return std::nullopt;
-    if (a->size() > 1)
-      shape->push_back(lhs[lhs.size() - 2]);
-    if (b->size() > 1)
-      shape->push_back(rhs.back());
-    return shape;
-  }
-  if (auto reduce = dyn_cast<ReduceOp>(op)) {
-    auto s = shapeOf(reduce.getInput());
-    if (!s)
-      return std::nullopt;
-    SmallVector<bool> reduced(s->size(), reduce.getAxes().empty());
-    for (int64_t axis : reduce.getAxes()) {
-      auto a = shapes::normalizeAxis(axis, s->size());
-      if (!a)
-        return std::nullopt;
-      reduced[*a] = true;
-    }
-    SmallVector<int64_t> shape;
-    for (auto [dim, gone] : llvm::zip(*s, reduced))
-      if (!gone)
-        shape.push_back(dim);
-      else if (reduce.getKeepdims())
-        shape.push_back(1);
-    return shape;
-  }
-  if (auto reshape = dyn_cast<ReshapeOp>(op))
-    if (auto s = shapeOf(reshape.getInput()))
-      return shapes::reshape(*s, reshape.getShape(), reshape.getAllowzero());
-  if (auto transpose = dyn_cast<TransposeOp>(op))
-    if (auto s = shapeOf(transpose.getInput())) {
-      SmallVector<int64_t> shape;
-      for (int64_t p : transpose.getPerm())
-        shape.push_back((*s)[p]);
-      return shape;
-    }
-  return std::nullopt;
+  return RankedTensorType::get(*shape, current.getElementType());
 }
 
-/// Gives unranked results of hps layer ops the shape their operands imply.
-/// Results that func.return reads keep their type (it must match the
-/// signature). Returns true if any type changed.
+bool isReturned(Value value) {
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    return isa<func::ReturnOp>(user);
+  });
+}
+
+/// Gives results of hps layer ops the more static shape their operands
+/// imply. Exporters emit models whose per-node type checks fail (a float
+/// Equal at opset 10) or whose shapes are computed at run time (a channel
+/// shuffle's Reshape, a ViT's class token Expand), and ONNX then types
+/// nothing downstream. Results that func.return reads keep their type here
+/// (it must match the signature; see refineReturnedTypes). Returns true if
+/// any type changed.
 bool refineResultTypes(ModuleOp module) {
   bool changed = false;
   module.walk([&](Operation *op) {
-    if (op->getNumResults() != 1 || isa<OnnxNodeOp>(op) ||
-        !isa<PlacedOpInterface>(op))
+    if (op->getNumResults() != 1 || isReturned(op->getResult(0)))
       return;
-    Value result = op->getResult(0);
-    auto unranked = dyn_cast<UnrankedTensorType>(result.getType());
-    if (!unranked || llvm::any_of(result.getUsers(), [](Operation *user) {
-          return isa<func::ReturnOp>(user);
-        }))
-      return;
-    std::optional<SmallVector<int64_t>> shape = inferResultShape(op);
-    if (!shape)
-      return;
-    result.setType(RankedTensorType::get(*shape, unranked.getElementType()));
-    changed = true;
+    if (std::optional<RankedTensorType> type = refinedType(op->getResult(0))) {
+      op->getResult(0).setType(*type);
+      changed = true;
+    }
   });
   return changed;
 }
 
-/// Results that func.return reads get the more static type their operands
-/// imply (a symbolic batch bound at import), and the signature follows: a
-/// refinement, never a change of rank or of a static extent.
+/// Results that func.return reads get the static type their operands imply
+/// (a symbolic batch bound at import), and the signature follows.
 void refineReturnedTypes(ModuleOp module) {
   module.walk([&](func::FuncOp func) {
     if (func.isExternal())
@@ -140,25 +80,10 @@ void refineReturnedTypes(ModuleOp module) {
     auto ret = cast<func::ReturnOp>(func.getBody().back().getTerminator());
     bool changed = false;
     for (Value value : ret.getOperands()) {
-      Operation *op = value.getDefiningOp();
-      auto current = dyn_cast<ShapedType>(value.getType());
-      if (!op || op->getNumResults() != 1 || isa<OnnxNodeOp>(op) ||
-          !isa<PlacedOpInterface>(op) || !current ||
-          (current.hasRank() && current.hasStaticShape()))
+      std::optional<RankedTensorType> type = refinedType(value);
+      if (!type || !type->hasStaticShape())
         continue;
-      std::optional<SmallVector<int64_t>> shape = inferResultShape(op);
-      if (!shape || llvm::any_of(*shape, ShapedType::isDynamic))
-        continue;
-      if (current.hasRank()) {
-        if (current.getRank() != static_cast<int64_t>(shape->size()))
-          continue;
-        bool compatible = true;
-        for (auto [have, want] : llvm::zip(current.getShape(), *shape))
-          compatible &= ShapedType::isDynamic(have) || have == want;
-        if (!compatible)
-          continue;
-      }
-      value.setType(RankedTensorType::get(*shape, current.getElementType()));
+      value.setType(*type);
       changed = true;
     }
     if (changed)
@@ -208,13 +133,38 @@ struct LegalizeONNXPass
 
     if (!strict)
       return;
-    bool failedAny = false;
+    // One error per op type, at its first node; a model with a missing op
+    // has it everywhere (a transformer's attention in every layer).
+    llvm::MapVector<StringRef, SmallVector<OnnxNodeOp>> unlegalized;
     getOperation().walk([&](OnnxNodeOp node) {
-      node.emitError() << "no legalization for ONNX op '" << node.getOpType()
-                       << "' (domain '" << node.getDomain() << "', opset "
-                       << node.getOpset() << ") with these attributes";
-      failedAny = true;
+      unlegalized[node.getOpType()].push_back(node);
     });
+    for (auto &[opType, nodes] : unlegalized) {
+      OnnxNodeOp node = nodes.front();
+      InFlightDiagnostic diag = node.emitError()
+                                << "no legalization for ONNX op '" << opType
+                                << "' (domain '" << node.getDomain()
+                                << "', opset " << node.getOpset() << ")";
+      // Most patterns need ranked operands; say so rather than blame the
+      // attributes when shape inference is what gave up.
+      OpOperand *unknown = nullptr;
+      for (OpOperand &operand : node->getOpOperands()) {
+        auto type = dyn_cast<ShapedType>(operand.get().getType());
+        if (type && !type.hasRank()) {
+          unknown = &operand;
+          break;
+        }
+      }
+      if (unknown)
+        diag << ": its input " << unknown->getOperandNumber()
+             << " has no known rank (its shape is computed at run time)";
+      else
+        diag << " with these attributes and input types";
+      if (nodes.size() > 1)
+        diag << "; " << nodes.size() - 1 << " more '" << opType
+             << "' node(s) are not legalized either";
+    }
+    bool failedAny = !unlegalized.empty();
     if (failedAny)
       signalPassFailure();
   }

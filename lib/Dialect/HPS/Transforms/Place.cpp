@@ -131,6 +131,14 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
     module->setAttr("hps.plan", planAttr(*plan, extracted, *spec));
 
     if (!plan->feasible) {
+      // Memory or device counts can rule a plan out at any throughput; then
+      // the bottleneck and the target are beside the point.
+      if (plan->bestReachableThroughput >= throughput &&
+          !plan->infeasibleReason.empty()) {
+        main.emitWarning() << "no plan fits the cluster at " << batch
+                           << " samples per step: " << plan->infeasibleReason;
+        return;
+      }
       Operation *culprit = plan->bottleneckLayer
                                ? extracted.ops[*plan->bottleneckLayer]
                                : main.getOperation();

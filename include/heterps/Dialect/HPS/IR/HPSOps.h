@@ -25,6 +25,13 @@ mlir::ElementsAttr getConstantValue(mlir::Value value);
 /// The int64 values of a constant integer tensor, or std::nullopt.
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
 
+/// The result shape the operands of a single-result hps op imply, by the
+/// same rule its verifier checks; nullopt where an operand's rank is unknown,
+/// the operands are inconsistent or the op has no such rule. Import leaves
+/// results unranked where ONNX shape inference gave up (shapes computed at
+/// run time), and legalization refines them with this.
+std::optional<llvm::SmallVector<int64_t>> inferResultShape(mlir::Operation *op);
+
 } // namespace heterps::hps
 
 #endif // HETERPS_DIALECT_HPS_IR_HPSOPS_H

@@ -1,7 +1,8 @@
 //===- Values.cpp - Constants, shapes, identities -------------------------===//
 //
 // ONNX nodes that produce values rather than layers: Constant,
-// ConstantOfShape, Range and Size fold to hps.constant; Shape becomes
+// ConstantOfShape, Range, Size and ScatterND of constants fold to
+// hps.constant; Shape becomes
 // hps.shape (which folds when static); Identity and inference-mode Dropout
 // disappear.
 //
@@ -131,6 +132,73 @@ LogicalResult legalizeRange(ONNXNode node, PatternRewriter &rewriter) {
                              rewriter);
 }
 
+/// ScatterND of constants (Swin's shifted-window mask is built this way):
+/// folded here, element by element. Reductions none, add and mul; a
+/// run-time operand keeps it generic, as the runtime has no scatter kernel.
+LogicalResult legalizeScatterND(ONNXNode node, PatternRewriter &rewriter) {
+  auto data =
+      dyn_cast_or_null<DenseElementsAttr>(getConstantValue(node.input(0)));
+  auto updates =
+      dyn_cast_or_null<DenseElementsAttr>(getConstantValue(node.input(2)));
+  std::optional<SmallVector<int64_t>> indices = getConstantInts(node.input(1));
+  auto indicesType = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (!data || !updates || !indices || !indicesType ||
+      indicesType.getRank() < 1)
+    return fail(node, rewriter, "operands are not constants");
+  std::string reduction = node.getString("reduction", "none");
+  if (reduction != "none" && reduction != "add" && reduction != "mul")
+    return fail(node, rewriter, "reduction is not none, add or mul");
+  ArrayRef<int64_t> shape = data.getType().getShape();
+  int64_t k = indicesType.getShape().back();
+  int64_t rank = shape.size();
+  if (k < 1 || k > rank)
+    return fail(node, rewriter, "index tuples longer than the data's rank");
+  // Each index tuple addresses a slice of `sliceSize` elements.
+  int64_t sliceSize = 1;
+  for (int64_t extent : shape.drop_front(k))
+    sliceSize *= extent;
+  int64_t tuples = static_cast<int64_t>(indices->size()) / k;
+  if (updates.getNumElements() != tuples * sliceSize)
+    return fail(node, rewriter, "updates do not match the indexed slices");
+  SmallVector<Attribute> values(data.getValues<Attribute>());
+  auto update = llvm::to_vector(updates.getValues<Attribute>());
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t offset = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      int64_t index = (*indices)[t * k + i];
+      if (index < 0)
+        index += shape[i];
+      if (index < 0 || index >= shape[i])
+        return fail(node, rewriter, "index out of range");
+      offset = offset * shape[i] + index;
+    }
+    offset *= sliceSize;
+    for (int64_t e = 0; e < sliceSize; ++e) {
+      Attribute &target = values[offset + e];
+      Attribute source = update[t * sliceSize + e];
+      if (reduction == "none") {
+        target = source;
+      } else if (auto f = dyn_cast<FloatAttr>(target)) {
+        APFloat value = f.getValue(),
+                other = cast<FloatAttr>(source).getValue();
+        if (reduction == "add")
+          value.add(other, APFloat::rmNearestTiesToEven);
+        else
+          value.multiply(other, APFloat::rmNearestTiesToEven);
+        target = FloatAttr::get(f.getType(), value);
+      } else {
+        auto i = cast<IntegerAttr>(target);
+        APInt other = cast<IntegerAttr>(source).getValue();
+        target = IntegerAttr::get(i.getType(), reduction == "add"
+                                                   ? i.getValue() + other
+                                                   : i.getValue() * other);
+      }
+    }
+  }
+  return replaceWithConstant(
+      node, DenseElementsAttr::get(data.getType(), values), rewriter);
+}
+
 /// Shape: all extents before opset 15; from 15 those in [start, end).
 LogicalResult legalizeShape(ONNXNode node, PatternRewriter &rewriter) {
   IntegerAttr end;
@@ -181,6 +249,9 @@ void populateValuePatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "ConstantOfShape", 9, kMaxOpset, {"value"},
                  legalizeConstantOfShape);
   addONNXPattern(patterns, "Range", 11, kMaxOpset, {}, legalizeRange);
+  addONNXPattern(patterns, "ScatterND", 11, 15, {}, legalizeScatterND);
+  addONNXPattern(patterns, "ScatterND", 16, kMaxOpset, {"reduction"},
+                 legalizeScatterND);
   addONNXPattern(patterns, "Shape", kMinOpset, 14, {}, legalizeShape);
   addONNXPattern(patterns, "Shape", 15, kMaxOpset, {"end", "start"},
                  legalizeShape);

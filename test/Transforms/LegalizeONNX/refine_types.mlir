@@ -1,0 +1,40 @@
+// RUN: heterps-opt --hps-legalize-onnx --split-input-file %s | FileCheck %s
+
+// A channel shuffle whose Reshape target is computed from Shape: ONNX
+// shape inference leaves everything after it unranked. Once the shape
+// chain folds, the Reshape, the Conv, the Relu and the MaxPool after it
+// get static types, so the second Conv (which needs a ranked input)
+// legalizes too.
+// CHECK-LABEL: func @channel_shuffle
+func.func @channel_shuffle(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>, %w2: tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32> {
+  %s = hps.onnx_node "Shape"(%x) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<1x4x8x8xf32>) -> tensor<4xi64>
+  %r = hps.onnx_node "Reshape"(%x, %s) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<1x4x8x8xf32>, tensor<4xi64>) -> tensor<*xf32>
+  // CHECK: hps.conv %{{.*}} {{.*}}group = 4{{.*}} -> tensor<1x4x8x8xf32>
+  %c = hps.onnx_node "Conv"(%r, %w) {attrs = {group = 4 : i64, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>}, domain = "", opset = 17 : i64} : (tensor<*xf32>, tensor<4x1x3x3xf32>) -> tensor<*xf32>
+  // CHECK: hps.relu %{{.*}} : tensor<1x4x8x8xf32>
+  %a = hps.onnx_node "Relu"(%c) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: hps.max_pool {{.*}} -> tensor<1x4x4x4xf32>
+  %p = hps.onnx_node "MaxPool"(%a) {attrs = {kernel_shape = array<i64: 2, 2>, strides = array<i64: 2, 2>}, domain = "", opset = 17 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: hps.conv {{.*}} -> tensor<1x4x4x4xf32>
+  // CHECK-NOT: hps.onnx_node
+  %d = hps.onnx_node "Conv"(%p, %w2) {attrs = {kernel_shape = array<i64: 1, 1>}, domain = "", opset = 17 : i64} : (tensor<*xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x4x4xf32>
+  return %d : tensor<1x4x4x4xf32>
+}
+
+// -----
+
+// A ViT's class token: Expand to a shape computed from the batch gives a
+// result ONNX types [?, ?, 8]; once the shape folds, the Expand (here an
+// identity, so it folds away) and the Concat and Add after it are static.
+// CHECK-LABEL: func @class_token
+func.func @class_token(%x: tensor<1x3x8xf32>, %token: tensor<1x1x8xf32>, %pos: tensor<1x4x8xf32>) -> tensor<1x4x8xf32> {
+  %s = hps.onnx_node "Shape"(%x) {attrs = {end = 1 : i64}, domain = "", opset = 17 : i64} : (tensor<1x3x8xf32>) -> tensor<1xi64>
+  %ones = hps.constant dense<1> : tensor<2xi64>
+  %shape = hps.onnx_node "Concat"(%s, %ones) {attrs = {axis = 0 : i64}, domain = "", opset = 17 : i64} : (tensor<1xi64>, tensor<2xi64>) -> tensor<3xi64>
+  %e = hps.onnx_node "Expand"(%token, %shape) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<1x1x8xf32>, tensor<3xi64>) -> tensor<?x?x8xf32>
+  // CHECK: hps.concat %arg1, %arg0 {{.*}} -> tensor<1x4x8xf32>
+  %c = hps.onnx_node "Concat"(%e, %x) {attrs = {axis = 1 : i64}, domain = "", opset = 17 : i64} : (tensor<?x?x8xf32>, tensor<1x3x8xf32>) -> tensor<1x?x8xf32>
+  // CHECK: hps.add {{.*}} : tensor<1x4x8xf32>
+  %a = hps.onnx_node "Add"(%c, %pos) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<1x?x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
+  return %a : tensor<1x4x8xf32>
+}
