@@ -36,7 +36,7 @@ def random_input(info, batch, samples, max_id, rng):
         elif i == 0:
             dims.append(samples if samples else batch)
         else:
-            raise SystemExit(f"input {name} has a symbolic dim {i}; give a static shape")
+            raise SystemExit(f"input {info.name} has a symbolic dim {i}; give a static shape")
     dtype = onnx.helper.tensor_dtype_to_np_dtype(elem)
     if np.issubdtype(dtype, np.floating):
         return rng.uniform(-1, 1, dims).astype(dtype)
@@ -141,7 +141,9 @@ def main():
             else:
                 err = float(np.count_nonzero(ours != ref))
                 ok = err == 0
-            print(f"{'ok' if ok else 'FAIL'} {name}: {list(ref.shape)} max error {err:.3g}")
+            largest = float(np.max(np.abs(ref))) if ref.size else 0.0
+            print(f"{'ok' if ok else 'FAIL'} {name}: {list(ref.shape)} max error {err:.3g} "
+                  f"(max |reference| {largest:.3g})")
             failed |= not ok
         return 1 if failed else 0
 

@@ -39,6 +39,10 @@ if python_has("onnx") and python_has("numpy"):
 # End-to-end checks compare with onnxruntime (PyPI).
 if python_has("onnxruntime"):
     config.available_features.add("onnxruntime")
+# Unseen-model checks export torchvision models (PyPI; not a build
+# dependency).
+if python_has("torchvision"):
+    config.available_features.add("torchvision")
 # GPU stage programs compile where nvcc is; they run where a GPU is.
 if os.path.exists("/usr/local/cuda/bin/nvcc") or shutil.which("nvcc"):
     config.available_features.add("nvcc")

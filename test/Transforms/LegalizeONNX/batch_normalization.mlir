@@ -48,3 +48,16 @@ func.func @training_mode(%x: tensor<2x3xf32>, %s: tensor<3xf32>) -> (tensor<2x3x
   %3:2 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>)
   return %0, %1#0, %2, %3#0, %3#1 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// Opset 6 (BatchNormalization 6): is_test=1 is the inference form; the
+// default is_test=0 normalizes with batch statistics and stays generic.
+// CHECK-LABEL: func @opset6
+func.func @opset6(%x: tensor<2x3x4x4xf32>, %s: tensor<3xf32>) -> (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) {
+  // CHECK: hps.batch_norm %arg0, %arg1, %arg1, %arg1, %arg1 {epsilon = 1.000000e-03 : f32, hps.momentum = 0.8999{{[0-9]*}} : f32}
+  %0 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {epsilon = 1.0e-3 : f32, is_test = 1 : i64, momentum = 0.9 : f32}, domain = "", opset = 6 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  // CHECK: hps.onnx_node "BatchNormalization"{{.*}}opset = 6
+  %1 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {}, domain = "", opset = 6 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
+  return %0, %1 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+}

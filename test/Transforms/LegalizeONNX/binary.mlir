@@ -59,10 +59,39 @@ func.func @prelu(%x: tensor<2x3x4x4xf32>, %c: tensor<3x1x1xf32>, %s: tensor<1xf3
 
 // -----
 
-// Before opset 7 Add had a `broadcast` attribute, not numpy broadcasting.
+// Opset 6: no numpy broadcasting. Without broadcast=1 the operands share a
+// shape; with it B is broadcast into A, aligned at `axis` (default:
+// trailing), which becomes a reshape of B to A's rank. PRelu-6's
+// per-channel slope (PyTorch's export) applies along axis 1.
 // CHECK-LABEL: func @opset6
-func.func @opset6(%a: tensor<2x3xf32>, %b: tensor<3xf32>) -> tensor<2x3xf32> {
-  // CHECK: hps.onnx_node "Add"
-  %0 = hps.onnx_node "Add"(%a, %b) {attrs = {broadcast = 1 : i64}, domain = "", opset = 6 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-  return %0 : tensor<2x3xf32>
+func.func @opset6(%a: tensor<2x3x4xf32>, %b: tensor<4xf32>, %c: tensor<3xf32>, %s: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xi1>, tensor<2x3x4xf32>) {
+  // CHECK: %[[T:.*]] = hps.add %arg0, %arg1 : tensor<2x3x4xf32>, tensor<4xf32> -> tensor<2x3x4xf32>
+  %0 = hps.onnx_node "Add"(%a, %b) {attrs = {broadcast = 1 : i64}, domain = "", opset = 6 : i64} : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xf32>
+  // CHECK: %[[C:.*]] = hps.reshape %arg2 {shape = array<i64: 3, 1>} : (tensor<3xf32>) -> tensor<3x1xf32>
+  // CHECK: %[[M:.*]] = hps.mul %arg0, %[[C]] : tensor<2x3x4xf32>, tensor<3x1xf32> -> tensor<2x3x4xf32>
+  %1 = hps.onnx_node "Mul"(%a, %c) {attrs = {axis = 1 : i64, broadcast = 1 : i64}, domain = "", opset = 6 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  // CHECK: %[[S:.*]] = hps.sub %arg0, %arg0 : tensor<2x3x4xf32>
+  %2 = hps.onnx_node "Sub"(%a, %a) {attrs = {}, domain = "", opset = 6 : i64} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  // CHECK: %[[E:.*]] = hps.equal %arg0, %arg1 : tensor<2x3x4xf32>, tensor<4xf32> -> tensor<2x3x4xi1>
+  %3 = hps.onnx_node "Equal"(%a, %b) {attrs = {broadcast = 1 : i64}, domain = "", opset = 6 : i64} : (tensor<2x3x4xf32>, tensor<4xf32>) -> tensor<2x3x4xi1>
+  // CHECK: %[[P:.*]] = hps.reshape %arg3 {shape = array<i64: 3, 1>} : (tensor<3xf32>) -> tensor<3x1xf32>
+  // CHECK: %[[R:.*]] = hps.prelu %arg0, %[[P]]
+  %4 = hps.onnx_node "PRelu"(%a, %s) {attrs = {}, domain = "", opset = 6 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  // CHECK: return %[[T]], %[[M]], %[[S]], %[[E]], %[[R]]
+  return %0, %1, %2, %3, %4 : tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xf32>, tensor<2x3x4xi1>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// Opset 6, stays generic: shapes differ without broadcast=1; B does not
+// fit A at `axis`; numpy broadcasting of A into B, which opset 6 lacks.
+// CHECK-LABEL: func @opset6_generic
+func.func @opset6_generic(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %one: tensor<1x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK: hps.onnx_node "Add"(%arg0, %arg1) {attrs = {}
+  %0 = hps.onnx_node "Add"(%a, %b) {attrs = {}, domain = "", opset = 6 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: hps.onnx_node "Add"(%arg0, %arg1) {attrs = {axis = 0 : i64
+  %1 = hps.onnx_node "Add"(%a, %b) {attrs = {axis = 0 : i64, broadcast = 1 : i64}, domain = "", opset = 6 : i64} : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+  // CHECK: hps.onnx_node "Div"(%arg2, %arg0)
+  %2 = hps.onnx_node "Div"(%one, %a) {attrs = {broadcast = 1 : i64}, domain = "", opset = 6 : i64} : (tensor<1x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %0, %1, %2 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }

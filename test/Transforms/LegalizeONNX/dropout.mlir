@@ -45,3 +45,15 @@ func.func @dropout_generic(%x: tensor<4xf32>, %train: tensor<i1>) -> (tensor<4xi
   // CHECK: return %[[MASKED]]#1, %[[UNKNOWN]], %[[TRAIN]], %[[SEED]]
   return %0#1, %1, %2, %3 : tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Opset 6: the identity only with is_test=1; the default is training.
+// CHECK-LABEL: func @dropout_6
+func.func @dropout_6(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = hps.onnx_node "Dropout"(%x) {attrs = {is_test = 1 : i64, ratio = 0.5 : f32}, domain = "", opset = 6 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: %[[D:.*]] = hps.onnx_node "Dropout"(%arg0) {attrs = {}
+  %1 = hps.onnx_node "Dropout"(%x) {attrs = {}, domain = "", opset = 6 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: return %arg0, %[[D]]
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -60,3 +60,16 @@ func.func @gemm_generic(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<3x4
   %3 = hps.onnx_node "Gemm"(%a3, %b) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
   return %0, %1, %2, %3 : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// Gemm-6: C broadcast only with broadcast=1 (else C is (M, N)); both are
+// cases of the unidirectional broadcast of Gemm-7.
+// CHECK-LABEL: func @gemm_6
+func.func @gemm_6(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<4xf32>, %full: tensor<2x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  // CHECK: hps.gemm %arg0, %arg1, %arg2 {alpha = 5.000000e-01 : f32}
+  %0 = hps.onnx_node "Gemm"(%a, %b, %c) {attrs = {alpha = 0.5 : f32, broadcast = 1 : i64}, domain = "", opset = 6 : i64} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  // CHECK: hps.gemm %arg0, %arg1, %arg3
+  %1 = hps.onnx_node "Gemm"(%a, %b, %full) {attrs = {}, domain = "", opset = 6 : i64} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
+  return %0, %1 : tensor<2x4xf32>, tensor<2x4xf32>
+}

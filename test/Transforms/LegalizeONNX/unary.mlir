@@ -279,7 +279,7 @@ func.func @out_of_range(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, ten
   %3 = hps.onnx_node "HardSwish"(%x) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   // CHECK: hps.onnx_node "Relu"{{.*}}domain = "com.example"
   %4 = hps.onnx_node "Relu"(%x) {attrs = {}, domain = "com.example", opset = 14 : i64} : (tensor<4xf32>) -> tensor<4xf32>
-  // CHECK: hps.onnx_node "Relu"{{.*}}opset = 6
-  %5 = hps.onnx_node "Relu"(%x) {attrs = {}, domain = "", opset = 6 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: hps.onnx_node "Relu"{{.*}}opset = 5
+  %5 = hps.onnx_node "Relu"(%x) {attrs = {}, domain = "", opset = 5 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }

@@ -6,9 +6,12 @@
 #include <cstdint>
 
 namespace heterps::hps {
-/// Oldest default-domain opset accepted: opset 7 introduced numpy-style
-/// broadcasting, which every hps op assumes.
-constexpr int64_t kMinONNXOpset = 7;
+/// Oldest default-domain opset accepted: opset 6 dropped the legacy
+/// consumed_inputs attributes; its ops differ from opset 7's only where 7
+/// brought numpy broadcasting (binary ops, Gemm) or dropped is_test
+/// (BatchNormalization, Dropout), and those have opset-6 patterns of their
+/// own. Older exporters (PyTorch's first ONNX releases) wrote opset 6.
+constexpr int64_t kMinONNXOpset = 6;
 /// Newest: the last opset ONNX 1.12 (the schemas used for shape inference)
 /// defines.
 constexpr int64_t kMaxONNXOpset = 17;

@@ -2,11 +2,12 @@
 //
 // Opset ranges follow ONNX's version history. Versions that only widened the
 // accepted element types (Relu 13/14, Add 13/14, Where 16, ...) share one
-// pattern; before opset 7 no op broadcast, and opset 7 is the oldest read.
+// pattern. Opset 7 brought numpy broadcasting; opset-6 binary ops broadcast
+// only with broadcast=1, aligning B with A at `axis` (legacy form below).
 //
 //===----------------------------------------------------------------------===//
 
-#include "../ONNXPattern.h"
+#include "Support.h"
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
 #include <limits>
@@ -46,6 +47,78 @@ void addBinary(RewritePatternSet &patterns, StringRef opType,
                    return replaceNode<OpTy>(node, rewriter, node.input(0),
                                             node.input(1), DeviceAttr());
                  });
+}
+
+/// A binary op of opset 6: without broadcast=1 the operands have one shape;
+/// with it B is broadcast into A, its dims aligned with A's from `axis`
+/// (default: trailing), which hps expresses by reshaping B to A's rank.
+template <typename OpTy>
+void addLegacyBinary(RewritePatternSet &patterns, StringRef opType) {
+  addONNXPattern(
+      patterns, opType, 6, 6, {"axis", "broadcast"},
+      [](ONNXNode node, PatternRewriter &rewriter) -> LogicalResult {
+        Value lhs = node.input(0), rhs = node.input(1);
+        auto a = rankedShape(lhs), b = rankedShape(rhs);
+        if (!a || !b)
+          return rewriter.notifyMatchFailure(node.getOp(), "unranked operand");
+        std::optional<bool> broadcast = getFlag(node, "broadcast");
+        if (!broadcast)
+          return rewriter.notifyMatchFailure(node.getOp(), "bad broadcast");
+        if (!*broadcast) {
+          if (*a != *b)
+            return rewriter.notifyMatchFailure(node.getOp(), "shapes differ");
+          return replaceNode<OpTy>(node, rewriter, lhs, rhs, DeviceAttr());
+        }
+        int64_t rankA = a->size(), rankB = b->size();
+        int64_t axis = node.getInt("axis", rankA - rankB);
+        if (axis < 0)
+          axis += rankA;
+        if (rankB > rankA || axis < 0 || axis + rankB > rankA)
+          return rewriter.notifyMatchFailure(node.getOp(), "bad axis");
+        for (int64_t i = 0; i < rankB; ++i)
+          if ((*b)[i] != 1 && (*b)[i] != (*a)[axis + i])
+            return rewriter.notifyMatchFailure(node.getOp(),
+                                               "B does not fit A at axis");
+        if (axis + rankB != rankA) {
+          SmallVector<int64_t> aligned(*b);
+          aligned.append(rankA - axis - rankB, 1);
+          Type element = cast<ShapedType>(rhs.getType()).getElementType();
+          rhs = rewriter.create<ReshapeOp>(
+              node.getLoc(), RankedTensorType::get(aligned, element), rhs,
+              rewriter.getDenseI64ArrayAttr(aligned), UnitAttr(),
+              node.getOp().getDeviceAttr());
+        }
+        return replaceNode<OpTy>(node, rewriter, lhs, rhs, DeviceAttr());
+      });
+}
+
+/// PRelu-6: a slope of one value, of the input's shape or (as PyTorch's
+/// exporter wrote per-channel PReLU) of the channel count, which applies
+/// along axis 1. The last is reshaped to [C, 1, ...] for numpy broadcasting.
+LogicalResult legalizeLegacyPRelu(ONNXNode node, PatternRewriter &rewriter) {
+  Value input = node.input(0), slope = node.input(1);
+  auto x = rankedShape(input), s = rankedShape(slope);
+  if (!x || !s)
+    return fail(node, rewriter, "unranked operand");
+  if (s->size() == 1 && x->size() > 2 && (*s)[0] == (*x)[1] &&
+      (*s)[0] != ShapedType::kDynamic) {
+    SmallVector<int64_t> channel(x->size() - 1, 1);
+    channel[0] = (*s)[0];
+    Type element = cast<ShapedType>(slope.getType()).getElementType();
+    slope = rewriter.create<ReshapeOp>(
+        node.getLoc(), RankedTensorType::get(channel, element), slope,
+        rewriter.getDenseI64ArrayAttr(channel), UnitAttr(),
+        node.getOp().getDeviceAttr());
+  }
+  return replaceNodeChecked<PReluOp>(node, rewriter, input, slope,
+                                     DeviceAttr());
+}
+
+/// A binary op with its opset-6 (legacy broadcast) and 7+ (numpy) forms.
+template <typename OpTy>
+void addBinarySince6(RewritePatternSet &patterns, StringRef opType) {
+  addLegacyBinary<OpTy>(patterns, opType);
+  addBinary<OpTy>(patterns, opType, 7);
 }
 
 /// The broadcast type of two operands (unranked if either is).
@@ -193,18 +266,19 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "Clip", 11, kMaxOpset, legalizeClipInputs);
 
   // Broadcasting binary ops.
-  addBinary<AddOp>(patterns, "Add", kMinOpset);
-  addBinary<SubOp>(patterns, "Sub", kMinOpset);
-  addBinary<MulOp>(patterns, "Mul", kMinOpset);
-  addBinary<DivOp>(patterns, "Div", kMinOpset);
-  addBinary<PowOp>(patterns, "Pow", kMinOpset);
-  addBinary<PReluOp>(patterns, "PRelu", kMinOpset);
-  addBinary<AndOp>(patterns, "And", kMinOpset);
-  addBinary<OrOp>(patterns, "Or", kMinOpset);
-  addBinary<XorOp>(patterns, "Xor", kMinOpset);
-  addBinary<EqualOp>(patterns, "Equal", kMinOpset);
-  addBinary<LessOp>(patterns, "Less", kMinOpset);
-  addBinary<GreaterOp>(patterns, "Greater", kMinOpset);
+  addBinarySince6<AddOp>(patterns, "Add");
+  addBinarySince6<SubOp>(patterns, "Sub");
+  addBinarySince6<MulOp>(patterns, "Mul");
+  addBinarySince6<DivOp>(patterns, "Div");
+  addBinarySince6<PowOp>(patterns, "Pow");
+  addONNXPattern(patterns, "PRelu", 6, 6, {}, legalizeLegacyPRelu);
+  addBinary<PReluOp>(patterns, "PRelu", 7);
+  addBinarySince6<AndOp>(patterns, "And");
+  addBinarySince6<OrOp>(patterns, "Or");
+  addBinarySince6<XorOp>(patterns, "Xor");
+  addBinarySince6<EqualOp>(patterns, "Equal");
+  addBinarySince6<LessOp>(patterns, "Less");
+  addBinarySince6<GreaterOp>(patterns, "Greater");
   addBinary<LessEqualOp>(patterns, "LessOrEqual", 12);
   addBinary<GreaterEqualOp>(patterns, "GreaterOrEqual", 12);
   addONNXPattern(patterns, "Mod", 10, kMaxOpset,

@@ -1,8 +1,9 @@
 //===- LinearAlgebra.cpp - Gemm and MatMul --------------------------------===//
 //
-// Gemm-7: C required, unidirectionally broadcast to (M, N); Gemm-9: more
-// element types; Gemm-11: C optional. MatMul only widened its types
-// (MatMul-9, -13), so one pattern covers opsets 7-17.
+// Gemm-6: C broadcast only with broadcast=1; Gemm-7: C required,
+// unidirectionally broadcast to (M, N); Gemm-9: more element types; Gemm-11: C
+// optional. MatMul only widened its types (MatMul-9, -13), so one pattern
+// covers opsets 7-17.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,7 +41,12 @@ LogicalResult legalizeMatMul(ONNXNode node, PatternRewriter &rewriter) {
 void populateLinearAlgebraPatterns(RewritePatternSet &patterns) {
   static constexpr StringRef kGemmAttrs[] = {"alpha", "beta", "transA",
                                              "transB"};
-  addONNXPattern(patterns, "Gemm", kMinOpset, 8, kGemmAttrs, legalizeGemm);
+  // Gemm-6 broadcasts C only with broadcast=1 (else C is (M, N)): both are
+  // cases of Gemm-7's unidirectional broadcast.
+  static constexpr StringRef kGemm6Attrs[] = {"alpha", "beta", "broadcast",
+                                              "transA", "transB"};
+  addONNXPattern(patterns, "Gemm", 6, 6, kGemm6Attrs, legalizeGemm);
+  addONNXPattern(patterns, "Gemm", 7, 8, kGemmAttrs, legalizeGemm);
   addONNXPattern(patterns, "Gemm", 9, 10, kGemmAttrs, legalizeGemm);
   addONNXPattern(patterns, "Gemm", 11, kMaxOpset, kGemmAttrs, legalizeGemm);
   addONNXPattern(patterns, "MatMul", kMinOpset, kMaxOpset, {}, legalizeMatMul);

@@ -1,6 +1,6 @@
 //===- Normalization.cpp - BatchNorm, LayerNorm, Softmax, LogSoftmax ------===//
 
-#include "../ONNXPattern.h"
+#include "Support.h"
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
 using namespace mlir;
@@ -50,6 +50,14 @@ LogicalResult legalizeSpatialBatchNorm(ONNXNode node,
   if (node.getInt("spatial", 1) != 1)
     return rewriter.notifyMatchFailure(node.getOp(), "spatial=0");
   return legalizeBatchNorm(node, rewriter);
+}
+
+/// BatchNormalization 6: is_test=1 is the inference form; the default,
+/// training, normalizes with batch statistics.
+LogicalResult legalizeTestBatchNorm(ONNXNode node, PatternRewriter &rewriter) {
+  if (node.getInt("is_test", 0) != 1)
+    return rewriter.notifyMatchFailure(node.getOp(), "training mode");
+  return legalizeSpatialBatchNorm(node, rewriter);
 }
 
 /// True unless the input's rank is known and `axis` (default `fallback`)
@@ -140,7 +148,10 @@ LogicalResult legalizeAxisSoftmax(ONNXNode node, PatternRewriter &rewriter) {
 } // namespace
 
 void populateNormalizationPatterns(RewritePatternSet &patterns) {
-  addONNXPattern(patterns, "BatchNormalization", kMinOpset, 8,
+  addONNXPattern(patterns, "BatchNormalization", 6, 6,
+                 {"epsilon", "is_test", "momentum", "spatial"},
+                 legalizeTestBatchNorm);
+  addONNXPattern(patterns, "BatchNormalization", 7, 8,
                  legalizeSpatialBatchNorm);
   addONNXPattern(patterns, "BatchNormalization", 9, 13, legalizeBatchNorm);
   addONNXPattern(patterns, "BatchNormalization", 14, kMaxOpset,

@@ -223,10 +223,12 @@ LogicalResult legalizeIdentity(ONNXNode node, PatternRewriter &rewriter) {
 }
 
 /// Dropout is the identity at inference, which is what a forward graph
-/// means; from opset 12 a training_mode input that is not a constant false
-/// keeps it generic (ratio and seed only matter in training). A used mask
-/// also keeps it generic.
+/// means (opset 6: only with is_test=1); from opset 12 a training_mode input
+/// that is not a constant false keeps it generic (ratio and seed only matter in
+/// training). A used mask also keeps it generic.
 LogicalResult legalizeDropout(ONNXNode node, PatternRewriter &rewriter) {
+  if (node.getOpset() < 7 && node.getInt("is_test", 0) != 1)
+    return fail(node, rewriter, "training mode (is_test=0)");
   if (Value training = node.getOpset() >= 12 ? node.input(2) : Value()) {
     std::optional<double> flag = getConstantScalar(training);
     if (!flag || *flag != 0)
@@ -258,8 +260,9 @@ void populateValuePatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "Size", kMinOpset, kMaxOpset, {}, legalizeSize);
   addONNXPattern(patterns, "Identity", kMinOpset, kMaxOpset, {},
                  legalizeIdentity);
-  addONNXPattern(patterns, "Dropout", kMinOpset, 11, {"ratio"},
+  addONNXPattern(patterns, "Dropout", 6, 6, {"is_test", "ratio"},
                  legalizeDropout);
+  addONNXPattern(patterns, "Dropout", 7, 11, {"ratio"}, legalizeDropout);
   addONNXPattern(patterns, "Dropout", 12, kMaxOpset, {"seed"}, legalizeDropout);
 }
 

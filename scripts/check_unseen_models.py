@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""Exports image models this project was not written against from
+torchvision (PyPI; random weights, nothing downloaded) to ONNX and checks
+each one end to end: `heterps compile` + `heterps run` against onnxruntime,
+through scripts/compare_with_ort.py (1e-4 relative).
+
+Weights: torchvision's own initialisation leaves some outputs trivially
+zero (ViT's head starts at zero, ConvNeXt's layer scales at 1e-6, batch
+norms at identity statistics), which would make a comparison vacuous. So
+every parameter and buffer that holds a single repeated value is redrawn
+from a seeded generator: matrices and filters ~ N(0, 1/fan_in), scales in
+[0.5, 1.5), shifts in [-0.1, 0.1), running variances in [0.5, 1.5).
+
+Each model is exported at opset 17 with a symbolic batch and compiled at
+every --batches value. Prints one line per (model, batch) and, with --out, a
+markdown table. Exits non-zero if any case fails.
+
+Usage: check_unseen_models.py --heterps BIN --cluster FILE
+         [--models a,b,...] [--batches 1,4] [--out FILE.md] [--keep DIR]
+"""
+import argparse
+import datetime
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+
+# Whole torchvision classifiers, and small configurations of the
+# transformer families (the same code paths at a fraction of the size).
+DEFAULT_MODELS = [
+    "squeezenet1_1", "shufflenet_v2_x0_5", "mobilenet_v2", "mobilenet_v3_small",
+    "mnasnet0_5", "efficientnet_b0", "regnet_x_400mf", "resnet18",
+    "googlenet", "densenet121", "alexnet", "convnext_tiny",
+    "tiny_vit", "tiny_swin", "vit_b_16", "swin_t",
+]
+
+
+def build(name):
+    import torchvision
+    from torchvision.models import swin_transformer, vision_transformer
+    if name == "tiny_vit":
+        return vision_transformer.VisionTransformer(
+            image_size=32, patch_size=8, num_layers=2, num_heads=2,
+            hidden_dim=32, mlp_dim=64, num_classes=10), 32
+    if name == "tiny_swin":
+        return swin_transformer.SwinTransformer(
+            patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2],
+            window_size=[4, 4], num_classes=10), 32
+    if name == "googlenet":  # no auxiliary heads at inference
+        return torchvision.models.googlenet(weights=None, aux_logits=False,
+                                            init_weights=True), 224
+    return getattr(torchvision.models, name)(weights=None), 224
+
+
+def redraw_constant_tensors(model, seed):
+    import torch
+    gen = torch.Generator().manual_seed(seed)
+    tensors = list(model.named_parameters()) + list(model.named_buffers())
+    with torch.no_grad():
+        for name, t in tensors:
+            if not t.is_floating_point() or t.numel() == 0:
+                continue
+            flat = t.reshape(-1)
+            if not bool(torch.all(flat == flat[0])):
+                continue
+            if name.endswith("running_var"):
+                t.copy_(torch.rand(t.shape, generator=gen) + 0.5)
+            elif name.endswith("running_mean") or name.endswith("bias"):
+                t.copy_((torch.rand(t.shape, generator=gen) - 0.5) * 0.2)
+            elif t.dim() >= 2 and t.shape[0] > 1 and name.endswith("weight"):
+                fan_in = max(1, t.numel() // t.shape[0])
+                t.copy_(torch.randn(t.shape, generator=gen) / math.sqrt(fan_in))
+            else:  # scales: norm weights, layer scales, class tokens
+                t.copy_(torch.rand(t.shape, generator=gen) + 0.5)
+
+
+def export(name, path, seed):
+    import torch
+    model, size = build(name)
+    model.eval()
+    redraw_constant_tensors(model, seed)
+    x = torch.randn(1, 3, size, size)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (x,), path, opset_version=17, dynamo=False,
+                          input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "N"}, "output": {0: "N"}})
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--heterps", required=True)
+    p.add_argument("--cluster", required=True)
+    p.add_argument("--models", default=",".join(DEFAULT_MODELS))
+    p.add_argument("--batches", default="1,4")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", help="write the results as a markdown table")
+    p.add_argument("--keep", help="keep the exported .onnx files here")
+    args = p.parse_args()
+
+    compare = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "compare_with_ort.py")
+    rows, failures = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = args.keep or tmp
+        os.makedirs(workdir, exist_ok=True)
+        for name in args.models.split(","):
+            path = os.path.join(workdir, name + ".onnx")
+            try:
+                export(name, path, args.seed)
+            except Exception as e:  # an exporter failure is not ours
+                print(f"{name}: SKIP export failed: {type(e).__name__}: {e}")
+                rows.append((name, "-", "export failed", "", "", ""))
+                continue
+            for batch in [int(b) for b in args.batches.split(",")]:
+                start = time.time()
+                r = subprocess.run(
+                    [sys.executable, compare, path, "--heterps", args.heterps,
+                     "--cluster", args.cluster, "--strategy", "cpu-only",
+                     "--throughput", "1", "--batch", str(batch),
+                     "--seed", str(args.seed)],
+                    capture_output=True, text=True)
+                seconds = time.time() - start
+                out = (r.stdout + r.stderr).strip()
+                m = re.search(r"max error (\S+) \(max \|reference\| (\S+)\)", out)
+                ok = r.returncode == 0
+                failures += not ok
+                first_error = next((l for l in out.splitlines()
+                                    if "FAIL" in l or "error" in l), "")
+                status = "ok" if ok else "FAIL " + first_error[:300]
+                print(f"{name} batch {batch}: {status}"
+                      + (f" max error {m.group(1)} max |ref| {m.group(2)}" if m else "")
+                      + f" ({seconds:.0f} s)", flush=True)
+                rows.append((name, str(batch), "ok" if ok else "FAIL",
+                             m.group(1) if m else "", m.group(2) if m else "",
+                             f"{seconds:.0f}"))
+    if args.out:
+        import torch
+        import torchvision
+        import onnxruntime
+        with open(args.out, "w") as f:
+            f.write(f"Produced by `python3 scripts/check_unseen_models.py "
+                    f"--heterps {args.heterps} --cluster {args.cluster} "
+                    f"--batches {args.batches} --out {args.out}` on "
+                    f"{datetime.date.today()}: torch {torch.__version__}, "
+                    f"torchvision {torchvision.__version__}, onnxruntime "
+                    f"{onnxruntime.__version__}, opset 17.\n\n")
+            f.write("| model | batch | result | max error | largest reference value | seconds |\n")
+            f.write("|---|---|---|---|---|---|\n")
+            for row in rows:
+                f.write("| " + " | ".join(row) + " |\n")
+    print(f"failed: {failures}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
