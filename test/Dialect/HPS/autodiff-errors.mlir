@@ -9,12 +9,14 @@
 // OPTIMIZER: error: hps-autodiff: unknown optimizer 'lion' (expected sgd, adam or adagrad)
 // OUTPUT: error: hps-autodiff: @main has no result named 'logits'
 
-// An active op without a rule is named: the backward-only convolution ops
-// are not differentiated again.
+// An active op without a rule is named: conv_grad_filter only appears in
+// backward graphs and is not differentiated again.
 func.func @main(%x: tensor<2x3x4x4xf32> {hps.name = "x", hps.batched}) -> (tensor<2x3x4x4xf32> {hps.name = "y", hps.batched}) {
-  %w = hps.weight "w" dense<0.1> : tensor<3x1x3x3xf32>
-  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.conv_grad_input'}}
-  %y = hps.conv_grad_input %x, %w {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x1x3x3xf32>) -> tensor<2x3x4x4xf32>
+  %s = hps.weight "s" dense<0.5> : tensor<2x3x4x4xf32>
+  %h = hps.mul %x, %s : tensor<2x3x4x4xf32>
+  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.conv_grad_filter'}}
+  %f = hps.conv_grad_filter %h, %h {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>) -> tensor<3x1x3x3xf32>
+  %y = hps.conv %x, %f {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<2x3x4x4xf32>, tensor<3x1x3x3xf32>) -> tensor<2x3x4x4xf32>
   return %y : tensor<2x3x4x4xf32>
 }
 

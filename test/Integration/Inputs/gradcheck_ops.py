@@ -412,6 +412,30 @@ def cases():
     for case, _, _ in out:
         if case.name in KINKED:
             case.epsilon = "1e-3"
+    # Ops legalized into others (ConvTranspose as conv_grad_input, the rest
+    # decomposed); last, so the shared generator's draws for the cases above
+    # stay as they were.
+    c, m = spatial("conv_transpose_stride_pads_bias", (3, 3, 3))
+    c.inits += [weight("wt", (3, 2, 3, 3), -0.3, 0.3), weight("bt", (2,))]
+    out.append(flat(c, c.node("ConvTranspose", [m, "wt", "bt"], strides=[2, 2],
+                              pads=[1, 1, 1, 1], output_padding=[1, 1]), (2, 6, 6)))
+    c, m = spatial("conv_transpose_groups_dilation_1d", (4, 5))
+    c.inits.append(weight("wt", (4, 1, 3), -0.3, 0.3))
+    out.append(flat(c, c.node("ConvTranspose", [m, "wt"], group=2, strides=[2],
+                              dilations=[2]), (2, 13)))
+    c, m = spatial("instance_norm", (3, 2, 4))
+    c.inits += [weight("si", (3,), 0.5, 1.5), weight("bi", (3,))]
+    out.append(flat(c, c.node("InstanceNormalization", [m, "si", "bi"]), (3, 2, 4)))
+    c, m = spatial("tile", (2, 3))
+    c.inits.append(const("reps", np.array([1, 2, 1], np.int64)))
+    out.append(flat(c, c.node("Tile", [m, "reps"]), (4, 3)))
+    c, m = spatial("resize_nearest", (2, 2, 3))
+    c.inits.append(const("scales", np.array([1, 1, 2, 2], np.float32)))
+    out.append(flat(c, c.node("Resize", [m, "", "scales"], mode="nearest",
+                              coordinate_transformation_mode="asymmetric",
+                              nearest_mode="floor"), (2, 4, 6)))
+    c, m = spatial("depth_to_space", (8, 2, 3))
+    out.append(flat(c, c.node("DepthToSpace", [m], blocksize=2, mode="CRD"), (2, 4, 6)))
     return out
 
 

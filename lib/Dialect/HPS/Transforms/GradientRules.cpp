@@ -978,6 +978,24 @@ static LogicalResult convRule(ConvOp op, Rule &r) {
   return success();
 }
 
+/// conv_grad_input as a layer (ONNX ConvTranspose): y = conv^T(x, w). Its
+/// adjoints are the forward conv of dy by w, and the filter adjoint of the
+/// forward conv whose input is dy and whose result gradient is x.
+static LogicalResult convGradInputRule(ConvGradInputOp op, Rule &r) {
+  GradientBuilder &b = r.b;
+  Value g = r.grad(), x = op.getGrad(), w = op.getFilter();
+  int64_t group = op.getGroup();
+  r.set(0, [&] {
+    return b.create<ConvOp>(x.getType(), g, w, Value(), op.getStrides(),
+                            op.getPads(), op.getDilations(), group);
+  });
+  r.set(1, [&] {
+    return b.create<ConvGradFilterOp>(w.getType(), g, x, op.getStrides(),
+                                      op.getPads(), op.getDilations(), group);
+  });
+  return success();
+}
+
 /// Per axis of a pooling window, how many of each output position's taps
 /// fall inside the input ([0, in)) and inside input plus explicit pads.
 static void windowTaps(int64_t in, int64_t out, int64_t kernel, int64_t stride,
@@ -1262,6 +1280,9 @@ autodiff::applyGradientRule(GradientBuilder &builder, Operation *op,
       .Case<FloorOp, CeilOp, RoundOp, SignOp>(
           [](Operation *) { return success(); })
       .Case([&](ConvOp conv) { return convRule(conv, r); })
+      .Case([&](ConvGradInputOp transposed) {
+        return convGradInputRule(transposed, r);
+      })
       .Case([&](AvgPoolOp pool) { return avgPoolRule(pool, r); })
       .Case([&](MaxPoolOp pool) { return maxPoolRule(pool, r); })
       .Case([&](BatchNormOp norm) { return batchNormRule(norm, r); })

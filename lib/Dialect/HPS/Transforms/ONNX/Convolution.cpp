@@ -4,6 +4,11 @@
 // kernel_shape, pads, strides) and inputs (X, W, optional B); Conv-11 only
 // restated how SAME_* pads, which resolveWindow implements.
 //
+// ConvTranspose-1 and -11 (same attributes) are the adjoint of a conv with
+// respect to its input, which hps already has for training: the transposed
+// conv of X by W [C, M/group, k...] is conv_grad_input with X as the
+// gradient of a forward conv of the same geometry from M to C channels.
+//
 //===----------------------------------------------------------------------===//
 
 #include "WindowAttrs.h"
@@ -40,6 +45,103 @@ LogicalResult legalizeConv(ONNXNode node, PatternRewriter &rewriter) {
       rewriter.getI64IntegerAttr(node.getInt("group", 1)), DeviceAttr());
 }
 
+/// Per-axis attribute of `count` values, or `fallback` everywhere.
+std::optional<SmallVector<int64_t>> intsOr(ONNXNode node, StringRef name,
+                                           size_t count, int64_t fallback) {
+  std::optional<SmallVector<int64_t>> values = node.getInts(name);
+  if (!values)
+    return SmallVector<int64_t>(count, fallback);
+  if (values->size() != count)
+    return std::nullopt;
+  return values;
+}
+
+/// ConvTranspose with explicit pads (auto_pad NOTSET or VALID) or an
+/// output_shape: out = s (in - 1) + output_padding + d (k - 1) + 1 - pads.
+/// output_padding must stay below the stride so that the forward conv maps
+/// the result back onto X's extent. SAME_* auto_pad stays generic.
+LogicalResult legalizeConvTranspose(ONNXNode node, PatternRewriter &rewriter) {
+  auto x = rankedShape(node.input(0)), w = rankedShape(node.input(1));
+  if (!x || !w || x->size() < 3 || w->size() != x->size())
+    return fail(node, rewriter, "unranked input or filter");
+  size_t n = x->size() - 2;
+  std::string autoPad = node.getString("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID")
+    return fail(node, rewriter, "SAME_* auto_pad");
+  int64_t group = node.getInt("group", 1);
+  auto strides = intsOr(node, "strides", n, 1);
+  auto dilations = intsOr(node, "dilations", n, 1);
+  auto outputPadding = intsOr(node, "output_padding", n, 0);
+  auto pads = intsOr(node, "pads", 2 * n, 0);
+  if (!strides || !dilations || !outputPadding || !pads || group < 1)
+    return fail(node, rewriter, "attribute of the wrong arity");
+  if (autoPad == "VALID")
+    pads->assign(2 * n, 0);
+  ArrayRef<int64_t> kernel = w->drop_front(2);
+  if (auto given = node.getInts("kernel_shape");
+      given && ArrayRef<int64_t>(*given) != kernel)
+    return fail(node, rewriter, "kernel_shape differs from the filter");
+  std::optional<SmallVector<int64_t>> outputShape =
+      node.getInts("output_shape");
+  if (outputShape && outputShape->size() < n)
+    return fail(node, rewriter, "output_shape has too few extents");
+  if ((*w)[1] == ShapedType::kDynamic)
+    return fail(node, rewriter, "dynamic filter");
+
+  SmallVector<int64_t> result = {(*x)[0], (*w)[1] * group};
+  for (size_t i = 0; i < n; ++i) {
+    int64_t in = (*x)[2 + i], k = kernel[i], s = (*strides)[i],
+            d = (*dilations)[i], op = (*outputPadding)[i];
+    if (in == ShapedType::kDynamic || k == ShapedType::kDynamic || s < 1 ||
+        d < 1 || op < 0 || op >= s)
+      return fail(node, rewriter, "dynamic extent or bad stride/padding");
+    int64_t full = s * (in - 1) + op + d * (k - 1) + 1;
+    if (outputShape) {
+      // Pads split the excess evenly. An odd excess is refused: the spec
+      // and onnxruntime put its odd unit at opposite ends. A shortfall
+      // (below the stride, which the conv_grad_input verifier checks) is
+      // output padding at the end.
+      int64_t out = (*outputShape)[outputShape->size() - n + i];
+      int64_t total = std::max<int64_t>(full - out, 0);
+      if (total % 2)
+        return fail(node, rewriter, "output_shape leaves an odd padding");
+      (*pads)[i] = (*pads)[n + i] = total / 2;
+      result.push_back(out);
+    } else {
+      result.push_back(full - (*pads)[i] - (*pads)[n + i]);
+    }
+    if (result.back() < 1)
+      return fail(node, rewriter, "empty output");
+  }
+
+  Type element = cast<ShapedType>(node.input(0).getType()).getElementType();
+  auto type = RankedTensorType::get(result, element);
+  if (!canReplaceWithType(node, type))
+    return fail(node, rewriter, "result type differs from ONNX's");
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Location loc = node.getLoc();
+  auto adjoint = rewriter.create<ConvGradInputOp>(
+      loc, type, node.input(0), node.input(1),
+      rewriter.getDenseI64ArrayAttr(*strides),
+      rewriter.getDenseI64ArrayAttr(*pads),
+      rewriter.getDenseI64ArrayAttr(*dilations),
+      rewriter.getI64IntegerAttr(group), device);
+  if (!verifiesQuietly(adjoint)) {
+    rewriter.eraseOp(adjoint);
+    return fail(node, rewriter, "the hps op would not verify");
+  }
+  Value value = adjoint;
+  if (Value bias = node.input(2)) {
+    // B [M] added per output channel: [M, 1, ...] broadcasts over space.
+    SmallVector<int64_t> channel(n + 1, 1);
+    channel[0] = result[1];
+    Value shaped = reshapeTo(node, rewriter, bias, channel);
+    value = rewriter.create<AddOp>(loc, type, value, shaped, device);
+  }
+  replaceNodeWith(node, value, rewriter);
+  return success();
+}
+
 } // namespace
 
 void populateConvolutionPatterns(RewritePatternSet &patterns) {
@@ -47,6 +149,13 @@ void populateConvolutionPatterns(RewritePatternSet &patterns) {
       "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
   addONNXPattern(patterns, "Conv", kMinOpset, 10, kConvAttrs, legalizeConv);
   addONNXPattern(patterns, "Conv", 11, kMaxOpset, kConvAttrs, legalizeConv);
+  static constexpr StringRef kConvTransposeAttrs[] = {
+      "auto_pad",       "dilations",    "group", "kernel_shape",
+      "output_padding", "output_shape", "pads",  "strides"};
+  addONNXPattern(patterns, "ConvTranspose", kMinOpset, 10, kConvTransposeAttrs,
+                 legalizeConvTranspose);
+  addONNXPattern(patterns, "ConvTranspose", 11, kMaxOpset, kConvTransposeAttrs,
+                 legalizeConvTranspose);
 }
 
 } // namespace heterps::hps

@@ -82,11 +82,7 @@ void addLegacyBinary(RewritePatternSet &patterns, StringRef opType) {
         if (axis + rankB != rankA) {
           SmallVector<int64_t> aligned(*b);
           aligned.append(rankA - axis - rankB, 1);
-          Type element = cast<ShapedType>(rhs.getType()).getElementType();
-          rhs = rewriter.create<ReshapeOp>(
-              node.getLoc(), RankedTensorType::get(aligned, element), rhs,
-              rewriter.getDenseI64ArrayAttr(aligned), UnitAttr(),
-              node.getOp().getDeviceAttr());
+          rhs = reshapeTo(node, rewriter, rhs, aligned);
         }
         return replaceNode<OpTy>(node, rewriter, lhs, rhs, DeviceAttr());
       });
@@ -104,11 +100,7 @@ LogicalResult legalizeLegacyPRelu(ONNXNode node, PatternRewriter &rewriter) {
       (*s)[0] != ShapedType::kDynamic) {
     SmallVector<int64_t> channel(x->size() - 1, 1);
     channel[0] = (*s)[0];
-    Type element = cast<ShapedType>(slope.getType()).getElementType();
-    slope = rewriter.create<ReshapeOp>(
-        node.getLoc(), RankedTensorType::get(channel, element), slope,
-        rewriter.getDenseI64ArrayAttr(channel), UnitAttr(),
-        node.getOp().getDeviceAttr());
+    slope = reshapeTo(node, rewriter, slope, channel);
   }
   return replaceNodeChecked<PReluOp>(node, rewriter, input, slope,
                                      DeviceAttr());

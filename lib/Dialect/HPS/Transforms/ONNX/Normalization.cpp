@@ -1,4 +1,4 @@
-//===- Normalization.cpp - BatchNorm, LayerNorm, Softmax, LogSoftmax ------===//
+//===- Normalization.cpp - Batch/Instance/LayerNorm, (Log)Softmax -------===//
 
 #include "Support.h"
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
@@ -81,6 +81,48 @@ LogicalResult legalizeLayerNorm(ONNXNode node, PatternRewriter &rewriter) {
       rewriter.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)), DeviceAttr());
 }
 
+/// InstanceNormalization (6-17): each (sample, channel) normalized over its
+/// spatial extent with the population variance, then scaled and shifted per
+/// channel. That is a layer_norm over the flattened spatial axis of a
+/// [N, C, L] view (unit scale), back to X's shape, times scale [C, 1, ...]
+/// plus B [C, 1, ...]; every piece has a kernel and a gradient rule.
+LogicalResult legalizeInstanceNorm(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || type.getRank() < 3 || !type.hasStaticShape())
+    return fail(node, rewriter, "needs a static [N, C, spatial...] input");
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t channels = shape[1];
+  int64_t spatial = 1;
+  for (int64_t extent : shape.drop_front(2))
+    spatial *= extent;
+  for (unsigned i = 1; i < 3; ++i) {
+    auto param = rankedShape(node.input(i));
+    if (!param || param->size() != 1 || (*param)[0] != channels)
+      return fail(node, rewriter, "scale and B must be [C]");
+  }
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Type element = type.getElementType();
+  SmallVector<int64_t> rows = {shape[0], channels, spatial};
+  auto rowsType = RankedTensorType::get(rows, element);
+  auto onesType = RankedTensorType::get({spatial}, element);
+  Value ones = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(onesType, rewriter.getFloatAttr(element, 1)));
+  Value normalized = rewriter.create<LayerNormOp>(
+      loc, rowsType, reshapeTo(node, rewriter, node.input(0), rows), ones,
+      Value(), rewriter.getI64IntegerAttr(2),
+      rewriter.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)), device);
+  SmallVector<int64_t> perChannel(shape.size() - 1, 1);
+  perChannel[0] = channels;
+  Value scaled = rewriter.create<MulOp>(
+      loc, type, reshapeTo(node, rewriter, normalized, shape),
+      reshapeTo(node, rewriter, node.input(1), perChannel), device);
+  Value shifted = rewriter.create<AddOp>(
+      loc, type, scaled, reshapeTo(node, rewriter, node.input(2), perChannel),
+      device);
+  return replaceNodeWithCompatible(node, shifted, rewriter);
+}
+
 /// Softmax and LogSoftmax before opset 13 coerce the input to 2-D at `axis`
 /// (default 1) and normalize each row: a softmax over every axis from
 /// `axis` on. When the axes after `axis` are all of size 1 (in particular
@@ -156,6 +198,8 @@ void populateNormalizationPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "BatchNormalization", 9, 13, legalizeBatchNorm);
   addONNXPattern(patterns, "BatchNormalization", 14, kMaxOpset,
                  legalizeBatchNorm);
+  addONNXPattern(patterns, "InstanceNormalization", kMinOpset, kMaxOpset,
+                 {"epsilon"}, legalizeInstanceNorm);
   addONNXPattern(patterns, "LayerNormalization", 17, kMaxOpset,
                  legalizeLayerNorm);
   addONNXPattern(patterns, "Softmax", kMinOpset, 12,

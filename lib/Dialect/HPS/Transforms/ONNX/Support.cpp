@@ -33,6 +33,35 @@ UnitAttr unitIf(Builder &builder, bool set) {
   return set ? builder.getUnitAttr() : UnitAttr();
 }
 
+bool canReplaceWithType(ONNXNode node, Type type) {
+  Type expected = node.resultType();
+  if (type == expected)
+    return true;
+  if (getElementTypeOrSelf(type) != getElementTypeOrSelf(expected) ||
+      failed(verifyCompatibleShape(type, expected)))
+    return false;
+  return llvm::all_of(node.result().getUsers(), [](Operation *user) {
+    return isa<HPSDialect>(user->getDialect());
+  });
+}
+
+LogicalResult replaceNodeWithCompatible(ONNXNode node, Value value,
+                                        PatternRewriter &rewriter) {
+  if (!value || !canReplaceWithType(node, value.getType()))
+    return fail(node, rewriter, "the replacement's type differs");
+  replaceNodeWith(node, value, rewriter);
+  return success();
+}
+
+Value reshapeTo(ONNXNode node, PatternRewriter &rewriter, Value value,
+                ArrayRef<int64_t> shape) {
+  Type element = cast<ShapedType>(value.getType()).getElementType();
+  return rewriter.create<ReshapeOp>(node.getLoc(),
+                                    RankedTensorType::get(shape, element),
+                                    value, rewriter.getDenseI64ArrayAttr(shape),
+                                    UnitAttr(), node.getOp().getDeviceAttr());
+}
+
 bool verifiesQuietly(Operation *op) {
   ScopedDiagnosticHandler quiet(op->getContext(),
                                 [](Diagnostic &) { return success(); });

@@ -30,6 +30,21 @@ std::optional<bool> getFlag(ONNXNode node, llvm::StringRef name,
 /// A unit attribute when `set`, else null (the hps spelling of a flag).
 mlir::UnitAttr unitIf(mlir::Builder &builder, bool set);
 
+/// True if the node's first result may be replaced by a value of `type`:
+/// the same type, or (when ONNX shape inference left extents unknown) a
+/// compatible one that only hps ops read; func.return needs the exact type.
+bool canReplaceWithType(ONNXNode node, mlir::Type type);
+
+/// Replaces the node's first result with `value` (a decomposition's last op)
+/// if canReplaceWithType allows; fails the pattern otherwise.
+mlir::LogicalResult replaceNodeWithCompatible(ONNXNode node, mlir::Value value,
+                                              mlir::PatternRewriter &rewriter);
+
+/// An hps.reshape of `value` to the static `shape`, at the node's location
+/// and placement: the glue of patterns that decompose an op.
+mlir::Value reshapeTo(ONNXNode node, mlir::PatternRewriter &rewriter,
+                      mlir::Value value, llvm::ArrayRef<int64_t> shape);
+
 /// True if `op` verifies; its diagnostics are dropped.
 bool verifiesQuietly(mlir::Operation *op);
 

@@ -17,21 +17,6 @@ using namespace mlir;
 namespace heterps::hps {
 namespace {
 
-/// True if the node's first result may be replaced by a value of `type`:
-/// the same type, or (when ONNX shape inference left extents unknown) a
-/// compatible one that only hps ops read; func.return needs the exact type.
-bool canReplaceWithType(ONNXNode node, Type type) {
-  Type expected = node.resultType();
-  if (type == expected)
-    return true;
-  if (getElementTypeOrSelf(type) != getElementTypeOrSelf(expected) ||
-      failed(verifyCompatibleShape(type, expected)))
-    return false;
-  return llvm::all_of(node.result().getUsers(), [](Operation *user) {
-    return isa<HPSDialect>(user->getDialect());
-  });
-}
-
 /// Replaces the node with `value` if its type allows (see above).
 LogicalResult replaceWithValue(ONNXNode node, Value value,
                                PatternRewriter &rewriter) {
