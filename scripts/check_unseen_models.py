@@ -29,14 +29,19 @@ import tempfile
 import time
 import warnings
 
-# Whole torchvision classifiers, and small configurations of the
-# transformer families (the same code paths at a fraction of the size).
+# Whole torchvision classifiers, small configurations of the
+# transformer families (the same code paths at a fraction of the size),
+# and segmentation models.
 DEFAULT_MODELS = [
     "squeezenet1_1", "shufflenet_v2_x0_5", "mobilenet_v2", "mobilenet_v3_small",
     "mnasnet0_5", "efficientnet_b0", "regnet_x_400mf", "resnet18",
     "googlenet", "densenet121", "alexnet", "convnext_tiny",
     "tiny_vit", "tiny_swin", "vit_b_16", "swin_t",
+    "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
 ]
+# Segmentation models: their heads upsample bilinearly (Resize, linear).
+SEGMENTATION = {"lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
+                "deeplabv3_resnet50", "fcn_resnet50"}
 
 
 def build(name):
@@ -50,6 +55,24 @@ def build(name):
         return swin_transformer.SwinTransformer(
             patch_size=[4, 4], embed_dim=16, depths=[2, 2], num_heads=[2, 2],
             window_size=[4, 4], num_classes=10), 32
+    if name in SEGMENTATION:
+        import torch
+        from torchvision.models import segmentation
+
+        class MainOutput(torch.nn.Module):
+            """The "out" entry of the model's dict of outputs."""
+
+            def __init__(self, net):
+                super().__init__()
+                self.net = net
+
+            def forward(self, x):
+                return self.net(x)["out"]
+
+        kwargs = dict(weights=None, weights_backbone=None, num_classes=21)
+        if name != "lraspp_mobilenet_v3_large":
+            kwargs["aux_loss"] = False
+        return MainOutput(getattr(segmentation, name)(**kwargs)), 224
     if name == "googlenet":  # no auxiliary heads at inference
         return torchvision.models.googlenet(weights=None, aux_logits=False,
                                             init_weights=True), 224

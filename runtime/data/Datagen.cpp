@@ -260,12 +260,6 @@ private:
   uint64_t bytes_ = 0;
 };
 
-void appendInt(std::string &out, int64_t value) {
-  char digits[24];
-  auto result = std::to_chars(digits, digits + sizeof digits, value);
-  out.append(digits, result.ptr);
-}
-
 void appendHex8(std::string &out, uint32_t value) {
   static const char kDigits[] = "0123456789abcdef";
   char digits[8];

@@ -651,8 +651,9 @@ TEST(FlatKeyMapTest, RandomOperationsMatchUnorderedMap) {
       const uint32_t *found = map.find(key);
       auto expected = oracle.find(key);
       ASSERT_EQ(found != nullptr, expected != oracle.end()) << "key " << key;
-      if (found)
+      if (found) {
         ASSERT_EQ(*found, expected->second);
+      }
       ASSERT_EQ(map.count(key), oracle.count(key));
       break;
     }

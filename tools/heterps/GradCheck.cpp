@@ -235,8 +235,11 @@ int gradcheck(const GradCheckOptions &options) {
     // Running statistics and training flags have no gradient to check.
     for (const TrainableParameter &parameter : spec.parameters)
       if (parameter.update == ParameterUpdate::Optimizer)
-        targets.push_back(
-            {parameter.name, false, {}, 0, numElements(parameter.shape)});
+        targets.push_back({parameter.name,
+                           false,
+                           {},
+                           0,
+                           static_cast<size_t>(numElements(parameter.shape))});
     for (const TrainableTable &table : spec.tables) {
       const std::set<int64_t> &ids = checker.pulled[table.name];
       Target target{table.name, true, {ids.begin(), ids.end()}, table.dim, 0};

@@ -26,10 +26,6 @@ namespace {
 constexpr int64_t kParallelBytes = 1 << 20;
 static_assert(kParallelBytes / 4 * kCheapElementWork >= kMinParallelWork);
 
-std::string kernelError(const char *kernel, const std::string &what) {
-  return std::string(kernel) + ": " + what;
-}
-
 /// memcpy, split over threads when large (serial inside a parallel region).
 void copyBytes(void *dst, const void *src, int64_t bytes) {
   if (bytes <= 0)

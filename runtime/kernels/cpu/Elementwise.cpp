@@ -398,12 +398,6 @@ void Unary::run(const void *x, void *y) { impl->run(x, y); }
 
 namespace {
 
-bool isComparison(BinaryKind kind) {
-  return kind == BinaryKind::Equal || kind == BinaryKind::Less ||
-         kind == BinaryKind::LessEqual || kind == BinaryKind::Greater ||
-         kind == BinaryKind::GreaterEqual;
-}
-
 bool isLogical(BinaryKind kind) {
   return kind == BinaryKind::And || kind == BinaryKind::Or ||
          kind == BinaryKind::Xor;

@@ -436,6 +436,13 @@ def cases():
                               nearest_mode="floor"), (2, 4, 6)))
     c, m = spatial("depth_to_space", (8, 2, 3))
     out.append(flat(c, c.node("DepthToSpace", [m], blocksize=2, mode="CRD"), (2, 4, 6)))
+    c, m = spatial("resize_linear", (2, 3, 4))
+    c.inits.append(const("scales_lin", np.array([1, 1, 1.5, 2], np.float32)))
+    out.append(flat(c, c.node("Resize", [m, "", "scales_lin"], mode="linear"), (2, 4, 8)))
+    c, m = spatial("resize_cubic_shrink", (2, 5, 6))
+    c.inits.append(const("sizes_cub", np.array([B, 2, 3, 4], np.int64)))
+    out.append(flat(c, c.node("Resize", [m, "", "", "sizes_cub"], mode="cubic",
+                              coordinate_transformation_mode="align_corners"), (2, 3, 4)))
     return out
 
 

@@ -105,6 +105,7 @@ struct LegalizeONNXPass
     populateNormalizationPatterns(set);
     populateReductionPatterns(set);
     populateDataMovementPatterns(set);
+    populateResizePatterns(set);
     populateValuePatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));

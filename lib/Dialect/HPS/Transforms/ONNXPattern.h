@@ -130,6 +130,7 @@ void populatePoolingPatterns(mlir::RewritePatternSet &patterns);
 void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
+void populateResizePatterns(mlir::RewritePatternSet &patterns);
 void populateValuePatterns(mlir::RewritePatternSet &patterns);
 /// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
 void populateFusionPatterns(mlir::RewritePatternSet &patterns);

@@ -274,40 +274,6 @@ LogicalResult legalizeExpand(ONNXNode node, PatternRewriter &rewriter) {
                                       DeviceAttr());
 }
 
-/// Repeats every axis i of `input` (static shape) `factors[i]` times, as
-/// reshape -> expand -> reshape: a new unit axis beside each repeated one
-/// is broadcast to the factor and folded back in. `outer` puts the copies
-/// outside the axis (Tile: whole copies one after another), otherwise
-/// inside (nearest upsampling: each element repeated in place).
-Value repeatAxes(ONNXNode node, PatternRewriter &rewriter, Value input,
-                 ArrayRef<int64_t> factors, bool outer) {
-  auto type = cast<RankedTensorType>(input.getType());
-  SmallVector<int64_t> split, expanded, result;
-  for (auto [extent, factor] : llvm::zip(type.getShape(), factors)) {
-    if (factor != 1 && outer) {
-      split.push_back(1);
-      expanded.push_back(factor);
-    }
-    split.push_back(extent);
-    expanded.push_back(extent);
-    if (factor != 1 && !outer) {
-      split.push_back(1);
-      expanded.push_back(factor);
-    }
-    result.push_back(extent * factor);
-  }
-  if (result == type.getShape())
-    return input;
-  Location loc = node.getLoc();
-  DeviceAttr device = node.getOp().getDeviceAttr();
-  Type element = type.getElementType();
-  Value copies = rewriter.create<ExpandOp>(
-      loc, RankedTensorType::get(expanded, element),
-      reshapeTo(node, rewriter, input, split),
-      rewriter.getDenseI64ArrayAttr(expanded), device);
-  return reshapeTo(node, rewriter, copies, result);
-}
-
 /// DepthToSpace (6-17; mode DCR or CRD from 11) and SpaceToDepth (6-17) on
 /// a static [N, C, H, W]: both are reshape -> transpose -> reshape, the
 /// block axes split off the channels (or the spatial axes) and interleaved.
@@ -364,83 +330,6 @@ LogicalResult legalizeTile(ONNXNode node, PatternRewriter &rewriter) {
     return fail(node, rewriter, "repeats not constant and positive");
   return replaceNodeWithCompatible(
       node, repeatAxes(node, rewriter, node.input(0), *repeats, true),
-      rewriter);
-}
-
-/// Upsample (7-9) and Resize (10-17) in nearest mode by whole factors: each
-/// output index o reads input o / f, which is an in-place repeat. That holds
-/// for the asymmetric transform with nearest_mode floor (PyTorch's export of
-/// nn.Upsample), or round_prefer_floor up to factor 2; and for half_pixel /
-/// pytorch_half_pixel with rounding. Other modes, fractional or shrinking
-/// scales and an roi stay generic.
-LogicalResult legalizeNearestResize(ONNXNode node, PatternRewriter &rewriter) {
-  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
-  if (!type || !type.hasStaticShape())
-    return fail(node, rewriter, "dynamic input shape");
-  if (node.getString("mode", "nearest") != "nearest")
-    return fail(node, rewriter, "only nearest mode");
-  int64_t opset = node.getOpset();
-  std::string transform =
-      opset >= 11
-          ? node.getString("coordinate_transformation_mode", "half_pixel")
-          : "asymmetric";
-  std::string rounding =
-      opset >= 11 ? node.getString("nearest_mode", "round_prefer_floor")
-                  : "floor";
-  // The scales: an attribute (Upsample-7), input 1 (Upsample-9,
-  // Resize-10) or input 2, else sizes from input 3 (Resize-11+).
-  std::optional<SmallVector<double>> scales;
-  auto constantFloats = [](Value v) -> std::optional<SmallVector<double>> {
-    auto dense = dyn_cast_or_null<DenseFPElementsAttr>(getConstantValue(v));
-    if (!dense || dense.getNumElements() == 0)
-      return std::nullopt;
-    SmallVector<double> values;
-    for (const APFloat &f : dense.getValues<APFloat>())
-      values.push_back(f.convertToDouble());
-    return values;
-  };
-  if (opset < 9) {
-    if (auto attr = node.getOp().getAttrs().getAs<DenseF32ArrayAttr>("scales"))
-      scales = SmallVector<double>(attr.asArrayRef().begin(),
-                                   attr.asArrayRef().end());
-  } else if (opset < 11) {
-    scales = constantFloats(node.input(1));
-  } else {
-    if (node.input(1) && getConstantValue(node.input(1)) &&
-        cast<ShapedType>(node.input(1).getType()).getNumElements() > 0)
-      return fail(node, rewriter, "roi is not supported");
-    scales = node.input(2) ? constantFloats(node.input(2)) : std::nullopt;
-    if (!scales && node.numInputs() > 3 && node.input(3))
-      if (auto sizes = getConstantInts(node.input(3));
-          sizes && sizes->size() == static_cast<size_t>(type.getRank())) {
-        scales.emplace();
-        for (auto [size, extent] : llvm::zip(*sizes, type.getShape())) {
-          if (size % extent)
-            return fail(node, rewriter, "sizes are not whole multiples");
-          scales->push_back(static_cast<double>(size / extent));
-        }
-      }
-  }
-  if (!scales || scales->size() != static_cast<size_t>(type.getRank()))
-    return fail(node, rewriter, "scales are not constant");
-  SmallVector<int64_t> factors;
-  for (double scale : *scales) {
-    if (scale < 1 || scale != std::floor(scale))
-      return fail(node, rewriter, "scales are not whole factors");
-    factors.push_back(static_cast<int64_t>(scale));
-  }
-  int64_t largest = *llvm::max_element(factors);
-  bool exact = false;
-  if (transform == "asymmetric")
-    exact = rounding == "floor" ||
-            (rounding == "round_prefer_floor" && largest <= 2) || largest == 1;
-  else if (transform == "half_pixel" || transform == "pytorch_half_pixel")
-    exact = rounding == "round_prefer_floor" ||
-            rounding == "round_prefer_ceil" || largest == 1;
-  if (!exact)
-    return fail(node, rewriter, "coordinate transform is not o / factor");
-  return replaceNodeWithCompatible(
-      node, repeatAxes(node, rewriter, node.input(0), factors, false),
       rewriter);
 }
 
@@ -636,15 +525,6 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                  legalizeBlockShuffle);
   addONNXPattern(patterns, "SpaceToDepth", kMinOpset, kMaxOpset, {"blocksize"},
                  legalizeBlockShuffle);
-  addONNXPattern(patterns, "Upsample", 7, 8, {"mode", "scales"},
-                 legalizeNearestResize);
-  addONNXPattern(patterns, "Upsample", 9, 9, {"mode"}, legalizeNearestResize);
-  addONNXPattern(patterns, "Resize", 10, 10, {"mode"}, legalizeNearestResize);
-  addONNXPattern(patterns, "Resize", 11, kMaxOpset,
-                 {"coordinate_transformation_mode", "cubic_coeff_a",
-                  "exclude_outside", "extrapolation_value", "mode",
-                  "nearest_mode"},
-                 legalizeNearestResize);
   addONNXPattern(patterns, "Pad", kMinOpset, 10, {"mode", "pads", "value"},
                  legalizePad);
   addONNXPattern(patterns, "Pad", 11, kMaxOpset, {"mode"}, legalizePad);

@@ -45,21 +45,97 @@ bool canReplaceWithType(ONNXNode node, Type type) {
   });
 }
 
+/// Erases the ops that computed `value` and are used by nothing else: what
+/// a decomposition built before finding it cannot replace the node. (A
+/// pattern that changes the IR and then fails would have the greedy driver
+/// run it again forever.)
+static void eraseUnusedChain(Value value, PatternRewriter &rewriter) {
+  Operation *op = value ? value.getDefiningOp() : nullptr;
+  if (!op || !op->use_empty())
+    return;
+  SmallVector<Value> operands(op->getOperands());
+  rewriter.eraseOp(op);
+  for (Value operand : operands)
+    eraseUnusedChain(operand, rewriter);
+}
+
 LogicalResult replaceNodeWithCompatible(ONNXNode node, Value value,
                                         PatternRewriter &rewriter) {
-  if (!value || !canReplaceWithType(node, value.getType()))
+  Type expected = node.resultType();
+  Operation *last = value ? value.getDefiningOp() : nullptr;
+  // A result func.return reads must keep the declared type (the signature
+  // becomes static in refineReturnedTypes): give it to the op the
+  // decomposition ended with, which accepts less static shapes.
+  if (last && value.use_empty() && last->getNumResults() == 1 &&
+      isa<HPSDialect>(last->getDialect()) &&
+      !canReplaceWithType(node, value.getType()) &&
+      getElementTypeOrSelf(value.getType()) == getElementTypeOrSelf(expected) &&
+      succeeded(verifyCompatibleShape(value.getType(), expected))) {
+    Type refined = value.getType();
+    rewriter.modifyOpInPlace(last, [&] { value.setType(expected); });
+    if (!verifiesQuietly(last))
+      rewriter.modifyOpInPlace(last, [&] { value.setType(refined); });
+  }
+  if (!value || !canReplaceWithType(node, value.getType())) {
+    eraseUnusedChain(value, rewriter);
     return fail(node, rewriter, "the replacement's type differs");
+  }
   replaceNodeWith(node, value, rewriter);
   return success();
 }
 
 Value reshapeTo(ONNXNode node, PatternRewriter &rewriter, Value value,
                 ArrayRef<int64_t> shape) {
+  // A reshape of a reshape (decomposition steps that each build a view)
+  // is one reshape of the first one's input; a static input of the shape
+  // needs none.
+  if (auto inner = value.getDefiningOp<ReshapeOp>()) {
+    auto source = dyn_cast<RankedTensorType>(inner.getInput().getType());
+    if (source && source.hasStaticShape())
+      value = inner.getInput();
+  }
+  if (auto ranked = dyn_cast<RankedTensorType>(value.getType());
+      ranked && ranked.hasStaticShape() && ranked.getShape() == shape)
+    return value;
   Type element = cast<ShapedType>(value.getType()).getElementType();
   return rewriter.create<ReshapeOp>(node.getLoc(),
                                     RankedTensorType::get(shape, element),
                                     value, rewriter.getDenseI64ArrayAttr(shape),
                                     UnitAttr(), node.getOp().getDeviceAttr());
+}
+
+/// Repeats every axis i of `input` (static shape) `factors[i]` times, as
+/// reshape -> expand -> reshape: a new unit axis beside each repeated one
+/// is broadcast to the factor and folded back in. `outer` puts the copies
+/// outside the axis (Tile: whole copies one after another), otherwise
+/// inside (nearest upsampling: each element repeated in place).
+Value repeatAxes(ONNXNode node, PatternRewriter &rewriter, Value input,
+                 ArrayRef<int64_t> factors, bool outer) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> split, expanded, result;
+  for (auto [extent, factor] : llvm::zip(type.getShape(), factors)) {
+    if (factor != 1 && outer) {
+      split.push_back(1);
+      expanded.push_back(factor);
+    }
+    split.push_back(extent);
+    expanded.push_back(extent);
+    if (factor != 1 && !outer) {
+      split.push_back(1);
+      expanded.push_back(factor);
+    }
+    result.push_back(extent * factor);
+  }
+  if (result == type.getShape())
+    return input;
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Type element = type.getElementType();
+  Value copies = rewriter.create<ExpandOp>(
+      loc, RankedTensorType::get(expanded, element),
+      reshapeTo(node, rewriter, input, split),
+      rewriter.getDenseI64ArrayAttr(expanded), device);
+  return reshapeTo(node, rewriter, copies, result);
 }
 
 bool verifiesQuietly(Operation *op) {

@@ -45,6 +45,14 @@ mlir::LogicalResult replaceNodeWithCompatible(ONNXNode node, mlir::Value value,
 mlir::Value reshapeTo(ONNXNode node, mlir::PatternRewriter &rewriter,
                       mlir::Value value, llvm::ArrayRef<int64_t> shape);
 
+/// Repeats every axis i of `input` (static shape) `factors[i]` times, as
+/// reshape -> expand -> reshape. `outer` puts the copies outside the axis
+/// (Tile), otherwise inside (each element repeated in place, as nearest
+/// upsampling by whole factors does).
+mlir::Value repeatAxes(ONNXNode node, mlir::PatternRewriter &rewriter,
+                       mlir::Value input, llvm::ArrayRef<int64_t> factors,
+                       bool outer);
+
 /// True if `op` verifies; its diagnostics are dropped.
 bool verifiesQuietly(mlir::Operation *op);
 
