@@ -443,6 +443,12 @@ def cases():
     c.inits.append(const("sizes_cub", np.array([B, 2, 3, 4], np.int64)))
     out.append(flat(c, c.node("Resize", [m, "", "", "sizes_cub"], mode="cubic",
                               coordinate_transformation_mode="align_corners"), (2, 3, 4)))
+    c, m = spatial("lrn", (5, 2, 3))
+    out.append(flat(c, c.node("LRN", [m], size=3, alpha=0.5, beta=0.75, bias=1.5),
+                    (5, 2, 3)))
+    c, m = spatial("trilu_lower", (3, 4))
+    c.inits.append(const("trilu_k", np.array(1, np.int64)))
+    out.append(flat(c, c.node("Trilu", [m, "trilu_k"], upper=0), (3, 4)))
     return out
 
 

@@ -1,4 +1,4 @@
-//===- Elementwise.cpp - Unary, binary, variadic, Where, Cast, Clip -------===//
+//===- Elementwise.cpp - Unary, binary, variadic ops, Where, Trilu, Clip --===//
 //
 // Opset ranges follow ONNX's version history. Versions that only widened the
 // accepted element types (Relu 13/14, Add 13/14, Where 16, ...) share one
@@ -216,6 +216,50 @@ LogicalResult legalizeClipInputs(ONNXNode node, PatternRewriter &rewriter) {
                              DeviceAttr());
 }
 
+/// Trilu (14-17) with a constant k: where(mask, x, 0), the [rows, cols]
+/// mask constant (upper keeps j - i >= k, lower j - i <= k) and broadcast
+/// over the leading axes; the gradient is where's.
+LogicalResult legalizeTrilu(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || type.getRank() < 2 || type.isDynamicDim(type.getRank() - 1) ||
+      type.isDynamicDim(type.getRank() - 2))
+    return fail(node, rewriter, "needs static last two axes");
+  int64_t k = 0;
+  if (node.numInputs() > 1 && node.input(1) &&
+      !isa<NoneType>(node.input(1).getType())) {
+    std::optional<SmallVector<int64_t>> values = getConstantInts(node.input(1));
+    if (!values || values->size() != 1)
+      return fail(node, rewriter, "k is not a constant scalar");
+    k = values->front();
+  }
+  std::optional<bool> upper = getFlag(node, "upper", true);
+  if (!upper)
+    return fail(node, rewriter, "upper must be 0 or 1");
+  int64_t rows = type.getDimSize(type.getRank() - 2);
+  int64_t cols = type.getDimSize(type.getRank() - 1);
+  SmallVector<bool> keep;
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      keep.push_back(*upper ? j - i >= k : j - i <= k);
+  Type element = type.getElementType();
+  TypedAttr zero;
+  if (isa<FloatType>(element))
+    zero = rewriter.getFloatAttr(element, 0);
+  else if (isa<IntegerType>(element))
+    zero = rewriter.getIntegerAttr(element, 0);
+  else
+    return fail(node, rewriter, "unsupported element type");
+  Location loc = node.getLoc();
+  Value mask = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(
+               RankedTensorType::get({rows, cols}, rewriter.getI1Type()),
+               ArrayRef<bool>(keep)));
+  Value zeros = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get({}, element), zero));
+  return replaceNodeChecked<WhereOp>(node, rewriter, mask, node.input(0), zeros,
+                                     DeviceAttr());
+}
+
 } // namespace
 
 void populateElementwisePatterns(RewritePatternSet &patterns) {
@@ -295,6 +339,7 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
                                                node.input(1), node.input(2),
                                                DeviceAttr());
                  });
+  addONNXPattern(patterns, "Trilu", 14, kMaxOpset, {"upper"}, legalizeTrilu);
   // Cast 6+ takes `to` as a data type enum, which the importer already
   // made the result's element type.
   addONNXPattern(

@@ -1,4 +1,4 @@
-//===- Normalization.cpp - Batch/Instance/LayerNorm, (Log)Softmax -------===//
+//===- Normalization.cpp - Batch/Instance/LayerNorm, LRN, (Log)Softmax --===//
 
 #include "Support.h"
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
@@ -123,6 +123,54 @@ LogicalResult legalizeInstanceNorm(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeWithCompatible(node, shifted, rewriter);
 }
 
+/// LRN (1-17) on a static [N, C, ...]: x * (bias + alpha / size *
+/// square_sum)^-beta, where square_sum adds x^2 over the channels
+/// [c - floor((size-1)/2), c + ceil((size-1)/2)]. That window sum is an
+/// avg_pool (pads counted, so the mean is the sum / size) of x^2 viewed as
+/// [N, 1, C, spatial]; no kernel of its own, and the gradient comes from
+/// the rules of mul, avg_pool, add and pow.
+LogicalResult legalizeLRN(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 2 ||
+      !isa<FloatType>(type.getElementType()))
+    return fail(node, rewriter, "needs a static float [N, C, ...] input");
+  if (!node.hasAttr("size") || node.getInt("size", 0) < 1)
+    return fail(node, rewriter, "size must be positive");
+  int64_t size = node.getInt("size", 1);
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t spatial = 1;
+  for (int64_t extent : shape.drop_front(2))
+    spatial *= extent;
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Type element = type.getElementType();
+  auto scalar = [&](double value) -> Value {
+    return rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                    rewriter.getFloatAttr(element, value)));
+  };
+  SmallVector<int64_t> view = {shape[0], 1, shape[1], spatial};
+  auto viewType = RankedTensorType::get(view, element);
+  Value x = node.input(0);
+  Value squares = rewriter.create<MulOp>(loc, type, x, x, device);
+  Value mean = rewriter.create<AvgPoolOp>(
+      loc, viewType, reshapeTo(node, rewriter, squares, view),
+      rewriter.getDenseI64ArrayAttr({size, 1}),
+      rewriter.getDenseI64ArrayAttr({1, 1}),
+      rewriter.getDenseI64ArrayAttr({(size - 1) / 2, 0, size / 2, 0}),
+      rewriter.getDenseI64ArrayAttr({1, 1}), UnitAttr(), rewriter.getUnitAttr(),
+      device);
+  Value scaled = rewriter.create<MulOp>(
+      loc, viewType, mean, scalar(node.getFloat("alpha", 1e-4f)), device);
+  Value shifted = rewriter.create<AddOp>(
+      loc, viewType, scaled, scalar(node.getFloat("bias", 1.0f)), device);
+  Value factor = rewriter.create<PowOp>(
+      loc, viewType, shifted, scalar(-node.getFloat("beta", 0.75f)), device);
+  Value result = rewriter.create<MulOp>(
+      loc, type, x, reshapeTo(node, rewriter, factor, shape), device);
+  return replaceNodeWithCompatible(node, result, rewriter);
+}
+
 /// Softmax and LogSoftmax before opset 13 coerce the input to 2-D at `axis`
 /// (default 1) and normalize each row: a softmax over every axis from
 /// `axis` on. When the axes after `axis` are all of size 1 (in particular
@@ -200,6 +248,8 @@ void populateNormalizationPatterns(RewritePatternSet &patterns) {
                  legalizeBatchNorm);
   addONNXPattern(patterns, "InstanceNormalization", kMinOpset, kMaxOpset,
                  {"epsilon"}, legalizeInstanceNorm);
+  addONNXPattern(patterns, "LRN", kMinOpset, kMaxOpset,
+                 {"alpha", "beta", "bias", "size"}, legalizeLRN);
   addONNXPattern(patterns, "LayerNormalization", 17, kMaxOpset,
                  legalizeLayerNorm);
   addONNXPattern(patterns, "Softmax", kMinOpset, 12,

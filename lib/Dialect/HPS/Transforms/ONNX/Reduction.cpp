@@ -1,4 +1,4 @@
-//===- Reduction.cpp - Reduce* --------------------------------------------===//
+//===- Reduction.cpp - Reduce*, ArgMax, ArgMin ----------------------------===//
 //
 // Every Reduce* op takes `axes` as an attribute through opset 17, except
 // ReduceSum, which made it an optional input in opset 13 (together with
@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../ONNXPattern.h"
+#include "Support.h"
 
 #include "llvm/ADT/SmallSet.h"
 
@@ -81,6 +81,76 @@ LogicalResult legalizeInputAxes(ONNXNode node, PatternRewriter &rewriter,
   return replaceWithReduce(node, rewriter, kind, axes);
 }
 
+/// ArgMax / ArgMin (6-17) of an f32 input with a static extent along
+/// `axis`, from ops that have kernels: m = reduce max (min) keeping the
+/// axis; positions equal to m take their index (a float iota, exact below
+/// 2^24) and the others the extent (-1 with select_last_index); the min
+/// (max) of those, cast to i64, is the first (last) extreme's index. Where
+/// ONNX Runtime returns the index of a NaN, this finds no position.
+template <ReduceKind extremeKind>
+LogicalResult legalizeArgExtreme(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || type.getRank() == 0 || !type.getElementType().isF32())
+    return fail(node, rewriter, "needs a ranked f32 input");
+  auto resultType = dyn_cast<RankedTensorType>(node.resultType());
+  if (resultType && !resultType.getElementType().isInteger(64))
+    return fail(node, rewriter, "the result must be i64");
+  int64_t rank = type.getRank();
+  int64_t axis = node.getInt("axis", 0);
+  if (axis < -rank || axis >= rank)
+    return fail(node, rewriter, "axis out of range");
+  axis = axis < 0 ? axis + rank : axis;
+  int64_t extent = type.getDimSize(axis);
+  if (ShapedType::isDynamic(extent) || extent > (int64_t(1) << 24))
+    return fail(node, rewriter, "needs a static extent below 2^24 on axis");
+  std::optional<bool> keepdims = getFlag(node, "keepdims", true);
+  std::optional<bool> last = getFlag(node, "select_last_index", false);
+  if (!keepdims || !last)
+    return fail(node, rewriter, "keepdims and select_last_index are 0 or 1");
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  MLIRContext *context = rewriter.getContext();
+  Type f32 = type.getElementType();
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> kept(shape), dropped(shape);
+  kept[axis] = 1;
+  dropped.erase(dropped.begin() + axis);
+  auto axes = rewriter.getDenseI64ArrayAttr({axis});
+  Value x = node.input(0);
+  Value extreme =
+      rewriter.create<ReduceOp>(loc, RankedTensorType::get(kept, f32),
+                                ReduceKindAttr::get(context, extremeKind), x,
+                                axes, rewriter.getUnitAttr(), device);
+  Value hits = rewriter.create<EqualOp>(
+      loc, RankedTensorType::get(shape, rewriter.getI1Type()), x, extreme,
+      device);
+  SmallVector<int64_t> iotaShape(rank, 1);
+  iotaShape[axis] = extent;
+  SmallVector<float> indices;
+  for (int64_t i = 0; i < extent; ++i)
+    indices.push_back(static_cast<float>(i));
+  Value iota = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get(iotaShape, f32),
+                                  ArrayRef<float>(indices)));
+  Value miss = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(
+               RankedTensorType::get({}, f32),
+               rewriter.getF32FloatAttr(*last ? -1.0f : float(extent))));
+  Value candidates =
+      rewriter.create<WhereOp>(loc, type, hits, iota, miss, device);
+  ArrayRef<int64_t> outShape = *keepdims ? kept : dropped;
+  Value index = rewriter.create<ReduceOp>(
+      loc, RankedTensorType::get(outShape, f32),
+      ReduceKindAttr::get(context, *last ? ReduceKind::Max : ReduceKind::Min),
+      candidates, axes, *keepdims ? rewriter.getUnitAttr() : UnitAttr(),
+      device);
+  Value result = rewriter.create<CastOp>(
+      loc, RankedTensorType::get(outShape, rewriter.getI64Type()), index,
+      device);
+  return replaceNodeWithCompatible(node, result, rewriter);
+}
+
 } // namespace
 
 void populateReductionPatterns(RewritePatternSet &patterns) {
@@ -103,6 +173,16 @@ void populateReductionPatterns(RewritePatternSet &patterns) {
                  [](ONNXNode node, PatternRewriter &rewriter) {
                    return legalizeAttrAxes(node, rewriter, ReduceKind::Sum);
                  });
+  auto argMax = legalizeArgExtreme<ReduceKind::Max>;
+  auto argMin = legalizeArgExtreme<ReduceKind::Min>;
+  addONNXPattern(patterns, "ArgMax", kMinOpset, 11, {"axis", "keepdims"},
+                 argMax);
+  addONNXPattern(patterns, "ArgMax", 12, kMaxOpset,
+                 {"axis", "keepdims", "select_last_index"}, argMax);
+  addONNXPattern(patterns, "ArgMin", kMinOpset, 11, {"axis", "keepdims"},
+                 argMin);
+  addONNXPattern(patterns, "ArgMin", 12, kMaxOpset,
+                 {"axis", "keepdims", "select_last_index"}, argMin);
   addONNXPattern(patterns, "ReduceSum", 13, kMaxOpset,
                  [](ONNXNode node, PatternRewriter &rewriter) {
                    return legalizeInputAxes(node, rewriter, ReduceKind::Sum);
