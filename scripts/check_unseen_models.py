@@ -103,6 +103,9 @@ def redraw_constant_tensors(model, seed):
 
 def export(name, path, seed):
     import torch
+    # torchvision's own initialisation draws from the global generator:
+    # seed it too, so that a run's weights (and the table) repeat.
+    torch.manual_seed(seed)
     model, size = build(name)
     model.eval()
     redraw_constant_tensors(model, seed)
