@@ -5,8 +5,9 @@ The same Wide & Deep CTR model (bench/generate_ctr_model.py --layout
 criteo) and synthetic Criteo data (`heterps datagen`), trained by:
 - `heterps run --train`: one process (the reference, ratio 1);
 - `heterps launch` with W data-parallel workers and S shards, synchronous,
-  once with the ranks' default waiting (poll briefly, then sleep) and once
-  with HETERPS_MPI_WAIT=spin (poll without pausing, as Open MPI's blocking
+  once with the ranks' default waiting (chosen per machine: poll briefly,
+  yield, then sleep where the ranks outnumber the cores) and once with
+  HETERPS_MPI_WAIT=spin (poll without pausing, as Open MPI's blocking
   calls do);
 - the same job asynchronous (--consistency=async --staleness 2);
 - a heterogeneous plan (paper cluster, dp: embeddings on a CPU class, the

@@ -31,9 +31,11 @@ void checkMpi(int result, const char *what);
 // Waiting without holding a core. Open MPI's blocking calls poll in a busy
 // loop; ranks that share cores (several per machine, or beside their own
 // stage threads) then take turns a scheduler time slice apart, which made
-// a 2-worker job on 2 cores 10x slower than one worker. These poll for a
-// few microseconds, then sleep in growing pauses of up to half a
-// millisecond.
+// a 2-worker job on 2 cores 10x slower than one worker. Where the ranks on
+// a machine have more threads than it has cores (MpiJob's HostShare, or
+// HETERPS_MPI_WAIT=backoff) these poll for a few microseconds, yield for a
+// few milliseconds, then sleep in growing pauses of up to 200 us; else
+// (or HETERPS_MPI_WAIT=spin) they poll without pausing.
 
 /// MPI_Probe without the busy loop. With `lock`, every poll holds it and
 /// the pauses do not: other threads of the process make their MPI calls in

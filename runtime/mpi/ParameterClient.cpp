@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <omp.h>
 
 namespace heterps::rt::mpi {
 namespace {
@@ -366,6 +367,10 @@ void MpiParameterClient::goodbye() {
 //===----------------------------------------------------------------------===//
 
 MpiWorkerGroup::MpiWorkerGroup(MpiJob &job) : job(job), client(job) {
+  // The main thread's own parallel loops (data, metrics) keep to the share
+  // too; stage threads set theirs when they start.
+  if (int threads = job.kernelThreads(); threads > 0)
+    omp_set_num_threads(threads);
   if (job.stages() > 0)
     stageRanks = std::make_unique<MpiStageRanks>(job);
   killAfterStep = parseEnvironmentInt("HETERPS_DEBUG_KILL_AFTER_STEP", -1);

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <limits>
 #include <list>
+#include <omp.h>
 
 namespace heterps::rt::mpi {
 namespace {
@@ -370,6 +371,9 @@ private:
 void runParameterServerShard(MpiJob &job, const ShardOptions &options) {
   if (job.role() != Role::Shard)
     throw Error("runParameterServerShard needs a shard rank");
+  // Large pulls and pushes serve the local shards on this thread's team.
+  if (int threads = job.kernelThreads(); threads > 0)
+    omp_set_num_threads(threads);
   Shard(job, options).serve();
 }
 

@@ -127,7 +127,10 @@ private:
       serverOptions.initScale = in.get<float>();
       serverOptions.store = &client;
       ExecutorOptions executorOptions;
+      // The worker's --threads, else this rank's share of its machine.
       executorOptions.threadsPerStage = in.get<int32_t>();
+      if (executorOptions.threadsPerStage <= 0)
+        executorOptions.threadsPerStage = job.kernelThreads();
       executorOptions.gpuStagesOnCpu = in.get<uint8_t>() != 0;
       server = std::make_unique<train::TrainingServer>(bundle, serverOptions);
       // The worker may have loaded a checkpoint: the store is the truth.

@@ -233,12 +233,15 @@ TrainSummary Trainer::run() {
   serverOptions.seed = state.seed;
   // One shard per thread by default, so a step's pulls and pushes use every
   // core; the shard count changes no result.
+  // A worker of an MPI job without --threads takes its machine's share.
+  const int threads =
+      o.threads > 0 ? o.threads : (o.group ? o.group->defaultThreads() : 0);
   serverOptions.shards =
       o.psShards > 0
           ? o.psShards
           : static_cast<size_t>(std::max(
-                1, o.threads > 0 ? o.threads
-                                 : int(std::thread::hardware_concurrency())));
+                1, threads > 0 ? threads
+                               : int(std::thread::hardware_concurrency())));
   if (group)
     serverOptions.store = &group->store();
   TrainingServer server(bundle, serverOptions);
@@ -255,12 +258,12 @@ TrainSummary Trainer::run() {
     StageControl::Settings settings;
     settings.seed = state.seed;
     settings.initScale = serverOptions.initScale;
-    settings.threads = o.threads;
+    settings.threads = o.threads; // stage ranks take their own share
     settings.gpuStagesOnCpu = o.gpuStagesOnCpu;
     stages->start(bundle, settings);
   }
   ExecutorOptions executorOptions;
-  executorOptions.threadsPerStage = o.threads;
+  executorOptions.threadsPerStage = threads;
   executorOptions.gpuStagesOnCpu = o.gpuStagesOnCpu;
   executorOptions.framesInFlight = o.framesInFlight;
   executorOptions.server = server.stageServer();
@@ -421,7 +424,9 @@ TrainSummary Trainer::run() {
       const bool checkpointStep =
           o.checkpointEvery > 0 && state.step % o.checkpointEvery == 0;
       const bool evalStep = o.evalEvery > 0 && state.step % o.evalEvery == 0;
-      if (meetAtSyncPoints) {
+      if (group) {
+        // Workers keep their results until the leader reports them: a
+        // gather per step cost more than the step on a shared machine.
         for (auto [all, part] :
              {std::pair{&unreported.losses, &results.losses},
               std::pair{&unreported.scores, &results.scores},
@@ -432,13 +437,15 @@ TrainSummary Trainer::run() {
           continue;
         }
         results = std::exchange(unreported, SampleResults());
+      }
+      if (meetAtSyncPoints) {
         // Also a barrier: every worker has finished this step's pushes
         // before the leader checkpoints or evaluates.
         stopAgreed = group->anyStopRequested(stopRequested());
       }
       if (group) {
-        // The leader reports the whole step: every worker's losses, scores
-        // and labels, in worker (= sample) order; the others get nothing.
+        // The leader reports every worker's losses, scores and labels since
+        // the last report, in worker order; the others get nothing.
         results.losses = group->gather(results.losses);
         results.scores = group->gather(results.scores);
         results.labels = group->gather(results.labels);

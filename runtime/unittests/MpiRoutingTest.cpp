@@ -2,7 +2,7 @@
 //
 // The parts of runtime/mpi that every rank must compute identically, tested
 // without starting MPI: key and dense-parameter routing, the step slices of
-// data-parallel workers, and the message encoding.
+// data-parallel workers, the message encoding, and how ranks share a machine.
 //
 //===----------------------------------------------------------------------===//
 
@@ -118,6 +118,29 @@ TEST(MpiProtocol, TruncatedMessagesAreErrorsNamingThem) {
   huge.put<uint64_t>(uint64_t(1) << 60);
   MessageReader hugeIn(huge.bytes(), "forged message");
   EXPECT_THROW(hugeIn.getArray<float>(), Error);
+}
+
+TEST(MpiHostShare, SplitsTheCoresAndSpinsOnlyWithACorePerThread) {
+  struct Case {
+    int cores, computeRanks, shardRanks;
+    HostShare expected;
+    const char *why;
+  };
+  const Case cases[] = {
+      {64, 1, 1, {63, 1, true}, "the worker gets all but the shard's core"},
+      {2, 1, 1, {1, 1, true}, "a core each: nobody shares, so spin"},
+      {8, 2, 2, {3, 1, true}, "the compute ranks split what shards leave"},
+      {2, 2, 2, {1, 1, false}, "oversubscribed: teams of one, back off"},
+      {4, 4, 2, {1, 1, false}, "shards keep no core when workers lack one"},
+      {16, 0, 4, {1, 4, true}, "shards alone split the machine"},
+      {0, 1, 0, {1, 1, true}, "no affinity information: one thread"},
+  };
+  for (const Case &c : cases) {
+    HostShare share = shareHost(c.cores, c.computeRanks, c.shardRanks);
+    EXPECT_EQ(share.computeThreads, c.expected.computeThreads) << c.why;
+    EXPECT_EQ(share.shardThreads, c.expected.shardThreads) << c.why;
+    EXPECT_EQ(share.spin, c.expected.spin) << c.why;
+  }
 }
 
 } // namespace

@@ -283,6 +283,9 @@ int launch(const LaunchOptions &options) {
     // The ranks would all fail the same way: say it once, here.
     if (!kHaveMpi)
       throw Error(kNoMpi);
+#ifdef HETERPS_HAVE_MPI
+    rt::mpi::checkWaitEnvironment();
+#endif
     if (mpirun.find('/') == std::string::npos) {
       llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(mpirun);
       if (!found)
@@ -345,6 +348,7 @@ public:
       abortDistributedJob(1);
   }
   rt::train::WorkerGroup &group() override { return workerGroup; }
+  std::string machineShare() const override { return job.describeHostShare(); }
   void finish() override {
     workerGroup.finish();
     finished = true;

@@ -104,6 +104,9 @@ public:
   join(const ConsistencyOptions &consistency);
   virtual ~DistributedWorker();
   virtual rt::train::WorkerGroup &group() = 0;
+  /// How this worker shares its machine with the job's other ranks there
+  /// (threads, wait policy), for the log.
+  virtual std::string machineShare() const = 0;
   /// After training succeeded: tells the shards this worker is done and
   /// finalises MPI.
   virtual void finish() = 0;

@@ -89,6 +89,9 @@ int train(const TrainOptions &options) {
     // Worker 0 reports for the whole job; the others only report errors.
     std::ostream &log =
         distributed && !distributed->group().leader() ? nullLog() : std::cerr;
+    if (distributed && options.threads <= 0)
+      log << "heterps run: worker 0's machine: " << distributed->machineShare()
+          << "\n";
 
     StopOnSignals handlers;
     train::TrainSummary summary = train::Trainer(bundle, trainer, log).run();

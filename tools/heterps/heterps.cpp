@@ -401,8 +401,8 @@ int main(int argc, char **argv) {
   // Training alternates OpenMP kernels with serial parameter-server and
   // data work; spinning OpenMP workers steal the cores that work needs (5x
   // slower on 2 cores). Set before the kernel library loads; a user's own
-  // setting wins.
-  if ((runCommand && trainMode) || gradcheckCommand)
+  // setting wins. Stage ranks train too.
+  if ((runCommand && trainMode) || gradcheckCommand || stageRankCommand)
     ::setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
   if (compileCommand) {
     CompileOptions options;

@@ -55,6 +55,30 @@ groupKeysByShard(const uint64_t *keys, size_t count, size_t shards);
 /// "shard-<r>": shard r's part of a checkpoint's ps/ directory.
 std::string shardCheckpointName(size_t shard);
 
+/// How the ranks of a job on one machine share its cores.
+struct HostShare {
+  /// Kernel threads of a worker or stage rank (when --threads is not given).
+  int computeThreads = 1;
+  /// OpenMP threads of a shard's local server.
+  int shardThreads = 1;
+  /// Whether a waiting rank polls without pausing: only when every thread
+  /// on the machine has a core of its own.
+  bool spin = true;
+};
+
+/// `cores` CPUs shared by `computeRanks` workers and stage ranks and
+/// `shardRanks` shards. A shard keeps a core where there are enough (it
+/// serves while the workers wait on it); compute ranks split the rest, and
+/// shards alone split all of them. Every rank gets at least one thread.
+/// OpenMP teams that outnumber the cores spin at their barriers while a
+/// partner is descheduled, which made a 2-worker job on 2 cores 18x slower
+/// than one process.
+HostShare shareHost(int cores, int computeRanks, int shardRanks);
+
+/// Throws Error unless HETERPS_MPI_WAIT is unset, empty, "spin" or
+/// "backoff" (a launcher checks once what every rank would reject).
+void checkWaitEnvironment();
+
 //===----------------------------------------------------------------------===//
 // The job
 //===----------------------------------------------------------------------===//
@@ -118,6 +142,16 @@ public:
   int clientOf(int rank) const;
   /// Serialises this process's MPI calls.
   std::mutex &mutex() { return mutex_; }
+  /// This machine's share (shareHost over the ranks on it and the CPUs this
+  /// process may run on), and those counts for messages.
+  const HostShare &hostShare() const { return hostShare_; }
+  int ranksOnHost() const { return ranksOnHost_; }
+  int coresOnHost() const { return coresOnHost_; }
+  /// OpenMP threads of this rank's kernels (a shard's: its local server)
+  /// by default: its role's share, or 0 where OMP_NUM_THREADS decides.
+  int kernelThreads() const;
+  /// "R ranks on C cores here: T kernel threads per worker, waits spin".
+  std::string describeHostShare() const;
 
   /// MPI_Abort of the whole job with `code` (after MPI started; otherwise a
   /// plain exit): a failed rank must not leave the others waiting forever.
@@ -133,8 +167,13 @@ private:
   Consistency consistency_;
   int index_ = 0, worldRank_ = 0;
   std::vector<int> shardRanks, workerRanks, stageRanks, clientRanks;
+  /// Counts the ranks on this machine and sets the share and wait policy.
+  void shareMachine(const std::vector<int64_t> &roles);
+
   std::unique_ptr<Comms> comms_;
   std::mutex mutex_;
+  HostShare hostShare_;
+  int ranksOnHost_ = 1, coresOnHost_ = 1;
 };
 
 //===----------------------------------------------------------------------===//
@@ -299,6 +338,7 @@ public:
   bool asynchronous() const override {
     return job.consistency().asynchronous();
   }
+  int defaultThreads() const override { return job.kernelThreads(); }
   /// The job's stage ranks, when it has some.
   train::StageControl *stageControl() override { return stageRanks.get(); }
   /// After training: tells the stage ranks and the shards this worker is

@@ -103,6 +103,10 @@ public:
   virtual std::vector<float> gather(const std::vector<float> &values) = 0;
   /// Returns once every worker called it.
   virtual void barrier() = 0;
+  /// Kernel threads per stage replica where --threads is not given: this
+  /// worker's share of a machine it shares with other ranks (0: OpenMP's
+  /// default, every core).
+  virtual int defaultThreads() const { return 0; }
   /// Whether the store is asynchronous (see above).
   virtual bool asynchronous() const { return false; }
   /// This worker's stages when they run in other processes, else null.
