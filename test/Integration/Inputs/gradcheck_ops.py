@@ -449,6 +449,20 @@ def cases():
     c, m = spatial("trilu_lower", (3, 4))
     c.inits.append(const("trilu_k", np.array(1, np.int64)))
     out.append(flat(c, c.node("Trilu", [m, "trilu_k"], upper=0), (3, 4)))
+    c, m = spatial("cumsum_exclusive_reverse", (3, 5))
+    c.inits.append(const("cumsum_axis", np.array(2, np.int64)))
+    out.append(flat(c, c.node("CumSum", [m, "cumsum_axis"], exclusive=1, reverse=1),
+                    (3, 5)))
+    # Fixed indices (repeated and negative ones included): a repeated
+    # position's gradient is the sum of its uses.
+    c, m = spatial("gather_elements", (3, 4))
+    picks = np.array([[0, 2, -1, 1], [1, 1, -3, 2]], np.int64)
+    c.inits.append(const("picks", np.broadcast_to(picks, (B, 2, 4)).copy()))
+    out.append(flat(c, c.node("GatherElements", [m, "picks"], axis=1), (2, 4)))
+    # A trainable operand, a transposed output and a summed-away label.
+    c, m = spatial("einsum", (3, 4))
+    c.inits.append(weight("we", (4, 2, 2)))
+    out.append(flat(c, c.node("Einsum", [m, "we"], equation="bij,jkl->bki"), (2, 3)))
     return out
 
 

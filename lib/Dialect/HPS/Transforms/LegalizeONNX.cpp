@@ -106,6 +106,7 @@ struct LegalizeONNXPass
     populateReductionPatterns(set);
     populateDataMovementPatterns(set);
     populateResizePatterns(set);
+    populateIndexingPatterns(set);
     populateValuePatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));

@@ -131,6 +131,7 @@ void populateNormalizationPatterns(mlir::RewritePatternSet &patterns);
 void populateReductionPatterns(mlir::RewritePatternSet &patterns);
 void populateDataMovementPatterns(mlir::RewritePatternSet &patterns);
 void populateResizePatterns(mlir::RewritePatternSet &patterns);
+void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 void populateValuePatterns(mlir::RewritePatternSet &patterns);
 /// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
 void populateFusionPatterns(mlir::RewritePatternSet &patterns);

@@ -1,13 +1,21 @@
-//===- LinearAlgebra.cpp - Gemm and MatMul --------------------------------===//
+//===- LinearAlgebra.cpp - Gemm, MatMul, Einsum ---------------------------===//
 //
 // Gemm-6: C broadcast only with broadcast=1; Gemm-7: C required,
 // unidirectionally broadcast to (M, N); Gemm-9: more element types; Gemm-11: C
 // optional. MatMul only widened its types (MatMul-9, -13), so one pattern
-// covers opsets 7-17.
+// covers opsets 7-17. Einsum (12-17) of one or two operands becomes
+// reductions, transposes, reshapes and one batched matmul.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Support.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
 
 using namespace mlir;
 
@@ -36,6 +44,249 @@ LogicalResult legalizeMatMul(ONNXNode node, PatternRewriter &rewriter) {
                                       node.input(1), DeviceAttr());
 }
 
+/// An einsum equation as one label per axis of every operand and of the
+/// output: a letter's own code, or kEllipsisLabel + k for the k-th axis
+/// that "..." stands for (right-aligned across operands, as numpy does).
+struct EinsumLabels {
+  SmallVector<SmallVector<int>> inputs;
+  SmallVector<int> output;
+};
+constexpr int kEllipsisLabel = 256;
+
+/// Parses one term ("bij", "...ii") for an operand of `rank` axes (-1: the
+/// output, whose "..." spans `ellipsisRank` axes). Fails on any other
+/// character, a second "...", or a rank that does not match.
+FailureOr<SmallVector<int>> parseEinsumTerm(StringRef term, int64_t rank,
+                                            int64_t ellipsisRank) {
+  SmallVector<int> labels;
+  int64_t letters = llvm::count_if(
+      term, [](char c) { return std::isalpha(static_cast<unsigned char>(c)); });
+  bool seenEllipsis = false;
+  for (size_t i = 0; i < term.size();) {
+    if (term.substr(i).starts_with("...")) {
+      if (seenEllipsis)
+        return failure();
+      seenEllipsis = true;
+      int64_t span = rank < 0 ? ellipsisRank : rank - letters;
+      if (span < 0 || span > ellipsisRank)
+        return failure();
+      for (int64_t k = ellipsisRank - span; k < ellipsisRank; ++k)
+        labels.push_back(kEllipsisLabel + static_cast<int>(k));
+      i += 3;
+      continue;
+    }
+    if (!std::isalpha(static_cast<unsigned char>(term[i])))
+      return failure();
+    labels.push_back(term[i++]);
+  }
+  if (rank >= 0 && static_cast<int64_t>(labels.size()) != rank)
+    return failure();
+  return labels;
+}
+
+/// The labels of `equation` for operands of `ranks`; the implicit output
+/// (no "->") is the ellipsis axes, then the letters used once, sorted.
+FailureOr<EinsumLabels> parseEinsum(StringRef equation,
+                                    ArrayRef<int64_t> ranks) {
+  std::string compact;
+  for (char c : equation)
+    if (!std::isspace(static_cast<unsigned char>(c)))
+      compact += c;
+  StringRef text(compact);
+  auto [lhs, rhs] = text.split("->");
+  bool explicitOutput = text.contains("->");
+  SmallVector<StringRef> terms;
+  lhs.split(terms, ',');
+  if (terms.size() != ranks.size())
+    return failure();
+  // The widest "..." among the operands.
+  int64_t ellipsisRank = 0;
+  for (auto [term, rank] : llvm::zip(terms, ranks))
+    if (term.contains("..."))
+      ellipsisRank =
+          std::max(ellipsisRank,
+                   rank - static_cast<int64_t>(llvm::count_if(term, [](char c) {
+                     return std::isalpha(static_cast<unsigned char>(c));
+                   })));
+  EinsumLabels labels;
+  for (auto [term, rank] : llvm::zip(terms, ranks)) {
+    FailureOr<SmallVector<int>> parsed =
+        parseEinsumTerm(term, rank, ellipsisRank);
+    if (failed(parsed))
+      return failure();
+    labels.inputs.push_back(*parsed);
+  }
+  if (explicitOutput) {
+    FailureOr<SmallVector<int>> parsed = parseEinsumTerm(rhs, -1, ellipsisRank);
+    if (failed(parsed))
+      return failure();
+    labels.output = *parsed;
+  } else {
+    std::map<int, int> uses;
+    for (const SmallVector<int> &input : labels.inputs)
+      for (int label : input)
+        ++uses[label];
+    for (int64_t k = 0; k < ellipsisRank; ++k)
+      labels.output.push_back(kEllipsisLabel + static_cast<int>(k));
+    for (auto [label, count] : uses)
+      if (count == 1 && label < kEllipsisLabel)
+        labels.output.push_back(label);
+  }
+  return labels;
+}
+
+/// Einsum of one or two static-shape operands. Axes whose label neither
+/// the output nor the other operand has are summed first; then two
+/// operands are transposed to [batch, free, contracted] and [batch,
+/// contracted, free], multiplied as [B, L, K] x [B, K, R], and the result
+/// is reshaped and transposed into the output's order. Not supported (the
+/// node stays generic): a label repeated within one operand (a diagonal),
+/// extents that differ or broadcast, three or more operands, and element
+/// types other than f32 where a sum or product is needed.
+LogicalResult legalizeEinsum(ONNXNode node, PatternRewriter &rewriter) {
+  unsigned count = node.numInputs();
+  if (count < 1 || count > 2)
+    return fail(node, rewriter, "needs one or two operands");
+  SmallVector<RankedTensorType> types;
+  SmallVector<int64_t> ranks;
+  for (unsigned i = 0; i < count; ++i) {
+    auto type = dyn_cast<RankedTensorType>(node.input(i).getType());
+    if (!type || !type.hasStaticShape())
+      return fail(node, rewriter, "needs static operand shapes");
+    types.push_back(type);
+    ranks.push_back(type.getRank());
+  }
+  Type element = types[0].getElementType();
+  if (count == 2 && types[1].getElementType() != element)
+    return fail(node, rewriter, "operands of different element types");
+  FailureOr<EinsumLabels> labels =
+      parseEinsum(node.getString("equation", ""), ranks);
+  if (failed(labels))
+    return fail(node, rewriter, "cannot parse the equation");
+  llvm::DenseMap<int, int64_t> extent;
+  for (unsigned i = 0; i < count; ++i) {
+    ArrayRef<int> input = labels->inputs[i];
+    for (auto [axis, label] : llvm::enumerate(input)) {
+      if (llvm::count(input, label) > 1)
+        return fail(node, rewriter, "a repeated label (diagonal)");
+      int64_t size = types[i].getDimSize(axis);
+      auto [it, inserted] = extent.try_emplace(label, size);
+      if (!inserted && it->second != size)
+        return fail(node, rewriter, "a label with two extents");
+    }
+  }
+  SmallVector<int> output = labels->output;
+  for (int label : output)
+    if (!extent.count(label) || llvm::count(output, label) > 1)
+      return fail(node, rewriter, "an output label unused or repeated");
+
+  // A pure permutation moves any element type; sums and products are f32.
+  bool permutation = count == 1 && llvm::all_of(labels->inputs[0], [&](int l) {
+                       return llvm::is_contained(output, l);
+                     });
+  if (!permutation && !element.isF32())
+    return fail(node, rewriter, "sums and products need f32");
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  auto shapeOf = [&](ArrayRef<int> order) {
+    SmallVector<int64_t> shape;
+    for (int label : order)
+      shape.push_back(extent[label]);
+    return shape;
+  };
+  auto has = [](ArrayRef<int> list, int label) {
+    return llvm::is_contained(list, label);
+  };
+  // Sums the axes of `value` (labels `order`) whose label is in neither
+  // `keep` list; updates `order`.
+  auto sumAway = [&](Value value, SmallVector<int> &order, ArrayRef<int> keep,
+                     ArrayRef<int> alsoKeep) -> Value {
+    SmallVector<int64_t> axes;
+    SmallVector<int> kept;
+    for (auto [axis, label] : llvm::enumerate(order)) {
+      if (has(keep, label) || has(alsoKeep, label))
+        kept.push_back(label);
+      else
+        axes.push_back(static_cast<int64_t>(axis));
+    }
+    if (axes.empty())
+      return value;
+    order = kept;
+    return rewriter.create<ReduceOp>(
+        loc, RankedTensorType::get(shapeOf(kept), element),
+        ReduceKindAttr::get(rewriter.getContext(), ReduceKind::Sum), value,
+        rewriter.getDenseI64ArrayAttr(axes), UnitAttr(), device);
+  };
+  // `value` (labels `order`) with its axes in the order `wanted`.
+  auto permute = [&](Value value, ArrayRef<int> order,
+                     ArrayRef<int> wanted) -> Value {
+    SmallVector<int64_t> perm;
+    for (int label : wanted)
+      perm.push_back(llvm::find(order, label) - order.begin());
+    if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+      return value;
+    return rewriter.create<TransposeOp>(
+        loc, RankedTensorType::get(shapeOf(wanted), element), value,
+        rewriter.getDenseI64ArrayAttr(perm), device);
+  };
+  auto product = [&](ArrayRef<int> group) {
+    int64_t size = 1;
+    for (int label : group)
+      size *= extent[label];
+    return size;
+  };
+
+  Value result;
+  SmallVector<int> order;
+  if (count == 1) {
+    order = labels->inputs[0];
+    result = sumAway(node.input(0), order, output, {});
+  } else {
+    SmallVector<int> a = labels->inputs[0], b = labels->inputs[1];
+    Value left = sumAway(node.input(0), a, output, b);
+    Value right = sumAway(node.input(1), b, output, a);
+    SmallVector<int> batch, contracted, leftFree, rightFree;
+    for (int label : output)
+      if (has(a, label) && has(b, label))
+        batch.push_back(label);
+    for (int label : a) {
+      if (has(b, label) && !has(output, label))
+        contracted.push_back(label);
+      else if (!has(b, label))
+        leftFree.push_back(label);
+    }
+    for (int label : b)
+      if (!has(a, label))
+        rightFree.push_back(label);
+    int64_t batchSize = product(batch), l = product(leftFree),
+            k = product(contracted), r = product(rightFree);
+    SmallVector<int> leftOrder = batch, rightOrder = batch;
+    leftOrder.append(leftFree);
+    leftOrder.append(contracted);
+    rightOrder.append(contracted);
+    rightOrder.append(rightFree);
+    SmallVector<int64_t> leftView = {batchSize, l, k},
+                         rightView = {batchSize, k, r},
+                         productView = {batchSize, l, r};
+    if (batch.empty()) {
+      leftView.erase(leftView.begin());
+      rightView.erase(rightView.begin());
+      productView.erase(productView.begin());
+    }
+    left = reshapeTo(node, rewriter, permute(left, a, leftOrder), leftView);
+    right = reshapeTo(node, rewriter, permute(right, b, rightOrder), rightView);
+    Value multiplied = rewriter.create<MatMulOp>(
+        loc, RankedTensorType::get(productView, element), left, right, device);
+    order = batch;
+    order.append(leftFree);
+    order.append(rightFree);
+    result = reshapeTo(node, rewriter, multiplied, shapeOf(order));
+  }
+  return replaceNodeWithCompatible(node, permute(result, order, output),
+                                   rewriter);
+}
+
 } // namespace
 
 void populateLinearAlgebraPatterns(RewritePatternSet &patterns) {
@@ -50,6 +301,8 @@ void populateLinearAlgebraPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "Gemm", 9, 10, kGemmAttrs, legalizeGemm);
   addONNXPattern(patterns, "Gemm", 11, kMaxOpset, kGemmAttrs, legalizeGemm);
   addONNXPattern(patterns, "MatMul", kMinOpset, kMaxOpset, {}, legalizeMatMul);
+  addONNXPattern(patterns, "Einsum", 12, kMaxOpset, {"equation"},
+                 legalizeEinsum);
 }
 
 } // namespace heterps::hps

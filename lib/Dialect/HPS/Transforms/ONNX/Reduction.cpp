@@ -1,4 +1,4 @@
-//===- Reduction.cpp - Reduce*, ArgMax, ArgMin ----------------------------===//
+//===- Reduction.cpp - Reduce*, ArgMax, ArgMin, CumSum --------------------===//
 //
 // Every Reduce* op takes `axes` as an attribute through opset 17, except
 // ReduceSum, which made it an optional input in opset 13 (together with
@@ -151,6 +151,54 @@ LogicalResult legalizeArgExtreme(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeWithCompatible(node, result, rewriter);
 }
 
+/// CumSum (11-14) of a static-shape input along a constant axis, as a
+/// log-step scan (Hillis-Steele): ceil(log2 L) rounds of x += x shifted by
+/// 1, 2, 4, ... along the axis, each shift one hps.pad that pads zeros on
+/// one side and crops the other. O(N log L) work in ops of every element
+/// type (integers stay exact), and the gradient comes from pad and add.
+/// exclusive shifts by one first; reverse shifts the other way.
+LogicalResult legalizeCumSum(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || type.getRank() == 0 || !type.hasStaticShape())
+    return fail(node, rewriter, "needs a static input shape of rank >= 1");
+  Type element = type.getElementType();
+  if (element.isInteger(1))
+    return fail(node, rewriter, "needs a numeric input");
+  std::optional<SmallVector<int64_t>> axisValues =
+      getConstantInts(node.input(1));
+  if (!axisValues || axisValues->size() != 1)
+    return fail(node, rewriter, "axis must be a constant scalar");
+  const int64_t rank = type.getRank();
+  int64_t axis = (*axisValues)[0];
+  if (axis < -rank || axis >= rank)
+    return fail(node, rewriter, "axis out of range");
+  axis = axis < 0 ? axis + rank : axis;
+  std::optional<bool> exclusive = getFlag(node, "exclusive");
+  std::optional<bool> reverse = getFlag(node, "reverse");
+  if (!exclusive || !reverse)
+    return fail(node, rewriter, "exclusive and reverse are 0 or 1");
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  const int64_t extent = type.getDimSize(axis);
+  TypedAttr zero = makeScalarAttr(element, 0);
+  auto shift = [&](Value value, int64_t by) -> Value {
+    SmallVector<int64_t> pads(2 * rank, 0);
+    pads[axis] = *reverse ? -by : by;
+    pads[rank + axis] = *reverse ? by : -by;
+    return rewriter.create<PadOp>(
+        loc, type, value, rewriter.getDenseI64ArrayAttr(pads),
+        PadModeAttr::get(rewriter.getContext(), PadMode::Constant), zero,
+        device);
+  };
+  Value sum = node.input(0);
+  if (*exclusive)
+    sum = shift(sum, 1);
+  for (int64_t by = 1; by < extent; by *= 2)
+    sum = rewriter.create<AddOp>(loc, type, sum, shift(sum, by), device);
+  return replaceNodeWithCompatible(node, sum, rewriter);
+}
+
 } // namespace
 
 void populateReductionPatterns(RewritePatternSet &patterns) {
@@ -183,6 +231,8 @@ void populateReductionPatterns(RewritePatternSet &patterns) {
                  argMin);
   addONNXPattern(patterns, "ArgMin", 12, kMaxOpset,
                  {"axis", "keepdims", "select_last_index"}, argMin);
+  addONNXPattern(patterns, "CumSum", 11, kMaxOpset, {"exclusive", "reverse"},
+                 legalizeCumSum);
   addONNXPattern(patterns, "ReduceSum", 13, kMaxOpset,
                  [](ONNXNode node, PatternRewriter &rewriter) {
                    return legalizeInputAxes(node, rewriter, ReduceKind::Sum);

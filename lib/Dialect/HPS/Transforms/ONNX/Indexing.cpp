@@ -1,0 +1,193 @@
+//===- Indexing.cpp - GatherElements, OneHot ------------------------------===//
+//
+// Ops that select by run-time indices, decomposed into index arithmetic on
+// existing ops so they need no kernels of their own and get gradients from
+// their parts: GatherElements becomes one hps.gather on the flattened data
+// at computed linear positions, OneHot an equality with a constant iota.
+// Both need static shapes (the index arithmetic is built from them).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Support.h"
+
+using namespace mlir;
+
+namespace heterps::hps {
+namespace {
+
+/// The most elements of a constant of positions this file builds (32 MiB
+/// of i64).
+constexpr int64_t kMaxPositions = int64_t(1) << 22;
+
+/// `indices` with negative entries wrapped by `extent` (index + extent where
+/// index < 0), in the indices' own integer type.
+Value wrapNegative(ONNXNode node, PatternRewriter &rewriter, Value indices,
+                   int64_t extent) {
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  auto type = cast<RankedTensorType>(indices.getType());
+  auto scalarType = RankedTensorType::get({}, type.getElementType());
+  auto scalar = [&](int64_t value) -> Value {
+    return rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 scalarType, makeScalarAttr(type.getElementType(),
+                                            static_cast<double>(value))));
+  };
+  Value negative = rewriter.create<LessOp>(
+      loc, RankedTensorType::get(type.getShape(), rewriter.getI1Type()),
+      indices, scalar(0), device);
+  Value wrapped =
+      rewriter.create<AddOp>(loc, type, indices, scalar(extent), device);
+  return rewriter.create<WhereOp>(loc, type, negative, wrapped, indices,
+                                  device);
+}
+
+/// GatherElements (11-13): out[p] = data[p with p[axis] = indices[p]]. The
+/// data is flattened and gathered at base[p] + indices[p] * stride[axis],
+/// where base (a constant) holds the offset of p's other coordinates.
+LogicalResult legalizeGatherElements(ONNXNode node, PatternRewriter &rewriter) {
+  auto dataType = dyn_cast<RankedTensorType>(node.input(0).getType());
+  auto indexType = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (!dataType || !indexType || !dataType.hasStaticShape() ||
+      !indexType.hasStaticShape())
+    return fail(node, rewriter, "needs static data and indices shapes");
+  Type indexElement = indexType.getElementType();
+  if (!indexElement.isInteger(32) && !indexElement.isInteger(64))
+    return fail(node, rewriter, "indices must be i32 or i64");
+  const int64_t rank = dataType.getRank();
+  if (rank == 0 || indexType.getRank() != rank)
+    return fail(node, rewriter, "data and indices need the same rank >= 1");
+  int64_t axis = node.getInt("axis", 0);
+  if (axis < -rank || axis >= rank)
+    return fail(node, rewriter, "axis out of range");
+  axis = axis < 0 ? axis + rank : axis;
+  ArrayRef<int64_t> dataShape = dataType.getShape(),
+                    indexShape = indexType.getShape();
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != axis && indexShape[i] > dataShape[i])
+      return fail(node, rewriter, "indices exceed data off the axis");
+  const int64_t count = indexType.getNumElements(),
+                total = dataType.getNumElements();
+  if (count > kMaxPositions ||
+      (indexElement.isInteger(32) && total > (int64_t(1) << 31) - 1))
+    return fail(node, rewriter, "too many positions for constant offsets");
+
+  // Row-major strides of the data; base[p] = sum over i != axis of p_i *
+  // stride_i, enumerated in the indices' row-major order.
+  SmallVector<int64_t> stride(rank, 1);
+  for (int64_t i = rank - 2; i >= 0; --i)
+    stride[i] = stride[i + 1] * dataShape[i + 1];
+  SmallVector<int64_t> base(count), position(rank, 0);
+  for (int64_t flat = 0; flat < count; ++flat) {
+    int64_t offset = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != axis)
+        offset += position[i] * stride[i];
+    base[flat] = offset;
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      if (++position[i] < indexShape[i])
+        break;
+      position[i] = 0;
+    }
+  }
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Value indices = wrapNegative(node, rewriter, node.input(1), dataShape[axis]);
+  SmallVector<int32_t> base32(base.begin(), base.end());
+  DenseElementsAttr baseAttr =
+      indexElement.isInteger(64)
+          ? DenseElementsAttr::get(indexType, ArrayRef<int64_t>(base))
+          : DenseElementsAttr::get(indexType, ArrayRef<int32_t>(base32));
+  Value positions = indices;
+  if (stride[axis] != 1) {
+    Value strideValue = rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 RankedTensorType::get({}, indexElement),
+                 makeScalarAttr(indexElement, double(stride[axis]))));
+    positions =
+        rewriter.create<MulOp>(loc, indexType, positions, strideValue, device);
+  }
+  positions = rewriter.create<AddOp>(loc, indexType, positions,
+                                     rewriter.create<ConstantOp>(loc, baseAttr),
+                                     device);
+  Value flat = reshapeTo(node, rewriter, node.input(0), {total});
+  Value gathered = rewriter.create<GatherOp>(
+      loc, RankedTensorType::get(indexShape, dataType.getElementType()), flat,
+      positions, rewriter.getI64IntegerAttr(0), device);
+  return replaceNodeWithCompatible(node, gathered, rewriter);
+}
+
+/// OneHot (9-11): where(wrap(indices) == iota(depth), on, off) with the new
+/// axis of extent depth at `axis`. depth must be a constant; the values
+/// [off, on] may be computed (two one-element slices broadcast). Indices
+/// outside [-depth, depth) match no position and give off everywhere.
+LogicalResult legalizeOneHot(ONNXNode node, PatternRewriter &rewriter) {
+  auto indexType = dyn_cast<RankedTensorType>(node.input(0).getType());
+  auto valuesType = dyn_cast<RankedTensorType>(node.input(2).getType());
+  if (!indexType || !indexType.hasStaticShape() || !valuesType)
+    return fail(node, rewriter, "needs static indices and ranked values");
+  if (valuesType.getRank() != 1 || valuesType.getDimSize(0) != 2)
+    return fail(node, rewriter, "values must be [off, on]");
+  std::optional<double> depthValue = getConstantScalar(node.input(1));
+  if (!depthValue)
+    return fail(node, rewriter, "depth must be a constant scalar");
+  const auto depth = static_cast<int64_t>(*depthValue);
+  if (depth < 1)
+    return fail(node, rewriter, "depth must be positive");
+  const int64_t rank = indexType.getRank() + 1;
+  int64_t axis = node.getInt("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return fail(node, rewriter, "axis out of range");
+  axis = axis < 0 ? axis + rank : axis;
+  SmallVector<int64_t> outShape(indexType.getShape());
+  outShape.insert(outShape.begin() + axis, depth);
+  if (indexType.getNumElements() * depth > kMaxPositions * 16)
+    return fail(node, rewriter, "the one-hot tensor is too large");
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  // Float indices are truncated to integers, as onnxruntime does.
+  Value indices = node.input(0);
+  Type i64 = rewriter.getI64Type();
+  if (!indexType.getElementType().isInteger(64)) {
+    indexType = RankedTensorType::get(indexType.getShape(), i64);
+    indices = rewriter.create<CastOp>(loc, indexType, indices, device);
+  }
+  indices = wrapNegative(node, rewriter, indices, depth);
+  SmallVector<int64_t> unitShape(outShape), iotaShape(rank, 1);
+  unitShape[axis] = 1;
+  iotaShape[axis] = depth;
+  SmallVector<int64_t> iota(depth);
+  for (int64_t i = 0; i < depth; ++i)
+    iota[i] = i;
+  Value iotaValue = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get(iotaShape, i64),
+                                  ArrayRef<int64_t>(iota)));
+  Value hits = rewriter.create<EqualOp>(
+      loc, RankedTensorType::get(outShape, rewriter.getI1Type()),
+      reshapeTo(node, rewriter, indices, unitShape), iotaValue, device);
+  Type element = valuesType.getElementType();
+  auto pick = [&](int64_t which) -> Value {
+    return rewriter.create<SliceOp>(loc, RankedTensorType::get({1}, element),
+                                    node.input(2),
+                                    rewriter.getDenseI64ArrayAttr({which}),
+                                    rewriter.getDenseI64ArrayAttr({which + 1}),
+                                    rewriter.getDenseI64ArrayAttr({0}),
+                                    rewriter.getDenseI64ArrayAttr({1}), device);
+  };
+  Value result =
+      rewriter.create<WhereOp>(loc, RankedTensorType::get(outShape, element),
+                               hits, pick(1), pick(0), device);
+  return replaceNodeWithCompatible(node, result, rewriter);
+}
+
+} // namespace
+
+void populateIndexingPatterns(RewritePatternSet &patterns) {
+  addONNXPattern(patterns, "GatherElements", 11, kMaxOpset, {"axis"},
+                 legalizeGatherElements);
+  addONNXPattern(patterns, "OneHot", 9, kMaxOpset, {"axis"}, legalizeOneHot);
+}
+
+} // namespace heterps::hps
