@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""ONNX ops that legalization decomposes into other hps ops, on the element
+types and shapes ONNX's node suite leaves out (its Einsum cases sum f64,
+which no CPU kernel does; its CumSum cases are f64 only), compiled and run
+against numpy.
+
+  decomposed_ops.py HETERPS_BIN CLUSTER OUT_DIR
+
+Prints `ok NAME max-error E` or `FAIL NAME: why` per case; exits 1 if any
+case failed.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64,
+         np.dtype(np.int32): TensorProto.INT32}
+
+
+def einsum(equation, *shapes):
+    def build(rng):
+        xs = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        names = [f"x{i}" for i in range(len(xs))]
+        node = helper.make_node("Einsum", names, ["y"], equation=equation)
+        return node, dict(zip(names, xs)), [], np.einsum(equation, *xs)
+    return f"einsum '{equation}'", 12, build
+
+
+def cumsum(shape, axis, dtype, exclusive=0, reverse=0):
+    def build(rng):
+        x = rng.integers(-100, 100, shape).astype(dtype)
+        ref = np.flip(x, axis) if reverse else x
+        ref = np.cumsum(ref, axis=axis).astype(dtype)
+        if exclusive:
+            ref = ref - (np.flip(x, axis) if reverse else x)
+        ref = np.flip(ref, axis) if reverse else ref
+        node = helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=exclusive,
+                                reverse=reverse)
+        axis_init = numpy_helper.from_array(np.array(axis, np.int64), "axis")
+        return node, {"x": x}, [axis_init], ref
+    name = f"cumsum {np.dtype(dtype).name} {shape} axis {axis}"
+    return name + (" exclusive" if exclusive else "") + (" reverse" if reverse else ""), 14, build
+
+
+def gather_elements(shape, index_shape, axis, dtype):
+    def build(rng):
+        x = rng.standard_normal(shape).astype(np.float32)
+        extent = shape[axis]
+        idx = rng.integers(-extent, extent, index_shape).astype(dtype)
+        ref = np.take_along_axis(x, np.where(idx < 0, idx + extent, idx), axis=axis)
+        node = helper.make_node("GatherElements", ["x", "idx"], ["y"], axis=axis)
+        return node, {"x": x, "idx": idx}, [], ref
+    return f"gather_elements {shape} {index_shape} axis {axis} {np.dtype(dtype).name}", 13, build
+
+
+def one_hot(index_shape, depth, axis):
+    def build(rng):
+        idx = rng.integers(-depth - 1, depth + 1, index_shape).astype(np.int64)
+        wrapped = np.where(idx < 0, idx + depth, idx)
+        hot = (wrapped[..., None] == np.arange(depth)).astype(np.float32)
+        hot = np.moveaxis(hot, -1, axis if axis >= 0 else axis + hot.ndim)
+        ref = np.where(hot > 0, 2.5, -1.0).astype(np.float32)
+        node = helper.make_node("OneHot", ["idx", "depth", "values"], ["y"], axis=axis)
+        inits = [numpy_helper.from_array(np.array(depth, np.int64), "depth"),
+                 numpy_helper.from_array(np.array([-1.0, 2.5], np.float32), "values")]
+        return node, {"idx": idx}, inits, ref
+    return f"one_hot {index_shape} depth {depth} axis {axis}", 11, build
+
+
+CASES = [
+    einsum("bij,bjk->bik", (5, 2, 3), (5, 3, 4)),
+    einsum("ij->i", (3, 4)),
+    einsum("i,i", (3,), (3,)),
+    einsum("ij,jk", (2, 3), (3, 4)),
+    einsum("...ij,...jk->k...i", (5, 2, 3), (5, 3, 4)),
+    einsum("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)),
+    einsum("abc,cd->dba", (2, 3, 4), (4, 5)),
+    einsum("ijk,ikl->jl", (2, 3, 4), (2, 4, 5)),
+    einsum("ij,kl->ijkl", (2, 3), (4, 5)),
+    einsum("ba,ca", (3, 4), (5, 4)),
+    einsum("ijk,j->ik", (2, 3, 4), (3,)),
+    cumsum((2, 9), 1, np.int64),
+    cumsum((4, 3, 5), 0, np.float32, exclusive=1),
+    cumsum((3, 17), -1, np.int32, exclusive=1, reverse=1),
+    gather_elements((2, 3, 4), (2, 5, 4), 1, np.int64),
+    gather_elements((3, 4), (3, 2), -1, np.int32),
+    one_hot((2, 3), 5, -1),
+    one_hot((4,), 3, 0),
+]
+
+
+def run_case(heterps, cluster, out, index, name, opset, build):
+    rng = np.random.default_rng(index)
+    node, feeds, inits, ref = build(rng)
+    ref = np.asarray(ref)
+    graph = helper.make_graph(
+        [node], "case",
+        [helper.make_tensor_value_info(k, TYPES[v.dtype], list(v.shape)) for k, v in feeds.items()],
+        [helper.make_tensor_value_info("y", TYPES[ref.dtype], list(ref.shape))], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    work = os.path.join(out, f"case{index}")
+    os.makedirs(work, exist_ok=True)
+    onnx.save(model, os.path.join(work, "model.onnx"))
+    steps = [[heterps, "compile", os.path.join(work, "model.onnx"), "--cluster", cluster,
+              "--throughput", "1", "--strategy", "cpu-only", "-o", os.path.join(work, "bundle")]]
+    run = [heterps, "run", os.path.join(work, "bundle"), "--output-dir", os.path.join(work, "out")]
+    for key, value in feeds.items():
+        path = os.path.join(work, key + ".npy")
+        np.save(path, value)
+        run += ["--input", f"{key}={path}"]
+    steps.append(run)
+    for step in steps:
+        done = subprocess.run(step, capture_output=True, text=True)
+        if done.returncode != 0:
+            return f"FAIL {name}: {' '.join(step[:2])}: {done.stderr.strip()[-400:]}"
+    got = np.load(os.path.join(work, "out", "y.npy"))
+    if got.shape != ref.shape or got.dtype != ref.dtype:
+        return f"FAIL {name}: got {got.dtype}{list(got.shape)}, want {ref.dtype}{list(ref.shape)}"
+    error = float(np.max(np.abs(got.astype(np.float64) - ref))) if ref.size else 0.0
+    tolerance = 1e-4 * max(1.0, float(np.max(np.abs(ref)))) if ref.dtype == np.float32 else 0
+    if error > tolerance:
+        return f"FAIL {name}: max error {error:.3g} above {tolerance:.3g}"
+    return f"ok {name} max-error {error:.3g}"
+
+
+def main():
+    heterps, cluster, out = os.path.join(sys.argv[1], "heterps"), sys.argv[2], sys.argv[3]
+    failed = 0
+    for index, (name, opset, build) in enumerate(CASES):
+        line = run_case(heterps, cluster, out, index, name, opset, build)
+        failed += line.startswith("FAIL")
+        print(line, flush=True)
+    print(f"failed: {failed}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
