@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """ONNX ops that legalization decomposes into other hps ops, on the element
 types and shapes ONNX's node suite leaves out (its Einsum cases sum f64,
-which no CPU kernel does; its CumSum cases are f64 only), compiled and run
-against numpy.
+which no CPU kernel does; its CumSum cases are f64 only; its GatherND
+cases have no negative indices), compiled and run against numpy.
 
   decomposed_ops.py HETERPS_BIN CLUSTER OUT_DIR
 
@@ -57,6 +57,23 @@ def gather_elements(shape, index_shape, axis, dtype):
     return f"gather_elements {shape} {index_shape} axis {axis} {np.dtype(dtype).name}", 13, build
 
 
+def gather_nd(shape, index_shape, batch_dims):
+    def build(rng):
+        x = rng.standard_normal(shape).astype(np.float32)
+        depth = index_shape[-1]
+        extents = np.array(shape[batch_dims:batch_dims + depth])
+        idx = (rng.integers(0, 1 << 30, index_shape) % (2 * extents) - extents).astype(np.int64)
+        wrapped = np.where(idx < 0, idx + extents, idx)
+        batch = int(np.prod(index_shape[:batch_dims]))
+        flat_x = x.reshape((batch,) + tuple(shape[batch_dims:]))
+        flat_i = wrapped.reshape((batch, -1, depth))
+        ref = np.stack([np.stack([flat_x[b][tuple(i)] for i in flat_i[b]]) for b in range(batch)])
+        ref = ref.reshape(tuple(index_shape[:-1]) + tuple(shape[batch_dims + depth:]))
+        node = helper.make_node("GatherND", ["x", "idx"], ["y"], batch_dims=batch_dims)
+        return node, {"x": x, "idx": idx}, [], ref
+    return f"gather_nd {shape} {index_shape} batch_dims {batch_dims}", 13, build
+
+
 def one_hot(index_shape, depth, axis):
     def build(rng):
         idx = rng.integers(-depth - 1, depth + 1, index_shape).astype(np.int64)
@@ -88,6 +105,9 @@ CASES = [
     cumsum((3, 17), -1, np.int32, exclusive=1, reverse=1),
     gather_elements((2, 3, 4), (2, 5, 4), 1, np.int64),
     gather_elements((3, 4), (3, 2), -1, np.int32),
+    gather_nd((4, 3, 5), (2, 2), 0),
+    gather_nd((2, 3, 4, 5), (2, 6, 2), 1),
+    gather_nd((3, 4), (3, 2, 1), 1),
     one_hot((2, 3), 5, -1),
     one_hot((4,), 3, 0),
 ]

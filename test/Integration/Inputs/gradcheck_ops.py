@@ -459,6 +459,10 @@ def cases():
     picks = np.array([[0, 2, -1, 1], [1, 1, -3, 2]], np.int64)
     c.inits.append(const("picks", np.broadcast_to(picks, (B, 2, 4)).copy()))
     out.append(flat(c, c.node("GatherElements", [m, "picks"], axis=1), (2, 4)))
+    c, m = spatial("gather_nd", (3, 4))
+    rows = np.array([[[2], [0], [-1]]], np.int64)
+    c.inits.append(const("rows", np.broadcast_to(rows, (B, 3, 1)).copy()))
+    out.append(flat(c, c.node("GatherND", [m, "rows"], batch_dims=1), (3, 4)))
     # A trainable operand, a transposed output and a summed-away label.
     c, m = spatial("einsum", (3, 4))
     c.inits.append(weight("we", (4, 2, 2)))

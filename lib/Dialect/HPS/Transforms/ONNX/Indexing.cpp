@@ -1,9 +1,10 @@
-//===- Indexing.cpp - GatherElements, OneHot ------------------------------===//
+//===- Indexing.cpp - GatherElements, GatherND, OneHot --------------------===//
 //
 // Ops that select by run-time indices, decomposed into index arithmetic on
 // existing ops so they need no kernels of their own and get gradients from
-// their parts: GatherElements becomes one hps.gather on the flattened data
-// at computed linear positions, OneHot an equality with a constant iota.
+// their parts: GatherElements and GatherND become one hps.gather on the
+// flattened data at computed linear positions, OneHot an equality with a
+// constant iota.
 // Both need static shapes (the index arithmetic is built from them).
 //
 //===----------------------------------------------------------------------===//
@@ -118,6 +119,109 @@ LogicalResult legalizeGatherElements(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeWithCompatible(node, gathered, rewriter);
 }
 
+/// GatherND (11-17; batch_dims from 12): the data viewed as [P, rest...]
+/// with P the product of its first batch_dims + K axes, gathered along
+/// axis 0 at sum_k wrap(indices[..., k]) * stride_k plus a constant offset
+/// for the batch coordinates.
+LogicalResult legalizeGatherND(ONNXNode node, PatternRewriter &rewriter) {
+  auto dataType = dyn_cast<RankedTensorType>(node.input(0).getType());
+  auto indexType = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (!dataType || !indexType || !dataType.hasStaticShape() ||
+      !indexType.hasStaticShape() || indexType.getRank() < 1)
+    return fail(node, rewriter, "needs static data and indices shapes");
+  Type indexElement = indexType.getElementType();
+  if (!indexElement.isInteger(64))
+    return fail(node, rewriter, "indices must be i64");
+  ArrayRef<int64_t> dataShape = dataType.getShape(),
+                    indexShape = indexType.getShape();
+  const int64_t batchDims = node.getInt("batch_dims", 0);
+  const int64_t depth = indexShape.back();
+  const int64_t indexRank = indexType.getRank();
+  if (batchDims < 0 || batchDims >= indexRank ||
+      batchDims + depth > dataType.getRank() || depth < 1)
+    return fail(node, rewriter, "batch_dims or the index depth out of range");
+  for (int64_t i = 0; i < batchDims; ++i)
+    if (indexShape[i] != dataShape[i])
+      return fail(node, rewriter, "batch axes of data and indices differ");
+  const int64_t leading = batchDims + depth;
+  SmallVector<int64_t> stride(leading, 1);
+  for (int64_t i = leading - 2; i >= 0; --i)
+    stride[i] = stride[i + 1] * dataShape[i + 1];
+  const int64_t rows = stride[0] * dataShape[0];
+  SmallVector<int64_t> positionsShape(indexShape.drop_back());
+  int64_t count = 1;
+  for (int64_t extent : positionsShape)
+    count *= extent;
+  if (count > kMaxPositions)
+    return fail(node, rewriter, "too many positions for constant offsets");
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  auto i64Tensor = [&](ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
+    return rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 RankedTensorType::get(shape, rewriter.getI64Type()), values));
+  };
+  // Negative components wrap by their own axis's extent.
+  SmallVector<int64_t> extents(dataShape.begin() + batchDims,
+                               dataShape.begin() + leading);
+  Value extentValues = i64Tensor({depth}, extents);
+  Value zero = i64Tensor({}, {0});
+  auto flags = RankedTensorType::get(indexShape, rewriter.getI1Type());
+  Value negative =
+      rewriter.create<LessOp>(loc, flags, node.input(1), zero, device);
+  Value wrapped = rewriter.create<WhereOp>(
+      loc, indexType, negative,
+      rewriter.create<AddOp>(loc, indexType, node.input(1), extentValues,
+                             device),
+      node.input(1), device);
+  // The batch coordinates' offsets, over the positions in row-major order.
+  SmallVector<int64_t> base(count, 0), position(positionsShape.size(), 0);
+  for (int64_t flat = 0; flat < count; ++flat) {
+    for (int64_t i = 0; i < batchDims; ++i)
+      base[flat] += position[i] * stride[i];
+    for (int64_t i = static_cast<int64_t>(position.size()) - 1; i >= 0; --i) {
+      if (++position[i] < positionsShape[i])
+        break;
+      position[i] = 0;
+    }
+  }
+  auto componentType = RankedTensorType::get(
+      [&] {
+        SmallVector<int64_t> shape(positionsShape);
+        shape.push_back(1);
+        return shape;
+      }(),
+      rewriter.getI64Type());
+  auto positionsType =
+      RankedTensorType::get(positionsShape, rewriter.getI64Type());
+  Value positions =
+      batchDims > 0 ? Value(i64Tensor(positionsShape, base)) : Value();
+  for (int64_t k = 0; k < depth; ++k) {
+    Value component = rewriter.create<SliceOp>(
+        loc, componentType, wrapped, rewriter.getDenseI64ArrayAttr({k}),
+        rewriter.getDenseI64ArrayAttr({k + 1}),
+        rewriter.getDenseI64ArrayAttr({indexRank - 1}),
+        rewriter.getDenseI64ArrayAttr({1}), device);
+    component = reshapeTo(node, rewriter, component, positionsShape);
+    if (int64_t by = stride[batchDims + k]; by != 1)
+      component = rewriter.create<MulOp>(loc, positionsType, component,
+                                         i64Tensor({}, {by}), device);
+    positions =
+        positions ? Value(rewriter.create<AddOp>(loc, positionsType, positions,
+                                                 component, device))
+                  : component;
+  }
+  SmallVector<int64_t> view{rows}, result(positionsShape);
+  view.append(dataShape.begin() + leading, dataShape.end());
+  result.append(dataShape.begin() + leading, dataShape.end());
+  Value gathered = rewriter.create<GatherOp>(
+      loc, RankedTensorType::get(result, dataType.getElementType()),
+      reshapeTo(node, rewriter, node.input(0), view), positions,
+      rewriter.getI64IntegerAttr(0), device);
+  return replaceNodeWithCompatible(node, gathered, rewriter);
+}
+
 /// OneHot (9-11): where(wrap(indices) == iota(depth), on, off) with the new
 /// axis of extent depth at `axis`. depth must be a constant; the values
 /// [off, on] may be computed (two one-element slices broadcast). Indices
@@ -187,6 +291,9 @@ LogicalResult legalizeOneHot(ONNXNode node, PatternRewriter &rewriter) {
 void populateIndexingPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "GatherElements", 11, kMaxOpset, {"axis"},
                  legalizeGatherElements);
+  addONNXPattern(patterns, "GatherND", 11, 11, {}, legalizeGatherND);
+  addONNXPattern(patterns, "GatherND", 12, kMaxOpset, {"batch_dims"},
+                 legalizeGatherND);
   addONNXPattern(patterns, "OneHot", 9, kMaxOpset, {"axis"}, legalizeOneHot);
 }
 
