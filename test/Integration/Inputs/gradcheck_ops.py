@@ -463,6 +463,13 @@ def cases():
     rows = np.array([[[2], [0], [-1]]], np.int64)
     c.inits.append(const("rows", np.broadcast_to(rows, (B, 3, 1)).copy()))
     out.append(flat(c, c.node("GatherND", [m, "rows"], batch_dims=1), (3, 4)))
+    # TopK's values (its indices carry no gradient); a smaller step, as for
+    # the other ops with kinks (the order changes between samples).
+    c, m = spatial("top_k", (3, 4))
+    c.epsilon = "1e-3"
+    c.inits.append(const("top_k_k", np.array([2], np.int64)))
+    values, _ = c.node("TopK", [m, "top_k_k"], ["top_k_values", "top_k_indices"], axis=2)
+    out.append(flat(c, values, (3, 2)))
     # A trainable operand, a transposed output and a summed-away label.
     c, m = spatial("einsum", (3, 4))
     c.inits.append(weight("we", (4, 2, 2)))

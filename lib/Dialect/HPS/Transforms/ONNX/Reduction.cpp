@@ -1,4 +1,4 @@
-//===- Reduction.cpp - Reduce*, ArgMax, ArgMin, CumSum --------------------===//
+//===- Reduction.cpp - Reduce*, ArgMax, ArgMin, CumSum, TopK --------------===//
 //
 // Every Reduce* op takes `axes` as an attribute through opset 17, except
 // ReduceSum, which made it an optional input in opset 13 (together with
@@ -10,6 +10,8 @@
 #include "Support.h"
 
 #include "llvm/ADT/SmallSet.h"
+
+#include <limits>
 
 using namespace mlir;
 
@@ -81,6 +83,29 @@ LogicalResult legalizeInputAxes(ONNXNode node, PatternRewriter &rewriter,
   return replaceWithReduce(node, rewriter, kind, axes);
 }
 
+/// 0, 1, ..., extent - 1 as f32 along `axis` of an otherwise unit shape of
+/// `rank` axes: the positions ArgMax and TopK pick from.
+Value floatIota(PatternRewriter &rewriter, Location loc, int64_t rank,
+                int64_t axis, int64_t extent) {
+  SmallVector<int64_t> shape(rank, 1);
+  shape[axis] = extent;
+  SmallVector<float> positions;
+  for (int64_t i = 0; i < extent; ++i)
+    positions.push_back(static_cast<float>(i));
+  return rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(
+               RankedTensorType::get(shape, rewriter.getF32Type()),
+               ArrayRef<float>(positions)));
+}
+
+/// An f32 scalar constant.
+Value floatScalar(PatternRewriter &rewriter, Location loc, float value) {
+  return rewriter.create<ConstantOp>(
+      loc,
+      DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getF32Type()),
+                             rewriter.getF32FloatAttr(value)));
+}
+
 /// ArgMax / ArgMin (6-17) of an f32 input with a static extent along
 /// `axis`, from ops that have kernels: m = reduce max (min) keeping the
 /// axis; positions equal to m take their index (a float iota, exact below
@@ -125,18 +150,8 @@ LogicalResult legalizeArgExtreme(ONNXNode node, PatternRewriter &rewriter) {
   Value hits = rewriter.create<EqualOp>(
       loc, RankedTensorType::get(shape, rewriter.getI1Type()), x, extreme,
       device);
-  SmallVector<int64_t> iotaShape(rank, 1);
-  iotaShape[axis] = extent;
-  SmallVector<float> indices;
-  for (int64_t i = 0; i < extent; ++i)
-    indices.push_back(static_cast<float>(i));
-  Value iota = rewriter.create<ConstantOp>(
-      loc, DenseElementsAttr::get(RankedTensorType::get(iotaShape, f32),
-                                  ArrayRef<float>(indices)));
-  Value miss = rewriter.create<ConstantOp>(
-      loc, DenseElementsAttr::get(
-               RankedTensorType::get({}, f32),
-               rewriter.getF32FloatAttr(*last ? -1.0f : float(extent))));
+  Value iota = floatIota(rewriter, loc, rank, axis, extent);
+  Value miss = floatScalar(rewriter, loc, *last ? -1.0f : float(extent));
   Value candidates =
       rewriter.create<WhereOp>(loc, type, hits, iota, miss, device);
   ArrayRef<int64_t> outShape = *keepdims ? kept : dropped;
@@ -199,6 +214,109 @@ LogicalResult legalizeCumSum(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeWithCompatible(node, sum, rewriter);
 }
 
+/// The most elements TopK may select per slice: each is one round of
+/// nine ops.
+constexpr int64_t kMaxTopK = 32;
+
+/// TopK (1-17) of an f32 input with a static shape and a constant k of at
+/// most kMaxTopK: k rounds, each taking the extreme of the positions not yet
+/// taken (reduce max/min), the first position holding it (as ArgMax does:
+/// equal, where over a float iota, reduce min) and marking it taken. Values
+/// and indices come out sorted, which sorted=0 allows; equal values keep
+/// their order, as ONNX asks. A NaN is never selected (its index reads as
+/// the axis extent).
+LogicalResult legalizeTopK(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || type.getRank() == 0 || !type.hasStaticShape() ||
+      !type.getElementType().isF32())
+    return fail(node, rewriter, "needs a static f32 input");
+  std::optional<int64_t> k;
+  if (node.getOpset() < 10) {
+    k = node.getInt("k", -1);
+  } else if (std::optional<SmallVector<int64_t>> values =
+                 getConstantInts(node.input(1));
+             values && values->size() == 1) {
+    k = (*values)[0];
+  }
+  if (!k)
+    return fail(node, rewriter, "k must be a constant");
+  const int64_t rank = type.getRank();
+  int64_t axis = node.getInt("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return fail(node, rewriter, "axis out of range");
+  axis = axis < 0 ? axis + rank : axis;
+  const int64_t extent = type.getDimSize(axis);
+  if (*k < 1 || *k > extent || *k > kMaxTopK || extent > (int64_t(1) << 24))
+    return fail(node, rewriter, "k must be in [1, min(extent, 32)]");
+  std::optional<bool> largest = getFlag(node, "largest", true);
+  std::optional<bool> sortedFlag = getFlag(node, "sorted", true);
+  if (!largest || !sortedFlag)
+    return fail(node, rewriter, "largest and sorted are 0 or 1");
+  SmallVector<int64_t> outShape(type.getShape());
+  outShape[axis] = *k;
+  auto valuesType = RankedTensorType::get(outShape, type.getElementType());
+  auto indicesType = RankedTensorType::get(outShape, rewriter.getI64Type());
+  if (node.getOp().getNumResults() != 2 || node.resultType(0) != valuesType ||
+      node.resultType(1) != indicesType)
+    return fail(node, rewriter, "the declared results are not [.., k, ..]");
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  MLIRContext *context = rewriter.getContext();
+  Type f32 = type.getElementType();
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> kept(shape);
+  kept[axis] = 1;
+  auto keptType = RankedTensorType::get(kept, f32);
+  auto maskType = RankedTensorType::get(shape, rewriter.getI1Type());
+  auto axes = rewriter.getDenseI64ArrayAttr({axis});
+  Value iota = floatIota(rewriter, loc, rank, axis, extent);
+  const float inf = std::numeric_limits<float>::infinity();
+  Value excluded = floatScalar(rewriter, loc, *largest ? -inf : inf);
+  Value missing = floatScalar(rewriter, loc, static_cast<float>(extent));
+  ReduceKind extremeKind = *largest ? ReduceKind::Max : ReduceKind::Min;
+  Value x = node.input(0), taken;
+  SmallVector<Value> values, indices;
+  for (int64_t round = 0; round < *k; ++round) {
+    Value rest = taken ? Value(rewriter.create<WhereOp>(loc, type, taken,
+                                                        excluded, x, device))
+                       : x;
+    Value extreme = rewriter.create<ReduceOp>(
+        loc, keptType, ReduceKindAttr::get(context, extremeKind), rest, axes,
+        rewriter.getUnitAttr(), device);
+    Value hits = rewriter.create<EqualOp>(loc, maskType, rest, extreme, device);
+    if (taken)
+      hits = rewriter.create<AndOp>(
+          loc, maskType, hits,
+          rewriter.create<NotOp>(loc, maskType, taken, device), device);
+    Value candidates =
+        rewriter.create<WhereOp>(loc, type, hits, iota, missing, device);
+    Value index = rewriter.create<ReduceOp>(
+        loc, keptType, ReduceKindAttr::get(context, ReduceKind::Min),
+        candidates, axes, rewriter.getUnitAttr(), device);
+    values.push_back(extreme);
+    indices.push_back(index);
+    if (round + 1 == *k)
+      break;
+    Value chosen = rewriter.create<EqualOp>(loc, maskType, iota, index, device);
+    taken =
+        taken
+            ? Value(rewriter.create<OrOp>(loc, maskType, taken, chosen, device))
+            : chosen;
+  }
+  auto join = [&](ArrayRef<Value> parts) -> Value {
+    if (parts.size() == 1)
+      return parts.front();
+    return rewriter.create<ConcatOp>(loc, RankedTensorType::get(outShape, f32),
+                                     ValueRange(parts), axis, device);
+  };
+  Value joinedValues = join(values);
+  Value joinedIndices =
+      rewriter.create<CastOp>(loc, indicesType, join(indices), device);
+  rewriter.replaceOp(node.getOp(), ValueRange{joinedValues, joinedIndices});
+  return success();
+}
+
 } // namespace
 
 void populateReductionPatterns(RewritePatternSet &patterns) {
@@ -233,6 +351,10 @@ void populateReductionPatterns(RewritePatternSet &patterns) {
                  {"axis", "keepdims", "select_last_index"}, argMin);
   addONNXPattern(patterns, "CumSum", 11, kMaxOpset, {"exclusive", "reverse"},
                  legalizeCumSum);
+  addONNXPattern(patterns, "TopK", kMinOpset, 9, {"axis", "k"}, legalizeTopK);
+  addONNXPattern(patterns, "TopK", 10, 10, {"axis"}, legalizeTopK);
+  addONNXPattern(patterns, "TopK", 11, kMaxOpset, {"axis", "largest", "sorted"},
+                 legalizeTopK);
   addONNXPattern(patterns, "ReduceSum", 13, kMaxOpset,
                  [](ONNXNode node, PatternRewriter &rewriter) {
                    return legalizeInputAxes(node, rewriter, ReduceKind::Sum);
