@@ -3,7 +3,8 @@
 types and shapes ONNX's node suite leaves out (its Einsum cases sum f64,
 which no CPU kernel does; its CumSum cases are f64 only; its GatherND
 cases have no negative indices; its TopK cases have no ties or
-infinities), compiled and run against numpy.
+infinities; its Hardmax cases are all opset 13), compiled and run against
+numpy.
 
   decomposed_ops.py HETERPS_BIN CLUSTER OUT_DIR
 
@@ -19,7 +20,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64,
-         np.dtype(np.int32): TensorProto.INT32}
+         np.dtype(np.int32): TensorProto.INT32, np.dtype(np.bool_): TensorProto.BOOL}
 
 
 def einsum(equation, *shapes):
@@ -91,6 +92,36 @@ def top_k(shape, k, axis, largest):
     return f"top_k {shape} k {k} axis {axis} {'largest' if largest else 'smallest'}", 11, build
 
 
+def hardmax(shape, axis, opset):
+    def build(rng):
+        x = rng.integers(-2, 3, shape).astype(np.float32)  # ties
+        if opset < 13:  # coerced to 2-D at axis
+            rows = int(np.prod(shape[:axis]))
+            view = x.reshape(rows, -1)
+            ref = np.zeros_like(view)
+            ref[np.arange(rows), np.argmax(view, axis=1)] = 1
+            ref = ref.reshape(shape)
+        else:
+            ref = np.zeros_like(x)
+            np.put_along_axis(ref, np.expand_dims(np.argmax(x, axis=axis), axis), 1, axis)
+        node = helper.make_node("Hardmax", ["x"], ["y"], axis=axis)
+        return node, {"x": x}, [], ref
+    return f"hardmax {shape} axis {axis} opset {opset}", opset, build
+
+
+def is_inf_nan(op, **attrs):
+    def build(rng):
+        x = np.array([1.0, -np.inf, np.nan, np.inf, 0.0, -2.5], np.float32)
+        if op == "IsNaN":
+            ref = np.isnan(x)
+        else:
+            ref = ((x == np.inf) & bool(attrs.get("detect_positive", 1))) | (
+                (x == -np.inf) & bool(attrs.get("detect_negative", 1)))
+        node = helper.make_node(op, ["x"], ["y"], **attrs)
+        return node, {"x": x}, [], ref
+    return f"{op.lower()} {attrs}", 13, build
+
+
 def one_hot(index_shape, depth, axis):
     def build(rng):
         idx = rng.integers(-depth - 1, depth + 1, index_shape).astype(np.int64)
@@ -127,6 +158,10 @@ CASES = [
     gather_nd((3, 4), (3, 2, 1), 1),
     top_k((4, 9), 5, 1, True),
     top_k((6, 3), 6, 0, False),
+    hardmax((2, 3, 4), 1, 11),
+    hardmax((2, 3, 4), 1, 13),
+    is_inf_nan("IsNaN"),
+    is_inf_nan("IsInf", detect_positive=0),
     one_hot((2, 3), 5, -1),
     one_hot((4,), 3, 0),
 ]

@@ -470,6 +470,12 @@ def cases():
     c.inits.append(const("top_k_k", np.array([2], np.int64)))
     values, _ = c.node("TopK", [m, "top_k_k"], ["top_k_values", "top_k_indices"], axis=2)
     out.append(flat(c, values, (3, 2)))
+    # Hardmax is piecewise constant: training through a model that uses it
+    # must still work, with the gradient coming from the other path only.
+    c = Case("hardmax_side")
+    c.inits.append(weight("w2", (5, 5)))
+    out.append((c, c.node("Add", [c.node("MatMul", ["h", "w2"]),
+                                  c.node("Hardmax", ["h"], axis=1)]), [B, 5]))
     # A trainable operand, a transposed output and a summed-away label.
     c, m = spatial("einsum", (3, 4))
     c.inits.append(weight("we", (4, 2, 2)))

@@ -1,4 +1,4 @@
-//===- Elementwise.cpp - Unary, binary, variadic ops, Where, Trilu, Clip --===//
+//===- Elementwise.cpp - Unary, binary, Where, Trilu, Clip, IsNaN, IsInf --===//
 //
 // Opset ranges follow ONNX's version history. Versions that only widened the
 // accepted element types (Relu 13/14, Add 13/14, Where 16, ...) share one
@@ -216,6 +216,54 @@ LogicalResult legalizeClipInputs(ONNXNode node, PatternRewriter &rewriter) {
                              DeviceAttr());
 }
 
+/// IsNaN (9-17): x != x, as not(equal(x, x)) (a NaN equals nothing).
+LogicalResult legalizeIsNaN(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || !isa<FloatType>(type.getElementType()))
+    return fail(node, rewriter, "needs a ranked float input");
+  auto maskType = RankedTensorType::get(type.getShape(), rewriter.getI1Type());
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Value x = node.input(0);
+  Value same = rewriter.create<EqualOp>(loc, maskType, x, x, device);
+  return replaceNodeWithCompatible(
+      node, rewriter.create<NotOp>(loc, maskType, same, device), rewriter);
+}
+
+/// IsInf (10-17): equal to +inf (detect_positive) or -inf
+/// (detect_negative); both flags 0 give all false.
+LogicalResult legalizeIsInf(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || !isa<FloatType>(type.getElementType()))
+    return fail(node, rewriter, "needs a ranked float input");
+  std::optional<bool> positive = getFlag(node, "detect_positive", true);
+  std::optional<bool> negative = getFlag(node, "detect_negative", true);
+  if (!positive || !negative)
+    return fail(node, rewriter, "detect_positive/negative are 0 or 1");
+  Type element = type.getElementType();
+  auto maskType = RankedTensorType::get(type.getShape(), rewriter.getI1Type());
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  const double inf = std::numeric_limits<double>::infinity();
+  auto equalTo = [&](double value) -> Value {
+    Value constant = rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                    makeScalarAttr(element, value)));
+    return rewriter.create<EqualOp>(loc, maskType, node.input(0), constant,
+                                    device);
+  };
+  Value result;
+  if (*positive && *negative)
+    result = rewriter.create<OrOp>(loc, maskType, equalTo(inf), equalTo(-inf),
+                                   device);
+  else if (*positive || *negative)
+    result = equalTo(*positive ? inf : -inf);
+  else
+    result = rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(maskType, false));
+  return replaceNodeWithCompatible(node, result, rewriter);
+}
+
 /// Trilu (14-17) with a constant k: where(mask, x, 0), the [rows, cols]
 /// mask constant (upper keeps j - i >= k, lower j - i <= k) and broadcast
 /// over the leading axes; the gradient is where's.
@@ -340,6 +388,9 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
                                                DeviceAttr());
                  });
   addONNXPattern(patterns, "Trilu", 14, kMaxOpset, {"upper"}, legalizeTrilu);
+  addONNXPattern(patterns, "IsNaN", 9, kMaxOpset, {}, legalizeIsNaN);
+  addONNXPattern(patterns, "IsInf", 10, kMaxOpset,
+                 {"detect_negative", "detect_positive"}, legalizeIsInf);
   // Cast 6+ takes `to` as a data type enum, which the importer already
   // made the result's element type.
   addONNXPattern(

@@ -1,4 +1,4 @@
-//===- Reduction.cpp - Reduce*, ArgMax, ArgMin, CumSum, TopK --------------===//
+//===- Reduction.cpp - Reduce*, ArgMax/Min, Hardmax, CumSum, TopK ---------===//
 //
 // Every Reduce* op takes `axes` as an attribute through opset 17, except
 // ReduceSum, which made it an optional input in opset 13 (together with
@@ -163,6 +163,67 @@ LogicalResult legalizeArgExtreme(ONNXNode node, PatternRewriter &rewriter) {
   Value result = rewriter.create<CastOp>(
       loc, RankedTensorType::get(outShape, rewriter.getI64Type()), index,
       device);
+  return replaceNodeWithCompatible(node, result, rewriter);
+}
+
+/// Hardmax of an f32 input with a static shape: 1 at the first position of
+/// the maximum along the axis, 0 elsewhere (ArgMax's decomposition, then
+/// equal with the iota). Before 13 the input is coerced to 2-D at `axis`
+/// (default 1) and the maximum taken over the second dimension; from 13
+/// along `axis` (default -1). The output is piecewise constant: no gradient
+/// reaches x.
+LogicalResult legalizeHardmax(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || type.getRank() == 0 || !type.hasStaticShape() ||
+      !type.getElementType().isF32())
+    return fail(node, rewriter, "needs a static f32 input");
+  const bool coerced = node.getOpset() < 13;
+  const int64_t rank = type.getRank();
+  int64_t axis = node.getInt("axis", coerced ? 1 : -1);
+  if (axis < -rank || axis >= rank)
+    return fail(node, rewriter, "axis out of range");
+  axis = axis < 0 ? axis + rank : axis;
+  Value x = node.input(0);
+  SmallVector<int64_t> shape(type.getShape());
+  if (coerced) {
+    int64_t rows = 1, cols = 1;
+    for (int64_t i = 0; i < rank; ++i)
+      (i < axis ? rows : cols) *= shape[i];
+    shape = {rows, cols};
+    axis = 1;
+    x = reshapeTo(node, rewriter, x, shape);
+  }
+  const int64_t extent = shape[axis];
+  if (extent > (int64_t(1) << 24))
+    return fail(node, rewriter, "needs an extent below 2^24 on the axis");
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  MLIRContext *context = rewriter.getContext();
+  auto f32Type = RankedTensorType::get(shape, rewriter.getF32Type());
+  auto maskType = RankedTensorType::get(shape, rewriter.getI1Type());
+  SmallVector<int64_t> kept(shape);
+  kept[axis] = 1;
+  auto keptType = RankedTensorType::get(kept, rewriter.getF32Type());
+  auto axes = rewriter.getDenseI64ArrayAttr({axis});
+  const auto viewRank = static_cast<int64_t>(shape.size());
+  Value iota = floatIota(rewriter, loc, viewRank, axis, extent);
+  Value extreme = rewriter.create<ReduceOp>(
+      loc, keptType, ReduceKindAttr::get(context, ReduceKind::Max), x, axes,
+      rewriter.getUnitAttr(), device);
+  Value hits = rewriter.create<EqualOp>(loc, maskType, x, extreme, device);
+  Value candidates = rewriter.create<WhereOp>(
+      loc, f32Type, hits, iota,
+      floatScalar(rewriter, loc, static_cast<float>(extent)), device);
+  Value first = rewriter.create<ReduceOp>(
+      loc, keptType, ReduceKindAttr::get(context, ReduceKind::Min), candidates,
+      axes, rewriter.getUnitAttr(), device);
+  Value chosen = rewriter.create<EqualOp>(loc, maskType, iota, first, device);
+  Value result = rewriter.create<WhereOp>(
+      loc, f32Type, chosen, floatScalar(rewriter, loc, 1.0f),
+      floatScalar(rewriter, loc, 0.0f), device);
+  if (coerced)
+    result = reshapeTo(node, rewriter, result, type.getShape());
   return replaceNodeWithCompatible(node, result, rewriter);
 }
 
@@ -351,6 +412,8 @@ void populateReductionPatterns(RewritePatternSet &patterns) {
                  {"axis", "keepdims", "select_last_index"}, argMin);
   addONNXPattern(patterns, "CumSum", 11, kMaxOpset, {"exclusive", "reverse"},
                  legalizeCumSum);
+  addONNXPattern(patterns, "Hardmax", kMinOpset, 12, {"axis"}, legalizeHardmax);
+  addONNXPattern(patterns, "Hardmax", 13, kMaxOpset, {"axis"}, legalizeHardmax);
   addONNXPattern(patterns, "TopK", kMinOpset, 9, {"axis", "k"}, legalizeTopK);
   addONNXPattern(patterns, "TopK", 10, 10, {"axis"}, legalizeTopK);
   addONNXPattern(patterns, "TopK", 11, kMaxOpset, {"axis", "largest", "sorted"},
