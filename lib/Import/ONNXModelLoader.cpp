@@ -19,6 +19,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <onnx/checker.h>
 #include <onnx/defs/parser.h>
+#include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
@@ -60,18 +61,60 @@ Error parseModel(StringRef path, StringRef contents, onnx::ModelProto &model) {
   return {};
 }
 
-Error checkOpsets(const onnx::ModelProto &model) {
+/// The first node of `graph` (or of a graph in its attributes) whose
+/// default-domain op has a different definition at `opset` than at
+/// kMinONNXOpset, described as errors describe nodes; empty when none.
+Error firstNodeChangedSince(const onnx::GraphProto &graph, int64_t opset) {
+  const auto *registry = onnx::OpSchemaRegistry::Instance();
+  for (int index = 0; index < graph.node_size(); ++index) {
+    const onnx::NodeProto &node = graph.node(index);
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      if (attr.has_g())
+        if (Error found = firstNodeChangedSince(attr.g(), opset);
+            !found.empty())
+          return found;
+      for (const onnx::GraphProto &sub : attr.graphs())
+        if (Error found = firstNodeChangedSince(sub, opset); !found.empty())
+          return found;
+    }
+    if (!node.domain().empty() && node.domain() != "ai.onnx")
+      continue;
+    const onnx::OpSchema *old = registry->GetSchema(node.op_type(), opset, "");
+    const onnx::OpSchema *oldest =
+        registry->GetSchema(node.op_type(), hps::kMinONNXOpset, "");
+    if (!old || !oldest || old->since_version() != oldest->since_version())
+      return describeONNXNode(node, index);
+  }
+  return {};
+}
+
+/// Accepts default-domain opsets kMinONNXOpset to kMaxONNXOpset, and older
+/// ones when every op the graph uses kept its definition up to
+/// kMinONNXOpset (Softplus, Not, GlobalAveragePool, ... never changed);
+/// such a model is then read as opset kMinONNXOpset, which means the same.
+Error checkOpsets(onnx::ModelProto &model) {
   bool sawDefault = false;
-  for (const auto &opset : model.opset_import()) {
+  for (auto &opset : *model.mutable_opset_import()) {
     if (!opset.domain().empty() && opset.domain() != "ai.onnx")
       continue;
     sawDefault = true;
-    if (opset.version() < hps::kMinONNXOpset ||
-        opset.version() > hps::kMaxONNXOpset)
-      return "unsupported opset " + std::to_string(opset.version()) +
-             " of the default ONNX domain (supported: " +
-             std::to_string(hps::kMinONNXOpset) + " to " +
-             std::to_string(hps::kMaxONNXOpset) + ")";
+    std::string range = " (supported: " + std::to_string(hps::kMinONNXOpset) +
+                        " to " + std::to_string(hps::kMaxONNXOpset) +
+                        ", and older ones whose ops did not change until " +
+                        std::to_string(hps::kMinONNXOpset) + ")";
+    int64_t version = opset.version();
+    if (version > hps::kMaxONNXOpset || version < 1)
+      return "unsupported opset " + std::to_string(version) +
+             " of the default ONNX domain" + range;
+    if (version >= hps::kMinONNXOpset)
+      continue;
+    if (Error changed = firstNodeChangedSince(model.graph(), version);
+        !changed.empty())
+      return "unsupported opset " + std::to_string(version) +
+             " of the default ONNX domain: " + changed +
+             " is defined differently there than at opset " +
+             std::to_string(hps::kMinONNXOpset) + range;
+    opset.set_version(hps::kMinONNXOpset);
   }
   if (!sawDefault && model.graph().node_size() > 0)
     return "the model imports no opset of the default ONNX domain";

@@ -52,6 +52,26 @@ func.func @arithmetic() -> (tensor<3xi64>, tensor<3xf32>, tensor<3xi1>, tensor<3
 
 // -----
 
+// Neg and Abs fold (exported function bodies negate shape arithmetic).
+// CHECK-LABEL: func @unary
+func.func @unary() -> (tensor<3xi64>, tensor<3xi64>, tensor<2xf32>, tensor<2xf32>) {
+  %a = hps.constant dense<[7, -7, 0]> : tensor<3xi64>
+  %f = hps.constant dense<[1.5, -2.0]> : tensor<2xf32>
+  // CHECK-DAG: hps.constant dense<[-7, 7, 0]> : tensor<3xi64>
+  %n = hps.neg %a : tensor<3xi64>
+  // CHECK-DAG: hps.constant dense<[7, 7, 0]> : tensor<3xi64>
+  %b = hps.abs %a : tensor<3xi64>
+  // CHECK-DAG: hps.constant dense<[-1.500000e+00, 2.000000e+00]> : tensor<2xf32>
+  %nf = hps.neg %f : tensor<2xf32>
+  // CHECK-DAG: hps.constant dense<[1.500000e+00, 2.000000e+00]> : tensor<2xf32>
+  %bf = hps.abs %f : tensor<2xf32>
+  // CHECK-NOT: hps.neg
+  // CHECK-NOT: hps.abs
+  return %n, %b, %nf, %bf : tensor<3xi64>, tensor<3xi64>, tensor<2xf32>, tensor<2xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @movement
 func.func @movement() -> (tensor<3x2xi64>, tensor<2x2xi64>, tensor<2x3xi64>) {
   %a = hps.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>

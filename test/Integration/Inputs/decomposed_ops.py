@@ -3,8 +3,9 @@
 types and shapes ONNX's node suite leaves out (its Einsum cases sum f64,
 which no CPU kernel does; its CumSum cases are f64 only; its GatherND
 cases have no negative indices; its TopK cases have no ties or
-infinities; its Hardmax cases are all opset 13), compiled and run against
-numpy.
+infinities; its Hardmax cases are all opset 13; its Sinh, Cosh, Asinh,
+Acosh and Atanh cases stay where the naive formulas are accurate),
+compiled and run against numpy.
 
   decomposed_ops.py HETERPS_BIN CLUSTER OUT_DIR
 
@@ -136,6 +137,15 @@ def one_hot(index_shape, depth, axis):
     return f"one_hot {index_shape} depth {depth} axis {axis}", 11, build
 
 
+def elementary(op, values, reference, opset=9):
+    """An elementwise op at chosen points, against numpy in f64."""
+    def build(rng):
+        x = np.array(values, np.float32)
+        ref = reference(x.astype(np.float64)).astype(np.float32)
+        return helper.make_node(op, ["x"], ["y"]), {"x": x}, [], ref
+    return f"{op.lower()} at {values}", opset, build
+
+
 CASES = [
     einsum("bij,bjk->bik", (5, 2, 3), (5, 3, 4)),
     einsum("ij->i", (3, 4)),
@@ -164,6 +174,16 @@ CASES = [
     is_inf_nan("IsInf", detect_positive=0),
     one_hot((2, 3), 5, -1),
     one_hot((4,), 3, 0),
+    # Near the float range sinh and cosh stay finite (e^x alone would not).
+    elementary("Sinh", [-88.5, 88.9], np.sinh),
+    elementary("Cosh", [-88.9, 88.5], np.cosh),
+    elementary("Sinh", [-3.0, -0.5, 0.0, 1e-3, 2.0], np.sinh),
+    elementary("Cosh", [-3.0, -0.5, 0.0, 2.0], np.cosh),
+    # log(x + sqrt(x^2 + 1)) would be log(0) at -1e4 in f32.
+    elementary("Asinh", [-1e4, -2.0, 0.0, 1e-3, 3.0, 1e4], np.arcsinh),
+    elementary("Acosh", [1.0, 1.5, 10.0, 1e4], np.arccosh),
+    elementary("Atanh", [-0.999, -0.5, 0.0, 0.25, 0.999], np.arctanh),
+    elementary("Tan", [-1.5, -0.7, 0.0, 0.3, 1.5], np.tan, opset=7),
 ]
 
 

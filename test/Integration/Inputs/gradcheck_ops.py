@@ -82,7 +82,7 @@ KINKED = {"relu", "abs", "leaky_relu", "max", "min", "clip", "where", "threshold
           "hard_sigmoid", "hard_swish", "reducemax", "reducel1", "max_pool_pad_stride",
           "max_pool_ceil_mode", "max_pool_1d_dilated", "global_max_pool", "floor", "ceil",
           "round", "sign", "mod_fmod",
-          "mod_floor"}
+          "mod_floor", "soft_shrink", "clip_runtime_bound"}
 
 
 def cases():
@@ -480,6 +480,40 @@ def cases():
     c, m = spatial("einsum", (3, 4))
     c.inits.append(weight("we", (4, 2, 2)))
     out.append(flat(c, c.node("Einsum", [m, "we"], equation="bij,jkl->bki"), (2, 3)))
+    # Elementary functions composed from exp, log, sqrt, sin and cos, each
+    # fed where it is smooth and finite.
+    out.append(unary("tan", "Tan", pre="Tanh"))
+    out.append(unary("sinh", "Sinh"))
+    out.append(unary("cosh", "Cosh"))
+    out.append(unary("asinh", "Asinh"))
+    c = Case("acosh")
+    c.inits.append(const("acosh_one", np.array(1.2, np.float32)))
+    out.append((c, c.node("Acosh", [c.node("Add", [c.node("Softplus", ["h"]), "acosh_one"])]),
+                [B, 5]))
+    c = Case("atanh")
+    c.inits.append(const("atanh_half", np.array(0.7, np.float32)))
+    out.append((c, c.node("Atanh", [c.node("Mul", [c.node("Tanh", ["h"]), "atanh_half"])]),
+                [B, 5]))
+    # lambd == bias keeps Shrink continuous (soft shrinkage).
+    out.append(unary("soft_shrink", "Shrink", lambd=0.4, bias=0.4))
+    # A bound computed at run time: the gradient reaches it too.
+    c = Case("clip_runtime_bound")
+    out.append((c, c.node("Clip", [c.node("Sin", ["h"]),
+                                   c.node("ReduceMean", ["h"], keepdims=0)]), [B, 5]))
+    # Loss ops inside the model: per-sample losses with class weights and
+    # an ignored label, and a weighted mean added back onto h.
+    c = Case("nll_loss_weighted_ignore")
+    c.inits += [const("labels", np.array([1, 4, -100, 0], np.int64)),
+                weight("class_w", (5,), 0.5, 1.5), const("ax_1", np.array([1], np.int64))]
+    losses = c.node("NegativeLogLikelihoodLoss",
+                    [c.node("LogSoftmax", ["h"], axis=1), "labels", "class_w"],
+                    reduction="none", ignore_index=-100)
+    out.append((c, c.node("Unsqueeze", [losses, "ax_1"]), [B, 1]))
+    c = Case("softmax_cross_entropy_mean")
+    c.inits += [const("sce_labels", np.array([2, 0, 3, 2], np.int64)),
+                weight("sce_w", (5,), 0.5, 1.5)]
+    mean = c.node("SoftmaxCrossEntropyLoss", ["h", "sce_labels", "sce_w"])
+    out.append((c, c.node("Add", ["h", mean]), [B, 5]))
     return out
 
 

@@ -26,3 +26,14 @@ func.func @cast_folds() -> tensor<2xf32> {
   %0 = hps.onnx_node "Cast"(%c) {attrs = {to = 1 : i64}, domain = "", opset = 13 : i64} : (tensor<2xi64>) -> tensor<2xf32>
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+// CastLike (15+): the importer gave the result the second input's element
+// type; only that is read from it.
+// CHECK-LABEL: func @cast_like
+func.func @cast_like(%x: tensor<4xf32>, %like: tensor<2x2xf16>) -> tensor<4xf16> {
+  // CHECK: hps.cast %arg0 : (tensor<4xf32>) -> tensor<4xf16>
+  %0 = hps.onnx_node "CastLike"(%x, %like) {attrs = {}, domain = "", opset = 15 : i64} : (tensor<4xf32>, tensor<2x2xf16>) -> tensor<4xf16>
+  return %0 : tensor<4xf16>
+}

@@ -49,19 +49,34 @@ func.func @integer(%x: tensor<4xi64>) -> tensor<4xi64> {
 
 // -----
 
-// Bounds that an f64 attribute cannot hold exactly stay generic: one
-// computed at run time, a non-scalar one, an integer beyond 2^53.
+// Bounds known only at run time become max and min against the scalar
+// bound.
+// CHECK-LABEL: func @runtime
+func.func @runtime(%x: tensor<4xf32>, %lo: tensor<f32>, %hi: tensor<1xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %n = hps.none
+  // CHECK: %[[LO:.*]] = hps.max %arg0, %arg1 : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  // CHECK: %[[BOTH:.*]] = hps.min %[[LO]], %arg2 : tensor<4xf32>, tensor<1xf32> -> tensor<4xf32>
+  %0 = hps.onnx_node "Clip"(%x, %lo, %hi) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xf32>, tensor<f32>, tensor<1xf32>) -> tensor<4xf32>
+  // CHECK: %[[HI:.*]] = hps.min %arg0, %arg2
+  %1 = hps.onnx_node "Clip"(%x, %n, %hi) {attrs = {}, domain = "", opset = 11 : i64} : (tensor<4xf32>, none, tensor<1xf32>) -> tensor<4xf32>
+  // CHECK: return %[[BOTH]], %[[HI]]
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Stay generic: a bound of several elements, and an integer bound beyond
+// 2^53 (an f64 attribute cannot hold it, and its type differs from x's).
 // CHECK-LABEL: func @generic
-func.func @generic(%x: tensor<4xf32>, %lo: tensor<f32>, %i: tensor<4xi64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xi64>) {
+func.func @generic(%x: tensor<4xf32>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xi32>) {
   %n = hps.none
   %two = hps.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %big = hps.constant dense<1152921504606846977> : tensor<i64>
-  // CHECK: hps.onnx_node "Clip"(%arg0, %arg1)
-  %0 = hps.onnx_node "Clip"(%x, %lo) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   // CHECK: hps.onnx_node "Clip"(%arg0, %{{.*}}, %{{.*}})
-  %1 = hps.onnx_node "Clip"(%x, %n, %two) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xf32>, none, tensor<2xf32>) -> tensor<4xf32>
-  // CHECK: hps.onnx_node "Clip"(%arg2, %{{.*}}, %{{.*}})
-  %2 = hps.onnx_node "Clip"(%i, %n, %big) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xi64>, none, tensor<i64>) -> tensor<4xi64>
+  %0 = hps.onnx_node "Clip"(%x, %n, %two) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xf32>, none, tensor<2xf32>) -> tensor<4xf32>
+  // CHECK: hps.onnx_node "Clip"(%arg1, %{{.*}}, %{{.*}})
+  %1 = hps.onnx_node "Clip"(%i, %n, %big) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xi32>, none, tensor<i64>) -> tensor<4xi32>
   // CHECK-NOT: hps.clip
-  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xi64>
+  // CHECK-NOT: hps.max
+  return %0, %1 : tensor<4xf32>, tensor<4xi32>
 }

@@ -196,6 +196,40 @@ OpFoldResult foldReshapeLike(Operation *op, Value input, Attribute constant) {
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 
 //===----------------------------------------------------------------------===//
+// Unary ops.
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Integer or floating-point map of one constant operand.
+template <typename IntFn, typename FloatFn>
+OpFoldResult foldUnary(Operation *op, Attribute operand, IntFn &&intFn,
+                       FloatFn &&floatFn) {
+  return foldElementwise(
+      op, operand, [&](ArrayRef<Attribute> values, Type type) -> Attribute {
+        if (auto i = dyn_cast<IntegerAttr>(values[0]))
+          return IntegerAttr::get(type, intFn(i.getValue()));
+        if (auto f = dyn_cast<FloatAttr>(values[0]); f && isa<FloatType>(type))
+          return FloatAttr::get(type, floatFn(f.getValueAsDouble()));
+        return {};
+      });
+}
+} // namespace
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  return foldUnary(
+      *this, adaptor.getInput(), [](const APInt &a) { return -a; },
+      [](double a) { return -a; });
+}
+
+OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
+  bool isUnsigned = getElementTypeOrSelf(getType()).isUnsignedInteger();
+  return foldUnary(
+      *this, adaptor.getInput(),
+      [&](const APInt &a) { return isUnsigned ? a : a.abs(); },
+      [](double a) { return std::fabs(a); });
+}
+
+//===----------------------------------------------------------------------===//
 // Binary ops.
 //===----------------------------------------------------------------------===//
 

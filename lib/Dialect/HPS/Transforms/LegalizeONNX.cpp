@@ -107,6 +107,8 @@ struct LegalizeONNXPass
     populateDataMovementPatterns(set);
     populateResizePatterns(set);
     populateIndexingPatterns(set);
+    populateLossPatterns(set);
+    populateElementaryFunctionPatterns(set);
     populateValuePatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));

@@ -260,8 +260,9 @@ def HPS_ErfOp : HPS_UnaryOp<"erf", "the error function">;
 def HPS_ExpOp : HPS_UnaryOp<"exp", "e^x">;
 def HPS_LogOp : HPS_UnaryOp<"log", "natural logarithm">;
 def HPS_SqrtOp : HPS_UnaryOp<"sqrt", "square root">;
-def HPS_AbsOp : HPS_UnaryOp<"abs", "|x|">;
-def HPS_NegOp : HPS_UnaryOp<"neg", "-x">;
+// Folded: shape arithmetic in exported function bodies negates constants.
+def HPS_AbsOp : HPS_UnaryOp<"abs", "|x|"> { let hasFolder = 1; }
+def HPS_NegOp : HPS_UnaryOp<"neg", "-x"> { let hasFolder = 1; }
 def HPS_ReciprocalOp : HPS_UnaryOp<"reciprocal", "1 / x">;
 def HPS_FloorOp : HPS_UnaryOp<"floor", "round down">;
 def HPS_CeilOp : HPS_UnaryOp<"ceil", "round up">;

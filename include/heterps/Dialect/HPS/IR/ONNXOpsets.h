@@ -11,6 +11,8 @@ namespace heterps::hps {
 /// brought numpy broadcasting (binary ops, Gemm) or dropped is_test
 /// (BatchNormalization, Dropout), and those have opset-6 patterns of their
 /// own. Older exporters (PyTorch's first ONNX releases) wrote opset 6.
+/// The importer reads a model of an older opset as this one when every op
+/// it uses kept its definition until here.
 constexpr int64_t kMinONNXOpset = 6;
 /// Newest: the last opset ONNX 1.12 (the schemas used for shape inference)
 /// defines.

@@ -1,4 +1,4 @@
-//===- Elementwise.cpp - Unary, binary, Where, Trilu, Clip, IsNaN, IsInf --===//
+//===- Elementwise.cpp - Unary, binary, Where, Trilu, Clip, Shrink, IsNaN -===//
 //
 // Opset ranges follow ONNX's version history. Versions that only widened the
 // accepted element types (Relu 13/14, Add 13/14, Where 16, ...) share one
@@ -10,6 +10,7 @@
 #include "Support.h"
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -209,11 +210,62 @@ LogicalResult legalizeClipAttrs(ONNXNode node, PatternRewriter &rewriter) {
 LogicalResult legalizeClipInputs(ONNXNode node, PatternRewriter &rewriter) {
   FailureOr<FloatAttr> min = clipBoundInput(node, 1, rewriter);
   FailureOr<FloatAttr> max = clipBoundInput(node, 2, rewriter);
-  if (failed(min) || failed(max))
-    return rewriter.notifyMatchFailure(node.getOp(),
-                                       "bound is not a scalar constant");
-  return replaceNode<ClipOp>(node, rewriter, node.input(0), *min, *max,
-                             DeviceAttr());
+  if (succeeded(min) && succeeded(max))
+    return replaceNode<ClipOp>(node, rewriter, node.input(0), *min, *max,
+                               DeviceAttr());
+  // Bounds known only at run time: min(max(x, low), high), each scalar
+  // bound broadcast by the binary op (an omitted one is open).
+  Value x = node.input(0), low = node.input(1), high = node.input(2);
+  auto type = dyn_cast<RankedTensorType>(x.getType());
+  for (Value bound : {low, high}) {
+    auto boundType = bound ? dyn_cast<RankedTensorType>(bound.getType())
+                           : RankedTensorType();
+    if (bound && (!type || !boundType || boundType.getNumElements() != 1 ||
+                  boundType.getElementType() != type.getElementType()))
+      return fail(node, rewriter, "bounds must be one-element tensors");
+  }
+  if (!canReplaceWithType(node, type))
+    return fail(node, rewriter, "result type differs from the input's");
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  if (low)
+    x = rewriter.create<MaxOp>(loc, type, x, low, device);
+  if (high)
+    x = rewriter.create<MinOp>(loc, type, x, high, device);
+  return replaceNodeWithCompatible(node, x, rewriter);
+}
+
+/// Shrink (9-17): x + bias below -lambd, x - bias above lambd, else 0.
+LogicalResult legalizeShrink(ONNXNode node, PatternRewriter &rewriter) {
+  Value x = node.input(0);
+  auto type = dyn_cast<RankedTensorType>(x.getType());
+  if (!type || !canReplaceWithType(node, type))
+    return fail(node, rewriter, "needs a ranked input of the result's type");
+  Type element = type.getElementType();
+  double lambd = node.getFloat("lambd", 0.5f);
+  double bias = node.getFloat("bias", 0.0f);
+  if (!isa<FloatType>(element) &&
+      (lambd != std::trunc(lambd) || bias != std::trunc(bias)))
+    return fail(node, rewriter, "fractional lambd or bias on integers");
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  auto scalar = [&](double value) -> Value {
+    return rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                    makeScalarAttr(element, value)));
+  };
+  auto maskType = RankedTensorType::get(type.getShape(), rewriter.getI1Type());
+  Value below =
+      rewriter.create<LessOp>(loc, maskType, x, scalar(-lambd), device);
+  Value above =
+      rewriter.create<GreaterOp>(loc, maskType, x, scalar(lambd), device);
+  Value raised = rewriter.create<AddOp>(loc, type, x, scalar(bias), device);
+  Value lowered = rewriter.create<SubOp>(loc, type, x, scalar(bias), device);
+  Value outer =
+      rewriter.create<WhereOp>(loc, type, above, lowered, scalar(0), device);
+  return replaceNodeWithCompatible(
+      node, rewriter.create<WhereOp>(loc, type, below, raised, outer, device),
+      rewriter);
 }
 
 /// IsNaN (9-17): x != x, as not(equal(x, x)) (a NaN equals nothing).
@@ -400,6 +452,17 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
           return rewriter.notifyMatchFailure(node.getOp(), "untyped result");
         return replaceNode<CastOp>(node, rewriter, node.input(0), DeviceAttr());
       });
+  // CastLike 15+: the importer gave the result the element type of
+  // `target_type`; the second input supplies nothing else.
+  addONNXPattern(
+      patterns, "CastLike", 15, kMaxOpset, {},
+      [](ONNXNode node, PatternRewriter &rewriter) {
+        if (!isa<TensorType>(node.resultType()))
+          return rewriter.notifyMatchFailure(node.getOp(), "untyped result");
+        return replaceNode<CastOp>(node, rewriter, node.input(0), DeviceAttr());
+      });
+  addONNXPattern(patterns, "Shrink", 9, kMaxOpset, {"bias", "lambd"},
+                 legalizeShrink);
 }
 
 } // namespace heterps::hps

@@ -43,35 +43,47 @@ Value wrapNegative(ONNXNode node, PatternRewriter &rewriter, Value indices,
                                   device);
 }
 
-/// GatherElements (11-13): out[p] = data[p with p[axis] = indices[p]]. The
-/// data is flattened and gathered at base[p] + indices[p] * stride[axis],
-/// where base (a constant) holds the offset of p's other coordinates.
-LogicalResult legalizeGatherElements(ONNXNode node, PatternRewriter &rewriter) {
-  auto dataType = dyn_cast<RankedTensorType>(node.input(0).getType());
-  auto indexType = dyn_cast<RankedTensorType>(node.input(1).getType());
+} // namespace
+
+const char *gatherElementsProblem(Type data, Type indices, int64_t axis) {
+  auto dataType = dyn_cast<RankedTensorType>(data);
+  auto indexType = dyn_cast<RankedTensorType>(indices);
   if (!dataType || !indexType || !dataType.hasStaticShape() ||
       !indexType.hasStaticShape())
-    return fail(node, rewriter, "needs static data and indices shapes");
+    return "needs static data and indices shapes";
   Type indexElement = indexType.getElementType();
   if (!indexElement.isInteger(32) && !indexElement.isInteger(64))
-    return fail(node, rewriter, "indices must be i32 or i64");
+    return "indices must be i32 or i64";
   const int64_t rank = dataType.getRank();
   if (rank == 0 || indexType.getRank() != rank)
-    return fail(node, rewriter, "data and indices need the same rank >= 1");
-  int64_t axis = node.getInt("axis", 0);
+    return "data and indices need the same rank >= 1";
   if (axis < -rank || axis >= rank)
-    return fail(node, rewriter, "axis out of range");
+    return "axis out of range";
+  axis = axis < 0 ? axis + rank : axis;
+  for (int64_t i = 0; i < rank; ++i)
+    if (i != axis && indexType.getDimSize(i) > dataType.getDimSize(i))
+      return "indices exceed data off the axis";
+  if (indexType.getNumElements() > kMaxPositions ||
+      (indexElement.isInteger(32) &&
+       dataType.getNumElements() > (int64_t(1) << 31) - 1))
+    return "too many positions for constant offsets";
+  return nullptr;
+}
+
+FailureOr<Value> gatherElementsAlong(ONNXNode node, PatternRewriter &rewriter,
+                                     Value data, Value indices, int64_t axis) {
+  if (const char *problem =
+          gatherElementsProblem(data.getType(), indices.getType(), axis))
+    return fail(node, rewriter, problem);
+  auto dataType = cast<RankedTensorType>(data.getType());
+  auto indexType = cast<RankedTensorType>(indices.getType());
+  Type indexElement = indexType.getElementType();
+  const int64_t rank = dataType.getRank();
   axis = axis < 0 ? axis + rank : axis;
   ArrayRef<int64_t> dataShape = dataType.getShape(),
                     indexShape = indexType.getShape();
-  for (int64_t i = 0; i < rank; ++i)
-    if (i != axis && indexShape[i] > dataShape[i])
-      return fail(node, rewriter, "indices exceed data off the axis");
   const int64_t count = indexType.getNumElements(),
                 total = dataType.getNumElements();
-  if (count > kMaxPositions ||
-      (indexElement.isInteger(32) && total > (int64_t(1) << 31) - 1))
-    return fail(node, rewriter, "too many positions for constant offsets");
 
   // Row-major strides of the data; base[p] = sum over i != axis of p_i *
   // stride_i, enumerated in the indices' row-major order.
@@ -94,7 +106,7 @@ LogicalResult legalizeGatherElements(ONNXNode node, PatternRewriter &rewriter) {
 
   Location loc = node.getLoc();
   DeviceAttr device = node.getOp().getDeviceAttr();
-  Value indices = wrapNegative(node, rewriter, node.input(1), dataShape[axis]);
+  indices = wrapNegative(node, rewriter, indices, dataShape[axis]);
   SmallVector<int32_t> base32(base.begin(), base.end());
   DenseElementsAttr baseAttr =
       indexElement.isInteger(64)
@@ -112,11 +124,23 @@ LogicalResult legalizeGatherElements(ONNXNode node, PatternRewriter &rewriter) {
   positions = rewriter.create<AddOp>(loc, indexType, positions,
                                      rewriter.create<ConstantOp>(loc, baseAttr),
                                      device);
-  Value flat = reshapeTo(node, rewriter, node.input(0), {total});
-  Value gathered = rewriter.create<GatherOp>(
-      loc, RankedTensorType::get(indexShape, dataType.getElementType()), flat,
-      positions, rewriter.getI64IntegerAttr(0), device);
-  return replaceNodeWithCompatible(node, gathered, rewriter);
+  Value flat = reshapeTo(node, rewriter, data, {total});
+  return rewriter
+      .create<GatherOp>(
+          loc, RankedTensorType::get(indexShape, dataType.getElementType()),
+          flat, positions, rewriter.getI64IntegerAttr(0), device)
+      .getResult();
+}
+
+namespace {
+
+/// GatherElements (11-13): out[p] = data[p with p[axis] = indices[p]].
+LogicalResult legalizeGatherElements(ONNXNode node, PatternRewriter &rewriter) {
+  FailureOr<Value> gathered = gatherElementsAlong(
+      node, rewriter, node.input(0), node.input(1), node.getInt("axis", 0));
+  if (failed(gathered))
+    return failure();
+  return replaceNodeWithCompatible(node, *gathered, rewriter);
 }
 
 /// GatherND (11-17; batch_dims from 12): the data viewed as [P, rest...]

@@ -1,4 +1,4 @@
-//===- Normalization.cpp - Batch/Instance/LayerNorm, LRN, (Log)Softmax --===//
+//===- Normalization.cpp - Batch/Instance/LayerNorm, LRN, (Log)Softmax ----===//
 
 #include "Support.h"
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
@@ -68,17 +68,69 @@ bool axisIsValid(ONNXNode node, int64_t fallback) {
 }
 
 /// LayerNormalization 17. stash_type (the precision of the statistics)
-/// other than the default float is not expressible; the Mean and
-/// InvStdDev outputs must be unused (replaceNode checks).
+/// other than the default float is not expressible. Y is one layer_norm;
+/// the Mean and InvStdDev outputs, where read, are rebuilt from reductions
+/// over the normalized axes (keeping them as 1s, as ONNX shapes them):
+/// mean(x) and 1 / sqrt(mean((x - mean)^2) + epsilon).
 LogicalResult legalizeLayerNorm(ONNXNode node, PatternRewriter &rewriter) {
   if (node.getInt("stash_type", 1) != 1)
     return rewriter.notifyMatchFailure(node.getOp(), "stash_type");
   if (!axisIsValid(node, -1))
     return rewriter.notifyMatchFailure(node.getOp(), "axis out of range");
-  return replaceNode<LayerNormOp>(
-      node, rewriter, node.input(0), node.input(1), node.input(2),
-      rewriter.getI64IntegerAttr(node.getInt("axis", -1)),
-      rewriter.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)), DeviceAttr());
+  float epsilon = node.getFloat("epsilon", 1e-5f);
+  bool statistics = node.isResultUsed(1) || node.isResultUsed(2);
+  if (!statistics)
+    return replaceNode<LayerNormOp>(
+        node, rewriter, node.input(0), node.input(1), node.input(2),
+        rewriter.getI64IntegerAttr(node.getInt("axis", -1)),
+        rewriter.getF32FloatAttr(epsilon), DeviceAttr());
+
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+    return fail(node, rewriter, "statistics need a static f32 input");
+  int64_t rank = type.getRank();
+  int64_t axis = *node.getAxis("axis", -1, rank);
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+  SmallVector<int64_t> keptShape(type.getShape());
+  for (int64_t a : axes)
+    keptShape[a] = 1;
+  auto keptType = RankedTensorType::get(keptShape, type.getElementType());
+  for (unsigned i = 1; i < 3; ++i)
+    if (node.isResultUsed(i) && node.resultType(i) != keptType)
+      return fail(node, rewriter, "statistics outputs of an unexpected type");
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Value x = node.input(0);
+  Value y = rewriter.create<LayerNormOp>(
+      loc, node.resultType(0), x, node.input(1), node.input(2),
+      rewriter.getI64IntegerAttr(axis), rewriter.getF32FloatAttr(epsilon),
+      device);
+  auto mean = [&](Value value) -> Value {
+    return rewriter.create<ReduceOp>(
+        loc, keptType,
+        ReduceKindAttr::get(rewriter.getContext(), ReduceKind::Mean), value,
+        rewriter.getDenseI64ArrayAttr(axes), rewriter.getUnitAttr(), device);
+  };
+  Value average = mean(x);
+  Value deviation = rewriter.create<SubOp>(loc, type, x, average, device);
+  Value variance =
+      mean(rewriter.create<MulOp>(loc, type, deviation, deviation, device));
+  Value epsilonValue = rewriter.create<ConstantOp>(
+      loc,
+      DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getF32Type()),
+                             rewriter.getF32FloatAttr(epsilon)));
+  Value shifted =
+      rewriter.create<AddOp>(loc, keptType, variance, epsilonValue, device);
+  Value inverse = rewriter.create<ReciprocalOp>(
+      loc, keptType, rewriter.create<SqrtOp>(loc, keptType, shifted, device),
+      device);
+  Value results[] = {y, average, inverse};
+  for (unsigned i = 0; i < 3; ++i)
+    if (i == 0 || node.isResultUsed(i))
+      rewriter.replaceAllUsesWith(node.result(i), results[i]);
+  rewriter.eraseOp(node.getOp());
+  return success();
 }
 
 /// InstanceNormalization (6-17): each (sample, channel) normalized over its

@@ -53,6 +53,17 @@ mlir::Value repeatAxes(ONNXNode node, mlir::PatternRewriter &rewriter,
                        mlir::Value input, llvm::ArrayRef<int64_t> factors,
                        bool outer);
 
+/// GatherElements' semantics on static shapes: out[p] = data[p with p[axis]
+/// = indices[p]] (negative indices wrapped), as one hps.gather on the
+/// flattened data at constant-offset linear positions. Fails the pattern,
+/// creating nothing, when gatherElementsProblem names a problem. Both are
+/// defined in Indexing.cpp.
+const char *gatherElementsProblem(mlir::Type data, mlir::Type indices,
+                                  int64_t axis);
+mlir::FailureOr<mlir::Value>
+gatherElementsAlong(ONNXNode node, mlir::PatternRewriter &rewriter,
+                    mlir::Value data, mlir::Value indices, int64_t axis);
+
 /// True if `op` verifies; its diagnostics are dropped.
 bool verifiesQuietly(mlir::Operation *op);
 
