@@ -68,36 +68,16 @@ const char *nameAt(const char *const (&names)[N], size_t index) {
 } // namespace
 
 const char *unaryKindName(UnaryKind kind) {
-  static const char *const names[] = {"Identity",
-                                      "Relu",
-                                      "Sigmoid",
-                                      "Tanh",
-                                      "GeluErf",
-                                      "GeluTanh",
-                                      "Erf",
-                                      "Exp",
-                                      "Log",
-                                      "Sqrt",
-                                      "Abs",
-                                      "Neg",
-                                      "Reciprocal",
-                                      "Floor",
-                                      "Ceil",
-                                      "Round",
-                                      "Sign",
-                                      "Sin",
-                                      "Cos",
-                                      "Softplus",
-                                      "Softsign",
-                                      "HardSwish",
-                                      "Not",
-                                      "LeakyRelu",
-                                      "Elu",
-                                      "Celu",
-                                      "Selu",
-                                      "HardSigmoid",
-                                      "ThresholdedRelu",
-                                      "Clip"};
+  static const char *const names[] = {
+      "Identity",   "Relu",     "Sigmoid",     "Tanh",
+      "GeluErf",    "GeluTanh", "Erf",         "Exp",
+      "Log",        "Sqrt",     "Abs",         "Neg",
+      "Reciprocal", "Floor",    "Ceil",        "Round",
+      "Sign",       "Sin",      "Cos",         "Asin",
+      "Acos",       "Atan",     "Softplus",    "Softsign",
+      "HardSwish",  "Not",      "LeakyRelu",   "Elu",
+      "Celu",       "Selu",     "HardSigmoid", "ThresholdedRelu",
+      "Clip"};
   return nameAt(names, size_t(kind));
 }
 

@@ -232,6 +232,12 @@ inline float activate(const Activation &act, float x) {
     return std::sin(x);
   case UnaryKind::Cos:
     return std::cos(x);
+  case UnaryKind::Asin:
+    return std::asin(x);
+  case UnaryKind::Acos:
+    return std::acos(x);
+  case UnaryKind::Atan:
+    return std::atan(x);
   case UnaryKind::Softplus:
     return x > 20.f ? x : std::log1p(std::exp(x));
   case UnaryKind::Softsign:

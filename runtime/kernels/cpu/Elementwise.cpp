@@ -105,6 +105,12 @@ inline C unaryOp(C x, const UnaryArgs<C> &p) {
     return std::sin(x);
   } else if constexpr (K == U::Cos) {
     return std::cos(x);
+  } else if constexpr (K == U::Asin) {
+    return std::asin(x);
+  } else if constexpr (K == U::Acos) {
+    return std::acos(x);
+  } else if constexpr (K == U::Atan) {
+    return std::atan(x);
   } else if constexpr (K == U::Softplus) {
     // log(1 + e^x) without overflow for large x.
     return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
@@ -193,6 +199,9 @@ template <DType D> UnaryFn unaryFnFor(UnaryKind kind) {
       HPS_UNARY(Round)
       HPS_UNARY(Sin)
       HPS_UNARY(Cos)
+      HPS_UNARY(Asin)
+      HPS_UNARY(Acos)
+      HPS_UNARY(Atan)
       HPS_UNARY(Softplus)
       HPS_UNARY(Softsign)
       HPS_UNARY(HardSwish)
@@ -283,6 +292,9 @@ double unaryElementWork(UnaryKind kind) {
   case UnaryKind::Log:
   case UnaryKind::Sin:
   case UnaryKind::Cos:
+  case UnaryKind::Asin:
+  case UnaryKind::Acos:
+  case UnaryKind::Atan:
   case UnaryKind::Softplus:
   case UnaryKind::Elu:
   case UnaryKind::Celu:

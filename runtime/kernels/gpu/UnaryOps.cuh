@@ -72,6 +72,12 @@ __device__ inline A applyFloatUnary(const UnaryOp &op, A x) {
     return dSin(x);
   case UnaryKind::Cos:
     return dCos(x);
+  case UnaryKind::Asin:
+    return dAsin(x);
+  case UnaryKind::Acos:
+    return dAcos(x);
+  case UnaryKind::Atan:
+    return dAtan(x);
   case UnaryKind::Softplus:
     // log(1 + e^x) without overflow for large x.
     return (x > zero ? x : zero) + dLog1p(dExp(-dAbs(x)));

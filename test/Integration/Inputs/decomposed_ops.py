@@ -4,7 +4,8 @@ types and shapes ONNX's node suite leaves out (its Einsum cases sum f64,
 which no CPU kernel does; its CumSum cases are f64 only; its GatherND
 cases have no negative indices; its TopK cases have no ties or
 infinities; its Hardmax cases are all opset 13; its Sinh, Cosh, Asinh,
-Acosh and Atanh cases stay where the naive formulas are accurate),
+Acosh and Atanh cases stay where the naive formulas are accurate), and
+a few ops with kernels of their own at the ends of their domains,
 compiled and run against numpy.
 
   decomposed_ops.py HETERPS_BIN CLUSTER OUT_DIR
@@ -146,6 +147,65 @@ def elementary(op, values, reference, opset=9):
     return f"{op.lower()} at {values}", opset, build
 
 
+def recurrent(op, steps, batch, inputs, hidden, direction="forward", layout=0, lens=None,
+              initial=False, peepholes=False, **attrs):
+    """RNN, GRU or LSTM with every optional operand asked for, against
+    onnxruntime (ONNX's node suite has forward, full-length cases only)."""
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    dirs = 2 if direction == "bidirectional" else 1
+
+    def build(rng):
+        def rand(*shape):
+            return rng.uniform(-0.8, 0.8, shape).astype(np.float32)
+        x = rand(*((batch, steps, inputs) if layout else (steps, batch, inputs)))
+        inits = [numpy_helper.from_array(rand(dirs, gates * hidden, inputs), "W"),
+                 numpy_helper.from_array(rand(dirs, gates * hidden, hidden), "R"),
+                 numpy_helper.from_array(rand(dirs, 2 * gates * hidden), "B")]
+        names = ["x", "W", "R", "B", "", "", "", ""]
+        feeds = {"x": x}
+        if lens is not None:
+            feeds["lens"] = np.array(lens, np.int32)
+            names[4] = "lens"
+        if initial:
+            state = (batch, dirs, hidden) if layout else (dirs, batch, hidden)
+            feeds["h0"] = rand(*state)
+            names[5] = "h0"
+            if op == "LSTM":
+                feeds["c0"] = rand(*state)
+                names[6] = "c0"
+        if peepholes:
+            inits.append(numpy_helper.from_array(rand(dirs, 3 * hidden), "P"))
+            names[7] = "P"
+        while names and not names[-1]:
+            names.pop()
+        outputs = ["Y", "Y_h"] + (["Y_c"] if op == "LSTM" else [])
+        node = helper.make_node(op, names, outputs, hidden_size=hidden, direction=direction,
+                                **({"layout": layout} if layout else {}), **attrs)
+        # onnxruntime runs layout 0 only: the reference sees the time-major
+        # views and its outputs are turned back.
+        time_major = {k: (np.swapaxes(v, 0, 1) if layout and k != "lens" else v)
+                      for k, v in feeds.items()}
+        ref_node = helper.make_node(op, names, outputs, hidden_size=hidden,
+                                    direction=direction, **attrs)
+        graph = helper.make_graph(
+            [ref_node], "ref",
+            [helper.make_tensor_value_info(k, TYPES[v.dtype], list(v.shape))
+             for k, v in time_major.items()],
+            [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+        import onnxruntime
+        session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                               providers=["CPUExecutionProvider"])
+        refs = dict(zip(outputs, session.run(None, time_major)))
+        if layout:
+            refs = {k: (np.transpose(v, (2, 0, 1, 3)) if k == "Y" else np.swapaxes(v, 0, 1))
+                    for k, v in refs.items()}
+        return node, feeds, inits, refs
+    extras = ", ".join(f"{k}={v}" for k, v in attrs.items())
+    return (f"{op.lower()} {direction} layout {layout} lens {lens} initial {initial} "
+            f"peepholes {peepholes} {extras}"), 14, build
+
+
 CASES = [
     einsum("bij,bjk->bik", (5, 2, 3), (5, 3, 4)),
     einsum("ij->i", (3, 4)),
@@ -184,6 +244,21 @@ CASES = [
     elementary("Acosh", [1.0, 1.5, 10.0, 1e4], np.arccosh),
     elementary("Atanh", [-0.999, -0.5, 0.0, 0.25, 0.999], np.arctanh),
     elementary("Tan", [-1.5, -0.7, 0.0, 0.3, 1.5], np.tan, opset=7),
+    # Kernels of their own, at the ends of their domains too.
+    elementary("Asin", [-1.0, -0.5, 0.0, 0.9, 1.0], np.arcsin, opset=7),
+    elementary("Acos", [-1.0, -0.5, 0.0, 0.9, 1.0], np.arccos, opset=7),
+    elementary("Atan", [-1e6, -1.0, 0.0, 0.5, 1e6], np.arctan, opset=7),
+    # Recurrent ops, unrolled: both directions, batch-first layout, masked
+    # sequence ends, initial states, peepholes, clipping, activations.
+    recurrent("LSTM", 4, 3, 2, 5, "bidirectional", lens=[4, 2, 1], initial=True,
+              peepholes=True, clip=2.5),
+    recurrent("LSTM", 3, 2, 3, 4, "reverse", layout=1),
+    recurrent("GRU", 5, 3, 2, 4, "reverse", layout=1, lens=[5, 3, 2], initial=True,
+              linear_before_reset=1),
+    recurrent("GRU", 3, 2, 3, 3, "bidirectional",
+              activations=["Sigmoid", "Relu", "Sigmoid", "Tanh"]),
+    recurrent("RNN", 4, 2, 3, 3, "bidirectional", lens=[3, 4], initial=True,
+              activations=["Relu", "Tanh"]),
 ]
 
 

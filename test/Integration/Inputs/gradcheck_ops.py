@@ -483,6 +483,12 @@ def cases():
     # Elementary functions composed from exp, log, sqrt, sin and cos, each
     # fed where it is smooth and finite.
     out.append(unary("tan", "Tan", pre="Tanh"))
+    out.append(unary("atan", "Atan"))
+    for op in ["Asin", "Acos"]:
+        c = Case(op.lower())
+        c.inits.append(const(op.lower() + "_scale", np.array(0.8, np.float32)))
+        out.append((c, c.node(op, [c.node("Mul", [c.node("Tanh", ["h"]),
+                                                   op.lower() + "_scale"])]), [B, 5]))
     out.append(unary("sinh", "Sinh"))
     out.append(unary("cosh", "Cosh"))
     out.append(unary("asinh", "Asinh"))
@@ -514,6 +520,26 @@ def cases():
                 weight("sce_w", (5,), 0.5, 1.5)]
     mean = c.node("SoftmaxCrossEntropyLoss", ["h", "sce_labels", "sce_w"])
     out.append((c, c.node("Add", ["h", mean]), [B, 5]))
+    # Recurrent ops, unrolled into gemms and gates: gradients reach W, R
+    # and B through every step (batch-first sequences of 3 steps).
+    c, m = spatial("lstm_bidirectional", (3, 2))
+    c.inits += [weight("lw", (2, 16, 2)), weight("lr", (2, 16, 4)), weight("lb", (2, 32))]
+    y = c.node("LSTM", [m, "lw", "lr", "lb"], ["lstm_y"], hidden_size=4, layout=1,
+               direction="bidirectional")
+    out.append(flat(c, y, (3, 2, 4)))
+    c, m = spatial("gru_reverse_linear_before_reset", (3, 2))
+    c.inits += [weight("gw", (1, 12, 2)), weight("gr", (1, 12, 4)), weight("gb", (1, 24))]
+    _, last = c.node("GRU", [m, "gw", "gr", "gb"], ["gru_y", "gru_h"], hidden_size=4,
+                     layout=1, direction="reverse", linear_before_reset=1)
+    out.append(flat(c, last, (1, 4)))
+    c, m = spatial("gru_rnn_stacked", (3, 2))
+    c.inits += [weight("sw", (1, 9, 2)), weight("sr", (1, 9, 3)),
+                weight("rw", (1, 3, 3)), weight("rr", (1, 3, 3)),
+                const("seq_shape", np.array([0, 3, 3], np.int64))]
+    g = c.node("Reshape", [c.node("GRU", [m, "sw", "sr"], ["s_y"], hidden_size=3, layout=1),
+                           "seq_shape"])
+    out.append(flat(c, c.node("RNN", [g, "rw", "rr"], ["r_y"], hidden_size=3, layout=1),
+                    (3, 1, 3)))
     return out
 
 

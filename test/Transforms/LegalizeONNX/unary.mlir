@@ -159,6 +159,21 @@ func.func @cos(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
 
 // -----
 
+// Asin, Acos, Atan (7-17).
+// CHECK-LABEL: func @inverse_trigonometric
+func.func @inverse_trigonometric(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  // CHECK: %[[A:.*]] = hps.asin %arg0 {device = #hps.device<"gpu.0">} : tensor<2x3xf32>
+  %0 = hps.onnx_node "Asin"(%x) {attrs = {}, domain = "", opset = 7 : i64, device = #hps.device<"gpu.0">} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: %[[B:.*]] = hps.acos %arg0 : tensor<2x3xf32>
+  %1 = hps.onnx_node "Acos"(%x) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: %[[C:.*]] = hps.atan %arg0 : tensor<2x3xf32>
+  %2 = hps.onnx_node "Atan"(%x) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  // CHECK: return %[[A]], %[[B]], %[[C]]
+  return %0, %1, %2 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @softplus
 func.func @softplus(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
   // CHECK: %[[A:.*]] = hps.softplus %arg0 {device = #hps.device<"gpu.0">} : tensor<2x3xf32>

@@ -480,6 +480,13 @@ static LogicalResult unaryRule(Operation *op, Rule &r) {
           })
           .Case([&](SinOp) { return b.mul(g, b.unary<CosOp>(x)); })
           .Case([&](CosOp) { return b.neg(b.mul(g, b.unary<SinOp>(x))); })
+          .Case<AsinOp, AcosOp>([&](Operation *inverse) {
+            // d asin = -d acos = 1 / sqrt(1 - x^2).
+            Value root = b.unary<SqrtOp>(b.sub(one(), b.mul(x, x)));
+            Value dx = b.div(g, root);
+            return isa<AsinOp>(inverse) ? dx : b.neg(dx);
+          })
+          .Case([&](AtanOp) { return b.div(g, b.add(b.mul(x, x), one())); })
           .Case([&](ClipOp clip) {
             // The bounds themselves still pass the gradient.
             Value dx = g, outside = clip.getMaxAttr() || clip.getMinAttr()
@@ -1250,8 +1257,8 @@ autodiff::applyGradientRule(GradientBuilder &builder, Operation *op,
       .Case<NegOp, ReluOp, LeakyReluOp, EluOp, SeluOp, CeluOp,
             ThresholdedReluOp, SigmoidOp, HardSigmoidOp, HardSwishOp, TanhOp,
             ExpOp, LogOp, SqrtOp, AbsOp, ReciprocalOp, SoftplusOp, SoftsignOp,
-            GeluOp, ErfOp, SinOp, CosOp, ClipOp, CastOp>(
-          [&](Operation *unary) { return unaryRule(unary, r); })
+            GeluOp, ErfOp, SinOp, CosOp, AsinOp, AcosOp, AtanOp, ClipOp,
+            CastOp>([&](Operation *unary) { return unaryRule(unary, r); })
       .Case([&](ConcatOp concat) { return concatRule(concat, r); })
       .Case([&](SplitOp split) { return splitRule(split, r); })
       .Case([&](SliceOp slice) { return sliceRule(slice, r); })

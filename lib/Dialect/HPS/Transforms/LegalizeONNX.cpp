@@ -109,6 +109,7 @@ struct LegalizeONNXPass
     populateIndexingPatterns(set);
     populateLossPatterns(set);
     populateElementaryFunctionPatterns(set);
+    populateRecurrentPatterns(set);
     populateValuePatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));

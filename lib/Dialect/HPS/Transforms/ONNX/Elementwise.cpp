@@ -380,6 +380,9 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
   addUnary<SoftplusOp>(patterns, "Softplus", kMinOpset);
   addUnary<SoftsignOp>(patterns, "Softsign", kMinOpset);
   addUnary<NotOp>(patterns, "Not", kMinOpset);
+  addUnary<AsinOp>(patterns, "Asin", 7);
+  addUnary<AcosOp>(patterns, "Acos", 7);
+  addUnary<AtanOp>(patterns, "Atan", 7);
   addUnary<ErfOp>(patterns, "Erf", 9);
   addUnary<SignOp>(patterns, "Sign", 9);
   addUnary<RoundOp>(patterns, "Round", 11);
