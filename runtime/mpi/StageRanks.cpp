@@ -132,12 +132,15 @@ private:
       if (executorOptions.threadsPerStage <= 0)
         executorOptions.threadsPerStage = job.kernelThreads();
       executorOptions.gpuStagesOnCpu = in.get<uint8_t>() != 0;
+      // This rank runs one stage: after each step it re-reads only the
+      // dense parameters that stage looked up when it was created.
+      serverOptions.refreshOnlyLookedUp = true;
       server = std::make_unique<train::TrainingServer>(bundle, serverOptions);
-      // The worker may have loaded a checkpoint: the store is the truth.
-      server->refreshDense();
       executorOptions.server = server->stageServer();
       program = std::make_unique<StageProgram>(bundle, slot->stage,
                                                executorOptions, 1);
+      // The worker may have loaded a checkpoint: the store is the truth.
+      server->refreshDense();
       const StageSpec &stage = bundle.stages()[slot->stage];
       inputs.allocate(bundle, stage.inputs);
       outputs.allocate(bundle, stage.outputs);

@@ -118,7 +118,7 @@ TrainingServer::TrainingServer(const Bundle &bundle,
 TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
                                size_t weightsBytes,
                                TrainingServerOptions options)
-    : spec_(spec) {
+    : spec_(spec), refreshOnlyLookedUp(options.refreshOnlyLookedUp) {
   if (options.store) {
     store = options.store;
   } else {
@@ -263,8 +263,10 @@ void TrainingServer::toKeys(const Table &table, const int64_t *ids,
 
 const float *TrainingServer::lookupParameter(const std::string &name) const {
   auto found = denseByName.find(name);
-  if (found != denseByName.end())
+  if (found != denseByName.end()) {
+    found->second->lookedUp = true;
     return found->second->live.data();
+  }
   if (trainingFlags.count(name))
     return evalMode() ? &kFlagOff : &kFlagOn;
   return nullptr;
@@ -417,16 +419,23 @@ void TrainingServer::discardStep() {
 }
 
 void TrainingServer::refreshDense() {
+  bool anyLookedUp = false;
+  for (auto &[name, entry] : denseByName)
+    anyLookedUp = anyLookedUp || entry->lookedUp;
+  const bool onlyLookedUp = refreshOnlyLookedUp && anyLookedUp;
+  std::vector<Dense *> refreshed;
   std::vector<std::string> names;
   for (auto &[name, entry] : denseByName)
-    names.push_back(entry->serverName);
+    if (!onlyLookedUp || entry->lookedUp) {
+      refreshed.push_back(entry.get());
+      names.push_back(entry->serverName);
+    }
+  if (names.empty())
+    return;
   std::vector<std::vector<float>> values = store->pullDenseMany(names);
-  size_t i = 0;
-  for (auto &[name, entry] : denseByName) {
+  for (size_t i = 0; i < refreshed.size(); ++i)
     // In place: stages hold on to the pointer lookupParameter gave them.
-    std::copy(values[i].begin(), values[i].end(), entry->live.begin());
-    ++i;
-  }
+    std::copy(values[i].begin(), values[i].end(), refreshed[i]->live.begin());
 }
 
 void TrainingServer::save(const std::string &directory) {

@@ -81,6 +81,58 @@ TEST(TrainingServer, DenseStartsFromTheWeightsAndLivesInPlace) {
   EXPECT_EQ(values(live, 4), (std::vector<float>{0, 1, 2, 3}));
 }
 
+/// A parameter server that records the dense parameters read from it.
+class RecordingServer : public ps::ParameterServer {
+public:
+  RecordingServer() : ps::ParameterServer(ps::ParameterServerConfig{}) {}
+  std::vector<std::vector<float>>
+  pullDenseMany(const std::vector<std::string> &names) override {
+    pulled.insert(pulled.end(), names.begin(), names.end());
+    return ps::ParameterServer::pullDenseMany(names);
+  }
+  std::vector<std::string> pulled;
+};
+
+TEST(TrainingServer, StageRankRefreshesOnlyTheParametersItsStageLookedUp) {
+  Fixture fixture;
+  TrainableParameter bias;
+  bias.name = "dense/b";
+  bias.shape = {2};
+  bias.offset = 80;
+  fixture.spec.parameters.push_back(bias);
+  fixture.weights.resize(88);
+  RecordingServer store;
+  TrainingServerOptions options;
+  options.store = &store;
+  options.refreshOnlyLookedUp = true;
+  TrainingServer server(fixture.spec, fixture.weights.data(),
+                        fixture.weights.size(), options);
+  // Before any stage looked a parameter up, every one is read.
+  store.pulled.clear();
+  server.refreshDense();
+  // By name: dense/b, then dense/w (under their names on the store).
+  const std::vector<std::string> all = store.pulled;
+  ASSERT_EQ(all.size(), 2u);
+  const float *live = server.lookupParameter("dense/w");
+  ASSERT_NE(live, nullptr);
+  store.pulled.clear();
+  float gradient[4] = {1, 1, 1, 1};
+  server.pushDense("dense/w", gradient, 4);
+  server.finishStep(1); // pushes, then refreshes
+  EXPECT_EQ(store.pulled, std::vector<std::string>{all[1]});
+  EXPECT_EQ(values(live, 4), (std::vector<float>{0, 1, 2, 3}));
+
+  // Without the option every parameter is read.
+  RecordingServer wholeStore;
+  options.store = &wholeStore;
+  options.refreshOnlyLookedUp = false;
+  TrainingServer whole(fixture.spec, fixture.weights.data(),
+                       fixture.weights.size(), options);
+  ASSERT_NE(whole.lookupParameter("dense/w"), nullptr);
+  whole.refreshDense();
+  EXPECT_EQ(wholeStore.pulled.size(), 2u);
+}
+
 TEST(TrainingServer, AveragesDenseGradientsOverMicroBatches) {
   Fixture fixture;
   auto server = fixture.server();

@@ -52,6 +52,10 @@ struct TrainingServerOptions {
   /// (`shards` is then unused): the shared store of a multi-process run
   /// (runtime/mpi). It must outlive the server.
   ps::ParameterStore *store = nullptr;
+  /// Re-read only the dense parameters some stage looked up (a stage rank
+  /// runs one stage; the others' parameters are not its to refresh). The
+  /// first refresh, before any lookup, still reads all of them.
+  bool refreshOnlyLookedUp = false;
 };
 
 /// The optimizer of a bundle as the parameter server takes it.
@@ -99,8 +103,9 @@ public:
   void setEvalMode(bool eval) { evalMode_.store(eval); }
   bool evalMode() const { return evalMode_.load(); }
 
-  /// Re-reads every dense parameter from the store (a process that joins
-  /// a multi-process run after the parameters moved, a stage rank).
+  /// Re-reads the dense parameters from the store (a process that joins a
+  /// multi-process run after the parameters moved, a stage rank): every
+  /// one, or with refreshOnlyLookedUp those a stage looked up.
   void refreshDense();
 
   /// Checkpoint of every parameter and optimizer state (ParameterServer
@@ -135,6 +140,7 @@ private:
     const TrainableParameter *spec = nullptr;
     std::string serverName;
     std::vector<float> live; // what lookupParameter hands out; never resized
+    mutable std::atomic<bool> lookedUp{false}; // a stage holds `live`
     std::mutex mutex;
     std::vector<Contribution> pending;
     std::vector<Contribution> spare; // finished steps' buffers, for reuse
@@ -160,6 +166,7 @@ private:
   TrainingSpec spec_;
   std::unique_ptr<ps::ParameterServer> server;
   ps::ParameterStore *store = nullptr; // server, or the options' store
+  bool refreshOnlyLookedUp = false;
   std::map<std::string, std::unique_ptr<Dense>> denseByName;
   std::map<std::string, std::unique_ptr<Table>> tablesByName;
   /// Parameters with ParameterUpdate::TrainingFlag (never on the store).
