@@ -520,6 +520,16 @@ def cases():
                 weight("sce_w", (5,), 0.5, 1.5)]
     mean = c.node("SoftmaxCrossEntropyLoss", ["h", "sce_labels", "sce_w"])
     out.append((c, c.node("Add", ["h", mean]), [B, 5]))
+    # BatchNormalization with training_mode=1 (batch statistics built from
+    # reductions) and MeanVarianceNormalization.
+    c, m = spatial("batch_norm_training_mode", (3, 2, 2))
+    c.inits += [weight("bn_s", (3,), 0.5, 1.5), weight("bn_b", (3,)),
+                const("bn_m", np.zeros(3, np.float32)), const("bn_v", np.ones(3, np.float32))]
+    y, _, _ = c.node("BatchNormalization", [m, "bn_s", "bn_b", "bn_m", "bn_v"],
+                     ["bn_y", "bn_running_mean", "bn_running_var"], training_mode=1)
+    out.append(flat(c, y, (3, 2, 2)))
+    c, m = spatial("mean_variance_normalization", (3, 2, 2))
+    out.append(flat(c, c.node("MeanVarianceNormalization", [m]), (3, 2, 2)))
     # Recurrent ops, unrolled into gemms and gates: gradients reach W, R
     # and B through every step (batch-first sequences of 3 steps).
     c, m = spatial("lstm_bidirectional", (3, 2))

@@ -50,7 +50,8 @@ CONSTANT_OPERANDS = {
     "Tile": (1,), "Slice": (1, 2, 3, 4), "Pad": (1, 2), "Squeeze": (1,),
     "Unsqueeze": (1,), "ReduceSum": (1,), "Split": (1,), "ConstantOfShape": (0,),
     "TopK": (1,), "OneHot": (1,), "Dropout": (1, 2), "Range": (0, 1, 2),
-    "Trilu": (1,), "CumSum": (1,),
+    "Trilu": (1,), "CumSum": (1,), "HannWindow": (0,), "HammingWindow": (0,),
+    "BlackmanWindow": (0,),
 }
 
 

@@ -41,9 +41,10 @@ func.func @training_mode(%x: tensor<2x3xf32>, %s: tensor<3xf32>) -> (tensor<2x3x
   %0 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {}, domain = "", opset = 14 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
   // CHECK: hps.batch_norm %arg0, %arg1, %arg1, %arg1, %arg1 {epsilon = 1.000000e-01 : f32} :
   %1:3 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {training_mode = 0 : i64, epsilon = 0.1 : f32}, domain = "", opset = 15 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
-  // CHECK: hps.onnx_node "BatchNormalization"{{.*}}training_mode = 1
+  // training_mode=1: batch statistics (see @batch_statistics).
+  // CHECK: hps.reduce  mean %arg0 {axes = array<i64: 0>, keepdims}
   %2 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {training_mode = 1 : i64}, domain = "", opset = 15 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3xf32>
-  // A read running mean keeps the node generic.
+  // In inference mode a read running mean keeps the node generic.
   // CHECK: hps.onnx_node "BatchNormalization"{{.*}}opset = 17
   %3:2 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>)
   return %0, %1#0, %2, %3#0, %3#1 : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<3xf32>
@@ -60,4 +61,29 @@ func.func @opset6(%x: tensor<2x3x4x4xf32>, %s: tensor<3xf32>) -> (tensor<2x3x4x4
   // CHECK: hps.onnx_node "BatchNormalization"{{.*}}opset = 6
   %1 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %s, %s) {attrs = {}, domain = "", opset = 6 : i64} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>
   return %0, %1 : tensor<2x3x4x4xf32>, tensor<2x3x4x4xf32>
+}
+
+// -----
+
+// training_mode=1 (14-17): Y normalized with the batch's mean and
+// population variance over N and the spatial axes; the running statistics
+// move towards them by 1 - momentum.
+// CHECK-LABEL: func @batch_statistics
+func.func @batch_statistics(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>, %b: tensor<3xf32>, %m: tensor<3xf32>, %v: tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>) {
+  // CHECK: %[[MEAN:.*]] = hps.reduce  mean %arg0 {axes = array<i64: 0, 2>, keepdims} : (tensor<2x3x4xf32>) -> tensor<1x3x1xf32>
+  // CHECK: %[[C:.*]] = hps.sub %arg0, %[[MEAN]]
+  // CHECK: %[[SQ:.*]] = hps.mul %[[C]], %[[C]]
+  // CHECK: %[[VAR:.*]] = hps.reduce  mean %[[SQ]] {axes = array<i64: 0, 2>, keepdims}
+  // CHECK: hps.add %[[VAR]], %{{.*}} : tensor<1x3x1xf32>, tensor<f32>
+  // CHECK: hps.sqrt
+  // CHECK: hps.reciprocal
+  // CHECK: %[[Y:.*]] = hps.add %{{.*}}, %{{.*}} : tensor<2x3x4xf32>, tensor<1x3x1xf32> -> tensor<2x3x4xf32>
+  // CHECK: %[[KEPT:.*]] = hps.mul %arg3, %{{.*}} : tensor<3xf32>, tensor<f32>
+  // CHECK: %[[BM:.*]] = hps.reshape %[[MEAN]] {shape = array<i64: 3>}
+  // CHECK: %[[MOVED:.*]] = hps.mul %[[BM]], %{{.*}}
+  // CHECK: %[[RM:.*]] = hps.add %[[KEPT]], %[[MOVED]]
+  // CHECK: %[[RV:.*]] = hps.add
+  // CHECK: return %[[Y]], %[[RM]], %[[RV]]
+  %0:3 = hps.onnx_node "BatchNormalization"(%x, %s, %b, %m, %v) {attrs = {training_mode = 1 : i64, momentum = 0.8 : f32}, domain = "", opset = 15 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %0#0, %0#1, %0#2 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
 }

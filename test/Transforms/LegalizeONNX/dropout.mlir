@@ -28,22 +28,33 @@ func.func @dropout_12(%x: tensor<4xf32>, %ratio: tensor<f32>) -> (tensor<4xf32>,
 
 // -----
 
-// Stays generic: a used mask, training mode (true or unknown), a seed
-// before opset 12.
+// At inference a used mask keeps every element: all true (from opset 10),
+// all ones of the data's type before.
+// CHECK-LABEL: func @dropout_mask
+func.func @dropout_mask(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>, tensor<4xf32>) {
+  // CHECK-DAG: %[[TRUE:.*]] = hps.constant dense<true> : tensor<4xi1>
+  // CHECK-DAG: %[[ONES:.*]] = hps.constant dense<1.000000e+00> : tensor<4xf32>
+  %0:2 = hps.onnx_node "Dropout"(%x) {attrs = {}, domain = "", opset = 12 : i64} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>)
+  %1:2 = hps.onnx_node "Dropout"(%x) {attrs = {ratio = 0.3 : f32}, domain = "", opset = 7 : i64} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  // CHECK: return %arg0, %[[TRUE]], %[[ONES]]
+  return %0#0, %0#1, %1#1 : tensor<4xf32>, tensor<4xi1>, tensor<4xf32>
+}
+
+// -----
+
+// Stays generic: training mode (true or unknown), a seed before opset 12.
 // CHECK-LABEL: func @dropout_generic
-func.func @dropout_generic(%x: tensor<4xf32>, %train: tensor<i1>) -> (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+func.func @dropout_generic(%x: tensor<4xf32>, %train: tensor<i1>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   %r = hps.constant dense<0.2> : tensor<f32>
   %t = hps.constant dense<true> : tensor<i1>
-  // CHECK: %[[MASKED:.*]]:2 = hps.onnx_node "Dropout"
-  %0:2 = hps.onnx_node "Dropout"(%x) {attrs = {}, domain = "", opset = 12 : i64} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>)
   // CHECK: %[[UNKNOWN:.*]] = hps.onnx_node "Dropout"(%arg0, %{{.*}}, %arg1)
   %1 = hps.onnx_node "Dropout"(%x, %r, %train) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
   // CHECK: %[[TRAIN:.*]] = hps.onnx_node "Dropout"(%arg0, %{{.*}}, %{{.*}})
   %2 = hps.onnx_node "Dropout"(%x, %r, %t) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> tensor<4xf32>
   // CHECK: %[[SEED:.*]] = hps.onnx_node "Dropout"(%arg0) {attrs = {seed = 1 : i64}
   %3 = hps.onnx_node "Dropout"(%x) {attrs = {seed = 1 : i64}, domain = "", opset = 10 : i64} : (tensor<4xf32>) -> tensor<4xf32>
-  // CHECK: return %[[MASKED]]#1, %[[UNKNOWN]], %[[TRAIN]], %[[SEED]]
-  return %0#1, %1, %2, %3 : tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  // CHECK: return %[[UNKNOWN]], %[[TRAIN]], %[[SEED]]
+  return %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
 
 // -----

@@ -18,6 +18,88 @@ bool declaresSecondaryOutputs(ONNXNode node) {
   return false;
 }
 
+/// hps.reduce mean of `value` over `axes`, which `keptType` keeps as 1s.
+Value keptMean(ONNXNode node, PatternRewriter &rewriter, Value value,
+               ArrayRef<int64_t> axes, RankedTensorType keptType) {
+  return rewriter.create<ReduceOp>(
+      node.getLoc(), keptType,
+      ReduceKindAttr::get(rewriter.getContext(), ReduceKind::Mean), value,
+      rewriter.getDenseI64ArrayAttr(axes), rewriter.getUnitAttr(),
+      node.getOp().getDeviceAttr());
+}
+
+/// A rank-0 f32 constant (broadcast by the binary ops).
+Value f32Scalar(PatternRewriter &rewriter, Location loc, float value) {
+  return rewriter.create<ConstantOp>(
+      loc,
+      DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getF32Type()),
+                             rewriter.getF32FloatAttr(value)));
+}
+
+/// BatchNormalization 14-17 with training_mode=1, as ONNX defines it: Y
+/// normalized with the batch's mean and population variance over every axis
+/// but the channels, and the running statistics outputs moved towards them:
+/// running = input * momentum + batch * (1 - momentum).
+LogicalResult legalizeTrainingBatchNorm(ONNXNode node,
+                                        PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 2 ||
+      !type.getElementType().isF32() || node.resultType(0) != type)
+    return fail(node, rewriter, "needs a static f32 [N, C, ...] input");
+  const int64_t channels = type.getDimSize(1);
+  auto channelType = RankedTensorType::get({channels}, type.getElementType());
+  for (unsigned i = 1; i < 5; ++i)
+    if (node.input(i).getType() != channelType)
+      return fail(node, rewriter, "scale, B, mean and var must be [C] f32");
+  for (unsigned i = 1; i < 3; ++i)
+    if (node.isResultUsed(i) && node.resultType(i) != channelType)
+      return fail(node, rewriter, "running statistics of an unexpected type");
+  SmallVector<int64_t> axes = {0}, keptShape(type.getRank(), 1);
+  for (int64_t axis = 2; axis < type.getRank(); ++axis)
+    axes.push_back(axis);
+  keptShape[1] = channels;
+  auto keptType = RankedTensorType::get(keptShape, type.getElementType());
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  auto scalar = [&](float value) { return f32Scalar(rewriter, loc, value); };
+  auto mean = [&](Value value) {
+    return keptMean(node, rewriter, value, axes, keptType);
+  };
+  Value x = node.input(0);
+  Value batchMean = mean(x);
+  Value centered = rewriter.create<SubOp>(loc, type, x, batchMean, device);
+  Value batchVar =
+      mean(rewriter.create<MulOp>(loc, type, centered, centered, device));
+  Value shifted = rewriter.create<AddOp>(
+      loc, keptType, batchVar, scalar(node.getFloat("epsilon", 1e-5f)), device);
+  Value inverse = rewriter.create<ReciprocalOp>(
+      loc, keptType, rewriter.create<SqrtOp>(loc, keptType, shifted, device),
+      device);
+  Value scale = reshapeTo(node, rewriter, node.input(1), keptShape);
+  Value bias = reshapeTo(node, rewriter, node.input(2), keptShape);
+  Value factor = rewriter.create<MulOp>(loc, keptType, inverse, scale, device);
+  Value y = rewriter.create<AddOp>(
+      loc, type, rewriter.create<MulOp>(loc, type, centered, factor, device),
+      bias, device);
+  float momentum = node.getFloat("momentum", 0.9f);
+  auto running = [&](Value input, Value batch) -> Value {
+    Value kept = rewriter.create<MulOp>(loc, channelType, input,
+                                        scalar(momentum), device);
+    Value moved = rewriter.create<MulOp>(
+        loc, channelType, reshapeTo(node, rewriter, batch, {channels}),
+        scalar(1.0f - momentum), device);
+    return rewriter.create<AddOp>(loc, channelType, kept, moved, device);
+  };
+  if (node.isResultUsed(1))
+    rewriter.replaceAllUsesWith(node.result(1),
+                                running(node.input(3), batchMean));
+  if (node.isResultUsed(2))
+    rewriter.replaceAllUsesWith(node.result(2),
+                                running(node.input(4), batchVar));
+  replaceNodeWith(node, y, rewriter);
+  return success();
+}
+
 /// Inference-form batch normalization with running statistics. Before
 /// opset 14 the number of outputs selects the mode: declaring the batch
 /// statistics outputs means training mode, where Y is normalized with batch
@@ -26,8 +108,9 @@ bool declaresSecondaryOutputs(ONNXNode node) {
 /// whose secondary outputs are read.
 LogicalResult legalizeBatchNorm(ONNXNode node, PatternRewriter &rewriter) {
   int64_t opset = node.getOpset();
-  if (opset < 14 ? declaresSecondaryOutputs(node)
-                 : node.getInt("training_mode", 0) != 0)
+  if (opset >= 14 && node.getInt("training_mode", 0) != 0)
+    return legalizeTrainingBatchNorm(node, rewriter);
+  if (opset < 14 && declaresSecondaryOutputs(node))
     return rewriter.notifyMatchFailure(node.getOp(), "training mode");
   FailureOr<BatchNormOp> norm = replaceNodeWithOp<BatchNormOp>(
       node, rewriter, node.input(0), node.input(1), node.input(2),
@@ -106,22 +189,15 @@ LogicalResult legalizeLayerNorm(ONNXNode node, PatternRewriter &rewriter) {
       loc, node.resultType(0), x, node.input(1), node.input(2),
       rewriter.getI64IntegerAttr(axis), rewriter.getF32FloatAttr(epsilon),
       device);
-  auto mean = [&](Value value) -> Value {
-    return rewriter.create<ReduceOp>(
-        loc, keptType,
-        ReduceKindAttr::get(rewriter.getContext(), ReduceKind::Mean), value,
-        rewriter.getDenseI64ArrayAttr(axes), rewriter.getUnitAttr(), device);
+  auto mean = [&](Value value) {
+    return keptMean(node, rewriter, value, axes, keptType);
   };
   Value average = mean(x);
   Value deviation = rewriter.create<SubOp>(loc, type, x, average, device);
   Value variance =
       mean(rewriter.create<MulOp>(loc, type, deviation, deviation, device));
-  Value epsilonValue = rewriter.create<ConstantOp>(
-      loc,
-      DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getF32Type()),
-                             rewriter.getF32FloatAttr(epsilon)));
-  Value shifted =
-      rewriter.create<AddOp>(loc, keptType, variance, epsilonValue, device);
+  Value shifted = rewriter.create<AddOp>(
+      loc, keptType, variance, f32Scalar(rewriter, loc, epsilon), device);
   Value inverse = rewriter.create<ReciprocalOp>(
       loc, keptType, rewriter.create<SqrtOp>(loc, keptType, shifted, device),
       device);
@@ -131,6 +207,51 @@ LogicalResult legalizeLayerNorm(ONNXNode node, PatternRewriter &rewriter) {
       rewriter.replaceAllUsesWith(node.result(i), results[i]);
   rewriter.eraseOp(node.getOp());
   return success();
+}
+
+/// MeanVarianceNormalization (9-17) over `axes` (default 0, 2, 3), as
+/// ONNX's function body defines it: (x - E[x]) / (sqrt(E[x^2] - E[x]^2) +
+/// 1e-9), the means kept broadcastable.
+LogicalResult legalizeMeanVarianceNorm(ONNXNode node,
+                                       PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
+      !canReplaceWithType(node, type))
+    return fail(node, rewriter, "needs a static f32 input");
+  const int64_t rank = type.getRank();
+  SmallVector<int64_t> axes =
+      node.getInts("axes").value_or(SmallVector<int64_t>{0, 2, 3});
+  SmallVector<int64_t> keptShape(type.getShape());
+  for (int64_t &axis : axes) {
+    if (axis < -rank || axis >= rank)
+      return fail(node, rewriter, "axis out of range");
+    axis = axis < 0 ? axis + rank : axis;
+    keptShape[axis] = 1;
+  }
+  llvm::sort(axes);
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    return fail(node, rewriter, "repeated axis");
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  auto keptType = RankedTensorType::get(keptShape, type.getElementType());
+  auto mean = [&](Value value) {
+    return keptMean(node, rewriter, value, axes, keptType);
+  };
+  Value x = node.input(0);
+  Value average = mean(x);
+  Value meanOfSquares = mean(rewriter.create<MulOp>(loc, type, x, x, device));
+  Value squaredMean =
+      rewriter.create<MulOp>(loc, keptType, average, average, device);
+  Value deviation = rewriter.create<SqrtOp>(
+      loc, keptType,
+      rewriter.create<SubOp>(loc, keptType, meanOfSquares, squaredMean, device),
+      device);
+  Value denominator = rewriter.create<AddOp>(
+      loc, keptType, deviation, f32Scalar(rewriter, loc, 1e-9f), device);
+  Value centered = rewriter.create<SubOp>(loc, type, x, average, device);
+  return replaceNodeWithCompatible(
+      node, rewriter.create<DivOp>(loc, type, centered, denominator, device),
+      rewriter);
 }
 
 /// InstanceNormalization (6-17): each (sample, channel) normalized over its
@@ -300,6 +421,8 @@ void populateNormalizationPatterns(RewritePatternSet &patterns) {
                  legalizeBatchNorm);
   addONNXPattern(patterns, "InstanceNormalization", kMinOpset, kMaxOpset,
                  {"epsilon"}, legalizeInstanceNorm);
+  addONNXPattern(patterns, "MeanVarianceNormalization", 9, kMaxOpset, {"axes"},
+                 legalizeMeanVarianceNorm);
   addONNXPattern(patterns, "LRN", kMinOpset, kMaxOpset,
                  {"alpha", "beta", "bias", "size"}, legalizeLRN);
   addONNXPattern(patterns, "LayerNormalization", 17, kMaxOpset,

@@ -1,14 +1,16 @@
 //===- Values.cpp - Constants, shapes, identities -------------------------===//
 //
 // ONNX nodes that produce values rather than layers: Constant,
-// ConstantOfShape, Range, Size and ScatterND of constants fold to
-// hps.constant; Shape becomes
+// ConstantOfShape, Range, Size, EyeLike, the window functions and ScatterND
+// of constants fold to hps.constant; Shape becomes
 // hps.shape (which folds when static); Identity and inference-mode Dropout
 // disappear.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Support.h"
+
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 
@@ -210,7 +212,7 @@ LogicalResult legalizeIdentity(ONNXNode node, PatternRewriter &rewriter) {
 /// Dropout is the identity at inference, which is what a forward graph
 /// means (opset 6: only with is_test=1); from opset 12 a training_mode input
 /// that is not a constant false keeps it generic (ratio and seed only matter in
-/// training). A used mask also keeps it generic.
+/// training).
 LogicalResult legalizeDropout(ONNXNode node, PatternRewriter &rewriter) {
   if (node.getOpset() < 7 && node.getInt("is_test", 0) != 1)
     return fail(node, rewriter, "training mode (is_test=0)");
@@ -219,7 +221,68 @@ LogicalResult legalizeDropout(ONNXNode node, PatternRewriter &rewriter) {
     if (!flag || *flag != 0)
       return fail(node, rewriter, "training mode");
   }
+  // At inference every element is kept: the mask is all true (1 before
+  // opset 10, where it has the data's type).
+  if (node.isResultUsed(1)) {
+    auto maskType = dyn_cast<RankedTensorType>(node.resultType(1));
+    if (!maskType || !maskType.hasStaticShape())
+      return fail(node, rewriter, "a used mask of a dynamic shape");
+    if (!canReplaceWithType(node, node.input(0).getType()))
+      return fail(node, rewriter, "the replacement's type differs");
+    Value mask = rewriter.create<ConstantOp>(
+        node.getLoc(),
+        DenseElementsAttr::get(maskType,
+                               makeScalarAttr(maskType.getElementType(), 1.0)));
+    rewriter.replaceAllUsesWith(node.result(1), mask);
+  }
   return replaceWithValue(node, node.input(0), rewriter);
+}
+
+/// EyeLike (9-17): ones where column - row == k in a static 2-D shape, of
+/// `dtype` (default the input's element type, which the importer made the
+/// result's).
+LogicalResult legalizeEyeLike(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.resultType());
+  if (!type || type.getRank() != 2 || !type.hasStaticShape())
+    return fail(node, rewriter, "needs a static 2-D shape");
+  const int64_t rows = type.getDimSize(0), cols = type.getDimSize(1);
+  const int64_t k = node.getInt("k", 0);
+  Type element = type.getElementType();
+  Attribute one = makeScalarAttr(element, 1.0),
+            zero = makeScalarAttr(element, 0.0);
+  SmallVector<Attribute> values(rows * cols, zero);
+  for (int64_t r = 0; r < rows; ++r)
+    if (int64_t c = r + k; c >= 0 && c < cols)
+      values[r * cols + c] = one;
+  return replaceWithConstant(node, DenseElementsAttr::get(type, values),
+                             rewriter);
+}
+
+/// The generalized cosine windows of opset 17 (HannWindow, HammingWindow,
+/// BlackmanWindow) over a constant size: a0 - a1 cos(2 pi n / N') + a2
+/// cos(4 pi n / N') with N' = size (periodic, the default) or size - 1, in
+/// double, then rounded to output_datatype (the result's element type).
+LogicalResult legalizeWindow(ONNXNode node, PatternRewriter &rewriter,
+                             double a0, double a1, double a2) {
+  std::optional<SmallVector<int64_t>> size = getConstantInts(node.input(0));
+  auto type = dyn_cast<RankedTensorType>(node.resultType());
+  if (!size || size->size() != 1 || (*size)[0] < 0 || !type ||
+      type.getRank() != 1 || type.getDimSize(0) != (*size)[0])
+    return fail(node, rewriter, "size is not a known constant");
+  const int64_t n = (*size)[0];
+  const double period = node.getInt("periodic", 1) ? n : n - 1;
+  Type element = type.getElementType();
+  SmallVector<Attribute> values;
+  for (int64_t i = 0; i < n; ++i) {
+    double angle = 2 * llvm::numbers::pi * static_cast<double>(i) / period;
+    double value = a0 - a1 * std::cos(angle) + a2 * std::cos(2 * angle);
+    // Integer outputs truncate, as a cast from the reference's float does.
+    values.push_back(isa<FloatType>(element)
+                         ? makeScalarAttr(element, value)
+                         : makeScalarAttr(element, std::trunc(value)));
+  }
+  return replaceWithConstant(node, DenseElementsAttr::get(type, values),
+                             rewriter);
 }
 
 } // namespace
@@ -249,6 +312,18 @@ void populateValuePatterns(RewritePatternSet &patterns) {
                  legalizeDropout);
   addONNXPattern(patterns, "Dropout", 7, 11, {"ratio"}, legalizeDropout);
   addONNXPattern(patterns, "Dropout", 12, kMaxOpset, {"seed"}, legalizeDropout);
+  addONNXPattern(patterns, "EyeLike", 9, kMaxOpset, {"dtype", "k"},
+                 legalizeEyeLike);
+  const std::tuple<StringRef, double, double, double> windows[] = {
+      {"HannWindow", 0.5, 0.5, 0.0},
+      {"HammingWindow", 25.0 / 46.0, 21.0 / 46.0, 0.0},
+      {"BlackmanWindow", 0.42, 0.5, 0.08}};
+  for (auto [name, a0, a1, a2] : windows)
+    addONNXPattern(
+        patterns, name, 17, kMaxOpset, {"output_datatype", "periodic"},
+        [a0 = a0, a1 = a1, a2 = a2](ONNXNode node, PatternRewriter &rewriter) {
+          return legalizeWindow(node, rewriter, a0, a1, a2);
+        });
 }
 
 } // namespace heterps::hps
