@@ -30,10 +30,7 @@ public:
   }
   /// A rank-0 constant of the element type (broadcast by the binary ops).
   Value scalar(double value) {
-    Type element = type.getElementType();
-    return rewriter.create<ConstantOp>(
-        loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
-                                    FloatAttr::get(element, value)));
+    return scalarConstant(rewriter, loc, type.getElementType(), value);
   }
 
 private:

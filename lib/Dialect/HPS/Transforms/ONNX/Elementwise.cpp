@@ -249,10 +249,8 @@ LogicalResult legalizeShrink(ONNXNode node, PatternRewriter &rewriter) {
     return fail(node, rewriter, "fractional lambd or bias on integers");
   Location loc = node.getLoc();
   DeviceAttr device = node.getOp().getDeviceAttr();
-  auto scalar = [&](double value) -> Value {
-    return rewriter.create<ConstantOp>(
-        loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
-                                    makeScalarAttr(element, value)));
+  auto scalar = [&](double value) {
+    return scalarConstant(rewriter, loc, element, value);
   };
   auto maskType = RankedTensorType::get(type.getShape(), rewriter.getI1Type());
   Value below =

@@ -27,12 +27,9 @@ Value wrapNegative(ONNXNode node, PatternRewriter &rewriter, Value indices,
   Location loc = node.getLoc();
   DeviceAttr device = node.getOp().getDeviceAttr();
   auto type = cast<RankedTensorType>(indices.getType());
-  auto scalarType = RankedTensorType::get({}, type.getElementType());
-  auto scalar = [&](int64_t value) -> Value {
-    return rewriter.create<ConstantOp>(
-        loc, DenseElementsAttr::get(
-                 scalarType, makeScalarAttr(type.getElementType(),
-                                            static_cast<double>(value))));
+  auto scalar = [&](int64_t value) {
+    return scalarConstant(rewriter, loc, type.getElementType(),
+                          static_cast<double>(value));
   };
   Value negative = rewriter.create<LessOp>(
       loc, RankedTensorType::get(type.getShape(), rewriter.getI1Type()),

@@ -78,10 +78,8 @@ Value negativeLogLikelihood(ONNXNode node, PatternRewriter &rewriter,
   auto lossType = RankedTensorType::get(targetType.getShape(), element);
   auto maskType =
       RankedTensorType::get(targetType.getShape(), rewriter.getI1Type());
-  auto scalar = [&](Type type, double value) -> Value {
-    return rewriter.create<ConstantOp>(
-        loc, DenseElementsAttr::get(RankedTensorType::get({}, type),
-                                    makeScalarAttr(type, value)));
+  auto scalar = [&](Type type, double value) {
+    return scalarConstant(rewriter, loc, type, value);
   };
 
   // An ignored target may hold any value, even one outside [0, C): it

@@ -28,14 +28,6 @@ Value keptMean(ONNXNode node, PatternRewriter &rewriter, Value value,
       node.getOp().getDeviceAttr());
 }
 
-/// A rank-0 f32 constant (broadcast by the binary ops).
-Value f32Scalar(PatternRewriter &rewriter, Location loc, float value) {
-  return rewriter.create<ConstantOp>(
-      loc,
-      DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getF32Type()),
-                             rewriter.getF32FloatAttr(value)));
-}
-
 /// BatchNormalization 14-17 with training_mode=1, as ONNX defines it: Y
 /// normalized with the batch's mean and population variance over every axis
 /// but the channels, and the running statistics outputs moved towards them:
@@ -61,7 +53,9 @@ LogicalResult legalizeTrainingBatchNorm(ONNXNode node,
   auto keptType = RankedTensorType::get(keptShape, type.getElementType());
   Location loc = node.getLoc();
   DeviceAttr device = node.getOp().getDeviceAttr();
-  auto scalar = [&](float value) { return f32Scalar(rewriter, loc, value); };
+  auto scalar = [&](float value) {
+    return scalarConstant(rewriter, loc, rewriter.getF32Type(), value);
+  };
   auto mean = [&](Value value) {
     return keptMean(node, rewriter, value, axes, keptType);
   };
@@ -197,7 +191,8 @@ LogicalResult legalizeLayerNorm(ONNXNode node, PatternRewriter &rewriter) {
   Value variance =
       mean(rewriter.create<MulOp>(loc, type, deviation, deviation, device));
   Value shifted = rewriter.create<AddOp>(
-      loc, keptType, variance, f32Scalar(rewriter, loc, epsilon), device);
+      loc, keptType, variance,
+      scalarConstant(rewriter, loc, rewriter.getF32Type(), epsilon), device);
   Value inverse = rewriter.create<ReciprocalOp>(
       loc, keptType, rewriter.create<SqrtOp>(loc, keptType, shifted, device),
       device);
@@ -247,7 +242,8 @@ LogicalResult legalizeMeanVarianceNorm(ONNXNode node,
       rewriter.create<SubOp>(loc, keptType, meanOfSquares, squaredMean, device),
       device);
   Value denominator = rewriter.create<AddOp>(
-      loc, keptType, deviation, f32Scalar(rewriter, loc, 1e-9f), device);
+      loc, keptType, deviation,
+      scalarConstant(rewriter, loc, rewriter.getF32Type(), 1e-9f), device);
   Value centered = rewriter.create<SubOp>(loc, type, x, average, device);
   return replaceNodeWithCompatible(
       node, rewriter.create<DivOp>(loc, type, centered, denominator, device),

@@ -153,9 +153,7 @@ public:
   Value stepMask(Value lens, int64_t t) {
     auto lensType = cast<RankedTensorType>(lens.getType());
     Type element = lensType.getElementType();
-    Value step = rewriter.create<ConstantOp>(
-        loc, DenseElementsAttr::get(type({}, element),
-                                    makeScalarAttr(element, double(t))));
+    Value step = scalarConstant(rewriter, loc, element, double(t));
     Value inside = rewriter.create<GreaterOp>(
         loc, type(lensType.getShape(), rewriter.getI1Type()), lens, step,
         device);

@@ -100,10 +100,7 @@ Value floatIota(PatternRewriter &rewriter, Location loc, int64_t rank,
 
 /// An f32 scalar constant.
 Value floatScalar(PatternRewriter &rewriter, Location loc, float value) {
-  return rewriter.create<ConstantOp>(
-      loc,
-      DenseElementsAttr::get(RankedTensorType::get({}, rewriter.getF32Type()),
-                             rewriter.getF32FloatAttr(value)));
+  return scalarConstant(rewriter, loc, rewriter.getF32Type(), value);
 }
 
 /// ArgMax / ArgMin (6-17) of an f32 input with a static extent along

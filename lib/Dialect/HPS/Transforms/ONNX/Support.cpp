@@ -84,6 +84,13 @@ LogicalResult replaceNodeWithCompatible(ONNXNode node, Value value,
   return success();
 }
 
+Value scalarConstant(PatternRewriter &rewriter, Location loc, Type element,
+                     double value) {
+  return rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
+                                  makeScalarAttr(element, value)));
+}
+
 Value reshapeTo(ONNXNode node, PatternRewriter &rewriter, Value value,
                 ArrayRef<int64_t> shape) {
   // A reshape of a reshape (decomposition steps that each build a view)

@@ -64,6 +64,11 @@ mlir::FailureOr<mlir::Value>
 gatherElementsAlong(ONNXNode node, mlir::PatternRewriter &rewriter,
                     mlir::Value data, mlir::Value indices, int64_t axis);
 
+/// A rank-0 hps.constant of `element` (integer or float) holding `value`,
+/// which the broadcasting binary ops and hps.where combine with tensors.
+mlir::Value scalarConstant(mlir::PatternRewriter &rewriter, mlir::Location loc,
+                           mlir::Type element, double value);
+
 /// True if `op` verifies; its diagnostics are dropped.
 bool verifiesQuietly(mlir::Operation *op);
 
