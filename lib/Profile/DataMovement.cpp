@@ -1,8 +1,8 @@
 //===- DataMovement.cpp - Copies, concat, gathers and embedding lookups ---===//
 //
-// Layout ops are timed as oneDNN reorders of the bytes they move; gathers
-// and embedding lookups as the plain C++ loops the runtime runs, on the same
-// OpenMP threads as oneDNN.
+// Layout ops are timed as oneDNN reorders of the bytes they move; gathers,
+// scatters and embedding lookups as the plain C++ loops the runtime runs, on
+// the same OpenMP threads as oneDNN.
 //
 //===----------------------------------------------------------------------===//
 
@@ -188,16 +188,31 @@ void buildEmbedding(EmbeddingLookupOp lookup, KernelBuilder &b) {
   });
 }
 
-void buildGather(GatherOp gather, KernelBuilder &b) {
-  Type dataType = gather.getData().getType();
+/// The data of a gather or scatter as `outer` blocks of `rows` slices of
+/// `sliceBytes`, the rows the profiler holds, and `numIds` indices.
+struct IndexedSlices {
+  int64_t outer, rows, sliceBytes, numIds;
+};
+IndexedSlices indexedSlices(Value dataValue, Value indicesValue,
+                            int64_t axisValue, KernelBuilder &b) {
+  Type dataType = dataValue.getType();
   Dims data = b.dims(dataType);
-  int64_t axis = normAxis(gather.getAxis(), data.size());
-  int64_t outer = product(data, 0, axis);
-  int64_t sliceBytes =
+  int64_t axis = normAxis(axisValue, data.size());
+  IndexedSlices s;
+  s.outer = product(data, 0, axis);
+  s.sliceBytes =
       product(data, axis + 1, data.size()) * b.elementBytes(dataType);
-  int64_t rows = heldRows(data[axis], outer * sliceBytes, b, "data");
-  Dims indices = b.dims(gather.getIndices().getType());
-  int64_t numIds = product(indices, 0, indices.size());
+  s.rows = heldRows(data[axis], s.outer * s.sliceBytes, b, "data");
+  Dims indices = b.dims(indicesValue.getType());
+  s.numIds = product(indices, 0, indices.size());
+  return s;
+}
+
+void buildGather(GatherOp gather, KernelBuilder &b) {
+  IndexedSlices at =
+      indexedSlices(gather.getData(), gather.getIndices(), gather.getAxis(), b);
+  const int64_t outer = at.outer, rows = at.rows, sliceBytes = at.sliceBytes,
+                numIds = at.numIds;
   auto source =
       std::make_shared<std::vector<char>>(outer * rows * sliceBytes, 1);
   auto out = std::make_shared<std::vector<char>>(outer * numIds * sliceBytes);
@@ -212,6 +227,31 @@ void buildGather(GatherOp gather, KernelBuilder &b) {
       std::memcpy(dst + i * sliceBytes, base + (o * rows + id[j]) * sliceBytes,
                   sliceBytes);
     }
+  });
+}
+
+/// Timed as its two passes: copying data into the result, then writing each
+/// update slice onto a random row (a reduction's read-modify-write costs
+/// about what the copy of the slice does).
+void buildScatter(ScatterOp scatter, KernelBuilder &b) {
+  IndexedSlices at = indexedSlices(scatter.getData(), scatter.getIndices(),
+                                   scatter.getAxis(), b);
+  const int64_t outer = at.outer, rows = at.rows, sliceBytes = at.sliceBytes,
+                numIds = at.numIds;
+  auto source = std::make_shared<std::vector<char>>(outer * rows * sliceBytes);
+  auto updates =
+      std::make_shared<std::vector<char>>(outer * numIds * sliceBytes, 1);
+  auto out = std::make_shared<std::vector<char>>(source->size());
+  auto idList = randomIds(numIds, rows);
+  b.addLoop([=] {
+    std::memcpy(out->data(), source->data(), source->size());
+    const int64_t *id = idList->data();
+#pragma omp parallel for schedule(static)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t j = 0; j < numIds; ++j)
+        std::memcpy(out->data() + (o * rows + id[j]) * sliceBytes,
+                    updates->data() + (o * numIds + j) * sliceBytes,
+                    sliceBytes);
   });
 }
 
@@ -237,6 +277,7 @@ bool heterps::profile::detail::buildDataMovement(Operation *op,
       .Case([&](ConcatOp concat) { return buildConcat(concat, b), true; })
       .Case([&](CastOp cast) { return buildCast(cast, b), true; })
       .Case([&](GatherOp gather) { return buildGather(gather, b), true; })
+      .Case([&](ScatterOp scatter) { return buildScatter(scatter, b), true; })
       .Case([&](EmbeddingLookupOp lookup) {
         return buildEmbedding(lookup, b), true;
       })

@@ -1355,6 +1355,30 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                  ptr(gather.getResult()));
         return success();
       })
+      .Case([&](ScatterOp scatter) {
+        // The runtime's enumerators are the dialect's, capitalised.
+        StringRef reduction =
+            llvm::StringSwitch<StringRef>(
+                stringifyScatterReduction(scatter.getReduction()))
+                .Case("add", "Add")
+                .Case("mul", "Mul")
+                .Case("max", "Max")
+                .Case("min", "Min")
+                .Default("None");
+        call(kernel(
+                 "Scatter",
+                 llvm::formatv(
+                     "{0}, {1}, {2}, {3}, {4}, "
+                     "ScatterReduction::{5}",
+                     dt(scatter.getData()), shape(scatter.getData()),
+                     dt(scatter.getIndices()), shape(scatter.getIndices()),
+                     normalizeAxis(scatter.getAxis(), rank(scatter.getData())),
+                     reduction)),
+             cptr(scatter.getData()) + ", " + cptr(scatter.getIndices()) +
+                 ", " + cptr(scatter.getUpdates()) + ", " +
+                 ptr(scatter.getResult()));
+        return success();
+      })
       .Case([&](EmbeddingLookupOp lookup) {
         const auto &table = info(lookup.getTable()).shape;
         call(kernel(

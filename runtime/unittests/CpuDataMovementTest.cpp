@@ -1,8 +1,8 @@
 //===- CpuDataMovementTest.cpp - Copies, slices, gathers on the CPU -------===//
 //
 // Hand-computed cases and naive references (multi-index loops) for Concat,
-// Split, Slice, Transpose, Expand, Pad, Gather and EmbeddingLookup, over
-// element sizes 1/2/4/8 and sizes that take the OpenMP paths.
+// Split, Slice, Transpose, Expand, Pad, Gather, Scatter and EmbeddingLookup,
+// over element sizes 1/2/4/8 and sizes that take the OpenMP paths.
 //
 //===----------------------------------------------------------------------===//
 
@@ -419,6 +419,165 @@ TEST(CpuDataMovementGather, OutOfRange) {
   }
   EXPECT_THROW(Gather(ctx, DType::F32, {5, 3}, DType::F32, {2}, 0), Error);
   EXPECT_THROW(Gather(ctx, DType::F32, {5, 3}, DType::I32, {2}, 2), Error);
+}
+
+//===----------------------------------------------------------------------===//
+// Scatter
+//===----------------------------------------------------------------------===//
+
+/// Naive reference: y = data, then every update element, in row-major order
+/// of `updates` (so index order), combined into its target.
+template <typename T, typename I>
+std::vector<T> referenceScatter(const std::vector<T> &data, const Shape &shape,
+                                const std::vector<I> &indices,
+                                const std::vector<T> &updates, int64_t axis,
+                                ScatterReduction reduction) {
+  std::vector<T> y = data;
+  int64_t outer = 1, inner = 1, count = int64_t(indices.size());
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  for (size_t d = size_t(axis) + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t k = 0; k < count; ++k)
+      for (int64_t c = 0; c < inner; ++c) {
+        int64_t row = int64_t(indices[k]);
+        row = row < 0 ? row + shape[axis] : row;
+        T &into = y[(o * shape[axis] + row) * inner + c];
+        T update = updates[(o * count + k) * inner + c];
+        switch (reduction) {
+        case ScatterReduction::None:
+          into = update;
+          break;
+        case ScatterReduction::Add:
+          into = T(into + update);
+          break;
+        case ScatterReduction::Mul:
+          into = T(into * update);
+          break;
+        case ScatterReduction::Max:
+          into = std::max(into, update);
+          break;
+        case ScatterReduction::Min:
+          into = std::min(into, update);
+          break;
+        }
+      }
+  return y;
+}
+
+template <typename T, typename I>
+void checkScatter(Context &ctx, DType type, DType indexType, const Shape &shape,
+                  const std::vector<I> &indices, int64_t axis,
+                  ScatterReduction reduction) {
+  int64_t total = 1, slices = int64_t(indices.size());
+  for (int64_t extent : shape)
+    total *= extent;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (int64_t(d) != axis)
+      slices *= shape[d];
+  std::vector<T> data = iota<T>(total), updates(static_cast<size_t>(slices));
+  for (int64_t i = 0; i < slices; ++i)
+    updates[i] = T(i % 5 + 1);
+  std::vector<T> y(data.size());
+  Scatter scatter(ctx, type, shape, indexType, {int64_t(indices.size())}, axis,
+                  reduction);
+  scatter.run(data.data(), indices.data(), updates.data(), y.data());
+  EXPECT_EQ(referenceScatter(data, shape, indices, updates, axis, reduction), y)
+      << "axis " << axis << ", reduction " << int(reduction);
+}
+
+TEST(CpuDataMovementScatter, ReductionsAndAxes) {
+  Context ctx(2);
+  ctx.enterThread();
+  const ScatterReduction all[] = {ScatterReduction::None, ScatterReduction::Add,
+                                  ScatterReduction::Mul, ScatterReduction::Max,
+                                  ScatterReduction::Min};
+  for (ScatterReduction reduction : all) {
+    // Rows, with a negative and a duplicate index.
+    checkScatter<float, int64_t>(ctx, DType::F32, DType::I64, {5, 3},
+                                 {0, -1, 2, 0}, 0, reduction);
+    // A middle axis.
+    checkScatter<int64_t, int32_t>(ctx, DType::I64, DType::I32, {2, 5, 3},
+                                   {4, -2, 4, 1}, 1, reduction);
+    checkScatter<int32_t, int64_t>(ctx, DType::I32, DType::I64, {2, 5, 3},
+                                   {3, 3, 3}, 1, reduction);
+    // The last axis: single elements.
+    checkScatter<double, int64_t>(ctx, DType::F64, DType::I64, {3, 4, 6},
+                                  {5, 0, -6, 5}, 2, reduction);
+    checkScatter<uint8_t, int32_t>(ctx, DType::U8, DType::I32, {4, 6}, {1, 1},
+                                   1, reduction);
+  }
+  // Large enough for the OpenMP path, wide rows split into column blocks.
+  std::vector<int64_t> ids(3000);
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = int64_t(i * 37 % 1000) - 500;
+  checkScatter<float, int64_t>(ctx, DType::F32, DType::I64, {1000, 2500}, ids,
+                               0, ScatterReduction::Add);
+  checkScatter<float, int64_t>(ctx, DType::F32, DType::I64, {1000, 2500}, ids,
+                               0, ScatterReduction::None);
+}
+
+TEST(CpuDataMovementScatter, HandComputed) {
+  Context ctx(1);
+  // Gather's adjoint: add-scatter into zeros sums the slices of duplicates.
+  std::vector<float> zeros(6, 0.f), grad = {1, 2, 3, 4, 5, 6}, y(6);
+  std::vector<int32_t> ids = {2, -1, 0};
+  Scatter(ctx, DType::F32, {2, 3}, DType::I32, {3}, 1, ScatterReduction::Add)
+      .run(zeros.data(), ids.data(), grad.data(), y.data());
+  EXPECT_EQ((std::vector<float>{3, 0, 3, 6, 0, 9}), y);
+
+  // In place (data and y are one buffer); None keeps the last duplicate.
+  std::vector<float> inPlace = {1, 2, 3, 4};
+  std::vector<int64_t> rows = {3, 3};
+  std::vector<float> updates = {10, 20};
+  Scatter(ctx, DType::F32, {4}, DType::I64, {2}, 0, ScatterReduction::None)
+      .run(inPlace.data(), rows.data(), updates.data(), inPlace.data());
+  EXPECT_EQ((std::vector<float>{1, 2, 3, 20}), inPlace);
+
+  // Bool: add is or, mul is and.
+  std::vector<uint8_t> flags = {0, 1, 1, 0}, set = {1, 0}, out(4);
+  std::vector<int64_t> at = {0, 2};
+  Scatter(ctx, DType::Bool, {4}, DType::I64, {2}, 0, ScatterReduction::Add)
+      .run(flags.data(), at.data(), set.data(), out.data());
+  EXPECT_EQ((std::vector<uint8_t>{1, 1, 1, 0}), out);
+  Scatter(ctx, DType::Bool, {4}, DType::I64, {2}, 0, ScatterReduction::Mul)
+      .run(flags.data(), at.data(), set.data(), out.data());
+  EXPECT_EQ((std::vector<uint8_t>{0, 1, 0, 0}), out);
+
+  // f16 adds in float and rounds once per update.
+  std::vector<float> hf = {1, 2, 3}, uf = {0.5f, 0.25f}, yf(3);
+  std::vector<uint16_t> h(3), u(2), hy(3);
+  Cast(ctx, DType::F32, DType::F16, 3).run(hf.data(), h.data());
+  Cast(ctx, DType::F32, DType::F16, 2).run(uf.data(), u.data());
+  std::vector<int64_t> both = {1, 1};
+  Scatter(ctx, DType::F16, {3}, DType::I64, {2}, 0, ScatterReduction::Add)
+      .run(h.data(), both.data(), u.data(), hy.data());
+  Cast(ctx, DType::F16, DType::F32, 3).run(hy.data(), yf.data());
+  EXPECT_EQ((std::vector<float>{1, 2.75f, 3}), yf);
+}
+
+TEST(CpuDataMovementScatter, Errors) {
+  Context ctx(1);
+  std::vector<float> data(15), updates(6), y(15);
+  Scatter s(ctx, DType::F32, {5, 3}, DType::I64, {2}, 0, ScatterReduction::Add);
+  for (int64_t bad : {int64_t(7), int64_t(5), int64_t(-6)}) {
+    std::vector<int64_t> ids = {1, bad};
+    try {
+      s.run(data.data(), ids.data(), updates.data(), y.data());
+      FAIL() << "no error for " << bad;
+    } catch (const Error &e) {
+      EXPECT_EQ("Scatter: index " + std::to_string(bad) +
+                    " out of range [-5, 5)",
+                std::string(e.what()));
+    }
+  }
+  EXPECT_THROW(Scatter(ctx, DType::F32, {5, 3}, DType::F32, {2}, 0,
+                       ScatterReduction::None),
+               Error);
+  EXPECT_THROW(Scatter(ctx, DType::F32, {5, 3}, DType::I32, {2}, 2,
+                       ScatterReduction::None),
+               Error);
 }
 
 //===----------------------------------------------------------------------===//

@@ -552,6 +552,64 @@ TEST(CpuPoolingReduce, HandComputed) {
   }
 }
 
+TEST(CpuPoolingReduce, Float64KeepsDoublePrecision) {
+  Context ctx(0);
+  // 1 + 2^-40 and its neighbours differ below f32's resolution: every kind
+  // must see them as the f64 values they are.
+  const double tiny = std::ldexp(1.0, -40);
+  std::vector<double> x{1 + tiny, 1 + 2 * tiny, 1 + 3 * tiny,
+                        -2,       0.5,          3 + tiny};
+  std::vector<double> y(2);
+  for (ReduceKind kind : allReduceKinds) {
+    Reduce reduce(ctx, DType::F64, kind, {2, 3}, {1}, {2, 1});
+    reduce.run(x.data(), y.data());
+    for (int row = 0; row < 2; ++row) {
+      const double *g = x.data() + 3 * row;
+      double want = 0;
+      switch (kind) {
+      case ReduceKind::Sum:
+        want = g[0] + g[1] + g[2];
+        break;
+      case ReduceKind::Mean:
+        want = (g[0] + g[1] + g[2]) / 3;
+        break;
+      case ReduceKind::Max:
+        want = std::max({g[0], g[1], g[2]});
+        break;
+      case ReduceKind::Min:
+        want = std::min({g[0], g[1], g[2]});
+        break;
+      case ReduceKind::Prod:
+        want = g[0] * g[1] * g[2];
+        break;
+      case ReduceKind::L1:
+        want = std::fabs(g[0]) + std::fabs(g[1]) + std::fabs(g[2]);
+        break;
+      case ReduceKind::L2:
+        want = std::sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]);
+        break;
+      case ReduceKind::LogSum:
+        want = std::log(g[0] + g[1] + g[2]); // both rows sum above 0
+        break;
+      case ReduceKind::LogSumExp:
+        want = std::log(std::exp(g[0]) + std::exp(g[1]) + std::exp(g[2]));
+        break;
+      case ReduceKind::SumSquare:
+        want = g[0] * g[0] + g[1] * g[1] + g[2] * g[2];
+        break;
+      }
+      EXPECT_NEAR(y[row], want, 1e-15 * std::max(1.0, std::fabs(want)))
+          << "kind " << int(kind) << " row " << row;
+    }
+  }
+  // Distinguishable in f64 only: the sum of the first row is 3 + 6 tiny.
+  Reduce sum(ctx, DType::F64, ReduceKind::Sum, {2, 3}, {1}, {2});
+  sum.run(x.data(), y.data());
+  EXPECT_EQ(3 + 6 * tiny, y[0]);
+  EXPECT_THROW(Reduce(ctx, DType::I64, ReduceKind::Sum, {2, 3}, {1}, {2}),
+               Error);
+}
+
 TEST(CpuPoolingReduce, RandomAgainstReference) {
   Context ctx(0);
   struct Case {

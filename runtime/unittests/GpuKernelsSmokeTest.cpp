@@ -353,4 +353,62 @@ TEST_F(GpuKernels, EmbeddingLookupRowsMeanAndBadId) {
   }
 }
 
+TEST_F(GpuKernels, ScatterReductionsNarrowTypesAndBadIndex) {
+  // [2, 4, 3] along axis 1 with duplicate and negative indices: every
+  // reduction but None is order-free, so it must match the host exactly.
+  const Shape shape{2, 4, 3};
+  std::vector<int64_t> ids = {1, -1, 1, 0}; // -1 is 3
+  std::vector<float> data = ramp(24), updates = ramp(24, 0.91f);
+  const ScatterReduction kinds[] = {
+      ScatterReduction::Add, ScatterReduction::Mul, ScatterReduction::Max,
+      ScatterReduction::Min};
+  for (ScatterReduction kind : kinds) {
+    Scatter scatter(*context, DType::F32, shape, DType::I64, {4}, 1, kind);
+    void *y = deviceZeros(24 * sizeof(float));
+    scatter.run(device(data), device(ids), device(updates), y);
+    std::vector<float> want = data;
+    for (int64_t o = 0; o < 2; ++o)
+      for (int64_t k = 0; k < 4; ++k)
+        for (int64_t c = 0; c < 3; ++c) {
+          float &into = want[(o * 4 + (ids[k] + 4) % 4) * 3 + c];
+          float u = updates[(o * 4 + k) * 3 + c];
+          into = kind == ScatterReduction::Add   ? into + u
+                 : kind == ScatterReduction::Mul ? into * u
+                 : kind == ScatterReduction::Max ? std::max(into, u)
+                                                 : std::min(into, u);
+        }
+    expectNear(host<float>(y, 24), want, 1e-5f);
+  }
+
+  // 1- and 2-byte elements go through a CAS on their 32-bit word; the
+  // neighbours must survive. Adds of small integers are exact in f16.
+  std::vector<int8_t> bytes = {1, 2, 3, 4, 5}, byteUpdates = {10, 20, 30};
+  std::vector<int32_t> at = {1, 1, 4};
+  Scatter byteAdd(*context, DType::I8, {5}, DType::I32, {3}, 0,
+                  ScatterReduction::Add);
+  void *yb = deviceZeros(5);
+  byteAdd.run(device(bytes), device(at), device(byteUpdates), yb);
+  EXPECT_EQ((std::vector<int8_t>{1, 32, 3, 4, 35}), host<int8_t>(yb, 5));
+
+  // In place, None with distinct indices.
+  std::vector<float> rows = {1, 2, 3, 4};
+  std::vector<int64_t> two = {3, 0};
+  std::vector<float> values = {30, 10};
+  void *inPlace = device(rows);
+  Scatter(*context, DType::F32, {4}, DType::I64, {2}, 0, ScatterReduction::None)
+      .run(inPlace, device(two), device(values), inPlace);
+  expectNear(host<float>(inPlace, 4), {10, 2, 3, 30}, 0.0f);
+
+  std::vector<int64_t> bad = {0, 9};
+  try {
+    Scatter(*context, DType::F32, {4}, DType::I64, {2}, 0,
+            ScatterReduction::Add)
+        .run(inPlace, device(bad), device(values), inPlace);
+    ADD_FAILURE() << "out-of-range index did not throw";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("9"), std::string::npos)
+        << error.what();
+  }
+}
+
 } // namespace

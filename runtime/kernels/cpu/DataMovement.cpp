@@ -4,7 +4,8 @@
 // 1/2/4/8-byte words and support every DType. Constructors turn shapes into
 // copy plans (merged strided loops, memcpy runs, per-axis index maps); run()
 // only copies, on OpenMP threads when the output is large. EmbeddingLookup's
-// Sum/Mean pooling is the one place that does arithmetic.
+// Sum/Mean pooling and Scatter's reductions are the places that do
+// arithmetic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -632,6 +633,26 @@ void checkIdType(const char *kernel, DType idType) {
                 " is not i32 or i64");
 }
 
+/// `data` around `axis` as Gather and Scatter index it: `outer` blocks of
+/// `limit` slices of `inner` elements. Throws Error naming `kernel` when the
+/// axis is out of range.
+struct AxisSlices {
+  int64_t outer = 1, limit = 0, inner = 1;
+};
+AxisSlices axisSlices(const char *kernel, const Shape &data, int64_t axis) {
+  int64_t rank = int64_t(data.size());
+  if (axis < 0 || axis >= rank)
+    throw Error(std::string(kernel) + ": axis " + std::to_string(axis) +
+                " out of range for data of shape " + shapeString(data));
+  AxisSlices slices;
+  for (int64_t d = 0; d < axis; ++d)
+    slices.outer *= data[d];
+  slices.limit = data[axis];
+  for (int64_t d = axis + 1; d < rank; ++d)
+    slices.inner *= data[d];
+  return slices;
+}
+
 /// y[o][k][:] = data[o][ids[k]][:] for `outer` x ids.size() rows of `inner`
 /// elements; data has `limit` rows per outer index.
 template <size_t Bytes>
@@ -677,17 +698,12 @@ Gather::Gather(Context &, DType type, const Shape &data, DType indexType,
                const Shape &indices, int64_t axis)
     : impl(std::make_unique<Impl>()) {
   checkIdType("Gather", indexType);
-  int64_t rank = int64_t(data.size());
-  if (axis < 0 || axis >= rank)
-    throw Error("Gather: axis " + std::to_string(axis) +
-                " out of range for data of shape " + shapeString(data));
+  AxisSlices slices = axisSlices("Gather", data, axis);
   Impl &p = *impl;
   p.indexType = indexType;
-  for (int64_t d = 0; d < axis; ++d)
-    p.outer *= data[d];
-  p.limit = data[axis];
-  for (int64_t d = axis + 1; d < rank; ++d)
-    p.inner *= data[d];
+  p.outer = slices.outer;
+  p.limit = slices.limit;
+  p.inner = slices.inner;
   p.ids.resize(size_t(numElements(indices)));
   p.fn = gatherFnFor(dtypeSize(type));
 }
@@ -698,6 +714,125 @@ void Gather::run(const void *data, const void *indices, void *y) {
                p.limit, p.ids);
   if (p.inner > 0)
     p.fn(data, p.ids, p.outer, p.limit, p.inner, y);
+}
+
+//===----------------------------------------------------------------------===//
+// Scatter
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Columns of a slice one task combines: tasks split the rows' columns, and
+/// each walks every index in order, so duplicates apply in index order and
+/// no two threads touch one element.
+constexpr int64_t kScatterColumns = 1024;
+
+/// `into` combined with `update` by reduction R, in D's compute type. Bool:
+/// Add and Max are or, Mul and Min are and.
+template <DType D, ScatterReduction R>
+inline void combine(typename DTypeTraits<D>::Storage &into,
+                    typename DTypeTraits<D>::Storage update) {
+  using S = typename DTypeTraits<D>::Storage;
+  if constexpr (R == ScatterReduction::None) {
+    into = update;
+  } else if constexpr (D == DType::Bool) {
+    if constexpr (R == ScatterReduction::Add || R == ScatterReduction::Max)
+      into = S(into | update);
+    else
+      into = S(into & update);
+  } else {
+    auto a = load(into), b = load(update);
+    if constexpr (R == ScatterReduction::Add)
+      into = store<S>(a + b);
+    else if constexpr (R == ScatterReduction::Mul)
+      into = store<S>(a * b);
+    else if constexpr (R == ScatterReduction::Max)
+      into = store<S>(b > a ? b : a);
+    else
+      into = store<S>(b < a ? b : a);
+  }
+}
+
+using ScatterFn = void (*)(const std::vector<int64_t> &ids, const void *,
+                           int64_t outer, int64_t limit, int64_t inner, void *);
+
+/// y[o][ids[k]][c] = combine(y[o][ids[k]][c], updates[o][k][c]).
+template <DType D, ScatterReduction R>
+void scatterRows(const std::vector<int64_t> &ids, const void *updatesv,
+                 int64_t outer, int64_t limit, int64_t inner, void *yv) {
+  using S = typename DTypeTraits<D>::Storage;
+  const S *updates = static_cast<const S *>(updatesv);
+  S *y = static_cast<S *>(yv);
+  const int64_t count = int64_t(ids.size());
+  const int64_t blocks = (inner + kScatterColumns - 1) / kScatterColumns;
+  parallelTasks(outer * blocks, outer * count * inner * int64_t(sizeof(S)),
+                [&](int64_t begin, int64_t end) {
+                  for (int64_t t = begin; t < end; ++t) {
+                    int64_t o = t / blocks,
+                            first = t % blocks * kScatterColumns;
+                    int64_t last = std::min(inner, first + kScatterColumns);
+                    for (int64_t k = 0; k < count; ++k) {
+                      S *dst = y + (o * limit + ids[size_t(k)]) * inner;
+                      const S *src = updates + (o * count + k) * inner;
+                      for (int64_t c = first; c < last; ++c)
+                        combine<D, R>(dst[c], src[c]);
+                    }
+                  }
+                });
+}
+
+ScatterFn scatterFnFor(DType type, ScatterReduction reduction) {
+  return dispatchDType(type, [&](auto d) {
+    constexpr DType D = decltype(d)::value;
+    switch (reduction) {
+    case ScatterReduction::None:
+      return ScatterFn(&scatterRows<D, ScatterReduction::None>);
+    case ScatterReduction::Add:
+      return ScatterFn(&scatterRows<D, ScatterReduction::Add>);
+    case ScatterReduction::Mul:
+      return ScatterFn(&scatterRows<D, ScatterReduction::Mul>);
+    case ScatterReduction::Max:
+      return ScatterFn(&scatterRows<D, ScatterReduction::Max>);
+    case ScatterReduction::Min:
+      break;
+    }
+    return ScatterFn(&scatterRows<D, ScatterReduction::Min>);
+  });
+}
+
+} // namespace
+
+struct Scatter::Impl {
+  DType indexType;
+  int64_t outer = 1, limit, inner = 1, bytes;
+  std::vector<int64_t> ids;
+  ScatterFn fn;
+};
+
+Scatter::Scatter(Context &, DType type, const Shape &data, DType indexType,
+                 const Shape &indices, int64_t axis, ScatterReduction reduction)
+    : impl(std::make_unique<Impl>()) {
+  checkIdType("Scatter", indexType);
+  AxisSlices slices = axisSlices("Scatter", data, axis);
+  Impl &p = *impl;
+  p.indexType = indexType;
+  p.outer = slices.outer;
+  p.limit = slices.limit;
+  p.inner = slices.inner;
+  p.bytes = numElements(data) * int64_t(dtypeSize(type));
+  p.ids.resize(size_t(numElements(indices)));
+  p.fn = scatterFnFor(type, reduction);
+}
+Scatter::~Scatter() = default;
+void Scatter::run(const void *data, const void *indices, const void *updates,
+                  void *y) {
+  Impl &p = *impl;
+  normaliseIds("Scatter", "index", p.indexType, indices, int64_t(p.ids.size()),
+               p.limit, p.ids);
+  if (data != y)
+    copyBytes(y, data, p.bytes);
+  if (p.inner > 0 && !p.ids.empty())
+    p.fn(p.ids, updates, p.outer, p.limit, p.inner, y);
 }
 
 namespace {

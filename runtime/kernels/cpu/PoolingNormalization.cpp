@@ -3,7 +3,7 @@
 // oneDNN primitives built once per kernel, with loops where oneDNN has no
 // exact (or no fast) equivalent: global pooling, the include-pad average of
 // ceil-mode windows, and reductions oneDNN would only run in its reference
-// implementation.
+// implementation or not at all (f64, which the loop reduces as it does f32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace heterps::rt::cpu {
 
@@ -818,6 +819,7 @@ void Softmax::run(const void *x, void *y) { impl->run(x, y); }
 struct Reduce::Impl {
   dnnl::stream &stream;
   ReduceKind kind;
+  bool f64; // the loop only: oneDNN 2.6 reduces no f64
   bool useDnnl = false;
   bool parallel = false; // worthThreads
   dnnl::reduction reduction;
@@ -828,8 +830,8 @@ struct Reduce::Impl {
   std::vector<int64_t> outputBase, reducedOffsets;
 
   Impl(Context &ctx, ReduceKind kind, const Shape &x,
-       const std::vector<int64_t> &axes, const Shape &y)
-      : stream(ctx.impl().stream), kind(kind) {
+       const std::vector<int64_t> &axes, const Shape &y, bool f64)
+      : stream(ctx.impl().stream), kind(kind), f64(f64) {
     if (axes.empty())
       throw Error("Reduce: axes must not be empty");
     std::vector<bool> reduced(x.size(), false);
@@ -857,7 +859,7 @@ struct Reduce::Impl {
     // oneDNN where it is exact and has a real implementation: it needs at
     // least one axis that shrinks and no empty extent, and its reference
     // reduction is slower than the loop below.
-    if (kind != ReduceKind::LogSumExp && reducesSomething &&
+    if (!f64 && kind != ReduceKind::LogSumExp && reducesSomething &&
         numElements(x) != 0)
       useDnnl = tryDnnl(ctx.impl().engine, x, kept);
     if (!useDnnl)
@@ -948,10 +950,14 @@ struct Reduce::Impl {
     reducedOffsets = offsets(true);
   }
 
-  float reduceOne(const float *base) const {
+  /// One output from the elements at `base` + reducedOffsets; sums and
+  /// products accumulate in double (f32 inputs) or long double (f64).
+  template <typename T> T reduceOne(const T *base) const {
+    using Acc =
+        std::conditional_t<std::is_same_v<T, float>, double, long double>;
     const std::vector<int64_t> &at = reducedOffsets;
     size_t count = at.size();
-    double acc = 0.0;
+    Acc acc = 0;
     switch (kind) {
     case ReduceKind::Sum:
     case ReduceKind::Mean:
@@ -959,49 +965,58 @@ struct Reduce::Impl {
       for (size_t i = 0; i != count; ++i)
         acc += base[at[i]];
       if (kind == ReduceKind::Mean)
-        acc /= double(count); // NaN over an empty set, as 0 / 0
+        acc /= Acc(count); // NaN over an empty set, as 0 / 0
       if (kind == ReduceKind::LogSum)
         acc = std::log(acc);
-      return float(acc);
+      return T(acc);
     case ReduceKind::Max: {
-      float best = -std::numeric_limits<float>::infinity();
+      T best = -std::numeric_limits<T>::infinity();
       for (size_t i = 0; i != count; ++i)
         best = std::max(best, base[at[i]]);
       return best;
     }
     case ReduceKind::Min: {
-      float best = std::numeric_limits<float>::infinity();
+      T best = std::numeric_limits<T>::infinity();
       for (size_t i = 0; i != count; ++i)
         best = std::min(best, base[at[i]]);
       return best;
     }
     case ReduceKind::Prod:
-      acc = 1.0;
+      acc = 1;
       for (size_t i = 0; i != count; ++i)
         acc *= base[at[i]];
-      return float(acc);
+      return T(acc);
     case ReduceKind::L1:
       for (size_t i = 0; i != count; ++i)
         acc += std::fabs(base[at[i]]);
-      return float(acc);
+      return T(acc);
     case ReduceKind::L2:
     case ReduceKind::SumSquare:
       for (size_t i = 0; i != count; ++i)
-        acc += double(base[at[i]]) * base[at[i]];
-      return float(kind == ReduceKind::L2 ? std::sqrt(acc) : acc);
+        acc += Acc(base[at[i]]) * base[at[i]];
+      return T(kind == ReduceKind::L2 ? std::sqrt(acc) : acc);
     case ReduceKind::LogSumExp: {
       // Shifted by the maximum so that exp cannot overflow.
-      float top = -std::numeric_limits<float>::infinity();
+      T top = -std::numeric_limits<T>::infinity();
       for (size_t i = 0; i != count; ++i)
         top = std::max(top, base[at[i]]);
       if (std::isinf(top))
         return top; // empty, all -inf, or a +inf term
       for (size_t i = 0; i != count; ++i)
-        acc += std::exp(double(base[at[i]]) - top);
-      return float(top + std::log(acc));
+        acc += std::exp(Acc(base[at[i]]) - top);
+      return T(top + std::log(acc));
     }
     }
-    return 0.f;
+    return T(0);
+  }
+
+  template <typename T> void runLoop(const void *x, void *y) const {
+    const T *in = static_cast<const T *>(x);
+    T *out = static_cast<T *>(y);
+    int64_t outputs = outputBase.size();
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t o = 0; o < outputs; ++o)
+      out[o] = reduceOne(in + outputBase[o]);
   }
 
   void run(const void *x, void *y) {
@@ -1009,21 +1024,19 @@ struct Reduce::Impl {
       bind(src, x);
       bind(dst, y);
       execute("Reduce", reduction, stream, args, parallel);
-      return;
+    } else if (f64) {
+      runLoop<double>(x, y);
+    } else {
+      runLoop<float>(x, y);
     }
-    const float *in = static_cast<const float *>(x);
-    float *out = static_cast<float *>(y);
-    int64_t outputs = outputBase.size();
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t o = 0; o < outputs; ++o)
-      out[o] = reduceOne(in + outputBase[o]);
   }
 };
 
 Reduce::Reduce(Context &ctx, DType type, ReduceKind kind, const Shape &x,
                const std::vector<int64_t> &axes, const Shape &y) {
-  requireF32("Reduce", type);
-  impl = std::make_unique<Impl>(ctx, kind, x, axes, y);
+  if (type != DType::F64)
+    requireF32("Reduce", type);
+  impl = std::make_unique<Impl>(ctx, kind, x, axes, y, type == DType::F64);
 }
 
 Reduce::~Reduce() = default;

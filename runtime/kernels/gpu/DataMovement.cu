@@ -1,5 +1,5 @@
 //===- DataMovement.cu - Concat, Split, Slice, Transpose, Expand, Pad,
-//                      Gather, EmbeddingLookup -------------------------===//
+//                      Gather, Scatter, EmbeddingLookup ------------------===//
 //
 // Data movement works on element bits (1, 2, 4 or 8 bytes) except where a
 // value is computed (Pad's constant is converted on the host, pooled
@@ -465,6 +465,23 @@ void checkIndexError(Context &ctx, const DeviceBuffer &slot, const char *kernel,
                 " is out of range for size " + std::to_string(size));
 }
 
+/// Fills the count, axisSize, inner and n (gather's result size) of a
+/// Gather or Scatter and its index-error slot; throws Error naming `kernel`
+/// for an axis out of range.
+template <typename Impl>
+void setAxisGeometry(Impl &s, const char *kernel, const Shape &data,
+                     const Shape &indices, int64_t axis) {
+  if (axis < 0 || axis >= int64_t(data.size()))
+    throw Error(std::string(kernel) + ": axis " + std::to_string(axis) +
+                " out of range for " + shapeString(data));
+  s.count = numElements(indices);
+  s.axisSize = data[axis];
+  s.inner = numElements(Shape(data.begin() + axis + 1, data.end()));
+  s.n =
+      numElements(Shape(data.begin(), data.begin() + axis)) * s.count * s.inner;
+  s.error = DeviceBuffer(kernel, 2 * sizeof(unsigned long long));
+}
+
 } // namespace
 
 struct Gather::Impl {
@@ -478,16 +495,7 @@ Gather::Gather(Context &ctx, DType type, const Shape &data, DType indexType,
                const Shape &indices, int64_t axis)
     : impl(new Impl{ctx, type, indexType}) {
   dispatchIndex(indexType, "Gather", [](auto) {});
-  if (axis < 0 || axis >= int64_t(data.size()))
-    throw Error("Gather: axis " + std::to_string(axis) + " out of range for " +
-                shapeString(data));
-  Impl &s = *impl;
-  s.count = numElements(indices);
-  s.axisSize = data[axis];
-  s.inner = numElements(Shape(data.begin() + axis + 1, data.end()));
-  s.n =
-      numElements(Shape(data.begin(), data.begin() + axis)) * s.count * s.inner;
-  s.error = DeviceBuffer("Gather", 2 * sizeof(unsigned long long));
+  setAxisGeometry(*impl, "Gather", data, indices, axis);
 }
 
 Gather::~Gather() = default;
@@ -509,6 +517,158 @@ void Gather::run(const void *data, const void *indices, void *y) {
     });
   });
   checkIndexError(s.ctx, s.error, "Gather", "index", s.axisSize);
+}
+
+namespace {
+
+/// *address = op(*address, update) atomically. Elements narrower than a
+/// word are updated through a compare-and-swap on their aligned 32-bit word
+/// (allocations are 256-byte aligned, so the word is always mapped).
+template <typename T, typename Op>
+__device__ void atomicCombine(T *address, T update, Op op) {
+  if constexpr (sizeof(T) == 8 || sizeof(T) == 4) {
+    using Word =
+        std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned int>;
+    Word *word = reinterpret_cast<Word *>(address);
+    Word seen = *word, expected;
+    do {
+      expected = seen;
+      T current;
+      memcpy(&current, &expected, sizeof(T));
+      T next = op(current, update);
+      Word desired;
+      memcpy(&desired, &next, sizeof(T));
+      seen = atomicCAS(word, expected, desired);
+    } while (seen != expected);
+  } else {
+    auto bytes = reinterpret_cast<uintptr_t>(address);
+    unsigned int *word =
+        reinterpret_cast<unsigned int *>(bytes & ~uintptr_t(3));
+    const unsigned shift = unsigned(bytes & 3) * 8;
+    const unsigned mask = ((1u << (8 * sizeof(T))) - 1u) << shift;
+    unsigned int seen = *word, expected;
+    do {
+      expected = seen;
+      unsigned int bits = (expected & mask) >> shift;
+      T current;
+      memcpy(&current, &bits, sizeof(T));
+      T next = op(current, update);
+      unsigned int nextBits = 0;
+      memcpy(&nextBits, &next, sizeof(T));
+      seen =
+          atomicCAS(word, expected, (expected & ~mask) | (nextBits << shift));
+    } while (seen != expected);
+  }
+}
+
+/// The combination of one ScatterReduction in T's arithmetic type; bool:
+/// Add and Max are or, Mul and Min are and.
+template <typename T, ScatterReduction R> struct ScatterCombine {
+  __device__ T operator()(T into, T update) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      if constexpr (R == ScatterReduction::Add || R == ScatterReduction::Max)
+        return into || update;
+      else
+        return into && update;
+    } else {
+      Acc<T> a = toAcc(into), b = toAcc(update);
+      if constexpr (R == ScatterReduction::Add)
+        return fromAcc<T>(a + b);
+      else if constexpr (R == ScatterReduction::Mul)
+        return fromAcc<T>(a * b);
+      else if constexpr (R == ScatterReduction::Max)
+        return fromAcc<T>(b > a ? b : a);
+      else
+        return fromAcc<T>(b < a ? b : a);
+    }
+  }
+};
+
+/// One thread per update element; under None duplicates race (last store
+/// wins in no set order), the others combine atomically.
+template <typename T, typename I, ScatterReduction R>
+__global__ void scatterKernel(const I *indices, const T *updates, T *y,
+                              int64_t count, int64_t axisSize, int64_t inner,
+                              IndexError error, int64_t n) {
+  HPS_GRID_STRIDE(i, n) {
+    int64_t in = i % inner, rest = i / inner;
+    int64_t j = rest % count, o = rest / count;
+    int64_t index = normaliseIndex(indices[j], axisSize, error);
+    if (index < 0)
+      continue;
+    T *target = y + (o * axisSize + index) * inner + in;
+    if constexpr (R == ScatterReduction::None)
+      *target = updates[i];
+    else
+      atomicCombine(target, updates[i], ScatterCombine<T, R>{});
+  }
+}
+
+} // namespace
+
+struct Scatter::Impl {
+  Context &ctx;
+  DType type, indexType;
+  ScatterReduction reduction;
+  int64_t count = 0, axisSize = 0, inner = 0, n = 0, bytes = 0;
+  DeviceBuffer error;
+};
+
+Scatter::Scatter(Context &ctx, DType type, const Shape &data, DType indexType,
+                 const Shape &indices, int64_t axis, ScatterReduction reduction)
+    : impl(new Impl{ctx, type, indexType, reduction}) {
+  dispatchIndex(indexType, "Scatter", [](auto) {});
+  dispatchAll(type, "Scatter", [](auto) {});
+  setAxisGeometry(*impl, "Scatter", data, indices, axis);
+  impl->bytes = numElements(data) * int64_t(dtypeSize(type));
+}
+
+Scatter::~Scatter() = default;
+
+void Scatter::run(const void *data, const void *indices, const void *updates,
+                  void *y) {
+  Impl &s = *impl;
+  if (data != y && s.bytes > 0)
+    HPS_CUDA_CHECK(cudaMemcpyAsync(y, data, size_t(s.bytes),
+                                   cudaMemcpyDeviceToDevice, streamOf(s.ctx)));
+  if (s.n == 0)
+    return;
+  resetIndexError(s.ctx, s.error);
+  auto launch = [&](auto typeTag, auto indexTag, auto reductionConstant) {
+    using T = typename decltype(typeTag)::type;
+    using I = typename decltype(indexTag)::type;
+    constexpr ScatterReduction R = decltype(reductionConstant)::value;
+    scatterKernel<T, I, R><<<gridFor(s.n), kThreads, 0, streamOf(s.ctx)>>>(
+        static_cast<const I *>(indices), static_cast<const T *>(updates),
+        static_cast<T *>(y), s.count, s.axisSize, s.inner,
+        IndexError{static_cast<unsigned long long *>(s.error.get())}, s.n);
+    checkLaunch("Scatter");
+  };
+  dispatchIndex(s.indexType, "Scatter", [&](auto indexTag) {
+    using Reduction = ScatterReduction;
+    if (s.reduction == Reduction::None)
+      return dispatchBySize(s.type, [&](auto typeTag) {
+        launch(typeTag, indexTag,
+               std::integral_constant<Reduction, Reduction::None>{});
+      });
+    dispatchAll(s.type, "Scatter", [&](auto typeTag) {
+      switch (s.reduction) {
+      case Reduction::Add:
+        return launch(typeTag, indexTag,
+                      std::integral_constant<Reduction, Reduction::Add>{});
+      case Reduction::Mul:
+        return launch(typeTag, indexTag,
+                      std::integral_constant<Reduction, Reduction::Mul>{});
+      case Reduction::Max:
+        return launch(typeTag, indexTag,
+                      std::integral_constant<Reduction, Reduction::Max>{});
+      default:
+        return launch(typeTag, indexTag,
+                      std::integral_constant<Reduction, Reduction::Min>{});
+      }
+    });
+  });
+  checkIndexError(s.ctx, s.error, "Scatter", "index", s.axisSize);
 }
 
 struct EmbeddingLookup::Impl {

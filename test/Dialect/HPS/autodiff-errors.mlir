@@ -65,13 +65,14 @@ func.func @main(%x: tensor<1x2x9x9xf32> {hps.name = "x", hps.batched}) -> (tenso
 
 // -----
 
-// A dense gather with computed indices would need a scatter.
-func.func @main(%x: tensor<4x6xf32> {hps.name = "x", hps.batched}, %i: tensor<2xi64> {hps.name = "i"}) -> (tensor<4x2xf32> {hps.name = "y", hps.batched}) {
+// A scatter that multiplies is not differentiated.
+func.func @main(%x: tensor<4x6xf32> {hps.name = "x", hps.batched}, %i: tensor<2xi64> {hps.name = "i"}) -> (tensor<4x6xf32> {hps.name = "y", hps.batched}) {
   %w = hps.weight "w" dense<0.1> : tensor<4x6xf32>
+  %u = hps.weight "u" dense<0.2> : tensor<4x2xf32>
   %m = hps.mul %x, %w : tensor<4x6xf32>
-  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.gather' with non-constant indices}}
-  %y = hps.gather %m, %i {axis = 1 : i64} : (tensor<4x6xf32>, tensor<2xi64>) -> tensor<4x2xf32>
-  return %y : tensor<4x2xf32>
+  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.scatter' with reduction 'mul' (only none and add are differentiable here)}}
+  %y = hps.scatter %m, %i, %u {axis = 1 : i64, reduction = #hps<scatter_reduction mul>} : (tensor<4x6xf32>, tensor<2xi64>, tensor<4x2xf32>) -> tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
 }
 
 // -----

@@ -11,6 +11,7 @@
 // RUN: heterps-opt '--hps-autodiff=loss=mse batch-norm=running' %t/conv.mlir | FileCheck %t/conv.mlir
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/max_pool.mlir | FileCheck %t/max_pool.mlir
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/scatter.mlir | FileCheck %t/scatter.mlir
+// RUN: heterps-opt --hps-autodiff=loss=mse %t/gather_scatter.mlir | FileCheck %t/gather_scatter.mlir
 
 //--- mlp.mlir
 // gemm + relu + gemm + sigmoid with bce: the loss takes the sigmoid's input
@@ -373,3 +374,33 @@ func.func @main(%x: tensor<4x6xf32> {hps.name = "x", hps.batched}) -> (tensor<4x
 // CHECK: %[[DM:.*]] = hps.add %[[ACC]], %[[DSLICE]]
 // CHECK: %[[DW:.*]] = hps.mul %[[DM]], %{{.*}} : tensor<4x6xf32>
 // CHECK: hps.dense_push "w", %[[DW]] : tensor<4x6xf32>
+
+//--- gather_scatter.mlir
+// A gather by run-time indices: its adjoint adds the gradient into zeros
+// along the same axis. A scatter that replaces: data's gradient is the
+// gradient with the replaced slices zeroed, the updates' the gathered
+// slices. An add scatter passes the gradient to data unchanged.
+func.func @main(%x: tensor<4x6xf32> {hps.name = "x", hps.batched}, %i: tensor<2xi64> {hps.name = "i"}) -> (tensor<4x20xf32> {hps.name = "y", hps.batched}) {
+  %w = hps.weight "w" dense<0.1> : tensor<4x6xf32>
+  %u = hps.weight "u" dense<0.2> : tensor<4x2xf32>
+  %m = hps.mul %x, %w : tensor<4x6xf32>
+  %g = hps.gather %m, %i {axis = 1 : i64} : (tensor<4x6xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  %z = hps.scatter %m, %i, %u {axis = 1 : i64} : (tensor<4x6xf32>, tensor<2xi64>, tensor<4x2xf32>) -> tensor<4x6xf32>
+  %a = hps.scatter %m, %i, %u {axis = 1 : i64, reduction = #hps<scatter_reduction add>} : (tensor<4x6xf32>, tensor<2xi64>, tensor<4x2xf32>) -> tensor<4x6xf32>
+  %y = hps.concat %g, %z, %a, %m {axis = 1 : i64} : (tensor<4x2xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x20xf32>
+  return %y : tensor<4x20xf32>
+}
+
+// CHECK-LABEL: func.func @main(
+// CHECK: %[[G:.*]]:4 = hps.split
+// CHECK-DAG: %[[ZEROS:.*]] = hps.constant dense<0.000000e+00> : tensor<4x6xf32>
+// CHECK-DAG: %[[NOUPDATES:.*]] = hps.constant dense<0.000000e+00> : tensor<4x2xf32>
+// CHECK-DAG: %[[DUA:.*]] = hps.gather %[[G]]#2, %arg1 {axis = 1 : i64} : (tensor<4x6xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+// CHECK-DAG: %[[DUZ:.*]] = hps.gather %[[G]]#1, %arg1 {axis = 1 : i64} : (tensor<4x6xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+// CHECK-DAG: %[[DMZ:.*]] = hps.scatter %[[G]]#1, %arg1, %[[NOUPDATES]] {axis = 1 : i64} : (tensor<4x6xf32>, tensor<2xi64>, tensor<4x2xf32>) -> tensor<4x6xf32>
+// CHECK-DAG: %[[DMG:.*]] = hps.scatter %[[ZEROS]], %arg1, %[[G]]#0 {axis = 1 : i64, reduction = #hps<scatter_reduction add>} : (tensor<4x6xf32>, tensor<2xi64>, tensor<4x2xf32>) -> tensor<4x6xf32>
+// CHECK-DAG: hps.add %{{[0-9]+}}, %[[DMZ]]
+// CHECK-DAG: %[[DU:.*]] = hps.add %[[DUA]], %[[DUZ]]
+// CHECK-DAG: hps.add %{{[0-9]+}}, %[[DMG]]
+// CHECK: hps.dense_push "w"
+// CHECK: hps.dense_push "u", %[[DU]]

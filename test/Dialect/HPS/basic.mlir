@@ -88,6 +88,8 @@ func.func @data_movement(%x: tensor<2x6xf32>, %i: tensor<5xi64>, %t: tensor<100x
   %7 = hps.pad %6 {pads = array<i64: 1, 0, 1, 0>, mode = #hps<pad_mode reflect>, value = 0.0 : f32} : (tensor<4x3xf32>) -> tensor<6x3xf32>
   // CHECK: hps.gather %{{.*}}, %{{.*}} : (tensor<6x3xf32>
   %8 = hps.gather %7, %i {axis = 0 : i64} : (tensor<6x3xf32>, tensor<5xi64>) -> tensor<5x3xf32>
+  // CHECK: hps.scatter %{{.*}}, %{{.*}}, %{{.*}} {reduction = #hps<scatter_reduction max>} : (tensor<6x3xf32>, tensor<5xi64>, tensor<5x3xf32>) -> tensor<6x3xf32>
+  %s = hps.scatter %7, %i, %8 {reduction = #hps<scatter_reduction max>} : (tensor<6x3xf32>, tensor<5xi64>, tensor<5x3xf32>) -> tensor<6x3xf32>
   // CHECK: hps.expand
   %9 = hps.expand %8 {shape = array<i64: 2, 1, 1>} : (tensor<5x3xf32>) -> tensor<2x5x3xf32>
   // CHECK: hps.cast

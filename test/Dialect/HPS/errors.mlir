@@ -178,6 +178,30 @@ func.func @gather_indices(%a: tensor<4x6xf32>, %i: tensor<2xf32>) -> tensor<2x6x
 
 // -----
 
+func.func @scatter_updates(%a: tensor<4x6xf32>, %i: tensor<2xi64>, %u: tensor<4x3xf32>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{updates shape [4, 3] does not match the gathered shape [4, 2]}}
+  %0 = hps.scatter %a, %i, %u {axis = 1 : i64} : (tensor<4x6xf32>, tensor<2xi64>, tensor<4x3xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @scatter_types(%a: tensor<4x6xf32>, %i: tensor<2xi64>, %u: tensor<2x6xf16>) -> tensor<4x6xf32> {
+  // expected-error @+1 {{data, updates and result must have the same element type}}
+  %0 = hps.scatter %a, %i, %u : (tensor<4x6xf32>, tensor<2xi64>, tensor<2x6xf16>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+func.func @scatter_result(%a: tensor<4x6xf32>, %i: tensor<2xi64>, %u: tensor<2x6xf32>) -> tensor<2x6xf32> {
+  // expected-error @+1 {{result shape [2, 6] does not match the computed shape [4, 6]}}
+  %0 = hps.scatter %a, %i, %u : (tensor<4x6xf32>, tensor<2xi64>, tensor<2x6xf32>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
 func.func @embedding_table(%t: tensor<4x6x2xf32>, %i: tensor<2xi64>) -> tensor<2x6xf32> {
   // expected-error @+1 {{table has rank 3 but must have rank 2}}
   %0 = hps.embedding_lookup %t, %i : (tensor<4x6x2xf32>, tensor<2xi64>) -> tensor<2x6xf32>

@@ -4,7 +4,8 @@ types and shapes ONNX's node suite leaves out (its Einsum cases sum f64,
 which no CPU kernel does; its CumSum cases are f64 only; its GatherND
 cases have no negative indices; its TopK cases have no ties or
 infinities; its Hardmax cases are all opset 13; its Sinh, Cosh, Asinh,
-Acosh and Atanh cases stay where the naive formulas are accurate), and
+Acosh and Atanh cases stay where the naive formulas are accurate; its
+scatters are tiny and have no duplicate targets under a reduction), and
 a few ops with kernels of their own at the ends of their domains,
 compiled and run against numpy.
 
@@ -76,6 +77,66 @@ def gather_nd(shape, index_shape, batch_dims):
         node = helper.make_node("GatherND", ["x", "idx"], ["y"], batch_dims=batch_dims)
         return node, {"x": x, "idx": idx}, [], ref
     return f"gather_nd {shape} {index_shape} batch_dims {batch_dims}", 13, build
+
+
+REDUCERS = {"none": lambda a, b: b, "add": np.add, "mul": np.multiply,
+            "max": np.maximum, "min": np.minimum}
+
+
+def scatter_elements(shape, index_shape, axis, reduction, dtype, index_dtype, opset=16):
+    """Duplicate targets only under reductions (ONNX leaves `none`'s order
+    open): each index column along `axis` is a permutation prefix then."""
+    def build(rng):
+        x = (rng.integers(-9, 9, shape) if dtype != np.float32
+             else rng.standard_normal(shape)).astype(dtype)
+        u = (rng.integers(-3, 4, index_shape) if dtype != np.float32
+             else rng.standard_normal(index_shape)).astype(dtype)
+        extent = shape[axis]
+        if reduction == "none":
+            order = np.argsort(rng.random(index_shape[:axis] + (extent,) + index_shape[axis + 1:]),
+                               axis=axis)
+            idx = np.take(order, np.arange(index_shape[axis]), axis=axis)
+            idx = np.where(rng.random(index_shape) < 0.5, idx - extent, idx)
+        else:
+            idx = rng.integers(-extent, extent, index_shape)
+        idx = idx.astype(index_dtype)
+        ref = x.copy()
+        wrapped = np.where(idx < 0, idx + extent, idx)
+        for position in np.ndindex(*index_shape):
+            target = list(position)
+            target[axis] = wrapped[position]
+            ref[tuple(target)] = REDUCERS[reduction](ref[tuple(target)], u[position])
+        attrs = {"axis": axis} if reduction == "none" else {"axis": axis, "reduction": reduction}
+        node = helper.make_node("ScatterElements", ["x", "idx", "u"], ["y"], **attrs)
+        return node, {"x": x, "idx": idx, "u": u}, [], ref
+    return (f"scatter_elements {reduction} {np.dtype(dtype).name} {shape} {index_shape} "
+            f"axis {axis}"), opset, build
+
+
+def scatter_nd(shape, index_shape, reduction, opset=16):
+    def build(rng):
+        x = rng.standard_normal(shape).astype(np.float32)
+        depth = index_shape[-1]
+        extents = np.array(shape[:depth])
+        count = int(np.prod(index_shape[:-1]))
+        if reduction == "none":  # distinct tuples
+            flat = rng.permutation(int(np.prod(extents)))[:count]
+            idx = np.stack(np.unravel_index(flat, extents), axis=-1)
+            idx = np.where(rng.random(idx.shape) < 0.5, idx - extents, idx)
+        else:
+            idx = rng.integers(0, 1 << 30, (count, depth)) % (2 * extents) - extents
+        idx = idx.reshape(index_shape).astype(np.int64)
+        u = rng.standard_normal(tuple(index_shape[:-1]) + tuple(shape[depth:])).astype(np.float32)
+        ref = x.copy()
+        wrapped = np.where(idx < 0, idx + extents, idx).reshape(count, depth)
+        slices = u.reshape((count,) + tuple(shape[depth:]))
+        for k in range(count):
+            target = tuple(wrapped[k])
+            ref[target] = REDUCERS[reduction](ref[target], slices[k])
+        attrs = {} if reduction == "none" else {"reduction": reduction}
+        node = helper.make_node("ScatterND", ["x", "idx", "u"], ["y"], **attrs)
+        return node, {"x": x, "idx": idx, "u": u}, [], ref
+    return f"scatter_nd {reduction} {shape} {index_shape}", opset, build
 
 
 def top_k(shape, k, axis, largest):
@@ -226,6 +287,17 @@ CASES = [
     gather_nd((4, 3, 5), (2, 2), 0),
     gather_nd((2, 3, 4, 5), (2, 6, 2), 1),
     gather_nd((3, 4), (3, 2, 1), 1),
+    scatter_elements((3, 4), (2, 4), 0, "none", np.float32, np.int64, opset=13),
+    scatter_elements((2, 5, 3), (2, 4, 3), 1, "add", np.float32, np.int32),
+    scatter_elements((2, 5, 3), (2, 6, 2), 1, "mul", np.int64, np.int64),
+    scatter_elements((4, 6), (4, 9), -1, "max", np.float32, np.int64, opset=17),
+    scatter_elements((4, 6), (3, 9), 1, "min", np.int32, np.int32, opset=17),
+    # Wide enough for the threaded path.
+    scatter_elements((64, 2048), (48, 2048), 0, "add", np.float32, np.int64),
+    scatter_nd((5, 4, 3), (3, 1), "none", opset=11),
+    scatter_nd((5, 4, 3), (2, 3, 2), "add"),
+    scatter_nd((3, 4), (6, 2), "mul"),
+    scatter_nd((6, 5), (4, 1), "max", opset=17),
     top_k((4, 9), 5, 1, True),
     top_k((6, 3), 6, 0, False),
     hardmax((2, 3, 4), 1, 11),

@@ -864,25 +864,67 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
   return DenseIntElementsAttr::get(type, dims);
 }
 
-static LogicalResult verifyShape(GatherOp op, InferredShape *record = nullptr) {
-  if (!isInteger(op.getIndices()))
-    return op.emitOpError("indices must be an integer tensor");
-  auto data = shapeOf(op.getData()), indices = shapeOf(op.getIndices());
+/// Gather's result shape, data.shape[:axis] + indices.shape +
+/// data.shape[axis+1:], which is also the shape of a scatter's updates;
+/// std::nullopt when unknown (unranked operands), failure() once reported.
+static FailureOr<std::optional<SmallVector<int64_t>>>
+gatheredShape(Operation *op, Value dataValue, Value indicesValue,
+              int64_t axisValue) {
+  if (!isInteger(indicesValue))
+    return op->emitOpError("indices must be an integer tensor");
+  auto data = shapeOf(dataValue), indices = shapeOf(indicesValue);
   if (!data || !indices)
-    return success();
+    return std::optional<SmallVector<int64_t>>();
   if (data->empty())
-    return op.emitOpError("data must have rank at least 1");
-  std::optional<int64_t> axis = shp::normalizeAxis(op.getAxis(), data->size());
+    return op->emitOpError("data must have rank at least 1");
+  std::optional<int64_t> axis = shp::normalizeAxis(axisValue, data->size());
   if (!axis)
-    return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
-                            << " is out of range";
+    return op->emitOpError() << "axis " << axisValue << " is out of range";
   SmallVector<int64_t> result(data->take_front(*axis));
   llvm::append_range(result, *indices);
   llvm::append_range(result, data->drop_front(*axis + 1));
-  return checkResultShape(op, op.getResult(), result, record);
+  return std::optional<SmallVector<int64_t>>(std::move(result));
+}
+
+static LogicalResult verifyShape(GatherOp op, InferredShape *record = nullptr) {
+  auto gathered =
+      gatheredShape(op, op.getData(), op.getIndices(), op.getAxis());
+  if (failed(gathered))
+    return failure();
+  if (!*gathered)
+    return success();
+  return checkResultShape(op, op.getResult(), **gathered, record);
 }
 
 LogicalResult GatherOp::verify() { return verifyShape(*this); }
+
+/// Scatter writes gather's result shape back into data's shape.
+static LogicalResult verifyShape(ScatterOp op,
+                                 InferredShape *record = nullptr) {
+  if (elementTypeOf(op.getUpdates()) != elementTypeOf(op.getData()) ||
+      elementTypeOf(op.getResult()) != elementTypeOf(op.getData()))
+    return op.emitOpError(
+        "data, updates and result must have the same element type");
+  auto gathered =
+      gatheredShape(op, op.getData(), op.getIndices(), op.getAxis());
+  if (failed(gathered))
+    return failure();
+  if (!*gathered)
+    return success();
+  const SmallVector<int64_t> &expected = **gathered;
+  if (auto updates = shapeOf(op.getUpdates())) {
+    bool ok = updates->size() == expected.size();
+    for (size_t i = 0; ok && i < expected.size(); ++i)
+      ok = !staticMismatch((*updates)[i], expected[i]);
+    if (!ok)
+      return op.emitOpError()
+             << "updates shape " << formatShape(*updates)
+             << " does not match the gathered shape " << formatShape(expected);
+  }
+  return checkResultShape(op, op.getResult(), *shapeOf(op.getData()), record);
+}
+
+LogicalResult ScatterOp::verify() { return verifyShape(*this); }
 
 /// Shared by the lookup and its parameter-server form: rows of a [rows, dim]
 /// table picked by integer ids, optionally pooled over the ids' last axis.
@@ -998,7 +1040,7 @@ heterps::hps::inferResultShape(Operation *op) {
           .Case<GemmOp, MatMulOp, ConvOp, BatchNormOp, LayerNormOp, ReduceOp,
                 WhereOp, ConcatOp, SliceOp, ReshapeOp, TransposeOp, FlattenOp,
                 SqueezeOp, UnsqueezeOp, ExpandOp, PadOp, ShapeOp, GatherOp,
-                EmbeddingLookupOp>(
+                ScatterOp, EmbeddingLookupOp>(
               [&](auto typed) { return verifyShape(typed, &shape); })
           .Case<MaxPoolOp, AvgPoolOp>(
               [&](auto typed) { return verifyWindowPool(typed, &shape); })

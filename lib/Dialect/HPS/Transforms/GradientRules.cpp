@@ -747,45 +747,45 @@ static LogicalResult transposeRule(TransposeOp op, Rule &r) {
 }
 
 static LogicalResult gatherRule(GatherOp op, Rule &r) {
-  // Without a scatter op the adjoint of the data is a matmul with the
-  // one-hot matrix of the indices, which must therefore be constant.
-  std::optional<SmallVector<int64_t>> indices =
-      getConstantInts(op.getIndices());
-  if (!indices)
-    return unsupported(op, "with non-constant indices (it would need a "
-                           "scatter op)");
-  ArrayRef<int64_t> data = shapeOf(op.getData());
-  int64_t axis = normalized(op.getAxis(), data.size());
-  int64_t extent = data[axis], count = indices->size();
-  constexpr int64_t kMaxOneHot = 1 << 22;
-  if (extent * count > kMaxOneHot)
-    return unsupported(op, "with " + Twine(count) +
-                               " indices into an axis of " + Twine(extent) +
-                               " (the one-hot matrix would be "
-                               "too large)");
-  Type element = elementOf(r.grad());
-  auto floatType = cast<FloatType>(element);
-  APFloat zero = APFloat::getZero(floatType.getFloatSemantics());
-  APFloat one = APFloat::getOne(floatType.getFloatSemantics());
-  SmallVector<APFloat> oneHot(extent * count, zero);
-  for (auto [k, index] : llvm::enumerate(*indices)) {
-    int64_t row = index < 0 ? index + extent : index;
-    if (row < 0 || row >= extent)
-      return op.emitError() << "hps-autodiff: gather index " << index
-                            << " is out of range for an axis of " << extent;
-    oneHot[row * count + k] = one;
-  }
-  auto oneHotType = RankedTensorType::get({extent, count}, element);
+  // The adjoint of a gather is an add-scatter of the gradient into zeros,
+  // which also sums the slices of duplicate indices.
   GradientBuilder &b = r.b;
   r.set(0, [&] {
-    Value matrix = b.constant(
-        cast<ElementsAttr>(DenseElementsAttr::get(oneHotType, oneHot)));
-    int64_t outer = product(data.take_front(axis));
-    int64_t inner = product(data.drop_front(axis + 1));
-    Value g = b.reshape(r.grad(), {outer, count, inner});
-    Value scattered = b.create<MatMulOp>(
-        RankedTensorType::get({outer, extent, inner}, element), matrix, g);
-    return b.reshape(scattered, data);
+    auto dataType =
+        RankedTensorType::get(shapeOf(op.getData()), elementOf(r.grad()));
+    return b
+        .create<ScatterOp>(dataType, b.splat(dataType, 0.0), op.getIndices(),
+                           r.grad(), op.getAxis(), ScatterReduction::Add)
+        .getResult();
+  });
+  return success();
+}
+
+static LogicalResult scatterRule(ScatterOp op, Rule &r) {
+  ScatterReduction reduction = op.getReduction();
+  if (reduction != ScatterReduction::None && reduction != ScatterReduction::Add)
+    return unsupported(op, "with reduction '" +
+                               stringifyScatterReduction(reduction) +
+                               "' (only none and add are differentiable "
+                               "here)");
+  GradientBuilder &b = r.b;
+  Value g = r.grad();
+  // Replaced elements of data get no gradient; added-to ones all of it.
+  r.set(0, [&]() -> Value {
+    if (reduction == ScatterReduction::Add)
+      return g;
+    Value zeros = b.splat(tensorType(op.getUpdates()), 0.0);
+    return b
+        .create<ScatterOp>(g.getType(), g, op.getIndices(), zeros, op.getAxis(),
+                           ScatterReduction::None)
+        .getResult();
+  });
+  // Each update slice's gradient is that of the slice it landed on.
+  r.set(2, [&] {
+    return b
+        .create<GatherOp>(tensorType(op.getUpdates()), g, op.getIndices(),
+                          op.getAxis())
+        .getResult();
   });
   return success();
 }
@@ -1272,6 +1272,7 @@ autodiff::applyGradientRule(GradientBuilder &builder, Operation *op,
         return success();
       })
       .Case([&](GatherOp gather) { return gatherRule(gather, r); })
+      .Case([&](ScatterOp scatter) { return scatterRule(scatter, r); })
       .Case([&](ReduceOp reduce) { return reduceRule(reduce, r); })
       .Case([&](SoftmaxOp softmax) {
         return softmaxRule(softmax, softmax.getAxis(), r);

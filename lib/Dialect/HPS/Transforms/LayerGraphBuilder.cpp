@@ -108,7 +108,8 @@ std::pair<double, cost::LayerKind> workOf(Operation *op, int64_t batch) {
         return std::make_pair(out, K::EmbeddingLookup);
       })
       .Case<ConcatOp, SplitOp, SliceOp, ReshapeOp, TransposeOp, FlattenOp,
-            SqueezeOp, UnsqueezeOp, ExpandOp, PadOp, GatherOp, CastOp, ShapeOp>(
+            SqueezeOp, UnsqueezeOp, ExpandOp, PadOp, GatherOp, ScatterOp,
+            CastOp, ShapeOp>(
           [&](Operation *) { return std::make_pair(0.0, K::DataMovement); })
       .Default([&](Operation *) {
         // Elementwise ops and generic ONNX nodes: one op per output element.

@@ -183,6 +183,8 @@ const char *reduceKindName(ReduceKind kind);
 enum class PoolKind { Max, AvgExcludePad, AvgIncludePad };
 enum class PadMode { Constant, Reflect, Edge };
 enum class EmbeddingPooling { None, Sum, Mean };
+/// How Scatter combines an update with the element it lands on.
+enum class ScatterReduction { None, Add, Mul, Max, Min };
 
 /// Training losses (hps.loss / hps.loss_grad): binary cross-entropy per
 /// element, cross-entropy of a softmax over each sample's classes, mean

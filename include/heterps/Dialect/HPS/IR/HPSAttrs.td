@@ -74,4 +74,18 @@ def HPS_PadMode : I32EnumAttr<"PadMode", "padding mode", [
 }
 def HPS_PadModeAttr : EnumAttr<HPS_Dialect, HPS_PadMode, "pad_mode">;
 
+def HPS_ScatterReduction : I32EnumAttr<"ScatterReduction",
+    "how hps.scatter combines an update with the value it lands on", [
+    I32EnumAttrCase<"None", 0, "none">,
+    I32EnumAttrCase<"Add", 1, "add">,
+    I32EnumAttrCase<"Mul", 2, "mul">,
+    I32EnumAttrCase<"Max", 3, "max">,
+    I32EnumAttrCase<"Min", 4, "min">
+  ]> {
+  let cppNamespace = "::heterps::hps";
+  let genSpecializedAttr = 0;
+}
+def HPS_ScatterReductionAttr
+    : EnumAttr<HPS_Dialect, HPS_ScatterReduction, "scatter_reduction">;
+
 #endif // HETERPS_DIALECT_HPS_IR_HPSATTRS_TD

@@ -453,6 +453,28 @@ def HPS_GatherOp : HPS_LayerOp<"gather"> {
   let hasFolder = 1;
 }
 
+def HPS_ScatterOp : HPS_LayerOp<"scatter"> {
+  let summary = "Writes `updates` into a copy of `data` along `axis` at "
+                "`indices`";
+  let description = [{
+    The adjoint of hps.gather: `updates` has gather's result shape,
+    data.shape[:axis] + indices.shape + data.shape[axis+1:], and slice k of
+    it lands on slice indices[k] of the result, which starts as `data`.
+    `reduction` combines a landing slice with what is there (`none`
+    replaces it); updates apply in index order, so with `none` the last
+    duplicate wins. Negative indices count from the end of the axis. ONNX
+    ScatterElements and ScatterND are this op on the flattened data, and
+    gather's gradient is a `add` scatter into zeros.
+  }];
+  let arguments = !con((ins AnyTensor:$data, AnyTensor:$indices,
+                        AnyTensor:$updates,
+                        DefaultValuedAttr<I64Attr, "0">:$axis,
+                        DefaultValuedAttr<HPS_ScatterReductionAttr,
+                          "::heterps::hps::ScatterReduction::None">:$reduction),
+                       Placement);
+  let results = (outs AnyTensor:$result);
+}
+
 def HPS_EmbeddingLookupOp : HPS_LayerOp<"embedding_lookup"> {
   let summary = "Sparse embedding lookup: rows of `table` picked by `ids`";
   let description = [{

@@ -1,10 +1,10 @@
-//===- Indexing.cpp - GatherElements, GatherND, OneHot --------------------===//
+//===- Indexing.cpp - Gathers and scatters by element or slice, OneHot ----===//
 //
 // Ops that select by run-time indices, decomposed into index arithmetic on
-// existing ops so they need no kernels of their own and get gradients from
-// their parts: GatherElements and GatherND become one hps.gather on the
-// flattened data at computed linear positions, OneHot an equality with a
-// constant iota.
+// existing ops so they get gradients from their parts: GatherElements and
+// GatherND become one hps.gather on the flattened data at computed linear
+// positions, ScatterElements and ScatterND one hps.scatter at the same
+// positions, OneHot an equality with a constant iota.
 // Both need static shapes (the index arithmetic is built from them).
 //
 //===----------------------------------------------------------------------===//
@@ -67,20 +67,21 @@ const char *gatherElementsProblem(Type data, Type indices, int64_t axis) {
   return nullptr;
 }
 
-FailureOr<Value> gatherElementsAlong(ONNXNode node, PatternRewriter &rewriter,
-                                     Value data, Value indices, int64_t axis) {
-  if (const char *problem =
-          gatherElementsProblem(data.getType(), indices.getType(), axis))
-    return fail(node, rewriter, problem);
-  auto dataType = cast<RankedTensorType>(data.getType());
+namespace {
+
+/// The flat row-major positions in `dataType` that GatherElements and
+/// ScatterElements address: wrap(indices) * stride[axis] plus a constant
+/// offset for the other coordinates, shaped as the indices. The caller has
+/// checked gatherElementsProblem.
+Value elementPositions(ONNXNode node, PatternRewriter &rewriter,
+                       RankedTensorType dataType, Value indices, int64_t axis) {
   auto indexType = cast<RankedTensorType>(indices.getType());
   Type indexElement = indexType.getElementType();
   const int64_t rank = dataType.getRank();
   axis = axis < 0 ? axis + rank : axis;
   ArrayRef<int64_t> dataShape = dataType.getShape(),
                     indexShape = indexType.getShape();
-  const int64_t count = indexType.getNumElements(),
-                total = dataType.getNumElements();
+  const int64_t count = indexType.getNumElements();
 
   // Row-major strides of the data; base[p] = sum over i != axis of p_i *
   // stride_i, enumerated in the indices' row-major order.
@@ -110,22 +111,33 @@ FailureOr<Value> gatherElementsAlong(ONNXNode node, PatternRewriter &rewriter,
           ? DenseElementsAttr::get(indexType, ArrayRef<int64_t>(base))
           : DenseElementsAttr::get(indexType, ArrayRef<int32_t>(base32));
   Value positions = indices;
-  if (stride[axis] != 1) {
-    Value strideValue = rewriter.create<ConstantOp>(
-        loc, DenseElementsAttr::get(
-                 RankedTensorType::get({}, indexElement),
-                 makeScalarAttr(indexElement, double(stride[axis]))));
-    positions =
-        rewriter.create<MulOp>(loc, indexType, positions, strideValue, device);
-  }
-  positions = rewriter.create<AddOp>(loc, indexType, positions,
-                                     rewriter.create<ConstantOp>(loc, baseAttr),
-                                     device);
-  Value flat = reshapeTo(node, rewriter, data, {total});
+  if (stride[axis] != 1)
+    positions = rewriter.create<MulOp>(
+        loc, indexType, positions,
+        scalarConstant(rewriter, loc, indexElement, double(stride[axis])),
+        device);
+  return rewriter.create<AddOp>(loc, indexType, positions,
+                                rewriter.create<ConstantOp>(loc, baseAttr),
+                                device);
+}
+
+} // namespace
+
+FailureOr<Value> gatherElementsAlong(ONNXNode node, PatternRewriter &rewriter,
+                                     Value data, Value indices, int64_t axis) {
+  if (const char *problem =
+          gatherElementsProblem(data.getType(), indices.getType(), axis))
+    return fail(node, rewriter, problem);
+  auto dataType = cast<RankedTensorType>(data.getType());
+  auto indexType = cast<RankedTensorType>(indices.getType());
+  Value positions = elementPositions(node, rewriter, dataType, indices, axis);
+  Value flat = reshapeTo(node, rewriter, data, {dataType.getNumElements()});
   return rewriter
-      .create<GatherOp>(
-          loc, RankedTensorType::get(indexShape, dataType.getElementType()),
-          flat, positions, rewriter.getI64IntegerAttr(0), device)
+      .create<GatherOp>(node.getLoc(),
+                        RankedTensorType::get(indexType.getShape(),
+                                              dataType.getElementType()),
+                        flat, positions, rewriter.getI64IntegerAttr(0),
+                        node.getOp().getDeviceAttr())
       .getResult();
 }
 
@@ -140,22 +152,29 @@ LogicalResult legalizeGatherElements(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeWithCompatible(node, *gathered, rewriter);
 }
 
-/// GatherND (11-17; batch_dims from 12): the data viewed as [P, rest...]
-/// with P the product of its first batch_dims + K axes, gathered along
-/// axis 0 at sum_k wrap(indices[..., k]) * stride_k plus a constant offset
-/// for the batch coordinates.
-LogicalResult legalizeGatherND(ONNXNode node, PatternRewriter &rewriter) {
-  auto dataType = dyn_cast<RankedTensorType>(node.input(0).getType());
-  auto indexType = dyn_cast<RankedTensorType>(node.input(1).getType());
+/// Where GatherND and ScatterND address the data: viewed as [rows, rest...]
+/// with rows the product of its first batch_dims + depth axes (depth =
+/// the indices' last extent), slices are picked at `positions` =
+/// sum_k wrap(indices[..., k]) * stride_k plus a constant offset for the
+/// batch coordinates, shaped as indices.shape[:-1].
+struct NDPositions {
+  Value positions;
+  SmallVector<int64_t> view;   ///< [rows] + data.shape[batch_dims + depth:]
+  SmallVector<int64_t> slices; ///< indices.shape[:-1] + the same rest
+};
+
+FailureOr<NDPositions> ndPositions(ONNXNode node, PatternRewriter &rewriter,
+                                   Value data, Value indices,
+                                   int64_t batchDims) {
+  auto dataType = dyn_cast<RankedTensorType>(data.getType());
+  auto indexType = dyn_cast<RankedTensorType>(indices.getType());
   if (!dataType || !indexType || !dataType.hasStaticShape() ||
       !indexType.hasStaticShape() || indexType.getRank() < 1)
     return fail(node, rewriter, "needs static data and indices shapes");
-  Type indexElement = indexType.getElementType();
-  if (!indexElement.isInteger(64))
+  if (!indexType.getElementType().isInteger(64))
     return fail(node, rewriter, "indices must be i64");
   ArrayRef<int64_t> dataShape = dataType.getShape(),
                     indexShape = indexType.getShape();
-  const int64_t batchDims = node.getInt("batch_dims", 0);
   const int64_t depth = indexShape.back();
   const int64_t indexRank = indexType.getRank();
   if (batchDims < 0 || batchDims >= indexRank ||
@@ -168,7 +187,6 @@ LogicalResult legalizeGatherND(ONNXNode node, PatternRewriter &rewriter) {
   SmallVector<int64_t> stride(leading, 1);
   for (int64_t i = leading - 2; i >= 0; --i)
     stride[i] = stride[i + 1] * dataShape[i + 1];
-  const int64_t rows = stride[0] * dataShape[0];
   SmallVector<int64_t> positionsShape(indexShape.drop_back());
   int64_t count = 1;
   for (int64_t extent : positionsShape)
@@ -189,13 +207,11 @@ LogicalResult legalizeGatherND(ONNXNode node, PatternRewriter &rewriter) {
   Value extentValues = i64Tensor({depth}, extents);
   Value zero = i64Tensor({}, {0});
   auto flags = RankedTensorType::get(indexShape, rewriter.getI1Type());
-  Value negative =
-      rewriter.create<LessOp>(loc, flags, node.input(1), zero, device);
+  Value negative = rewriter.create<LessOp>(loc, flags, indices, zero, device);
   Value wrapped = rewriter.create<WhereOp>(
       loc, indexType, negative,
-      rewriter.create<AddOp>(loc, indexType, node.input(1), extentValues,
-                             device),
-      node.input(1), device);
+      rewriter.create<AddOp>(loc, indexType, indices, extentValues, device),
+      indices, device);
   // The batch coordinates' offsets, over the positions in row-major order.
   SmallVector<int64_t> base(count, 0), position(positionsShape.size(), 0);
   for (int64_t flat = 0; flat < count; ++flat) {
@@ -233,14 +249,146 @@ LogicalResult legalizeGatherND(ONNXNode node, PatternRewriter &rewriter) {
                                                  component, device))
                   : component;
   }
-  SmallVector<int64_t> view{rows}, result(positionsShape);
-  view.append(dataShape.begin() + leading, dataShape.end());
-  result.append(dataShape.begin() + leading, dataShape.end());
+  NDPositions result{positions, {stride[0] * dataShape[0]}, positionsShape};
+  result.view.append(dataShape.begin() + leading, dataShape.end());
+  result.slices.append(dataShape.begin() + leading, dataShape.end());
+  return result;
+}
+
+/// GatherND (11-17; batch_dims from 12): one hps.gather along axis 0 of the
+/// data's [rows, rest...] view.
+LogicalResult legalizeGatherND(ONNXNode node, PatternRewriter &rewriter) {
+  FailureOr<NDPositions> at =
+      ndPositions(node, rewriter, node.input(0), node.input(1),
+                  node.getInt("batch_dims", 0));
+  if (failed(at))
+    return failure();
+  Type element =
+      cast<RankedTensorType>(node.input(0).getType()).getElementType();
   Value gathered = rewriter.create<GatherOp>(
-      loc, RankedTensorType::get(result, dataType.getElementType()),
-      reshapeTo(node, rewriter, node.input(0), view), positions,
-      rewriter.getI64IntegerAttr(0), device);
+      node.getLoc(), RankedTensorType::get(at->slices, element),
+      reshapeTo(node, rewriter, node.input(0), at->view), at->positions,
+      rewriter.getI64IntegerAttr(0), node.getOp().getDeviceAttr());
   return replaceNodeWithCompatible(node, gathered, rewriter);
+}
+
+/// The reduction attribute of ScatterElements / ScatterND (none before
+/// opset 16).
+FailureOr<ScatterReduction> scatterReductionOf(ONNXNode node,
+                                               PatternRewriter &rewriter) {
+  std::string name = node.getString("reduction", "none");
+  std::optional<ScatterReduction> reduction = symbolizeScatterReduction(name);
+  if (!reduction)
+    return fail(node, rewriter,
+                "reduction '" + name + "' is not none, add, mul, max or min");
+  return *reduction;
+}
+
+/// hps.scatter of `updates` into `view` (a reshape of the node's data) along
+/// axis 0 at `positions`, reshaped back to the data's shape. The caller has
+/// checked every operand (a pattern that fails must create nothing).
+LogicalResult replaceWithScatter(ONNXNode node, PatternRewriter &rewriter,
+                                 ArrayRef<int64_t> view, Value positions,
+                                 Value updates, ScatterReduction reduction) {
+  Value data = node.input(0);
+  auto dataType = cast<RankedTensorType>(data.getType());
+  auto viewType = RankedTensorType::get(view, dataType.getElementType());
+  auto scatter = rewriter.create<ScatterOp>(
+      node.getLoc(), viewType, reshapeTo(node, rewriter, data, view), positions,
+      updates, rewriter.getI64IntegerAttr(0),
+      ScatterReductionAttr::get(rewriter.getContext(), reduction),
+      node.getOp().getDeviceAttr());
+  return replaceNodeWithCompatible(
+      node, reshapeTo(node, rewriter, scatter, dataType.getShape()), rewriter);
+}
+
+/// Whether constant `indices` hold a value outside [-extent, extent), where
+/// extent is that of data axis `extentOf(position in indices)`: such a
+/// model is refused when it is compiled rather than when it runs.
+bool constantIndexOutOfRange(Value indices,
+                             llvm::function_ref<int64_t(int64_t)> extentOf) {
+  std::optional<SmallVector<int64_t>> values = getConstantInts(indices);
+  if (!values)
+    return false;
+  for (auto [position, index] : llvm::enumerate(*values)) {
+    int64_t extent = extentOf(static_cast<int64_t>(position));
+    if (index < -extent || index >= extent)
+      return true;
+  }
+  return false;
+}
+
+/// ScatterElements (11-18) and Scatter (9-10, the same op under its old
+/// name): updates land on the flattened data at GatherElements' positions.
+LogicalResult legalizeScatterElements(ONNXNode node,
+                                      PatternRewriter &rewriter) {
+  FailureOr<ScatterReduction> reduction = scatterReductionOf(node, rewriter);
+  if (failed(reduction))
+    return failure();
+  Value data = node.input(0), indices = node.input(1), updates = node.input(2);
+  int64_t axis = node.getInt("axis", 0);
+  if (const char *problem =
+          gatherElementsProblem(data.getType(), indices.getType(), axis))
+    return fail(node, rewriter, problem);
+  if (updates.getType() !=
+      RankedTensorType::get(
+          cast<RankedTensorType>(indices.getType()).getShape(),
+          cast<RankedTensorType>(data.getType()).getElementType()))
+    return fail(node, rewriter,
+                "updates must have the indices' shape and the data's type");
+  auto dataType = cast<RankedTensorType>(data.getType());
+  int64_t extent =
+      dataType.getDimSize(axis < 0 ? axis + dataType.getRank() : axis);
+  if (constantIndexOutOfRange(indices, [&](int64_t) { return extent; }))
+    return fail(node, rewriter, "index out of range");
+  if (!canReplaceWithType(node, dataType))
+    return fail(node, rewriter, "the result type differs from the data's");
+  Value positions = elementPositions(node, rewriter, dataType, indices, axis);
+  return replaceWithScatter(node, rewriter, {dataType.getNumElements()},
+                            positions, updates, *reduction);
+}
+
+/// ScatterND (11-18) with a run-time operand (constants fold in Values.cpp):
+/// updates land on GatherND's slices of the data's [rows, rest...] view.
+LogicalResult legalizeScatterNDAt(ONNXNode node, PatternRewriter &rewriter) {
+  if (succeeded(foldConstantScatterND(node, rewriter)))
+    return success();
+  FailureOr<ScatterReduction> reduction = scatterReductionOf(node, rewriter);
+  if (failed(reduction))
+    return failure();
+  auto updatesType = dyn_cast<RankedTensorType>(node.input(2).getType());
+  if (!updatesType || !updatesType.hasStaticShape())
+    return fail(node, rewriter, "needs static updates");
+  auto dataType = dyn_cast<RankedTensorType>(node.input(0).getType());
+  auto indexType = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (dataType && indexType && indexType.hasStaticShape() &&
+      indexType.getRank() >= 1) {
+    int64_t depth = indexType.getShape().back();
+    if (depth >= 1 && depth <= dataType.getRank() &&
+        constantIndexOutOfRange(node.input(1), [&](int64_t position) {
+          return dataType.getDimSize(position % depth);
+        }))
+      return fail(node, rewriter, "index out of range");
+  }
+  if (!dataType || !indexType || !dataType.hasStaticShape() ||
+      !indexType.hasStaticShape() || indexType.getRank() < 1)
+    return fail(node, rewriter, "needs static data and indices shapes");
+  int64_t depth = indexType.getShape().back();
+  if (depth >= 1 && depth <= dataType.getRank()) {
+    SmallVector<int64_t> slices(indexType.getShape().drop_back());
+    llvm::append_range(slices, dataType.getShape().drop_front(depth));
+    if (updatesType.getShape() != ArrayRef<int64_t>(slices) ||
+        updatesType.getElementType() != dataType.getElementType())
+      return fail(node, rewriter, "updates do not match the indexed slices");
+  }
+  if (!canReplaceWithType(node, dataType))
+    return fail(node, rewriter, "the result type differs from the data's");
+  FailureOr<NDPositions> at =
+      ndPositions(node, rewriter, node.input(0), node.input(1), 0);
+  if (failed(at))
+    return failure();
+  return replaceWithScatter(node, rewriter, at->view, at->positions,
+                            node.input(2), *reduction);
 }
 
 /// OneHot (9-11): where(wrap(indices) == iota(depth), on, off) with the new
@@ -316,6 +464,15 @@ void populateIndexingPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "GatherND", 12, kMaxOpset, {"batch_dims"},
                  legalizeGatherND);
   addONNXPattern(patterns, "OneHot", 9, kMaxOpset, {"axis"}, legalizeOneHot);
+  addONNXPattern(patterns, "Scatter", 9, kMaxOpset, {"axis"},
+                 legalizeScatterElements);
+  addONNXPattern(patterns, "ScatterElements", 11, 15, {"axis"},
+                 legalizeScatterElements);
+  addONNXPattern(patterns, "ScatterElements", 16, kMaxOpset,
+                 {"axis", "reduction"}, legalizeScatterElements);
+  addONNXPattern(patterns, "ScatterND", 11, 15, {}, legalizeScatterNDAt);
+  addONNXPattern(patterns, "ScatterND", 16, kMaxOpset, {"reduction"},
+                 legalizeScatterNDAt);
 }
 
 } // namespace heterps::hps

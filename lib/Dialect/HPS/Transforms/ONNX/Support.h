@@ -64,6 +64,13 @@ mlir::FailureOr<mlir::Value>
 gatherElementsAlong(ONNXNode node, mlir::PatternRewriter &rewriter,
                     mlir::Value data, mlir::Value indices, int64_t axis);
 
+/// ScatterND whose data, indices and updates are all constants (Swin's
+/// shifted-window mask is built this way), folded element by element for
+/// reductions none, add and mul; fails the pattern, creating nothing,
+/// otherwise. Defined in Values.cpp.
+mlir::LogicalResult foldConstantScatterND(ONNXNode node,
+                                          mlir::PatternRewriter &rewriter);
+
 /// A rank-0 hps.constant of `element` (integer or float) holding `value`,
 /// which the broadcasting binary ops and hps.where combine with tensors.
 mlir::Value scalarConstant(mlir::PatternRewriter &rewriter, mlir::Location loc,

@@ -2,7 +2,8 @@
 //
 // ONNX nodes that produce values rather than layers: Constant,
 // ConstantOfShape, Range, Size, EyeLike, the window functions and ScatterND
-// of constants fold to hps.constant; Shape becomes
+// of constants (for Indexing.cpp's ScatterND pattern) fold to hps.constant;
+// Shape becomes
 // hps.shape (which folds when static); Identity and inference-mode Dropout
 // disappear.
 //
@@ -119,10 +120,9 @@ LogicalResult legalizeRange(ONNXNode node, PatternRewriter &rewriter) {
                              rewriter);
 }
 
-/// ScatterND of constants (Swin's shifted-window mask is built this way):
-/// folded here, element by element. Reductions none, add and mul; a
-/// run-time operand keeps it generic, as the runtime has no scatter kernel.
-LogicalResult legalizeScatterND(ONNXNode node, PatternRewriter &rewriter) {
+} // namespace
+
+LogicalResult foldConstantScatterND(ONNXNode node, PatternRewriter &rewriter) {
   auto data =
       dyn_cast_or_null<DenseElementsAttr>(getConstantValue(node.input(0)));
   auto updates =
@@ -185,6 +185,8 @@ LogicalResult legalizeScatterND(ONNXNode node, PatternRewriter &rewriter) {
   return replaceWithConstant(
       node, DenseElementsAttr::get(data.getType(), values), rewriter);
 }
+
+namespace {
 
 /// Shape: all extents before opset 15; from 15 those in [start, end).
 LogicalResult legalizeShape(ONNXNode node, PatternRewriter &rewriter) {
@@ -299,9 +301,6 @@ void populateValuePatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "ConstantOfShape", 9, kMaxOpset, {"value"},
                  legalizeConstantOfShape);
   addONNXPattern(patterns, "Range", 11, kMaxOpset, {}, legalizeRange);
-  addONNXPattern(patterns, "ScatterND", 11, 15, {}, legalizeScatterND);
-  addONNXPattern(patterns, "ScatterND", 16, kMaxOpset, {"reduction"},
-                 legalizeScatterND);
   addONNXPattern(patterns, "Shape", kMinOpset, 14, {}, legalizeShape);
   addONNXPattern(patterns, "Shape", 15, kMaxOpset, {"end", "start"},
                  legalizeShape);
