@@ -687,9 +687,8 @@ GatherFn gatherFnFor(size_t bytes) {
 
 } // namespace
 
-struct Gather::Impl {
+struct Gather::Impl : AxisSlices {
   DType indexType;
-  int64_t outer = 1, limit, inner = 1;
   std::vector<int64_t> ids;
   GatherFn fn;
 };
@@ -698,12 +697,9 @@ Gather::Gather(Context &, DType type, const Shape &data, DType indexType,
                const Shape &indices, int64_t axis)
     : impl(std::make_unique<Impl>()) {
   checkIdType("Gather", indexType);
-  AxisSlices slices = axisSlices("Gather", data, axis);
   Impl &p = *impl;
+  static_cast<AxisSlices &>(p) = axisSlices("Gather", data, axis);
   p.indexType = indexType;
-  p.outer = slices.outer;
-  p.limit = slices.limit;
-  p.inner = slices.inner;
   p.ids.resize(size_t(numElements(indices)));
   p.fn = gatherFnFor(dtypeSize(type));
 }
@@ -802,9 +798,9 @@ ScatterFn scatterFnFor(DType type, ScatterReduction reduction) {
 
 } // namespace
 
-struct Scatter::Impl {
+struct Scatter::Impl : AxisSlices {
   DType indexType;
-  int64_t outer = 1, limit, inner = 1, bytes;
+  int64_t bytes;
   std::vector<int64_t> ids;
   ScatterFn fn;
 };
@@ -813,12 +809,9 @@ Scatter::Scatter(Context &, DType type, const Shape &data, DType indexType,
                  const Shape &indices, int64_t axis, ScatterReduction reduction)
     : impl(std::make_unique<Impl>()) {
   checkIdType("Scatter", indexType);
-  AxisSlices slices = axisSlices("Scatter", data, axis);
   Impl &p = *impl;
+  static_cast<AxisSlices &>(p) = axisSlices("Scatter", data, axis);
   p.indexType = indexType;
-  p.outer = slices.outer;
-  p.limit = slices.limit;
-  p.inner = slices.inner;
   p.bytes = numElements(data) * int64_t(dtypeSize(type));
   p.ids.resize(size_t(numElements(indices)));
   p.fn = scatterFnFor(type, reduction);

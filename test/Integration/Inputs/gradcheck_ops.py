@@ -463,37 +463,6 @@ def cases():
     rows = np.array([[[2], [0], [-1]]], np.int64)
     c.inits.append(const("rows", np.broadcast_to(rows, (B, 3, 1)).copy()))
     out.append(flat(c, c.node("GatherND", [m, "rows"], batch_dims=1), (3, 4)))
-    # Run-time indices: the adjoints are scatters and gathers by the fed
-    # values (duplicates and negatives included).
-    c, m = spatial("gather_elements_run_time", (3, 4))
-    c.inputs.append(helper.make_tensor_value_info("picks", TensorProto.INT64, ["N", 2, 4]))
-    c.feeds["picks"] = RNG.integers(-3, 3, size=(B, 2, 4)).astype(np.int64)
-    c.feeds["picks"][:, 1, 0] = c.feeds["picks"][:, 0, 0]  # a duplicate
-    out.append(flat(c, c.node("GatherElements", [m, "picks"], axis=1), (2, 4)))
-
-    def scattered(name, shape, updates_shape):
-        """spatial() data and a second trained projection as the updates."""
-        c, m = spatial(name, shape)
-        c.inits += [weight("proj_u", (5, int(np.prod(updates_shape)))),
-                    const("u_shape", np.array([-1] + list(updates_shape), np.int64))]
-        return c, m, c.node("Reshape", [c.node("MatMul", ["h", "proj_u"]), "u_shape"])
-
-    # Replacing: no duplicate target per column.
-    c, m, u = scattered("scatter_elements", (3, 4), (2, 4))
-    targets = np.array([[0, 2, 1, 0], [2, -2, 0, 1]], np.int64)
-    c.inits.append(const("targets", np.broadcast_to(targets, (B, 2, 4)).copy()))
-    out.append(flat(c, c.node("ScatterElements", [m, "targets", u], axis=1), (3, 4)))
-    c, m, u = scattered("scatter_elements_add_run_time", (3, 4), (3, 2))
-    c.inputs.append(helper.make_tensor_value_info("targets", TensorProto.INT64, ["N", 3, 2]))
-    c.feeds["targets"] = RNG.integers(-4, 4, size=(B, 3, 2)).astype(np.int64)
-    c.feeds["targets"][:, :, 1] = c.feeds["targets"][:, :, 0]  # duplicates
-    out.append(flat(c, c.node("ScatterElements", [m, "targets", u], axis=2,
-                              reduction="add"), (3, 4)))
-    c, m, u = scattered("scatter_nd_add", (3, 4), (2, 4))
-    c.inputs.append(helper.make_tensor_value_info("rows", TensorProto.INT64, ["N", 2, 2]))
-    c.feeds["rows"] = np.stack([np.stack([np.full(2, b), [2, 2]], axis=1)
-                                for b in range(B)]).astype(np.int64)  # one row twice
-    out.append(flat(c, c.node("ScatterND", [m, "rows", u], reduction="add"), (3, 4)))
     # TopK's values (its indices carry no gradient); a smaller step, as for
     # the other ops with kinks (the order changes between samples).
     c, m = spatial("top_k", (3, 4))
@@ -581,6 +550,38 @@ def cases():
                            "seq_shape"])
     out.append(flat(c, c.node("RNN", [g, "rw", "rr"], ["r_y"], hidden_size=3, layout=1),
                     (3, 1, 3)))
+    # Run-time indices (duplicates and negatives included): the adjoints are
+    # scatters and gathers by the fed values. Last, so that the cases above
+    # keep drawing the same random weights.
+    c, m = spatial("gather_elements_run_time", (3, 4))
+    c.inputs.append(helper.make_tensor_value_info("picks", TensorProto.INT64, ["N", 2, 4]))
+    c.feeds["picks"] = RNG.integers(-3, 3, size=(B, 2, 4)).astype(np.int64)
+    c.feeds["picks"][:, 1, 0] = c.feeds["picks"][:, 0, 0]  # a duplicate
+    out.append(flat(c, c.node("GatherElements", [m, "picks"], axis=1), (2, 4)))
+
+    def scattered(name, shape, updates_shape):
+        """spatial() data and a second trained projection as the updates."""
+        c, m = spatial(name, shape)
+        c.inits += [weight("proj_u", (5, int(np.prod(updates_shape)))),
+                    const("u_shape", np.array([-1] + list(updates_shape), np.int64))]
+        return c, m, c.node("Reshape", [c.node("MatMul", ["h", "proj_u"]), "u_shape"])
+
+    # Replacing: no duplicate target per column.
+    c, m, u = scattered("scatter_elements", (3, 4), (2, 4))
+    targets = np.array([[0, 2, 1, 0], [2, -2, 0, 1]], np.int64)
+    c.inits.append(const("targets", np.broadcast_to(targets, (B, 2, 4)).copy()))
+    out.append(flat(c, c.node("ScatterElements", [m, "targets", u], axis=1), (3, 4)))
+    c, m, u = scattered("scatter_elements_add_run_time", (3, 4), (3, 2))
+    c.inputs.append(helper.make_tensor_value_info("targets", TensorProto.INT64, ["N", 3, 2]))
+    c.feeds["targets"] = RNG.integers(-4, 4, size=(B, 3, 2)).astype(np.int64)
+    c.feeds["targets"][:, :, 1] = c.feeds["targets"][:, :, 0]  # duplicates
+    out.append(flat(c, c.node("ScatterElements", [m, "targets", u], axis=2,
+                              reduction="add"), (3, 4)))
+    c, m, u = scattered("scatter_nd_add", (3, 4), (2, 4))
+    c.inputs.append(helper.make_tensor_value_info("rows", TensorProto.INT64, ["N", 2, 2]))
+    c.feeds["rows"] = np.stack([np.stack([np.full(2, b), [2, 2]], axis=1)
+                                for b in range(B)]).astype(np.int64)  # one row twice
+    out.append(flat(c, c.node("ScatterND", [m, "rows", u], reduction="add"), (3, 4)))
     return out
 
 

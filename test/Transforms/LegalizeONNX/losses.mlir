@@ -8,8 +8,10 @@ func.func @nll_mean(%x: tensor<3x5xf32>, %t: tensor<3xi64>) -> tensor<f32> {
   // CHECK-DAG: %[[BASE:.*]] = hps.constant dense<{{\[\[}}0], [5], [10]]> : tensor<3x1xi64>
   // CHECK: %[[T:.*]] = hps.reshape %arg1 {shape = array<i64: 3, 1>}
   // CHECK: %[[POS:.*]] = hps.add %{{.*}}, %[[BASE]] : tensor<3x1xi64>
+  // A class out of range goes past the end, where the gather reports it.
+  // CHECK: %[[SAFE:.*]] = hps.where %{{.*}}, %[[POS]], %{{.*}} : (tensor<3x1xi1>, tensor<3x1xi64>, tensor<i64>)
   // CHECK: %[[FLAT:.*]] = hps.reshape %arg0 {shape = array<i64: 15>}
-  // CHECK: %[[PICK:.*]] = hps.gather %[[FLAT]], %[[POS]]
+  // CHECK: %[[PICK:.*]] = hps.gather %[[FLAT]], %[[SAFE]]
   // CHECK: %[[ROW:.*]] = hps.reshape %[[PICK]] {shape = array<i64: 3>}
   // CHECK: %[[NEG:.*]] = hps.neg %[[ROW]] : tensor<3xf32>
   // CHECK: %[[MEAN:.*]] = hps.reduce  mean %[[NEG]] {axes = array<i64>} : (tensor<3xf32>) -> tensor<f32>

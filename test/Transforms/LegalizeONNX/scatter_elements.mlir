@@ -5,6 +5,7 @@
 // other coordinates) into the flattened data, one hps.scatter, reshaped.
 // CHECK-LABEL: func @scatter_elements
 func.func @scatter_elements(%d: tensor<3x4xf32>, %i: tensor<2x4xi64>, %u: tensor<2x4xf32>) -> tensor<3x4xf32> {
+  // CHECK-DAG: %[[END:.*]] = hps.constant dense<12> : tensor<i64>
   // CHECK-DAG: %[[BASE:.*]] = hps.constant dense<{{\[}}[0, 1, 2, 3], [0, 1, 2, 3]]> : tensor<2x4xi64>
   // CHECK-DAG: %[[STRIDE:.*]] = hps.constant dense<4> : tensor<i64>
   // CHECK-DAG: %[[EXTENT:.*]] = hps.constant dense<3> : tensor<i64>
@@ -14,8 +15,14 @@ func.func @scatter_elements(%d: tensor<3x4xf32>, %i: tensor<2x4xi64>, %u: tensor
   // CHECK: %[[IDX:.*]] = hps.where %[[NEG]], %[[UP]], %arg1
   // CHECK: %[[MUL:.*]] = hps.mul %[[IDX]], %[[STRIDE]]
   // CHECK: %[[POS:.*]] = hps.add %[[MUL]], %[[BASE]]
+  // Run-time indices out of range go past the end (12), where the kernel
+  // reports them.
+  // CHECK: %[[BELOW:.*]] = hps.less %[[IDX]], %[[EXTENT]]
+  // CHECK: %[[ABOVE:.*]] = hps.greater_equal %[[IDX]], %[[ZERO]]
+  // CHECK: %[[OK:.*]] = hps.and %[[ABOVE]], %[[BELOW]]
+  // CHECK: %[[SAFE:.*]] = hps.where %[[OK]], %[[POS]], %[[END]]
   // CHECK: %[[FLAT:.*]] = hps.reshape %arg0 {shape = array<i64: 12>}
-  // CHECK: %[[S:.*]] = hps.scatter %[[FLAT]], %[[POS]], %arg2 : (tensor<12xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<12xf32>
+  // CHECK: %[[S:.*]] = hps.scatter %[[FLAT]], %[[SAFE]], %arg2 : (tensor<12xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<12xf32>
   // CHECK: %[[BACK:.*]] = hps.reshape %[[S]] {shape = array<i64: 3, 4>}
   // CHECK: return %[[BACK]]
   %0 = hps.onnx_node "ScatterElements"(%d, %i, %u) {attrs = {axis = 0 : i64}, domain = "", opset = 13 : i64} : (tensor<3x4xf32>, tensor<2x4xi64>, tensor<2x4xf32>) -> tensor<3x4xf32>

@@ -69,10 +69,27 @@ const char *gatherElementsProblem(Type data, Type indices, int64_t axis) {
 
 namespace {
 
+/// Whether constant `indices` hold a value outside [-extent, extent), where
+/// extent is that of data axis `extentOf(position in indices)`: such a
+/// model is refused when it is compiled rather than when it runs.
+bool constantIndexOutOfRange(Value indices,
+                             llvm::function_ref<int64_t(int64_t)> extentOf) {
+  std::optional<SmallVector<int64_t>> values = getConstantInts(indices);
+  if (!values)
+    return false;
+  for (auto [position, index] : llvm::enumerate(*values)) {
+    int64_t extent = extentOf(static_cast<int64_t>(position));
+    if (index < -extent || index >= extent)
+      return true;
+  }
+  return false;
+}
+
 /// The flat row-major positions in `dataType` that GatherElements and
 /// ScatterElements address: wrap(indices) * stride[axis] plus a constant
-/// offset for the other coordinates, shaped as the indices. The caller has
-/// checked gatherElementsProblem.
+/// offset for the other coordinates, shaped as the indices; run-time
+/// indices out of range map past the end. The caller has checked
+/// gatherElementsProblem.
 Value elementPositions(ONNXNode node, PatternRewriter &rewriter,
                        RankedTensorType dataType, Value indices, int64_t axis) {
   auto indexType = cast<RankedTensorType>(indices.getType());
@@ -104,6 +121,7 @@ Value elementPositions(ONNXNode node, PatternRewriter &rewriter,
 
   Location loc = node.getLoc();
   DeviceAttr device = node.getOp().getDeviceAttr();
+  const bool known = getConstantInts(indices).has_value();
   indices = wrapNegative(node, rewriter, indices, dataShape[axis]);
   SmallVector<int32_t> base32(base.begin(), base.end());
   DenseElementsAttr baseAttr =
@@ -116,9 +134,26 @@ Value elementPositions(ONNXNode node, PatternRewriter &rewriter,
         loc, indexType, positions,
         scalarConstant(rewriter, loc, indexElement, double(stride[axis])),
         device);
-  return rewriter.create<AddOp>(loc, indexType, positions,
-                                rewriter.create<ConstantOp>(loc, baseAttr),
-                                device);
+  positions = rewriter.create<AddOp>(loc, indexType, positions,
+                                     rewriter.create<ConstantOp>(loc, baseAttr),
+                                     device);
+  if (known)
+    return positions; // the patterns checked constant indices
+  // An index outside [-extent, extent) would land silently on another row
+  // of the flattened data; it goes past the end instead, where the kernel's
+  // range check stops the run.
+  auto flags = RankedTensorType::get(indexShape, rewriter.getI1Type());
+  auto scalar = [&](int64_t value) {
+    return scalarConstant(rewriter, loc, indexElement, double(value));
+  };
+  Value inRange = rewriter.create<AndOp>(
+      loc, flags,
+      rewriter.create<GreaterEqualOp>(loc, flags, indices, scalar(0), device),
+      rewriter.create<LessOp>(loc, flags, indices, scalar(dataShape[axis]),
+                              device),
+      device);
+  return rewriter.create<WhereOp>(loc, indexType, inRange, positions,
+                                  scalar(dataType.getNumElements()), device);
 }
 
 } // namespace
@@ -130,6 +165,10 @@ FailureOr<Value> gatherElementsAlong(ONNXNode node, PatternRewriter &rewriter,
     return fail(node, rewriter, problem);
   auto dataType = cast<RankedTensorType>(data.getType());
   auto indexType = cast<RankedTensorType>(indices.getType());
+  int64_t extent =
+      dataType.getDimSize(axis < 0 ? axis + dataType.getRank() : axis);
+  if (constantIndexOutOfRange(indices, [&](int64_t) { return extent; }))
+    return fail(node, rewriter, "index out of range");
   Value positions = elementPositions(node, rewriter, dataType, indices, axis);
   Value flat = reshapeTo(node, rewriter, data, {dataType.getNumElements()});
   return rewriter
@@ -300,22 +339,6 @@ LogicalResult replaceWithScatter(ONNXNode node, PatternRewriter &rewriter,
       node.getOp().getDeviceAttr());
   return replaceNodeWithCompatible(
       node, reshapeTo(node, rewriter, scatter, dataType.getShape()), rewriter);
-}
-
-/// Whether constant `indices` hold a value outside [-extent, extent), where
-/// extent is that of data axis `extentOf(position in indices)`: such a
-/// model is refused when it is compiled rather than when it runs.
-bool constantIndexOutOfRange(Value indices,
-                             llvm::function_ref<int64_t(int64_t)> extentOf) {
-  std::optional<SmallVector<int64_t>> values = getConstantInts(indices);
-  if (!values)
-    return false;
-  for (auto [position, index] : llvm::enumerate(*values)) {
-    int64_t extent = extentOf(static_cast<int64_t>(position));
-    if (index < -extent || index >= extent)
-      return true;
-  }
-  return false;
 }
 
 /// ScatterElements (11-18) and Scatter (9-10, the same op under its old
