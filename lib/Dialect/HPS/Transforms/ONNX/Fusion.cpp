@@ -1,9 +1,10 @@
-//===- Fusion.cpp - Decomposed LayerNorm and GELU -> hps ops --------------===//
+//===- Fusion.cpp - Decomposed LayerNorm, GELU, pooled lookups -> hps ops -===//
 //
 // Exporters targeting opsets without LayerNormalization (before 17) or Gelu
-// spell them out in elementwise ops. These patterns run on the legalized hps
-// ops and recognise the exact decompositions (constants within 1e-6), so
-// placement and cost models see one layer instead of a dozen.
+// spell them out in elementwise ops, and EmbeddingBag as Gather + ReduceSum.
+// These patterns run on the legalized hps ops and recognise the exact
+// decompositions (constants within 1e-6), so placement and cost models see
+// one layer instead of a dozen.
 //
 //===----------------------------------------------------------------------===//
 
@@ -317,11 +318,65 @@ struct FuseLayerNormBias : OpRewritePattern<AddOp> {
   }
 };
 
+/// reduce sum / mean over the bag axis (the ids' last) of an unpooled
+/// embedding lookup -> the lookup with sum / mean pooling (+ a reshape for
+/// keepdims). Exported EmbeddingBags and CTR models spell pooling this way;
+/// pooling in the lookup never materialises the [.., bag, dim] rows, and
+/// the parameter server and its gradients handle pooled lookups already.
+struct FuseEmbeddingPooling : OpRewritePattern<ReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(ReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    ReduceKind kind = op.getKind();
+    if (kind != ReduceKind::Sum && kind != ReduceKind::Mean)
+      return failure();
+    auto lookup = op.getInput().getDefiningOp<EmbeddingLookupOp>();
+    if (!lookup || lookup.getPooling() != EmbeddingPooling::None ||
+        !lookup->hasOneUse() || lookup.getDeviceAttr() != op.getDeviceAttr())
+      return failure();
+    auto ids = rankedShape(lookup.getIds());
+    auto rows = rankedShape(lookup.getResult());
+    if (!ids || !rows || ids->empty() || op.getAxes().size() != 1)
+      return failure();
+    const int64_t bagAxis = static_cast<int64_t>(ids->size()) - 1;
+    std::optional<int64_t> axis =
+        shapes::normalizeAxis(op.getAxes()[0], rows->size());
+    // An empty bag averages to NaN in a reduce but to 0 in a lookup.
+    int64_t bag = ids->back();
+    if (axis != bagAxis || bag == shapes::kDynamic ||
+        (kind == ReduceKind::Mean && bag == 0))
+      return failure();
+    SmallVector<int64_t> pooledShape(ids->drop_back());
+    pooledShape.push_back(rows->back());
+    auto pooledType = RankedTensorType::get(
+        pooledShape, getElementTypeOrSelf(lookup.getResult().getType()));
+    Value pooled = rewriter.create<EmbeddingLookupOp>(
+        lookup.getLoc(), pooledType, lookup.getTable(), lookup.getIds(),
+        EmbeddingPoolingAttr::get(rewriter.getContext(),
+                                  kind == ReduceKind::Sum
+                                      ? EmbeddingPooling::Sum
+                                      : EmbeddingPooling::Mean),
+        lookup.getDeviceAttr());
+    if (pooled.getType() == op.getType()) {
+      rewriter.replaceOp(op, pooled);
+      return success();
+    }
+    auto resultShape = rankedShape(op.getResult());
+    if (!resultShape || llvm::is_contained(*resultShape, shapes::kDynamic))
+      return failure();
+    rewriter.replaceOpWithNewOp<ReshapeOp>(
+        op, op.getType(), pooled, rewriter.getDenseI64ArrayAttr(*resultShape),
+        UnitAttr(), op.getDeviceAttr());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateFusionPatterns(RewritePatternSet &patterns) {
-  patterns.add<FuseGelu, FuseLayerNormScale, FuseLayerNormBias>(
-      patterns.getContext());
+  patterns.add<FuseGelu, FuseLayerNormScale, FuseLayerNormBias,
+               FuseEmbeddingPooling>(patterns.getContext());
 }
 
 } // namespace heterps::hps
