@@ -396,15 +396,26 @@ __device__ int64_t normaliseIndex(I raw, int64_t size, IndexError error) {
   return index;
 }
 
+/// The element of data ([outer, axisSize, inner]) that element i of
+/// gather's result ([outer, count, inner]) reads and a scatter's update i
+/// writes; -1 when its index is out of range (after reporting it).
+template <typename I>
+__device__ int64_t gatheredElement(int64_t i, const I *indices, int64_t count,
+                                   int64_t axisSize, int64_t inner,
+                                   IndexError error) {
+  int64_t in = i % inner, rest = i / inner;
+  int64_t j = rest % count, o = rest / count;
+  int64_t index = normaliseIndex(indices[j], axisSize, error);
+  return index < 0 ? -1 : (o * axisSize + index) * inner + in;
+}
+
 template <typename E, typename I>
 __global__ void gatherKernel(const E *data, const I *indices, E *y,
                              int64_t count, int64_t axisSize, int64_t inner,
                              IndexError error, int64_t n) {
   HPS_GRID_STRIDE(i, n) {
-    int64_t in = i % inner, rest = i / inner;
-    int64_t j = rest % count, o = rest / count;
-    int64_t index = normaliseIndex(indices[j], axisSize, error);
-    y[i] = index < 0 ? E(0) : data[(o * axisSize + index) * inner + in];
+    int64_t at = gatheredElement(i, indices, count, axisSize, inner, error);
+    y[i] = at < 0 ? E(0) : data[at];
   }
 }
 
@@ -591,12 +602,10 @@ __global__ void scatterKernel(const I *indices, const T *updates, T *y,
                               int64_t count, int64_t axisSize, int64_t inner,
                               IndexError error, int64_t n) {
   HPS_GRID_STRIDE(i, n) {
-    int64_t in = i % inner, rest = i / inner;
-    int64_t j = rest % count, o = rest / count;
-    int64_t index = normaliseIndex(indices[j], axisSize, error);
-    if (index < 0)
+    int64_t at = gatheredElement(i, indices, count, axisSize, inner, error);
+    if (at < 0)
       continue;
-    T *target = y + (o * axisSize + index) * inner + in;
+    T *target = y + at;
     if constexpr (R == ScatterReduction::None)
       *target = updates[i];
     else

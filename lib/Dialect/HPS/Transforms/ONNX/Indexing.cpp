@@ -193,18 +193,20 @@ LogicalResult legalizeGatherElements(ONNXNode node, PatternRewriter &rewriter) {
 
 /// Where GatherND and ScatterND address the data: viewed as [rows, rest...]
 /// with rows the product of its first batch_dims + depth axes (depth =
-/// the indices' last extent), slices are picked at `positions` =
-/// sum_k wrap(indices[..., k]) * stride_k plus a constant offset for the
-/// batch coordinates, shaped as indices.shape[:-1].
-struct NDPositions {
-  Value positions;
-  SmallVector<int64_t> view;   ///< [rows] + data.shape[batch_dims + depth:]
-  SmallVector<int64_t> slices; ///< indices.shape[:-1] + the same rest
+/// the indices' last extent), slices are picked at sum_k
+/// wrap(indices[..., k]) * stride_k plus a constant offset for the batch
+/// coordinates, shaped as indices.shape[:-1]. ndLayout checks the operands
+/// and creates nothing; ndPositions then builds the positions.
+struct NDLayout {
+  int64_t batchDims, depth;
+  SmallVector<int64_t> stride;    ///< of the first batch_dims + depth axes
+  SmallVector<int64_t> positions; ///< indices.shape[:-1]
+  SmallVector<int64_t> view;      ///< [rows] + data.shape[batch_dims + depth:]
+  SmallVector<int64_t> slices;    ///< positions + the same rest
 };
 
-FailureOr<NDPositions> ndPositions(ONNXNode node, PatternRewriter &rewriter,
-                                   Value data, Value indices,
-                                   int64_t batchDims) {
+FailureOr<NDLayout> ndLayout(ONNXNode node, PatternRewriter &rewriter,
+                             Value data, Value indices, int64_t batchDims) {
   auto dataType = dyn_cast<RankedTensorType>(data.getType());
   auto indexType = dyn_cast<RankedTensorType>(indices.getType());
   if (!dataType || !indexType || !dataType.hasStaticShape() ||
@@ -215,23 +217,41 @@ FailureOr<NDPositions> ndPositions(ONNXNode node, PatternRewriter &rewriter,
   ArrayRef<int64_t> dataShape = dataType.getShape(),
                     indexShape = indexType.getShape();
   const int64_t depth = indexShape.back();
-  const int64_t indexRank = indexType.getRank();
-  if (batchDims < 0 || batchDims >= indexRank ||
+  if (batchDims < 0 || batchDims >= indexType.getRank() ||
       batchDims + depth > dataType.getRank() || depth < 1)
     return fail(node, rewriter, "batch_dims or the index depth out of range");
   for (int64_t i = 0; i < batchDims; ++i)
     if (indexShape[i] != dataShape[i])
       return fail(node, rewriter, "batch axes of data and indices differ");
+  NDLayout layout{batchDims, depth};
   const int64_t leading = batchDims + depth;
-  SmallVector<int64_t> stride(leading, 1);
+  layout.stride.assign(leading, 1);
   for (int64_t i = leading - 2; i >= 0; --i)
-    stride[i] = stride[i + 1] * dataShape[i + 1];
-  SmallVector<int64_t> positionsShape(indexShape.drop_back());
+    layout.stride[i] = layout.stride[i + 1] * dataShape[i + 1];
+  layout.positions.assign(indexShape.begin(), indexShape.end() - 1);
   int64_t count = 1;
-  for (int64_t extent : positionsShape)
+  for (int64_t extent : layout.positions)
     count *= extent;
   if (count > kMaxPositions)
     return fail(node, rewriter, "too many positions for constant offsets");
+  layout.view = {layout.stride[0] * dataShape[0]};
+  layout.view.append(dataShape.begin() + leading, dataShape.end());
+  layout.slices = layout.positions;
+  layout.slices.append(dataShape.begin() + leading, dataShape.end());
+  return layout;
+}
+
+Value ndPositions(ONNXNode node, PatternRewriter &rewriter,
+                  const NDLayout &layout, Value data, Value indices) {
+  ArrayRef<int64_t> dataShape =
+      cast<RankedTensorType>(data.getType()).getShape();
+  auto indexType = cast<RankedTensorType>(indices.getType());
+  ArrayRef<int64_t> positionsShape = layout.positions;
+  const int64_t batchDims = layout.batchDims, depth = layout.depth;
+  const int64_t indexRank = indexType.getRank();
+  int64_t count = 1;
+  for (int64_t extent : positionsShape)
+    count *= extent;
 
   Location loc = node.getLoc();
   DeviceAttr device = node.getOp().getDeviceAttr();
@@ -242,10 +262,11 @@ FailureOr<NDPositions> ndPositions(ONNXNode node, PatternRewriter &rewriter,
   };
   // Negative components wrap by their own axis's extent.
   SmallVector<int64_t> extents(dataShape.begin() + batchDims,
-                               dataShape.begin() + leading);
+                               dataShape.begin() + batchDims + depth);
   Value extentValues = i64Tensor({depth}, extents);
   Value zero = i64Tensor({}, {0});
-  auto flags = RankedTensorType::get(indexShape, rewriter.getI1Type());
+  auto flags =
+      RankedTensorType::get(indexType.getShape(), rewriter.getI1Type());
   Value negative = rewriter.create<LessOp>(loc, flags, indices, zero, device);
   Value wrapped = rewriter.create<WhereOp>(
       loc, indexType, negative,
@@ -255,20 +276,17 @@ FailureOr<NDPositions> ndPositions(ONNXNode node, PatternRewriter &rewriter,
   SmallVector<int64_t> base(count, 0), position(positionsShape.size(), 0);
   for (int64_t flat = 0; flat < count; ++flat) {
     for (int64_t i = 0; i < batchDims; ++i)
-      base[flat] += position[i] * stride[i];
+      base[flat] += position[i] * layout.stride[i];
     for (int64_t i = static_cast<int64_t>(position.size()) - 1; i >= 0; --i) {
       if (++position[i] < positionsShape[i])
         break;
       position[i] = 0;
     }
   }
-  auto componentType = RankedTensorType::get(
-      [&] {
-        SmallVector<int64_t> shape(positionsShape);
-        shape.push_back(1);
-        return shape;
-      }(),
-      rewriter.getI64Type());
+  SmallVector<int64_t> componentShape(positionsShape);
+  componentShape.push_back(1);
+  auto componentType =
+      RankedTensorType::get(componentShape, rewriter.getI64Type());
   auto positionsType =
       RankedTensorType::get(positionsShape, rewriter.getI64Type());
   Value positions =
@@ -280,7 +298,7 @@ FailureOr<NDPositions> ndPositions(ONNXNode node, PatternRewriter &rewriter,
         rewriter.getDenseI64ArrayAttr({indexRank - 1}),
         rewriter.getDenseI64ArrayAttr({1}), device);
     component = reshapeTo(node, rewriter, component, positionsShape);
-    if (int64_t by = stride[batchDims + k]; by != 1)
+    if (int64_t by = layout.stride[batchDims + k]; by != 1)
       component = rewriter.create<MulOp>(loc, positionsType, component,
                                          i64Tensor({}, {by}), device);
     positions =
@@ -288,25 +306,22 @@ FailureOr<NDPositions> ndPositions(ONNXNode node, PatternRewriter &rewriter,
                                                  component, device))
                   : component;
   }
-  NDPositions result{positions, {stride[0] * dataShape[0]}, positionsShape};
-  result.view.append(dataShape.begin() + leading, dataShape.end());
-  result.slices.append(dataShape.begin() + leading, dataShape.end());
-  return result;
+  return positions;
 }
 
 /// GatherND (11-17; batch_dims from 12): one hps.gather along axis 0 of the
 /// data's [rows, rest...] view.
 LogicalResult legalizeGatherND(ONNXNode node, PatternRewriter &rewriter) {
-  FailureOr<NDPositions> at =
-      ndPositions(node, rewriter, node.input(0), node.input(1),
-                  node.getInt("batch_dims", 0));
-  if (failed(at))
+  Value data = node.input(0), indices = node.input(1);
+  FailureOr<NDLayout> layout =
+      ndLayout(node, rewriter, data, indices, node.getInt("batch_dims", 0));
+  if (failed(layout))
     return failure();
-  Type element =
-      cast<RankedTensorType>(node.input(0).getType()).getElementType();
+  Value positions = ndPositions(node, rewriter, *layout, data, indices);
+  Type element = cast<RankedTensorType>(data.getType()).getElementType();
   Value gathered = rewriter.create<GatherOp>(
-      node.getLoc(), RankedTensorType::get(at->slices, element),
-      reshapeTo(node, rewriter, node.input(0), at->view), at->positions,
+      node.getLoc(), RankedTensorType::get(layout->slices, element),
+      reshapeTo(node, rewriter, data, layout->view), positions,
       rewriter.getI64IntegerAttr(0), node.getOp().getDeviceAttr());
   return replaceNodeWithCompatible(node, gathered, rewriter);
 }
@@ -379,39 +394,23 @@ LogicalResult legalizeScatterNDAt(ONNXNode node, PatternRewriter &rewriter) {
   FailureOr<ScatterReduction> reduction = scatterReductionOf(node, rewriter);
   if (failed(reduction))
     return failure();
-  auto updatesType = dyn_cast<RankedTensorType>(node.input(2).getType());
-  if (!updatesType || !updatesType.hasStaticShape())
-    return fail(node, rewriter, "needs static updates");
-  auto dataType = dyn_cast<RankedTensorType>(node.input(0).getType());
-  auto indexType = dyn_cast<RankedTensorType>(node.input(1).getType());
-  if (dataType && indexType && indexType.hasStaticShape() &&
-      indexType.getRank() >= 1) {
-    int64_t depth = indexType.getShape().back();
-    if (depth >= 1 && depth <= dataType.getRank() &&
-        constantIndexOutOfRange(node.input(1), [&](int64_t position) {
-          return dataType.getDimSize(position % depth);
-        }))
-      return fail(node, rewriter, "index out of range");
-  }
-  if (!dataType || !indexType || !dataType.hasStaticShape() ||
-      !indexType.hasStaticShape() || indexType.getRank() < 1)
-    return fail(node, rewriter, "needs static data and indices shapes");
-  int64_t depth = indexType.getShape().back();
-  if (depth >= 1 && depth <= dataType.getRank()) {
-    SmallVector<int64_t> slices(indexType.getShape().drop_back());
-    llvm::append_range(slices, dataType.getShape().drop_front(depth));
-    if (updatesType.getShape() != ArrayRef<int64_t>(slices) ||
-        updatesType.getElementType() != dataType.getElementType())
-      return fail(node, rewriter, "updates do not match the indexed slices");
-  }
+  Value data = node.input(0), indices = node.input(1), updates = node.input(2);
+  FailureOr<NDLayout> layout = ndLayout(node, rewriter, data, indices, 0);
+  if (failed(layout))
+    return failure();
+  auto dataType = cast<RankedTensorType>(data.getType());
+  if (constantIndexOutOfRange(indices, [&](int64_t position) {
+        return dataType.getDimSize(position % layout->depth);
+      }))
+    return fail(node, rewriter, "index out of range");
+  if (updates.getType() !=
+      RankedTensorType::get(layout->slices, dataType.getElementType()))
+    return fail(node, rewriter, "updates do not match the indexed slices");
   if (!canReplaceWithType(node, dataType))
     return fail(node, rewriter, "the result type differs from the data's");
-  FailureOr<NDPositions> at =
-      ndPositions(node, rewriter, node.input(0), node.input(1), 0);
-  if (failed(at))
-    return failure();
-  return replaceWithScatter(node, rewriter, at->view, at->positions,
-                            node.input(2), *reduction);
+  Value positions = ndPositions(node, rewriter, *layout, data, indices);
+  return replaceWithScatter(node, rewriter, layout->view, positions, updates,
+                            *reduction);
 }
 
 /// OneHot (9-11): where(wrap(indices) == iota(depth), on, off) with the new
