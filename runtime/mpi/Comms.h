@@ -19,7 +19,8 @@ struct MpiJob::Comms {
   /// The ranks of this process's role (workers: broadcast, gather, stop
   /// agreement; rank 0 of it is worker 0, the leader).
   MPI_Comm role = MPI_COMM_NULL;
-  /// Worker <-> stage ranks: micro-batches and step control.
+  /// Worker <-> stage ranks: micro-batches and step control; stage rank ->
+  /// stage rank: the channels between their stages.
   MPI_Comm pipeline = MPI_COMM_NULL;
 };
 
@@ -45,7 +46,9 @@ void probe(int source, int tag, MPI_Comm comm, MPI_Status *status,
 /// Receives the message `status` (from a probe) announced.
 std::vector<char> receive(const MPI_Status &status, MPI_Comm comm);
 /// MPI_Wait without the busy loop; `what` names the operation in errors.
-void wait(MPI_Request *request, const char *what, std::mutex *lock = nullptr);
+/// `status`, when given, receives the completed request's status.
+void wait(MPI_Request *request, const char *what, std::mutex *lock = nullptr,
+          MPI_Status *status = nullptr);
 
 } // namespace heterps::rt::mpi
 

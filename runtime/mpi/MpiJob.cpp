@@ -126,13 +126,15 @@ std::vector<char> receive(const MPI_Status &status, MPI_Comm comm) {
   return message;
 }
 
-void wait(MPI_Request *request, const char *what, std::mutex *lock) {
+void wait(MPI_Request *request, const char *what, std::mutex *lock,
+          MPI_Status *status) {
   pollWithBackoff([&] {
     std::unique_lock<std::mutex> held;
     if (lock)
       held = std::unique_lock<std::mutex>(*lock);
     int done = 0;
-    checkMpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), what);
+    checkMpi(MPI_Test(request, &done, status ? status : MPI_STATUS_IGNORE),
+             what);
     return done != 0;
   });
 }

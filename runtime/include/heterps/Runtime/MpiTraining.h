@@ -317,6 +317,9 @@ private:
   /// World rank of each stage's replicas, and a lock for each.
   std::vector<std::vector<int>> ranks;
   std::vector<std::vector<std::unique_ptr<std::mutex>>> rankLocks;
+  /// Per stage: the positions of the inputs the worker sends and of the
+  /// outputs it receives; the stage ranks exchange all other channels.
+  std::vector<std::vector<size_t>> fromWorker, toWorker;
   /// The control request in flight (its buffer and sends).
   struct Control;
   std::unique_ptr<Control> control;
