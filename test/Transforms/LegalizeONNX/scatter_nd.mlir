@@ -28,12 +28,15 @@ func.func @scatter_nd() -> (tensor<3x2xf32>, tensor<2x2xi64>, tensor<3xf32>, ten
 // -----
 
 // A run-time operand: one hps.scatter along axis 0 of the data's [rows,
-// rest...] view at sum_k wrap(indices[..., k]) * stride_k, reshaped back.
+// rest...] view at sum_k wrap(indices[..., k]) * stride_k, reshaped back;
+// a position with a component out of its axis's range goes to row 12, past
+// the end, where the kernel stops the run.
 // CHECK-LABEL: func @scatter_nd_run_time
 func.func @scatter_nd_run_time(%x: tensor<3x4x2xf32>, %i: tensor<5x2xi64>, %u: tensor<5x2xf32>) -> tensor<3x4x2xf32> {
   // CHECK-DAG: %[[EXTENTS:.*]] = hps.constant dense<[3, 4]> : tensor<2xi64>
   // CHECK-DAG: %[[ZERO:.*]] = hps.constant dense<0> : tensor<i64>
   // CHECK-DAG: %[[FOUR:.*]] = hps.constant dense<4> : tensor<i64>
+  // CHECK-DAG: %[[PAST:.*]] = hps.constant dense<12> : tensor<i64>
   // CHECK: %[[NEG:.*]] = hps.less %arg1, %[[ZERO]]
   // CHECK: %[[UP:.*]] = hps.add %arg1, %[[EXTENTS]]
   // CHECK: %[[WRAPPED:.*]] = hps.where %[[NEG]], %[[UP]], %arg1
@@ -42,7 +45,8 @@ func.func @scatter_nd_run_time(%x: tensor<3x4x2xf32>, %i: tensor<5x2xi64>, %u: t
   // CHECK: %[[M0:.*]] = hps.mul %[[R0]], %[[FOUR]]
   // CHECK: %[[I1:.*]] = hps.slice %[[WRAPPED]] {axes = array<i64: 1>, ends = array<i64: 2>, starts = array<i64: 1>
   // CHECK: %[[R1:.*]] = hps.reshape %[[I1]] {shape = array<i64: 5>}
-  // CHECK: %[[POS:.*]] = hps.add %[[M0]], %[[R1]]
+  // CHECK: %[[SUM:.*]] = hps.add %[[M0]], %[[R1]]
+  // CHECK: %[[POS:.*]] = hps.where %{{.*}}, %[[SUM]], %[[PAST]]
   // CHECK: %[[VIEW:.*]] = hps.reshape %arg0 {shape = array<i64: 12, 2>}
   // CHECK: %[[S:.*]] = hps.scatter %[[VIEW]], %[[POS]], %arg2 : (tensor<12x2xf32>, tensor<5xi64>, tensor<5x2xf32>) -> tensor<12x2xf32>
   // CHECK: %[[BACK:.*]] = hps.reshape %[[S]] {shape = array<i64: 3, 4, 2>}

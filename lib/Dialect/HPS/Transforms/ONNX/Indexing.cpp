@@ -291,6 +291,13 @@ Value ndPositions(ONNXNode node, PatternRewriter &rewriter,
       RankedTensorType::get(positionsShape, rewriter.getI64Type());
   Value positions =
       batchDims > 0 ? Value(i64Tensor(positionsShape, base)) : Value();
+  // Run-time indices: whether every component of a position lies in
+  // [-extent, extent) of its own axis. A component out of range can still
+  // give a flattened position inside the data (another row), so each is
+  // checked; constant indices were checked by the patterns.
+  const bool known = getConstantInts(indices).has_value();
+  auto okType = RankedTensorType::get(positionsShape, rewriter.getI1Type());
+  Value allInRange;
   for (int64_t k = 0; k < depth; ++k) {
     Value component = rewriter.create<SliceOp>(
         loc, componentType, wrapped, rewriter.getDenseI64ArrayAttr({k}),
@@ -298,6 +305,18 @@ Value ndPositions(ONNXNode node, PatternRewriter &rewriter,
         rewriter.getDenseI64ArrayAttr({indexRank - 1}),
         rewriter.getDenseI64ArrayAttr({1}), device);
     component = reshapeTo(node, rewriter, component, positionsShape);
+    if (!known) {
+      // Wrapped, a component in range lies in [0, extent).
+      Value inRange = rewriter.create<AndOp>(
+          loc, okType,
+          rewriter.create<GreaterEqualOp>(loc, okType, component, zero, device),
+          rewriter.create<LessOp>(loc, okType, component,
+                                  i64Tensor({}, {extents[k]}), device),
+          device);
+      allInRange = allInRange ? Value(rewriter.create<AndOp>(
+                                    loc, okType, allInRange, inRange, device))
+                              : inRange;
+    }
     if (int64_t by = layout.stride[batchDims + k]; by != 1)
       component = rewriter.create<MulOp>(loc, positionsType, component,
                                          i64Tensor({}, {by}), device);
@@ -306,7 +325,12 @@ Value ndPositions(ONNXNode node, PatternRewriter &rewriter,
                                                  component, device))
                   : component;
   }
-  return positions;
+  if (!allInRange)
+    return positions;
+  // Out of range goes past the end of the [rows, rest...] view, where the
+  // kernel's range check stops the run.
+  return rewriter.create<WhereOp>(loc, positionsType, allInRange, positions,
+                                  i64Tensor({}, {layout.view[0]}), device);
 }
 
 /// GatherND (11-17; batch_dims from 12): one hps.gather along axis 0 of the
