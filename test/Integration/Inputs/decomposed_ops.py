@@ -5,7 +5,9 @@ which no CPU kernel does; its CumSum cases are f64 only; its GatherND
 cases have no negative indices; its TopK cases have no ties or
 infinities; its Hardmax cases are all opset 13; its Sinh, Cosh, Asinh,
 Acosh and Atanh cases stay where the naive formulas are accurate; its
-scatters are tiny and have no duplicate targets under a reduction), and
+scatters are tiny and have no duplicate targets under a reduction; its
+quantization cases have per-tensor scales or few ties; its ReverseSequence
+cases are 2-D), and
 a few ops with kernels of their own at the ends of their domains,
 compiled and run against numpy.
 
@@ -23,7 +25,16 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64,
-         np.dtype(np.int32): TensorProto.INT32, np.dtype(np.bool_): TensorProto.BOOL}
+         np.dtype(np.int32): TensorProto.INT32, np.dtype(np.bool_): TensorProto.BOOL,
+         np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8}
+QUANTIZED_RANGE = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127)}
+
+
+def along(values, axis, rank):
+    """A per-axis operand shaped to broadcast against a rank-`rank` tensor."""
+    shape = [1] * rank
+    shape[axis] = -1
+    return values.reshape(shape)
 
 
 def einsum(equation, *shapes):
@@ -267,6 +278,84 @@ def recurrent(op, steps, batch, inputs, hidden, direction="forward", layout=0, l
             f"peepholes {peepholes} {extras}"), 14, build
 
 
+def quantize_linear(shape, axis, dtype):
+    def build(rng):
+        dtype_ = np.dtype(dtype)
+        low, high = QUANTIZED_RANGE[dtype_]
+        c = shape[axis]
+        # Power-of-two scales keep x / scale exact, so the halves below are
+        # real ties (round half to even); x reaches past the saturation.
+        scale = (2.0 ** rng.integers(-3, 3, c)).astype(np.float32)
+        zero = rng.integers(low, high + 1, c).astype(dtype_)
+        x = (rng.standard_normal(shape) * 200).astype(np.float32)
+        x.flat[:8] = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e9, -1e9], np.float32)
+        x = (np.round(x * 2) / 2 * along(scale, axis, len(shape))).astype(np.float32)
+        ref = np.clip(np.rint(x / along(scale, axis, len(shape)))
+                      + along(zero, axis, len(shape)).astype(np.float32), low, high)
+        node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"], axis=axis)
+        inits = [numpy_helper.from_array(scale, "s"), numpy_helper.from_array(zero, "z")]
+        return node, {"x": x}, inits, ref.astype(dtype_)
+    return f"quantize_linear {np.dtype(dtype).name} {shape} axis {axis}", 13, build
+
+
+def dequantize_linear(shape, axis, dtype):
+    def build(rng):
+        dtype_ = np.dtype(dtype)
+        c = shape[axis]
+        if dtype_ == np.int32:  # a scalar zero point of 0, as the spec asks
+            x = rng.integers(-(1 << 30), 1 << 30, shape).astype(dtype_)
+            scale = np.float32(rng.random() + 0.5)
+            zero = np.int32(0)
+            ref = (x - zero).astype(np.float32) * scale
+        else:
+            low, high = QUANTIZED_RANGE[dtype_]
+            x = rng.integers(low, high + 1, shape).astype(dtype_)
+            scale = (rng.random(c) + 0.1).astype(np.float32)
+            zero = rng.integers(low, high + 1, c).astype(dtype_)
+            ref = ((x.astype(np.float32) - along(zero, axis, len(shape)).astype(np.float32))
+                   * along(scale, axis, len(shape)))
+        node = helper.make_node("DequantizeLinear", ["x", "s", "z"], ["y"], axis=axis)
+        inits = [numpy_helper.from_array(np.asarray(scale), "s"),
+                 numpy_helper.from_array(np.asarray(zero), "z")]
+        return node, {"x": x}, inits, ref.astype(np.float32)
+    return f"dequantize_linear {np.dtype(dtype).name} {shape} axis {axis}", 13, build
+
+
+def dynamic_quantize_linear(shape, offset):
+    def build(rng):
+        x = (rng.standard_normal(shape) * 3 + offset).astype(np.float32)
+        low = np.minimum(np.float32(0), x.min())
+        high = np.maximum(np.float32(0), x.max())
+        scale = np.float32((high - low) / np.float32(255))
+        zero = np.clip(np.rint(-(low / scale)), 0, 255).astype(np.float32)
+        y = np.clip(np.rint(x / scale) + zero, 0, 255).astype(np.uint8)
+        node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "scale", "zero"])
+        refs = {"y": y, "scale": np.array(scale, np.float32),
+                "zero": np.array(zero, np.float32).astype(np.uint8)}
+        return node, {"x": x}, [], refs
+    return f"dynamic_quantize_linear {shape} offset {offset}", 11, build
+
+
+def reverse_sequence(shape, batch_axis, time_axis):
+    def build(rng):
+        x = rng.standard_normal(shape).astype(np.float32)
+        batch, time = shape[batch_axis], shape[time_axis]
+        lens = rng.integers(0, time + 1, batch).astype(np.int64)
+        lens[0] = time
+        ref = x.copy()
+        for b in range(batch):
+            for t in range(lens[b]):
+                src = [slice(None)] * len(shape)
+                dst = [slice(None)] * len(shape)
+                src[batch_axis] = dst[batch_axis] = b
+                src[time_axis], dst[time_axis] = lens[b] - 1 - t, t
+                ref[tuple(dst)] = x[tuple(src)]
+        node = helper.make_node("ReverseSequence", ["x", "lens"], ["y"],
+                                batch_axis=batch_axis, time_axis=time_axis)
+        return node, {"x": x, "lens": lens}, [], ref
+    return f"reverse_sequence {shape} batch_axis {batch_axis}", 10, build
+
+
 CASES = [
     einsum("bij,bjk->bik", (5, 2, 3), (5, 3, 4)),
     einsum("ij->i", (3, 4)),
@@ -331,6 +420,16 @@ CASES = [
               activations=["Sigmoid", "Relu", "Sigmoid", "Tanh"]),
     recurrent("RNN", 4, 2, 3, 3, "bidirectional", lens=[3, 4], initial=True,
               activations=["Relu", "Tanh"]),
+    # Linear quantization: per-axis scales and zero points, ties, saturation.
+    quantize_linear((2, 3, 4, 5), 1, np.uint8),
+    quantize_linear((6, 7), -1, np.int8),
+    dequantize_linear((2, 3, 4), 1, np.uint8),
+    dequantize_linear((5, 4), 0, np.int8),
+    dequantize_linear((3, 8), 1, np.int32),
+    dynamic_quantize_linear((4, 50), 0.0),
+    dynamic_quantize_linear((3, 7, 5), 5.0),
+    reverse_sequence((5, 6, 3), 0, 1),
+    reverse_sequence((6, 4, 2, 3), 1, 0),
 ]
 
 

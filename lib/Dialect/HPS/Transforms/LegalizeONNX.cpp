@@ -111,6 +111,7 @@ struct LegalizeONNXPass
     populateElementaryFunctionPatterns(set);
     populateRecurrentPatterns(set);
     populateValuePatterns(set);
+    populateQuantizationPatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();

@@ -501,6 +501,69 @@ LogicalResult legalizeOneHot(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeWithCompatible(node, result, rewriter);
 }
 
+/// ReverseSequence (10): along time_axis, the first sequence_lens[b]
+/// elements of batch entry b are reversed and the rest kept. A
+/// GatherElements along the time axis at where(t < len, len - 1 - t, t),
+/// built on a [batch, time] (or [time, batch]) grid and expanded over the
+/// other axes; a length above the time extent indexes out of range and
+/// stops the run.
+LogicalResult legalizeReverseSequence(ONNXNode node,
+                                      PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  auto lensType = dyn_cast<RankedTensorType>(node.input(1).getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 2)
+    return fail(node, rewriter, "needs static data of rank >= 2");
+  const int64_t batchAxis = node.getInt("batch_axis", 1);
+  const int64_t timeAxis = node.getInt("time_axis", 0);
+  if (!((batchAxis == 0 && timeAxis == 1) || (batchAxis == 1 && timeAxis == 0)))
+    return fail(node, rewriter, "batch_axis and time_axis must be 0 and 1");
+  const int64_t batch = type.getDimSize(batchAxis);
+  const int64_t time = type.getDimSize(timeAxis);
+  if (!lensType || !lensType.getElementType().isInteger(64) ||
+      lensType.getShape() != ArrayRef<int64_t>{batch})
+    return fail(node, rewriter, "sequence_lens must be i64 [batch]");
+  auto indexType =
+      RankedTensorType::get(type.getShape(), rewriter.getI64Type());
+  if (const char *problem = gatherElementsProblem(type, indexType, timeAxis))
+    return fail(node, rewriter, problem);
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Type i64 = rewriter.getI64Type();
+  SmallVector<int64_t> gridShape(2), lensShape(2, 1), timeShape(2, 1);
+  gridShape[batchAxis] = lensShape[batchAxis] = batch;
+  gridShape[timeAxis] = timeShape[timeAxis] = time;
+  SmallVector<int64_t> steps(time);
+  for (int64_t t = 0; t < time; ++t)
+    steps[t] = t;
+  Value t = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get(timeShape, i64),
+                                  ArrayRef<int64_t>(steps)));
+  Value lens = reshapeTo(node, rewriter, node.input(1), lensShape);
+  auto gridType = RankedTensorType::get(gridShape, i64);
+  Value last =
+      rewriter.create<SubOp>(loc, lensType.clone(lensShape), lens,
+                             scalarConstant(rewriter, loc, i64, 1), device);
+  Value reversed = rewriter.create<SubOp>(loc, gridType, last, t, device);
+  Value inside = rewriter.create<LessOp>(
+      loc, RankedTensorType::get(gridShape, rewriter.getI1Type()), t, lens,
+      device);
+  Value grid =
+      rewriter.create<WhereOp>(loc, gridType, inside, reversed, t, device);
+  SmallVector<int64_t> unitRest(gridShape);
+  unitRest.append(type.getRank() - 2, 1);
+  Value indices = grid;
+  if (type.getRank() > 2)
+    indices = rewriter.create<ExpandOp>(
+        loc, indexType, reshapeTo(node, rewriter, grid, unitRest),
+        rewriter.getDenseI64ArrayAttr(type.getShape()), device);
+  FailureOr<Value> gathered =
+      gatherElementsAlong(node, rewriter, node.input(0), indices, timeAxis);
+  if (failed(gathered)) // not reached: checked above
+    return failure();
+  return replaceNodeWithCompatible(node, *gathered, rewriter);
+}
+
 } // namespace
 
 void populateIndexingPatterns(RewritePatternSet &patterns) {
@@ -510,6 +573,8 @@ void populateIndexingPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "GatherND", 12, kMaxOpset, {"batch_dims"},
                  legalizeGatherND);
   addONNXPattern(patterns, "OneHot", 9, kMaxOpset, {"axis"}, legalizeOneHot);
+  addONNXPattern(patterns, "ReverseSequence", 10, kMaxOpset,
+                 {"batch_axis", "time_axis"}, legalizeReverseSequence);
   addONNXPattern(patterns, "Scatter", 9, kMaxOpset, {"axis"},
                  legalizeScatterElements);
   addONNXPattern(patterns, "ScatterElements", 11, 15, {"axis"},
