@@ -24,6 +24,11 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%heterps_bin", config.heterps_tools_dir))
 config.substitutions.append(("%project", config.heterps_src_root))
+# The precompiled StageSupport.h of the C++ stage builds (GNU compilers).
+stage_pch = os.path.join(config.heterps_obj_root, "lib", "stage-pch")
+config.substitutions.append(("%stage_pch", stage_pch))
+if os.path.exists(os.path.join(stage_pch, "heterps", "Runtime", "StageSupport.h.gch")):
+    config.available_features.add("stage-pch")
 if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
     config.available_features.add("onnx-testdata")
 if os.path.isdir(models):

@@ -90,6 +90,10 @@ bool buildStages(StringRef bundle, std::string &error) {
       runtimePath("HETERPS_RT_INCLUDE", HETERPS_RT_BUILTIN_INCLUDE_DIR);
   std::string libraries =
       runtimePath("HETERPS_RT_LIB", HETERPS_RT_BUILTIN_LIBRARY_DIR);
+  // StageSupport.h precompiled with `common` (tools/heterps/CMakeLists.txt);
+  // searched first, used only where the compiler finds it valid.
+  std::string precompiled =
+      runtimePath("HETERPS_RT_PCH", HETERPS_RT_BUILTIN_PCH_DIR);
   std::optional<std::string> cxx = findProgram("CXX", {"c++", "g++"});
   if (!cxx) {
     error = "no C++ compiler found (set CXX)";
@@ -119,6 +123,8 @@ bool buildStages(StringRef bundle, std::string &error) {
     jobs.push_back(std::move(job));
     return true;
   };
+  // The precompiled header's flags (tools/heterps/CMakeLists.txt) match
+  // these and -fPIC.
   std::vector<std::string> common = {"-std=c++17", "-O2", "-I" + include};
   const json::Object *root = manifest->getAsObject();
   const json::Array *stages = root ? root->getArray("stages") : nullptr;
@@ -141,7 +147,7 @@ bool buildStages(StringRef bundle, std::string &error) {
     const json::Object &outputs = *outputsPtr;
     std::string name = stage.getString("name")->str();
     // The C++ build, for CPU stages and the CPU fallback of GPU stages.
-    std::vector<std::string> args = {"-x", "c++"};
+    std::vector<std::string> args = {"-x", "c++", "-I" + precompiled};
     args.insert(args.end(), common.begin(), common.end());
     args.insert(args.end(), {"-fPIC", "-shared", source, "-o",
                              (bundle + "/" + *outputs.getString("cpu")).str(),
