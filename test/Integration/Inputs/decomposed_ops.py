@@ -356,6 +356,35 @@ def reverse_sequence(shape, batch_axis, time_axis):
     return f"reverse_sequence {shape} batch_axis {batch_axis}", 10, build
 
 
+def max_pool_indices(shape, ties, unpool=False, **attrs):
+    """MaxPool's Indices (and MaxUnpool of its outputs) against onnxruntime;
+    `ties` draws small integers so that windows hold repeated maxima."""
+    def build(rng):
+        x = (rng.integers(-3, 4, shape) if ties else rng.standard_normal(shape))
+        x = x.astype(np.float32)
+        pool = helper.make_node("MaxPool", ["x"], ["v", "i"], **attrs)
+        nodes = [pool]
+        outputs = ["v", "i"]
+        if unpool:
+            unpool_attrs = {k: v for k, v in attrs.items()
+                            if k in ("kernel_shape", "strides", "pads")}
+            nodes.append(helper.make_node("MaxUnpool", ["v", "i"], ["y"], **unpool_attrs))
+            outputs.append("y")
+        graph = helper.make_graph(
+            nodes, "reference", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+            [helper.make_tensor_value_info(
+                name, TensorProto.INT64 if name == "i" else TensorProto.FLOAT, None)
+             for name in outputs])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
+        import onnxruntime
+        session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                               providers=["CPUExecutionProvider"])
+        refs = dict(zip(outputs, session.run(None, {"x": x})))
+        return nodes, {"x": x}, [], refs
+    name = f"max_pool_indices {shape} {attrs}" + (" ties" if ties else "")
+    return name + (" + max_unpool" if unpool else ""), 12, build
+
+
 CASES = [
     einsum("bij,bjk->bik", (5, 2, 3), (5, 3, 4)),
     einsum("ij->i", (3, 4)),
@@ -430,6 +459,17 @@ CASES = [
     dynamic_quantize_linear((3, 7, 5), 5.0),
     reverse_sequence((5, 6, 3), 0, 1),
     reverse_sequence((6, 4, 2, 3), 1, 0),
+    # MaxPool's Indices: ties (first maximum in scan order), pads, ceil mode,
+    # dilations, column-major storage, 1-D and 3-D windows; MaxUnpool back.
+    max_pool_indices((2, 3, 7, 6), True, kernel_shape=[3, 3], strides=[2, 2],
+                     pads=[1, 1, 1, 1]),
+    max_pool_indices((1, 2, 7, 7), True, kernel_shape=[2, 2], strides=[2, 2],
+                     ceil_mode=1, storage_order=1),
+    max_pool_indices((1, 2, 9, 8), False, kernel_shape=[2, 3], dilations=[2, 1],
+                     strides=[1, 2]),
+    max_pool_indices((2, 2, 11), True, kernel_shape=[3], strides=[2]),
+    max_pool_indices((1, 2, 4, 5, 6), False, kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
+    max_pool_indices((2, 3, 8, 8), False, unpool=True, kernel_shape=[2, 2], strides=[2, 2]),
 ]
 
 
@@ -440,7 +480,7 @@ def run_case(heterps, cluster, out, index, name, opset, build):
         refs = {"y": refs}
     refs = {key: np.asarray(value) for key, value in refs.items()}
     graph = helper.make_graph(
-        [node], "case",
+        node if isinstance(node, list) else [node], "case",
         [helper.make_tensor_value_info(k, TYPES[v.dtype], list(v.shape)) for k, v in feeds.items()],
         [helper.make_tensor_value_info(k, TYPES[v.dtype], list(v.shape)) for k, v in refs.items()],
         inits)

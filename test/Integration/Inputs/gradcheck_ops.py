@@ -582,6 +582,14 @@ def cases():
     c.feeds["rows"] = np.stack([np.stack([np.full(2, b), [2, 2]], axis=1)
                                 for b in range(B)]).astype(np.int64)  # one row twice
     out.append(flat(c, c.node("ScatterND", [m, "rows", u], reduction="add"), (3, 4)))
+    # SegNet's unpooling: MaxPool's values scattered back to their positions
+    # (a kink where two window elements swap as the maximum).
+    c, m = spatial("max_unpool_of_max_pool", (2, 4, 4))
+    pooled, where = c.node("MaxPool", [m], outputs=["pooled", "where"], kernel_shape=[2, 2],
+                           strides=[2, 2])
+    out.append(flat(c, c.node("MaxUnpool", [pooled, where], kernel_shape=[2, 2], strides=[2, 2]),
+                    (2, 4, 4)))
+    c.epsilon = "1e-3"
     return out
 
 
