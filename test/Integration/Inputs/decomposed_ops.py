@@ -385,6 +385,33 @@ def max_pool_indices(shape, ties, unpool=False, **attrs):
     return name + (" + max_unpool" if unpool else ""), 12, build
 
 
+def grid_sample(x_shape, out_hw, mode, padding, align_corners):
+    """GridSample against onnxruntime, with grid points well outside [-1, 1]
+    (every padding rule at work) and on pixel centres and edges (ties of
+    nearest's rounding)."""
+    def build(rng):
+        n, c, h, w = x_shape
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        grid = rng.uniform(-1.7, 1.7, (n,) + tuple(out_hw) + (2,)).astype(np.float32)
+        # Exact pixel edges: halves in pixel units.
+        grid.flat[:6] = np.array([-1.0, 1.0, 0.0, -0.5, 0.5, 1.0], np.float32)
+        node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
+                                padding_mode=padding, align_corners=align_corners)
+        graph = helper.make_graph(
+            [node], "reference",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape),
+             helper.make_tensor_value_info("grid", TensorProto.FLOAT, list(grid.shape))],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
+        import onnxruntime
+        session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                               providers=["CPUExecutionProvider"])
+        ref = session.run(None, {"x": x, "grid": grid})[0]
+        return node, {"x": x, "grid": grid}, [], ref
+    return (f"grid_sample {mode} {padding} align_corners {align_corners} {x_shape}",
+            16, build)
+
+
 CASES = [
     einsum("bij,bjk->bik", (5, 2, 3), (5, 3, 4)),
     einsum("ij->i", (3, 4)),
@@ -470,6 +497,17 @@ CASES = [
     max_pool_indices((2, 2, 11), True, kernel_shape=[3], strides=[2]),
     max_pool_indices((1, 2, 4, 5, 6), False, kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
     max_pool_indices((2, 3, 8, 8), False, unpool=True, kernel_shape=[2, 2], strides=[2, 2]),
+    # GridSample: every mode, padding rule and corner alignment.
+    grid_sample((2, 3, 5, 7), (4, 6), "bilinear", "zeros", 0),
+    grid_sample((2, 3, 5, 7), (4, 6), "bilinear", "border", 1),
+    grid_sample((1, 2, 6, 4), (5, 5), "bilinear", "reflection", 0),
+    grid_sample((1, 2, 6, 4), (5, 5), "nearest", "zeros", 1),
+    grid_sample((2, 2, 4, 5), (3, 7), "nearest", "reflection", 0),
+    grid_sample((1, 3, 5, 6), (4, 4), "bicubic", "zeros", 0),
+    grid_sample((1, 3, 5, 6), (4, 4), "bicubic", "border", 0),
+    grid_sample((1, 2, 5, 4), (3, 5), "bicubic", "reflection", 1),
+    grid_sample((2, 2, 4, 6), (5, 3), "bicubic", "reflection", 0),
+    grid_sample((1, 2, 5, 5), (4, 4), "nearest", "border", 0),
 ]
 
 

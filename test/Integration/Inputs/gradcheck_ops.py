@@ -590,6 +590,14 @@ def cases():
     out.append(flat(c, c.node("MaxUnpool", [pooled, where], kernel_shape=[2, 2], strides=[2, 2]),
                     (2, 4, 4)))
     c.epsilon = "1e-3"
+    # A spatial transformer's sampler: gradients to the image and, through
+    # the bilinear weights, to the grid (kinks where a point crosses a pixel).
+    c, m = spatial("grid_sample_bilinear", (2, 4, 4))
+    c.inits += [weight("proj_g", (5, 3 * 3 * 2)), const("g_shape", np.array([-1, 3, 3, 2],
+                                                                            np.int64))]
+    g = c.node("Tanh", [c.node("Reshape", [c.node("MatMul", ["h", "proj_g"]), "g_shape"])])
+    out.append(flat(c, c.node("GridSample", [m, g], align_corners=0), (2, 3, 3)))
+    c.epsilon = "1e-3"
     return out
 
 
