@@ -26,7 +26,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64,
          np.dtype(np.int32): TensorProto.INT32, np.dtype(np.bool_): TensorProto.BOOL,
-         np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8}
+         np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
+         np.dtype(np.uint16): TensorProto.UINT16, np.dtype(np.uint32): TensorProto.UINT32,
+         np.dtype(np.uint64): TensorProto.UINT64}
 QUANTIZED_RANGE = {np.dtype(np.uint8): (0, 255), np.dtype(np.int8): (-128, 127)}
 
 
@@ -412,6 +414,24 @@ def grid_sample(x_shape, out_hw, mode, padding, align_corners):
             16, build)
 
 
+def bit_shift(dtype, direction):
+    """BitShift over the whole value range, shifts up to past the width (0,
+    as numpy gives), y broadcast along a row."""
+    def build(rng):
+        dtype_ = np.dtype(dtype)
+        bits = dtype_.itemsize * 8
+        x = rng.integers(0, np.iinfo(dtype_).max, (4, 6), dtype=dtype_, endpoint=True)
+        y = rng.integers(0, bits + 3, (1, 6)).astype(dtype_)
+        y[0, :3] = [0, bits - 1, bits]
+        mask = (1 << bits) - 1
+        ref = np.array([[((int(a) << int(b)) & mask if direction == "LEFT" else int(a) >> int(b))
+                         if int(b) < bits else 0 for a, b in zip(row, y[0])] for row in x],
+                       dtype=dtype_)
+        node = helper.make_node("BitShift", ["x", "y"], ["z"], direction=direction)
+        return node, {"x": x, "y": y}, [], {"z": ref}
+    return f"bit_shift {direction} {np.dtype(dtype).name}", 11, build
+
+
 CASES = [
     einsum("bij,bjk->bik", (5, 2, 3), (5, 3, 4)),
     einsum("ij->i", (3, 4)),
@@ -508,6 +528,12 @@ CASES = [
     grid_sample((1, 2, 5, 4), (3, 5), "bicubic", "reflection", 1),
     grid_sample((2, 2, 4, 6), (5, 3), "bicubic", "reflection", 0),
     grid_sample((1, 2, 5, 5), (4, 4), "nearest", "border", 0),
+    bit_shift(np.uint8, "LEFT"),
+    bit_shift(np.uint16, "RIGHT"),
+    bit_shift(np.uint16, "LEFT"),
+    bit_shift(np.uint32, "LEFT"),
+    bit_shift(np.uint64, "RIGHT"),
+    bit_shift(np.uint64, "LEFT"),
 ]
 
 

@@ -358,6 +358,65 @@ LogicalResult legalizeTrilu(ONNXNode node, PatternRewriter &rewriter) {
                                      DeviceAttr());
 }
 
+/// BitShift (11) on unsigned integers: x * 2^y (LEFT, wrapping as the type
+/// does) or x / 2^y (RIGHT), 2^y looked up in a constant table by y clamped
+/// to [0, bits]. A shift by the width or more gives 0, as numpy's shifts
+/// do (C leaves it undefined).
+LogicalResult legalizeBitShift(ONNXNode node, PatternRewriter &rewriter) {
+  auto x = dyn_cast<RankedTensorType>(node.input(0).getType());
+  auto y = dyn_cast<RankedTensorType>(node.input(1).getType());
+  auto result = dyn_cast<RankedTensorType>(node.resultType());
+  if (!x || !y || !result || x.getElementType() != y.getElementType() ||
+      result.getElementType() != x.getElementType() ||
+      !x.getElementType().isUnsignedInteger())
+    return fail(node, rewriter, "needs unsigned integer operands of one type");
+  std::string direction = node.getString("direction", "");
+  if (direction != "LEFT" && direction != "RIGHT")
+    return fail(node, rewriter, "direction must be LEFT or RIGHT");
+  // Checked here, as nothing may fail once ops are created.
+  auto shape = shapes::broadcast(x.getShape(), y.getShape());
+  if (!x.hasStaticShape() || !y.hasStaticShape() || !shape ||
+      ArrayRef<int64_t>(*shape) != result.getShape())
+    return fail(node, rewriter, "needs static shapes that broadcast");
+  const bool left = direction == "LEFT";
+  Type element = x.getElementType();
+  const unsigned bits = element.getIntOrFloatBitWidth();
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  // powers[k] = 2^k; powers[bits] is what a too-wide shift multiplies by
+  // (0) or divides by (1, its quotient then replaced by 0).
+  SmallVector<APInt> powers;
+  for (unsigned k = 0; k < bits; ++k)
+    powers.push_back(APInt::getOneBitSet(bits, k));
+  powers.push_back(APInt(bits, left ? 0 : 1));
+  Value table = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(
+               RankedTensorType::get({int64_t(bits) + 1}, element), powers));
+  Value clamped = rewriter.create<ClipOp>(
+      loc, y, node.input(1), rewriter.getF64FloatAttr(0),
+      rewriter.getF64FloatAttr(bits), device);
+  Value positions = rewriter.create<CastOp>(loc, y.clone(rewriter.getI64Type()),
+                                            clamped, device);
+  Value factors = rewriter.create<GatherOp>(
+      loc, y, table, positions, rewriter.getI64IntegerAttr(0), device);
+  Value shifted;
+  if (left) {
+    shifted =
+        rewriter.create<MulOp>(loc, result, node.input(0), factors, device);
+  } else {
+    Value quotient =
+        rewriter.create<DivOp>(loc, result, node.input(0), factors, device);
+    Value tooWide = rewriter.create<GreaterEqualOp>(
+        loc, y.clone(rewriter.getI1Type()), node.input(1),
+        scalarConstant(rewriter, loc, element, double(bits)), device);
+    shifted = rewriter.create<WhereOp>(
+        loc, result, tooWide, scalarConstant(rewriter, loc, element, 0),
+        quotient, device);
+  }
+  replaceNodeWith(node, shifted, rewriter);
+  return success();
+}
+
 } // namespace
 
 void populateElementwisePatterns(RewritePatternSet &patterns) {
@@ -464,6 +523,8 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
       });
   addONNXPattern(patterns, "Shrink", 9, kMaxOpset, {"bias", "lambd"},
                  legalizeShrink);
+  addONNXPattern(patterns, "BitShift", 11, kMaxOpset, {"direction"},
+                 legalizeBitShift);
 }
 
 } // namespace heterps::hps
