@@ -28,6 +28,7 @@
 #include <limits>
 #include <list>
 #include <optional>
+#include <set>
 
 namespace heterps::rt::mpi {
 namespace {
@@ -96,6 +97,33 @@ std::vector<int> linkChannels(const Bundle &bundle, int from, int to) {
 size_t positionIn(const std::vector<int> &channels, int channel) {
   return size_t(std::find(channels.begin(), channels.end(), channel) -
                 channels.begin());
+}
+
+/// Who is at the other end of a stage's channels: positions in its inputs
+/// that the worker sends and in its outputs that the worker receives, and
+/// the stages whose ranks exchange the others with it directly.
+struct ChannelEnds {
+  std::vector<size_t> fromWorker, toWorker;
+  std::set<int> producers, consumers;
+};
+
+ChannelEnds channelEnds(const Bundle &bundle, const StageSpec &stage) {
+  ChannelEnds ends;
+  for (size_t i = 0; i < stage.inputs.size(); ++i) {
+    const int from = bundle.channels()[stage.inputs[i]].from;
+    if (from < 0)
+      ends.fromWorker.push_back(i);
+    else
+      ends.producers.insert(from);
+  }
+  for (size_t o = 0; o < stage.outputs.size(); ++o) {
+    const int to = bundle.channels()[stage.outputs[o]].to;
+    if (to < 0)
+      ends.toWorker.push_back(o);
+    else
+      ends.consumers.insert(to);
+  }
+  return ends;
 }
 
 /// The tag of micro-batch `microBatch`'s channel messages.
@@ -266,24 +294,10 @@ private:
   /// or a stage whose ranks exchange them with this one directly.
   void linkChannelsOf(const StageSpec &stage) {
     ranks = replicaRanks(job, bundle);
-    std::vector<int> producers, consumers;
-    for (size_t i = 0; i < stage.inputs.size(); ++i) {
-      const int from = bundle.channels()[stage.inputs[i]].from;
-      if (from < 0)
-        inputsFromWorker.push_back(i);
-      else if (std::find(producers.begin(), producers.end(), from) ==
-               producers.end())
-        producers.push_back(from);
-    }
-    for (size_t o = 0; o < stage.outputs.size(); ++o) {
-      const int to = bundle.channels()[stage.outputs[o]].to;
-      if (to < 0)
-        outputsToWorker.push_back(o);
-      else if (std::find(consumers.begin(), consumers.end(), to) ==
-               consumers.end())
-        consumers.push_back(to);
-    }
-    for (int producer : producers) {
+    ChannelEnds ends = channelEnds(bundle, stage);
+    inputsFromWorker = std::move(ends.fromWorker);
+    outputsToWorker = std::move(ends.toWorker);
+    for (int producer : ends.producers) {
       // Received in place: a datatype scattering the message over the
       // stage's input buffers, which live as long as this rank.
       InputLink link;
@@ -308,7 +322,7 @@ private:
       checkMpi(MPI_Type_commit(&link.type), "type commit");
       inputLinks.push_back(link);
     }
-    for (int consumer : consumers) {
+    for (int consumer : ends.consumers) {
       OutputLink link;
       link.stage = consumer;
       for (int channel : linkChannels(bundle, slot->stage, consumer)) {
@@ -499,13 +513,9 @@ void MpiStageRanks::start(const Bundle &bundle, const Settings &settings) {
   for (size_t s = 0; s < ranks.size(); ++s) {
     for (size_t r = 0; r < ranks[s].size(); ++r)
       rankLocks[s].push_back(std::make_unique<std::mutex>());
-    const StageSpec &spec = bundle.stages()[s];
-    for (size_t i = 0; i < spec.inputs.size(); ++i)
-      if (bundle.channels()[spec.inputs[i]].from < 0)
-        fromWorker[s].push_back(i);
-    for (size_t o = 0; o < spec.outputs.size(); ++o)
-      if (bundle.channels()[spec.outputs[o]].to < 0)
-        toWorker[s].push_back(o);
+    ChannelEnds ends = channelEnds(bundle, bundle.stages()[s]);
+    fromWorker[s] = std::move(ends.fromWorker);
+    toWorker[s] = std::move(ends.toWorker);
   }
   MessageWriter out;
   out.put<uint64_t>(settings.seed);
