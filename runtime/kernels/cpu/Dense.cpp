@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DnnlUtil.h"
+#include "LoopDense.h"
 
 #include <algorithm>
 #include <cstring>
@@ -202,11 +203,15 @@ struct MatMul::Impl {
   dnnl::memory src, dst, scratchpad;
   Weights weights;
   Args args;
+  /// Every element type but f32 (no activation: only f32 ones are fused).
+  std::optional<LoopMatMul> loops;
 
-  Impl(Context &ctx, const Shape &aShape, const Shape &bShape,
+  Impl(Context &ctx, DType type, const Shape &aShape, const Shape &bShape,
        const Shape &yShape, Activation act, bool constantB)
       : stream(ctx.impl().stream), act(act) {
     checkActivation("MatMul", act);
+    if (type != DType::F32)
+      requireNoActivation("MatMul", type, act);
     if (aShape.empty() || bShape.empty())
       throw Error("MatMul: operands must have rank >= 1, got " +
                   shapeString(aShape) + " and " + shapeString(bShape));
@@ -243,6 +248,11 @@ struct MatMul::Impl {
     if (k == 0)
       emptyK = true;
     parallel = worthThreads(double(elements) * (2. * k + kCheapElementWork));
+    if (type != DType::F32) {
+      loops.emplace(type, Shape(a.begin(), a.end()), Shape(b.begin(), b.end()),
+                    Shape(d.begin(), d.end()), parallel);
+      return;
+    }
     if (empty || emptyK)
       return;
     if (!bBatched && rank > 2) {
@@ -282,6 +292,8 @@ struct MatMul::Impl {
     float *out = static_cast<float *>(y);
     if (empty)
       return;
+    if (loops)
+      return loops->run(a, b, y); // a zero K sums nothing: zeros
     SerialScope serial(!parallel);
     if (emptyK) {
       std::fill(out, out + elements, 0.f);
@@ -302,8 +314,7 @@ struct MatMul::Impl {
 
 MatMul::MatMul(Context &ctx, DType type, const Shape &a, const Shape &b,
                const Shape &y, Activation act, bool constantB) {
-  requireF32("MatMul", type);
-  impl = std::make_unique<Impl>(ctx, a, b, y, act, constantB);
+  impl = std::make_unique<Impl>(ctx, type, a, b, y, act, constantB);
 }
 
 MatMul::~MatMul() = default;
@@ -337,8 +348,11 @@ struct Conv::Impl {
   /// x and y as the caller lays them out (options.x/y), reordered per chunk
   /// where the primitive chose another layout.
   LayoutBridge src, dst;
+  /// Every element type but f32: plain layouts, no fused activation or
+  /// residual (the compiler fuses and reorders f32 convolutions only).
+  std::optional<LoopConv> loops;
 
-  Impl(Context &ctx, const Shape &x, const Shape &w, bool hasBias,
+  Impl(Context &ctx, DType type, const Shape &x, const Shape &w, bool hasBias,
        const Shape &y, const Shape &strides, const Shape &dilations,
        const Shape &padBegin, const Shape &padEnd, int64_t group,
        Activation act, bool constantWeights, ConvOptions options)
@@ -400,6 +414,16 @@ struct Conv::Impl {
     parallel = worthThreads(
         2. * double(elements) * double(numElements(w)) / double(w[0]) +
         kCheapElementWork * double(numElements(x) + elements));
+    if (type != DType::F32) {
+      requireNoActivation("Conv", type, act);
+      if (residual || options.x != Layout::Plain || options.y != Layout::Plain)
+        throw Error(std::string("Conv: a fused residual or a native layout "
+                                "on ") +
+                    dtypeName(type) + " is not supported");
+      loops.emplace(type, x, w, hasBias, y, strides, dilations, padBegin,
+                    group, parallel);
+      return;
+    }
 
     // Grouped filters are [G, Cout/G, Cin/G, k...], the same bytes as the
     // ONNX [Cout, Cin/G, k...].
@@ -509,6 +533,8 @@ struct Conv::Impl {
       throw Error("Conv: bias was declared but not passed");
     if (residual && !r)
       throw Error("Conv: a residual was declared but not passed");
+    if (loops)
+      return loops->run(x, w, b, y);
     const float *in = static_cast<const float *>(x);
     const float *res = static_cast<const float *>(r);
     float *out = static_cast<float *>(y);
@@ -544,8 +570,7 @@ Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
            const Shape &dilations, const Shape &padBegin, const Shape &padEnd,
            int64_t group, Activation act, bool constantWeights,
            ConvOptions options) {
-  requireF32("Conv", type);
-  impl = std::make_unique<Impl>(ctx, x, w, hasBias, y, strides, dilations,
+  impl = std::make_unique<Impl>(ctx, type, x, w, hasBias, y, strides, dilations,
                                 padBegin, padEnd, group, act, constantWeights,
                                 options);
 }

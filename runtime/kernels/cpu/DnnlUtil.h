@@ -273,6 +273,15 @@ inline void checkActivation(const char *kernel, const Activation &act) {
                 ": activation Not is not defined on float tensors");
 }
 
+/// The loops of LoopDense.h run in the element type alone: the compiler
+/// fuses activations (and residuals) into f32 dense ops only.
+inline void requireNoActivation(const char *kernel, DType type,
+                                const Activation &act) {
+  if (act.kind != UnaryKind::Identity)
+    throw Error(std::string(kernel) + ": a fused activation on " +
+                dtypeName(type) + " is not supported");
+}
+
 /// The activation over y in place, after a primitive that could not fuse it.
 inline void applyActivation(const Activation &act, float *y, int64_t n) {
 #pragma omp parallel for schedule(static)

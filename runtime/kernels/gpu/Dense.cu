@@ -3,6 +3,8 @@
 // Row-major products go to column-major cuBLAS as the transposed problem
 // (Y^T = B^T A^T), which needs no data movement. Convolutions go to cuDNN in
 // exact fp32 (no TF32) so GPU results match the CPU backend closely.
+// Integer MatMul and Conv, which neither library covers, run on plain kernels
+// of our own.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,6 +70,33 @@ void dispatchDense(DType type, const char *kernel, F &&f) {
     return f(Tag<double>{});
   throwUnsupportedType(kernel, type);
 }
+
+/// MatMul and Conv also run every integer type (not Bool) on kernels of our
+/// own. Returns whether `type` takes that path; throws for types neither path
+/// runs and for fused work, which the compiler emits on floats only.
+bool checkIntegerDense(const char *kernel, DType type, const Activation &act,
+                       bool residual) {
+  if (isFloat(type)) {
+    dispatchDense(type, kernel, [](auto) {});
+    return false;
+  }
+  dispatchInt(type, kernel, [](auto) {});
+  if (act.kind != UnaryKind::Identity)
+    throw Error(std::string(kernel) + ": element type " + dtypeName(type) +
+                " takes no fused activation");
+  if (residual)
+    throw Error(std::string(kernel) + ": element type " + dtypeName(type) +
+                " takes no fused residual");
+  return true;
+}
+
+/// Integer products wrap modulo 2^bits as in numpy and onnxruntime, so they
+/// are computed unsigned (signed overflow is UB) and at least as wide as
+/// unsigned int (narrower types promote to int, which could overflow); the
+/// low bits kept on the store are the same.
+template <typename T>
+using WrapAcc = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned,
+                                   std::make_unsigned_t<T>>;
 
 int toInt(const char *kernel, const char *what, int64_t value) {
   if (value < 0 || value > INT_MAX)
@@ -200,14 +229,41 @@ struct MatMul::Impl {
   /// dims outside the innermost (after merging) are enumerated here.
   std::vector<std::array<int64_t, 3>> offsets;
   UnaryOp act;
+  /// Integer types: intMatMulKernel over [batch, M, N] instead of cuBLAS.
+  bool integer = false;
+  int64_t m = 0, n = 0, k = 0;
+  StridedMap<3> batchMap;
 };
+
+namespace {
+
+/// y[batch, i, j] = sum_k a[batch, i, k] * b[batch, k, j], wrapping; the
+/// map gives the (broadcast) offsets of a and b per batch, y is dense.
+template <typename T>
+__global__ void intMatMulKernel(StridedMap<3> map, const T *a, const T *b, T *y,
+                                int64_t m, int64_t n, int64_t k,
+                                int64_t total) {
+  using A = WrapAcc<T>;
+  HPS_GRID_STRIDE(i, total) {
+    int64_t col = i % n, rest = i / n, row = rest % m;
+    int64_t offset[3];
+    map.offsets(rest / m, offset);
+    const T *aRow = a + offset[0] + row * k, *bCol = b + offset[1] + col;
+    A acc = 0;
+    for (int64_t j = 0; j < k; ++j)
+      acc += A(aRow[j]) * A(bCol[j * n]);
+    y[i] = T(acc);
+  }
+}
+
+} // namespace
 
 MatMul::MatMul(Context &ctx, DType type, const Shape &aShape,
                const Shape &bShape, const Shape &yShape, Activation act,
                bool /*constantB*/)
     : impl(new Impl{ctx, type, 0, {}, {}, {}}) {
   const char *kernel = "MatMul";
-  dispatchDense(type, kernel, [](auto) {});
+  impl->integer = checkIntegerDense(kernel, type, act, false);
   checkFloatUnary(kernel, act.kind);
   impl->act = makeUnaryOp(act.kind, act.params);
   if (aShape.empty() || bShape.empty())
@@ -253,6 +309,14 @@ MatMul::MatMul(Context &ctx, DType type, const Shape &aShape,
     yStrides[d] *= m * n;
   }
   StridedMap<3> map = makeMap<3>(kernel, batch, {aStrides, bStrides, yStrides});
+  if (impl->integer) {
+    // The cuBLAS set-up below does not apply (nor do its int limits).
+    impl->m = m;
+    impl->n = n;
+    impl->k = k;
+    impl->batchMap = map;
+    return;
+  }
 
   // A batch of a against one shared b with a dense a is one tall product:
   // [batch * M, K] x [K, N] (the common "linear layer" case).
@@ -296,6 +360,16 @@ void MatMul::run(const void *a, const void *b, void *y) {
   Impl &s = *impl;
   if (s.total == 0)
     return;
+  if (s.integer) {
+    dispatchInt(s.type, "MatMul", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      intMatMulKernel<T><<<gridFor(s.total), kThreads, 0, streamOf(s.ctx)>>>(
+          s.batchMap, static_cast<const T *>(a), static_cast<const T *>(b),
+          static_cast<T *>(y), s.m, s.n, s.k, s.total);
+      checkLaunch("MatMul");
+    });
+    return;
+  }
   dispatchDense(s.type, "MatMul", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T *aT = static_cast<const T *>(a), *bT = static_cast<const T *>(b);
@@ -365,6 +439,57 @@ public:
   cudnnConvolutionDescriptor_t conv = nullptr;
 };
 
+/// Geometry of intConvKernel, spatial rank padded to 3 with unit dims.
+struct IntConvGeometry {
+  int64_t inChannels = 0, outChannels = 0, inPerGroup = 0, outPerGroup = 1;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, taps[3] = {1, 1, 1};
+  int64_t stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+  int64_t padBegin[3] = {0, 0, 0};
+};
+
+/// One output element per thread, wrapping; taps outside x read as the zero
+/// padding, so y's shape decides the end pads.
+template <typename T>
+__global__ void intConvKernel(IntConvGeometry g, const T *x, const T *w,
+                              const T *bias, T *y, int64_t n) {
+  using A = WrapAcc<T>;
+  int64_t inImage = g.in[0] * g.in[1] * g.in[2];
+  int64_t filterTaps = g.taps[0] * g.taps[1] * g.taps[2];
+  HPS_GRID_STRIDE(i, n) {
+    int64_t o[3], rest = i;
+    for (int d = 2; d >= 0; --d) {
+      o[d] = rest % g.out[d];
+      rest /= g.out[d];
+    }
+    int64_t co = rest % g.outChannels, image = rest / g.outChannels;
+    const T *xg =
+        x +
+        (image * g.inChannels + co / g.outPerGroup * g.inPerGroup) * inImage;
+    const T *wc = w + co * g.inPerGroup * filterTaps;
+    A acc = bias ? A(bias[co]) : A(0);
+    for (int64_t k0 = 0; k0 < g.taps[0]; ++k0) {
+      int64_t p0 = o[0] * g.stride[0] - g.padBegin[0] + k0 * g.dilation[0];
+      if (p0 < 0 || p0 >= g.in[0])
+        continue;
+      for (int64_t k1 = 0; k1 < g.taps[1]; ++k1) {
+        int64_t p1 = o[1] * g.stride[1] - g.padBegin[1] + k1 * g.dilation[1];
+        if (p1 < 0 || p1 >= g.in[1])
+          continue;
+        for (int64_t k2 = 0; k2 < g.taps[2]; ++k2) {
+          int64_t p2 = o[2] * g.stride[2] - g.padBegin[2] + k2 * g.dilation[2];
+          if (p2 < 0 || p2 >= g.in[2])
+            continue;
+          int64_t xAt = (p0 * g.in[1] + p1) * g.in[2] + p2;
+          int64_t wAt = (k0 * g.taps[1] + k1) * g.taps[2] + k2;
+          for (int64_t c = 0; c < g.inPerGroup; ++c)
+            acc += A(xg[c * inImage + xAt]) * A(wc[c * filterTaps + wAt]);
+        }
+      }
+    }
+    y[i] = T(acc);
+  }
+}
+
 std::vector<int> toInts(const char *what, const Shape &shape) {
   std::vector<int> ints;
   for (int64_t v : shape)
@@ -387,6 +512,9 @@ struct Conv::Impl {
   CudnnDescriptors desc;
   cudnnConvolutionFwdAlgo_t algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;
   DeviceBuffer workspace, padded;
+  /// Integer types: intConvKernel instead of cuDNN.
+  bool integer = false;
+  IntConvGeometry geometry;
 };
 
 Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
@@ -396,7 +524,7 @@ Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
            ConvOptions options)
     : impl(new Impl{ctx, type, {}, hasBias}) {
   const char *kernel = "Conv";
-  dispatchDense(type, kernel, [](auto) {});
+  impl->integer = checkIntegerDense(kernel, type, act, options.residual);
   checkFloatUnary(kernel, act.kind);
   Impl &s = *impl;
   // Layout::Native is Plain here: cuDNN runs NCHW as it is.
@@ -414,6 +542,35 @@ Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
     throw Error("Conv: group " + std::to_string(group) +
                 " does not fit input " + shapeString(x) + " and filter " +
                 shapeString(w));
+
+  if (s.integer) {
+    if (y[0] != x[0] || y[1] != w[0])
+      throw Error("Conv: output shape " + shapeString(y) +
+                  " does not match input " + shapeString(x) + " and filter " +
+                  shapeString(w));
+    IntConvGeometry &g = s.geometry;
+    g.inChannels = x[1];
+    g.outChannels = y[1];
+    g.inPerGroup = w[1];
+    g.outPerGroup = std::max<int64_t>(1, w[0] / group);
+    for (size_t d = 0; d < spatialRank; ++d) {
+      if (strides[d] < 1 || dilations[d] < 1)
+        throw Error("Conv: strides " + shapeString(strides) +
+                    " and dilations " + shapeString(dilations) +
+                    " must be positive");
+      if (padBegin[d] < 0 || padEnd[d] < 0)
+        throw Error("Conv: negative pads are not supported");
+      size_t slot = 3 - spatialRank + d;
+      g.in[slot] = x[2 + d];
+      g.out[slot] = y[2 + d];
+      g.taps[slot] = w[2 + d];
+      g.stride[slot] = strides[d];
+      g.dilation[slot] = dilations[d];
+      g.padBegin[slot] = padBegin[d];
+    }
+    s.total = numElements(y);
+    return;
+  }
 
   // cuDNN pads symmetrically: asymmetric pads become an explicit zero pad
   // of the input, then cuDNN runs unpadded.
@@ -521,6 +678,17 @@ void Conv::run(const void *x, const void *w, const void *bias, void *y,
   if (s.total == 0)
     return;
   cudaStream_t stream = streamOf(s.ctx);
+  if (s.integer) {
+    dispatchInt(s.type, "Conv", [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      intConvKernel<T><<<gridFor(s.total), kThreads, 0, stream>>>(
+          s.geometry, static_cast<const T *>(x), static_cast<const T *>(w),
+          s.hasBias ? static_cast<const T *>(bias) : nullptr,
+          static_cast<T *>(y), s.total);
+      checkLaunch("Conv");
+    });
+    return;
+  }
   dispatchDense(s.type, "Conv", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const void *input = x;

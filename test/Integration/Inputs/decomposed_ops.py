@@ -24,7 +24,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64,
+TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.float64): TensorProto.DOUBLE,
+         np.dtype(np.int64): TensorProto.INT64,
          np.dtype(np.int32): TensorProto.INT32, np.dtype(np.bool_): TensorProto.BOOL,
          np.dtype(np.uint8): TensorProto.UINT8, np.dtype(np.int8): TensorProto.INT8,
          np.dtype(np.uint16): TensorProto.UINT16, np.dtype(np.uint32): TensorProto.UINT32,
@@ -358,6 +359,21 @@ def reverse_sequence(shape, batch_axis, time_axis):
     return f"reverse_sequence {shape} batch_axis {batch_axis}", 10, build
 
 
+def onnxruntime_outputs(nodes, feeds, inits, outputs, opset):
+    """`outputs` (name -> ONNX element type) of `nodes` as onnxruntime's CPU
+    provider computes them: the peer's own numbers as the reference."""
+    import onnxruntime
+    graph = helper.make_graph(
+        nodes, "reference",
+        [helper.make_tensor_value_info(k, TYPES[v.dtype], list(v.shape)) for k, v in feeds.items()],
+        [helper.make_tensor_value_info(name, kind, None) for name, kind in outputs.items()],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    return dict(zip(outputs, session.run(None, feeds)))
+
+
 def max_pool_indices(shape, ties, unpool=False, **attrs):
     """MaxPool's Indices (and MaxUnpool of its outputs) against onnxruntime;
     `ties` draws small integers so that windows hold repeated maxima."""
@@ -372,16 +388,9 @@ def max_pool_indices(shape, ties, unpool=False, **attrs):
                             if k in ("kernel_shape", "strides", "pads")}
             nodes.append(helper.make_node("MaxUnpool", ["v", "i"], ["y"], **unpool_attrs))
             outputs.append("y")
-        graph = helper.make_graph(
-            nodes, "reference", [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
-            [helper.make_tensor_value_info(
-                name, TensorProto.INT64 if name == "i" else TensorProto.FLOAT, None)
-             for name in outputs])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)])
-        import onnxruntime
-        session = onnxruntime.InferenceSession(model.SerializeToString(),
-                                               providers=["CPUExecutionProvider"])
-        refs = dict(zip(outputs, session.run(None, {"x": x})))
+        kinds = {name: TensorProto.INT64 if name == "i" else TensorProto.FLOAT
+                 for name in outputs}
+        refs = onnxruntime_outputs(nodes, {"x": x}, [], kinds, 12)
         return nodes, {"x": x}, [], refs
     name = f"max_pool_indices {shape} {attrs}" + (" ties" if ties else "")
     return name + (" + max_unpool" if unpool else ""), 12, build
@@ -399,17 +408,9 @@ def grid_sample(x_shape, out_hw, mode, padding, align_corners):
         grid.flat[:6] = np.array([-1.0, 1.0, 0.0, -0.5, 0.5, 1.0], np.float32)
         node = helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode,
                                 padding_mode=padding, align_corners=align_corners)
-        graph = helper.make_graph(
-            [node], "reference",
-            [helper.make_tensor_value_info("x", TensorProto.FLOAT, x_shape),
-             helper.make_tensor_value_info("grid", TensorProto.FLOAT, list(grid.shape))],
-            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 16)])
-        import onnxruntime
-        session = onnxruntime.InferenceSession(model.SerializeToString(),
-                                               providers=["CPUExecutionProvider"])
-        ref = session.run(None, {"x": x, "grid": grid})[0]
-        return node, {"x": x, "grid": grid}, [], ref
+        feeds = {"x": x, "grid": grid}
+        ref = onnxruntime_outputs([node], feeds, [], {"y": TensorProto.FLOAT}, 16)["y"]
+        return node, feeds, [], ref
     return (f"grid_sample {mode} {padding} align_corners {align_corners} {x_shape}",
             16, build)
 
@@ -430,6 +431,183 @@ def bit_shift(dtype, direction):
         node = helper.make_node("BitShift", ["x", "y"], ["z"], direction=direction)
         return node, {"x": x, "y": y}, [], {"z": ref}
     return f"bit_shift {direction} {np.dtype(dtype).name}", 11, build
+
+
+def integer_values(rng, dtype, shape):
+    """Uniform over the whole range of the 8-bit `dtype`."""
+    low, high = QUANTIZED_RANGE[np.dtype(dtype)]
+    return rng.integers(low, high, shape, endpoint=True).astype(dtype)
+
+
+def split_inputs(values, constant):
+    """Feeds, or initializers where `constant` names them."""
+    feeds = {k: v for k, v in values.items() if k not in constant}
+    inits = [numpy_helper.from_array(v, k) for k, v in values.items() if k in constant]
+    return feeds, inits
+
+
+def matmul_integer(a_shape, b_shape, a_dtype, b_dtype, per_axis, constant=()):
+    """MatMulInteger against numpy's exact int64 product; `per_axis`: A's
+    zero point per row and B's per column. Long rows of 8-bit values sum
+    past 2^24, where an f32 product would round."""
+    def build(rng):
+        a = integer_values(rng, a_dtype, a_shape)
+        b = integer_values(rng, b_dtype, b_shape)
+        rows, columns = (a_shape[-2], b_shape[-1]) if per_axis else (1, 1)
+        a_zero = integer_values(rng, a_dtype, (rows,))
+        b_zero = integer_values(rng, b_dtype, (columns,))
+        ref = np.matmul(a.astype(np.int64) - a_zero.astype(np.int64).reshape(rows, 1),
+                        b.astype(np.int64) - b_zero.astype(np.int64))
+        node = helper.make_node("MatMulInteger", ["a", "b", "a_zero", "b_zero"], ["y"])
+        feeds, inits = split_inputs({"a": a, "b": b, "a_zero": a_zero, "b_zero": b_zero},
+                                    constant)
+        return node, feeds, inits, ref.astype(np.int32)
+    axes = "per-row/column" if per_axis else "per-tensor"
+    return (f"matmul_integer {np.dtype(a_dtype).name}{list(a_shape)} x "
+            f"{np.dtype(b_dtype).name}{list(b_shape)} {axes}", 10, build)
+
+
+def matmul_f64(a_shape, b_shape):
+    """MatMul on f64 with batch broadcasting, against numpy."""
+    def build(rng):
+        a, b = rng.standard_normal(a_shape), rng.standard_normal(b_shape)
+        node = helper.make_node("MatMul", ["a", "b"], ["y"])
+        return node, {"a": a, "b": b}, [], np.matmul(a, b)
+    return f"matmul f64 {list(a_shape)} x {list(b_shape)}", 13, build
+
+
+def conv_reference(x, w, strides, pads, dilations, group):
+    """Exact grouped N-d convolution of int64 x and w, zero padded."""
+    n, c = x.shape[:2]
+    m, kernel = w.shape[0], w.shape[2:]
+    rank = len(kernel)
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(pads[i], pads[rank + i]) for i in range(rank)])
+    out = [(padded.shape[2 + i] - (kernel[i] - 1) * dilations[i] - 1) // strides[i] + 1
+           for i in range(rank)]
+    y = np.zeros((n, m, *out), np.int64)
+    cg, mg = c // group, m // group
+    for tap in np.ndindex(*kernel):
+        window = tuple(slice(tap[i] * dilations[i],
+                             tap[i] * dilations[i] + (out[i] - 1) * strides[i] + 1, strides[i])
+                       for i in range(rank))
+        patch = padded[(slice(None), slice(None)) + window]
+        for g in range(group):
+            taps = w[(slice(g * mg, (g + 1) * mg), slice(None)) + tap]
+            y[:, g * mg:(g + 1) * mg] += np.einsum("nc...,mc->nm...",
+                                                   patch[:, g * cg:(g + 1) * cg], taps)
+    return y
+
+
+def conv_integer(x_shape, w_shape, x_dtype, w_dtype, per_channel, group=1, strides=None,
+                 pads=None, dilations=None, auto_pad=None, constant=()):
+    """ConvInteger against conv_reference of x and w minus their zero
+    points (x padded with its zero point, as the spec pads)."""
+    rank = len(x_shape) - 2
+    strides_, dilations_ = strides or [1] * rank, dilations or [1] * rank
+    def build(rng):
+        x = integer_values(rng, x_dtype, x_shape)
+        w = integer_values(rng, w_dtype, w_shape)
+        x_zero = integer_values(rng, x_dtype, ())
+        w_zero = integer_values(rng, w_dtype, (w_shape[0] if per_channel else 1,))
+        pads_ = pads or [0] * (2 * rank)
+        if auto_pad == "SAME_UPPER":  # stride 1: the window's extent minus one
+            total = [(w_shape[2 + i] - 1) * dilations_[i] for i in range(rank)]
+            pads_ = [t // 2 for t in total] + [t - t // 2 for t in total]
+        ref = conv_reference(
+            x.astype(np.int64) - np.int64(x_zero),
+            w.astype(np.int64) - w_zero.astype(np.int64).reshape((-1,) + (1,) * (rank + 1)),
+            strides_, pads_, dilations_, group)
+        attrs = {"group": group, "strides": strides_, "dilations": dilations_}
+        attrs.update({"auto_pad": auto_pad} if auto_pad else {"pads": pads_})
+        node = helper.make_node("ConvInteger", ["x", "w", "x_zero", "w_zero"], ["y"], **attrs)
+        feeds, inits = split_inputs({"x": x, "w": w, "x_zero": x_zero, "w_zero": w_zero},
+                                    constant)
+        return node, feeds, inits, ref.astype(np.int32)
+    return (f"conv_integer {np.dtype(x_dtype).name}{list(x_shape)} * "
+            f"{np.dtype(w_dtype).name}{list(w_shape)} group {group} "
+            f"{'per-channel' if per_channel else 'per-tensor'}", 10, build)
+
+
+def requantized(accumulator, multiplier, zero, dtype):
+    """onnxruntime's requantization of an exact accumulator: times the f32
+    multiplier, rounded half to even, plus the zero point, saturated."""
+    low, high = QUANTIZED_RANGE[np.dtype(dtype)]
+    scaled = np.rint(accumulator.astype(np.float32) * multiplier) + np.float32(zero)
+    return np.clip(scaled, low, high).astype(dtype)
+
+
+def check_onnxruntime(nodes, feeds, inits, ref, opset, saturating):
+    """onnxruntime must agree with the exact reference, except where its
+    u8 x s8 kernels (`saturating`) sum pairs of products in int16 and
+    saturate (MLAS's AVX2 path; onnxruntime advises 7-bit weights)."""
+    ort = onnxruntime_outputs(nodes, feeds, inits, {"y": TYPES[ref.dtype]}, opset)["y"]
+    if not saturating and not np.array_equal(ort, ref):
+        raise AssertionError("onnxruntime disagrees with the exact reference")
+
+
+def qlinear_conv(x_shape, w_shape, x_dtype, w_dtype, per_channel, bias, **attrs):
+    """QLinearConv against an exact reference that onnxruntime agrees with,
+    per-channel filter scales and an i32 bias included; scales and zero
+    points are initializers, as quantized models hold them. The output
+    scale makes some results saturate."""
+    rank = len(x_shape) - 2
+    def build(rng):
+        x = integer_values(rng, x_dtype, x_shape)
+        w = integer_values(rng, w_dtype, w_shape)
+        channels = w_shape[0] if per_channel else 1
+        # onnxruntime takes per-channel filter zero points of 0 only.
+        w_zero = (np.zeros((channels,), w_dtype) if per_channel
+                  else integer_values(rng, w_dtype, (1,)))
+        values = {
+            "x": x, "x_scale": np.float32(0.02), "x_zero": integer_values(rng, x_dtype, ()),
+            "w": w, "w_scale": rng.uniform(0.002, 0.01, (channels,)).astype(np.float32),
+            "w_zero": w_zero, "y_scale": np.float32(0.05),
+            "y_zero": integer_values(rng, x_dtype, ())}
+        if bias:
+            values["b"] = rng.integers(-5000, 5000, (w_shape[0],)).astype(np.int32)
+        names = list(values)
+        feeds, inits = split_inputs(values, set(names) - {"x", "w"})
+        node = helper.make_node("QLinearConv", names, ["y"], **attrs)
+        shape = (-1,) + (1,) * rank
+        accumulator = conv_reference(
+            x.astype(np.int64) - np.int64(values["x_zero"]),
+            w.astype(np.int64) - w_zero.astype(np.int64).reshape((-1, 1) + (1,) * rank),
+            attrs.get("strides", [1] * rank), attrs.get("pads", [0] * 2 * rank),
+            attrs.get("dilations", [1] * rank), attrs.get("group", 1))
+        if bias:
+            accumulator += values["b"].reshape(shape)
+        multiplier = (values["x_scale"] * values["w_scale"] / values["y_scale"]).reshape(shape)
+        ref = requantized(accumulator, multiplier, values["y_zero"], x_dtype)
+        check_onnxruntime([node], feeds, inits, ref, 10,
+                          np.dtype(x_dtype) == np.uint8 and np.dtype(w_dtype) == np.int8)
+        return node, feeds, inits, ref
+    return (f"qlinear_conv {np.dtype(x_dtype).name}{list(x_shape)} * "
+            f"{np.dtype(w_dtype).name}{list(w_shape)} {attrs}"
+            f"{' per-channel' if per_channel else ''}{' bias' if bias else ''}", 10, build)
+
+
+def qlinear_matmul(a_shape, b_shape, dtype, per_column):
+    """QLinearMatMul against an exact reference that onnxruntime agrees
+    with; `per_column` gives B a scale and zero point per column."""
+    def build(rng):
+        columns = b_shape[-1] if per_column else 1
+        values = {
+            "a": integer_values(rng, dtype, a_shape), "a_scale": np.float32(0.03),
+            "a_zero": integer_values(rng, dtype, ()),
+            "b": integer_values(rng, dtype, b_shape),
+            "b_scale": rng.uniform(0.005, 0.02, (columns,)).astype(np.float32),
+            "b_zero": integer_values(rng, dtype, (columns,)),
+            "y_scale": np.float32(0.6), "y_zero": integer_values(rng, dtype, ())}
+        feeds, inits = split_inputs(values, set(values) - {"a", "b"})
+        node = helper.make_node("QLinearMatMul", list(values), ["y"])
+        accumulator = np.matmul(values["a"].astype(np.int64) - np.int64(values["a_zero"]),
+                                values["b"].astype(np.int64) - values["b_zero"].astype(np.int64))
+        multiplier = values["a_scale"] * values["b_scale"] / values["y_scale"]
+        ref = requantized(accumulator, multiplier, values["y_zero"], dtype)
+        check_onnxruntime([node], feeds, inits, ref, 10, False)
+        return node, feeds, inits, ref
+    return (f"qlinear_matmul {np.dtype(dtype).name}{list(a_shape)} x {list(b_shape)}"
+            f"{' per-column' if per_column else ''}", 10, build)
 
 
 CASES = [
@@ -534,6 +712,28 @@ CASES = [
     bit_shift(np.uint32, "LEFT"),
     bit_shift(np.uint64, "RIGHT"),
     bit_shift(np.uint64, "LEFT"),
+    # Integer products: exact past 2^24 (where f32 would round), both
+    # 8-bit types, batches, per-axis zero points, groups, strides,
+    # dilations, asymmetric and automatic pads, 1-D to 3-D windows; the
+    # large ones take the threaded path.
+    matmul_integer((3, 5, 7), (7, 4), np.uint8, np.int8, True),
+    matmul_integer((2, 1, 4, 6), (3, 6, 5), np.int8, np.uint8, False, constant=("b", "b_zero")),
+    matmul_integer((96, 700), (700, 160), np.uint8, np.uint8, False),
+    matmul_f64((2, 1, 4, 5), (3, 5, 6)),
+    matmul_f64((7,), (4, 7, 3)),
+    conv_integer((2, 4, 9, 8), (6, 2, 3, 3), np.uint8, np.uint8, True, group=2,
+                 strides=[2, 1], dilations=[1, 2], pads=[1, 0, 2, 1]),
+    conv_integer((1, 3, 10), (4, 3, 4), np.int8, np.int8, False, auto_pad="SAME_UPPER",
+                 constant=("w", "w_zero")),
+    conv_integer((1, 2, 5, 6, 4), (3, 2, 2, 3, 2), np.uint8, np.int8, True,
+                 strides=[1, 2, 1], pads=[1, 1, 0, 0, 1, 1]),
+    conv_integer((4, 64, 14, 14), (64, 64, 3, 3), np.uint8, np.uint8, False, pads=[1, 1, 1, 1]),
+    qlinear_conv((2, 4, 7, 7), (6, 4, 3, 3), np.uint8, np.int8, True, True,
+                 pads=[1, 1, 1, 1], strides=[2, 2]),
+    qlinear_conv((1, 4, 6, 5), (4, 2, 2, 2), np.uint8, np.uint8, False, False, group=2),
+    qlinear_conv((1, 3, 8, 8), (5, 3, 3, 3), np.int8, np.int8, True, True, dilations=[2, 1]),
+    qlinear_matmul((2, 3, 40), (40, 6), np.uint8, False),
+    qlinear_matmul((5, 32), (32, 7), np.int8, True),
 ]
 
 
@@ -570,13 +770,14 @@ def run_case(heterps, cluster, out, index, name, opset, build):
         if got.shape != ref.shape or got.dtype != ref.dtype:
             return (f"FAIL {name}: {key} is {got.dtype}{list(got.shape)}, want "
                     f"{ref.dtype}{list(ref.shape)}")
-        finite = np.isfinite(ref) if ref.dtype == np.float32 else np.ones(ref.shape, bool)
+        is_float = np.issubdtype(ref.dtype, np.floating)
+        finite = np.isfinite(ref) if is_float else np.ones(ref.shape, bool)
         if not np.array_equal(got[~finite], ref[~finite]):
             return f"FAIL {name}: {key} differs where the reference is infinite"
         error = (float(np.max(np.abs(got[finite].astype(np.float64) - ref[finite])))
                  if finite.any() else 0.0)
         tolerance = (1e-4 * max(1.0, float(np.max(np.abs(ref[finite]), initial=0.0)))
-                     if ref.dtype == np.float32 else 0)
+                     if is_float else 0)
         if error > tolerance:
             return f"FAIL {name}: {key} max error {error:.3g} above {tolerance:.3g}"
         worst = max(worst, error)

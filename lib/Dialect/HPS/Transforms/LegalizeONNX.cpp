@@ -112,6 +112,7 @@ struct LegalizeONNXPass
     populateRecurrentPatterns(set);
     populateValuePatterns(set);
     populateQuantizationPatterns(set);
+    populateQuantizedLinearPatterns(set);
     populateGridSamplePatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));

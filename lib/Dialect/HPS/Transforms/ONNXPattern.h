@@ -137,6 +137,7 @@ void populateElementaryFunctionPatterns(mlir::RewritePatternSet &patterns);
 void populateRecurrentPatterns(mlir::RewritePatternSet &patterns);
 void populateValuePatterns(mlir::RewritePatternSet &patterns);
 void populateQuantizationPatterns(mlir::RewritePatternSet &patterns);
+void populateQuantizedLinearPatterns(mlir::RewritePatternSet &patterns);
 void populateGridSamplePatterns(mlir::RewritePatternSet &patterns);
 /// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
 void populateFusionPatterns(mlir::RewritePatternSet &patterns);

@@ -142,7 +142,7 @@ FailureOr<EinsumLabels> parseEinsum(StringRef equation,
 /// is reshaped and transposed into the output's order. Not supported (the
 /// node stays generic): a label repeated within one operand (a diagonal),
 /// extents that differ or broadcast, three or more operands, and element
-/// types other than f32 where a sum or product is needed.
+/// types other than f32 and f64 where a sum or product is needed.
 LogicalResult legalizeEinsum(ONNXNode node, PatternRewriter &rewriter) {
   unsigned count = node.numInputs();
   if (count < 1 || count > 2)
@@ -180,12 +180,13 @@ LogicalResult legalizeEinsum(ONNXNode node, PatternRewriter &rewriter) {
     if (!extent.count(label) || llvm::count(output, label) > 1)
       return fail(node, rewriter, "an output label unused or repeated");
 
-  // A pure permutation moves any element type; sums and products are f32.
+  // A pure permutation moves any element type; sums and products are f32
+  // or f64 (the element types the reduction kernels take).
   bool permutation = count == 1 && llvm::all_of(labels->inputs[0], [&](int l) {
                        return llvm::is_contained(output, l);
                      });
-  if (!permutation && !element.isF32())
-    return fail(node, rewriter, "sums and products need f32");
+  if (!permutation && !element.isF32() && !element.isF64())
+    return fail(node, rewriter, "sums and products need f32 or f64");
 
   Location loc = node.getLoc();
   DeviceAttr device = node.getOp().getDeviceAttr();

@@ -7,14 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Support.h"
+#include "Quantize.h"
 
 using namespace mlir;
 
 namespace heterps::hps {
-namespace {
 
-/// The saturation range of an 8-bit quantized type, or std::nullopt.
 std::optional<std::pair<double, double>> quantizedRange(Type element) {
   auto integer = dyn_cast<IntegerType>(element);
   if (!integer || integer.getWidth() != 8)
@@ -25,6 +23,22 @@ std::optional<std::pair<double, double>> quantizedRange(Type element) {
 }
 
 bool isPresent(Value value) { return value && !isa<NoneType>(value.getType()); }
+
+Value roundAndSaturate(ONNXNode node, PatternRewriter &rewriter, Value scaled,
+                       Value zeroPoint, RankedTensorType result) {
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  auto f32Type = result.clone(rewriter.getF32Type());
+  Value q = rewriter.create<RoundOp>(loc, f32Type, scaled, device);
+  if (zeroPoint)
+    q = rewriter.create<AddOp>(loc, f32Type, q, zeroPoint, device);
+  auto [low, high] = *quantizedRange(result.getElementType());
+  q = rewriter.create<ClipOp>(loc, f32Type, q, rewriter.getF64FloatAttr(low),
+                              rewriter.getF64FloatAttr(high), device);
+  return rewriter.create<CastOp>(loc, result, q, device);
+}
+
+namespace {
 
 /// Where a scale (and its zero point) sit against the quantized tensor: one
 /// value for all, or one per index of `axis` (opset 13). `broadcastShape` is
@@ -99,13 +113,7 @@ Value quantize(ONNXNode node, PatternRewriter &rewriter, Value x, Value scale,
   DeviceAttr device = node.getOp().getDeviceAttr();
   auto f32Type = result.clone(rewriter.getF32Type());
   Value q = rewriter.create<DivOp>(loc, f32Type, x, scale, device);
-  q = rewriter.create<RoundOp>(loc, f32Type, q, device);
-  if (zeroPoint)
-    q = rewriter.create<AddOp>(loc, f32Type, q, zeroPoint, device);
-  auto [low, high] = *quantizedRange(result.getElementType());
-  q = rewriter.create<ClipOp>(loc, f32Type, q, rewriter.getF64FloatAttr(low),
-                              rewriter.getF64FloatAttr(high), device);
-  return rewriter.create<CastOp>(loc, result, q, device);
+  return roundAndSaturate(node, rewriter, q, zeroPoint, result);
 }
 
 /// QuantizeLinear (10-12: scalar scale; 13: per-axis scales too): f32 x,
