@@ -313,6 +313,19 @@ Error checkAndInfer(onnx::ModelProto &model) {
   int64_t irVersion = model.ir_version();
   if (irVersion > onnx::IR_VERSION)
     model.set_ir_version(onnx::IR_VERSION);
+  // Before IR 4 every initializer had to be a graph input too. Tools that
+  // rewrite old models (onnxruntime's quantizer keeps IR 3 and adds scales
+  // and zero points as initializers only) break that rule and runtimes
+  // accept the result: check such models as IR 4, which dropped the rule.
+  if (irVersion < 4) {
+    llvm::StringSet<> inputs;
+    for (const auto &input : model.graph().input())
+      inputs.insert(input.name());
+    if (llvm::any_of(model.graph().initializer(), [&](const auto &init) {
+          return !inputs.contains(init.name());
+        }))
+      model.set_ir_version(4);
+  }
   Error error = checkAndInferAtKnownIR(model);
   model.set_ir_version(irVersion);
   return error;

@@ -545,11 +545,13 @@ def check_onnxruntime(nodes, feeds, inits, ref, opset, saturating):
         raise AssertionError("onnxruntime disagrees with the exact reference")
 
 
-def qlinear_conv(x_shape, w_shape, x_dtype, w_dtype, per_channel, bias, **attrs):
+def qlinear_conv(x_shape, w_shape, x_dtype, w_dtype, per_channel, bias, constant_w=True,
+                 **attrs):
     """QLinearConv against an exact reference that onnxruntime agrees with,
-    per-channel filter scales and an i32 bias included; scales and zero
-    points are initializers, as quantized models hold them. The output
-    scale makes some results saturate."""
+    per-channel filter scales and an i32 bias included; scales, zero points
+    and (with `constant_w`, then computed in exact f32) the filter and bias
+    are initializers, as quantized models hold them. The output scale makes
+    some results saturate."""
     rank = len(x_shape) - 2
     def build(rng):
         x = integer_values(rng, x_dtype, x_shape)
@@ -566,7 +568,8 @@ def qlinear_conv(x_shape, w_shape, x_dtype, w_dtype, per_channel, bias, **attrs)
         if bias:
             values["b"] = rng.integers(-5000, 5000, (w_shape[0],)).astype(np.int32)
         names = list(values)
-        feeds, inits = split_inputs(values, set(names) - {"x", "w"})
+        feeds, inits = split_inputs(
+            values, set(names) - ({"x"} if constant_w else {"x", "w", "b"}))
         node = helper.make_node("QLinearConv", names, ["y"], **attrs)
         shape = (-1,) + (1,) * rank
         accumulator = conv_reference(
@@ -583,7 +586,8 @@ def qlinear_conv(x_shape, w_shape, x_dtype, w_dtype, per_channel, bias, **attrs)
         return node, feeds, inits, ref
     return (f"qlinear_conv {np.dtype(x_dtype).name}{list(x_shape)} * "
             f"{np.dtype(w_dtype).name}{list(w_shape)} {attrs}"
-            f"{' per-channel' if per_channel else ''}{' bias' if bias else ''}", 10, build)
+            f"{' per-channel' if per_channel else ''}{' bias' if bias else ''}"
+            f"{' constant w' if constant_w else ''}", 10, build)
 
 
 def qlinear_matmul(a_shape, b_shape, dtype, per_column):
@@ -718,6 +722,7 @@ CASES = [
     # large ones take the threaded path.
     matmul_integer((3, 5, 7), (7, 4), np.uint8, np.int8, True),
     matmul_integer((2, 1, 4, 6), (3, 6, 5), np.int8, np.uint8, False, constant=("b", "b_zero")),
+    matmul_integer((5, 300), (300, 40), np.uint8, np.int8, True, constant=("b", "b_zero")),
     matmul_integer((96, 700), (700, 160), np.uint8, np.uint8, False),
     matmul_f64((2, 1, 4, 5), (3, 5, 6)),
     matmul_f64((7,), (4, 7, 3)),
@@ -727,10 +732,15 @@ CASES = [
                  constant=("w", "w_zero")),
     conv_integer((1, 2, 5, 6, 4), (3, 2, 2, 3, 2), np.uint8, np.int8, True,
                  strides=[1, 2, 1], pads=[1, 1, 0, 0, 1, 1]),
-    conv_integer((4, 64, 14, 14), (64, 64, 3, 3), np.uint8, np.uint8, False, pads=[1, 1, 1, 1]),
+    # Constant, but 576 taps of 8-bit values can pass 2^24: i32, not f32.
+    conv_integer((4, 64, 14, 14), (64, 64, 3, 3), np.uint8, np.uint8, False, pads=[1, 1, 1, 1],
+                 constant=("w", "w_zero")),
     qlinear_conv((2, 4, 7, 7), (6, 4, 3, 3), np.uint8, np.int8, True, True,
                  pads=[1, 1, 1, 1], strides=[2, 2]),
-    qlinear_conv((1, 4, 6, 5), (4, 2, 2, 2), np.uint8, np.uint8, False, False, group=2),
+    qlinear_conv((1, 4, 6, 5), (4, 2, 2, 2), np.uint8, np.uint8, False, False, group=2,
+                 constant_w=False),
+    qlinear_conv((2, 3, 9, 9), (8, 3, 3, 3), np.uint8, np.int8, True, True, constant_w=False,
+                 pads=[1, 1, 1, 1]),
     qlinear_conv((1, 3, 8, 8), (5, 3, 3, 3), np.int8, np.int8, True, True, dilations=[2, 1]),
     qlinear_matmul((2, 3, 40), (40, 6), np.uint8, False),
     qlinear_matmul((5, 32), (32, 7), np.int8, True),

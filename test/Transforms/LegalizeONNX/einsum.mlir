@@ -50,12 +50,23 @@ func.func @einsum_transpose_f64(%t: tensor<3x4xf64>) -> tensor<4x3xf64> {
 
 // -----
 
-// Stay generic: a diagonal, a sum of f64, a malformed equation.
+// Stay generic: a diagonal, a sum of i32 (no integer reduction kernel), a
+// malformed equation.
 // CHECK-LABEL: func @einsum_generic
-func.func @einsum_generic(%t: tensor<3x3xf32>, %d: tensor<3x4xf64>) -> (tensor<3xf32>, tensor<3xf64>, tensor<3xf32>) {
+func.func @einsum_generic(%t: tensor<3x3xf32>, %d: tensor<3x4xi32>) -> (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>) {
   // CHECK-COUNT-3: hps.onnx_node "Einsum"
   %0 = hps.onnx_node "Einsum"(%t) {attrs = {equation = "ii->i"}, domain = "", opset = 12 : i64} : (tensor<3x3xf32>) -> tensor<3xf32>
-  %1 = hps.onnx_node "Einsum"(%d) {attrs = {equation = "ij->i"}, domain = "", opset = 12 : i64} : (tensor<3x4xf64>) -> tensor<3xf64>
+  %1 = hps.onnx_node "Einsum"(%d) {attrs = {equation = "ij->i"}, domain = "", opset = 12 : i64} : (tensor<3x4xi32>) -> tensor<3xi32>
   %2 = hps.onnx_node "Einsum"(%t) {attrs = {equation = "i1->i"}, domain = "", opset = 12 : i64} : (tensor<3x3xf32>) -> tensor<3xf32>
-  return %0, %1, %2 : tensor<3xf32>, tensor<3xf64>, tensor<3xf32>
+  return %0, %1, %2 : tensor<3xf32>, tensor<3xi32>, tensor<3xf32>
+}
+
+// f64 sums and products legalize like f32 ones.
+// CHECK-LABEL: func @einsum_f64
+func.func @einsum_f64(%a: tensor<3x4xf64>, %b: tensor<4x5xf64>) -> (tensor<3xf64>, tensor<3x5xf64>) {
+  // CHECK: hps.reduce sum %arg0 {axes = array<i64: 1>} : (tensor<3x4xf64>) -> tensor<3xf64>
+  // CHECK: hps.matmul %arg0, %arg1 : (tensor<3x4xf64>, tensor<4x5xf64>) -> tensor<3x5xf64>
+  %0 = hps.onnx_node "Einsum"(%a) {attrs = {equation = "ij->i"}, domain = "", opset = 12 : i64} : (tensor<3x4xf64>) -> tensor<3xf64>
+  %1 = hps.onnx_node "Einsum"(%a, %b) {attrs = {equation = "ij,jk->ik"}, domain = "", opset = 12 : i64} : (tensor<3x4xf64>, tensor<4x5xf64>) -> tensor<3x5xf64>
+  return %0, %1 : tensor<3xf64>, tensor<3x5xf64>
 }

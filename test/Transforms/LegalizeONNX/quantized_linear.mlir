@@ -103,3 +103,39 @@ func.func @qlinear_matmul(%a: tensor<2x8xi8>, %as: tensor<f32>, %az: tensor<i8>,
   %0 = hps.onnx_node "QLinearMatMul"(%a, %as, %az, %b, %bs, %bz, %ys, %yz) {attrs = {}, domain = "", opset = 10 : i64} : (tensor<2x8xi8>, tensor<f32>, tensor<i8>, tensor<8x3xi8>, tensor<3xf32>, tensor<3xi8>, tensor<f32>, tensor<i8>) -> tensor<2x3xi8>
   return %0 : tensor<2x3xi8>
 }
+
+// -----
+
+// A constant filter whose accumulators stay below 2^24 (here at most
+// 255 * 3 * 4): the conv runs on f32 with the filter minus its zero point
+// folded, exact, then converts to i32.
+// CHECK-LABEL: func @conv_integer_exact_f32
+func.func @conv_integer_exact_f32(%x: tensor<1x2x3x3xui8>, %xz: tensor<ui8>) -> tensor<1x1x2x2xi32> {
+  // CHECK: %[[W:.*]] = hps.constant dense<{{\[\[\[\[}}1.000000e+00, -2.000000e+00], [3.000000e+00, 0.000000e+00]], {{\[\[}}-1.000000e+00, 4.000000e+00], [2.000000e+00, -3.000000e+00]]]]> : tensor<1x2x2x2xf32>
+  // CHECK: %[[X:.*]] = hps.cast %arg0 : (tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xf32>
+  // CHECK: %[[XS:.*]] = hps.sub %[[X]], {{.*}} -> tensor<1x2x3x3xf32>
+  // CHECK: %[[Y:.*]] = hps.conv %[[XS]], %[[W]] {{.*}} -> tensor<1x1x2x2xf32>
+  // CHECK: hps.cast %[[Y]] : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xi32>
+  %w = hps.constant dense<[[[[2, -1], [4, 1]], [[0, 5], [3, -2]]]]> : tensor<1x2x2x2xi8>
+  %wz = hps.constant dense<1> : tensor<i8>
+  %0 = hps.onnx_node "ConvInteger"(%x, %w, %xz, %wz) {attrs = {}, domain = "", opset = 10 : i64} : (tensor<1x2x3x3xui8>, tensor<1x2x2x2xi8>, tensor<ui8>, tensor<i8>) -> tensor<1x1x2x2xi32>
+  return %0 : tensor<1x1x2x2xi32>
+}
+
+// A constant B whose column sums of |b - zero point| (here 4 * 255) times
+// max |a - a's zero point| (255) could reach 2^24 only with far more rows:
+// f32. With 70000 rows of 1 it could not stay exact: i32.
+// CHECK-LABEL: func @matmul_integer_exact_f32
+func.func @matmul_integer_exact_f32(%a: tensor<2x4xui8>) -> tensor<2x3xi32> {
+  // CHECK: hps.matmul {{.*}} : (tensor<2x4xf32>, tensor<4x3xf32>) -> tensor<2x3xf32>
+  %b = hps.constant dense<255> : tensor<4x3xui8>
+  %0 = hps.onnx_node "MatMulInteger"(%a, %b) {attrs = {}, domain = "", opset = 10 : i64} : (tensor<2x4xui8>, tensor<4x3xui8>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}
+// CHECK-LABEL: func @matmul_integer_too_long_for_f32
+func.func @matmul_integer_too_long_for_f32(%a: tensor<2x70000xui8>) -> tensor<2x3xi32> {
+  // CHECK: hps.matmul {{.*}} : (tensor<2x70000xi32>, tensor<70000x3xi32>) -> tensor<2x3xi32>
+  %b = hps.constant dense<1> : tensor<70000x3xui8>
+  %0 = hps.onnx_node "MatMulInteger"(%a, %b) {attrs = {}, domain = "", opset = 10 : i64} : (tensor<2x70000xui8>, tensor<70000x3xui8>) -> tensor<2x3xi32>
+  return %0 : tensor<2x3xi32>
+}

@@ -9,6 +9,8 @@
 // from the windows gathered explicitly (legalizeMaxPoolWithIndices); the
 // values still come from hps.max_pool.
 // MaxUnpool-9/11 scatters into zeros at those indices.
+// MaxPool-12's u8 and i8 inputs (quantized models pool them) are pooled in
+// f32, which holds them exactly, between two casts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -184,6 +186,38 @@ LogicalResult legalizeMaxPoolWithIndices(ONNXNode node,
   return success();
 }
 
+/// MaxPool of u8 or i8 (12+): cast to f32, pooled, cast back; exact.
+LogicalResult legalizeMaxPoolOfBytes(ONNXNode node, PatternRewriter &rewriter,
+                                     const WindowAttrs &window, bool ceil) {
+  auto x = cast<RankedTensorType>(node.input(0).getType());
+  auto result = dyn_cast<RankedTensorType>(node.resultType());
+  if (!result || result.getElementType() != x.getElementType())
+    return fail(node, rewriter, "the result's type differs from x's");
+  Type f32 = rewriter.getF32Type();
+  auto createPool = [&](OpBuilder &builder, Value input) {
+    return builder.create<MaxPoolOp>(
+        node.getLoc(), result.clone(f32), input,
+        builder.getDenseI64ArrayAttr(window.kernel),
+        builder.getDenseI64ArrayAttr(window.strides),
+        builder.getDenseI64ArrayAttr(window.pads),
+        builder.getDenseI64ArrayAttr(window.dilations), unitIf(builder, ceil),
+        node.getOp().getDeviceAttr());
+  };
+  OpBuilder detached(rewriter.getContext());
+  MaxPoolOp probe = createPool(detached, node.input(0));
+  bool valid = verifiesQuietly(probe);
+  probe->destroy();
+  if (!valid)
+    return fail(node, rewriter, "the hps op would not verify");
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Value input = rewriter.create<CastOp>(node.getLoc(), x.clone(f32),
+                                        node.input(0), device);
+  Value pooled = createPool(rewriter, input);
+  return replaceNodeWithCompatible(
+      node, rewriter.create<CastOp>(node.getLoc(), result, pooled, device),
+      rewriter);
+}
+
 /// Window pooling with every attribute the node's opset defines; absent
 /// ones take their ONNX defaults (floor mode, dilation 1, pads excluded
 /// from averages).
@@ -214,6 +248,9 @@ LogicalResult legalizeWindowPool(ONNXNode node, PatternRewriter &rewriter) {
       return fail(node, rewriter, "unknown count_include_pad");
     return create(unitIf(rewriter, *includePad));
   } else {
+    auto x = dyn_cast<RankedTensorType>(node.input(0).getType());
+    if (x && x.getElementType().isInteger(8) && !node.isResultUsed(1))
+      return legalizeMaxPoolOfBytes(node, rewriter, *window, *ceil);
     if (node.isResultUsed(1))
       return legalizeMaxPoolWithIndices(node, rewriter, *window, *ceil,
                                         *getFlag(node, "storage_order"));

@@ -11,12 +11,22 @@
 // Zero points and scales are per tensor, or per row of A / per column of B
 // (the matmuls) and per output channel of the filter (the convs).
 //
+// Quantized models hold their filters and B as constants. Where the largest
+// accumulator those constants allow stays below 2^24, every partial sum is
+// an integer f32 holds exactly, whatever the summation order, so the product
+// runs on f32 (oneDNN's kernels rather than the i32 loops) with the
+// constant minus its zero point folded at compile time, and is still exact.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Quantize.h"
 #include "WindowAttrs.h"
 
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
+
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
 
 using namespace mlir;
 
@@ -100,21 +110,117 @@ Value convertTo(ONNXNode node, PatternRewriter &rewriter, Value value,
   return value;
 }
 
-/// The operand minus its zero point, in i32.
+/// The operand minus its zero point, in `element` (i32, or f32 where the
+/// product is exact in f32).
 Value widen(ONNXNode node, PatternRewriter &rewriter,
-            const QuantizedOperand &operand) {
-  Type i32 = rewriter.getI32Type();
+            const QuantizedOperand &operand, Type element) {
   auto type = cast<RankedTensorType>(operand.value.getType());
-  Value value = convertTo(node, rewriter, operand.value, i32, type.getShape());
+  Value value =
+      convertTo(node, rewriter, operand.value, element, type.getShape());
   if (!operand.zeroPoint)
     return value;
   Value zero =
-      convertTo(node, rewriter, operand.zeroPoint, i32, operand.zeroShape);
-  return rewriter.create<SubOp>(node.getLoc(), type.clone(i32), value, zero,
+      convertTo(node, rewriter, operand.zeroPoint, element, operand.zeroShape);
+  return rewriter.create<SubOp>(node.getLoc(), type.clone(element), value, zero,
                                 node.getOp().getDeviceAttr());
 }
 
-/// The QLinear ops' output: requantizes the i32 `accumulator` with
+/// The values of an integer constant, inline or a resource blob (weights);
+/// std::nullopt for anything else.
+std::optional<SmallVector<int64_t>> constantIntegers(Value value) {
+  if (!value)
+    return std::nullopt;
+  ElementsAttr attr = getConstantValue(value);
+  if (!attr)
+    return std::nullopt;
+  if (isa<DenseElementsAttr>(attr))
+    return getConstantInts(value);
+  auto resource = dyn_cast<DenseResourceElementsAttr>(attr);
+  auto integer = dyn_cast<IntegerType>(attr.getElementType());
+  AsmResourceBlob *blob =
+      resource ? resource.getRawHandle().getBlob() : nullptr;
+  if (!blob || !integer || integer.getWidth() % 8 != 0 ||
+      integer.getWidth() > 64)
+    return std::nullopt;
+  ArrayRef<char> data = blob->getData();
+  unsigned bytes = integer.getWidth() / 8;
+  if (int64_t(data.size()) != attr.getNumElements() * bytes)
+    return std::nullopt;
+  SmallVector<int64_t> values;
+  values.reserve(attr.getNumElements());
+  for (size_t offset = 0; offset < data.size(); offset += bytes) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, data.data() + offset, bytes); // little-endian hosts
+    APInt element(integer.getWidth(), bits);
+    values.push_back(integer.isUnsigned() ? int64_t(element.getZExtValue())
+                                          : element.getSExtValue());
+  }
+  return values;
+}
+
+/// The largest |x - x_zero_point| an operand can hold.
+double largestShift(const QuantizedOperand &operand) {
+  Type element = cast<ShapedType>(operand.value.getType()).getElementType();
+  auto [low, high] = *quantizedRange(element);
+  if (!operand.zeroPoint)
+    return std::max(-low, high);
+  std::optional<SmallVector<int64_t>> zeros =
+      constantIntegers(operand.zeroPoint);
+  if (!zeros)
+    return high - low;
+  double largest = 0;
+  for (int64_t zero : *zeros)
+    largest = std::max({largest, zero - low, high - zero});
+  return largest;
+}
+
+/// Below this every integer, hence every partial sum, is exact in f32.
+constexpr double kExactFloatLimit = double(int64_t(1) << 24);
+
+/// The constant `operand` minus its zero point as exact f32 values, where
+/// every accumulator stays below kExactFloatLimit: the other operand's
+/// shifts are at most `otherShift`, `outputOf` maps an element to the one
+/// of `outputs` accumulators it feeds (its zero point is that output modulo
+/// the number of zero points), and a bias adds at most `biasBound`.
+std::optional<SmallVector<float>>
+exactFloatOperand(const QuantizedOperand &operand,
+                  llvm::function_ref<int64_t(int64_t)> outputOf,
+                  int64_t outputs, double otherShift, double biasBound) {
+  std::optional<SmallVector<int64_t>> values = constantIntegers(operand.value);
+  SmallVector<int64_t> zeros{0};
+  if (operand.zeroPoint) {
+    std::optional<SmallVector<int64_t>> given =
+        constantIntegers(operand.zeroPoint);
+    if (!given || given->empty())
+      return std::nullopt;
+    zeros = *given;
+  }
+  if (!values || outputs <= 0)
+    return std::nullopt;
+  SmallVector<double> sums(outputs, 0.0);
+  SmallVector<float> shifted;
+  shifted.reserve(values->size());
+  for (auto [i, value] : llvm::enumerate(*values)) {
+    int64_t output = outputOf(i);
+    int64_t difference = value - zeros[output % zeros.size()];
+    sums[output] += std::abs(double(difference));
+    shifted.push_back(float(difference));
+  }
+  double largest = *llvm::max_element(sums);
+  if (largest * otherShift + biasBound >= kExactFloatLimit)
+    return std::nullopt;
+  return shifted;
+}
+
+/// An hps.constant of `shape` holding `values` as f32.
+Value floatConstant(ONNXNode node, PatternRewriter &rewriter,
+                    ArrayRef<int64_t> shape, ArrayRef<float> values) {
+  auto type = RankedTensorType::get(shape, rewriter.getF32Type());
+  return rewriter.create<ConstantOp>(node.getLoc(),
+                                     DenseElementsAttr::get(type, values));
+}
+
+/// The QLinear ops' output: requantizes the exact `accumulator` with
 /// `lhs.scale * rhs.scale / y_scale` and y's zero point (inputs
 /// `yScaleIndex` and the one after it) into the node's u8 or i8 result.
 Value requantize(ONNXNode node, PatternRewriter &rewriter, Value accumulator,
@@ -134,7 +240,9 @@ Value requantize(ONNXNode node, PatternRewriter &rewriter, Value accumulator,
   multiplier =
       rewriter.create<DivOp>(loc, multiplierType, multiplier, yScale, device);
   auto f32Result = result.clone(f32);
-  Value scaled = rewriter.create<CastOp>(loc, f32Result, accumulator, device);
+  Value scaled = accumulator;
+  if (cast<ShapedType>(accumulator.getType()).getElementType() != f32)
+    scaled = rewriter.create<CastOp>(loc, f32Result, accumulator, device);
   scaled = rewriter.create<MulOp>(loc, f32Result, scaled, multiplier, device);
   Value yZero = node.input(yScaleIndex + 1);
   Value zero =
@@ -192,15 +300,40 @@ bool matmulVerifies(ONNXNode node, unsigned bIndex) {
   return valid;
 }
 
-Value integerMatMul(ONNXNode node, PatternRewriter &rewriter,
-                    const QuantizedOperand &a, const QuantizedOperand &b) {
+/// The exact product of A and B minus their zero points: in f32 where B is
+/// a constant that keeps it exact, else in i32.
+Value quantizedMatMul(ONNXNode node, PatternRewriter &rewriter,
+                      const QuantizedOperand &a, const QuantizedOperand &b) {
   auto type = cast<RankedTensorType>(node.resultType());
+  auto bType = cast<RankedTensorType>(b.value.getType());
+  int64_t columns = bType.getRank() >= 2 ? bType.getShape().back() : 1;
+  int64_t depth = bType.getRank() >= 2 ? bType.getShape().drop_back().back()
+                                       : bType.getShape().back();
+  std::optional<SmallVector<float>> exactB;
+  if (bType.hasStaticShape() && depth > 0)
+    exactB = exactFloatOperand(
+        b,
+        [&](int64_t i) {
+          return i / (depth * columns) * columns + i % columns;
+        },
+        bType.getNumElements() / depth, largestShift(a), 0);
   // One statement each: the IR comes out in operand order.
-  Value lhs = widen(node, rewriter, a);
-  Value rhs = widen(node, rewriter, b);
-  return rewriter.create<MatMulOp>(node.getLoc(),
-                                   type.clone(rewriter.getI32Type()), lhs, rhs,
+  Type element = exactB ? Type(rewriter.getF32Type()) : rewriter.getI32Type();
+  Value lhs = widen(node, rewriter, a, element);
+  Value rhs = exactB ? floatConstant(node, rewriter, bType.getShape(), *exactB)
+                     : widen(node, rewriter, b, element);
+  return rewriter.create<MatMulOp>(node.getLoc(), type.clone(element), lhs, rhs,
                                    node.getOp().getDeviceAttr());
+}
+
+/// `accumulator` (exact, i32 or f32) as the node's i32 result.
+Value asI32(ONNXNode node, PatternRewriter &rewriter, Value accumulator) {
+  auto type = cast<RankedTensorType>(accumulator.getType());
+  if (type.getElementType().isSignlessInteger(32))
+    return accumulator;
+  return rewriter.create<CastOp>(node.getLoc(),
+                                 type.clone(rewriter.getI32Type()), accumulator,
+                                 node.getOp().getDeviceAttr());
 }
 
 /// MatMulInteger (10): A and B u8 or i8, optional zero points, an i32
@@ -215,8 +348,9 @@ LogicalResult legalizeMatMulInteger(ONNXNode node, PatternRewriter &rewriter) {
   auto b = checkOperand(node, rewriter, 1, 3, -1, axes->columns);
   if (failed(a) || failed(b))
     return failure();
-  return replaceNodeWithCompatible(node, integerMatMul(node, rewriter, *a, *b),
-                                   rewriter);
+  return replaceNodeWithCompatible(
+      node, asI32(node, rewriter, quantizedMatMul(node, rewriter, *a, *b)),
+      rewriter);
 }
 
 /// QLinearMatMul (10): a, a_scale, a_zero_point, b, b_scale, b_zero_point,
@@ -230,7 +364,7 @@ LogicalResult legalizeQLinearMatMul(ONNXNode node, PatternRewriter &rewriter) {
   if (failed(a) || failed(b) ||
       failed(checkOutputQuantization(node, rewriter, 6)))
     return failure();
-  Value y = requantize(node, rewriter, integerMatMul(node, rewriter, *a, *b),
+  Value y = requantize(node, rewriter, quantizedMatMul(node, rewriter, *a, *b),
                        *a, *b, 6);
   return replaceNodeWithCompatible(node, y, rewriter);
 }
@@ -276,15 +410,37 @@ FailureOr<ConvGeometry> convGeometry(ONNXNode node, PatternRewriter &rewriter,
   return geometry;
 }
 
-Value integerConv(ONNXNode node, PatternRewriter &rewriter,
-                  const ConvGeometry &geometry, const QuantizedOperand &x,
-                  const QuantizedOperand &w, Value bias) {
+/// The exact convolution of x and w minus their zero points, plus the i32
+/// bias: in f32 where w (and the bias) are constants that keep it exact,
+/// else in i32.
+Value quantizedConv(ONNXNode node, PatternRewriter &rewriter,
+                    const ConvGeometry &geometry, const QuantizedOperand &x,
+                    const QuantizedOperand &w, Value bias) {
   auto type = cast<RankedTensorType>(node.resultType());
+  auto wType = cast<RankedTensorType>(w.value.getType());
   const WindowAttrs &window = geometry.window;
-  Value input = widen(node, rewriter, x);
-  Value filter = widen(node, rewriter, w);
+  std::optional<SmallVector<int64_t>> biasValues = constantIntegers(bias);
+  std::optional<SmallVector<float>> exactW;
+  if (wType.hasStaticShape() && (!bias || biasValues)) {
+    double biasBound = 0;
+    for (int64_t value : biasValues.value_or(SmallVector<int64_t>()))
+      biasBound = std::max(biasBound, std::abs(double(value)));
+    int64_t perOutput = wType.getNumElements() / geometry.channels.length;
+    exactW = exactFloatOperand(
+        w, [&](int64_t i) { return i / perOutput; }, geometry.channels.length,
+        largestShift(x), biasBound);
+  }
+  Type element = exactW ? Type(rewriter.getF32Type()) : rewriter.getI32Type();
+  Value input = widen(node, rewriter, x, element);
+  Value filter = exactW
+                     ? floatConstant(node, rewriter, wType.getShape(), *exactW)
+                     : widen(node, rewriter, w, element);
+  if (bias && exactW) {
+    SmallVector<float> values(biasValues->begin(), biasValues->end());
+    bias = floatConstant(node, rewriter, {int64_t(values.size())}, values);
+  }
   return rewriter.create<ConvOp>(
-      node.getLoc(), type.clone(rewriter.getI32Type()), input, filter, bias,
+      node.getLoc(), type.clone(element), input, filter, bias,
       rewriter.getDenseI64ArrayAttr(window.strides),
       rewriter.getDenseI64ArrayAttr(window.pads),
       rewriter.getDenseI64ArrayAttr(window.dilations),
@@ -304,8 +460,9 @@ LogicalResult legalizeConvInteger(ONNXNode node, PatternRewriter &rewriter) {
   auto w = checkOperand(node, rewriter, 1, 3, -1, geometry->channels);
   if (failed(x) || failed(w))
     return failure();
-  return replaceNodeWithCompatible(
-      node, integerConv(node, rewriter, *geometry, *x, *w, Value()), rewriter);
+  Value accumulator = quantizedConv(node, rewriter, *geometry, *x, *w, Value());
+  return replaceNodeWithCompatible(node, asI32(node, rewriter, accumulator),
+                                   rewriter);
 }
 
 /// QLinearConv (10): x, x_scale, x_zero_point, w, w_scale, w_zero_point,
@@ -330,8 +487,8 @@ LogicalResult legalizeQLinearConv(ONNXNode node, PatternRewriter &rewriter) {
     bias = Value();
   }
   Value y = requantize(node, rewriter,
-                       integerConv(node, rewriter, *geometry, *x, *w, bias), *x,
-                       *w, 6);
+                       quantizedConv(node, rewriter, *geometry, *x, *w, bias),
+                       *x, *w, 6);
   return replaceNodeWithCompatible(node, y, rewriter);
 }
 
