@@ -2,7 +2,9 @@
 """Forward-inference benchmark: HeterPS stage programs against onnxruntime.
 
 Workloads: the MNIST MLP, NCF (NeuMF, MovieLens-1M) and ResNet-20 (CIFAR-10)
-from ../shared/models, and a generated HeterPS-style CTR model
+from ../shared/models, ResNet-20 quantized by onnxruntime's own static
+quantizer (test/Integration/Inputs/quantize_with_ort.py: QLinearConv, int8
+per channel, 7-bit weights), and a generated HeterPS-style CTR model
 (bench/generate_ctr_model.py). Each runs at batch 1 and batch 256 on the same
 machine, in one process run:
 
@@ -70,15 +72,19 @@ WORKLOADS = {
     "mlp": "mlp/mnist_mlp_onnxmlir_opset13.onnx",
     "ncf": "recsys/ncf_neumf_movielens1m_opset7.onnx",
     "resnet20": "cnn/resnet20_cifar10_opset12.onnx",
+    # The same model quantized by onnxruntime's own static quantizer.
+    "resnet20-int8": "cnn/resnet20_cifar10_opset12.onnx",
     "ctr": None,  # generated
 }
 LABELS = {
     "mlp": "MNIST MLP",
     "ncf": "NCF (NeuMF)",
     "resnet20": "ResNet-20",
+    "resnet20-int8": "ResNet-20 int8 (QLinearConv)",
     "ctr": "CTR (generated)",
 }
 MAX_ID = 50
+QUANTIZER = os.path.join(ROOT, "test", "Integration", "Inputs", "quantize_with_ort.py")
 RUN_RE = re.compile(r"(\d+) runs: median ([0-9.eE+-]+) s, ([0-9.eE+-]+) (?:samples|calls)/s")
 
 
@@ -531,6 +537,12 @@ def main():
                         fixes = batch_variant(original, model, flatten_fix=not args.no_flatten_fix)
                         check_variant(original, model, np.random.default_rng(args.seed + 1))
                         case["notes"] += fixes
+                    if w.endswith("-int8"):
+                        quantized = os.path.join(cdir, "quantized.onnx")
+                        r = sh([sys.executable, QUANTIZER, model, quantized, "--ops", "Conv"])
+                        if r.returncode:
+                            raise RuntimeError("quantize_with_ort.py failed: " + r.stderr)
+                        model = quantized
                 rng = np.random.default_rng(args.seed)
                 feeds = make_inputs(onnx.load(model), b, rng)
                 ours = Ours(heterps, model, b, threads, cdir, gpu=args.gpu)

@@ -109,3 +109,38 @@ func.func @identities(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %1 = hps.transpose %0 {perm = array<i64: 0, 1>} : (tensor<2x3xf32>) -> tensor<2x3xf32>
   return %1 : tensor<2x3xf32>
 }
+
+// -----
+
+// A quantized value dequantized next: f32 -> u8 -> f32 of rounded, clipped
+// integers within u8's range is the clipped value itself.
+// CHECK-LABEL: func @quantize_round_trip
+func.func @quantize_round_trip(%x: tensor<4xf32>, %z: tensor<ui8>) -> tensor<4xf32> {
+  // CHECK: %[[Z:.*]] = hps.cast %arg1
+  // CHECK: %[[R:.*]] = hps.round %arg0
+  // CHECK: %[[A:.*]] = hps.add %[[R]], %[[Z]]
+  // CHECK: %[[C:.*]] = hps.clip %[[A]]
+  // CHECK-NEXT: return %[[C]]
+  %zf = hps.cast %z : (tensor<ui8>) -> tensor<f32>
+  %r = hps.round %x : tensor<4xf32>
+  %a = hps.add %r, %zf : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %c = hps.clip %a {max = 2.550000e+02 : f64, min = 0.000000e+00 : f64} : tensor<4xf32>
+  %q = hps.cast %c : (tensor<4xf32>) -> tensor<4xui8>
+  %d = hps.cast %q : (tensor<4xui8>) -> tensor<4xf32>
+  return %d : tensor<4xf32>
+}
+
+// Not when the clip reaches past the integer type, or the value may hold
+// fractions (no rounding before).
+// CHECK-LABEL: func @quantize_round_trip_kept
+func.func @quantize_round_trip_kept(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // CHECK-COUNT-4: hps.cast
+  %r = hps.round %x : tensor<4xf32>
+  %wide = hps.clip %r {max = 2.560000e+02 : f64, min = 0.000000e+00 : f64} : tensor<4xf32>
+  %q1 = hps.cast %wide : (tensor<4xf32>) -> tensor<4xui8>
+  %d1 = hps.cast %q1 : (tensor<4xui8>) -> tensor<4xf32>
+  %frac = hps.clip %x {max = 1.270000e+02 : f64, min = -1.280000e+02 : f64} : tensor<4xf32>
+  %q2 = hps.cast %frac : (tensor<4xf32>) -> tensor<4xi8>
+  %d2 = hps.cast %q2 : (tensor<4xi8>) -> tensor<4xf32>
+  return %d1, %d2 : tensor<4xf32>, tensor<4xf32>
+}

@@ -395,9 +395,65 @@ OpFoldResult WhereOp::fold(FoldAdaptor adaptor) {
                          });
 }
 
+/// holdsIntegers, looking at most 8 producers deep.
+static bool holdsIntegersWithin(Value value, int depth) {
+  if (depth > 8)
+    return false;
+  Operation *op = value.getDefiningOp();
+  if (!op)
+    return false;
+  if (isa<RoundOp>(op))
+    return true;
+  if (auto conversion = dyn_cast<CastOp>(op))
+    return isa<IntegerType>(getElementTypeOrSelf(conversion.getInput()));
+  if (isa<AddOp, SubOp>(op))
+    return holdsIntegersWithin(op->getOperand(0), depth + 1) &&
+           holdsIntegersWithin(op->getOperand(1), depth + 1);
+  if (auto clip = dyn_cast<ClipOp>(op)) {
+    auto integral = [](FloatAttr bound) {
+      return !bound ||
+             bound.getValueAsDouble() == std::floor(bound.getValueAsDouble());
+    };
+    return integral(clip.getMinAttr()) && integral(clip.getMaxAttr()) &&
+           holdsIntegersWithin(clip.getInput(), depth + 1);
+  }
+  return false;
+}
+
+bool heterps::hps::holdsIntegers(Value value) {
+  return holdsIntegersWithin(value, 0);
+}
+
+/// float -> integer -> the same float type is the identity where the value
+/// is already an integer the integer type holds: a quantized value that is
+/// dequantized next (QuantizeLinear, then a QLinear op or DequantizeLinear)
+/// skips two passes over memory. NaN, for which the first conversion is
+/// undefined, stays NaN.
+static Value foldIntegerRoundTrip(CastOp outer) {
+  auto inner = outer.getInput().getDefiningOp<CastOp>();
+  if (!inner || inner.getInput().getType() != outer.getType())
+    return {};
+  auto integer = dyn_cast<IntegerType>(getElementTypeOrSelf(inner.getType()));
+  auto clip = inner.getInput().getDefiningOp<ClipOp>();
+  if (!integer || integer.getWidth() < 2 || integer.getWidth() > 16 || !clip ||
+      !isa<FloatType>(getElementTypeOrSelf(outer.getType())) ||
+      !clip.getMinAttr() || !clip.getMaxAttr() || !holdsIntegers(clip))
+    return {};
+  unsigned bits = integer.getWidth();
+  double low = integer.isUnsigned() ? 0 : -std::ldexp(1.0, bits - 1);
+  double high = integer.isUnsigned() ? std::ldexp(1.0, bits) - 1
+                                     : std::ldexp(1.0, bits - 1) - 1;
+  if (clip.getMinAttr().getValueAsDouble() < low ||
+      clip.getMaxAttr().getValueAsDouble() > high)
+    return {};
+  return clip;
+}
+
 OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getInput().getType() == getType())
     return getInput();
+  if (Value value = foldIntegerRoundTrip(*this))
+    return value;
   return foldElementwise(
       *this, adaptor.getOperands(),
       [](ArrayRef<Attribute> values, Type to) -> Attribute {

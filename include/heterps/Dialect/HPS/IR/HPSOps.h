@@ -25,6 +25,11 @@ mlir::ElementsAttr getConstantValue(mlir::Value value);
 /// The int64 values of a constant integer tensor, or std::nullopt.
 std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
 
+/// True if every element of the float tensor `value` is known to be an
+/// integer: rounded, converted from an integer type, or sums, differences
+/// and integer-bounded clips of such (a quantized value in f32).
+bool holdsIntegers(mlir::Value value);
+
 /// The result shape the operands of a single-result hps op imply, by the
 /// same rule its verifier checks; nullopt where an operand's rank is unknown,
 /// the operands are inconsistent or the op has no such rule. Import leaves

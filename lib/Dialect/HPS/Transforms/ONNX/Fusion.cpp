@@ -4,7 +4,8 @@
 // spell them out in elementwise ops, and EmbeddingBag as Gather + ReduceSum.
 // These patterns run on the legalized hps ops and recognise the exact
 // decompositions (constants within 1e-6), so placement and cost models see
-// one layer instead of a dozen.
+// one layer instead of a dozen. The zero-point shifts that quantized models
+// add and subtract again between their layers cancel here too.
 //
 //===----------------------------------------------------------------------===//
 
@@ -372,11 +373,49 @@ struct FuseEmbeddingPooling : OpRewritePattern<ReduceOp> {
   }
 };
 
+//===----------------------------------------------------------------------===//
+// Zero points between quantization and dequantization.
+//===----------------------------------------------------------------------===//
+
+/// clip(v + z, lo, hi) - z -> clip(v, lo - z, hi - z) for a v of integers
+/// and a scalar integer constant z: a QuantizeLinear (or a QLinear op's
+/// requantization) adds its zero point, and the DequantizeLinear or QLinear
+/// product reading it subtracts the same one; two passes over memory fewer.
+/// Exact: below 2^24 both sides compute the same integers, and a v far
+/// enough out for v + z to round saturates both at the same bound.
+struct CancelZeroPointShift : OpRewritePattern<SubOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(SubOp sub,
+                                PatternRewriter &rewriter) const override {
+    auto clip = sub.getLhs().getDefiningOp<ClipOp>();
+    std::optional<double> zero = getConstantScalar(sub.getRhs());
+    if (!clip || !clip->hasOneUse() || !clip.getMinAttr() ||
+        !clip.getMaxAttr() || !zero || *zero != std::floor(*zero) ||
+        std::abs(*zero) > 65536 || sub.getType() != clip.getType())
+      return failure();
+    auto add = clip.getInput().getDefiningOp<AddOp>();
+    if (!add || !add->hasOneUse())
+      return failure();
+    std::optional<std::pair<Value, double>> split = splitConstant(add, *zero);
+    if (!split || split->second != *zero ||
+        split->first.getType() != sub.getType() || !holdsIntegers(split->first))
+      return failure();
+    double low = clip.getMinAttr().getValueAsDouble();
+    double high = clip.getMaxAttr().getValueAsDouble();
+    rewriter.replaceOpWithNewOp<ClipOp>(
+        sub, sub.getType(), split->first, rewriter.getF64FloatAttr(low - *zero),
+        rewriter.getF64FloatAttr(high - *zero), sub.getDeviceAttr());
+    return success();
+  }
+};
+
 } // namespace
 
 void populateFusionPatterns(RewritePatternSet &patterns) {
   patterns.add<FuseGelu, FuseLayerNormScale, FuseLayerNormBias,
-               FuseEmbeddingPooling>(patterns.getContext());
+               FuseEmbeddingPooling, CancelZeroPointShift>(
+      patterns.getContext());
 }
 
 } // namespace heterps::hps
