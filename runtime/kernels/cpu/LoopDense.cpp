@@ -33,6 +33,16 @@ template <typename C> struct AccumulatorOf<C, false> {
 template <DType D>
 using Accumulator = AccumulatorOf<typename DTypeTraits<D>::Compute>;
 
+/// A stored value as accumulator A: integers sign- or zero-extended through
+/// int64 first, so that the unsigned sums wrap as the signed ones would.
+template <typename A, typename S> A widen(S stored) {
+  auto value = load(stored);
+  if constexpr (std::is_integral_v<decltype(value)>)
+    return A(int64_t(value));
+  else
+    return A(value);
+}
+
 template <DType D>
 void matmulLoops(const LoopMatMul &p, const void *aData, const void *bData,
                  void *yData) {
@@ -53,10 +63,10 @@ void matmulLoops(const LoopMatMul &p, const void *aData, const void *bData,
       const S *bMatrix = b + offsets[1];
       std::fill(acc.begin(), acc.end(), A(0));
       for (int64_t i = 0; i < k; ++i) {
-        const A scale = A(load(aRow[i]));
+        const A scale = widen<A>(aRow[i]);
         const S *bRow = bMatrix + i * n;
         for (int64_t j = 0; j < n; ++j)
-          acc[j] += scale * A(load(bRow[j]));
+          acc[j] += scale * widen<A>(bRow[j]);
       }
       S *yRow = y + row * n;
       for (int64_t j = 0; j < n; ++j)
@@ -96,7 +106,7 @@ void convLoops(const LoopConv &p, const void *xData, const void *wData,
       const int64_t channel = plane % p.outChannels;
       const int64_t firstIn = channel / groupOut * groupIn;
       std::fill(acc.begin(), acc.end(),
-                p.hasBias ? A(load(bias[channel])) : A(0));
+                p.hasBias ? widen<A>(bias[channel]) : A(0));
       for (int64_t c = 0; c < groupIn; ++c) {
         const S *xPlane = x + (image * p.inChannels + firstIn + c) * inPlane;
         const S *filter = w + (channel * groupIn + c) * taps;
@@ -104,7 +114,7 @@ void convLoops(const LoopConv &p, const void *xData, const void *wData,
           const int64_t kz = tap / (kernel[1] * kernel[2]);
           const int64_t ky = tap / kernel[2] % kernel[1];
           const int64_t kx = tap % kernel[2];
-          const A weight = A(load(filter[tap]));
+          const A weight = widen<A>(filter[tap]);
           // Input coordinate of output o along an axis: o * stride - pad
           // + tap * dilation; the x range keeps it inside [0, in).
           const int64_t offX = kx * p.dilation[2] - p.pad[2];
@@ -124,7 +134,7 @@ void convLoops(const LoopConv &p, const void *xData, const void *wData,
               const S *xRow = xPlane + (iz * in[1] + iy) * in[2] + offX;
               A *accRow = acc.data() + (oz * out[1] + oy) * out[2];
               for (int64_t ox = xBegin; ox < xEnd; ++ox)
-                accRow[ox] += weight * A(load(xRow[ox * p.stride[2]]));
+                accRow[ox] += weight * widen<A>(xRow[ox * p.stride[2]]);
             }
           }
         }

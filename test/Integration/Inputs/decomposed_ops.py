@@ -476,6 +476,18 @@ def matmul_f64(a_shape, b_shape):
     return f"matmul f64 {list(a_shape)} x {list(b_shape)}", 13, build
 
 
+def matmul_wrapping(dtype):
+    """MatMul on 32/64-bit integers whose products and sums overflow: they
+    wrap modulo 2^bits, as numpy's integer matmul (and onnxruntime's) do."""
+    def build(rng):
+        info = np.iinfo(dtype)
+        a = rng.integers(info.min // 2, info.max // 2, (3, 64), dtype=dtype)
+        b = rng.integers(info.min // 2, info.max // 2, (64, 5), dtype=dtype)
+        node = helper.make_node("MatMul", ["a", "b"], ["y"])
+        return node, {"a": a, "b": b}, [], np.matmul(a, b)
+    return f"matmul {np.dtype(dtype).name} wrapping", 13, build
+
+
 def conv_reference(x, w, strides, pads, dilations, group):
     """Exact grouped N-d convolution of int64 x and w, zero padded."""
     n, c = x.shape[:2]
@@ -726,6 +738,8 @@ CASES = [
     matmul_integer((96, 700), (700, 160), np.uint8, np.uint8, False),
     matmul_f64((2, 1, 4, 5), (3, 5, 6)),
     matmul_f64((7,), (4, 7, 3)),
+    matmul_wrapping(np.int32),
+    matmul_wrapping(np.int64),
     conv_integer((2, 4, 9, 8), (6, 2, 3, 3), np.uint8, np.uint8, True, group=2,
                  strides=[2, 1], dilations=[1, 2], pads=[1, 0, 2, 1]),
     conv_integer((1, 3, 10), (4, 3, 4), np.int8, np.int8, False, auto_pad="SAME_UPPER",
