@@ -376,9 +376,42 @@ TEST(CpuDenseMatMul, RejectsBadShapes) {
   EXPECT_THROW(
       MatMul(ctx, DType::F32, {3, 4}, {4, 5}, {3, 4}, Activation{}, false),
       Error);
+  // Bool has no arithmetic; the loops of other types fuse no activation.
   EXPECT_THROW(
-      MatMul(ctx, DType::BF16, {3, 4}, {4, 5}, {3, 5}, Activation{}, false),
+      MatMul(ctx, DType::Bool, {3, 4}, {4, 5}, {3, 5}, Activation{}, false),
       Error);
+  EXPECT_THROW(MatMul(ctx, DType::I32, {3, 4}, {4, 5}, {3, 5},
+                      Activation{UnaryKind::Relu, {}}, false),
+               Error);
+}
+
+/// MatMul in f64 and the integers (LoopDense.cpp): batch broadcasting
+/// against a plain loop, and i32 sums that overflow wrap as numpy's do.
+TEST(CpuDenseMatMul, LoopTypes) {
+  Context ctx(0);
+  // [2, 1, 3, 4] x [3, 4, 2] -> [2, 3, 3, 2] in f64.
+  std::vector<double> a(2 * 3 * 4), b(3 * 4 * 2), y(2 * 3 * 3 * 2);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = 0.25 * double(i) - 1.0;
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = 1.0 / double(i + 1);
+  MatMul f64(ctx, DType::F64, {2, 1, 3, 4}, {3, 4, 2}, {2, 3, 3, 2},
+             Activation{}, false);
+  f64.run(a.data(), b.data(), y.data());
+  for (int n = 0; n < 2; ++n)
+    for (int batch = 0; batch < 3; ++batch)
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 2; ++j) {
+          double sum = 0;
+          for (int k = 0; k < 4; ++k)
+            sum += a[(n * 3 + i) * 4 + k] * b[(batch * 4 + k) * 2 + j];
+          EXPECT_DOUBLE_EQ(y[((n * 3 + batch) * 3 + i) * 2 + j], sum);
+        }
+  // 2^30 * 4 + 2^30 * 4 = 2^33, which wraps to 0 in 32 bits; -3 * 5 + 2.
+  std::vector<int32_t> p{1 << 30, 1 << 30, -3, 1}, q{4, 5, 4, 2}, r(4);
+  MatMul i32(ctx, DType::I32, {2, 2}, {2, 2}, {2, 2}, Activation{}, false);
+  i32.run(p.data(), q.data(), r.data());
+  EXPECT_EQ(r, (std::vector<int32_t>{0, int32_t(uint32_t(7) << 30), -8, -13}));
 }
 
 //===----------------------------------------------------------------------===//
@@ -464,9 +497,10 @@ TEST(CpuDenseConv, HandComputed) {
   expectClose(y, {1, 5, 4}, "conv 1-D padded");
 }
 
-TEST(CpuDenseConv, RandomAgainstReference) {
-  Context ctx(0);
-  std::vector<ConvCase> cases{
+/// Plain, padded, strided, dilated, grouped and depthwise 2-D convolutions,
+/// and 1-D and 3-D ones.
+const std::vector<ConvCase> &mixedConvCases() {
+  static const std::vector<ConvCase> cases{
       // 2-D plain, padded, strided, dilated, grouped, depthwise.
       {{2, 3, 8, 8}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1},
       {{1, 4, 7, 9}, {6, 4, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
@@ -486,6 +520,12 @@ TEST(CpuDenseConv, RandomAgainstReference) {
        {1, 1, 0},
        1},
   };
+  return cases;
+}
+
+TEST(CpuDenseConv, RandomAgainstReference) {
+  Context ctx(0);
+  const std::vector<ConvCase> &cases = mixedConvCases();
   unsigned seed = 500;
   for (const ConvCase &c : cases)
     for (bool hasBias : {true, false})
@@ -671,9 +711,51 @@ TEST(CpuDenseConv, RejectsBadParameters) {
                     false, {1, 1, 2, 2, 2, 2}, {1, 1, 1, 1}, {1, 1, 1, 1},
                     {0, 0, 0, 0}, {0, 0, 0, 0}, 1, Activation{}, false),
                Error);
+  // Loops of types other than f32 fuse no activation or residual and read
+  // plain layouts only; Bool has no arithmetic.
   EXPECT_THROW(Conv(ctx, DType::F64, {1, 1, 4}, {1, 1, 2}, false, {1, 1, 3},
+                    {1}, {1}, {0}, {0}, 1, Activation{UnaryKind::Relu, {}},
+                    false),
+               Error);
+  EXPECT_THROW(Conv(ctx, DType::I32, {1, 1, 4}, {1, 1, 2}, false, {1, 1, 3},
+                    {1}, {1}, {0}, {0}, 1, Activation{}, false,
+                    ConvOptions{Layout::Plain, Layout::Plain, true}),
+               Error);
+  EXPECT_THROW(Conv(ctx, DType::Bool, {1, 1, 4}, {1, 1, 2}, false, {1, 1, 3},
                     {1}, {1}, {0}, {0}, 1, Activation{}, false),
                Error);
+}
+
+/// Conv in f64 and i32 (LoopDense.cpp) against the f32 reference on the
+/// same values: small integers, so that every type computes them exactly.
+TEST(CpuDenseConv, LoopTypes) {
+  Context ctx(0);
+  unsigned seed = 900;
+  auto integers = [&](int64_t n) {
+    std::vector<float> values = randomData(n, seed++);
+    for (float &v : values)
+      v = std::round(v * 7);
+    return values;
+  };
+  for (const ConvCase &c : mixedConvCases()) {
+    Shape y = convOutput(c);
+    auto x = integers(numElements(c.x)), w = integers(numElements(c.w)),
+         bias = integers(c.w[0]);
+    auto expected = referenceConv(c, y, x, w, &bias, Activation{});
+    std::string what = "conv x " + shapeString(c.x) + " w " + shapeString(c.w);
+    auto check = [&](DType type, auto zero) {
+      using T = decltype(zero);
+      std::vector<T> tx(x.begin(), x.end()), tw(w.begin(), w.end()),
+          tb(bias.begin(), bias.end()), out(numElements(y));
+      Conv conv(ctx, type, c.x, c.w, true, y, c.strides, c.dilations,
+                c.padBegin, c.padEnd, c.group, Activation{}, true);
+      conv.run(tx.data(), tw.data(), tb.data(), out.data());
+      expectClose(std::vector<float>(out.begin(), out.end()), expected,
+                  what + " " + dtypeName(type));
+    };
+    check(DType::F64, 0.0);
+    check(DType::I32, int32_t(0));
+  }
 }
 
 //===----------------------------------------------------------------------===//
