@@ -109,20 +109,20 @@ struct ChannelEnds {
 
 ChannelEnds channelEnds(const Bundle &bundle, const StageSpec &stage) {
   ChannelEnds ends;
-  for (size_t i = 0; i < stage.inputs.size(); ++i) {
-    const int from = bundle.channels()[stage.inputs[i]].from;
-    if (from < 0)
-      ends.fromWorker.push_back(i);
-    else
-      ends.producers.insert(from);
-  }
-  for (size_t o = 0; o < stage.outputs.size(); ++o) {
-    const int to = bundle.channels()[stage.outputs[o]].to;
-    if (to < 0)
-      ends.toWorker.push_back(o);
-    else
-      ends.consumers.insert(to);
-  }
+  // Position i of `channels` goes to `worker` where the channel's `end` is
+  // the worker (-1), else that stage goes to `stages`.
+  auto sortEnds = [&](const std::vector<int> &channels, int ChannelSpec::*end,
+                      std::vector<size_t> &worker, std::set<int> &stages) {
+    for (size_t i = 0; i < channels.size(); ++i) {
+      const int other = bundle.channels()[channels[i]].*end;
+      if (other < 0)
+        worker.push_back(i);
+      else
+        stages.insert(other);
+    }
+  };
+  sortEnds(stage.inputs, &ChannelSpec::from, ends.fromWorker, ends.producers);
+  sortEnds(stage.outputs, &ChannelSpec::to, ends.toWorker, ends.consumers);
   return ends;
 }
 

@@ -420,8 +420,8 @@ struct Conv::Impl {
         throw Error(std::string("Conv: a fused residual or a native layout "
                                 "on ") +
                     dtypeName(type) + " is not supported");
-      loops.emplace(type, x, w, hasBias, y, strides, dilations, padBegin,
-                    group, parallel);
+      loops.emplace(type, x, w, hasBias, y, strides, dilations, padBegin, group,
+                    parallel);
       return;
     }
 

@@ -28,16 +28,11 @@ from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantT
 class RandomReader(CalibrationDataReader):
     def __init__(self, model):
         rng = np.random.default_rng(0)
-        feeds = []
-        for _ in range(8):
-            feed = {}
-            for info in model.graph.input:
-                if info.name in {init.name for init in model.graph.initializer}:
-                    continue
-                shape = [d.dim_value or 1 for d in info.type.tensor_type.shape.dim]
-                feed[info.name] = rng.random(shape, dtype=np.float32)
-            feeds.append(feed)
-        self.feeds = iter(feeds)
+        weights = {init.name for init in model.graph.initializer}
+        shapes = {info.name: [d.dim_value or 1 for d in info.type.tensor_type.shape.dim]
+                  for info in model.graph.input if info.name not in weights}
+        self.feeds = iter([{name: rng.random(shape, dtype=np.float32)
+                            for name, shape in shapes.items()} for _ in range(8)])
 
     def get_next(self):
         return next(self.feeds, None)

@@ -376,17 +376,13 @@ LogicalResult legalizeSplit(ONNXNode node, PatternRewriter &rewriter) {
     sizes = SmallVector<int64_t>(outputs, extent / outputs);
   }
   // Multiple results: built here rather than through replaceNode.
-  OpBuilder detached(rewriter.getContext());
   auto build = [&](OpBuilder &builder) {
     return builder.create<SplitOp>(
         node.getLoc(), node.getOp().getResultTypes(), node.input(0),
         builder.getI64IntegerAttr(*axis), builder.getDenseI64ArrayAttr(*sizes),
         node.getOp().getDeviceAttr());
   };
-  SplitOp probe = build(detached);
-  bool valid = verifiesQuietly(probe);
-  probe->destroy();
-  if (!valid)
+  if (!probeVerifies(rewriter.getContext(), build))
     return fail(node, rewriter, "sizes do not match the outputs");
   rewriter.replaceOp(node.getOp(), build(rewriter).getResults());
   return success();

@@ -71,14 +71,8 @@ LogicalResult legalizeMaxPoolWithIndices(ONNXNode node,
         builder.getDenseI64ArrayAttr(window.dilations), unitIf(builder, ceil),
         device);
   };
-  {
-    OpBuilder detached(rewriter.getContext());
-    MaxPoolOp probe = createPool(detached);
-    bool valid = verifiesQuietly(probe);
-    probe->destroy();
-    if (!valid)
-      return fail(node, rewriter, "the hps op would not verify");
-  }
+  if (!probeVerifies(rewriter.getContext(), createPool))
+    return fail(node, rewriter, "the hps op would not verify");
 
   // Per (output position, kernel offset): the input position it reads,
   // row-major over the spatial axes, or `area` outside the input.
@@ -203,11 +197,9 @@ LogicalResult legalizeMaxPoolOfBytes(ONNXNode node, PatternRewriter &rewriter,
         builder.getDenseI64ArrayAttr(window.dilations), unitIf(builder, ceil),
         node.getOp().getDeviceAttr());
   };
-  OpBuilder detached(rewriter.getContext());
-  MaxPoolOp probe = createPool(detached, node.input(0));
-  bool valid = verifiesQuietly(probe);
-  probe->destroy();
-  if (!valid)
+  if (!probeVerifies(rewriter.getContext(), [&](OpBuilder &builder) {
+        return createPool(builder, node.input(0));
+      }))
     return fail(node, rewriter, "the hps op would not verify");
   DeviceAttr device = node.getOp().getDeviceAttr();
   Value input = rewriter.create<CastOp>(node.getLoc(), x.clone(f32),

@@ -24,6 +24,17 @@ std::optional<std::pair<double, double>> quantizedRange(Type element) {
 
 bool isPresent(Value value) { return value && !isa<NoneType>(value.getType()); }
 
+Value convertTo(ONNXNode node, PatternRewriter &rewriter, Value value,
+                Type element, ArrayRef<int64_t> shape) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() != element)
+    value = rewriter.create<CastOp>(node.getLoc(), type.clone(element), value,
+                                    node.getOp().getDeviceAttr());
+  if (type.getShape() != shape)
+    value = reshapeTo(node, rewriter, value, shape);
+  return value;
+}
+
 Value roundAndSaturate(ONNXNode node, PatternRewriter &rewriter, Value scaled,
                        Value zeroPoint, RankedTensorType result) {
   Location loc = node.getLoc();
@@ -93,16 +104,8 @@ FailureOr<ScaleLayout> checkScaleAndZeroPoint(ONNXNode node,
 /// `operand` (a scale or zero point) as f32, shaped to broadcast against x.
 Value broadcastOperand(ONNXNode node, PatternRewriter &rewriter,
                        const ScaleLayout &layout, Value operand) {
-  Location loc = node.getLoc();
-  DeviceAttr device = node.getOp().getDeviceAttr();
-  auto type = cast<RankedTensorType>(operand.getType());
-  Type f32 = rewriter.getF32Type();
-  if (!type.getElementType().isF32())
-    operand = rewriter.create<CastOp>(loc, type.clone(f32), operand, device);
-  SmallVector<int64_t> shape = layout.broadcastShape;
-  if (shape != SmallVector<int64_t>(type.getShape()))
-    operand = reshapeTo(node, rewriter, operand, shape);
-  return operand;
+  return convertTo(node, rewriter, operand, rewriter.getF32Type(),
+                   layout.broadcastShape);
 }
 
 /// saturate(round(x / scale) + zeroPoint) as `result` (u8 or i8); x, scale

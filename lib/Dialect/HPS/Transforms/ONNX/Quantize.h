@@ -19,6 +19,13 @@ std::optional<std::pair<double, double>> quantizedRange(mlir::Type element);
 /// False for an omitted optional ONNX input.
 bool isPresent(mlir::Value value);
 
+/// `value` converted to `element` (hps.cast) and reshaped to `shape`
+/// (hps.reshape), each only where it differs: how scales and zero points
+/// are laid out to broadcast against the tensors they belong to.
+mlir::Value convertTo(ONNXNode node, mlir::PatternRewriter &rewriter,
+                      mlir::Value value, mlir::Type element,
+                      llvm::ArrayRef<int64_t> shape);
+
 /// saturate(round(scaled) + zeroPoint) as `result` (u8 or i8): `scaled`
 /// and `zeroPoint` (optional) are f32 and broadcast to the result's shape;
 /// rounding is half to even, as ONNX and onnxruntime round.

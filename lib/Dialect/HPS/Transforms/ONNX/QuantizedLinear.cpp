@@ -98,18 +98,6 @@ FailureOr<QuantizedOperand> checkOperand(ONNXNode node,
   return operand;
 }
 
-/// `value` converted to `element` and reshaped to `shape`.
-Value convertTo(ONNXNode node, PatternRewriter &rewriter, Value value,
-                Type element, ArrayRef<int64_t> shape) {
-  auto type = cast<RankedTensorType>(value.getType());
-  if (type.getElementType() != element)
-    value = rewriter.create<CastOp>(node.getLoc(), type.clone(element), value,
-                                    node.getOp().getDeviceAttr());
-  if (type.getShape() != shape)
-    value = reshapeTo(node, rewriter, value, shape);
-  return value;
-}
-
 /// The operand minus its zero point, in `element` (i32, or f32 where the
 /// product is exact in f32).
 Value widen(ONNXNode node, PatternRewriter &rewriter,
@@ -291,13 +279,11 @@ std::optional<MatMulAxes> matmulAxes(Value a, Value b) {
 /// A matmul of the node's A (input 0) and B (input `bIndex`) would verify
 /// with the node's result shape. Creates nothing.
 bool matmulVerifies(ONNXNode node, unsigned bIndex) {
-  OpBuilder detached(node.getOp()->getContext());
-  auto probe =
-      detached.create<MatMulOp>(node.getLoc(), node.resultType(), node.input(0),
-                                node.input(bIndex), DeviceAttr());
-  bool valid = verifiesQuietly(probe);
-  probe->destroy();
-  return valid;
+  return probeVerifies(node.getOp()->getContext(), [&](OpBuilder &builder) {
+    return builder.create<MatMulOp>(node.getLoc(), node.resultType(),
+                                    node.input(0), node.input(bIndex),
+                                    DeviceAttr());
+  });
 }
 
 /// The exact product of A and B minus their zero points: in f32 where B is
@@ -396,16 +382,15 @@ FailureOr<ConvGeometry> convGeometry(ONNXNode node, PatternRewriter &rewriter,
   channels.zeroShape.assign(filter->size(), 1);
   channels.scaleShape.assign(filter->size() - 1, 1);
   channels.zeroShape[0] = channels.scaleShape[0] = channels.length;
-  OpBuilder detached(node.getOp()->getContext());
-  auto probe = detached.create<ConvOp>(
-      node.getLoc(), node.resultType(), node.input(0), node.input(filterIndex),
-      Value(), detached.getDenseI64ArrayAttr(window->strides),
-      detached.getDenseI64ArrayAttr(window->pads),
-      detached.getDenseI64ArrayAttr(window->dilations),
-      detached.getI64IntegerAttr(geometry.group), DeviceAttr());
-  bool valid = verifiesQuietly(probe);
-  probe->destroy();
-  if (!valid)
+  if (!probeVerifies(node.getOp()->getContext(), [&](OpBuilder &builder) {
+        return builder.create<ConvOp>(
+            node.getLoc(), node.resultType(), node.input(0),
+            node.input(filterIndex), Value(),
+            builder.getDenseI64ArrayAttr(window->strides),
+            builder.getDenseI64ArrayAttr(window->pads),
+            builder.getDenseI64ArrayAttr(window->dilations),
+            builder.getI64IntegerAttr(geometry.group), DeviceAttr());
+      }))
     return fail(node, rewriter, "the hps conv would not verify");
   return geometry;
 }

@@ -79,19 +79,29 @@ mlir::Value scalarConstant(mlir::PatternRewriter &rewriter, mlir::Location loc,
 /// True if `op` verifies; its diagnostics are dropped.
 bool verifiesQuietly(mlir::Operation *op);
 
+/// True if the op `build` creates with the OpBuilder it is given verifies.
+/// The builder is detached and the probe destroyed, never inserted: a
+/// pattern that fails must leave the IR as it found it.
+template <typename Build>
+bool probeVerifies(mlir::MLIRContext *context, Build &&build) {
+  mlir::OpBuilder detached(context);
+  mlir::Operation *probe = build(detached);
+  bool valid = verifiesQuietly(probe);
+  probe->destroy();
+  return valid;
+}
+
 /// replaceNode<OpTy>, but only when the new op would verify: the node's
 /// result type comes from ONNX shape inference and an attribute from the
 /// model, so a mismatch (or a malformed model) leaves the node generic
-/// instead of failing the pass. The probe op is never inserted.
+/// instead of failing the pass.
 template <typename OpTy, typename... Args>
 mlir::LogicalResult replaceNodeChecked(ONNXNode node,
                                        mlir::PatternRewriter &rewriter,
                                        Args... args) {
-  mlir::OpBuilder detached(rewriter.getContext());
-  auto probe = detached.create<OpTy>(node.getLoc(), node.resultType(), args...);
-  bool valid = verifiesQuietly(probe);
-  probe->destroy();
-  if (!valid)
+  if (!probeVerifies(rewriter.getContext(), [&](mlir::OpBuilder &builder) {
+        return builder.create<OpTy>(node.getLoc(), node.resultType(), args...);
+      }))
     return rewriter.notifyMatchFailure(node.getOp(),
                                        "the hps op would not verify");
   return replaceNode<OpTy>(node, rewriter, args...);
