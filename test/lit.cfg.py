@@ -27,6 +27,7 @@ config.substitutions.append(("%project", config.heterps_src_root))
 # The precompiled StageSupport.h of the C++ stage builds (GNU compilers).
 stage_pch = os.path.join(config.heterps_obj_root, "lib", "stage-pch")
 config.substitutions.append(("%stage_pch", stage_pch))
+config.substitutions.append(("%stage_cxx_flags", config.stage_cxx_flags))
 if os.path.exists(os.path.join(stage_pch, "heterps", "Runtime", "StageSupport.h.gch")):
     config.available_features.add("stage-pch")
 if os.path.isdir("/usr/share/libonnx-testdata/data/node"):

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Target/StageBundle.h"
+#include "ElementwiseFusion.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Target/PlanExport.h"
 
@@ -19,6 +20,7 @@
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CommandLine.h"
@@ -33,6 +35,9 @@
 using namespace mlir;
 using namespace heterps;
 using namespace heterps::hps;
+using heterps::target::ElementGroup;
+using heterps::target::formElementGroups;
+using heterps::target::fusedLoopSource;
 
 namespace {
 
@@ -203,15 +208,19 @@ class StageEmitter {
 public:
   /// `nativeLayouts`: let convolution chains keep the backend's native
   /// activation layout (CPU stages; a GPU's is plain anyway).
+  /// `fuseElementwise`: run chains of elementwise ops as generated loops.
   StageEmitter(func::FuncOp func, WeightsFile &weights,
                llvm::StringMap<TableEntry> &tables, TrainedState *trained,
-               bool nativeLayouts)
+               bool nativeLayouts, bool fuseElementwise)
       : func(func), weights(weights), tables(tables), trained(trained),
-        nativeLayouts(nativeLayouts) {}
+        nativeLayouts(nativeLayouts), fuseElementwise(fuseElementwise) {}
 
   LogicalResult emit();
 
-  std::string source;
+  /// The stage struct's body, and the fused loops' functors it uses
+  /// (namespace scope: nvcc takes no local type as a kernel's template
+  /// argument).
+  std::string source, functors;
   uint64_t arenaBytes = 0;
   uint64_t weightsBegin = 0, weightsEnd = 0;
   SmallVector<std::string> inputChannels, outputChannels;
@@ -221,6 +230,23 @@ public:
 private:
   LogicalResult collectTensors();
   void fuseIntoDenseOps();
+  void formGroups();
+  /// The group `op` belongs to, or null.
+  const ElementGroup *groupOf(Operation *op) const {
+    auto found = groupIndex.find(op);
+    return found == groupIndex.end() ? nullptr : &groups[found->second];
+  }
+  /// The group whose loop runs at `op`, or null.
+  const ElementGroup *groupAnchoredAt(Operation *op) const {
+    const ElementGroup *group = groupOf(op);
+    return group && group->anchor() == op ? group : nullptr;
+  }
+  /// Where `op`'s reads happen: its group's anchor, or `op`.
+  Operation *readPoint(Operation *op) const {
+    const ElementGroup *group = groupOf(op);
+    return group ? group->anchor() : op;
+  }
+  LogicalResult emitGroup(const ElementGroup &group);
   void assignLayouts();
   bool readsNative(Operation *op, Value root) const;
   bool nativeAsIs(Value value) const;
@@ -287,6 +313,11 @@ private:
   /// A conv's fused residual: conv -> the add's other operand.
   llvm::DenseMap<Operation *, Value> fusedResidual;
   bool nativeLayouts;
+  bool fuseElementwise;
+  std::vector<ElementGroup> groups;
+  llvm::DenseMap<Operation *, unsigned> groupIndex;
+  /// Members' results read only inside their group: never stored.
+  llvm::DenseSet<Value> inRegisters;
   /// Roots held in the backend's native layout, and those of them that
   /// some kernel reads plain: a plain copy (arena offset) made by a
   /// Relayout right after the producer, alive until its last plain reader.
@@ -512,6 +543,20 @@ void StageEmitter::fuseIntoDenseOps() {
         tensors[result].root = rootOf(op.getOperand(0));
 }
 
+void StageEmitter::formGroups() {
+  if (!fuseElementwise)
+    return;
+  groups = formElementGroups(func.getBody().front(), [&](Operation *op) {
+    return fusedInto.count(op) || isAlias(op);
+  });
+  for (auto [index, group] : llvm::enumerate(groups))
+    for (Operation *op : group.ops) {
+      groupIndex[op] = index;
+      if (!llvm::is_contained(group.outputs, op->getResult(0)))
+        inRegisters.insert(op->getResult(0));
+    }
+}
+
 bool StageEmitter::readsNative(Operation *op, Value root) const {
   if (!op || !native.contains(root))
     return false;
@@ -519,7 +564,14 @@ bool StageEmitter::readsNative(Operation *op, Value root) const {
     return true; // its producer writes it native
   // The values `op` reads, each with whether its slot takes a native tensor.
   SmallVector<std::pair<Value, bool>> reads;
-  if (auto conv = dyn_cast<ConvOp>(op)) {
+  if (const ElementGroup *group = groupAnchoredAt(op)) {
+    if (llvm::is_contained(group->outputs, root))
+      return true; // the group's loop writes it native
+    bool groupNative = native.contains(group->outputs.front());
+    for (Value input : group->inputs)
+      reads.push_back({input, groupNative && ArrayRef(info(input).shape) ==
+                                                 ArrayRef(group->shape)});
+  } else if (auto conv = dyn_cast<ConvOp>(op)) {
     reads = {{conv.getInput(), true}, {conv.getFilter(), false}};
     if (Value residual = fusedResidual.lookup(op))
       reads.push_back({residual, native.contains(conv.getResult())});
@@ -572,7 +624,7 @@ void StageEmitter::assignLayouts() {
       continue;
     Operation *reader = fusedInto.lookup(&op);
     if (!reader)
-      reader = &op;
+      reader = readPoint(&op);
     for (Value operand : op.getOperands()) {
       if (!tensors.count(operand))
         continue;
@@ -585,6 +637,17 @@ void StageEmitter::assignLayouts() {
         list.push_back(reader);
     }
   }
+  // A group runs in one layout: native when every full-shape value it
+  // reads is and all it writes `can` be.
+  auto groupNative = [&](const ElementGroup &group, auto can) {
+    return llvm::all_of(group.inputs,
+                        [&](Value input) {
+                          return ArrayRef(info(input).shape) !=
+                                     ArrayRef(group.shape) ||
+                                 nativeAsIs(input);
+                        }) &&
+           llvm::all_of(group.outputs, can);
+  };
   auto eligible = [&](Value root) {
     const TensorInfo &entry = info(root);
     if (entry.shape.size() < 3 || entry.shape.size() > 5 ||
@@ -598,6 +661,11 @@ void StageEmitter::assignLayouts() {
   for (Operation &op : block) {
     if (!emitted(op) || op.getNumResults() != 1)
       continue;
+    if (const ElementGroup *group = groupOf(&op)) {
+      if (group == groupAnchoredAt(&op) && groupNative(*group, eligible))
+        native.insert(group->outputs.begin(), group->outputs.end());
+      continue;
+    }
     Value result = op.getResult(0);
     if (!tensors.count(result) || !eligible(result))
       continue;
@@ -615,8 +683,11 @@ void StageEmitter::assignLayouts() {
     for (Value root : native) {
       Operation *producer = root.getDefiningOp();
       bool consistent = true;
-      if (auto residual = fusedResidual.find(producer);
-          residual != fusedResidual.end())
+      if (const ElementGroup *group = groupOf(producer))
+        consistent = groupNative(
+            *group, [&](Value output) { return native.contains(output); });
+      else if (auto residual = fusedResidual.find(producer);
+               residual != fusedResidual.end())
         consistent = nativeAsIs(residual->second);
       else if (!isa<ConvOp, ConvGradInputOp>(producer))
         consistent = llvm::all_of(layoutOperands(producer),
@@ -657,11 +728,13 @@ LogicalResult StageEmitter::planArena() {
   for (auto [i, op] : llvm::enumerate(block))
     position[&op] = i;
   llvm::DenseMap<Value, unsigned> lastUse;
+  // A group's members read where its loop runs.
   for (Operation &op : block)
     for (Value operand : op.getOperands())
       if (tensors.count(operand)) {
         Value root = rootOf(operand);
-        lastUse[root] = std::max(lastUse.lookup(root), position[&op]);
+        lastUse[root] =
+            std::max(lastUse.lookup(root), position[readPoint(&op)]);
       }
 
   std::map<uint64_t, uint64_t> live;       // offset -> bytes
@@ -681,7 +754,8 @@ LogicalResult StageEmitter::planArena() {
   for (Operation &op : block) {
     unsigned here = position[&op];
     for (Value result : op.getResults()) {
-      if (!tensors.count(result) || rootOf(result) != result)
+      if (!tensors.count(result) || rootOf(result) != result ||
+          inRegisters.contains(result))
         continue;
       Storage &slot = storage[result]; // None unless a weight
       if (slot.kind != Storage::None)
@@ -750,6 +824,7 @@ LogicalResult StageEmitter::emit() {
     return failure();
 
   fuseIntoDenseOps();
+  formGroups();
 
   // Weights, constants and static shapes go to weights.bin first so that
   // this stage's share is one range.
@@ -842,7 +917,11 @@ LogicalResult StageEmitter::emit() {
     emitting = &op;
     if (failed(emitOp(&op)))
       return failure();
-    for (Value result : op.getResults()) {
+    // A group's results exist once its loop (at the anchor) has run.
+    SmallVector<Value> written(op.getResults());
+    if (const ElementGroup *group = groupOf(&op))
+      written = group->anchor() == &op ? group->outputs : SmallVector<Value>();
+    for (Value result : written) {
       auto copy = plainCopies.find(result);
       if (copy == plainCopies.end())
         continue;
@@ -940,6 +1019,8 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
   if (fusedInto.count(op) || isAlias(op) ||
       isa<WeightOp, ConstantOp, ShapeOp, NoneOp, func::ReturnOp>(op))
     return success();
+  if (const ElementGroup *group = groupOf(op))
+    return group->anchor() == op ? emitGroup(*group) : success();
   if (std::string kind, params; unaryKind(op, kind, params)) {
     Value x = op->getOperand(0), y = op->getResult(0);
     call(kernel("Unary", llvm::formatv("{0}, {1}, {2}, {3}", dt(x), kind,
@@ -1479,6 +1560,91 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
       });
 }
 
+/// A C++ literal of a single-element constant (exact), or nothing.
+std::optional<std::string> scalarLiteral(Value value) {
+  // Constants and weights the training server does not update.
+  ElementsAttr data;
+  if (auto constant = value.getDefiningOp<ConstantOp>())
+    data = constant.getValue();
+  else if (auto weight = value.getDefiningOp<WeightOp>();
+           weight && !isTrainable(weight))
+    data = weight.getValue();
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!data || !type || type.getNumElements() != 1)
+    return std::nullopt;
+  Type element = type.getElementType();
+  std::string cpp = target::cppElementType(element);
+  FailureOr<std::string> bytes = bytesOf(data);
+  if (cpp.empty() || failed(bytes))
+    return std::nullopt;
+  auto read = [&](auto zero) {
+    decltype(zero) v;
+    std::memcpy(&v, bytes->data(), sizeof(v));
+    return v;
+  };
+  char text[64];
+  if (element.isF32() || element.isF64()) {
+    double v = element.isF32() ? double(read(0.0f)) : read(0.0);
+    if (!std::isfinite(v))
+      return std::nullopt; // no portable literal
+    std::snprintf(text, sizeof(text), "%a", v);
+    return cpp + "(" + text + ")";
+  }
+  unsigned width = element.getIntOrFloatBitWidth();
+  if (width == 1)
+    return "uint8_t(" + std::to_string(int(read(uint8_t(0)) != 0)) + ")";
+  if (cast<IntegerType>(element).isUnsigned()) {
+    uint64_t v = 0;
+    std::memcpy(&v, bytes->data(), width / 8);
+    return llvm::formatv("{0}({1}ULL)", cpp, v).str();
+  }
+  int64_t v = 0;
+  std::memcpy(&v, bytes->data(), width / 8);
+  v = llvm::SignExtend64(v, width);
+  if (v == std::numeric_limits<int64_t>::min())
+    return cpp + "(-9223372036854775807LL - 1)";
+  return llvm::formatv("{0}({1}LL)", cpp, v).str();
+}
+
+/// The group's loop as a functor for backend::forEachElement. A native
+/// group has one functor per channel block oneDNN may pick at run time.
+LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
+  if (group.outputs.empty())
+    return success(); // nothing it computes is read
+  std::string name = "FusedLoop" + std::to_string(kernelCount++);
+  SmallVector<std::string> pointers;
+  for (Value input : group.inputs)
+    if (!scalarLiteral(input))
+      pointers.push_back(cptr(input));
+  for (Value output : group.outputs)
+    pointers.push_back("static_cast<void *>(" + ptr(output) + ")");
+  std::string args = llvm::join(pointers, ", ");
+  // Where every operand has the group's shape or is a literal, element i
+  // is at offset i in either layout.
+  bool layoutMatters = llvm::any_of(group.inputs, [&](Value input) {
+    return ArrayRef(info(input).shape) != ArrayRef(group.shape) &&
+           !scalarLiteral(input);
+  });
+  if (!native.contains(group.outputs.front()) || !layoutMatters) {
+    functors +=
+        fusedLoopSource(group, name, /*nativeLayout=*/false, 1, scalarLiteral);
+    run += llvm::formatv("    backend::forEachElement(ctx, {0}{{{1}});\n", name,
+                         args)
+               .str();
+    return success();
+  }
+  for (int64_t block : {8, 16})
+    functors += fusedLoopSource(group, name + "_" + std::to_string(block),
+                                /*nativeLayout=*/true, block, scalarLiteral);
+  run += llvm::formatv("    if (backend::nativeLayoutBlock() == 16)\n"
+                       "      backend::forEachElement(ctx, {0}_16{{{1}});\n"
+                       "    else\n"
+                       "      backend::forEachElement(ctx, {0}_8{{{1}});\n",
+                       name, args)
+             .str();
+  return success();
+}
+
 /// Training: the rows of the pulled ids come from the parameter server
 /// (created on first touch), then are pooled as the lookup says.
 LogicalResult StageEmitter::emitTrainingPull(PSPullOp pull) {
@@ -1720,7 +1886,8 @@ heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
     bool gpu = deviceName.starts_with("gpu");
 
     StageEmitter emitter(func, weights, tables, trained,
-                         /*nativeLayouts=*/!gpu && options.nativeLayouts);
+                         /*nativeLayouts=*/!gpu && options.nativeLayouts,
+                         options.fuseElementwise);
     if (failed(emitter.emit()))
       return failure();
     for (Operation &op : func.getBody().front()) {
@@ -1744,7 +1911,7 @@ heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
        << "#include \"heterps/Runtime/StageSupport.h\"\n\n"
        << "namespace {\nusing namespace heterps::rt;\n"
        << "using namespace heterps::rt::stage;\n\n"
-       << "struct Stage {\n"
+       << emitter.functors << "struct Stage {\n"
        << emitter.source << "};\n} // namespace\n\n"
        << "HPS_DEFINE_STAGE_ENTRY_POINTS(Stage, \"" << description << "\")\n";
     files.emplace_back(sourceName, std::move(text));
@@ -1935,6 +2102,11 @@ void heterps::target::registerStageBundleTranslation() {
       llvm::cl::desc("--hps-to-stages: keep CPU stages' conv chains in the "
                      "native blocked layout (false: plain NCHW everywhere)"),
       llvm::cl::init(true));
+  static llvm::cl::opt<bool> fuseElementwise(
+      "stage-fuse-elementwise",
+      llvm::cl::desc("--hps-to-stages: run chains of elementwise ops as one "
+                     "generated loop (false: one kernel per op)"),
+      llvm::cl::init(true));
   TranslateFromMLIRRegistration registration(
       "hps-to-stages",
       "Lower a partitioned module to a bundle of stage programs (-o names "
@@ -1949,6 +2121,7 @@ void heterps::target::registerStageBundleTranslation() {
           return op->emitError("--hps-to-stages needs -o DIR");
         StageBundleOptions options;
         options.nativeLayouts = nativeLayouts;
+        options.fuseElementwise = fuseElementwise;
         return writeStageBundle(module, bundleDirectory, options);
       },
       [](DialectRegistry &registry) {

@@ -27,6 +27,8 @@ struct CompileOptions {
   bool keepSources = true;
   /// CPU stages keep conv chains in the native layout (--native-layouts).
   bool nativeLayouts = true;
+  /// Chains of elementwise ops run as one generated loop (--fuse-elementwise).
+  bool fuseElementwise = true;
   /// --train: a training bundle (autodiff after placement).
   bool train = false;
   std::string loss, label = "label", trainOutput, optimizer = "adagrad";

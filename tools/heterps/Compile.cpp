@@ -138,6 +138,7 @@ int compile(const CompileOptions &options) {
   (void)llvm::sys::fs::remove_directories(staging);
   target::StageBundleOptions bundleOptions;
   bundleOptions.nativeLayouts = options.nativeLayouts;
+  bundleOptions.fuseElementwise = options.fuseElementwise;
   if (failed(target::writeStageBundle(*module, staging, bundleOptions)))
     return 1;
   std::string error;

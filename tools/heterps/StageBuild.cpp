@@ -125,7 +125,12 @@ bool buildStages(StringRef bundle, std::string &error) {
   };
   // The precompiled header's flags (tools/heterps/CMakeLists.txt) match
   // these and -fPIC.
-  std::vector<std::string> common = {"-std=c++17", "-O2", "-I" + include};
+  std::vector<std::string> common = {"-std=c++17", "-I" + include};
+  // The C++ build's optimisation and ISA (runtime/CMakeLists.txt); nvcc
+  // takes -O2 alone.
+  std::vector<std::string> cxxFlags;
+  for (StringRef flag : llvm::split(HETERPS_STAGE_CXX_FLAGS, ','))
+    cxxFlags.push_back(flag.str());
   const json::Object *root = manifest->getAsObject();
   const json::Array *stages = root ? root->getArray("stages") : nullptr;
   if (!stages) {
@@ -149,6 +154,7 @@ bool buildStages(StringRef bundle, std::string &error) {
     // The C++ build, for CPU stages and the CPU fallback of GPU stages.
     std::vector<std::string> args = {"-x", "c++", "-I" + precompiled};
     args.insert(args.end(), common.begin(), common.end());
+    args.insert(args.end(), cxxFlags.begin(), cxxFlags.end());
     args.insert(args.end(), {"-fPIC", "-shared", source, "-o",
                              (bundle + "/" + *outputs.getString("cpu")).str(),
                              "-L" + libraries, "-lheterps_rt_cpu",
@@ -160,6 +166,7 @@ bool buildStages(StringRef bundle, std::string &error) {
         gpuLibrary && nvcc && gpuRuntime) {
       std::vector<std::string> cudaArgs = {"-x", "cu"};
       cudaArgs.insert(cudaArgs.end(), common.begin(), common.end());
+      cudaArgs.push_back("-O2");
       std::vector<std::string> targets = cudaTargetFlags();
       cudaArgs.insert(cudaArgs.end(), targets.begin(), targets.end());
       cudaArgs.insert(cudaArgs.end(),

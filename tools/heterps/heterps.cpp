@@ -93,6 +93,11 @@ static cl::opt<bool> nativeLayouts(
     cl::desc("CPU stages keep conv chains in oneDNN's blocked layout (false: "
              "plain NCHW between all kernels, for comparisons)"),
     cl::sub(compileCommand));
+static cl::opt<bool> fuseElementwise(
+    "fuse-elementwise", cl::init(true),
+    cl::desc("Run chains of elementwise ops as one generated loop each "
+             "(false: one kernel per op, for comparisons)"),
+    cl::sub(compileCommand));
 static cl::list<std::string> inputShapes("input-shape",
                                          cl::desc("Static shape of one input"),
                                          cl::value_desc("NAME=D0xD1x..."),
@@ -415,6 +420,7 @@ int main(int argc, char **argv) {
     options.batch = batch;
     options.staticBatch = staticBatch;
     options.nativeLayouts = nativeLayouts;
+    options.fuseElementwise = fuseElementwise;
     options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     options.profile = profile;
     options.output = compileOutput;

@@ -22,6 +22,9 @@ struct StageBundleOptions {
   /// CPU stages keep conv chains in the backend's native (blocked) layout;
   /// off, every tensor is plain NC[D]HW (for comparisons).
   bool nativeLayouts = true;
+  /// Chains of elementwise ops run as one generated loop each; off, one
+  /// kernel per op (for comparisons).
+  bool fuseElementwise = true;
 };
 
 /// Writes the bundle of `module` (after --hps-partition) into `directory`,

@@ -1,6 +1,8 @@
 //===- Context.cpp - CPU stage context ------------------------------------===//
 
+#include "Broadcast.h"
 #include "CpuContext.h"
+#include "DnnlUtil.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +56,16 @@ void Context::synchronize() {}
 void Context::enterThread() {
   if (implPtr->threads > 0)
     omp_set_num_threads(implPtr->threads);
+}
+
+int64_t nativeLayoutBlock() { return dnnl_util::nativeChannelBlock(); }
+
+void parallelElements(int64_t n, double elementWork,
+                      void (*body)(const void *, int64_t, int64_t),
+                      const void *closure) {
+  parallelBlocks(
+      n, [&](int64_t begin, int64_t end) { body(closure, begin, end); },
+      int64_t(kMinParallelWork / std::max(elementWork, 1.0)));
 }
 
 } // namespace heterps::rt::cpu

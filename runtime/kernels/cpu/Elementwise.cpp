@@ -13,6 +13,7 @@
 #include "CpuContext.h"
 #include "DTypeDispatch.h"
 #include "DnnlUtil.h"
+#include "heterps/Runtime/ScalarOps.h"
 
 #include <cmath>
 #include <cstring>
@@ -21,14 +22,14 @@
 namespace heterps::rt::cpu {
 namespace {
 
-template <typename T> constexpr bool kIsFloat = std::is_floating_point_v<T>;
+using scalar::binaryOp;
+using scalar::kIsFloat;
+using scalar::UnaryArgs;
+using scalar::unaryOp;
 
 //===----------------------------------------------------------------------===//
 // Unary
 //===----------------------------------------------------------------------===//
-
-/// Parameters converted once to the compute type C.
-template <typename C> struct UnaryArgs { C alpha, beta, lo, hi; };
 
 /// A bound in double -> C, saturating for integers (open bounds are
 /// +-infinity).
@@ -43,99 +44,6 @@ template <typename C> C boundTo(double value) {
     if (value >= double(std::numeric_limits<C>::max()))
       return std::numeric_limits<C>::max();
     return C(value);
-  }
-}
-
-template <UnaryKind K, typename C>
-inline C unaryOp(C x, const UnaryArgs<C> &p) {
-  using U = UnaryKind;
-  if constexpr (K == U::Identity) {
-    return x;
-  } else if constexpr (K == U::Relu) {
-    return x > C(0) ? x : C(0);
-  } else if constexpr (K == U::Abs) {
-    if constexpr (std::is_unsigned_v<C>)
-      return x;
-    else if constexpr (kIsFloat<C>)
-      return std::fabs(x);
-    else
-      return x < 0 ? C(0 - std::make_unsigned_t<C>(x)) : x;
-  } else if constexpr (K == U::Neg) {
-    if constexpr (kIsFloat<C>)
-      return -x;
-    else // wraps instead of overflowing
-      return C(std::make_unsigned_t<C>(0) - std::make_unsigned_t<C>(x));
-  } else if constexpr (K == U::Sign) {
-    // Keeps the sign of zero and NaN for floats.
-    return x > C(0) ? C(1) : x < C(0) ? C(-1) : x;
-  } else if constexpr (K == U::Clip) {
-    C low = x < p.lo ? p.lo : x; // NaN passes through
-    return low > p.hi ? p.hi : low;
-  } else if constexpr (K == U::Not) {
-    return x ? C(0) : C(1);
-  } else if constexpr (!kIsFloat<C>) {
-    static_assert(K == U::Identity, "float-only unary kind");
-    return x;
-  } else if constexpr (K == U::Sigmoid) {
-    return C(1) / (C(1) + std::exp(-x));
-  } else if constexpr (K == U::Tanh) {
-    return std::tanh(x);
-  } else if constexpr (K == U::GeluErf) {
-    return C(0.5) * x * (C(1) + std::erf(x * C(0.70710678118654752440)));
-  } else if constexpr (K == U::GeluTanh) {
-    const C k = C(0.79788456080286535588); // sqrt(2 / pi)
-    return C(0.5) * x * (C(1) + std::tanh(k * (x + C(0.044715) * x * x * x)));
-  } else if constexpr (K == U::Erf) {
-    return std::erf(x);
-  } else if constexpr (K == U::Exp) {
-    return std::exp(x);
-  } else if constexpr (K == U::Log) {
-    return std::log(x);
-  } else if constexpr (K == U::Sqrt) {
-    return std::sqrt(x);
-  } else if constexpr (K == U::Reciprocal) {
-    return C(1) / x;
-  } else if constexpr (K == U::Floor) {
-    return std::floor(x);
-  } else if constexpr (K == U::Ceil) {
-    return std::ceil(x);
-  } else if constexpr (K == U::Round) {
-    return std::nearbyint(x); // default rounding mode: half to even
-  } else if constexpr (K == U::Sin) {
-    return std::sin(x);
-  } else if constexpr (K == U::Cos) {
-    return std::cos(x);
-  } else if constexpr (K == U::Asin) {
-    return std::asin(x);
-  } else if constexpr (K == U::Acos) {
-    return std::acos(x);
-  } else if constexpr (K == U::Atan) {
-    return std::atan(x);
-  } else if constexpr (K == U::Softplus) {
-    // log(1 + e^x) without overflow for large x.
-    return x > C(0) ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
-  } else if constexpr (K == U::Softsign) {
-    return x / (C(1) + std::fabs(x));
-  } else if constexpr (K == U::HardSwish) {
-    C t = x * C(1.0 / 6.0) + C(0.5);
-    t = t < C(1) ? t : C(1);
-    t = t > C(0) ? t : C(0);
-    return x * t;
-  } else if constexpr (K == U::LeakyRelu) {
-    return x >= C(0) ? x : p.alpha * x;
-  } else if constexpr (K == U::Elu) {
-    return x > C(0) ? x : p.alpha * std::expm1(x);
-  } else if constexpr (K == U::Celu) {
-    C neg = p.alpha * std::expm1(x / p.alpha);
-    return (x > C(0) ? x : C(0)) + (neg < C(0) ? neg : C(0));
-  } else if constexpr (K == U::Selu) {
-    return p.beta * (x > C(0) ? x : p.alpha * std::expm1(x));
-  } else if constexpr (K == U::HardSigmoid) {
-    C t = p.alpha * x + p.beta;
-    t = t < C(1) ? t : C(1);
-    return t > C(0) ? t : C(0);
-  } else if constexpr (K == U::ThresholdedRelu) {
-    return x > p.alpha ? x : C(0);
   }
 }
 
@@ -415,114 +323,6 @@ bool isLogical(BinaryKind kind) {
          kind == BinaryKind::Xor;
 }
 
-/// Integer arithmetic wraps (through the unsigned type) instead of
-/// overflowing, as every other framework's does in practice.
-template <typename C> using Wide = std::make_unsigned_t<C>;
-
-template <BinaryKind K, typename C> inline auto binaryOp(C a, C b) {
-  using B = BinaryKind;
-  if constexpr (K == B::Add) {
-    if constexpr (kIsFloat<C>)
-      return a + b;
-    else
-      return C(Wide<C>(a) + Wide<C>(b));
-  } else if constexpr (K == B::Sub) {
-    if constexpr (kIsFloat<C>)
-      return a - b;
-    else
-      return C(Wide<C>(a) - Wide<C>(b));
-  } else if constexpr (K == B::Mul) {
-    if constexpr (kIsFloat<C>)
-      return a * b;
-    else
-      return C(Wide<C>(a) * Wide<C>(b));
-  } else if constexpr (K == B::Div) {
-    if constexpr (kIsFloat<C>) {
-      return a / b;
-    } else {
-      // C truncation; x / 0 is 0 and MIN / -1 wraps instead of trapping.
-      if (b == 0)
-        return C(0);
-      if constexpr (std::is_signed_v<C>)
-        if (b == C(-1))
-          return C(Wide<C>(0) - Wide<C>(a));
-      return C(a / b);
-    }
-  } else if constexpr (K == B::Mod || K == B::FMod) {
-    if constexpr (kIsFloat<C>) {
-      C r = std::fmod(a, b);
-      if constexpr (K == B::Mod)
-        if (r != C(0) && ((r < C(0)) != (b < C(0))))
-          r += b;
-      return r;
-    } else {
-      if (b == 0)
-        return C(0);
-      if constexpr (std::is_signed_v<C>) {
-        if (b == C(-1))
-          return C(0);
-        C r = C(a % b);
-        if constexpr (K == B::Mod)
-          if (r != 0 && ((r < 0) != (b < 0)))
-            r = C(r + b);
-        return r;
-      } else {
-        return C(a % b);
-      }
-    }
-  } else if constexpr (K == B::Pow) {
-    if constexpr (kIsFloat<C>) {
-      return C(std::pow(a, b));
-    } else {
-      if constexpr (std::is_signed_v<C>) {
-        if (b < 0) // 1 / a^|b| truncated
-          return a == 1 ? C(1) : a == -1 ? C((b & 1) ? -1 : 1) : C(0);
-      }
-      Wide<C> result = 1, base = Wide<C>(a);
-      for (Wide<C> e = Wide<C>(b); e; e >>= 1) {
-        if (e & 1)
-          result = Wide<C>(result * base);
-        base = Wide<C>(base * base);
-      }
-      return C(result);
-    }
-  } else if constexpr (K == B::Max) {
-    if constexpr (kIsFloat<C>)
-      return (a > b || a != a) ? a : b; // NaN propagates
-    else
-      return a > b ? a : b;
-  } else if constexpr (K == B::Min) {
-    if constexpr (kIsFloat<C>)
-      return (a < b || a != a) ? a : b;
-    else
-      return a < b ? a : b;
-  } else if constexpr (K == B::PRelu) {
-    if constexpr (std::is_unsigned_v<C>)
-      return a;
-    else if constexpr (kIsFloat<C>)
-      return a >= C(0) ? a : b * a;
-    else
-      return a >= 0 ? a : C(Wide<C>(b) * Wide<C>(a));
-  } else if constexpr (K == B::And) {
-    return C((a != 0) & (b != 0));
-  } else if constexpr (K == B::Or) {
-    return C((a != 0) | (b != 0));
-  } else if constexpr (K == B::Xor) {
-    return C((a != 0) ^ (b != 0));
-  } else if constexpr (K == B::Equal) {
-    return uint8_t(a == b);
-  } else if constexpr (K == B::Less) {
-    return uint8_t(a < b);
-  } else if constexpr (K == B::LessEqual) {
-    return uint8_t(a <= b);
-  } else if constexpr (K == B::Greater) {
-    return uint8_t(a > b);
-  } else {
-    static_assert(K == B::GreaterEqual);
-    return uint8_t(a >= b);
-  }
-}
-
 using BinaryFn = void (*)(const StridedPlan &plan, const void *a, const void *b,
                           void *y);
 
@@ -729,18 +529,12 @@ using CastFn = void (*)(const void *x, void *y, int64_t begin, int64_t end);
 /// One element of From's compute type to To's storage.
 template <DType To, typename C> inline auto convert(C v) {
   using S = typename DTypeTraits<To>::Storage;
-  if constexpr (To == DType::Bool) {
-    return uint8_t(v != C(0));
-  } else if constexpr (kIsFloat<C> && std::is_integral_v<S>) {
-    // Truncation toward zero. Narrow targets go through int64 so that the
-    // result wraps like the common x86 behaviour instead of being UB.
-    if constexpr (sizeof(S) < 4 || To == DType::U32)
-      return S(int64_t(v));
-    else
-      return S(v);
-  } else {
+  if constexpr (To == DType::Bool)
+    return scalar::toBool(v);
+  else if constexpr (kIsFloat<C> && std::is_integral_v<S>)
+    return scalar::convertValue<S>(v);
+  else
     return store<S>(v);
-  }
 }
 
 template <DType From, DType To>

@@ -1,6 +1,6 @@
 //===- Context.cu - GPU stage context -------------------------------------===//
 
-#include "GpuContext.h"
+#include "GpuCommon.cuh"
 
 namespace heterps::rt::gpu {
 
@@ -85,5 +85,11 @@ void Context::synchronize() {
 }
 
 void Context::enterThread() { HPS_CUDA_CHECK(cudaSetDevice(implPtr->device)); }
+
+void *rawStream(Context &ctx) { return ctx.impl().stream; }
+
+void checkElementLaunch(const char *what) { checkLaunch(what); }
+
+unsigned elementGrid(int64_t n) { return gridFor(n); }
 
 } // namespace heterps::rt::gpu

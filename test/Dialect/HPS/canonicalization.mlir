@@ -130,6 +130,34 @@ func.func @quantize_round_trip(%x: tensor<4xf32>, %z: tensor<ui8>) -> tensor<4xf
   return %d : tensor<4xf32>
 }
 
+// A float zero point that is a whole number keeps the value integral (the
+// zero point of QuantizeLinear folded to a constant); a fractional one or
+// a weight that training updates does not.
+// CHECK-LABEL: func @quantize_round_trip_constant_zero_point
+func.func @quantize_round_trip_constant_zero_point(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: %[[C:.*]] = hps.clip
+  // CHECK-NOT: hps.cast %[[C]]
+  // CHECK-COUNT-4: hps.cast
+  // CHECK: return %[[C]],
+  %zp = hps.constant dense<1.280000e+02> : tensor<f32>
+  %half = hps.constant dense<5.000000e-01> : tensor<f32>
+  %trained = hps.weight "zp" {hps.trainable} dense<3.000000e+00> : tensor<f32>
+  %r = hps.round %x : tensor<4xf32>
+  %a = hps.add %r, %zp : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %c = hps.clip %a {max = 2.550000e+02 : f64, min = 0.000000e+00 : f64} : tensor<4xf32>
+  %q = hps.cast %c : (tensor<4xf32>) -> tensor<4xui8>
+  %d = hps.cast %q : (tensor<4xui8>) -> tensor<4xf32>
+  %a2 = hps.add %r, %half : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %c2 = hps.clip %a2 {max = 2.550000e+02 : f64, min = 0.000000e+00 : f64} : tensor<4xf32>
+  %q2 = hps.cast %c2 : (tensor<4xf32>) -> tensor<4xui8>
+  %d2 = hps.cast %q2 : (tensor<4xui8>) -> tensor<4xf32>
+  %a3 = hps.add %r, %trained : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+  %c3 = hps.clip %a3 {max = 2.550000e+02 : f64, min = 0.000000e+00 : f64} : tensor<4xf32>
+  %q3 = hps.cast %c3 : (tensor<4xf32>) -> tensor<4xui8>
+  %d3 = hps.cast %q3 : (tensor<4xui8>) -> tensor<4xf32>
+  return %d, %d2, %d3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
 // Not when the clip reaches past the integer type, or the value may hold
 // fractions (no rounding before).
 // CHECK-LABEL: func @quantize_round_trip_kept

@@ -404,6 +404,15 @@ static bool holdsIntegersWithin(Value value, int depth) {
     return false;
   if (isa<RoundOp>(op))
     return true;
+  // A constant of whole numbers (a float zero point); not a weight that
+  // training updates.
+  DenseElementsAttr constant = dense(getConstantValue(value));
+  if (constant && !op->hasAttr("hps.trainable")) {
+    if (!isa<FloatType>(constant.getElementType()))
+      return true;
+    return llvm::all_of(constant.getValues<APFloat>(),
+                        [](const APFloat &v) { return v.isInteger(); });
+  }
   if (auto conversion = dyn_cast<CastOp>(op))
     return isa<IntegerType>(getElementTypeOrSelf(conversion.getInput()));
   if (isa<AddOp, SubOp>(op))

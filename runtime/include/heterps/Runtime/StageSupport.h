@@ -10,6 +10,7 @@
 #ifndef HETERPS_RUNTIME_STAGESUPPORT_H
 #define HETERPS_RUNTIME_STAGESUPPORT_H
 
+#include "heterps/Runtime/ScalarOps.h"
 #include "heterps/Runtime/StageABI.h"
 #include "heterps/Runtime/Types.h"
 
