@@ -65,29 +65,11 @@ bool fusibleUnary(Operation *op, Type type) {
 
 /// The runtime's BinaryKind of a fusible binary op, or "".
 StringRef fusibleBinary(Operation *op, Type type) {
-  StringRef kind =
-      llvm::TypeSwitch<Operation *, StringRef>(op)
-          .Case([](AddOp) { return "Add"; })
-          .Case([](SubOp) { return "Sub"; })
-          .Case([](MulOp) { return "Mul"; })
-          .Case([](DivOp) { return "Div"; })
-          .Case([](MaxOp) { return "Max"; })
-          .Case([](MinOp) { return "Min"; })
-          .Case([](ModOp m) { return m.getFmod() ? "FMod" : "Mod"; })
-          .Case([](PReluOp) { return "PRelu"; })
-          .Case([](AndOp) { return "And"; })
-          .Case([](OrOp) { return "Or"; })
-          .Case([](XorOp) { return "Xor"; })
-          .Case([](EqualOp) { return "Equal"; })
-          .Case([](LessOp) { return "Less"; })
-          .Case([](LessEqualOp) { return "LessEqual"; })
-          .Case([](GreaterOp) { return "Greater"; })
-          .Case([](GreaterEqualOp) { return "GreaterEqual"; })
-          .Default([](Operation *) { return ""; });
+  StringRef kind = runtimeBinaryKind(op);
   bool logical = kind == "And" || kind == "Or" || kind == "Xor";
   bool comparison =
       isa<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp>(op);
-  if (kind.empty() || (logical != isBool(type) && !comparison))
+  if (kind.empty() || kind == "Pow" || (logical != isBool(type) && !comparison))
     return "";
   return kind;
 }
@@ -285,6 +267,28 @@ SmallVector<LoopDim> iterationSpace(ArrayRef<int64_t> shape,
 
 } // namespace
 
+StringRef runtimeBinaryKind(Operation *op) {
+  return llvm::TypeSwitch<Operation *, StringRef>(op)
+      .Case([](AddOp) { return "Add"; })
+      .Case([](SubOp) { return "Sub"; })
+      .Case([](MulOp) { return "Mul"; })
+      .Case([](DivOp) { return "Div"; })
+      .Case([](PowOp) { return "Pow"; })
+      .Case([](MaxOp) { return "Max"; })
+      .Case([](MinOp) { return "Min"; })
+      .Case([](ModOp m) { return m.getFmod() ? "FMod" : "Mod"; })
+      .Case([](PReluOp) { return "PRelu"; })
+      .Case([](AndOp) { return "And"; })
+      .Case([](OrOp) { return "Or"; })
+      .Case([](XorOp) { return "Xor"; })
+      .Case([](EqualOp) { return "Equal"; })
+      .Case([](LessOp) { return "Less"; })
+      .Case([](LessEqualOp) { return "LessEqual"; })
+      .Case([](GreaterOp) { return "Greater"; })
+      .Case([](GreaterEqualOp) { return "GreaterEqual"; })
+      .Default([](Operation *) { return ""; });
+}
+
 bool isFusibleElementwise(Operation *op) {
   if (op->getNumResults() != 1 || op->getNumRegions() != 0)
     return false;
@@ -462,7 +466,8 @@ std::string fusedLoopSource(
                 .str();
     expressions[slots[s]] = "x" + std::to_string(s);
   }
-  for (auto [n, op] : llvm::enumerate(group.ops)) {
+  for (size_t n = 0; n < group.ops.size(); ++n) {
+    Operation *op = group.ops[n];
     Value result = op->getResult(0);
     Type type = elementTypeOf(result);
     std::string cpp = cppElementType(type);

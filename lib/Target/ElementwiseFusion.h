@@ -66,6 +66,10 @@ std::string fusedLoopSource(
     int64_t channelBlock,
     llvm::function_ref<std::optional<std::string>(mlir::Value)> literalOf);
 
+/// The runtime's BinaryKind enumerator name of an elementwise binary op
+/// ("Add", "FMod", ...), or "".
+llvm::StringRef runtimeBinaryKind(mlir::Operation *op);
+
 /// The C++ storage type of a supported element type ("float", "uint8_t" for
 /// bool, ...), or "".
 std::string cppElementType(mlir::Type type);

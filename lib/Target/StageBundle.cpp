@@ -418,25 +418,7 @@ bool unaryKind(Operation *op, std::string &kind, std::string &params) {
 }
 
 std::string binaryKind(Operation *op) {
-  return llvm::TypeSwitch<Operation *, std::string>(op)
-      .Case([](AddOp) { return "Add"; })
-      .Case([](SubOp) { return "Sub"; })
-      .Case([](MulOp) { return "Mul"; })
-      .Case([](DivOp) { return "Div"; })
-      .Case([](PowOp) { return "Pow"; })
-      .Case([](MaxOp) { return "Max"; })
-      .Case([](MinOp) { return "Min"; })
-      .Case([](ModOp m) { return m.getFmod() ? "FMod" : "Mod"; })
-      .Case([](PReluOp) { return "PRelu"; })
-      .Case([](AndOp) { return "And"; })
-      .Case([](OrOp) { return "Or"; })
-      .Case([](XorOp) { return "Xor"; })
-      .Case([](EqualOp) { return "Equal"; })
-      .Case([](LessOp) { return "Less"; })
-      .Case([](LessEqualOp) { return "LessEqual"; })
-      .Case([](GreaterOp) { return "Greater"; })
-      .Case([](GreaterEqualOp) { return "GreaterEqual"; })
-      .Default([](Operation *) { return ""; });
+  return target::runtimeBinaryKind(op).str();
 }
 
 LogicalResult StageEmitter::collectTensors() {
@@ -678,7 +660,6 @@ void StageEmitter::assignLayouts() {
   // Drop what would only cost a relayout, and keep every elementwise op
   // (and a conv with its residual) in one layout, until nothing changes.
   for (bool changed = true; changed;) {
-    changed = false;
     SmallVector<Value> drop;
     for (Value root : native) {
       Operation *producer = root.getDefiningOp();
