@@ -58,9 +58,11 @@ bool fusibleUnary(Operation *op, Type type) {
     return isa<NotOp>(op);
   if (isa<ReluOp, AbsOp, NegOp, SignOp, ClipOp>(op))
     return true;
+  // Not HardSigmoid: its alpha * x + beta may be one FMA in a kernel and
+  // two roundings in a loop built without contraction.
   return isFloatType(type) &&
          isa<LeakyReluOp, FloorOp, CeilOp, RoundOp, SqrtOp, ReciprocalOp,
-             HardSigmoidOp, ThresholdedReluOp, SoftsignOp>(op);
+             ThresholdedReluOp, SoftsignOp>(op);
 }
 
 /// The runtime's BinaryKind of a fusible binary op, or "".
@@ -172,11 +174,6 @@ std::string unaryExpression(Operation *op, StringRef x, Type type) {
                        .Case([&](LeakyReluOp o) {
                          params = args(o.getAlpha().convertToDouble(), 0);
                          return "LeakyRelu";
-                       })
-                       .Case([&](HardSigmoidOp o) {
-                         params = args(o.getAlpha().convertToDouble(),
-                                       o.getBeta().convertToDouble());
-                         return "HardSigmoid";
                        })
                        .Case([&](ThresholdedReluOp o) {
                          params = args(o.getAlpha().convertToDouble(), 0);
@@ -293,7 +290,7 @@ bool isFusibleElementwise(Operation *op) {
   if (op->getNumResults() != 1 || op->getNumRegions() != 0)
     return false;
   auto result = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  if (!result || !result.hasStaticShape() ||
+  if (!result || !result.hasStaticShape() || result.getNumElements() == 0 ||
       cppElementType(result.getElementType()).empty())
     return false;
   for (Type operand : op->getOperandTypes()) {

@@ -126,8 +126,7 @@ bool buildStages(StringRef bundle, std::string &error) {
   // The precompiled header's flags (tools/heterps/CMakeLists.txt) match
   // these and -fPIC.
   std::vector<std::string> common = {"-std=c++17", "-I" + include};
-  // The C++ build's optimisation and ISA (runtime/CMakeLists.txt); nvcc
-  // takes -O2 alone.
+  // The C++ build's optimisation and ISA (runtime/CMakeLists.txt).
   std::vector<std::string> cxxFlags;
   for (StringRef flag : llvm::split(HETERPS_STAGE_CXX_FLAGS, ','))
     cxxFlags.push_back(flag.str());
@@ -166,7 +165,9 @@ bool buildStages(StringRef bundle, std::string &error) {
         gpuLibrary && nvcc && gpuRuntime) {
       std::vector<std::string> cudaArgs = {"-x", "cu"};
       cudaArgs.insert(cudaArgs.end(), common.begin(), common.end());
-      cudaArgs.push_back("-O2");
+      // No FMA contraction in the fused loops: the unfused kernels round
+      // a multiply and the add after it separately.
+      cudaArgs.insert(cudaArgs.end(), {"-O2", "--fmad=false"});
       std::vector<std::string> targets = cudaTargetFlags();
       cudaArgs.insert(cudaArgs.end(), targets.begin(), targets.end());
       cudaArgs.insert(cudaArgs.end(),
