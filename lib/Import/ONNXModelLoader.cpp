@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Import/ONNXModelLoader.h"
+#include "MicrosoftSchemas.h"
 #include "StaticBatch.h"
 #include "heterps/Dialect/HPS/IR/ONNXOpsets.h"
 
@@ -355,6 +356,7 @@ Error checkAndInferAtKnownIR(onnx::ModelProto &model) {
     for (const std::string &output : node.output())
       scope.add(output);
   }
+  registerMicrosoftSchemas();
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {

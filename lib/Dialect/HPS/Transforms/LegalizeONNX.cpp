@@ -113,6 +113,7 @@ struct LegalizeONNXPass
     populateValuePatterns(set);
     populateQuantizationPatterns(set);
     populateQuantizedLinearPatterns(set);
+    populateMicrosoftQuantizedPatterns(set);
     populateGridSamplePatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));

@@ -57,16 +57,18 @@ std::optional<SmallVector<int64_t>> ONNXNode::getInts(StringRef name) const {
 
 ONNXPattern::ONNXPattern(MLIRContext *context, StringRef opType,
                          int64_t minOpset, int64_t maxOpset,
-                         ONNXRewrite rewrite)
-    : OpRewritePattern(context), opType(opType), minOpset(minOpset),
-      maxOpset(maxOpset), rewrite(std::move(rewrite)) {}
+                         ONNXRewrite rewrite, StringRef domain)
+    : OpRewritePattern(context), opType(opType), domain(domain),
+      minOpset(minOpset), maxOpset(maxOpset), rewrite(std::move(rewrite)) {}
 
 LogicalResult ONNXPattern::matchAndRewrite(OnnxNodeOp op,
                                            PatternRewriter &rewriter) const {
-  StringRef domain = op.getDomain();
+  StringRef nodeDomain = op.getDomain();
+  if (nodeDomain == "ai.onnx")
+    nodeDomain = "";
   auto opset = static_cast<int64_t>(op.getOpset()); // Verified positive.
-  if (op.getOpType() != opType || !(domain.empty() || domain == "ai.onnx") ||
-      opset < minOpset || opset > maxOpset)
+  if (op.getOpType() != opType || nodeDomain != domain || opset < minOpset ||
+      opset > maxOpset)
     return failure();
   return rewrite(ONNXNode(op), rewriter);
 }
@@ -75,6 +77,13 @@ void addONNXPattern(RewritePatternSet &patterns, StringRef opType,
                     int64_t minOpset, int64_t maxOpset, ONNXRewrite rewrite) {
   patterns.add<ONNXPattern>(patterns.getContext(), opType, minOpset, maxOpset,
                             std::move(rewrite));
+}
+
+void addDomainONNXPattern(RewritePatternSet &patterns, StringRef domain,
+                          StringRef opType, int64_t minOpset, int64_t maxOpset,
+                          ONNXRewrite rewrite) {
+  patterns.add<ONNXPattern>(patterns.getContext(), opType, minOpset, maxOpset,
+                            std::move(rewrite), domain);
 }
 
 void replaceNodeWith(ONNXNode node, Value value, PatternRewriter &rewriter) {

@@ -61,18 +61,19 @@ private:
 using ONNXRewrite =
     std::function<mlir::LogicalResult(ONNXNode, mlir::PatternRewriter &)>;
 
-/// Matches hps.onnx_node ops of one op type in the default ONNX domain whose
-/// opset lies in [minOpset, maxOpset].
+/// Matches hps.onnx_node ops of one op type in one domain ("" for the
+/// default ONNX domain) whose opset lies in [minOpset, maxOpset].
 class ONNXPattern : public mlir::OpRewritePattern<OnnxNodeOp> {
 public:
   ONNXPattern(mlir::MLIRContext *context, llvm::StringRef opType,
-              int64_t minOpset, int64_t maxOpset, ONNXRewrite rewrite);
+              int64_t minOpset, int64_t maxOpset, ONNXRewrite rewrite,
+              llvm::StringRef domain = "");
 
   mlir::LogicalResult
   matchAndRewrite(OnnxNodeOp op, mlir::PatternRewriter &rewriter) const final;
 
 private:
-  std::string opType;
+  std::string opType, domain;
   int64_t minOpset, maxOpset;
   ONNXRewrite rewrite;
 };
@@ -80,6 +81,12 @@ private:
 /// Registers one (op type, opset range) pattern.
 void addONNXPattern(mlir::RewritePatternSet &patterns, llvm::StringRef opType,
                     int64_t minOpset, int64_t maxOpset, ONNXRewrite rewrite);
+
+/// Registers one pattern for an op of another domain (com.microsoft).
+void addDomainONNXPattern(mlir::RewritePatternSet &patterns,
+                          llvm::StringRef domain, llvm::StringRef opType,
+                          int64_t minOpset, int64_t maxOpset,
+                          ONNXRewrite rewrite);
 
 /// Replaces the node's first result with `value` and erases the node.
 void replaceNodeWith(ONNXNode node, mlir::Value value,
@@ -138,6 +145,7 @@ void populateRecurrentPatterns(mlir::RewritePatternSet &patterns);
 void populateValuePatterns(mlir::RewritePatternSet &patterns);
 void populateQuantizationPatterns(mlir::RewritePatternSet &patterns);
 void populateQuantizedLinearPatterns(mlir::RewritePatternSet &patterns);
+void populateMicrosoftQuantizedPatterns(mlir::RewritePatternSet &patterns);
 void populateGridSamplePatterns(mlir::RewritePatternSet &patterns);
 /// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
 void populateFusionPatterns(mlir::RewritePatternSet &patterns);

@@ -6,20 +6,33 @@ using namespace mlir;
 
 namespace heterps::hps {
 
+/// `rewrite` behind a check that the node has no attribute but `known`.
+static ONNXRewrite withKnownAttributes(ArrayRef<StringRef> known,
+                                       ONNXRewrite rewrite) {
+  SmallVector<std::string> names(known.begin(), known.end());
+  return [names = std::move(names), rewrite = std::move(rewrite)](
+             ONNXNode node, PatternRewriter &rewriter) {
+    for (NamedAttribute attr : node.getOp().getAttrs())
+      if (!llvm::is_contained(names, attr.getName().strref()))
+        return fail(node, rewriter,
+                    "attribute '" + attr.getName().strref() +
+                        "' is not in this opset's schema");
+    return rewrite(node, rewriter);
+  };
+}
+
 void addONNXPattern(RewritePatternSet &patterns, StringRef opType,
                     int64_t minOpset, int64_t maxOpset,
                     ArrayRef<StringRef> known, ONNXRewrite rewrite) {
-  SmallVector<std::string> names(known.begin(), known.end());
   addONNXPattern(patterns, opType, minOpset, maxOpset,
-                 [names = std::move(names), rewrite = std::move(rewrite)](
-                     ONNXNode node, PatternRewriter &rewriter) {
-                   for (NamedAttribute attr : node.getOp().getAttrs())
-                     if (!llvm::is_contained(names, attr.getName().strref()))
-                       return fail(node, rewriter,
-                                   "attribute '" + attr.getName().strref() +
-                                       "' is not in this opset's schema");
-                   return rewrite(node, rewriter);
-                 });
+                 withKnownAttributes(known, std::move(rewrite)));
+}
+
+void addDomainONNXPattern(RewritePatternSet &patterns, StringRef domain,
+                          StringRef opType, int64_t minOpset, int64_t maxOpset,
+                          ArrayRef<StringRef> known, ONNXRewrite rewrite) {
+  addDomainONNXPattern(patterns, domain, opType, minOpset, maxOpset,
+                       withKnownAttributes(known, std::move(rewrite)));
 }
 
 std::optional<bool> getFlag(ONNXNode node, StringRef name, bool fallback) {

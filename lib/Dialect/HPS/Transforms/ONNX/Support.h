@@ -23,6 +23,13 @@ void addONNXPattern(mlir::RewritePatternSet &patterns, llvm::StringRef opType,
                     int64_t minOpset, int64_t maxOpset,
                     llvm::ArrayRef<llvm::StringRef> known, ONNXRewrite rewrite);
 
+/// The same for an op of another domain (com.microsoft).
+void addDomainONNXPattern(mlir::RewritePatternSet &patterns,
+                          llvm::StringRef domain, llvm::StringRef opType,
+                          int64_t minOpset, int64_t maxOpset,
+                          llvm::ArrayRef<llvm::StringRef> known,
+                          ONNXRewrite rewrite);
+
 /// A 0/1 attribute (ceil_mode, transA, ...); std::nullopt for other values.
 std::optional<bool> getFlag(ONNXNode node, llvm::StringRef name,
                             bool fallback = false);

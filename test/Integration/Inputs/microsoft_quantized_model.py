@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Writes a model of onnxruntime's com.microsoft quantized ops (QLinearAdd,
+QLinearMul, QLinearLeakyRelu, QLinearSigmoid, QLinearGlobalAveragePool)
+between a QuantizeLinear and a DequantizeLinear, with u8 or i8 tensors,
+per-tensor scales and zero points and a broadcast constant, for comparing
+with onnxruntime, which runs these ops natively.
+
+  microsoft_quantized_model.py OUT.onnx [--int8]
+"""
+import argparse
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("out")
+    parser.add_argument("--int8", action="store_true")
+    args = parser.parse_args()
+    dtype = np.int8 if args.int8 else np.uint8
+    zero = 0 if args.int8 else 128
+    rng = np.random.default_rng(7)
+    info = np.iinfo(dtype)
+    inits = [
+        numpy_helper.from_array(np.float32(2.0 / 255), "s_x"),
+        numpy_helper.from_array(np.array(zero, dtype), "z_x"),
+        numpy_helper.from_array(np.float32(1.5 / 255), "s_l"),
+        numpy_helper.from_array(np.array(zero + 3, dtype), "z_l"),
+        numpy_helper.from_array(
+            rng.integers(info.min, info.max, (16, 1, 1), endpoint=True).astype(dtype), "w"),
+        numpy_helper.from_array(np.float32(0.01), "s_w"),
+        numpy_helper.from_array(np.array(zero - 5, dtype), "z_w"),
+        numpy_helper.from_array(np.float32(3.0 / 255), "s_m"),
+        numpy_helper.from_array(np.array(zero, dtype), "z_m"),
+        numpy_helper.from_array(np.float32(1.0 / 255), "s_s"),
+        numpy_helper.from_array(np.array(info.min, dtype), "z_s"),
+        numpy_helper.from_array(np.float32(4.0 / 255), "s_a"),
+        numpy_helper.from_array(np.array(zero - 10, dtype), "z_a"),
+        numpy_helper.from_array(np.float32(2.5 / 255), "s_p"),
+        numpy_helper.from_array(np.array(zero, dtype), "z_p"),
+    ]
+    ms = "com.microsoft"
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s_x", "z_x"], ["q"]),
+        helper.make_node("QLinearLeakyRelu", ["q", "s_x", "z_x", "s_l", "z_l"], ["l"],
+                         domain=ms, alpha=0.2),
+        helper.make_node("QLinearMul", ["l", "s_l", "z_l", "w", "s_w", "z_w", "s_m", "z_m"],
+                         ["m"], domain=ms),
+        helper.make_node("QLinearSigmoid", ["m", "s_m", "z_m", "s_s", "z_s"], ["s"], domain=ms),
+        helper.make_node("QLinearAdd", ["s", "s_s", "z_s", "l", "s_l", "z_l", "s_a", "z_a"],
+                         ["a"], domain=ms),
+        helper.make_node("QLinearGlobalAveragePool", ["a", "s_a", "z_a", "s_p", "z_p"], ["p"],
+                         domain=ms, channels_last=0),
+        helper.make_node("DequantizeLinear", ["p", "s_p", "z_p"], ["y"]),
+        helper.make_node("DequantizeLinear", ["a", "s_a", "z_a"], ["y_add"]),
+    ]
+    graph = helper.make_graph(
+        nodes, "microsoft_quantized",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16, 5, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 16, 1, 1]),
+         helper.make_tensor_value_info("y_add", TensorProto.FLOAT, [2, 16, 5, 7])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                   helper.make_opsetid(ms, 1)])
+    model.ir_version = 8
+    onnx.save(model, args.out)
+    print("wrote", args.out, "with", "int8" if args.int8 else "uint8", "tensors")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+// RUN: heterps-opt --hps-legalize-onnx --split-input-file %s | FileCheck %s
+
+// onnxruntime's com.microsoft QLinearAdd: the float add between the
+// dequantization of A and B, (v - zero) * scale, and the quantization of
+// the sum with C's scale and zero point, broadcasting as numpy does.
+// CHECK-LABEL: func @qlinear_add
+func.func @qlinear_add(%a: tensor<2x3xui8>, %as: tensor<f32>, %az: tensor<ui8>, %b: tensor<3xui8>, %bs: tensor<f32>, %bz: tensor<ui8>, %cs: tensor<f32>, %cz: tensor<ui8>) -> tensor<2x3xui8> {
+  // CHECK: %[[A:.*]] = hps.cast %arg0 : (tensor<2x3xui8>) -> tensor<2x3xf32>
+  // CHECK: %[[AZ:.*]] = hps.cast %arg2 : (tensor<ui8>) -> tensor<f32>
+  // CHECK: %[[AS:.*]] = hps.sub %[[A]], %[[AZ]]
+  // CHECK: %[[AD:.*]] = hps.mul %[[AS]], %arg1
+  // CHECK: %[[B:.*]] = hps.cast %arg3 : (tensor<3xui8>) -> tensor<3xf32>
+  // CHECK: %[[BD:.*]] = hps.mul {{.*}}, %arg4 : tensor<3xf32>, tensor<f32> -> tensor<3xf32>
+  // CHECK: %[[SUM:.*]] = hps.add %[[AD]], %[[BD]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: %[[Q:.*]] = hps.div %[[SUM]], %arg6
+  // CHECK: %[[R:.*]] = hps.round %[[Q]]
+  // CHECK: hps.clip {{.*}} {max = 2.550000e+02 : f64, min = 0.000000e+00 : f64}
+  // CHECK: hps.cast {{.*}} : (tensor<2x3xf32>) -> tensor<2x3xui8>
+  %0 = hps.onnx_node "QLinearAdd"(%a, %as, %az, %b, %bs, %bz, %cs, %cz) {attrs = {}, domain = "com.microsoft", opset = 1 : i64} : (tensor<2x3xui8>, tensor<f32>, tensor<ui8>, tensor<3xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
+  return %0 : tensor<2x3xui8>
+}
+
+// -----
+
+// QLinearMul on i8 without zero points; QLinearLeakyRelu and QLinearSigmoid
+// wrap their float op the same way.
+// CHECK-LABEL: func @qlinear_mul_and_unary
+func.func @qlinear_mul_and_unary(%a: tensor<4xi8>, %s: tensor<1xf32>) -> (tensor<4xi8>, tensor<4xi8>, tensor<4xi8>) {
+  // CHECK: hps.mul %{{[0-9]+}}, %{{[0-9]+}} : tensor<4xf32>{{$}}
+  // CHECK: hps.leaky_relu {{.*}} {alpha = 1.000000e-01 : f32}
+  // CHECK: hps.sigmoid
+  // CHECK-NOT: hps.onnx_node
+  %none = hps.none
+  %0 = hps.onnx_node "QLinearMul"(%a, %s, %none, %a, %s, %none, %s, %none) {attrs = {}, domain = "com.microsoft", opset = 1 : i64} : (tensor<4xi8>, tensor<1xf32>, none, tensor<4xi8>, tensor<1xf32>, none, tensor<1xf32>, none) -> tensor<4xi8>
+  %1 = hps.onnx_node "QLinearLeakyRelu"(%a, %s, %none, %s, %none) {attrs = {alpha = 1.000000e-01 : f32}, domain = "com.microsoft", opset = 1 : i64} : (tensor<4xi8>, tensor<1xf32>, none, tensor<1xf32>, none) -> tensor<4xi8>
+  %2 = hps.onnx_node "QLinearSigmoid"(%a, %s, %none, %s, %none) {attrs = {}, domain = "com.microsoft", opset = 1 : i64} : (tensor<4xi8>, tensor<1xf32>, none, tensor<1xf32>, none) -> tensor<4xi8>
+  return %0, %1, %2 : tensor<4xi8>, tensor<4xi8>, tensor<4xi8>
+}
+
+// -----
+
+// QLinearGlobalAveragePool (NCHW): the mean of the dequantized values.
+// CHECK-LABEL: func @qlinear_global_average_pool
+func.func @qlinear_global_average_pool(%x: tensor<2x4x3x3xui8>, %s: tensor<f32>, %z: tensor<ui8>) -> tensor<2x4x1x1xui8> {
+  // CHECK: %[[P:.*]] = hps.global_avg_pool {{.*}} : (tensor<2x4x3x3xf32>) -> tensor<2x4x1x1xf32>
+  // CHECK: hps.div %[[P]], %arg1
+  %0 = hps.onnx_node "QLinearGlobalAveragePool"(%x, %s, %z, %s, %z) {attrs = {channels_last = 0 : i64}, domain = "com.microsoft", opset = 1 : i64} : (tensor<2x4x3x3xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<2x4x1x1xui8>
+  return %0 : tensor<2x4x1x1xui8>
+}
+
+// -----
+
+// Left generic: per-channel scales (com.microsoft's QLinearAdd takes one),
+// channels_last pooling, an op of the default domain spelled the same way.
+// CHECK-LABEL: func @kept
+func.func @kept(%a: tensor<2x3xui8>, %s3: tensor<3xf32>, %s: tensor<f32>, %z: tensor<ui8>, %x: tensor<2x3x3x4xui8>) -> (tensor<2x3xui8>, tensor<2x1x1x4xui8>, tensor<2x3xui8>) {
+  // CHECK: hps.onnx_node "QLinearAdd"
+  // CHECK: hps.onnx_node "QLinearGlobalAveragePool"
+  // CHECK: hps.onnx_node "QLinearAdd"
+  %0 = hps.onnx_node "QLinearAdd"(%a, %s3, %z, %a, %s, %z, %s, %z) {attrs = {}, domain = "com.microsoft", opset = 1 : i64} : (tensor<2x3xui8>, tensor<3xf32>, tensor<ui8>, tensor<2x3xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
+  %1 = hps.onnx_node "QLinearGlobalAveragePool"(%x, %s, %z, %s, %z) {attrs = {channels_last = 1 : i64}, domain = "com.microsoft", opset = 1 : i64} : (tensor<2x3x3x4xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<2x1x1x4xui8>
+  %2 = hps.onnx_node "QLinearAdd"(%a, %s, %z, %a, %s, %z, %s, %z) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x3xui8>, tensor<f32>, tensor<ui8>, tensor<2x3xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>
+  return %0, %1, %2 : tensor<2x3xui8>, tensor<2x1x1x4xui8>, tensor<2x3xui8>
+}
