@@ -3,9 +3,11 @@
 QLinearMul, QLinearLeakyRelu, QLinearSigmoid, QLinearGlobalAveragePool)
 between a QuantizeLinear and a DequantizeLinear, with u8 or i8 tensors,
 per-tensor scales and zero points and a broadcast constant, for comparing
-with onnxruntime, which runs these ops natively.
+with onnxruntime, which runs these ops natively. --gemm writes QGemm cases
+instead: transposed B with per-column scales, an i32 bias and a quantized
+Y; transposed A with a u8 B, alpha and an f32 Y.
 
-  microsoft_quantized_model.py OUT.onnx [--int8]
+  microsoft_quantized_model.py OUT.onnx [--int8] [--gemm]
 """
 import argparse
 
@@ -18,7 +20,10 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--int8", action="store_true")
+    parser.add_argument("--gemm", action="store_true")
     args = parser.parse_args()
+    if args.gemm:
+        return gemm_model(args.out)
     dtype = np.int8 if args.int8 else np.uint8
     zero = 0 if args.int8 else 128
     rng = np.random.default_rng(7)
@@ -67,6 +72,43 @@ def main():
     model.ir_version = 8
     onnx.save(model, args.out)
     print("wrote", args.out, "with", "int8" if args.int8 else "uint8", "tensors")
+
+
+def gemm_model(out):
+    rng = np.random.default_rng(11)
+    c = numpy_helper.from_array
+    ms = "com.microsoft"
+    inits = [
+        c(np.float32(2.0 / 255), "s_x"), c(np.uint8(128), "z_x"),
+        c(rng.integers(-63, 64, (10, 24)).astype(np.int8), "w1"),
+        c(rng.uniform(0.002, 0.01, 10).astype(np.float32), "s_w1"),
+        c(np.zeros(10, np.int8), "z_w1"),
+        c(rng.integers(-2000, 2000, 10).astype(np.int32), "b1"),
+        c(np.float32(0.05), "s_y"), c(np.uint8(100), "z_y"),
+        c(rng.integers(0, 256, (24, 7)).astype(np.uint8), "w2"),
+        c(np.float32(0.004), "s_w2"), c(np.uint8(131), "z_w2"),
+    ]
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "s_x", "z_x"], ["q"]),
+        helper.make_node("QGemm", ["q", "s_x", "z_x", "w1", "s_w1", "z_w1", "b1", "s_y", "z_y"],
+                         ["g1"], domain=ms, transB=1),
+        helper.make_node("DequantizeLinear", ["g1", "s_y", "z_y"], ["y1"]),
+        helper.make_node("QuantizeLinear", ["xt", "s_x", "z_x"], ["qt"]),
+        helper.make_node("QGemm", ["qt", "s_x", "z_x", "w2", "s_w2", "z_w2"], ["y2"],
+                         domain=ms, transA=1, alpha=0.5),
+    ]
+    graph = helper.make_graph(
+        nodes, "qgemm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5, 24]),
+         helper.make_tensor_value_info("xt", TensorProto.FLOAT, [24, 3])],
+        [helper.make_tensor_value_info("y1", TensorProto.FLOAT, [5, 10]),
+         helper.make_tensor_value_info("y2", TensorProto.FLOAT, [3, 7])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13),
+                                                   helper.make_opsetid(ms, 1)])
+    model.ir_version = 8
+    onnx.save(model, out)
+    print("wrote", out, "with QGemm")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,30 @@ func.func @qlinear_global_average_pool(%x: tensor<2x4x3x3xui8>, %s: tensor<f32>,
 
 // -----
 
+// QGemm with transB: a constant B is transposed at compile time (so that the
+// exact f32 product still applies), the bias added in i32, and the product
+// scaled by b_scale * (a_scale * alpha) per column before y's quantization.
+// CHECK-LABEL: func @qgemm
+func.func @qgemm(%a: tensor<2x3xui8>, %as: tensor<f32>, %az: tensor<ui8>, %bs: tensor<2xf32>, %bias: tensor<2xi32>, %ys: tensor<f32>, %yz: tensor<ui8>) -> tensor<2x2xui8> {
+  // CHECK-DAG: %[[BT:.*]] = hps.constant dense<{{\[\[}}1.000000e+00, 4.000000e+00], [2.000000e+00, 5.000000e+00], [3.000000e+00, 6.000000e+00]]> : tensor<3x2xf32>
+  // CHECK-DAG: %[[ALPHA:.*]] = hps.constant dense<5.000000e-01> : tensor<f32>
+  // CHECK: %[[P:.*]] = hps.matmul {{.*}}, %[[BT]] : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  // CHECK: %[[ACC:.*]] = hps.cast %[[P]] : (tensor<2x2xf32>) -> tensor<2x2xi32>
+  // CHECK: %[[SUM:.*]] = hps.add %[[ACC]], %arg4 : tensor<2x2xi32>, tensor<2xi32> -> tensor<2x2xi32>
+  // CHECK: %[[AA:.*]] = hps.mul %arg1, %[[ALPHA]] : tensor<f32>
+  // CHECK: %[[M:.*]] = hps.mul %arg3, %[[AA]] : tensor<2xf32>, tensor<f32> -> tensor<2xf32>
+  // CHECK: %[[MY:.*]] = hps.div %[[M]], %arg5
+  // CHECK: %[[F:.*]] = hps.cast %[[SUM]] : (tensor<2x2xi32>) -> tensor<2x2xf32>
+  // CHECK: hps.mul %[[F]], %[[MY]] : tensor<2x2xf32>, tensor<2xf32> -> tensor<2x2xf32>
+  // CHECK: hps.round
+  %b = hps.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi8>
+  %none = hps.none
+  %0 = hps.onnx_node "QGemm"(%a, %as, %az, %b, %bs, %none, %bias, %ys, %yz) {attrs = {alpha = 5.000000e-01 : f32, transB = 1 : i64}, domain = "com.microsoft", opset = 1 : i64} : (tensor<2x3xui8>, tensor<f32>, tensor<ui8>, tensor<2x3xi8>, tensor<2xf32>, none, tensor<2xi32>, tensor<f32>, tensor<ui8>) -> tensor<2x2xui8>
+  return %0 : tensor<2x2xui8>
+}
+
+// -----
+
 // Left generic: per-channel scales (com.microsoft's QLinearAdd takes one),
 // channels_last pooling, an op of the default domain spelled the same way.
 // CHECK-LABEL: func @kept

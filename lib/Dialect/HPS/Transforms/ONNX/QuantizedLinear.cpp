@@ -20,7 +20,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Quantize.h"
+
 #include "WindowAttrs.h"
+#include "mlir/Dialect/Traits.h"
 
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
@@ -477,9 +479,124 @@ LogicalResult legalizeQLinearConv(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeWithCompatible(node, y, rewriter);
 }
 
+/// `value` [R, C] as [C, R]: a constant of integers is transposed here (so
+/// that the product can still run on exact f32), anything else by
+/// hps.transpose.
+Value transposed(ONNXNode node, PatternRewriter &rewriter, Value value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  auto result = RankedTensorType::get({type.getDimSize(1), type.getDimSize(0)},
+                                      type.getElementType());
+  if (std::optional<SmallVector<int64_t>> values = constantIntegers(value);
+      values && type.hasStaticShape()) {
+    int64_t rows = type.getDimSize(0), columns = type.getDimSize(1);
+    unsigned width = type.getElementTypeBitWidth();
+    bool isSigned = !type.getElementType().isUnsignedInteger();
+    SmallVector<APInt> moved;
+    moved.reserve(values->size());
+    for (int64_t c = 0; c < columns; ++c)
+      for (int64_t r = 0; r < rows; ++r)
+        moved.push_back(
+            APInt(width, uint64_t((*values)[r * columns + c]), isSigned));
+    return rewriter.create<ConstantOp>(node.getLoc(),
+                                       DenseElementsAttr::get(result, moved));
+  }
+  return rewriter.create<TransposeOp>(node.getLoc(), result, value,
+                                      rewriter.getDenseI64ArrayAttr({1, 0}),
+                                      node.getOp().getDeviceAttr());
+}
+
+/// com.microsoft QGemm (1): A, a_scale, a_zero_point, B, b_scale,
+/// b_zero_point (per tensor, or per column of the product), C (optional
+/// i32 bias with scale a_scale * b_scale), y_scale and y_zero_point
+/// (optional: without them Y is f32); alpha, transA, transB. As onnxruntime
+/// computes it: the exact product plus C in i32, then times b_scale *
+/// (a_scale * alpha) (/ y_scale, rounded and saturated).
+LogicalResult legalizeQGemm(ONNXNode node, PatternRewriter &rewriter) {
+  auto aType = dyn_cast<RankedTensorType>(node.input(0).getType());
+  auto bType = dyn_cast<RankedTensorType>(node.input(3).getType());
+  auto result = dyn_cast<RankedTensorType>(node.resultType());
+  std::optional<bool> transA = getFlag(node, "transA");
+  std::optional<bool> transB = getFlag(node, "transB");
+  if (!aType || !bType || !result || aType.getRank() != 2 ||
+      bType.getRank() != 2 || result.getRank() != 2 ||
+      !result.hasStaticShape() || !transA || !transB)
+    return fail(node, rewriter, "needs 2-D A, B and Y and 0/1 transA, transB");
+  int64_t rows = result.getDimSize(0), columns = result.getDimSize(1);
+  int64_t depth = aType.getDimSize(*transA ? 0 : 1);
+  if (aType.getDimSize(*transA ? 1 : 0) != rows ||
+      bType.getDimSize(*transB ? 1 : 0) != depth ||
+      bType.getDimSize(*transB ? 0 : 1) != columns)
+    return fail(node, rewriter, "A and B do not multiply to Y");
+  PerAxis single;
+  PerAxis perColumn{columns, {columns}, {columns}};
+  auto a = checkOperand(node, rewriter, 0, 2, 1, single);
+  auto b = checkOperand(node, rewriter, 3, 5, 4, perColumn);
+  if (failed(a) || failed(b))
+    return failure();
+  Value bias = node.input(6), yScale = node.input(7);
+  bool quantizedY = isPresent(yScale);
+  if (quantizedY ? failed(checkOutputQuantization(node, rewriter, 7))
+                 : !result.getElementType().isF32())
+    return fail(node, rewriter, "Y must be u8/i8 with y_scale, else f32");
+  SmallVector<int64_t> biasShape;
+  if (isPresent(bias)) {
+    auto type = dyn_cast<RankedTensorType>(bias.getType());
+    if (!type || !type.getElementType().isSignlessInteger(32) ||
+        !OpTrait::util::getBroadcastedShape(type.getShape(), result.getShape(),
+                                            biasShape) ||
+        ArrayRef<int64_t>(biasShape) != result.getShape())
+      return fail(node, rewriter, "C must be i32 broadcasting to Y");
+  }
+  // Creates from here on.
+  if (*transA)
+    a->value = transposed(node, rewriter, a->value);
+  if (*transB)
+    b->value = transposed(node, rewriter, b->value);
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Type f32 = rewriter.getF32Type();
+  auto accumulatorType = result.clone(rewriter.getI32Type());
+  Value accumulator = rewriter.create<CastOp>(
+      loc, accumulatorType, quantizedMatMul(node, rewriter, *a, *b), device);
+  if (accumulator.getType() == accumulatorType && isPresent(bias))
+    accumulator =
+        rewriter.create<AddOp>(loc, accumulatorType, accumulator, bias, device);
+  // b_scale * (a_scale * alpha) [/ y_scale], per column or for all.
+  auto scalar = RankedTensorType::get({}, f32);
+  Value aScale = convertTo(node, rewriter, a->scale, f32, {});
+  Value alpha = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(scalar, node.getFloat("alpha", 1.0f)));
+  Value multiplier = rewriter.create<MulOp>(loc, scalar, aScale, alpha, device);
+  Value bScale = convertTo(node, rewriter, b->scale, f32, b->scaleShape);
+  auto multiplierType = cast<RankedTensorType>(bScale.getType());
+  multiplier =
+      rewriter.create<MulOp>(loc, multiplierType, bScale, multiplier, device);
+  if (quantizedY)
+    multiplier = rewriter.create<DivOp>(
+        loc, multiplierType, multiplier,
+        convertTo(node, rewriter, yScale, f32, {}), device);
+  auto f32Result = result.clone(f32);
+  Value scaled = rewriter.create<CastOp>(loc, f32Result, accumulator, device);
+  scaled = rewriter.create<MulOp>(loc, f32Result, scaled, multiplier, device);
+  if (!quantizedY)
+    return replaceNodeWithCompatible(node, scaled, rewriter);
+  Value yZero = node.input(8);
+  return replaceNodeWithCompatible(
+      node,
+      roundAndSaturate(node, rewriter, scaled,
+                       isPresent(yZero)
+                           ? convertTo(node, rewriter, yZero, f32, {})
+                           : Value(),
+                       result),
+      rewriter);
+}
+
 } // namespace
 
 void populateQuantizedLinearPatterns(RewritePatternSet &patterns) {
+  static constexpr StringRef kGemmAttrs[] = {"alpha", "transA", "transB"};
+  addDomainONNXPattern(patterns, "com.microsoft", "QGemm", 1, 1, kGemmAttrs,
+                       legalizeQGemm);
   addONNXPattern(patterns, "MatMulInteger", 10, kMaxOpset, {},
                  legalizeMatMulInteger);
   addONNXPattern(patterns, "QLinearMatMul", 10, kMaxOpset, {},
