@@ -4,7 +4,9 @@
 Workloads: the MNIST MLP, NCF (NeuMF, MovieLens-1M) and ResNet-20 (CIFAR-10)
 from ../shared/models, ResNet-20 quantized by onnxruntime's own static
 quantizer (test/Integration/Inputs/quantize_with_ort.py: QLinearConv, int8
-per channel, 7-bit weights), and a generated HeterPS-style CTR model
+per channel, 7-bit weights; resnet20-int8-all also quantizes the residual
+adds and the classifier: QLinearAdd, QGemm), and a generated HeterPS-style
+CTR model
 (bench/generate_ctr_model.py). Each runs at batch 1 and batch 256 on the same
 machine, in one process run:
 
@@ -72,8 +74,11 @@ WORKLOADS = {
     "mlp": "mlp/mnist_mlp_onnxmlir_opset13.onnx",
     "ncf": "recsys/ncf_neumf_movielens1m_opset7.onnx",
     "resnet20": "cnn/resnet20_cifar10_opset12.onnx",
-    # The same model quantized by onnxruntime's own static quantizer.
+    # The same model quantized by onnxruntime's own static quantizer: the
+    # convolutions only, or also the residual adds and the classifier
+    # (com.microsoft QLinearAdd and QGemm).
     "resnet20-int8": "cnn/resnet20_cifar10_opset12.onnx",
+    "resnet20-int8-all": "cnn/resnet20_cifar10_opset12.onnx",
     "ctr": None,  # generated
 }
 LABELS = {
@@ -81,6 +86,7 @@ LABELS = {
     "ncf": "NCF (NeuMF)",
     "resnet20": "ResNet-20",
     "resnet20-int8": "ResNet-20 int8 (QLinearConv)",
+    "resnet20-int8-all": "ResNet-20 int8 (QLinearConv, QLinearAdd, QGemm)",
     "ctr": "CTR (generated)",
 }
 MAX_ID = 50
@@ -537,9 +543,10 @@ def main():
                         fixes = batch_variant(original, model, flatten_fix=not args.no_flatten_fix)
                         check_variant(original, model, np.random.default_rng(args.seed + 1))
                         case["notes"] += fixes
-                    if w.endswith("-int8"):
+                    if "-int8" in w:
                         quantized = os.path.join(cdir, "quantized.onnx")
-                        r = sh([sys.executable, QUANTIZER, model, quantized, "--ops", "Conv"])
+                        ops = "Conv,Add,Gemm" if w.endswith("-all") else "Conv"
+                        r = sh([sys.executable, QUANTIZER, model, quantized, "--ops", ops])
                         if r.returncode:
                             raise RuntimeError("quantize_with_ort.py failed: " + r.stderr)
                         model = quantized
