@@ -39,31 +39,32 @@ void parallelElements(int64_t n, double elementWork,
 /// element once, in any order and on any thread. Full rows run as a loop of
 /// constant trip count F::kInner, which the compiler vectorises.
 template <typename F> void forEachElement(Context &, const F &f) {
-  parallelElements(
-      F::kRows * F::kInner, F::kElementWork,
-      [](const void *closure, int64_t begin, int64_t end) {
-        constexpr int64_t inner = F::kInner;
-        const F &body = *static_cast<const F *>(closure);
-        int64_t row = begin / inner, j = begin % inner;
-        while (begin < end) {
-          // Outputs never alias inputs: no run-time overlap checks.
-          if (j == 0 && end - begin >= inner) {
+  if constexpr (F::kRows * F::kInner != 0)
+    parallelElements(
+        F::kRows * F::kInner, F::kElementWork,
+        [](const void *closure, int64_t begin, int64_t end) {
+          constexpr int64_t inner = F::kInner;
+          const F &body = *static_cast<const F *>(closure);
+          int64_t row = begin / inner, j = begin % inner;
+          while (begin < end) {
+            // Outputs never alias inputs: no run-time overlap checks.
+            if (j == 0 && end - begin >= inner) {
 #pragma GCC ivdep
-            for (int64_t k = 0; k < inner; ++k)
-              body(row, k);
-            begin += inner;
-          } else {
-            int64_t stop = std::min<int64_t>(inner, j + (end - begin));
+              for (int64_t k = 0; k < inner; ++k)
+                body(row, k);
+              begin += inner;
+            } else {
+              int64_t stop = std::min<int64_t>(inner, j + (end - begin));
 #pragma GCC ivdep
-            for (int64_t k = j; k < stop; ++k)
-              body(row, k);
-            begin += stop - j;
+              for (int64_t k = j; k < stop; ++k)
+                body(row, k);
+              begin += stop - j;
+            }
+            ++row;
+            j = 0;
           }
-          ++row;
-          j = 0;
-        }
-      },
-      &f);
+        },
+        &f);
 }
 } // namespace heterps::rt::cpu
 

@@ -40,12 +40,12 @@ template <typename F> __global__ void fusedElementKernel(F f) {
 /// per element, queued on the context's stream.
 template <typename F> void forEachElement(Context &ctx, const F &f) {
   constexpr int64_t n = F::kRows * F::kInner;
-  if (n == 0)
-    return;
-  fusedElementKernel<F>
-      <<<elementGrid(n), 256, 0, static_cast<cudaStream_t>(rawStream(ctx))>>>(
-          f);
-  checkElementLaunch("fused elementwise loop");
+  if constexpr (n != 0) {
+    fusedElementKernel<F>
+        <<<elementGrid(n), 256, 0, static_cast<cudaStream_t>(rawStream(ctx))>>>(
+            f);
+    checkElementLaunch("fused elementwise loop");
+  }
 }
 #endif
 } // namespace heterps::rt::gpu
