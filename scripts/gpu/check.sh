@@ -7,6 +7,8 @@
 #   unit       the CUDA kernels against host references (heterps_rt_gpu_tests)
 #   models     every shipped model compiled with GPU stages (gpu-only, and
 #              mixed CPU/GPU plans), run on the GPU, compared with onnxruntime
+#   fused      the fused elementwise loops (test/Integration/Inputs/
+#              fused_chains.py) run on the GPU give the CPU's bits
 #   gradcheck  every gradient rule's CUDA kernels against finite differences
 #   train      Wide & Deep trained with GPU stages (gpu-only and sparse-on-cpu)
 #              reaches the ground truth's AUC within 0.01
@@ -34,7 +36,7 @@ out=${GPU_OUT:-/tmp/heterps-gpu-out}
 jobs=${JOBS:-$(nproc)}
 prefix=/tmp/heterps-gpu
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(probe unit models gradcheck train)
+[ ${#sections[@]} -gt 0 ] || sections=(probe unit models fused gradcheck train)
 failed=0
 
 say() { printf '%s\n' "$*"; }
@@ -123,6 +125,16 @@ section_models() {
   while read -r name status; do
     verdict "models: $name" "$status" "$out/models-$name.log"
   done < <(printf '%s\n' "$cases" | xargs -d '\n' -P "$jobs" -I{} bash -c 'run_model_case "$1"' _ {} | sort)
+}
+
+section_fused() {
+  $py "$root/test/Integration/Inputs/fused_chains.py" "$prefix/bin" \
+    "$root/clusters/local-cpu.yaml" "$prefix/work/fused" \
+    --gpu-cluster "$root/clusters/h100-host.yaml" --gpu-device > "$out/fused.log" 2>&1
+  local status=$?
+  grep -q "^failed: 0$" "$out/fused.log" || status=1
+  grep -E "FAIL|^failed" "$out/fused.log" | sed 's/^/      /'
+  verdict "fused: elementwise loops on the GPU, bit for bit with the CPU" $status "$out/fused.log"
 }
 
 section_gradcheck() {

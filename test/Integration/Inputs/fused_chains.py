@@ -8,11 +8,21 @@ run on the same inputs: their outputs must be bit-identical (a fused loop
 computes each element with the kernels' own scalar functions), and match
 onnxruntime.
 
-  fused_chains.py HETERPS_BIN CLUSTER OUT_DIR
+  fused_chains.py HETERPS_BIN CLUSTER OUT_DIR [--gpu-cluster FILE]
+                  [--gpu-device] [--only NAME,...]
+
+--gpu-cluster also compiles each model as one GPU-class stage (a .cu that
+nvcc builds for the device, which must succeed, and the C++ compiler for
+the CPU) and runs the CPU build of that source: the same loops in device
+form must compile, and their host form must give the same bits.
+--gpu-device runs the device build instead, on a GPU (scripts/gpu/check.sh
+fused): every op here is exact in IEEE arithmetic, so the GPU must give the
+CPU's bits too.
 
 Prints `ok NAME (N fused loops) max-error E` or `FAIL NAME: why` per case;
 exits 1 if any case failed.
 """
+import argparse
 import os
 import re
 import subprocess
@@ -188,7 +198,8 @@ CASES = [
 ]
 
 
-def run_case(heterps, cluster, out, index, name, opset, build):
+def run_case(heterps, cluster, out, index, name, opset, build, gpu_cluster=None,
+             gpu_device=False):
     rng = np.random.default_rng(index)
     nodes, feeds, inits, outputs = build(rng)
     model = helper.make_model(
@@ -211,18 +222,31 @@ def run_case(heterps, cluster, out, index, name, opset, build):
         np.save(os.path.join(work, key + ".npy"), value)
         inputs += ["--input", f"{key}={os.path.join(work, key + '.npy')}"]
     results, loops = {}, 0
-    for variant, flags in (("fused", []), ("kernels", ["--fuse-elementwise=false"])):
+    variants = [("fused", cluster, "cpu-only", []),
+                ("kernels", cluster, "cpu-only", ["--fuse-elementwise=false"])]
+    if gpu_cluster:
+        variants.append(("gpu", gpu_cluster, "gpu-only", []))
+    for variant, where, strategy, flags in variants:
         bundle = os.path.join(work, variant)
-        steps = [[heterps, "compile", path, "--cluster", cluster, "--throughput", "1",
-                  "--strategy", "cpu-only", "-o", bundle] + flags,
+        run_flags = ["--gpu-stages-on-cpu"] if variant == "gpu" and not gpu_device else []
+        steps = [[heterps, "compile", path, "--cluster", where, "--throughput", "1",
+                  "--strategy", strategy, "-o", bundle] + flags,
                  [heterps, "run", bundle, "--output-dir", os.path.join(work, variant + "-out")]
-                 + inputs]
+                 + inputs + run_flags]
         for step in steps:
             done = subprocess.run(step, capture_output=True, text=True)
             if done.returncode != 0:
                 return f"FAIL {name}: {variant} {step[1]}: {done.stderr.strip()[-400:]}"
         results[variant] = {k: np.load(os.path.join(work, variant + "-out", k + ".npy"))
                             for k in outputs}
+        if variant == "gpu":
+            sources = [f for f in os.listdir(bundle) if f.endswith(".cu")]
+            built = [f for f in os.listdir(bundle) if f.endswith(".gpu.so")]
+            if not sources or len(built) != len(sources):
+                return f"FAIL {name}: nvcc did not build the GPU stage"
+            with open(os.path.join(bundle, sources[0])) as f:
+                if "FusedLoop" not in f.read():
+                    return f"FAIL {name}: the GPU stage has no fused loop"
         if variant == "fused":
             for source in os.listdir(bundle):
                 if source.endswith(".cpp"):
@@ -238,6 +262,8 @@ def run_case(heterps, cluster, out, index, name, opset, build):
             return f"FAIL {name}: {key} is {fused.dtype}{fused.shape}, want {ref.dtype}{ref.shape}"
         if fused.tobytes() != kernels.tobytes():
             return f"FAIL {name}: {key}: the fused loop and the kernels differ"
+        if gpu_cluster and results["gpu"][key].tobytes() != fused.tobytes():
+            return f"FAIL {name}: {key}: the GPU stage differs from the CPU's"
         if ref.dtype.kind == "f":
             error = float(np.max(np.abs(fused - ref) / np.maximum(1, np.abs(ref))))
             if not np.allclose(fused, ref, rtol=1e-5, atol=1e-5):
@@ -249,10 +275,22 @@ def run_case(heterps, cluster, out, index, name, opset, build):
 
 
 def main():
-    heterps, cluster, out = os.path.join(sys.argv[1], "heterps"), sys.argv[2], sys.argv[3]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bin")
+    parser.add_argument("cluster")
+    parser.add_argument("out")
+    parser.add_argument("--gpu-cluster")
+    parser.add_argument("--gpu-device", action="store_true")
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    heterps = os.path.join(args.bin, "heterps")
+    only = [n for n in args.only.split(",") if n]
     failed = 0
     for index, (name, opset, build) in enumerate(CASES):
-        line = run_case(heterps, cluster, out, index, name, opset, build)
+        if only and name not in only:
+            continue
+        line = run_case(heterps, args.cluster, args.out, index, name, opset, build,
+                        args.gpu_cluster, args.gpu_device)
         failed += line.startswith("FAIL")
         print(line, flush=True)
     print(f"failed: {failed}")
