@@ -87,13 +87,6 @@ bool broadcastsTo(ArrayRef<int64_t> operand, ArrayRef<int64_t> result) {
   return true;
 }
 
-/// A C++ literal of `value` in type `cpp`, exact (hexadecimal floats).
-std::string exactFloat(double value, StringRef cpp) {
-  char text[64];
-  std::snprintf(text, sizeof(text), "%a", value);
-  return (cpp + "(" + text + ")").str();
-}
-
 /// A clip bound as the runtime's boundTo gives it for an integer type:
 /// saturated, NaN as 0.
 std::string integerBound(double value, IntegerType type) {
@@ -104,7 +97,7 @@ std::string integerBound(double value, IntegerType type) {
     uint64_t bound = std::isnan(value) || value <= 0 ? 0
                      : value >= double(highest)      ? highest
                                                      : uint64_t(value);
-    return llvm::formatv("{0}({1}ULL)", cpp, bound).str();
+    return unsignedLiteral(bound, cpp);
   }
   int64_t lowest = width == 64 ? std::numeric_limits<int64_t>::min()
                                : -(int64_t(1) << (width - 1));
@@ -114,10 +107,7 @@ std::string integerBound(double value, IntegerType type) {
                   : value <= double(lowest)  ? lowest
                   : value >= double(highest) ? highest
                                              : int64_t(value);
-  // -2^63 has no literal of its own.
-  if (bound == std::numeric_limits<int64_t>::min())
-    return cpp + "(-9223372036854775807LL - 1)";
-  return llvm::formatv("{0}({1}LL)", cpp, bound).str();
+  return signedLiteral(bound, cpp);
 }
 
 /// Clip as the runtime's unaryOp computes it (NaN passes through), with an
@@ -133,7 +123,7 @@ std::string clipExpression(ClipOp clip, StringRef x, Type type) {
       return integerBound(v, integer);
     if (!std::isfinite(v))
       return std::nullopt;
-    return exactFloat(v, cpp);
+    return floatLiteral(v, cpp);
   };
   if (std::optional<std::string> lo = bound(clip.getMin()))
     expression =
@@ -154,8 +144,8 @@ std::string unaryExpression(Operation *op, StringRef x, Type type) {
   // Parameters reach the kernels as float, converted to the compute type.
   auto args = [&](double alpha, double beta) {
     return llvm::formatv("scalar::UnaryArgs<{0}>{{{1}, {2}, {0}(0), {0}(0)}",
-                         cpp, exactFloat(float(alpha), cpp),
-                         exactFloat(float(beta), cpp))
+                         cpp, floatLiteral(float(alpha), cpp),
+                         floatLiteral(float(beta), cpp))
         .str();
   };
   std::string params = "scalar::UnaryArgs<" + cpp + ">{}";
@@ -284,6 +274,23 @@ StringRef runtimeBinaryKind(Operation *op) {
       .Case([](GreaterOp) { return "Greater"; })
       .Case([](GreaterEqualOp) { return "GreaterEqual"; })
       .Default([](Operation *) { return ""; });
+}
+
+std::string floatLiteral(double value, StringRef cpp) {
+  char text[64];
+  std::snprintf(text, sizeof(text), "%a", value);
+  return (cpp + "(" + text + ")").str();
+}
+
+std::string signedLiteral(int64_t value, StringRef cpp) {
+  // -2^63 has no literal of its own.
+  if (value == std::numeric_limits<int64_t>::min())
+    return (cpp + "(-9223372036854775807LL - 1)").str();
+  return llvm::formatv("{0}({1}LL)", cpp, value).str();
+}
+
+std::string unsignedLiteral(uint64_t value, StringRef cpp) {
+  return llvm::formatv("{0}({1}ULL)", cpp, value).str();
 }
 
 bool isFusibleElementwise(Operation *op) {

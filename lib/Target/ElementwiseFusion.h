@@ -70,6 +70,12 @@ std::string fusedLoopSource(
 /// ("Add", "FMod", ...), or "".
 llvm::StringRef runtimeBinaryKind(mlir::Operation *op);
 
+/// Exact C++ literals of type `cpp` ("float", "int8_t", ...): a
+/// hexadecimal float (finite values only), a signed or an unsigned integer.
+std::string floatLiteral(double value, llvm::StringRef cpp);
+std::string signedLiteral(int64_t value, llvm::StringRef cpp);
+std::string unsignedLiteral(uint64_t value, llvm::StringRef cpp);
+
 /// The C++ storage type of a supported element type ("float", "uint8_t" for
 /// bool, ...), or "".
 std::string cppElementType(mlir::Type type);

@@ -1544,14 +1544,10 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
 /// A C++ literal of a single-element constant (exact), or nothing.
 std::optional<std::string> scalarLiteral(Value value) {
   // Constants and weights the training server does not update.
-  ElementsAttr data;
-  if (auto constant = value.getDefiningOp<ConstantOp>())
-    data = constant.getValue();
-  else if (auto weight = value.getDefiningOp<WeightOp>();
-           weight && !isTrainable(weight))
-    data = weight.getValue();
+  ElementsAttr data = getConstantValue(value);
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!data || !type || type.getNumElements() != 1)
+  if (!data || isTrainable(value.getDefiningOp<WeightOp>()) || !type ||
+      type.getNumElements() != 1)
     return std::nullopt;
   Type element = type.getElementType();
   std::string cpp = target::cppElementType(element);
@@ -1563,28 +1559,20 @@ std::optional<std::string> scalarLiteral(Value value) {
     std::memcpy(&v, bytes->data(), sizeof(v));
     return v;
   };
-  char text[64];
   if (element.isF32() || element.isF64()) {
     double v = element.isF32() ? double(read(0.0f)) : read(0.0);
     if (!std::isfinite(v))
       return std::nullopt; // no portable literal
-    std::snprintf(text, sizeof(text), "%a", v);
-    return cpp + "(" + text + ")";
+    return target::floatLiteral(v, cpp);
   }
   unsigned width = element.getIntOrFloatBitWidth();
   if (width == 1)
-    return "uint8_t(" + std::to_string(int(read(uint8_t(0)) != 0)) + ")";
-  if (cast<IntegerType>(element).isUnsigned()) {
-    uint64_t v = 0;
-    std::memcpy(&v, bytes->data(), width / 8);
-    return llvm::formatv("{0}({1}ULL)", cpp, v).str();
-  }
-  int64_t v = 0;
-  std::memcpy(&v, bytes->data(), width / 8);
-  v = llvm::SignExtend64(v, width);
-  if (v == std::numeric_limits<int64_t>::min())
-    return cpp + "(-9223372036854775807LL - 1)";
-  return llvm::formatv("{0}({1}LL)", cpp, v).str();
+    return target::unsignedLiteral(read(uint8_t(0)) != 0, cpp);
+  uint64_t bits = 0;
+  std::memcpy(&bits, bytes->data(), width / 8);
+  if (cast<IntegerType>(element).isUnsigned())
+    return target::unsignedLiteral(bits, cpp);
+  return target::signedLiteral(llvm::SignExtend64(bits, width), cpp);
 }
 
 /// The group's loop as a functor for backend::forEachElement. A native
@@ -1593,9 +1581,19 @@ LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
   if (group.outputs.empty())
     return success(); // nothing it computes is read
   std::string name = "FusedLoop" + std::to_string(kernelCount++);
+  llvm::DenseMap<Value, std::string> literals;
+  for (Value input : group.inputs)
+    if (std::optional<std::string> literal = scalarLiteral(input))
+      literals[input] = *literal;
+  auto literalOf = [&](Value value) -> std::optional<std::string> {
+    auto found = literals.find(value);
+    if (found == literals.end())
+      return std::nullopt;
+    return found->second;
+  };
   SmallVector<std::string> pointers;
   for (Value input : group.inputs)
-    if (!scalarLiteral(input))
+    if (!literals.count(input))
       pointers.push_back(cptr(input));
   for (Value output : group.outputs)
     pointers.push_back("static_cast<void *>(" + ptr(output) + ")");
@@ -1604,11 +1602,11 @@ LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
   // is at offset i in either layout.
   bool layoutMatters = llvm::any_of(group.inputs, [&](Value input) {
     return ArrayRef(info(input).shape) != ArrayRef(group.shape) &&
-           !scalarLiteral(input);
+           !literals.count(input);
   });
   if (!native.contains(group.outputs.front()) || !layoutMatters) {
     functors +=
-        fusedLoopSource(group, name, /*nativeLayout=*/false, 1, scalarLiteral);
+        fusedLoopSource(group, name, /*nativeLayout=*/false, 1, literalOf);
     run += llvm::formatv("    backend::forEachElement(ctx, {0}{{{1}});\n", name,
                          args)
                .str();
@@ -1616,7 +1614,7 @@ LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
   }
   for (int64_t block : {8, 16})
     functors += fusedLoopSource(group, name + "_" + std::to_string(block),
-                                /*nativeLayout=*/true, block, scalarLiteral);
+                                /*nativeLayout=*/true, block, literalOf);
   run += llvm::formatv("    if (backend::nativeLayoutBlock() == 16)\n"
                        "      backend::forEachElement(ctx, {0}_16{{{1}});\n"
                        "    else\n"

@@ -103,24 +103,18 @@ Value dequantize(ONNXNode node, PatternRewriter &rewriter,
       node.getOp().getDeviceAttr());
 }
 
-/// saturate(round(y / y_scale) + y_zero) as `result`.
+/// QuantizeLinear's ops on `y` with the scale and zero point at
+/// `scaleIndex` and the input after it.
 Value quantizeResult(ONNXNode node, PatternRewriter &rewriter, Value y,
                      unsigned scaleIndex, RankedTensorType result) {
-  Location loc = node.getLoc();
-  DeviceAttr device = node.getOp().getDeviceAttr();
-  auto f32 = result.clone(rewriter.getF32Type());
-  Value scaled =
-      rewriter.create<DivOp>(loc, f32, y,
-                             convertTo(node, rewriter, node.input(scaleIndex),
-                                       rewriter.getF32Type(), {}),
-                             device);
+  Type f32 = rewriter.getF32Type();
+  Value scale = convertTo(node, rewriter, node.input(scaleIndex), f32, {});
   Value zeroPoint = node.input(scaleIndex + 1);
-  return roundAndSaturate(
-      node, rewriter, scaled,
-      isPresent(zeroPoint)
-          ? convertTo(node, rewriter, zeroPoint, rewriter.getF32Type(), {})
-          : Value(),
-      result);
+  return quantize(node, rewriter, y, scale,
+                  isPresent(zeroPoint)
+                      ? convertTo(node, rewriter, zeroPoint, f32, {})
+                      : Value(),
+                  result);
 }
 
 /// QLinearAdd, QLinearMul: A (3 inputs), B (3), C_scale, C_zero_point;

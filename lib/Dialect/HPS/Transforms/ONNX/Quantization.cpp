@@ -49,6 +49,15 @@ Value roundAndSaturate(ONNXNode node, PatternRewriter &rewriter, Value scaled,
   return rewriter.create<CastOp>(loc, result, q, device);
 }
 
+Value quantize(ONNXNode node, PatternRewriter &rewriter, Value x, Value scale,
+               Value zeroPoint, RankedTensorType result) {
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  auto f32Type = result.clone(rewriter.getF32Type());
+  Value q = rewriter.create<DivOp>(loc, f32Type, x, scale, device);
+  return roundAndSaturate(node, rewriter, q, zeroPoint, result);
+}
+
 namespace {
 
 /// Where a scale (and its zero point) sit against the quantized tensor: one
@@ -106,17 +115,6 @@ Value broadcastOperand(ONNXNode node, PatternRewriter &rewriter,
                        const ScaleLayout &layout, Value operand) {
   return convertTo(node, rewriter, operand, rewriter.getF32Type(),
                    layout.broadcastShape);
-}
-
-/// saturate(round(x / scale) + zeroPoint) as `result` (u8 or i8); x, scale
-/// and zeroPoint are f32 and broadcast.
-Value quantize(ONNXNode node, PatternRewriter &rewriter, Value x, Value scale,
-               Value zeroPoint, RankedTensorType result) {
-  Location loc = node.getLoc();
-  DeviceAttr device = node.getOp().getDeviceAttr();
-  auto f32Type = result.clone(rewriter.getF32Type());
-  Value q = rewriter.create<DivOp>(loc, f32Type, x, scale, device);
-  return roundAndSaturate(node, rewriter, q, zeroPoint, result);
 }
 
 /// QuantizeLinear (10-12: scalar scale; 13: per-axis scales too): f32 x,

@@ -33,6 +33,12 @@ mlir::Value roundAndSaturate(ONNXNode node, mlir::PatternRewriter &rewriter,
                              mlir::Value scaled, mlir::Value zeroPoint,
                              mlir::RankedTensorType result);
 
+/// saturate(round(x / scale) + zeroPoint) as `result` (u8 or i8): x, scale
+/// and zeroPoint (optional) are f32 and broadcast (QuantizeLinear's ops).
+mlir::Value quantize(ONNXNode node, mlir::PatternRewriter &rewriter,
+                     mlir::Value x, mlir::Value scale, mlir::Value zeroPoint,
+                     mlir::RankedTensorType result);
+
 } // namespace heterps::hps
 
 #endif // HETERPS_LIB_DIALECT_HPS_TRANSFORMS_ONNX_QUANTIZE_H
