@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
-"""Exports image models this project was not written against from
-torchvision (PyPI; random weights, nothing downloaded) to ONNX and checks
+"""Exports models this project was not written against to ONNX and checks
 each one end to end: `heterps compile` + `heterps run` against onnxruntime,
-through scripts/compare_with_ort.py (1e-4 relative).
+through scripts/compare_with_ort.py (1e-4 relative). Image models come from
+torchvision, text and speech transformers (BERT, GPT-2, T5's encoder,
+Llama, wav2vec 2.0, Whisper's encoder, ...) from Hugging Face transformers
+in small configurations (the same export paths at a fraction of the size;
+`hf_` names): both from PyPI, with random weights, nothing downloaded.
+Text models read 16 token ids in [0, 1000), speech models 1600 samples of
+audio (wav2vec 2.0) or 16 x 64 log-mel frames (Whisper).
 
 Weights: torchvision's own initialisation leaves some outputs trivially
 zero (ViT's head starts at zero, ConvNeXt's layer scales at 1e-6, batch
@@ -38,13 +43,86 @@ DEFAULT_MODELS = [
     "googlenet", "densenet121", "alexnet", "convnext_tiny",
     "tiny_vit", "tiny_swin", "vit_b_16", "swin_t",
     "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
+    "hf_bert", "hf_distilbert", "hf_roberta", "hf_albert", "hf_electra",
+    "hf_gpt2", "hf_t5_encoder", "hf_llama", "hf_wav2vec2", "hf_whisper_encoder",
 ]
+# Every text model's vocabulary: ids are drawn below it.
+VOCABULARY = 1000
 # Segmentation models: their heads upsample bilinearly (Resize, linear).
 SEGMENTATION = {"lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
                 "deeplabv3_resnet50", "fcn_resnet50"}
 
 
+def build_transformers(name):
+    """A small Hugging Face model returning its last hidden state, and an
+    example input."""
+    import torch
+    import transformers as hf
+
+    small = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+                 intermediate_size=128, vocab_size=VOCABULARY,
+                 max_position_embeddings=128)
+    ids = torch.randint(0, VOCABULARY, (1, 16))
+    if name == "hf_bert":
+        model = hf.BertModel(hf.BertConfig(**small))
+    elif name == "hf_distilbert":
+        model = hf.DistilBertModel(hf.DistilBertConfig(
+            dim=64, n_layers=2, n_heads=4, hidden_dim=128, vocab_size=VOCABULARY,
+            max_position_embeddings=128))
+    elif name == "hf_roberta":  # positions start after the padding id
+        model = hf.RobertaModel(hf.RobertaConfig(**dict(small, max_position_embeddings=130)))
+    elif name == "hf_albert":
+        model = hf.AlbertModel(hf.AlbertConfig(embedding_size=32, **small))
+    elif name == "hf_electra":
+        model = hf.ElectraModel(hf.ElectraConfig(embedding_size=32, **small))
+    elif name == "hf_gpt2":
+        model = hf.GPT2Model(hf.GPT2Config(n_embd=64, n_layer=2, n_head=4,
+                                           vocab_size=VOCABULARY, n_positions=128,
+                                           bos_token_id=1, eos_token_id=2))
+    elif name == "hf_t5_encoder":  # relative position buckets
+        model = hf.T5EncoderModel(hf.T5Config(d_model=64, d_kv=16, d_ff=128, num_layers=2,
+                                              num_heads=4, vocab_size=VOCABULARY))
+    elif name == "hf_llama":  # rotary embeddings, RMS norm, SiLU gates
+        model = hf.LlamaModel(hf.LlamaConfig(**small, num_key_value_heads=4))
+    elif name == "hf_wav2vec2":  # strided 1-D convs, group norm, conv positions
+        model = hf.Wav2Vec2Model(hf.Wav2Vec2Config(
+            hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
+            intermediate_size=128, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2),
+            conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
+            num_conv_pos_embedding_groups=4))
+        ids = torch.randn(1, 1600)
+    elif name == "hf_whisper_encoder":
+        model = hf.WhisperModel(hf.WhisperConfig(
+            d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+            decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
+            num_mel_bins=16, max_source_positions=32, vocab_size=VOCABULARY,
+            pad_token_id=0, bos_token_id=1, eos_token_id=2,
+            decoder_start_token_id=1)).get_encoder()
+        ids = torch.randn(1, 16, 64)
+    else:
+        raise ValueError(f"unknown model {name}")
+
+    class LastHiddenState(torch.nn.Module):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+
+        def forward(self, x):
+            return self.net(x, return_dict=False)[0]
+
+    return LastHiddenState(model), ids
+
+
 def build(name):
+    """The model and an example input of batch 1."""
+    import torch
+    if name.startswith("hf_"):
+        return build_transformers(name)
+    model, size = build_image_model(name)
+    return model, torch.randn(1, 3, size, size)
+
+
+def build_image_model(name):
     import torchvision
     from torchvision.models import swin_transformer, vision_transformer
     if name == "tiny_vit":
@@ -106,10 +184,9 @@ def export(name, path, seed):
     # torchvision's own initialisation draws from the global generator:
     # seed it too, so that a run's weights (and the table) repeat.
     torch.manual_seed(seed)
-    model, size = build(name)
+    model, x = build(name)
     model.eval()
     redraw_constant_tensors(model, seed)
-    x = torch.randn(1, 3, size, size)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(model, (x,), path, opset_version=17, dynamo=False,
@@ -149,7 +226,7 @@ def main():
                     [sys.executable, compare, path, "--heterps", args.heterps,
                      "--cluster", args.cluster, "--strategy", "cpu-only",
                      "--throughput", "1", "--batch", str(batch),
-                     "--seed", str(args.seed)],
+                     "--seed", str(args.seed), "--max-id", str(VOCABULARY)],
                     capture_output=True, text=True)
                 seconds = time.time() - start
                 out = (r.stdout + r.stderr).strip()
@@ -169,12 +246,18 @@ def main():
         import torch
         import torchvision
         import onnxruntime
+        try:
+            import transformers
+            hf_version = f"transformers {transformers.__version__}, "
+        except ImportError:
+            hf_version = ""
         with open(args.out, "w") as f:
             f.write(f"Produced by `python3 scripts/check_unseen_models.py "
                     f"--heterps {args.heterps} --cluster {args.cluster} "
+                    f"--models {args.models} "
                     f"--batches {args.batches} --out {args.out}` on "
                     f"{datetime.date.today()}: torch {torch.__version__}, "
-                    f"torchvision {torchvision.__version__}, onnxruntime "
+                    f"torchvision {torchvision.__version__}, {hf_version}onnxruntime "
                     f"{onnxruntime.__version__}, opset 17.\n\n")
             f.write("| model | batch | result | max error | largest reference value | seconds |\n")
             f.write("|---|---|---|---|---|---|\n")

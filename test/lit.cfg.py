@@ -49,6 +49,9 @@ if python_has("onnxruntime"):
 # dependency).
 if python_has("torchvision"):
     config.available_features.add("torchvision")
+# ... and small Hugging Face transformers (PyPI; not a build dependency).
+if python_has("transformers") and python_has("torch"):
+    config.available_features.add("transformers")
 # GPU stage programs compile where nvcc is; they run where a GPU is.
 if os.path.exists("/usr/local/cuda/bin/nvcc") or shutil.which("nvcc"):
     config.available_features.add("nvcc")

@@ -7,6 +7,7 @@
 
 #include "heterps/Import/ONNXModelLoader.h"
 #include "MicrosoftSchemas.h"
+#include "SchemaFixes.h"
 #include "StaticBatch.h"
 #include "heterps/Dialect/HPS/IR/ONNXOpsets.h"
 
@@ -357,6 +358,7 @@ Error checkAndInferAtKnownIR(onnx::ModelProto &model) {
       scope.add(output);
   }
   registerMicrosoftSchemas();
+  fixONNXSchemas();
   try {
     onnx::checker::check_model(model);
   } catch (const std::exception &e) {

@@ -415,6 +415,68 @@ def grid_sample(x_shape, out_hw, mode, padding, align_corners):
             16, build)
 
 
+def as_complex(x):
+    """[..., 1 or 2] real/imaginary pairs as complex numbers."""
+    return x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+
+
+def as_pairs(z, dtype):
+    return np.stack([z.real, z.imag], axis=-1).astype(dtype)
+
+
+def dft(shape, axis=1, length=None, inverse=0, onesided=0, dtype=np.float32):
+    """DFT against numpy's FFT in double: real and complex signals, any
+    signal axis, zero padding and truncation to dft_length."""
+    def build(rng):
+        x = rng.standard_normal(shape).astype(dtype)
+        signal_axis = axis + len(shape) if axis < 0 else axis
+        z = np.moveaxis(as_complex(x.astype(np.float64)), signal_axis, -1)
+        n = length or z.shape[-1]
+        ref = (np.fft.ifft(z, n=n) if inverse else
+               np.fft.rfft(z.real, n=n) if onesided else np.fft.fft(z, n=n))
+        ref = np.moveaxis(ref, -1, signal_axis)
+        inputs = ["x"]
+        inits = []
+        if length:
+            inits.append(numpy_helper.from_array(np.array(length, np.int64), "dft_length"))
+            inputs.append("dft_length")
+        node = helper.make_node("DFT", inputs, ["y"], axis=axis, inverse=inverse,
+                                onesided=onesided)
+        return node, {"x": x}, inits, as_pairs(ref, dtype)
+    return (f"dft {np.dtype(dtype).name}{list(shape)} axis {axis} length {length} "
+            f"inverse {inverse} onesided {onesided}", 17, build)
+
+
+def stft(shape, step, frame, window=None, onesided=1):
+    """STFT against numpy: frames every `step` samples, times a constant
+    ('hann') or run-time ('input') window or none, one-sided or not."""
+    def build(rng):
+        x = rng.standard_normal(shape).astype(np.float32)
+        inits = [numpy_helper.from_array(np.array(step, np.int64), "step")]
+        feeds = {"x": x}
+        inputs = ["x", "step", "", ""]
+        w = np.ones(frame)
+        if window == "hann":
+            w = 0.5 - 0.5 * np.cos(2 * np.pi * np.arange(frame) / frame)
+            inits.append(numpy_helper.from_array(w.astype(np.float32), "window"))
+            inputs[2] = "window"
+        elif window == "input":
+            w = rng.uniform(0.5, 1.5, frame).astype(np.float32)
+            feeds["window"] = w
+            inputs[2] = "window"
+        else:
+            inits.append(numpy_helper.from_array(np.array(frame, np.int64), "frame"))
+            inputs[3] = "frame"
+        w = w.astype(np.float32).astype(np.float64)
+        z = as_complex(x.astype(np.float64))
+        frames = (shape[1] - frame) // step + 1
+        framed = np.stack([z[:, f * step:f * step + frame] * w for f in range(frames)], 1)
+        ref = np.fft.rfft(framed.real, axis=-1) if onesided else np.fft.fft(framed, axis=-1)
+        node = helper.make_node("STFT", inputs, ["y"], onesided=onesided)
+        return node, feeds, inits, as_pairs(ref, np.float32)
+    return f"stft {list(shape)} step {step} frame {frame} window {window} onesided {onesided}", 17, build
+
+
 def bit_shift(dtype, direction):
     """BitShift over the whole value range, shifts up to past the width (0,
     as numpy gives), y broadcast along a row."""
@@ -722,6 +784,16 @@ CASES = [
     grid_sample((1, 2, 5, 4), (3, 5), "bicubic", "reflection", 1),
     grid_sample((2, 2, 4, 6), (5, 3), "bicubic", "reflection", 0),
     grid_sample((1, 2, 5, 5), (4, 4), "nearest", "border", 0),
+    # DFT and STFT: one matmul with a constant matrix of cosines and sines.
+    dft((2, 12, 3, 1)),
+    dft((2, 3, 10, 2), axis=2, inverse=1),
+    dft((3, 10, 1), length=16, onesided=1),
+    dft((2, 9, 2), length=6),
+    dft((2, 5, 7, 1), axis=-2, dtype=np.float64),
+    dft((1, 1000, 1), onesided=1),
+    stft((2, 100, 1), 5, 20, window="hann"),
+    stft((1, 40, 2), 3, 8, onesided=0),
+    stft((2, 64, 1), 16, 16, window="input"),
     bit_shift(np.uint8, "LEFT"),
     bit_shift(np.uint16, "RIGHT"),
     bit_shift(np.uint16, "LEFT"),

@@ -38,3 +38,24 @@ func.func @class_token(%x: tensor<1x3x8xf32>, %token: tensor<1x1x8xf32>, %pos: t
   %a = hps.onnx_node "Add"(%c, %pos) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<1x?x8xf32>, tensor<1x4x8xf32>) -> tensor<1x4x8xf32>
   return %a : tensor<1x4x8xf32>
 }
+
+// -----
+
+// A transformer's position embeddings: the ids are a Slice whose end ONNX
+// computes from the input's Shape, so the Gather (an embedding lookup of a
+// weight) is typed [1, ?, 8] and everything after it too (BERT, GPT-2 and
+// T5 as PyTorch exports them). Once the Slice is static, the lookup's
+// result and the Add after it are static.
+// CHECK-LABEL: func @position_embeddings
+func.func @position_embeddings(%x: tensor<2x4x8xf32>, %positions: tensor<1x16xi64>) -> tensor<2x4x8xf32> {
+  %table = hps.weight "wpe" dense<0.5> : tensor<16x8xf32>
+  %s = hps.onnx_node "Shape"(%x) {attrs = {start = 1 : i64, end = 2 : i64}, domain = "", opset = 17 : i64} : (tensor<2x4x8xf32>) -> tensor<1xi64>
+  %zero = hps.constant dense<0> : tensor<1xi64>
+  %one = hps.constant dense<1> : tensor<1xi64>
+  %ids = hps.onnx_node "Slice"(%positions, %zero, %s, %one) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<1x16xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?xi64>
+  // CHECK: %[[E:.*]] = hps.embedding_lookup %{{.*}}, %{{.*}} : (tensor<16x8xf32>, tensor<1x4xi64>) -> tensor<1x4x8xf32>
+  %e = hps.onnx_node "Gather"(%table, %ids) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<16x8xf32>, tensor<1x?xi64>) -> tensor<1x?x8xf32>
+  // CHECK: hps.add %arg0, %[[E]] : tensor<2x4x8xf32>, tensor<1x4x8xf32> -> tensor<2x4x8xf32>
+  %a = hps.onnx_node "Add"(%x, %e) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x4x8xf32>, tensor<1x?x8xf32>) -> tensor<2x4x8xf32>
+  return %a : tensor<2x4x8xf32>
+}

@@ -952,7 +952,7 @@ static LogicalResult verifyShape(EmbeddingLookupOp op,
     return failure();
   auto table = shapeOf(op.getTable());
   return verifyLookup(op, op.getIds(), table ? (*table)[1] : shp::kDynamic,
-                      op.getPooling(), op.getResult());
+                      op.getPooling(), op.getResult(), record);
 }
 
 LogicalResult EmbeddingLookupOp::verify() { return verifyShape(*this); }

@@ -115,6 +115,7 @@ struct LegalizeONNXPass
     populateQuantizedLinearPatterns(set);
     populateMicrosoftQuantizedPatterns(set);
     populateGridSamplePatterns(set);
+    populateSignalProcessingPatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();

@@ -31,36 +31,9 @@ namespace {
 /// The most elements one interpolation matrix may have (16 MiB of f32).
 constexpr int64_t kMaxMatrixElements = int64_t(1) << 22;
 
-std::optional<SmallVector<double>> constantFloats(Value value) {
-  auto dense = dyn_cast_or_null<DenseFPElementsAttr>(getConstantValue(value));
-  if (!dense || dense.getNumElements() == 0)
-    return std::nullopt;
-  SmallVector<double> values;
-  for (const APFloat &f : dense.getValues<APFloat>())
-    values.push_back(f.convertToDouble());
-  return values;
-}
-
 bool isPresent(ONNXNode node, unsigned i) {
   return node.numInputs() > i && node.input(i) &&
          !isa<NoneType>(node.input(i).getType());
-}
-
-/// `values` as a constant of `shape` and the float type `element`.
-Value floatConstant(PatternRewriter &rewriter, Location loc,
-                    ArrayRef<int64_t> shape, Type element,
-                    ArrayRef<double> values) {
-  const llvm::fltSemantics &semantics =
-      cast<FloatType>(element).getFloatSemantics();
-  SmallVector<APFloat> floats;
-  for (double value : values) {
-    APFloat f(value);
-    bool lost;
-    f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
-    floats.push_back(f);
-  }
-  auto type = RankedTensorType::get(shape, element);
-  return rewriter.create<ConstantOp>(loc, DenseElementsAttr::get(type, floats));
 }
 
 /// `input` with axis `axis` replaced by the positions `taps` selects.
@@ -103,12 +76,14 @@ Value interpolateAxis(ONNXNode node, PatternRewriter &rewriter, Value input,
   DeviceAttr device = node.getOp().getDeviceAttr();
   Value result;
   if (last) {
-    Value weights = floatConstant(rewriter, loc, {in, out}, element, matrix);
+    Value weights =
+        denseFloatConstant(rewriter, loc, {in, out}, element, matrix);
     result = rewriter.create<MatMulOp>(
         loc, RankedTensorType::get({outer, out}, element),
         reshapeTo(node, rewriter, input, {outer, in}), weights, device);
   } else {
-    Value weights = floatConstant(rewriter, loc, {out, in}, element, matrix);
+    Value weights =
+        denseFloatConstant(rewriter, loc, {out, in}, element, matrix);
     SmallVector<int64_t> view = {outer, in, inner},
                          viewOut = {outer, out, inner};
     if (outer == 1) {
@@ -151,7 +126,7 @@ Value extrapolationConstant(ONNXNode node, PatternRewriter &rewriter,
       position[axis] = 0;
     }
   }
-  return floatConstant(rewriter, node.getLoc(), shape, element, values);
+  return denseFloatConstant(rewriter, node.getLoc(), shape, element, values);
 }
 
 LogicalResult legalizeResize(ONNXNode node, PatternRewriter &rewriter) {

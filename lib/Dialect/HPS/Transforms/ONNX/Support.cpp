@@ -97,6 +97,33 @@ LogicalResult replaceNodeWithCompatible(ONNXNode node, Value value,
   return success();
 }
 
+std::optional<SmallVector<double>> constantFloats(Value value) {
+  auto dense = dyn_cast_or_null<DenseFPElementsAttr>(getConstantValue(value));
+  if (!dense || dense.getNumElements() == 0)
+    return std::nullopt;
+  SmallVector<double> values;
+  for (const APFloat &f : dense.getValues<APFloat>())
+    values.push_back(f.convertToDouble());
+  return values;
+}
+
+Value denseFloatConstant(PatternRewriter &rewriter, Location loc,
+                         ArrayRef<int64_t> shape, Type element,
+                         ArrayRef<double> values) {
+  const llvm::fltSemantics &semantics =
+      cast<FloatType>(element).getFloatSemantics();
+  SmallVector<APFloat> floats;
+  floats.reserve(values.size());
+  for (double value : values) {
+    APFloat f(value);
+    bool lost;
+    f.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+    floats.push_back(f);
+  }
+  auto type = RankedTensorType::get(shape, element);
+  return rewriter.create<ConstantOp>(loc, DenseElementsAttr::get(type, floats));
+}
+
 Value scalarConstant(PatternRewriter &rewriter, Location loc, Type element,
                      double value) {
   return rewriter.create<ConstantOp>(

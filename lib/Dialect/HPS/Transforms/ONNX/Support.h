@@ -83,6 +83,18 @@ mlir::LogicalResult foldConstantScatterND(ONNXNode node,
 mlir::Value scalarConstant(mlir::PatternRewriter &rewriter, mlir::Location loc,
                            mlir::Type element, double value);
 
+/// The values of a non-empty constant float tensor, or std::nullopt.
+std::optional<llvm::SmallVector<double>> constantFloats(mlir::Value value);
+
+/// An hps.constant of `shape` and the float type `element` holding
+/// `values`, each rounded to nearest even: the constant matrices of
+/// decompositions (interpolation, DFT), computed in double.
+mlir::Value denseFloatConstant(mlir::PatternRewriter &rewriter,
+                               mlir::Location loc,
+                               llvm::ArrayRef<int64_t> shape,
+                               mlir::Type element,
+                               llvm::ArrayRef<double> values);
+
 /// True if `op` verifies; its diagnostics are dropped.
 bool verifiesQuietly(mlir::Operation *op);
 
