@@ -2,12 +2,11 @@
 """Exports models this project was not written against to ONNX and checks
 each one end to end: `heterps compile` + `heterps run` against onnxruntime,
 through scripts/compare_with_ort.py (1e-4 relative). Image models come from
-torchvision, text and speech transformers (BERT, GPT-2, T5's encoder,
-Llama, wav2vec 2.0, Whisper's encoder, ...) from Hugging Face transformers
-in small configurations (the same export paths at a fraction of the size;
-`hf_` names): both from PyPI, with random weights, nothing downloaded.
-Text models read 16 token ids in [0, 1000), speech models 1600 samples of
-audio (wav2vec 2.0) or 16 x 64 log-mel frames (Whisper).
+torchvision; text, vision and speech transformers (`hf_` names, from BERT
+and GPT-2 to Llama, Whisper's encoder and MobileViT; `--models hf` for all
+of scripts/hf_models.py) from Hugging Face transformers in small
+configurations (the same export paths at a fraction of the size): both
+from PyPI, with random weights, nothing downloaded.
 
 Weights: torchvision's own initialisation leaves some outputs trivially
 zero (ViT's head starts at zero, ConvNeXt's layer scales at 1e-6, batch
@@ -34,6 +33,8 @@ import tempfile
 import time
 import warnings
 
+import hf_models
+
 # Whole torchvision classifiers, small configurations of the
 # transformer families (the same code paths at a fraction of the size),
 # and segmentation models.
@@ -43,83 +44,22 @@ DEFAULT_MODELS = [
     "googlenet", "densenet121", "alexnet", "convnext_tiny",
     "tiny_vit", "tiny_swin", "vit_b_16", "swin_t",
     "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
-    "hf_bert", "hf_distilbert", "hf_roberta", "hf_albert", "hf_electra",
-    "hf_gpt2", "hf_t5_encoder", "hf_llama", "hf_wav2vec2", "hf_whisper_encoder",
+    # Hugging Face transformers (scripts/hf_models.py has the whole list).
+    "hf_bert", "hf_gpt2", "hf_t5", "hf_llama", "hf_vit", "hf_wav2vec2",
+    "hf_whisper_encoder",
 ]
-# Every text model's vocabulary: ids are drawn below it.
-VOCABULARY = 1000
 # Segmentation models: their heads upsample bilinearly (Resize, linear).
 SEGMENTATION = {"lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large",
                 "deeplabv3_resnet50", "fcn_resnet50"}
 
 
-def build_transformers(name):
-    """A small Hugging Face model returning its last hidden state, and an
-    example input."""
-    import torch
-    import transformers as hf
-
-    small = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-                 intermediate_size=128, vocab_size=VOCABULARY,
-                 max_position_embeddings=128)
-    ids = torch.randint(0, VOCABULARY, (1, 16))
-    if name == "hf_bert":
-        model = hf.BertModel(hf.BertConfig(**small))
-    elif name == "hf_distilbert":
-        model = hf.DistilBertModel(hf.DistilBertConfig(
-            dim=64, n_layers=2, n_heads=4, hidden_dim=128, vocab_size=VOCABULARY,
-            max_position_embeddings=128))
-    elif name == "hf_roberta":  # positions start after the padding id
-        model = hf.RobertaModel(hf.RobertaConfig(**dict(small, max_position_embeddings=130)))
-    elif name == "hf_albert":
-        model = hf.AlbertModel(hf.AlbertConfig(embedding_size=32, **small))
-    elif name == "hf_electra":
-        model = hf.ElectraModel(hf.ElectraConfig(embedding_size=32, **small))
-    elif name == "hf_gpt2":
-        model = hf.GPT2Model(hf.GPT2Config(n_embd=64, n_layer=2, n_head=4,
-                                           vocab_size=VOCABULARY, n_positions=128,
-                                           bos_token_id=1, eos_token_id=2))
-    elif name == "hf_t5_encoder":  # relative position buckets
-        model = hf.T5EncoderModel(hf.T5Config(d_model=64, d_kv=16, d_ff=128, num_layers=2,
-                                              num_heads=4, vocab_size=VOCABULARY))
-    elif name == "hf_llama":  # rotary embeddings, RMS norm, SiLU gates
-        model = hf.LlamaModel(hf.LlamaConfig(**small, num_key_value_heads=4))
-    elif name == "hf_wav2vec2":  # strided 1-D convs, group norm, conv positions
-        model = hf.Wav2Vec2Model(hf.Wav2Vec2Config(
-            hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
-            intermediate_size=128, conv_dim=(32, 32, 32), conv_stride=(5, 2, 2),
-            conv_kernel=(10, 3, 3), num_conv_pos_embeddings=16,
-            num_conv_pos_embedding_groups=4))
-        ids = torch.randn(1, 1600)
-    elif name == "hf_whisper_encoder":
-        model = hf.WhisperModel(hf.WhisperConfig(
-            d_model=64, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-            decoder_attention_heads=4, encoder_ffn_dim=128, decoder_ffn_dim=128,
-            num_mel_bins=16, max_source_positions=32, vocab_size=VOCABULARY,
-            pad_token_id=0, bos_token_id=1, eos_token_id=2,
-            decoder_start_token_id=1)).get_encoder()
-        ids = torch.randn(1, 16, 64)
-    else:
-        raise ValueError(f"unknown model {name}")
-
-    class LastHiddenState(torch.nn.Module):
-        def __init__(self, net):
-            super().__init__()
-            self.net = net
-
-        def forward(self, x):
-            return self.net(x, return_dict=False)[0]
-
-    return LastHiddenState(model), ids
-
-
 def build(name):
-    """The model and an example input of batch 1."""
+    """(module, example inputs of batch 1, input names)."""
     import torch
     if name.startswith("hf_"):
-        return build_transformers(name)
+        return hf_models.build(name)
     model, size = build_image_model(name)
-    return model, torch.randn(1, 3, size, size)
+    return model, (torch.randn(1, 3, size, size),), ["input"]
 
 
 def build_image_model(name):
@@ -184,14 +124,15 @@ def export(name, path, seed):
     # torchvision's own initialisation draws from the global generator:
     # seed it too, so that a run's weights (and the table) repeat.
     torch.manual_seed(seed)
-    model, x = build(name)
+    model, inputs, input_names = build(name)
     model.eval()
     redraw_constant_tensors(model, seed)
+    batched = {name: {0: "N"} for name in input_names + ["output"]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, (x,), path, opset_version=17, dynamo=False,
-                          input_names=["input"], output_names=["output"],
-                          dynamic_axes={"input": {0: "N"}, "output": {0: "N"}})
+        torch.onnx.export(model, inputs, path, opset_version=17, dynamo=False,
+                          input_names=input_names, output_names=["output"],
+                          dynamic_axes=batched)
 
 
 def main():
@@ -205,6 +146,10 @@ def main():
     p.add_argument("--out", help="write the results as a markdown table")
     p.add_argument("--keep", help="keep the exported .onnx files here")
     args = p.parse_args()
+    models = args.models.split(",")
+    if "hf" in models:  # every Hugging Face model in place of "hf"
+        at = models.index("hf")
+        models[at:at + 1] = hf_models.names()
 
     compare = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                            "compare_with_ort.py")
@@ -212,7 +157,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         workdir = args.keep or tmp
         os.makedirs(workdir, exist_ok=True)
-        for name in args.models.split(","):
+        for name in models:
             path = os.path.join(workdir, name + ".onnx")
             try:
                 export(name, path, args.seed)
@@ -226,7 +171,7 @@ def main():
                     [sys.executable, compare, path, "--heterps", args.heterps,
                      "--cluster", args.cluster, "--strategy", "cpu-only",
                      "--throughput", "1", "--batch", str(batch),
-                     "--seed", str(args.seed), "--max-id", str(VOCABULARY)],
+                     "--seed", str(args.seed), "--max-id", str(hf_models.VOCABULARY)],
                     capture_output=True, text=True)
                 seconds = time.time() - start
                 out = (r.stdout + r.stderr).strip()

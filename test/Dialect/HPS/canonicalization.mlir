@@ -72,6 +72,25 @@ func.func @unary() -> (tensor<3xi64>, tensor<3xi64>, tensor<2xf32>, tensor<2xf32
 
 // -----
 
+// Floor, Ceil and Round fold (MobileViT's export computes its patch grid as
+// ceil(h / p) * p); Round is half to even.
+// CHECK-LABEL: func @rounding
+func.func @rounding() -> (tensor<5xf32>, tensor<5xf32>, tensor<5xf32>) {
+  %f = hps.constant dense<[2.5, -2.5, 3.5, 0.49999997, -0.0]> : tensor<5xf32>
+  // CHECK-DAG: hps.constant dense<[2.000000e+00, -3.000000e+00, 3.000000e+00, 0.000000e+00, -0.000000e+00]> : tensor<5xf32>
+  %a = hps.floor %f : tensor<5xf32>
+  // CHECK-DAG: hps.constant dense<[3.000000e+00, -2.000000e+00, 4.000000e+00, 1.000000e+00, -0.000000e+00]> : tensor<5xf32>
+  %b = hps.ceil %f : tensor<5xf32>
+  // CHECK-DAG: hps.constant dense<[2.000000e+00, -2.000000e+00, 4.000000e+00, 0.000000e+00, -0.000000e+00]> : tensor<5xf32>
+  %c = hps.round %f : tensor<5xf32>
+  // CHECK-NOT: hps.floor
+  // CHECK-NOT: hps.ceil
+  // CHECK-NOT: hps.round
+  return %a, %b, %c : tensor<5xf32>, tensor<5xf32>, tensor<5xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func @movement
 func.func @movement() -> (tensor<3x2xi64>, tensor<2x2xi64>, tensor<2x3xi64>) {
   %a = hps.constant dense<[[1, 2, 3], [4, 5, 6]]> : tensor<2x3xi64>

@@ -696,6 +696,11 @@ CASES = [
     einsum("...ij,...jk->k...i", (5, 2, 3), (5, 3, 4)),
     einsum("bhqd,bhkd->bhqk", (2, 3, 4, 5), (2, 3, 6, 5)),
     einsum("abc,cd->dba", (2, 3, 4), (4, 5)),
+    # Diagonals: a repeated label within an operand.
+    einsum("bii->bi", (2, 4, 4)),
+    einsum("ii", (5, 5)),
+    einsum("iji->j", (3, 2, 3)),
+    einsum("bij,bjj->bi", (2, 3, 4), (2, 4, 4)),
     einsum("ijk,ikl->jl", (2, 3, 4), (2, 4, 5)),
     einsum("ij,kl->ijkl", (2, 3), (4, 5)),
     einsum("ba,ca", (3, 4), (5, 4)),

@@ -598,6 +598,13 @@ def cases():
     g = c.node("Tanh", [c.node("Reshape", [c.node("MatMul", ["h", "proj_g"]), "g_shape"])])
     out.append(flat(c, c.node("GridSample", [m, g], align_corners=0), (2, 3, 3)))
     c.epsilon = "1e-3"
+    # Spectrograms: gradients through the DFT's matmul to the signal, and
+    # through the frames' gather and multiply to a trainable window.
+    c, m = spatial("stft_trainable_window", (12, 1))
+    c.inits += [weight("window", (4,), 0.5, 1.5), const("step", np.array(4, np.int64))]
+    out.append(flat(c, c.node("STFT", [m, "step", "window"]), (3, 3, 2)))
+    c, m = spatial("dft_complex_inverse", (3, 2, 2))
+    out.append(flat(c, c.node("DFT", [m], axis=1, inverse=1), (3, 2, 2)))
     return out
 
 

@@ -50,15 +50,36 @@ func.func @einsum_transpose_f64(%t: tensor<3x4xf64>) -> tensor<4x3xf64> {
 
 // -----
 
-// Stay generic: a diagonal, a sum of i32 (no integer reduction kernel), a
-// malformed equation.
-// CHECK-LABEL: func @einsum_generic
-func.func @einsum_generic(%t: tensor<3x3xf32>, %d: tensor<3x4xi32>) -> (tensor<3xf32>, tensor<3xi32>, tensor<3xf32>) {
-  // CHECK-COUNT-3: hps.onnx_node "Einsum"
+// A repeated label takes the diagonal: both axes moved last, viewed as one
+// of n * n and gathered at multiples of n + 1 (any element type); then the
+// usual sums and products. A trace sums the diagonal.
+// CHECK-LABEL: func @einsum_diagonal
+func.func @einsum_diagonal(%t: tensor<3x3xf32>, %b: tensor<3x2x3xi64>) -> (tensor<3xf32>, tensor<f32>, tensor<2x3xi64>) {
+  // CHECK-DAG: %[[AT:.*]] = hps.constant dense<[0, 4, 8]> : tensor<3xi64>
+  // CHECK: %[[FLAT:.*]] = hps.reshape %arg0 {shape = array<i64: 9>}
+  // CHECK: %[[D:.*]] = hps.gather %[[FLAT]], %[[AT]] : (tensor<9xf32>, tensor<3xi64>) -> tensor<3xf32>
   %0 = hps.onnx_node "Einsum"(%t) {attrs = {equation = "ii->i"}, domain = "", opset = 12 : i64} : (tensor<3x3xf32>) -> tensor<3xf32>
+  // CHECK: %[[TRACE:.*]] = hps.reduce sum %{{.*}} {axes = array<i64: 0>} : (tensor<3xf32>) -> tensor<f32>
+  %1 = hps.onnx_node "Einsum"(%t) {attrs = {equation = "ii"}, domain = "", opset = 12 : i64} : (tensor<3x3xf32>) -> tensor<f32>
+  // Labels i at axes 0 and 2: moved last around j.
+  // CHECK: %[[M:.*]] = hps.transpose %arg1 {perm = array<i64: 1, 0, 2>} : (tensor<3x2x3xi64>) -> tensor<2x3x3xi64>
+  // CHECK: %[[V:.*]] = hps.reshape %[[M]] {shape = array<i64: 2, 9>}
+  // CHECK: %[[G:.*]] = hps.gather %[[V]], %{{.*}} {axis = 1 : i64} : (tensor<2x9xi64>, tensor<3xi64>) -> tensor<2x3xi64>
+  %2 = hps.onnx_node "Einsum"(%b) {attrs = {equation = "iji->ji"}, domain = "", opset = 12 : i64} : (tensor<3x2x3xi64>) -> tensor<2x3xi64>
+  // CHECK: return %[[D]], %[[TRACE]], %[[G]]
+  return %0, %1, %2 : tensor<3xf32>, tensor<f32>, tensor<2x3xi64>
+}
+
+// -----
+
+// Stay generic: a sum of i32 (no integer reduction kernel), a malformed
+// equation.
+// CHECK-LABEL: func @einsum_generic
+func.func @einsum_generic(%t: tensor<3x3xf32>, %d: tensor<3x4xi32>) -> (tensor<3xi32>, tensor<3xf32>) {
+  // CHECK-COUNT-2: hps.onnx_node "Einsum"
   %1 = hps.onnx_node "Einsum"(%d) {attrs = {equation = "ij->i"}, domain = "", opset = 12 : i64} : (tensor<3x4xi32>) -> tensor<3xi32>
   %2 = hps.onnx_node "Einsum"(%t) {attrs = {equation = "i1->i"}, domain = "", opset = 12 : i64} : (tensor<3x3xf32>) -> tensor<3xf32>
-  return %0, %1, %2 : tensor<3xf32>, tensor<3xi32>, tensor<3xf32>
+  return %1, %2 : tensor<3xi32>, tensor<3xf32>
 }
 
 // f64 sums and products legalize like f32 ones.

@@ -59,3 +59,22 @@ func.func @position_embeddings(%x: tensor<2x4x8xf32>, %positions: tensor<1x16xi6
   %a = hps.onnx_node "Add"(%x, %e) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x4x8xf32>, tensor<1x?x8xf32>) -> tensor<2x4x8xf32>
   return %a : tensor<2x4x8xf32>
 }
+
+// -----
+
+// A Split of a value ONNX left unranked (Funnel's and GPT-J's exports split
+// a reshaped tensor): once its input is static, every piece gets its shape
+// and the Expand after it (which needs a ranked input) legalizes.
+// CHECK-LABEL: func @split_pieces
+func.func @split_pieces(%x: tensor<2x4x2xf32>) -> tensor<2x4x3xf32> {
+  %s = hps.onnx_node "Shape"(%x) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x4x2xf32>) -> tensor<3xi64>
+  %r = hps.onnx_node "Reshape"(%x, %s) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x4x2xf32>, tensor<3xi64>) -> tensor<*xf32>
+  %sizes = hps.constant dense<[1, 1]> : tensor<2xi64>
+  // CHECK: %[[P:.*]]:2 = hps.split %arg0 {axis = 2 : i64, sizes = array<i64: 1, 1>} : (tensor<2x4x2xf32>) -> (tensor<2x4x1xf32>, tensor<2x4x1xf32>)
+  %p:2 = hps.onnx_node "Split"(%r, %sizes) {attrs = {axis = -1 : i64}, domain = "", opset = 17 : i64} : (tensor<*xf32>, tensor<2xi64>) -> (tensor<*xf32>, tensor<*xf32>)
+  %shape = hps.constant dense<[2, 4, 3]> : tensor<3xi64>
+  // CHECK: hps.expand %[[P]]#1 {{.*}} : (tensor<2x4x1xf32>) -> tensor<2x4x3xf32>
+  // CHECK-NOT: hps.onnx_node
+  %e = hps.onnx_node "Expand"(%p#1, %shape) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<*xf32>, tensor<3xi64>) -> tensor<2x4x3xf32>
+  return %e : tensor<2x4x3xf32>
+}

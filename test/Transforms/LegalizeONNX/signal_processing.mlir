@@ -38,10 +38,10 @@ func.func @dft(%x: tensor<2x4x3x1xf32>, %c: tensor<2x5x2xf32>, %n: tensor<i64>) 
 }
 
 // STFT (17): the frames gathered at constant positions, then the DFT's
-// matmul. A constant window scales the matrix's rows; a run-time one
-// multiplies the frames.
+// matmul. A constant window scales the matrix's rows; a run-time or
+// trainable one multiplies the frames.
 // CHECK-LABEL: func @stft
-func.func @stft(%s: tensor<1x10x1xf32>, %w: tensor<4xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>) {
+func.func @stft(%s: tensor<1x10x1xf32>, %w: tensor<4xf32>) -> (tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>) {
   %step = hps.constant dense<3> : tensor<i64>
   %hann = hps.constant dense<[0.0, 0.5, 1.0, 0.5]> : tensor<4xf32>
   // CHECK-DAG: %[[PLAIN:.*]] = hps.constant dense<{{\[\[}}1.000000e+00, -0.000000e+00, 1.000000e+00, {{.*}} : tensor<4x6xf32>
@@ -59,8 +59,16 @@ func.func @stft(%s: tensor<1x10x1xf32>, %w: tensor<4xf32>) -> (tensor<1x3x3x2xf3
   // CHECK: %[[M1:.*]] = hps.matmul %[[R1]], %[[PLAIN]]
   // CHECK: %[[Y1:.*]] = hps.reshape %[[M1]] {shape = array<i64: 1, 3, 3, 2>}
   %1 = hps.onnx_node "STFT"(%s, %step, %w) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<1x10x1xf32>, tensor<i64>, tensor<4xf32>) -> tensor<1x3x3x2xf32>
-  // CHECK: return %[[Y0]], %[[Y1]]
-  return %0, %1 : tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>
+  // An initializer is a weight (training updates it), so it is not folded.
+  // CHECK: %[[F2:.*]] = hps.gather %arg0, %[[AT]] {axis = 1 : i64}
+  // CHECK: %[[W2:.*]] = hps.reshape %{{.*}} {shape = array<i64: 4, 1>}
+  // CHECK: %[[X2:.*]] = hps.mul %[[F2]], %[[W2]]
+  // CHECK: %[[M2:.*]] = hps.matmul %{{.*}}, %[[PLAIN]]
+  // CHECK: %[[Y2:.*]] = hps.reshape %[[M2]] {shape = array<i64: 1, 3, 3, 2>}
+  %learned = hps.weight "window" dense<[0.0, 0.5, 1.0, 0.5]> : tensor<4xf32>
+  %2 = hps.onnx_node "STFT"(%s, %step, %learned) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<1x10x1xf32>, tensor<i64>, tensor<4xf32>) -> tensor<1x3x3x2xf32>
+  // CHECK: return %[[Y0]], %[[Y1]], %[[Y2]]
+  return %0, %1, %2 : tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>, tensor<1x3x3x2xf32>
 }
 
 // MelWeightMatrix (17) of constants folds: 2 mel bands over the 5 bins of

@@ -229,6 +229,28 @@ OpFoldResult AbsOp::fold(FoldAdaptor adaptor) {
       [](double a) { return std::fabs(a); });
 }
 
+// Rounding a float held in a double is exact, and the result is a value of
+// the float's own type. Exported shape arithmetic (MobileViT's patch
+// counts: ceil(h / p) * p) computes extents this way.
+OpFoldResult FloorOp::fold(FoldAdaptor adaptor) {
+  return foldUnary(
+      *this, adaptor.getInput(), [](const APInt &a) { return a; },
+      [](double a) { return std::floor(a); });
+}
+
+OpFoldResult CeilOp::fold(FoldAdaptor adaptor) {
+  return foldUnary(
+      *this, adaptor.getInput(), [](const APInt &a) { return a; },
+      [](double a) { return std::ceil(a); });
+}
+
+OpFoldResult RoundOp::fold(FoldAdaptor adaptor) {
+  // Half to even, as the op and ONNX define it.
+  return foldUnary(
+      *this, adaptor.getInput(), [](const APInt &a) { return a; },
+      [](double a) { return std::nearbyint(a); });
+}
+
 //===----------------------------------------------------------------------===//
 // Binary ops.
 //===----------------------------------------------------------------------===//

@@ -626,6 +626,25 @@ static LogicalResult verifyShape(ConcatOp op, InferredShape *record = nullptr) {
 
 LogicalResult ConcatOp::verify() { return verifyShape(*this); }
 
+/// Each piece's shape: the input's with the axis cut to the piece's size;
+/// nullopt for an unranked input or an axis out of range.
+static std::optional<SmallVector<SmallVector<int64_t>>>
+splitShapes(SplitOp op) {
+  auto in = shapeOf(op.getInput());
+  if (!in)
+    return std::nullopt;
+  std::optional<int64_t> axis = shp::normalizeAxis(op.getAxis(), in->size());
+  if (!axis)
+    return std::nullopt;
+  SmallVector<SmallVector<int64_t>> shapes;
+  for (int64_t size : op.getSizes()) {
+    SmallVector<int64_t> shape(*in);
+    shape[*axis] = size;
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
 LogicalResult SplitOp::verify() {
   if (getSizes().size() != getResults().size())
     return emitOpError() << "has " << getResults().size() << " results but "
@@ -645,12 +664,9 @@ LogicalResult SplitOp::verify() {
   if (staticMismatch((*in)[*axis], total))
     return emitOpError() << "sizes add up to " << total << " but the axis has "
                          << (*in)[*axis];
-  for (auto [result, size] : llvm::zip(getResults(), getSizes())) {
-    SmallVector<int64_t> expected(*in);
-    expected[*axis] = size;
+  for (auto [result, expected] : llvm::zip(getResults(), *splitShapes(*this)))
     if (failed(checkResultShape(*this, result, expected)))
       return failure();
-  }
   return success();
 }
 
@@ -1020,6 +1036,20 @@ LogicalResult LossGradOp::verify() {
 //===----------------------------------------------------------------------===//
 // Result shape inference: the verifiers' shape rules, recorded.
 //===----------------------------------------------------------------------===//
+
+std::optional<SmallVector<int64_t>> heterps::hps::inferValueShape(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  if (!result)
+    return std::nullopt;
+  auto split = dyn_cast<SplitOp>(result.getOwner());
+  if (!split)
+    return inferResultShape(result.getOwner());
+  // Inconsistent sizes are the verifier's to report.
+  std::optional<SmallVector<SmallVector<int64_t>>> shapes = splitShapes(split);
+  if (!shapes || shapes->size() != split.getNumResults())
+    return std::nullopt;
+  return (*shapes)[result.getResultNumber()];
+}
 
 std::optional<SmallVector<int64_t>>
 heterps::hps::inferResultShape(Operation *op) {

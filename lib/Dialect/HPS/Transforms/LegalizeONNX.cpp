@@ -23,11 +23,10 @@ namespace {
 std::optional<RankedTensorType> refinedType(Value value) {
   Operation *op = value.getDefiningOp();
   auto current = dyn_cast<ShapedType>(value.getType());
-  if (!op || op->getNumResults() != 1 || isa<OnnxNodeOp>(op) ||
-      !isa<PlacedOpInterface>(op) || !current ||
+  if (!op || isa<OnnxNodeOp>(op) || !isa<PlacedOpInterface>(op) || !current ||
       (current.hasRank() && current.hasStaticShape()))
     return std::nullopt;
-  std::optional<SmallVector<int64_t>> shape = inferResultShape(op);
+  std::optional<SmallVector<int64_t>> shape = inferValueShape(value);
   if (!shape)
     return std::nullopt;
   if (current.hasRank()) {
@@ -61,11 +60,13 @@ bool isReturned(Value value) {
 bool refineResultTypes(ModuleOp module) {
   bool changed = false;
   module.walk([&](Operation *op) {
-    if (op->getNumResults() != 1 || isReturned(op->getResult(0)))
-      return;
-    if (std::optional<RankedTensorType> type = refinedType(op->getResult(0))) {
-      op->getResult(0).setType(*type);
-      changed = true;
+    for (Value result : op->getResults()) {
+      if (isReturned(result))
+        continue;
+      if (std::optional<RankedTensorType> type = refinedType(result)) {
+        result.setType(*type);
+        changed = true;
+      }
     }
   });
   return changed;

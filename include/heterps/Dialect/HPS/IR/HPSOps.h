@@ -37,6 +37,10 @@ bool holdsIntegers(mlir::Value value);
 /// run time), and legalization refines them with this.
 std::optional<llvm::SmallVector<int64_t>> inferResultShape(mlir::Operation *op);
 
+/// inferResultShape for one result of any hps op: also each piece of an
+/// hps.split.
+std::optional<llvm::SmallVector<int64_t>> inferValueShape(mlir::Value value);
+
 } // namespace heterps::hps
 
 #endif // HETERPS_DIALECT_HPS_IR_HPSOPS_H

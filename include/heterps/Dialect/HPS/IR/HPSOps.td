@@ -264,9 +264,11 @@ def HPS_SqrtOp : HPS_UnaryOp<"sqrt", "square root">;
 def HPS_AbsOp : HPS_UnaryOp<"abs", "|x|"> { let hasFolder = 1; }
 def HPS_NegOp : HPS_UnaryOp<"neg", "-x"> { let hasFolder = 1; }
 def HPS_ReciprocalOp : HPS_UnaryOp<"reciprocal", "1 / x">;
-def HPS_FloorOp : HPS_UnaryOp<"floor", "round down">;
-def HPS_CeilOp : HPS_UnaryOp<"ceil", "round up">;
-def HPS_RoundOp : HPS_UnaryOp<"round", "round half to even">;
+def HPS_FloorOp : HPS_UnaryOp<"floor", "round down"> { let hasFolder = 1; }
+def HPS_CeilOp : HPS_UnaryOp<"ceil", "round up"> { let hasFolder = 1; }
+def HPS_RoundOp : HPS_UnaryOp<"round", "round half to even"> {
+  let hasFolder = 1;
+}
 def HPS_SignOp : HPS_UnaryOp<"sign", "-1, 0 or 1">;
 def HPS_SinOp : HPS_UnaryOp<"sin", "sine">;
 def HPS_CosOp : HPS_UnaryOp<"cos", "cosine">;

@@ -135,14 +135,77 @@ FailureOr<EinsumLabels> parseEinsum(StringRef equation,
   return labels;
 }
 
+/// `value` (static shape, axes labelled `labels`) with each label that
+/// appears twice replaced by one axis, the diagonal: both axes moved last
+/// (hps.transpose), viewed as one of n * n (hps.reshape) and gathered at
+/// 0, n + 1, 2 (n + 1), ... (hps.gather, any element type). The kept label
+/// goes last in `labels`. The two extents must agree (checked by the
+/// caller).
+Value takeDiagonals(ONNXNode node, PatternRewriter &rewriter, Value value,
+                    SmallVector<int> &labels) {
+  // The first axis whose label appears again later, and that later axis.
+  auto repeatedPair = [&]() -> std::optional<std::pair<int64_t, int64_t>> {
+    for (size_t i = 0; i < labels.size(); ++i)
+      for (size_t j = i + 1; j < labels.size(); ++j)
+        if (labels[i] == labels[j])
+          return std::make_pair(static_cast<int64_t>(i),
+                                static_cast<int64_t>(j));
+    return std::nullopt;
+  };
+  while (std::optional<std::pair<int64_t, int64_t>> pair = repeatedPair()) {
+    auto [p, q] = *pair;
+    auto type = cast<RankedTensorType>(value.getType());
+    const int label = labels[p];
+    const int64_t n = type.getDimSize(p);
+    SmallVector<int64_t> perm, shape;
+    SmallVector<int> rest;
+    for (int64_t axis = 0; axis < type.getRank(); ++axis) {
+      if (axis == p || axis == q)
+        continue;
+      perm.push_back(axis);
+      shape.push_back(type.getDimSize(axis));
+      rest.push_back(labels[axis]);
+    }
+    perm.append({p, q});
+    Value moved = value;
+    if (!llvm::equal(perm, llvm::seq<int64_t>(0, perm.size()))) {
+      SmallVector<int64_t> movedShape(shape);
+      movedShape.append({n, n});
+      moved = rewriter.create<TransposeOp>(
+          node.getLoc(),
+          RankedTensorType::get(movedShape, type.getElementType()), value,
+          rewriter.getDenseI64ArrayAttr(perm), node.getOp().getDeviceAttr());
+    }
+    SmallVector<int64_t> flatShape(shape);
+    flatShape.push_back(n * n);
+    Value flat = reshapeTo(node, rewriter, moved, flatShape);
+    SmallVector<int64_t> positions;
+    for (int64_t i = 0; i < n; ++i)
+      positions.push_back(i * (n + 1));
+    Value indices = rewriter.create<ConstantOp>(
+        node.getLoc(), DenseElementsAttr::get(
+                           RankedTensorType::get({n}, rewriter.getI64Type()),
+                           ArrayRef(positions)));
+    shape.push_back(n);
+    rest.push_back(label);
+    value = rewriter.create<GatherOp>(
+        node.getLoc(), RankedTensorType::get(shape, type.getElementType()),
+        flat, indices, rewriter.getI64IntegerAttr(flatShape.size() - 1),
+        node.getOp().getDeviceAttr());
+    labels = rest;
+  }
+  return value;
+}
+
 /// Einsum of one or two static-shape operands. Axes whose label neither
 /// the output nor the other operand has are summed first; then two
 /// operands are transposed to [batch, free, contracted] and [batch,
 /// contracted, free], multiplied as [B, L, K] x [B, K, R], and the result
-/// is reshaped and transposed into the output's order. Not supported (the
-/// node stays generic): a label repeated within one operand (a diagonal),
-/// extents that differ or broadcast, three or more operands, and element
-/// types other than f32 and f64 where a sum or product is needed.
+/// is reshaped and transposed into the output's order. A label repeated
+/// within one operand takes the diagonal first (takeDiagonals). Not
+/// supported (the node stays generic): extents that differ or broadcast,
+/// three or more operands, and element types other than f32 and f64 where
+/// a sum or product is needed.
 LogicalResult legalizeEinsum(ONNXNode node, PatternRewriter &rewriter) {
   unsigned count = node.numInputs();
   if (count < 1 || count > 2)
@@ -167,8 +230,6 @@ LogicalResult legalizeEinsum(ONNXNode node, PatternRewriter &rewriter) {
   for (unsigned i = 0; i < count; ++i) {
     ArrayRef<int> input = labels->inputs[i];
     for (auto [axis, label] : llvm::enumerate(input)) {
-      if (llvm::count(input, label) > 1)
-        return fail(node, rewriter, "a repeated label (diagonal)");
       int64_t size = types[i].getDimSize(axis);
       auto [it, inserted] = extent.try_emplace(label, size);
       if (!inserted && it->second != size)
@@ -238,15 +299,23 @@ LogicalResult legalizeEinsum(ONNXNode node, PatternRewriter &rewriter) {
     return size;
   };
 
+  SmallVector<Value> operands;
+  SmallVector<SmallVector<int>> inputLabels;
+  for (unsigned i = 0; i < count; ++i) {
+    inputLabels.push_back(labels->inputs[i]);
+    operands.push_back(
+        takeDiagonals(node, rewriter, node.input(i), inputLabels.back()));
+  }
+
   Value result;
   SmallVector<int> order;
   if (count == 1) {
-    order = labels->inputs[0];
-    result = sumAway(node.input(0), order, output, {});
+    order = inputLabels[0];
+    result = sumAway(operands[0], order, output, {});
   } else {
-    SmallVector<int> a = labels->inputs[0], b = labels->inputs[1];
-    Value left = sumAway(node.input(0), a, output, b);
-    Value right = sumAway(node.input(1), b, output, a);
+    SmallVector<int> a = inputLabels[0], b = inputLabels[1];
+    Value left = sumAway(operands[0], a, output, b);
+    Value right = sumAway(operands[1], b, output, a);
     SmallVector<int> batch, contracted, leftFree, rightFree;
     for (int label : output)
       if (has(a, label) && has(b, label))

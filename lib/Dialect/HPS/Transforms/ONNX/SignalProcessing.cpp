@@ -8,8 +8,8 @@
 // run and train like any other layer. Angles are 2 pi (k t mod n) / n in
 // double, so long transforms keep their accuracy. STFT first gathers its
 // frames (constant positions); a constant window is folded into the
-// matrix, a run-time one multiplies the frames. MelWeightMatrix of
-// constant operands folds to a constant.
+// matrix, a run-time or trainable one multiplies the frames.
+// MelWeightMatrix of constant operands folds to a constant.
 //
 //===----------------------------------------------------------------------===//
 
@@ -226,8 +226,10 @@ LogicalResult legalizeSTFT(ONNXNode node, PatternRewriter &rewriter) {
   const int64_t bins = onesided ? *frameLength / 2 + 1 : *frameLength;
   if (*frameLength * channels * bins * 2 > kMaxMatrixElements)
     return fail(node, rewriter, "the transform matrix would be too large");
+  // Only an hps.constant window is folded: an initializer is an
+  // hps.weight, which training updates, so it multiplies the frames.
   std::optional<SmallVector<double>> windowValues;
-  if (window)
+  if (window && window.getDefiningOp<ConstantOp>())
     windowValues = constantFloats(window);
 
   SmallVector<int64_t> positions;
