@@ -477,6 +477,25 @@ def stft(shape, step, frame, window=None, onesided=1):
     return f"stft {list(shape)} step {step} frame {frame} window {window} onesided {onesided}", 17, build
 
 
+def roi_align(x_shape, rois_count, opset, **attrs):
+    """RoiAlign against onnxruntime: regions partly outside X, smaller than
+    a pixel, on both images of the batch."""
+    def build(rng):
+        n, c, h, w = x_shape
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        corners = rng.uniform(-2.0, max(h, w) + 1.0, (rois_count, 2, 2))
+        corners.sort(axis=1)
+        rois = corners.transpose(0, 2, 1).reshape(rois_count, 4)[:, [0, 2, 1, 3]]
+        rois[0] = [1.2, 1.1, 1.5, 1.3]  # smaller than a pixel
+        rois = np.ascontiguousarray(rois / attrs.get("spatial_scale", 1.0), np.float32)
+        batch = rng.integers(0, n, rois_count).astype(np.int64)
+        node = helper.make_node("RoiAlign", ["x", "rois", "batch"], ["y"], **attrs)
+        feeds = {"x": x, "rois": rois, "batch": batch}
+        ref = onnxruntime_outputs([node], feeds, [], {"y": TensorProto.FLOAT}, opset)["y"]
+        return node, feeds, [], ref
+    return f"roi_align opset {opset} {x_shape} {attrs}", opset, build
+
+
 def bit_shift(dtype, direction):
     """BitShift over the whole value range, shifts up to past the width (0,
     as numpy gives), y broadcast along a row."""
@@ -799,6 +818,12 @@ CASES = [
     stft((2, 100, 1), 5, 20, window="hann"),
     stft((1, 40, 2), 3, 8, onesided=0),
     stft((2, 64, 1), 16, 16, window="input"),
+    # RoiAlign: both modes, both coordinate transformations, opset 10's.
+    roi_align((2, 3, 10, 12), 5, 16, output_height=3, output_width=4, sampling_ratio=2),
+    roi_align((1, 2, 8, 8), 4, 16, output_height=2, output_width=2, sampling_ratio=3,
+              coordinate_transformation_mode="output_half_pixel", mode="max",
+              spatial_scale=0.5),
+    roi_align((2, 2, 9, 7), 6, 10, output_height=4, output_width=3, sampling_ratio=1),
     bit_shift(np.uint8, "LEFT"),
     bit_shift(np.uint16, "RIGHT"),
     bit_shift(np.uint16, "LEFT"),

@@ -603,6 +603,15 @@ def cases():
     c, m = spatial("stft_trainable_window", (12, 1))
     c.inits += [weight("window", (4,), 0.5, 1.5), const("step", np.array(4, np.int64))]
     out.append(flat(c, c.node("STFT", [m, "step", "window"]), (3, 3, 2)))
+    # A detection head's pooling: gradients to the feature map through the
+    # bilinear samples' gathers (one region per sample).
+    c, m = spatial("roi_align_avg", (2, 5, 5))
+    c.inits += [const("rois", np.array([[0.3, 0.2, 3.7, 4.1], [1.0, 0.5, 2.5, 3.0],
+                                        [-0.5, 1.2, 4.4, 3.3], [2.1, 2.2, 4.9, 4.8]],
+                                       np.float32)),
+                const("roi_batch", np.arange(B, dtype=np.int64))]
+    out.append(flat(c, c.node("RoiAlign", [m, "rois", "roi_batch"], output_height=2,
+                              output_width=2, sampling_ratio=2), (2, 2, 2)))
     c, m = spatial("dft_complex_inverse", (3, 2, 2))
     out.append(flat(c, c.node("DFT", [m], axis=1, inverse=1), (3, 2, 2)))
     return out

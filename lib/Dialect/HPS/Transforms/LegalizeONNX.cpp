@@ -116,6 +116,7 @@ struct LegalizeONNXPass
     populateQuantizedLinearPatterns(set);
     populateMicrosoftQuantizedPatterns(set);
     populateGridSamplePatterns(set);
+    populateRoiAlignPatterns(set);
     populateSignalProcessingPatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));

@@ -147,6 +147,7 @@ void populateQuantizationPatterns(mlir::RewritePatternSet &patterns);
 void populateQuantizedLinearPatterns(mlir::RewritePatternSet &patterns);
 void populateMicrosoftQuantizedPatterns(mlir::RewritePatternSet &patterns);
 void populateGridSamplePatterns(mlir::RewritePatternSet &patterns);
+void populateRoiAlignPatterns(mlir::RewritePatternSet &patterns);
 void populateSignalProcessingPatterns(mlir::RewritePatternSet &patterns);
 /// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
 void populateFusionPatterns(mlir::RewritePatternSet &patterns);
