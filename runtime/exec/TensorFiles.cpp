@@ -34,6 +34,34 @@ constexpr NpyType kNpyTypes[] = {
     {"<i8", DType::I64}, {"<u8", DType::U64}, {"|b1", DType::Bool},
 };
 
+/// The elements of a column-major array of `shape` (first index fastest)
+/// in row-major order.
+std::vector<char> toRowMajor(const std::vector<char> &columnMajor,
+                             const Shape &shape, size_t elementSize) {
+  const size_t rank = shape.size();
+  std::vector<int64_t> strides(rank, 1); // column-major, in elements
+  for (size_t d = 1; d < rank; ++d)
+    strides[d] = strides[d - 1] * shape[d - 1];
+  std::vector<char> rowMajor(columnMajor.size());
+  std::vector<int64_t> index(rank, 0);
+  const size_t count = columnMajor.size() / elementSize;
+  for (size_t linear = 0; linear < count; ++linear) {
+    int64_t source = 0;
+    for (size_t d = 0; d < rank; ++d)
+      source += index[d] * strides[d];
+    std::memcpy(&rowMajor[linear * elementSize],
+                &columnMajor[static_cast<size_t>(source) * elementSize],
+                elementSize);
+    // The next row-major index: the last axis fastest.
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < shape[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return rowMajor;
+}
+
 HostTensor parseNpy(const std::string &path, const std::string &bytes) {
   auto bad = [&](const std::string &why) {
     return Error("'" + path + "' is not a valid .npy file: " + why);
@@ -77,10 +105,12 @@ HostTensor parseNpy(const std::string &path, const std::string &bytes) {
   if (!known)
     throw bad("element type '" + descr +
               "' is not supported (little-endian numeric or bool only)");
-  if (std::regex_search(header, match,
+  // numpy saves a transposed (Fortran-contiguous) array in column-major
+  // order; it is read back into row-major order below.
+  const bool fortranOrder =
+      std::regex_search(header, match,
                         std::regex("'fortran_order'\\s*:\\s*(True|False)")) &&
-      match[1] == "True")
-    throw bad("Fortran order is not supported; save a C-contiguous array");
+      match[1] == "True";
   if (!std::regex_search(header, match,
                          std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
     throw bad("no 'shape' in the header");
@@ -96,6 +126,9 @@ HostTensor parseNpy(const std::string &path, const std::string &bytes) {
               " data bytes but shape " + shapeString(tensor.shape) + " of " +
               dtypeName(tensor.dtype) + " needs " + std::to_string(expected));
   tensor.data.assign(bytes.begin() + dataStart, bytes.end());
+  if (fortranOrder && tensor.shape.size() > 1)
+    tensor.data =
+        toRowMajor(tensor.data, tensor.shape, dtypeSize(tensor.dtype));
   return tensor;
 }
 
