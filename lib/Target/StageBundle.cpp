@@ -262,7 +262,7 @@ private:
   std::string cptr(Value value) const;
   std::string kernel(StringRef cls, const std::string &args);
   void call(const std::string &name, StringRef args) {
-    run += llvm::formatv("    {0}->run({1});\n", name, args).str();
+    step(llvm::formatv("    {0}->run({1});\n", name, args).str());
   }
   int64_t numElementsOf(Value value) const {
     int64_t n = 1;
@@ -329,7 +329,22 @@ private:
   /// The op being emitted: ptr() gives it the plain copy of a native root
   /// it reads plain.
   Operation *emitting = nullptr;
-  std::string members, setup, prologue, run;
+  /// Kernels by class, in first-use order: each class is one member array
+  /// (`kGemm[3]`), so the stage's destructor and the constructor's unwind
+  /// path are a loop per class, not a call per kernel.
+  llvm::MapVector<StringRef, unsigned> kernelsPerClass;
+  /// Kernel constructions, one statement each, emitted in chunks.
+  std::vector<std::string> setup;
+  std::string prologue;
+  /// The run's statements in order, emitted in chunks like `setup`.
+  std::vector<std::string> steps;
+  void step(std::string statement) { steps.push_back(std::move(statement)); }
+  /// Pointers the run sets and its chunks read: stage inputs and outputs,
+  /// trained parameters. Members, since a run spans several functions.
+  std::string pointerMembers;
+  /// Functor source (with kFunctorName for its name) -> name: identical
+  /// loops (an unrolled recurrence has one per step) share one functor.
+  llvm::StringMap<std::string> functorNames;
   /// Tensors that live in the caller's buffers on host backends: a stage
   /// input read in place ("inK") or a stage output written in place
   /// ("outK"), by root value.
@@ -791,13 +806,33 @@ std::string StageEmitter::ptr(Value value) const {
 }
 
 std::string StageEmitter::kernel(StringRef cls, const std::string &args) {
-  std::string name = "k" + std::to_string(kernelCount++);
-  members += llvm::formatv("  std::unique_ptr<backend::{0}> {1};\n", cls, name);
-  setup +=
+  ++kernelCount;
+  std::string name =
+      llvm::formatv("k{0}[{1}]", cls, kernelsPerClass[cls]++).str();
+  setup.push_back(
       llvm::formatv("    {0} = std::make_unique<backend::{1}>(ctx, {2});\n",
                     name, cls, args)
-          .str();
+          .str());
   return name;
+}
+
+/// Cuts `statements` into member functions of `perFunction` statements
+/// each, named `name`0, `name`1, ... and marked `attribute`: writes their
+/// calls to `calls` and returns their definitions.
+std::string memberFunctions(ArrayRef<std::string> statements,
+                            size_t perFunction, StringRef name,
+                            StringRef attribute, raw_ostream &calls) {
+  std::string definitions;
+  for (size_t begin = 0; begin < statements.size(); begin += perFunction) {
+    std::string function = (name + Twine(begin / perFunction)).str();
+    calls << "    " << function << "();\n";
+    definitions += ("\n  " + attribute + " void " + function + "() {\n").str();
+    for (const std::string &statement : statements.slice(
+             begin, std::min(perFunction, statements.size() - begin)))
+      definitions += statement;
+    definitions += "  }\n";
+  }
+  return definitions;
 }
 
 LogicalResult StageEmitter::emit() {
@@ -888,11 +923,11 @@ LogicalResult StageEmitter::emit() {
       continue;
     std::string name = "out" + std::to_string(index);
     ioPointer[root] = name;
-    prologue +=
-        llvm::formatv("    char *{0} = stageOutput(outputs[{1}], arena + "
-                      "{2});\n",
-                      name, index, slot->second.offset)
-            .str();
+    pointerMembers += "  char *" + name + " = nullptr;\n";
+    prologue += llvm::formatv("    {0} = stageOutput(outputs[{1}], arena + "
+                              "{2});\n",
+                              name, index, slot->second.offset)
+                    .str();
   }
   for (Operation &op : func.getBody().front()) {
     emitting = &op;
@@ -923,12 +958,20 @@ LogicalResult StageEmitter::emit() {
      << "  const char *weights = nullptr;\n"
      << "  char *weightsCopy = nullptr;\n"
      << "  std::vector<const char *> tables;\n"
-     << "  std::vector<char *> tableCopies;\n";
+     << "  std::vector<char *> tableCopies;\n"
+     << "  const void *const *inputs = nullptr;\n"
+     << "  void *const *outputs = nullptr;\n";
   if (trained)
     os << "  HpsStageConfig config;\n"
        << "  ServerStaging staging;\n"
        << "  std::vector<char *> parameterCopies;\n";
-  os << members << "\n"
+  for (auto [cls, count] : kernelsPerClass)
+    os << "  std::unique_ptr<backend::" << cls << "> k" << cls << "[" << count
+       << "];\n";
+  for (size_t slot = 0; slot < parameterNames.size(); ++slot)
+    pointerMembers +=
+        "  const char *param" + std::to_string(slot) + " = nullptr;\n";
+  os << pointerMembers << "\n"
      << "  explicit Stage(const HpsStageConfig &config)\n"
      << "      : ctx(config.threads)" << (trained ? ", config(config)" : "")
      << " {\n"
@@ -953,12 +996,18 @@ LogicalResult StageEmitter::emit() {
           "static_cast<char *>(ctx.allocate("
        << bytes << ")));\n";
     parameterPrologue +=
-        llvm::formatv("    const char *param{0} = stageParameter(ctx, config, "
+        llvm::formatv("    param{0} = stageParameter(ctx, config, "
                       "\"{1}\", parameterCopies[{0}], {2});\n",
                       slot, name, bytes)
             .str();
   }
-  os << setup << "  }\n\n"
+  // Kernels are built by member functions of 32 each: g++'s optimiser is
+  // superlinear in function size, and a recurrence unrolled over many steps
+  // makes thousands of kernels.
+  std::string builders =
+      memberFunctions(setup, 32, "buildKernels", "HPS_RUN_ONCE", os);
+  os << "  }\n"
+     << builders << "\n"
      << "  ~Stage() {\n"
      << "    for (char *copy : tableCopies)\n"
      << "      ctx.deallocate(copy);\n";
@@ -970,10 +1019,23 @@ LogicalResult StageEmitter::emit() {
      << "      ctx.deallocate(weightsCopy);\n"
      << "    ctx.deallocate(arena);\n"
      << "  }\n\n"
-     << "  void run(const void *const *inputs, void *const *outputs) {\n"
+     << "  void run(const void *const *stageInputs, void *const *stageOutputs) "
+        "{\n"
      << "    ctx.enterThread();\n"
-     << parameterPrologue << prologue << run << "    ctx.synchronize();\n"
-     << "  }\n";
+     << "    inputs = stageInputs;\n"
+     << "    outputs = stageOutputs;\n"
+     << parameterPrologue << prologue;
+  // Long runs are cut into member functions like the kernels' construction.
+  constexpr size_t kStepsPerRun = 64;
+  if (steps.size() <= kStepsPerRun) {
+    for (const std::string &statement : steps)
+      os << statement;
+    os << "    ctx.synchronize();\n  }\n";
+    return success();
+  }
+  std::string parts =
+      memberFunctions(steps, kStepsPerRun, "runSteps", "HPS_NOINLINE", os);
+  os << "    ctx.synchronize();\n  }\n" << parts;
   return success();
 }
 
@@ -1062,11 +1124,11 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         std::string slot = ptr(recv.getValue());
         std::string name = "in" + std::to_string(index);
         ioPointer[recv.getValue()] = name;
-        run +=
-            llvm::formatv("    const char *{0} = stageInput(ctx, inputs[{1}], "
-                          "{2}, {3});\n",
-                          name, index, slot, info(recv.getValue()).bytes)
-                .str();
+        pointerMembers += "  const char *" + name + " = nullptr;\n";
+        step(llvm::formatv("    {0} = stageInput(ctx, inputs[{1}], "
+                           "{2}, {3});\n",
+                           name, index, slot, info(recv.getValue()).bytes)
+                 .str());
         return success();
       })
       .Case([&](SendOp send) {
@@ -1075,15 +1137,14 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         std::string name = "out" + std::to_string(index);
         auto io = ioPointer.find(rootOf(send.getValue()));
         if (io != ioPointer.end() && io->second == name)
-          run +=
-              llvm::formatv("    finishOutput(ctx, outputs[{0}], {1}, {2});\n",
-                            index, name, info(send.getValue()).bytes)
-                  .str();
+          step(llvm::formatv("    finishOutput(ctx, outputs[{0}], {1}, {2});\n",
+                             index, name, info(send.getValue()).bytes)
+                   .str());
         else
-          run += llvm::formatv("    ctx.download(outputs[{0}], {1}, {2});\n",
-                               index, cptr(send.getValue()),
-                               info(send.getValue()).bytes)
-                     .str();
+          step(llvm::formatv("    ctx.download(outputs[{0}], {1}, {2});\n",
+                             index, cptr(send.getValue()),
+                             info(send.getValue()).bytes)
+                   .str());
         return success();
       })
       .Case([&](GemmOp gemm) -> LogicalResult {
@@ -1094,13 +1155,10 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         int64_t m = gemm.getTransA() ? a[1] : a[0];
         int64_t k = gemm.getTransA() ? a[0] : a[1];
         int64_t n = gemm.getTransB() ? b[0] : b[1];
+        // The kernel reads C's shape only while it is built.
         std::string cShape = "nullptr";
-        if (gemm.getC()) {
-          members += llvm::formatv("  const Shape cShape{0} = {1};\n",
-                                   kernelCount, shape(gemm.getC()))
-                         .str();
-          cShape = "&cShape" + std::to_string(kernelCount);
-        }
+        if (gemm.getC())
+          cShape = "addressOf(" + shape(gemm.getC()) + ")";
         call(kernel("Gemm", llvm::formatv(
                                 "{0}, {1}, {2}, {3}, {4}, {5}, {6}f, {7}f, "
                                 "{8}, {9}, {10}",
@@ -1315,10 +1373,10 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
             llvm::formatv(
                 "{0}, {1}}, {2}", dt(concat.getResult()), shapes,
                 normalizeAxis(concat.getAxis(), rank(concat.getResult()))));
-        run += llvm::formatv("    {{\n      const void *sources[] = {{{0}};\n"
-                             "      {1}->run(sources, {2});\n    }\n",
-                             pointers, name, ptr(concat.getResult()))
-                   .str();
+        step(llvm::formatv("    {{\n      const void *sources[] = {{{0}};\n"
+                           "      {1}->run(sources, {2});\n    }\n",
+                           pointers, name, ptr(concat.getResult()))
+                 .str());
         return success();
       })
       .Case([&](SplitOp split) {
@@ -1332,10 +1390,10 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                          shape(split.getInput()),
                          normalizeAxis(split.getAxis(), rank(split.getInput())),
                          vectorLiteral(split.getSizes())));
-        run += llvm::formatv("    {{\n      void *pieces[] = {{{0}};\n"
-                             "      {1}->run({2}, pieces);\n    }\n",
-                             pointers, name, cptr(split.getInput()))
-                   .str();
+        step(llvm::formatv("    {{\n      void *pieces[] = {{{0}};\n"
+                           "      {1}->run({2}, pieces);\n    }\n",
+                           pointers, name, cptr(split.getInput()))
+                 .str());
         return success();
       })
       .Case([&](SliceOp slice) -> LogicalResult {
@@ -1490,12 +1548,11 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
           return fail(op, "ps_push needs i64 ids and f32 gradients");
         int64_t count = numElementsOf(push.getIds());
         int64_t dim = info(push.getGradients()).shape.back();
-        run +=
-            llvm::formatv("    stagePushRows(ctx, config, \"{0}\", {1}, {2}, "
-                          "{3}, {4}, staging);\n",
-                          push.getTable(), cptr(push.getIds()), count, dim,
-                          cptr(push.getGradients()))
-                .str();
+        step(llvm::formatv("    stagePushRows(ctx, config, \"{0}\", {1}, {2}, "
+                           "{3}, {4}, staging);\n",
+                           push.getTable(), cptr(push.getIds()), count, dim,
+                           cptr(push.getGradients()))
+                 .str());
         return success();
       })
       .Case([&](DensePushOp push) -> LogicalResult {
@@ -1503,11 +1560,11 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
           return fail(op, "dense_push outside a training module");
         if (info(push.getGradient()).dtype != "f32")
           return fail(op, "dense_push needs an f32 gradient");
-        run += llvm::formatv("    stagePushDense(ctx, config, \"{0}\", {1}, "
-                             "{2}, staging);\n",
-                             push.getParameter(), cptr(push.getGradient()),
-                             numElementsOf(push.getGradient()))
-                   .str();
+        step(llvm::formatv("    stagePushDense(ctx, config, \"{0}\", {1}, "
+                           "{2}, staging);\n",
+                           push.getParameter(), cptr(push.getGradient()),
+                           numElementsOf(push.getGradient()))
+                 .str());
         return success();
       })
       .Case<LossOp, LossGradOp>([&](auto loss) -> LogicalResult {
@@ -1525,10 +1582,10 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
             llvm::formatv("{0}, LossKind::{1}, {2}, {3}, {4}", dt(prediction),
                           kind, loss.getFromLogits() ? "true" : "false", n, m));
         bool gradient = std::is_same_v<decltype(loss), LossGradOp>;
-        run += llvm::formatv("    {0}->{1}({2}, {3}, {4});\n", name,
-                             gradient ? "runGradient" : "run", cptr(prediction),
-                             cptr(loss.getLabel()), ptr(loss.getResult()))
-                   .str();
+        step(llvm::formatv("    {0}->{1}({2}, {3}, {4});\n", name,
+                           gradient ? "runGradient" : "run", cptr(prediction),
+                           cptr(loss.getLabel()), ptr(loss.getResult()))
+                 .str());
         return success();
       })
       .Case([&](OnnxNodeOp node) {
@@ -1580,7 +1637,7 @@ std::optional<std::string> scalarLiteral(Value value) {
 LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
   if (group.outputs.empty())
     return success(); // nothing it computes is read
-  std::string name = "FusedLoop" + std::to_string(kernelCount++);
+  ++kernelCount;
   llvm::DenseMap<Value, std::string> literals;
   for (Value input : group.inputs)
     if (std::optional<std::string> literal = scalarLiteral(input))
@@ -1604,23 +1661,39 @@ LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
     return ArrayRef(info(input).shape) != ArrayRef(group.shape) &&
            !literals.count(input);
   });
-  if (!native.contains(group.outputs.front()) || !layoutMatters) {
-    functors +=
-        fusedLoopSource(group, name, /*nativeLayout=*/false, 1, literalOf);
-    run += llvm::formatv("    backend::forEachElement(ctx, {0}{{{1}});\n", name,
-                         args)
-               .str();
+  bool nativeLayout = native.contains(group.outputs.front()) && layoutMatters;
+  // Identical loops (an unrolled recurrence has one per step) share one
+  // functor, named once its text is known.
+  constexpr StringLiteral kPlaceholder = "HPS_FUNCTOR_NAME";
+  std::string text;
+  if (nativeLayout)
+    for (int64_t block : {8, 16})
+      text += fusedLoopSource(group, (kPlaceholder + "_" + Twine(block)).str(),
+                              /*nativeLayout=*/true, block, literalOf);
+  else
+    text = fusedLoopSource(group, kPlaceholder.str(), /*nativeLayout=*/false, 1,
+                           literalOf);
+  auto [known, added] = functorNames.try_emplace(
+      text, "FusedLoop" + std::to_string(functorNames.size()));
+  const std::string &name = known->second;
+  if (added) {
+    for (size_t at = text.find(kPlaceholder); at != std::string::npos;
+         at = text.find(kPlaceholder, at + name.size()))
+      text.replace(at, kPlaceholder.size(), name);
+    functors += text;
+  }
+  if (!nativeLayout) {
+    step(llvm::formatv("    backend::forEachElement(ctx, {0}{{{1}});\n", name,
+                       args)
+             .str());
     return success();
   }
-  for (int64_t block : {8, 16})
-    functors += fusedLoopSource(group, name + "_" + std::to_string(block),
-                                /*nativeLayout=*/true, block, literalOf);
-  run += llvm::formatv("    if (backend::nativeLayoutBlock() == 16)\n"
-                       "      backend::forEachElement(ctx, {0}_16{{{1}});\n"
-                       "    else\n"
-                       "      backend::forEachElement(ctx, {0}_8{{{1}});\n",
-                       name, args)
-             .str();
+  step(llvm::formatv("    if (backend::nativeLayoutBlock() == 16)\n"
+                     "      backend::forEachElement(ctx, {0}_16{{{1}});\n"
+                     "    else\n"
+                     "      backend::forEachElement(ctx, {0}_8{{{1}});\n",
+                     name, args)
+           .str());
   return success();
 }
 
@@ -1643,11 +1716,11 @@ LogicalResult StageEmitter::emitTrainingPull(PSPullOp pull) {
   bool pooled = pull.getPooling() != EmbeddingPooling::None;
   std::string rowsBuffer =
       pooled ? scratch(count * dim * sizeof(float)) : ptr(pull.getRows());
-  run += llvm::formatv("    stagePullRows(ctx, config, \"{0}\", {1}, {2}, {3}, "
-                       "{4}, staging);\n",
-                       pull.getTable(), cptr(pull.getIds()), count, dim,
-                       rowsBuffer)
-             .str();
+  step(llvm::formatv("    stagePullRows(ctx, config, \"{0}\", {1}, {2}, {3}, "
+                     "{4}, staging);\n",
+                     pull.getTable(), cptr(pull.getIds()), count, dim,
+                     rowsBuffer)
+           .str());
   if (!pooled)
     return success();
   SmallVector<int64_t> unpooled(ids.begin(), ids.end());

@@ -35,22 +35,26 @@ func.func private @table_holder() {
 
 // CPU: #include "heterps/Runtime/StageSupport.h"
 // CPU: static constexpr size_t kArenaBytes = 704;
-// CPU: std::unique_ptr<backend::EmbeddingLookup> k0;
+// CPU: std::unique_ptr<backend::EmbeddingLookup> kEmbeddingLookup[1];
+// CPU: char *out0 = nullptr;
+// CPU: const char *in0 = nullptr;
 // CPU: tables.push_back(stageTable(ctx, config, "table", 6400, tableCopies));
-// CPU: k0 = std::make_unique<backend::EmbeddingLookup>(ctx, DType::F32, 100, 16, DType::I64, Shape{8, 3}, EmbeddingPooling::Sum);
+// CPU: buildKernels0();
+// CPU: HPS_RUN_ONCE void buildKernels0() {
+// CPU: kEmbeddingLookup[0] = std::make_unique<backend::EmbeddingLookup>(ctx, DType::F32, 100, 16, DType::I64, Shape{8, 3}, EmbeddingPooling::Sum);
 // The stage's result is written straight into the caller's buffer on the
 // CPU (the arena slot serves a GPU), and its input is read in place.
-// CPU: char *out0 = stageOutput(outputs[0], arena + 192);
-// CPU: const char *in0 = stageInput(ctx, inputs[0], (arena + 0), 192);
-// CPU: k0->run(tables[0], static_cast<const void *>(in0), out0);
+// CPU: out0 = stageOutput(outputs[0], arena + 192);
+// CPU: in0 = stageInput(ctx, inputs[0], (arena + 0), 192);
+// CPU: kEmbeddingLookup[0]->run(tables[0], static_cast<const void *>(in0), out0);
 // CPU: finishOutput(ctx, outputs[0], out0, 512);
 // CPU: HPS_DEFINE_STAGE_ENTRY_POINTS(Stage, "stage_0 on cpu.xeon (1 kernels)")
 
 // GPU: Compiled by nvcc for the GPU, or as C++ for the CPU
-// GPU: k0 = std::make_unique<backend::Gemm>(ctx, DType::F32, 8, 4, 16, false, false, 1.000000000e+00f, 1.000000000e+00f, nullptr, Activation{UnaryKind::Relu, UnaryParams{}}, true);
+// GPU: kGemm[0] = std::make_unique<backend::Gemm>(ctx, DType::F32, 8, 4, 16, false, false, 1.000000000e+00f, 1.000000000e+00f, nullptr, Activation{UnaryKind::Relu, UnaryParams{}}, true);
 // GPU-NOT: backend::Unary
 // GPU-NOT: backend::Reshape
-// GPU: k0->run(static_cast<const void *>(in0), static_cast<const void *>((weights + 0)), nullptr, out0);
+// GPU: kGemm[0]->run(static_cast<const void *>(in0), static_cast<const void *>((weights + 0)), nullptr, out0);
 // GPU: finishOutput(ctx, outputs[0], out0, 128);
 
 // MANIFEST: "batch": 8,

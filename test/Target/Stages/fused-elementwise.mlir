@@ -61,7 +61,7 @@ func.func @stage_1() attributes {hps.device = #hps.device<"gpu.v100">, hps.repli
 }
 }
 
-// CPU-LABEL: struct FusedLoop1_8 {
+// CPU-LABEL: struct FusedLoop0_8 {
 // CPU-NEXT:    static constexpr int64_t kRows = 256, kInner = 8;
 // CPU:         const int64_t i2 = r % 64;
 // CPU-NEXT:    r /= 64;
@@ -75,12 +75,12 @@ func.func @stage_1() attributes {hps.device = #hps.device<"gpu.v100">, hps.repli
 // CPU-NEXT:    const float v2 = scalar::clipHigh<float>(scalar::clipLow<float>(v1, float(-0x1p+7)), float(0x1.fcp+6));
 // CPU-NEXT:    const float v3 = scalar::binaryOp<BinaryKind::Mul, float>(v2, float(0x1p-1));
 // CPU-NEXT:    static_cast<float *>(p2)[i0 * 1024 + i1 * 512 + i2 * 8 + j] = v3;
-// CPU-LABEL: struct FusedLoop1_16 {
+// CPU-LABEL: struct FusedLoop0_16 {
 // CPU-NEXT:    static constexpr int64_t kRows = 128, kInner = 16;
 // CPU:         const int64_t i0 = row;
 // CPU-NEXT:    const float x0 = static_cast<const float *>(p0)[i0 * 16 + j];
 // CPU-NEXT:    const float x1 = static_cast<const float *>(p1)[j];
-// CPU-LABEL: struct FusedLoop5 {
+// CPU-LABEL: struct FusedLoop1 {
 // CPU-NEXT:    static constexpr int64_t kRows = 1, kInner = 24;
 // CPU:         const float v0 = scalar::unaryOp<UnaryKind::Abs, float>(x0, scalar::UnaryArgs<float>{});
 // CPU-NEXT:    const float v1 = scalar::binaryOp<BinaryKind::Sub, float>(v0, float(0x1.8p+1));
@@ -91,20 +91,20 @@ func.func @stage_1() attributes {hps.device = #hps.device<"gpu.v100">, hps.repli
 // CPU-NEXT:    static_cast<float *>(p2)[j] = v5;
 // CPU-NEXT:  }
 // CPU-LABEL: struct Stage {
-// CPU:       k0 = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Plain, Layout::Native, false});
-// CPU-NEXT:  k2 = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Native, Layout::Plain, false});
-// CPU-NEXT:  k3 = std::make_unique<backend::Unary>(ctx, DType::F32, UnaryKind::Neg
-// CPU-NEXT:  k4 = std::make_unique<backend::Softmax>({{.*}});
+// CPU:       kConv[0] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Plain, Layout::Native, false});
+// CPU-NEXT:  kConv[1] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Native, Layout::Plain, false});
+// CPU-NEXT:  kUnary[0] = std::make_unique<backend::Unary>(ctx, DType::F32, UnaryKind::Neg
+// CPU-NEXT:  kSoftmax[0] = std::make_unique<backend::Softmax>({{.*}});
 // CPU-NEXT:  }
-// CPU:       k0->run(
+// CPU:       kConv[0]->run(
 // CPU-NEXT:  if (backend::nativeLayoutBlock() == 16)
-// CPU-NEXT:    backend::forEachElement(ctx, FusedLoop1_16{
+// CPU-NEXT:    backend::forEachElement(ctx, FusedLoop0_16{
 // CPU-NEXT:  else
-// CPU-NEXT:    backend::forEachElement(ctx, FusedLoop1_8{
-// CPU-NEXT:  k2->run(
-// CPU-NEXT:  k3->run(
-// CPU-NEXT:  k4->run(
-// CPU-NEXT:  backend::forEachElement(ctx, FusedLoop5{{{.*}}static_cast<void *>(out1)});
+// CPU-NEXT:    backend::forEachElement(ctx, FusedLoop0_8{
+// CPU-NEXT:  kConv[1]->run(
+// CPU-NEXT:  kUnary[0]->run(
+// CPU-NEXT:  kSoftmax[0]->run(
+// CPU-NEXT:  backend::forEachElement(ctx, FusedLoop1{{{.*}}static_cast<void *>(out1)});
 
 // GPU-LABEL: struct FusedLoop0 {
 // GPU-NEXT:    static constexpr int64_t kRows = 4, kInner = 6;

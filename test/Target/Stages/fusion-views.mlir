@@ -22,7 +22,7 @@ func.func @stage_0() attributes {hps.device = #hps.device<"cpu.xeon">, hps.repli
 }
 }
 
-// CHECK: k0 = std::make_unique<backend::Gemm>({{.*}}Activation{UnaryKind::Tanh
+// CHECK: kGemm[0] = std::make_unique<backend::Gemm>({{.*}}Activation{UnaryKind::Tanh
 // CHECK-NOT: backend::Unary
-// CHECK: k0->run(static_cast<const void *>(in0), {{.*}}, (arena + [[H:[0-9]+]]));
-// CHECK-NEXT: k1->run(static_cast<const void *>((arena + [[H]])), static_cast<const void *>((weights + {{[0-9]+}})), out0);
+// CHECK: kGemm[0]->run(static_cast<const void *>(in0), {{.*}}, (arena + [[H:[0-9]+]]));
+// CHECK-NEXT: kBinary[0]->run(static_cast<const void *>((arena + [[H]])), static_cast<const void *>((weights + {{[0-9]+}})), out0);
