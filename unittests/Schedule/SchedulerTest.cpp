@@ -384,6 +384,27 @@ TEST(Scheduler, ReinforcementIsDeterministic) {
   EXPECT_EQ(calls, 2u * 128 / options.episodesPerUpdate);
 }
 
+TEST(Scheduler, ReinforcementWithOneClassReturnsItsOnlyPlacement) {
+  std::mt19937_64 rng(5);
+  cluster::ClusterSpec cluster = randomCluster(rng, 1, false);
+  ASSERT_EQ(cluster.classes.size(), 1u);
+  cost::LayerGraph graph = randomGraph(rng, 40);
+  StrategyOptions options;
+  unsigned calls = 0;
+  options.progress = [&](unsigned, double) { ++calls; };
+  for (double target : {randomTarget(rng, graph, cluster, 0.3, 0.3), 1e12}) {
+    Plan rl = solveOrDie("rl", graph, cluster, target, options);
+    Plan dp = solveOrDie("dp", graph, cluster, target);
+    EXPECT_EQ(rl.classOfLayer, std::vector<unsigned>(graph.size(), 0));
+    EXPECT_EQ(rl.feasible, dp.feasible);
+    EXPECT_DOUBLE_EQ(rl.throughput, dp.throughput);
+    EXPECT_DOUBLE_EQ(rl.costPerMillionSamples, dp.costPerMillionSamples);
+    expectConsistent(rl, graph, cluster, target);
+  }
+  // Nothing to learn: no episode ran.
+  EXPECT_EQ(calls, 0u);
+}
+
 TEST(Scheduler, InfeasibleTargetReportsBottleneck) {
   std::mt19937_64 rng(1);
   cluster::ClusterSpec cluster = randomCluster(rng, 2, true);
