@@ -124,6 +124,32 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
   std::mt19937_64 rng(options.seed);
   unsigned featureSize = 0;
   std::vector<double> features = layerFeatures(model, featureSize);
+  // On deep graphs each policy step decides a run of layers, fed the mean
+  // of their features; the run's layers take its class.
+  unsigned steps = std::min(n, std::max(1u, options.maxPolicySteps));
+  auto firstLayer = [&](unsigned step) {
+    return static_cast<unsigned>(uint64_t(step) * n / steps);
+  };
+  if (steps != n) {
+    std::vector<double> runs(size_t(steps) * featureSize, 0.0);
+    for (unsigned s = 0; s != steps; ++s) {
+      unsigned begin = firstLayer(s), end = firstLayer(s + 1);
+      for (unsigned l = begin; l != end; ++l)
+        for (unsigned f = 0; f != featureSize; ++f)
+          runs[size_t(s) * featureSize + f] +=
+              features[size_t(l) * featureSize + f] / (end - begin);
+    }
+    features = std::move(runs);
+  }
+  auto placementOf = [&](const std::vector<unsigned> &actions) {
+    if (steps == n)
+      return actions;
+    std::vector<unsigned> classOfLayer(n);
+    for (unsigned s = 0; s != steps; ++s)
+      std::fill(classOfLayer.begin() + firstLayer(s),
+                classOfLayer.begin() + firstLayer(s + 1), actions[s]);
+    return classOfLayer;
+  };
   LSTMPolicy policy(featureSize, std::max(1u, options.hiddenSize), numCls, rng);
 
   std::optional<Evaluation> bestSampled;
@@ -137,8 +163,9 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     rewards.clear();
     for (unsigned e = 0; e != perUpdate && done < options.episodes;
          ++e, ++done) {
-      batch.push_back(policy.sample(features, n, rng));
-      Evaluation plan = model.evaluate(batch.back().actions, target);
+      batch.push_back(policy.sample(features, steps, rng));
+      Evaluation plan =
+          model.evaluate(placementOf(batch.back().actions), target);
       rewards.push_back(reward(plan));
       consider(bestSampled, std::move(plan));
     }

@@ -295,9 +295,10 @@ TEST(Scheduler, HeuristicsNeverBeatTheOptimum) {
 /// better than the optimum. Returns rl cost / dp cost (0 when infeasible).
 double checkReinforcement(const cost::LayerGraph &graph,
                           const cluster::ClusterSpec &cluster, double target,
-                          unsigned episodes) {
+                          unsigned episodes, unsigned maxPolicySteps = 512) {
   StrategyOptions options;
   options.episodes = episodes;
+  options.maxPolicySteps = maxPolicySteps;
   Plan dp = solveOrDie("dp", graph, cluster, target);
   Plan rl = solveOrDie("rl", graph, cluster, target, options);
   expectConsistent(rl, graph, cluster, target);
@@ -322,6 +323,22 @@ TEST(Scheduler, ReinforcementWithinOnePercentOfOptimumOnRandomGraphs) {
     double target = randomTarget(rng, graph, cluster, 0.1, 2);
     SCOPED_TRACE("trial " + std::to_string(trial));
     worst = std::max(worst, checkReinforcement(graph, cluster, target, 256));
+  }
+  RecordProperty("worst_rl_over_dp", std::to_string(worst));
+}
+
+// Deep graphs: the policy decides runs of layers (here 12 runs of 5 to 10
+// layers), and local improvement refines single layers.
+TEST(Scheduler, ReinforcementOverRunsOfLayersWithinOnePercentOfOptimum) {
+  std::mt19937_64 rng(17);
+  double worst = 1;
+  for (unsigned trial = 0; trial != 10; ++trial) {
+    cluster::ClusterSpec cluster = randomCluster(rng, 3, true);
+    cost::LayerGraph graph = randomGraph(rng, 60 + rng() % 61);
+    double target = randomTarget(rng, graph, cluster, 0.1, 2);
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    worst =
+        std::max(worst, checkReinforcement(graph, cluster, target, 128, 12));
   }
   RecordProperty("worst_rl_over_dp", std::to_string(worst));
 }

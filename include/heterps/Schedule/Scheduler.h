@@ -40,6 +40,10 @@ struct StrategyOptions {
   unsigned episodes = 1024;
   unsigned episodesPerUpdate = 8;
   unsigned hiddenSize = 32;
+  /// The policy decides for at most this many runs of consecutive layers
+  /// (deeper graphs: equal runs, one decision each; local improvement then
+  /// works on single layers), so that an episode's cost is bounded.
+  unsigned maxPolicySteps = 512;
   double learningRate = 0.05;
   double entropyWeight = 0.01;
   /// Reward penalty per unit of relative throughput shortfall.
