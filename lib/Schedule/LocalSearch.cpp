@@ -8,6 +8,8 @@
 
 #include "Strategies.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 using llvm::createStringError;
 using llvm::Expected;
 using llvm::inconvertibleErrorCode;
@@ -80,12 +82,25 @@ Evaluation detail::improveLocally(const CostModel &model, Evaluation plan,
     }
     return improved;
   };
+  // On deep graphs short runs start only near a stage boundary: every move
+  // is a full evaluation (O(layers)), so all of them make a sweep
+  // O(layers^2), hours at 15,000 layers. Runs inside a stage are left to
+  // the exact windows that follow.
+  constexpr unsigned kDeepGraph = 512;
+  auto nearBoundary = [&](unsigned i) {
+    if (n <= kDeepGraph || i + kShortRun >= n)
+      return true;
+    return llvm::any_of(plan.stages, [&](const cost::StagePlan &stage) {
+      return i + kShortRun >= stage.begin && i <= stage.begin + kShortRun;
+    });
+  };
   bool improved = true;
   while (improved) {
     improved = false;
     for (unsigned i = 0; i != n; ++i)
-      for (unsigned j = i + 1; j <= std::min(n, i + kShortRun); ++j)
-        improved |= tryRun(i, j);
+      if (nearBoundary(i))
+        for (unsigned j = i + 1; j <= std::min(n, i + kShortRun); ++j)
+          improved |= tryRun(i, j);
     for (size_t s = 0; s < plan.stages.size(); ++s)
       for (size_t t = s; t < std::min(plan.stages.size(), s + 3); ++t) {
         unsigned begin = plan.stages[s].begin, end = plan.stages[t].end;
