@@ -1,19 +1,23 @@
 // RUN: heterps-opt --hps-legalize-onnx --split-input-file %s | FileCheck %s
 
-// onnxruntime's com.microsoft QLinearAdd: the float add between the
-// dequantization of A and B, (v - zero) * scale, and the quantization of
-// the sum with C's scale and zero point, broadcasting as numpy does.
+// onnxruntime's com.microsoft QLinearAdd, computed as onnxruntime does:
+// each operand shifted by its zero point times its scale over C's, the sum
+// shifted by C's zero point and then rounded (ties to even, so the order
+// matters), broadcasting as numpy does.
 // CHECK-LABEL: func @qlinear_add
 func.func @qlinear_add(%a: tensor<2x3xui8>, %as: tensor<f32>, %az: tensor<ui8>, %b: tensor<3xui8>, %bs: tensor<f32>, %bz: tensor<ui8>, %cs: tensor<f32>, %cz: tensor<ui8>) -> tensor<2x3xui8> {
+  // CHECK: %[[AR:.*]] = hps.div %arg1, %arg6 : tensor<f32>
   // CHECK: %[[A:.*]] = hps.cast %arg0 : (tensor<2x3xui8>) -> tensor<2x3xf32>
   // CHECK: %[[AZ:.*]] = hps.cast %arg2 : (tensor<ui8>) -> tensor<f32>
   // CHECK: %[[AS:.*]] = hps.sub %[[A]], %[[AZ]]
-  // CHECK: %[[AD:.*]] = hps.mul %[[AS]], %arg1
+  // CHECK: %[[AT:.*]] = hps.mul %[[AS]], %[[AR]] : tensor<2x3xf32>, tensor<f32> -> tensor<2x3xf32>
+  // CHECK: %[[BR:.*]] = hps.div %arg4, %arg6 : tensor<f32>
   // CHECK: %[[B:.*]] = hps.cast %arg3 : (tensor<3xui8>) -> tensor<3xf32>
-  // CHECK: %[[BD:.*]] = hps.mul {{.*}}, %arg4 : tensor<3xf32>, tensor<f32> -> tensor<3xf32>
-  // CHECK: %[[SUM:.*]] = hps.add %[[AD]], %[[BD]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
-  // CHECK: %[[Q:.*]] = hps.div %[[SUM]], %arg6
-  // CHECK: %[[R:.*]] = hps.round %[[Q]]
+  // CHECK: %[[BT:.*]] = hps.mul {{.*}}, %[[BR]] : tensor<3xf32>, tensor<f32> -> tensor<3xf32>
+  // CHECK: %[[SUM:.*]] = hps.add %[[AT]], %[[BT]] : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  // CHECK: %[[CZ:.*]] = hps.cast %arg7
+  // CHECK: %[[SHIFTED:.*]] = hps.add %[[SUM]], %[[CZ]]
+  // CHECK: hps.round %[[SHIFTED]]
   // CHECK: hps.clip {{.*}} {max = 2.550000e+02 : f64, min = 0.000000e+00 : f64}
   // CHECK: hps.cast {{.*}} : (tensor<2x3xf32>) -> tensor<2x3xui8>
   %0 = hps.onnx_node "QLinearAdd"(%a, %as, %az, %b, %bs, %bz, %cs, %cz) {attrs = {}, domain = "com.microsoft", opset = 1 : i64} : (tensor<2x3xui8>, tensor<f32>, tensor<ui8>, tensor<3xui8>, tensor<f32>, tensor<ui8>, tensor<f32>, tensor<ui8>) -> tensor<2x3xui8>

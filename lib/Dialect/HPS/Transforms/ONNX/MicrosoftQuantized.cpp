@@ -136,39 +136,48 @@ LogicalResult legalizeBinary(ONNXNode node, PatternRewriter &rewriter) {
       ArrayRef<int64_t>(broadcast) != result->getShape())
     return fail(node, rewriter, "A and B do not broadcast to C");
   auto f32 = result->clone(rewriter.getF32Type());
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  auto scalar = RankedTensorType::get({}, rewriter.getF32Type());
+  auto scaleOf = [&](Value scale) {
+    return convertTo(node, rewriter, scale, rewriter.getF32Type(), {});
+  };
+  Value scaled;
   if constexpr (std::is_same_v<OpTy, MulOp>) {
     // As onnxruntime multiplies: the exact product of the shifted integers
     // times a_scale * b_scale / c_scale.
-    Location loc = node.getLoc();
-    DeviceAttr device = node.getOp().getDeviceAttr();
     Value product =
         rewriter.create<MulOp>(loc, f32, shifted(node, rewriter, *a),
                                shifted(node, rewriter, *b), device);
-    auto scalar = RankedTensorType::get({}, rewriter.getF32Type());
-    auto scaleOf = [&](Value scale) {
-      return convertTo(node, rewriter, scale, rewriter.getF32Type(), {});
-    };
     Value multiplier = rewriter.create<DivOp>(
         loc, scalar,
         rewriter.create<MulOp>(loc, scalar, scaleOf(a->scale),
                                scaleOf(b->scale), device),
         scaleOf(node.input(6)), device);
-    Value scaled =
-        rewriter.create<MulOp>(loc, f32, product, multiplier, device);
-    Value zeroPoint = node.input(7);
-    return replaceNodeWithCompatible(
-        node,
-        roundAndSaturate(node, rewriter, scaled,
-                         isPresent(zeroPoint) ? scaleOf(zeroPoint) : Value(),
-                         *result),
-        rewriter);
+    scaled = rewriter.create<MulOp>(loc, f32, product, multiplier, device);
+  } else {
+    // As onnxruntime adds: each shifted operand times its scale over
+    // c_scale, so that sums near a rounding tie round the same way
+    // (dequantize, add, divide by c_scale differs in the last bits).
+    auto term = [&](const ScalarQuantized &x) {
+      Value ratio = rewriter.create<DivOp>(loc, scalar, scaleOf(x.scale),
+                                           scaleOf(node.input(6)), device);
+      Value v = shifted(node, rewriter, x);
+      return rewriter.create<MulOp>(loc, v.getType(), v, ratio, device);
+    };
+    Value lhs = term(*a);
+    Value rhs = term(*b);
+    scaled = rewriter.create<AddOp>(loc, f32, lhs, rhs, device);
   }
-  Value lhs = dequantize(node, rewriter, *a);
-  Value rhs = dequantize(node, rewriter, *b);
-  Value y = rewriter.create<OpTy>(node.getLoc(), f32, lhs, rhs,
-                                  node.getOp().getDeviceAttr());
+  // onnxruntime adds C's zero point before rounding (QuantizeLinear rounds
+  // first): with ties to even, x.5 + an odd zero point rounds the other way.
+  Value zeroPoint = node.input(7);
+  if (isPresent(zeroPoint))
+    scaled =
+        rewriter.create<AddOp>(loc, f32, scaled, scaleOf(zeroPoint), device);
   return replaceNodeWithCompatible(
-      node, quantizeResult(node, rewriter, y, 6, *result), rewriter);
+      node, roundAndSaturate(node, rewriter, scaled, Value(), *result),
+      rewriter);
 }
 
 /// QLinearLeakyRelu (alpha), QLinearSigmoid: X (3 inputs), Y_scale,
