@@ -217,61 +217,101 @@ double CostModel::boundarySeconds(unsigned cut, unsigned fromCls,
   return link.transferSeconds(cutBytes[cut] * batchSize());
 }
 
-Evaluation CostModel::evaluate(ArrayRef<unsigned> classOfLayer,
-                               double targetThroughput) const {
-  assert(classOfLayer.size() == numLayers());
+Evaluation CostModel::evaluateRuns(ArrayRef<LayerRun> runs,
+                                   double targetThroughput) const {
   Evaluation result;
-  result.classOfLayer.assign(classOfLayer.begin(), classOfLayer.end());
-  unsigned n = numLayers();
-  for (unsigned begin = 0; begin != n;) {
-    unsigned end = begin + 1;
-    while (end != n && classOfLayer[end] == classOfLayer[begin])
-      ++end;
-    result.stages.push_back(
-        provision(classOfLayer[begin], begin, end, targetThroughput));
-    begin = end;
+  // Merge adjacent runs of one class into stages.
+  std::vector<LayerRun> stages;
+  for (const LayerRun &run : runs) {
+    assert(run.begin == (stages.empty() ? 0 : stages.back().end) &&
+           "runs must cover the layers in order");
+    if (run.begin == run.end)
+      continue;
+    if (!stages.empty() && stages.back().deviceClass == run.deviceClass)
+      stages.back().end = run.end;
+    else
+      stages.push_back(run);
   }
+  assert(!stages.empty() && stages.back().end == numLayers());
+  for (const LayerRun &stage : stages)
+    result.stages.push_back(
+        provision(stage.deviceClass, stage.begin, stage.end, targetThroughput));
 
   std::vector<unsigned> used(numClasses(), 0);
+  bool fits = true;
   result.throughput = std::numeric_limits<double>::infinity();
-  // Where the pipeline is slowest: a stage index, or a boundary (cut layer).
-  bool bottleneckIsBoundary = false;
-  unsigned bottleneckIndex = 0;
   for (unsigned s = 0, e = result.stages.size(); s != e; ++s) {
     const StagePlan &stagePlan = result.stages[s];
     used[stagePlan.deviceClass] += stagePlan.replicas;
+    fits &= stagePlan.fitsMemory;
     result.pricePerHour +=
         stagePlan.replicas *
         clusterSpec.classes[stagePlan.deviceClass].pricePerHour;
-    if (stagePlan.throughput < result.throughput) {
-      result.throughput = stagePlan.throughput;
-      bottleneckIsBoundary = false;
-      bottleneckIndex = s;
-    }
+    result.throughput = std::min(result.throughput, stagePlan.throughput);
     if (s + 1 == e)
       break;
     double seconds = boundarySeconds(stagePlan.end, stagePlan.deviceClass,
                                      result.stages[s + 1].deviceClass);
     result.boundarySeconds.push_back(seconds);
-    if (batchSize() / seconds < result.throughput) {
-      result.throughput = batchSize() / seconds;
+    result.throughput = std::min(result.throughput, batchSize() / seconds);
+  }
+  result.costPerMillionSamples =
+      costPerMillionSamples(result.pricePerHour, result.throughput);
+  bool countsFit = true;
+  for (unsigned c = 0; c != numClasses(); ++c)
+    countsFit &= used[c] <= clusterSpec.classes[c].count;
+  result.feasible = fits && result.throughput >= targetThroughput && countsFit;
+  return result;
+}
+
+Evaluation CostModel::evaluate(ArrayRef<unsigned> classOfLayer,
+                               double targetThroughput) const {
+  assert(classOfLayer.size() == numLayers());
+  unsigned n = numLayers();
+  std::vector<LayerRun> runs;
+  for (unsigned begin = 0; begin != n;) {
+    unsigned end = begin + 1;
+    while (end != n && classOfLayer[end] == classOfLayer[begin])
+      ++end;
+    runs.push_back({classOfLayer[begin], begin, end});
+    begin = end;
+  }
+  Evaluation result = evaluateRuns(runs, targetThroughput);
+  result.classOfLayer.assign(classOfLayer.begin(), classOfLayer.end());
+
+  // Where the pipeline is slowest: the first stage or boundary, in pipeline
+  // order, that runs at its throughput.
+  bool bottleneckIsBoundary = false;
+  unsigned bottleneckIndex = 0;
+  double slowestRate = std::numeric_limits<double>::infinity();
+  std::vector<unsigned> used(numClasses(), 0);
+  for (unsigned s = 0, e = result.stages.size(); s != e; ++s) {
+    const StagePlan &stagePlan = result.stages[s];
+    used[stagePlan.deviceClass] += stagePlan.replicas;
+    if (stagePlan.throughput < slowestRate) {
+      slowestRate = stagePlan.throughput;
+      bottleneckIsBoundary = false;
+      bottleneckIndex = s;
+    }
+    if (s + 1 == e)
+      break;
+    if (batchSize() / result.boundarySeconds[s] < slowestRate) {
+      slowestRate = batchSize() / result.boundarySeconds[s];
       bottleneckIsBoundary = true;
       bottleneckIndex = stagePlan.end;
     }
   }
-  result.costPerMillionSamples =
-      costPerMillionSamples(result.pricePerHour, result.throughput);
 
   if (bottleneckIsBoundary) {
     result.bottleneckLayer = bottleneckIndex - 1;
   } else {
     // The layer that takes the largest share of the slowest stage.
-    const StagePlan &slowest = result.stages[bottleneckIndex];
+    const StagePlan &slowestStage = result.stages[bottleneckIndex];
     double worst = -1;
-    for (unsigned l = slowest.begin; l != slowest.end; ++l) {
-      double seconds =
-          layerWorkSeconds(l, slowest.deviceClass) +
-          layerParameterServerSeconds(l, slowest.deviceClass, slowest.replicas);
+    for (unsigned l = slowestStage.begin; l != slowestStage.end; ++l) {
+      double seconds = layerWorkSeconds(l, slowestStage.deviceClass) +
+                       layerParameterServerSeconds(l, slowestStage.deviceClass,
+                                                   slowestStage.replicas);
       if (seconds > worst) {
         worst = seconds;
         result.bottleneckLayer = l;
@@ -318,6 +358,7 @@ Evaluation CostModel::evaluate(ArrayRef<unsigned> classOfLayer,
                 clusterSpec.classes[c].name + " but the cluster has " +
                 Twine(clusterSpec.classes[c].count))
                    .str();
-  result.feasible = reason.empty();
+  assert(result.feasible == reason.empty() &&
+         "evaluateRuns and the explanation disagree on feasibility");
   return result;
 }

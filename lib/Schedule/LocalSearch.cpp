@@ -2,7 +2,8 @@
 //
 // First-improvement hill climbing over the neighbourhood "put layers [i, j)
 // on class c", which contains moving a stage boundary, merging two stages and
-// splitting one. Repeats until no move improves the plan.
+// splitting one. Repeats until no move improves the plan. Moves are priced
+// on the plan's stages, so a move costs O(stages), not O(layers).
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +63,31 @@ Evaluation detail::improveLocally(const CostModel &model, Evaluation plan,
   // would cost O(n^3) evaluations per sweep, minutes on 200-layer models;
   // the exact re-placement that follows handles the long-range moves.
   constexpr unsigned kShortRun = 8;
+  // A move is priced on the plan's runs (CostModel::evaluateRuns, O(stages))
+  // and only an accepted one is evaluated in full (O(layers)).
+  auto runsWith = [&](unsigned i, unsigned j, unsigned c) {
+    std::vector<cost::LayerRun> runs;
+    bool placed = false;
+    for (const cost::StagePlan &stage : plan.stages) {
+      if (stage.end <= i || stage.begin >= j) {
+        if (stage.begin >= j && !placed) {
+          runs.push_back({c, i, j});
+          placed = true;
+        }
+        runs.push_back({stage.deviceClass, stage.begin, stage.end});
+        continue;
+      }
+      if (stage.begin < i)
+        runs.push_back({stage.deviceClass, stage.begin, i});
+      if (!placed) {
+        runs.push_back({c, i, j});
+        placed = true;
+      }
+      if (stage.end > j)
+        runs.push_back({stage.deviceClass, j, stage.end});
+    }
+    return runs;
+  };
   auto tryRun = [&](unsigned i, unsigned j) {
     bool improved = false;
     for (unsigned c = 0; c != numCls; ++c) {
@@ -71,21 +97,19 @@ Evaluation detail::improveLocally(const CostModel &model, Evaluation plan,
         changes = placement[l] != c;
       if (!changes)
         continue;
-      std::vector<unsigned> candidate = placement;
-      std::fill(candidate.begin() + i, candidate.begin() + j, c);
-      Evaluation next = model.evaluate(candidate, targetThroughput);
+      Evaluation next = model.evaluateRuns(runsWith(i, j, c), targetThroughput);
       if (isCloser(model, next, plan, targetThroughput)) {
-        plan = std::move(next);
-        placement = std::move(candidate);
+        std::fill(placement.begin() + i, placement.begin() + j, c);
+        plan = model.evaluate(placement, targetThroughput);
         improved = true;
       }
     }
     return improved;
   };
-  // On deep graphs short runs start only near a stage boundary: every move
-  // is a full evaluation (O(layers)), so all of them make a sweep
-  // O(layers^2), hours at 15,000 layers. Runs inside a stage are left to
-  // the exact windows that follow.
+  // On deep graphs short runs start only near a stage boundary: a sweep of
+  // all of them is layers x 8 x classes moves of O(stages) each, and a
+  // run inside a stage only splits it, which the exact windows that
+  // follow weigh better.
   constexpr unsigned kDeepGraph = 512;
   auto nearBoundary = [&](unsigned i) {
     if (n <= kDeepGraph || i + kShortRun >= n)

@@ -6,6 +6,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "gtest/gtest.h"
 
+#include <algorithm>
+#include <random>
+
 using namespace heterps;
 using namespace heterps::cost;
 using cluster::ClusterSpec;
@@ -282,6 +285,69 @@ TEST(CostModel, EvaluatePipeline) {
   EXPECT_NE(missed.infeasibleReason.find("heaviest layer is 'fc1'"),
             std::string::npos)
       << missed.infeasibleReason;
+}
+
+// evaluateRuns is evaluate() without the per-layer work: on random
+// placements of a mixed graph, split into random runs (adjacent runs of one
+// class included, and empty ones), at targets every plan meets, some meet
+// and none meets, it decides stages, boundaries, throughput, price, cost
+// and feasibility exactly as evaluate() does.
+TEST(CostModel, EvaluateRunsAgreesWithEvaluate) {
+  ClusterSpec spec = twoClassCluster();
+  spec.classes[0].count = 3;
+  LayerGraph graph;
+  graph.mode = Mode::Training;
+  graph.layers.push_back(embedding("emb"));
+  for (unsigned l = 1; l != 24; ++l)
+    graph.layers.push_back(
+        l % 3 ? dense("fc" + std::to_string(l), 1e6 * (1 + l % 5), 1e5 * l,
+                      {l - 1})
+              : elementwise("act" + std::to_string(l), {l - 1}));
+  CostModel model(graph, spec, simpleOptions());
+  std::mt19937 rng(7);
+  unsigned n = graph.layers.size(), checked = 0, feasible = 0;
+  for (unsigned trial = 0; trial != 300; ++trial) {
+    std::vector<unsigned> placement(n);
+    // Mostly the previous layer's class: stages of a few layers.
+    for (unsigned l = 0; l != n; ++l)
+      placement[l] = l && rng() % 7 < 5 ? placement[l - 1] : rng() % 2;
+    std::vector<LayerRun> runs;
+    for (unsigned begin = 0; begin != n;) {
+      // Up to 3 layers of the first one's class.
+      unsigned end = begin + 1, length = 1 + rng() % 3;
+      while (end != n && end - begin < length &&
+             placement[end] == placement[begin])
+        ++end;
+      if (rng() % 4 == 0)
+        runs.push_back({placement[begin], begin, begin}); // empty
+      runs.push_back({placement[begin], begin, end});
+      begin = end;
+    }
+    for (double target : {1.0, 2e4, 1e5, 1e9}) {
+      Evaluation full = model.evaluate(placement, target);
+      Evaluation fast = model.evaluateRuns(runs, target);
+      ASSERT_EQ(fast.stages.size(), full.stages.size());
+      for (size_t s = 0; s != full.stages.size(); ++s) {
+        EXPECT_EQ(fast.stages[s].deviceClass, full.stages[s].deviceClass);
+        EXPECT_EQ(fast.stages[s].begin, full.stages[s].begin);
+        EXPECT_EQ(fast.stages[s].end, full.stages[s].end);
+        EXPECT_EQ(fast.stages[s].replicas, full.stages[s].replicas);
+        EXPECT_EQ(fast.stages[s].seconds, full.stages[s].seconds);
+      }
+      EXPECT_EQ(fast.boundarySeconds, full.boundarySeconds);
+      EXPECT_EQ(fast.throughput, full.throughput);
+      EXPECT_EQ(fast.pricePerHour, full.pricePerHour);
+      EXPECT_EQ(fast.costPerMillionSamples, full.costPerMillionSamples);
+      EXPECT_EQ(fast.feasible, full.feasible) << full.infeasibleReason;
+      EXPECT_TRUE(fast.classOfLayer.empty());
+      EXPECT_TRUE(fast.infeasibleReason.empty());
+      ++checked;
+      feasible += full.feasible;
+    }
+  }
+  // Both outcomes were exercised.
+  EXPECT_GT(feasible, 0u);
+  EXPECT_LT(feasible, checked);
 }
 
 TEST(CostModel, ClassCountsAreShared) {

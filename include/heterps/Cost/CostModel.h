@@ -128,6 +128,13 @@ struct Evaluation {
   std::optional<unsigned> bottleneckLayer;
 };
 
+/// Layers [begin, end) on one device class: a placement as runs.
+struct LayerRun {
+  unsigned deviceClass = 0;
+  unsigned begin = 0; ///< First layer.
+  unsigned end = 0;   ///< One past the last layer.
+};
+
 /// Cost per million samples of a pipeline costing `pricePerHour` and running
 /// at `throughput` samples per second.
 double costPerMillionSamples(double pricePerHour, double throughput);
@@ -175,6 +182,15 @@ public:
   /// checks class counts.
   Evaluation evaluate(llvm::ArrayRef<unsigned> classOfLayer,
                       double targetThroughput) const;
+
+  /// What evaluate() decides of the placement given as `runs`, in order and
+  /// covering every layer (adjacent runs of one class are one stage), in
+  /// O(runs) rather than O(layers): for search loops that compare many
+  /// candidates on deep graphs. Stages, boundaries, throughput, price,
+  /// cost and feasibility are evaluate()'s; classOfLayer, bottleneckLayer
+  /// and infeasibleReason are left empty.
+  Evaluation evaluateRuns(llvm::ArrayRef<LayerRun> runs,
+                          double targetThroughput) const;
 
 private:
   const LayerGraph &layerGraph;
