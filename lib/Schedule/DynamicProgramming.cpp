@@ -60,31 +60,35 @@ struct StageEntry {
 
 class PlacementTables {
 public:
-  PlacementTables(const CostModel &model, double target)
-      : model(model), n(model.numLayers()), numClasses(model.numClasses()) {
+  PlacementTables(const CostModel &model, double target, size_t maxStoredStages)
+      : model(model), n(model.numLayers()), numClasses(model.numClasses()),
+        target(target) {
     // Ranges [i, j) of one class are stored row by row: row i holds n - i.
-    rowStart.resize(n + 1, 0);
-    for (unsigned i = 0; i != n; ++i)
-      rowStart[i + 1] = rowStart[i] + (n - i);
-    stages.resize(size_t(numClasses) * rowStart[n]);
-    for (unsigned c = 0; c != numClasses; ++c)
+    // That is n^2 / 2 entries per class: 24 MB at 1,000 layers, 8 GB at
+    // 15,000 (an unrolled recurrence). Past maxStoredStages
+    // (StrategyOptions) they are provisioned when asked instead (O(replicas)
+    // each): slower per step, but deep graphs plan in bounded memory.
+    size_t entries = size_t(numClasses) * n * (n + 1) / 2;
+    if (entries <= maxStoredStages) {
+      rowStart.resize(n + 1, 0);
       for (unsigned i = 0; i != n; ++i)
-        for (unsigned j = i + 1; j <= n; ++j) {
-          StagePlan plan = model.provision(c, i, j, target);
-          stageAt(c, i, j) = StageEntry{
-              plan.throughput,
-              plan.replicas * model.cluster().classes[c].pricePerHour,
-              plan.replicas, plan.meetsTarget};
-        }
+        rowStart[i + 1] = rowStart[i] + (n - i);
+      stages.resize(entries);
+      for (unsigned c = 0; c != numClasses; ++c)
+        for (unsigned i = 0; i != n; ++i)
+          for (unsigned j = i + 1; j <= n; ++j)
+            stages[index(c, i, j)] = provision(c, i, j);
+    }
     // A stage only gets slower and needs more memory as layers join it
     // (for every replica count), so the starts i at which [i, j) can meet
-    // the target form a range [meetFrom(c, j), j). The DPs skip the rest.
+    // the target form a range [meetFrom(c, j), j), and meetFrom(c, j) never
+    // decreases with j: two pointers find them all in O(n) stages per
+    // class. The DPs skip the rest.
     meetFromTable.assign(size_t(numClasses) * (n + 1), 0);
     for (unsigned c = 0; c != numClasses; ++c)
-      for (unsigned j = 1; j <= n; ++j) {
-        unsigned i = j;
-        while (i != 0 && stageAt(c, i - 1, j).meetsTarget)
-          --i;
+      for (unsigned j = 1, i = 0; j <= n; ++j) {
+        while (i != j && !stageAt(c, i, j).meetsTarget)
+          ++i;
         meetFromTable[size_t(c) * (n + 1) + j] = i;
       }
     boundaries.assign(size_t(n) * numClasses * numClasses, 0.0);
@@ -97,8 +101,8 @@ public:
   }
 
   /// Layers [i, j) on class c.
-  StageEntry &stageAt(unsigned c, unsigned i, unsigned j) {
-    return stages[size_t(c) * rowStart[n] + rowStart[i] + (j - i - 1)];
+  StageEntry stageAt(unsigned c, unsigned i, unsigned j) const {
+    return stages.empty() ? provision(c, i, j) : stages[index(c, i, j)];
   }
   unsigned meetFrom(unsigned c, unsigned j) const {
     return meetFromTable[size_t(c) * (n + 1) + j];
@@ -111,8 +115,19 @@ public:
   unsigned n, numClasses;
 
 private:
+  StageEntry provision(unsigned c, unsigned i, unsigned j) const {
+    StagePlan plan = model.provision(c, i, j, target);
+    return StageEntry{plan.throughput,
+                      plan.replicas * model.cluster().classes[c].pricePerHour,
+                      plan.replicas, plan.meetsTarget};
+  }
+  size_t index(unsigned c, unsigned i, unsigned j) const {
+    return size_t(c) * rowStart[n] + rowStart[i] + (j - i - 1);
+  }
+
+  double target;
   std::vector<size_t> rowStart;
-  std::vector<StageEntry> stages;
+  std::vector<StageEntry> stages; // empty: provisioned when asked
   std::vector<double> boundaries;
   std::vector<unsigned> meetFromTable;
 };
@@ -441,8 +456,8 @@ bool withinCounts(const Evaluation &plan, const cluster::ClusterSpec &cluster,
 } // namespace
 
 struct detail::ExactPlacementSearch::Impl {
-  Impl(const CostModel &model, double target)
-      : model(model), target(target), tables(model, target) {
+  Impl(const CostModel &model, double target, size_t maxStoredStages)
+      : model(model), target(target), tables(model, target, maxStoredStages) {
     // No placement runs faster than its slowest layer does alone on its
     // best class with as many replicas as that class has (for a given
     // replica count, a stage only gets slower as layers join it).
@@ -569,8 +584,9 @@ detail::ExactPlacementSearch::Impl::search(const Slots &slots, Floor floor) {
 }
 
 detail::ExactPlacementSearch::ExactPlacementSearch(const CostModel &model,
-                                                   double targetThroughput)
-    : impl(std::make_unique<Impl>(model, targetThroughput)) {}
+                                                   double targetThroughput,
+                                                   size_t maxStoredStages)
+    : impl(std::make_unique<Impl>(model, targetThroughput, maxStoredStages)) {}
 
 detail::ExactPlacementSearch::~ExactPlacementSearch() = default;
 
@@ -709,13 +725,15 @@ std::vector<unsigned> detail::maxThroughputPlacement(const CostModel &model,
   return placement;
 }
 
-Expected<Evaluation> detail::solveDynamicProgramming(const CostModel &model,
-                                                     const Objective &objective,
-                                                     const StrategyOptions &) {
+Expected<Evaluation>
+detail::solveDynamicProgramming(const CostModel &model,
+                                const Objective &objective,
+                                const StrategyOptions &options) {
   std::vector<unsigned> everyClass(model.numClasses());
   for (unsigned c = 0; c != model.numClasses(); ++c)
     everyClass[c] = c;
-  ExactPlacementSearch search(model, objective.targetThroughput);
+  ExactPlacementSearch search(model, objective.targetThroughput,
+                              options.maxStoredStages);
   if (std::optional<Evaluation> best =
           search.cheapest(everyClass, /*ordered=*/false))
     return *best;

@@ -527,7 +527,7 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     if (!options.localSearch)
       return plan;
     if (!exact)
-      exact.emplace(model, target);
+      exact.emplace(model, target, options.maxStoredStages);
     // The plan a lifting chain returned: lifting it again would walk the
     // same floors.
     bool lifted = false;

@@ -41,7 +41,9 @@ llvm::Expected<Evaluation> solveSparseOnCpu(const CostModel &model,
 /// one. Builds the per-(class, layer range) stage table once.
 class ExactPlacementSearch {
 public:
-  ExactPlacementSearch(const CostModel &model, double targetThroughput);
+  /// maxStoredStages: see StrategyOptions.
+  ExactPlacementSearch(const CostModel &model, double targetThroughput,
+                       size_t maxStoredStages = kDefaultMaxStoredStages);
   ~ExactPlacementSearch();
 
   /// The feasible placement with the lowest cost per million samples whose

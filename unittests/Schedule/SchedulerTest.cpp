@@ -53,6 +53,14 @@ void expectConsistent(const Plan &plan, const cost::LayerGraph &graph,
   EXPECT_DOUBLE_EQ(again.throughput, plan.throughput);
 }
 
+/// Options whose exact searches provision every stage when asked instead of
+/// tabling them (what deep graphs get): the answers must not change.
+StrategyOptions untabled() {
+  StrategyOptions options;
+  options.maxStoredStages = 0;
+  return options;
+}
+
 TEST(Scheduler, DynamicProgrammingMatchesBruteForce) {
   std::mt19937_64 rng(42);
   unsigned feasible = 0, multiStage = 0;
@@ -63,6 +71,8 @@ TEST(Scheduler, DynamicProgrammingMatchesBruteForce) {
     Plan brute = solveOrDie("brute", graph, cluster, target);
     Plan dp = solveOrDie("dp", graph, cluster, target);
     ASSERT_EQ(dp.feasible, brute.feasible) << "trial " << trial;
+    Plan untabledDp = solveOrDie("dp", graph, cluster, target, untabled());
+    EXPECT_EQ(untabledDp.classOfLayer, dp.classOfLayer) << "trial " << trial;
     if (brute.feasible) {
       ++feasible;
       multiStage += brute.stages.size() > 1;
@@ -92,6 +102,8 @@ TEST(Scheduler, DynamicProgrammingExactWhenCountsBind) {
     Plan brute = solveOrDie("brute", graph, cluster, target);
     Plan dp = solveOrDie("dp", graph, cluster, target);
     ASSERT_EQ(dp.feasible, brute.feasible) << "trial " << trial;
+    Plan untabledDp = solveOrDie("dp", graph, cluster, target, untabled());
+    EXPECT_EQ(untabledDp.classOfLayer, dp.classOfLayer) << "trial " << trial;
     if (brute.feasible) {
       EXPECT_NEAR(dp.costPerMillionSamples, brute.costPerMillionSamples,
                   1e-9 * brute.costPerMillionSamples)
@@ -128,7 +140,8 @@ TEST(Scheduler, LiftedWindowIsCheapestAboveTheFloor) {
       if (l == n)
         break;
     }
-    schedule::detail::ExactPlacementSearch search(model, target);
+    schedule::detail::ExactPlacementSearch search(
+        model, target, trial % 2 ? 0 : kDefaultMaxStoredStages);
     std::optional<cost::Evaluation> result =
         search.cheapestAround(dp.classOfLayer, {{0, n}}, floor);
     ASSERT_EQ(result.has_value(), std::isfinite(cheapest)) << "trial " << trial;
@@ -201,7 +214,8 @@ TEST(Scheduler, PricedSearchMinimisesTheLagrangian) {
       if (l == n)
         break;
     }
-    schedule::detail::ExactPlacementSearch search(model, target);
+    schedule::detail::ExactPlacementSearch search(
+        model, target, trial % 2 ? 0 : kDefaultMaxStoredStages);
     std::optional<cost::Evaluation> window = search.cheapestAround(
         std::vector<unsigned>(n, 0), {{0, n}}, floor, shadow);
     std::vector<unsigned> everySequence;

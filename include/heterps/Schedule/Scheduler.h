@@ -31,6 +31,9 @@ struct Objective {
   double targetThroughput = 0; ///< Samples per second.
 };
 
+/// StrategyOptions::maxStoredStages by default: 384 MiB of stage table.
+constexpr size_t kDefaultMaxStoredStages = size_t(1) << 24;
+
 struct StrategyOptions {
   cost::CostOptions costOptions;
   const cost::ProfileDatabase *profiles = nullptr;
@@ -50,6 +53,12 @@ struct StrategyOptions {
   double infeasiblePenalty = 2.0;
   /// Finish with a local-improvement pass over the best plan seen.
   bool localSearch = true;
+
+  // dp, and rl's exact windows: the provisioned stage of every class and
+  // layer range is kept in a table (classes x layers^2 / 2 entries of 24
+  // bytes) up to this many entries, and computed when asked beyond it, so
+  // that deep graphs are planned in bounded memory.
+  size_t maxStoredStages = kDefaultMaxStoredStages;
   /// Called after every policy update with (episodes so far, best cost per
   /// million samples so far, infinity while nothing feasible was seen).
   std::function<void(unsigned, double)> progress;
