@@ -686,29 +686,40 @@ std::vector<unsigned> detail::maxThroughputPlacement(const CostModel &model,
   };
   std::vector<double> best((n + 1) * numCls, -1.0);
   std::vector<std::pair<unsigned, unsigned>> from((n + 1) * numCls);
+  // Starts i are tried from j - 1 down: a stage only gets slower as it
+  // grows, so once it is slower than the best value found for (j, c), no
+  // longer one can beat it, and the walk stops. A deep model (15,000
+  // layers) then costs about layers x stage length, not layers^2. Among
+  // equal values the smallest (i, prev) wins, as an ascending search
+  // would pick.
   for (unsigned j = 1; j <= n; ++j)
-    for (unsigned c = 0; c != numCls; ++c)
-      for (unsigned i = 0; i != j; ++i) {
+    for (unsigned c = 0; c != numCls; ++c) {
+      double &bestHere = best[j * numCls + c];
+      std::pair<unsigned, unsigned> &fromHere = from[j * numCls + c];
+      auto offer = [&](double value, unsigned i, unsigned prev) {
+        if (value > bestHere || (value == bestHere && i < fromHere.first)) {
+          bestHere = value;
+          fromHere = {i, prev};
+        }
+      };
+      for (unsigned i = j; i-- != 0;) {
         double stage = stageBest(c, i, j);
+        if (stage < bestHere)
+          break;
         if (i == 0) {
-          if (stage > best[j * numCls + c]) {
-            best[j * numCls + c] = stage;
-            from[j * numCls + c] = {0, c};
-          }
+          offer(stage, 0, c);
           continue;
         }
         for (unsigned prev = 0; prev != numCls; ++prev) {
           if (prev == c || best[i * numCls + prev] < 0)
             continue;
-          double value =
+          offer(
               std::min({best[i * numCls + prev], stage,
-                        model.batchSize() / model.boundarySeconds(i, prev, c)});
-          if (value > best[j * numCls + c]) {
-            best[j * numCls + c] = value;
-            from[j * numCls + c] = {i, prev};
-          }
+                        model.batchSize() / model.boundarySeconds(i, prev, c)}),
+              i, prev);
         }
       }
+    }
   unsigned lastClass = 0;
   for (unsigned c = 1; c != numCls; ++c)
     if (best[n * numCls + c] > best[n * numCls + lastClass])

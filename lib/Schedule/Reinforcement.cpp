@@ -403,9 +403,14 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
       // packs stages end to end (each as long as the floor allows), so
       // shifting one boundary shifts them all. Priced, it costs about
       // (classes x stages) x layers^2 steps: no count labels.
-      if (round == 0)
-        tryPlacement(
-            exact->cheapestPriced(sequenceSlots(current), shadow, floor));
+      // On deep graphs (15,000 layers: 4e9 steps, many minutes) it is
+      // skipped; the windows below still trade devices across the plan.
+      constexpr double kRecutBudget = 2e9;
+      if (round == 0) {
+        std::vector<unsigned> recutSlots = sequenceSlots(current);
+        if (static_cast<double>(recutSlots.size()) * n * n <= kRecutBudget)
+          tryPlacement(exact->cheapestPriced(recutSlots, shadow, floor));
+      }
       for (unsigned begin = 0; begin < n; begin += kStride)
         tryWindow(begin, std::min(n, begin + kWidth));
       for (size_t s = 0; s < current.stages.size(); ++s) {
