@@ -59,7 +59,7 @@ CostModel::CostModel(const LayerGraph &graph,
   double batch = costOptions.batchSize;
   double passFactor = graph.training() ? costOptions.trainingWorkFactor : 1.0;
 
-  workSeconds.assign(n * numCls, 0.0);
+  workSeconds.assign(size_t(n) * numCls, 0.0);
   for (unsigned l = 0; l != n; ++l) {
     const Layer &layer = graph.layers[l];
     // Gathered embedding rows are read once and written into the batch.

@@ -243,12 +243,12 @@ std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
   unsigned n = tables.n, numSlots = slots.classOf.size();
   unsigned numCls = tables.numClasses;
   // best[j][s]: placements of layers [0, j) whose last stage is on slot s.
-  std::vector<Value> best((n + 1) * numSlots);
-  std::vector<std::pair<unsigned, unsigned>> from((n + 1) * numSlots);
+  std::vector<Value> best(size_t(n + 1) * numSlots);
+  std::vector<std::pair<unsigned, unsigned>> from(size_t(n + 1) * numSlots);
   // A transition only depends on the previous stage's class, so for each
   // position i keep the best head per class among slots [0, s) (prefix) or
   // among all slots: headAt(i, s, c) = best[i][p] for the p it names.
-  std::vector<unsigned> head((n + 1) * (numSlots + 1) * numCls, numSlots);
+  std::vector<unsigned> head(size_t(n + 1) * (numSlots + 1) * numCls, numSlots);
   auto headAt = [&](unsigned i, unsigned s, unsigned c) -> unsigned & {
     return head[(size_t(i) * (numSlots + 1) + s) * numCls + c];
   };
@@ -346,7 +346,7 @@ std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
         return false;
     return true;
   };
-  std::vector<std::vector<Label>> labels((n + 1) * numSlots);
+  std::vector<std::vector<Label>> labels(size_t(n + 1) * numSlots);
   auto insert = [&](std::vector<Label> &set, Label label) {
     for (const Label &other : set)
       if (dominates(other, label))
@@ -684,8 +684,8 @@ std::vector<unsigned> detail::maxThroughputPlacement(const CostModel &model,
         model.provision(c, i, j, std::numeric_limits<double>::infinity());
     return stage.fitsMemory ? stage.throughput : 0.0;
   };
-  std::vector<double> best((n + 1) * numCls, -1.0);
-  std::vector<std::pair<unsigned, unsigned>> from((n + 1) * numCls);
+  std::vector<double> best(size_t(n + 1) * numCls, -1.0);
+  std::vector<std::pair<unsigned, unsigned>> from(size_t(n + 1) * numCls);
   // Starts i are tried from j - 1 down: a stage only gets slower as it
   // grows, so once it is slower than the best value found for (j, c), no
   // longer one can beat it, and the walk stops. A deep model (15,000
