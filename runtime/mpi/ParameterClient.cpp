@@ -321,25 +321,13 @@ void MpiParameterClient::save(const std::string &directory) {
 void MpiParameterClient::load(const std::string &directory) {
   const std::string path = absolutePath(directory);
   if (job.role() == Role::Worker && job.index() == 0) {
-    // The part of every shard, and no more: rows are routed by key % S, so a
-    // checkpoint of another shard count would put rows on the wrong shards.
-    if (!fs::is_directory(path))
-      throw Error("checkpoint directory '" + path + "' does not exist");
-    if (fs::exists(fs::path(path) / "metadata"))
-      throw Error("checkpoint '" + path +
-                  "' was written by a single-process run (one parameter "
-                  "server); resume it with `heterps run --train --resume`");
-    int parts = 0;
-    while (fs::is_directory(fs::path(path) / shardCheckpointName(parts)))
-      ++parts;
-    if (parts != job.shards())
-      throw Error("checkpoint '" + path + "' holds " + std::to_string(parts) +
-                  " parameter-server shard parts, this job has " +
-                  std::to_string(job.shards()) +
-                  " shards; relaunch with --ps-shards " +
-                  std::to_string(parts));
+    // Any shard count, a single process's checkpoint included: every shard
+    // reads every part and keeps the rows and dense parameters routed to it.
+    const std::vector<std::string> parts = ps::checkpointParts(path);
     MessageWriter out;
-    out.putString(path);
+    out.put<uint32_t>(static_cast<uint32_t>(parts.size()));
+    for (const std::string &part : parts)
+      out.putString(part);
     toAllShards(kLoad, out.bytes());
   }
   // No worker pulls before every shard has loaded.

@@ -124,7 +124,7 @@ groupKeysByShard(const uint64_t *keys, size_t count, size_t shards) {
 }
 
 std::string shardCheckpointName(size_t shard) {
-  return "shard-" + std::to_string(shard);
+  return ps::checkpointPartName(shard);
 }
 
 } // namespace heterps::rt::mpi

@@ -226,10 +226,23 @@ private:
       server.save((fs::path(in.getString()) / shardCheckpointName(job.index()))
                       .string());
       return;
-    case kLoad:
-      server.load((fs::path(in.getString()) / shardCheckpointName(job.index()))
-                      .string());
+    case kLoad: {
+      // The parts of a checkpoint of any shard count (one part: a
+      // single-process run's); this shard takes what is routed to it now.
+      std::vector<std::string> parts(in.get<uint32_t>());
+      for (std::string &part : parts)
+        part = in.getString();
+      const size_t shards = job.shards(), self = job.index();
+      ps::CheckpointSelection selection;
+      selection.ownsKey = [shards, self](uint64_t key) {
+        return shardOfKey(key, shards) == self;
+      };
+      selection.ownsDense = [shards, self](const std::string &name) {
+        return shardOfDense(name, shards) == self;
+      };
+      server.loadParts(parts, selection);
       return;
+    }
     default:
       throw Error("unknown request tag " + std::to_string(op));
     }

@@ -115,6 +115,14 @@ void CheckpointReader::read(void *data, size_t bytes) {
   offset += bytes;
 }
 
+void CheckpointReader::skip(uint64_t bytes) {
+  if (bytes > payload - offset)
+    throw Error("checkpoint file '" + path + "' is corrupt: truncated");
+  if (std::fseek(file, static_cast<long>(offset + bytes), SEEK_SET) != 0)
+    throw Error("checkpoint file '" + path + "' cannot be read");
+  offset += bytes;
+}
+
 void syncDirectory(const std::string &path) {
   const int descriptor = ::open(path.c_str(), O_RDONLY | O_DIRECTORY);
   if (descriptor < 0)

@@ -55,6 +55,8 @@ public:
   /// Reads exactly `bytes` from the payload; throws Error naming the file
   /// past its end.
   void read(void *data, size_t bytes);
+  /// Moves past `bytes` of the payload; throws Error past its end.
+  void skip(uint64_t bytes);
   template <typename T> T readValue() {
     T value;
     read(&value, sizeof(T));

@@ -259,8 +259,13 @@ struct ParameterServer::Impl {
 
   void writeCheckpoint(const fs::path &directory);
   SavedCheckpoint readMetadata(const fs::path &directory);
-  void checkCompatible(const SavedCheckpoint &saved) const;
-  void restore(const fs::path &directory, const SavedCheckpoint &saved);
+  void checkCompatible(const std::vector<std::string> &parts,
+                       const std::vector<SavedCheckpoint> &saved,
+                       const CheckpointSelection &selection) const;
+  void restoreRows(const fs::path &directory, const SavedCheckpoint &saved,
+                   const CheckpointSelection &selection);
+  void restoreDense(const fs::path &directory,
+                    const CheckpointSelection &selection);
 };
 
 ParameterServer::ParameterServer(ParameterServerConfig config)
@@ -668,52 +673,68 @@ SavedCheckpoint ParameterServer::Impl::readMetadata(const fs::path &directory) {
 }
 
 void ParameterServer::Impl::checkCompatible(
-    const SavedCheckpoint &saved) const {
+    const std::vector<std::string> &parts,
+    const std::vector<SavedCheckpoint> &saved,
+    const CheckpointSelection &selection) const {
   auto mismatch = [](const std::string &what) {
     return Error("checkpoint does not match the parameter server: " + what);
   };
-  if (saved.tables.size() != tables.size())
-    throw mismatch("it has " + std::to_string(saved.tables.size()) +
-                   " sparse tables, the server " +
-                   std::to_string(tables.size()));
-  for (const SavedTable &savedTable : saved.tables) {
-    auto found = tables.find(savedTable.name);
-    if (found == tables.end())
-      throw mismatch("no sparse table '" + savedTable.name + "'");
-    const SparseTable &table = *found->second;
-    if (table.config.dim != savedTable.dim ||
-        table.stateFloats != savedTable.stateFloats ||
-        optimizerName(table.config.optimizer.kind) != savedTable.optimizer)
-      throw mismatch("sparse table '" + savedTable.name +
-                     "' differs in dim or optimizer");
-    for (size_t shard = 0; shard < savedTable.shards; ++shard)
-      if (!saved.fileChecksums.count(shardFileName(savedTable.name, shard)))
-        throw mismatch("metadata lists no file for shard " +
-                       std::to_string(shard) + " of '" + savedTable.name + "'");
+  for (size_t part = 0; part < saved.size(); ++part) {
+    const SavedCheckpoint &checkpoint = saved[part];
+    // Each part holds its own rows of every table.
+    if (checkpoint.tables.size() != tables.size())
+      throw mismatch("'" + parts[part] + "' has " +
+                     std::to_string(checkpoint.tables.size()) +
+                     " sparse tables, the server " +
+                     std::to_string(tables.size()));
+    for (const SavedTable &savedTable : checkpoint.tables) {
+      auto found = tables.find(savedTable.name);
+      if (found == tables.end())
+        throw mismatch("no sparse table '" + savedTable.name + "'");
+      const SparseTable &table = *found->second;
+      if (table.config.dim != savedTable.dim ||
+          table.stateFloats != savedTable.stateFloats ||
+          optimizerName(table.config.optimizer.kind) != savedTable.optimizer)
+        throw mismatch("sparse table '" + savedTable.name +
+                       "' differs in dim or optimizer");
+      for (size_t shard = 0; shard < savedTable.shards; ++shard)
+        if (!checkpoint.fileChecksums.count(
+                shardFileName(savedTable.name, shard)))
+          throw mismatch("metadata lists no file for shard " +
+                         std::to_string(shard) + " of '" + savedTable.name +
+                         "'");
+    }
   }
-  if (saved.dense.size() != denseParams.size())
-    throw mismatch("it has " + std::to_string(saved.dense.size()) +
-                   " dense parameters, the server " +
-                   std::to_string(denseParams.size()));
-  for (const SavedDense &savedDense : saved.dense) {
-    auto found = denseParams.find(savedDense.name);
-    if (found == denseParams.end())
-      throw mismatch("no dense parameter '" + savedDense.name + "'");
-    const DenseParam &param = *found->second;
-    if (param.values.size() != savedDense.size ||
-        param.state.size() != savedDense.stateFloats ||
-        optimizerName(param.optimizer.kind) != savedDense.optimizer)
-      throw mismatch("dense parameter '" + savedDense.name +
-                     "' differs in size or optimizer");
+  // Dense parameters are spread over the parts: each in exactly one.
+  std::map<std::string, size_t> partOfDense;
+  for (size_t part = 0; part < saved.size(); ++part) {
+    for (const SavedDense &savedDense : saved[part].dense) {
+      auto [entry, inserted] = partOfDense.emplace(savedDense.name, part);
+      if (!inserted)
+        throw mismatch("dense parameter '" + savedDense.name +
+                       "' is in both '" + parts[entry->second] + "' and '" +
+                       parts[part] + "'");
+      if (selection.ownsDense && !selection.ownsDense(savedDense.name))
+        continue;
+      auto found = denseParams.find(savedDense.name);
+      if (found == denseParams.end())
+        throw mismatch("no dense parameter '" + savedDense.name + "'");
+      const DenseParam &param = *found->second;
+      if (param.values.size() != savedDense.size ||
+          param.state.size() != savedDense.stateFloats ||
+          optimizerName(param.optimizer.kind) != savedDense.optimizer)
+        throw mismatch("dense parameter '" + savedDense.name +
+                       "' differs in size or optimizer");
+    }
   }
+  for (const auto &entry : denseParams)
+    if (!partOfDense.count(entry.first))
+      throw mismatch("it has no dense parameter '" + entry.first + "'");
 }
 
-void ParameterServer::Impl::restore(const fs::path &directory,
-                                    const SavedCheckpoint &saved) {
-  for (auto &[name, table] : tables)
-    for (auto &shard : table->shards)
-      shard->store->clear();
-
+void ParameterServer::Impl::restoreRows(const fs::path &directory,
+                                        const SavedCheckpoint &saved,
+                                        const CheckpointSelection &selection) {
   for (const SavedTable &savedTable : saved.tables) {
     SparseTable &table = *tables.at(savedTable.name);
     std::vector<float> row(table.rowFloats);
@@ -741,13 +762,17 @@ void ParameterServer::Impl::restore(const fs::path &directory,
       for (uint64_t record = 0; record < body / recordBytes; ++record) {
         const uint64_t key = reader.readValue<uint64_t>();
         reader.read(row.data(), row.size() * sizeof(float));
-        table.shards[shardOf(key)]->store->insert(key, row.data());
+        if (!selection.ownsKey || selection.ownsKey(key))
+          table.shards[shardOf(key)]->store->insert(key, row.data());
       }
       if (reader.readValue<uint64_t>() != body / recordBytes)
         throw corrupt("row count mismatch");
     }
   }
+}
 
+void ParameterServer::Impl::restoreDense(const fs::path &directory,
+                                         const CheckpointSelection &selection) {
   CheckpointReader reader((directory / "dense.bin").string());
   auto corrupt = [&](const std::string &why) {
     return Error("checkpoint file '" + reader.name() + "' is corrupt: " + why);
@@ -761,6 +786,15 @@ void ParameterServer::Impl::restore(const fs::path &directory,
   for (uint32_t i = 0; i < count; ++i) {
     std::string name(reader.readValue<uint32_t>(), '\0');
     reader.read(name.data(), name.size());
+    if (selection.ownsDense && !selection.ownsDense(name)) {
+      // Another shard's: skip its values and state.
+      const uint64_t values = reader.readValue<uint64_t>();
+      const uint64_t state = reader.readValue<uint64_t>();
+      if (values > reader.payloadSize() || state > reader.payloadSize())
+        throw corrupt("dense parameter '" + name + "' has the wrong size");
+      reader.skip((values + state) * sizeof(float));
+      continue;
+    }
     auto found = denseParams.find(name);
     if (found == denseParams.end())
       throw corrupt("unknown dense parameter '" + name + "'");
@@ -773,39 +807,75 @@ void ParameterServer::Impl::restore(const fs::path &directory,
   }
 }
 
-void ParameterServer::load(const std::string &directoryName) {
+std::string checkpointPartName(size_t index) {
+  return "shard-" + std::to_string(index);
+}
+
+std::vector<std::string> checkpointParts(const std::string &directoryName) {
   const fs::path directory(directoryName);
   if (!fs::is_directory(directory))
     throw Error("checkpoint directory '" + directoryName + "' does not exist");
-  // A multi-process run (runtime/mpi) leaves one checkpoint per shard in
-  // DIR/shard-<r>; say so instead of reporting the top-level metadata as
-  // missing.
-  if (!fs::exists(directory / kMetadataName) &&
-      fs::is_directory(directory / "shard-0"))
-    throw Error("checkpoint directory '" + directoryName +
-                "' holds the shards of a multi-process parameter server "
-                "(shard-0, ...); resume it with `heterps launch` and the same "
-                "--ps-shards");
-  SavedCheckpoint saved = impl->readMetadata(directory);
-  // Verify every file before touching any row, so a corrupt checkpoint
-  // leaves the server as it was.
-  for (const auto &[fileName, expected] : saved.fileChecksums) {
-    const std::string path = (directory / fileName).string();
-    if (!fs::exists(path))
-      throw Error("checkpoint file '" + path + "' is missing");
-    CheckpointReader reader(path);
-    if (reader.verifyChecksum() != expected)
-      throw Error("checkpoint file '" + path +
-                  "' is corrupt: CRC32 differs from the metadata's");
-  }
-  if (!saved.fileChecksums.count("dense.bin"))
+  if (fs::exists(directory / kMetadataName))
+    return {directoryName};
+  std::vector<std::string> parts;
+  while (fs::is_directory(directory / checkpointPartName(parts.size())))
+    parts.push_back((directory / checkpointPartName(parts.size())).string());
+  if (parts.empty())
     throw Error("checkpoint file '" + (directory / kMetadataName).string() +
-                "' is corrupt: lists no dense.bin");
+                "' is missing");
+  // A stray shard-<k> past a gap would be a part silently left out.
+  std::string stray;
+  for (const auto &entry : fs::directory_iterator(directory))
+    if (entry.path().filename().string().rfind("shard-", 0) == 0 &&
+        std::find(parts.begin(), parts.end(), entry.path().string()) ==
+            parts.end())
+      stray = entry.path().filename().string();
+  if (!stray.empty())
+    throw Error("checkpoint directory '" + directoryName + "' holds '" + stray +
+                "' but not every part before it");
+  return parts;
+}
+
+void ParameterServer::load(const std::string &directoryName) {
+  loadParts(checkpointParts(directoryName), CheckpointSelection{});
+}
+
+void ParameterServer::loadParts(const std::vector<std::string> &parts,
+                                const CheckpointSelection &selection) {
+  if (parts.empty())
+    throw Error("parameter server: a checkpoint needs at least one part");
+  std::vector<SavedCheckpoint> saved;
+  for (const std::string &part : parts) {
+    const fs::path directory(part);
+    if (!fs::is_directory(directory))
+      throw Error("checkpoint directory '" + part + "' does not exist");
+    saved.push_back(impl->readMetadata(directory));
+    // Verify every file before touching any row, so a corrupt checkpoint
+    // leaves the server as it was.
+    for (const auto &[fileName, expected] : saved.back().fileChecksums) {
+      const std::string path = (directory / fileName).string();
+      if (!fs::exists(path))
+        throw Error("checkpoint file '" + path + "' is missing");
+      CheckpointReader reader(path);
+      if (reader.verifyChecksum() != expected)
+        throw Error("checkpoint file '" + path +
+                    "' is corrupt: CRC32 differs from the metadata's");
+    }
+    if (!saved.back().fileChecksums.count("dense.bin"))
+      throw Error("checkpoint file '" + (directory / kMetadataName).string() +
+                  "' is corrupt: lists no dense.bin");
+  }
 
   std::shared_lock<std::shared_mutex> registry(impl->registryMutex);
-  impl->checkCompatible(saved);
+  impl->checkCompatible(parts, saved, selection);
   auto locks = impl->lockEverything();
-  impl->restore(directory, saved);
+  for (auto &[name, table] : impl->tables)
+    for (auto &shard : table->shards)
+      shard->store->clear();
+  for (size_t part = 0; part < parts.size(); ++part) {
+    impl->restoreRows(parts[part], saved[part], selection);
+    impl->restoreDense(parts[part], selection);
+  }
 }
 
 } // namespace heterps::rt::ps

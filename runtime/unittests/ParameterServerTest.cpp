@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -494,6 +495,113 @@ TEST(ParameterServerTest, CorruptCheckpointIsDetectedAndNamed) {
   original->save(checkpoint);
   EXPECT_NE(loadError(other, checkpoint).find("does not match"),
             std::string::npos);
+}
+
+/// What shard `self` of `shards` owns: keys by key % shards, and the dense
+/// parameters listed for it.
+CheckpointSelection shardSelection(size_t shards, size_t self,
+                                   const std::vector<std::string> &dense) {
+  CheckpointSelection selection;
+  selection.ownsKey = [shards, self](uint64_t key) {
+    return key % shards == self;
+  };
+  selection.ownsDense = [dense](const std::string &name) {
+    return std::find(dense.begin(), dense.end(), name) != dense.end();
+  };
+  return selection;
+}
+
+/// trainedServer()'s tables, untrained, and only the given dense parameters
+/// (a shard of a multi-process job creates those routed to it).
+std::unique_ptr<ParameterServer>
+shardServer(const std::string &storage, const std::vector<std::string> &dense) {
+  auto full = trainedServer(1, storage + "-tables", false);
+  auto server = std::make_unique<ParameterServer>(serverConfig(2, storage));
+  server->createSparseTable(full->tableConfig("user"));
+  server->createSparseTable(full->tableConfig("item"));
+  for (const std::string &name : dense)
+    server->createDenseParam(name,
+                             std::vector<float>(name == "tower.bias" ? 2 : 12),
+                             name == "tower.bias" ? sgd(0.1f, 0.9f) : adam());
+  return server;
+}
+
+TEST(ParameterServerTest, CheckpointPartsReshardToAnyCount) {
+  ScratchDirectory scratch(kScratch, "parts");
+  auto original = trainedServer(4, scratch / "storage-a", true);
+  const std::string whole = scratch / "whole";
+  original->save(whole);
+
+  // Three shards take their share of a one-server checkpoint and write a
+  // three-part one, as a job of three shards does.
+  const std::vector<std::vector<std::string>> denseOfThree = {
+      {"tower.weight"}, {}, {"tower.bias"}};
+  const std::string threeParts = scratch / "three";
+  for (size_t self = 0; self < 3; ++self) {
+    auto shard = shardServer(scratch / ("s3-" + std::to_string(self)),
+                             denseOfThree[self]);
+    shard->loadParts({whole}, shardSelection(3, self, denseOfThree[self]));
+    shard->save(threeParts + "/" + checkpointPartName(self));
+    for (uint64_t key = 0; key < 1000; ++key)
+      EXPECT_EQ(shard->readRow("item", key).has_value(),
+                key % 3 == self && original->readRow("item", key));
+  }
+  ASSERT_EQ(checkpointParts(threeParts).size(), 3u);
+
+  // One server loads all three parts whole.
+  auto single = trainedServer(3, scratch / "storage-b", false);
+  single->load(threeParts);
+  expectSameServers(*original, *single);
+
+  // Two shards take theirs: every row and dense parameter is on its owner,
+  // bit for bit, and nowhere else.
+  const std::vector<std::vector<std::string>> denseOfTwo = {
+      {"tower.bias", "tower.weight"}, {}};
+  size_t rows = 0;
+  for (size_t self = 0; self < 2; ++self) {
+    auto shard =
+        shardServer(scratch / ("s2-" + std::to_string(self)), denseOfTwo[self]);
+    shard->loadParts(checkpointParts(threeParts),
+                     shardSelection(2, self, denseOfTwo[self]));
+    for (const char *table : {"user", "item"}) {
+      for (uint64_t key = 0; key < 1000; ++key) {
+        auto expected = original->readRow(table, key);
+        auto actual = shard->readRow(table, key);
+        if (key % 2 != self || !expected) {
+          EXPECT_FALSE(actual.has_value()) << table << " " << key;
+          continue;
+        }
+        ASSERT_TRUE(actual.has_value()) << table << " " << key;
+        EXPECT_TRUE(bitIdentical(*expected, *actual)) << table << " " << key;
+        ++rows;
+      }
+    }
+    for (const std::string &name : denseOfTwo[self])
+      EXPECT_TRUE(
+          bitIdentical(original->readDense(name), shard->readDense(name)));
+  }
+  EXPECT_EQ(rows, original->rowCount("user") + original->rowCount("item"));
+
+  // A shard whose dense parameter no part holds, or that some other shard
+  // would also take, is refused before anything changes.
+  auto orphan = shardServer(scratch / "s-orphan", {"tower.weight"});
+  EXPECT_NE(loadError(*orphan, scratch / "three/shard-1")
+                .find("has no dense parameter 'tower.weight'"),
+            std::string::npos);
+  fs::create_directories(scratch / "twice");
+  fs::copy(threeParts + "/shard-0", scratch / "twice/shard-0",
+           fs::copy_options::recursive);
+  fs::copy(threeParts + "/shard-0", scratch / "twice/shard-1",
+           fs::copy_options::recursive);
+  EXPECT_NE(
+      loadError(*single, scratch / "twice").find("'tower.weight' is in both"),
+      std::string::npos);
+  // A missing part is named, never skipped.
+  fs::remove_all(threeParts + "/shard-1");
+  EXPECT_NE(loadError(*single, threeParts)
+                .find("holds 'shard-2' but not every part before it"),
+            std::string::npos);
+  expectSameServers(*original, *single);
 }
 
 TEST(ParameterServerTest, ConcurrentPushesAndPullsLoseNoUpdate) {

@@ -38,6 +38,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -106,6 +107,22 @@ struct ParameterServerConfig {
 /// Pass as `worker` to pull without the staleness check (evaluation, tools).
 constexpr int kNoWorker = -1;
 
+/// Which rows and dense parameters of a checkpoint a server takes: a shard
+/// of a multi-process job takes those routed to it. Empty: everything.
+struct CheckpointSelection {
+  std::function<bool(uint64_t key)> ownsKey;
+  std::function<bool(const std::string &dense)> ownsDense;
+};
+
+/// The name of part `index` of a checkpoint written by several servers (one
+/// per shard of a multi-process job): "shard-<index>".
+std::string checkpointPartName(size_t index);
+
+/// The parts of the checkpoint in `directory`: the directory itself when it
+/// was written by one server, else its shard-0, shard-1, ... parts. Throws
+/// Error naming the directory when it holds neither.
+std::vector<std::string> checkpointParts(const std::string &directory);
+
 /// The in-process server; as a ParameterStore it is the store of a
 /// single-process training run (one worker, so endStep() has nothing to do).
 class ParameterServer : public ParameterStore {
@@ -169,10 +186,18 @@ public:
   void save(const std::string &directory) override;
   /// Replaces every row and dense parameter with the checkpoint's. The
   /// checkpoint's tables and dense parameters must match the server's
-  /// (names, dims, optimizer kinds); the shard count may differ. Verifies
+  /// (names, dims, optimizer kinds); the shard count may differ, and a
+  /// checkpoint of several servers (checkpointParts) loads whole. Verifies
   /// every checksum before changing anything; throws Error naming the
   /// corrupt or missing file.
   void load(const std::string &directory) override;
+  /// load() from the given parts (each a one-server checkpoint), taking only
+  /// the selected rows and dense parameters: how a shard of a resized job
+  /// takes its share of a checkpoint written by any number of shards. Every
+  /// dense parameter of the server must be in exactly one part, and every
+  /// selected one must exist on the server.
+  void loadParts(const std::vector<std::string> &parts,
+                 const CheckpointSelection &selection);
 
 private:
   struct Impl;
