@@ -135,14 +135,17 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
       // the bottleneck and the target are beside the point.
       if (plan->bestReachableThroughput >= throughput &&
           !plan->infeasibleReason.empty()) {
-        main.emitWarning() << "no plan fits the cluster at " << batch
-                           << " samples per step: " << plan->infeasibleReason;
+        // At the op's location, without the op: MLIR would print a whole
+        // function (thousands of lines on a deep model) under the warning.
+        emitWarning(main.getLoc())
+            << "no plan fits the cluster at " << batch
+            << " samples per step: " << plan->infeasibleReason;
         return;
       }
       Operation *culprit = plan->bottleneckLayer
                                ? extracted.ops[*plan->bottleneckLayer]
                                : main.getOperation();
-      auto diag = culprit->emitWarning()
+      auto diag = emitWarning(culprit->getLoc())
                   << llvm::formatv("throughput target {0} samples/s cannot "
                                    "be met: the best reachable is {1:F1} "
                                    "samples/s",
