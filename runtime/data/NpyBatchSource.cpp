@@ -1,8 +1,8 @@
 //===- NpyBatchSource.cpp - .npy arrays as a BatchSource ------------------===//
 //
-// The arrays are parsed by readTensorFile (exec/TensorFiles.cpp), the same
-// reader `heterps run --input` uses; this file only checks them against the
-// bundle's inputs and hands out samples.
+// The arrays are mapped by MappedNpy (exec/TensorFiles.cpp, which also reads
+// `heterps run --input` files), so data larger than memory trains; this file
+// only checks them against the bundle's inputs and hands out samples.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,25 +26,14 @@ std::string perSample(const Shape &shape) {
   return shapeString(Shape(shape.begin() + 1, shape.end()));
 }
 
-/// A .npy file's content; refuses anything else (readTensorFile would also
-/// take an ONNX TensorProto, which garbage can pass for).
-HostTensor readNpy(const std::string &path) {
+/// A .npy file, mapped; refuses anything else.
+MappedNpy openNpy(const std::string &path) {
   std::error_code error;
   if (!fs::exists(path, error))
     throw Error("cannot open '" + path + "': no such file");
   if (!fs::is_regular_file(path, error))
     throw Error("cannot open '" + path + "': not a regular file");
-  std::ifstream stream(path, std::ios::binary);
-  char magic[6] = {};
-  if (!stream)
-    throw Error("cannot open '" + path + "': " + std::strerror(errno));
-  stream.read(magic, sizeof magic);
-  if (stream.gcount() != sizeof magic ||
-      std::memcmp(magic, "\x93NUMPY", sizeof magic) != 0)
-    throw Error("'" + path +
-                "' is not a .npy file (it does not start with \\x93NUMPY; "
-                "write it with numpy.save)");
-  return readTensorFile(path);
+  return MappedNpy::open(path);
 }
 
 } // namespace
@@ -122,9 +111,9 @@ NpyBatchSource::NpyBatchSource(const std::vector<InputSpec> &specs,
   for (const InputSpec &spec : specs) {
     const NpyInput &input = *byName[spec.name];
     const std::string what = f + " " + input.name + "=" + input.path + ": ";
-    HostTensor array;
+    MappedNpy array;
     try {
-      array = readNpy(input.path);
+      array = openNpy(input.path);
     } catch (const Error &error) {
       throw Error(what + error.what());
     }
@@ -152,7 +141,7 @@ NpyBatchSource::NpyBatchSource(const std::vector<InputSpec> &specs,
                   std::to_string(rows) + ", " + input.name + "=" + input.path +
                   " holds " + std::to_string(array.shape[0]));
     rows = array.shape[0];
-    sampleBytes.push_back(array.bytes() / size_t(rows));
+    sampleBytes.push_back(size_t(array.bytes() / uint64_t(rows)));
     arrays.push_back(std::move(array));
     files.push_back(input);
   }
@@ -175,13 +164,12 @@ int64_t NpyBatchSource::next(int64_t want, std::vector<HostTensor> &inputs) {
       for (int64_t k = 0; k < run; ++k)
         for (size_t i = 0; i < arrays.size(); ++i)
           std::memcpy(inputs[i].data.data() + (filled + k) * sampleBytes[i],
-                      arrays[i].data.data() +
-                          samples[at.row + k] * sampleBytes[i],
+                      arrays[i].data() + samples[at.row + k] * sampleBytes[i],
                       sampleBytes[i]);
     } else {
       for (size_t i = 0; i < arrays.size(); ++i)
         std::memcpy(inputs[i].data.data() + filled * sampleBytes[i],
-                    arrays[i].data.data() + at.row * sampleBytes[i],
+                    arrays[i].data() + at.row * sampleBytes[i],
                     run * sampleBytes[i]);
     }
     filled += run;
@@ -217,6 +205,8 @@ void NpyBatchSource::seek(const std::string &text) {
 }
 
 void NpyBatchSource::shuffle(uint64_t seed) {
+  for (const MappedNpy &array : arrays)
+    array.adviseRandomAccess();
   shuffleSeed = seed;
   order.clear();
 }
@@ -249,13 +239,13 @@ std::string NpyBatchSource::describe() const {
 }
 
 void NpyBatchSource::checkClassIds(int input, int64_t classes) const {
-  const HostTensor &array = arrays.at(size_t(input));
+  const MappedNpy &array = arrays.at(size_t(input));
   if (array.dtype != DType::I64)
     throw Error(flag + " " + files[input].name + "=" + files[input].path +
                 ": class ids must be i64, the array holds " +
                 dtypeName(array.dtype));
-  const auto *ids = reinterpret_cast<const int64_t *>(array.data.data());
-  const size_t count = array.data.size() / sizeof(int64_t);
+  const auto *ids = reinterpret_cast<const int64_t *>(array.data());
+  const size_t count = size_t(array.bytes() / sizeof(int64_t));
   for (size_t i = 0; i < count; ++i)
     if (ids[i] < 0 || ids[i] >= classes)
       throw Error(flag + " " + files[input].name + "=" + files[input].path +

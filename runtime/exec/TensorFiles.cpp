@@ -4,11 +4,17 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace heterps::rt {
 namespace {
@@ -62,32 +68,36 @@ std::vector<char> toRowMajor(const std::vector<char> &columnMajor,
   return rowMajor;
 }
 
-HostTensor parseNpy(const std::string &path, const std::string &bytes) {
+/// The header of a .npy file whose first bytes are `prefix` (at least the
+/// whole header; the data may follow). `fileBytes` is the file's size, to
+/// check that the data is all there.
+NpyHeader parseNpyHeader(const std::string &path, const std::string &prefix,
+                         uint64_t fileBytes) {
   auto bad = [&](const std::string &why) {
     return Error("'" + path + "' is not a valid .npy file: " + why);
   };
-  if (bytes.size() < 10)
+  if (prefix.size() < 10)
     throw bad("too short");
-  unsigned major = static_cast<unsigned char>(bytes[6]);
+  unsigned major = static_cast<unsigned char>(prefix[6]);
   size_t headerLength, headerStart;
   if (major == 1) {
-    headerLength = static_cast<unsigned char>(bytes[8]) |
-                   static_cast<unsigned char>(bytes[9]) << 8;
+    headerLength = static_cast<unsigned char>(prefix[8]) |
+                   static_cast<unsigned char>(prefix[9]) << 8;
     headerStart = 10;
   } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12)
+    if (prefix.size() < 12)
       throw bad("too short");
     headerLength = 0;
     for (int i = 3; i >= 0; --i)
       headerLength =
-          headerLength << 8 | static_cast<unsigned char>(bytes[8 + i]);
+          headerLength << 8 | static_cast<unsigned char>(prefix[8 + i]);
     headerStart = 12;
   } else {
     throw bad("unknown format version " + std::to_string(major));
   }
-  if (headerStart + headerLength > bytes.size())
+  if (headerStart + headerLength > prefix.size())
     throw bad("header runs past the end of the file");
-  std::string header = bytes.substr(headerStart, headerLength);
+  std::string header = prefix.substr(headerStart, headerLength);
   std::smatch match;
   if (!std::regex_search(header, match,
                          std::regex("'descr'\\s*:\\s*'([^']*)'")))
@@ -95,19 +105,19 @@ HostTensor parseNpy(const std::string &path, const std::string &bytes) {
   std::string descr = match[1];
   if (descr.size() == 3 && descr[0] == '=')
     descr[0] = '<';
-  HostTensor tensor;
+  NpyHeader parsed;
   bool known = false;
   for (const NpyType &type : kNpyTypes)
     if (descr == type.descr ||
         (descr[0] == '|' &&
          descr.substr(1) == std::string(type.descr).substr(1)))
-      tensor.dtype = type.dtype, known = true;
+      parsed.dtype = type.dtype, known = true;
   if (!known)
     throw bad("element type '" + descr +
               "' is not supported (little-endian numeric or bool only)");
   // numpy saves a transposed (Fortran-contiguous) array in column-major
-  // order; it is read back into row-major order below.
-  const bool fortranOrder =
+  // order.
+  parsed.fortranOrder =
       std::regex_search(header, match,
                         std::regex("'fortran_order'\\s*:\\s*(True|False)")) &&
       match[1] == "True";
@@ -118,15 +128,23 @@ HostTensor parseNpy(const std::string &path, const std::string &bytes) {
   std::regex number("[0-9]+");
   for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number);
        it != std::sregex_iterator(); ++it)
-    tensor.shape.push_back(std::stoll(it->str()));
-  size_t expected = numElements(tensor.shape) * dtypeSize(tensor.dtype);
-  size_t dataStart = headerStart + headerLength;
-  if (bytes.size() - dataStart != expected)
-    throw bad("holds " + std::to_string(bytes.size() - dataStart) +
-              " data bytes but shape " + shapeString(tensor.shape) + " of " +
-              dtypeName(tensor.dtype) + " needs " + std::to_string(expected));
-  tensor.data.assign(bytes.begin() + dataStart, bytes.end());
-  if (fortranOrder && tensor.shape.size() > 1)
+    parsed.shape.push_back(std::stoll(it->str()));
+  parsed.dataOffset = headerStart + headerLength;
+  const uint64_t expected = numElements(parsed.shape) * dtypeSize(parsed.dtype);
+  if (fileBytes - parsed.dataOffset != expected)
+    throw bad("holds " + std::to_string(fileBytes - parsed.dataOffset) +
+              " data bytes but shape " + shapeString(parsed.shape) + " of " +
+              dtypeName(parsed.dtype) + " needs " + std::to_string(expected));
+  return parsed;
+}
+
+HostTensor parseNpy(const std::string &path, const std::string &bytes) {
+  NpyHeader header = parseNpyHeader(path, bytes, bytes.size());
+  HostTensor tensor;
+  tensor.dtype = header.dtype;
+  tensor.shape = header.shape;
+  tensor.data.assign(bytes.begin() + header.dataOffset, bytes.end());
+  if (header.fortranOrder && tensor.shape.size() > 1)
     tensor.data =
         toRowMajor(tensor.data, tensor.shape, dtypeSize(tensor.dtype));
   return tensor;
@@ -282,6 +300,103 @@ void writeNpy(const std::string &path, const HostTensor &tensor) {
     std::remove(temporary.c_str());
     throw Error("cannot write '" + path + "': " + std::strerror(errno));
   }
+}
+
+/// The largest header numpy writes is far below this (format 2-3 allow
+/// 4 GiB, which no real array needs).
+constexpr size_t kMaxNpyPrefix = 1 << 20;
+
+MappedNpy MappedNpy::open(const std::string &path) {
+  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (descriptor < 0)
+    throw Error("cannot open '" + path + "': " + std::strerror(errno));
+  struct stat status {};
+  if (::fstat(descriptor, &status) != 0) {
+    const int saved = errno;
+    ::close(descriptor);
+    throw Error("cannot read '" + path + "': " + std::strerror(saved));
+  }
+  const uint64_t fileBytes = static_cast<uint64_t>(status.st_size);
+  std::string prefix(std::min<uint64_t>(fileBytes, kMaxNpyPrefix), '\0');
+  const ssize_t got = ::pread(descriptor, prefix.data(), prefix.size(), 0);
+  if (got < 0 || static_cast<size_t>(got) != prefix.size()) {
+    const int saved = errno;
+    ::close(descriptor);
+    throw Error("cannot read '" + path +
+                "': " + (got < 0 ? std::strerror(saved) : "short read"));
+  }
+  MappedNpy array;
+  NpyHeader header;
+  try {
+    if (prefix.size() < 6 || prefix.compare(0, 6, "\x93NUMPY") != 0)
+      throw Error("'" + path +
+                  "' is not a .npy file (it does not start with \\x93NUMPY; "
+                  "write it with numpy.save)");
+    header = parseNpyHeader(path, prefix, fileBytes);
+  } catch (...) {
+    ::close(descriptor);
+    throw;
+  }
+  array.dtype = header.dtype;
+  array.shape = header.shape;
+  array.byteCount = fileBytes - header.dataOffset;
+  if (header.fortranOrder && header.shape.size() > 1) {
+    // Column-major data is reordered in memory; a mapping cannot serve
+    // samples from it.
+    ::close(descriptor);
+    HostTensor whole = readTensorFile(path);
+    array.owned = std::move(whole.data);
+    array.begin = array.owned.data();
+    return array;
+  }
+  if (array.byteCount > 0) {
+    void *mapping =
+        ::mmap(nullptr, fileBytes, PROT_READ, MAP_SHARED, descriptor, 0);
+    if (mapping == MAP_FAILED) {
+      const int saved = errno;
+      ::close(descriptor);
+      throw Error("cannot map '" + path + "': " + std::strerror(saved));
+    }
+    array.mapping = mapping;
+    array.mappedBytes = fileBytes;
+    array.begin = static_cast<const char *>(mapping) + header.dataOffset;
+  }
+  ::close(descriptor); // the mapping keeps the file
+  return array;
+}
+
+MappedNpy::MappedNpy(MappedNpy &&other) noexcept { *this = std::move(other); }
+
+MappedNpy &MappedNpy::operator=(MappedNpy &&other) noexcept {
+  if (this == &other)
+    return *this;
+  release();
+  dtype = other.dtype;
+  shape = std::move(other.shape);
+  owned = std::move(other.owned);
+  byteCount = other.byteCount;
+  mapping = other.mapping;
+  mappedBytes = other.mappedBytes;
+  begin = other.mapping ? other.begin : owned.data();
+  other.mapping = nullptr;
+  other.mappedBytes = 0;
+  other.begin = nullptr;
+  other.byteCount = 0;
+  return *this;
+}
+
+MappedNpy::~MappedNpy() { release(); }
+
+void MappedNpy::release() {
+  if (mapping)
+    ::munmap(mapping, mappedBytes);
+  mapping = nullptr;
+  mappedBytes = 0;
+}
+
+void MappedNpy::adviseRandomAccess() const {
+  if (mapping)
+    ::madvise(mapping, mappedBytes, MADV_RANDOM);
 }
 
 } // namespace heterps::rt

@@ -9,7 +9,10 @@ check of the accuracy a training run reports.
       DIR/x.npy (f32 N x F, standard normal) and DIR/label.npy (i64 N):
       the class a hidden random linear teacher (from --teacher-seed, so a
       train and an eval set can share it) scores highest. Prints the
-      teacher's class balance (chance is the largest class's share).
+      teacher's class balance (chance is the largest class's share). With
+      --total-rows T the files are then extended to T rows without writing
+      them (sparse files; the extra samples read as zeros, class 0), to
+      feed a run more data than the machine has memory.
   npy_classification.py check TRAIN_LOG MIN_ACCURACY
       the last `eval step ... accuracy A` and the last `train loss ...
       accuracy A` line of TRAIN_LOG: prints `ok` if the eval accuracy is at
@@ -57,9 +60,25 @@ def data(args):
     os.makedirs(args.directory, exist_ok=True)
     np.save(os.path.join(args.directory, "x.npy"), x)
     np.save(os.path.join(args.directory, "label.npy"), label)
+    if args.total_rows:
+        extend(os.path.join(args.directory, "x.npy"), args.total_rows)
+        extend(os.path.join(args.directory, "label.npy"), args.total_rows)
     shares = np.bincount(label, minlength=args.classes) / args.rows
     print("rows %d, classes %d, largest class %.3f"
           % (args.rows, args.classes, shares.max()))
+
+
+def extend(path, rows):
+    """Rewrites the .npy at `path` to hold `rows` rows: its own first, then
+    a hole (zeros)."""
+    array = np.load(path)
+    shape = (rows,) + array.shape[1:]
+    with open(path, "wb") as f:
+        np.lib.format.write_array_header_2_0(
+            f, {"descr": np.lib.format.dtype_to_descr(array.dtype),
+                "fortran_order": False, "shape": shape})
+        f.write(array.tobytes())
+        f.truncate(f.tell() + (rows - array.shape[0]) * array[0].nbytes)
 
 
 def check(args):
@@ -85,6 +104,7 @@ def main():
     d.add_argument("directory")
     d.add_argument("--rows", type=int, required=True)
     d.add_argument("--teacher-seed", type=int, default=7)
+    d.add_argument("--total-rows", type=int, default=0)
     for p in (m, d):
         p.add_argument("--seed", type=int, default=1)
         p.add_argument("--features", type=int, default=16)

@@ -42,7 +42,7 @@ struct NpyPosition {
 
 class NpyBatchSource : public BatchSource {
 public:
-  /// Reads one array per input of `specs`, each named exactly once in
+  /// Maps one array per input of `specs`, each named exactly once in
   /// `files`, and checks them; throws Error naming `flag`, the input and the
   /// file at fault. `loop`: go over the data forever (training), else once.
   NpyBatchSource(const std::vector<InputSpec> &specs,
@@ -69,7 +69,7 @@ public:
 private:
   std::vector<InputSpec> specs;
   std::vector<NpyInput> files; // in the order of specs
-  std::vector<HostTensor> arrays;
+  std::vector<MappedNpy> arrays;
   std::vector<size_t> sampleBytes;
   std::string flag;
   bool loop;

@@ -33,6 +33,47 @@ struct HostTensor {
 /// wrong with it.
 HostTensor readTensorFile(const std::string &path);
 
+/// What a .npy header says.
+struct NpyHeader {
+  DType dtype = DType::F32;
+  Shape shape;
+  bool fortranOrder = false;
+  /// Where the elements start in the file.
+  uint64_t dataOffset = 0;
+};
+
+/// A .npy file's elements in row-major order without reading them: the file
+/// is mapped read-only and pages come in as samples are touched, so arrays
+/// larger than memory can feed training. (A Fortran-ordered array of rank 2
+/// or more is read and reordered instead.) Move-only.
+class MappedNpy {
+public:
+  /// Throws Error naming the file when it cannot be opened or mapped or is
+  /// not a valid .npy file.
+  static MappedNpy open(const std::string &path);
+  MappedNpy() = default;
+  MappedNpy(MappedNpy &&other) noexcept;
+  MappedNpy &operator=(MappedNpy &&other) noexcept;
+  MappedNpy(const MappedNpy &) = delete;
+  MappedNpy &operator=(const MappedNpy &) = delete;
+  ~MappedNpy();
+
+  DType dtype = DType::F32;
+  Shape shape;
+  const char *data() const { return begin; }
+  uint64_t bytes() const { return byteCount; }
+  /// Samples will be read out of order (shuffling): no read-ahead.
+  void adviseRandomAccess() const;
+
+private:
+  void release();
+  std::vector<char> owned;
+  const char *begin = nullptr;
+  uint64_t byteCount = 0;
+  void *mapping = nullptr;
+  uint64_t mappedBytes = 0;
+};
+
 /// Writes `tensor` as .npy, atomically (a temporary file renamed into place).
 void writeNpy(const std::string &path, const HostTensor &tensor);
 
