@@ -336,6 +336,11 @@ formElementGroups(Block &block, llvm::function_ref<bool(Operation *)> exclude) {
   // Whether `op` can run where `group`'s members run: every outside reader
   // of a member comes after it.
   auto canJoin = [&](size_t index, Operation *op) {
+    // A group runs whole or not at all, and an evaluating run skips the
+    // backward ops (hps.backward), so forward and backward never share one.
+    if (groups[index].ops.front()->hasAttr("hps.backward") !=
+        op->hasAttr("hps.backward"))
+      return false;
     for (Operation *member : groups[index].ops)
       for (Operation *user : member->getUsers()) {
         if (user == op)

@@ -338,7 +338,18 @@ private:
   std::string prologue;
   /// The run's statements in order, emitted in chunks like `setup`.
   std::vector<std::string> steps;
-  void step(std::string statement) { steps.push_back(std::move(statement)); }
+  /// A backward op's statements run only while training: an evaluating run
+  /// computes the forward outputs alone.
+  void step(std::string statement) {
+    if (trained && emitting && emitting->hasAttr("hps.backward")) {
+      std::string guarded = "    if (!evaluating) {\n";
+      for (llvm::StringRef line : llvm::split(statement, '\n'))
+        if (!line.empty())
+          guarded += "  " + line.str() + "\n";
+      statement = guarded + "    }\n";
+    }
+    steps.push_back(std::move(statement));
+  }
   /// Pointers the run sets and its chunks read: stage inputs and outputs,
   /// trained parameters. Members, since a run spans several functions.
   std::string pointerMembers;
@@ -489,6 +500,12 @@ SmallVector<Value> layoutOperands(Operation *op) {
   return operands;
 }
 
+/// Whether both ops are forward or both backward: an evaluating run skips
+/// the backward ones, so a fusion must not join the two.
+bool sameDirection(Operation *a, Operation *b) {
+  return a->hasAttr("hps.backward") == b->hasAttr("hps.backward");
+}
+
 void StageEmitter::fuseIntoDenseOps() {
   Block &block = func.getBody().front();
   // A residual add into the conv producing one operand (a ResNet block's
@@ -505,7 +522,8 @@ void StageEmitter::fuseIntoDenseOps() {
       auto conv = convResult.getDefiningOp<ConvOp>();
       Operation *otherProducer = other.getDefiningOp();
       if (!conv || !convResult.hasOneUse() || convResult == other ||
-          (otherProducer && !otherProducer->isBeforeInBlock(conv)))
+          (otherProducer && !otherProducer->isBeforeInBlock(conv)) ||
+          !sameDirection(conv, add))
         continue;
       fusedInto[add] = conv;
       fusedResidual[conv] = other;
@@ -525,7 +543,7 @@ void StageEmitter::fuseIntoDenseOps() {
     if (producer && isa<GemmOp, MatMulOp, ConvOp>(producer) &&
         op.getOperand(0).hasOneUse() &&
         producer->getResult(0) == rootOf(op.getOperand(0)) &&
-        !fusedActivation.count(producer) &&
+        !fusedActivation.count(producer) && sameDirection(producer, &op) &&
         info(op.getResult(0)).dtype == "f32") {
       fusedInto[&op] = producer;
       fusedActivation[producer] = &op;
@@ -964,7 +982,8 @@ LogicalResult StageEmitter::emit() {
   if (trained)
     os << "  HpsStageConfig config;\n"
        << "  ServerStaging staging;\n"
-       << "  std::vector<char *> parameterCopies;\n";
+       << "  std::vector<char *> parameterCopies;\n"
+       << "  bool evaluating = false;\n";
   for (auto [cls, count] : kernelsPerClass)
     os << "  std::unique_ptr<backend::" << cls << "> k" << cls << "[" << count
        << "];\n";
@@ -1024,6 +1043,7 @@ LogicalResult StageEmitter::emit() {
      << "    ctx.enterThread();\n"
      << "    inputs = stageInputs;\n"
      << "    outputs = stageOutputs;\n"
+     << (trained ? "    evaluating = stageEvaluating(config);\n" : "")
      << parameterPrologue << prologue;
   // Long runs are cut into member functions like the kernels' construction.
   constexpr size_t kStepsPerRun = 64;

@@ -2,6 +2,7 @@
 
 #include "heterps/Runtime/TrainingServer.h"
 
+#include "heterps/Runtime/StageABI.h"
 #include "heterps/Runtime/Tensor.h"
 
 #include <algorithm>
@@ -267,7 +268,7 @@ const float *TrainingServer::lookupParameter(const std::string &name) const {
     found->second->lookedUp = true;
     return found->second->live.data();
   }
-  if (trainingFlags.count(name))
+  if (trainingFlags.count(name) || name == HPS_TRAINING_MODE_PARAMETER)
     return evalMode() ? &kFlagOff : &kFlagOn;
   return nullptr;
 }

@@ -47,6 +47,7 @@ struct PartitionPass
       // device groups again.
       sinkPushes(body);
       groupBackwardByDevice(body);
+      markBackward(body);
     }
 
     // Stages: maximal runs of consecutive layers on one device class.
@@ -209,6 +210,23 @@ struct PartitionPass
     for (Stage &stage : stages)
       pipeline.push_back(FlatSymbolRefAttr::get(stage.func));
     main->setAttr("hps.pipeline", ArrayAttr::get(context, pipeline));
+  }
+
+  /// Marks the loss gradient and every op after it `hps.backward`: an
+  /// evaluating run skips them (code generation guards them), computing only
+  /// the forward outputs.
+  static void markBackward(Block &body) {
+    Operation *seed = nullptr;
+    for (Operation &op : body)
+      if (isa<LossGradOp>(op))
+        seed = &op;
+    if (!seed)
+      return;
+    UnitAttr unit = UnitAttr::get(seed->getContext());
+    for (Operation *op = seed; op && !op->hasTrait<OpTrait::IsTerminator>();
+         op = op->getNextNode())
+      if (!isClonedValue(op))
+        op->setAttr("hps.backward", unit);
   }
 
   /// A push has no result, so autodiff may leave it anywhere after its

@@ -41,6 +41,8 @@ struct HpsStageConfig {
   /// The current value of trainable dense parameter `name` (host floats). It
   /// stays valid for the stage's lifetime and unchanged while a step runs;
   /// the server updates it in place between steps. Null for unknown names.
+  /// The reserved name HPS_TRAINING_MODE_PARAMETER is one float: 1 while
+  /// training, 0 while evaluating (the stage then skips its backward ops).
   const float *(*lookupParameter)(void *server, const char *name);
   /// Writes the `dim` floats of each id's row of sparse table `table` to
   /// rows[i * dim ...], creating rows on first touch.
@@ -56,6 +58,10 @@ struct HpsStageConfig {
   int (*pushDense)(void *server, const char *name, const float *gradient,
                    size_t count, char *error, size_t errorBytes);
 };
+
+/// Served by the training server itself; a model parameter of the same name
+/// would shadow it (and its stages would then never skip their backward).
+#define HPS_TRAINING_MODE_PARAMETER "hps:training-mode"
 
 /// Error text of a failed call is written to `error` (at most `errorBytes`
 /// including the terminating NUL).

@@ -104,6 +104,16 @@ inline const char *stageParameter(backend::Context &ctx,
   return slot;
 }
 
+/// Training: whether this run evaluates (forward only: the backward ops, whose
+/// pushes the server would discard, are skipped). False without a server.
+inline bool stageEvaluating(const HpsStageConfig &config) {
+  const float *mode =
+      config.lookupParameter
+          ? config.lookupParameter(config.server, HPS_TRAINING_MODE_PARAMETER)
+          : nullptr;
+  return mode && *mode == 0.0f;
+}
+
 /// Host staging for parameter-server traffic of GPU stages.
 struct ServerStaging {
   std::vector<int64_t> ids;
