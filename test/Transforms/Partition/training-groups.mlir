@@ -31,11 +31,19 @@ func.func @main(%x: tensor<4x1xf32>, %label: tensor<4x1xf32>) -> tensor<4xf32> {
 // CHECK-SAME: hps.pipeline = [@stage_0, @stage_1, @stage_2, @stage_3]
 // CHECK: func.func @stage_0() attributes {hps.device = #hps.device<"cpu.xeon">
 // CHECK: func.func @stage_1() attributes {hps.device = #hps.device<"gpu.v100">
+// The loss gradient and everything after it is marked hps.backward (an
+// evaluating run skips those); the forward ops before it are not.
 // CHECK: func.func @stage_2() attributes {hps.device = #hps.device<"cpu.xeon">
-// CHECK: hps.loss_grad
-// CHECK: hps.relu
-// CHECK: hps.dense_push "wa"
+// CHECK: hps.add
+// CHECK-NOT: hps.backward
+// CHECK-SAME: {device = #hps.device<"cpu.xeon">}
+// CHECK: hps.loss bce
+// CHECK-NOT: hps.backward
+// CHECK-SAME: {device = #hps.device<"cpu.xeon">, from_logits}
+// CHECK: hps.loss_grad {{.*}}hps.backward
+// CHECK: hps.relu {{.*}}hps.backward
+// CHECK: hps.dense_push "wa"{{.*}}hps.backward
 // CHECK: func.func @stage_3() attributes {hps.device = #hps.device<"gpu.v100">, hps.replicas = 2
-// CHECK: hps.relu
-// CHECK: hps.dense_push "wb"
+// CHECK: hps.relu {{.*}}hps.backward
+// CHECK: hps.dense_push "wb"{{.*}}hps.backward
 // CHECK-NOT: func.func @stage_4

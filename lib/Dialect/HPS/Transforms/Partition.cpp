@@ -212,14 +212,20 @@ struct PartitionPass
     main->setAttr("hps.pipeline", ArrayAttr::get(context, pipeline));
   }
 
-  /// Marks the loss gradient and every op after it `hps.backward`: an
-  /// evaluating run skips them (code generation guards them), computing only
-  /// the forward outputs.
-  static void markBackward(Block &body) {
+  /// The last loss gradient: the backward ops follow it. Null if none.
+  static Operation *lossGradient(Block &body) {
     Operation *seed = nullptr;
     for (Operation &op : body)
       if (isa<LossGradOp>(op))
         seed = &op;
+    return seed;
+  }
+
+  /// Marks the loss gradient and every op after it `hps.backward`: an
+  /// evaluating run skips them (code generation guards them), computing only
+  /// the forward outputs.
+  static void markBackward(Block &body) {
+    Operation *seed = lossGradient(body);
     if (!seed)
       return;
     UnitAttr unit = UnitAttr::get(seed->getContext());
@@ -241,10 +247,7 @@ struct PartitionPass
   /// unplaced one, goes next; only when there is none does the device
   /// change.
   static void groupBackwardByDevice(Block &body) {
-    Operation *seed = nullptr;
-    for (Operation &op : body)
-      if (isa<LossGradOp>(op))
-        seed = &op;
+    Operation *seed = lossGradient(body);
     if (!seed)
       return;
     SmallVector<Operation *> segment;
