@@ -118,6 +118,17 @@ MpiParameterClient::tableConfig(const std::string &table) const {
 
 void MpiParameterClient::pull(const std::string &table, const uint64_t *ids,
                               size_t count, float *out) {
+  fetchRows(kPull, table, ids, count, out);
+}
+
+void MpiParameterClient::peek(const std::string &table, const uint64_t *ids,
+                              size_t count, float *out) {
+  fetchRows(kPeek, table, ids, count, out);
+}
+
+void MpiParameterClient::fetchRows(int op, const std::string &table,
+                                   const uint64_t *ids, size_t count,
+                                   float *out) {
   if (count == 0)
     return;
   const size_t dim = tableConfig(table).dim;
@@ -137,10 +148,10 @@ void MpiParameterClient::pull(const std::string &table, const uint64_t *ids,
     requests.push_back({static_cast<int>(shard), std::move(message.bytes())});
     positions.push_back(&groups[shard]);
   }
-  std::vector<std::vector<char>> replies = exchange(kPull, requests);
+  std::vector<std::vector<char>> replies = exchange(op, requests);
   std::vector<float> rows;
   for (size_t i = 0; i < replies.size(); ++i) {
-    MessageReader in(replies[i], "pull reply");
+    MessageReader in(replies[i], op == kPull ? "pull reply" : "peek reply");
     const std::vector<uint32_t> &where = *positions[i];
     rows.resize(where.size() * dim);
     in.getArrayInto(rows.data(), rows.size());

@@ -38,6 +38,8 @@ const char *opName(int op) {
     return "pull-dense-many";
   case kPushDenseMany:
     return "push-dense-many";
+  case kPeek:
+    return "peek";
   case kReply:
     return "reply";
   default:

@@ -43,6 +43,7 @@ enum Op : int {
   kGoodbye = 13,       // () -> no reply; the worker is done
   kPullDenseMany = 14, // u32 n, n names -> n f32[]
   kPushDenseMany = 15, // u32 n, n (name, f32[]) -> ()
+  kPeek = 16,          // table, u64[] keys -> f32[] rows (none created)
   kReply = 100,
 };
 

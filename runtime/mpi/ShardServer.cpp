@@ -159,11 +159,15 @@ private:
       }
       return;
     }
-    case kPull: {
+    case kPull:
+    case kPeek: {
       std::string table = in.getString();
       std::vector<uint64_t> keys = in.getArray<uint64_t>();
       std::vector<float> rows(keys.size() * server.tableConfig(table).dim);
-      server.pull(table, keys.data(), keys.size(), rows.data());
+      if (op == kPull)
+        server.pull(table, keys.data(), keys.size(), rows.data());
+      else
+        server.peek(table, keys.data(), keys.size(), rows.data());
       out.putArray(rows);
       return;
     }

@@ -362,6 +362,26 @@ void ParameterServer::pull(const std::string &tableName, const uint64_t *ids,
   });
 }
 
+void ParameterServer::peek(const std::string &tableName, const uint64_t *ids,
+                           size_t count, float *out) {
+  SparseTable &table = impl->table(tableName);
+  const SparseTableConfig &config = table.config;
+  const auto &groups = impl->groupByShard(ids, count);
+  forEachShard(groups, count, [&](size_t shardIndex) {
+    Shard &shard = *table.shards[shardIndex];
+    std::vector<float> row(table.rowFloats);
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    for (uint32_t position : groups[shardIndex]) {
+      float *target = out + size_t(position) * config.dim;
+      if (shard.store->read(ids[position], row.data()))
+        std::memcpy(target, row.data(), config.dim * sizeof(float));
+      else
+        initRowWeights(config.seed, config.initScale, ids[position], config.dim,
+                       target);
+    }
+  });
+}
+
 std::vector<float> ParameterServer::pull(const std::string &table,
                                          const std::vector<uint64_t> &ids,
                                          int worker) {

@@ -277,7 +277,12 @@ void TrainingServer::pullRows(const std::string &name, const int64_t *ids,
                               size_t count, float *rows) {
   Table &entry = table(name);
   toKeys(entry, ids, count, keyScratch);
-  if (count)
+  if (count == 0)
+    return;
+  // Evaluation creates no row (nor evicts one from a row cache).
+  if (evalMode())
+    store->peek(entry.serverName, keyScratch.data(), count, rows);
+  else
     store->pull(entry.serverName, keyScratch.data(), count, rows);
 }
 

@@ -604,6 +604,28 @@ TEST(ParameterServerTest, CheckpointPartsReshardToAnyCount) {
   expectSameServers(*original, *single);
 }
 
+TEST(ParameterServerTest, PeekCreatesNoRowAndReadsWhatPullWould) {
+  ScratchDirectory scratch(kScratch, "peek");
+  // In memory and with a row cache smaller than the peeked ids.
+  for (size_t cacheRows : {0u, 16u}) {
+    ParameterServer server(serverConfig(2, scratch.path.string()));
+    server.createSparseTable(tableConfig("emb", 4, adagrad(), cacheRows));
+    ::train(server, "emb", makeBatches(3, 64, 100, 4, 9));
+    const size_t rows = server.rowCount("emb");
+    std::vector<uint64_t> ids;
+    for (uint64_t key = 0; key < 200; ++key)
+      ids.push_back(key);
+    std::vector<float> peeked(ids.size() * 4);
+    server.peek("emb", ids.data(), ids.size(), peeked.data());
+    EXPECT_EQ(server.rowCount("emb"), rows);
+    for (uint64_t key = 100; key < 200; ++key)
+      EXPECT_FALSE(server.readRow("emb", key).has_value()) << key;
+    // A pull (which creates the untouched rows) reads the same values.
+    EXPECT_TRUE(bitIdentical(peeked, server.pull("emb", ids)));
+    EXPECT_GT(server.rowCount("emb"), rows);
+  }
+}
+
 TEST(ParameterServerTest, ConcurrentPushesAndPullsLoseNoUpdate) {
   // SGD with lr 1 and gradient 1 subtracts exactly 1 per update, whatever
   // the interleaving, so the result is known exactly.

@@ -217,6 +217,8 @@ public:
                         const ps::OptimizerConfig &optimizer) override;
   void pull(const std::string &table, const uint64_t *ids, size_t count,
             float *out) override;
+  void peek(const std::string &table, const uint64_t *ids, size_t count,
+            float *out) override;
   void push(const std::string &table, const uint64_t *ids, size_t count,
             const float *gradients) override;
   std::vector<float> pullDense(const std::string &name) override;
@@ -241,8 +243,9 @@ public:
   /// Every shard writes DIR/shard-<r> (a ParameterServer checkpoint of its
   /// part); DIR itself is created here.
   void save(const std::string &directory) override;
-  /// Collective over the workers: worker 0 checks that DIR holds one part
-  /// per shard and has every shard load its part; all return once done.
+  /// Collective over the workers: worker 0 lists DIR's parts (any shard
+  /// count, or a single process's checkpoint) and every shard loads the
+  /// rows and dense parameters routed to it; all return once done.
   void load(const std::string &directory) override;
 
   /// Tells every shard this worker is done (after its last request).
@@ -258,6 +261,10 @@ private:
   /// the first shard error.
   std::vector<std::vector<char>> exchange(int op,
                                           std::vector<Request> &requests);
+  /// pull (op kPull) or peek (kPeek): rows grouped by shard, one request
+  /// each, scattered back into `out`.
+  void fetchRows(int op, const std::string &table, const uint64_t *ids,
+                 size_t count, float *out);
   std::vector<std::vector<char>> toAllShards(int op,
                                              const std::vector<char> &bytes);
 

@@ -152,6 +152,8 @@ public:
   std::vector<float> pull(const std::string &table,
                           const std::vector<uint64_t> &ids,
                           int worker = kNoWorker);
+  void peek(const std::string &table, const uint64_t *ids, size_t count,
+            float *out) override;
   /// `gradients` holds count * dim floats, row i for ids[i].
   void push(const std::string &table, const uint64_t *ids, size_t count,
             const float *gradients) override;

@@ -49,6 +49,11 @@ public:
   /// on first touch.
   virtual void pull(const std::string &table, const uint64_t *ids, size_t count,
                     float *out) = 0;
+  /// pull() that creates no row: an id never touched reads as the initial
+  /// value its row would get. Evaluation reads this way, so evaluation data
+  /// neither grows the tables nor evicts training rows from a row cache.
+  virtual void peek(const std::string &table, const uint64_t *ids, size_t count,
+                    float *out) = 0;
   /// `gradients` holds count * dim floats, row i for ids[i]; duplicate ids
   /// are summed in order before the optimizer runs once per distinct id.
   virtual void push(const std::string &table, const uint64_t *ids, size_t count,
