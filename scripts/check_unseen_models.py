@@ -5,7 +5,8 @@ through scripts/compare_with_ort.py (1e-4 relative). Image models come from
 torchvision; text, vision and speech transformers (`hf_` names, from BERT
 and GPT-2 to Llama, Whisper's encoder and MobileViT; `--models hf` for all
 of scripts/hf_models.py) from Hugging Face transformers in small
-configurations (the same export paths at a fraction of the size): both
+configurations (the same export paths at a fraction of the size); timm
+classifiers as `timm_<name>` (at 64x64 where they take an image size): all
 from PyPI, with random weights, nothing downloaded.
 
 Weights: torchvision's own initialisation leaves some outputs trivially
@@ -58,8 +59,34 @@ def build(name):
     import torch
     if name.startswith("hf_"):
         return hf_models.build(name)
+    if name.startswith("timm_"):
+        model, size = build_timm_model(name[len("timm_"):])
+        return model, (torch.randn(1, 3, size, size),), ["input"]
     model, size = build_image_model(name)
     return model, (torch.randn(1, 3, size, size),), ["input"]
+
+
+# timm models at a small input where they take one (`img_size`), else at
+# the size their architecture needs.
+TIMM_SIZES = {"inception_v3": 75, "crossvit_tiny_240": 240,
+              "efficientformer_l1": 224}
+
+
+def build_timm_model(name):
+    """A timm classifier (random weights, 10 classes) and its input size:
+    `timm_<name>` on the command line."""
+    import timm
+    import timm.layers
+    # timm's fused attention traces is_causal as a tensor, which the
+    # TorchScript exporter rejects; the unfused path is the same math.
+    timm.layers.set_fused_attn(False)
+    size = TIMM_SIZES.get(name, 56 if "patch14" in name else 64)
+    try:
+        model = timm.create_model(name, pretrained=False, num_classes=10,
+                                  img_size=size)
+    except TypeError:  # no img_size: a convolutional net
+        model = timm.create_model(name, pretrained=False, num_classes=10)
+    return model, size
 
 
 def build_image_model(name):
