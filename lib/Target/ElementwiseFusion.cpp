@@ -338,8 +338,7 @@ formElementGroups(Block &block, llvm::function_ref<bool(Operation *)> exclude) {
   auto canJoin = [&](size_t index, Operation *op) {
     // A group runs whole or not at all, and an evaluating run skips the
     // backward ops (hps.backward), so forward and backward never share one.
-    if (groups[index].ops.front()->hasAttr("hps.backward") !=
-        op->hasAttr("hps.backward"))
+    if (isBackward(groups[index].ops.front()) != isBackward(op))
       return false;
     for (Operation *member : groups[index].ops)
       for (Operation *user : member->getUsers()) {

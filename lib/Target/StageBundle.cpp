@@ -341,7 +341,7 @@ private:
   /// A backward op's statements run only while training: an evaluating run
   /// computes the forward outputs alone.
   void step(std::string statement) {
-    if (trained && emitting && emitting->hasAttr("hps.backward")) {
+    if (trained && emitting && isBackward(emitting)) {
       std::string guarded = "    if (!evaluating) {\n";
       for (llvm::StringRef line : llvm::split(statement, '\n'))
         if (!line.empty())
@@ -503,7 +503,7 @@ SmallVector<Value> layoutOperands(Operation *op) {
 /// Whether both ops are forward or both backward: an evaluating run skips
 /// the backward ones, so a fusion must not join the two.
 bool sameDirection(Operation *a, Operation *b) {
-  return a->hasAttr("hps.backward") == b->hasAttr("hps.backward");
+  return isBackward(a) == isBackward(b);
 }
 
 void StageEmitter::fuseIntoDenseOps() {

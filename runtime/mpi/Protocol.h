@@ -39,7 +39,7 @@ enum Op : int {
   kReadDense = 9,      // name -> f32[] values and state
   kRowCount = 10,      // table -> u64
   kSave = 11,          // directory -> ()
-  kLoad = 12,          // directory -> ()
+  kLoad = 12,          // u32 n, n part directories -> ()
   kGoodbye = 13,       // () -> no reply; the worker is done
   kPullDenseMany = 14, // u32 n, n names -> n f32[]
   kPushDenseMany = 15, // u32 n, n (name, f32[]) -> ()

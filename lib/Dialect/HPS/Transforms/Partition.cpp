@@ -232,7 +232,7 @@ struct PartitionPass
     for (Operation *op = seed; op && !op->hasTrait<OpTrait::IsTerminator>();
          op = op->getNextNode())
       if (!isClonedValue(op))
-        op->setAttr("hps.backward", unit);
+        op->setAttr(kBackwardAttrName, unit);
   }
 
   /// A push has no result, so autodiff may leave it anywhere after its

@@ -41,6 +41,13 @@ std::optional<llvm::SmallVector<int64_t>> inferResultShape(mlir::Operation *op);
 /// hps.split.
 std::optional<llvm::SmallVector<int64_t>> inferValueShape(mlir::Value value);
 
+/// Set by partitioning on a training module's backward ops (the loss
+/// gradient and every op after it); an evaluating run skips them.
+inline constexpr const char *kBackwardAttrName = "hps.backward";
+inline bool isBackward(mlir::Operation *op) {
+  return op->hasAttr(kBackwardAttrName);
+}
+
 } // namespace heterps::hps
 
 #endif // HETERPS_DIALECT_HPS_IR_HPSOPS_H
