@@ -50,3 +50,14 @@ func.func @integer(%x: tensor<4xi32>) -> tensor<4xi32> {
   %0 = hps.onnx_node "Tan"(%x) {attrs = {}, domain = "", opset = 7 : i64} : (tensor<4xi32>) -> tensor<4xi32>
   return %0 : tensor<4xi32>
 }
+
+// Mish (18): x * tanh(softplus(x)).
+// CHECK-LABEL: func @mish
+func.func @mish(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: %[[SP:.*]] = hps.softplus %arg0
+  // CHECK: %[[T:.*]] = hps.tanh %[[SP]]
+  // CHECK: %[[M:.*]] = hps.mul %arg0, %[[T]] : tensor<4xf32>
+  // CHECK: return %[[M]]
+  %0 = hps.onnx_node "Mish"(%x) {attrs = {}, domain = "", opset = 18 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -54,3 +54,45 @@ func.func @pad_generic(%x: tensor<2x3xf32>, %p: tensor<4xi64>, %v: tensor<f32>) 
   %4 = hps.onnx_node "Pad"(%x, %short) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x5xf32>
   return %0, %1, %2, %3, %4 : tensor<?x?xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>, tensor<2x5xf32>
 }
+
+// -----
+
+// Opset 18: an optional constant axes input says which axes pads covers
+// (negative axes count from the end); without it, pads covers every axis.
+// CHECK-LABEL: func @pad_18
+func.func @pad_18(%x: tensor<2x3x4xf32>) -> (tensor<2x6x4xf32>, tensor<2x3x5xf32>) {
+  %p = hps.constant dense<[1, 2]> : tensor<2xi64>
+  %a = hps.constant dense<[-2]> : tensor<1xi32>
+  %none = hps.none
+  // CHECK: hps.pad %arg0 {mode = #hps<pad_mode reflect>, pads = array<i64: 0, 1, 0, 0, 2, 0>, value = 0.000000e+00 : f32} : (tensor<2x3x4xf32>) -> tensor<2x6x4xf32>
+  %0 = hps.onnx_node "Pad"(%x, %p, %none, %a) {attrs = {mode = "reflect"}, domain = "", opset = 18 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>, none, tensor<1xi32>) -> tensor<2x6x4xf32>
+  %q = hps.constant dense<[0, 0, 1, 0, 0, 0]> : tensor<6xi64>
+  // CHECK: hps.pad %arg0 {mode = #hps<pad_mode constant>, pads = array<i64: 0, 0, 1, 0, 0, 0>, value = 0.000000e+00 : f32} : (tensor<2x3x4xf32>) -> tensor<2x3x5xf32>
+  %1 = hps.onnx_node "Pad"(%x, %q) {attrs = {}, domain = "", opset = 18 : i64} : (tensor<2x3x4xf32>, tensor<6xi64>) -> tensor<2x3x5xf32>
+  return %0, %1 : tensor<2x6x4xf32>, tensor<2x3x5xf32>
+}
+
+// -----
+
+// An axes input before opset 18 has no meaning: the node stays generic.
+// CHECK-LABEL: func @pad_17_axes
+func.func @pad_17_axes(%x: tensor<2x3x4xf32>) -> tensor<2x6x4xf32> {
+  %p = hps.constant dense<[1, 2]> : tensor<2xi64>
+  %a = hps.constant dense<[1]> : tensor<1xi64>
+  %none = hps.none
+  // CHECK: hps.onnx_node "Pad"
+  %0 = hps.onnx_node "Pad"(%x, %p, %none, %a) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>, none, tensor<1xi64>) -> tensor<2x6x4xf32>
+  return %0 : tensor<2x6x4xf32>
+}
+
+// -----
+
+// CenterCropPad (18): each listed axis cropped or zero-padded to the
+// target, centred, the odd element at the end: one pad, negative to crop.
+// CHECK-LABEL: func @center_crop_pad
+func.func @center_crop_pad(%x: tensor<5x6x3xf32>) -> tensor<2x9x3xf32> {
+  %s = hps.constant dense<[9, 2]> : tensor<2xi64>
+  // CHECK: hps.pad %arg0 {mode = #hps<pad_mode constant>, pads = array<i64: -1, 1, 0, -2, 2, 0>, value = 0.000000e+00 : f32} : (tensor<5x6x3xf32>) -> tensor<2x9x3xf32>
+  %0 = hps.onnx_node "CenterCropPad"(%x, %s) {attrs = {axes = array<i64: 1, 0>}, domain = "", opset = 18 : i64} : (tensor<5x6x3xf32>, tensor<2xi64>) -> tensor<2x9x3xf32>
+  return %0 : tensor<2x9x3xf32>
+}

@@ -104,3 +104,34 @@ func.func @generic(%x: tensor<2x3xf32>, %dyn: tensor<1xi64>) -> (tensor<?x?xf32>
   // CHECK-NOT: hps.reduce
   return %0, %1, %2, %3, %4 : tensor<?x?xf32>, tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>
 }
+
+// -----
+
+// Opset 18: every Reduce* takes axes as an optional constant input, as
+// ReduceSum did from 13; none reduces every axis, or with
+// noop_with_empty_axes passes the input through.
+// CHECK-LABEL: func @reduce_18
+func.func @reduce_18(%x: tensor<3x4x5xf32>) -> (tensor<3x1x5xf32>, tensor<4xf32>, tensor<1x1x1xf32>, tensor<3x4x5xf32>) {
+  %a = hps.constant dense<[1]> : tensor<1xi64>
+  // CHECK: hps.reduce  mean %arg0 {axes = array<i64: 1>, keepdims} : (tensor<3x4x5xf32>) -> tensor<3x1x5xf32>
+  %0 = hps.onnx_node "ReduceMean"(%x, %a) {attrs = {}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>, tensor<1xi64>) -> tensor<3x1x5xf32>
+  %b = hps.constant dense<[-1, 0]> : tensor<2xi64>
+  // CHECK: hps.reduce  log_sum_exp %arg0 {axes = array<i64: -1, 0>} : (tensor<3x4x5xf32>) -> tensor<4xf32>
+  %1 = hps.onnx_node "ReduceLogSumExp"(%x, %b) {attrs = {keepdims = 0 : i64}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>, tensor<2xi64>) -> tensor<4xf32>
+  // CHECK: hps.reduce  max %arg0 {axes = array<i64>, keepdims} : (tensor<3x4x5xf32>) -> tensor<1x1x1xf32>
+  %2 = hps.onnx_node "ReduceMax"(%x) {attrs = {}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>) -> tensor<1x1x1xf32>
+  // CHECK-NOT: hps.reduce
+  // CHECK: return {{.*}}, %arg0
+  %3 = hps.onnx_node "ReduceL2"(%x) {attrs = {noop_with_empty_axes = 1 : i64}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>) -> tensor<3x4x5xf32>
+  return %0, %1, %2, %3 : tensor<3x1x5xf32>, tensor<4xf32>, tensor<1x1x1xf32>, tensor<3x4x5xf32>
+}
+
+// -----
+
+// An axes attribute is opset 17's spelling: at 18 the node stays generic.
+// CHECK-LABEL: func @reduce_18_axes_attribute
+func.func @reduce_18_axes_attribute(%x: tensor<3x4x5xf32>) -> tensor<3x1x5xf32> {
+  // CHECK: hps.onnx_node "ReduceMean"
+  %0 = hps.onnx_node "ReduceMean"(%x) {attrs = {axes = array<i64: 1>}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>) -> tensor<3x1x5xf32>
+  return %0 : tensor<3x1x5xf32>
+}

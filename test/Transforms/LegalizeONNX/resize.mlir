@@ -136,3 +136,46 @@ func.func @resize_returned_dynamic(%x: tensor<1x1x2x2xf32>) -> tensor<?x?x?x?xf3
   %0 = hps.onnx_node "Resize"(%x, %none, %none, %sizes) {attrs = {mode = "linear"}, domain = "", opset = 13 : i64} : (tensor<1x1x2x2xf32>, none, none, tensor<4xi64>) -> tensor<?x?x?x?xf32>
   return %0 : tensor<?x?x?x?xf32>
 }
+
+// -----
+
+// Opset 18: sizes for the listed axes only, kept to the aspect ratio: one
+// scale, the smaller of 5/6 and 4/8 (not_larger), for both; 6x8 -> 3x4.
+// CHECK-LABEL: func @resize_18_axes_not_larger
+func.func @resize_18_axes_not_larger(%x: tensor<1x2x6x8xf32>) -> tensor<1x2x3x4xf32> {
+  %none = hps.none
+  %s = hps.constant dense<[5, 4]> : tensor<2xi64>
+  // CHECK-DAG: %[[COLS:.*]] = hps.constant dense<[0, 2, 4, 6]> : tensor<4xi64>
+  // CHECK-DAG: %[[ROWS:.*]] = hps.constant dense<[0, 2, 4]> : tensor<3xi64>
+  // CHECK: %[[H:.*]] = hps.gather %arg0, %[[ROWS]] {axis = 2 : i64}
+  // CHECK: hps.gather %[[H]], %[[COLS]] {axis = 3 : i64} : (tensor<1x2x3x8xf32>, tensor<4xi64>) -> tensor<1x2x3x4xf32>
+  %0 = hps.onnx_node "Resize"(%x, %none, %none, %s) {attrs = {axes = array<i64: 2, 3>, keep_aspect_ratio_policy = "not_larger", mode = "nearest"}, domain = "", opset = 18 : i64} : (tensor<1x2x6x8xf32>, none, none, tensor<2xi64>) -> tensor<1x2x3x4xf32>
+  return %0 : tensor<1x2x3x4xf32>
+}
+
+// -----
+
+// antialias stretches the linear filter by 1 / scale when shrinking: 4 -> 2
+// at half_pixel averages each pair with its neighbours, weights 1/8, 3/8,
+// 3/8, 1/8 (edge replicated), as one interpolation matmul.
+// CHECK-LABEL: func @resize_18_antialias
+func.func @resize_18_antialias(%x: tensor<3x4xf32>) -> tensor<3x2xf32> {
+  %none = hps.none
+  %s = hps.constant dense<[0.5]> : tensor<1xf32>
+  // CHECK: hps.constant dense<{{\[}}[5.000000e-01, 0.000000e+00], [3.750000e-01, 1.250000e-01], [1.250000e-01, 3.750000e-01], [0.000000e+00, 5.000000e-01]]> : tensor<4x2xf32>
+  // CHECK: hps.matmul
+  %0 = hps.onnx_node "Resize"(%x, %none, %s) {attrs = {antialias = 1 : i64, axes = array<i64: 1>, mode = "linear"}, domain = "", opset = 18 : i64} : (tensor<3x4xf32>, none, tensor<1xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// antialias is opset 18's: at 17 the node stays generic.
+// CHECK-LABEL: func @resize_17_antialias
+func.func @resize_17_antialias(%x: tensor<3x4xf32>) -> tensor<3x2xf32> {
+  %none = hps.none
+  %s = hps.constant dense<[1.0, 0.5]> : tensor<2xf32>
+  // CHECK: hps.onnx_node "Resize"
+  %0 = hps.onnx_node "Resize"(%x, %none, %s) {attrs = {antialias = 1 : i64, mode = "linear"}, domain = "", opset = 17 : i64} : (tensor<3x4xf32>, none, tensor<2xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}

@@ -58,3 +58,24 @@ func.func @split_generic(%x: tensor<5x4xf32>, %s: tensor<2xi64>, %d: tensor<?x4x
   %4:2 = hps.onnx_node "Split"(%d) {attrs = {}, domain = "", opset = 11 : i64} : (tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>)
   return %0#0, %1#1 : tensor<2x4xf32>, tensor<3x4xf32>
 }
+
+// -----
+
+// Opset 18: num_outputs cuts chunks of ceil(extent / num_outputs), the last
+// one smaller.
+// CHECK-LABEL: func @split_18_num_outputs
+func.func @split_18_num_outputs(%x: tensor<3x7xf32>) -> (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x1xf32>) {
+  // CHECK: hps.split %arg0 {axis = 1 : i64, sizes = array<i64: 3, 3, 1>} : (tensor<3x7xf32>) -> (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x1xf32>)
+  %0:3 = hps.onnx_node "Split"(%x) {attrs = {axis = 1 : i64, num_outputs = 3 : i64}, domain = "", opset = 18 : i64} : (tensor<3x7xf32>) -> (tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x1xf32>)
+  return %0#0, %0#1, %0#2 : tensor<3x3xf32>, tensor<3x3xf32>, tensor<3x1xf32>
+}
+
+// -----
+
+// num_outputs is opset 18's: at 17 the node stays generic.
+// CHECK-LABEL: func @split_17_num_outputs
+func.func @split_17_num_outputs(%x: tensor<3x6xf32>) -> (tensor<3x3xf32>, tensor<3x3xf32>) {
+  // CHECK: hps.onnx_node "Split"
+  %0:2 = hps.onnx_node "Split"(%x) {attrs = {axis = 1 : i64, num_outputs = 2 : i64}, domain = "", opset = 17 : i64} : (tensor<3x6xf32>) -> (tensor<3x3xf32>, tensor<3x3xf32>)
+  return %0#0, %0#1 : tensor<3x3xf32>, tensor<3x3xf32>
+}

@@ -14,9 +14,10 @@ namespace heterps::hps {
 /// The importer reads a model of an older opset as this one when every op
 /// it uses kept its definition until here.
 constexpr int64_t kMinONNXOpset = 6;
-/// Newest: the last opset ONNX 1.12 (the schemas used for shape inference)
-/// defines.
-constexpr int64_t kMaxONNXOpset = 17;
+/// Newest: ONNX 1.12 (the schemas used for checking and shape inference)
+/// defines opsets up to 17; the loader registers what opset 18 added or
+/// changed (lib/Import/Opset18Schemas.cpp).
+constexpr int64_t kMaxONNXOpset = 18;
 } // namespace heterps::hps
 
 #endif // HETERPS_DIALECT_HPS_IR_ONNXOPSETS_H

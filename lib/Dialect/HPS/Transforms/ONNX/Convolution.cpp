@@ -8,6 +8,7 @@
 // respect to its input, which hps already has for training: the transposed
 // conv of X by W [C, M/group, k...] is conv_grad_input with X as the
 // gradient of a forward conv of the same geometry from M to C channels.
+// Col2Im (18) is one too, with a one-hot filter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -142,6 +143,79 @@ LogicalResult legalizeConvTranspose(ONNXNode node, PatternRewriter &rewriter) {
   return success();
 }
 
+/// Col2Im (18) folds [N, C * prod(block), L] sliding blocks back into an
+/// image [N, C, image...], summing where blocks overlap. That is the
+/// transposed conv of the blocks viewed as [N, C * K, L_1, ..., L_n]
+/// (K = prod(block), L_i the block positions along axis i) in C groups,
+/// each with a one-hot filter [K, 1, block...] that sends channel k of its
+/// group to offset k of the block: conv_grad_input, as ConvTranspose. An
+/// image extent the blocks do not reach up to the end (a stride remainder)
+/// is output padding.
+LogicalResult legalizeCol2Im(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  std::optional<SmallVector<int64_t>> image = getConstantInts(node.input(1));
+  std::optional<SmallVector<int64_t>> block = getConstantInts(node.input(2));
+  if (!type || type.getRank() != 3 || !type.hasStaticShape() ||
+      !type.getElementType().isF32())
+    return fail(node, rewriter, "needs a static f32 [N, C*K, L] input");
+  if (!image || !block || image->empty() || image->size() != block->size())
+    return fail(node, rewriter,
+                "image_shape and block_shape must be "
+                "constants of one length");
+  size_t n = image->size();
+  auto strides = intsOr(node, "strides", n, 1);
+  auto dilations = intsOr(node, "dilations", n, 1);
+  auto pads = intsOr(node, "pads", 2 * n, 0);
+  if (!strides || !dilations || !pads)
+    return fail(node, rewriter, "attribute of the wrong arity");
+  int64_t blockSize = 1;
+  for (int64_t b : *block)
+    blockSize *= b > 0 ? b : 0;
+  int64_t channels = blockSize ? type.getDimSize(1) / blockSize : 0;
+  if (!blockSize || channels * blockSize != type.getDimSize(1))
+    return fail(node, rewriter, "input dim 1 is not C * prod(block_shape)");
+  SmallVector<int64_t> blocksShape = {type.getDimSize(0), channels * blockSize};
+  int64_t positions = 1;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t s = (*strides)[i], d = (*dilations)[i];
+    int64_t span =
+        (*image)[i] + (*pads)[i] + (*pads)[n + i] - d * ((*block)[i] - 1) - 1;
+    if (s < 1 || d < 1 || (*image)[i] < 1 || span < 0)
+      return fail(node, rewriter, "blocks do not fit the padded image");
+    blocksShape.push_back(span / s + 1);
+    positions *= span / s + 1;
+  }
+  if (positions != type.getDimSize(2))
+    return fail(node, rewriter, "L is not the number of block positions");
+
+  SmallVector<int64_t> filterShape = {channels * blockSize, 1};
+  filterShape.append(block->begin(), block->end());
+  std::vector<double> filter(channels * blockSize * blockSize, 0.0);
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t k = 0; k < blockSize; ++k)
+      filter[(c * blockSize + k) * blockSize + k] = 1.0;
+  Location loc = node.getLoc();
+  Type element = type.getElementType();
+  Value weights =
+      denseFloatConstant(rewriter, loc, filterShape, element, filter);
+  SmallVector<int64_t> result = {type.getDimSize(0), channels};
+  result.append(image->begin(), image->end());
+  auto resultType = RankedTensorType::get(result, element);
+  if (!canReplaceWithType(node, resultType))
+    return fail(node, rewriter, "result type differs from ONNX's");
+  auto adjoint = rewriter.create<ConvGradInputOp>(
+      loc, resultType, reshapeTo(node, rewriter, node.input(0), blocksShape),
+      weights, rewriter.getDenseI64ArrayAttr(*strides),
+      rewriter.getDenseI64ArrayAttr(*pads),
+      rewriter.getDenseI64ArrayAttr(*dilations),
+      rewriter.getI64IntegerAttr(channels), node.getOp().getDeviceAttr());
+  if (!verifiesQuietly(adjoint)) {
+    rewriter.eraseOp(adjoint);
+    return fail(node, rewriter, "the hps op would not verify");
+  }
+  return replaceNodeWithCompatible(node, adjoint, rewriter);
+}
+
 } // namespace
 
 void populateConvolutionPatterns(RewritePatternSet &patterns) {
@@ -156,6 +230,8 @@ void populateConvolutionPatterns(RewritePatternSet &patterns) {
                  legalizeConvTranspose);
   addONNXPattern(patterns, "ConvTranspose", 11, kMaxOpset, kConvTransposeAttrs,
                  legalizeConvTranspose);
+  addONNXPattern(patterns, "Col2Im", 18, kMaxOpset,
+                 {"dilations", "pads", "strides"}, legalizeCol2Im);
 }
 
 } // namespace heterps::hps

@@ -353,7 +353,8 @@ LogicalResult legalizeConcat(ONNXNode node, PatternRewriter &rewriter) {
 
 /// Split: sizes from the `split` attribute (before 13) or the optional
 /// constant input (13+); absent (or empty) means equal parts, one per
-/// output, which must divide the axis.
+/// output, which must divide the axis. From 18, num_outputs instead asks
+/// for chunks of ceil(extent / num_outputs), the last one smaller.
 LogicalResult legalizeSplit(ONNXNode node, PatternRewriter &rewriter) {
   auto shape = rankedShape(node.input(0));
   if (!shape)
@@ -368,6 +369,21 @@ LogicalResult legalizeSplit(ONNXNode node, PatternRewriter &rewriter) {
   } else if (Value split = node.input(1)) {
     if (!(sizes = getConstantInts(split)))
       return fail(node, rewriter, "split not constant");
+  }
+  if (node.getOpset() >= 18 && node.hasAttr("num_outputs")) {
+    int64_t extent = (*shape)[*axis];
+    int64_t count = node.getInt("num_outputs", 0);
+    if (sizes)
+      return fail(node, rewriter, "both split and num_outputs are given");
+    if (count != static_cast<int64_t>(outputs))
+      return fail(node, rewriter, "num_outputs differs from the outputs");
+    if (extent == ShapedType::kDynamic)
+      return fail(node, rewriter, "the split axis is not static");
+    int64_t chunk = (extent + count - 1) / count;
+    if (extent - chunk * (count - 1) < 0)
+      return fail(node, rewriter, "num_outputs leaves an empty tail");
+    sizes = SmallVector<int64_t>(outputs, chunk);
+    sizes->back() = extent - chunk * (count - 1);
   }
   if (!sizes || sizes->empty()) {
     int64_t extent = (*shape)[*axis];
@@ -436,7 +452,9 @@ FailureOr<TypedAttr> padValueInput(ONNXNode node, Type element) {
 }
 
 /// Pad: pads/mode/value attributes before 11; pads and the optional
-/// constant_value as constant inputs from 11. Negative pads crop.
+/// constant_value as constant inputs from 11, and from 18 an optional
+/// constant axes input naming the axes pads covers (the others keep their
+/// extent). Negative pads crop.
 LogicalResult legalizePad(ONNXNode node, PatternRewriter &rewriter) {
   auto inputType = dyn_cast<ShapedType>(node.input(0).getType());
   if (!inputType)
@@ -453,6 +471,27 @@ LogicalResult legalizePad(ONNXNode node, PatternRewriter &rewriter) {
   }
   if (!pads)
     return fail(node, rewriter, "pads missing or not constant");
+  if (Value axesInput = node.getOpset() >= 18 ? node.input(3) : Value()) {
+    std::optional<SmallVector<int64_t>> axes = getConstantInts(axesInput);
+    if (!axes)
+      return fail(node, rewriter, "axes not constant");
+    if (!inputType.hasRank())
+      return fail(node, rewriter, "unranked input");
+    int64_t rank = inputType.getRank(), count = axes->size();
+    if (static_cast<int64_t>(pads->size()) != 2 * count)
+      return fail(node, rewriter, "pads needs two values per axis");
+    SmallVector<int64_t> full(2 * rank, 0);
+    SmallVector<bool> seen(rank, false);
+    for (auto [i, axis] : llvm::enumerate(*axes)) {
+      if (axis < -rank || axis >= rank || seen[(axis + rank) % rank])
+        return fail(node, rewriter, "axes out of range or repeated");
+      int64_t a = (axis + rank) % rank;
+      seen[a] = true;
+      full[a] = (*pads)[i];
+      full[rank + a] = (*pads)[count + i];
+    }
+    pads = std::move(full);
+  }
   if (failed(value))
     return fail(node, rewriter, "constant_value not a constant scalar");
   std::optional<PadMode> mode =
@@ -462,6 +501,40 @@ LogicalResult legalizePad(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeChecked<PadOp>(
       node, rewriter, node.input(0), rewriter.getDenseI64ArrayAttr(*pads),
       PadModeAttr::get(rewriter.getContext(), *mode), *value, DeviceAttr());
+}
+
+/// CenterCropPad (18): each axis in `axes` (default all) cropped or
+/// zero-padded to the constant `shape`, centred; an odd difference puts the
+/// extra element at the end. One hps.pad (negative pads crop).
+LogicalResult legalizeCenterCropPad(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || !type.hasStaticShape())
+    return fail(node, rewriter, "needs a static input shape");
+  int64_t rank = type.getRank();
+  std::optional<SmallVector<int64_t>> shape = getConstantInts(node.input(1));
+  if (!shape)
+    return fail(node, rewriter, "shape not constant");
+  SmallVector<int64_t> axes = node.getInts("axes").value_or(
+      llvm::to_vector(llvm::seq<int64_t>(0, rank)));
+  if (axes.size() != shape->size())
+    return fail(node, rewriter, "shape needs one extent per axis");
+  SmallVector<int64_t> pads(2 * rank, 0);
+  SmallVector<bool> seen(rank, false);
+  for (auto [axis, target] : llvm::zip(axes, *shape)) {
+    if (axis < -rank || axis >= rank || seen[(axis + rank) % rank] ||
+        target < 0)
+      return fail(node, rewriter, "axes out of range or repeated");
+    int64_t a = (axis + rank) % rank;
+    seen[a] = true;
+    int64_t difference = target - type.getDimSize(a);
+    int64_t begin = (difference < 0 ? -difference : difference) / 2;
+    pads[a] = difference < 0 ? -begin : begin;
+    pads[rank + a] = difference - pads[a];
+  }
+  return replaceNodeChecked<PadOp>(
+      node, rewriter, node.input(0), rewriter.getDenseI64ArrayAttr(pads),
+      PadModeAttr::get(rewriter.getContext(), PadMode::Constant),
+      makeScalarAttr(type.getElementType(), 0), DeviceAttr());
 }
 
 /// Gather on a 2-D weight along axis 0 with integer ids is a sparse
@@ -499,7 +572,9 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "Split", kMinOpset, 10, {"axis", "split"},
                  legalizeSplit);
   addONNXPattern(patterns, "Split", 11, 12, {"axis", "split"}, legalizeSplit);
-  addONNXPattern(patterns, "Split", 13, kMaxOpset, {"axis"}, legalizeSplit);
+  addONNXPattern(patterns, "Split", 13, 17, {"axis"}, legalizeSplit);
+  addONNXPattern(patterns, "Split", 18, kMaxOpset, {"axis", "num_outputs"},
+                 legalizeSplit);
   addONNXPattern(patterns, "Slice", kMinOpset, 9, {"axes", "ends", "starts"},
                  legalizeSlice);
   addONNXPattern(patterns, "Slice", 10, 10, {}, legalizeSlice);
@@ -523,7 +598,10 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
                  legalizeBlockShuffle);
   addONNXPattern(patterns, "Pad", kMinOpset, 10, {"mode", "pads", "value"},
                  legalizePad);
-  addONNXPattern(patterns, "Pad", 11, kMaxOpset, {"mode"}, legalizePad);
+  addONNXPattern(patterns, "Pad", 11, 17, {"mode"}, legalizePad);
+  addONNXPattern(patterns, "Pad", 18, kMaxOpset, {"mode"}, legalizePad);
+  addONNXPattern(patterns, "CenterCropPad", 18, kMaxOpset, {"axes"},
+                 legalizeCenterCropPad);
   addONNXPattern(patterns, "Gather", kMinOpset, 10, {"axis"}, legalizeGather);
   addONNXPattern(patterns, "Gather", 11, kMaxOpset, {"axis"}, legalizeGather);
 }

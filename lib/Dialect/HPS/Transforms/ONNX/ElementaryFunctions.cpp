@@ -1,4 +1,4 @@
-//===- ElementaryFunctions.cpp - Tan, hyperbolic and inverse hyperbolic ---===//
+//===- ElementaryFunctions.cpp - Tan, hyperbolic functions, Mish ---------===//
 //
 // Elementary functions without a kernel of their own, composed from exp,
 // log, sqrt, sin and cos, which have kernels on every device and gradient
@@ -108,6 +108,11 @@ void populateElementaryFunctionPatterns(RewritePatternSet &patterns) {
     Value ratio = c.binary<DivOp>(numerator, denominator);
     Value log = c.unary<LogOp>(ratio);
     return c.binary<MulOp>(log, c.scalar(0.5));
+  });
+  // Mish (18): x * tanh(softplus(x)).
+  addComposition(patterns, "Mish", 18, [](Composer &c, Value x) {
+    Value softplus = c.unary<SoftplusOp>(x);
+    return c.binary<MulOp>(x, c.unary<TanhOp>(softplus));
   });
 }
 

@@ -250,6 +250,24 @@ LogicalResult legalizeMeanVarianceNorm(ONNXNode node,
       rewriter);
 }
 
+/// layer_norm with unit scale, no bias and the node's epsilon over the last
+/// axis of X viewed as `rows` ([N, groups, members]): each (sample, group)
+/// normalized with its population variance.
+Value normalizeRows(ONNXNode node, PatternRewriter &rewriter,
+                    ArrayRef<int64_t> rows) {
+  Location loc = node.getLoc();
+  Type element = cast<ShapedType>(node.input(0).getType()).getElementType();
+  auto onesType = RankedTensorType::get({rows.back()}, element);
+  Value ones = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(onesType, rewriter.getFloatAttr(element, 1)));
+  return rewriter.create<LayerNormOp>(
+      loc, RankedTensorType::get(rows, element),
+      reshapeTo(node, rewriter, node.input(0), rows), ones, Value(),
+      rewriter.getI64IntegerAttr(2),
+      rewriter.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)),
+      node.getOp().getDeviceAttr());
+}
+
 /// InstanceNormalization (6-17): each (sample, channel) normalized over its
 /// spatial extent with the population variance, then scaled and shifted per
 /// channel. That is a layer_norm over the flattened spatial axis of a
@@ -271,16 +289,8 @@ LogicalResult legalizeInstanceNorm(ONNXNode node, PatternRewriter &rewriter) {
   }
   Location loc = node.getLoc();
   DeviceAttr device = node.getOp().getDeviceAttr();
-  Type element = type.getElementType();
-  SmallVector<int64_t> rows = {shape[0], channels, spatial};
-  auto rowsType = RankedTensorType::get(rows, element);
-  auto onesType = RankedTensorType::get({spatial}, element);
-  Value ones = rewriter.create<ConstantOp>(
-      loc, DenseElementsAttr::get(onesType, rewriter.getFloatAttr(element, 1)));
-  Value normalized = rewriter.create<LayerNormOp>(
-      loc, rowsType, reshapeTo(node, rewriter, node.input(0), rows), ones,
-      Value(), rewriter.getI64IntegerAttr(2),
-      rewriter.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)), device);
+  Value normalized =
+      normalizeRows(node, rewriter, {shape[0], channels, spatial});
   SmallVector<int64_t> perChannel(shape.size() - 1, 1);
   perChannel[0] = channels;
   Value scaled = rewriter.create<MulOp>(
@@ -290,6 +300,44 @@ LogicalResult legalizeInstanceNorm(ONNXNode node, PatternRewriter &rewriter) {
       loc, type, scaled, reshapeTo(node, rewriter, node.input(2), perChannel),
       device);
   return replaceNodeWithCompatible(node, shifted, rewriter);
+}
+
+/// GroupNormalization (18) on a static [N, C, spatial...]: the C channels
+/// fall into num_groups groups of C / num_groups, each (sample, group)
+/// normalized over its channels and spatial extent with the population
+/// variance, then scaled and shifted per group (opset 18's scale and bias
+/// are [num_groups]; opset 21 made them per channel). As InstanceNorm:
+/// layer_norm over the last axis of a [N, G, C / G * spatial] view, times
+/// scale [G, 1] plus bias [G, 1], back to X's shape.
+LogicalResult legalizeGroupNorm(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || type.getRank() < 2 || !type.hasStaticShape())
+    return fail(node, rewriter, "needs a static [N, C, spatial...] input");
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t groups = node.getInt("num_groups", 0);
+  if (groups < 1 || shape[1] % groups != 0)
+    return fail(node, rewriter, "num_groups must divide the channels");
+  for (unsigned i = 1; i < 3; ++i) {
+    auto param = rankedShape(node.input(i));
+    if (!param || param->size() != 1 || (*param)[0] != groups)
+      return fail(node, rewriter, "scale and bias must be [num_groups]");
+  }
+  int64_t members = shape[1] / groups;
+  for (int64_t extent : shape.drop_front(2))
+    members *= extent;
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Value normalized = normalizeRows(node, rewriter, {shape[0], groups, members});
+  auto rowsType = cast<RankedTensorType>(normalized.getType());
+  SmallVector<int64_t> perGroup = {groups, 1};
+  Value scaled = rewriter.create<MulOp>(
+      loc, rowsType, normalized,
+      reshapeTo(node, rewriter, node.input(1), perGroup), device);
+  Value shifted = rewriter.create<AddOp>(
+      loc, rowsType, scaled, reshapeTo(node, rewriter, node.input(2), perGroup),
+      device);
+  return replaceNodeWithCompatible(
+      node, reshapeTo(node, rewriter, shifted, shape), rewriter);
 }
 
 /// LRN (1-17) on a static [N, C, ...]: x * (bias + alpha / size *
@@ -417,6 +465,8 @@ void populateNormalizationPatterns(RewritePatternSet &patterns) {
                  legalizeBatchNorm);
   addONNXPattern(patterns, "InstanceNormalization", kMinOpset, kMaxOpset,
                  {"epsilon"}, legalizeInstanceNorm);
+  addONNXPattern(patterns, "GroupNormalization", 18, kMaxOpset,
+                 {"epsilon", "num_groups"}, legalizeGroupNorm);
   addONNXPattern(patterns, "MeanVarianceNormalization", 9, kMaxOpset, {"axes"},
                  legalizeMeanVarianceNorm);
   addONNXPattern(patterns, "LRN", kMinOpset, kMaxOpset,

@@ -2,8 +2,9 @@
 //
 // Every Reduce* op takes `axes` as an attribute through opset 17, except
 // ReduceSum, which made it an optional input in opset 13 (together with
-// noop_with_empty_axes). Versions 11 (negative axes) and 12/13 (more element
-// types) change nothing a valid model can express differently.
+// noop_with_empty_axes); the others followed in opset 18. Versions 11 (negative
+// axes) and 12/13 (more element types) change nothing a valid model can express
+// differently.
 //
 //===----------------------------------------------------------------------===//
 
@@ -388,11 +389,16 @@ void populateReductionPatterns(RewritePatternSet &patterns) {
       {"ReduceLogSum", ReduceKind::LogSum},
       {"ReduceLogSumExp", ReduceKind::LogSumExp},
       {"ReduceSumSquare", ReduceKind::SumSquare}};
-  for (auto [name, kind] : attrAxesKinds)
-    addONNXPattern(patterns, name, kMinOpset, kMaxOpset,
+  for (auto [name, kind] : attrAxesKinds) {
+    addONNXPattern(patterns, name, kMinOpset, 17,
                    [kind = kind](ONNXNode node, PatternRewriter &rewriter) {
                      return legalizeAttrAxes(node, rewriter, kind);
                    });
+    addONNXPattern(patterns, name, 18, kMaxOpset,
+                   [kind = kind](ONNXNode node, PatternRewriter &rewriter) {
+                     return legalizeInputAxes(node, rewriter, kind);
+                   });
+  }
   addONNXPattern(patterns, "ReduceSum", kMinOpset, 12,
                  [](ONNXNode node, PatternRewriter &rewriter) {
                    return legalizeAttrAxes(node, rewriter, ReduceKind::Sum);

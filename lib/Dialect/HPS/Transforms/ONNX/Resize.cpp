@@ -1,4 +1,4 @@
-//===- Resize.cpp - Resize (10-17) and Upsample (7-9) ---------------------===//
+//===- Resize.cpp - Resize (10-18) and Upsample (7-9) ---------------------===//
 //
 // Resize is separable, so it becomes one step per resized axis over the
 // taps of ResizeTaps.h, with no kernel of its own (and the gradient rules of
@@ -13,7 +13,8 @@
 //   2 or 4, and an inf or NaN spreads along its whole line; both are the
 //   price of reusing the matmul kernels. Extrapolated positions get
 //   extrapolation_value from a constant added afterwards.
-// Scales must be constant; sizes too, where given.
+// Scales must be constant; sizes too, where given. Resize-18's axes,
+// keep_aspect_ratio_policy and antialias (wider taps) fit the same scheme.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +23,8 @@
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
 #include "llvm/ADT/Sequence.h"
+
+#include <limits>
 
 using namespace mlir;
 
@@ -164,6 +167,26 @@ LogicalResult legalizeResize(ONNXNode node, PatternRewriter &rewriter) {
     options.excludeOutside = *exclude;
     extrapolation = node.getFloat("extrapolation_value", 0.0f);
   }
+  std::optional<bool> antialias = getFlag(node, "antialias");
+  if (!antialias)
+    return fail(node, rewriter, "antialias must be 0 or 1");
+  options.antialias = *antialias;
+  // Resize-18: scales, sizes and roi may cover only the listed axes.
+  SmallVector<int64_t> axesListed =
+      llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (std::optional<SmallVector<int64_t>> given = node.getInts("axes")) {
+    SmallVector<bool> seen(rank, false);
+    axesListed.clear();
+    for (int64_t axis : *given) {
+      if (axis < -rank || axis >= rank || seen[(axis + rank) % rank])
+        return fail(node, rewriter, "axes out of range or repeated");
+      seen[(axis + rank) % rank] = true;
+      axesListed.push_back((axis + rank) % rank);
+    }
+  }
+  std::string policy = node.getString("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    return fail(node, rewriter, "unknown keep_aspect_ratio_policy");
 
   // Scales: an attribute (Upsample-7), input 1 (Upsample-9, Resize-10) or
   // input 2; else sizes, input 3 (Resize-11+).
@@ -181,27 +204,61 @@ LogicalResult legalizeResize(ONNXNode node, PatternRewriter &rewriter) {
     if (!scales && isPresent(node, 3))
       sizes = getConstantInts(node.input(3));
   }
+  size_t listed = axesListed.size();
   if (sizes) {
-    if (sizes->size() != static_cast<size_t>(rank) ||
+    if (sizes->size() != listed ||
         llvm::any_of(*sizes, [](int64_t s) { return s < 1; }))
       return fail(node, rewriter, "sizes must be positive, one per axis");
-    scales.emplace();
-    for (auto [size, extent] : llvm::zip(*sizes, type.getShape()))
-      scales->push_back(double(size) / double(extent));
+    SmallVector<int64_t> full(type.getShape());
+    scales.emplace(rank, 1.0);
+    if (policy == "stretch") {
+      for (auto [axis, size] : llvm::zip(axesListed, *sizes)) {
+        full[axis] = size;
+        (*scales)[axis] = double(size) / double(type.getDimSize(axis));
+      }
+    } else {
+      // One scale for the listed axes, in float as ONNX Runtime and shape
+      // inference compute it; extents round to nearest.
+      float scale =
+          policy == "not_larger" ? std::numeric_limits<float>::max() : 0.0f;
+      for (auto [axis, size] : llvm::zip(axesListed, *sizes)) {
+        float ratio = static_cast<float>(size) /
+                      static_cast<float>(type.getDimSize(axis));
+        scale = policy == "not_larger" ? std::min(scale, ratio)
+                                       : std::max(scale, ratio);
+      }
+      for (int64_t axis : axesListed) {
+        full[axis] = static_cast<int64_t>(
+            std::round(scale * static_cast<float>(type.getDimSize(axis))));
+        (*scales)[axis] = scale;
+      }
+    }
+    sizes = std::move(full);
   } else if (!scales) {
     return fail(node, rewriter, "scales (or sizes) are not constant");
-  } else if (scales->size() != static_cast<size_t>(rank)) {
+  } else if (scales->size() != listed) {
     return fail(node, rewriter, "scales must have one entry per axis");
+  } else if (listed != static_cast<size_t>(rank)) {
+    SmallVector<double> full(rank, 1.0);
+    for (auto [axis, scale] : llvm::zip(axesListed, *scales))
+      full[axis] = scale;
+    scales = std::move(full);
   }
 
   SmallVector<double> roi;
   if (options.transform == "tf_crop_and_resize") {
     std::optional<SmallVector<double>> values =
         isPresent(node, 1) ? constantFloats(node.input(1)) : std::nullopt;
-    if (!values || values->size() != static_cast<size_t>(2 * rank))
+    if (!values || values->size() != 2 * listed)
       return fail(node, rewriter,
-                  "tf_crop_and_resize needs a constant roi of 2 x rank");
-    roi = *values;
+                  "tf_crop_and_resize needs a constant roi of 2 x axes");
+    // Axes not listed keep the whole extent: [0, 1].
+    roi.assign(rank, 0.0);
+    roi.append(rank, 1.0);
+    for (auto [i, axis] : llvm::enumerate(axesListed)) {
+      roi[axis] = (*values)[i];
+      roi[rank + axis] = (*values)[listed + i];
+    }
   }
 
   SmallVector<ResizeAxisTaps> axes;
@@ -292,10 +349,15 @@ void populateResizePatterns(RewritePatternSet &patterns) {
                  legalizeResize);
   addONNXPattern(patterns, "Upsample", 9, 9, {"mode"}, legalizeResize);
   addONNXPattern(patterns, "Resize", 10, 10, {"mode"}, legalizeResize);
-  addONNXPattern(patterns, "Resize", 11, kMaxOpset,
+  addONNXPattern(patterns, "Resize", 11, 17,
                  {"coordinate_transformation_mode", "cubic_coeff_a",
                   "exclude_outside", "extrapolation_value", "mode",
                   "nearest_mode"},
+                 legalizeResize);
+  addONNXPattern(patterns, "Resize", 18, kMaxOpset,
+                 {"antialias", "axes", "coordinate_transformation_mode",
+                  "cubic_coeff_a", "exclude_outside", "extrapolation_value",
+                  "keep_aspect_ratio_policy", "mode", "nearest_mode"},
                  legalizeResize);
 }
 

@@ -4,8 +4,8 @@
 // term by term: the source coordinate of each output position, its floor and
 // ratio (1, not 0, at an exact integer, so the left neighbour is preferred),
 // 2 or 4 neighbours around it with edge replication, and exclude_outside's
-// renormalization. pytorch_half_pixel maps a 1-long output to 0 as the spec
-// text and ONNX Runtime do.
+// renormalization, and Resize-18's antialiasing filters. pytorch_half_pixel
+// maps a 1-long output to 0 as the spec text and ONNX Runtime do.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,6 +95,37 @@ std::vector<double> cubicCoefficients(double ratio, double a) {
   return {far(ratio + 1), near(ratio), near(1 - ratio), far(2 - ratio)};
 }
 
+/// Antialiased linear or cubic taps when shrinking by `scale` < 1: the
+/// filter (triangle of radius 1, or Keys' cubic of radius 2) stretched by
+/// 1 / scale, at the neighbours floor + start ... floor + 1 - start around
+/// the source point, normalized to sum 1 (the reference's
+/// _linear_coeffs_antialias and _cubic_coeffs_antialias).
+std::vector<ResizeTap> antialiasedTaps(ResizeMode mode, int64_t floor,
+                                       double ratio, double scale, double a) {
+  double radius = mode == ResizeMode::Linear ? 1.0 : 2.0;
+  auto filter = [&](double x) {
+    x = std::abs(x);
+    if (mode == ResizeMode::Linear)
+      return std::max(0.0, 1 - x);
+    if (x <= 1)
+      return ((a + 2) * x - (a + 3)) * x * x + 1;
+    if (x < 2)
+      return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a;
+    return 0.0;
+  };
+  int64_t start = static_cast<int64_t>(std::floor(-radius / scale)) + 1;
+  std::vector<ResizeTap> taps;
+  double sum = 0;
+  for (int64_t i = start; i < 2 - start; ++i) {
+    double weight = filter(scale * (static_cast<double>(i) - ratio));
+    taps.push_back({floor + i, weight});
+    sum += weight;
+  }
+  for (ResizeTap &tap : taps)
+    tap.weight /= sum;
+  return taps;
+}
+
 /// The index nearest_mode picks for a source coordinate with floor `floor`
 /// and fractional part `ratio` in (0, 1).
 llvm::Expected<int64_t> nearestIndex(const std::string &mode, int64_t floor,
@@ -141,29 +172,34 @@ llvm::Expected<ResizeAxisTaps> computeResizeTaps(const ResizeAxis &axis,
     double ratio = integral ? 1.0 : x - floorX;
 
     std::vector<ResizeTap> raw; // indices before edge replication
-    switch (options.mode) {
-    case ResizeMode::Nearest: {
-      int64_t index = floor + 1;
-      if (!integral) {
-        auto picked =
-            nearestIndex(options.nearestMode, floor, ratio, axis.scale);
-        if (!picked)
-          return picked.takeError();
-        index = *picked;
+    if (options.antialias && axis.scale < 1 &&
+        options.mode != ResizeMode::Nearest)
+      raw = antialiasedTaps(options.mode, floor, ratio, axis.scale,
+                            options.cubicCoeffA);
+    else
+      switch (options.mode) {
+      case ResizeMode::Nearest: {
+        int64_t index = floor + 1;
+        if (!integral) {
+          auto picked =
+              nearestIndex(options.nearestMode, floor, ratio, axis.scale);
+          if (!picked)
+            return picked.takeError();
+          index = *picked;
+        }
+        raw.push_back({index, 1.0});
+        break;
       }
-      raw.push_back({index, 1.0});
-      break;
-    }
-    case ResizeMode::Linear:
-      raw = {{floor, 1 - ratio}, {floor + 1, ratio}};
-      break;
-    case ResizeMode::Cubic: {
-      std::vector<double> c = cubicCoefficients(ratio, options.cubicCoeffA);
-      for (int k = 0; k < 4; ++k)
-        raw.push_back({floor - 1 + k, c[k]});
-      break;
-    }
-    }
+      case ResizeMode::Linear:
+        raw = {{floor, 1 - ratio}, {floor + 1, ratio}};
+        break;
+      case ResizeMode::Cubic: {
+        std::vector<double> c = cubicCoefficients(ratio, options.cubicCoeffA);
+        for (int k = 0; k < 4; ++k)
+          raw.push_back({floor - 1 + k, c[k]});
+        break;
+      }
+      }
     if (options.excludeOutside && options.mode != ResizeMode::Nearest) {
       double sum = 0;
       for (ResizeTap &tap : raw) {

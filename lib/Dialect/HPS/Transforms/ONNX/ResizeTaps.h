@@ -35,6 +35,9 @@ struct ResizeOptions {
   std::string nearestMode = "round_prefer_floor";
   double cubicCoeffA = -0.75;
   bool excludeOutside = false;
+  /// Resize-18: when shrinking, linear and cubic stretch their filter by
+  /// 1 / scale so that every input element contributes.
+  bool antialias = false;
 };
 
 /// One axis: its extents and the scale the coordinate transform divides by

@@ -1,0 +1,688 @@
+//===- Opset18Schemas.cpp - ONNX opset 18 op schemas ----------------------===//
+//
+// The ONNX library the importer links (Debian's 1.12) defines the default
+// domain up to opset 17. Exporters now write opset 18 (torch.onnx's dynamo
+// exporter does by default), so the schemas opset 18 added or changed are
+// registered here, as ONNX 1.13 defines them, and the domain's range is
+// raised to 18. An op opset 18 left alone keeps resolving to its older
+// schema, which is what opset 18 means by it. Where an op only gained an
+// input or attribute, the type constraints and, when the new feature does
+// not change the output shape, the inference function are borrowed from the
+// opset-17 schema so the two cannot drift.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Opset18Schemas.h"
+
+#include <onnx/defs/schema.h>
+#include <onnx/defs/shape_inference.h>
+#include <onnx/defs/tensor_proto_util.h>
+
+#include <cmath>
+#include <mutex>
+#include <optional>
+
+namespace heterps::import {
+namespace {
+
+using onnx::AttributeProto;
+using onnx::InferenceContext;
+using onnx::OpSchema;
+using onnx::TensorShapeProto;
+
+constexpr int kOpset = 18;
+
+OpSchema base(const char *name) {
+  OpSchema schema;
+  schema.SetName(name).SetDomain("").SinceVersion(kOpset);
+  return schema;
+}
+
+const OpSchema &previous(const char *name) {
+  const OpSchema *schema = onnx::OpSchemaRegistry::Schema(name, kOpset - 1, "");
+  if (!schema)
+    fail_schema(std::string("ONNX defines no opset-17 ") + name);
+  return *schema;
+}
+
+/// The allowed types of `param` in the opset-17 schema of `name`.
+std::vector<std::string> typesOf(const char *name, const char *param) {
+  for (const auto &constraint : previous(name).typeConstraintParams())
+    if (constraint.type_param_str == param)
+      return constraint.allowed_type_strs;
+  fail_schema(std::string("no type parameter ") + param + " in " + name);
+  return {};
+}
+
+/// An integer tensor input's values when known at inference time.
+std::optional<std::vector<int64_t>> intsInput(InferenceContext &ctx,
+                                              size_t index) {
+  if (ctx.getNumInputs() <= index || !ctx.getInputType(index))
+    return std::nullopt;
+  const onnx::TensorProto *tensor = ctx.getInputData(index);
+  if (!tensor)
+    return std::nullopt;
+  if (tensor->data_type() == onnx::TensorProto::INT64)
+    return onnx::ParseData<int64_t>(tensor);
+  if (tensor->data_type() == onnx::TensorProto::INT32) {
+    std::vector<int32_t> values = onnx::ParseData<int32_t>(tensor);
+    return std::vector<int64_t>(values.begin(), values.end());
+  }
+  return std::nullopt;
+}
+
+bool hasInput(InferenceContext &ctx, size_t index) {
+  return ctx.getNumInputs() > index && ctx.getInputType(index);
+}
+
+/// Axes in [-rank, rank) mapped to [0, rank); fails on others and repeats.
+std::vector<int64_t> normalizeAxes(const std::vector<int64_t> &axes,
+                                   int64_t rank, const char *what) {
+  std::vector<int64_t> result;
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank)
+      fail_shape_inference(what, " axis ", axis, " is out of range for rank ",
+                           rank);
+    int64_t normalized = axis < 0 ? axis + rank : axis;
+    if (std::find(result.begin(), result.end(), normalized) != result.end())
+      fail_shape_inference(what, " names axis ", axis, " twice");
+    result.push_back(normalized);
+  }
+  return result;
+}
+
+/// The axes attribute, normalized; every axis when it is absent.
+std::vector<int64_t> axesAttribute(InferenceContext &ctx, int64_t rank,
+                                   const char *what) {
+  std::vector<int64_t> axes;
+  if (onnx::getRepeatedAttribute(ctx, "axes", axes))
+    return normalizeAxes(axes, rank, what);
+  for (int64_t i = 0; i < rank; ++i)
+    axes.push_back(i);
+  return axes;
+}
+
+/// The input's shape with every extent unknown: the rank is all that is
+/// known when operands the shape depends on are not constants.
+void setRankOnly(InferenceContext &ctx, size_t output, int64_t rank) {
+  TensorShapeProto *shape = onnx::getOutputShape(ctx, output);
+  for (int64_t i = 0; i < rank; ++i)
+    shape->add_dim();
+}
+
+//===----------------------------------------------------------------------===//
+// Reduce*: axes became an optional input, as ReduceSum's did in opset 13.
+//===----------------------------------------------------------------------===//
+
+OpSchema reduce(const char *name) {
+  OpSchema schema = base(name);
+  schema.Input(0, "data", "", "T")
+      .Input(1, "axes", "", "tensor(int64)", OpSchema::Optional)
+      .Output(0, "reduced", "", "T")
+      .Attr("keepdims", "", AttributeProto::INT, int64_t(1))
+      .Attr("noop_with_empty_axes", "", AttributeProto::INT, int64_t(0))
+      .TypeConstraint("T", typesOf(name, "T"), "")
+      // ReduceSum-13's rule reads the same inputs and attributes.
+      .TypeAndShapeInferenceFunction(
+          previous("ReduceSum").GetTypeAndShapeInferenceFunction());
+  return schema;
+}
+
+//===----------------------------------------------------------------------===//
+// Pad: an optional axes input says which axes pads covers.
+//===----------------------------------------------------------------------===//
+
+void inferPad(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const TensorShapeProto &input = onnx::getInputShape(ctx, 0);
+  int64_t rank = input.dim_size();
+  std::optional<std::vector<int64_t>> pads = intsInput(ctx, 1);
+  std::vector<int64_t> axes;
+  if (hasInput(ctx, 3)) {
+    std::optional<std::vector<int64_t>> given = intsInput(ctx, 3);
+    if (!given || !pads)
+      return setRankOnly(ctx, 0, rank);
+    axes = normalizeAxes(*given, rank, "Pad's");
+  } else {
+    for (int64_t i = 0; i < rank; ++i)
+      axes.push_back(i);
+  }
+  if (!pads)
+    return setRankOnly(ctx, 0, rank);
+  int64_t count = static_cast<int64_t>(axes.size());
+  if (static_cast<int64_t>(pads->size()) != 2 * count)
+    fail_shape_inference("Pad's pads has ", pads->size(),
+                         " values; it needs 2 per padded axis (", 2 * count,
+                         ")");
+  TensorShapeProto *output = onnx::getOutputShape(ctx, 0);
+  for (int64_t i = 0; i < rank; ++i)
+    *output->add_dim() = input.dim(static_cast<int>(i));
+  for (int64_t i = 0; i < count; ++i) {
+    auto *dim = output->mutable_dim(static_cast<int>(axes[i]));
+    if (!dim->has_dim_value())
+      continue;
+    int64_t extent = dim->dim_value() + (*pads)[i] + (*pads)[i + count];
+    if (extent < 0)
+      fail_shape_inference("Pad would give axis ", axes[i], " extent ", extent);
+    dim->clear_dim_param();
+    dim->set_dim_value(extent);
+  }
+}
+
+OpSchema pad() {
+  OpSchema schema = base("Pad");
+  schema.Input(0, "data", "", "T")
+      .Input(1, "pads", "", "tensor(int64)")
+      .Input(2, "constant_value", "", "T", OpSchema::Optional)
+      .Input(3, "axes", "", "Tind", OpSchema::Optional)
+      .Output(0, "output", "", "T")
+      .Attr("mode", "", AttributeProto::STRING, std::string("constant"))
+      .TypeConstraint("T", typesOf("Pad", "T"), "")
+      .TypeConstraint("Tind", {"tensor(int32)", "tensor(int64)"}, "")
+      .TypeAndShapeInferenceFunction(inferPad);
+  return schema;
+}
+
+//===----------------------------------------------------------------------===//
+// Split: num_outputs splits into chunks of ceil(extent / num_outputs), the
+// last one smaller.
+//===----------------------------------------------------------------------===//
+
+void inferSplit(InferenceContext &ctx) {
+  size_t outputs = ctx.getNumOutputs();
+  for (size_t i = 0; i < outputs; ++i)
+    onnx::propagateElemTypeFromInputToOutput(ctx, 0, i);
+  bool hasSplit = hasInput(ctx, 1);
+  const AttributeProto *numOutputs = ctx.getAttribute("num_outputs");
+  if (hasSplit && numOutputs)
+    fail_shape_inference("Split takes the split input or the num_outputs "
+                         "attribute, not both");
+  if (!hasSplit && !numOutputs)
+    fail_shape_inference("Split needs the split input or the num_outputs "
+                         "attribute");
+  if (numOutputs && numOutputs->i() != static_cast<int64_t>(outputs))
+    fail_shape_inference("Split's num_outputs is ", numOutputs->i(),
+                         " but the node has ", outputs, " outputs");
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const TensorShapeProto &input = onnx::getInputShape(ctx, 0);
+  int64_t rank = input.dim_size();
+  int64_t axis = onnx::getAttribute(ctx, "axis", 0);
+  axis = normalizeAxes({axis}, rank, "Split's")[0];
+  std::vector<int64_t> sizes;
+  const auto &dim = input.dim(static_cast<int>(axis));
+  if (hasSplit) {
+    std::optional<std::vector<int64_t>> split = intsInput(ctx, 1);
+    if (split) {
+      sizes = *split;
+      if (sizes.size() != outputs)
+        fail_shape_inference("Split's split has ", sizes.size(), " sizes for ",
+                             outputs, " outputs");
+    }
+  } else if (dim.has_dim_value()) {
+    int64_t extent = dim.dim_value();
+    int64_t chunk = (extent + static_cast<int64_t>(outputs) - 1) /
+                    static_cast<int64_t>(outputs);
+    for (size_t i = 0; i + 1 < outputs; ++i)
+      sizes.push_back(chunk);
+    sizes.push_back(extent - chunk * static_cast<int64_t>(outputs - 1));
+    if (sizes.back() < 0)
+      fail_shape_inference("Split cannot cut extent ", extent, " into ",
+                           outputs, " chunks of ", chunk);
+  }
+  if (!sizes.empty() && dim.has_dim_value()) {
+    int64_t total = 0;
+    for (int64_t size : sizes)
+      total += size;
+    if (total != dim.dim_value())
+      fail_shape_inference("Split's sizes add up to ", total,
+                           " but the axis has extent ", dim.dim_value());
+  }
+  for (size_t i = 0; i < outputs; ++i) {
+    TensorShapeProto *output = onnx::getOutputShape(ctx, i);
+    for (int64_t d = 0; d < rank; ++d) {
+      auto *out = output->add_dim();
+      if (d != axis)
+        *out = input.dim(static_cast<int>(d));
+      else if (!sizes.empty())
+        out->set_dim_value(sizes[i]);
+    }
+  }
+}
+
+OpSchema split() {
+  OpSchema schema = base("Split");
+  schema.Input(0, "input", "", "T")
+      .Input(1, "split", "", "tensor(int64)", OpSchema::Optional)
+      .Output(0, "outputs", "", "T", OpSchema::Variadic)
+      .Attr("axis", "", AttributeProto::INT, int64_t(0))
+      .Attr("num_outputs", "", AttributeProto::INT, false)
+      .TypeConstraint("T", typesOf("Split", "T"), "")
+      .TypeAndShapeInferenceFunction(inferSplit);
+  return schema;
+}
+
+//===----------------------------------------------------------------------===//
+// Resize: axes, keep_aspect_ratio_policy and antialias.
+//===----------------------------------------------------------------------===//
+
+void inferResize(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const TensorShapeProto &input = onnx::getInputShape(ctx, 0);
+  int64_t rank = input.dim_size();
+  std::vector<int64_t> axes = axesAttribute(ctx, rank, "Resize's");
+  std::string policy = onnx::getAttribute(ctx, "keep_aspect_ratio_policy",
+                                          std::string("stretch"));
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    fail_shape_inference("Resize's keep_aspect_ratio_policy '", policy,
+                         "' is not stretch, not_larger or not_smaller");
+
+  bool hasScales = false;
+  std::vector<float> scales;
+  if (hasInput(ctx, 2)) {
+    const onnx::TensorProto *data = ctx.getInputData(2);
+    if (data && data->data_type() == onnx::TensorProto::FLOAT) {
+      scales = onnx::ParseData<float>(data);
+      hasScales = !scales.empty();
+    } else if (!data && (!onnx::hasInputShape(ctx, 2) ||
+                         onnx::getInputShape(ctx, 2).dim_size() != 1 ||
+                         !onnx::getInputShape(ctx, 2).dim(0).has_dim_value() ||
+                         onnx::getInputShape(ctx, 2).dim(0).dim_value() != 0)) {
+      // Unknown scales (not an empty placeholder): only the rank is known.
+      return setRankOnly(ctx, 0, rank);
+    }
+  }
+  std::optional<std::vector<int64_t>> sizes;
+  if (!hasScales && hasInput(ctx, 3)) {
+    sizes = intsInput(ctx, 3);
+    if (!sizes)
+      return setRankOnly(ctx, 0, rank);
+  }
+  if (!hasScales && !sizes)
+    fail_shape_inference("Resize needs scales or sizes");
+  const std::vector<int64_t> *given = nullptr;
+  if (sizes)
+    given = &*sizes;
+  size_t count = sizes ? sizes->size() : scales.size();
+  if (count != axes.size())
+    fail_shape_inference("Resize's ", sizes ? "sizes" : "scales", " has ",
+                         count, " values for ", axes.size(), " axes");
+
+  TensorShapeProto *output = onnx::getOutputShape(ctx, 0);
+  for (int64_t i = 0; i < rank; ++i)
+    *output->add_dim() = input.dim(static_cast<int>(i));
+  auto extent = [&](size_t i) -> std::optional<int64_t> {
+    const auto &dim = input.dim(static_cast<int>(axes[i]));
+    if (dim.has_dim_value())
+      return dim.dim_value();
+    return std::nullopt;
+  };
+  std::vector<std::optional<int64_t>> results(count);
+  if (given && policy != "stretch") {
+    // One scale for every resized axis, the smallest (not_larger) or the
+    // largest (not_smaller) that sizes asks for.
+    std::optional<float> scale;
+    bool known = true;
+    for (size_t i = 0; i < count; ++i) {
+      std::optional<int64_t> in = extent(i);
+      if (!in) {
+        known = false;
+        break;
+      }
+      float ratio = static_cast<float>((*given)[i]) / static_cast<float>(*in);
+      if (!scale)
+        scale = ratio;
+      else
+        scale = policy == "not_larger" ? std::min(*scale, ratio)
+                                       : std::max(*scale, ratio);
+    }
+    if (known)
+      for (size_t i = 0; i < count; ++i)
+        results[i] = static_cast<int64_t>(
+            std::round(*scale * static_cast<float>(*extent(i))));
+  } else {
+    for (size_t i = 0; i < count; ++i) {
+      if (given)
+        results[i] = (*given)[i];
+      else if (std::optional<int64_t> in = extent(i))
+        results[i] = static_cast<int64_t>(
+            std::floor(static_cast<float>(*in) * scales[i]));
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    auto *dim = output->mutable_dim(static_cast<int>(axes[i]));
+    dim->Clear();
+    if (results[i])
+      dim->set_dim_value(*results[i]);
+  }
+}
+
+OpSchema resize() {
+  OpSchema schema = base("Resize");
+  schema.Input(0, "X", "", "T1")
+      .Input(1, "roi", "", "T2", OpSchema::Optional)
+      .Input(2, "scales", "", "tensor(float)", OpSchema::Optional)
+      .Input(3, "sizes", "", "tensor(int64)", OpSchema::Optional)
+      .Output(0, "Y", "", "T1")
+      .Attr("antialias", "", AttributeProto::INT, int64_t(0))
+      .Attr("axes", "", AttributeProto::INTS, false)
+      .Attr("coordinate_transformation_mode", "", AttributeProto::STRING,
+            std::string("half_pixel"))
+      .Attr("cubic_coeff_a", "", AttributeProto::FLOAT, -0.75f)
+      .Attr("exclude_outside", "", AttributeProto::INT, int64_t(0))
+      .Attr("extrapolation_value", "", AttributeProto::FLOAT, 0.0f)
+      .Attr("keep_aspect_ratio_policy", "", AttributeProto::STRING,
+            std::string("stretch"))
+      .Attr("mode", "", AttributeProto::STRING, std::string("nearest"))
+      .Attr("nearest_mode", "", AttributeProto::STRING,
+            std::string("round_prefer_floor"))
+      .TypeConstraint("T1", typesOf("Resize", "T1"), "")
+      .TypeConstraint("T2", typesOf("Resize", "T2"), "")
+      .TypeAndShapeInferenceFunction(inferResize);
+  return schema;
+}
+
+//===----------------------------------------------------------------------===//
+// ScatterElements, ScatterND: reduction may also be max or min.
+//===----------------------------------------------------------------------===//
+
+OpSchema scatter(const char *name, const char *indexType) {
+  OpSchema schema = base(name);
+  schema.Input(0, "data", "", "T")
+      .Input(1, "indices", "", indexType)
+      .Input(2, "updates", "", "T")
+      .Output(0, "output", "", "T")
+      .Attr("reduction", "", AttributeProto::STRING, std::string("none"))
+      .TypeConstraint("T", typesOf(name, "T"), "")
+      .TypeAndShapeInferenceFunction(
+          previous(name).GetTypeAndShapeInferenceFunction());
+  if (std::string(indexType) == "Tind")
+    schema.Attr("axis", "", AttributeProto::INT, int64_t(0))
+        .TypeConstraint("Tind", typesOf(name, "Tind"), "");
+  return schema;
+}
+
+//===----------------------------------------------------------------------===//
+// LpPool: ceil_mode and dilations.
+//===----------------------------------------------------------------------===//
+
+OpSchema lpPool() {
+  OpSchema schema = base("LpPool");
+  onnx::InferenceFunction older =
+      previous("LpPool").GetTypeAndShapeInferenceFunction();
+  schema.Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .Attr("auto_pad", "", AttributeProto::STRING, std::string("NOTSET"))
+      .Attr("ceil_mode", "", AttributeProto::INT, int64_t(0))
+      .Attr("dilations", "", AttributeProto::INTS, false)
+      .Attr("kernel_shape", "", AttributeProto::INTS, true)
+      .Attr("p", "", AttributeProto::INT, int64_t(2))
+      .Attr("pads", "", AttributeProto::INTS, false)
+      .Attr("strides", "", AttributeProto::INTS, false)
+      .TypeConstraint("T", typesOf("LpPool", "T"), "")
+      .TypeAndShapeInferenceFunction([older](InferenceContext &ctx) {
+        // Opset 17's rule holds where the new attributes keep their
+        // defaults; otherwise only the rank is inferred.
+        std::vector<int64_t> dilations;
+        bool dilated = onnx::getRepeatedAttribute(ctx, "dilations", dilations);
+        for (int64_t d : dilations)
+          dilated &= d != 1;
+        if (onnx::getAttribute(ctx, "ceil_mode", 0) == 0 && !dilated)
+          return older(ctx);
+        onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+        if (onnx::hasInputShape(ctx, 0))
+          setRankOnly(ctx, 0, onnx::getInputShape(ctx, 0).dim_size());
+      });
+  return schema;
+}
+
+//===----------------------------------------------------------------------===//
+// New ops.
+//===----------------------------------------------------------------------===//
+
+const std::vector<std::string> kIntegerTypes = {
+    "tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)",
+    "tensor(int8)",  "tensor(int16)",  "tensor(int32)",  "tensor(int64)"};
+
+OpSchema bitwiseBinary(const char *name) {
+  OpSchema schema = base(name);
+  schema.Input(0, "A", "", "T")
+      .Input(1, "B", "", "T")
+      .Output(0, "C", "", "T")
+      .TypeConstraint("T", kIntegerTypes, "")
+      .TypeAndShapeInferenceFunction([](InferenceContext &ctx) {
+        onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+        if (onnx::hasInputShape(ctx, 0) && onnx::hasInputShape(ctx, 1))
+          onnx::bidirectionalBroadcastShapeInference(
+              onnx::getInputShape(ctx, 0), onnx::getInputShape(ctx, 1),
+              *onnx::getOutputShape(ctx, 0));
+      });
+  return schema;
+}
+
+OpSchema bitwiseNot() {
+  OpSchema schema = base("BitwiseNot");
+  schema.Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .TypeConstraint("T", kIntegerTypes, "")
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  return schema;
+}
+
+OpSchema mish() {
+  OpSchema schema = base("Mish");
+  schema.Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .TypeConstraint(
+          "T", {"tensor(float16)", "tensor(float)", "tensor(double)"}, "")
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  return schema;
+}
+
+OpSchema groupNormalization() {
+  OpSchema schema = base("GroupNormalization");
+  schema.Input(0, "X", "", "T")
+      .Input(1, "scale", "", "T")
+      .Input(2, "bias", "", "T")
+      .Output(0, "Y", "", "T")
+      .Attr("epsilon", "", AttributeProto::FLOAT, 1e-5f)
+      .Attr("num_groups", "", AttributeProto::INT, true)
+      .TypeConstraint("T",
+                      {"tensor(float16)", "tensor(float)", "tensor(double)",
+                       "tensor(bfloat16)"},
+                      "")
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  return schema;
+}
+
+/// [N, C * prod(block_shape), L] -> [N, C, image_shape...].
+void inferCol2Im(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  std::optional<std::vector<int64_t>> image = intsInput(ctx, 1);
+  std::optional<std::vector<int64_t>> block = intsInput(ctx, 2);
+  int64_t spatial = -1;
+  if (image)
+    spatial = static_cast<int64_t>(image->size());
+  else if (onnx::hasInputShape(ctx, 1) &&
+           onnx::getInputShape(ctx, 1).dim_size() == 1 &&
+           onnx::getInputShape(ctx, 1).dim(0).has_dim_value())
+    spatial = onnx::getInputShape(ctx, 1).dim(0).dim_value();
+  if (image && block && image->size() != block->size())
+    fail_shape_inference("Col2Im's image_shape and block_shape differ in "
+                         "length");
+  for (const char *attr : {"dilations", "strides"}) {
+    std::vector<int64_t> values;
+    if (spatial >= 0 && onnx::getRepeatedAttribute(ctx, attr, values) &&
+        static_cast<int64_t>(values.size()) != spatial)
+      fail_shape_inference("Col2Im's ", attr, " needs ", spatial, " values");
+  }
+  std::vector<int64_t> pads;
+  if (spatial >= 0 && onnx::getRepeatedAttribute(ctx, "pads", pads) &&
+      static_cast<int64_t>(pads.size()) != 2 * spatial)
+    fail_shape_inference("Col2Im's pads needs ", 2 * spatial, " values");
+  if (spatial < 0)
+    return;
+  TensorShapeProto *output = onnx::getOutputShape(ctx, 0);
+  auto *batch = output->add_dim();
+  auto *channels = output->add_dim();
+  if (onnx::hasInputShape(ctx, 0)) {
+    const TensorShapeProto &input = onnx::getInputShape(ctx, 0);
+    if (input.dim_size() != 3)
+      fail_shape_inference("Col2Im's input must have rank 3");
+    *batch = input.dim(0);
+    if (block && input.dim(1).has_dim_value()) {
+      int64_t product = 1;
+      for (int64_t b : *block)
+        product *= b;
+      if (product <= 0 || input.dim(1).dim_value() % product != 0)
+        fail_shape_inference("Col2Im's input dim 1 (", input.dim(1).dim_value(),
+                             ") is not a multiple of the block size ", product);
+      channels->set_dim_value(input.dim(1).dim_value() / product);
+    }
+  }
+  for (int64_t i = 0; i < spatial; ++i) {
+    auto *dim = output->add_dim();
+    if (image)
+      dim->set_dim_value((*image)[i]);
+  }
+}
+
+OpSchema col2Im() {
+  OpSchema schema = base("Col2Im");
+  schema.Input(0, "input", "", "T")
+      .Input(1, "image_shape", "", "tensor(int64)")
+      .Input(2, "block_shape", "", "tensor(int64)")
+      .Output(0, "output", "", "T")
+      .Attr("dilations", "", AttributeProto::INTS, false)
+      .Attr("pads", "", AttributeProto::INTS, false)
+      .Attr("strides", "", AttributeProto::INTS, false)
+      .TypeConstraint("T", OpSchema::all_tensor_types_with_bfloat(), "")
+      .TypeAndShapeInferenceFunction(inferCol2Im);
+  return schema;
+}
+
+/// input_data with the axes `axes` names cropped or padded to `shape`.
+void inferCenterCropPad(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0))
+    return;
+  const TensorShapeProto &input = onnx::getInputShape(ctx, 0);
+  int64_t rank = input.dim_size();
+  std::vector<int64_t> axes = axesAttribute(ctx, rank, "CenterCropPad's");
+  std::optional<std::vector<int64_t>> shape = intsInput(ctx, 1);
+  if (!shape)
+    return setRankOnly(ctx, 0, rank);
+  if (shape->size() != axes.size())
+    fail_shape_inference("CenterCropPad's shape has ", shape->size(),
+                         " values for ", axes.size(), " axes");
+  TensorShapeProto *output = onnx::getOutputShape(ctx, 0);
+  for (int64_t i = 0; i < rank; ++i)
+    *output->add_dim() = input.dim(static_cast<int>(i));
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if ((*shape)[i] < 0)
+      fail_shape_inference("CenterCropPad's shape has negative extent ",
+                           (*shape)[i]);
+    auto *dim = output->mutable_dim(static_cast<int>(axes[i]));
+    dim->Clear();
+    dim->set_dim_value((*shape)[i]);
+  }
+}
+
+OpSchema centerCropPad() {
+  OpSchema schema = base("CenterCropPad");
+  schema.Input(0, "input_data", "", "T")
+      .Input(1, "shape", "", "Tind")
+      .Output(0, "output_data", "", "T")
+      .Attr("axes", "", AttributeProto::INTS, false)
+      .TypeConstraint("T", OpSchema::all_tensor_types_with_bfloat(), "")
+      .TypeConstraint("Tind", {"tensor(int32)", "tensor(int64)"}, "")
+      .TypeAndShapeInferenceFunction(inferCenterCropPad);
+  return schema;
+}
+
+/// Optional values: opset 18 lets OptionalHasElement and
+/// OptionalGetElement take a plain tensor too (or, for HasElement, no
+/// input).
+std::vector<std::string> optionalOrTensorTypes() {
+  std::vector<std::string> types;
+  for (const std::string &tensor : OpSchema::all_tensor_types()) {
+    types.push_back(tensor);
+    types.push_back("optional(" + tensor + ")");
+  }
+  return types;
+}
+
+OpSchema optionalHasElement() {
+  OpSchema schema = base("OptionalHasElement");
+  schema.Input(0, "input", "", "O", OpSchema::Optional)
+      .Output(0, "output", "", "B")
+      .TypeConstraint("O", optionalOrTensorTypes(), "")
+      .TypeConstraint("B", {"tensor(bool)"}, "")
+      .TypeAndShapeInferenceFunction([](InferenceContext &ctx) {
+        onnx::updateOutputElemType(ctx, 0, onnx::TensorProto::BOOL);
+        onnx::getOutputShape(ctx, 0); // a scalar
+      });
+  return schema;
+}
+
+OpSchema optionalGetElement() {
+  OpSchema schema = base("OptionalGetElement");
+  schema.Input(0, "input", "", "O")
+      .Output(0, "output", "", "V")
+      .TypeConstraint("O", optionalOrTensorTypes(), "")
+      .TypeConstraint("V", OpSchema::all_tensor_types(), "")
+      .TypeAndShapeInferenceFunction([](InferenceContext &ctx) {
+        const onnx::TypeProto *type = ctx.getInputType(0);
+        if (!type)
+          return;
+        if (type->has_optional_type())
+          *ctx.getOutputType(0) = type->optional_type().elem_type();
+        else
+          *ctx.getOutputType(0) = *type;
+      });
+  return schema;
+}
+
+} // namespace
+
+void registerOpset18Schemas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // The registry offers no way to widen a known domain: its maps are only
+    // handed out const, but the singleton itself is mutable.
+    auto &range = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
+    const_cast<std::unordered_map<std::string, std::pair<int, int>> &>(
+        range.Map())[onnx::ONNX_DOMAIN]
+        .second = kOpset;
+    const_cast<std::unordered_map<std::string, int> &>(
+        range.LastReleaseVersionMap())[onnx::ONNX_DOMAIN] = kOpset;
+    std::vector<OpSchema> schemas = {pad(),
+                                     split(),
+                                     resize(),
+                                     scatter("ScatterElements", "Tind"),
+                                     scatter("ScatterND", "tensor(int64)"),
+                                     lpPool(),
+                                     bitwiseBinary("BitwiseAnd"),
+                                     bitwiseBinary("BitwiseOr"),
+                                     bitwiseBinary("BitwiseXor"),
+                                     bitwiseNot(),
+                                     mish(),
+                                     groupNormalization(),
+                                     col2Im(),
+                                     centerCropPad(),
+                                     optionalHasElement(),
+                                     optionalGetElement()};
+    for (const char *name : {"ReduceL1", "ReduceL2", "ReduceLogSum",
+                             "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+                             "ReduceMin", "ReduceProd", "ReduceSumSquare"})
+      schemas.push_back(reduce(name));
+    for (OpSchema &schema : schemas)
+      onnx::RegisterSchema(std::move(schema));
+  });
+}
+
+} // namespace heterps::import

@@ -1,0 +1,226 @@
+#!/usr/bin/env python3
+"""Writes models of every op ONNX opset 18 added or changed (and a small
+net of ops it left alone) as backend-test cases: OUT/<case>/model.onnx and
+test_data_set_0/{input,output}_K.pb, the outputs computed by onnxruntime.
+node_suite_run.py then runs them through heterps compile + run.
+
+Operands that fix shapes or parameters (axes, pads, sizes, image_shape,
+...) are initializers, as exported models hold them; data inputs are
+seeded random values.
+
+Usage: opset18_cases.py OUT_DIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 18
+rng = np.random.default_rng(18)
+CASES = []
+
+
+def case(name, op, inputs, outputs, constants=None, attrs=None, nodes=None):
+    """inputs: [(name, array)] fed at run time; outputs: [(name, elem type,
+    rank)]; constants: {name: array} initializers; nodes: a node list in
+    place of the single `op` node."""
+    CASES.append((name, op, inputs, outputs, constants or {}, attrs or {}, nodes))
+
+
+def floats(*shape, low=-2.0, high=2.0):
+    return rng.uniform(low, high, shape).astype(np.float32)
+
+
+def i64(*values):
+    return np.array(values, dtype=np.int64)
+
+
+def write(out_dir, name, op, inputs, outputs, constants, attrs, nodes):
+    node_inputs = [n for n, _ in inputs] + list(constants)
+    if nodes is None:
+        order = attrs.pop("_order", None)
+        nodes = [helper.make_node(op, order or node_inputs, [o[0] for o in outputs], **attrs)]
+    graph = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), a.shape)
+         for n, a in inputs],
+        [helper.make_tensor_value_info(n, t, [None] * r) for n, t, r in outputs],
+        [numpy_helper.from_array(a, n) for n, a in constants.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as e:
+        # Newer ONNX deprecates GroupNormalization-18 (its per-group scale
+        # became per channel in opset 21); exported models still hold it.
+        if "deprecated" not in str(e):
+            raise
+    options = onnxruntime.SessionOptions()
+    options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = onnxruntime.InferenceSession(model.SerializeToString(), options,
+                                           providers=["CPUExecutionProvider"])
+    results = session.run(None, dict(inputs))
+    case_dir = os.path.join(out_dir, "test_opset18_" + name)
+    data_dir = os.path.join(case_dir, "test_data_set_0")
+    os.makedirs(data_dir, exist_ok=True)
+    onnx.save(model, os.path.join(case_dir, "model.onnx"))
+    for k, (n, a) in enumerate(inputs):
+        with open(os.path.join(data_dir, f"input_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+    for k, ((n, _, _), a) in enumerate(zip(outputs, results)):
+        with open(os.path.join(data_dir, f"output_{k}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(a, n).SerializeToString())
+
+
+F = TensorProto.FLOAT
+
+# Reduce*: axes is an optional input now.
+for op in ["ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+           "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"]:
+    positive = op == "ReduceLogSum"
+    x = floats(3, 4, 5, low=0.1 if positive else -2.0)
+    case(op.lower() + "_axes_keepdims", op, [("x", x)], [("y", F, 3)], {"axes": i64(1)})
+    case(op.lower() + "_two_axes", op, [("x", x)], [("y", F, 1)], {"axes": i64(-1, 0)},
+         {"keepdims": 0})
+    case(op.lower() + "_all_axes", op, [("x", x)], [("y", F, 3)])
+case("reducemean_noop_empty_axes", "ReduceMean", [("x", floats(2, 3))], [("y", F, 2)],
+     attrs={"noop_with_empty_axes": 1})
+
+# Pad: axes says which axes pads covers.
+x = floats(2, 3, 4, 5)
+case("pad_constant_axes", "Pad", [("x", x)], [("y", F, 4)],
+     {"pads": i64(1, 0, 2, 3), "value": np.array(1.5, np.float32), "axes": i64(1, -1)})
+case("pad_reflect_axes", "Pad", [("x", x)], [("y", F, 4)],
+     {"pads": i64(2, 1, 1, 2), "axes": i64(3, 2)}, {"mode": "reflect",
+                                                   "_order": ["x", "pads", "", "axes"]})
+case("pad_edge_crop_axes", "Pad", [("x", x)], [("y", F, 4)],
+     {"pads": i64(-1, 2), "axes": i64(2)}, {"mode": "edge", "_order": ["x", "pads", "", "axes"]})
+case("pad_all_axes", "Pad", [("x", x)], [("y", F, 4)],
+     {"pads": i64(0, 1, 0, 1, 1, 0, 1, 0)})
+
+# Split: num_outputs, the last chunk smaller.
+for extent, count in [(7, 3), (4, 2), (5, 3)]:
+    outs = [(f"y{i}", F, 2) for i in range(count)]
+    case(f"split_{extent}_into_{count}", "Split", [("x", floats(3, extent))], outs,
+         attrs={"axis": 1, "num_outputs": count})
+case("split_sizes", "Split", [("x", floats(7, 2))], [("a", F, 2), ("b", F, 2)],
+     {"split": i64(2, 5)})
+
+# Resize: axes, keep_aspect_ratio_policy, antialias.
+img = floats(1, 2, 6, 8)
+
+
+def resize(name, attrs, scales=None, sizes=None, x=img, roi=None):
+    constants, order = {}, ["x", "", "", ""]
+    if roi is not None:
+        constants["roi"] = np.array(roi, np.float32)
+        order[1] = "roi"
+    if scales is not None:
+        constants["scales"] = np.array(scales, np.float32)
+        order[2] = "scales"
+    if sizes is not None:
+        constants["sizes"] = i64(*sizes)
+        order[3] = "sizes"
+    while order[-1] == "":
+        order.pop()
+    case("resize_" + name, "Resize", [("x", x)], [("y", F, x.ndim)], constants,
+         dict(attrs, _order=order))
+
+
+resize("linear_scales_axes", {"mode": "linear", "axes": [2, 3]}, scales=[1.5, 0.75])
+resize("nearest_sizes_axes_reversed", {"mode": "nearest", "axes": [3, 2]}, sizes=[5, 9])
+resize("linear_not_larger", {"mode": "linear", "axes": [2, 3],
+                             "keep_aspect_ratio_policy": "not_larger"}, sizes=[9, 20])
+resize("nearest_not_smaller", {"mode": "nearest", "axes": [2, 3],
+                               "keep_aspect_ratio_policy": "not_smaller"}, sizes=[4, 4])
+resize("cubic_not_smaller_all_axes", {"mode": "cubic",
+                                      "keep_aspect_ratio_policy": "not_smaller"},
+       sizes=[9, 10], x=floats(6, 8))
+resize("linear_antialias_scales", {"mode": "linear", "antialias": 1}, scales=[1, 1, 0.6, 0.4])
+resize("cubic_antialias_sizes", {"mode": "cubic", "antialias": 1, "axes": [2, 3]},
+       sizes=[4, 3])
+resize("linear_antialias_align_corners", {"mode": "linear", "antialias": 1, "axes": [3],
+                                          "coordinate_transformation_mode": "align_corners"},
+       scales=[0.5])
+resize("cubic_antialias_exclude_outside", {"mode": "cubic", "antialias": 1, "axes": [2, 3],
+                                           "exclude_outside": 1}, scales=[0.5, 0.7])
+resize("linear_antialias_upsample", {"mode": "linear", "antialias": 1, "axes": [2]},
+       scales=[2.0])
+resize("tf_crop_and_resize_axes", {"mode": "linear", "axes": [2, 3],
+                                   "coordinate_transformation_mode": "tf_crop_and_resize",
+                                   "extrapolation_value": 9.0},
+       sizes=[5, 5], roi=[0.1, -0.2, 0.9, 0.8])
+
+# ScatterElements, ScatterND: max and min.
+for reduction in ["max", "min"]:
+    case(f"scatter_elements_{reduction}", "ScatterElements",
+         [("data", floats(3, 4)), ("updates", floats(2, 4))], [("y", F, 2)],
+         {"indices": np.array([[0, 2, 1, 0], [0, 1, 1, 2]], np.int64)},
+         {"axis": 0, "reduction": reduction, "_order": ["data", "indices", "updates"]})
+    case(f"scatter_nd_{reduction}", "ScatterND",
+         [("data", floats(4, 3)), ("updates", floats(3, 3))], [("y", F, 2)],
+         {"indices": np.array([[1], [3], [1]], np.int64)},
+         {"reduction": reduction, "_order": ["data", "indices", "updates"]})
+
+# Col2Im: sliding blocks folded back, overlaps summed.
+def col2im(name, channels, image, block, attrs=None):
+    attrs = attrs or {}
+    dil = attrs.get("dilations", [1] * len(image))
+    strides = attrs.get("strides", [1] * len(image))
+    pads = attrs.get("pads", [0] * 2 * len(image))
+    n = len(image)
+    positions = 1
+    for i in range(n):
+        span = image[i] + pads[i] + pads[n + i] - dil[i] * (block[i] - 1) - 1
+        positions *= span // strides[i] + 1
+    k = int(np.prod(block))
+    case("col2im_" + name, "Col2Im", [("x", floats(2, channels * k, positions))],
+         [("y", F, 2 + n)], {"image_shape": i64(*image), "block_shape": i64(*block)},
+         dict(attrs, _order=["x", "image_shape", "block_shape"]))
+
+
+col2im("basic", 1, [5, 5], [1, 5])
+col2im("channels_3x3", 3, [6, 7], [3, 3])
+col2im("strides_pads_dilations", 2, [9, 8], [2, 3],
+       {"strides": [2, 1], "pads": [1, 0, 2, 1], "dilations": [2, 1]})
+col2im("stride_remainder", 2, [8, 8], [3, 3], {"strides": [2, 2]})
+
+# GroupNormalization (opset 18: scale and bias per group).
+for groups in [1, 3, 6]:
+    case(f"group_normalization_{groups}", "GroupNormalization",
+         [("x", floats(2, 6, 4, 3))], [("y", F, 4)],
+         {"scale": floats(groups), "bias": floats(groups)},
+         {"num_groups": groups, "epsilon": 1e-3, "_order": ["x", "scale", "bias"]})
+
+case("mish", "Mish", [("x", floats(4, 9, low=-30, high=30))], [("y", F, 2)])
+
+# CenterCropPad: crop and pad, centred, odd differences.
+case("center_crop_pad_mixed", "CenterCropPad", [("x", floats(5, 6, 3))], [("y", F, 3)],
+     {"shape": i64(2, 9, 4)})
+case("center_crop_pad_axes", "CenterCropPad", [("x", floats(5, 6, 3))], [("y", F, 3)],
+     {"shape": i64(7, 3)}, {"axes": [-1, 1]})
+
+# Ops opset 18 left alone, at opset 18: a small conv net.
+conv_nodes = [
+    helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1]),
+    helper.make_node("Relu", ["c"], ["r"]),
+    helper.make_node("ReduceMean", ["r", "axes"], ["m"], keepdims=0),
+    helper.make_node("Gemm", ["m", "fc"], ["y"]),
+]
+case("conv_net", None, [("x", floats(2, 3, 8, 8))], [("y", F, 2)],
+     {"w": floats(4, 3, 3, 3), "b": floats(4), "axes": i64(2, 3), "fc": floats(4, 5)},
+     nodes=conv_nodes)
+
+
+def main():
+    out_dir = sys.argv[1]
+    for name, op, inputs, outputs, constants, attrs, nodes in CASES:
+        write(out_dir, name, op, inputs, outputs, constants, dict(attrs), nodes)
+    print(f"wrote {len(CASES)} cases")
+
+
+if __name__ == "__main__":
+    main()
