@@ -16,12 +16,16 @@ every parameter and buffer that holds a single repeated value is redrawn
 from a seeded generator: matrices and filters ~ N(0, 1/fan_in), scales in
 [0.5, 1.5), shifts in [-0.1, 0.1), running variances in [0.5, 1.5).
 
-Each model is exported at opset 17 with a symbolic batch and compiled at
-every --batches value. Prints one line per (model, batch) and, with --out, a
+Each model is exported at --opset (default 17) with a symbolic batch, by
+torch's TorchScript exporter or, with --exporter dynamo, by its torch.export
+one (the default from torch 2.9, which writes opset 18 and newer forms:
+Reduce* axes inputs, Split num_outputs, Col2Im, ...), and compiled at every
+--batches value. Prints one line per (model, batch) and, with --out, a
 markdown table. Exits non-zero if any case fails.
 
 Usage: check_unseen_models.py --heterps BIN --cluster FILE
-         [--models a,b,...] [--batches 1,4] [--out FILE.md] [--keep DIR]
+         [--models a,b,...] [--batches 1,4] [--opset 17]
+         [--exporter torchscript|dynamo] [--out FILE.md] [--keep DIR]
 """
 import argparse
 import datetime
@@ -146,7 +150,7 @@ def redraw_constant_tensors(model, seed):
                 t.copy_(torch.rand(t.shape, generator=gen) + 0.5)
 
 
-def export(name, path, seed):
+def export(name, path, seed, opset=17, exporter="torchscript"):
     import torch
     # torchvision's own initialisation draws from the global generator:
     # seed it too, so that a run's weights (and the table) repeat.
@@ -157,7 +161,8 @@ def export(name, path, seed):
     batched = {name: {0: "N"} for name in input_names + ["output"]}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        torch.onnx.export(model, inputs, path, opset_version=17, dynamo=False,
+        torch.onnx.export(model, inputs, path, opset_version=opset,
+                          dynamo=exporter == "dynamo",
                           input_names=input_names, output_names=["output"],
                           dynamic_axes=batched)
 
@@ -170,6 +175,9 @@ def main():
     p.add_argument("--models", default=",".join(DEFAULT_MODELS))
     p.add_argument("--batches", default="1,4")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--opset", type=int, default=17)
+    p.add_argument("--exporter", choices=["torchscript", "dynamo"],
+                   default="torchscript")
     p.add_argument("--out", help="write the results as a markdown table")
     p.add_argument("--keep", help="keep the exported .onnx files here")
     args = p.parse_args()
@@ -187,7 +195,7 @@ def main():
         for name in models:
             path = os.path.join(workdir, name + ".onnx")
             try:
-                export(name, path, args.seed)
+                export(name, path, args.seed, args.opset, args.exporter)
             except Exception as e:  # an exporter failure is not ours
                 print(f"{name}: SKIP export failed: {type(e).__name__}: {e}")
                 rows.append((name, "-", "export failed", "", "", ""))
@@ -227,10 +235,12 @@ def main():
             f.write(f"Produced by `python3 scripts/check_unseen_models.py "
                     f"--heterps {args.heterps} --cluster {args.cluster} "
                     f"--models {args.models} "
-                    f"--batches {args.batches} --out {args.out}` on "
+                    f"--batches {args.batches} --opset {args.opset} "
+                    f"--exporter {args.exporter} --out {args.out}` on "
                     f"{datetime.date.today()}: torch {torch.__version__}, "
                     f"torchvision {torchvision.__version__}, {hf_version}onnxruntime "
-                    f"{onnxruntime.__version__}, opset 17.\n\n")
+                    f"{onnxruntime.__version__}, opset {args.opset}, "
+                    f"{args.exporter} exporter.\n\n")
             f.write("| model | batch | result | max error | largest reference value | seconds |\n")
             f.write("|---|---|---|---|---|---|\n")
             for row in rows:

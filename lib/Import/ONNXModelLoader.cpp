@@ -7,7 +7,7 @@
 
 #include "heterps/Import/ONNXModelLoader.h"
 #include "MicrosoftSchemas.h"
-#include "Opset18Schemas.h"
+#include "NewerOpsetSchemas.h"
 #include "SchemaFixes.h"
 #include "StaticBatch.h"
 #include "heterps/Dialect/HPS/IR/ONNXOpsets.h"
@@ -335,7 +335,7 @@ Error checkAndInfer(onnx::ModelProto &model) {
 }
 
 Error checkAndInferAtKnownIR(onnx::ModelProto &model) {
-  registerOpset18Schemas();
+  registerNewerOpsetSchemas();
   // Check node by node first so that an error names the node at fault.
   onnx::checker::CheckerContext context;
   context.set_ir_version(static_cast<int>(model.ir_version()));

@@ -64,3 +64,23 @@ func.func @average_pool_generic(%x: tensor<1x1x5x5xf32>, %d: tensor<1x1x?x?xf32>
   %2 = hps.onnx_node "AveragePool"(%d) {attrs = {auto_pad = "SAME_UPPER", kernel_shape = array<i64: 2, 2>}, domain = "", opset = 11 : i64} : (tensor<1x1x?x?xf32>) -> tensor<1x1x?x?xf32>
   return %0, %1, %2 : tensor<1x1x3x3xf32>, tensor<1x1x4x4xf32>, tensor<1x1x?x?xf32>
 }
+
+// -----
+
+// Opset 19: dilations.
+// CHECK-LABEL: func @average_pool_19_dilations
+func.func @average_pool_19_dilations(%x: tensor<1x1x7x7xf32>) -> tensor<1x1x3x5xf32> {
+  // CHECK: hps.avg_pool %arg0 {dilations = array<i64: 2, 1>, kernel_shape = array<i64: 3, 3>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x1x7x7xf32>) -> tensor<1x1x3x5xf32>
+  %0 = hps.onnx_node "AveragePool"(%x) {attrs = {kernel_shape = array<i64: 3, 3>, dilations = array<i64: 2, 1>}, domain = "", opset = 19 : i64} : (tensor<1x1x7x7xf32>) -> tensor<1x1x3x5xf32>
+  return %0 : tensor<1x1x3x5xf32>
+}
+
+// -----
+
+// dilations are opset 19's: at 18 the node stays generic.
+// CHECK-LABEL: func @average_pool_18_dilations
+func.func @average_pool_18_dilations(%x: tensor<1x1x7x7xf32>) -> tensor<1x1x3x5xf32> {
+  // CHECK: hps.onnx_node "AveragePool"
+  %0 = hps.onnx_node "AveragePool"(%x) {attrs = {kernel_shape = array<i64: 3, 3>, dilations = array<i64: 2, 1>}, domain = "", opset = 18 : i64} : (tensor<1x1x7x7xf32>) -> tensor<1x1x3x5xf32>
+  return %0 : tensor<1x1x3x5xf32>
+}

@@ -63,3 +63,16 @@ func.func @grid_sample_generic(%x: tensor<1x1x3x3xf32>, %g: tensor<1x2x2x2xf32>,
   %1 = hps.onnx_node "GridSample"(%xd, %gd) {attrs = {}, domain = "", opset = 16 : i64} : (tensor<?x1x3x3xf32>, tensor<?x2x2x2xf32>) -> tensor<?x1x2x2xf32>
   return %0, %1 : tensor<1x1x2x2xf32>, tensor<?x1x2x2xf32>
 }
+
+// -----
+
+// Opset 20 names the modes linear and cubic (bilinear and bicubic before),
+// with linear the default; the old names stay generic there.
+// CHECK-LABEL: func @grid_sample_20
+func.func @grid_sample_20(%x: tensor<1x1x3x3xf32>, %g: tensor<1x2x2x2xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>) {
+  // CHECK-NOT: hps.onnx_node "GridSample"(%arg0, %arg1) {attrs = {}
+  %0 = hps.onnx_node "GridSample"(%x, %g) {attrs = {}, domain = "", opset = 20 : i64} : (tensor<1x1x3x3xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32>
+  // CHECK: hps.onnx_node "GridSample"(%arg0, %arg1) {attrs = {mode = "bilinear"}
+  %1 = hps.onnx_node "GridSample"(%x, %g) {attrs = {mode = "bilinear"}, domain = "", opset = 20 : i64} : (tensor<1x1x3x3xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32>
+  return %0, %1 : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
+}

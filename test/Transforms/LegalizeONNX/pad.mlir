@@ -96,3 +96,28 @@ func.func @center_crop_pad(%x: tensor<5x6x3xf32>) -> tensor<2x9x3xf32> {
   %0 = hps.onnx_node "CenterCropPad"(%x, %s) {attrs = {axes = array<i64: 1, 0>}, domain = "", opset = 18 : i64} : (tensor<5x6x3xf32>, tensor<2xi64>) -> tensor<2x9x3xf32>
   return %0 : tensor<2x9x3xf32>
 }
+
+// -----
+
+// Opset 19's wrap mode: crops by hps.slice, then the axis's last `begin` and
+// first `end` elements copied around it by hps.slice and hps.concat.
+// CHECK-LABEL: func @pad_19_wrap
+func.func @pad_19_wrap(%x: tensor<2x5xf32>) -> tensor<2x6xf32> {
+  %p = hps.constant dense<[0, 2, 0, -1]> : tensor<4xi64>
+  // CHECK: %[[CROP:.*]] = hps.slice %arg0 {axes = array<i64: 1>, ends = array<i64: 4>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<2x5xf32>) -> tensor<2x4xf32>
+  // CHECK: %[[TAIL:.*]] = hps.slice %[[CROP]] {axes = array<i64: 1>, ends = array<i64: 4>, starts = array<i64: 2>, steps = array<i64: 1>} : (tensor<2x4xf32>) -> tensor<2x2xf32>
+  // CHECK: hps.concat %[[TAIL]], %[[CROP]] {axis = 1 : i64} : (tensor<2x2xf32>, tensor<2x4xf32>) -> tensor<2x6xf32>
+  %0 = hps.onnx_node "Pad"(%x, %p) {attrs = {mode = "wrap"}, domain = "", opset = 19 : i64} : (tensor<2x5xf32>, tensor<4xi64>) -> tensor<2x6xf32>
+  return %0 : tensor<2x6xf32>
+}
+
+// -----
+
+// wrap is opset 19's: at 18 the node stays generic.
+// CHECK-LABEL: func @pad_18_wrap
+func.func @pad_18_wrap(%x: tensor<2x5xf32>) -> tensor<2x7xf32> {
+  %p = hps.constant dense<[0, 2, 0, 0]> : tensor<4xi64>
+  // CHECK: hps.onnx_node "Pad"
+  %0 = hps.onnx_node "Pad"(%x, %p) {attrs = {mode = "wrap"}, domain = "", opset = 18 : i64} : (tensor<2x5xf32>, tensor<4xi64>) -> tensor<2x7xf32>
+  return %0 : tensor<2x7xf32>
+}

@@ -179,3 +179,29 @@ func.func @resize_17_antialias(%x: tensor<3x4xf32>) -> tensor<3x2xf32> {
   %0 = hps.onnx_node "Resize"(%x, %none, %s) {attrs = {antialias = 1 : i64, mode = "linear"}, domain = "", opset = 17 : i64} : (tensor<3x4xf32>, none, tensor<2xf32>) -> tensor<3x2xf32>
   return %0 : tensor<3x2xf32>
 }
+
+// -----
+
+// Opset 19's half_pixel_symmetric: 5 -> 2 nearest at scale 0.5 (2.5
+// outputs, rounded down) shifts the sample points by 5 / 2 * (1 - 2 / 2.5)
+// = 0.5, to 1 and 3, where half_pixel's 0.5 and 2.5 would pick 0 and 2.
+// CHECK-LABEL: func @resize_19_half_pixel_symmetric
+func.func @resize_19_half_pixel_symmetric(%x: tensor<3x5xf32>) -> tensor<3x2xf32> {
+  %none = hps.none
+  %s = hps.constant dense<[0.5]> : tensor<1xf32>
+  // CHECK: hps.constant dense<[1, 3]> : tensor<2xi64>
+  %0 = hps.onnx_node "Resize"(%x, %none, %s) {attrs = {axes = array<i64: 1>, coordinate_transformation_mode = "half_pixel_symmetric", mode = "nearest"}, domain = "", opset = 19 : i64} : (tensor<3x5xf32>, none, tensor<1xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
+// half_pixel_symmetric is opset 19's: at 18 the node stays generic.
+// CHECK-LABEL: func @resize_18_half_pixel_symmetric
+func.func @resize_18_half_pixel_symmetric(%x: tensor<3x5xf32>) -> tensor<3x2xf32> {
+  %none = hps.none
+  %s = hps.constant dense<[0.5]> : tensor<1xf32>
+  // CHECK: hps.onnx_node "Resize"
+  %0 = hps.onnx_node "Resize"(%x, %none, %s) {attrs = {axes = array<i64: 1>, coordinate_transformation_mode = "half_pixel_symmetric", mode = "nearest"}, domain = "", opset = 18 : i64} : (tensor<3x5xf32>, none, tensor<1xf32>) -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}

@@ -89,3 +89,19 @@ func.func @mel(%n: tensor<i64>) -> (tensor<5x2xf32>, tensor<5x?xf32>) {
   // CHECK: return %[[C]], %[[G]]
   return %0, %1 : tensor<5x2xf32>, tensor<5x?xf32>
 }
+
+// DFT (20): the axis is a constant scalar input, -2 when omitted; an axis
+// attribute is opset 17's and stays generic.
+// CHECK-LABEL: func @dft_20
+func.func @dft_20(%x: tensor<2x4x3x1xf32>) -> (tensor<2x4x2x2xf32>, tensor<2x3x3x2xf32>, tensor<2x4x2x2xf32>) {
+  // CHECK: hps.reshape %arg0 {shape = array<i64: 8, 3>}
+  %none = hps.none
+  %0 = hps.onnx_node "DFT"(%x) {attrs = {onesided = 1 : i64}, domain = "", opset = 20 : i64} : (tensor<2x4x3x1xf32>) -> tensor<2x4x2x2xf32>
+  // Along axis 1: moved last but one first.
+  // CHECK: hps.transpose %arg0 {perm = array<i64: 0, 2, 1, 3>}
+  %one = hps.constant dense<1> : tensor<i64>
+  %1 = hps.onnx_node "DFT"(%x, %none, %one) {attrs = {onesided = 1 : i64}, domain = "", opset = 20 : i64} : (tensor<2x4x3x1xf32>, none, tensor<i64>) -> tensor<2x3x3x2xf32>
+  // CHECK: hps.onnx_node "DFT"
+  %2 = hps.onnx_node "DFT"(%x) {attrs = {axis = -2 : i64, onesided = 1 : i64}, domain = "", opset = 20 : i64} : (tensor<2x4x3x1xf32>) -> tensor<2x4x2x2xf32>
+  return %0, %1, %2 : tensor<2x4x2x2xf32>, tensor<2x3x3x2xf32>, tensor<2x4x2x2xf32>
+}

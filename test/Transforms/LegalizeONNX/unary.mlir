@@ -298,3 +298,17 @@ func.func @out_of_range(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, ten
   %5 = hps.onnx_node "Relu"(%x) {attrs = {}, domain = "", opset = 5 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0, %1, %2, %3, %4, %5 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Gelu (20): exact, or tanh-approximated.
+// CHECK-LABEL: func @gelu_20
+func.func @gelu_20(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: hps.gelu %arg0 : tensor<4xf32>
+  %0 = hps.onnx_node "Gelu"(%x) {attrs = {}, domain = "", opset = 20 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: hps.gelu %arg0 {tanh_approximation} : tensor<4xf32>
+  %1 = hps.onnx_node "Gelu"(%x) {attrs = {approximate = "tanh"}, domain = "", opset = 20 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: hps.onnx_node "Gelu"
+  %2 = hps.onnx_node "Gelu"(%x) {attrs = {approximate = "erf"}, domain = "", opset = 20 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

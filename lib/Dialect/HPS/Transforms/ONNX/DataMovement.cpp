@@ -451,10 +451,65 @@ FailureOr<TypedAttr> padValueInput(ONNXNode node, Type element) {
   return cast<TypedAttr>(value.getSplatValue<Attribute>());
 }
 
+/// Pad's "wrap" mode (19) on a static input: per axis, a crop (negative
+/// pads) by hps.slice, then the last `begin` and first `end` elements
+/// copied around the axis by hps.slice and hps.concat. Pads wider than the
+/// (cropped) axis would wrap more than once and stay generic.
+LogicalResult legalizeWrapPad(ONNXNode node, PatternRewriter &rewriter,
+                              ArrayRef<int64_t> pads) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || !type.hasStaticShape() ||
+      static_cast<int64_t>(pads.size()) != 2 * type.getRank())
+    return fail(node, rewriter, "wrap needs a static input");
+  int64_t rank = type.getRank();
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    int64_t kept = shape[axis] + std::min<int64_t>(pads[axis], 0) +
+                   std::min<int64_t>(pads[rank + axis], 0);
+    if (kept < 1 || pads[axis] > kept || pads[rank + axis] > kept)
+      return fail(node, rewriter, "wrap pads exceed the axis");
+  }
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Type element = type.getElementType();
+  auto slice = [&](Value value, int64_t axis, int64_t start, int64_t end) {
+    SmallVector<int64_t> sliced(cast<ShapedType>(value.getType()).getShape());
+    sliced[axis] = end - start;
+    return rewriter.create<SliceOp>(loc, RankedTensorType::get(sliced, element),
+                                    value,
+                                    rewriter.getDenseI64ArrayAttr({start}),
+                                    rewriter.getDenseI64ArrayAttr({end}),
+                                    rewriter.getDenseI64ArrayAttr({axis}),
+                                    rewriter.getDenseI64ArrayAttr({1}), device);
+  };
+  Value current = node.input(0);
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    int64_t begin = pads[axis], end = pads[rank + axis];
+    if (begin < 0 || end < 0) {
+      current = slice(current, axis, std::max<int64_t>(-begin, 0),
+                      shape[axis] - std::max<int64_t>(-end, 0));
+      shape[axis] = cast<ShapedType>(current.getType()).getDimSize(axis);
+    }
+    SmallVector<Value> parts;
+    if (begin > 0)
+      parts.push_back(slice(current, axis, shape[axis] - begin, shape[axis]));
+    parts.push_back(current);
+    if (end > 0)
+      parts.push_back(slice(current, axis, 0, end));
+    if (parts.size() == 1)
+      continue;
+    shape[axis] += std::max<int64_t>(begin, 0) + std::max<int64_t>(end, 0);
+    current = rewriter.create<ConcatOp>(
+        loc, RankedTensorType::get(shape, element), parts,
+        rewriter.getI64IntegerAttr(axis), device);
+  }
+  return replaceNodeWithCompatible(node, current, rewriter);
+}
+
 /// Pad: pads/mode/value attributes before 11; pads and the optional
 /// constant_value as constant inputs from 11, and from 18 an optional
 /// constant axes input naming the axes pads covers (the others keep their
-/// extent). Negative pads crop.
+/// extent); mode "wrap" from 19. Negative pads crop.
 LogicalResult legalizePad(ONNXNode node, PatternRewriter &rewriter) {
   auto inputType = dyn_cast<ShapedType>(node.input(0).getType());
   if (!inputType)
@@ -494,8 +549,10 @@ LogicalResult legalizePad(ONNXNode node, PatternRewriter &rewriter) {
   }
   if (failed(value))
     return fail(node, rewriter, "constant_value not a constant scalar");
-  std::optional<PadMode> mode =
-      symbolizePadMode(node.getString("mode", "constant"));
+  std::string modeName = node.getString("mode", "constant");
+  if (modeName == "wrap" && node.getOpset() >= 19)
+    return legalizeWrapPad(node, rewriter, *pads);
+  std::optional<PadMode> mode = symbolizePadMode(modeName);
   if (!mode)
     return fail(node, rewriter, "unknown mode");
   return replaceNodeChecked<PadOp>(
@@ -599,7 +656,8 @@ void populateDataMovementPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "Pad", kMinOpset, 10, {"mode", "pads", "value"},
                  legalizePad);
   addONNXPattern(patterns, "Pad", 11, 17, {"mode"}, legalizePad);
-  addONNXPattern(patterns, "Pad", 18, kMaxOpset, {"mode"}, legalizePad);
+  addONNXPattern(patterns, "Pad", 18, 18, {"mode"}, legalizePad);
+  addONNXPattern(patterns, "Pad", 19, kMaxOpset, {"mode"}, legalizePad);
   addONNXPattern(patterns, "CenterCropPad", 18, kMaxOpset, {"axes"},
                  legalizeCenterCropPad);
   addONNXPattern(patterns, "Gather", kMinOpset, 10, {"axis"}, legalizeGather);

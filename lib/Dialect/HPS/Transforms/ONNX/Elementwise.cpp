@@ -444,6 +444,19 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
   addUnary<SignOp>(patterns, "Sign", 9);
   addUnary<RoundOp>(patterns, "Round", 11);
   addUnary<HardSwishOp>(patterns, "HardSwish", 14);
+  // Gelu (20): exact, or approximate = "tanh".
+  addONNXPattern(patterns, "Gelu", 20, kMaxOpset, {"approximate"},
+                 [](ONNXNode node, PatternRewriter &rewriter) {
+                   std::string approximate =
+                       node.getString("approximate", "none");
+                   if (approximate != "none" && approximate != "tanh")
+                     return fail(node, rewriter,
+                                 "approximate is not none "
+                                 "or tanh");
+                   return replaceNode<GeluOp>(
+                       node, rewriter, node.input(0),
+                       unitIf(rewriter, approximate == "tanh"), DeviceAttr());
+                 });
 
   // Unary ops with float attributes (ONNX defaults).
   addUnary<LeakyReluOp>(patterns, "LeakyRelu", kMinOpset, {{"alpha", 0.01f}});

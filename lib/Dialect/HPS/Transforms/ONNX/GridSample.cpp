@@ -103,14 +103,20 @@ LogicalResult legalizeGridSample(ONNXNode node, PatternRewriter &rewriter) {
     return fail(node, rewriter, "grid or result shape mismatch");
   if (n * h * w + 1 >= (int64_t(1) << 24))
     return fail(node, rewriter, "too many pixels for exact f32 positions");
-  std::string modeName = node.getString("mode", "bilinear");
+  // Opset 20 renamed bilinear and bicubic to linear and cubic (and went
+  // n-D; the 4-D case is the one with a pattern).
+  const bool renamed = node.getOpset() >= 20;
+  std::string modeName =
+      node.getString("mode", renamed ? "linear" : "bilinear");
   std::string paddingName = node.getString("padding_mode", "zeros");
   std::optional<bool> alignCorners = getFlag(node, "align_corners");
-  std::optional<SampleMode> mode =
-      modeName == "bilinear"  ? std::optional(SampleMode::Bilinear)
-      : modeName == "nearest" ? std::optional(SampleMode::Nearest)
-      : modeName == "bicubic" ? std::optional(SampleMode::Bicubic)
-                              : std::nullopt;
+  std::optional<SampleMode> mode = modeName == (renamed ? "linear" : "bilinear")
+                                       ? std::optional(SampleMode::Bilinear)
+                                   : modeName == "nearest"
+                                       ? std::optional(SampleMode::Nearest)
+                                   : modeName == (renamed ? "cubic" : "bicubic")
+                                       ? std::optional(SampleMode::Bicubic)
+                                       : std::nullopt;
   std::optional<Padding> padding =
       paddingName == "zeros"        ? std::optional(Padding::Zeros)
       : paddingName == "border"     ? std::optional(Padding::Border)
@@ -283,7 +289,9 @@ LogicalResult legalizeGridSample(ONNXNode node, PatternRewriter &rewriter) {
 } // namespace
 
 void populateGridSamplePatterns(RewritePatternSet &patterns) {
-  addONNXPattern(patterns, "GridSample", 16, kMaxOpset,
+  addONNXPattern(patterns, "GridSample", 16, 19,
+                 {"align_corners", "mode", "padding_mode"}, legalizeGridSample);
+  addONNXPattern(patterns, "GridSample", 20, kMaxOpset,
                  {"align_corners", "mode", "padding_mode"}, legalizeGridSample);
 }
 

@@ -4,7 +4,7 @@
 //   MaxPool-1 (7): none          MaxPool-8: storage_order, optional Indices
 //   MaxPool-10: ceil_mode, dilations    MaxPool-11/12: SAME_* restated, int8
 //   AveragePool-7: count_include_pad    AveragePool-10: ceil_mode
-//   AveragePool-11: SAME_* restated
+//   AveragePool-11: SAME_* restated    AveragePool-19: dilations
 // storage_order only lays out Indices. A read Indices output is computed
 // from the windows gathered explicitly (legalizeMaxPoolWithIndices); the
 // values still come from hps.max_pool.
@@ -369,7 +369,11 @@ void populatePoolingPatterns(RewritePatternSet &patterns) {
       "auto_pad",     "ceil_mode", "count_include_pad",
       "kernel_shape", "pads",      "strides"};
   addONNXPattern(patterns, "AveragePool", 10, 10, kAvgPool10, avgPool);
-  addONNXPattern(patterns, "AveragePool", 11, kMaxOpset, kAvgPool10, avgPool);
+  addONNXPattern(patterns, "AveragePool", 11, 18, kAvgPool10, avgPool);
+  static constexpr StringRef kAvgPool19[] = {
+      "auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape",
+      "pads",     "strides"};
+  addONNXPattern(patterns, "AveragePool", 19, kMaxOpset, kAvgPool19, avgPool);
 
   addONNXPattern(patterns, "MaxUnpool", 9, kMaxOpset,
                  {"kernel_shape", "pads", "strides"}, legalizeMaxUnpool);

@@ -1,4 +1,4 @@
-//===- Resize.cpp - Resize (10-18) and Upsample (7-9) ---------------------===//
+//===- Resize.cpp - Resize (10-19) and Upsample (7-9) ---------------------===//
 //
 // Resize is separable, so it becomes one step per resized axis over the
 // taps of ResizeTaps.h, with no kernel of its own (and the gradient rules of
@@ -14,7 +14,8 @@
 //   price of reusing the matmul kernels. Extrapolated positions get
 //   extrapolation_value from a constant added afterwards.
 // Scales must be constant; sizes too, where given. Resize-18's axes,
-// keep_aspect_ratio_policy and antialias (wider taps) fit the same scheme.
+// keep_aspect_ratio_policy and antialias (wider taps) and Resize-19's
+// half_pixel_symmetric fit the same scheme.
 //
 //===----------------------------------------------------------------------===//
 
@@ -159,6 +160,8 @@ LogicalResult legalizeResize(ONNXNode node, PatternRewriter &rewriter) {
   } else {
     options.transform =
         node.getString("coordinate_transformation_mode", "half_pixel");
+    if (options.transform == "half_pixel_symmetric" && opset < 19)
+      return fail(node, rewriter, "half_pixel_symmetric needs opset 19");
     options.nearestMode = node.getString("nearest_mode", "round_prefer_floor");
     options.cubicCoeffA = node.getFloat("cubic_coeff_a", -0.75f);
     std::optional<bool> exclude = getFlag(node, "exclude_outside");

@@ -61,6 +61,13 @@ sourceCoordinate(const ResizeAxis &axis, const std::string &transform,
   double outWidth = axis.scale * in;
   if (transform == "half_pixel")
     return (x + 0.5) / axis.scale - 0.5;
+  if (transform == "half_pixel_symmetric") {
+    // Resize-19: half_pixel, shifted so that the rounding of the output
+    // extent is shared evenly by both ends.
+    double adjustment = static_cast<double>(axis.outputExtent) / outWidth;
+    double offset = in / 2 * (1 - adjustment);
+    return offset + (x + 0.5) / axis.scale - 0.5;
+  }
   if (transform == "pytorch_half_pixel")
     return axis.outputExtent > 1 ? (x + 0.5) / axis.scale - 0.5 : 0.0;
   if (transform == "align_corners")

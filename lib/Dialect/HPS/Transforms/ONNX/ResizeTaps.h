@@ -27,7 +27,8 @@ enum class ResizeMode { Nearest, Linear, Cubic };
 struct ResizeOptions {
   ResizeMode mode = ResizeMode::Nearest;
   /// half_pixel, pytorch_half_pixel, align_corners, asymmetric,
-  /// tf_half_pixel_for_nn or tf_crop_and_resize.
+  /// tf_half_pixel_for_nn, tf_crop_and_resize or (Resize-19)
+  /// half_pixel_symmetric.
   std::string transform = "half_pixel";
   /// round_prefer_floor, round_prefer_ceil, floor, ceil; or "simple", the
   /// rule of Upsample and Resize-10 as ONNX Runtime applies it (floor when

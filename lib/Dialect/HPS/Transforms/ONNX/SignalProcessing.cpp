@@ -1,4 +1,4 @@
-//===- SignalProcessing.cpp - DFT, STFT and MelWeightMatrix (17) ----------===//
+//===- SignalProcessing.cpp - DFT, STFT and MelWeightMatrix (17, 20) ------===//
 //
 // The Fourier transforms become one hps.matmul with a constant real matrix
 // of cosines and sines: row (sample t, real/imaginary part of the input),
@@ -115,9 +115,11 @@ std::optional<int64_t> positiveConstant(Value value) {
   return static_cast<int64_t>(*scalar);
 }
 
-/// DFT (17): along `axis` of [batch, ..., n, ..., 1 or 2], optionally
+/// DFT (17, 20): along `axis` of [batch, ..., n, ..., 1 or 2], optionally
 /// zero-padded or truncated to dft_length, one-sided (the first n / 2 + 1
-/// bins of a real forward transform) or inverse (scaled by 1 / n).
+/// bins of a real forward transform) or inverse (scaled by 1 / n). The axis
+/// is an attribute (default 1) at 17 and a constant scalar input (default
+/// -2) from 20.
 LogicalResult legalizeDFT(ONNXNode node, PatternRewriter &rewriter) {
   RankedTensorType type = staticType(node.input(0));
   if (!type || type.getRank() < 3 || !isa<FloatType>(type.getElementType()))
@@ -127,6 +129,15 @@ LogicalResult legalizeDFT(ONNXNode node, PatternRewriter &rewriter) {
   if (channels != 1 && channels != 2)
     return fail(node, rewriter, "the last axis must hold 1 or 2 values");
   int64_t axis = node.getInt("axis", 1);
+  if (node.getOpset() >= 20) {
+    axis = -2;
+    if (Value given = node.input(2)) {
+      std::optional<SmallVector<int64_t>> values = getConstantInts(given);
+      if (!values || values->size() != 1)
+        return fail(node, rewriter, "axis is not a constant scalar");
+      axis = values->front();
+    }
+  }
   if (axis < 0)
     axis += rank;
   if (axis < 0 || axis > rank - 2)
@@ -333,8 +344,10 @@ LogicalResult legalizeMelWeightMatrix(ONNXNode node,
 } // namespace
 
 void populateSignalProcessingPatterns(RewritePatternSet &patterns) {
-  addONNXPattern(patterns, "DFT", 17, kMaxOpset,
-                 {"axis", "inverse", "onesided"}, legalizeDFT);
+  addONNXPattern(patterns, "DFT", 17, 19, {"axis", "inverse", "onesided"},
+                 legalizeDFT);
+  addONNXPattern(patterns, "DFT", 20, kMaxOpset, {"inverse", "onesided"},
+                 legalizeDFT);
   addONNXPattern(patterns, "STFT", 17, kMaxOpset, {"onesided"}, legalizeSTFT);
   addONNXPattern(patterns, "MelWeightMatrix", 17, kMaxOpset,
                  {"output_datatype"}, legalizeMelWeightMatrix);

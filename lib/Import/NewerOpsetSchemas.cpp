@@ -1,18 +1,27 @@
-//===- Opset18Schemas.cpp - ONNX opset 18 op schemas ----------------------===//
+//===- NewerOpsetSchemas.cpp - ONNX opsets 18 to 20 op schemas ------------===//
 //
 // The ONNX library the importer links (Debian's 1.12) defines the default
-// domain up to opset 17. Exporters now write opset 18 (torch.onnx's dynamo
-// exporter does by default), so the schemas opset 18 added or changed are
-// registered here, as ONNX 1.13 defines them, and the domain's range is
-// raised to 18. An op opset 18 left alone keeps resolving to its older
-// schema, which is what opset 18 means by it. Where an op only gained an
-// input or attribute, the type constraints and, when the new feature does
-// not change the output shape, the inference function are borrowed from the
-// opset-17 schema so the two cannot drift.
+// domain up to opset 17. Exporters now write newer opsets (torch.onnx's
+// default exporter writes opset 20), so the domain's range is raised to 20
+// and the schemas opsets 18 to 20 added or changed are registered here, as
+// ONNX 1.13 to 1.15 define them. An op left alone keeps resolving to its
+// older schema, which is what the newer opset means by it. Two kinds of
+// change are deliberately not registered:
+// - changes that only added element types HeterPS has no kernels for
+//   (float8 in opset 19: Cast, CastLike, Constant, DequantizeLinear,
+//   Identity, QuantizeLinear, Reshape, Shape, Size, If, Loop, Scan; strings
+//   in Equal-19; bool in ReduceMax-20 / ReduceMin-20; float8 in
+//   ConstantOfShape-20, IsInf-20, IsNaN-20): the older schema refuses those
+//   types at the checker, by name;
+// - ops HeterPS has no pattern for (DeformConv-19, AffineGrid-20,
+//   ImageDecoder-20, the string ops of 20): the checker names the node.
+// Where an op only gained an input, attribute or mode, the type constraints
+// and, when the output shape does not depend on the change, the inference
+// function are borrowed from the older schema so the two cannot drift.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Opset18Schemas.h"
+#include "NewerOpsetSchemas.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
@@ -30,16 +39,17 @@ using onnx::InferenceContext;
 using onnx::OpSchema;
 using onnx::TensorShapeProto;
 
-constexpr int kOpset = 18;
+constexpr int kNewestOpset = 20;
 
-OpSchema base(const char *name) {
+OpSchema base(const char *name, int version = 18) {
   OpSchema schema;
-  schema.SetName(name).SetDomain("").SinceVersion(kOpset);
+  schema.SetName(name).SetDomain("").SinceVersion(version);
   return schema;
 }
 
+/// The schema of `name` that opset 17, the last ONNX 1.12 defines, uses.
 const OpSchema &previous(const char *name) {
-  const OpSchema *schema = onnx::OpSchemaRegistry::Schema(name, kOpset - 1, "");
+  const OpSchema *schema = onnx::OpSchemaRegistry::Schema(name, 17, "");
   if (!schema)
     fail_schema(std::string("ONNX defines no opset-17 ") + name);
   return *schema;
@@ -91,6 +101,13 @@ std::vector<int64_t> normalizeAxes(const std::vector<int64_t> &axes,
   return result;
 }
 
+/// Gives output 0 input 0's element type; input 0's shape, or null when it
+/// is unknown.
+const TensorShapeProto *typedInputShape(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  return onnx::hasInputShape(ctx, 0) ? &onnx::getInputShape(ctx, 0) : nullptr;
+}
+
 /// The axes attribute, normalized; every axis when it is absent.
 std::vector<int64_t> axesAttribute(InferenceContext &ctx, int64_t rank,
                                    const char *what) {
@@ -133,10 +150,10 @@ OpSchema reduce(const char *name) {
 //===----------------------------------------------------------------------===//
 
 void inferPad(InferenceContext &ctx) {
-  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-  if (!onnx::hasInputShape(ctx, 0))
+  const TensorShapeProto *known = typedInputShape(ctx);
+  if (!known)
     return;
-  const TensorShapeProto &input = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto &input = *known;
   int64_t rank = input.dim_size();
   std::optional<std::vector<int64_t>> pads = intsInput(ctx, 1);
   std::vector<int64_t> axes;
@@ -171,8 +188,9 @@ void inferPad(InferenceContext &ctx) {
   }
 }
 
-OpSchema pad() {
-  OpSchema schema = base("Pad");
+/// Pad-18; Pad-19 only adds the mode "wrap".
+OpSchema pad(int version) {
+  OpSchema schema = base("Pad", version);
   schema.Input(0, "data", "", "T")
       .Input(1, "pads", "", "tensor(int64)")
       .Input(2, "constant_value", "", "T", OpSchema::Optional)
@@ -269,10 +287,10 @@ OpSchema split() {
 //===----------------------------------------------------------------------===//
 
 void inferResize(InferenceContext &ctx) {
-  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-  if (!onnx::hasInputShape(ctx, 0))
+  const TensorShapeProto *known = typedInputShape(ctx);
+  if (!known)
     return;
-  const TensorShapeProto &input = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto &input = *known;
   int64_t rank = input.dim_size();
   std::vector<int64_t> axes = axesAttribute(ctx, rank, "Resize's");
   std::string policy = onnx::getAttribute(ctx, "keep_aspect_ratio_policy",
@@ -361,8 +379,10 @@ void inferResize(InferenceContext &ctx) {
   }
 }
 
-OpSchema resize() {
-  OpSchema schema = base("Resize");
+/// Resize-18; Resize-19 only adds the coordinate transformation
+/// half_pixel_symmetric.
+OpSchema resize(int version) {
+  OpSchema schema = base("Resize", version);
   schema.Input(0, "X", "", "T1")
       .Input(1, "roi", "", "T2", OpSchema::Optional)
       .Input(2, "scales", "", "tensor(float)", OpSchema::Optional)
@@ -407,13 +427,69 @@ OpSchema scatter(const char *name, const char *indexType) {
 }
 
 //===----------------------------------------------------------------------===//
-// LpPool: ceil_mode and dilations.
+// LpPool-18 (ceil_mode, dilations) and AveragePool-19 (dilations).
 //===----------------------------------------------------------------------===//
+
+/// The window ops' output extents (ONNX's rule): SAME_* covers ceil(in /
+/// stride); VALID and explicit pads count the windows of the dilated kernel
+/// that fit, rounded up with ceil_mode, dropping a last window that would
+/// start in the end padding.
+void inferWindowPool(InferenceContext &ctx) {
+  const TensorShapeProto *known = typedInputShape(ctx);
+  if (!known)
+    return;
+  const TensorShapeProto &input = *known;
+  int64_t rank = input.dim_size();
+  if (rank < 3)
+    fail_shape_inference("a pool's input must have rank 3 or more");
+  size_t n = static_cast<size_t>(rank - 2);
+  std::vector<int64_t> kernel, strides, dilations, pads;
+  if (!onnx::getRepeatedAttribute(ctx, "kernel_shape", kernel) ||
+      kernel.size() != n)
+    fail_shape_inference("kernel_shape needs ", n, " values");
+  if (!onnx::getRepeatedAttribute(ctx, "strides", strides))
+    strides.assign(n, 1);
+  if (!onnx::getRepeatedAttribute(ctx, "dilations", dilations))
+    dilations.assign(n, 1);
+  if (!onnx::getRepeatedAttribute(ctx, "pads", pads))
+    pads.assign(2 * n, 0);
+  if (strides.size() != n || dilations.size() != n || pads.size() != 2 * n)
+    fail_shape_inference("strides, dilations or pads have the wrong number "
+                         "of values");
+  std::string autoPad =
+      onnx::getAttribute(ctx, "auto_pad", std::string("NOTSET"));
+  bool ceil = onnx::getAttribute(ctx, "ceil_mode", 0) != 0;
+  TensorShapeProto *output = onnx::getOutputShape(ctx, 0);
+  *output->add_dim() = input.dim(0);
+  *output->add_dim() = input.dim(1);
+  for (size_t i = 0; i < n; ++i) {
+    auto *dim = output->add_dim();
+    const auto &in = input.dim(static_cast<int>(i + 2));
+    if (!in.has_dim_value())
+      continue;
+    int64_t extent = in.dim_value(), stride = strides[i];
+    int64_t window = dilations[i] * (kernel[i] - 1) + 1;
+    if (stride < 1 || dilations[i] < 1 || kernel[i] < 1)
+      fail_shape_inference("kernel, strides and dilations must be "
+                           "positive");
+    if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+      dim->set_dim_value((extent + stride - 1) / stride);
+      continue;
+    }
+    int64_t begin = autoPad == "VALID" ? 0 : pads[i];
+    int64_t end = autoPad == "VALID" ? 0 : pads[i + n];
+    int64_t span = extent + begin + end - window;
+    if (span < 0)
+      fail_shape_inference("the window is larger than the padded input");
+    int64_t count = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
+    if (ceil && (count - 1) * stride >= extent + begin)
+      --count;
+    dim->set_dim_value(count);
+  }
+}
 
 OpSchema lpPool() {
   OpSchema schema = base("LpPool");
-  onnx::InferenceFunction older =
-      previous("LpPool").GetTypeAndShapeInferenceFunction();
   schema.Input(0, "X", "", "T")
       .Output(0, "Y", "", "T")
       .Attr("auto_pad", "", AttributeProto::STRING, std::string("NOTSET"))
@@ -424,24 +500,128 @@ OpSchema lpPool() {
       .Attr("pads", "", AttributeProto::INTS, false)
       .Attr("strides", "", AttributeProto::INTS, false)
       .TypeConstraint("T", typesOf("LpPool", "T"), "")
-      .TypeAndShapeInferenceFunction([older](InferenceContext &ctx) {
-        // Opset 17's rule holds where the new attributes keep their
-        // defaults; otherwise only the rank is inferred.
-        std::vector<int64_t> dilations;
-        bool dilated = onnx::getRepeatedAttribute(ctx, "dilations", dilations);
-        for (int64_t d : dilations)
-          dilated &= d != 1;
-        if (onnx::getAttribute(ctx, "ceil_mode", 0) == 0 && !dilated)
-          return older(ctx);
-        onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-        if (onnx::hasInputShape(ctx, 0))
-          setRankOnly(ctx, 0, onnx::getInputShape(ctx, 0).dim_size());
-      });
+      .TypeAndShapeInferenceFunction(inferWindowPool);
+  return schema;
+}
+
+OpSchema averagePool() {
+  OpSchema schema = base("AveragePool", 19);
+  schema.Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .Attr("auto_pad", "", AttributeProto::STRING, std::string("NOTSET"))
+      .Attr("ceil_mode", "", AttributeProto::INT, int64_t(0))
+      .Attr("count_include_pad", "", AttributeProto::INT, int64_t(0))
+      .Attr("dilations", "", AttributeProto::INTS, false)
+      .Attr("kernel_shape", "", AttributeProto::INTS, true)
+      .Attr("pads", "", AttributeProto::INTS, false)
+      .Attr("strides", "", AttributeProto::INTS, false)
+      .TypeConstraint("T", typesOf("AveragePool", "T"), "")
+      .TypeAndShapeInferenceFunction(inferWindowPool);
   return schema;
 }
 
 //===----------------------------------------------------------------------===//
-// New ops.
+// Opset 20: DFT's axis became an input (default -2), GridSample went n-D
+// with modes linear / cubic, and Gelu.
+//===----------------------------------------------------------------------===//
+
+void inferDFT(InferenceContext &ctx) {
+  const TensorShapeProto *known = typedInputShape(ctx);
+  if (!known)
+    return;
+  const TensorShapeProto &input = *known;
+  int64_t rank = input.dim_size();
+  if (rank < 2)
+    fail_shape_inference("DFT's input must have rank 2 or more");
+  int64_t axis = -2;
+  if (hasInput(ctx, 2)) {
+    std::optional<std::vector<int64_t>> given = intsInput(ctx, 2);
+    if (!given || given->size() != 1)
+      return setRankOnly(ctx, 0, rank);
+    axis = (*given)[0];
+  }
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis > rank - 2)
+    fail_shape_inference("DFT's axis must name a signal axis");
+  TensorShapeProto *output = onnx::getOutputShape(ctx, 0);
+  for (int64_t i = 0; i < rank; ++i)
+    *output->add_dim() = input.dim(static_cast<int>(i));
+  auto *length = output->mutable_dim(static_cast<int>(axis));
+  if (hasInput(ctx, 1)) {
+    std::optional<std::vector<int64_t>> given = intsInput(ctx, 1);
+    length->Clear();
+    if (given && given->size() == 1)
+      length->set_dim_value((*given)[0]);
+  }
+  if (onnx::getAttribute(ctx, "onesided", 0) && length->has_dim_value())
+    length->set_dim_value(length->dim_value() / 2 + 1);
+  else if (onnx::getAttribute(ctx, "onesided", 0))
+    length->Clear();
+  output->mutable_dim(static_cast<int>(rank - 1))->Clear();
+  output->mutable_dim(static_cast<int>(rank - 1))->set_dim_value(2);
+}
+
+OpSchema dft() {
+  OpSchema schema = base("DFT", 20);
+  schema.Input(0, "input", "", "T1")
+      .Input(1, "dft_length", "", "T2", OpSchema::Optional)
+      .Input(2, "axis", "", "tensor(int64)", OpSchema::Optional)
+      .Output(0, "output", "", "T1")
+      .Attr("inverse", "", AttributeProto::INT, int64_t(0))
+      .Attr("onesided", "", AttributeProto::INT, int64_t(0))
+      .TypeConstraint("T1", typesOf("DFT", "T1"), "")
+      .TypeConstraint("T2", typesOf("DFT", "T2"), "")
+      .TypeAndShapeInferenceFunction(inferDFT);
+  return schema;
+}
+
+/// X [N, C, D_1..D_r] sampled at grid [N, H_1..H_r, r]: [N, C, H_1..H_r].
+void inferGridSample(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  if (!onnx::hasInputShape(ctx, 0) || !onnx::hasInputShape(ctx, 1))
+    return;
+  const TensorShapeProto &x = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto &grid = onnx::getInputShape(ctx, 1);
+  if (x.dim_size() < 3 || grid.dim_size() != x.dim_size())
+    fail_shape_inference("GridSample's grid must have the rank of X, 3 or "
+                         "more");
+  TensorShapeProto *output = onnx::getOutputShape(ctx, 0);
+  *output->add_dim() = x.dim(0);
+  *output->add_dim() = x.dim(1);
+  for (int i = 1; i + 1 < grid.dim_size(); ++i)
+    *output->add_dim() = grid.dim(i);
+}
+
+OpSchema gridSample() {
+  OpSchema schema = base("GridSample", 20);
+  schema.Input(0, "X", "", "T1")
+      .Input(1, "grid", "", "T2")
+      .Output(0, "Y", "", "T1")
+      .Attr("align_corners", "", AttributeProto::INT, int64_t(0))
+      .Attr("mode", "", AttributeProto::STRING, std::string("linear"))
+      .Attr("padding_mode", "", AttributeProto::STRING, std::string("zeros"))
+      .TypeConstraint("T1", typesOf("GridSample", "T1"), "")
+      .TypeConstraint("T2", typesOf("GridSample", "T2"), "")
+      .TypeAndShapeInferenceFunction(inferGridSample);
+  return schema;
+}
+
+OpSchema gelu() {
+  OpSchema schema = base("Gelu", 20);
+  schema.Input(0, "X", "", "T")
+      .Output(0, "Y", "", "T")
+      .Attr("approximate", "", AttributeProto::STRING, std::string("none"))
+      .TypeConstraint("T",
+                      {"tensor(float16)", "tensor(float)", "tensor(double)",
+                       "tensor(bfloat16)"},
+                      "")
+      .TypeAndShapeInferenceFunction(onnx::propagateShapeAndTypeFromFirstInput);
+  return schema;
+}
+
+//===----------------------------------------------------------------------===//
+// New ops of opset 18.
 //===----------------------------------------------------------------------===//
 
 const std::vector<std::string> kIntegerTypes = {
@@ -567,10 +747,10 @@ OpSchema col2Im() {
 
 /// input_data with the axes `axes` names cropped or padded to `shape`.
 void inferCenterCropPad(InferenceContext &ctx) {
-  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
-  if (!onnx::hasInputShape(ctx, 0))
+  const TensorShapeProto *known = typedInputShape(ctx);
+  if (!known)
     return;
-  const TensorShapeProto &input = onnx::getInputShape(ctx, 0);
+  const TensorShapeProto &input = *known;
   int64_t rank = input.dim_size();
   std::vector<int64_t> axes = axesAttribute(ctx, rank, "CenterCropPad's");
   std::optional<std::vector<int64_t>> shape = intsInput(ctx, 1);
@@ -649,7 +829,7 @@ OpSchema optionalGetElement() {
 
 } // namespace
 
-void registerOpset18Schemas() {
+void registerNewerOpsetSchemas() {
   static std::once_flag once;
   std::call_once(once, [] {
     // The registry offers no way to widen a known domain: its maps are only
@@ -657,25 +837,20 @@ void registerOpset18Schemas() {
     auto &range = onnx::OpSchemaRegistry::DomainToVersionRange::Instance();
     const_cast<std::unordered_map<std::string, std::pair<int, int>> &>(
         range.Map())[onnx::ONNX_DOMAIN]
-        .second = kOpset;
+        .second = kNewestOpset;
     const_cast<std::unordered_map<std::string, int> &>(
-        range.LastReleaseVersionMap())[onnx::ONNX_DOMAIN] = kOpset;
-    std::vector<OpSchema> schemas = {pad(),
-                                     split(),
-                                     resize(),
-                                     scatter("ScatterElements", "Tind"),
-                                     scatter("ScatterND", "tensor(int64)"),
-                                     lpPool(),
-                                     bitwiseBinary("BitwiseAnd"),
-                                     bitwiseBinary("BitwiseOr"),
-                                     bitwiseBinary("BitwiseXor"),
-                                     bitwiseNot(),
-                                     mish(),
-                                     groupNormalization(),
-                                     col2Im(),
-                                     centerCropPad(),
-                                     optionalHasElement(),
-                                     optionalGetElement()};
+        range.LastReleaseVersionMap())[onnx::ONNX_DOMAIN] = kNewestOpset;
+    std::vector<OpSchema> schemas = {
+        // Opset 18.
+        pad(18), split(), resize(18), scatter("ScatterElements", "Tind"),
+        scatter("ScatterND", "tensor(int64)"), lpPool(),
+        bitwiseBinary("BitwiseAnd"), bitwiseBinary("BitwiseOr"),
+        bitwiseBinary("BitwiseXor"), bitwiseNot(), mish(), groupNormalization(),
+        col2Im(), centerCropPad(), optionalHasElement(), optionalGetElement(),
+        // Opset 19.
+        pad(19), resize(19), averagePool(),
+        // Opset 20.
+        dft(), gridSample(), gelu()};
     for (const char *name : {"ReduceL1", "ReduceL2", "ReduceLogSum",
                              "ReduceLogSumExp", "ReduceMax", "ReduceMean",
                              "ReduceMin", "ReduceProd", "ReduceSumSquare"})

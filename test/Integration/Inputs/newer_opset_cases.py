@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Writes models of every op ONNX opset 18 added or changed (and a small
-net of ops it left alone) as backend-test cases: OUT/<case>/model.onnx and
-test_data_set_0/{input,output}_K.pb, the outputs computed by onnxruntime.
-node_suite_run.py then runs them through heterps compile + run.
+"""Writes models of every op ONNX opsets 18 to 20 added or changed and
+HeterPS supports (and small nets of ops they left alone) as backend-test
+cases: OUT/test_opsetN_<case>/model.onnx and test_data_set_0/{input,
+output}_K.pb, the outputs computed by onnxruntime. node_suite_run.py then
+runs them through heterps compile + run.
 
 Operands that fix shapes or parameters (axes, pads, sizes, image_shape,
 ...) are initializers, as exported models hold them; data inputs are
 seeded random values.
 
-Usage: opset18_cases.py OUT_DIR
+Usage: newer_opset_cases.py OUT_DIR
 """
 import os
 import sys
@@ -18,16 +19,15 @@ import onnx
 import onnxruntime
 from onnx import TensorProto, helper, numpy_helper
 
-OPSET = 18
 rng = np.random.default_rng(18)
 CASES = []
 
 
-def case(name, op, inputs, outputs, constants=None, attrs=None, nodes=None):
+def case(name, op, inputs, outputs, constants=None, attrs=None, nodes=None, opset=18):
     """inputs: [(name, array)] fed at run time; outputs: [(name, elem type,
     rank)]; constants: {name: array} initializers; nodes: a node list in
     place of the single `op` node."""
-    CASES.append((name, op, inputs, outputs, constants or {}, attrs or {}, nodes))
+    CASES.append((name, op, inputs, outputs, constants or {}, attrs or {}, nodes, opset))
 
 
 def floats(*shape, low=-2.0, high=2.0):
@@ -38,7 +38,7 @@ def i64(*values):
     return np.array(values, dtype=np.int64)
 
 
-def write(out_dir, name, op, inputs, outputs, constants, attrs, nodes):
+def write(out_dir, name, op, inputs, outputs, constants, attrs, nodes, opset):
     node_inputs = [n for n, _ in inputs] + list(constants)
     if nodes is None:
         order = attrs.pop("_order", None)
@@ -49,7 +49,7 @@ def write(out_dir, name, op, inputs, outputs, constants, attrs, nodes):
          for n, a in inputs],
         [helper.make_tensor_value_info(n, t, [None] * r) for n, t, r in outputs],
         [numpy_helper.from_array(a, n) for n, a in constants.items()])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8
     try:
         onnx.checker.check_model(model)
@@ -63,7 +63,7 @@ def write(out_dir, name, op, inputs, outputs, constants, attrs, nodes):
     session = onnxruntime.InferenceSession(model.SerializeToString(), options,
                                            providers=["CPUExecutionProvider"])
     results = session.run(None, dict(inputs))
-    case_dir = os.path.join(out_dir, "test_opset18_" + name)
+    case_dir = os.path.join(out_dir, f"test_opset{opset}_{name}")
     data_dir = os.path.join(case_dir, "test_data_set_0")
     os.makedirs(data_dir, exist_ok=True)
     onnx.save(model, os.path.join(case_dir, "model.onnx"))
@@ -113,7 +113,7 @@ case("split_sizes", "Split", [("x", floats(7, 2))], [("a", F, 2), ("b", F, 2)],
 img = floats(1, 2, 6, 8)
 
 
-def resize(name, attrs, scales=None, sizes=None, x=img, roi=None):
+def resize(name, attrs, scales=None, sizes=None, x=img, roi=None, opset=18):
     constants, order = {}, ["x", "", "", ""]
     if roi is not None:
         constants["roi"] = np.array(roi, np.float32)
@@ -127,7 +127,7 @@ def resize(name, attrs, scales=None, sizes=None, x=img, roi=None):
     while order[-1] == "":
         order.pop()
     case("resize_" + name, "Resize", [("x", x)], [("y", F, x.ndim)], constants,
-         dict(attrs, _order=order))
+         dict(attrs, _order=order), opset=opset)
 
 
 resize("linear_scales_axes", {"mode": "linear", "axes": [2, 3]}, scales=[1.5, 0.75])
@@ -214,11 +214,54 @@ case("conv_net", None, [("x", floats(2, 3, 8, 8))], [("y", F, 2)],
      {"w": floats(4, 3, 3, 3), "b": floats(4), "axes": i64(2, 3), "fc": floats(4, 5)},
      nodes=conv_nodes)
 
+# Opset 19: AveragePool's dilations, Pad's wrap mode, Resize's
+# half_pixel_symmetric.
+x = floats(2, 3, 9, 10)
+case("averagepool_dilations", "AveragePool", [("x", x)], [("y", F, 4)],
+     attrs={"kernel_shape": [3, 2], "dilations": [2, 3], "strides": [1, 2]}, opset=19)
+case("averagepool_dilations_pads_ceil", "AveragePool", [("x", x)], [("y", F, 4)],
+     attrs={"kernel_shape": [2, 2], "dilations": [2, 2], "pads": [1, 0, 1, 1],
+            "strides": [2, 2], "ceil_mode": 1, "count_include_pad": 1}, opset=19)
+case("pad_wrap", "Pad", [("x", floats(2, 3, 4))], [("y", F, 3)],
+     {"pads": i64(0, 2, 1, 0, 3, 4)}, {"mode": "wrap"}, opset=19)
+case("pad_wrap_axes_crop", "Pad", [("x", floats(2, 5, 4))], [("y", F, 3)],
+     {"pads": i64(-1, 2, 1, -2), "axes": i64(1, 2)},
+     {"mode": "wrap", "_order": ["x", "pads", "", "axes"]}, opset=19)
+resize("half_pixel_symmetric_linear", {"mode": "linear", "axes": [2, 3],
+                                       "coordinate_transformation_mode":
+                                           "half_pixel_symmetric"},
+       scales=[0.7, 1.3], opset=19)
+resize("half_pixel_symmetric_nearest_sizes", {"mode": "nearest", "axes": [2, 3],
+                                              "coordinate_transformation_mode":
+                                                  "half_pixel_symmetric"},
+       sizes=[4, 11], opset=19)
+
+# Opset 20: Gelu, GridSample's linear / cubic, DFT's axis input.
+for approximate in ["none", "tanh"]:
+    case(f"gelu_{approximate}", "Gelu", [("x", floats(3, 11, low=-5, high=5))], [("y", F, 2)],
+         attrs={"approximate": approximate}, opset=20)
+for mode in ["linear", "cubic", "nearest"]:
+    case(f"gridsample_{mode}", "GridSample",
+         [("x", floats(2, 3, 5, 6)), ("grid", floats(2, 4, 7, 2, low=-1.1, high=1.1))],
+         [("y", F, 4)], attrs={"mode": mode, "padding_mode": "border"}, opset=20)
+case("dft_axis_input", "DFT", [("x", floats(2, 8, 5, 1))], [("y", F, 4)],
+     {"axis": np.array(1, np.int64)}, {"onesided": 1, "_order": ["x", "", "axis"]}, opset=20)
+case("dft_default_axis_inverse", "DFT", [("x", floats(3, 6, 2))], [("y", F, 3)],
+     attrs={"inverse": 1}, opset=20)
+case("dft_length_axis", "DFT", [("x", floats(2, 5, 4, 2))], [("y", F, 4)],
+     {"length": np.array(6, np.int64), "axis": np.array(-3, np.int64)},
+     {"_order": ["x", "length", "axis"]}, opset=20)
+
+# Ops opsets 19 and 20 left alone, at opset 20.
+case("conv_net", None, [("x", floats(2, 3, 8, 8))], [("y", F, 2)],
+     {"w": floats(4, 3, 3, 3), "b": floats(4), "axes": i64(2, 3), "fc": floats(4, 5)},
+     nodes=conv_nodes, opset=20)
+
 
 def main():
     out_dir = sys.argv[1]
-    for name, op, inputs, outputs, constants, attrs, nodes in CASES:
-        write(out_dir, name, op, inputs, outputs, constants, dict(attrs), nodes)
+    for name, op, inputs, outputs, constants, attrs, nodes, opset in CASES:
+        write(out_dir, name, op, inputs, outputs, constants, dict(attrs), nodes, opset)
     print(f"wrote {len(CASES)} cases")
 
 
