@@ -429,4 +429,43 @@ std::string Bundle::path(const std::string &file) const {
   return dir + "/" + file;
 }
 
+void checkInput(const InputSpec &spec, DType dtype, const Shape &shape) {
+  Shape expected = spec.shape;
+  bool matches = dtype == spec.dtype && shape.size() == expected.size();
+  if (matches && spec.batched)
+    expected[0] = shape[0];
+  if (matches && shape == expected)
+    return;
+  throw Error("input '" + spec.name + "' must be " + dtypeName(spec.dtype) +
+              " " + (spec.batched ? "N x " : "") +
+              shapeString(spec.batched
+                              ? Shape(spec.shape.begin() + 1, spec.shape.end())
+                              : spec.shape) +
+              ", got " + dtypeName(dtype) + " " + shapeString(shape));
+}
+
+HostTensor readInput(const InputSpec &spec, const std::string &path) {
+  char magic[6] = {};
+  {
+    std::ifstream probe(path, std::ios::binary);
+    probe.read(magic, sizeof magic);
+  }
+  if (std::memcmp(magic, "\x93NUMPY", sizeof magic) != 0) {
+    HostTensor tensor = readTensorFile(path);
+    checkInput(spec, tensor.dtype, tensor.shape);
+    return tensor;
+  }
+  MappedNpy npy = MappedNpy::open(path);
+  try {
+    checkInput(spec, npy.dtype, npy.shape);
+  } catch (const Error &e) {
+    throw Error("'" + path + "': " + e.what());
+  }
+  HostTensor tensor;
+  tensor.dtype = npy.dtype;
+  tensor.shape = npy.shape;
+  tensor.data.assign(npy.data(), npy.data() + npy.bytes());
+  return tensor;
+}
+
 } // namespace heterps::rt

@@ -320,20 +320,7 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
   for (size_t i = 0; i < specs.size(); ++i) {
     const InputSpec &spec = specs[i];
     const HostTensor &tensor = inputs[i];
-    Shape expected = spec.shape;
-    bool matches =
-        tensor.dtype == spec.dtype && tensor.shape.size() == expected.size();
-    if (matches && spec.batched)
-      expected[0] = tensor.shape[0];
-    matches = matches && tensor.shape == expected;
-    if (!matches)
-      throw Error(
-          "input '" + spec.name + "' must be " + dtypeName(spec.dtype) + " " +
-          (spec.batched ? "N x " : "") +
-          shapeString(spec.batched
-                          ? Shape(spec.shape.begin() + 1, spec.shape.end())
-                          : spec.shape) +
-          ", got " + dtypeName(tensor.dtype) + " " + shapeString(tensor.shape));
+    checkInput(spec, tensor.dtype, tensor.shape);
     if (spec.batched) {
       if (samples >= 0 && samples != tensor.shape[0])
         throw Error("batched inputs disagree on the number of samples (" +

@@ -217,7 +217,7 @@ int gradcheck(const GradCheckOptions &options) {
     for (auto [i, input] : llvm::enumerate(bundle.inputs())) {
       auto file = files.find(input.name);
       if (file != files.end()) {
-        inputs.push_back(readTensorFile(file->second));
+        inputs.push_back(readInput(input, file->second));
         files.erase(file);
       } else {
         inputs.push_back(randomInput(input, spec,

@@ -47,7 +47,7 @@ int run(const RunOptions &options) {
       auto file = files.find(spec.name);
       if (file == files.end())
         throw Error("no --input for model input '" + spec.name + "'");
-      inputs.push_back(readTensorFile(file->second));
+      inputs.push_back(readInput(spec, file->second));
       files.erase(file);
     }
     if (!files.empty())

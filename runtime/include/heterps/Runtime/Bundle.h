@@ -11,6 +11,7 @@
 #ifndef HETERPS_RUNTIME_BUNDLE_H
 #define HETERPS_RUNTIME_BUNDLE_H
 
+#include "heterps/Runtime/Tensor.h"
 #include "heterps/Runtime/Types.h"
 
 #include <map>
@@ -35,6 +36,15 @@ struct ChannelSpec : TensorSpec {
 struct InputSpec : TensorSpec {
   std::vector<int> channels;
 };
+
+/// Throws Error naming the input unless a tensor of `dtype` and `shape` may
+/// feed it (a batched input takes any number of samples).
+void checkInput(const InputSpec &spec, DType dtype, const Shape &shape);
+
+/// Reads input `spec` from a .npy or ONNX TensorProto .pb file. A .npy
+/// file's header is checked before its elements are read, so a wrong file
+/// is refused without taking its size in memory.
+HostTensor readInput(const InputSpec &spec, const std::string &path);
 
 struct OutputSpec : TensorSpec {
   enum Source { Channel, Input, Constant } source = Channel;
