@@ -265,9 +265,16 @@ StringRef runtimeBinaryKind(Operation *op) {
       .Case([](MinOp) { return "Min"; })
       .Case([](ModOp m) { return m.getFmod() ? "FMod" : "Mod"; })
       .Case([](PReluOp) { return "PRelu"; })
-      .Case([](AndOp) { return "And"; })
-      .Case([](OrOp) { return "Or"; })
-      .Case([](XorOp) { return "Xor"; })
+      // Logical on i1, bitwise on wider integers.
+      .Case([](AndOp o) {
+        return isBool(getElementTypeOrSelf(o.getType())) ? "And" : "BitAnd";
+      })
+      .Case([](OrOp o) {
+        return isBool(getElementTypeOrSelf(o.getType())) ? "Or" : "BitOr";
+      })
+      .Case([](XorOp o) {
+        return isBool(getElementTypeOrSelf(o.getType())) ? "Xor" : "BitXor";
+      })
       .Case([](EqualOp) { return "Equal"; })
       .Case([](LessOp) { return "Less"; })
       .Case([](LessEqualOp) { return "LessEqual"; })

@@ -83,9 +83,10 @@ const char *unaryKindName(UnaryKind kind) {
 
 const char *binaryKindName(BinaryKind kind) {
   static const char *const names[] = {
-      "Add", "Sub",   "Mul",  "Div",       "Pow",     "Max",
-      "Min", "Mod",   "FMod", "PRelu",     "And",     "Or",
-      "Xor", "Equal", "Less", "LessEqual", "Greater", "GreaterEqual"};
+      "Add",    "Sub",   "Mul",   "Div",       "Pow",     "Max",
+      "Min",    "Mod",   "FMod",  "PRelu",     "And",     "Or",
+      "Xor",    "Equal", "Less",  "LessEqual", "Greater", "GreaterEqual",
+      "BitAnd", "BitOr", "BitXor"};
   return nameAt(names, size_t(kind));
 }
 

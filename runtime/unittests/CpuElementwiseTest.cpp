@@ -675,6 +675,45 @@ TEST(CpuElementwiseBinary, IntegerAllKindsAllShapes) {
   checkIntBinary<uint64_t>(ctx, DType::U64);
 }
 
+/// BitAnd / BitOr / BitXor over every bit pattern of the type's extremes
+/// and random values, broadcast; they refuse floats and bool.
+template <typename T> void checkBitwiseBinary(Context &ctx, DType type) {
+  auto gen = [](int64_t n, unsigned seed) {
+    // Every bit pattern of T: int64 draws, truncated.
+    std::vector<T> values =
+        randomInts<T>(n, std::numeric_limits<int64_t>::min(),
+                      std::numeric_limits<int64_t>::max(), seed);
+    if (!values.empty()) {
+      values.front() = std::numeric_limits<T>::min();
+      values.back() = std::numeric_limits<T>::max();
+    }
+    return values;
+  };
+  auto ref = [](BinaryKind k, T a, T b) {
+    return k == BinaryKind::BitAnd  ? T(a & b)
+           : k == BinaryKind::BitOr ? T(a | b)
+                                    : T(a ^ b);
+  };
+  auto cmp = [](T expected, T actual) { return expected == actual; };
+  for (BinaryKind kind :
+       {BinaryKind::BitAnd, BinaryKind::BitOr, BinaryKind::BitXor})
+    checkBinary<T, T>(ctx, type, kind, gen, ref, cmp);
+}
+
+TEST(CpuElementwiseBinary, BitwiseOnIntegers) {
+  Context ctx(2);
+  ctx.enterThread();
+  checkBitwiseBinary<int8_t>(ctx, DType::I8);
+  checkBitwiseBinary<uint8_t>(ctx, DType::U8);
+  checkBitwiseBinary<int16_t>(ctx, DType::I16);
+  checkBitwiseBinary<uint32_t>(ctx, DType::U32);
+  checkBitwiseBinary<int64_t>(ctx, DType::I64);
+  checkBitwiseBinary<uint64_t>(ctx, DType::U64);
+  Shape s = {4};
+  EXPECT_THROW(Binary(ctx, BinaryKind::BitAnd, DType::F32, s, s, s), Error);
+  EXPECT_THROW(Binary(ctx, BinaryKind::BitOr, DType::Bool, s, s, s), Error);
+}
+
 TEST(CpuElementwiseBinary, HalfTypes) {
   Context ctx(1);
   for (DType type : {DType::F16, DType::BF16}) {

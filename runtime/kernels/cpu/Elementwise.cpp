@@ -323,6 +323,11 @@ bool isLogical(BinaryKind kind) {
          kind == BinaryKind::Xor;
 }
 
+bool isBitwise(BinaryKind kind) {
+  return kind == BinaryKind::BitAnd || kind == BinaryKind::BitOr ||
+         kind == BinaryKind::BitXor;
+}
+
 using BinaryFn = void (*)(const StridedPlan &plan, const void *a, const void *b,
                           void *y);
 
@@ -402,6 +407,15 @@ template <DType D> BinaryFn binaryFnFor(BinaryKind kind) {
       break;
     }
   } else {
+    if constexpr (!kIsFloat<typename DTypeTraits<D>::Compute>) {
+      switch (kind) {
+        HPS_BINARY(BitAnd)
+        HPS_BINARY(BitOr)
+        HPS_BINARY(BitXor)
+      default:
+        break;
+      }
+    }
     switch (kind) {
       HPS_BINARY(Add)
       HPS_BINARY(Sub)
@@ -439,7 +453,9 @@ struct Binary::Impl {
     if (!fn)
       throw Error(std::string("Binary: kind ") + binaryKindName(kind) +
                   " is not supported for element type " + dtypeName(in) +
-                  (isLogical(kind) ? " (logical kinds take bool)" : ""));
+                  (isLogical(kind)   ? " (logical kinds take bool)"
+                   : isBitwise(kind) ? " (bitwise kinds take integers)"
+                                     : ""));
   }
 };
 

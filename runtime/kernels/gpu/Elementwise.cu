@@ -218,6 +218,16 @@ template <typename A> __device__ A arithmetic(BinaryKind kind, A a, A b) {
       return a < A(0) ? A(b * a) : a;
     else
       return a;
+  case BinaryKind::BitAnd:
+  case BinaryKind::BitOr:
+  case BinaryKind::BitXor:
+    // Integers only (checked when the kernel is built).
+    if constexpr (std::is_integral_v<A>)
+      return kind == BinaryKind::BitAnd  ? A(a & b)
+             : kind == BinaryKind::BitOr ? A(a | b)
+                                         : A(a ^ b);
+    else
+      return a;
   default:
     return a;
   }
@@ -247,6 +257,11 @@ bool isComparison(BinaryKind kind) {
 bool isLogical(BinaryKind kind) {
   return kind == BinaryKind::And || kind == BinaryKind::Or ||
          kind == BinaryKind::Xor;
+}
+
+bool isBitwise(BinaryKind kind) {
+  return kind == BinaryKind::BitAnd || kind == BinaryKind::BitOr ||
+         kind == BinaryKind::BitXor;
 }
 
 template <typename T>
@@ -302,6 +317,9 @@ Binary::Binary(Context &ctx, BinaryKind kind, DType in, const Shape &a,
                 (isLogical(kind) ? "And/Or/Xor take bool operands, not "
                                  : "arithmetic is not defined for ") +
                 dtypeName(in));
+  if (isBitwise(kind) && (isFloat(in) || in == DType::Bool))
+    throw Error(std::string(kernel) + ": " + binaryKindName(kind) +
+                " takes integer operands, not " + dtypeName(in));
   impl->map = makeMap<2>(
       kernel, y,
       {broadcastStrides(kernel, a, y), broadcastStrides(kernel, b, y)});

@@ -98,6 +98,15 @@ func.func @compare_type(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// and / or / xor: logical on i1, bitwise on integers, nothing on floats.
+func.func @logic_type(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{operands must be integer (or i1) tensors}}
+  %0 = hps.and %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
 func.func @element_types(%a: tensor<4xf32>, %b: tensor<4xi64>) -> tensor<4xf32> {
   // expected-error @+1 {{operands must have the same element type}}
   %0 = hps.mul %a, %b : tensor<4xf32>, tensor<4xi64> -> tensor<4xf32>

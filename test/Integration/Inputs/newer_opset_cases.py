@@ -195,6 +195,39 @@ for groups in [1, 3, 6]:
          {"scale": floats(groups), "bias": floats(groups)},
          {"num_groups": groups, "epsilon": 1e-3, "_order": ["x", "scale", "bias"]})
 
+# Bitwise ops on integers, with extremes (all bits, the sign bit).
+def ints(dtype, *shape):
+    info = np.iinfo(dtype)
+    values = rng.integers(info.min, info.max, shape, dtype=dtype, endpoint=True)
+    values.flat[:2] = [info.min, info.max]
+    return values
+
+
+for op, dtype in [("BitwiseAnd", np.int32), ("BitwiseOr", np.uint8),
+                  ("BitwiseXor", np.int64), ("BitwiseAnd", np.uint16)]:
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    case(f"{op.lower()}_{np.dtype(dtype).name}", op,
+         [("a", ints(dtype, 3, 5)), ("b", ints(dtype, 5))], [("y", elem, 2)])
+for dtype in [np.int8, np.uint8, np.int64, np.uint32]:
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    case(f"bitwisenot_{np.dtype(dtype).name}", "BitwiseNot",
+         [("x", ints(dtype, 4, 6))], [("y", elem, 2)])
+
+# LpPool (HeterPS has it at every opset; 18 added ceil_mode and dilations)
+# and GlobalLpPool.
+x = floats(2, 3, 7, 8)
+case("lppool_default", "LpPool", [("x", x)], [("y", F, 4)], attrs={"kernel_shape": [2, 2]})
+case("lppool_p3_pads_strides", "LpPool", [("x", x)], [("y", F, 4)],
+     attrs={"kernel_shape": [3, 3], "p": 3, "pads": [1, 1, 1, 1], "strides": [2, 2]})
+case("lppool_p1_same_upper", "LpPool", [("x", x)], [("y", F, 4)],
+     attrs={"kernel_shape": [3, 2], "p": 1, "auto_pad": "SAME_UPPER"}, opset=17)
+case("lppool_dilations", "LpPool", [("x", x)], [("y", F, 4)],
+     attrs={"kernel_shape": [2, 2], "dilations": [2, 3]})
+case("lppool_1d", "LpPool", [("x", floats(2, 3, 10))], [("y", F, 3)],
+     attrs={"kernel_shape": [3], "strides": [2]})
+for p in [1, 2, 3]:
+    case(f"globallppool_p{p}", "GlobalLpPool", [("x", x)], [("y", F, 4)], attrs={"p": p})
+
 case("mish", "Mish", [("x", floats(4, 9, low=-30, high=30))], [("y", F, 2)])
 
 # CenterCropPad: crop and pad, centred, odd differences.

@@ -522,11 +522,12 @@ static LogicalResult verifyBinary(Operation *op,
   bool isLogic = isa<AndOp, OrOp, XorOp>(op);
   if (!isa<PowOp>(op) && elementTypeOf(lhs) != elementTypeOf(rhs))
     return op->emitOpError("operands must have the same element type");
-  if ((isComparison || isLogic) && !resultElement.isInteger(1))
+  if (isComparison && !resultElement.isInteger(1))
     return op->emitOpError("result element type must be i1");
-  if (isLogic && !elementTypeOf(lhs).isInteger(1))
-    return op->emitOpError("operands must be i1 tensors");
-  if (!isComparison && !isLogic && resultElement != elementTypeOf(lhs))
+  // On i1 logical, on wider integers bitwise.
+  if (isLogic && !isa<IntegerType>(elementTypeOf(lhs)))
+    return op->emitOpError("operands must be integer (or i1) tensors");
+  if (!isComparison && resultElement != elementTypeOf(lhs))
     return op->emitOpError("result element type must match the operands");
   auto a = shapeOf(lhs), b = shapeOf(rhs);
   if (!a || !b)

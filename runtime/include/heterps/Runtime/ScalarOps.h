@@ -225,6 +225,14 @@ template <BinaryKind K, typename C> HPS_HD inline auto binaryOp(C a, C b) {
     return C((a != 0) | (b != 0));
   } else if constexpr (K == B::Xor) {
     return C((a != 0) ^ (b != 0));
+  } else if constexpr (K == B::BitAnd || K == B::BitOr || K == B::BitXor) {
+    static_assert(std::is_integral_v<C>, "bitwise kinds take integers");
+    if constexpr (K == B::BitAnd)
+      return C(a & b);
+    else if constexpr (K == B::BitOr)
+      return C(a | b);
+    else
+      return C(a ^ b);
   } else if constexpr (K == B::Equal) {
     return uint8_t(a == b);
   } else if constexpr (K == B::Less) {

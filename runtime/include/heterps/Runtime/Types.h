@@ -156,7 +156,12 @@ enum class BinaryKind {
   Less,
   LessEqual,
   Greater,
-  GreaterEqual
+  GreaterEqual,
+  // Bitwise, on integers (ONNX BitwiseAnd / Or / Xor); And, Or and Xor are
+  // the logical ones, on bool.
+  BitAnd,
+  BitOr,
+  BitXor
 };
 
 /// ONNX reductions: L1 = sum |x|, L2 = sqrt(sum x^2), LogSum = log(sum x),

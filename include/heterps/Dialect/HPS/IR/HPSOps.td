@@ -320,9 +320,9 @@ def HPS_ModOp : HPS_BinaryOp<"mod", "remainder; sign of the divisor unless fmod"
                        Placement);
 }
 def HPS_PReluOp : HPS_BinaryOp<"prelu", "lhs if lhs >= 0 else rhs * lhs">;
-def HPS_AndOp : HPS_BinaryOp<"and", "logical and", [Commutative]>;
-def HPS_OrOp : HPS_BinaryOp<"or", "logical or", [Commutative]>;
-def HPS_XorOp : HPS_BinaryOp<"xor", "logical xor", [Commutative]>;
+def HPS_AndOp : HPS_BinaryOp<"and", "logical and on i1, bitwise on integers", [Commutative]>;
+def HPS_OrOp : HPS_BinaryOp<"or", "logical or on i1, bitwise on integers", [Commutative]>;
+def HPS_XorOp : HPS_BinaryOp<"xor", "logical xor on i1, bitwise on integers", [Commutative]>;
 def HPS_EqualOp : HPS_BinaryOp<"equal", "lhs == rhs", [Commutative]>;
 def HPS_LessOp : HPS_BinaryOp<"less", "lhs < rhs">;
 def HPS_LessEqualOp : HPS_BinaryOp<"less_equal", "lhs <= rhs">;

@@ -50,6 +50,26 @@ void addBinary(RewritePatternSet &patterns, StringRef opType,
                  });
 }
 
+/// True if input i is a tensor of integers wider than i1 (the types ONNX's
+/// Bitwise ops take).
+bool isIntegerOperand(ONNXNode node, unsigned i) {
+  auto integer = dyn_cast<IntegerType>(getElementTypeOrSelf(node.input(i)));
+  return integer && integer.getWidth() > 1;
+}
+
+/// ONNX's BitwiseAnd / Or / Xor (18) as the hps op, bitwise on integers.
+template <typename OpTy>
+void addBitwise(RewritePatternSet &patterns, StringRef opType) {
+  addONNXPattern(patterns, opType, 18, kMaxOpset, {},
+                 [](ONNXNode node, PatternRewriter &rewriter) {
+                   if (!isIntegerOperand(node, 0) || !isIntegerOperand(node, 1))
+                     return fail(node, rewriter, "needs integers");
+                   return replaceNodeChecked<OpTy>(node, rewriter,
+                                                   node.input(0), node.input(1),
+                                                   DeviceAttr());
+                 });
+}
+
 /// A binary op of opset 6: without broadcast=1 the operands have one shape;
 /// with it B is broadcast into A, its dims aligned with A's from `axis`
 /// (default: trailing), which hps expresses by reshaping B to A's rank.
@@ -536,6 +556,26 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
       });
   addONNXPattern(patterns, "Shrink", 9, kMaxOpset, {"bias", "lambd"},
                  legalizeShrink);
+  // Bitwise ops (18) on integers: hps.and / or / xor, which are bitwise on
+  // integers; not x is allOnes - x (-1 - x or MAX - x), which never
+  // overflows.
+  addBitwise<AndOp>(patterns, "BitwiseAnd");
+  addBitwise<OrOp>(patterns, "BitwiseOr");
+  addBitwise<XorOp>(patterns, "BitwiseXor");
+  addONNXPattern(
+      patterns, "BitwiseNot", 18, kMaxOpset, {},
+      [](ONNXNode node, PatternRewriter &rewriter) {
+        Type element = getElementTypeOrSelf(node.input(0));
+        if (!isIntegerOperand(node, 0))
+          return fail(node, rewriter, "needs integers");
+        auto integer = cast<IntegerType>(element);
+        APInt ones = APInt::getAllOnes(integer.getWidth());
+        Value allOnes = rewriter.create<ConstantOp>(
+            node.getLoc(),
+            DenseElementsAttr::get(RankedTensorType::get({}, element), ones));
+        return replaceNode<SubOp>(node, rewriter, allOnes, node.input(0),
+                                  DeviceAttr());
+      });
   addONNXPattern(patterns, "BitShift", 11, kMaxOpset, {"direction"},
                  legalizeBitShift);
 }

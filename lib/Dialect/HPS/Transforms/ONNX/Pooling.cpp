@@ -1,10 +1,12 @@
-//===- Pooling.cpp - MaxPool, AveragePool, global pools -------------------===//
+//===- Pooling.cpp - MaxPool, AveragePool, LpPool, global pools -----------===//
 //
 // Schema history (attributes beyond auto_pad, kernel_shape, pads, strides):
 //   MaxPool-1 (7): none          MaxPool-8: storage_order, optional Indices
 //   MaxPool-10: ceil_mode, dilations    MaxPool-11/12: SAME_* restated, int8
 //   AveragePool-7: count_include_pad    AveragePool-10: ceil_mode
 //   AveragePool-11: SAME_* restated    AveragePool-19: dilations
+//   LpPool-2: p an int    LpPool-11: SAME_* restated
+//   LpPool-18: ceil_mode, dilations
 // storage_order only lays out Indices. A read Indices output is computed
 // from the windows gathered explicitly (legalizeMaxPoolWithIndices); the
 // values still come from hps.max_pool.
@@ -338,6 +340,112 @@ LogicalResult legalizeMaxUnpool(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeWithCompatible(node, y, rewriter);
 }
 
+/// LpPool (2-17: auto_pad, kernel_shape, p, pads, strides; 18 adds
+/// ceil_mode and dilations) on a static f32 [N, C, spatial...]: each
+/// window's (sum |x|^p)^(1/p), pads adding zeros. |x|^p (x * x for p = 2,
+/// |x| for 1, else pow) summed by a depthwise hps.conv with a ones filter
+/// [C, 1, kernel...], then sqrt (p = 2) or pow(1 / p); every piece has a
+/// gradient rule. ceil_mode stays generic where it adds a window.
+LogicalResult legalizeLpPool(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  auto result = dyn_cast<RankedTensorType>(node.resultType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 3 ||
+      !type.getElementType().isF32() || !result || !result.hasStaticShape())
+    return fail(node, rewriter, "needs a static f32 [N, C, spatial...]");
+  std::optional<SmallVector<int64_t>> kernel = node.getInts("kernel_shape");
+  if (!kernel || llvm::any_of(*kernel, [](int64_t k) { return k < 1; }))
+    return fail(node, rewriter, "kernel_shape missing or invalid");
+  FailureOr<WindowAttrs> window = resolveWindow(node, *kernel);
+  std::optional<bool> ceil = getFlag(node, "ceil_mode");
+  int64_t p = node.getInt("p", 2);
+  if (failed(window) || !ceil || p < 1)
+    return fail(node, rewriter, "unresolved window, ceil_mode or p");
+  size_t n = kernel->size();
+  SmallVector<int64_t> floorShape = {type.getDimSize(0), type.getDimSize(1)};
+  for (size_t i = 0; i < n; ++i) {
+    int64_t span = type.getDimSize(2 + i) + window->pads[i] +
+                   window->pads[n + i] -
+                   window->dilations[i] * ((*kernel)[i] - 1) - 1;
+    if (span < 0)
+      return fail(node, rewriter, "window larger than the padded input");
+    floorShape.push_back(span / window->strides[i] + 1);
+  }
+  if (ArrayRef<int64_t>(floorShape) != result.getShape())
+    return fail(node, rewriter, "ceil_mode adds a window, or a shape differs");
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Type f32 = rewriter.getF32Type();
+  Value x = node.input(0);
+  Value powered =
+      p == 1 ? rewriter.create<AbsOp>(loc, type, x, device).getResult()
+      : p == 2
+          ? rewriter.create<MulOp>(loc, type, x, x, device).getResult()
+          : rewriter
+                .create<PowOp>(loc, type,
+                               rewriter.create<AbsOp>(loc, type, x, device),
+                               scalarConstant(rewriter, loc, f32, p), device)
+                .getResult();
+  int64_t channels = type.getDimSize(1);
+  SmallVector<int64_t> filterShape = {channels, 1};
+  filterShape.append(kernel->begin(), kernel->end());
+  Value ones = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(RankedTensorType::get(filterShape, f32),
+                                  rewriter.getF32FloatAttr(1)));
+  Value sums =
+      rewriter.create<ConvOp>(loc, result, powered, ones, Value(),
+                              rewriter.getDenseI64ArrayAttr(window->strides),
+                              rewriter.getDenseI64ArrayAttr(window->pads),
+                              rewriter.getDenseI64ArrayAttr(window->dilations),
+                              rewriter.getI64IntegerAttr(channels), device);
+  Value norm =
+      p == 1   ? sums
+      : p == 2 ? rewriter.create<SqrtOp>(loc, result, sums, device).getResult()
+               : rewriter
+                     .create<PowOp>(loc, result, sums,
+                                    scalarConstant(rewriter, loc, f32, 1.0 / p),
+                                    device)
+                     .getResult();
+  return replaceNodeWithCompatible(node, norm, rewriter);
+}
+
+/// GlobalLpPool (2+, p) on an f32 [N, C, spatial...]: hps.reduce over the
+/// spatial axes, keeping them: L1 for p = 1, L2 for p = 2, else the sum of
+/// |x|^p to the power 1 / p.
+LogicalResult legalizeGlobalLpPool(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  int64_t p = node.getInt("p", 2);
+  if (!type || type.getRank() < 3 || !type.getElementType().isF32() || p < 1)
+    return fail(node, rewriter, "needs an f32 [N, C, spatial...] and p >= 1");
+  SmallVector<int64_t> axes =
+      llvm::to_vector(llvm::seq<int64_t>(2, type.getRank()));
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  MLIRContext *context = rewriter.getContext();
+  auto reduce = [&](ReduceKind kind, Value value) -> Value {
+    return rewriter.create<ReduceOp>(
+        loc, node.resultType(), ReduceKindAttr::get(context, kind), value,
+        rewriter.getDenseI64ArrayAttr(axes), rewriter.getUnitAttr(), device);
+  };
+  if (!canReplaceWithType(node, node.resultType()))
+    return fail(node, rewriter, "result type");
+  if (p <= 2)
+    return replaceNodeWithCompatible(
+        node, reduce(p == 1 ? ReduceKind::L1 : ReduceKind::L2, node.input(0)),
+        rewriter);
+  Type f32 = rewriter.getF32Type();
+  Value powered = rewriter.create<PowOp>(
+      loc, type, rewriter.create<AbsOp>(loc, type, node.input(0), device),
+      scalarConstant(rewriter, loc, f32, p), device);
+  Value sums = reduce(ReduceKind::Sum, powered);
+  return replaceNodeWithCompatible(
+      node,
+      rewriter.create<PowOp>(loc, sums.getType(), sums,
+                             scalarConstant(rewriter, loc, f32, 1.0 / p),
+                             device),
+      rewriter);
+}
+
 template <typename PoolOp>
 LogicalResult legalizeGlobalPool(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeChecked<PoolOp>(node, rewriter, node.input(0),
@@ -378,6 +486,17 @@ void populatePoolingPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "MaxUnpool", 9, kMaxOpset,
                  {"kernel_shape", "pads", "strides"}, legalizeMaxUnpool);
 
+  static constexpr StringRef kLpPool2[] = {"auto_pad", "kernel_shape", "p",
+                                           "pads", "strides"};
+  addONNXPattern(patterns, "LpPool", kMinOpset, 10, kLpPool2, legalizeLpPool);
+  addONNXPattern(patterns, "LpPool", 11, 17, kLpPool2, legalizeLpPool);
+  static constexpr StringRef kLpPool18[] = {
+      "auto_pad", "ceil_mode", "dilations", "kernel_shape",
+      "p",        "pads",      "strides"};
+  addONNXPattern(patterns, "LpPool", 18, kMaxOpset, kLpPool18, legalizeLpPool);
+
+  addONNXPattern(patterns, "GlobalLpPool", kMinOpset, kMaxOpset, {"p"},
+                 legalizeGlobalLpPool);
   addONNXPattern(patterns, "GlobalMaxPool", kMinOpset, kMaxOpset, {},
                  legalizeGlobalPool<GlobalMaxPoolOp>);
   addONNXPattern(patterns, "GlobalAveragePool", kMinOpset, kMaxOpset, {},
