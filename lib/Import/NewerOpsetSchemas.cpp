@@ -13,8 +13,8 @@
 //   in Equal-19; bool in ReduceMax-20 / ReduceMin-20; float8 in
 //   ConstantOfShape-20, IsInf-20, IsNaN-20): the older schema refuses those
 //   types at the checker, by name;
-// - ops HeterPS has no pattern for (DeformConv-19, AffineGrid-20,
-//   ImageDecoder-20, the string ops of 20): the checker names the node.
+// - ops HeterPS has no pattern for (DeformConv-19, ImageDecoder-20, the
+//   string ops of 20): the checker names the node.
 // Where an op only gained an input, attribute or mode, the type constraints
 // and, when the output shape does not depend on the change, the inference
 // function are borrowed from the older schema so the two cannot drift.
@@ -522,7 +522,7 @@ OpSchema averagePool() {
 
 //===----------------------------------------------------------------------===//
 // Opset 20: DFT's axis became an input (default -2), GridSample went n-D
-// with modes linear / cubic, and Gelu.
+// with modes linear / cubic, Gelu and AffineGrid.
 //===----------------------------------------------------------------------===//
 
 void inferDFT(InferenceContext &ctx) {
@@ -604,6 +604,41 @@ OpSchema gridSample() {
       .TypeConstraint("T1", typesOf("GridSample", "T1"), "")
       .TypeConstraint("T2", typesOf("GridSample", "T2"), "")
       .TypeAndShapeInferenceFunction(inferGridSample);
+  return schema;
+}
+
+/// theta [N, r, r + 1] and size [N, C, spatial (r)...]: [N, spatial..., r].
+void inferAffineGrid(InferenceContext &ctx) {
+  onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
+  std::optional<std::vector<int64_t>> size = intsInput(ctx, 1);
+  if (!size) {
+    if (onnx::hasInputShape(ctx, 1) &&
+        onnx::getInputShape(ctx, 1).dim_size() == 1 &&
+        onnx::getInputShape(ctx, 1).dim(0).has_dim_value())
+      setRankOnly(ctx, 0, onnx::getInputShape(ctx, 1).dim(0).dim_value() - 1);
+    return;
+  }
+  if (size->size() != 4 && size->size() != 5)
+    fail_shape_inference("AffineGrid's size must have 4 or 5 values");
+  TensorShapeProto *output = onnx::getOutputShape(ctx, 0);
+  output->add_dim()->set_dim_value((*size)[0]);
+  for (size_t i = 2; i < size->size(); ++i)
+    output->add_dim()->set_dim_value((*size)[i]);
+  output->add_dim()->set_dim_value(static_cast<int64_t>(size->size()) - 2);
+}
+
+OpSchema affineGrid() {
+  OpSchema schema = base("AffineGrid", 20);
+  schema.Input(0, "theta", "", "T1")
+      .Input(1, "size", "", "T2")
+      .Output(0, "grid", "", "T1")
+      .Attr("align_corners", "", AttributeProto::INT, int64_t(0))
+      .TypeConstraint("T1",
+                      {"tensor(bfloat16)", "tensor(float16)", "tensor(float)",
+                       "tensor(double)"},
+                      "")
+      .TypeConstraint("T2", {"tensor(int64)"}, "")
+      .TypeAndShapeInferenceFunction(inferAffineGrid);
   return schema;
 }
 
@@ -850,7 +885,7 @@ void registerNewerOpsetSchemas() {
         // Opset 19.
         pad(19), resize(19), averagePool(),
         // Opset 20.
-        dft(), gridSample(), gelu()};
+        dft(), gridSample(), gelu(), affineGrid()};
     for (const char *name : {"ReduceL1", "ReduceL2", "ReduceLogSum",
                              "ReduceLogSumExp", "ReduceMax", "ReduceMean",
                              "ReduceMin", "ReduceProd", "ReduceSumSquare"})

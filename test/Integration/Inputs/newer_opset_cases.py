@@ -277,6 +277,22 @@ for mode in ["linear", "cubic", "nearest"]:
     case(f"gridsample_{mode}", "GridSample",
          [("x", floats(2, 3, 5, 6)), ("grid", floats(2, 4, 7, 2, low=-1.1, high=1.1))],
          [("y", F, 4)], attrs={"mode": mode, "padding_mode": "border"}, opset=20)
+# AffineGrid (20), 2-D and 3-D, both align_corners, a one-long axis; and
+# feeding GridSample, as a spatial transformer does.
+for align in [0, 1]:
+    case(f"affinegrid_2d_align{align}", "AffineGrid", [("theta", floats(2, 2, 3))],
+         [("grid", F, 4)], {"size": i64(2, 3, 5, 7)},
+         {"align_corners": align, "_order": ["theta", "size"]}, opset=20)
+    case(f"affinegrid_3d_align{align}", "AffineGrid", [("theta", floats(2, 3, 4))],
+         [("grid", F, 5)], {"size": i64(2, 1, 4, 1, 6)},
+         {"align_corners": align, "_order": ["theta", "size"]}, opset=20)
+transformer = [
+    helper.make_node("AffineGrid", ["theta", "size"], ["grid"]),
+    helper.make_node("GridSample", ["x", "grid"], ["y"], mode="linear"),
+]
+case("affinegrid_gridsample", None,
+     [("x", floats(2, 3, 6, 5)), ("theta", floats(2, 2, 3, low=-1, high=1))],
+     [("y", F, 4)], {"size": i64(2, 3, 4, 4)}, nodes=transformer, opset=20)
 case("dft_axis_input", "DFT", [("x", floats(2, 8, 5, 1))], [("y", F, 4)],
      {"axis": np.array(1, np.int64)}, {"onesided": 1, "_order": ["x", "", "axis"]}, opset=20)
 case("dft_default_axis_inverse", "DFT", [("x", floats(3, 6, 2))], [("y", F, 3)],

@@ -76,3 +76,19 @@ func.func @grid_sample_20(%x: tensor<1x1x3x3xf32>, %g: tensor<1x2x2x2xf32>) -> (
   %1 = hps.onnx_node "GridSample"(%x, %g) {attrs = {mode = "bilinear"}, domain = "", opset = 20 : i64} : (tensor<1x1x3x3xf32>, tensor<1x2x2x2xf32>) -> tensor<1x1x2x2xf32>
   return %0, %1 : tensor<1x1x2x2xf32>, tensor<1x1x2x2xf32>
 }
+
+// -----
+
+// AffineGrid (20): the constant base grid (x, y, 1) per point, x along the
+// last axis, times theta transposed; align_corners 0 spaces 3 points at
+// -2/3, 0, 2/3.
+// CHECK-LABEL: func @affine_grid
+func.func @affine_grid(%theta: tensor<2x2x3xf32>) -> tensor<2x2x3x2xf32> {
+  %size = hps.constant dense<[2, 1, 2, 3]> : tensor<4xi64>
+  // CHECK-DAG: %[[BASE:.*]] = hps.constant dense<{{\[}}[-0.666666686, -5.000000e-01, 1.000000e+00], [0.000000e+00, -5.000000e-01, 1.000000e+00], [0.666666686, -5.000000e-01, 1.000000e+00], [-0.666666686, 5.000000e-01, 1.000000e+00], [0.000000e+00, 5.000000e-01, 1.000000e+00], [0.666666686, 5.000000e-01, 1.000000e+00]]> : tensor<6x3xf32>
+  // CHECK-DAG: %[[T:.*]] = hps.transpose %arg0 {perm = array<i64: 0, 2, 1>} : (tensor<2x2x3xf32>) -> tensor<2x3x2xf32>
+  // CHECK: %[[G:.*]] = hps.matmul %[[BASE]], %[[T]] : (tensor<6x3xf32>, tensor<2x3x2xf32>) -> tensor<2x6x2xf32>
+  // CHECK: hps.reshape %[[G]] {shape = array<i64: 2, 2, 3, 2>}
+  %0 = hps.onnx_node "AffineGrid"(%theta, %size) {attrs = {}, domain = "", opset = 20 : i64} : (tensor<2x2x3xf32>, tensor<4xi64>) -> tensor<2x2x3x2xf32>
+  return %0 : tensor<2x2x3x2xf32>
+}

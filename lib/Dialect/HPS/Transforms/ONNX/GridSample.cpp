@@ -1,4 +1,5 @@
-//===- GridSample.cpp - GridSample into gathers and arithmetic ------------===//
+//===- GridSample.cpp - GridSample and AffineGrid ------------------------===//
+//--------------------------===//
 //
 // GridSample (16) reads X at the points a run-time grid names, so its
 // indices are data: it decomposes into elementwise arithmetic on the
@@ -286,9 +287,75 @@ LogicalResult legalizeGridSample(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeWithCompatible(node, y, rewriter);
 }
 
+/// AffineGrid (20) for a constant size [N, C, H, W] (or [N, C, D, H, W])
+/// and a static f32 theta [N, r, r + 1]: every output point is theta[n] @
+/// (x, y[, z], 1), the base coordinates spread over [-1, 1] (align_corners:
+/// the end points are the corner pixels' centres, else their outer edges).
+/// One hps.matmul of the constant base [P, r + 1] by
+/// theta transposed [N, r + 1, r], reshaped to [N, spatial..., r]; the
+/// gradient reaches theta through the matmul.
+LogicalResult legalizeAffineGrid(ONNXNode node, PatternRewriter &rewriter) {
+  auto theta = dyn_cast<RankedTensorType>(node.input(0).getType());
+  std::optional<SmallVector<int64_t>> size = getConstantInts(node.input(1));
+  std::optional<bool> alignCorners = getFlag(node, "align_corners");
+  if (!theta || !theta.hasStaticShape() || theta.getRank() != 3 ||
+      !theta.getElementType().isF32() || !size || !alignCorners)
+    return fail(node, rewriter, "needs a static f32 theta, a constant size");
+  const int64_t r = theta.getDimSize(1);
+  if ((r != 2 && r != 3) || theta.getDimSize(2) != r + 1 ||
+      static_cast<int64_t>(size->size()) != r + 2 ||
+      (*size)[0] != theta.getDimSize(0) ||
+      llvm::any_of(*size, [](int64_t s) { return s < 1; }))
+    return fail(node, rewriter, "theta and size disagree");
+  SmallVector<int64_t> spatial(size->begin() + 2, size->end());
+  int64_t points = 1;
+  for (int64_t extent : spatial)
+    points *= extent;
+  // Rows (x, y[, z], 1): x runs along the last axis.
+  // A one-long axis under align_corners has no spacing: onnxruntime (an
+  // Eigen LinSpaced of one point) puts it at the high end, 1.
+  auto coordinate = [&](int64_t i, int64_t extent) {
+    if (*alignCorners)
+      return extent == 1 ? 1.0 : -1.0 + 2.0 * double(i) / double(extent - 1);
+    return -1.0 + (2.0 * double(i) + 1.0) / double(extent);
+  };
+  std::vector<double> base;
+  base.reserve(points * (r + 1));
+  SmallVector<int64_t> index(r, 0);
+  for (int64_t p = 0; p < points; ++p) {
+    for (int64_t k = r - 1; k >= 0; --k)
+      base.push_back(coordinate(index[k], spatial[k]));
+    base.push_back(1.0);
+    for (int64_t k = r - 1; k >= 0; --k) {
+      if (++index[k] < spatial[k])
+        break;
+      index[k] = 0;
+    }
+  }
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  Type f32 = rewriter.getF32Type();
+  int64_t n = theta.getDimSize(0);
+  Value baseGrid =
+      denseFloatConstant(rewriter, loc, {points, r + 1}, f32, base);
+  Value transposed = rewriter.create<TransposeOp>(
+      loc, RankedTensorType::get({n, r + 1, r}, f32), node.input(0),
+      rewriter.getDenseI64ArrayAttr({0, 2, 1}), device);
+  Value grid =
+      rewriter.create<MatMulOp>(loc, RankedTensorType::get({n, points, r}, f32),
+                                baseGrid, transposed, device);
+  SmallVector<int64_t> shape = {n};
+  shape.append(spatial.begin(), spatial.end());
+  shape.push_back(r);
+  return replaceNodeWithCompatible(node, reshapeTo(node, rewriter, grid, shape),
+                                   rewriter);
+}
+
 } // namespace
 
 void populateGridSamplePatterns(RewritePatternSet &patterns) {
+  addONNXPattern(patterns, "AffineGrid", 20, kMaxOpset, {"align_corners"},
+                 legalizeAffineGrid);
   addONNXPattern(patterns, "GridSample", 16, 19,
                  {"align_corners", "mode", "padding_mode"}, legalizeGridSample);
   addONNXPattern(patterns, "GridSample", 20, kMaxOpset,
