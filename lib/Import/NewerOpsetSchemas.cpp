@@ -27,6 +27,7 @@
 #include <onnx/defs/shape_inference.h>
 #include <onnx/defs/tensor_proto_util.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 #include <optional>
@@ -178,9 +179,13 @@ void inferPad(InferenceContext &ctx) {
     *output->add_dim() = input.dim(static_cast<int>(i));
   for (int64_t i = 0; i < count; ++i) {
     auto *dim = output->mutable_dim(static_cast<int>(axes[i]));
-    if (!dim->has_dim_value())
+    int64_t added = (*pads)[i] + (*pads)[i + count];
+    if (!dim->has_dim_value()) {
+      if (added != 0) // a padded symbolic extent is a new unknown one
+        dim->Clear();
       continue;
-    int64_t extent = dim->dim_value() + (*pads)[i] + (*pads)[i + count];
+    }
+    int64_t extent = dim->dim_value() + added;
     if (extent < 0)
       fail_shape_inference("Pad would give axis ", axes[i], " extent ", extent);
     dim->clear_dim_param();
