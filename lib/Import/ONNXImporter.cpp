@@ -70,6 +70,20 @@ private:
   Value noneValue;
 };
 
+/// An ONNX element type's name, including those newer than ONNX 1.12's
+/// enum (float8 from IR 9, 4-bit integers from IR 10).
+std::string dataTypeName(int32_t onnxType) {
+  if (onnx::TensorProto::DataType_IsValid(onnxType))
+    return onnx::TensorProto::DataType_Name(
+        static_cast<onnx::TensorProto::DataType>(onnxType));
+  static const char *const newer[] = {"FLOAT8E4M3FN", "FLOAT8E4M3FNUZ",
+                                      "FLOAT8E5M2",   "FLOAT8E5M2FNUZ",
+                                      "UINT4",        "INT4"};
+  if (onnxType >= 17 && onnxType <= 22)
+    return newer[onnxType - 17];
+  return "unknown (" + std::to_string(onnxType) + ")";
+}
+
 FailureOr<Type> Importer::convertElementType(int32_t onnxType, StringRef what) {
   Builder &b = builder;
   switch (onnxType) {
@@ -102,12 +116,7 @@ FailureOr<Type> Importer::convertElementType(int32_t onnxType, StringRef what) {
   default:
     break;
   }
-  std::string name =
-      onnx::TensorProto::DataType_IsValid(onnxType)
-          ? onnx::TensorProto::DataType_Name(
-                static_cast<onnx::TensorProto::DataType>(onnxType))
-          : "unknown (" + std::to_string(onnxType) + ")";
-  error() << what << " has unsupported data type " << name;
+  error() << what << " has unsupported data type " << dataTypeName(onnxType);
   return failure();
 }
 
@@ -319,6 +328,15 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
       continue;
     }
     if (!type) {
+      // A Cast to a type ONNX 1.12 does not know (float8, int4) leaves its
+      // output untyped: name the type instead.
+      for (const auto &attr : node.attribute())
+        if (node.op_type() == "Cast" && attr.name() == "to") {
+          error() << what << " casts to element type "
+                  << dataTypeName(static_cast<int32_t>(attr.i()))
+                  << ", which HeterPS does not support";
+          return failure();
+        }
       error() << what << ": ONNX shape inference found no type for its "
               << "output '" << output << "'";
       return failure();
