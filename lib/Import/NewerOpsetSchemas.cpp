@@ -22,6 +22,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "NewerOpsetSchemas.h"
+#include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
 #include <onnx/defs/schema.h>
 #include <onnx/defs/shape_inference.h>
@@ -483,45 +484,38 @@ void inferWindowPool(InferenceContext &ctx) {
     }
     int64_t begin = autoPad == "VALID" ? 0 : pads[i];
     int64_t end = autoPad == "VALID" ? 0 : pads[i + n];
-    int64_t span = extent + begin + end - window;
-    if (span < 0)
+    if (extent + begin + end < window)
       fail_shape_inference("the window is larger than the padded input");
-    int64_t count = (ceil ? (span + stride - 1) / stride : span / stride) + 1;
-    if (ceil && (count - 1) * stride >= extent + begin)
-      --count;
-    dim->set_dim_value(count);
+    dim->set_dim_value(hps::shapes::windowCount(
+        extent, kernel[i], stride, begin, end, dilations[i], ceil));
   }
 }
 
-OpSchema lpPool() {
-  OpSchema schema = base("LpPool");
+/// X -> Y over windows: the attributes both pools share, with dilations.
+OpSchema windowPool(const char *name, int version) {
+  OpSchema schema = base(name, version);
   schema.Input(0, "X", "", "T")
       .Output(0, "Y", "", "T")
       .Attr("auto_pad", "", AttributeProto::STRING, std::string("NOTSET"))
       .Attr("ceil_mode", "", AttributeProto::INT, int64_t(0))
       .Attr("dilations", "", AttributeProto::INTS, false)
       .Attr("kernel_shape", "", AttributeProto::INTS, true)
-      .Attr("p", "", AttributeProto::INT, int64_t(2))
       .Attr("pads", "", AttributeProto::INTS, false)
       .Attr("strides", "", AttributeProto::INTS, false)
-      .TypeConstraint("T", typesOf("LpPool", "T"), "")
+      .TypeConstraint("T", typesOf(name, "T"), "")
       .TypeAndShapeInferenceFunction(inferWindowPool);
   return schema;
 }
 
+OpSchema lpPool() {
+  OpSchema schema = windowPool("LpPool", 18);
+  schema.Attr("p", "", AttributeProto::INT, int64_t(2));
+  return schema;
+}
+
 OpSchema averagePool() {
-  OpSchema schema = base("AveragePool", 19);
-  schema.Input(0, "X", "", "T")
-      .Output(0, "Y", "", "T")
-      .Attr("auto_pad", "", AttributeProto::STRING, std::string("NOTSET"))
-      .Attr("ceil_mode", "", AttributeProto::INT, int64_t(0))
-      .Attr("count_include_pad", "", AttributeProto::INT, int64_t(0))
-      .Attr("dilations", "", AttributeProto::INTS, false)
-      .Attr("kernel_shape", "", AttributeProto::INTS, true)
-      .Attr("pads", "", AttributeProto::INTS, false)
-      .Attr("strides", "", AttributeProto::INTS, false)
-      .TypeConstraint("T", typesOf("AveragePool", "T"), "")
-      .TypeAndShapeInferenceFunction(inferWindowPool);
+  OpSchema schema = windowPool("AveragePool", 19);
+  schema.Attr("count_include_pad", "", AttributeProto::INT, int64_t(0));
   return schema;
 }
 

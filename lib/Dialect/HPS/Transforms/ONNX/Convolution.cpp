@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "WindowAttrs.h"
+#include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
 using namespace mlir;
 
@@ -178,12 +179,15 @@ LogicalResult legalizeCol2Im(ONNXNode node, PatternRewriter &rewriter) {
   int64_t positions = 1;
   for (size_t i = 0; i < n; ++i) {
     int64_t s = (*strides)[i], d = (*dilations)[i];
-    int64_t span =
-        (*image)[i] + (*pads)[i] + (*pads)[n + i] - d * ((*block)[i] - 1) - 1;
-    if (s < 1 || d < 1 || (*image)[i] < 1 || span < 0)
+    int64_t count =
+        s < 1 || d < 1 || (*image)[i] < 1
+            ? 0
+            : shapes::windowCount((*image)[i], (*block)[i], s, (*pads)[i],
+                                  (*pads)[n + i], d, /*ceilMode=*/false);
+    if (count < 1)
       return fail(node, rewriter, "blocks do not fit the padded image");
-    blocksShape.push_back(span / s + 1);
-    positions *= span / s + 1;
+    blocksShape.push_back(count);
+    positions *= count;
   }
   if (positions != type.getDimSize(2))
     return fail(node, rewriter, "L is not the number of block positions");

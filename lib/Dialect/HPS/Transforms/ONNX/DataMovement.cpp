@@ -535,13 +535,11 @@ LogicalResult legalizePad(ONNXNode node, PatternRewriter &rewriter) {
     int64_t rank = inputType.getRank(), count = axes->size();
     if (static_cast<int64_t>(pads->size()) != 2 * count)
       return fail(node, rewriter, "pads needs two values per axis");
+    std::optional<SmallVector<int64_t>> listed = normalizeAxisList(*axes, rank);
+    if (!listed)
+      return fail(node, rewriter, "axes out of range or repeated");
     SmallVector<int64_t> full(2 * rank, 0);
-    SmallVector<bool> seen(rank, false);
-    for (auto [i, axis] : llvm::enumerate(*axes)) {
-      if (axis < -rank || axis >= rank || seen[(axis + rank) % rank])
-        return fail(node, rewriter, "axes out of range or repeated");
-      int64_t a = (axis + rank) % rank;
-      seen[a] = true;
+    for (auto [i, a] : llvm::enumerate(*listed)) {
       full[a] = (*pads)[i];
       full[rank + a] = (*pads)[count + i];
     }
@@ -571,18 +569,17 @@ LogicalResult legalizeCenterCropPad(ONNXNode node, PatternRewriter &rewriter) {
   std::optional<SmallVector<int64_t>> shape = getConstantInts(node.input(1));
   if (!shape)
     return fail(node, rewriter, "shape not constant");
-  SmallVector<int64_t> axes = node.getInts("axes").value_or(
-      llvm::to_vector(llvm::seq<int64_t>(0, rank)));
-  if (axes.size() != shape->size())
-    return fail(node, rewriter, "shape needs one extent per axis");
+  std::optional<SmallVector<int64_t>> axes =
+      normalizeAxisList(node.getInts("axes").value_or(
+                            llvm::to_vector(llvm::seq<int64_t>(0, rank))),
+                        rank);
+  if (!axes || axes->size() != shape->size() ||
+      llvm::any_of(*shape, [](int64_t target) { return target < 0; }))
+    return fail(node, rewriter,
+                "axes out of range or repeated, or shape "
+                "not one extent per axis");
   SmallVector<int64_t> pads(2 * rank, 0);
-  SmallVector<bool> seen(rank, false);
-  for (auto [axis, target] : llvm::zip(axes, *shape)) {
-    if (axis < -rank || axis >= rank || seen[(axis + rank) % rank] ||
-        target < 0)
-      return fail(node, rewriter, "axes out of range or repeated");
-    int64_t a = (axis + rank) % rank;
-    seen[a] = true;
+  for (auto [a, target] : llvm::zip(*axes, *shape)) {
     int64_t difference = target - type.getDimSize(a);
     int64_t begin = (difference < 0 ? -difference : difference) / 2;
     pads[a] = difference < 0 ? -begin : begin;

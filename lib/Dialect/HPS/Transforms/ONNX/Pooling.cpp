@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "WindowAttrs.h"
+#include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
 using namespace mlir;
 
@@ -363,12 +364,13 @@ LogicalResult legalizeLpPool(ONNXNode node, PatternRewriter &rewriter) {
   size_t n = kernel->size();
   SmallVector<int64_t> floorShape = {type.getDimSize(0), type.getDimSize(1)};
   for (size_t i = 0; i < n; ++i) {
-    int64_t span = type.getDimSize(2 + i) + window->pads[i] +
-                   window->pads[n + i] -
-                   window->dilations[i] * ((*kernel)[i] - 1) - 1;
-    if (span < 0)
+    int64_t count = shapes::windowCount(
+        type.getDimSize(2 + i), (*kernel)[i], window->strides[i],
+        window->pads[i], window->pads[n + i], window->dilations[i],
+        /*ceilMode=*/false);
+    if (count < 1)
       return fail(node, rewriter, "window larger than the padded input");
-    floorShape.push_back(span / window->strides[i] + 1);
+    floorShape.push_back(count);
   }
   if (ArrayRef<int64_t>(floorShape) != result.getShape())
     return fail(node, rewriter, "ceil_mode adds a window, or a shape differs");

@@ -178,14 +178,11 @@ LogicalResult legalizeResize(ONNXNode node, PatternRewriter &rewriter) {
   SmallVector<int64_t> axesListed =
       llvm::to_vector(llvm::seq<int64_t>(0, rank));
   if (std::optional<SmallVector<int64_t>> given = node.getInts("axes")) {
-    SmallVector<bool> seen(rank, false);
-    axesListed.clear();
-    for (int64_t axis : *given) {
-      if (axis < -rank || axis >= rank || seen[(axis + rank) % rank])
-        return fail(node, rewriter, "axes out of range or repeated");
-      seen[(axis + rank) % rank] = true;
-      axesListed.push_back((axis + rank) % rank);
-    }
+    std::optional<SmallVector<int64_t>> listed =
+        normalizeAxisList(*given, rank);
+    if (!listed)
+      return fail(node, rewriter, "axes out of range or repeated");
+    axesListed = std::move(*listed);
   }
   std::string policy = node.getString("keep_aspect_ratio_policy", "stretch");
   if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")

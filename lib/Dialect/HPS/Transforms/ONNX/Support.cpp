@@ -1,6 +1,7 @@
 //===- Support.cpp - Helpers shared by the layer-op patterns --------------===//
 
 #include "Support.h"
+#include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
 using namespace mlir;
 
@@ -129,6 +130,18 @@ Value scalarConstant(PatternRewriter &rewriter, Location loc, Type element,
   return rewriter.create<ConstantOp>(
       loc, DenseElementsAttr::get(RankedTensorType::get({}, element),
                                   makeScalarAttr(element, value)));
+}
+
+std::optional<SmallVector<int64_t>> normalizeAxisList(ArrayRef<int64_t> axes,
+                                                      int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t axis : axes) {
+    std::optional<int64_t> normalized = shapes::normalizeAxis(axis, rank);
+    if (!normalized || llvm::is_contained(result, *normalized))
+      return std::nullopt;
+    result.push_back(*normalized);
+  }
+  return result;
 }
 
 Value reshapeTo(ONNXNode node, PatternRewriter &rewriter, Value value,

@@ -47,6 +47,11 @@ bool canReplaceWithType(ONNXNode node, mlir::Type type);
 mlir::LogicalResult replaceNodeWithCompatible(ONNXNode node, mlir::Value value,
                                               mlir::PatternRewriter &rewriter);
 
+/// An ONNX axes list (an attribute or a constant input) mapped into
+/// [0, rank); std::nullopt when an axis is out of range or repeated.
+std::optional<llvm::SmallVector<int64_t>>
+normalizeAxisList(llvm::ArrayRef<int64_t> axes, int64_t rank);
+
 /// An hps.reshape of `value` to the static `shape`, at the node's location
 /// and placement: the glue of patterns that decompose an op.
 mlir::Value reshapeTo(ONNXNode node, mlir::PatternRewriter &rewriter,
