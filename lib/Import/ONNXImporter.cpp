@@ -3,7 +3,9 @@
 // Imports every node generically as hps.onnx_node; dedicated ops come from
 // --hps-legalize-onnx. Initializers become hps.weight (floating point, the
 // trainable parameters) or hps.constant (integers and booleans: shapes,
-// indices); large values become dense_resource blobs.
+// indices); large values become dense_resource blobs. Graph attributes
+// (If's branches, Loop's and Scan's bodies) become regions of their node,
+// imported the same way, recursively.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
@@ -55,7 +58,16 @@ private:
   FailureOr<Attribute> convertAttribute(const onnx::AttributeProto &attr,
                                         StringRef what);
   LogicalResult importNode(const onnx::NodeProto &node, int index);
+  LogicalResult importSubgraph(const onnx::GraphProto &graph,
+                               const onnx::NodeProto &node, Region &region,
+                               StringRef what);
+  LogicalResult recordTypes(const onnx::GraphProto &graph);
+  Type formalInputType(const onnx::NodeProto &node, hps::OnnxNodeOp op,
+                       int index);
   Value lookup(const std::string &name);
+  /// Binds `name` to `value`, remembering what it shadowed while a subgraph
+  /// is being imported (ONNX scopes names like a block-structured language).
+  void define(const std::string &name, Value value);
 
   StringRef path;
   MLIRContext *context;
@@ -63,6 +75,9 @@ private:
   Location fileLoc;
   bool hadError = false;
   llvm::StringMap<Value> values;
+  /// While importing a subgraph: the bindings it shadowed, to restore.
+  SmallVector<std::pair<std::string, Value>> *shadowed = nullptr;
+  Block *entryBlock = nullptr;
   llvm::StringMap<Type> valueTypes;
   llvm::StringMap<int64_t> opsets;
   /// Tensors some node or the graph's outputs read.
@@ -283,10 +298,9 @@ Importer::convertAttribute(const onnx::AttributeProto &attr, StringRef what) {
     }
     return Attribute(builder.getArrayAttr(tensors));
   }
-  case A::GRAPH:
   case A::GRAPHS:
-    error() << what << " has subgraph attribute '" << attr.name()
-            << "': control flow (If, Loop, Scan) is not supported";
+    error() << what << " has attribute '" << attr.name()
+            << "', a list of graphs, which HeterPS does not support";
     return failure();
   default:
     error() << what << " has attribute '" << attr.name()
@@ -297,12 +311,146 @@ Importer::convertAttribute(const onnx::AttributeProto &attr, StringRef what) {
 
 Value Importer::lookup(const std::string &name) {
   if (name.empty()) {
-    if (!noneValue)
-      noneValue = builder.create<hps::NoneOp>(fileLoc, builder.getNoneType())
+    if (!noneValue) {
+      // At the entry, so that every subgraph can read it too.
+      OpBuilder atEntry = OpBuilder::atBlockBegin(entryBlock);
+      noneValue = atEntry.create<hps::NoneOp>(fileLoc, builder.getNoneType())
                       .getResult();
+    }
     return noneValue;
   }
   return values.lookup(name);
+}
+
+void Importer::define(const std::string &name, Value value) {
+  if (shadowed)
+    shadowed->emplace_back(name, values.lookup(name));
+  values[name] = value;
+}
+
+LogicalResult Importer::recordTypes(const onnx::GraphProto &graph) {
+  auto record = [&](const auto &infos, StringRef kind) -> LogicalResult {
+    for (const onnx::ValueInfoProto &info : infos) {
+      if (!info.has_type())
+        continue;
+      FailureOr<Type> type =
+          convertType(info.type(), (kind + " '" + info.name() + "'").str());
+      if (::failed(type))
+        return failure();
+      valueTypes[info.name()] = *type;
+    }
+    return success();
+  };
+  return success(::succeeded(record(graph.input(), "graph input")) &&
+                 ::succeeded(record(graph.value_info(), "tensor")) &&
+                 ::succeeded(record(graph.output(), "graph output")));
+}
+
+/// Records every tensor name a node of `graph` or of its subgraphs reads,
+/// and the outputs of those subgraphs.
+static void collectConsumed(const onnx::GraphProto &graph,
+                            llvm::StringSet<> &consumed) {
+  for (const auto &node : graph.node()) {
+    for (const std::string &input : node.input())
+      consumed.insert(input);
+    for (const auto &attr : node.attribute())
+      if (attr.has_g()) {
+        collectConsumed(attr.g(), consumed);
+        for (const auto &output : attr.g().output())
+          consumed.insert(output.name());
+      }
+  }
+}
+
+/// The type of a subgraph's formal input `index` that declares none (ONNX
+/// lets Loop and Scan bodies leave them to the node's inputs), or null.
+Type Importer::formalInputType(const onnx::NodeProto &node, hps::OnnxNodeOp op,
+                               int index) {
+  auto actual = [&](int i) -> Type {
+    return i < static_cast<int>(op.getInputs().size())
+               ? op.getInputs()[i].getType()
+               : Type();
+  };
+  if (node.op_type() == "Loop") {
+    // (iteration number, condition, loop-carried values...).
+    if (index == 0)
+      return RankedTensorType::get({}, builder.getI64Type());
+    if (index == 1)
+      return RankedTensorType::get({}, builder.getI1Type());
+    return actual(index);
+  }
+  if (node.op_type() == "Scan") {
+    // (state variables..., one slice of each scan input...): a slice's
+    // shape is left to legalization, which knows the scan axis.
+    Type type = actual(index);
+    int64_t stateCount = node.input_size();
+    for (const auto &attr : node.attribute())
+      if (attr.name() == "num_scan_inputs")
+        stateCount -= attr.i();
+    if (index < stateCount || !type)
+      return type;
+    return UnrankedTensorType::get(getElementTypeOrSelf(type));
+  }
+  return Type();
+}
+
+LogicalResult Importer::importSubgraph(const onnx::GraphProto &graph,
+                                       const onnx::NodeProto &node,
+                                       Region &region, StringRef what) {
+  if (::failed(recordTypes(graph)))
+    return failure();
+  auto op = cast<hps::OnnxNodeOp>(region.getParentOp());
+  OpBuilder::InsertionGuard guard(builder);
+  Block *block = builder.createBlock(&region);
+
+  SmallVector<std::pair<std::string, Value>> scope;
+  auto *outer = shadowed;
+  shadowed = &scope;
+  auto restore = llvm::make_scope_exit([&] {
+    for (auto &[name, previous] : llvm::reverse(scope)) {
+      if (previous)
+        values[name] = previous;
+      else
+        values.erase(name);
+    }
+    shadowed = outer;
+  });
+
+  for (auto [index, input] : llvm::enumerate(graph.input())) {
+    Type type = valueTypes.lookup(input.name());
+    if (!type)
+      type = formalInputType(node, op, static_cast<int>(index));
+    if (!type) {
+      error() << what << " has input '" << input.name() << "' without a type";
+      return failure();
+    }
+    define(input.name(), block->addArgument(type, fileLoc));
+  }
+  for (const auto &init : graph.initializer()) {
+    // A subgraph's own initializers are constants of its scope: training
+    // updates only the main graph's weights.
+    std::string initWhat = (what + " initializer '" + init.name() + "'").str();
+    FailureOr<ElementsAttr> value = convertTensor(init, initWhat);
+    if (::failed(value))
+      return failure();
+    Location loc = NameLoc::get(builder.getStringAttr(init.name()), fileLoc);
+    define(init.name(), builder.create<hps::ConstantOp>(loc, *value));
+  }
+  for (int i = 0; i < graph.node_size(); ++i)
+    if (::failed(importNode(graph.node(i), i)))
+      return failure();
+  SmallVector<Value> outputs;
+  for (const auto &output : graph.output()) {
+    Value value = lookup(output.name());
+    if (!value || output.name().empty()) {
+      error() << what << " output '" << output.name()
+              << "' is not defined in its scope";
+      return failure();
+    }
+    outputs.push_back(value);
+  }
+  builder.create<hps::YieldOp>(fileLoc, outputs);
+  return success();
 }
 
 LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
@@ -345,7 +493,13 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
   }
 
   SmallVector<NamedAttribute> attrs;
+  SmallVector<const onnx::AttributeProto *> subgraphs;
   for (const auto &attr : node.attribute()) {
+    if (attr.has_g() && (attr.type() == onnx::AttributeProto::GRAPH ||
+                         attr.type() == onnx::AttributeProto::UNDEFINED)) {
+      subgraphs.push_back(&attr);
+      continue;
+    }
     FailureOr<Attribute> value = convertAttribute(attr, what);
     if (::failed(value))
       return failure();
@@ -360,13 +514,25 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
                             ? node.op_type() + "_" + std::to_string(index)
                             : node.name();
   Location loc = NameLoc::get(builder.getStringAttr(locName), fileLoc);
+  ArrayAttr subgraphNames;
+  if (!subgraphs.empty()) {
+    SmallVector<Attribute> names;
+    for (const onnx::AttributeProto *attr : subgraphs)
+      names.push_back(builder.getStringAttr(attr->name()));
+    subgraphNames = builder.getArrayAttr(names);
+  }
   auto op = builder.create<hps::OnnxNodeOp>(
       loc, resultTypes, builder.getStringAttr(node.op_type()),
       builder.getStringAttr(domain), builder.getI64IntegerAttr(opset),
-      builder.getDictionaryAttr(attrs), inputs, hps::DeviceAttr());
+      builder.getDictionaryAttr(attrs), inputs, subgraphNames,
+      hps::DeviceAttr(), subgraphs.size());
+  for (auto [attr, region] : llvm::zip(subgraphs, op.getBodies()))
+    if (::failed(importSubgraph(attr->g(), node, region,
+                                what + " subgraph '" + attr->name() + "'")))
+      return failure();
   for (auto [output, result] : llvm::zip(node.output(), op.getResults()))
     if (!output.empty())
-      values[output] = result;
+      define(output, result);
   return success();
 }
 
@@ -388,27 +554,12 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     (*module)->setAttr("hps.producer",
                        builder.getStringAttr(model.producer_name()));
 
-  // Types of every named tensor, from the graph and from shape inference.
-  auto recordTypes = [&](const auto &infos, StringRef kind) -> LogicalResult {
-    for (const onnx::ValueInfoProto &info : infos) {
-      if (!info.has_type())
-        continue;
-      FailureOr<Type> type =
-          convertType(info.type(), (kind + " '" + info.name() + "'").str());
-      if (::failed(type))
-        return failure();
-      valueTypes[info.name()] = *type;
-    }
-    return success();
-  };
-  if (::failed(recordTypes(graph.input(), "graph input")) ||
-      ::failed(recordTypes(graph.value_info(), "tensor")) ||
-      ::failed(recordTypes(graph.output(), "graph output")))
+  // Types of every named tensor, from the graph and from shape inference
+  // (subgraphs' are recorded as they are imported).
+  if (::failed(recordTypes(graph)))
     return nullptr;
 
-  for (const auto &node : graph.node())
-    for (const std::string &input : node.input())
-      consumed.insert(input);
+  collectConsumed(graph, consumed);
   for (const auto &output : graph.output())
     consumed.insert(output.name());
 
@@ -463,6 +614,7 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     func.setResultAttr(i, "hps.name", builder.getStringAttr(output.name()));
 
   Block *entry = func.addEntryBlock();
+  entryBlock = entry;
   builder.setInsertionPointToStart(entry);
   for (auto [info, arg] : llvm::zip(argInfos, entry->getArguments()))
     values[info->name()] = arg;

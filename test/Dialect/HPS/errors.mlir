@@ -264,3 +264,21 @@ func.func @batch_norm_stats(%x: tensor<2x3x4x4xf32>, %s: tensor<4xf32>) -> tenso
   %0 = hps.batch_norm %x, %s, %s, %s, %s : (tensor<2x3x4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<2x3x4x4xf32>
   return %0 : tensor<2x3x4x4xf32>
 }
+
+// -----
+
+func.func @subgraph_names(%c: tensor<i1>) -> tensor<f32> {
+  // expected-error @+1 {{has 1 region(s) but names 2 subgraph(s)}}
+  %0 = hps.onnx_node "If"(%c) {attrs = {}, domain = "", opset = 13 : i64, subgraphs = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<f32> {
+    %1 = hps.constant dense<1.0> : tensor<f32>
+    hps.yield %1 : tensor<f32>
+  }
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @yield_outside(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{expects parent op 'hps.onnx_node'}}
+  hps.yield %x : tensor<f32>
+}

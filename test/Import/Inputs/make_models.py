@@ -60,7 +60,7 @@ def old_ir(out):
 
 
 def subgraph(out):
-    """An If node: control flow is refused with a clear message."""
+    """An If node in binary form: its branches become regions."""
     branch = lambda name: helper.make_graph(
         [helper.make_node("Identity", ["x"], ["o_" + name])], name, [],
         [helper.make_tensor_value_info("o_" + name, TensorProto.FLOAT, [2])])

@@ -667,6 +667,43 @@ def cases():
     grid = c.node("AffineGrid", [theta, "grid_size"])
     out.append(flat(c, c.node("GridSample", [m, grid]), (2, 3, 3)))
     c.epsilon = "1e-3"
+    # Control flow, resolved at compile time: the gradients run through the
+    # unrolled or selected ops, and reach weights that bodies read from the
+    # outer scope.
+    c = Case("loop_rnn_cell")
+    c.inits += [weight("wl", (5, 5), -0.5, 0.5), const("steps", np.array(3, np.int64))]
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("MatMul", ["s", "wl"], ["sw"]),
+         helper.make_node("Add", ["sw", "h"], ["pre"]),
+         helper.make_node("Tanh", ["pre"], ["s_out"])], "rnn",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+         helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, None)],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("s_out", TensorProto.FLOAT, None)])
+    out.append((c, c.node("Loop", ["steps", "", "h"], body=body), [B, 5]))
+    c = Case("if_runtime_condition")
+    c.inits += [weight("wi", (5,)), const("zero_i", np.array(0.0, np.float32))]
+    branch = lambda name, op, inputs: helper.make_graph(
+        [helper.make_node(op, inputs, ["o_" + name])], name, [],
+        [helper.make_tensor_value_info("o_" + name, TensorProto.FLOAT, [B, 5])])
+    # Computed at run time, and true: the gradient to wi must come through
+    # hps.where's selected side.
+    positive = c.node("Greater", [c.node("ReduceSumSquare", ["h"], keepdims=0), "zero_i"])
+    out.append((c, c.node("If", [positive], then_branch=branch("then", "Mul", ["h", "wi"]),
+                          else_branch=branch("else", "Sin", ["h"])), [B, 5]))
+    c = Case("scan_decayed_sum")
+    c.inits += [weight("decay", (1,), 0.2, 0.8), const("s_zero", np.zeros(B, np.float32))]
+    body = helper.make_graph(
+        [helper.make_node("Mul", ["acc", "decay"], ["kept"]),
+         helper.make_node("Add", ["kept", "col"], ["acc_out"]),
+         helper.make_node("Identity", ["acc_out"], ["seen"])], "scan",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [B]) for n in ["acc", "col"]],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [B]) for n in ["acc_out", "seen"]])
+    _, seen = c.node("Scan", ["s_zero", "h"], ["last", "seen"], body=body, num_scan_inputs=1,
+                     scan_input_axes=[1], scan_output_axes=[1])
+    out.append((c, seen, [B, 5]))
     return out
 
 

@@ -52,7 +52,7 @@ CONSTANT_OPERANDS = {
     "TopK": (1,), "OneHot": (1,), "Dropout": (1, 2), "Range": (0, 1, 2),
     "Trilu": (1,), "CumSum": (1,), "HannWindow": (0,), "HammingWindow": (0,),
     "BlackmanWindow": (0,), "MaxUnpool": (2,), "DFT": (1,), "STFT": (1, 3),
-    "MelWeightMatrix": (0, 1, 2, 3, 4),
+    "MelWeightMatrix": (0, 1, 2, 3, 4), "Loop": (0, 1),
 }
 
 

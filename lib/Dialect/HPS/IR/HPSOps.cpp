@@ -190,7 +190,19 @@ LogicalResult OnnxNodeOp::verify() {
     return emitOpError("op_type must not be empty");
   if (getOpset() < 1)
     return emitOpError("opset must be positive, got ") << getOpset();
+  size_t named = getSubgraphs() ? getSubgraphs()->size() : 0;
+  if (named != getBodies().size())
+    return emitOpError("has ") << getBodies().size() << " region(s) but names "
+                               << named << " subgraph(s)";
   return success();
+}
+
+Region *OnnxNodeOp::getSubgraph(StringRef name) {
+  if (ArrayAttr names = getSubgraphsAttr())
+    for (auto [subgraphName, region] : llvm::zip(names, getBodies()))
+      if (cast<StringAttr>(subgraphName).getValue() == name)
+        return &region;
+  return nullptr;
 }
 
 //===----------------------------------------------------------------------===//

@@ -73,8 +73,10 @@ bool refineResultTypes(ModuleOp module) {
 }
 
 /// Results that func.return reads get the static type their operands imply
-/// (a symbolic batch bound at import), and the signature follows.
-void refineReturnedTypes(ModuleOp module) {
+/// (a symbolic batch bound at import), and the signature follows. Returns
+/// true if any type changed.
+bool refineReturnedTypes(ModuleOp module) {
+  bool refined = false;
   module.walk([&](func::FuncOp func) {
     if (func.isExternal())
       return;
@@ -90,7 +92,9 @@ void refineReturnedTypes(ModuleOp module) {
     if (changed)
       func.setFunctionType(FunctionType::get(
           func.getContext(), func.getArgumentTypes(), ret.getOperandTypes()));
+    refined |= changed;
   });
+  return refined;
 }
 
 struct LegalizeONNXPass
@@ -118,6 +122,7 @@ struct LegalizeONNXPass
     populateGridSamplePatterns(set);
     populateRoiAlignPatterns(set);
     populateSignalProcessingPatterns(set);
+    populateControlFlowPatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
@@ -129,13 +134,18 @@ struct LegalizeONNXPass
     // iterate until nothing changes.
     config.maxIterations = GreedyRewriteConfig::kNoLimit;
     // Refining a result type can enable patterns that need ranks (the
-    // pre-13 Softmax), so alternate until neither changes anything.
+    // pre-13 Softmax), so alternate until neither changes anything. A
+    // returned value may feed other ops too (an unrolled loop's state is
+    // both the loop's result and the next step's input), so the signature
+    // is refined in the same loop.
+    bool refined;
     do {
       if (failed(
               applyPatternsAndFoldGreedily(getOperation(), patterns, config)))
         return signalPassFailure();
-    } while (refineResultTypes(getOperation()));
-    refineReturnedTypes(getOperation());
+      refined = refineResultTypes(getOperation());
+      refined |= refineReturnedTypes(getOperation());
+    } while (refined);
 
     // Omitted-input markers nobody reads any more.
     getOperation().walk([](NoneOp op) {
@@ -149,7 +159,10 @@ struct LegalizeONNXPass
     // has it everywhere (a transformer's attention in every layer).
     llvm::MapVector<StringRef, SmallVector<OnnxNodeOp>> unlegalized;
     getOperation().walk([&](OnnxNodeOp node) {
-      unlegalized[node.getOpType()].push_back(node);
+      // Nodes of a subgraph wait for their If, Loop or Scan, which is
+      // reported with the reason it stays.
+      if (!node->getParentOfType<OnnxNodeOp>())
+        unlegalized[node.getOpType()].push_back(node);
     });
     for (auto &[opType, nodes] : unlegalized) {
       OnnxNodeOp node = nodes.front();
@@ -167,7 +180,9 @@ struct LegalizeONNXPass
           break;
         }
       }
-      if (unknown)
+      if (std::optional<std::string> why = explainControlFlow(node))
+        diag << ": " << *why;
+      else if (unknown)
         diag << ": its input " << unknown->getOperandNumber()
              << " has no known rank (its shape is computed at run time)";
       else

@@ -149,6 +149,10 @@ void populateMicrosoftQuantizedPatterns(mlir::RewritePatternSet &patterns);
 void populateGridSamplePatterns(mlir::RewritePatternSet &patterns);
 void populateRoiAlignPatterns(mlir::RewritePatternSet &patterns);
 void populateSignalProcessingPatterns(mlir::RewritePatternSet &patterns);
+void populateControlFlowPatterns(mlir::RewritePatternSet &patterns);
+/// Why an If, Loop or Scan node cannot be resolved at compile time, for the
+/// strict pass's error; std::nullopt for other nodes.
+std::optional<std::string> explainControlFlow(OnnxNodeOp op);
 /// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
 void populateFusionPatterns(mlir::RewritePatternSet &patterns);
 

@@ -62,6 +62,13 @@ struct PartitionPass
         op.emitError("layer is not placed: run --hps-place first");
         return signalPassFailure();
       }
+      // A subgraph reads outer values that are not its operands; a stage
+      // boundary would cut them. Legalization resolves control flow first.
+      if (op.getNumRegions() != 0) {
+        op.emitError("control flow that --hps-legalize-onnx did not "
+                     "resolve cannot be partitioned");
+        return signalPassFailure();
+      }
       if (stages.empty() || stages.back().device != device)
         stages.push_back(Stage{device, {}, nullptr, {}});
       stages.back().ops.push_back(&op);

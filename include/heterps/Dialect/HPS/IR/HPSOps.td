@@ -18,6 +18,7 @@ include "heterps/Dialect/HPS/IR/HPSAttrs.td"
 include "heterps/Dialect/HPS/IR/HPSInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class HPS_Op<string mnemonic, list<Trait> traits = []>
@@ -86,15 +87,34 @@ def HPS_OnnxNodeOp : HPS_Op<"onnx_node", [HPS_PlacedOpInterface]> {
     opset version and attributes preserved, so any model imports and can be
     placed. `--hps-legalize-onnx` rewrites supported nodes into layer ops.
     Omitted optional inputs are `hps.none` values.
+
+    Graph attributes (the branches of If, the bodies of Loop and Scan) are
+    regions, named in order by `subgraphs`. A region's block arguments are
+    the subgraph's formal inputs and `hps.yield` returns its outputs; like an
+    ONNX subgraph, a region reads values of the enclosing scopes directly.
   }];
   let arguments = (ins StrAttr:$op_type, StrAttr:$domain, I64Attr:$opset,
                    DictionaryAttr:$attrs, Variadic<AnyType>:$inputs,
+                   OptionalAttr<StrArrayAttr>:$subgraphs,
                    OptionalAttr<HPS_DeviceAttr>:$device);
   let results = (outs Variadic<AnyType>:$outputs);
+  let regions = (region VariadicRegion<SizedRegion<1>>:$bodies);
   let assemblyFormat = [{
     $op_type `(` $inputs `)` attr-dict `:` functional-type($inputs, $outputs)
+    ($bodies^)?
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The region of the graph attribute `name`, or null.
+    ::mlir::Region *getSubgraph(::llvm::StringRef name);
+  }];
+}
+
+def HPS_YieldOp : HPS_Op<"yield", [Pure, ReturnLike, Terminator,
+                                   HasParent<"OnnxNodeOp">]> {
+  let summary = "The outputs of an ONNX subgraph (a region of hps.onnx_node)";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,93 @@
+// RUN: heterps-opt --hps-legalize-onnx=strict --split-input-file -verify-diagnostics %s
+
+// Control flow that cannot be resolved at compile time is refused with the
+// reason; the nodes of its body are not reported on their own.
+func.func @trip_count(%n: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
+  %none = hps.none
+  // expected-error @+1 {{no legalization for ONNX op 'Loop' (domain '', opset 13): its trip count is computed at run time}}
+  %0 = hps.onnx_node "Loop"(%n, %none, %x) {attrs = {}, domain = "", opset = 13 : i64, subgraphs = ["body"]} : (tensor<i64>, none, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %acc: tensor<2xf32>):
+    %s = hps.onnx_node "Slice"(%acc, %i, %i) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2xf32>, tensor<i64>, tensor<i64>) -> tensor<2xf32>
+    hps.yield %cond, %s : tensor<i1>, tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @while_loop(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %none = hps.none
+  %go = hps.constant dense<true> : tensor<i1>
+  // expected-error @+1 {{its body computes the loop condition (a while loop whose exit depends on values)}}
+  %0 = hps.onnx_node "Loop"(%none, %go, %x) {attrs = {}, domain = "", opset = 13 : i64, subgraphs = ["body"]} : (none, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %acc: tensor<2xf32>):
+    %s = hps.onnx_node "ReduceSum"(%acc) {attrs = {keepdims = 0 : i64}, domain = "", opset = 13 : i64} : (tensor<2xf32>) -> tensor<f32>
+    %zero = hps.constant dense<0.0> : tensor<f32>
+    %more = hps.onnx_node "Greater"(%s, %zero) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    hps.yield %more, %acc : tensor<i1>, tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @infinite(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %none = hps.none
+  // expected-error @+1 {{it has no trip count and its condition never turns false}}
+  %0 = hps.onnx_node "Loop"(%none, %none, %x) {attrs = {}, domain = "", opset = 13 : i64, subgraphs = ["body"]} : (none, none, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %acc: tensor<2xf32>):
+    hps.yield %cond, %acc : tensor<i1>, tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @too_long(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %none = hps.none
+  %n = hps.constant dense<1000000> : tensor<i64>
+  // expected-error @+1 {{unrolling its 1000000 iterations would copy more than 65536 ops}}
+  %0 = hps.onnx_node "Loop"(%n, %none, %x) {attrs = {}, domain = "", opset = 13 : i64, subgraphs = ["body"]} : (tensor<i64>, none, tensor<2xf32>) -> tensor<2xf32> {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %acc: tensor<2xf32>):
+    %e = hps.onnx_node "Exp"(%acc) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2xf32>) -> tensor<2xf32>
+    hps.yield %cond, %e : tensor<i1>, tensor<2xf32>
+  }
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @if_shapes(%c: tensor<i1>, %x: tensor<3xf32>, %y: tensor<2xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{its condition is computed at run time and its branches yield output 0 with different or unknown types}}
+  %0 = hps.onnx_node "If"(%c) {attrs = {}, domain = "", opset = 16 : i64, subgraphs = ["then_branch", "else_branch"]} : (tensor<i1>) -> tensor<?xf32> {
+    hps.yield %x : tensor<3xf32>
+  }, {
+    hps.yield %y : tensor<2xf32>
+  }
+  return %0 : tensor<?xf32>
+}
+
+// -----
+
+func.func @scan_8(%s0: tensor<1x2xf32>, %x: tensor<1x3x2xf32>) -> tensor<1x2xf32> {
+  %none = hps.none
+  // expected-error @+1 {{Scan before opset 9 (batched, with sequence_lens) is not supported}}
+  %0:2 = hps.onnx_node "Scan"(%none, %s0, %x) {attrs = {num_scan_inputs = 1 : i64}, domain = "", opset = 8 : i64, subgraphs = ["body"]} : (none, tensor<1x2xf32>, tensor<1x3x2xf32>) -> (tensor<1x2xf32>, tensor<1x3x2xf32>) {
+  ^bb0(%s: tensor<2xf32>, %xt: tensor<2xf32>):
+    %1 = hps.onnx_node "Add"(%s, %xt) {attrs = {}, domain = "", opset = 8 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    hps.yield %1, %1 : tensor<2xf32>, tensor<2xf32>
+  }
+  return %0#0 : tensor<1x2xf32>
+}
+
+// -----
+
+func.func @scan_dynamic(%s0: tensor<2xf32>, %x: tensor<?x2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{scan input 0 has no static shape}}
+  %0:2 = hps.onnx_node "Scan"(%s0, %x) {attrs = {num_scan_inputs = 1 : i64}, domain = "", opset = 16 : i64, subgraphs = ["body"]} : (tensor<2xf32>, tensor<?x2xf32>) -> (tensor<2xf32>, tensor<?x2xf32>) {
+  ^bb0(%s: tensor<2xf32>, %xt: tensor<2xf32>):
+    %1 = hps.onnx_node "Add"(%s, %xt) {attrs = {}, domain = "", opset = 16 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+    hps.yield %1, %1 : tensor<2xf32>, tensor<2xf32>
+  }
+  return %0#0 : tensor<2xf32>
+}
