@@ -137,10 +137,20 @@ FailureOr<Type> Importer::convertElementType(int32_t onnxType, StringRef what) {
 
 FailureOr<Type> Importer::convertType(const onnx::TypeProto &type,
                                       StringRef what) {
+  if (type.has_sequence_type() && type.sequence_type().has_elem_type() &&
+      type.sequence_type().elem_type().has_tensor_type()) {
+    // A sequence inside the graph; legalization folds it into its tensors.
+    FailureOr<Type> element =
+        convertType(type.sequence_type().elem_type(), what);
+    if (::failed(element))
+      return failure();
+    return Type(hps::SequenceType::get(builder.getContext(),
+                                       cast<TensorType>(*element)));
+  }
   if (!type.has_tensor_type()) {
     error() << what
-            << " is not a tensor (sequences, maps and optionals are "
-               "not supported)";
+            << " is not a tensor or a sequence of tensors (maps and "
+               "optionals are not supported)";
     return failure();
   }
   const auto &tensor = type.tensor_type();
@@ -579,6 +589,12 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
       error() << "graph input '" << input.name() << "' has no type";
       return nullptr;
     }
+    if (isa<hps::SequenceType>(type)) {
+      error() << "graph input '" << input.name()
+              << "' is a sequence: a model's inputs and outputs must be "
+                 "tensors";
+      return nullptr;
+    }
     argTypes.push_back(type);
     argInfos.push_back(&input);
   }
@@ -587,6 +603,12 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
     Type type = valueTypes.lookup(output.name());
     if (!type) {
       error() << "graph output '" << output.name() << "' has no type";
+      return nullptr;
+    }
+    if (isa<hps::SequenceType>(type)) {
+      error() << "graph output '" << output.name()
+              << "' is a sequence: a model's inputs and outputs must be "
+                 "tensors";
       return nullptr;
     }
     resultTypes.push_back(type);

@@ -74,6 +74,22 @@ def subgraph(out):
          os.path.join(out, "subgraph.onnx"))
 
 
+def sequence_io(out):
+    """A sequence as a graph input, and one as a graph output."""
+    seq = helper.make_tensor_sequence_value_info
+    graph = helper.make_graph(
+        [helper.make_node("SequenceAt", ["s", "zero"], ["y"])], "seq_in", [seq("s", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [helper.make_tensor(name="zero", data_type=TensorProto.INT64, dims=[], vals=[0])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "seq_input.onnx"))
+    graph = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["x", "x"], ["s"])], "seq_out",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], [seq("s", TensorProto.FLOAT, [2])])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "seq_output.onnx"))
+
+
 def bad_dtype(out):
     """A graph input whose element type no ONNX version defines."""
     graph = helper.make_graph(

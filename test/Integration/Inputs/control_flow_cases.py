@@ -7,7 +7,9 @@ becomes its branch, an If on a run-time condition runs both branches and
 selects, Loop and Scan are unrolled. The cases cover what each of those
 must get right: outer-scope values read by a body, iteration numbers used
 as indices, loop-carried values that change shape, scan outputs, early
-exits known at compile time, nesting, and Scan's axes and directions.
+exits known at compile time, while loops over a counter, nesting, Scan's
+axes and directions, and sequences (lists a loop appends to, SplitToSequence,
+SequenceAt / Insert / Erase / Length, ConcatFromSequence, SequenceMap).
 
 Usage: control_flow_cases.py OUT_DIR
 """
@@ -225,6 +227,107 @@ case("scan_with_loop",
      [node("Scan", ["s0", "x"], ["s", "seen"], body=body, num_scan_inputs=1)],
      [("s0", floats(4)), ("x", floats(3, 4))], [("s", F, 1), ("seen", F, 2)],
      {"k": np.array(2, np.int64)}, opset=13)
+
+
+# A while loop over a counter (the body computes the condition; no trip
+# count, and TorchScript's INT64_MAX), and a for loop with a break known at
+# compile time: HeterPS takes one iteration at a time off the front until
+# the condition folds to false.
+body = loop_body([node("Add", ["k", "one"], ["k_out"]),
+                  node("Less", ["k_out", "three"], ["cond_out"]),
+                  node("Mul", ["v", "v"], ["sq"]),
+                  node("Add", ["sq", "tenth"], ["v_out"])],
+                 [("k", I64), ("v", F)], [("k_out", I64), ("v_out", F)])
+for label, count in [("no_trip_count", ""), ("int64_max", "big")]:
+    constants = {"go": np.array(True), "zero": np.array(0, np.int64),
+                 "one": np.array(1, np.int64), "three": np.array(3, np.int64),
+                 "tenth": np.array(0.1, np.float32)}
+    if count:
+        constants[count] = np.array(np.iinfo(np.int64).max, np.int64)
+    case(f"loop_while_{label}",
+         [node("Loop", [count, "go", "zero", "x"], ["k", "y"], body=body)],
+         [("x", floats(2, 3) / 2)], [("k", I64, 0), ("y", F, 2)], constants)
+body = loop_body([node("Less", ["i", "two"], ["cond_out"]),
+                  node("Cast", ["i"], ["fi"], to=F),
+                  node("Add", ["acc", "fi"], ["acc_out"])],
+                 [("acc", F)], [("acc_out", F)])
+case("loop_for_with_break", [node("Loop", ["n", "", "x"], ["y"], body=body)],
+     [("x", floats(4))], [("y", F, 1)],
+     {"n": np.array(6, np.int64), "two": np.array(2, np.int64)})
+
+
+def seq_info(name, shape=None):
+    return helper.make_tensor_sequence_value_info(name, F, shape)
+
+
+# Sequences, as TorchScript writes lists: a loop that appends each step's
+# value to a list, stacked at the end (ConcatFromSequence new_axis).
+body = helper.make_graph(
+    [node("Identity", ["cond_in"], ["cond_out"]),
+     node("Gather", ["x", "i"], ["x_t"], axis=1),
+     node("Tanh", ["x_t"], ["t"]),
+     node("Add", ["h", "t"], ["h_out"]),
+     node("SequenceInsert", ["outs", "h_out"], ["outs_out"])], "body",
+    [helper.make_tensor_value_info("i", I64, []),
+     helper.make_tensor_value_info("cond_in", BOOL, []),
+     helper.make_tensor_value_info("h", F, None), seq_info("outs")],
+    [helper.make_tensor_value_info("cond_out", BOOL, []),
+     helper.make_tensor_value_info("h_out", F, None), seq_info("outs_out")])
+case("sequence_loop_append",
+     [node("SequenceEmpty", [], ["empty"], dtype=F),
+      node("Loop", ["n", "", "h0", "empty"], ["h", "outs"], body=body),
+      node("ConcatFromSequence", ["outs"], ["y"], axis=1, new_axis=1)],
+     [("x", floats(2, 4, 3)), ("h0", floats(2, 3))], [("h", F, 2), ("y", F, 3)],
+     {"n": np.array(4, np.int64)})
+
+# SplitToSequence (by a scalar chunk, the last one shorter; by a list; into
+# ones without keepdims), SequenceAt with a negative position,
+# SequenceInsert at the front, SequenceErase, SequenceLength driving a
+# Loop, and ConcatFromSequence without a new axis.
+case("sequence_split_chunks",
+     [node("SplitToSequence", ["x", "two"], ["parts"], axis=1),
+      node("SequenceAt", ["parts", "minus1"], ["last"]),
+      node("SequenceInsert", ["parts", "last", "zero"], ["front"]),
+      node("SequenceErase", ["front", "one"], ["erased"]),
+      node("ConcatFromSequence", ["erased"], ["y"], axis=1)],
+     [("x", floats(3, 5))], [("y", F, 2)],
+     {"two": np.array(2, np.int64), "minus1": np.array(-1, np.int64),
+      "zero": np.array(0, np.int64), "one": np.array(1, np.int64)})
+case("sequence_split_list",
+     [node("SplitToSequence", ["x", "sizes"], ["parts"], axis=-1),
+      node("SequenceLength", ["parts"], ["count"]),
+      node("SequenceAt", ["parts", "one"], ["second"]),
+      node("Cast", ["count"], ["fcount"], to=F),
+      node("Mul", ["second", "fcount"], ["y"])],
+     [("x", floats(2, 6))], [("y", F, 2)],
+     {"sizes": np.array([1, 3, 2], np.int64), "one": np.array(1, np.int64)})
+body = helper.make_graph(
+    [node("Identity", ["cond_in"], ["cond_out"]),
+     node("SequenceAt", ["rows", "i"], ["row"]),
+     node("Relu", ["row"], ["r"]),
+     node("SequenceInsert", ["acc", "r"], ["acc_out"])], "body",
+    [helper.make_tensor_value_info("i", I64, []),
+     helper.make_tensor_value_info("cond_in", BOOL, []), seq_info("acc")],
+    [helper.make_tensor_value_info("cond_out", BOOL, []), seq_info("acc_out")])
+case("sequence_split_ones_loop",
+     [node("SplitToSequence", ["x"], ["rows"], axis=0, keepdims=0),
+      node("SequenceLength", ["rows"], ["count"]),
+      node("SequenceEmpty", [], ["empty"], dtype=F),
+      node("Loop", ["count", "", "empty"], ["mapped"], body=body),
+      node("ConcatFromSequence", ["mapped"], ["y"], axis=0, new_axis=1)],
+     [("x", floats(3, 4))], [("y", F, 2)])
+# SequenceMap (17): the body once per element, with a tensor input too.
+map_body = helper.make_graph(
+    [node("Mul", ["e", "w"], ["m"]), node("ReduceSum", ["m"], ["r"], keepdims=0)], "map",
+    [helper.make_tensor_value_info("e", F, None), helper.make_tensor_value_info("w", F, None)],
+    [helper.make_tensor_value_info("m", F, None), helper.make_tensor_value_info("r", F, None)])
+case("sequence_map",
+     [node("SplitToSequence", ["x", "two"], ["parts"], axis=0),
+      node("SequenceMap", ["parts", "scale"], ["products", "sums"], body=map_body),
+      node("ConcatFromSequence", ["products"], ["y"], axis=0),
+      node("ConcatFromSequence", ["sums"], ["z"], axis=0, new_axis=1)],
+     [("x", floats(4, 3)), ("scale", floats(3))], [("y", F, 2), ("z", F, 1)],
+     {"two": np.array(2, np.int64)})
 
 
 def main():

@@ -4,6 +4,11 @@ them with heterps and compares with onnxruntime (rtol 1e-4):
 - a TorchScript loop over time steps (Loop, its trip count read from the
   input's shape) with an `if` on the step number inside (an If whose
   condition is constant only once the loop is unrolled);
+- a TorchScript loop appending each step's state to a list and stacking
+  it (a sequence carried through the Loop, ConcatFromSequence);
+- a TorchScript while loop over a counter, then torch.split and a list
+  comprehension (SplitToSequence, SequenceLength driving a Loop that
+  appends);
 - torch.cond through torch.onnx's default (dynamo) exporter: an If on a
   condition computed from the data, both ways.
 
@@ -35,6 +40,30 @@ class StepLoop(torch.nn.Module):
             else:
                 h = h * 0.5 + x[:, t]
         return h
+
+
+class ListLoop(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = torch.zeros_like(x[:, 0])
+        outs = []
+        for t in range(x.shape[1]):
+            h = torch.tanh(self.cell(h) + x[:, t])
+            outs.append(h)
+        return torch.stack(outs, 1)
+
+
+class WhileSplit(torch.nn.Module):
+    def forward(self, x):
+        i = 0
+        while i < 3:
+            x = x * 2 - 1
+            i += 1
+        parts = torch.split(x, 2, dim=1)
+        return torch.cat([p.relu() for p in parts], 1)
 
 
 class Cond(torch.nn.Module):
@@ -77,6 +106,15 @@ def main():
         torch.onnx.export(torch.jit.script(StepLoop()), (torch.from_numpy(x),), path,
                           dynamo=False, opset_version=17, input_names=["x"])
         lines.append(check(heterps, cluster, work, "torchscript_loop_with_if", path, x))
+        path = os.path.join(work, "list_loop.onnx")
+        torch.onnx.export(torch.jit.script(ListLoop()), (torch.from_numpy(x),), path,
+                          dynamo=False, opset_version=17, input_names=["x"])
+        lines.append(check(heterps, cluster, work, "torchscript_list_append", path, x))
+        path = os.path.join(work, "while_split.onnx")
+        x = rng.standard_normal((2, 6)).astype(np.float32)
+        torch.onnx.export(torch.jit.script(WhileSplit()), (torch.from_numpy(x),), path,
+                          dynamo=False, opset_version=17, input_names=["x"])
+        lines.append(check(heterps, cluster, work, "torchscript_while_split", path, x))
         path = os.path.join(work, "cond.onnx")
         x = rng.standard_normal((2, 8)).astype(np.float32)
         torch.onnx.export(Cond(), (torch.from_numpy(x),), path, dynamo=True, input_names=["x"])

@@ -173,3 +173,30 @@ func.func @scan_8(%s0: tensor<1x2xf32>, %x: tensor<1x3x2xf32>) -> tensor<1x2xf32
   }
   return %0#0 : tensor<1x2xf32>
 }
+
+// -----
+
+// A while loop over a counter: the body computes the condition, so one
+// iteration at a time is taken off the front (the rest of the loop starts
+// at the next iteration number) until the condition folds to false.
+// CHECK-LABEL: func @loop_while_counter
+func.func @loop_while_counter(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %none = hps.none
+  %go = hps.constant dense<true> : tensor<i1>
+  %zero = hps.constant dense<0> : tensor<i64>
+  // CHECK-NOT: hps.onnx_node
+  // CHECK: %[[A:.*]] = hps.exp %arg0
+  // CHECK: %[[B:.*]] = hps.exp %[[A]]
+  // CHECK-NOT: hps.exp
+  // CHECK: return %[[B]]
+  %0:2 = hps.onnx_node "Loop"(%none, %go, %zero, %x) {attrs = {}, domain = "", opset = 13 : i64, subgraphs = ["body"]} : (none, tensor<i1>, tensor<i64>, tensor<2xf32>) -> (tensor<i64>, tensor<2xf32>) {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %k: tensor<i64>, %acc: tensor<2xf32>):
+    %one = hps.constant dense<1> : tensor<i64>
+    %two = hps.constant dense<2> : tensor<i64>
+    %k1 = hps.onnx_node "Add"(%k, %one) {attrs = {}, domain = "", opset = 14 : i64} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %more = hps.onnx_node "Less"(%k1, %two) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    %e = hps.onnx_node "Exp"(%acc) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2xf32>) -> tensor<2xf32>
+    hps.yield %more, %k1, %e : tensor<i1>, tensor<i64>, tensor<2xf32>
+  }
+  return %0#1 : tensor<2xf32>
+}

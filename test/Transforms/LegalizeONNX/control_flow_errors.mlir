@@ -18,7 +18,9 @@ func.func @trip_count(%n: tensor<i64>, %x: tensor<2xf32>) -> tensor<2xf32> {
 func.func @while_loop(%x: tensor<2xf32>) -> tensor<2xf32> {
   %none = hps.none
   %go = hps.constant dense<true> : tensor<i1>
-  // expected-error @+1 {{its body computes the loop condition (a while loop whose exit depends on values)}}
+  // The body computes the condition: one iteration is peeled off, and the
+  // condition it yields is known only at run time.
+  // expected-error @+1 {{its condition after iteration 0 depends on values computed at run time}}
   %0 = hps.onnx_node "Loop"(%none, %go, %x) {attrs = {}, domain = "", opset = 13 : i64, subgraphs = ["body"]} : (none, tensor<i1>, tensor<2xf32>) -> tensor<2xf32> {
   ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %acc: tensor<2xf32>):
     %s = hps.onnx_node "ReduceSum"(%acc) {attrs = {keepdims = 0 : i64}, domain = "", opset = 13 : i64} : (tensor<2xf32>) -> tensor<f32>
@@ -90,4 +92,30 @@ func.func @scan_dynamic(%s0: tensor<2xf32>, %x: tensor<?x2xf32>) -> tensor<2xf32
     hps.yield %1, %1 : tensor<2xf32>, tensor<2xf32>
   }
   return %0#0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @while_with_scan(%x: tensor<2xf32>) -> tensor<3x2xf32> {
+  %none = hps.none
+  %go = hps.constant dense<true> : tensor<i1>
+  %three = hps.constant dense<3> : tensor<i64>
+  // expected-error @+1 {{its body computes the loop condition and it has scan outputs (only loop-carried values are supported there)}}
+  %0:2 = hps.onnx_node "Loop"(%none, %go, %x) {attrs = {}, domain = "", opset = 13 : i64, subgraphs = ["body"]} : (none, tensor<i1>, tensor<2xf32>) -> (tensor<2xf32>, tensor<3x2xf32>) {
+  ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %acc: tensor<2xf32>):
+    %more = hps.onnx_node "Less"(%i, %three) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    hps.yield %more, %acc, %acc : tensor<i1>, tensor<2xf32>, tensor<2xf32>
+  }
+  return %0#1 : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @sequence_at_run_time(%x: tensor<2xf32>, %pos: tensor<i64>) -> tensor<2xf32> {
+  // expected-error @+1 {{no legalization for ONNX op 'SequenceConstruct' (domain '', opset 11): a node reading this sequence could not be resolved at compile time}}
+  %s = hps.onnx_node "SequenceConstruct"(%x, %x) {attrs = {}, domain = "", opset = 11 : i64} : (tensor<2xf32>, tensor<2xf32>) -> !hps.sequence<tensor<2xf32>>
+  // A position known only at run time keeps SequenceAt generic.
+  // expected-error @+1 {{no legalization for ONNX op 'SequenceAt' (domain '', opset 11) with these attributes and input types}}
+  %e = hps.onnx_node "SequenceAt"(%s, %pos) {attrs = {}, domain = "", opset = 11 : i64} : (!hps.sequence<tensor<2xf32>>, tensor<i64>) -> tensor<2xf32>
+  return %e : tensor<2xf32>
 }

@@ -17,10 +17,17 @@ using namespace heterps::hps;
 #define GET_ATTRDEF_CLASSES
 #include "heterps/Dialect/HPS/IR/HPSAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "heterps/Dialect/HPS/IR/HPSTypes.cpp.inc"
+
 void HPSDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "heterps/Dialect/HPS/IR/HPSAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "heterps/Dialect/HPS/IR/HPSTypes.cpp.inc"
       >();
   addOperations<
 #define GET_OP_LIST

@@ -123,6 +123,7 @@ struct LegalizeONNXPass
     populateRoiAlignPatterns(set);
     populateSignalProcessingPatterns(set);
     populateControlFlowPatterns(set);
+    populateSequencePatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();

@@ -150,8 +150,9 @@ void populateGridSamplePatterns(mlir::RewritePatternSet &patterns);
 void populateRoiAlignPatterns(mlir::RewritePatternSet &patterns);
 void populateSignalProcessingPatterns(mlir::RewritePatternSet &patterns);
 void populateControlFlowPatterns(mlir::RewritePatternSet &patterns);
-/// Why an If, Loop or Scan node cannot be resolved at compile time, for the
-/// strict pass's error; std::nullopt for other nodes.
+void populateSequencePatterns(mlir::RewritePatternSet &patterns);
+/// Why an If, Loop or Scan node (or a sequence) cannot be resolved at
+/// compile time, for the strict pass's error; std::nullopt for other nodes.
 std::optional<std::string> explainControlFlow(OnnxNodeOp op);
 /// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
 void populateFusionPatterns(mlir::RewritePatternSet &patterns);

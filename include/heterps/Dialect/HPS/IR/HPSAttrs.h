@@ -12,4 +12,9 @@
 #define GET_ATTRDEF_CLASSES
 #include "heterps/Dialect/HPS/IR/HPSAttrs.h.inc"
 
+#include "mlir/IR/BuiltinTypes.h"
+
+#define GET_TYPEDEF_CLASSES
+#include "heterps/Dialect/HPS/IR/HPSTypes.h.inc"
+
 #endif // HETERPS_DIALECT_HPS_IR_HPSATTRS_H

@@ -22,6 +22,7 @@ def HPS_Dialect : Dialect {
     the `PlacedOpInterface`) that the placement pass fills in.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let hasConstantMaterializer = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }

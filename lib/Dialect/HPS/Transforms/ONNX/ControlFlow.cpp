@@ -16,9 +16,7 @@
 
 #include "Support.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 
@@ -51,100 +49,6 @@ YieldOp yieldOf(Region &region) {
   return cast<YieldOp>(region.front().getTerminator());
 }
 
-/// The more static of two compatible tensor types; null if they conflict.
-Type meetTypes(Type a, Type b) {
-  if (a == b)
-    return a;
-  auto first = dyn_cast<TensorType>(a), second = dyn_cast<TensorType>(b);
-  if (!first || !second || first.getElementType() != second.getElementType())
-    return {};
-  if (!first.hasRank())
-    return b;
-  if (!second.hasRank())
-    return a;
-  if (first.getRank() != second.getRank())
-    return {};
-  SmallVector<int64_t> shape;
-  for (auto [x, y] : llvm::zip(first.getShape(), second.getShape())) {
-    if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
-      return {};
-    shape.push_back(ShapedType::isDynamic(x) ? y : x);
-  }
-  return RankedTensorType::get(shape, first.getElementType());
-}
-
-/// A generic node the unrolled code needs (Unsqueeze, Concat, Identity):
-/// its own pattern legalizes it once its operands' shapes are known.
-Value genericNode(PatternRewriter &rewriter, Location loc, StringRef opType,
-                  ValueRange inputs, Type type,
-                  ArrayRef<NamedAttribute> attrs = {}) {
-  auto op = rewriter.create<OnnxNodeOp>(
-      loc, TypeRange{type}, rewriter.getStringAttr(opType),
-      rewriter.getStringAttr(""), rewriter.getI64IntegerAttr(13),
-      rewriter.getDictionaryAttr(attrs), inputs, ArrayAttr(), DeviceAttr(),
-      /*bodiesCount=*/0);
-  return op.getResult(0);
-}
-
-/// Copies the single block of `region` before the rewriter's insertion
-/// point with its arguments bound to `args`; returns what it yields. The
-/// copies are added to `copied`.
-SmallVector<Value> cloneBody(Region &region, ValueRange args,
-                             PatternRewriter &rewriter,
-                             llvm::SmallPtrSetImpl<Operation *> &copied) {
-  IRMapping mapping;
-  mapping.map(region.front().getArguments(), args);
-  for (Operation &op : region.front().without_terminator())
-    copied.insert(rewriter.clone(op, mapping));
-  SmallVector<Value> yielded;
-  for (Value value : yieldOf(region).getValues())
-    yielded.push_back(mapping.lookupOrDefault(value));
-  return yielded;
-}
-
-/// `value`, standing for a control-flow result of type `wanted`. ONNX types
-/// loop results by merging iterations, so either type may be the more
-/// static one: an op made by the unrolling takes the meet of both; another
-/// value more static than `wanted` serves as it is; otherwise an Identity
-/// node of type `wanted` bridges until the types agree.
-Value adoptType(Value value, Type wanted, PatternRewriter &rewriter,
-                Location loc,
-                const llvm::SmallPtrSetImpl<Operation *> &copied) {
-  if (value.getType() == wanted)
-    return value;
-  Type meet = meetTypes(value.getType(), wanted);
-  Operation *def = value.getDefiningOp();
-  if (meet && def && copied.contains(def) &&
-      !def->hasTrait<OpTrait::ConstantLike>()) {
-    rewriter.modifyOpInPlace(def, [&] { value.setType(meet); });
-    return value;
-  }
-  if (meet && meet == value.getType())
-    return value;
-  return genericNode(rewriter, loc, "Identity", value, wanted);
-}
-
-/// Replaces the control-flow node's results; a function whose return now
-/// reads a more static value gets that type in its signature.
-void replaceResults(OnnxNodeOp op, ArrayRef<Value> values,
-                    const llvm::SmallPtrSetImpl<Operation *> &copied,
-                    PatternRewriter &rewriter) {
-  SmallVector<Value> adopted;
-  for (auto [result, value] : llvm::zip(op.getResults(), values))
-    adopted.push_back(
-        adoptType(value, result.getType(), rewriter, op.getLoc(), copied));
-  rewriter.replaceOp(op, adopted);
-  for (Value value : adopted)
-    for (Operation *user : value.getUsers())
-      if (auto ret = dyn_cast<func::ReturnOp>(user)) {
-        auto func = ret->getParentOfType<func::FuncOp>();
-        auto type = FunctionType::get(op.getContext(), func.getArgumentTypes(),
-                                      ret.getOperandTypes());
-        if (type != func.getFunctionType())
-          rewriter.modifyOpInPlace(func, [&] { func.setFunctionType(type); });
-      }
-}
-
 /// A constant of `like`'s shape (rank 0 when it is not static) holding
 /// `value`: an iteration number or a loop condition.
 Value scalarLike(PatternRewriter &rewriter, Location loc, Type like,
@@ -167,21 +71,21 @@ Value stack(PatternRewriter &rewriter, Location loc, ArrayRef<Value> values,
   SmallVector<Value> expanded;
   for (Value value : values) {
     Type type = UnrankedTensorType::get(getElementTypeOrSelf(value.getType()));
-    expanded.push_back(genericNode(
-        rewriter, loc, "Unsqueeze", value, type,
-        {rewriter.getNamedAttr("axes", rewriter.getDenseI64ArrayAttr(axis))}));
+    // Opset 11: Unsqueeze's axes are still an attribute.
+    expanded.push_back(
+        createONNXNode(rewriter, loc, "Unsqueeze", 11, value, type,
+                       {rewriter.getNamedAttr(
+                           "axes", rewriter.getDenseI64ArrayAttr(axis))})
+            .getResult(0));
   }
-  // Unsqueeze at opset 13 reads axes from an input: build it as opset 11.
-  for (Value value : expanded)
-    cast<OnnxNodeOp>(value.getDefiningOp())
-        .setOpsetAttr(rewriter.getI64IntegerAttr(11));
   if (expanded.size() == 1) {
     expanded.front().setType(resultType);
     return expanded.front();
   }
-  return genericNode(
-      rewriter, loc, "Concat", expanded, resultType,
-      {rewriter.getNamedAttr("axis", rewriter.getI64IntegerAttr(axis))});
+  return createONNXNode(
+             rewriter, loc, "Concat", 11, expanded, resultType,
+             {rewriter.getNamedAttr("axis", rewriter.getI64IntegerAttr(axis))})
+      .getResult(0);
 }
 
 //===----------------------------------------------------------------------===//
@@ -230,18 +134,17 @@ LogicalResult legalizeIf(ONNXNode node, PatternRewriter &rewriter) {
   OnnxNodeOp op = node.getOp();
   Region &thenBranch = *op.getSubgraph("then_branch");
   Region &elseBranch = *op.getSubgraph("else_branch");
-  llvm::SmallPtrSet<Operation *, 16> copied;
   rewriter.setInsertionPoint(op);
   if (std::optional<double> flag = getConstantScalar(node.input(0))) {
     SmallVector<Value> taken =
-        cloneBody(*flag != 0 ? thenBranch : elseBranch, {}, rewriter, copied);
-    replaceResults(op, taken, copied, rewriter);
+        cloneSubgraph(*flag != 0 ? thenBranch : elseBranch, {}, rewriter);
+    replaceNodeRefining(op, taken, rewriter);
     return success();
   }
   // Both branches run; hps.where picks, element by element, with a rank-0
   // condition so that it broadcasts over any output.
-  SmallVector<Value> thenValues = cloneBody(thenBranch, {}, rewriter, copied);
-  SmallVector<Value> elseValues = cloneBody(elseBranch, {}, rewriter, copied);
+  SmallVector<Value> thenValues = cloneSubgraph(thenBranch, {}, rewriter);
+  SmallVector<Value> elseValues = cloneSubgraph(elseBranch, {}, rewriter);
   Value condition = node.input(0);
   if (cast<RankedTensorType>(condition.getType()).getRank() != 0)
     condition = reshapeTo(node, rewriter, condition, {});
@@ -254,7 +157,7 @@ LogicalResult legalizeIf(ONNXNode node, PatternRewriter &rewriter) {
       where.setDeviceAttr(device);
     picked.push_back(where);
   }
-  replaceResults(op, picked, copied, rewriter);
+  replaceNodeRefining(op, picked, rewriter);
   return success();
 }
 
@@ -262,9 +165,17 @@ LogicalResult legalizeIf(ONNXNode node, PatternRewriter &rewriter) {
 // Loop
 //===----------------------------------------------------------------------===//
 
+/// The iteration number of a Loop's first iteration: 0, or how many
+/// iterations peeling has already taken off the front.
+constexpr llvm::StringLiteral kFirstIteration = "hps.first_iteration";
+
 struct LoopPlan {
-  int64_t iterations = 0;
+  int64_t first = 0, iterations = 0;
+  std::optional<int64_t> tripCount;
   unsigned carried = 0, scanned = 0;
+  /// The body computes the condition: take one iteration off the front and
+  /// wait for its condition to fold (a while loop over a counter).
+  bool peel = false;
 };
 
 FailureOr<LoopPlan> planLoop(ONNXNode node, std::string &problem) {
@@ -275,6 +186,8 @@ FailureOr<LoopPlan> planLoop(ONNXNode node, std::string &problem) {
     return failure();
   }
   LoopPlan plan;
+  if (auto first = op->getAttrOfType<IntegerAttr>(kFirstIteration))
+    plan.first = first.getInt();
   plan.carried = node.numInputs() - 2;
   Block &block = body->front();
   YieldOp yield = yieldOf(*body);
@@ -286,48 +199,58 @@ FailureOr<LoopPlan> planLoop(ONNXNode node, std::string &problem) {
   }
   plan.scanned = yield.getNumOperands() - 1 - plan.carried;
 
-  std::optional<int64_t> tripCount;
   if (Value count = node.input(0)) {
     std::optional<double> value = getConstantScalar(count);
     if (!value) {
       problem = "its trip count is computed at run time";
       return failure();
     }
-    tripCount = std::max<int64_t>(0, static_cast<int64_t>(*value));
+    // TorchScript's while loops use INT64_MAX, which a double rounds up to
+    // 2^63: saturate rather than overflow.
+    plan.tripCount = *value >= 0x1p63
+                         ? std::numeric_limits<int64_t>::max()
+                         : std::max<int64_t>(0, static_cast<int64_t>(*value));
   }
   bool running = true;
   if (Value condition = node.input(1)) {
     std::optional<double> value = getConstantScalar(condition);
     if (!value) {
-      problem = "its initial condition is computed at run time";
+      problem = plan.first > 0
+                    ? "its condition after iteration " +
+                          std::to_string(plan.first - 1) +
+                          " depends on values computed at run time"
+                    : "its initial condition is computed at run time";
       return failure();
     }
     running = *value != 0;
   }
-  // The body's condition must be known for every iteration: passed through
-  // (a for loop) or a constant.
+  // The body's condition: passed through (a for loop), a constant, or
+  // computed, in which case the loop is peeled one iteration at a time.
   Value next = yield.getOperand(0);
   std::optional<double> constantNext = getConstantScalar(next);
-  if (next != block.getArgument(1) && !constantNext) {
-    problem = "its body computes the loop condition (a while loop whose exit "
-              "depends on values)";
-    return failure();
-  }
-  if (!running)
+  if (!running || (plan.tripCount && *plan.tripCount == 0))
     plan.iterations = 0;
+  else if (next != block.getArgument(1) && !constantNext)
+    plan.peel = true;
   else if (constantNext && *constantNext == 0)
-    plan.iterations = tripCount ? std::min<int64_t>(*tripCount, 1) : 1;
-  else if (tripCount)
-    plan.iterations = *tripCount;
+    plan.iterations = 1;
+  else if (plan.tripCount)
+    plan.iterations = *plan.tripCount;
   else {
     problem = "it has no trip count and its condition never turns false";
     return failure();
   }
-  if (plan.iterations == 0 && plan.scanned > 0) {
+  if (plan.peel && plan.scanned > 0) {
+    problem = "its body computes the loop condition and it has scan outputs "
+              "(only loop-carried values are supported there)";
+    return failure();
+  }
+  if (plan.iterations == 0 && plan.scanned > 0 && !plan.peel) {
     problem = "it runs no iteration but has scan outputs (empty tensors)";
     return failure();
   }
-  if (exceedsUnrollLimit(*body, plan.iterations, "iterations", problem))
+  int64_t copies = plan.peel ? plan.first + 1 : plan.iterations;
+  if (exceedsUnrollLimit(*body, copies, "iterations", problem))
     return failure();
   return plan;
 }
@@ -343,26 +266,50 @@ LogicalResult legalizeLoop(ONNXNode node, PatternRewriter &rewriter) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
 
-  llvm::SmallPtrSet<Operation *, 32> copied;
   SmallVector<Value> state(op.getInputs().drop_front(2));
   SmallVector<SmallVector<Value>> scanned(plan->scanned);
-  for (int64_t i = 0; i < plan->iterations; ++i) {
+  Value condition;
+  int64_t copies = plan->peel ? 1 : plan->iterations;
+  for (int64_t i = 0; i < copies; ++i) {
     SmallVector<Value> args = {
         scalarLike(rewriter, loc, block.getArgument(0).getType(),
-                   rewriter.getI64Type(), i),
+                   rewriter.getI64Type(), plan->first + i),
         scalarLike(rewriter, loc, block.getArgument(1).getType(),
                    rewriter.getI1Type(), 1)};
     args.append(state);
-    SmallVector<Value> outputs = cloneBody(body, args, rewriter, copied);
+    SmallVector<Value> outputs = cloneSubgraph(body, args, rewriter);
+    condition = outputs.front();
     state.assign(outputs.begin() + 1, outputs.begin() + 1 + plan->carried);
     for (unsigned k = 0; k < plan->scanned; ++k)
       scanned[k].push_back(outputs[1 + plan->carried + k]);
+  }
+  if (plan->peel && (!plan->tripCount || *plan->tripCount > 1)) {
+    // The rest of the loop, from the next iteration number, starting from
+    // this iteration's condition and values.
+    SmallVector<Value> inputs = {
+        plan->tripCount
+            ? Value(rewriter.create<ConstantOp>(
+                  loc, DenseElementsAttr::get(
+                           RankedTensorType::get({}, rewriter.getI64Type()),
+                           *plan->tripCount - 1)))
+            : op.getInputs()[0],
+        condition};
+    inputs.append(state);
+    auto rest = rewriter.create<OnnxNodeOp>(
+        loc, op.getResultTypes(), op.getOpTypeAttr(), op.getDomainAttr(),
+        op.getOpsetAttr(), op.getAttrsAttr(), inputs, op.getSubgraphsAttr(),
+        op.getDeviceAttr(), /*bodiesCount=*/1);
+    rest->setAttr(kFirstIteration, rewriter.getI64IntegerAttr(plan->first + 1));
+    rewriter.cloneRegionBefore(body, rest.getBodies().front(),
+                               rest.getBodies().front().end());
+    rewriter.replaceOp(op, rest->getResults());
+    return success();
   }
   SmallVector<Value> results(state);
   for (unsigned k = 0; k < plan->scanned; ++k)
     results.push_back(stack(rewriter, loc, scanned[k], 0,
                             op.getResult(plan->carried + k).getType()));
-  replaceResults(op, results, copied, rewriter);
+  replaceNodeRefining(op, results, rewriter);
   return success();
 }
 
@@ -462,7 +409,6 @@ LogicalResult legalizeScan(ONNXNode node, PatternRewriter &rewriter) {
   Location loc = op.getLoc();
   rewriter.setInsertionPoint(op);
 
-  llvm::SmallPtrSet<Operation *, 32> copied;
   SmallVector<Value> state(op.getInputs().take_front(plan->states));
   SmallVector<SmallVector<Value>> scanned(plan->outputs);
   for (int64_t t = 0; t < plan->length; ++t) {
@@ -484,7 +430,7 @@ LogicalResult legalizeScan(ONNXNode node, PatternRewriter &rewriter) {
       sliceShape.erase(sliceShape.begin() + axis);
       args.push_back(reshapeTo(node, rewriter, slice, sliceShape));
     }
-    SmallVector<Value> outputs = cloneBody(body, args, rewriter, copied);
+    SmallVector<Value> outputs = cloneSubgraph(body, args, rewriter);
     state.assign(outputs.begin(), outputs.begin() + plan->states);
     for (unsigned k = 0; k < plan->outputs; ++k)
       scanned[k].push_back(outputs[plan->states + k]);
@@ -496,17 +442,32 @@ LogicalResult legalizeScan(ONNXNode node, PatternRewriter &rewriter) {
     results.push_back(stack(rewriter, loc, scanned[k], plan->outputAxes[k],
                             op.getResult(plan->states + k).getType()));
   }
-  replaceResults(op, results, copied, rewriter);
+  replaceNodeRefining(op, results, rewriter);
   return success();
 }
 
 } // namespace
+
+SmallVector<Value> cloneSubgraph(Region &region, ValueRange args,
+                                 PatternRewriter &rewriter) {
+  IRMapping mapping;
+  mapping.map(region.front().getArguments(), args);
+  for (Operation &op : region.front().without_terminator())
+    rewriter.clone(op, mapping);
+  SmallVector<Value> yielded;
+  for (Value value : yieldOf(region).getValues())
+    yielded.push_back(mapping.lookupOrDefault(value));
+  return yielded;
+}
 
 std::optional<std::string> explainControlFlow(OnnxNodeOp op) {
   ONNXNode node(op);
   std::string problem;
   if (op.getOpType() == "If")
     return ifProblem(node);
+  if (op.getOpType() == "SequenceConstruct")
+    return std::string("a node reading this sequence could not be resolved "
+                       "at compile time");
   if (op.getOpType() == "Loop" && failed(planLoop(node, problem)))
     return problem;
   if (op.getOpType() == "Scan") {

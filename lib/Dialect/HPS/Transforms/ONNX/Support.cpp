@@ -2,6 +2,7 @@
 
 #include "Support.h"
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 using namespace mlir;
 
@@ -51,6 +52,13 @@ bool canReplaceWithType(ONNXNode node, Type type) {
   Type expected = node.resultType();
   if (type == expected)
     return true;
+  // Sequences are compatible when their elements are.
+  auto sequence = dyn_cast<SequenceType>(type);
+  auto expectedSequence = dyn_cast<SequenceType>(expected);
+  if (sequence && expectedSequence) {
+    type = sequence.getElementType();
+    expected = expectedSequence.getElementType();
+  }
   if (getElementTypeOrSelf(type) != getElementTypeOrSelf(expected) ||
       failed(verifyCompatibleShape(type, expected)))
     return false;
@@ -202,6 +210,84 @@ bool verifiesQuietly(Operation *op) {
   ScopedDiagnosticHandler quiet(op->getContext(),
                                 [](Diagnostic &) { return success(); });
   return succeeded(verify(op));
+}
+
+OnnxNodeOp createONNXNode(PatternRewriter &rewriter, Location loc,
+                          StringRef opType, int64_t opset, ValueRange inputs,
+                          TypeRange types, ArrayRef<NamedAttribute> attrs) {
+  return rewriter.create<OnnxNodeOp>(
+      loc, types, rewriter.getStringAttr(opType), rewriter.getStringAttr(""),
+      rewriter.getI64IntegerAttr(opset), rewriter.getDictionaryAttr(attrs),
+      inputs, ArrayAttr(), DeviceAttr(), /*bodiesCount=*/0);
+}
+
+/// The more static of two compatible tensor types; null if they conflict.
+static Type meetTypes(Type a, Type b) {
+  if (a == b)
+    return a;
+  auto firstSequence = dyn_cast<SequenceType>(a);
+  auto secondSequence = dyn_cast<SequenceType>(b);
+  if (firstSequence && secondSequence) {
+    auto element = dyn_cast_or_null<TensorType>(meetTypes(
+        firstSequence.getElementType(), secondSequence.getElementType()));
+    return element ? SequenceType::get(a.getContext(), element) : Type();
+  }
+  auto first = dyn_cast<TensorType>(a), second = dyn_cast<TensorType>(b);
+  if (!first || !second || first.getElementType() != second.getElementType())
+    return {};
+  if (!first.hasRank())
+    return b;
+  if (!second.hasRank())
+    return a;
+  if (first.getRank() != second.getRank())
+    return {};
+  SmallVector<int64_t> shape;
+  for (auto [x, y] : llvm::zip(first.getShape(), second.getShape())) {
+    if (!ShapedType::isDynamic(x) && !ShapedType::isDynamic(y) && x != y)
+      return {};
+    shape.push_back(ShapedType::isDynamic(x) ? y : x);
+  }
+  return RankedTensorType::get(shape, first.getElementType());
+}
+
+/// `value`, standing for a control-flow result of type `wanted`. ONNX types
+/// loop results by merging iterations, so either type may be the more
+/// static one: the value takes the meet of both (a refinement, which every
+/// use accepts); a block argument or constant that is less static than
+/// `wanted` gets an Identity node of type `wanted`, which legalizes once
+/// the types agree.
+static Value adoptType(Value value, Type wanted, PatternRewriter &rewriter,
+                       Location loc) {
+  if (value.getType() == wanted)
+    return value;
+  Type meet = meetTypes(value.getType(), wanted);
+  if (meet && meet == value.getType())
+    return value;
+  Operation *def = value.getDefiningOp();
+  if (meet && def && !def->hasTrait<OpTrait::ConstantLike>()) {
+    rewriter.modifyOpInPlace(def, [&] { value.setType(meet); });
+    return value;
+  }
+  return createONNXNode(rewriter, loc, "Identity", 13, value, wanted)
+      .getResult(0);
+}
+
+void replaceNodeRefining(OnnxNodeOp op, ArrayRef<Value> values,
+                         PatternRewriter &rewriter) {
+  SmallVector<Value> adopted;
+  for (auto [result, value] : llvm::zip(op.getResults(), values))
+    adopted.push_back(
+        adoptType(value, result.getType(), rewriter, op.getLoc()));
+  rewriter.replaceOp(op, adopted);
+  for (Value value : adopted)
+    for (Operation *user : value.getUsers())
+      if (auto ret = dyn_cast<func::ReturnOp>(user)) {
+        auto func = ret->getParentOfType<func::FuncOp>();
+        auto type = FunctionType::get(op.getContext(), func.getArgumentTypes(),
+                                      ret.getOperandTypes());
+        if (type != func.getFunctionType())
+          rewriter.modifyOpInPlace(func, [&] { func.setFunctionType(type); });
+      }
 }
 
 } // namespace heterps::hps

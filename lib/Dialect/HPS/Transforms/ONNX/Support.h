@@ -131,6 +131,36 @@ mlir::LogicalResult replaceNodeChecked(ONNXNode node,
   return replaceNode<OpTy>(node, rewriter, args...);
 }
 
+/// A generic node that a decomposition needs (Unsqueeze, Concat, Split,
+/// SequenceConstruct, ...): its own pattern legalizes it once the shapes
+/// of its operands are known. ONNX's rules of `opset` apply to it.
+OnnxNodeOp createONNXNode(mlir::PatternRewriter &rewriter, mlir::Location loc,
+                          llvm::StringRef opType, int64_t opset,
+                          mlir::ValueRange inputs, mlir::TypeRange types,
+                          llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+
+/// Copies the single block of a subgraph region before the rewriter's
+/// insertion point, its arguments bound to `args`; returns what it yields.
+/// Defined in ControlFlow.cpp.
+llvm::SmallVector<mlir::Value> cloneSubgraph(mlir::Region &region,
+                                             mlir::ValueRange args,
+                                             mlir::PatternRewriter &rewriter);
+
+/// The tensors of a sequence whose elements are known (it is a
+/// SequenceConstruct node, which the sequence patterns reduce every static
+/// sequence to); std::nullopt otherwise. Defined in Sequences.cpp.
+std::optional<llvm::SmallVector<mlir::Value>>
+sequenceElements(mlir::Value sequence);
+
+/// Replaces every result of `op` with `values`, whose types may differ from
+/// ONNX's (control flow types its results by merging iterations or
+/// branches; a sequence's elements are typed by what they share): a value
+/// takes the more static of both types, an Identity node bridges where it
+/// cannot, and a function returning a value now more static gets that type
+/// in its signature.
+void replaceNodeRefining(OnnxNodeOp op, llvm::ArrayRef<mlir::Value> values,
+                         mlir::PatternRewriter &rewriter);
+
 /// Shorthand for the failure every pattern reports.
 inline mlir::LogicalResult fail(ONNXNode node, mlir::PatternRewriter &rewriter,
                                 const llvm::Twine &why) {
