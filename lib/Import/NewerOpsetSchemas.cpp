@@ -1,20 +1,26 @@
-//===- NewerOpsetSchemas.cpp - ONNX opsets 18 to 20 op schemas ------------===//
+//===- NewerOpsetSchemas.cpp - ONNX opsets 18 to 21 op schemas ------------===//
 //
 // The ONNX library the importer links (Debian's 1.12) defines the default
 // domain up to opset 17. Exporters now write newer opsets (torch.onnx's
-// default exporter writes opset 20), so the domain's range is raised to 20
-// and the schemas opsets 18 to 20 added or changed are registered here, as
-// ONNX 1.13 to 1.15 define them. An op left alone keeps resolving to its
+// default exporter writes opset 20), so the domain's range is raised to 21
+// and the schemas opsets 18 to 21 added or changed are registered here, as
+// ONNX 1.13 to 1.16 define them. An op left alone keeps resolving to its
 // older schema, which is what the newer opset means by it. Two kinds of
 // change are deliberately not registered:
 // - changes that only added element types HeterPS has no kernels for
 //   (float8 in opset 19: Cast, CastLike, Constant, DequantizeLinear,
 //   Identity, QuantizeLinear, Reshape, Shape, Size, If, Loop, Scan; strings
 //   in Equal-19; bool in ReduceMax-20 / ReduceMin-20; float8 in
-//   ConstantOfShape-20, IsInf-20, IsNaN-20): the older schema refuses those
-//   types at the checker, by name;
+//   ConstantOfShape-20, IsInf-20, IsNaN-20; int4 and uint4 in opset 21:
+//   Cast, CastLike, ConstantOfShape, Flatten, Identity, If, Loop, Pad,
+//   QLinearMatMul, Reshape, Scan, Shape, Size, Squeeze, Transpose,
+//   Unsqueeze): the older schema refuses those types at the checker, by
+//   name;
 // - ops HeterPS has no pattern for (DeformConv-19, ImageDecoder-20, the
-//   string ops of 20): the checker names the node.
+//   string ops of 20) and attributes it does not implement (the blocked
+//   quantization of QuantizeLinear-21 / DequantizeLinear-21: block_size,
+//   output_dtype): the checker names the node.
+// GroupNormalization-21 (scale and bias per channel) is registered.
 // Where an op only gained an input, attribute or mode, the type constraints
 // and, when the output shape does not depend on the change, the inference
 // function are borrowed from the older schema so the two cannot drift.
@@ -41,7 +47,7 @@ using onnx::InferenceContext;
 using onnx::OpSchema;
 using onnx::TensorShapeProto;
 
-constexpr int kNewestOpset = 20;
+constexpr int kNewestOpset = 21;
 
 OpSchema base(const char *name, int version = 18) {
   OpSchema schema;
@@ -697,8 +703,11 @@ OpSchema mish() {
   return schema;
 }
 
-OpSchema groupNormalization() {
-  OpSchema schema = base("GroupNormalization");
+/// Opset 18: scale and bias per group; 21: per channel, and stash_type.
+OpSchema groupNormalization(int version) {
+  OpSchema schema = base("GroupNormalization", version);
+  if (version >= 21)
+    schema.Attr("stash_type", "", AttributeProto::INT, static_cast<int64_t>(1));
   schema.Input(0, "X", "", "T")
       .Input(1, "scale", "", "T")
       .Input(2, "bias", "", "T")
@@ -879,12 +888,15 @@ void registerNewerOpsetSchemas() {
         pad(18), split(), resize(18), scatter("ScatterElements", "Tind"),
         scatter("ScatterND", "tensor(int64)"), lpPool(),
         bitwiseBinary("BitwiseAnd"), bitwiseBinary("BitwiseOr"),
-        bitwiseBinary("BitwiseXor"), bitwiseNot(), mish(), groupNormalization(),
-        col2Im(), centerCropPad(), optionalHasElement(), optionalGetElement(),
+        bitwiseBinary("BitwiseXor"), bitwiseNot(), mish(),
+        groupNormalization(18), col2Im(), centerCropPad(), optionalHasElement(),
+        optionalGetElement(),
         // Opset 19.
         pad(19), resize(19), averagePool(),
         // Opset 20.
-        dft(), gridSample(), gelu(), affineGrid()};
+        dft(), gridSample(), gelu(), affineGrid(),
+        // Opset 21.
+        groupNormalization(21)};
     for (const char *name : {"ReduceL1", "ReduceL2", "ReduceLogSum",
                              "ReduceLogSumExp", "ReduceMax", "ReduceMean",
                              "ReduceMin", "ReduceProd", "ReduceSumSquare"})

@@ -627,6 +627,11 @@ def cases():
     c.inits += [weight("sg", (2,), 0.5, 1.5), weight("bg", (2,))]
     out.append(flat(c, c.node("GroupNormalization", [m, "sg", "bg"], num_groups=2),
                     (4, 2, 3)))
+    c, m = spatial("group_norm_21", (4, 2, 3))
+    c.opset = 21
+    c.inits += [weight("sg21", (4,), 0.5, 1.5), weight("bg21", (4,))]
+    out.append(flat(c, c.node("GroupNormalization", [m, "sg21", "bg21"], num_groups=2),
+                    (4, 2, 3)))
     c, pred, shape = unary("mish_18", "Mish")
     c.opset = 18
     out.append((c, pred, shape))

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes models of every op ONNX opsets 18 to 20 added or changed and
+"""Writes models of every op ONNX opsets 18 to 21 added or changed and
 HeterPS supports (and small nets of ops they left alone) as backend-test
 cases: OUT/test_opsetN_<case>/model.onnx and test_data_set_0/{input,
 output}_K.pb, the outputs computed by onnxruntime. node_suite_run.py then
@@ -300,6 +300,45 @@ case("dft_default_axis_inverse", "DFT", [("x", floats(3, 6, 2))], [("y", F, 3)],
 case("dft_length_axis", "DFT", [("x", floats(2, 5, 4, 2))], [("y", F, 4)],
      {"length": np.array(6, np.int64), "axis": np.array(-3, np.int64)},
      {"_order": ["x", "length", "axis"]}, opset=20)
+
+# Opset 21: GroupNormalization's scale and bias per channel (3-D and 4-D,
+# 1 to 6 groups), QuantizeLinear / DequantizeLinear without blocks (per
+# tensor and per axis), and a net of ops whose opset-21 changes only added
+# element types (Flatten, Transpose, Reshape, Squeeze, Unsqueeze, Pad, Cast,
+# Identity, ConstantOfShape, Shape).
+for groups, shape in [(1, (2, 6, 4, 3)), (3, (2, 6, 4, 3)), (6, (2, 6, 5)), (2, (1, 4, 3, 2))]:
+    case(f"group_normalization_21_{groups}_rank{len(shape)}", "GroupNormalization",
+         [("x", floats(*shape))], [("y", F, len(shape))],
+         {"scale": floats(shape[1]), "bias": floats(shape[1])},
+         {"num_groups": groups, "epsilon": 1e-3, "_order": ["x", "scale", "bias"]},
+         opset=21)
+qdq = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1),
+       helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1)]
+case("quantize_dequantize_per_axis", None, [("x", floats(2, 3, 4) * 50)], [("y", F, 3)],
+     {"s": np.array([0.5, 1.0, 2.0], np.float32), "z": np.array([120, 128, 3], np.uint8)},
+     nodes=qdq, opset=21)
+qdq = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+       helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])]
+case("quantize_dequantize_per_tensor", None, [("x", floats(3, 4) * 50)], [("y", F, 2)],
+     {"s": np.array(0.25, np.float32), "z": np.array(-3, np.int8)}, nodes=qdq, opset=21)
+types_only = [
+    helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
+    helper.make_node("Pad", ["t", "pads"], ["p"]),
+    helper.make_node("Unsqueeze", ["p", "axis0"], ["u"]),
+    helper.make_node("Squeeze", ["u", "axis0"], ["sq"]),
+    helper.make_node("Flatten", ["sq"], ["f"], axis=1),
+    helper.make_node("Shape", ["f"], ["shape"]),
+    helper.make_node("ConstantOfShape", ["shape"], ["ones"],
+                     value=numpy_helper.from_array(np.array([1.5], np.float32))),
+    helper.make_node("Add", ["f", "ones"], ["a"]),
+    helper.make_node("Reshape", ["a", "target"], ["r"]),
+    helper.make_node("Cast", ["r"], ["c"], to=TensorProto.DOUBLE),
+    helper.make_node("Cast", ["c"], ["d"], to=TensorProto.FLOAT),
+    helper.make_node("Identity", ["d"], ["y"]),
+]
+case("types_only_changes", None, [("x", floats(2, 3, 4))], [("y", F, 3)],
+     {"pads": i64(0, 1, 0, 0, 1, 0), "axis0": i64(0), "target": i64(2, 3, -1)},
+     nodes=types_only, opset=21)
 
 # Ops opsets 19 and 20 left alone, at opset 20.
 case("conv_net", None, [("x", floats(2, 3, 8, 8))], [("y", F, 2)],

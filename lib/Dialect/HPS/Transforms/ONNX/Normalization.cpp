@@ -268,6 +268,25 @@ Value normalizeRows(ONNXNode node, PatternRewriter &rewriter,
       node.getOp().getDeviceAttr());
 }
 
+/// `normalized` viewed as X's `type` [N, C, ...], times the node's scale
+/// input [C] plus its bias input [C], each reshaped to [C, 1, ...]; then
+/// replaces the node.
+LogicalResult scaleAndShiftPerChannel(ONNXNode node, PatternRewriter &rewriter,
+                                      Value normalized, RankedTensorType type) {
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> perChannel(shape.size() - 1, 1);
+  perChannel[0] = shape[1];
+  Value scaled = rewriter.create<MulOp>(
+      loc, type, reshapeTo(node, rewriter, normalized, shape),
+      reshapeTo(node, rewriter, node.input(1), perChannel), device);
+  Value shifted = rewriter.create<AddOp>(
+      loc, type, scaled, reshapeTo(node, rewriter, node.input(2), perChannel),
+      device);
+  return replaceNodeWithCompatible(node, shifted, rewriter);
+}
+
 /// InstanceNormalization (6-17): each (sample, channel) normalized over its
 /// spatial extent with the population variance, then scaled and shifted per
 /// channel. That is a layer_norm over the flattened spatial axis of a
@@ -287,47 +306,47 @@ LogicalResult legalizeInstanceNorm(ONNXNode node, PatternRewriter &rewriter) {
     if (!param || param->size() != 1 || (*param)[0] != channels)
       return fail(node, rewriter, "scale and B must be [C]");
   }
-  Location loc = node.getLoc();
-  DeviceAttr device = node.getOp().getDeviceAttr();
   Value normalized =
       normalizeRows(node, rewriter, {shape[0], channels, spatial});
-  SmallVector<int64_t> perChannel(shape.size() - 1, 1);
-  perChannel[0] = channels;
-  Value scaled = rewriter.create<MulOp>(
-      loc, type, reshapeTo(node, rewriter, normalized, shape),
-      reshapeTo(node, rewriter, node.input(1), perChannel), device);
-  Value shifted = rewriter.create<AddOp>(
-      loc, type, scaled, reshapeTo(node, rewriter, node.input(2), perChannel),
-      device);
-  return replaceNodeWithCompatible(node, shifted, rewriter);
+  return scaleAndShiftPerChannel(node, rewriter, normalized, type);
 }
 
-/// GroupNormalization (18) on a static [N, C, spatial...]: the C channels
-/// fall into num_groups groups of C / num_groups, each (sample, group)
+/// GroupNormalization on a static [N, C, spatial...]: the C channels fall
+/// into num_groups groups of C / num_groups, each (sample, group)
 /// normalized over its channels and spatial extent with the population
-/// variance, then scaled and shifted per group (opset 18's scale and bias
-/// are [num_groups]; opset 21 made them per channel). As InstanceNorm:
-/// layer_norm over the last axis of a [N, G, C / G * spatial] view, times
-/// scale [G, 1] plus bias [G, 1], back to X's shape.
+/// variance: layer_norm over the last axis of a [N, G, C / G * spatial]
+/// view. Opset 18 then scales and shifts per group (scale and bias
+/// [num_groups], as [G, 1] on the view) and reshapes back; opset 21 (scale
+/// and bias [C]; stash_type 1, statistics in f32, is what kernels compute)
+/// reshapes back first and applies them per channel, as
+/// InstanceNormalization does.
 LogicalResult legalizeGroupNorm(ONNXNode node, PatternRewriter &rewriter) {
   auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
   if (!type || type.getRank() < 2 || !type.hasStaticShape())
     return fail(node, rewriter, "needs a static [N, C, spatial...] input");
+  bool perChannel = node.getOpset() >= 21;
+  if (node.getInt("stash_type", 1) != 1)
+    return fail(node, rewriter, "stash_type other than 1 (float)");
   ArrayRef<int64_t> shape = type.getShape();
   int64_t groups = node.getInt("num_groups", 0);
   if (groups < 1 || shape[1] % groups != 0)
     return fail(node, rewriter, "num_groups must divide the channels");
+  int64_t paramLength = perChannel ? shape[1] : groups;
   for (unsigned i = 1; i < 3; ++i) {
     auto param = rankedShape(node.input(i));
-    if (!param || param->size() != 1 || (*param)[0] != groups)
-      return fail(node, rewriter, "scale and bias must be [num_groups]");
+    if (!param || param->size() != 1 || (*param)[0] != paramLength)
+      return fail(node, rewriter,
+                  "scale and bias must be [num_groups] "
+                  "(18) or [C] (21)");
   }
   int64_t members = shape[1] / groups;
   for (int64_t extent : shape.drop_front(2))
     members *= extent;
+  Value normalized = normalizeRows(node, rewriter, {shape[0], groups, members});
+  if (perChannel)
+    return scaleAndShiftPerChannel(node, rewriter, normalized, type);
   Location loc = node.getLoc();
   DeviceAttr device = node.getOp().getDeviceAttr();
-  Value normalized = normalizeRows(node, rewriter, {shape[0], groups, members});
   auto rowsType = cast<RankedTensorType>(normalized.getType());
   SmallVector<int64_t> perGroup = {groups, 1};
   Value scaled = rewriter.create<MulOp>(
@@ -465,8 +484,10 @@ void populateNormalizationPatterns(RewritePatternSet &patterns) {
                  legalizeBatchNorm);
   addONNXPattern(patterns, "InstanceNormalization", kMinOpset, kMaxOpset,
                  {"epsilon"}, legalizeInstanceNorm);
-  addONNXPattern(patterns, "GroupNormalization", 18, kMaxOpset,
+  addONNXPattern(patterns, "GroupNormalization", 18, 20,
                  {"epsilon", "num_groups"}, legalizeGroupNorm);
+  addONNXPattern(patterns, "GroupNormalization", 21, kMaxOpset,
+                 {"epsilon", "num_groups", "stash_type"}, legalizeGroupNorm);
   addONNXPattern(patterns, "MeanVarianceNormalization", 9, kMaxOpset, {"axes"},
                  legalizeMeanVarianceNorm);
   addONNXPattern(patterns, "LRN", kMinOpset, kMaxOpset,
