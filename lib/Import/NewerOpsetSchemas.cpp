@@ -17,10 +17,10 @@
 //   Unsqueeze): the older schema refuses those types at the checker, by
 //   name;
 // - ops HeterPS has no pattern for (DeformConv-19, ImageDecoder-20, the
-//   string ops of 20) and attributes it does not implement (the blocked
-//   quantization of QuantizeLinear-21 / DequantizeLinear-21: block_size,
-//   output_dtype): the checker names the node.
-// GroupNormalization-21 (scale and bias per channel) is registered.
+//   string ops of 20): the checker names the node.
+// GroupNormalization-21 (scale and bias per channel) and the blocked
+// quantization of QuantizeLinear-21 / DequantizeLinear-21 (block_size,
+// output_dtype) are registered, with opset 13's element types.
 // Where an op only gained an input, attribute or mode, the type constraints
 // and, when the output shape does not depend on the change, the inference
 // function are borrowed from the older schema so the two cannot drift.
@@ -722,6 +722,55 @@ OpSchema groupNormalization(int version) {
   return schema;
 }
 
+/// QuantizeLinear-21: blocked scales (block_size) and output_dtype; the
+/// scale takes x's type (as from 19). The element types are opset 13's:
+/// HeterPS has no int4, int16 or float8 kernels.
+OpSchema quantizeLinear() {
+  OpSchema schema = base("QuantizeLinear", 21);
+  schema.Input(0, "x", "", "T1")
+      .Input(1, "y_scale", "", "T1")
+      .Input(2, "y_zero_point", "", "T2", OpSchema::Optional)
+      .Output(0, "y", "", "T2")
+      .Attr("axis", "", AttributeProto::INT, static_cast<int64_t>(1))
+      .Attr("block_size", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("output_dtype", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .Attr("saturate", "", AttributeProto::INT, static_cast<int64_t>(1))
+      .TypeConstraint("T1", typesOf("QuantizeLinear", "T1"), "")
+      .TypeConstraint("T2", typesOf("QuantizeLinear", "T2"), "")
+      .TypeAndShapeInferenceFunction([](InferenceContext &ctx) {
+        if (hasInput(ctx, 2))
+          onnx::propagateElemTypeFromInputToOutput(ctx, 2, 0);
+        else if (const AttributeProto *dtype = ctx.getAttribute("output_dtype");
+                 dtype && dtype->i() != 0)
+          onnx::updateOutputElemType(ctx, 0, static_cast<int32_t>(dtype->i()));
+        else
+          onnx::updateOutputElemType(ctx, 0, onnx::TensorProto::UINT8);
+        if (onnx::hasInputShape(ctx, 0))
+          onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+      });
+  return schema;
+}
+
+/// DequantizeLinear-21: blocked scales (block_size); types as opset 13's
+/// (an f32 scale and result).
+OpSchema dequantizeLinear() {
+  OpSchema schema = base("DequantizeLinear", 21);
+  schema.Input(0, "x", "", "T1")
+      .Input(1, "x_scale", "", "T2")
+      .Input(2, "x_zero_point", "", "T1", OpSchema::Optional)
+      .Output(0, "y", "", "T2")
+      .Attr("axis", "", AttributeProto::INT, static_cast<int64_t>(1))
+      .Attr("block_size", "", AttributeProto::INT, static_cast<int64_t>(0))
+      .TypeConstraint("T1", typesOf("DequantizeLinear", "T"), "")
+      .TypeConstraint("T2", {"tensor(float)"}, "")
+      .TypeAndShapeInferenceFunction([](InferenceContext &ctx) {
+        onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
+        if (onnx::hasInputShape(ctx, 0))
+          onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
+      });
+  return schema;
+}
+
 /// [N, C * prod(block_shape), L] -> [N, C, image_shape...].
 void inferCol2Im(InferenceContext &ctx) {
   onnx::propagateElemTypeFromInputToOutput(ctx, 0, 0);
@@ -896,7 +945,7 @@ void registerNewerOpsetSchemas() {
         // Opset 20.
         dft(), gridSample(), gelu(), affineGrid(),
         // Opset 21.
-        groupNormalization(21)};
+        groupNormalization(21), quantizeLinear(), dequantizeLinear()};
     for (const char *name : {"ReduceL1", "ReduceL2", "ReduceLogSum",
                              "ReduceLogSumExp", "ReduceMax", "ReduceMean",
                              "ReduceMin", "ReduceProd", "ReduceSumSquare"})

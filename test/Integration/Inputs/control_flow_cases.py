@@ -215,6 +215,18 @@ case("scan_axes_directions",
       ("b", floats(2, 4, 3))],
      [("f1", F, 2), ("f2", F, 2), ("ds", F, 3), ("rs", F, 3)], opset=11)
 
+# Scan-8: a batch axis 0 on every input, scan inputs along axis 1, one
+# read backwards, sequence_lens all full.
+body = scan_body([node("Mul", ["a_t", "b_t"], ["ab"]),
+                  node("Add", ["s1", "ab"], ["s1_out"]),
+                  node("Tanh", ["s1_out"], ["t"])],
+                 ["s1"], ["a_t", "b_t"], ["s1_out", "t"], [3])
+case("scan8_batched",
+     [node("Scan", ["lens", "i1", "a", "b"], ["f1", "ts"], body=body, num_scan_inputs=2,
+           directions=[0, 1])],
+     [("i1", floats(2, 3)), ("a", floats(2, 4, 3)), ("b", floats(2, 4, 3))],
+     [("f1", F, 2), ("ts", F, 3)], {"lens": np.array([4, 4], np.int64)}, opset=8)
+
 # A Loop inside a Scan body: per step, a fixed number of refinement steps.
 inner = loop_body([node("Identity", ["cond_in"], ["cond_out"]),
                    node("Mul", ["v", "x_t"], ["vx"]),

@@ -321,6 +321,30 @@ qdq = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
        helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])]
 case("quantize_dequantize_per_tensor", None, [("x", floats(3, 4) * 50)], [("y", F, 2)],
      {"s": np.array(0.25, np.float32), "z": np.array(-3, np.int8)}, nodes=qdq, opset=21)
+# Blocked quantization (21): a scale per block of block_size elements
+# along the axis, the last block shorter where it does not divide; weights
+# stored blocked-int8 and dequantized into a MatMul, as weight-only
+# quantization writes them; an i32 x with a blocked i32 zero point.
+qdq = [helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=1, block_size=2),
+       helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=1, block_size=2)]
+for cols in [6, 5]:
+    blocks = (cols + 1) // 2
+    case(f"quantize_dequantize_blocked_{cols}", None, [("x", floats(3, cols) * 40)],
+         [("y", F, 2)],
+         {"s": rng.uniform(0.2, 1.0, (3, blocks)).astype(np.float32),
+          "z": rng.integers(100, 156, (3, blocks)).astype(np.uint8)},
+         nodes=qdq, opset=21)
+weight_only = [helper.make_node("DequantizeLinear", ["wq", "ws"], ["w"], axis=0, block_size=4),
+               helper.make_node("MatMul", ["x", "w"], ["y"])]
+case("dequantize_blocked_weights_matmul", None, [("x", floats(2, 8))], [("y", F, 2)],
+     {"wq": rng.integers(-128, 128, (8, 5)).astype(np.int8),
+      "ws": rng.uniform(0.01, 0.05, (2, 5)).astype(np.float32)},
+     nodes=weight_only, opset=21)
+case("dequantize_blocked_int32", "DequantizeLinear", [("x", rng.integers(-1000, 1000, (2, 7)).astype(np.int32))],
+     [("y", F, 2)],
+     {"s": rng.uniform(0.01, 0.1, (2, 3)).astype(np.float32),
+      "z": rng.integers(-5, 5, (2, 3)).astype(np.int32)},
+     {"axis": 1, "block_size": 3, "_order": ["x", "s", "z"]}, opset=21)
 types_only = [
     helper.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
     helper.make_node("Pad", ["t", "pads"], ["p"]),

@@ -161,17 +161,26 @@ func.func @scan_reverse(%s0: tensor<2xf32>, %x: tensor<2x3xf32>) -> (tensor<2xf3
 
 // -----
 
-// Scan-8 (a batch axis and sequence_lens) is not matched.
+// Scan-8 (a batch axis 0 on every input, scan inputs scanned along axis 1)
+// becomes one Scan-9 per batch element on that element's slices, stacked
+// back along axis 0.
 // CHECK-LABEL: func @scan_8
-func.func @scan_8(%s0: tensor<1x2xf32>, %x: tensor<1x3x2xf32>) -> tensor<1x2xf32> {
+func.func @scan_8(%s0: tensor<2x2xf32>, %x: tensor<2x3x2xf32>) -> (tensor<2x2xf32>, tensor<2x3x2xf32>) {
   %none = hps.none
-  // CHECK: hps.onnx_node "Scan"
-  %0:2 = hps.onnx_node "Scan"(%none, %s0, %x) {attrs = {num_scan_inputs = 1 : i64}, domain = "", opset = 8 : i64, subgraphs = ["body"]} : (none, tensor<1x2xf32>, tensor<1x3x2xf32>) -> (tensor<1x2xf32>, tensor<1x3x2xf32>) {
+  // CHECK-NOT: hps.onnx_node
+  // CHECK: hps.slice %arg0 {axes = array<i64: 0>, ends = array<i64: 1>, starts = array<i64: 0>
+  // CHECK-COUNT-3: hps.add
+  // CHECK: hps.slice %arg0 {axes = array<i64: 0>, ends = array<i64: 2>, starts = array<i64: 1>
+  // CHECK-COUNT-3: hps.add
+  // CHECK: %[[S:.*]] = hps.concat {{.*}} {axis = 0 : i64} : (tensor<1x2xf32>, tensor<1x2xf32>) -> tensor<2x2xf32>
+  // CHECK: %[[Z:.*]] = hps.concat {{.*}} {axis = 0 : i64} : (tensor<1x3x2xf32>, tensor<1x3x2xf32>) -> tensor<2x3x2xf32>
+  // CHECK: return %[[S]], %[[Z]]
+  %0:2 = hps.onnx_node "Scan"(%none, %s0, %x) {attrs = {num_scan_inputs = 1 : i64}, domain = "", opset = 8 : i64, subgraphs = ["body"]} : (none, tensor<2x2xf32>, tensor<2x3x2xf32>) -> (tensor<2x2xf32>, tensor<2x3x2xf32>) {
   ^bb0(%s: tensor<2xf32>, %xt: tensor<2xf32>):
     %1 = hps.onnx_node "Add"(%s, %xt) {attrs = {}, domain = "", opset = 8 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
     hps.yield %1, %1 : tensor<2xf32>, tensor<2xf32>
   }
-  return %0#0 : tensor<1x2xf32>
+  return %0#0, %0#1 : tensor<2x2xf32>, tensor<2x3x2xf32>
 }
 
 // -----

@@ -71,15 +71,15 @@ func.func @if_shapes(%c: tensor<i1>, %x: tensor<3xf32>, %y: tensor<2xf32>) -> te
 
 // -----
 
-func.func @scan_8(%s0: tensor<1x2xf32>, %x: tensor<1x3x2xf32>) -> tensor<1x2xf32> {
-  %none = hps.none
-  // expected-error @+1 {{Scan before opset 9 (batched, with sequence_lens) is not supported}}
-  %0:2 = hps.onnx_node "Scan"(%none, %s0, %x) {attrs = {num_scan_inputs = 1 : i64}, domain = "", opset = 8 : i64, subgraphs = ["body"]} : (none, tensor<1x2xf32>, tensor<1x3x2xf32>) -> (tensor<1x2xf32>, tensor<1x3x2xf32>) {
+func.func @scan_8_lengths(%s0: tensor<2x2xf32>, %x: tensor<2x3x2xf32>) -> tensor<2x2xf32> {
+  %lens = hps.constant dense<[3, 2]> : tensor<2xi64>
+  // expected-error @+1 {{its sequence_lens are not all the full length}}
+  %0:2 = hps.onnx_node "Scan"(%lens, %s0, %x) {attrs = {num_scan_inputs = 1 : i64}, domain = "", opset = 8 : i64, subgraphs = ["body"]} : (tensor<2xi64>, tensor<2x2xf32>, tensor<2x3x2xf32>) -> (tensor<2x2xf32>, tensor<2x3x2xf32>) {
   ^bb0(%s: tensor<2xf32>, %xt: tensor<2xf32>):
     %1 = hps.onnx_node "Add"(%s, %xt) {attrs = {}, domain = "", opset = 8 : i64} : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
     hps.yield %1, %1 : tensor<2xf32>, tensor<2xf32>
   }
-  return %0#0 : tensor<1x2xf32>
+  return %0#0 : tensor<2x2xf32>
 }
 
 // -----

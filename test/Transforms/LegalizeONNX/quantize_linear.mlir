@@ -106,3 +106,32 @@ func.func @generic(%xi: tensor<4xi32>, %x: tensor<2x3xf32>, %s: tensor<f32>, %s3
   %3 = hps.onnx_node "QuantizeLinear"(%x, %s2) {attrs = {axis = 1 : i64}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x3xui8>
   return %0, %1, %2, %3 : tensor<4xui8>, tensor<2x3xui8>, tensor<2x3xui8>, tensor<2x3xui8>
 }
+
+// -----
+
+// DequantizeLinear-21 with blocked scales: each scale covers block_size
+// elements along the axis, repeated in place (reshape, expand, reshape) and
+// cut to x's extent where the last block is shorter.
+// CHECK-LABEL: func @dequantize_blocked
+func.func @dequantize_blocked(%x: tensor<2x5xi8>, %s: tensor<2x3xf32>) -> tensor<2x5xf32> {
+  // CHECK: %[[X:.*]] = hps.cast %arg0 : (tensor<2x5xi8>) -> tensor<2x5xf32>
+  // CHECK: %[[R:.*]] = hps.reshape %arg1 {shape = array<i64: 2, 3, 1>}
+  // CHECK: %[[E:.*]] = hps.expand %[[R]] {shape = array<i64: 2, 3, 2>}
+  // CHECK: %[[F:.*]] = hps.reshape %[[E]] {shape = array<i64: 2, 6>}
+  // CHECK: %[[S:.*]] = hps.slice %[[F]] {axes = array<i64: 1>, ends = array<i64: 5>, starts = array<i64: 0>
+  // CHECK: hps.mul %[[X]], %[[S]]
+  %0 = hps.onnx_node "DequantizeLinear"(%x, %s) {attrs = {axis = 1 : i64, block_size = 2 : i64}, domain = "", opset = 21 : i64} : (tensor<2x5xi8>, tensor<2x3xf32>) -> tensor<2x5xf32>
+  return %0 : tensor<2x5xf32>
+}
+
+// -----
+
+// block_size before opset 21, or scales that do not tile x, stay generic.
+// CHECK-LABEL: func @blocked_generic
+func.func @blocked_generic(%x: tensor<2x5xi8>, %s: tensor<2x3xf32>, %s2: tensor<2x2xf32>) -> (tensor<2x5xf32>, tensor<2x5xf32>) {
+  // CHECK: hps.onnx_node "DequantizeLinear"
+  // CHECK: hps.onnx_node "DequantizeLinear"
+  %0 = hps.onnx_node "DequantizeLinear"(%x, %s) {attrs = {axis = 1 : i64, block_size = 2 : i64}, domain = "", opset = 19 : i64} : (tensor<2x5xi8>, tensor<2x3xf32>) -> tensor<2x5xf32>
+  %1 = hps.onnx_node "DequantizeLinear"(%x, %s2) {attrs = {axis = 1 : i64, block_size = 2 : i64}, domain = "", opset = 21 : i64} : (tensor<2x5xi8>, tensor<2x2xf32>) -> tensor<2x5xf32>
+  return %0, %1 : tensor<2x5xf32>, tensor<2x5xf32>
+}

@@ -446,6 +446,102 @@ LogicalResult legalizeScan(ONNXNode node, PatternRewriter &rewriter) {
   return success();
 }
 
+/// Why a Scan-8 cannot be resolved, or std::nullopt.
+std::optional<std::string> scan8Problem(ONNXNode node) {
+  OnnxNodeOp op = node.getOp();
+  int64_t scanInputs = node.getInt("num_scan_inputs", 0);
+  int64_t states = static_cast<int64_t>(node.numInputs()) - 1 - scanInputs;
+  if (!op.getSubgraph("body") || scanInputs < 1 || states < 0 ||
+      static_cast<int64_t>(op.getNumResults()) < states)
+    return "it lacks its body or a valid num_scan_inputs";
+  std::optional<int64_t> batch, length;
+  for (unsigned i = 1; i < node.numInputs(); ++i) {
+    auto type = node.input(i)
+                    ? dyn_cast<RankedTensorType>(node.input(i).getType())
+                    : RankedTensorType();
+    bool scanned = static_cast<int64_t>(i) > states;
+    if (!type || !type.hasStaticShape() || type.getRank() < (scanned ? 2 : 1))
+      return "input " + std::to_string(i) + " has no static [batch, ...] shape";
+    if (batch && *batch != type.getDimSize(0))
+      return std::string("its inputs' batch extents differ");
+    batch = type.getDimSize(0);
+    if (scanned) {
+      if (length && *length != type.getDimSize(1))
+        return std::string("its scan inputs have different lengths");
+      length = type.getDimSize(1);
+    }
+  }
+  // Sequence lengths that differ per batch element would need padding
+  // semantics; all equal to the full length is the plain scan.
+  if (Value lengths = node.input(0)) {
+    auto values = dyn_cast_or_null<DenseIntElementsAttr>(
+        dyn_cast_or_null<DenseElementsAttr>(getConstantValue(lengths)));
+    if (!values || llvm::any_of(values, [&](const APInt &value) {
+          return value.getSExtValue() != *length;
+        }))
+      return std::string("its sequence_lens are not all the full length");
+  }
+  return std::nullopt;
+}
+
+/// Scan-8: every input has a batch axis 0 the body does not see, and scan
+/// inputs scan along axis 1. It becomes one Scan-9 per batch element (on
+/// that element's slices, its directions as scan_input_directions), whose
+/// results are stacked back along axis 0.
+LogicalResult legalizeScan8(ONNXNode node, PatternRewriter &rewriter) {
+  if (std::optional<std::string> problem = scan8Problem(node))
+    return fail(node, rewriter, *problem);
+  OnnxNodeOp op = node.getOp();
+  Location loc = op.getLoc();
+  rewriter.setInsertionPoint(op);
+  SmallVector<Value> inputs(op.getInputs().drop_front(1));
+  int64_t batch =
+      cast<RankedTensorType>(inputs.front().getType()).getDimSize(0);
+  SmallVector<NamedAttribute> attrs = {rewriter.getNamedAttr(
+      "num_scan_inputs",
+      rewriter.getI64IntegerAttr(node.getInt("num_scan_inputs", 0)))};
+  if (std::optional<SmallVector<int64_t>> directions =
+          node.getInts("directions"))
+    attrs.push_back(rewriter.getNamedAttr(
+        "scan_input_directions", rewriter.getDenseI64ArrayAttr(*directions)));
+  SmallVector<SmallVector<Value>> perElement(op.getNumResults());
+  for (int64_t b = 0; b < batch; ++b) {
+    SmallVector<Value> slices;
+    for (Value input : inputs) {
+      auto type = cast<RankedTensorType>(input.getType());
+      SmallVector<int64_t> shape(type.getShape());
+      shape[0] = 1;
+      Value slice = rewriter.create<SliceOp>(
+          loc, RankedTensorType::get(shape, type.getElementType()), input,
+          rewriter.getDenseI64ArrayAttr(b),
+          rewriter.getDenseI64ArrayAttr(b + 1),
+          rewriter.getDenseI64ArrayAttr(0), rewriter.getDenseI64ArrayAttr(1),
+          DeviceAttr());
+      slices.push_back(reshapeTo(node, rewriter, slice,
+                                 ArrayRef<int64_t>(shape).drop_front()));
+    }
+    SmallVector<Type> types;
+    for (Value result : op.getResults())
+      types.push_back(
+          UnrankedTensorType::get(getElementTypeOrSelf(result.getType())));
+    auto scan = rewriter.create<OnnxNodeOp>(
+        loc, types, rewriter.getStringAttr("Scan"), rewriter.getStringAttr(""),
+        rewriter.getI64IntegerAttr(9), rewriter.getDictionaryAttr(attrs),
+        slices, rewriter.getStrArrayAttr({"body"}), op.getDeviceAttr(),
+        /*bodiesCount=*/1);
+    rewriter.cloneRegionBefore(*op.getSubgraph("body"),
+                               scan.getBodies().front(),
+                               scan.getBodies().front().end());
+    for (auto [j, result] : llvm::enumerate(scan.getResults()))
+      perElement[j].push_back(result);
+  }
+  SmallVector<Value> results;
+  for (auto [result, values] : llvm::zip(op.getResults(), perElement))
+    results.push_back(stack(rewriter, loc, values, 0, result.getType()));
+  replaceNodeRefining(op, results, rewriter);
+  return success();
+}
+
 } // namespace
 
 SmallVector<Value> cloneSubgraph(Region &region, ValueRange args,
@@ -472,8 +568,7 @@ std::optional<std::string> explainControlFlow(OnnxNodeOp op) {
     return problem;
   if (op.getOpType() == "Scan") {
     if (op.getOpset() < 9)
-      return std::string("Scan before opset 9 (batched, with sequence_lens) "
-                         "is not supported");
+      return scan8Problem(node);
     if (failed(planScan(node, problem)))
       return problem;
   }
@@ -483,6 +578,8 @@ std::optional<std::string> explainControlFlow(OnnxNodeOp op) {
 void populateControlFlowPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "If", kMinOpset, kMaxOpset, {}, legalizeIf);
   addONNXPattern(patterns, "Loop", kMinOpset, kMaxOpset, {}, legalizeLoop);
+  addONNXPattern(patterns, "Scan", 8, 8, {"num_scan_inputs", "directions"},
+                 legalizeScan8);
   addONNXPattern(patterns, "Scan", 9, kMaxOpset,
                  {"num_scan_inputs", "scan_input_axes", "scan_input_directions",
                   "scan_output_axes", "scan_output_directions"},

@@ -3,7 +3,8 @@
 // Linear quantization is elementwise arithmetic on f32 followed by a
 // saturating cast, so it decomposes into hps.div, hps.round (half to even,
 // as ONNX rounds), hps.add, hps.clip and hps.cast; no kernel of its own.
-// Per-axis scales (opset 13) broadcast by a reshape to [1.., C, ..1].
+// Per-axis scales (opset 13) broadcast by a reshape to [1.., C, ..1];
+// blocked scales (opset 21) are repeated along their axis first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,6 +66,9 @@ namespace {
 /// the shape a per-axis operand is reshaped to; empty for a scalar.
 struct ScaleLayout {
   SmallVector<int64_t> broadcastShape;
+  /// Opset 21's blocked quantization: each scale covers `block` consecutive
+  /// elements along `axis` (the last block may be shorter); 0 otherwise.
+  int64_t block = 0, axis = 0;
 };
 
 /// Checks a scale or zero point against `x`; creates nothing.
@@ -74,6 +78,26 @@ FailureOr<ScaleLayout> scaleLayout(ONNXNode node, PatternRewriter &rewriter,
   if (!type || !type.hasStaticShape())
     return fail(node, rewriter, "needs a static scale shape");
   ScaleLayout layout;
+  int64_t block = node.getInt("block_size", 0);
+  if (block < 0)
+    return fail(node, rewriter, "a negative block_size");
+  if (block > 0) {
+    std::optional<int64_t> axis = node.getAxis("axis", 1, x.getRank());
+    if (!axis || !x.hasStaticShape() || type.getRank() != x.getRank())
+      return fail(node, rewriter,
+                  "blocked scales need a static x of their "
+                  "rank and an axis in range");
+    for (int64_t d = 0; d < x.getRank(); ++d) {
+      int64_t want = d == *axis ? llvm::divideCeil(x.getDimSize(d), block)
+                                : x.getDimSize(d);
+      if (type.getDimSize(d) != want)
+        return fail(node, rewriter, "the blocked scale's shape does not match");
+    }
+    layout.block = block;
+    layout.axis = *axis;
+    layout.broadcastShape.assign(x.getShape().begin(), x.getShape().end());
+    return layout;
+  }
   if (type.getNumElements() == 1 && type.getRank() <= 1)
     return layout;
   if (node.getOpset() < 13 || type.getRank() != 1)
@@ -110,11 +134,37 @@ FailureOr<ScaleLayout> checkScaleAndZeroPoint(ONNXNode node,
   return layout;
 }
 
+/// A blocked operand (of any element type) repeated `block` times in place
+/// along the axis and cut to x's extent: one value per element of x.
+Value expandBlocks(ONNXNode node, PatternRewriter &rewriter,
+                   const ScaleLayout &layout, Value operand) {
+  auto type = cast<RankedTensorType>(operand.getType());
+  SmallVector<int64_t> factors(type.getRank(), 1);
+  factors[layout.axis] = layout.block;
+  Value repeated =
+      repeatAxes(node, rewriter, operand, factors, /*outer=*/false);
+  int64_t extent = layout.broadcastShape[layout.axis];
+  if (type.getDimSize(layout.axis) * layout.block == extent)
+    return repeated;
+  return rewriter.create<SliceOp>(
+      node.getLoc(),
+      RankedTensorType::get(layout.broadcastShape, type.getElementType()),
+      repeated, rewriter.getDenseI64ArrayAttr(0),
+      rewriter.getDenseI64ArrayAttr(extent),
+      rewriter.getDenseI64ArrayAttr(layout.axis),
+      rewriter.getDenseI64ArrayAttr(1), node.getOp().getDeviceAttr());
+}
+
 /// `operand` (a scale or zero point) as f32, shaped to broadcast against x.
 Value broadcastOperand(ONNXNode node, PatternRewriter &rewriter,
                        const ScaleLayout &layout, Value operand) {
-  return convertTo(node, rewriter, operand, rewriter.getF32Type(),
-                   layout.broadcastShape);
+  if (layout.block == 0)
+    return convertTo(node, rewriter, operand, rewriter.getF32Type(),
+                     layout.broadcastShape);
+  auto type = cast<RankedTensorType>(operand.getType());
+  return expandBlocks(node, rewriter, layout,
+                      convertTo(node, rewriter, operand, rewriter.getF32Type(),
+                                type.getShape()));
 }
 
 /// QuantizeLinear (10-12: scalar scale; 13: per-axis scales too): f32 x,
@@ -164,10 +214,12 @@ LogicalResult legalizeDequantizeLinear(ONNXNode node,
   Value shifted = node.input(0);
   if (i32 && isPresent(zeroPoint)) {
     Value zero = zeroPoint;
-    if (!layout->broadcastShape.empty() &&
-        layout->broadcastShape !=
-            SmallVector<int64_t>(
-                cast<RankedTensorType>(zero.getType()).getShape()))
+    if (layout->block != 0)
+      zero = expandBlocks(node, rewriter, *layout, zero);
+    else if (!layout->broadcastShape.empty() &&
+             layout->broadcastShape !=
+                 SmallVector<int64_t>(
+                     cast<RankedTensorType>(zero.getType()).getShape()))
       zero = reshapeTo(node, rewriter, zero, layout->broadcastShape);
     shifted = rewriter.create<SubOp>(loc, x, shifted, zero, device);
   }
@@ -236,12 +288,19 @@ LogicalResult legalizeDynamicQuantizeLinear(ONNXNode node,
 void populateQuantizationPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "QuantizeLinear", 10, 12, {},
                  legalizeQuantizeLinear);
-  addONNXPattern(patterns, "QuantizeLinear", 13, kMaxOpset, {"axis"},
+  addONNXPattern(patterns, "QuantizeLinear", 13, 20, {"axis"},
+                 legalizeQuantizeLinear);
+  // 21: blocked scales; output_dtype only names the result type, and
+  // saturate only matters for float8.
+  addONNXPattern(patterns, "QuantizeLinear", 21, kMaxOpset,
+                 {"axis", "block_size", "output_dtype", "saturate"},
                  legalizeQuantizeLinear);
   addONNXPattern(patterns, "DequantizeLinear", 10, 12, {},
                  legalizeDequantizeLinear);
-  addONNXPattern(patterns, "DequantizeLinear", 13, kMaxOpset, {"axis"},
+  addONNXPattern(patterns, "DequantizeLinear", 13, 20, {"axis"},
                  legalizeDequantizeLinear);
+  addONNXPattern(patterns, "DequantizeLinear", 21, kMaxOpset,
+                 {"axis", "block_size"}, legalizeDequantizeLinear);
   addONNXPattern(patterns, "DynamicQuantizeLinear", 11, kMaxOpset, {},
                  legalizeDynamicQuantizeLinear);
 }
