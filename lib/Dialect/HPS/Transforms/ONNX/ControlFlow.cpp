@@ -49,6 +49,38 @@ YieldOp yieldOf(Region &region) {
   return cast<YieldOp>(region.front().getTerminator());
 }
 
+/// A Loop or Scan node of the default domain whose one subgraph, `body`, is
+/// a copy of `region`.
+OnnxNodeOp createWithBody(PatternRewriter &rewriter, Location loc,
+                          StringRef opType, int64_t opset, ValueRange inputs,
+                          TypeRange types, DictionaryAttr attrs,
+                          DeviceAttr device, Region &region) {
+  auto node = rewriter.create<OnnxNodeOp>(
+      loc, types, rewriter.getStringAttr(opType), rewriter.getStringAttr(""),
+      rewriter.getI64IntegerAttr(opset), attrs, inputs,
+      rewriter.getStrArrayAttr({"body"}), device, /*bodiesCount=*/1);
+  Region &body = node.getBodies().front();
+  rewriter.cloneRegionBefore(region, body, body.end());
+  return node;
+}
+
+/// Element `position` of the static `input` along `axis`, the axis dropped
+/// (hps.slice, hps.reshape): one step of a scan, one sample of a batch.
+Value sliceAt(ONNXNode node, PatternRewriter &rewriter, Value input,
+              int64_t axis, int64_t position) {
+  auto type = cast<RankedTensorType>(input.getType());
+  SmallVector<int64_t> shape(type.getShape());
+  shape[axis] = 1;
+  Value slice = rewriter.create<SliceOp>(
+      node.getLoc(), RankedTensorType::get(shape, type.getElementType()), input,
+      rewriter.getDenseI64ArrayAttr(position),
+      rewriter.getDenseI64ArrayAttr(position + 1),
+      rewriter.getDenseI64ArrayAttr(axis), rewriter.getDenseI64ArrayAttr(1),
+      DeviceAttr());
+  shape.erase(shape.begin() + axis);
+  return reshapeTo(node, rewriter, slice, shape);
+}
+
 /// A constant of `like`'s shape (rank 0 when it is not static) holding
 /// `value`: an iteration number or a loop condition.
 Value scalarLike(PatternRewriter &rewriter, Location loc, Type like,
@@ -295,13 +327,10 @@ LogicalResult legalizeLoop(ONNXNode node, PatternRewriter &rewriter) {
             : op.getInputs()[0],
         condition};
     inputs.append(state);
-    auto rest = rewriter.create<OnnxNodeOp>(
-        loc, op.getResultTypes(), op.getOpTypeAttr(), op.getDomainAttr(),
-        op.getOpsetAttr(), op.getAttrsAttr(), inputs, op.getSubgraphsAttr(),
-        op.getDeviceAttr(), /*bodiesCount=*/1);
+    OnnxNodeOp rest = createWithBody(
+        rewriter, loc, "Loop", op.getOpset(), inputs, op.getResultTypes(),
+        op.getAttrsAttr(), op.getDeviceAttr(), body);
     rest->setAttr(kFirstIteration, rewriter.getI64IntegerAttr(plan->first + 1));
-    rewriter.cloneRegionBefore(body, rest.getBodies().front(),
-                               rest.getBodies().front().end());
     rewriter.replaceOp(op, rest->getResults());
     return success();
   }
@@ -414,21 +443,10 @@ LogicalResult legalizeScan(ONNXNode node, PatternRewriter &rewriter) {
   for (int64_t t = 0; t < plan->length; ++t) {
     SmallVector<Value> args(state);
     for (unsigned j = 0; j < plan->inputs; ++j) {
-      Value input = node.input(plan->states + j);
-      auto type = cast<RankedTensorType>(input.getType());
-      int64_t axis = plan->inputAxes[j];
       int64_t position =
           plan->inputDirections[j] != 0 ? plan->length - 1 - t : t;
-      SmallVector<int64_t> sliceShape(type.getShape());
-      sliceShape[axis] = 1;
-      Value slice = rewriter.create<SliceOp>(
-          loc, RankedTensorType::get(sliceShape, type.getElementType()), input,
-          rewriter.getDenseI64ArrayAttr(position),
-          rewriter.getDenseI64ArrayAttr(position + 1),
-          rewriter.getDenseI64ArrayAttr(axis), rewriter.getDenseI64ArrayAttr(1),
-          DeviceAttr());
-      sliceShape.erase(sliceShape.begin() + axis);
-      args.push_back(reshapeTo(node, rewriter, slice, sliceShape));
+      args.push_back(sliceAt(node, rewriter, node.input(plan->states + j),
+                             plan->inputAxes[j], position));
     }
     SmallVector<Value> outputs = cloneSubgraph(body, args, rewriter);
     state.assign(outputs.begin(), outputs.begin() + plan->states);
@@ -504,34 +522,19 @@ LogicalResult legalizeScan8(ONNXNode node, PatternRewriter &rewriter) {
           node.getInts("directions"))
     attrs.push_back(rewriter.getNamedAttr(
         "scan_input_directions", rewriter.getDenseI64ArrayAttr(*directions)));
+  SmallVector<Type> types;
+  for (Value result : op.getResults())
+    types.push_back(
+        UnrankedTensorType::get(getElementTypeOrSelf(result.getType())));
   SmallVector<SmallVector<Value>> perElement(op.getNumResults());
   for (int64_t b = 0; b < batch; ++b) {
     SmallVector<Value> slices;
-    for (Value input : inputs) {
-      auto type = cast<RankedTensorType>(input.getType());
-      SmallVector<int64_t> shape(type.getShape());
-      shape[0] = 1;
-      Value slice = rewriter.create<SliceOp>(
-          loc, RankedTensorType::get(shape, type.getElementType()), input,
-          rewriter.getDenseI64ArrayAttr(b),
-          rewriter.getDenseI64ArrayAttr(b + 1),
-          rewriter.getDenseI64ArrayAttr(0), rewriter.getDenseI64ArrayAttr(1),
-          DeviceAttr());
-      slices.push_back(reshapeTo(node, rewriter, slice,
-                                 ArrayRef<int64_t>(shape).drop_front()));
-    }
-    SmallVector<Type> types;
-    for (Value result : op.getResults())
-      types.push_back(
-          UnrankedTensorType::get(getElementTypeOrSelf(result.getType())));
-    auto scan = rewriter.create<OnnxNodeOp>(
-        loc, types, rewriter.getStringAttr("Scan"), rewriter.getStringAttr(""),
-        rewriter.getI64IntegerAttr(9), rewriter.getDictionaryAttr(attrs),
-        slices, rewriter.getStrArrayAttr({"body"}), op.getDeviceAttr(),
-        /*bodiesCount=*/1);
-    rewriter.cloneRegionBefore(*op.getSubgraph("body"),
-                               scan.getBodies().front(),
-                               scan.getBodies().front().end());
+    for (Value input : inputs)
+      slices.push_back(sliceAt(node, rewriter, input, 0, b));
+    OnnxNodeOp scan =
+        createWithBody(rewriter, loc, "Scan", 9, slices, types,
+                       rewriter.getDictionaryAttr(attrs), op.getDeviceAttr(),
+                       *op.getSubgraph("body"));
     for (auto [j, result] : llvm::enumerate(scan.getResults()))
       perElement[j].push_back(result);
   }

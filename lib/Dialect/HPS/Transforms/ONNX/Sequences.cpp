@@ -113,12 +113,14 @@ LogicalResult legalizeSequenceLength(ONNXNode node, PatternRewriter &rewriter) {
   std::optional<SmallVector<Value>> elements = sequenceElements(node.input(0));
   if (!elements)
     return fail(node, rewriter, "the sequence is not known");
+  // Checked before anything is created: a pattern that changes the IR and
+  // then fails would be retried forever.
   auto type = RankedTensorType::get({}, rewriter.getI64Type());
+  if (!canReplaceWithType(node, type))
+    return fail(node, rewriter, "the result type differs");
   auto length = rewriter.create<ConstantOp>(
       node.getLoc(),
       DenseElementsAttr::get(type, static_cast<int64_t>(elements->size())));
-  if (!canReplaceWithType(node, type))
-    return fail(node, rewriter, "the result type differs");
   replaceNodeWith(node, length, rewriter);
   return success();
 }
