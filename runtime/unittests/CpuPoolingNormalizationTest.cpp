@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 
 using namespace heterps::rt;
@@ -550,6 +551,30 @@ TEST(CpuPoolingReduce, HandComputed) {
     reduce.run(x.data(), y.data());
     expectClose(y, e.values, "reduce kind " + std::to_string(int(e.kind)));
   }
+}
+
+// oneDNN 2.6 starts max from the lowest finite float: a row of only -inf
+// (an attention row with every key masked) must still give -inf, and one
+// of only +inf give +inf under min; a row holding the lowest float itself
+// keeps it.
+TEST(CpuPoolingReduce, InfiniteRowsKeepTheirInfinity) {
+  Context ctx(0);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float lowest = std::numeric_limits<float>::lowest();
+  std::vector<float> x{-inf, -inf, -inf, -inf,   0,    -inf,   inf, inf, inf,
+                       inf,  inf,  inf,  lowest, -inf, lowest, 1,   2,   3};
+  std::vector<float> y(6);
+  Reduce max(ctx, DType::F32, ReduceKind::Max, {6, 3}, {1}, {6, 1});
+  max.run(x.data(), y.data());
+  EXPECT_EQ(y[0], -inf);
+  EXPECT_EQ(y[1], 0.f);
+  EXPECT_EQ(y[4], lowest);
+  EXPECT_EQ(y[5], 3.f);
+  Reduce min(ctx, DType::F32, ReduceKind::Min, {6, 3}, {1}, {6, 1});
+  min.run(x.data(), y.data());
+  EXPECT_EQ(y[2], inf);
+  EXPECT_EQ(y[3], inf);
+  EXPECT_EQ(y[1], -inf);
 }
 
 TEST(CpuPoolingReduce, Float64KeepsDoublePrecision) {

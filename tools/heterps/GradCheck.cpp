@@ -25,6 +25,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <random>
@@ -265,6 +266,12 @@ int gradcheck(const GradCheckOptions &options) {
     }
     std::printf("loss %.6g on %lld samples\n", loss0,
                 static_cast<long long>(bundle.batch()));
+    // A NaN compares false with every bound: without this a NaN loss (and
+    // so NaN differences) would pass.
+    if (!std::isfinite(loss0)) {
+      reportError("gradcheck", "the loss is not finite");
+      return 1;
+    }
 
     int failures = 0;
     std::normal_distribution<double> normal(0.0, 1.0);
@@ -305,6 +312,8 @@ int gradcheck(const GradCheckOptions &options) {
         double error =
             std::fabs(numeric - analytic) /
             std::max({std::fabs(numeric), std::fabs(analytic), options.floor});
+        if (!std::isfinite(error))
+          error = std::numeric_limits<double>::infinity();
         if (error >= worst) {
           worst = error;
           worstAnalytic = analytic;

@@ -862,7 +862,7 @@ struct Reduce::Impl {
     if (!f64 && kind != ReduceKind::LogSumExp && reducesSomething &&
         numElements(x) != 0)
       useDnnl = tryDnnl(ctx.impl().engine, x, kept);
-    if (!useDnnl)
+    if (!useDnnl || kind == ReduceKind::Max || kind == ReduceKind::Min)
       buildLoop(x, reduced);
   }
 
@@ -1019,11 +1019,28 @@ struct Reduce::Impl {
       out[o] = reduceOne(in + outputBase[o]);
   }
 
+  /// oneDNN 2.6's max (min) starts from the lowest (highest) finite float,
+  /// so a set of only -inf (+inf) reduces to that, not to the infinity (an
+  /// attention row with every key masked is one). Outputs at that bound are
+  /// recomputed by the loop, which is exact.
+  void fixInfiniteExtremes(const void *x, void *y) const {
+    if (kind != ReduceKind::Max && kind != ReduceKind::Min)
+      return;
+    float bound = kind == ReduceKind::Max ? std::numeric_limits<float>::lowest()
+                                          : std::numeric_limits<float>::max();
+    const float *in = static_cast<const float *>(x);
+    float *out = static_cast<float *>(y);
+    for (size_t o = 0; o != outputBase.size(); ++o)
+      if (out[o] == bound)
+        out[o] = reduceOne(in + outputBase[o]);
+  }
+
   void run(const void *x, void *y) {
     if (useDnnl) {
       bind(src, x);
       bind(dst, y);
       execute("Reduce", reduction, stream, args, parallel);
+      fixInfiniteExtremes(x, y);
     } else if (f64) {
       runLoop<double>(x, y);
     } else {
