@@ -47,7 +47,7 @@ using onnx::InferenceContext;
 using onnx::OpSchema;
 using onnx::TensorShapeProto;
 
-constexpr int kNewestOpset = 21;
+constexpr int kNewestOpset = 25;
 
 OpSchema base(const char *name, int version = 18) {
   OpSchema schema;
@@ -722,11 +722,23 @@ OpSchema groupNormalization(int version) {
   return schema;
 }
 
+/// An element-type attribute of Q/DQ-23 that may only name float (the
+/// scale's type here) or be unset (0).
+void requireFloatOrUnset(InferenceContext &ctx, const char *name) {
+  const AttributeProto *attr = ctx.getAttribute(name);
+  if (attr && attr->i() != 0 && attr->i() != onnx::TensorProto::FLOAT)
+    fail_type_inference(name, " ", attr->i(),
+                        " is not supported: only float (1) is");
+}
+
 /// QuantizeLinear-21: blocked scales (block_size) and output_dtype; the
-/// scale takes x's type (as from 19). The element types are opset 13's:
+/// scale takes x's type (as from 19). 23 adds `precision`, the type the
+/// division by the scale is computed in. The element types are opset 13's:
 /// HeterPS has no int4, int16 or float8 kernels.
-OpSchema quantizeLinear() {
-  OpSchema schema = base("QuantizeLinear", 21);
+OpSchema quantizeLinear(int version) {
+  OpSchema schema = base("QuantizeLinear", version);
+  if (version >= 23)
+    schema.Attr("precision", "", AttributeProto::INT, static_cast<int64_t>(0));
   schema.Input(0, "x", "", "T1")
       .Input(1, "y_scale", "", "T1")
       .Input(2, "y_zero_point", "", "T2", OpSchema::Optional)
@@ -738,6 +750,7 @@ OpSchema quantizeLinear() {
       .TypeConstraint("T1", typesOf("QuantizeLinear", "T1"), "")
       .TypeConstraint("T2", typesOf("QuantizeLinear", "T2"), "")
       .TypeAndShapeInferenceFunction([](InferenceContext &ctx) {
+        requireFloatOrUnset(ctx, "precision");
         if (hasInput(ctx, 2))
           onnx::propagateElemTypeFromInputToOutput(ctx, 2, 0);
         else if (const AttributeProto *dtype = ctx.getAttribute("output_dtype");
@@ -752,9 +765,13 @@ OpSchema quantizeLinear() {
 }
 
 /// DequantizeLinear-21: blocked scales (block_size); types as opset 13's
-/// (an f32 scale and result).
-OpSchema dequantizeLinear() {
-  OpSchema schema = base("DequantizeLinear", 21);
+/// (an f32 scale and result). 23 adds `output_dtype`, the result type when
+/// it is not the scale's (float is the only one here).
+OpSchema dequantizeLinear(int version) {
+  OpSchema schema = base("DequantizeLinear", version);
+  if (version >= 23)
+    schema.Attr("output_dtype", "", AttributeProto::INT,
+                static_cast<int64_t>(0));
   schema.Input(0, "x", "", "T1")
       .Input(1, "x_scale", "", "T2")
       .Input(2, "x_zero_point", "", "T1", OpSchema::Optional)
@@ -764,6 +781,7 @@ OpSchema dequantizeLinear() {
       .TypeConstraint("T1", typesOf("DequantizeLinear", "T"), "")
       .TypeConstraint("T2", {"tensor(float)"}, "")
       .TypeAndShapeInferenceFunction([](InferenceContext &ctx) {
+        requireFloatOrUnset(ctx, "output_dtype");
         onnx::propagateElemTypeFromInputToOutput(ctx, 1, 0);
         if (onnx::hasInputShape(ctx, 0))
           onnx::propagateShapeFromInputToOutput(ctx, 0, 0);
@@ -945,7 +963,11 @@ void registerNewerOpsetSchemas() {
         // Opset 20.
         dft(), gridSample(), gelu(), affineGrid(),
         // Opset 21.
-        groupNormalization(21), quantizeLinear(), dequantizeLinear()};
+        groupNormalization(21), quantizeLinear(21), dequantizeLinear(21),
+        // Opset 23.
+        quantizeLinear(23), dequantizeLinear(23)};
+    for (OpSchema &schema : opset23To25NewSchemas())
+      schemas.push_back(std::move(schema));
     for (const char *name : {"ReduceL1", "ReduceL2", "ReduceLogSum",
                              "ReduceLogSumExp", "ReduceMax", "ReduceMean",
                              "ReduceMin", "ReduceProd", "ReduceSumSquare"})

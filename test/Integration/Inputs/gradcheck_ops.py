@@ -709,6 +709,41 @@ def cases():
     _, seen = c.node("Scan", ["s_zero", "h"], ["last", "seen"], body=body, num_scan_inputs=1,
                      scan_input_axes=[1], scan_output_axes=[1])
     out.append((c, seen, [B, 5]))
+    # Ops of opsets 23 and 24, decomposed into ops with rules.
+    c = Case("attention_grouped_causal_mask_23")
+    c.opset = 23
+    c.inits += [weight("proj_q", (5, 12)), weight("proj_k", (5, 6)), weight("proj_v", (5, 6)),
+                const("q_shape", np.array([-1, 3, 4], np.int64)),
+                const("kv_shape", np.array([-1, 3, 2], np.int64)),
+                # Row 1 sees no key: its output is zero and so its gradient.
+                const("keep", np.array([[1, 0, 1], [0, 0, 0], [1, 1, 1]], bool))]
+    q, k, v = (c.node("Reshape", [c.node("MatMul", ["h", proj]), shape])
+               for proj, shape in [("proj_q", "q_shape"), ("proj_k", "kv_shape"),
+                                   ("proj_v", "kv_shape")])
+    out.append(flat(c, c.node("Attention", [q, k, v, "keep"], q_num_heads=2, kv_num_heads=1,
+                              is_causal=1, softcap=3.0), (3, 4)))
+    c, m = spatial("rms_norm_23", (2, 6))
+    c.opset = 23
+    c.inits.append(weight("rms_scale", (6,), 0.5, 1.5))
+    out.append(flat(c, c.node("RMSNormalization", [m, "rms_scale"]), (2, 6)))
+    c, m = spatial("rotary_embedding_23", (3, 8))
+    c.opset = 23
+    angles = RNG.uniform(0, 6.3, (10, 2))
+    c.inits += [const("rot_cos", np.cos(angles).astype(np.float32)),
+                const("rot_sin", np.sin(angles).astype(np.float32)),
+                const("rot_positions", RNG.integers(0, 10, (B, 3)).astype(np.int64))]
+    out.append(flat(c, c.node("RotaryEmbedding", [m, "rot_cos", "rot_sin", "rot_positions"],
+                              num_heads=2, rotary_embedding_dim=4, interleaved=1), (3, 8)))
+    c, pred, shape = unary("swish_24", "Swish", alpha=0.7)
+    c.opset = 24
+    out.append((c, pred, shape))
+    c, m = spatial("tensor_scatter_circular_24", (6, 2))
+    c.opset = 24
+    c.inits += [weight("proj_u", (5, 4)), const("u_shape", np.array([-1, 2, 2], np.int64)),
+                const("write_at", np.array([0, 3, 4, 5], np.int64))]
+    update = c.node("Reshape", [c.node("MatMul", ["h", "proj_u"]), "u_shape"])
+    out.append(flat(c, c.node("TensorScatter", [m, update, "write_at"], axis=1,
+                              mode="circular"), (6, 2)))
     return out
 
 

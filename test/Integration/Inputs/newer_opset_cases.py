@@ -370,12 +370,12 @@ case("conv_net", None, [("x", floats(2, 3, 8, 8))], [("y", F, 2)],
      nodes=conv_nodes, opset=20)
 
 
-def main():
-    out_dir = sys.argv[1]
-    for name, op, inputs, outputs, constants, attrs, nodes, opset in CASES:
+def write_all(out_dir, cases):
+    """Writes every case of a list of `case` tuples."""
+    for name, op, inputs, outputs, constants, attrs, nodes, opset in cases:
         write(out_dir, name, op, inputs, outputs, constants, dict(attrs), nodes, opset)
-    print(f"wrote {len(CASES)} cases")
+    print(f"wrote {len(cases)} cases")
 
 
 if __name__ == "__main__":
-    main()
+    write_all(sys.argv[1], CASES)

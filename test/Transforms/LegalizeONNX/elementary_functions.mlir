@@ -61,3 +61,18 @@ func.func @mish(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = hps.onnx_node "Mish"(%x) {attrs = {}, domain = "", opset = 18 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// Swish (24): x * sigmoid(alpha * x); alpha 1 needs no product.
+// CHECK-LABEL: func @swish
+func.func @swish(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  // CHECK: %[[ALPHA:.*]] = hps.constant dense<5.000000e-01> : tensor<f32>
+  // CHECK: %[[AX:.*]] = hps.mul %arg0, %[[ALPHA]]
+  // CHECK: %[[S:.*]] = hps.sigmoid %[[AX]]
+  // CHECK: %[[Y:.*]] = hps.mul %arg0, %[[S]]
+  // CHECK: %[[S1:.*]] = hps.sigmoid %arg0
+  // CHECK: %[[Y1:.*]] = hps.mul %arg0, %[[S1]]
+  // CHECK: return %[[Y]], %[[Y1]]
+  %0 = hps.onnx_node "Swish"(%x) {attrs = {alpha = 0.5 : f32}, domain = "", opset = 24 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = hps.onnx_node "Swish"(%x) {attrs = {}, domain = "", opset = 24 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}

@@ -124,6 +124,7 @@ struct LegalizeONNXPass
     populateSignalProcessingPatterns(set);
     populateControlFlowPatterns(set);
     populateSequencePatterns(set);
+    populateAttentionPatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();

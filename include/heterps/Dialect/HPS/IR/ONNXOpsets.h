@@ -15,10 +15,11 @@ namespace heterps::hps {
 /// it uses kept its definition until here.
 constexpr int64_t kMinONNXOpset = 6;
 /// Newest: ONNX 1.12 (the schemas used for checking and shape inference)
-/// defines opsets up to 17; the loader registers what opsets 18 to 21 added
-/// or changed (lib/Import/NewerOpsetSchemas.cpp). 20 is what torch.onnx's
-/// default exporter writes.
-constexpr int64_t kMaxONNXOpset = 21;
+/// defines opsets up to 17; the loader registers what opsets 18 to 25 added
+/// or changed (lib/Import/NewerOpsetSchemas.cpp, TransformerSchemas.cpp).
+/// 20 is what torch.onnx's default exporter writes; from 23 it writes
+/// Attention and RMSNormalization.
+constexpr int64_t kMaxONNXOpset = 25;
 } // namespace heterps::hps
 
 #endif // HETERPS_DIALECT_HPS_IR_ONNXOPSETS_H

@@ -1,4 +1,4 @@
-//===- ElementaryFunctions.cpp - Tan, hyperbolic functions, Mish ---------===//
+//===- ElementaryFunctions.cpp - Tan, hyperbolic functions, Mish, Swish ---===//
 //
 // Elementary functions without a kernel of their own, composed from exp,
 // log, sqrt, sin and cos, which have kernels on every device and gradient
@@ -40,22 +40,23 @@ private:
   RankedTensorType type;
 };
 
-/// Registers `opType` (since `minOpset`) as `compose(x)` on a ranked float
-/// input.
+/// Registers `opType` (since `minOpset`, with the attributes `known`) as
+/// `compose(x)` on a ranked float input.
 void addComposition(RewritePatternSet &patterns, StringRef opType,
                     int64_t minOpset,
-                    std::function<Value(Composer &, Value)> compose) {
-  addONNXPattern(patterns, opType, minOpset, kMaxOpset, {},
-                 [compose](ONNXNode node, PatternRewriter &rewriter) {
-                   auto type =
-                       dyn_cast<RankedTensorType>(node.input(0).getType());
-                   if (!type || !isa<FloatType>(type.getElementType()) ||
-                       !canReplaceWithType(node, type))
-                     return fail(node, rewriter, "needs a ranked float input");
-                   Composer composer(node, rewriter, type);
-                   return replaceNodeWithCompatible(
-                       node, compose(composer, node.input(0)), rewriter);
-                 });
+                    std::function<Value(Composer &, Value, ONNXNode)> compose,
+                    ArrayRef<StringRef> known = {}) {
+  addONNXPattern(
+      patterns, opType, minOpset, kMaxOpset, known,
+      [compose = std::move(compose)](ONNXNode node, PatternRewriter &rewriter) {
+        auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+        if (!type || !isa<FloatType>(type.getElementType()) ||
+            !canReplaceWithType(node, type))
+          return fail(node, rewriter, "needs a ranked float input");
+        Composer composer(node, rewriter, type);
+        return replaceNodeWithCompatible(
+            node, compose(composer, node.input(0), node), rewriter);
+      });
 }
 
 /// exp(x - ln 2) and exp(-x - ln 2): half of e^x and e^-x, without the
@@ -70,23 +71,23 @@ std::pair<Value, Value> halfExponentials(Composer &c, Value x) {
 } // namespace
 
 void populateElementaryFunctionPatterns(RewritePatternSet &patterns) {
-  addComposition(patterns, "Tan", 7, [](Composer &c, Value x) {
+  addComposition(patterns, "Tan", 7, [](Composer &c, Value x, ONNXNode) {
     // Named temporaries fix the order in which the ops are created.
     Value sin = c.unary<SinOp>(x);
     Value cos = c.unary<CosOp>(x);
     return c.binary<DivOp>(sin, cos);
   });
-  addComposition(patterns, "Sinh", 9, [](Composer &c, Value x) {
+  addComposition(patterns, "Sinh", 9, [](Composer &c, Value x, ONNXNode) {
     auto [up, down] = halfExponentials(c, x);
     return c.binary<SubOp>(up, down);
   });
-  addComposition(patterns, "Cosh", 9, [](Composer &c, Value x) {
+  addComposition(patterns, "Cosh", 9, [](Composer &c, Value x, ONNXNode) {
     auto [up, down] = halfExponentials(c, x);
     return c.binary<AddOp>(up, down);
   });
   // sign(x) * log(|x| + sqrt(x^2 + 1)): odd by construction, and free of
   // the cancellation log(x + sqrt(x^2 + 1)) suffers for large negative x.
-  addComposition(patterns, "Asinh", 9, [](Composer &c, Value x) {
+  addComposition(patterns, "Asinh", 9, [](Composer &c, Value x, ONNXNode) {
     Value magnitude = c.unary<AbsOp>(x);
     Value root =
         c.unary<SqrtOp>(c.binary<AddOp>(c.binary<MulOp>(x, x), c.scalar(1.0)));
@@ -94,14 +95,14 @@ void populateElementaryFunctionPatterns(RewritePatternSet &patterns) {
     return c.binary<MulOp>(c.unary<SignOp>(x), log);
   });
   // log(x + sqrt(x - 1) * sqrt(x + 1)): NaN below 1, as acosh is.
-  addComposition(patterns, "Acosh", 9, [](Composer &c, Value x) {
+  addComposition(patterns, "Acosh", 9, [](Composer &c, Value x, ONNXNode) {
     Value below = c.unary<SqrtOp>(c.binary<SubOp>(x, c.scalar(1.0)));
     Value above = c.unary<SqrtOp>(c.binary<AddOp>(x, c.scalar(1.0)));
     Value root = c.binary<MulOp>(below, above);
     return c.unary<LogOp>(c.binary<AddOp>(x, root));
   });
   // 0.5 * log((1 + x) / (1 - x)).
-  addComposition(patterns, "Atanh", 9, [](Composer &c, Value x) {
+  addComposition(patterns, "Atanh", 9, [](Composer &c, Value x, ONNXNode) {
     Value one = c.scalar(1.0);
     Value numerator = c.binary<AddOp>(one, x);
     Value denominator = c.binary<SubOp>(one, x);
@@ -110,10 +111,19 @@ void populateElementaryFunctionPatterns(RewritePatternSet &patterns) {
     return c.binary<MulOp>(log, c.scalar(0.5));
   });
   // Mish (18): x * tanh(softplus(x)).
-  addComposition(patterns, "Mish", 18, [](Composer &c, Value x) {
+  addComposition(patterns, "Mish", 18, [](Composer &c, Value x, ONNXNode) {
     Value softplus = c.unary<SoftplusOp>(x);
     return c.binary<MulOp>(x, c.unary<TanhOp>(softplus));
   });
+  // Swish (24): x * sigmoid(alpha * x).
+  addComposition(patterns, "Swish", 24,
+                 [](Composer &c, Value x, ONNXNode node) {
+                   float alpha = node.getFloat("alpha", 1.0f);
+                   Value scaled =
+                       alpha == 1.0f ? x : c.binary<MulOp>(x, c.scalar(alpha));
+                   return c.binary<MulOp>(x, c.unary<SigmoidOp>(scaled));
+                 },
+                 {"alpha"});
 }
 
 } // namespace heterps::hps

@@ -359,6 +359,51 @@ LogicalResult legalizeGroupNorm(ONNXNode node, PatternRewriter &rewriter) {
       node, reshapeTo(node, rewriter, shifted, shape), rewriter);
 }
 
+/// RMSNormalization (23) on a static float X, as ONNX's function body
+/// defines it: X / sqrt(mean(X^2 over the axes from `axis` on) + epsilon)
+/// * scale, the scale broadcast to X. stash_type 1 (float statistics) is
+/// what the f32 kernels compute.
+LogicalResult legalizeRMSNorm(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  auto scaleShape = rankedShape(node.input(1));
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32() ||
+      !scaleShape || !canReplaceWithType(node, type))
+    return fail(node, rewriter, "needs a static f32 input and a ranked scale");
+  if (node.getInt("stash_type", 1) != 1)
+    return fail(node, rewriter, "stash_type other than 1 (float)");
+  if (getElementTypeOrSelf(node.input(1).getType()) != type.getElementType() ||
+      !shapes::broadcastsTo(*scaleShape, type.getShape()))
+    return fail(node, rewriter, "scale must broadcast to X in X's type");
+  const int64_t rank = type.getRank();
+  std::optional<int64_t> axis = node.getAxis("axis", -1, rank);
+  if (!axis)
+    return fail(node, rewriter, "axis out of range");
+  SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(*axis, rank));
+  SmallVector<int64_t> keptShape(type.getShape());
+  for (int64_t a : axes)
+    keptShape[a] = 1;
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  auto keptType = RankedTensorType::get(keptShape, type.getElementType());
+  Value x = node.input(0);
+  Value meanSquare =
+      keptMean(node, rewriter, rewriter.create<MulOp>(loc, type, x, x, device),
+               axes, keptType);
+  Value rms = rewriter.create<SqrtOp>(
+      loc, keptType,
+      rewriter.create<AddOp>(loc, keptType, meanSquare,
+                             scalarConstant(rewriter, loc,
+                                            type.getElementType(),
+                                            node.getFloat("epsilon", 1e-5f)),
+                             device),
+      device);
+  Value normalized = rewriter.create<DivOp>(loc, type, x, rms, device);
+  return replaceNodeWithCompatible(
+      node,
+      rewriter.create<MulOp>(loc, type, normalized, node.input(1), device),
+      rewriter);
+}
+
 /// LRN (1-17) on a static [N, C, ...]: x * (bias + alpha / size *
 /// square_sum)^-beta, where square_sum adds x^2 over the channels
 /// [c - floor((size-1)/2), c + ceil((size-1)/2)]. That window sum is an
@@ -490,6 +535,8 @@ void populateNormalizationPatterns(RewritePatternSet &patterns) {
                  {"epsilon", "num_groups", "stash_type"}, legalizeGroupNorm);
   addONNXPattern(patterns, "MeanVarianceNormalization", 9, kMaxOpset, {"axes"},
                  legalizeMeanVarianceNorm);
+  addONNXPattern(patterns, "RMSNormalization", 23, kMaxOpset,
+                 {"axis", "epsilon", "stash_type"}, legalizeRMSNorm);
   addONNXPattern(patterns, "LRN", kMinOpset, kMaxOpset,
                  {"alpha", "beta", "bias", "size"}, legalizeLRN);
   addONNXPattern(patterns, "LayerNormalization", 17, kMaxOpset,

@@ -283,6 +283,18 @@ LogicalResult legalizeDynamicQuantizeLinear(ONNXNode node,
   return success();
 }
 
+/// `rewrite`, for nodes whose element-type attribute `name` is unset (0)
+/// or float (1).
+ONNXRewrite onlyFloat(StringRef name, ONNXRewrite rewrite) {
+  return [name, rewrite = std::move(rewrite)](ONNXNode node,
+                                              PatternRewriter &rewriter) {
+    int64_t type = node.getInt(name, 0);
+    if (type != 0 && type != 1)
+      return fail(node, rewriter, name + " other than float");
+    return rewrite(node, rewriter);
+  };
+}
+
 } // namespace
 
 void populateQuantizationPatterns(RewritePatternSet &patterns) {
@@ -292,15 +304,25 @@ void populateQuantizationPatterns(RewritePatternSet &patterns) {
                  legalizeQuantizeLinear);
   // 21: blocked scales; output_dtype only names the result type, and
   // saturate only matters for float8.
-  addONNXPattern(patterns, "QuantizeLinear", 21, kMaxOpset,
+  addONNXPattern(patterns, "QuantizeLinear", 21, 22,
                  {"axis", "block_size", "output_dtype", "saturate"},
                  legalizeQuantizeLinear);
+  // 23: precision, the type the division is computed in; float (the
+  // scale's type here) or unset.
+  addONNXPattern(
+      patterns, "QuantizeLinear", 23, kMaxOpset,
+      {"axis", "block_size", "output_dtype", "precision", "saturate"},
+      onlyFloat("precision", legalizeQuantizeLinear));
   addONNXPattern(patterns, "DequantizeLinear", 10, 12, {},
                  legalizeDequantizeLinear);
   addONNXPattern(patterns, "DequantizeLinear", 13, 20, {"axis"},
                  legalizeDequantizeLinear);
-  addONNXPattern(patterns, "DequantizeLinear", 21, kMaxOpset,
-                 {"axis", "block_size"}, legalizeDequantizeLinear);
+  addONNXPattern(patterns, "DequantizeLinear", 21, 22, {"axis", "block_size"},
+                 legalizeDequantizeLinear);
+  // 23: output_dtype, the result type: float (the scale's) or unset.
+  addONNXPattern(patterns, "DequantizeLinear", 23, kMaxOpset,
+                 {"axis", "block_size", "output_dtype"},
+                 onlyFloat("output_dtype", legalizeDequantizeLinear));
   addONNXPattern(patterns, "DynamicQuantizeLinear", 11, kMaxOpset, {},
                  legalizeDynamicQuantizeLinear);
 }

@@ -275,9 +275,11 @@ static Value adoptType(Value value, Type wanted, PatternRewriter &rewriter,
 void replaceNodeRefining(OnnxNodeOp op, ArrayRef<Value> values,
                          PatternRewriter &rewriter) {
   SmallVector<Value> adopted;
+  // An unused result needs no value of its type.
   for (auto [result, value] : llvm::zip(op.getResults(), values))
-    adopted.push_back(
-        adoptType(value, result.getType(), rewriter, op.getLoc()));
+    adopted.push_back(result.use_empty() ? value
+                                         : adoptType(value, result.getType(),
+                                                     rewriter, op.getLoc()));
   rewriter.replaceOp(op, adopted);
   for (Value value : adopted)
     for (Operation *user : value.getUsers())
