@@ -44,7 +44,10 @@ Every variant is checked with onnxruntime: samples 0 and 1 of the batch-256
 variant must equal the original batch-1 model on those samples; otherwise (or
 when the variant is refused) the case is reported "not applicable" with the
 reason. The CTR model is generated with --batch 1 and --batch 256 from the
-same seed (identical weights), so it needs no variant.
+same seed (identical weights), so it needs no variant; so is the
+transformer (bench/generate_transformer_model.py: two opset-24 decoder
+blocks, RMSNormalization, RotaryEmbedding, causal grouped-query Attention,
+a Swish-gated MLP; hidden 256, 8 query and 4 kv heads, sequences of 64).
 
 Usage: bench_inference.py [--build build] [--out docs/benchmarks/inference.md]
          [--rounds 3] [--threads T] [--workloads mlp,ncf,...] [--batches 1,256]
@@ -80,6 +83,7 @@ WORKLOADS = {
     "resnet20-int8": "cnn/resnet20_cifar10_opset12.onnx",
     "resnet20-int8-all": "cnn/resnet20_cifar10_opset12.onnx",
     "ctr": None,  # generated
+    "transformer": None,  # generated
 }
 LABELS = {
     "mlp": "MNIST MLP",
@@ -88,6 +92,7 @@ LABELS = {
     "resnet20-int8": "ResNet-20 int8 (QLinearConv)",
     "resnet20-int8-all": "ResNet-20 int8 (QLinearConv, QLinearAdd, QGemm)",
     "ctr": "CTR (generated)",
+    "transformer": "Transformer (generated, opset 24)",
 }
 MAX_ID = 50
 QUANTIZER = os.path.join(ROOT, "test", "Integration", "Inputs", "quantize_with_ort.py")
@@ -534,6 +539,14 @@ def main():
                         raise RuntimeError("generate_ctr_model.py failed: " + r.stderr)
                     m = re.search(r"(\d+) layers", r.stdout + r.stderr)
                     ctr_layers = m.group(1) if m else ctr_layers
+                elif w == "transformer":
+                    # The batch counts sequences of 64 tokens.
+                    model = os.path.join(cdir, "transformer.onnx")
+                    r = sh([sys.executable,
+                            os.path.join(ROOT, "bench", "generate_transformer_model.py"),
+                            "--batch", str(b), "--seed", "1", "-o", model])
+                    if r.returncode:
+                        raise RuntimeError("generate_transformer_model.py failed: " + r.stderr)
                 else:
                     original = os.path.join(MODELS, WORKLOADS[w])
                     if b == 1:
