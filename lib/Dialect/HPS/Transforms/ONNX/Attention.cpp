@@ -132,6 +132,11 @@ public:
         loc, DenseElementsAttr::get(
                  RankedTensorType::get(shape, rewriter.getI64Type()), values));
   }
+  /// 0, 1, ... as i64, in `shape`: positions along one axis.
+  Value iota(ArrayRef<int64_t> shape) {
+    return integers(shape, llvm::to_vector(llvm::seq<int64_t>(
+                               0, *shapes::elementCount(shape))));
+  }
   /// An additive bias from `allowed`: 0 where true, -inf where false.
   Value biasFrom(Value allowed, Type element) {
     return where(allowed, scalar(element, 0.0),
@@ -329,15 +334,13 @@ FailureOr<BiasPlan> planBias(ONNXNode node, PatternRewriter &rewriter,
   return plan;
 }
 
-/// Sums the bias parts into one value (null when there is none); sets
-/// `runtime` when some part is only known at run time.
+/// Sums the bias parts into one value (null when there is none).
 Value buildBias(Emitter &e, const BiasPlan &plan, const AttentionShape &shape,
-                Type element, bool &runtime) {
+                Type element) {
   Value bias;
   auto accumulate = [&](Value part) {
     bias = bias ? e.binary<AddOp>(bias, part) : part;
   };
-  runtime = plan.mask || plan.nonpad;
   if (!plan.constant.empty())
     accumulate(
         e.floats({shape.qLength, shape.total()}, element, plan.constant));
@@ -361,11 +364,8 @@ Value buildBias(Emitter &e, const BiasPlan &plan, const AttentionShape &shape,
     // <= nonpad[b].
     Type i1 = IntegerType::get(element.getContext(), 1);
     Value lengths = e.reshape(plan.nonpad, {shape.batch, 1, 1, 1});
-    std::vector<int64_t> positions(shape.total());
-    for (int64_t j = 0; j < shape.total(); ++j)
-      positions[j] = j;
-    Value allowed = e.binaryTo<LessOp>(
-        i1, e.integers({1, 1, 1, shape.total()}, positions), lengths);
+    Value allowed =
+        e.binaryTo<LessOp>(i1, e.iota({1, 1, 1, shape.total()}), lengths);
     if (plan.causal) {
       std::vector<int64_t> reach(shape.qLength * shape.total());
       for (int64_t i = 0; i < shape.qLength; ++i)
@@ -452,8 +452,8 @@ LogicalResult legalizeAttention(ONNXNode node, PatternRewriter &rewriter) {
     if (mode == 1)
       qkOutput = scores;
   }
-  bool runtime = false;
-  Value bias = buildBias(e, *plan, shape, element, runtime);
+  Value bias = buildBias(e, *plan, shape, element);
+  bool runtime = plan->mask || plan->nonpad;
   Value fullyMasked;
   if (bias) {
     if (mode == 2)
@@ -618,10 +618,7 @@ LogicalResult legalizeTensorScatter(ONNXNode node, PatternRewriter &rewriter) {
     return replaceNodeWithCompatible(node, result, rewriter);
   }
   Type i1 = rewriter.getI1Type(), i64 = rewriter.getI64Type();
-  std::vector<int64_t> positions(capacity);
-  for (int64_t p = 0; p < capacity; ++p)
-    positions[p] = p;
-  Value cachePositions = e.integers({capacity}, positions);
+  Value cachePositions = e.iota({capacity});
   SmallVector<int64_t> alongAxis(past.getRank(), 1);
   alongAxis[*axis] = capacity;
   SmallVector<Value> samples;
