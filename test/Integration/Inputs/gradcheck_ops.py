@@ -673,7 +673,11 @@ def cases():
     theta = c.node("Reshape", [c.node("MatMul", ["h", "proj_t"]), "t_shape"])
     grid = c.node("AffineGrid", [theta, "grid_size"])
     out.append(flat(c, c.node("GridSample", [m, grid]), (2, 3, 3)))
-    c.epsilon = "1e-3"
+    # Between two limits: at 5e-3 a step of theta carries sample points
+    # across pixel edges (bilinear kinks); at 1e-3 the loss moves along the
+    # image projection's small derivative (3e-3) by little more than its own
+    # f32 rounding, and the difference is off by 3%.
+    c.epsilon = "2e-3"
     # Control flow, resolved at compile time: the gradients run through the
     # unrolled or selected ops, and reach weights that bodies read from the
     # outer scope.
