@@ -236,8 +236,10 @@ struct Executor::Impl {
         programs.push_back(std::make_unique<StageProgram>(
             bundle, static_cast<int>(s), options, stages[s].replicas));
     size_t inFlight = std::max(1, options.framesInFlight);
-    for (size_t i = 0; i < stages.size(); ++i)
-      queues.push_back(std::make_unique<BoundedQueue<Frame *>>(inFlight));
+    // Remote stages schedule themselves: no queues, no replica threads.
+    if (!options.remote)
+      for (size_t i = 0; i < stages.size(); ++i)
+        queues.push_back(std::make_unique<BoundedQueue<Frame *>>(inFlight));
     done = std::make_unique<BoundedQueue<Frame *>>(inFlight);
     free = std::make_unique<BoundedQueue<Frame *>>(inFlight);
     for (size_t i = 0; i < inFlight; ++i) {
@@ -248,7 +250,7 @@ struct Executor::Impl {
       frames.back()->useOwnBuffers();
       free->push(frames.back().get());
     }
-    for (size_t s = 0; s < stages.size(); ++s)
+    for (size_t s = 0; s < queues.size(); ++s)
       for (int r = 0; r < stages[s].replicas; ++r)
         workers.emplace_back([this, s, r] { work(s, r); });
   }
@@ -284,11 +286,37 @@ struct Executor::Impl {
       inputs[i] = frame.data[stage.inputs[i]];
     for (size_t i = 0; i < stage.outputs.size(); ++i)
       outputs[i] = frame.data[stage.outputs[i]];
-    frame.error =
-        options.remote
-            ? options.remote->run(static_cast<int>(s), replica, frame.sequence,
-                                  inputs, outputs)
-            : programs[s]->run(replica, frame.sequence, inputs, outputs);
+    frame.error = programs[s]->run(replica, frame.sequence, inputs, outputs);
+  }
+
+  /// Runs `frameCount` micro-batches on the remote stages: sends each one's
+  /// inputs while a frame is free, else receives the oldest one's outputs.
+  template <typename Feed, typename Collect>
+  void runRemote(int64_t frameCount, Feed feed, Collect collect) {
+    RemoteStages &remote = *options.remote;
+    remote.begin(frameCount);
+    std::deque<Frame *> sent;
+    for (int64_t next = 0, received = 0; received < frameCount;) {
+      Frame *frame = nullptr;
+      if (next < frameCount && free->tryPop(frame)) {
+        feed(frame, next++);
+        remote.sendInputs(frame->sequence, frame->data.data());
+        sent.push_back(frame);
+        continue;
+      }
+      frame = sent.front();
+      sent.pop_front();
+      if (!remote.receiveOutputs(frame->sequence, frame->data.data()))
+        frame->error = "micro-batch " + std::to_string(frame->sequence) +
+                       " failed in a remote stage";
+      collect(frame);
+      free->push(frame);
+      ++received;
+    }
+    // The stage that failed names itself here, before the frames' marker.
+    std::string error = remote.end();
+    if (!error.empty())
+      throw Error(error);
   }
 
   void stop() {
@@ -401,7 +429,9 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
     }
   };
 
-  if (frameCount == 1) {
+  if (impl->options.remote) {
+    impl->runRemote(frameCount, feed, collect);
+  } else if (frameCount == 1) {
     // One micro-batch gains nothing from the pipeline: run the stages in
     // order on this thread and skip every hand-off (batch-1 latency).
     Frame *frame = impl->free->pop();

@@ -1,19 +1,22 @@
 //===- StageRanks.cpp - Stages as ranks of an MPI job ---------------------===//
 //
-// The worker talks to its stage ranks on the job's pipeline communicator:
-// one request at a time per stage rank, each answered with tag kStageReply,
-// a status byte and the result or the stage rank's error. Micro-batches go
-// to the rank of the stage replica the executor chose; step control goes
-// to every stage rank at once. A stage rank runs its stage on the thread
-// that serves requests, so its MPI calls (requests, channels and its
-// stage's parameter-server traffic) never overlap.
+// The worker controls its stage ranks on the job's pipeline communicator:
+// one request at a time, sent to every stage rank and answered by each with
+// tag kStageReply, a status byte and the result or the stage rank's error.
 //
-// Only the channels the worker produces (data) or consumes (loss,
-// predictions) travel with requests and replies. A channel between two
-// stages goes from the producing rank straight to the consuming one, so
-// each value crosses the network once and the worker is no hub: the
-// producer posts it before it answers the worker, and the worker asks the
-// consumer to run only after every producer has answered.
+// A run request starts one executor call of n micro-batches; from there the
+// stage ranks schedule themselves. Micro-batch m of a stage belongs to
+// replica m % R, and each stage rank runs its micro-batches in order: it
+// receives the micro-batch's channels from the ranks that produce them,
+// runs its stage and sends its outputs to the ranks that consume them,
+// then answers the run request once it has run all of its share. The
+// worker is one more producer (the data) and consumer (the loss and
+// predictions) in the same message scheme, not a hub: no stage waits for a
+// round trip to the worker, and every value crosses the network once.
+// Channels only go to later stages, so a rank never waits on one that
+// waits on it. A stage rank runs its stage on the thread that serves
+// requests, so its MPI calls (requests, channels and its stage's
+// parameter-server traffic) never overlap.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,6 +30,7 @@
 #include <cstring>
 #include <limits>
 #include <list>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -36,17 +40,21 @@ namespace {
 /// Request tags on the pipeline communicator.
 enum StageOp : int {
   kStageStart = 1,      // u64 seed, f32 init scale, i32 threads, u8 gpu-on-cpu
-  kStageRun = 2,        // i64 micro-batch, u8[] per input -> u8[] per output
+  kStageRun = 2,        // i64 micro-batches -> () once this rank ran its share
   kStageFinishStep = 3, // i64 micro-batches
   kStageEvalMode = 4,   // u8
   kStageDiscard = 5,    // ()
   kStageGoodbye = 6,    // () -> answered, then the rank leaves
   kStageReply = 100,
-  // A channel message between stage ranks: kChannelTag + micro-batch. One
-  // per (producer rank, consumer rank, micro-batch), so within a step the
-  // tag tells the consumer which of its micro-batches a message feeds.
+  // A channel message: kChannelTag + micro-batch. One per (producer,
+  // consumer, micro-batch) where the worker is a producer and a consumer
+  // too, so within a call the tag tells which micro-batch a message feeds.
+  // It holds a status byte (kChannelsFollow, or kProducerFailed and
+  // nothing else) and then the channels.
   kChannelTag = 1000,
 };
+
+enum ChannelStatus : uint8_t { kChannelsFollow = 0, kProducerFailed = 1 };
 
 const char *stageOpName(int op) {
   switch (op) {
@@ -99,30 +107,25 @@ size_t positionIn(const std::vector<int> &channels, int channel) {
                 channels.begin());
 }
 
-/// Who is at the other end of a stage's channels: positions in its inputs
-/// that the worker sends and in its outputs that the worker receives, and
-/// the stages whose ranks exchange the others with it directly.
+/// Positions in a stage's inputs that the worker sends and in its outputs
+/// that the worker receives, and the stages that consume its other outputs.
 struct ChannelEnds {
   std::vector<size_t> fromWorker, toWorker;
-  std::set<int> producers, consumers;
+  std::set<int> consumers;
 };
 
 ChannelEnds channelEnds(const Bundle &bundle, const StageSpec &stage) {
   ChannelEnds ends;
-  // Position i of `channels` goes to `worker` where the channel's `end` is
-  // the worker (-1), else that stage goes to `stages`.
-  auto sortEnds = [&](const std::vector<int> &channels, int ChannelSpec::*end,
-                      std::vector<size_t> &worker, std::set<int> &stages) {
-    for (size_t i = 0; i < channels.size(); ++i) {
-      const int other = bundle.channels()[channels[i]].*end;
-      if (other < 0)
-        worker.push_back(i);
-      else
-        stages.insert(other);
-    }
-  };
-  sortEnds(stage.inputs, &ChannelSpec::from, ends.fromWorker, ends.producers);
-  sortEnds(stage.outputs, &ChannelSpec::to, ends.toWorker, ends.consumers);
+  for (size_t i = 0; i < stage.inputs.size(); ++i)
+    if (bundle.channels()[stage.inputs[i]].from < 0)
+      ends.fromWorker.push_back(i);
+  for (size_t o = 0; o < stage.outputs.size(); ++o) {
+    const int consumer = bundle.channels()[stage.outputs[o]].to;
+    if (consumer < 0)
+      ends.toWorker.push_back(o);
+    else
+      ends.consumers.insert(consumer);
+  }
   return ends;
 }
 
@@ -151,16 +154,86 @@ std::vector<std::vector<int>> replicaRanks(const MpiJob &job,
   return ranks;
 }
 
-/// The rank that runs micro-batch `microBatch` of `stage`: replica m % R,
-/// whichever executor thread asks. Each stage rank sums its own
-/// micro-batches' gradients before the shards add the ranks' sums, so a
-/// fixed assignment keeps runs (and a resumed run) bit-identical, and the
-/// producers of a channel know its consumer's rank.
-int rankFor(const std::vector<std::vector<int>> &ranks, int stage,
+/// The rank that runs micro-batch `microBatch` of `stage`: replica m % R.
+/// Each stage rank sums its own micro-batches' gradients before the shards
+/// add the ranks' sums, so a fixed assignment keeps runs (and a resumed run)
+/// bit-identical, and every producer of a channel knows its consumer's
+/// rank. Stage -1 is the worker.
+int rankFor(const std::vector<std::vector<int>> &ranks, int worker, int stage,
             int64_t microBatch) {
+  if (stage < 0)
+    return worker;
   const std::vector<int> &replicas = ranks.at(stage);
   return replicas[size_t(microBatch) % replicas.size()];
 }
+
+/// "stage NAME" or "the worker", for errors about a channel message.
+std::string describeEnd(const Bundle &bundle, int stage) {
+  return stage < 0 ? std::string("the worker")
+                   : "stage " + bundle.stages()[stage].name;
+}
+
+/// Copies out a channel message: the status byte, then the channels at
+/// `positions` of `buffers`. A failed producer sends the status alone.
+std::vector<char> packChannels(const std::vector<size_t> &positions,
+                               const void *const *buffers,
+                               const std::vector<size_t> &sizes, bool failed) {
+  if (failed)
+    return {static_cast<char>(kProducerFailed)};
+  size_t bytes = 1;
+  for (size_t p : positions)
+    bytes += sizes[p];
+  std::vector<char> message(bytes);
+  message[0] = static_cast<char>(kChannelsFollow);
+  char *cursor = message.data() + 1;
+  for (size_t p : positions) {
+    std::memcpy(cursor, buffers[p], sizes[p]);
+    cursor += sizes[p];
+  }
+  return message;
+}
+
+/// Channel messages on their way. Each owns its bytes, so the channel
+/// buffers they were copied from may be reused at once.
+class PendingSends {
+public:
+  void send(std::vector<char> bytes, int rank, int tag, MPI_Comm comm,
+            std::mutex *lock) {
+    if (bytes.size() > size_t(std::numeric_limits<int>::max()))
+      throw Error("a channel message of " + std::to_string(bytes.size()) +
+                  " bytes is over 2 GiB, more than one MPI message carries");
+    std::unique_lock<std::mutex> held;
+    if (lock)
+      held = std::unique_lock<std::mutex>(*lock);
+    sends.remove_if([](Send &send) {
+      int done = 0;
+      checkMpi(MPI_Test(&send.request, &done, MPI_STATUS_IGNORE),
+               "channel send");
+      return done != 0;
+    });
+    Send &pending = sends.emplace_back();
+    pending.bytes = std::move(bytes);
+    // Completed by the MPI_Test above or by waitAll, out of the MPI
+    // checker's sight.
+    // NOLINTNEXTLINE(clang-analyzer-optin.mpi.MPI-Checker)
+    checkMpi(MPI_Isend(pending.bytes.data(),
+                       static_cast<int>(pending.bytes.size()), MPI_BYTE, rank,
+                       tag, comm, &pending.request),
+             "channel send");
+  }
+  void waitAll(std::mutex *lock) {
+    for (Send &send : sends)
+      wait(&send.request, "channel send", lock);
+    sends.clear();
+  }
+
+private:
+  struct Send {
+    std::vector<char> bytes;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  std::list<Send> sends;
+};
 
 class StageRank {
 public:
@@ -249,26 +322,9 @@ private:
       linkChannelsOf(stage);
       return false;
     }
-    case kStageRun: {
-      const int64_t microBatch = in.get<int64_t>();
-      for (size_t i : inputsFromWorker)
-        in.getArrayInto(static_cast<char *>(inputs.pointers[i]),
-                        inputs.sizes[i]);
-      receiveLinks(microBatch);
-      std::string error =
-          program->run(0, microBatch,
-                       const_cast<const void *const *>(inputs.pointers.data()),
-                       outputs.pointers.data());
-      if (!error.empty())
-        throw Error(error);
-      // Posted before the worker hears that this micro-batch is done, so
-      // the consumers' receives below always find their message.
-      sendLinks(microBatch);
-      for (size_t o : outputsToWorker)
-        out.putArray(static_cast<const char *>(outputs.pointers[o]),
-                     outputs.sizes[o]);
+    case kStageRun:
+      runShare(in.get<int64_t>());
       return false;
-    }
     case kStageFinishStep:
       server->finishStep(in.get<int64_t>());
       return false;
@@ -280,9 +336,7 @@ private:
       return false;
     case kStageGoodbye:
       // Every consumer has run by now: the sends all complete.
-      for (PendingSend &send : pendingSends)
-        wait(&send.request, "channel send");
-      pendingSends.clear();
+      pendingSends.waitAll(nullptr);
       client.goodbye();
       return true;
     default:
@@ -290,24 +344,56 @@ private:
     }
   }
 
-  /// Sorts the stage's channels by who is at their other end: the worker,
-  /// or a stage whose ranks exchange them with this one directly.
+  /// Runs this rank's micro-batches of a call of `count`, in order. A
+  /// micro-batch whose producer failed, or that fails here, still sends
+  /// every consumer its message (marked failed), so no rank waits forever;
+  /// the first error made here is this rank's answer to the worker.
+  void runShare(int64_t count) {
+    const int64_t replicas = static_cast<int64_t>(ranks[slot->stage].size());
+    std::string firstError;
+    for (int64_t m = slot->replica; m < count; m += replicas) {
+      bool failed = true;
+      try {
+        if (receiveLinks(m)) {
+          std::string error = program->run(
+              0, m, const_cast<const void *const *>(inputs.pointers.data()),
+              outputs.pointers.data());
+          if (!error.empty())
+            throw Error(error);
+          failed = false;
+        }
+      } catch (const std::exception &error) {
+        if (firstError.empty())
+          firstError = error.what();
+      }
+      sendLinks(m, failed);
+    }
+    if (!firstError.empty())
+      throw Error(firstError);
+  }
+
+  /// Sorts the stage's channels by who is at their other end: the worker
+  /// (-1) or another stage, whose ranks exchange them with this one.
   void linkChannelsOf(const StageSpec &stage) {
     ranks = replicaRanks(job, bundle);
-    ChannelEnds ends = channelEnds(bundle, stage);
-    inputsFromWorker = std::move(ends.fromWorker);
-    outputsToWorker = std::move(ends.toWorker);
-    for (int producer : ends.producers) {
-      // Received in place: a datatype scattering the message over the
-      // stage's input buffers, which live as long as this rank.
-      InputLink link;
+    // Inputs, grouped by producer in this stage's input order, are received
+    // in place: a datatype scattering the message (status byte, channels)
+    // over the link's status and the stage's input buffers, which live as
+    // long as this rank.
+    std::map<int, std::vector<size_t>> producers;
+    for (size_t i = 0; i < stage.inputs.size(); ++i)
+      producers[bundle.channels()[stage.inputs[i]].from].push_back(i);
+    for (auto &[producer, positions] : producers) {
+      InputLink &link = inputLinks.emplace_back();
       link.stage = producer;
-      std::vector<int> lengths;
-      std::vector<MPI_Aint> addresses;
-      for (int channel : linkChannels(bundle, producer, slot->stage)) {
-        const size_t i = positionIn(stage.inputs, channel);
+      link.status = std::make_unique<uint8_t>(kProducerFailed);
+      std::vector<int> lengths{1};
+      std::vector<MPI_Aint> addresses(1);
+      checkMpi(MPI_Get_address(link.status.get(), &addresses[0]),
+               "get address");
+      for (size_t i : positions) {
         if (inputs.sizes[i] > size_t(std::numeric_limits<int>::max()))
-          throw Error("channel '" + bundle.channels()[channel].name +
+          throw Error("channel '" + bundle.channels()[stage.inputs[i]].name +
                       "' is over 2 GiB, more than one MPI message carries");
         lengths.push_back(static_cast<int>(inputs.sizes[i]));
         addresses.emplace_back();
@@ -320,93 +406,78 @@ private:
                                         MPI_BYTE, &link.type),
                "type create");
       checkMpi(MPI_Type_commit(&link.type), "type commit");
-      inputLinks.push_back(link);
     }
+    // Outputs, per consumer: in the consumer's input order for a stage, in
+    // this stage's output order for the worker (MpiStageRanks reads them so).
+    ChannelEnds ends = channelEnds(bundle, stage);
     for (int consumer : ends.consumers) {
-      OutputLink link;
+      OutputLink &link = outputLinks.emplace_back();
       link.stage = consumer;
-      for (int channel : linkChannels(bundle, slot->stage, consumer)) {
+      for (int channel : linkChannels(bundle, slot->stage, consumer))
         link.positions.push_back(positionIn(stage.outputs, channel));
-        link.bytes += outputs.sizes[link.positions.back()];
-      }
-      if (link.bytes > size_t(std::numeric_limits<int>::max()))
-        throw Error("the channels from " + bundle.stages()[slot->stage].name +
-                    " to " + bundle.stages()[consumer].name +
-                    " are over 2 GiB, more than one MPI message carries");
-      outputLinks.push_back(link);
     }
+    if (!ends.toWorker.empty())
+      outputLinks.push_back({-1, ends.toWorker});
   }
 
-  /// Receives this micro-batch's channels from the producing stages' ranks.
-  void receiveLinks(int64_t microBatch) {
+  /// Receives micro-batch `microBatch`'s channels from every producer;
+  /// false when one of them failed on it.
+  bool receiveLinks(int64_t microBatch) {
     if (inputLinks.empty())
-      return;
+      return true;
     const int tag = channelTag(microBatch);
     std::vector<MPI_Request> requests(inputLinks.size(), MPI_REQUEST_NULL);
     for (size_t l = 0; l < inputLinks.size(); ++l)
-      checkMpi(MPI_Irecv(MPI_BOTTOM, 1, inputLinks[l].type,
-                         rankFor(ranks, inputLinks[l].stage, microBatch), tag,
-                         comm, &requests[l]),
-               "channel receive");
+      checkMpi(
+          MPI_Irecv(MPI_BOTTOM, 1, inputLinks[l].type,
+                    rankFor(ranks, worker, inputLinks[l].stage, microBatch),
+                    tag, comm, &requests[l]),
+          "channel receive");
+    std::vector<int> received(inputLinks.size(), 0);
     for (size_t l = 0; l < inputLinks.size(); ++l) {
       MPI_Status status;
       wait(&requests[l], "channel receive", nullptr, &status);
-      int bytes = 0;
-      checkMpi(MPI_Get_count(&status, MPI_BYTE, &bytes), "get count");
-      if (size_t(bytes) != inputLinks[l].bytes)
+      checkMpi(MPI_Get_count(&status, MPI_BYTE, &received[l]), "get count");
+    }
+    bool complete = true;
+    for (size_t l = 0; l < inputLinks.size(); ++l) {
+      const InputLink &link = inputLinks[l];
+      if (received[l] >= 1 && *link.status == kProducerFailed)
+        complete = false;
+      else if (received[l] < 1 || *link.status != kChannelsFollow ||
+               size_t(received[l]) != 1 + link.bytes)
         throw Error("micro-batch " + std::to_string(microBatch) + " from " +
-                    bundle.stages()[inputLinks[l].stage].name + " brought " +
-                    std::to_string(bytes) + " bytes, not the " +
-                    std::to_string(inputLinks[l].bytes) + " of its channels");
+                    describeEnd(bundle, link.stage) + " brought " +
+                    std::to_string(received[l]) + " bytes, not the 1 + " +
+                    std::to_string(link.bytes) + " of its channels");
     }
+    return complete;
   }
 
-  /// Sends this micro-batch's channels to the consuming stages' ranks.
-  /// Copies: the next run reuses the output buffers while sends are on
-  /// their way.
-  void sendLinks(int64_t microBatch) {
-    pendingSends.remove_if([](PendingSend &send) {
-      int done = 0;
-      checkMpi(MPI_Test(&send.request, &done, MPI_STATUS_IGNORE),
-               "channel send");
-      return done != 0;
-    });
-    if (outputLinks.empty())
-      return;
+  /// Sends micro-batch `microBatch`'s outputs to every consumer (or, when
+  /// `failed`, the news that there are none).
+  void sendLinks(int64_t microBatch, bool failed) {
     const int tag = channelTag(microBatch);
-    for (const OutputLink &link : outputLinks) {
-      PendingSend &send = pendingSends.emplace_back();
-      send.bytes.resize(link.bytes);
-      char *cursor = send.bytes.data();
-      for (size_t o : link.positions) {
-        std::memcpy(cursor, outputs.pointers[o], outputs.sizes[o]);
-        cursor += outputs.sizes[o];
-      }
-      // Completed by sendLinks' MPI_Test or at goodbye, out of the MPI
-      // checker's sight.
-      // NOLINTNEXTLINE(clang-analyzer-optin.mpi.MPI-Checker)
-      checkMpi(MPI_Isend(send.bytes.data(), static_cast<int>(link.bytes),
-                         MPI_BYTE, rankFor(ranks, link.stage, microBatch), tag,
-                         comm, &send.request),
-               "channel send");
-    }
+    for (const OutputLink &link : outputLinks)
+      pendingSends.send(packChannels(link.positions, outputs.pointers.data(),
+                                     outputs.sizes, failed),
+                        rankFor(ranks, worker, link.stage, microBatch), tag,
+                        comm, nullptr);
   }
 
-  /// The channels from one producing stage: a message per micro-batch.
+  /// The channels from one producer (-1: the worker), a message per
+  /// micro-batch received through `type`.
   struct InputLink {
     int stage = 0;
     size_t bytes = 0;
+    std::unique_ptr<uint8_t> status; // where `type` puts the status byte
     MPI_Datatype type = MPI_DATATYPE_NULL;
   };
-  /// The channels to one consuming stage, positions in the stage's outputs.
+  /// The channels to one consumer (-1: the worker): positions in the
+  /// stage's outputs.
   struct OutputLink {
     int stage = 0;
     std::vector<size_t> positions;
-    size_t bytes = 0;
-  };
-  struct PendingSend {
-    std::vector<char> bytes;
-    MPI_Request request = MPI_REQUEST_NULL;
   };
 
   MpiJob &job;
@@ -418,11 +489,10 @@ private:
   std::unique_ptr<train::TrainingServer> server;
   std::unique_ptr<StageProgram> program;
   ChannelBuffers inputs, outputs;
-  std::vector<std::vector<int>> ranks;                   // replicaRanks
-  std::vector<size_t> inputsFromWorker, outputsToWorker; // positions
+  std::vector<std::vector<int>> ranks; // replicaRanks
   std::vector<InputLink> inputLinks;
   std::vector<OutputLink> outputLinks;
-  std::list<PendingSend> pendingSends;
+  PendingSends pendingSends;
 };
 
 } // namespace
@@ -449,6 +519,7 @@ struct MpiStageRanks::Control {
   int op = 0;
   std::vector<char> payload;
   std::vector<MPI_Request> sends;
+  PendingSends data; // the worker's channel messages
 };
 
 MpiStageRanks::MpiStageRanks(MpiJob &job)
@@ -473,7 +544,7 @@ void MpiStageRanks::sendToAll(int op, const std::vector<char> &payload) {
              "isend");
 }
 
-void MpiStageRanks::receiveFromAll(int op) {
+std::string MpiStageRanks::receiveFromAll(int op) {
   // Every answer is received even after an error, so the ranks stay in step.
   std::string failure;
   for (int i = 0; i < job.stages(); ++i) {
@@ -493,6 +564,12 @@ void MpiStageRanks::receiveFromAll(int op) {
   for (MPI_Request &send : control->sends)
     wait(&send, "isend", &job.mutex());
   control->sends.clear();
+  return failure;
+}
+
+void MpiStageRanks::request(int op, const std::vector<char> &payload) {
+  sendToAll(op, payload);
+  std::string failure = receiveFromAll(op);
   if (!failure.empty())
     throw Error(failure);
 }
@@ -506,13 +583,9 @@ void MpiStageRanks::start(const Bundle &bundle, const Settings &settings) {
                 " stage ranks; start one stage rank per replica (heterps "
                 "launch --stage-ranks does)");
   ranks = replicaRanks(job, bundle);
-  rankLocks.clear();
-  rankLocks.resize(ranks.size());
   fromWorker.assign(ranks.size(), {});
   toWorker.assign(ranks.size(), {});
   for (size_t s = 0; s < ranks.size(); ++s) {
-    for (size_t r = 0; r < ranks[s].size(); ++r)
-      rankLocks[s].push_back(std::make_unique<std::mutex>());
     ChannelEnds ends = channelEnds(bundle, bundle.stages()[s]);
     fromWorker[s] = std::move(ends.fromWorker);
     toWorker[s] = std::move(ends.toWorker);
@@ -522,58 +595,96 @@ void MpiStageRanks::start(const Bundle &bundle, const Settings &settings) {
   out.put<float>(settings.initScale);
   out.put<int32_t>(settings.threads);
   out.put<uint8_t>(settings.gpuStagesOnCpu ? 1 : 0);
-  sendToAll(kStageStart, out.bytes());
-  receiveFromAll(kStageStart);
+  request(kStageStart, out.bytes());
 }
 
-std::string MpiStageRanks::run(int stage, int replica, int64_t microBatch,
-                               const void *const *inputs,
-                               void *const *outputs) {
-  try {
-    const StageSpec &spec = bundle->stages().at(stage);
-    // The rank is rankFor's, not the executor's `replica`. One exchange at a
-    // time per rank.
-    (void)replica;
-    const size_t slot = size_t(microBatch) % ranks.at(stage).size();
-    const int rank = ranks[stage][slot];
-    std::lock_guard<std::mutex> exclusive(*rankLocks[stage][slot]);
-    // Only the worker's own channels: the stage ranks exchange the others.
-    MessageWriter message;
-    message.put<int64_t>(microBatch);
-    for (size_t i : fromWorker[stage])
-      message.putArray(static_cast<const char *>(inputs[i]),
-                       bundle->channels()[spec.inputs[i]].bytes());
-    MPI_Comm comm = job.comms().pipeline;
-    std::vector<char> &bytes = message.bytes();
-    // The MPI checker does not see through wait(), which completes `send`.
-    // NOLINTBEGIN(clang-analyzer-optin.mpi.MPI-Checker)
-    MPI_Request send;
-    {
-      std::lock_guard<std::mutex> lock(job.mutex());
-      checkMpi(MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE,
-                         rank, kStageRun, comm, &send),
-               "isend");
+void MpiStageRanks::begin(int64_t count) {
+  // Checked here, before any rank starts on the call.
+  if (count > 0)
+    channelTag(count - 1);
+  MessageWriter out;
+  out.put<int64_t>(count);
+  sendToAll(kStageRun, out.bytes());
+}
+
+void MpiStageRanks::sendInputs(int64_t microBatch,
+                               const char *const *channels) {
+  const int tag = channelTag(microBatch);
+  std::vector<const void *> buffers;
+  std::vector<size_t> sizes;
+  for (size_t s = 0; s < ranks.size(); ++s) {
+    if (fromWorker[s].empty())
+      continue;
+    const StageSpec &spec = bundle->stages()[s];
+    buffers.clear();
+    sizes.clear();
+    for (int channel : spec.inputs) {
+      buffers.push_back(channels[channel]);
+      sizes.push_back(bundle->channels()[channel].bytes());
     }
-    MPI_Status status;
-    probe(rank, kStageReply, comm, &status, &job.mutex());
-    std::vector<char> reply;
-    {
-      std::lock_guard<std::mutex> lock(job.mutex());
-      reply = receive(status, comm);
-    }
-    wait(&send, "isend", &job.mutex());
-    MessageReader in(reply, "run reply of " + spec.name + " replica " +
-                                std::to_string(replica));
-    // NOLINTEND(clang-analyzer-optin.mpi.MPI-Checker)
-    if (in.get<uint8_t>() != 0)
-      return in.getString();
-    for (size_t o : toWorker[stage])
-      in.getArrayInto(static_cast<char *>(outputs[o]),
-                      bundle->channels()[spec.outputs[o]].bytes());
-    return "";
-  } catch (const std::exception &error) {
-    return error.what();
+    control->data.send(
+        packChannels(fromWorker[s], buffers.data(), sizes, false),
+        rankFor(ranks, -1, static_cast<int>(s), microBatch), tag,
+        job.comms().pipeline, &job.mutex());
   }
+}
+
+bool MpiStageRanks::receiveOutputs(int64_t microBatch, char *const *channels) {
+  const int tag = channelTag(microBatch);
+  // Every producer's receive is posted first: large messages then move as
+  // soon as their producer sends.
+  std::vector<int> stages;
+  std::vector<std::vector<char>> messages;
+  std::vector<MPI_Request> requests;
+  for (size_t s = 0; s < ranks.size(); ++s) {
+    if (toWorker[s].empty())
+      continue;
+    size_t bytes = 1;
+    for (size_t o : toWorker[s])
+      bytes += bundle->channels()[bundle->stages()[s].outputs[o]].bytes();
+    stages.push_back(static_cast<int>(s));
+    messages.emplace_back(bytes);
+    requests.push_back(MPI_REQUEST_NULL);
+    std::lock_guard<std::mutex> lock(job.mutex());
+    checkMpi(MPI_Irecv(messages.back().data(), static_cast<int>(bytes),
+                       MPI_BYTE,
+                       rankFor(ranks, -1, static_cast<int>(s), microBatch), tag,
+                       job.comms().pipeline, &requests.back()),
+             "channel receive");
+  }
+  bool complete = true;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    MPI_Status status;
+    wait(&requests[k], "channel receive", &job.mutex(), &status);
+    int received = 0;
+    checkMpi(MPI_Get_count(&status, MPI_BYTE, &received), "get count");
+    const std::vector<char> &message = messages[k];
+    if (received >= 1 && message[0] == char(kProducerFailed)) {
+      complete = false;
+      continue;
+    }
+    if (received < 1 || message[0] != char(kChannelsFollow) ||
+        size_t(received) != message.size())
+      throw Error("micro-batch " + std::to_string(microBatch) + " from " +
+                  describeEnd(*bundle, stages[k]) + " brought " +
+                  std::to_string(received) + " bytes, not the " +
+                  std::to_string(message.size()) + " of its channels");
+    const StageSpec &spec = bundle->stages()[stages[k]];
+    const char *cursor = message.data() + 1;
+    for (size_t o : toWorker[stages[k]]) {
+      const size_t bytes = bundle->channels()[spec.outputs[o]].bytes();
+      std::memcpy(channels[spec.outputs[o]], cursor, bytes);
+      cursor += bytes;
+    }
+  }
+  return complete;
+}
+
+std::string MpiStageRanks::end() {
+  std::string failure = receiveFromAll(kStageRun);
+  // Every stage rank has received its data by now.
+  control->data.waitAll(&job.mutex());
+  return failure;
 }
 
 void MpiStageRanks::beginFinishStep(int64_t microBatches) {
@@ -582,23 +693,20 @@ void MpiStageRanks::beginFinishStep(int64_t microBatches) {
   sendToAll(kStageFinishStep, out.bytes());
 }
 
-void MpiStageRanks::endFinishStep() { receiveFromAll(kStageFinishStep); }
+void MpiStageRanks::endFinishStep() {
+  std::string failure = receiveFromAll(kStageFinishStep);
+  if (!failure.empty())
+    throw Error(failure);
+}
 
 void MpiStageRanks::setEvalMode(bool eval) {
   MessageWriter out;
   out.put<uint8_t>(eval ? 1 : 0);
-  sendToAll(kStageEvalMode, out.bytes());
-  receiveFromAll(kStageEvalMode);
+  request(kStageEvalMode, out.bytes());
 }
 
-void MpiStageRanks::discardStep() {
-  sendToAll(kStageDiscard, {});
-  receiveFromAll(kStageDiscard);
-}
+void MpiStageRanks::discardStep() { request(kStageDiscard, {}); }
 
-void MpiStageRanks::goodbye() {
-  sendToAll(kStageGoodbye, {});
-  receiveFromAll(kStageGoodbye);
-}
+void MpiStageRanks::goodbye() { request(kStageGoodbye, {}); }
 
 } // namespace heterps::rt::mpi

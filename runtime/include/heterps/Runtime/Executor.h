@@ -63,20 +63,30 @@ private:
   MicroBatchContext saved;
 };
 
-/// Stages that run elsewhere (the stage ranks of an MPI job, MpiTraining.h).
-/// An executor given one loads no stage library: each replica thread hands
-/// its stage calls to run(), so frames still flow through the same queues,
-/// several in flight, and the stages' processes work on different
-/// micro-batches at the same time.
+/// Stages that run elsewhere and schedule themselves (the stage ranks of an
+/// MPI job, MpiTraining.h). An executor given one loads no stage and starts
+/// no thread: per call it starts the call's micro-batches on the remote
+/// stages, sends each micro-batch's channels that come from outside the
+/// stages and receives those that leave them. The remote stages pass every
+/// other channel among themselves and run each micro-batch as soon as its
+/// inputs are there, so the caller is in no stage's critical path and
+/// several micro-batches are in flight across the stages.
 class RemoteStages {
 public:
   virtual ~RemoteStages() = default;
-  /// Runs replica `replica` of stage `stage` on micro-batch `microBatch`:
-  /// `inputs` and `outputs` are the stage's channel buffers in StageSpec
-  /// order. Returns "" or the error, naming the stage. Called concurrently
-  /// for different replicas, never for one replica.
-  virtual std::string run(int stage, int replica, int64_t microBatch,
-                          const void *const *inputs, void *const *outputs) = 0;
+  /// Starts micro-batches [0, count) of one call on every stage.
+  virtual void begin(int64_t count) = 0;
+  /// Sends micro-batch `microBatch`'s channels whose producer is the caller
+  /// (ChannelSpec::from < 0); `channels` holds every channel's buffer by
+  /// channel index. The buffers may be reused once this returns.
+  virtual void sendInputs(int64_t microBatch, const char *const *channels) = 0;
+  /// Receives micro-batch `microBatch`'s channels whose consumer is the
+  /// caller (ChannelSpec::to < 0) into `channels`. False when a stage failed
+  /// on this micro-batch; end() then returns the error.
+  virtual bool receiveOutputs(int64_t microBatch, char *const *channels) = 0;
+  /// Waits until every stage has finished the call: "" or the first error,
+  /// naming the stage.
+  virtual std::string end() = 0;
 };
 
 struct ExecutorOptions {
@@ -93,7 +103,8 @@ struct ExecutorOptions {
   /// stage reports that it needs a training run).
   const StageServer *server = nullptr;
   /// Run every stage through this instead of in-process (it must outlive
-  /// the executor); `server`, threads and GPU options then do not apply.
+  /// the executor); `server`, threads and GPU options then do not apply,
+  /// and `framesInFlight` bounds how far the caller sends ahead.
   RemoteStages *remote = nullptr;
 };
 

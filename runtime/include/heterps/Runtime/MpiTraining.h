@@ -280,12 +280,14 @@ private:
 // With stage ranks (`heterps launch --stage-ranks`) the plan's stages run in
 // processes of their own, possibly on other machines: one rank per replica
 // of every stage, serving the job's single worker. The worker keeps the
-// data, the progress and the checkpoints, and its executor sends each
-// stage call (the stage's input channels of one micro-batch) to the rank
-// of that stage replica and receives its output channels, several
-// micro-batches in flight across the ranks. Each stage rank pushes its own
-// gradients to the shards through its own TrainingServer, and the worker
-// ends every step on all of them (StageControl).
+// data, the progress and the checkpoints. Per executor call it tells every
+// stage rank how many micro-batches to run, sends each micro-batch's data
+// to the ranks of the stages that read it and receives the loss and
+// predictions; the stage ranks schedule themselves: each runs its
+// micro-batches in order as their channels arrive from the producing ranks
+// and sends its outputs straight to the consuming ones. Each stage rank
+// pushes its own gradients to the shards through its own TrainingServer,
+// and the worker ends every step on all of them (StageControl).
 
 /// Which stage and replica each stage rank runs: the bundle's replicas in
 /// stage order (stage 0's replicas first).
@@ -305,8 +307,10 @@ public:
   explicit MpiStageRanks(MpiJob &job);
   ~MpiStageRanks() override;
   void start(const Bundle &bundle, const Settings &settings) override;
-  std::string run(int stage, int replica, int64_t microBatch,
-                  const void *const *inputs, void *const *outputs) override;
+  void begin(int64_t count) override;
+  void sendInputs(int64_t microBatch, const char *const *channels) override;
+  bool receiveOutputs(int64_t microBatch, char *const *channels) override;
+  std::string end() override;
   void beginFinishStep(int64_t microBatches) override;
   void endFinishStep() override;
   void setEvalMode(bool eval) override;
@@ -315,19 +319,22 @@ public:
   void goodbye();
 
 private:
-  /// Sends `op` with `payload` to every stage rank / receives every answer.
+  /// Sends `op` with `payload` to every stage rank / receives every answer,
+  /// returning the first error ("" if none).
   void sendToAll(int op, const std::vector<char> &payload);
-  void receiveFromAll(int op);
+  std::string receiveFromAll(int op);
+  /// Both, throwing the first error.
+  void request(int op, const std::vector<char> &payload);
 
   MpiJob &job;
   const Bundle *bundle = nullptr;
-  /// World rank of each stage's replicas, and a lock for each.
+  /// World rank of each stage's replicas.
   std::vector<std::vector<int>> ranks;
-  std::vector<std::vector<std::unique_ptr<std::mutex>>> rankLocks;
   /// Per stage: the positions of the inputs the worker sends and of the
   /// outputs it receives; the stage ranks exchange all other channels.
   std::vector<std::vector<size_t>> fromWorker, toWorker;
-  /// The control request in flight (its buffer and sends).
+  /// The control request in flight (its buffer and sends), and the worker's
+  /// channel messages on their way.
   struct Control;
   std::unique_ptr<Control> control;
 };
