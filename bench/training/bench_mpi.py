@@ -18,8 +18,15 @@ run's own `done:` line, which excludes start-up); the table reports
 medians over `--rounds`, interleaved, and the ratio to the single process
 of the same bundle.
 
+With `--baseline-build DIR` the stage-ranks configuration also runs with
+DIR/bin/heterps (an older build) launching the same bundle, in the same
+rounds, so a change to the MPI runtime is measured against its
+predecessor on one machine in one run. `--only hetero` runs just the
+heterogeneous plan's configurations.
+
 Usage: bench_mpi.py --build build [--workers 2] [--shards 2] [--batch 256]
-       [--steps 200] [--rounds 3] [--out docs/benchmarks/mpi-training.md]
+       [--steps 200] [--rounds 3] [--baseline-build DIR] [--only hetero]
+       [--out docs/benchmarks/mpi-training.md]
 """
 import argparse
 import os
@@ -58,9 +65,21 @@ def main():
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--baseline-build",
+                        help="also run the stage-ranks configuration with this build's heterps")
+    parser.add_argument("--only", choices=["cpu", "hetero"],
+                        help="run only the configurations of this bundle")
+    parser.add_argument("--mpirun-arg", action="append", default=[],
+                        help="passed on to mpirun (e.g. --mpirun-arg=--mca "
+                             "--mpirun-arg=btl --mpirun-arg=self,tcp for loopback TCP)")
     parser.add_argument("--out")
     args = parser.parse_args()
+    mpirun_args = MPIRUN_ARGS + [f"--mpirun-arg={arg}" for arg in args.mpirun_arg]
     heterps = os.path.join(args.build, "bin", "heterps")
+    baseline = (os.path.join(args.baseline_build, "bin", "heterps")
+                if args.baseline_build else None)
+    if baseline and not os.access(baseline, os.X_OK):
+        sys.exit(f"--baseline-build: no executable {baseline}")
 
     with tempfile.TemporaryDirectory(prefix="hps-bench-mpi-") as work:
         model = os.path.join(work, "ctr.onnx")
@@ -88,8 +107,8 @@ def main():
         def single(bundle):
             return [heterps, "run", os.path.join(work, bundle), "--train", *train], {}
 
-        def launch(bundle, flags, env=None):
-            return ([heterps, "launch", os.path.join(work, bundle), *flags, *MPIRUN_ARGS,
+        def launch(bundle, flags, env=None, binary=heterps):
+            return ([binary, "launch", os.path.join(work, bundle), *flags, *mpirun_args,
                      "--", *train], env or {})
 
         configs = [
@@ -104,14 +123,21 @@ def main():
             ("heterogeneous plan, --stage-ranks", "hetero",
              launch("hetero", ["--stage-ranks", "--ps-shards", str(args.shards)])),
         ]
+        if baseline:
+            configs.append(
+                ("heterogeneous plan, --stage-ranks, baseline build", "hetero",
+                 launch("hetero", ["--stage-ranks", "--ps-shards", str(args.shards)],
+                        binary=baseline)))
+        if args.only:
+            configs = [config for config in configs if config[1] == args.only]
         rates = {name: [] for name, _, _ in configs}
         for _ in range(args.rounds):
             for name, _, (cmd, env) in configs:
                 rates[name].append(rate(sh(cmd, env)))
 
     medians = {name: statistics.median(values) for name, values in rates.items()}
-    reference = {"cpu": medians["one process"],
-                 "hetero": medians["heterogeneous plan, one process"]}
+    reference = {"cpu": medians.get("one process"),
+                 "hetero": medians.get("heterogeneous plan, one process")}
     lines = [
         "# Training over MPI",
         "",
@@ -120,7 +146,8 @@ def main():
         "machine, oversubscribed: `--oversubscribe`). Wide & Deep CTR model, hidden",
         f"256,128, 1000 buckets per field, Adagrad, batch {args.batch}, {args.steps} steps;",
         f"samples/s are medians of {args.rounds} interleaved rounds; the ratio is",
-        "to the single process on the same bundle.",
+        "to the single process on the same bundle."
+        + (f" The baseline build is {baseline}." if baseline else ""),
         "",
         "| configuration | samples/s | ratio |",
         "|---|---|---|",
@@ -128,6 +155,9 @@ def main():
     for name, bundle, _ in configs:
         lines.append(f"| {name} | {medians[name]:.3g} | "
                      f"{medians[name] / reference[bundle]:.2f} |")
+    lines += ["", "Per-round samples/s:", ""]
+    for name, _, _ in configs:
+        lines.append(f"- {name}: " + ", ".join(f"{value:.3g}" for value in rates[name]))
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
