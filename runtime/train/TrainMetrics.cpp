@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace heterps::rt::train {
 namespace {
@@ -81,6 +82,59 @@ void TrainMetrics::decide(const HostTensor &prediction, const float *labels,
     if (asLogit < asProbability)
       scoreKind = ScoreKind::Logit;
   }
+}
+
+void append(SampleResults &all, const SampleResults &part) {
+  for (auto [to, from] : {std::pair{&all.losses, &part.losses},
+                          std::pair{&all.scores, &part.scores},
+                          std::pair{&all.labels, &part.labels}})
+    to->insert(to->end(), from->begin(), from->end());
+}
+
+SampleResults inBatchOrder(const SampleResults &gathered,
+                           const std::vector<float> &sizes, int64_t batches,
+                           int workers) {
+  const auto W = size_t(workers);
+  if (sizes.size() != size_t(batches))
+    throw Error("evaluation: the workers ran " + std::to_string(sizes.size()) +
+                " batches, not " + std::to_string(batches));
+  // In worker order, batch b is worker b % W's (b / W)-th: its index in
+  // `sizes` is the number of batches of the workers before it, plus b / W.
+  std::vector<size_t> before(W, 0);
+  for (size_t b = 0; b < size_t(batches); ++b)
+    for (size_t w = b % W + 1; w < W; ++w)
+      ++before[w];
+  std::vector<size_t> batchSize(static_cast<size_t>(batches));
+  size_t samples = 0;
+  for (size_t b = 0; b < batchSize.size(); ++b) {
+    batchSize[b] = size_t(sizes[before[b % W] + b / W]);
+    samples += batchSize[b];
+  }
+  SampleResults ordered;
+  for (auto [to, from] : {std::pair{&ordered.losses, &gathered.losses},
+                          std::pair{&ordered.scores, &gathered.scores},
+                          std::pair{&ordered.labels, &gathered.labels}}) {
+    // Losses have one value per sample; scores and labels one or none.
+    const size_t width = samples > 0 ? from->size() / samples : 0;
+    if (width * samples != from->size())
+      throw Error("evaluation: the workers' results hold " +
+                  std::to_string(from->size()) + " values for " +
+                  std::to_string(samples) + " samples");
+    // Where each worker's next values are.
+    std::vector<size_t> cursor(W, 0);
+    for (size_t b = 0; b < batchSize.size(); ++b)
+      for (size_t w = b % W + 1; w < W; ++w)
+        cursor[w] += batchSize[b] * width;
+    to->reserve(from->size());
+    for (size_t b = 0; b < batchSize.size(); ++b) {
+      size_t &at = cursor[b % W];
+      const size_t count = batchSize[b] * width;
+      to->insert(to->end(), from->begin() + ptrdiff_t(at),
+                 from->begin() + ptrdiff_t(at + count));
+      at += count;
+    }
+  }
+  return ordered;
 }
 
 SampleResults TrainMetrics::collect(const std::vector<HostTensor> &outputs,

@@ -30,6 +30,18 @@ struct SampleResults {
   std::vector<float> losses, scores, labels;
 };
 
+/// Appends `part` to `all`, field by field.
+void append(SampleResults &all, const SampleResults &part);
+
+/// Results of `batches` batches run round-robin by `workers` workers
+/// (batch b by worker b % workers) and gathered in worker order, put back
+/// in batch order. `sizes` holds the sample count of each worker's batches,
+/// gathered the same way. Throws Error when the results do not add up to
+/// those counts.
+SampleResults inBatchOrder(const SampleResults &gathered,
+                           const std::vector<float> &sizes, int64_t batches,
+                           int workers);
+
 /// How a bce prediction turns into a score for AUC and log-loss.
 enum class ScoreKind {
   Unknown,     // not decided yet

@@ -164,7 +164,8 @@ TrainSummary Trainer::run() {
     throw Error("--keep-checkpoints must be at least 1");
 
   // Data-parallel workers: each trains on its slice of the step's
-  // micro-batches; only the leader logs, evaluates, checkpoints and dumps.
+  // micro-batches and evaluates its share of the evaluation batches; only
+  // the leader logs, checkpoints and dumps.
   WorkerGroup *group = o.group;
   const bool leader = !group || group->leader();
   StepSlice slice{0, batch / microBatch};
@@ -173,7 +174,7 @@ TrainSummary Trainer::run() {
 
   std::unique_ptr<data::BatchSource> source = openSource(bundle, o, false);
   std::unique_ptr<data::BatchSource> evalSource;
-  if (hasEval && leader)
+  if (hasEval)
     evalSource = openSource(bundle, o, true);
 
   // Resume, or refuse to mix a new run into an old run's checkpoints.
@@ -295,11 +296,18 @@ TrainSummary Trainer::run() {
     log << "checkpoint " << summary.lastCheckpoint << "\n";
   };
 
+  // Every worker evaluates: batch b of the evaluation data runs on worker
+  // b % W, and the leader puts the gathered per-sample results back in
+  // batch order, so the figures are those of one process.
   auto evaluate = [&]() {
-    if (!leader)
-      return;
+    const Clock::time_point evalStart = Clock::now();
+    const int workers = group ? group->size() : 1;
+    const int64_t rank = group ? group->rank() : 0;
     evalSource->restart();
     TrainMetrics metrics(spec);
+    SampleResults results;
+    std::vector<float> sizes; // of this worker's batches (<= batch: exact)
+    int64_t batches = 0;
     std::vector<HostTensor> inputs;
     server.setEvalMode(true);
     struct Restore {
@@ -309,13 +317,26 @@ TrainSummary Trainer::run() {
     if (stages)
       stages->setEvalMode(true);
     while (int64_t count = evalSource->next(batch, inputs)) {
+      if (batches++ % workers != rank)
+        continue;
       std::vector<HostTensor> outputs = executor.run(inputs);
       server.finishStep(1); // nothing to apply: pushes were discarded
-      metrics.add(metrics.collect(outputs, inputs[labelInput], count));
+      append(results, metrics.collect(outputs, inputs[labelInput], count));
+      sizes.push_back(static_cast<float>(count));
     }
     // An error above ends the run, so only here do stages train again.
     if (stages)
       stages->setEvalMode(false);
+    if (group) {
+      std::vector<float> gatheredSizes = group->gather(sizes);
+      results.losses = group->gather(results.losses);
+      results.scores = group->gather(results.scores);
+      results.labels = group->gather(results.labels);
+      if (!leader)
+        return;
+      results = inBatchOrder(results, gatheredSizes, batches, workers);
+    }
+    metrics.add(results);
     std::string warning = evalSource->warning();
     if (!warning.empty())
       log << "warning: " << warning << "\n";
@@ -349,7 +370,10 @@ TrainSummary Trainer::run() {
       log << "  loss " << fixed(summary.evalLoss);
       break;
     }
-    log << "  " << summary.evalSamples << " samples\n";
+    const double evalSeconds = secondsSince(evalStart);
+    log << "  " << summary.evalSamples << " samples  "
+        << formatRate(evalSeconds > 0 ? summary.evalSamples / evalSeconds : 0)
+        << " samples/s\n";
     if (noScore)
       log << "warning: the prediction '" << spec.prediction
           << "' is not a binary score (one value per sample, or two class "
@@ -427,11 +451,7 @@ TrainSummary Trainer::run() {
       if (group) {
         // Workers keep their results until the leader reports them: a
         // gather per step cost more than the step on a shared machine.
-        for (auto [all, part] :
-             {std::pair{&unreported.losses, &results.losses},
-              std::pair{&unreported.scores, &results.scores},
-              std::pair{&unreported.labels, &results.labels}})
-          all->insert(all->end(), part->begin(), part->end());
+        append(unreported, results);
         if (!logStep && !checkpointStep && !evalStep) {
           group->stepFinished(state.step);
           continue;
