@@ -837,6 +837,37 @@ std::string StageEmitter::kernel(StringRef cls, const std::string &args) {
 /// Cuts `statements` into member functions of `perFunction` statements
 /// each, named `name`0, `name`1, ... and marked `attribute`: writes their
 /// calls to `calls` and returns their definitions.
+/// The ONNX node an op comes from: the importer's NameLoc, possibly inside
+/// the FusedLoc or CallSiteLoc of later rewrites; "" if none.
+std::string onnxNodeOf(Location loc) {
+  if (auto named = dyn_cast<NameLoc>(loc))
+    return named.getName().str();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    for (Location part : fused.getLocations())
+      if (std::string node = onnxNodeOf(part); !node.empty())
+        return node;
+  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
+    return onnxNodeOf(callSite.getCallee());
+  return "";
+}
+
+/// `text` as a C++ string literal: printable ASCII as it is, anything else
+/// (quotes, backslashes, bytes of UTF-8) as three-digit octal escapes.
+std::string cStringLiteral(StringRef text) {
+  std::string literal = "\"";
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?') {
+      literal += char(c);
+      continue;
+    }
+    literal += '\\';
+    literal += char('0' + (c >> 6));
+    literal += char('0' + ((c >> 3) & 7));
+    literal += char('0' + (c & 7));
+  }
+  return literal + "\"";
+}
+
 std::string memberFunctions(ArrayRef<std::string> statements,
                             size_t perFunction, StringRef name,
                             StringRef attribute, raw_ostream &calls) {
@@ -947,10 +978,25 @@ LogicalResult StageEmitter::emit() {
                               name, index, slot->second.offset)
                     .str();
   }
+  // Each op's statements first say which ONNX node they run (one store),
+  // where that changes: an error names it (rethrowAtNode).
+  std::string stepNode, setupNode;
+  auto markNode = [](std::vector<std::string> &statements, size_t before,
+                     const std::string &node, std::string &last) {
+    if (node.empty() || statements.size() == before || node == last)
+      return;
+    statements.insert(statements.begin() + ptrdiff_t(before),
+                      "    node = " + cStringLiteral(node) + ";\n");
+    last = node;
+  };
   for (Operation &op : func.getBody().front()) {
     emitting = &op;
+    const size_t stepsBefore = steps.size(), setupBefore = setup.size();
     if (failed(emitOp(&op)))
       return failure();
+    const std::string node = onnxNodeOf(op.getLoc());
+    markNode(steps, stepsBefore, node, stepNode);
+    markNode(setup, setupBefore, node, setupNode);
     // A group's results exist once its loop (at the anchor) has run.
     SmallVector<Value> written(op.getResults());
     if (const ElementGroup *group = groupOf(&op))
@@ -978,7 +1024,8 @@ LogicalResult StageEmitter::emit() {
      << "  std::vector<const char *> tables;\n"
      << "  std::vector<char *> tableCopies;\n"
      << "  const void *const *inputs = nullptr;\n"
-     << "  void *const *outputs = nullptr;\n";
+     << "  void *const *outputs = nullptr;\n"
+     << "  const char *node = nullptr; // the ONNX node being run\n";
   if (trained)
     os << "  HpsStageConfig config;\n"
        << "  ServerStaging staging;\n"
@@ -1023,9 +1070,13 @@ LogicalResult StageEmitter::emit() {
   // Kernels are built by member functions of 32 each: g++'s optimiser is
   // superlinear in function size, and a recurrence unrolled over many steps
   // makes thousands of kernels.
+  os << "    try {\n";
   std::string builders =
       memberFunctions(setup, 32, "buildKernels", "HPS_RUN_ONCE", os);
-  os << "  }\n"
+  os << "    } catch (const std::exception &error) {\n"
+     << "      rethrowAtNode(node, error);\n"
+     << "    }\n"
+     << "  }\n"
      << builders << "\n"
      << "  ~Stage() {\n"
      << "    for (char *copy : tableCopies)\n"
@@ -1043,19 +1094,26 @@ LogicalResult StageEmitter::emit() {
      << "    ctx.enterThread();\n"
      << "    inputs = stageInputs;\n"
      << "    outputs = stageOutputs;\n"
+     << "    node = nullptr;\n"
      << (trained ? "    evaluating = stageEvaluating(config);\n" : "")
+     << "    try {\n"
      << parameterPrologue << prologue;
+  const char *rethrow = "    ctx.synchronize();\n"
+                        "    } catch (const std::exception &error) {\n"
+                        "      rethrowAtNode(node, error);\n"
+                        "    }\n"
+                        "  }\n";
   // Long runs are cut into member functions like the kernels' construction.
   constexpr size_t kStepsPerRun = 64;
   if (steps.size() <= kStepsPerRun) {
     for (const std::string &statement : steps)
       os << statement;
-    os << "    ctx.synchronize();\n  }\n";
+    os << rethrow;
     return success();
   }
   std::string parts =
       memberFunctions(steps, kStepsPerRun, "runSteps", "HPS_NOINLINE", os);
-  os << "    ctx.synchronize();\n  }\n" << parts;
+  os << rethrow << parts;
   return success();
 }
 

@@ -126,8 +126,12 @@ func.func @stage_0() attributes {hps.device = #hps.device<"cpu.xeon">, hps.repli
 // CHECK:     struct FusedLoop0 {
 // CHECK-NOT: struct FusedLoop
 // CHECK:     std::unique_ptr<backend::Unary> kUnary[33];
-// CHECK:     buildKernels0();
+// CHECK:     try {
+// CHECK-NEXT: buildKernels0();
 // CHECK-NEXT: buildKernels1();
+// CHECK-NEXT: } catch (const std::exception &error) {
+// CHECK-NEXT: rethrowAtNode(node, error);
+// CHECK-NEXT: {{^ *[}]$}}
 // CHECK-NEXT: {{^ *[}]$}}
 // CHECK:     HPS_RUN_ONCE void buildKernels0() {
 // CHECK-NEXT: kUnary[0] = std::make_unique<backend::Unary>(ctx, DType::F32, UnaryKind::Tanh, UnaryParams{}, 32);
@@ -142,10 +146,14 @@ func.func @stage_0() attributes {hps.device = #hps.device<"cpu.xeon">, hps.repli
 // CHECK-NEXT: ctx.enterThread();
 // CHECK-NEXT: inputs = stageInputs;
 // CHECK-NEXT: outputs = stageOutputs;
+// CHECK-NEXT: node = nullptr;
+// CHECK-NEXT: try {
 // CHECK-NEXT: out0 = stageOutput(outputs[0], arena + 0);
 // CHECK-NEXT: runSteps0();
 // CHECK-NEXT: runSteps1();
 // CHECK-NEXT: ctx.synchronize();
+// CHECK-NEXT: } catch (const std::exception &error) {
+// CHECK-NEXT: rethrowAtNode(node, error);
 // CHECK:      HPS_NOINLINE void runSteps0() {
 // CHECK-NEXT: in0 = stageInput(ctx, inputs[0], (arena + 0), 128);
 // CHECK-COUNT-31: backend::forEachElement(ctx, FusedLoop0{{[{]}}

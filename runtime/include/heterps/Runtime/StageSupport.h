@@ -221,6 +221,16 @@ inline void finishOutput(backend::Context &ctx, void *output, const char *value,
     ctx.download(output, value, bytes);
 }
 
+/// Rethrows the exception being handled, naming the ONNX node whose op
+/// raised it (the generated code keeps the node of the op it is at, or
+/// null), so a failed run points at the user's model, not at a kernel.
+[[noreturn]] inline void rethrowAtNode(const char *node,
+                                       const std::exception &error) {
+  if (!node)
+    throw;
+  throw Error(std::string("node '") + node + "': " + error.what());
+}
+
 /// Runs `body`, turning any exception into a message in `error`.
 template <typename F> bool guarded(char *error, size_t errorBytes, F &&body) {
   auto report = [&](const char *what) {
