@@ -834,9 +834,6 @@ std::string StageEmitter::kernel(StringRef cls, const std::string &args) {
   return name;
 }
 
-/// Cuts `statements` into member functions of `perFunction` statements
-/// each, named `name`0, `name`1, ... and marked `attribute`: writes their
-/// calls to `calls` and returns their definitions.
 /// The ONNX node an op comes from: the importer's NameLoc, possibly inside
 /// the FusedLoc or CallSiteLoc of later rewrites; "" if none.
 std::string onnxNodeOf(Location loc) {
@@ -868,6 +865,9 @@ std::string cStringLiteral(StringRef text) {
   return literal + "\"";
 }
 
+/// Cuts `statements` into member functions of `perFunction` statements
+/// each, named `name`0, `name`1, ... and marked `attribute`: writes their
+/// calls to `calls` and returns their definitions.
 std::string memberFunctions(ArrayRef<std::string> statements,
                             size_t perFunction, StringRef name,
                             StringRef attribute, raw_ostream &calls) {

@@ -173,6 +173,21 @@ std::string describeEnd(const Bundle &bundle, int stage) {
                    : "stage " + bundle.stages()[stage].name;
 }
 
+/// Whether a received channel message of micro-batch `microBatch` from
+/// `from` (`received` bytes, its status byte `status`) brings its channels
+/// (`expected` bytes with the status) or says its producer failed; throws
+/// Error for anything else.
+bool channelsArrived(int received, uint8_t status, size_t expected,
+                     int64_t microBatch, const std::string &from) {
+  if (received >= 1 && status == kProducerFailed)
+    return false;
+  if (received < 1 || status != kChannelsFollow || size_t(received) != expected)
+    throw Error("micro-batch " + std::to_string(microBatch) + " from " + from +
+                " brought " + std::to_string(received) + " bytes, not the " +
+                std::to_string(expected) + " of its status and channels");
+  return true;
+}
+
 /// Copies out a channel message: the status byte, then the channels at
 /// `positions` of `buffers`. A failed producer sends the status alone.
 std::vector<char> packChannels(const std::vector<size_t> &positions,
@@ -442,14 +457,8 @@ private:
     bool complete = true;
     for (size_t l = 0; l < inputLinks.size(); ++l) {
       const InputLink &link = inputLinks[l];
-      if (received[l] >= 1 && *link.status == kProducerFailed)
-        complete = false;
-      else if (received[l] < 1 || *link.status != kChannelsFollow ||
-               size_t(received[l]) != 1 + link.bytes)
-        throw Error("micro-batch " + std::to_string(microBatch) + " from " +
-                    describeEnd(bundle, link.stage) + " brought " +
-                    std::to_string(received[l]) + " bytes, not the 1 + " +
-                    std::to_string(link.bytes) + " of its channels");
+      complete &= channelsArrived(received[l], *link.status, 1 + link.bytes,
+                                  microBatch, describeEnd(bundle, link.stage));
     }
     return complete;
   }
@@ -659,16 +668,11 @@ bool MpiStageRanks::receiveOutputs(int64_t microBatch, char *const *channels) {
     int received = 0;
     checkMpi(MPI_Get_count(&status, MPI_BYTE, &received), "get count");
     const std::vector<char> &message = messages[k];
-    if (received >= 1 && message[0] == char(kProducerFailed)) {
+    if (!channelsArrived(received, uint8_t(message[0]), message.size(),
+                         microBatch, describeEnd(*bundle, stages[k]))) {
       complete = false;
       continue;
     }
-    if (received < 1 || message[0] != char(kChannelsFollow) ||
-        size_t(received) != message.size())
-      throw Error("micro-batch " + std::to_string(microBatch) + " from " +
-                  describeEnd(*bundle, stages[k]) + " brought " +
-                  std::to_string(received) + " bytes, not the " +
-                  std::to_string(message.size()) + " of its channels");
     const StageSpec &spec = bundle->stages()[stages[k]];
     const char *cursor = message.data() + 1;
     for (size_t o : toWorker[stages[k]]) {

@@ -94,22 +94,19 @@ void append(SampleResults &all, const SampleResults &part) {
 SampleResults inBatchOrder(const SampleResults &gathered,
                            const std::vector<float> &sizes, int64_t batches,
                            int workers) {
-  const auto W = size_t(workers);
   if (sizes.size() != size_t(batches))
     throw Error("evaluation: the workers ran " + std::to_string(sizes.size()) +
                 " batches, not " + std::to_string(batches));
-  // In worker order, batch b is worker b % W's (b / W)-th: its index in
-  // `sizes` is the number of batches of the workers before it, plus b / W.
-  std::vector<size_t> before(W, 0);
-  for (size_t b = 0; b < size_t(batches); ++b)
-    for (size_t w = b % W + 1; w < W; ++w)
-      ++before[w];
-  std::vector<size_t> batchSize(static_cast<size_t>(batches));
-  size_t samples = 0;
-  for (size_t b = 0; b < batchSize.size(); ++b) {
-    batchSize[b] = size_t(sizes[before[b % W] + b / W]);
-    samples += batchSize[b];
-  }
+  // Worker order visits worker 0's batches 0, W, 2W, ..., then worker 1's:
+  // each batch's size, and where its samples start among the gathered ones.
+  std::vector<size_t> size(sizes.size()), first(sizes.size());
+  size_t samples = 0, k = 0;
+  for (int64_t w = 0; w < workers; ++w)
+    for (int64_t b = w; b < batches; b += workers, ++k) {
+      size[size_t(b)] = size_t(sizes[k]);
+      first[size_t(b)] = samples;
+      samples += size[size_t(b)];
+    }
   SampleResults ordered;
   for (auto [to, from] : {std::pair{&ordered.losses, &gathered.losses},
                           std::pair{&ordered.scores, &gathered.scores},
@@ -120,19 +117,10 @@ SampleResults inBatchOrder(const SampleResults &gathered,
       throw Error("evaluation: the workers' results hold " +
                   std::to_string(from->size()) + " values for " +
                   std::to_string(samples) + " samples");
-    // Where each worker's next values are.
-    std::vector<size_t> cursor(W, 0);
-    for (size_t b = 0; b < batchSize.size(); ++b)
-      for (size_t w = b % W + 1; w < W; ++w)
-        cursor[w] += batchSize[b] * width;
     to->reserve(from->size());
-    for (size_t b = 0; b < batchSize.size(); ++b) {
-      size_t &at = cursor[b % W];
-      const size_t count = batchSize[b] * width;
-      to->insert(to->end(), from->begin() + ptrdiff_t(at),
-                 from->begin() + ptrdiff_t(at + count));
-      at += count;
-    }
+    for (size_t b = 0; b < size.size(); ++b)
+      to->insert(to->end(), from->begin() + ptrdiff_t(first[b] * width),
+                 from->begin() + ptrdiff_t((first[b] + size[b]) * width));
   }
   return ordered;
 }

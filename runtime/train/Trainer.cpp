@@ -36,6 +36,16 @@ int64_t predictionClasses(const Bundle &bundle, const TrainingSpec &spec) {
   return prediction.shape[1];
 }
 
+/// Every worker's `results`, concatenated in worker order, on the leader;
+/// empty on the others.
+SampleResults gatherResults(WorkerGroup &group, const SampleResults &results) {
+  SampleResults all;
+  all.losses = group.gather(results.losses);
+  all.scores = group.gather(results.scores);
+  all.labels = group.gather(results.labels);
+  return all;
+}
+
 } // namespace
 
 std::string formatRate(double value) {
@@ -329,9 +339,7 @@ TrainSummary Trainer::run() {
       stages->setEvalMode(false);
     if (group) {
       std::vector<float> gatheredSizes = group->gather(sizes);
-      results.losses = group->gather(results.losses);
-      results.scores = group->gather(results.scores);
-      results.labels = group->gather(results.labels);
+      results = gatherResults(*group, results);
       if (!leader)
         return;
       results = inBatchOrder(results, gatheredSizes, batches, workers);
@@ -466,9 +474,7 @@ TrainSummary Trainer::run() {
       if (group) {
         // The leader reports every worker's losses, scores and labels since
         // the last report, in worker order; the others get nothing.
-        results.losses = group->gather(results.losses);
-        results.scores = group->gather(results.scores);
-        results.labels = group->gather(results.labels);
+        results = gatherResults(*group, results);
       }
       window.add(results);
 
