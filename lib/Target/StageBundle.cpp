@@ -1370,6 +1370,38 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                  cptr(bn.getVariance()) + ", " + ptr(bn.getResult()));
         return success();
       })
+      .Case([&](RecurrenceOp rec) {
+        const auto &dims = info(rec.getProjected()).shape; // [T, N, G]
+        std::string params = llvm::formatv(
+            "[] {{ RecurrentParams p; p.cell = RecurrentCell::{0}; "
+            "p.steps = {1}; p.batch = {2}; p.hidden = {3}; p.reverse = {4}; "
+            "p.linearBeforeReset = {5}; p.hasRecurrentBias = true; "
+            "p.hasLengths = {6}; p.hasPeepholes = {7}; ",
+            rec.getCell() == "rnn"   ? "RNN"
+            : rec.getCell() == "gru" ? "GRU"
+                                     : "LSTM",
+            dims[0], dims[1], info(rec.getRecurrence()).shape[1],
+            rec.getReverse() ? "true" : "false",
+            rec.getLinearBeforeReset() ? "true" : "false",
+            rec.getLengths() ? "true" : "false",
+            rec.getPeepholes() ? "true" : "false");
+        for (auto [i, name] : llvm::enumerate(
+                 rec.getActivations().getAsValueRange<StringAttr>()))
+          params +=
+              llvm::formatv("p.activations[{0}] = UnaryKind::{1}; ", i, name);
+        if (auto clip = rec.getClip())
+          params += "p.hasClip = true; p.clip = " +
+                    floatLiteral(clip->convertToDouble()) + "f; ";
+        params += "return p; }()";
+        call(kernel("Recurrent", params),
+             cptr(rec.getProjected()) + ", " + cptr(rec.getRecurrence()) +
+                 ", " + cptr(rec.getRecurrentBias()) + ", " +
+                 cptr(rec.getLengths()) + ", " + cptr(rec.getInitialH()) +
+                 ", " + cptr(rec.getInitialC()) + ", " +
+                 cptr(rec.getPeepholes()) + ", " + ptr(rec.getY()) + ", " +
+                 ptr(rec.getHLast()) + ", " + ptr(rec.getCLast()));
+        return success();
+      })
       .Case([&](LayerNormOp ln) {
         call(kernel("LayerNorm",
                     llvm::formatv(

@@ -1030,3 +1030,73 @@ TEST(CpuDense, KernelsRunOnAnotherThread) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Recurrent
+//===----------------------------------------------------------------------===//
+
+// A one-unit RNN with Relu, worked by hand: h_t = relu(x_t + 0.5 h_{t-1} +
+// 0.25) over 3 steps, forward and reverse, with the second row ending after
+// one step (its state stays, its later y are 0).
+TEST(CpuRecurrent, HandComputedRnn) {
+  Context ctx(1);
+  RecurrentParams p;
+  p.cell = RecurrentCell::RNN;
+  p.steps = 3;
+  p.batch = 2;
+  p.hidden = 1;
+  p.activations[0] = UnaryKind::Relu;
+  p.hasRecurrentBias = true;
+  p.hasLengths = true;
+  std::vector<float> x = {1, 2, -1, 0, 3, 5}; // [T=3, B=2, G=1]
+  std::vector<float> r = {0.5f}, rb = {0.25f}, h0 = {0, 4};
+  std::vector<int64_t> lengths = {3, 1};
+  std::vector<float> y(6), hLast(2);
+  Recurrent(ctx, p).run(x.data(), r.data(), rb.data(), lengths.data(),
+                        h0.data(), nullptr, nullptr, y.data(), hLast.data(),
+                        nullptr);
+  // Row 0: 1.25, relu(-1 + 0.625 + 0.25) = 0, 3.25. Row 1: relu(2 + 2 +
+  // 0.25) = 4.25, then kept.
+  expectClose(y, {1.25f, 4.25f, 0, 0, 3.25f, 0}, "forward y");
+  expectClose(hLast, {3.25f, 4.25f}, "forward h");
+  p.reverse = true;
+  Recurrent(ctx, p).run(x.data(), r.data(), rb.data(), lengths.data(),
+                        h0.data(), nullptr, nullptr, y.data(), hLast.data(),
+                        nullptr);
+  // Row 0 from t = 2: 3.25, -1 + 1.625 + 0.25 = 0.875, 1 + 0.4375 + 0.25 =
+  // 1.6875. Row 1 takes only t = 0: relu(2 + 2 + 0.25).
+  expectClose(y, {1.6875f, 4.25f, 0.875f, 0, 3.25f, 0}, "reverse y");
+  expectClose(hLast, {1.6875f, 4.25f}, "reverse h");
+}
+
+TEST(CpuRecurrent, RejectsBadParametersAndLengths) {
+  Context ctx(1);
+  RecurrentParams p;
+  p.cell = RecurrentCell::GRU;
+  p.steps = 2;
+  p.batch = 1;
+  p.hidden = 2;
+  p.activations[0] = UnaryKind::Sigmoid;
+  p.activations[1] = UnaryKind::Exp;
+  EXPECT_THROW(Recurrent(ctx, p), Error);
+  p.activations[1] = UnaryKind::Tanh;
+  p.hasPeepholes = true;
+  EXPECT_THROW(Recurrent(ctx, p), Error);
+  p.hasPeepholes = false;
+  p.hidden = 0;
+  EXPECT_THROW(Recurrent(ctx, p), Error);
+  p.hidden = 2;
+  p.hasLengths = true;
+  Recurrent gru(ctx, p);
+  std::vector<float> x(12), r(12), rb(6), h0(2), y(4), hLast(2);
+  std::vector<int64_t> tooLong = {3};
+  try {
+    gru.run(x.data(), r.data(), rb.data(), tooLong.data(), h0.data(), nullptr,
+            nullptr, y.data(), hLast.data(), nullptr);
+    FAIL() << "a sequence_lens past the steps ran";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("sequence_lens[0] = 3"),
+              std::string::npos)
+        << error.what();
+  }
+}

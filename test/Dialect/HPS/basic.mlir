@@ -118,3 +118,12 @@ func.func @dynamic(%x: tensor<?x3x?xf32>, %w: tensor<3x5xf32>) -> tensor<2xi64> 
   %1 = hps.shape %0 {start = 1 : i64} : (tensor<?x3x5xf32>) -> tensor<2xi64>
   return %1 : tensor<2xi64>
 }
+
+// CHECK-LABEL: func @recurrence
+func.func @recurrence(%p: tensor<6x2x12xf32>, %r: tensor<12x3xf32>, %rb: tensor<12xf32>, %h: tensor<2x3xf32>, %lens: tensor<2xi64>, %q: tensor<6x2x9xf32>, %r3: tensor<9x3xf32>, %rb3: tensor<9xf32>, %peep: tensor<9xf32>) -> (tensor<6x2x3xf32>, tensor<2x3xf32>, tensor<6x2x3xf32>) {
+  // CHECK: hps.recurrence %{{.*}} lengths %{{.*}} initial_c %{{.*}} peepholes %{{.*}} {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm", clip = 2.000000e+00 : f32, reverse}
+  %y, %hl, %cl = hps.recurrence %p, %r, %rb, %h lengths %lens initial_c %h peepholes %peep {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm", clip = 2.0 : f32, reverse} : (tensor<6x2x12xf32>, tensor<12x3xf32>, tensor<12xf32>, tensor<2x3xf32>, tensor<2xi64>, tensor<2x3xf32>, tensor<9xf32>) -> (tensor<6x2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>)
+  // CHECK: hps.recurrence %{{.*}} {activations = ["Sigmoid", "Relu"], cell = "gru", linear_before_reset}
+  %gy, %gh = hps.recurrence %q, %r3, %rb3, %h {activations = ["Sigmoid", "Relu"], cell = "gru", linear_before_reset} : (tensor<6x2x9xf32>, tensor<9x3xf32>, tensor<9xf32>, tensor<2x3xf32>) -> (tensor<6x2x3xf32>, tensor<2x3xf32>)
+  return %y, %gh, %gy : tensor<6x2x3xf32>, tensor<2x3xf32>, tensor<6x2x3xf32>
+}

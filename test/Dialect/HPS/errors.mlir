@@ -282,3 +282,59 @@ func.func @yield_outside(%x: tensor<f32>) -> tensor<f32> {
   // expected-error @+1 {{expects parent op 'hps.onnx_node'}}
   hps.yield %x : tensor<f32>
 }
+
+// -----
+
+func.func @recurrence_unknown_cell(%p: tensor<4x2x3xf32>, %r: tensor<3x3xf32>, %rb: tensor<3xf32>, %h: tensor<2x3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{cell 'lru' is none of rnn, gru and lstm}}
+  %y, %hl = hps.recurrence %p, %r, %rb, %h {activations = ["Tanh"], cell = "lru"} : (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>) -> (tensor<4x2x3xf32>, tensor<2x3xf32>)
+  return %y : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @recurrence_activations(%p: tensor<4x2x9xf32>, %r: tensor<9x3xf32>, %rb: tensor<9xf32>, %h: tensor<2x3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{a gru cell takes 2 activations, got 1}}
+  %y, %hl = hps.recurrence %p, %r, %rb, %h {activations = ["Tanh"], cell = "gru"} : (tensor<4x2x9xf32>, tensor<9x3xf32>, tensor<9xf32>, tensor<2x3xf32>) -> (tensor<4x2x3xf32>, tensor<2x3xf32>)
+  return %y : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @recurrence_activation_name(%p: tensor<4x2x3xf32>, %r: tensor<3x3xf32>, %rb: tensor<3xf32>, %h: tensor<2x3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{activation "Elu" is none of Sigmoid, Tanh and Relu}}
+  %y, %hl = hps.recurrence %p, %r, %rb, %h {activations = ["Elu"], cell = "rnn"} : (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>) -> (tensor<4x2x3xf32>, tensor<2x3xf32>)
+  return %y : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @recurrence_lstm_needs_c(%p: tensor<4x2x12xf32>, %r: tensor<12x3xf32>, %rb: tensor<12xf32>, %h: tensor<2x3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{initial_c and c_last are there exactly for lstm}}
+  %y, %hl = hps.recurrence %p, %r, %rb, %h {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm"} : (tensor<4x2x12xf32>, tensor<12x3xf32>, tensor<12xf32>, tensor<2x3xf32>) -> (tensor<4x2x3xf32>, tensor<2x3xf32>)
+  return %y : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @recurrence_peepholes_rnn(%p: tensor<4x2x3xf32>, %r: tensor<3x3xf32>, %rb: tensor<3xf32>, %h: tensor<2x3xf32>, %q: tensor<9xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{peepholes belong to lstm cells only}}
+  %y, %hl = hps.recurrence %p, %r, %rb, %h peepholes %q {activations = ["Tanh"], cell = "rnn"} : (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<9xf32>) -> (tensor<4x2x3xf32>, tensor<2x3xf32>)
+  return %y : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @recurrence_shapes(%p: tensor<4x2x3xf32>, %r: tensor<3x3xf32>, %rb: tensor<3xf32>, %h: tensor<2x4xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{initial_h has type 'tensor<2x4xf32>'; expected 'tensor<2x3xf32>'}}
+  %y, %hl = hps.recurrence %p, %r, %rb, %h {activations = ["Tanh"], cell = "rnn"} : (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x4xf32>) -> (tensor<4x2x3xf32>, tensor<2x3xf32>)
+  return %y : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @recurrence_lengths_type(%p: tensor<4x2x3xf32>, %r: tensor<3x3xf32>, %rb: tensor<3xf32>, %h: tensor<2x3xf32>, %lens: tensor<2xi32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{operand #4 must be tensor of 64-bit signless integer values}}
+  %y, %hl = hps.recurrence %p, %r, %rb, %h lengths %lens {activations = ["Tanh"], cell = "rnn"} : (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<2xi32>) -> (tensor<4x2x3xf32>, tensor<2x3xf32>)
+  return %y : tensor<4x2x3xf32>
+}

@@ -9,6 +9,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
@@ -379,6 +380,67 @@ LogicalResult ConvGradFilterOp::verify() {
   return verifyConvGeometry(*this, getInput(), getResult(), getGrad(),
                             getStrides(), getPads(), getDilations(),
                             getGroup());
+}
+
+LogicalResult RecurrenceOp::verify() {
+  StringRef cell = getCell();
+  int64_t gatesPerHidden = llvm::StringSwitch<int64_t>(cell)
+                               .Case("rnn", 1)
+                               .Case("gru", 3)
+                               .Case("lstm", 4)
+                               .Default(0);
+  if (!gatesPerHidden)
+    return emitOpError() << "cell '" << cell
+                         << "' is none of rnn, gru and lstm";
+  bool lstm = cell == "lstm";
+  size_t activations = lstm ? 3 : gatesPerHidden == 3 ? 2 : 1;
+  if (getActivations().size() != activations)
+    return emitOpError() << "a " << cell << " cell takes " << activations
+                         << " activations, got " << getActivations().size();
+  for (Attribute name : getActivations())
+    if (!llvm::is_contained({"Sigmoid", "Tanh", "Relu"},
+                            cast<StringAttr>(name).getValue()))
+      return emitOpError() << "activation " << name
+                           << " is none of Sigmoid, Tanh and Relu";
+  if (auto clip = getClip(); clip && !(clip->convertToFloat() >= 0.0f))
+    return emitOpError() << "clip must be non-negative";
+  if (lstm != bool(getInitialC()) || lstm != bool(getCLast()))
+    return emitOpError() << "initial_c and c_last are there exactly for lstm";
+  if (getPeepholes() && !lstm)
+    return emitOpError() << "peepholes belong to lstm cells only";
+  if (getLinearBeforeReset() && cell != "gru")
+    return emitOpError() << "linear_before_reset belongs to gru cells only";
+  auto projected = cast<RankedTensorType>(getProjected().getType());
+  auto recurrence = cast<RankedTensorType>(getRecurrence().getType());
+  if (!projected.hasStaticShape() || projected.getRank() != 3 ||
+      !recurrence.hasStaticShape() || recurrence.getRank() != 2)
+    return emitOpError() << "needs a static [T, N, G] projected input and a "
+                            "static [G, H] recurrence";
+  int64_t steps = projected.getDimSize(0), batch = projected.getDimSize(1),
+          hidden = recurrence.getDimSize(1), gates = gatesPerHidden * hidden;
+  auto expect = [&](Value v, ArrayRef<int64_t> dims,
+                    StringRef name) -> LogicalResult {
+    if (!v)
+      return success();
+    auto type = cast<RankedTensorType>(v.getType());
+    if (type.getShape() != dims)
+      return emitOpError() << name << " has type " << type << "; expected "
+                           << RankedTensorType::get(dims,
+                                                    type.getElementType());
+    return success();
+  };
+  if (failed(expect(getProjected(), {steps, batch, gates}, "projected")) ||
+      failed(expect(getRecurrence(), {gates, hidden}, "recurrence")) ||
+      failed(expect(getRecurrentBias(), {gates}, "recurrent_bias")) ||
+      failed(expect(getLengths(), {batch}, "lengths")) ||
+      failed(expect(getInitialH(), {batch, hidden}, "initial_h")) ||
+      failed(expect(getInitialC(), {batch, hidden}, "initial_c")) ||
+      failed(expect(getPeepholes(), {3 * hidden}, "peepholes")) ||
+      failed(expect(getY(), {steps, batch, hidden}, "y")) ||
+      failed(expect(getHLast(), {batch, hidden}, "h_last")) ||
+      failed(expect(getCLast(), {batch, hidden}, "c_last")))
+    return failure();
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

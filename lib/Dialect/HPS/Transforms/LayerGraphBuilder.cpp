@@ -90,6 +90,16 @@ std::pair<double, cost::LayerKind> workOf(Operation *op, int64_t batch) {
             2 * elementsOf(adjoint.getGrad().getType(), batch) * taps,
             K::DenseCompute);
       })
+      .Case([&](RecurrenceOp rec) {
+        // Per step h R^T (2 per multiply-add) plus the gates.
+        auto r = cast<RankedTensorType>(rec.getRecurrence().getType());
+        double steps =
+            cast<RankedTensorType>(rec.getProjected().getType()).getDimSize(0);
+        double perStep =
+            elementsOf(rec.getHLast().getType(), batch) *
+            (2.0 * r.getDimSize(0) + 10.0 * r.getDimSize(0) / r.getDimSize(1));
+        return std::make_pair(steps * perStep, K::DenseCompute);
+      })
       .Case<MaxPoolOp, AvgPoolOp>([&](auto pool) {
         double window = 1;
         for (int64_t k : pool.getKernelShape())

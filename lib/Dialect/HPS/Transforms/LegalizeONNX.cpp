@@ -114,7 +114,7 @@ struct LegalizeONNXPass
     populateIndexingPatterns(set);
     populateLossPatterns(set);
     populateElementaryFunctionPatterns(set);
-    populateRecurrentPatterns(set);
+    populateRecurrentPatterns(set, recurrenceUnrollLimit);
     populateValuePatterns(set);
     populateQuantizationPatterns(set);
     populateQuantizedLinearPatterns(set);

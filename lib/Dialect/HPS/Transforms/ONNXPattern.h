@@ -141,7 +141,10 @@ void populateResizePatterns(mlir::RewritePatternSet &patterns);
 void populateIndexingPatterns(mlir::RewritePatternSet &patterns);
 void populateLossPatterns(mlir::RewritePatternSet &patterns);
 void populateElementaryFunctionPatterns(mlir::RewritePatternSet &patterns);
-void populateRecurrentPatterns(mlir::RewritePatternSet &patterns);
+/// Sequences of at most `unrollLimit` steps unroll; longer ones become
+/// hps.recurrence.
+void populateRecurrentPatterns(mlir::RewritePatternSet &patterns,
+                               int64_t unrollLimit);
 void populateValuePatterns(mlir::RewritePatternSet &patterns);
 void populateQuantizationPatterns(mlir::RewritePatternSet &patterns);
 void populateQuantizedLinearPatterns(mlir::RewritePatternSet &patterns);

@@ -101,6 +101,25 @@ struct UnaryParams {
   double hi = std::numeric_limits<double>::infinity();
 };
 
+/// The cell of an ONNX recurrent op (RNN, GRU, LSTM).
+enum class RecurrentCell { RNN, GRU, LSTM };
+
+/// One direction of a recurrent op, as the Recurrent kernel runs it:
+/// `activations` are ONNX's f (RNN); f, g (GRU); f, g, h (LSTM), each
+/// Sigmoid, Tanh or Relu; `clip` bounds the inputs of f and g when
+/// hasClip.
+struct RecurrentParams {
+  RecurrentCell cell = RecurrentCell::LSTM;
+  int64_t steps = 0, batch = 0, hidden = 0;
+  bool reverse = false;
+  UnaryKind activations[3] = {UnaryKind::Sigmoid, UnaryKind::Tanh,
+                              UnaryKind::Tanh};
+  bool hasClip = false;
+  float clip = 0.0f;
+  bool linearBeforeReset = false; // GRU
+  bool hasRecurrentBias = false, hasLengths = false, hasPeepholes = false;
+};
+
 /// An activation fused after a dense kernel (Gemm, MatMul, Conv).
 struct Activation {
   UnaryKind kind = UnaryKind::Identity;

@@ -180,6 +180,43 @@ def HPS_ConvGradFilterOp : HPS_LayerOp<"conv_grad_filter"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Recurrence.
+//===----------------------------------------------------------------------===//
+
+def HPS_RecurrenceOp : HPS_LayerOp<"recurrence", [AttrSizedOperandSegments]> {
+  let summary = "One direction of an ONNX RNN, GRU or LSTM over a sequence";
+  let description = [{
+    The recurrence of a sequence too long to unroll into gemms and
+    elementwise ops (which is how shorter ones legalize). The input
+    projection X W^T + Wb of every step is a gemm before it: `projected` is
+    [T, N, G] with G = gates x H (rnn 1; gru 3: z, r, h; lstm 4: i, o, f,
+    c), `recurrence` is R [G, H], `recurrent_bias` Rb [G]. `lengths` [N]
+    (i64, optional) ends each row's sequence: later steps keep its state
+    and give y = 0, and a row of length 0 ends with a zero state (as
+    onnxruntime gives it). `initial_h` (and for lstm `initial_c`) are [N, H];
+    lstm's optional `peepholes` are [3H] (i, o, f). `activations` are
+    ONNX's f; f, g; or f, g, h (Sigmoid, Tanh or Relu), and `clip` bounds
+    the inputs of f and g. With `reverse` the steps run from T-1 down to 0.
+    Results: y [T, N, H], the last h [N, H] and, for lstm, the last c.
+  }];
+  let arguments = !con((ins F32Tensor:$projected, F32Tensor:$recurrence,
+                        F32Tensor:$recurrent_bias, F32Tensor:$initial_h,
+                        Optional<I64Tensor>:$lengths,
+                        Optional<F32Tensor>:$initial_c,
+                        Optional<F32Tensor>:$peepholes,
+                        StrAttr:$cell, StrArrayAttr:$activations,
+                        OptionalAttr<F32Attr>:$clip, UnitAttr:$reverse,
+                        UnitAttr:$linear_before_reset), Placement);
+  let results = (outs F32Tensor:$y, F32Tensor:$h_last,
+                 Optional<F32Tensor>:$c_last);
+  let assemblyFormat = [{
+    $projected `,` $recurrence `,` $recurrent_bias `,` $initial_h
+    (`lengths` $lengths^)? (`initial_c` $initial_c^)?
+    (`peepholes` $peepholes^)? attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Pooling and normalization.
 //===----------------------------------------------------------------------===//
 

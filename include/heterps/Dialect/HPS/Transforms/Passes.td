@@ -17,6 +17,11 @@ def HPSLegalizeONNX : Pass<"hps-legalize-onnx", "::mlir::ModuleOp"> {
   let options = [
     Option<"strict", "strict", "bool", /*default=*/"false",
            "Fail when any hps.onnx_node remains after legalization">,
+    Option<"recurrenceUnrollLimit", "recurrence-unroll-limit", "int64_t",
+           /*default=*/"512",
+           "RNN, GRU and LSTM over at most this many steps unroll into "
+           "gemms and elementwise ops (which train and run on every device); "
+           "longer ones become hps.recurrence">,
   ];
 }
 

@@ -3,12 +3,15 @@
 // ONNX's recurrent ops, unrolled over their static sequence length into
 // gemms and elementwise ops, which have kernels on every device and
 // gradient rules, so recurrent models run and train without a kernel of
-// their own. The input projection of every step is one gemm per
-// direction; each step then adds H_{t-1} R^T + Rb (one gemm), splits the
-// gates and applies the activations. sequence_lens masks the steps past a
+// their own. Unrolling costs about fifteen ops a step, so sequences longer
+// than the pass's limit keep one hps.recurrence per direction instead
+// (after the same input projection). The input projection of every step is one
+// gemm per direction; each step then adds H_{t-1} R^T + Rb (one gemm), splits
+// the gates and applies the activations. sequence_lens masks the steps past a
 // sequence's end (the state is kept and Y is zero there), which serves the
 // reverse direction too: its steps past the end come first and leave the
-// initial state alone.
+// initial state alone. A row of length 0 ends with a zero state (Y_h, Y_c),
+// as onnxruntime gives it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +23,6 @@ using namespace mlir;
 
 namespace heterps::hps {
 namespace {
-
-/// The longest sequence unrolled: each step costs about fifteen ops.
-constexpr int64_t kMaxSteps = 512;
 
 enum class RecurrentKind { RNN, GRU, LSTM };
 enum class Activation { Sigmoid, Tanh, Relu, Unknown };
@@ -45,6 +45,16 @@ SmallVector<Activation> defaultActivations(RecurrentKind kind) {
     return {A::Sigmoid, A::Tanh, A::Tanh};
   }
   llvm_unreachable("recurrent kind");
+}
+
+/// The ONNX names of `activations`, as hps.recurrence spells them.
+SmallVector<StringRef> activationNames(ArrayRef<Activation> activations) {
+  SmallVector<StringRef> names;
+  for (Activation activation : activations)
+    names.push_back(activation == Activation::Sigmoid ? "Sigmoid"
+                    : activation == Activation::Tanh  ? "Tanh"
+                                                      : "Relu");
+  return names;
 }
 
 /// Builds the unrolled ops at the node's location and placement; every
@@ -149,6 +159,31 @@ public:
     }
     llvm_unreachable("activations are checked before building");
   }
+  /// One direction's hps.recurrence over `projected` [T, B, G]; `lens`
+  /// (any integer type) is converted to i64.
+  RecurrenceOp recurrence(RecurrentKind kind, Value projected, Value r,
+                          Value rb, Value lens, Value h, Value c, Value peep,
+                          ArrayRef<StringRef> activations,
+                          std::optional<float> clip, bool reverse,
+                          bool linearBeforeReset) {
+    ArrayRef<int64_t> dims = shape(projected);
+    int64_t steps = dims[0], batch = dims[1], hidden = shape(r)[1];
+    if (lens) {
+      auto i64 = rewriter.getI64Type();
+      if (cast<RankedTensorType>(lens.getType()).getElementType() != i64)
+        lens = rewriter.create<CastOp>(loc, type({batch}, i64), lens, device);
+    }
+    StringRef cell = kind == RecurrentKind::RNN   ? "rnn"
+                     : kind == RecurrentKind::GRU ? "gru"
+                                                  : "lstm";
+    return rewriter.create<RecurrenceOp>(
+        loc, type({steps, batch, hidden}), type({batch, hidden}),
+        kind == RecurrentKind::LSTM ? Type(type({batch, hidden})) : Type(),
+        projected, r, rb, h, lens, c, peep, cell,
+        rewriter.getStrArrayAttr(activations),
+        clip ? rewriter.getF32FloatAttr(*clip) : FloatAttr(), reverse,
+        linearBeforeReset, device);
+  }
   /// [B, 1] booleans: step t lies inside each sequence (t < lens[b]).
   Value stepMask(Value lens, int64_t t) {
     auto lensType = cast<RankedTensorType>(lens.getType());
@@ -177,7 +212,7 @@ bool hasShape(Value v, ArrayRef<int64_t> dims, bool optional = false) {
 }
 
 LogicalResult legalizeRecurrent(ONNXNode node, PatternRewriter &rewriter,
-                                RecurrentKind kind) {
+                                RecurrentKind kind, int64_t unrollLimit) {
   // Attributes.
   std::string directionName = node.getString("direction", "forward");
   if (directionName != "forward" && directionName != "reverse" &&
@@ -238,8 +273,9 @@ LogicalResult legalizeRecurrent(ONNXNode node, PatternRewriter &rewriter,
   const int64_t gates = gateCount(kind) * hidden;
   if (node.getInt("hidden_size", hidden) != hidden)
     return fail(node, rewriter, "hidden_size differs from R's");
-  if (steps < 1 || steps > kMaxSteps)
-    return fail(node, rewriter, "sequence longer than the unrolling limit");
+  if (steps < 1)
+    return fail(node, rewriter, "an empty sequence");
+  const bool unroll = steps <= unrollLimit;
   SmallVector<int64_t> stateDims =
       batchFirst ? SmallVector<int64_t>{batch, directions, hidden}
                  : SmallVector<int64_t>{directions, batch, hidden};
@@ -284,7 +320,7 @@ LogicalResult legalizeRecurrent(ONNXNode node, PatternRewriter &rewriter,
   };
   Value h0 = timeMajorState(initialH), c0 = timeMajorState(initialC);
   SmallVector<Value> masks;
-  if (lens)
+  if (lens && unroll)
     for (int64_t t = 0; t < steps; ++t)
       masks.push_back(u.stepMask(lens, t));
 
@@ -322,6 +358,19 @@ LogicalResult legalizeRecurrent(ONNXNode node, PatternRewriter &rewriter,
       peep = u.split(u.direction(peepholes, d), 0, 3); // i, o, f
 
     Value h = u.direction(h0, d), c = u.direction(c0, d);
+    if (!unroll) {
+      auto recurrence = u.recurrence(
+          kind, u.reshape(projected, {steps, batch, gates}), rd,
+          rb ? rb : u.zeros({gates}), lens, h, isLSTM ? c : Value(),
+          peepholes ? u.direction(peepholes, d) : Value(), activationNames(act),
+          clip, reverse, linearBeforeReset);
+      directionY.push_back(
+          u.reshape(recurrence.getY(), {steps, 1, batch, hidden}));
+      lastH.push_back(u.reshape(recurrence.getHLast(), {1, batch, hidden}));
+      if (isLSTM)
+        lastC.push_back(u.reshape(recurrence.getCLast(), {1, batch, hidden}));
+      continue;
+    }
     SmallVector<Value> ys(steps);
     for (int64_t s = 0; s < steps; ++s) {
       int64_t t = reverse ? steps - 1 - s : s;
@@ -373,6 +422,13 @@ LogicalResult legalizeRecurrent(ONNXNode node, PatternRewriter &rewriter,
       c = newC;
       ys[t] = u.reshape(y, {1, 1, batch, hidden});
     }
+    // Rows of length 0 end with a zero state, as onnxruntime gives them
+    // (masks[0] is lens > 0).
+    if (lens) {
+      h = u.select(masks[0], h, u.zeros({batch, hidden}));
+      if (c)
+        c = u.select(masks[0], c, u.zeros({batch, hidden}));
+    }
     directionY.push_back(u.concat(ys, 0));
     lastH.push_back(u.reshape(h, {1, batch, hidden}));
     if (isLSTM)
@@ -399,7 +455,8 @@ LogicalResult legalizeRecurrent(ONNXNode node, PatternRewriter &rewriter,
 
 } // namespace
 
-void populateRecurrentPatterns(RewritePatternSet &patterns) {
+void populateRecurrentPatterns(RewritePatternSet &patterns,
+                               int64_t unrollLimit) {
   // Opset 14 added `layout`; the earlier versions (7) mean the same with
   // layout 0.
   auto add = [&](StringRef name, RecurrentKind kind,
@@ -408,10 +465,11 @@ void populateRecurrentPatterns(RewritePatternSet &patterns) {
         "activation_alpha", "activation_beta", "activations", "clip",
         "direction",        "hidden_size",     "layout"};
     llvm::append_range(known, extra);
-    addONNXPattern(patterns, name, 7, kMaxOpset, known,
-                   [kind](ONNXNode node, PatternRewriter &rewriter) {
-                     return legalizeRecurrent(node, rewriter, kind);
-                   });
+    addONNXPattern(
+        patterns, name, 7, kMaxOpset, known,
+        [kind, unrollLimit](ONNXNode node, PatternRewriter &rewriter) {
+          return legalizeRecurrent(node, rewriter, kind, unrollLimit);
+        });
   };
   add("RNN", RecurrentKind::RNN, {});
   add("GRU", RecurrentKind::GRU, {"linear_before_reset"});
