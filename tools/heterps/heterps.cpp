@@ -88,6 +88,13 @@ static cl::opt<bool> staticBatch(
     cl::desc("Treat a static leading dim of 1 on the inputs as the batch and "
              "bind it to --batch (models exported with a fixed batch of 1)"),
     cl::sub(compileCommand));
+static cl::opt<int64_t> recurrenceUnrollLimit(
+    "recurrence-unroll-limit", cl::init(-1),
+    cl::desc("RNN, GRU and LSTM over at most this many steps unroll into "
+             "per-step ops, longer ones run as one recurrence kernel "
+             "(default: 0 for inference, 512 with --train, where only "
+             "unrolled steps train)"),
+    cl::sub(compileCommand));
 static cl::opt<bool> nativeLayouts(
     "native-layouts", cl::init(true),
     cl::desc("CPU stages keep conv chains in oneDNN's blocked layout (false: "
@@ -419,6 +426,7 @@ int main(int argc, char **argv) {
     options.episodes = episodes;
     options.batch = batch;
     options.staticBatch = staticBatch;
+    options.recurrenceUnrollLimit = recurrenceUnrollLimit;
     options.nativeLayouts = nativeLayouts;
     options.fuseElementwise = fuseElementwise;
     options.inputShapes.assign(inputShapes.begin(), inputShapes.end());

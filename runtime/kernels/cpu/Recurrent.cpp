@@ -18,20 +18,103 @@
 namespace heterps::rt::cpu {
 namespace {
 
-/// ONNX's activation f, g or h (clip bounds the input where given).
-inline float activate(UnaryKind kind, float v, const RecurrentParams &p,
-                      bool clip) {
-  if (clip && p.hasClip)
-    v = std::clamp(v, -p.clip, p.clip);
+/// v within [lo, hi], NaN kept; by value and as selects, so that loops over
+/// it vectorise (std::clamp returns a reference, which gcc's vectoriser does
+/// not see through).
+inline float clampTo(float v, float lo, float hi) {
+  v = v < lo ? lo : v;
+  return v > hi ? hi : v;
+}
+
+/// e^x to about 2 ulp (Cephes' expf: x = n ln2 + r, a degree-6 polynomial
+/// in r, 2^n from the exponent bits), branch-free so that loops over it
+/// vectorise; std::exp does not, and the gates' activations were most of a
+/// step's time. x is clamped to [-87, 88], where e^x stays a normal float.
+inline float expFast(float x) {
+  x = clampTo(x, -87.0f, 88.0f);
+  float n = std::floor(x * 1.44269504088896341f + 0.5f);
+  float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return p * scale;
+}
+
+/// Batches up to this size multiply h R^T in loops of their own over R^T
+/// (transposed once per run): a oneDNN call per step costs more than such
+/// a small product.
+constexpr int64_t kSmallBatch = 4;
+
+/// [rows, cols] row-major w as [cols, rows].
+void transpose(const float *w, int64_t rows, int64_t cols, float *out) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      out[j * rows + i] = w[i * cols + j];
+}
+
+/// y[b, :] = sum_k x[b, k] wT[k, :] for x [rows, depth], wT [depth, cols]:
+/// four rows of wT per pass over y, each pass a vectorised loop.
+void smallProduct(const float *x, const float *wT, int64_t rows, int64_t cols,
+                  int64_t depth, float *y) {
+  for (int64_t b = 0; b < rows; ++b) {
+    const float *xb = x + b * depth;
+    float *yb = y + b * cols;
+    std::fill_n(yb, cols, 0.0f);
+    int64_t k = 0;
+    for (; k + 4 <= depth; k += 4) {
+      const float x0 = xb[k], x1 = xb[k + 1], x2 = xb[k + 2], x3 = xb[k + 3];
+      const float *w0 = wT + k * cols, *w1 = w0 + cols, *w2 = w1 + cols,
+                  *w3 = w2 + cols;
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j)
+        yb[j] += x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j];
+    }
+    for (; k < depth; ++k) {
+      const float xk = xb[k];
+      const float *wk = wT + k * cols;
+#pragma omp simd
+      for (int64_t j = 0; j < cols; ++j)
+        yb[j] += xk * wk[j];
+    }
+  }
+}
+
+/// ONNX's activation f, g or h over v[0, n) in place, its input clipped to
+/// +-clip first where the op asks and `clip` says this activation takes it.
+void activate(UnaryKind kind, float *v, int64_t n, const RecurrentParams &p,
+              bool clip) {
+  if (clip && p.hasClip) {
+    const float bound = p.clip;
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i)
+      v[i] = clampTo(v[i], -bound, bound);
+  }
   switch (kind) {
   case UnaryKind::Sigmoid:
-    return 1.0f / (1.0f + std::exp(-v));
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i)
+      v[i] = 1.0f / (1.0f + expFast(-v[i]));
+    break;
   case UnaryKind::Tanh:
-    return std::tanh(v);
+    // 1 - 2 / (e^2x + 1): exact at the ends, within 1e-7 absolute near 0.
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i)
+      v[i] = 1.0f - 2.0f / (expFast(2.0f * v[i]) + 1.0f);
+    break;
   case UnaryKind::Relu:
-    return std::max(v, 0.0f);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i)
+      v[i] = v[i] < 0.0f ? 0.0f : v[i];
+    break;
   default:
-    return v; // rejected by the constructor
+    break; // rejected by the constructor
   }
 }
 
@@ -50,7 +133,7 @@ struct Recurrent::Impl {
   std::optional<Gemm> fromH;
   /// GRU without linear_before_reset: (r * h) R_h^T.
   std::optional<Gemm> candidate;
-  std::vector<float> h, c, hs, rh, hc;
+  std::vector<float> h, c, hs, rh, hc, rT;
 
   Impl(Context &ctx, const RecurrentParams &params) : p(params) {
     if (p.steps < 1 || p.batch < 1 || p.hidden < 1)
@@ -95,11 +178,6 @@ struct Recurrent::Impl {
     hs.resize(batch * multiplied);
   }
 
-  /// Whether row b takes step t (sequence_lens).
-  bool live(const int64_t *lengths, int64_t b, int64_t t) const {
-    return !lengths || t < lengths[b];
-  }
-
   void run(const float *projected, const float *r, const float *rb,
            const int64_t *lengths, const float *h0, const float *c0,
            const float *peep, float *y, float *hLast, float *cLast) {
@@ -121,28 +199,47 @@ struct Recurrent::Impl {
     if (lstm)
       std::memcpy(c.data(), c0, stateSize * sizeof(float));
     const int64_t multiplied = hs.size() / batch;
+    // R^T for the small batches' products: the rows h R^T multiplies, then
+    // (GRU without linear_before_reset) R_h.
+    const bool small = batch <= kSmallBatch;
+    if (small) {
+      rT.resize(gates * hidden);
+      transpose(r, multiplied, hidden, rT.data());
+      if (candidate)
+        transpose(r + multiplied * hidden, hidden, hidden,
+                  rT.data() + multiplied * hidden);
+    }
     for (int64_t s = 0; s < p.steps; ++s) {
       const int64_t t = p.reverse ? p.steps - 1 - s : s;
       const float *xt = projected + t * batch * gates;
       float *yt = y + t * stateSize;
-      fromH->run(h.data(), r, nullptr, hs.data());
-      if (rb) {
-        SerialScope serial(!parallel);
+      if (small)
+        smallProduct(h.data(), rT.data(), batch, multiplied, hidden, hs.data());
+      else
+        fromH->run(h.data(), r, nullptr, hs.data());
+      if (p.cell == RecurrentCell::GRU && candidate)
+        resetTimesH(xt, r, rb);
+      SerialScope serial(!parallel);
 #pragma omp parallel for schedule(static) if (parallel)
-        for (int64_t b = 0; b < batch; ++b)
-          for (int64_t j = 0; j < multiplied; ++j)
-            hs[b * multiplied + j] += rb[j];
-      }
-      switch (p.cell) {
-      case RecurrentCell::RNN:
-        stepRnn(xt, lengths, t, yt);
-        break;
-      case RecurrentCell::LSTM:
-        stepLstm(xt, peep, lengths, t, yt);
-        break;
-      case RecurrentCell::GRU:
-        stepGru(xt, r, rb, lengths, t, yt);
-        break;
+      for (int64_t b = 0; b < batch; ++b) {
+        float *yb = yt + b * hidden;
+        if (lengths && t >= lengths[b]) {
+          std::fill_n(yb, hidden, 0.0f);
+          continue;
+        }
+        const float *xb = xt + b * gates;
+        float *gb = hs.data() + b * multiplied;
+        switch (p.cell) {
+        case RecurrentCell::RNN:
+          rowRnn(xb, gb, rb, b, yb);
+          break;
+        case RecurrentCell::LSTM:
+          rowLstm(xb, gb, rb, peep, b, yb);
+          break;
+        case RecurrentCell::GRU:
+          rowGru(xb, gb, rb, b, yb);
+          break;
+        }
       }
     }
     std::memcpy(hLast, h.data(), stateSize * sizeof(float));
@@ -158,101 +255,102 @@ struct Recurrent::Impl {
         }
   }
 
-  void stepRnn(const float *xt, const int64_t *lengths, int64_t t, float *yt) {
+  // Each row works in place in its row of hs (h R^T, G or 2H wide), one
+  // contiguous pass per gate so that the loops vectorise.
+
+  void rowRnn(const float *x, float *g, const float *rb, int64_t b, float *y) {
     const int64_t hidden = p.hidden;
-    SerialScope serial(!parallel);
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t b = 0; b < p.batch; ++b) {
-      bool on = live(lengths, b, t);
-      for (int64_t j = 0; j < hidden; ++j) {
-        int64_t i = b * hidden + j;
-        if (on)
-          h[i] = activate(p.activations[0], xt[i] + hs[i], p, true);
-        yt[i] = on ? h[i] : 0.0f;
-      }
-    }
+    for (int64_t j = 0; j < hidden; ++j)
+      g[j] += x[j] + (rb ? rb[j] : 0.0f);
+    activate(p.activations[0], g, hidden, p, true);
+    std::copy_n(g, hidden, h.data() + b * hidden);
+    std::copy_n(g, hidden, y);
   }
 
-  void stepLstm(const float *xt, const float *peep, const int64_t *lengths,
-                int64_t t, float *yt) {
-    const int64_t hidden = p.hidden, gates4 = gates;
-    SerialScope serial(!parallel);
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t b = 0; b < p.batch; ++b) {
-      bool on = live(lengths, b, t);
-      const float *x = xt + b * gates4, *g = hs.data() + b * gates4;
+  /// Gates i, o, f, c (each H wide) of the row's g.
+  void rowLstm(const float *x, float *g, const float *rb, const float *peep,
+               int64_t b, float *y) {
+    const int64_t hidden = p.hidden;
+    float *in = g, *out = g + hidden, *forget = g + 2 * hidden,
+          *cand = g + 3 * hidden, *cb = c.data() + b * hidden,
+          *hb = h.data() + b * hidden;
+    for (int64_t j = 0; j < gates; ++j)
+      g[j] += x[j] + (rb ? rb[j] : 0.0f);
+    if (peep)
       for (int64_t j = 0; j < hidden; ++j) {
-        int64_t i = b * hidden + j;
-        if (!on) {
-          yt[i] = 0.0f;
-          continue;
-        }
-        float in = x[j] + g[j], out = x[hidden + j] + g[hidden + j],
-              forget = x[2 * hidden + j] + g[2 * hidden + j],
-              cand = x[3 * hidden + j] + g[3 * hidden + j], old = c[i];
-        if (peep) {
-          in += peep[j] * old;
-          forget += peep[2 * hidden + j] * old;
-        }
-        in = activate(p.activations[0], in, p, true);
-        forget = activate(p.activations[0], forget, p, true);
-        cand = activate(p.activations[1], cand, p, true);
-        float newC = forget * old + in * cand;
-        if (peep)
-          out += peep[hidden + j] * newC;
-        out = activate(p.activations[0], out, p, true);
-        c[i] = newC;
-        h[i] = out * activate(p.activations[2], newC, p, false);
-        yt[i] = h[i];
+        in[j] += peep[j] * cb[j];
+        forget[j] += peep[2 * hidden + j] * cb[j];
       }
-    }
+    activate(p.activations[0], in, hidden, p, true);
+    activate(p.activations[0], forget, hidden, p, true);
+    activate(p.activations[1], cand, hidden, p, true);
+    for (int64_t j = 0; j < hidden; ++j)
+      cb[j] = forget[j] * cb[j] + in[j] * cand[j];
+    if (peep)
+      for (int64_t j = 0; j < hidden; ++j)
+        out[j] += peep[hidden + j] * cb[j];
+    activate(p.activations[0], out, hidden, p, true);
+    // h(c), unclipped, in the input gate's place (no longer needed).
+    std::copy_n(cb, hidden, in);
+    activate(p.activations[2], in, hidden, p, false);
+    for (int64_t j = 0; j < hidden; ++j)
+      hb[j] = out[j] * in[j];
+    std::copy_n(hb, hidden, y);
   }
 
-  void stepGru(const float *xt, const float *r, const float *rb,
-               const int64_t *lengths, int64_t t, float *yt) {
-    const int64_t hidden = p.hidden, multiplied = hs.size() / p.batch;
-    // Without linear_before_reset the candidate needs (r * h) R_h^T, so r
-    // comes first, in a pass of its own.
-    const bool split = candidate.has_value();
-    if (split) {
+  /// GRU without linear_before_reset: r = f(x_r + (h R_r^T + Rb_r)) into
+  /// hs's r columns, r * h into rh, then the candidate's product (r * h)
+  /// R_h^T into hc; every row, whether its sequence goes on or not.
+  void resetTimesH(const float *xt, const float *r, const float *rb) {
+    const int64_t hidden = p.hidden, multiplied = 2 * hidden;
+    {
       SerialScope serial(!parallel);
 #pragma omp parallel for schedule(static) if (parallel)
-      for (int64_t b = 0; b < p.batch; ++b)
-        for (int64_t j = 0; j < hidden; ++j) {
-          float reset = activate(p.activations[0],
-                                 xt[b * gates + hidden + j] +
-                                     hs[b * multiplied + hidden + j],
-                                 p, true);
-          rh[b * hidden + j] = reset * h[b * hidden + j];
-        }
-      candidate->run(rh.data(), r + 2 * hidden * hidden, nullptr, hc.data());
-    }
-    SerialScope serial(!parallel);
-#pragma omp parallel for schedule(static) if (parallel)
-    for (int64_t b = 0; b < p.batch; ++b) {
-      bool on = live(lengths, b, t);
-      const float *x = xt + b * gates, *g = hs.data() + b * multiplied;
-      for (int64_t j = 0; j < hidden; ++j) {
-        int64_t i = b * hidden + j;
-        if (!on) {
-          yt[i] = 0.0f;
-          continue;
-        }
-        float update = activate(p.activations[0], x[j] + g[j], p, true);
-        float gated;
-        if (split) {
-          gated = hc[i] + (rb ? rb[2 * hidden + j] : 0.0f);
-        } else {
-          float reset = activate(p.activations[0],
-                                 x[hidden + j] + g[hidden + j], p, true);
-          gated = reset * g[2 * hidden + j];
-        }
-        float cand =
-            activate(p.activations[1], x[2 * hidden + j] + gated, p, true);
-        h[i] = cand + update * (h[i] - cand);
-        yt[i] = h[i];
+      for (int64_t b = 0; b < p.batch; ++b) {
+        float *reset = hs.data() + b * multiplied + hidden;
+        const float *x = xt + b * gates + hidden;
+        for (int64_t j = 0; j < hidden; ++j)
+          reset[j] += x[j] + (rb ? rb[hidden + j] : 0.0f);
+        activate(p.activations[0], reset, hidden, p, true);
+        for (int64_t j = 0; j < hidden; ++j)
+          rh[b * hidden + j] = reset[j] * h[b * hidden + j];
       }
     }
+    if (p.batch <= kSmallBatch)
+      smallProduct(rh.data(), rT.data() + multiplied * hidden, p.batch, hidden,
+                   hidden, hc.data());
+    else
+      candidate->run(rh.data(), r + 2 * hidden * hidden, nullptr, hc.data());
+  }
+
+  /// Gates z, r, h (each H wide); with linear_before_reset g holds all
+  /// three h R^T columns, else z and r (r already activated by
+  /// resetTimesH) and hc holds (r * h) R_h^T.
+  void rowGru(const float *x, float *g, const float *rb, int64_t b, float *y) {
+    const int64_t hidden = p.hidden;
+    float *update = g, *reset = g + hidden, *hb = h.data() + b * hidden;
+    for (int64_t j = 0; j < hidden; ++j)
+      update[j] += x[j] + (rb ? rb[j] : 0.0f);
+    activate(p.activations[0], update, hidden, p, true);
+    // The candidate goes where r was (r is used up by then).
+    float *cand = reset;
+    if (candidate) {
+      const float *hcb = hc.data() + b * hidden;
+      for (int64_t j = 0; j < hidden; ++j)
+        cand[j] = x[2 * hidden + j] + hcb[j] + (rb ? rb[2 * hidden + j] : 0.0f);
+    } else {
+      float *fromH = g + 2 * hidden;
+      for (int64_t j = 0; j < hidden; ++j)
+        reset[j] += x[hidden + j] + (rb ? rb[hidden + j] : 0.0f);
+      activate(p.activations[0], reset, hidden, p, true);
+      for (int64_t j = 0; j < hidden; ++j)
+        cand[j] = x[2 * hidden + j] +
+                  reset[j] * (fromH[j] + (rb ? rb[2 * hidden + j] : 0.0f));
+    }
+    activate(p.activations[1], cand, hidden, p, true);
+    for (int64_t j = 0; j < hidden; ++j)
+      hb[j] = cand[j] + update[j] * (hb[j] - cand[j]);
+    std::copy_n(hb, hidden, y);
   }
 };
 

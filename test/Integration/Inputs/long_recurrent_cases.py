@@ -11,7 +11,7 @@ The cases cover what the recurrence kernel implements: every cell, both
 directions and bidirectional, initial
 states, peepholes, clip, sequence_lens (rows of full, partial and zero
 length), GRU with and without linear_before_reset, Relu activations, and
-a graph that uses only Y_h.
+batches of 3 and 6 (the kernel's small-batch and oneDNN products).
 
 Usage: long_recurrent_cases.py OUT_DIR [--steps T]
 """
@@ -34,13 +34,14 @@ def floats(*shape, scale=0.5):
 
 
 def cases(steps):
-    batch, inputs, hidden = 3, 5, 8
-    lens = np.array([steps, steps // 2, 0], dtype=np.int32)
+    inputs, hidden = 5, 8
     out = []
 
     def add(name, op, gates, attrs, directions=1, layout=0, bias=True,
             lengths=False, initial=False, peepholes=False, outputs=3,
-            opset=14):
+            opset=14, batch=3):
+        lens = np.array([steps, steps // 2, 0] + [steps - 1] * (batch - 3),
+                        dtype=np.int32)
         x = floats(batch, steps, inputs) if layout else floats(steps, batch, inputs)
         feeds = [("x", x)]
         constants = {"w": floats(directions, gates * hidden, inputs),
@@ -87,6 +88,15 @@ def cases(steps):
         directions=2, outputs=2)
     add("rnn_relu_lengths", "RNN", 1, {"activations": ["Relu"]},
         lengths=True, initial=True, outputs=2)
+    # Batches past 4 multiply h R^T with oneDNN rather than loops of their
+    # own.
+    add("lstm_batch_6_peepholes_lengths", "LSTM", 4, {}, batch=6,
+        lengths=True, initial=True, peepholes=True)
+    add("gru_batch_6_bidirectional_lengths", "GRU", 3,
+        {"direction": "bidirectional"}, directions=2, batch=6, lengths=True,
+        outputs=2)
+    add("gru_batch_6_linear_before_reset", "GRU", 3,
+        {"linear_before_reset": 1}, batch=6, initial=True, outputs=2)
     add("rnn_tanh_bidirectional_clip", "RNN", 1,
         {"direction": "bidirectional", "clip": 0.8}, directions=2, outputs=2)
     return out

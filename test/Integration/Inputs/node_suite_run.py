@@ -20,7 +20,7 @@ static shapes. Such passes are counted separately.
 Prints FAIL lines and totals; --table writes the per-op table for docs/.
 
 Usage: node_suite_run.py BIN_DIR CLUSTER [DATA_DIR] [--table FILE] [--jobs N]
-                         [--constant-operands]
+                         [--constant-operands] [--compile-arg=FLAG]...
 """
 import argparse
 import collections
@@ -123,6 +123,10 @@ def run_case(bin_dir, cluster, case_dir, rtol, constant_operands):
     return name, status, why, False
 
 
+# Extra `heterps compile` flags (--compile-arg).
+COMPILE_ARGS = []
+
+
 def compile_and_check(bin_dir, cluster, model_path, feeds, outputs, output_files, rtol):
     """(status, why) of compiling the model and running it on `feeds`
     (name, .pb path) against the expected `output_files`."""
@@ -131,7 +135,8 @@ def compile_and_check(bin_dir, cluster, model_path, feeds, outputs, output_files
         try:
             r = subprocess.run(
                 [os.path.join(bin_dir, "heterps"), "compile", model_path, "--cluster", cluster,
-                 "--throughput", "1", "--strategy", "cpu-only", "-o", bundle],
+                 "--throughput", "1", "--strategy", "cpu-only", "-o", bundle,
+                 *COMPILE_ARGS],
                 capture_output=True, text=True, timeout=300)
         except subprocess.TimeoutExpired:
             return "failed", "compile timed out"
@@ -197,7 +202,10 @@ def main():
     parser.add_argument("--verbose", action="store_true", help="print why each case was skipped")
     parser.add_argument("--constant-operands", action="store_true",
                         help="retry refused cases with attribute-like inputs made constants")
+    parser.add_argument("--compile-arg", action="append", default=[],
+                        help="an extra heterps compile flag (repeatable)")
     args = parser.parse_args()
+    COMPILE_ARGS.extend(args.compile_arg)
     cases = sorted(os.path.join(args.data_dir, d) for d in os.listdir(args.data_dir)
                    if args.filter in d and
                    os.path.isfile(os.path.join(args.data_dir, d, "model.onnx")))
