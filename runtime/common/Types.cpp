@@ -122,4 +122,39 @@ float checkLossParameters(DType type, LossKind kind, int64_t n, int64_t m) {
                                            : 1.0 / (double(n) * double(m)));
 }
 
+int64_t gatesPerUnit(RecurrentCell cell) {
+  switch (cell) {
+  case RecurrentCell::RNN:
+    return 1;
+  case RecurrentCell::GRU:
+    return 3;
+  case RecurrentCell::LSTM:
+    return 4;
+  }
+  throw Error("Recurrent: unknown cell kind " + std::to_string(int(cell)));
+}
+
+int activationsOf(RecurrentCell cell) {
+  return cell == RecurrentCell::RNN ? 1 : cell == RecurrentCell::GRU ? 2 : 3;
+}
+
+void checkRecurrentParams(const RecurrentParams &p) {
+  gatesPerUnit(p.cell); // a known cell
+  if (p.steps < 1 || p.batch < 1 || p.hidden < 1)
+    throw Error("Recurrent: steps " + std::to_string(p.steps) + ", batch " +
+                std::to_string(p.batch) + " and hidden size " +
+                std::to_string(p.hidden) + " must be positive");
+  for (int i = 0, e = activationsOf(p.cell); i < e; ++i)
+    if (p.activations[i] != UnaryKind::Sigmoid &&
+        p.activations[i] != UnaryKind::Tanh &&
+        p.activations[i] != UnaryKind::Relu)
+      throw Error("Recurrent: activation " + std::to_string(i) +
+                  " is not Sigmoid, Tanh or Relu");
+  if (p.hasClip && !(p.clip >= 0.0f))
+    throw Error("Recurrent: clip " + std::to_string(p.clip) +
+                " must be non-negative");
+  if (p.hasPeepholes && p.cell != RecurrentCell::LSTM)
+    throw Error("Recurrent: peepholes belong to LSTM cells only");
+}
+
 } // namespace heterps::rt

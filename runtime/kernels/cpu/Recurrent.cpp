@@ -118,64 +118,60 @@ void activate(UnaryKind kind, float *v, int64_t n, const RecurrentParams &p,
   }
 }
 
-int64_t gatesOf(RecurrentCell cell) {
-  return cell == RecurrentCell::RNN ? 1 : cell == RecurrentCell::GRU ? 3 : 4;
-}
-
 } // namespace
 
 struct Recurrent::Impl {
   RecurrentParams p;
-  int64_t gates = 0; // G = gatesOf(cell) * hidden
+  int64_t gates = 0; // G = gatesPerUnit(cell) * hidden
+  /// GRU without linear_before_reset: the step multiplies h by R's z and r
+  /// rows (`multiplied` = 2H of G), then r * h by R_h.
+  bool split = false;
+  int64_t multiplied = 0;
+  /// Batches up to kSmallBatch multiply in loops over rT; larger ones run
+  /// the Gemms.
+  bool small = false;
   bool parallel = false;
-  /// h R^T over the rows of R the step multiplies before the gates: all G,
-  /// or for GRU without linear_before_reset z and r only.
-  std::optional<Gemm> fromH;
-  /// GRU without linear_before_reset: (r * h) R_h^T.
-  std::optional<Gemm> candidate;
+  std::optional<Gemm> fromH, candidate;
   std::vector<float> h, c, hs, rh, hc, rT;
 
   Impl(Context &ctx, const RecurrentParams &params) : p(params) {
-    if (p.steps < 1 || p.batch < 1 || p.hidden < 1)
-      throw Error("Recurrent: steps " + std::to_string(p.steps) + ", batch " +
-                  std::to_string(p.batch) + " and hidden size " +
-                  std::to_string(p.hidden) + " must be positive");
-    bool lstm = p.cell == RecurrentCell::LSTM;
-    if (p.hasPeepholes && !lstm)
-      throw Error("Recurrent: peepholes belong to LSTM cells only");
-    int used = p.cell == RecurrentCell::RNN   ? 1
-               : p.cell == RecurrentCell::GRU ? 2
-                                              : 3;
-    for (int i = 0; i < used; ++i)
-      if (p.activations[i] != UnaryKind::Sigmoid &&
-          p.activations[i] != UnaryKind::Tanh &&
-          p.activations[i] != UnaryKind::Relu)
-        throw Error("Recurrent: activation " + std::to_string(i) +
-                    " is not Sigmoid, Tanh or Relu");
-    if (p.hasClip && !(p.clip >= 0.0f))
-      throw Error("Recurrent: clip " + std::to_string(p.clip) +
-                  " must be non-negative");
+    checkRecurrentParams(p);
     const int64_t hidden = p.hidden, batch = p.batch;
-    gates = gatesOf(p.cell) * hidden;
-    bool split = p.cell == RecurrentCell::GRU && !p.linearBeforeReset;
-    int64_t multiplied = split ? 2 * hidden : gates;
+    gates = gatesPerUnit(p.cell) * hidden;
+    split = p.cell == RecurrentCell::GRU && !p.linearBeforeReset;
+    multiplied = split ? 2 * hidden : gates;
+    small = batch <= kSmallBatch;
     // Transcendentals per gate element, plus the step's gemm(s).
     parallel =
         worthThreads(double(batch) * double(gates) *
                      (kTranscendentalElementWork + 2.0 * double(hidden)));
-    Activation none;
-    fromH.emplace(ctx, DType::F32, batch, multiplied, hidden, false, true, 1.0f,
-                  0.0f, nullptr, none, false);
+    if (!small) {
+      Activation none;
+      fromH.emplace(ctx, DType::F32, batch, multiplied, hidden, false, true,
+                    1.0f, 0.0f, nullptr, none, false);
+      if (split)
+        candidate.emplace(ctx, DType::F32, batch, hidden, hidden, false, true,
+                          1.0f, 0.0f, nullptr, none, false);
+    } else {
+      rT.resize(gates * hidden);
+    }
     if (split) {
-      candidate.emplace(ctx, DType::F32, batch, hidden, hidden, false, true,
-                        1.0f, 0.0f, nullptr, none, false);
       rh.resize(batch * hidden);
       hc.resize(batch * hidden);
     }
     h.resize(batch * hidden);
-    if (lstm)
+    if (p.cell == RecurrentCell::LSTM)
       c.resize(batch * hidden);
     hs.resize(batch * multiplied);
+  }
+
+  /// y = x R[first row, + cols)^T for x [B, H]: rows of R from `first`.
+  void product(const float *x, const float *r, int64_t first, int64_t cols,
+               std::optional<Gemm> &gemm, float *y) {
+    if (small)
+      smallProduct(x, rT.data() + first * p.hidden, p.batch, cols, p.hidden, y);
+    else
+      gemm->run(x, r + first * p.hidden, nullptr, y);
   }
 
   void run(const float *projected, const float *r, const float *rb,
@@ -198,14 +194,11 @@ struct Recurrent::Impl {
     std::memcpy(h.data(), h0, stateSize * sizeof(float));
     if (lstm)
       std::memcpy(c.data(), c0, stateSize * sizeof(float));
-    const int64_t multiplied = hs.size() / batch;
     // R^T for the small batches' products: the rows h R^T multiplies, then
-    // (GRU without linear_before_reset) R_h.
-    const bool small = batch <= kSmallBatch;
+    // (split) R_h. R may change between runs, so once per run.
     if (small) {
-      rT.resize(gates * hidden);
       transpose(r, multiplied, hidden, rT.data());
-      if (candidate)
+      if (split)
         transpose(r + multiplied * hidden, hidden, hidden,
                   rT.data() + multiplied * hidden);
     }
@@ -213,11 +206,8 @@ struct Recurrent::Impl {
       const int64_t t = p.reverse ? p.steps - 1 - s : s;
       const float *xt = projected + t * batch * gates;
       float *yt = y + t * stateSize;
-      if (small)
-        smallProduct(h.data(), rT.data(), batch, multiplied, hidden, hs.data());
-      else
-        fromH->run(h.data(), r, nullptr, hs.data());
-      if (p.cell == RecurrentCell::GRU && candidate)
+      product(h.data(), r, 0, multiplied, fromH, hs.data());
+      if (split)
         resetTimesH(xt, r, rb);
       SerialScope serial(!parallel);
 #pragma omp parallel for schedule(static) if (parallel)
@@ -302,7 +292,7 @@ struct Recurrent::Impl {
   /// hs's r columns, r * h into rh, then the candidate's product (r * h)
   /// R_h^T into hc; every row, whether its sequence goes on or not.
   void resetTimesH(const float *xt, const float *r, const float *rb) {
-    const int64_t hidden = p.hidden, multiplied = 2 * hidden;
+    const int64_t hidden = p.hidden;
     {
       SerialScope serial(!parallel);
 #pragma omp parallel for schedule(static) if (parallel)
@@ -316,11 +306,7 @@ struct Recurrent::Impl {
           rh[b * hidden + j] = reset[j] * h[b * hidden + j];
       }
     }
-    if (p.batch <= kSmallBatch)
-      smallProduct(rh.data(), rT.data() + multiplied * hidden, p.batch, hidden,
-                   hidden, hc.data());
-    else
-      candidate->run(rh.data(), r + 2 * hidden * hidden, nullptr, hc.data());
+    product(rh.data(), r, multiplied, hidden, candidate, hc.data());
   }
 
   /// Gates z, r, h (each H wide); with linear_before_reset g holds all
@@ -334,7 +320,7 @@ struct Recurrent::Impl {
     activate(p.activations[0], update, hidden, p, true);
     // The candidate goes where r was (r is used up by then).
     float *cand = reset;
-    if (candidate) {
+    if (split) {
       const float *hcb = hc.data() + b * hidden;
       for (int64_t j = 0; j < hidden; ++j)
         cand[j] = x[2 * hidden + j] + hcb[j] + (rb ? rb[2 * hidden + j] : 0.0f);

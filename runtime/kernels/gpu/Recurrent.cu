@@ -178,25 +178,12 @@ int toInt(const char *what, int64_t value) {
   return int(value);
 }
 
-const char *cellName(RecurrentCell cell) {
-  switch (cell) {
-  case RecurrentCell::RNN:
-    return "RNN";
-  case RecurrentCell::GRU:
-    return "GRU";
-  case RecurrentCell::LSTM:
-    return "LSTM";
-  }
-  return "?";
-}
-
 } // namespace
 
 struct Recurrent::Impl {
   Context &ctx;
   RecurrentParams params;
-  int64_t gates = 0; // G = gate count x H
-  int batch = 0, hidden = 0, gateCols = 0;
+  int batch = 0, hidden = 0, gateCols = 0; // gateCols: G = gates x H
   UnaryOp f, g, hAct;
   DeviceBuffer h, c, hs, rh;
 };
@@ -205,56 +192,21 @@ Recurrent::Recurrent(Context &ctx, const RecurrentParams &params)
     : impl(new Impl{ctx, params}) {
   Impl &s = *impl;
   const RecurrentParams &p = params;
-  int count = 0;
-  switch (p.cell) {
-  case RecurrentCell::RNN:
-    count = 1;
-    break;
-  case RecurrentCell::GRU:
-    count = 3;
-    break;
-  case RecurrentCell::LSTM:
-    count = 4;
-    break;
-  default:
-    throw Error(std::string(kKernel) + ": unknown cell kind " +
-                std::to_string(int(p.cell)));
-  }
-  if (p.steps <= 0)
-    throw Error(std::string(kKernel) + ": steps " + std::to_string(p.steps) +
-                " must be positive");
+  checkRecurrentParams(p);
+  // cuBLAS takes int sizes.
   s.batch = toInt("batch", p.batch);
   s.hidden = toInt("hidden size", p.hidden);
-  s.gateCols = toInt("gate width", int64_t(count) * p.hidden);
-  s.gates = s.gateCols;
-  // ONNX's f (all cells), g (GRU, LSTM) and h (LSTM).
-  int activations = p.cell == RecurrentCell::RNN   ? 1
-                    : p.cell == RecurrentCell::GRU ? 2
-                                                   : 3;
-  for (int k = 0; k < activations; ++k) {
-    UnaryKind kind = p.activations[k];
-    if (kind != UnaryKind::Sigmoid && kind != UnaryKind::Tanh &&
-        kind != UnaryKind::Relu)
-      throw Error(std::string(kKernel) + ": activation " + std::to_string(k) +
-                  " of the " + cellName(p.cell) +
-                  " cell must be Sigmoid, Tanh or Relu");
-  }
+  s.gateCols = toInt("gate width", gatesPerUnit(p.cell) * p.hidden);
   s.f = makeUnaryOp(p.activations[0], {});
   s.g = makeUnaryOp(p.activations[1], {});
   s.hAct = makeUnaryOp(p.activations[2], {});
-  if (p.hasClip && !(p.clip >= 0.0f))
-    throw Error(std::string(kKernel) + ": clip " + std::to_string(p.clip) +
-                " must be non-negative");
-  if (p.hasPeepholes && p.cell != RecurrentCell::LSTM)
-    throw Error(std::string(kKernel) + ": peepholes apply to LSTM only, not " +
-                cellName(p.cell));
 
   size_t state = size_t(p.batch) * size_t(p.hidden) * sizeof(float);
   s.h = DeviceBuffer(kKernel, state);
   if (p.cell == RecurrentCell::LSTM)
     s.c = DeviceBuffer(kKernel, state);
-  s.hs =
-      DeviceBuffer(kKernel, size_t(p.batch) * size_t(s.gates) * sizeof(float));
+  s.hs = DeviceBuffer(kKernel,
+                      size_t(p.batch) * size_t(s.gateCols) * sizeof(float));
   if (p.cell == RecurrentCell::GRU && !p.linearBeforeReset)
     s.rh = DeviceBuffer(kKernel, state);
 }
@@ -297,7 +249,7 @@ void Recurrent::run(const void *projected, const void *r,
   a.hs = static_cast<float *>(s.hs.get());
   a.rh = static_cast<float *>(s.rh.get());
   a.hidden = p.hidden;
-  a.gates = s.gates;
+  a.gates = s.gateCols;
   a.total = p.batch * p.hidden;
   a.f = s.f;
   a.g = s.g;
@@ -324,7 +276,7 @@ void Recurrent::run(const void *projected, const void *r,
   for (int64_t step = 0; step < p.steps; ++step) {
     int64_t t = p.reverse ? p.steps - 1 - step : step;
     a.t = t;
-    a.x = x + t * p.batch * s.gates;
+    a.x = x + t * p.batch * s.gateCols;
     a.y = yT ? yT + t * p.batch * p.hidden : nullptr;
     if (!split) {
       product(rW, a.h, s.gateCols, a.hs);

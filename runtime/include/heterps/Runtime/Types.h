@@ -120,6 +120,15 @@ struct RecurrentParams {
   bool hasRecurrentBias = false, hasLengths = false, hasPeepholes = false;
 };
 
+/// Gates per hidden unit: RNN 1, GRU 3 (z, r, h), LSTM 4 (i, o, f, c).
+int64_t gatesPerUnit(RecurrentCell cell);
+/// The activations a cell uses: 1 (RNN), 2 (GRU) or 3 (LSTM).
+int activationsOf(RecurrentCell cell);
+/// Throws Error("Recurrent: ...") for parameters no backend runs: sizes
+/// that are not positive, an activation other than Sigmoid, Tanh and Relu,
+/// a negative clip, peepholes on a cell other than LSTM.
+void checkRecurrentParams(const RecurrentParams &params);
+
 /// An activation fused after a dense kernel (Gemm, MatMul, Conv).
 struct Activation {
   UnaryKind kind = UnaryKind::Identity;
