@@ -149,6 +149,34 @@ int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
+/// The RecurrentParams literal (an immediately invoked lambda) of an
+/// hps.recurrence or its adjoint.
+template <typename OpTy> std::string recurrentParams(OpTy rec) {
+  auto dims = cast<RankedTensorType>(rec.getProjected().getType()).getShape();
+  int64_t hidden =
+      cast<RankedTensorType>(rec.getRecurrence().getType()).getDimSize(1);
+  std::string params = llvm::formatv(
+      "[] {{ RecurrentParams p; p.cell = RecurrentCell::{0}; "
+      "p.steps = {1}; p.batch = {2}; p.hidden = {3}; p.reverse = {4}; "
+      "p.linearBeforeReset = {5}; p.hasRecurrentBias = true; "
+      "p.hasLengths = {6}; p.hasPeepholes = {7}; ",
+      rec.getCell() == "rnn"   ? "RNN"
+      : rec.getCell() == "gru" ? "GRU"
+                               : "LSTM",
+      dims[0], dims[1], hidden, rec.getReverse() ? "true" : "false",
+      rec.getLinearBeforeReset() ? "true" : "false",
+      rec.getLengths() ? "true" : "false",
+      rec.getPeepholes() ? "true" : "false");
+  for (auto [i, name] : llvm::enumerate(
+           rec.getActivations().template getAsValueRange<StringAttr>()))
+    params += llvm::formatv("p.activations[{0}] = UnaryKind::{1}; ", i, name);
+  if (auto clip = rec.getClip())
+    params +=
+        "p.hasClip = true; p.clip = " + floatLiteral(clip->convertToDouble()) +
+        "f; ";
+  return params + "return p; }()";
+}
+
 //===----------------------------------------------------------------------===//
 // Weights file
 //===----------------------------------------------------------------------===//
@@ -1371,35 +1399,29 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](RecurrenceOp rec) {
-        const auto &dims = info(rec.getProjected()).shape; // [T, N, G]
-        std::string params = llvm::formatv(
-            "[] {{ RecurrentParams p; p.cell = RecurrentCell::{0}; "
-            "p.steps = {1}; p.batch = {2}; p.hidden = {3}; p.reverse = {4}; "
-            "p.linearBeforeReset = {5}; p.hasRecurrentBias = true; "
-            "p.hasLengths = {6}; p.hasPeepholes = {7}; ",
-            rec.getCell() == "rnn"   ? "RNN"
-            : rec.getCell() == "gru" ? "GRU"
-                                     : "LSTM",
-            dims[0], dims[1], info(rec.getRecurrence()).shape[1],
-            rec.getReverse() ? "true" : "false",
-            rec.getLinearBeforeReset() ? "true" : "false",
-            rec.getLengths() ? "true" : "false",
-            rec.getPeepholes() ? "true" : "false");
-        for (auto [i, name] : llvm::enumerate(
-                 rec.getActivations().getAsValueRange<StringAttr>()))
-          params +=
-              llvm::formatv("p.activations[{0}] = UnaryKind::{1}; ", i, name);
-        if (auto clip = rec.getClip())
-          params += "p.hasClip = true; p.clip = " +
-                    floatLiteral(clip->convertToDouble()) + "f; ";
-        params += "return p; }()";
-        call(kernel("Recurrent", params),
+        call(kernel("Recurrent", recurrentParams(rec)),
              cptr(rec.getProjected()) + ", " + cptr(rec.getRecurrence()) +
                  ", " + cptr(rec.getRecurrentBias()) + ", " +
                  cptr(rec.getLengths()) + ", " + cptr(rec.getInitialH()) +
                  ", " + cptr(rec.getInitialC()) + ", " +
                  cptr(rec.getPeepholes()) + ", " + ptr(rec.getY()) + ", " +
                  ptr(rec.getHLast()) + ", " + ptr(rec.getCLast()));
+        return success();
+      })
+      .Case([&](RecurrenceGradOp rec) {
+        call(kernel("RecurrentGrad", recurrentParams(rec)),
+             cptr(rec.getProjected()) + ", " + cptr(rec.getRecurrence()) +
+                 ", " + cptr(rec.getRecurrentBias()) + ", " +
+                 cptr(rec.getLengths()) + ", " + cptr(rec.getInitialH()) +
+                 ", " + cptr(rec.getInitialC()) + ", " +
+                 cptr(rec.getPeepholes()) + ", " + cptr(rec.getY()) + ", " +
+                 cptr(rec.getGradY()) + ", " + cptr(rec.getGradHLast()) + ", " +
+                 cptr(rec.getGradCLast()) + ", " + ptr(rec.getGradProjected()) +
+                 ", " + ptr(rec.getGradRecurrence()) + ", " +
+                 ptr(rec.getGradRecurrentBias()) + ", " +
+                 ptr(rec.getGradInitialH()) + ", " +
+                 ptr(rec.getGradInitialC()) + ", " +
+                 ptr(rec.getGradPeepholes()));
         return success();
       })
       .Case([&](LayerNormOp ln) {

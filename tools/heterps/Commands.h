@@ -22,8 +22,9 @@ struct CompileOptions {
   int64_t batch = 0;
   /// Treat a static leading 1 of the inputs as the batch (--static-batch).
   bool staticBatch = false;
-  /// --recurrence-unroll-limit; negative: 0 for inference, 512 to train.
-  int64_t recurrenceUnrollLimit = -1;
+  /// --recurrence-unroll-limit: RNN, GRU and LSTM over at most this many
+  /// steps unroll; longer ones run as the recurrence kernel.
+  int64_t recurrenceUnrollLimit = 0;
   std::vector<std::string> inputShapes;
   unsigned episodes = 1024;
   bool keepSources = true;

@@ -37,6 +37,10 @@ int compile(const CompileOptions &options) {
     return fail("--train needs --loss bce | softmax-ce | mse");
   if (!options.train && !options.loss.empty())
     return fail("--loss is only meaningful with --train");
+  if (options.recurrenceUnrollLimit < 0)
+    return fail("--recurrence-unroll-limit=" +
+                std::to_string(options.recurrenceUnrollLimit) +
+                " must be 0 or more");
   if (options.batchNorm != "batch" && options.batchNorm != "running")
     return fail("--batch-norm=" + options.batchNorm +
                 " is not batch or running");
@@ -86,14 +90,11 @@ int compile(const CompileOptions &options) {
   PassManager legalizePM(&context);
   hps::HPSLegalizeONNXOptions legalize;
   legalize.strict = true;
-  // Inference runs every RNN, GRU and LSTM as hps.recurrence (1.8x to 4.9x
+  // Every RNN, GRU and LSTM runs as hps.recurrence by default (1.8x to 4.9x
   // faster than the unrolled steps, and compiled 1.7x to 25x faster, over
-  // 16 to 512 steps); training keeps the unrolled steps, which have
-  // gradient rules.
-  if (options.recurrenceUnrollLimit >= 0)
-    legalize.recurrenceUnrollLimit = options.recurrenceUnrollLimit;
-  else if (!options.train)
-    legalize.recurrenceUnrollLimit = 0;
+  // 16 to 512 steps), in training too, where its adjoint is one
+  // hps.recurrence_grad.
+  legalize.recurrenceUnrollLimit = options.recurrenceUnrollLimit;
   legalizePM.addPass(hps::createHPSLegalizeONNX(legalize));
   if (failed(legalizePM.run(*module)))
     return 1; // the pass reported it

@@ -89,11 +89,10 @@ static cl::opt<bool> staticBatch(
              "bind it to --batch (models exported with a fixed batch of 1)"),
     cl::sub(compileCommand));
 static cl::opt<int64_t> recurrenceUnrollLimit(
-    "recurrence-unroll-limit", cl::init(-1),
+    "recurrence-unroll-limit", cl::init(0),
     cl::desc("RNN, GRU and LSTM over at most this many steps unroll into "
              "per-step ops, longer ones run as one recurrence kernel "
-             "(default: 0 for inference, 512 with --train, where only "
-             "unrolled steps train)"),
+             "(default 0: all of them run as the kernel)"),
     cl::sub(compileCommand));
 static cl::opt<bool> nativeLayouts(
     "native-layouts", cl::init(true),

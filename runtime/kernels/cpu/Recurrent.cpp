@@ -7,118 +7,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CpuContext.h"
+#include "RecurrentSupport.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <optional>
 #include <vector>
 
 namespace heterps::rt::cpu {
-namespace {
 
-/// v within [lo, hi], NaN kept; by value and as selects, so that loops over
-/// it vectorise (std::clamp returns a reference, which gcc's vectoriser does
-/// not see through).
-inline float clampTo(float v, float lo, float hi) {
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
-}
-
-/// e^x to about 2 ulp (Cephes' expf: x = n ln2 + r, a degree-6 polynomial
-/// in r, 2^n from the exponent bits), branch-free so that loops over it
-/// vectorise; std::exp does not, and the gates' activations were most of a
-/// step's time. x is clamped to [-87, 88], where e^x stays a normal float.
-inline float expFast(float x) {
-  x = clampTo(x, -87.0f, 88.0f);
-  float n = std::floor(x * 1.44269504088896341f + 0.5f);
-  float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  uint32_t bits = static_cast<uint32_t>(static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
-}
-
-/// Batches up to this size multiply h R^T in loops of their own over R^T
-/// (transposed once per run): a oneDNN call per step costs more than such
-/// a small product.
-constexpr int64_t kSmallBatch = 4;
-
-/// [rows, cols] row-major w as [cols, rows].
-void transpose(const float *w, int64_t rows, int64_t cols, float *out) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      out[j * rows + i] = w[i * cols + j];
-}
-
-/// y[b, :] = sum_k x[b, k] wT[k, :] for x [rows, depth], wT [depth, cols]:
-/// four rows of wT per pass over y, each pass a vectorised loop.
-void smallProduct(const float *x, const float *wT, int64_t rows, int64_t cols,
-                  int64_t depth, float *y) {
-  for (int64_t b = 0; b < rows; ++b) {
-    const float *xb = x + b * depth;
-    float *yb = y + b * cols;
-    std::fill_n(yb, cols, 0.0f);
-    int64_t k = 0;
-    for (; k + 4 <= depth; k += 4) {
-      const float x0 = xb[k], x1 = xb[k + 1], x2 = xb[k + 2], x3 = xb[k + 3];
-      const float *w0 = wT + k * cols, *w1 = w0 + cols, *w2 = w1 + cols,
-                  *w3 = w2 + cols;
-#pragma omp simd
-      for (int64_t j = 0; j < cols; ++j)
-        yb[j] += x0 * w0[j] + x1 * w1[j] + x2 * w2[j] + x3 * w3[j];
-    }
-    for (; k < depth; ++k) {
-      const float xk = xb[k];
-      const float *wk = wT + k * cols;
-#pragma omp simd
-      for (int64_t j = 0; j < cols; ++j)
-        yb[j] += xk * wk[j];
-    }
-  }
-}
-
-/// ONNX's activation f, g or h over v[0, n) in place, its input clipped to
-/// +-clip first where the op asks and `clip` says this activation takes it.
-void activate(UnaryKind kind, float *v, int64_t n, const RecurrentParams &p,
-              bool clip) {
-  if (clip && p.hasClip) {
-    const float bound = p.clip;
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i)
-      v[i] = clampTo(v[i], -bound, bound);
-  }
-  switch (kind) {
-  case UnaryKind::Sigmoid:
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i)
-      v[i] = 1.0f / (1.0f + expFast(-v[i]));
-    break;
-  case UnaryKind::Tanh:
-    // 1 - 2 / (e^2x + 1): exact at the ends, within 1e-7 absolute near 0.
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i)
-      v[i] = 1.0f - 2.0f / (expFast(2.0f * v[i]) + 1.0f);
-    break;
-  case UnaryKind::Relu:
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i)
-      v[i] = v[i] < 0.0f ? 0.0f : v[i];
-    break;
-  default:
-    break; // rejected by the constructor
-  }
-}
-
-} // namespace
+using namespace recurrent;
 
 struct Recurrent::Impl {
   RecurrentParams p;

@@ -40,6 +40,16 @@ inline unsigned gridFor(int64_t n) {
   return unsigned(std::clamp<int64_t>(blocks, 1, 65535));
 }
 
+/// value as the int cuBLAS takes, or Error("KERNEL: WHAT VALUE must be in
+/// [1, INT_MAX]").
+inline int positiveInt(const char *kernel, const char *what, int64_t value) {
+  if (value <= 0 || value > std::numeric_limits<int>::max())
+    throw Error(std::string(kernel) + ": " + what + " " +
+                std::to_string(value) + " must be in [1, " +
+                std::to_string(std::numeric_limits<int>::max()) + "]");
+  return int(value);
+}
+
 #define HPS_GRID_STRIDE(i, n)                                                  \
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);    \
        i += int64_t(blockDim.x) * gridDim.x)

@@ -13,8 +13,6 @@
 
 #include "UnaryOps.cuh"
 
-#include <climits>
-
 namespace heterps::rt::gpu {
 namespace {
 
@@ -170,14 +168,6 @@ __global__ void gruStepKernel(StepArgs a) {
   }
 }
 
-int toInt(const char *what, int64_t value) {
-  if (value <= 0 || value > INT_MAX)
-    throw Error(std::string(kKernel) + ": " + what + " " +
-                std::to_string(value) + " must be in [1, " +
-                std::to_string(INT_MAX) + "]");
-  return int(value);
-}
-
 } // namespace
 
 struct Recurrent::Impl {
@@ -194,9 +184,10 @@ Recurrent::Recurrent(Context &ctx, const RecurrentParams &params)
   const RecurrentParams &p = params;
   checkRecurrentParams(p);
   // cuBLAS takes int sizes.
-  s.batch = toInt("batch", p.batch);
-  s.hidden = toInt("hidden size", p.hidden);
-  s.gateCols = toInt("gate width", gatesPerUnit(p.cell) * p.hidden);
+  s.batch = positiveInt(kKernel, "batch", p.batch);
+  s.hidden = positiveInt(kKernel, "hidden size", p.hidden);
+  s.gateCols =
+      positiveInt(kKernel, "gate width", gatesPerUnit(p.cell) * p.hidden);
   s.f = makeUnaryOp(p.activations[0], {});
   s.g = makeUnaryOp(p.activations[1], {});
   s.hAct = makeUnaryOp(p.activations[2], {});

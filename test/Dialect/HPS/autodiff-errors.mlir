@@ -22,21 +22,6 @@ func.func @main(%x: tensor<2x3x4x4xf32> {hps.name = "x", hps.batched}) -> (tenso
 
 // -----
 
-// A recurrence past the unrolling limit has no rule; the error says which
-// sequences train.
-func.func @main(%x: tensor<6x2x3xf32> {hps.name = "x", hps.batched}) -> (tensor<2x3xf32> {hps.name = "y", hps.batched}) {
-  %r = hps.weight "r" dense<0.1> : tensor<3x3xf32>
-  %rb = hps.weight "rb" dense<0.0> : tensor<3xf32>
-  %h = hps.weight "h" dense<0.0> : tensor<2x3xf32>
-  %s = hps.weight "s" dense<0.5> : tensor<6x2x3xf32>
-  %p = hps.mul %x, %s : tensor<6x2x3xf32>
-  // expected-error @+1 {{hps-autodiff: no gradient rule for 'hps.recurrence': RNN, GRU and LSTM train over sequences of at most the unrolling limit}}
-  %y, %hl = hps.recurrence %p, %r, %rb, %h {activations = ["Tanh"], cell = "rnn"} : (tensor<6x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>) -> (tensor<6x2x3xf32>, tensor<2x3xf32>)
-  return %hl : tensor<2x3xf32>
-}
-
-// -----
-
 // Nothing trainable: the only weight feeds another output.
 // expected-error @+1 {{hps-autodiff: no trainable parameter reaches the loss}}
 func.func @main(%x: tensor<4x3xf32> {hps.name = "x", hps.batched}) -> (tensor<4x3xf32> {hps.name = "y", hps.batched}, tensor<4x3xf32> {hps.name = "z", hps.batched}) {

@@ -12,6 +12,7 @@
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/max_pool.mlir | FileCheck %t/max_pool.mlir
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/scatter.mlir | FileCheck %t/scatter.mlir
 // RUN: heterps-opt --hps-autodiff=loss=mse %t/gather_scatter.mlir | FileCheck %t/gather_scatter.mlir
+// RUN: heterps-opt --hps-autodiff=loss=mse %t/recurrence.mlir | FileCheck %t/recurrence.mlir
 
 //--- mlp.mlir
 // gemm + relu + gemm + sigmoid with bce: the loss takes the sigmoid's input
@@ -404,3 +405,32 @@ func.func @main(%x: tensor<4x6xf32> {hps.name = "x", hps.batched}, %i: tensor<2x
 // CHECK-DAG: hps.add %{{[0-9]+}}, %[[DMG]]
 // CHECK: hps.dense_push "w"
 // CHECK: hps.dense_push "u", %[[DU]]
+
+//--- recurrence.mlir
+// One recurrence_grad gives the adjoints of every operand of an LSTM
+// recurrence; only h_last reaches the loss, so grad_y and grad_c_last stay
+// absent. The projection's gemm takes grad_projected as its result's adjoint.
+func.func @main(%x: tensor<10x3xf32> {hps.name = "x", hps.batched}, %lens: tensor<2xi64> {hps.name = "lens"}) -> (tensor<2x4xf32> {hps.name = "h", hps.batched}) {
+  %w = hps.weight "w" dense<0.1> : tensor<3x16xf32>
+  %r = hps.weight "r" dense<0.2> : tensor<16x4xf32>
+  %rb = hps.weight "rb" dense<0.0> : tensor<16xf32>
+  %h0 = hps.weight "h0" dense<0.0> : tensor<2x4xf32>
+  %c0 = hps.weight "c0" dense<0.0> : tensor<2x4xf32>
+  %peep = hps.weight "peep" dense<0.5> : tensor<12xf32>
+  %xw = hps.gemm %x, %w : (tensor<10x3xf32>, tensor<3x16xf32>) -> tensor<10x16xf32>
+  %p = hps.reshape %xw {shape = array<i64: 5, 2, 16>} : (tensor<10x16xf32>) -> tensor<5x2x16xf32>
+  %y, %hl, %cl = hps.recurrence %p, %r, %rb, %h0 lengths %lens initial_c %c0 peepholes %peep {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm", clip = 3.0 : f32} : (tensor<5x2x16xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<2x4xf32>, tensor<2xi64>, tensor<2x4xf32>, tensor<12xf32>) -> (tensor<5x2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  return %hl : tensor<2x4xf32>
+}
+
+// CHECK: %[[P:.*]] = hps.reshape
+// CHECK: %[[Y:.*]], %[[HL:.*]], %{{.*}} = hps.recurrence %[[P]], %[[R:[^,]*]], %[[RB:[^ ]*]], %[[H0:[^ ]*]] lengths %[[LENS:[^ ]*]] initial_c %[[C0:[^ ]*]] peepholes %[[PEEP:[^ ]*]] {
+// CHECK: %[[SEED:.*]] = hps.loss_grad mse
+// CHECK: %[[DP:.*]], %[[DR:.*]], %[[DRB:.*]], %[[DH0:.*]], %[[DC0:.*]]:2 = hps.recurrence_grad %[[P]], %[[R]], %[[RB]], %[[H0]] lengths %[[LENS]] initial_c %[[C0]] peepholes %[[PEEP]] y %[[Y]] grad_h_last %[[SEED]] {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm", clip = 3.000000e+00 : f32} : (tensor<5x2x16xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<2x4xf32>, tensor<2xi64>, tensor<2x4xf32>, tensor<12xf32>, tensor<5x2x4xf32>, tensor<2x4xf32>) -> (tensor<5x2x16xf32>, tensor<16x4xf32>, tensor<16xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<12xf32>)
+// CHECK: %[[DXW:.*]] = hps.reshape %[[DP]] {shape = array<i64: 10, 16>} : (tensor<5x2x16xf32>) -> tensor<10x16xf32>
+// CHECK: hps.gemm %[[X:.*]], %[[DXW]] {trans_a} : (tensor<10x3xf32>, tensor<10x16xf32>) -> tensor<3x16xf32>
+// CHECK-DAG: hps.dense_push "r", %[[DR]]
+// CHECK-DAG: hps.dense_push "rb", %[[DRB]]
+// CHECK-DAG: hps.dense_push "h0", %[[DH0]]
+// CHECK-DAG: hps.dense_push "c0", %[[DC0]]#0
+// CHECK-DAG: hps.dense_push "peep", %[[DC0]]#1

@@ -127,3 +127,12 @@ func.func @recurrence(%p: tensor<6x2x12xf32>, %r: tensor<12x3xf32>, %rb: tensor<
   %gy, %gh = hps.recurrence %q, %r3, %rb3, %h {activations = ["Sigmoid", "Relu"], cell = "gru", linear_before_reset} : (tensor<6x2x9xf32>, tensor<9x3xf32>, tensor<9xf32>, tensor<2x3xf32>) -> (tensor<6x2x3xf32>, tensor<2x3xf32>)
   return %y, %gh, %gy : tensor<6x2x3xf32>, tensor<2x3xf32>, tensor<6x2x3xf32>
 }
+
+// CHECK-LABEL: func @recurrence_grad
+func.func @recurrence_grad(%p: tensor<6x2x12xf32>, %r: tensor<12x3xf32>, %rb: tensor<12xf32>, %h: tensor<2x3xf32>, %lens: tensor<2xi64>, %peep: tensor<9xf32>, %y: tensor<6x2x3xf32>, %q: tensor<6x2x9xf32>, %r3: tensor<9x3xf32>, %rb3: tensor<9xf32>) -> (tensor<6x2x12xf32>, tensor<9xf32>, tensor<2x3xf32>) {
+  // CHECK: hps.recurrence_grad %{{.*}} lengths %{{.*}} initial_c %{{.*}} peepholes %{{.*}} y %{{.*}} grad_y %{{.*}} grad_c_last %{{.*}} {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm", reverse}
+  %dp, %dr, %drb, %dh, %dc:2 = hps.recurrence_grad %p, %r, %rb, %h lengths %lens initial_c %h peepholes %peep y %y grad_y %y grad_c_last %h {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm", reverse} : (tensor<6x2x12xf32>, tensor<12x3xf32>, tensor<12xf32>, tensor<2x3xf32>, tensor<2xi64>, tensor<2x3xf32>, tensor<9xf32>, tensor<6x2x3xf32>, tensor<6x2x3xf32>, tensor<2x3xf32>) -> (tensor<6x2x12xf32>, tensor<12x3xf32>, tensor<12xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<9xf32>)
+  // CHECK: hps.recurrence_grad %{{.*}} y %{{.*}} grad_h_last %{{.*}} {activations = ["Sigmoid", "Tanh"], cell = "gru"}
+  %gq, %gr, %grb, %gh = hps.recurrence_grad %q, %r3, %rb3, %h y %y grad_h_last %h {activations = ["Sigmoid", "Tanh"], cell = "gru"} : (tensor<6x2x9xf32>, tensor<9x3xf32>, tensor<9xf32>, tensor<2x3xf32>, tensor<6x2x3xf32>, tensor<2x3xf32>) -> (tensor<6x2x9xf32>, tensor<9x3xf32>, tensor<9xf32>, tensor<2x3xf32>)
+  return %dp, %dc#1, %gh : tensor<6x2x12xf32>, tensor<9xf32>, tensor<2x3xf32>
+}

@@ -310,7 +310,7 @@ func.func @recurrence_activation_name(%p: tensor<4x2x3xf32>, %r: tensor<3x3xf32>
 // -----
 
 func.func @recurrence_lstm_needs_c(%p: tensor<4x2x12xf32>, %r: tensor<12x3xf32>, %rb: tensor<12xf32>, %h: tensor<2x3xf32>) -> tensor<4x2x3xf32> {
-  // expected-error @+1 {{initial_c and c_last are there exactly for lstm}}
+  // expected-error @+1 {{initial_c is there exactly for lstm}}
   %y, %hl = hps.recurrence %p, %r, %rb, %h {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm"} : (tensor<4x2x12xf32>, tensor<12x3xf32>, tensor<12xf32>, tensor<2x3xf32>) -> (tensor<4x2x3xf32>, tensor<2x3xf32>)
   return %y : tensor<4x2x3xf32>
 }
@@ -337,4 +337,28 @@ func.func @recurrence_lengths_type(%p: tensor<4x2x3xf32>, %r: tensor<3x3xf32>, %
   // expected-error @+1 {{operand #4 must be tensor of 64-bit signless integer values}}
   %y, %hl = hps.recurrence %p, %r, %rb, %h lengths %lens {activations = ["Tanh"], cell = "rnn"} : (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<2xi32>) -> (tensor<4x2x3xf32>, tensor<2x3xf32>)
   return %y : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @recurrence_grad_cell_adjoints(%p: tensor<4x2x12xf32>, %r: tensor<12x3xf32>, %rb: tensor<12xf32>, %h: tensor<2x3xf32>, %y: tensor<4x2x3xf32>) -> tensor<4x2x12xf32> {
+  // expected-error @+1 {{a lstm cell has 1 cell adjoints, got 0}}
+  %dp, %dr, %drb, %dh = hps.recurrence_grad %p, %r, %rb, %h initial_c %h y %y grad_h_last %h {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm"} : (tensor<4x2x12xf32>, tensor<12x3xf32>, tensor<12xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<2x3xf32>) -> (tensor<4x2x12xf32>, tensor<12x3xf32>, tensor<12xf32>, tensor<2x3xf32>)
+  return %dp : tensor<4x2x12xf32>
+}
+
+// -----
+
+func.func @recurrence_grad_c_last_rnn(%p: tensor<4x2x3xf32>, %r: tensor<3x3xf32>, %rb: tensor<3xf32>, %h: tensor<2x3xf32>, %y: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{grad_c_last belongs to lstm cells only}}
+  %dp, %dr, %drb, %dh = hps.recurrence_grad %p, %r, %rb, %h y %y grad_c_last %h {activations = ["Tanh"], cell = "rnn"} : (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<2x3xf32>) -> (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>)
+  return %dp : tensor<4x2x3xf32>
+}
+
+// -----
+
+func.func @recurrence_grad_shapes(%p: tensor<4x2x3xf32>, %r: tensor<3x3xf32>, %rb: tensor<3xf32>, %h: tensor<2x3xf32>, %y: tensor<4x2x3xf32>) -> tensor<4x2x3xf32> {
+  // expected-error @+1 {{grad_y has type 'tensor<2x3xf32>'; expected 'tensor<4x2x3xf32>'}}
+  %dp, %dr, %drb, %dh = hps.recurrence_grad %p, %r, %rb, %h y %y grad_y %h {activations = ["Tanh"], cell = "rnn"} : (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<2x3xf32>) -> (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>)
+  return %dp : tensor<4x2x3xf32>
 }

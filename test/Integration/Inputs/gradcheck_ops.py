@@ -541,17 +541,21 @@ def cases():
     out.append(flat(c, c.node("MeanVarianceNormalization", [m]), (3, 2, 2)))
     # Recurrent ops, unrolled into gemms and gates: gradients reach W, R
     # and B through every step (batch-first sequences of 3 steps).
+    unrolled = ["--recurrence-unroll-limit", "512"]
     c, m = spatial("lstm_bidirectional", (3, 2))
+    c.compile_args = unrolled
     c.inits += [weight("lw", (2, 16, 2)), weight("lr", (2, 16, 4)), weight("lb", (2, 32))]
     y = c.node("LSTM", [m, "lw", "lr", "lb"], ["lstm_y"], hidden_size=4, layout=1,
                direction="bidirectional")
     out.append(flat(c, y, (3, 2, 4)))
     c, m = spatial("gru_reverse_linear_before_reset", (3, 2))
+    c.compile_args = unrolled
     c.inits += [weight("gw", (1, 12, 2)), weight("gr", (1, 12, 4)), weight("gb", (1, 24))]
     _, last = c.node("GRU", [m, "gw", "gr", "gb"], ["gru_y", "gru_h"], hidden_size=4,
                      layout=1, direction="reverse", linear_before_reset=1)
     out.append(flat(c, last, (1, 4)))
     c, m = spatial("gru_rnn_stacked", (3, 2))
+    c.compile_args = unrolled
     c.inits += [weight("sw", (1, 9, 2)), weight("sr", (1, 9, 3)),
                 weight("rw", (1, 3, 3)), weight("rr", (1, 3, 3)),
                 const("seq_shape", np.array([0, 3, 3], np.int64))]
@@ -750,6 +754,49 @@ def cases():
     update = c.node("Reshape", [c.node("MatMul", ["h", "proj_u"]), "u_shape"])
     out.append(flat(c, c.node("TensorScatter", [m, update, "write_at"], axis=1,
                               mode="circular"), (6, 2)))
+    # The same ops as one hps.recurrence each (backpropagation through time
+    # in the RecurrentGrad kernel): sequences of 5 steps, every optional
+    # input trainable or fed, and both state outputs reaching the loss.
+    kernel = ["--recurrence-unroll-limit", "0"]
+    lens = np.array([5, 3, 0, 1], np.int32)  # a full, a partial, an empty row
+    c, m = spatial("lstm_kernel_bidirectional_states_peepholes_lengths", (5, 2))
+    c.compile_args = kernel
+    c.inputs.append(helper.make_tensor_value_info("lens", TensorProto.INT32, ["N"]))
+    c.feeds["lens"] = lens
+    c.inits += [weight("kw", (2, 12, 2)), weight("kr", (2, 12, 3)), weight("kb", (2, 24)),
+                weight("kh", (B, 2, 3)), weight("kc", (B, 2, 3)), weight("kp", (2, 9))]
+    y = c.node("LSTM", [m, "kw", "kr", "kb", "lens", "kh", "kc", "kp"], ["k_y"], hidden_size=3,
+               layout=1, direction="bidirectional", clip=1.5)
+    out.append(flat(c, y, (5, 2, 3)))
+    c, m = spatial("lstm_kernel_last_h_plus_c", (5, 2))
+    c.compile_args = kernel
+    c.inits += [weight("lw", (1, 16, 2)), weight("lr", (1, 16, 4)), weight("lb", (1, 32))]
+    _, h_last, c_last = c.node("LSTM", [m, "lw", "lr", "lb"], ["l_y", "l_h", "l_c"],
+                               hidden_size=4, layout=1)
+    out.append(flat(c, c.node("Add", [h_last, c_last]), (1, 4)))
+    c, m = spatial("gru_kernel_reverse_states", (5, 2))
+    c.compile_args = kernel
+    c.inits += [weight("gw", (1, 12, 2)), weight("gr", (1, 12, 4)), weight("gb", (1, 24)),
+                weight("gh", (B, 1, 4))]
+    y, _ = c.node("GRU", [m, "gw", "gr", "gb", "", "gh"], ["g_y", "g_h"], hidden_size=4,
+                  layout=1, direction="reverse")
+    out.append(flat(c, y, (5, 1, 4)))
+    c, m = spatial("gru_kernel_linear_before_reset_lengths", (5, 2))
+    c.compile_args = kernel
+    c.inputs.append(helper.make_tensor_value_info("lens", TensorProto.INT32, ["N"]))
+    c.feeds["lens"] = lens
+    c.inits += [weight("gw", (2, 9, 2)), weight("gr", (2, 9, 3)), weight("gb", (2, 18))]
+    _, last = c.node("GRU", [m, "gw", "gr", "gb", "lens"], ["g_y", "g_h"], hidden_size=3,
+                     layout=1, direction="bidirectional", linear_before_reset=1)
+    out.append(flat(c, last, (2, 3)))
+    c, m = spatial("rnn_kernel_relu_lengths", (5, 2))
+    c.compile_args, c.epsilon = kernel, "1e-3"
+    c.inputs.append(helper.make_tensor_value_info("lens", TensorProto.INT32, ["N"]))
+    c.feeds["lens"] = lens
+    c.inits += [weight("rw", (1, 3, 2)), weight("rr", (1, 3, 3), -0.5, 0.5), weight("rb", (1, 6))]
+    y = c.node("RNN", [m, "rw", "rr", "rb", "lens"], ["r_y"], hidden_size=3, layout=1,
+               activations=["Relu"])
+    out.append(flat(c, y, (5, 1, 3)))
     return out
 
 

@@ -382,65 +382,125 @@ LogicalResult ConvGradFilterOp::verify() {
                             getGroup());
 }
 
-LogicalResult RecurrenceOp::verify() {
-  StringRef cell = getCell();
+namespace {
+/// The sizes of a recurrence, from its projected input and R.
+struct RecurrenceDims {
+  int64_t steps = 0, batch = 0, hidden = 0, gates = 0;
+};
+} // namespace
+
+/// `v` (when present) has shape `dims`.
+static LogicalResult expectShape(Operation *op, Value v, ArrayRef<int64_t> dims,
+                                 StringRef name) {
+  if (!v)
+    return success();
+  auto type = cast<RankedTensorType>(v.getType());
+  if (type.getShape() != dims)
+    return op->emitOpError()
+           << name << " has type " << type << "; expected "
+           << RankedTensorType::get(dims, type.getElementType());
+  return success();
+}
+
+/// The checks hps.recurrence and its adjoint share: the attributes and the
+/// forward operands. Fills `dims`.
+template <typename OpTy>
+static LogicalResult verifyRecurrenceInputs(OpTy op, RecurrenceDims &dims) {
+  StringRef cell = op.getCell();
   int64_t gatesPerHidden = llvm::StringSwitch<int64_t>(cell)
                                .Case("rnn", 1)
                                .Case("gru", 3)
                                .Case("lstm", 4)
                                .Default(0);
   if (!gatesPerHidden)
-    return emitOpError() << "cell '" << cell
-                         << "' is none of rnn, gru and lstm";
+    return op.emitOpError()
+           << "cell '" << cell << "' is none of rnn, gru and lstm";
   bool lstm = cell == "lstm";
   size_t activations = lstm ? 3 : gatesPerHidden == 3 ? 2 : 1;
-  if (getActivations().size() != activations)
-    return emitOpError() << "a " << cell << " cell takes " << activations
-                         << " activations, got " << getActivations().size();
-  for (Attribute name : getActivations())
+  if (op.getActivations().size() != activations)
+    return op.emitOpError()
+           << "a " << cell << " cell takes " << activations
+           << " activations, got " << op.getActivations().size();
+  for (Attribute name : op.getActivations())
     if (!llvm::is_contained({"Sigmoid", "Tanh", "Relu"},
                             cast<StringAttr>(name).getValue()))
-      return emitOpError() << "activation " << name
-                           << " is none of Sigmoid, Tanh and Relu";
-  if (auto clip = getClip(); clip && !(clip->convertToFloat() >= 0.0f))
-    return emitOpError() << "clip must be non-negative";
-  if (lstm != bool(getInitialC()) || lstm != bool(getCLast()))
-    return emitOpError() << "initial_c and c_last are there exactly for lstm";
-  if (getPeepholes() && !lstm)
-    return emitOpError() << "peepholes belong to lstm cells only";
-  if (getLinearBeforeReset() && cell != "gru")
-    return emitOpError() << "linear_before_reset belongs to gru cells only";
-  auto projected = cast<RankedTensorType>(getProjected().getType());
-  auto recurrence = cast<RankedTensorType>(getRecurrence().getType());
+      return op.emitOpError()
+             << "activation " << name << " is none of Sigmoid, Tanh and Relu";
+  if (auto clip = op.getClip(); clip && !(clip->convertToFloat() >= 0.0f))
+    return op.emitOpError() << "clip must be non-negative";
+  if (lstm != bool(op.getInitialC()))
+    return op.emitOpError() << "initial_c is there exactly for lstm";
+  if (op.getPeepholes() && !lstm)
+    return op.emitOpError() << "peepholes belong to lstm cells only";
+  if (op.getLinearBeforeReset() && cell != "gru")
+    return op.emitOpError() << "linear_before_reset belongs to gru cells only";
+  auto projected = cast<RankedTensorType>(op.getProjected().getType());
+  auto recurrence = cast<RankedTensorType>(op.getRecurrence().getType());
   if (!projected.hasStaticShape() || projected.getRank() != 3 ||
       !recurrence.hasStaticShape() || recurrence.getRank() != 2)
-    return emitOpError() << "needs a static [T, N, G] projected input and a "
-                            "static [G, H] recurrence";
-  int64_t steps = projected.getDimSize(0), batch = projected.getDimSize(1),
-          hidden = recurrence.getDimSize(1), gates = gatesPerHidden * hidden;
-  auto expect = [&](Value v, ArrayRef<int64_t> dims,
-                    StringRef name) -> LogicalResult {
-    if (!v)
-      return success();
-    auto type = cast<RankedTensorType>(v.getType());
-    if (type.getShape() != dims)
-      return emitOpError() << name << " has type " << type << "; expected "
-                           << RankedTensorType::get(dims,
-                                                    type.getElementType());
-    return success();
-  };
-  if (failed(expect(getProjected(), {steps, batch, gates}, "projected")) ||
-      failed(expect(getRecurrence(), {gates, hidden}, "recurrence")) ||
-      failed(expect(getRecurrentBias(), {gates}, "recurrent_bias")) ||
-      failed(expect(getLengths(), {batch}, "lengths")) ||
-      failed(expect(getInitialH(), {batch, hidden}, "initial_h")) ||
-      failed(expect(getInitialC(), {batch, hidden}, "initial_c")) ||
-      failed(expect(getPeepholes(), {3 * hidden}, "peepholes")) ||
-      failed(expect(getY(), {steps, batch, hidden}, "y")) ||
-      failed(expect(getHLast(), {batch, hidden}, "h_last")) ||
-      failed(expect(getCLast(), {batch, hidden}, "c_last")))
+    return op.emitOpError() << "needs a static [T, N, G] projected input and a "
+                               "static [G, H] recurrence";
+  dims.steps = projected.getDimSize(0);
+  dims.batch = projected.getDimSize(1);
+  dims.hidden = recurrence.getDimSize(1);
+  dims.gates = gatesPerHidden * dims.hidden;
+  int64_t n = dims.batch, h = dims.hidden, g = dims.gates;
+  Operation *o = op.getOperation();
+  return success(
+      succeeded(
+          expectShape(o, op.getProjected(), {dims.steps, n, g}, "projected")) &&
+      succeeded(expectShape(o, op.getRecurrence(), {g, h}, "recurrence")) &&
+      succeeded(expectShape(o, op.getRecurrentBias(), {g}, "recurrent_bias")) &&
+      succeeded(expectShape(o, op.getLengths(), {n}, "lengths")) &&
+      succeeded(expectShape(o, op.getInitialH(), {n, h}, "initial_h")) &&
+      succeeded(expectShape(o, op.getInitialC(), {n, h}, "initial_c")) &&
+      succeeded(expectShape(o, op.getPeepholes(), {3 * h}, "peepholes")));
+}
+
+LogicalResult RecurrenceOp::verify() {
+  RecurrenceDims d;
+  if (failed(verifyRecurrenceInputs(*this, d)))
     return failure();
-  return success();
+  if (bool(getInitialC()) != bool(getCLast()))
+    return emitOpError() << "initial_c and c_last are there exactly for lstm";
+  Operation *o = getOperation();
+  return success(
+      succeeded(expectShape(o, getY(), {d.steps, d.batch, d.hidden}, "y")) &&
+      succeeded(expectShape(o, getHLast(), {d.batch, d.hidden}, "h_last")) &&
+      succeeded(expectShape(o, getCLast(), {d.batch, d.hidden}, "c_last")));
+}
+
+LogicalResult RecurrenceGradOp::verify() {
+  RecurrenceDims d;
+  if (failed(verifyRecurrenceInputs(*this, d)))
+    return failure();
+  bool lstm = getCell() == "lstm";
+  if (getGradCLast() && !lstm)
+    return emitOpError() << "grad_c_last belongs to lstm cells only";
+  size_t cellGrads = lstm ? (getPeepholes() ? 2 : 1) : 0;
+  if (getCellGrads().size() != cellGrads)
+    return emitOpError() << "a " << getCell() << " cell"
+                         << (getPeepholes() ? " with peepholes" : "") << " has "
+                         << cellGrads << " cell adjoints, got "
+                         << getCellGrads().size();
+  Operation *o = getOperation();
+  SmallVector<int64_t> sequence{d.steps, d.batch, d.hidden},
+      state{d.batch, d.hidden};
+  return success(
+      succeeded(expectShape(o, getY(), sequence, "y")) &&
+      succeeded(expectShape(o, getGradY(), sequence, "grad_y")) &&
+      succeeded(expectShape(o, getGradHLast(), state, "grad_h_last")) &&
+      succeeded(expectShape(o, getGradCLast(), state, "grad_c_last")) &&
+      succeeded(expectShape(o, getGradProjected(), {d.steps, d.batch, d.gates},
+                            "grad_projected")) &&
+      succeeded(expectShape(o, getGradRecurrence(), {d.gates, d.hidden},
+                            "grad_recurrence")) &&
+      succeeded(expectShape(o, getGradRecurrentBias(), {d.gates},
+                            "grad_recurrent_bias")) &&
+      succeeded(expectShape(o, getGradInitialH(), state, "grad_initial_h")) &&
+      succeeded(expectShape(o, getGradInitialC(), state, "grad_initial_c")) &&
+      succeeded(expectShape(o, getGradPeepholes(), {3 * d.hidden},
+                            "grad_peepholes")));
 }
 
 //===----------------------------------------------------------------------===//

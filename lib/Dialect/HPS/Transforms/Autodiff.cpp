@@ -461,10 +461,6 @@ LogicalResult AutodiffPass::sweep(OpBuilder &builder, ArrayRef<Operation *> ops,
                                 << op->getName() << "'";
       if (auto node = dyn_cast<OnnxNodeOp>(op))
         diag << " (ONNX " << node.getOpType() << ")";
-      if (isa<RecurrenceOp>(op))
-        diag << ": RNN, GRU and LSTM train over sequences of at most the "
-                "unrolling limit (--hps-legalize-onnx's "
-                "recurrence-unroll-limit, 512 steps)";
       return diag;
     }
     if (failed(*applied))

@@ -959,6 +959,40 @@ static LogicalResult globalMaxPoolRule(GlobalMaxPoolOp op, Rule &r) {
 }
 
 //===----------------------------------------------------------------------===//
+// Recurrence.
+//===----------------------------------------------------------------------===//
+
+/// One hps.recurrence_grad (backpropagation through time in one kernel)
+/// gives every operand's adjoint at once; lengths get none.
+static LogicalResult recurrenceRule(RecurrenceOp op, Rule &r) {
+  SmallVector<Type> cellTypes;
+  if (Value c0 = op.getInitialC())
+    cellTypes.push_back(c0.getType());
+  if (Value peepholes = op.getPeepholes())
+    cellTypes.push_back(peepholes.getType());
+  Value gradCLast = op.getCLast() ? r.resultGrads[2] : Value();
+  auto adjoint = r.b.create<RecurrenceGradOp>(
+      op.getProjected().getType(), op.getRecurrence().getType(),
+      op.getRecurrentBias().getType(), op.getInitialH().getType(), cellTypes,
+      op.getProjected(), op.getRecurrence(), op.getRecurrentBias(),
+      op.getInitialH(), op.getLengths(), op.getInitialC(), op.getPeepholes(),
+      op.getY(), r.resultGrads[0], r.resultGrads[1], gradCLast,
+      op.getCellAttr(), op.getActivationsAttr(), op.getClipAttr(),
+      op.getReverseAttr(), op.getLinearBeforeResetAttr());
+  r.set(0, [&] { return adjoint.getGradProjected(); });
+  r.set(1, [&] { return adjoint.getGradRecurrence(); });
+  r.set(2, [&] { return adjoint.getGradRecurrentBias(); });
+  r.set(3, [&] { return adjoint.getGradInitialH(); });
+  // The optional operands follow in order: lengths, initial_c, peepholes.
+  unsigned next = op.getLengths() ? 5 : 4;
+  if (op.getInitialC())
+    r.set(next++, [&] { return adjoint.getGradInitialC(); });
+  if (op.getPeepholes())
+    r.set(next, [&] { return adjoint.getGradPeepholes(); });
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Convolution and pooling.
 //===----------------------------------------------------------------------===//
 
@@ -1287,6 +1321,7 @@ autodiff::applyGradientRule(GradientBuilder &builder, Operation *op,
       // adjoint flows to the operand.
       .Case<FloorOp, CeilOp, RoundOp, SignOp>(
           [](Operation *) { return success(); })
+      .Case([&](RecurrenceOp rec) { return recurrenceRule(rec, r); })
       .Case([&](ConvOp conv) { return convRule(conv, r); })
       .Case([&](ConvGradInputOp transposed) {
         return convGradInputRule(transposed, r);

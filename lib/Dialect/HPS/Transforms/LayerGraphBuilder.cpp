@@ -7,6 +7,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <type_traits>
+
 using namespace mlir;
 using namespace heterps;
 using namespace heterps::hps;
@@ -90,15 +92,19 @@ std::pair<double, cost::LayerKind> workOf(Operation *op, int64_t batch) {
             2 * elementsOf(adjoint.getGrad().getType(), batch) * taps,
             K::DenseCompute);
       })
-      .Case([&](RecurrenceOp rec) {
-        // Per step h R^T (2 per multiply-add) plus the gates.
+      .Case<RecurrenceOp, RecurrenceGradOp>([&](auto rec) {
+        // Per step h R^T (2 per multiply-add) plus the gates. The adjoint
+        // recomputes the gates, multiplies by R once more and forms dR: about
+        // three forward passes.
         auto r = cast<RankedTensorType>(rec.getRecurrence().getType());
         double steps =
             cast<RankedTensorType>(rec.getProjected().getType()).getDimSize(0);
         double perStep =
-            elementsOf(rec.getHLast().getType(), batch) *
+            elementsOf(rec.getInitialH().getType(), batch) *
             (2.0 * r.getDimSize(0) + 10.0 * r.getDimSize(0) / r.getDimSize(1));
-        return std::make_pair(steps * perStep, K::DenseCompute);
+        double passes =
+            std::is_same_v<decltype(rec), RecurrenceGradOp> ? 3.0 : 1.0;
+        return std::make_pair(passes * steps * perStep, K::DenseCompute);
       })
       .Case<MaxPoolOp, AvgPoolOp>([&](auto pool) {
         double window = 1;

@@ -216,6 +216,55 @@ def HPS_RecurrenceOp : HPS_LayerOp<"recurrence", [AttrSizedOperandSegments]> {
   }];
 }
 
+// The adjoint of hps.recurrence (emitted by --hps-autodiff): backpropagation
+// through time in one kernel, so that long sequences train without
+// unrolling.
+def HPS_RecurrenceGradOp : HPS_LayerOp<"recurrence_grad",
+                                       [AttrSizedOperandSegments]> {
+  let summary = "Adjoints of an hps.recurrence's inputs (backpropagation "
+                "through time)";
+  let description = [{
+    Operands and attributes are the forward recurrence's, then its result
+    `y` (whose steps give every step's previous h, so the gates are
+    recomputed with one product over all steps rather than stored) and the
+    adjoints of its results: `grad_y`, `grad_h_last`, `grad_c_last`, each
+    optional (absent: zero). Results are the adjoints of projected,
+    recurrence, recurrent_bias and initial_h, then `cell_grads`: for lstm
+    the adjoint of initial_c and, when the forward has them, of peepholes;
+    none for the other cells. `lengths` gets none.
+  }];
+  let arguments = !con((ins F32Tensor:$projected, F32Tensor:$recurrence,
+                        F32Tensor:$recurrent_bias, F32Tensor:$initial_h,
+                        Optional<I64Tensor>:$lengths,
+                        Optional<F32Tensor>:$initial_c,
+                        Optional<F32Tensor>:$peepholes, F32Tensor:$y,
+                        Optional<F32Tensor>:$grad_y,
+                        Optional<F32Tensor>:$grad_h_last,
+                        Optional<F32Tensor>:$grad_c_last,
+                        StrAttr:$cell, StrArrayAttr:$activations,
+                        OptionalAttr<F32Attr>:$clip, UnitAttr:$reverse,
+                        UnitAttr:$linear_before_reset), Placement);
+  let results = (outs F32Tensor:$grad_projected, F32Tensor:$grad_recurrence,
+                 F32Tensor:$grad_recurrent_bias, F32Tensor:$grad_initial_h,
+                 Variadic<F32Tensor>:$cell_grads);
+  let extraClassDeclaration = [{
+    /// The adjoints of lstm's initial_c and peepholes (null when absent).
+    mlir::Value getGradInitialC() {
+      return getCellGrads().empty() ? mlir::Value() : getCellGrads()[0];
+    }
+    mlir::Value getGradPeepholes() {
+      return getCellGrads().size() < 2 ? mlir::Value() : getCellGrads()[1];
+    }
+  }];
+  let assemblyFormat = [{
+    $projected `,` $recurrence `,` $recurrent_bias `,` $initial_h
+    (`lengths` $lengths^)? (`initial_c` $initial_c^)?
+    (`peepholes` $peepholes^)? `y` $y (`grad_y` $grad_y^)?
+    (`grad_h_last` $grad_h_last^)? (`grad_c_last` $grad_c_last^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling and normalization.
 //===----------------------------------------------------------------------===//
