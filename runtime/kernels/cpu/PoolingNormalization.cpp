@@ -828,6 +828,9 @@ struct Reduce::Impl {
   /// The loop: x offset of each output's first element, and the offsets of
   /// the reduced elements relative to it.
   std::vector<int64_t> outputBase, reducedOffsets;
+  /// Sum or mean over the leading axes only (a bias's gradient): x read as
+  /// [leadingRows, leadingCols] and summed row after row, contiguously.
+  int64_t leadingRows = 0, leadingCols = 0;
 
   Impl(Context &ctx, ReduceKind kind, const Shape &x,
        const std::vector<int64_t> &axes, const Shape &y, bool f64)
@@ -948,6 +951,41 @@ struct Reduce::Impl {
     };
     outputBase = offsets(false);
     reducedOffsets = offsets(true);
+    size_t prefix = 0;
+    while (prefix < rank && reduced[prefix])
+      ++prefix;
+    if ((kind == ReduceKind::Sum || kind == ReduceKind::Mean) && prefix > 0 &&
+        prefix < rank &&
+        std::none_of(reduced.begin() + prefix, reduced.end(),
+                     [](bool r) { return r; })) {
+      leadingRows = reducedOffsets.size();
+      leadingCols = outputBase.size();
+    }
+  }
+
+  /// The leading-axes sum (or mean): the same additions in the same order
+  /// as reduceOne, a block of columns at a time with its accumulators in
+  /// L1, so the rows are read contiguously instead of a column at a time.
+  template <typename T> void reduceLeading(const T *in, T *out) const {
+    using Acc =
+        std::conditional_t<std::is_same_v<T, float>, double, long double>;
+    constexpr int64_t kBlock = 256;
+    const int64_t blocks = (leadingCols + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (parallel && blocks > 1)
+    for (int64_t block = 0; block < blocks; ++block) {
+      const int64_t first = block * kBlock,
+                    width = std::min(kBlock, leadingCols - first);
+      Acc acc[kBlock] = {};
+      for (int64_t row = 0; row < leadingRows; ++row) {
+        const T *x = in + row * leadingCols + first;
+#pragma omp simd
+        for (int64_t j = 0; j < width; ++j)
+          acc[j] += x[j];
+      }
+      for (int64_t j = 0; j < width; ++j)
+        out[first + j] =
+            T(kind == ReduceKind::Mean ? acc[j] / Acc(leadingRows) : acc[j]);
+    }
   }
 
   /// One output from the elements at `base` + reducedOffsets; sums and
@@ -1013,6 +1051,8 @@ struct Reduce::Impl {
   template <typename T> void runLoop(const void *x, void *y) const {
     const T *in = static_cast<const T *>(x);
     T *out = static_cast<T *>(y);
+    if (leadingRows > 0)
+      return reduceLeading(in, out);
     int64_t outputs = outputBase.size();
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t o = 0; o < outputs; ++o)

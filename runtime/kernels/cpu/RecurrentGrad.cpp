@@ -61,9 +61,9 @@ struct RecurrentGrad::Impl {
     split = p.cell == RecurrentCell::GRU && !p.linearBeforeReset;
     multiplied = split ? 2 * hidden : gates;
     small = batch <= kSmallBatch;
-    parallel =
-        worthThreads(double(batch) * double(gates) *
-                     (kTranscendentalElementWork + 2.0 * double(hidden)));
+    // A step backwards is cheap arithmetic per gate (the derivatives were
+    // kept by the recompute, where the transcendentals are).
+    parallel = worthThreads(double(batch) * double(gates) * kCheapElementWork);
     wide =
         worthThreads(double(rows) * double(gates) * kTranscendentalElementWork);
     Activation none;
