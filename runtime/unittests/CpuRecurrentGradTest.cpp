@@ -8,101 +8,19 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "heterps/Runtime/CpuKernels.h"
+#include "RecurrentProblem.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
 using namespace heterps::rt;
 using namespace heterps::rt::cpu;
+using namespace heterps::rt::test;
 
 namespace {
-
-struct Case {
-  std::string name;
-  RecurrentCell cell;
-  int64_t batch;
-  bool reverse = false, lengths = false, peepholes = false, clip = false,
-       linearBeforeReset = false;
-  UnaryKind f = UnaryKind::Sigmoid, g = UnaryKind::Tanh, h = UnaryKind::Tanh;
-};
-
-/// Every input of a Recurrent run, by name, and the loss's adjoints.
-struct Problem {
-  RecurrentParams p;
-  int64_t gates = 0;
-  std::vector<float> x, r, rb, h0, c0, peep, dy, dhLast, dcLast;
-  std::vector<int64_t> lengths;
-
-  explicit Problem(const Case &c) {
-    p.cell = c.cell;
-    p.steps = 5;
-    p.batch = c.batch;
-    p.hidden = 3;
-    p.reverse = c.reverse;
-    p.activations[0] = c.f;
-    p.activations[1] = c.g;
-    p.activations[2] = c.h;
-    p.hasClip = c.clip;
-    p.clip = 0.9f;
-    p.linearBeforeReset = c.linearBeforeReset;
-    p.hasRecurrentBias = true;
-    p.hasLengths = c.lengths;
-    p.hasPeepholes = c.peepholes;
-    gates = gatesPerUnit(c.cell) * p.hidden;
-    std::mt19937 rng(11);
-    std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-    auto fill = [&](std::vector<float> &v, int64_t n) {
-      v.resize(n);
-      for (float &e : v)
-        e = uniform(rng);
-    };
-    const int64_t state = p.batch * p.hidden;
-    fill(x, p.steps * p.batch * gates);
-    fill(r, gates * p.hidden);
-    fill(rb, gates);
-    fill(h0, state);
-    fill(c0, state);
-    fill(peep, 3 * p.hidden);
-    fill(dy, p.steps * state);
-    fill(dhLast, state);
-    fill(dcLast, state);
-    for (int64_t b = 0; b < p.batch; ++b)
-      lengths.push_back(b % 3 == 2 ? 0 : p.steps - b % 4);
-  }
-
-  bool lstm() const { return p.cell == RecurrentCell::LSTM; }
-
-  /// The forward's y, hLast and cLast.
-  void forward(Context &ctx, std::vector<float> &y, std::vector<float> &hLast,
-               std::vector<float> &cLast) {
-    const int64_t state = p.batch * p.hidden;
-    y.assign(p.steps * state, 0.0f);
-    hLast.assign(state, 0.0f);
-    cLast.assign(state, 0.0f);
-    Recurrent(ctx, p).run(x.data(), r.data(), rb.data(),
-                          p.hasLengths ? lengths.data() : nullptr, h0.data(),
-                          lstm() ? c0.data() : nullptr,
-                          p.hasPeepholes ? peep.data() : nullptr, y.data(),
-                          hLast.data(), lstm() ? cLast.data() : nullptr);
-  }
-
-  double loss(Context &ctx) {
-    std::vector<float> y, hLast, cLast;
-    forward(ctx, y, hLast, cLast);
-    double sum = 0;
-    for (size_t i = 0; i < y.size(); ++i)
-      sum += double(dy[i]) * y[i];
-    for (size_t i = 0; i < hLast.size(); ++i)
-      sum += double(dhLast[i]) * hLast[i] +
-             (lstm() ? double(dcLast[i]) * cLast[i] : 0.0);
-    return sum;
-  }
-};
 
 class CpuRecurrentGrad : public testing::TestWithParam<Case> {};
 
@@ -110,19 +28,7 @@ TEST_P(CpuRecurrentGrad, MatchesCentralDifferences) {
   Context ctx(1);
   Problem prob(GetParam());
   const RecurrentParams &p = prob.p;
-  const int64_t state = p.batch * p.hidden;
-  std::vector<float> dx(prob.x.size()), dr(prob.r.size()), drb(prob.rb.size()),
-      dh0(state), dc0(state), dpeep(3 * p.hidden);
-  std::vector<float> y, hLast, cLast;
-  prob.forward(ctx, y, hLast, cLast);
-  RecurrentGrad(ctx, p).run(
-      prob.x.data(), prob.r.data(), prob.rb.data(),
-      p.hasLengths ? prob.lengths.data() : nullptr, prob.h0.data(),
-      prob.lstm() ? prob.c0.data() : nullptr,
-      p.hasPeepholes ? prob.peep.data() : nullptr, y.data(), prob.dy.data(),
-      prob.dhLast.data(), prob.lstm() ? prob.dcLast.data() : nullptr, dx.data(),
-      dr.data(), drb.data(), dh0.data(), prob.lstm() ? dc0.data() : nullptr,
-      p.hasPeepholes ? dpeep.data() : nullptr);
+  const Problem::Results got = prob.runCpu(ctx);
 
   // Clip and Relu have kinks: a step carrying a pre-activation across one
   // spoils that difference, so a smaller step gets a second chance.
@@ -151,43 +57,18 @@ TEST_P(CpuRecurrentGrad, MatchesCentralDifferences) {
           << coarse << " (step 5e-3) and " << fine << " (step 5e-4)";
     }
   };
-  check(prob.x, dx, "dProjected");
-  check(prob.r, dr, "dR");
-  check(prob.rb, drb, "dRb");
-  check(prob.h0, dh0, "dh0");
+  check(prob.x, got.dx, "dProjected");
+  check(prob.r, got.dr, "dR");
+  check(prob.rb, got.drb, "dRb");
+  check(prob.h0, got.dh0, "dh0");
   if (prob.lstm())
-    check(prob.c0, dc0, "dc0");
+    check(prob.c0, got.dc0, "dc0");
   if (p.hasPeepholes)
-    check(prob.peep, dpeep, "dPeepholes");
+    check(prob.peep, got.dpeep, "dPeepholes");
 }
 
-std::vector<Case> cases() {
-  using C = RecurrentCell;
-  std::vector<Case> out;
-  for (int64_t batch : {3, 7}) {
-    std::string b = "_b" + std::to_string(batch);
-    out.push_back({"rnn" + b, C::RNN, batch});
-    Case relu{"rnn_relu_reverse_lengths" + b, C::RNN, batch, true, true};
-    relu.f = UnaryKind::Relu;
-    out.push_back(relu);
-    out.push_back({"gru" + b, C::GRU, batch});
-    out.push_back({"gru_reverse_lengths_clip" + b, C::GRU, batch, true, true,
-                   false, true});
-    out.push_back({"gru_linear_before_reset_lengths" + b, C::GRU, batch, false,
-                   true, false, false, true});
-    out.push_back({"lstm" + b, C::LSTM, batch});
-    out.push_back({"lstm_peepholes_lengths_clip" + b, C::LSTM, batch, false,
-                   true, true, true});
-    Case mixed{
-        "lstm_reverse_peepholes_relu_h" + b, C::LSTM, batch, true, false, true};
-    mixed.g = UnaryKind::Sigmoid;
-    mixed.h = UnaryKind::Relu;
-    out.push_back(mixed);
-  }
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(Cells, CpuRecurrentGrad, testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(Cells, CpuRecurrentGrad,
+                         testing::ValuesIn(recurrentCases()),
                          [](const testing::TestParamInfo<Case> &info) {
                            return info.param.name;
                          });

@@ -7,34 +7,21 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "heterps/Runtime/CpuKernels.h"
+#include "RecurrentProblem.h"
+
 #include "heterps/Runtime/GpuKernels.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
 using namespace heterps::rt;
+using namespace heterps::rt::test;
 
 namespace {
-
-struct Case {
-  std::string name;
-  RecurrentCell cell;
-  int64_t batch;
-  bool reverse = false, lengths = false, peepholes = false, clip = false,
-       linearBeforeReset = false;
-  UnaryKind f = UnaryKind::Sigmoid;
-};
-
-/// The CPU kernels' outputs: the reference.
-struct CpuResults {
-  std::vector<float> y, hLast, cLast, dx, dr, drb, dh0, dc0, dpeep;
-};
 
 class GpuRecurrent : public testing::TestWithParam<Case> {
 protected:
@@ -78,81 +65,33 @@ protected:
 };
 
 TEST_P(GpuRecurrent, MatchesTheCpuKernels) {
-  const Case &c = GetParam();
-  RecurrentParams p;
-  p.cell = c.cell;
-  p.steps = 6;
-  p.batch = c.batch;
-  p.hidden = 5;
-  p.reverse = c.reverse;
-  p.activations[0] = c.f;
-  p.hasClip = c.clip;
-  p.clip = 0.9f;
-  p.linearBeforeReset = c.linearBeforeReset;
-  p.hasRecurrentBias = true;
-  p.hasLengths = c.lengths;
-  p.hasPeepholes = c.peepholes;
-  const bool lstm = c.cell == RecurrentCell::LSTM;
-  const int64_t gates = gatesPerUnit(c.cell) * p.hidden,
-                state = p.batch * p.hidden, sequence = p.steps * state;
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  auto random = [&](int64_t n) {
-    std::vector<float> v(n);
-    for (float &e : v)
-      e = uniform(rng);
-    return v;
-  };
-  std::vector<float> x = random(p.steps * p.batch * gates),
-                     r = random(gates * p.hidden), rb = random(gates),
-                     h0 = random(state),
-                     c0 = lstm ? random(state) : std::vector<float>{},
-                     peep = c.peepholes ? random(3 * p.hidden)
-                                        : std::vector<float>{},
-                     dy = random(sequence), dhLast = random(state),
-                     dcLast = lstm ? random(state) : std::vector<float>{};
-  std::vector<int64_t> lengths;
-  if (c.lengths)
-    for (int64_t b = 0; b < p.batch; ++b)
-      lengths.push_back(b % 3 == 2 ? 0 : p.steps - b % 4);
-  auto orNull = [](auto &v) { return v.empty() ? nullptr : v.data(); };
-
-  CpuResults want;
+  Problem prob(GetParam());
+  const RecurrentParams &p = prob.p;
+  Problem::Results want;
   {
     cpu::Context ctx(1);
-    want.y.resize(sequence);
-    want.hLast.resize(state);
-    want.cLast.resize(lstm ? state : 0);
-    cpu::Recurrent(ctx, p).run(
-        x.data(), r.data(), rb.data(), orNull(lengths), h0.data(), orNull(c0),
-        orNull(peep), want.y.data(), want.hLast.data(), orNull(want.cLast));
-    want.dx.resize(x.size());
-    want.dr.resize(r.size());
-    want.drb.resize(rb.size());
-    want.dh0.resize(state);
-    want.dc0.resize(lstm ? state : 0);
-    want.dpeep.resize(peep.size());
-    cpu::RecurrentGrad(ctx, p).run(
-        x.data(), r.data(), rb.data(), orNull(lengths), h0.data(), orNull(c0),
-        orNull(peep), want.y.data(), dy.data(), dhLast.data(), orNull(dcLast),
-        want.dx.data(), want.dr.data(), want.drb.data(), want.dh0.data(),
-        orNull(want.dc0), orNull(want.dpeep));
+    want = prob.runCpu(ctx);
   }
-
-  void *dX = device(x), *dR = device(r), *dRb = device(rb),
-       *dLengths = device(lengths), *dH0 = device(h0), *dC0 = device(c0),
-       *dPeep = device(peep);
+  const bool lstm = prob.lstm();
+  const int64_t state = p.batch * p.hidden;
+  std::vector<float> noFloats;
+  std::vector<int64_t> noLengths;
+  void *dX = device(prob.x), *dR = device(prob.r), *dRb = device(prob.rb),
+       *dLengths = device(p.hasLengths ? prob.lengths : noLengths),
+       *dH0 = device(prob.h0), *dC0 = device(lstm ? prob.c0 : noFloats),
+       *dPeep = device(p.hasPeepholes ? prob.peep : noFloats);
   auto zeros = [&](size_t n) { return device(std::vector<float>(n, 0.0f)); };
-  void *y = zeros(sequence), *hLast = zeros(state),
-       *cLast = lstm ? zeros(state) : nullptr;
+  void *y = zeros(want.y.size()), *hLast = zeros(state),
+       *cLast = zeros(want.cLast.size());
   gpu::Recurrent(*context, p)
       .run(dX, dR, dRb, dLengths, dH0, dC0, dPeep, y, hLast, cLast);
-  void *gx = zeros(x.size()), *gr = zeros(r.size()), *grb = zeros(rb.size()),
-       *gh0 = zeros(state), *gc0 = lstm ? zeros(state) : nullptr,
-       *gpeep = c.peepholes ? zeros(peep.size()) : nullptr;
+  void *gx = zeros(want.dx.size()), *gr = zeros(want.dr.size()),
+       *grb = zeros(want.drb.size()), *gh0 = zeros(state),
+       *gc0 = zeros(want.dc0.size()), *gpeep = zeros(want.dpeep.size());
   gpu::RecurrentGrad(*context, p)
-      .run(dX, dR, dRb, dLengths, dH0, dC0, dPeep, y, device(dy),
-           device(dhLast), device(dcLast), gx, gr, grb, gh0, gc0, gpeep);
+      .run(dX, dR, dRb, dLengths, dH0, dC0, dPeep, y, device(prob.dy),
+           device(prob.dhLast), device(lstm ? prob.dcLast : noFloats), gx, gr,
+           grb, gh0, gc0, gpeep);
 
   auto expectClose = [&](const std::vector<float> &wanted, const void *got,
                          const char *what) {
@@ -172,28 +111,8 @@ TEST_P(GpuRecurrent, MatchesTheCpuKernels) {
   expectClose(want.dpeep, gpeep, "dPeepholes");
 }
 
-std::vector<Case> cases() {
-  using C = RecurrentCell;
-  std::vector<Case> out;
-  for (int64_t batch : {3, 7}) {
-    std::string b = "_b" + std::to_string(batch);
-    out.push_back({"rnn" + b, C::RNN, batch});
-    Case relu{"rnn_relu_reverse_lengths" + b, C::RNN, batch, true, true};
-    relu.f = UnaryKind::Relu;
-    out.push_back(relu);
-    out.push_back({"gru_reverse_lengths_clip" + b, C::GRU, batch, true, true,
-                   false, true});
-    out.push_back({"gru_linear_before_reset_lengths" + b, C::GRU, batch, false,
-                   true, false, false, true});
-    out.push_back({"lstm_peepholes_lengths_clip" + b, C::LSTM, batch, false,
-                   true, true, true});
-    out.push_back(
-        {"lstm_reverse_peepholes" + b, C::LSTM, batch, true, false, true});
-  }
-  return out;
-}
-
-INSTANTIATE_TEST_SUITE_P(Cells, GpuRecurrent, testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(Cells, GpuRecurrent,
+                         testing::ValuesIn(recurrentCases()),
                          [](const testing::TestParamInfo<Case> &info) {
                            return info.param.name;
                          });

@@ -83,12 +83,7 @@ struct Recurrent::Impl {
     if ((p.hasRecurrentBias && !rb) || (p.hasLengths && !lengths) ||
         (p.hasPeepholes && !peep))
       throw Error("Recurrent: a declared operand was not passed");
-    if (lengths)
-      for (int64_t b = 0; b < batch; ++b)
-        if (lengths[b] < 0 || lengths[b] > p.steps)
-          throw Error("Recurrent: sequence_lens[" + std::to_string(b) +
-                      "] = " + std::to_string(lengths[b]) + " is outside [0, " +
-                      std::to_string(p.steps) + "]");
+    checkLengths("Recurrent", p, lengths);
     std::memcpy(h.data(), h0, stateSize * sizeof(float));
     if (lstm)
       std::memcpy(c.data(), c0, stateSize * sizeof(float));

@@ -134,12 +134,7 @@ struct RecurrentGrad::Impl {
     if ((p.hasRecurrentBias && (!rb || !dRb)) || (p.hasLengths && !lengths) ||
         (p.hasPeepholes && (!peep || !dPeep)) || (lstm && !dc0))
       throw Error("RecurrentGrad: a declared operand was not passed");
-    if (lengths)
-      for (int64_t b = 0; b < batch; ++b)
-        if (lengths[b] < 0 || lengths[b] > steps)
-          throw Error("RecurrentGrad: sequence_lens[" + std::to_string(b) +
-                      "] = " + std::to_string(lengths[b]) + " is outside [0, " +
-                      std::to_string(steps) + "]");
+    checkLengths("RecurrentGrad", p, lengths);
     recomputeGates(projected, r, rb, lengths, h0, c0, peep, y);
     backward(r, rb, lengths, peep, dy, dhLast, dcLast, dProjected, dh0, dc0);
     parameterGradients(dProjected, dR, dRb, dPeep);

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 
 namespace heterps::rt::cpu::recurrent {
 
@@ -45,6 +46,19 @@ inline float expFast(float x) {
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
   return p * scale;
+}
+
+/// Throws Error("KERNEL: sequence_lens[b] = n is outside [0, steps]") for
+/// the first length out of range; null lengths pass.
+inline void checkLengths(const char *kernel, const RecurrentParams &p,
+                         const int64_t *lengths) {
+  if (!lengths)
+    return;
+  for (int64_t b = 0; b < p.batch; ++b)
+    if (lengths[b] < 0 || lengths[b] > p.steps)
+      throw Error(std::string(kernel) + ": sequence_lens[" + std::to_string(b) +
+                  "] = " + std::to_string(lengths[b]) + " is outside [0, " +
+                  std::to_string(p.steps) + "]");
 }
 
 /// Batches up to this size multiply h R^T in loops of their own over R^T
