@@ -1607,6 +1607,46 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                  ptr(gather.getResult()));
         return success();
       })
+      .Case([&](NonZeroOp nonZero) {
+        call(kernel("NonZero", llvm::formatv("{0}, {1}", dt(nonZero.getInput()),
+                                             shape(nonZero.getInput()))),
+             cptr(nonZero.getInput()) + ", " + ptr(nonZero.getIndices()) +
+                 ", " + ptr(nonZero.getCount()));
+        return success();
+      })
+      .Case([&](UniqueOp unique) {
+        ArrayRef<int64_t> dims = info(unique.getInput()).shape;
+        int64_t axis = unique.getAxis();
+        int64_t outer = 1, inner = 1;
+        for (int64_t i = 0; i < axis; ++i)
+          outer *= dims[i];
+        for (size_t i = axis + 1; i < dims.size(); ++i)
+          inner *= dims[i];
+        call(
+            kernel("Unique",
+                   llvm::formatv("{0}, {1}, {2}, {3}, {4}",
+                                 dt(unique.getInput()), outer, dims[axis],
+                                 inner, unique.getSorted() ? "true" : "false")),
+            cptr(unique.getInput()) + ", " + ptr(unique.getValues()) + ", " +
+                ptr(unique.getFirstIndices()) + ", " +
+                ptr(unique.getInverse()) + ", " + ptr(unique.getCounts()) +
+                ", " + ptr(unique.getCount()));
+        return success();
+      })
+      .Case([&](NonMaxSuppressionOp nms) {
+        ArrayRef<int64_t> scores = info(nms.getScores()).shape;
+        call(kernel("NonMaxSuppression",
+                    llvm::formatv("{0}, {1}, {2}, {3}, {4}", scores[0],
+                                  scores[1], scores[2],
+                                  nms.getCenterPointBox() ? "true" : "false",
+                                  info(nms.getSelected()).shape[0])),
+             cptr(nms.getBoxes()) + ", " + cptr(nms.getScores()) + ", " +
+                 cptr(nms.getMaxPerClass()) + ", " +
+                 cptr(nms.getIouThreshold()) + ", " +
+                 cptr(nms.getScoreThreshold()) + ", " + ptr(nms.getSelected()) +
+                 ", " + ptr(nms.getCount()));
+        return success();
+      })
       .Case([&](ScatterOp scatter) {
         // The runtime's enumerators are the dialect's, capitalised.
         StringRef reduction =
@@ -2196,6 +2236,15 @@ heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
         {"shape", shapeJSON(type.getShape())},
         {"batched", attrs && attrs.get("hps.batched") != nullptr},
     };
+    // A data-dependent extent (--hps-bound-extents): the runtime trims the
+    // output to the count another output holds, and hides that one.
+    if (attrs)
+      if (auto axis = attrs.getAs<IntegerAttr>("hps.extent_axis"))
+        output["extent"] = llvm::json::Object{
+            {"axis", axis.getInt()},
+            {"output", attrs.getAs<IntegerAttr>("hps.extent_output").getInt()}};
+    if (attrs && attrs.get("hps.extent_count"))
+      output["hidden"] = true;
     if (auto recv = value.getDefiningOp<RecvOp>()) {
       output["channel"] = recv.getChannel();
     } else if (auto arg = dyn_cast<BlockArgument>(value)) {

@@ -353,7 +353,36 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
       spec.source = OutputSpec::Constant;
       spec.offset = r.integer("constant_offset");
     }
+    spec.hidden = r.boolean("hidden", false);
+    if (r.has("extent")) {
+      Reader extent(r.field("extent"), root.at("outputs", i) + ".extent");
+      spec.extentOutput = static_cast<int>(extent.integer("output"));
+      spec.extentAxis = static_cast<int>(extent.integer("axis"));
+      if (spec.extentAxis < 0 ||
+          spec.extentAxis >= static_cast<int>(spec.shape.size()))
+        extent.fail("names an axis the output does not have");
+    }
     outputSpecs.push_back(std::move(spec));
+  }
+  // Hidden outputs come after the model's, and extents name hidden I64
+  // scalars.
+  modelOutputs = outputSpecs.size();
+  for (size_t i = 0; i < outputSpecs.size(); ++i) {
+    const OutputSpec &spec = outputSpecs[i];
+    if (spec.hidden && modelOutputs == outputSpecs.size())
+      modelOutputs = i;
+    if (!spec.hidden && modelOutputs != outputSpecs.size())
+      throw Error("manifest.json: output '" + spec.name +
+                  "' comes after a hidden output");
+    if (spec.extentOutput < 0)
+      continue;
+    size_t count = static_cast<size_t>(spec.extentOutput);
+    if (count >= outputSpecs.size() || !outputSpecs[count].hidden ||
+        outputSpecs[count].dtype != DType::I64 ||
+        numElements(outputSpecs[count].shape) != 1 || spec.batched)
+      throw Error("manifest.json: output '" + spec.name +
+                  "' names an extent that is not a hidden i64 scalar output "
+                  "(or is batched)");
   }
   for (const json &table : root.array("tables")) {
     Reader r(table, "tables[" + std::to_string(tableSpecs.size()) + "]");
@@ -427,6 +456,28 @@ Bundle::~Bundle() {
 
 std::string Bundle::path(const std::string &file) const {
   return dir + "/" + file;
+}
+
+void trimToExtent(const OutputSpec &spec, int64_t count, HostTensor &tensor) {
+  int64_t capacity = spec.shape[spec.extentAxis];
+  if (count < 0 || count > capacity)
+    throw Error("output '" + spec.name + "': its data-dependent extent " +
+                std::to_string(count) + " is outside [0, " +
+                std::to_string(capacity) + "]");
+  // Rows of `outer` blocks: each keeps its first count * inner elements.
+  size_t element = dtypeSize(spec.dtype);
+  int64_t outer = numElements(
+      Shape(spec.shape.begin(), spec.shape.begin() + spec.extentAxis));
+  int64_t inner = numElements(
+      Shape(spec.shape.begin() + spec.extentAxis + 1, spec.shape.end()));
+  size_t keep = size_t(count * inner) * element;
+  size_t stride = size_t(capacity * inner) * element;
+  for (int64_t i = 0; i < outer; ++i)
+    std::memmove(tensor.data.data() + i * keep, tensor.data.data() + i * stride,
+                 keep);
+  tensor.shape = spec.shape;
+  tensor.shape[spec.extentAxis] = count;
+  tensor.data.resize(size_t(outer) * keep);
 }
 
 void checkInput(const InputSpec &spec, DType dtype, const Shape &shape) {

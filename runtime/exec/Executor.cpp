@@ -362,6 +362,16 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
   int64_t frameCount = samples < 0 ? 1 : (samples + batch - 1) / batch;
   if (samples == 0)
     frameCount = 0;
+  // A data-dependent extent covers the whole call (NonZero of a batch is
+  // not the micro-batches' NonZeros joined).
+  if (frameCount > 1)
+    for (const OutputSpec &spec : bundle.outputs())
+      if (spec.extentOutput >= 0)
+        throw Error("output '" + spec.name +
+                    "' has a data-dependent extent, so the model runs "
+                    "whole batches only: feed " +
+                    std::to_string(batch) + " samples, not " +
+                    std::to_string(samples));
 
   std::vector<HostTensor> outputs;
   for (const OutputSpec &spec : bundle.outputs()) {
@@ -482,6 +492,15 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
       std::memcpy(outputs[o].data.data(), bundle.weights() + spec.offset,
                   outputs[o].bytes());
   }
+  for (size_t o = 0; o < bundle.modelOutputCount(); ++o) {
+    const OutputSpec &spec = bundle.outputs()[o];
+    if (spec.extentOutput < 0)
+      continue;
+    int64_t count;
+    std::memcpy(&count, outputs[spec.extentOutput].data.data(), sizeof count);
+    trimToExtent(spec, count, outputs[o]);
+  }
+  outputs.resize(bundle.modelOutputCount());
   return outputs;
 }
 

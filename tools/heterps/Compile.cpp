@@ -10,6 +10,7 @@
 #include "Commands.h"
 
 #include "heterps/Dialect/HPS/IR/HPSDialect.h"
+#include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 #include "heterps/Import/ONNXImporter.h"
 #include "heterps/Target/StageBundle.h"
@@ -96,6 +97,7 @@ int compile(const CompileOptions &options) {
   // hps.recurrence_grad.
   legalize.recurrenceUnrollLimit = options.recurrenceUnrollLimit;
   legalizePM.addPass(hps::createHPSLegalizeONNX(legalize));
+  legalizePM.addPass(hps::createHPSBoundExtents());
   if (failed(legalizePM.run(*module)))
     return 1; // the pass reported it
 
@@ -106,6 +108,21 @@ int compile(const CompileOptions &options) {
   main.walk([&](hps::PlacedOpInterface) { hasLayer = true; });
   if (!hasLayer && options.train)
     return fail("'" + options.model + "' has no layer to train");
+  // A padded result's positions past its count hold zeros that a gradient
+  // would flow through.
+  if (options.train) {
+    Operation *dataDependent = nullptr;
+    main.walk([&](Operation *op) {
+      if (isa<hps::NonZeroOp, hps::UniqueOp, hps::NonMaxSuppressionOp>(op))
+        dataDependent = op;
+    });
+    if (dataDependent) {
+      dataDependent->emitError()
+          << "'" << dataDependent->getName()
+          << "' has a data-dependent extent, which training does not support";
+      return 1;
+    }
+  }
   if (!hasLayer)
     main->setAttr("hps.pipeline", ArrayAttr::get(&context, {}));
 

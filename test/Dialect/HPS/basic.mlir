@@ -136,3 +136,14 @@ func.func @recurrence_grad(%p: tensor<6x2x12xf32>, %r: tensor<12x3xf32>, %rb: te
   %gq, %gr, %grb, %gh = hps.recurrence_grad %q, %r3, %rb3, %h y %y grad_h_last %h {activations = ["Sigmoid", "Tanh"], cell = "gru"} : (tensor<6x2x9xf32>, tensor<9x3xf32>, tensor<9xf32>, tensor<2x3xf32>, tensor<6x2x3xf32>, tensor<2x3xf32>) -> (tensor<6x2x9xf32>, tensor<9x3xf32>, tensor<9xf32>, tensor<2x3xf32>)
   return %dp, %dc#1, %gh : tensor<6x2x12xf32>, tensor<9xf32>, tensor<2x3xf32>
 }
+
+// CHECK-LABEL: func @data_dependent
+func.func @data_dependent(%x: tensor<3x4xf32>, %boxes: tensor<2x5x4xf32>, %scores: tensor<2x3x5xf32>, %max: tensor<1xi64>, %iou: tensor<f32>) -> (tensor<2x12xi64>, tensor<3x4xf32>, tensor<30x3xi64>) {
+  // CHECK: hps.non_zero %{{.*}} : (tensor<3x4xf32>) -> (tensor<2x12xi64>, tensor<i64>)
+  %i, %n = hps.non_zero %x : (tensor<3x4xf32>) -> (tensor<2x12xi64>, tensor<i64>)
+  // CHECK: hps.unique %{{.*}} {axis = 1 : i64, sorted}
+  %v, %f, %inv, %c, %m = hps.unique %x {axis = 1 : i64, sorted} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>, tensor<i64>)
+  // CHECK: hps.non_max_suppression %{{.*}}, %{{.*}} max_per_class %{{.*}} iou_threshold %{{.*}} {center_point_box}
+  %s, %k = hps.non_max_suppression %boxes, %scores max_per_class %max iou_threshold %iou {center_point_box} : (tensor<2x5x4xf32>, tensor<2x3x5xf32>, tensor<1xi64>, tensor<f32>) -> (tensor<30x3xi64>, tensor<i64>)
+  return %i, %v, %s : tensor<2x12xi64>, tensor<3x4xf32>, tensor<30x3xi64>
+}

@@ -362,3 +362,51 @@ func.func @recurrence_grad_shapes(%p: tensor<4x2x3xf32>, %r: tensor<3x3xf32>, %r
   %dp, %dr, %drb, %dh = hps.recurrence_grad %p, %r, %rb, %h y %y grad_y %h {activations = ["Tanh"], cell = "rnn"} : (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>, tensor<4x2x3xf32>, tensor<2x3xf32>) -> (tensor<4x2x3xf32>, tensor<3x3xf32>, tensor<3xf32>, tensor<2x3xf32>)
   return %dp : tensor<4x2x3xf32>
 }
+
+// -----
+
+func.func @non_zero_capacity(%x: tensor<3x4xf32>) -> tensor<2x10xi64> {
+  // expected-error @+1 {{result shape [2, 10] does not match the computed shape [2, 12]}}
+  %i, %n = hps.non_zero %x : (tensor<3x4xf32>) -> (tensor<2x10xi64>, tensor<i64>)
+  return %i : tensor<2x10xi64>
+}
+
+// -----
+
+func.func @non_zero_count(%x: tensor<3x4xf32>) -> tensor<2x12xi64> {
+  // expected-error @+1 {{count has rank 1 but must have rank 0}}
+  %i, %n = hps.non_zero %x : (tensor<3x4xf32>) -> (tensor<2x12xi64>, tensor<1xi64>)
+  return %i : tensor<2x12xi64>
+}
+
+// -----
+
+func.func @unique_axis(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{axis 2 is not in [0, 2)}}
+  %v, %f, %inv, %c, %m = hps.unique %x {axis = 2 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<4xi64>, tensor<4xi64>, tensor<4xi64>, tensor<i64>)
+  return %v : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @unique_lists(%x: tensor<3x4xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{result shape [3] does not match the computed shape [4]}}
+  %v, %f, %inv, %c, %m = hps.unique %x {axis = 1 : i64} : (tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<3xi64>, tensor<4xi64>, tensor<4xi64>, tensor<i64>)
+  return %v : tensor<3x4xf32>
+}
+
+// -----
+
+func.func @nms_scores(%boxes: tensor<2x5x4xf32>, %scores: tensor<2x3x6xf32>) -> tensor<30x3xi64> {
+  // expected-error @+1 {{scores must be [batches, classes, boxes] of boxes [batches, boxes, 4]}}
+  %s, %k = hps.non_max_suppression %boxes, %scores : (tensor<2x5x4xf32>, tensor<2x3x6xf32>) -> (tensor<30x3xi64>, tensor<i64>)
+  return %s : tensor<30x3xi64>
+}
+
+// -----
+
+func.func @nms_scalars(%boxes: tensor<2x5x4xf32>, %scores: tensor<2x3x5xf32>, %iou: tensor<2xf32>) -> tensor<30x3xi64> {
+  // expected-error @+1 {{max_per_class, iou_threshold and score_threshold must have one element}}
+  %s, %k = hps.non_max_suppression %boxes, %scores iou_threshold %iou : (tensor<2x5x4xf32>, tensor<2x3x5xf32>, tensor<2xf32>) -> (tensor<30x3xi64>, tensor<i64>)
+  return %s : tensor<30x3xi64>
+}

@@ -1172,6 +1172,80 @@ LogicalResult LossGradOp::verify() {
 // Result shape inference: the verifiers' shape rules, recorded.
 //===----------------------------------------------------------------------===//
 
+//===----------------------------------------------------------------------===//
+// Data-dependent extents.
+//===----------------------------------------------------------------------===//
+
+/// `count` of a data-dependent op: an i64 scalar.
+static LogicalResult verifyCount(Operation *op, Value count) {
+  return checkRank(op, count, "count", 0, 0);
+}
+
+LogicalResult NonZeroOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 1)) ||
+      failed(verifyCount(*this, getCount())))
+    return failure();
+  std::optional<ArrayRef<int64_t>> input = shapeOf(getInput());
+  if (!input)
+    return success();
+  std::optional<int64_t> numel = shp::elementCount(*input);
+  return checkResultShape(
+      *this, getIndices(),
+      {int64_t(input->size()), numel.value_or(shp::kDynamic)});
+}
+
+LogicalResult UniqueOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 1)) ||
+      failed(verifyCount(*this, getCount())))
+    return failure();
+  if (getValues().getType() != getInput().getType())
+    return emitOpError("values must have the input's type");
+  std::optional<ArrayRef<int64_t>> input = shapeOf(getInput());
+  if (!input)
+    return success();
+  int64_t rank = input->size();
+  if (getAxis() < 0 || getAxis() >= rank)
+    return emitOpError() << "axis " << getAxis() << " is not in [0, " << rank
+                         << ")";
+  int64_t extent = (*input)[getAxis()];
+  for (Value result : {getFirstIndices(), getInverse(), getCounts()})
+    if (failed(checkResultShape(*this, result, {extent})))
+      return failure();
+  return success();
+}
+
+LogicalResult NonMaxSuppressionOp::verify() {
+  if (failed(checkRank(*this, getBoxes(), "boxes", 3, 3)) ||
+      failed(checkRank(*this, getScores(), "scores", 3, 3)) ||
+      failed(checkRank(*this, getSelected(), "selected", 2, 2)) ||
+      failed(verifyCount(*this, getCount())))
+    return failure();
+  for (Value scalar :
+       {getMaxPerClass(), getIouThreshold(), getScoreThreshold()}) {
+    if (!scalar)
+      continue;
+    std::optional<ArrayRef<int64_t>> shape = shapeOf(scalar);
+    std::optional<int64_t> numel =
+        shape ? shp::elementCount(*shape) : std::nullopt;
+    if (numel && *numel != 1)
+      return emitOpError("max_per_class, iou_threshold and score_threshold "
+                         "must have one element");
+  }
+  std::optional<ArrayRef<int64_t>> boxes = shapeOf(getBoxes()),
+                                   scores = shapeOf(getScores()),
+                                   selected = shapeOf(getSelected());
+  if (boxes && staticMismatch((*boxes)[2], 4))
+    return emitOpError("boxes must be [batches, boxes, 4]");
+  if (boxes && scores &&
+      (staticMismatch((*boxes)[0], (*scores)[0]) ||
+       staticMismatch((*boxes)[1], (*scores)[2])))
+    return emitOpError("scores must be [batches, classes, boxes] of boxes "
+                       "[batches, boxes, 4]");
+  if (selected && staticMismatch((*selected)[1], 3))
+    return emitOpError("selected must be [capacity, 3]");
+  return success();
+}
+
 std::optional<SmallVector<int64_t>> heterps::hps::inferValueShape(Value value) {
   auto result = dyn_cast<OpResult>(value);
   if (!result)

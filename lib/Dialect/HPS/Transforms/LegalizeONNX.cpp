@@ -97,6 +97,65 @@ bool refineReturnedTypes(ModuleOp module) {
   return refined;
 }
 
+/// Shape and Size of a value whose extent depends on the data (NonZero's,
+/// Unique's, ...) would fold to its capacity once the producer is
+/// legalized, so they are refused while the graph is still ONNX. Any node
+/// reading such a value passes the taint to its results.
+LogicalResult refuseDataDependentShapes(ModuleOp module) {
+  // (tainted value, the data-dependent node it comes from)
+  SmallVector<std::pair<Value, OnnxNodeOp>> work;
+  module.walk([&](OnnxNodeOp node) {
+    if (!node.getDomain().empty())
+      return;
+    StringRef type = node.getOpType();
+    if (type == "NonZero" || type == "NonMaxSuppression" ||
+        (type == "Compress" && node.getInputs().size() > 1 &&
+         !getConstantValue(node.getInputs()[1])))
+      work.push_back({node.getResult(0), node});
+    else if (type == "Unique")
+      for (unsigned i : {0u, 1u, 3u})
+        if (i < node.getNumResults())
+          work.push_back({node.getResult(i), node});
+  });
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    auto [value, source] = work.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    // A model may declare this run's extents (ONNX's test models do); the
+    // padded values legalization gives have the capacity instead.
+    if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+      value.setType(RankedTensorType::get(
+          SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic),
+          type.getElementType()));
+    for (Operation *user : value.getUsers()) {
+      auto node = dyn_cast<OnnxNodeOp>(user);
+      if (!node)
+        continue;
+      if (node.getOpType() == "Shape" || node.getOpType() == "Size") {
+        node.emitError() << "ONNX '" << node.getOpType()
+                         << "' reads the extent of a value that depends on "
+                            "the data (from '"
+                         << source.getOpType()
+                         << "'); HeterPS plans static shapes and supports "
+                            "such values only as they flow position by "
+                            "position to the outputs";
+        return failure();
+      }
+      for (Value result : node.getResults())
+        work.push_back({result, source});
+    }
+  }
+  module.walk([](func::FuncOp func) {
+    if (func.isExternal())
+      return;
+    Operation *ret = func.getBody().back().getTerminator();
+    func.setFunctionType(FunctionType::get(
+        func.getContext(), func.getArgumentTypes(), ret->getOperandTypes()));
+  });
+  return success();
+}
+
 struct LegalizeONNXPass
     : public heterps::hps::impl::HPSLegalizeONNXBase<LegalizeONNXPass> {
   using HPSLegalizeONNXBase::HPSLegalizeONNXBase;
@@ -125,12 +184,15 @@ struct LegalizeONNXPass
     populateControlFlowPatterns(set);
     populateSequencePatterns(set);
     populateAttentionPatterns(set);
+    populateDataDependentPatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();
   }
 
   void runOnOperation() override {
+    if (failed(refuseDataDependentShapes(getOperation())))
+      return signalPassFailure();
     GreedyRewriteConfig config;
     // Shape chains can be long (transformer exports); let the driver
     // iterate until nothing changes.

@@ -50,7 +50,18 @@ struct OutputSpec : TensorSpec {
   enum Source { Channel, Input, Constant } source = Channel;
   int index = 0;     // channel or input index
   size_t offset = 0; // Constant: offset in weights.bin
+  /// A data-dependent extent: `shape` is the capacity along extentAxis, and
+  /// output extentOutput (a hidden I64 scalar) holds the valid extent.
+  int extentOutput = -1;
+  int extentAxis = 0;
+  /// Holds another output's extent; not one of the model's outputs.
+  bool hidden = false;
 };
+
+/// Cuts `tensor` (an output of `spec`'s capacity) down to `count` positions
+/// along spec.extentAxis; throws Error naming the output when count is out
+/// of [0, capacity].
+void trimToExtent(const OutputSpec &spec, int64_t count, HostTensor &tensor);
 
 struct StageSpec {
   int index = 0;
@@ -138,7 +149,10 @@ public:
   /// The bound batch (0 when the model has no batched input).
   int64_t batch() const { return batchSize; }
   const std::vector<InputSpec> &inputs() const { return inputSpecs; }
+  /// Every output: the model's, then the hidden extent counts.
   const std::vector<OutputSpec> &outputs() const { return outputSpecs; }
+  /// How many of outputs() are the model's (the hidden ones come last).
+  size_t modelOutputCount() const { return modelOutputs; }
   const std::vector<ChannelSpec> &channels() const { return channelSpecs; }
   const std::vector<StageSpec> &stages() const { return stageSpecs; }
   const std::vector<TableSpec> &tables() const { return tableSpecs; }
@@ -156,6 +170,7 @@ private:
   int64_t batchSize = 0;
   std::vector<InputSpec> inputSpecs;
   std::vector<OutputSpec> outputSpecs;
+  size_t modelOutputs = 0;
   std::vector<ChannelSpec> channelSpecs;
   std::vector<StageSpec> stageSpecs;
   std::vector<TableSpec> tableSpecs;

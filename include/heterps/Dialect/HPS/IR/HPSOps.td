@@ -599,6 +599,66 @@ def HPS_EmbeddingLookupOp : HPS_LayerOp<"embedding_lookup"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Data-dependent extents. Each op's first result has one axis whose extent
+// is known only at run time; its type carries the capacity (the largest
+// possible extent) and the op's last result, `count`, the valid extent.
+// Positions past `count` hold zeros. What may read such a padded value, and
+// how the model's outputs are trimmed, is in HPSRationale.md ("Data-dependent
+// extents").
+//===----------------------------------------------------------------------===//
+
+def HPS_NonZeroOp : HPS_LayerOp<"non_zero"> {
+  let summary = "Coordinates of the nonzero elements (ONNX NonZero)";
+  let description = [{
+    `indices` is [rank(input), numel(input)]: column k holds the coordinates
+    of the k-th nonzero element in row-major order; the first `count`
+    columns are valid.
+  }];
+  let arguments = !con((ins AnyTensor:$input), Placement);
+  let results = (outs I64Tensor:$indices, I64Tensor:$count);
+}
+
+def HPS_UniqueOp : HPS_LayerOp<"unique"> {
+  let summary = "The distinct slices of `input` along `axis` (ONNX Unique)";
+  let description = [{
+    Slices along `axis` compare equal when every element does. `values` has
+    the input's shape, its first `count` slices along `axis` the distinct
+    ones (ascending lexicographically with `sorted`, else in order of first
+    occurrence). `first_indices`, `counts` (first `count` valid) and
+    `inverse` (all valid) are [extent of axis] I64. ONNX's form without an
+    axis is this op on the flattened input.
+  }];
+  let arguments = !con((ins AnyTensor:$input, I64Attr:$axis, UnitAttr:$sorted),
+                       Placement);
+  let results = (outs AnyTensor:$values, I64Tensor:$first_indices,
+                 I64Tensor:$inverse, I64Tensor:$counts, I64Tensor:$count);
+}
+
+def HPS_NonMaxSuppressionOp : HPS_LayerOp<"non_max_suppression",
+                                          [AttrSizedOperandSegments]> {
+  let summary = "Greedy non-maximum suppression of boxes (ONNX "
+                "NonMaxSuppression)";
+  let description = [{
+    `boxes` [batches, boxes, 4] and `scores` [batches, classes, boxes] are
+    f32; the optional one-element operands are ONNX's
+    max_output_boxes_per_class (i64), iou_threshold and score_threshold
+    (f32). `selected` is [capacity, 3] rows (batch, class, box), the first
+    `count` valid; a run selecting more than the capacity fails.
+  }];
+  let arguments = !con((ins F32Tensor:$boxes, F32Tensor:$scores,
+                        Optional<I64Tensor>:$max_per_class,
+                        Optional<F32Tensor>:$iou_threshold,
+                        Optional<F32Tensor>:$score_threshold,
+                        UnitAttr:$center_point_box), Placement);
+  let results = (outs I64Tensor:$selected, I64Tensor:$count);
+  let assemblyFormat = [{
+    $boxes `,` $scores (`max_per_class` $max_per_class^)?
+    (`iou_threshold` $iou_threshold^)? (`score_threshold` $score_threshold^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Training: losses (emitted by --hps-autodiff).
 //===----------------------------------------------------------------------===//
 

@@ -25,6 +25,24 @@ def HPSLegalizeONNX : Pass<"hps-legalize-onnx", "::mlir::ModuleOp"> {
   ];
 }
 
+def HPSBoundExtents : Pass<"hps-bound-extents", "::mlir::ModuleOp"> {
+  let summary = "Check who reads data-dependent extents; outputs carry their "
+                "counts";
+  let description = [{
+    hps.non_zero, hps.unique and hps.non_max_suppression give results whose
+    extent along one axis is known only at run time: the type has the
+    capacity and the op's `count` result the valid extent. This pass follows
+    each such padded value through the ops that read it. Ops that treat the
+    positions along the padded axis independently (elementwise ops, casts,
+    transposes, reshapes that keep the axis, gathers by padded indices,
+    reductions and slices over other axes, ...) pass the padding on; any
+    other reader would mix padding into valid data and is an error naming
+    it. A padded value returned by @main gets `hps.extent_axis` and
+    `hps.extent_output` (the index of a new result, marked
+    `hps.extent_count`, holding the count), so the runtime trims it.
+  }];
+}
+
 def HPSPlace : Pass<"hps-place", "::mlir::ModuleOp"> {
   let summary = "Give every layer a device class of the cluster";
   let description = [{

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Models whose outputs have data-dependent extents (NonZero, Unique,
+NonMaxSuppression, Compress with a run-time condition) flowing through the
+ops real exports put after them (a boolean mask's selection, detection
+post-processing), compiled once and run on several random inputs against
+onnxruntime; then models HeterPS must refuse, each with its error.
+
+  data_dependent_models.py HETERPS_BIN CLUSTER OUT_DIR
+
+Prints `ok NAME runs N` or `FAIL NAME: why` per model, `refused NAME:
+MESSAGE` per refused one, and `failed: N`; exits 1 if any case failed.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+FLOAT, INT64, BOOL = TensorProto.FLOAT, TensorProto.INT64, TensorProto.BOOL
+
+
+def tensor(name, dtype, shape):
+    return helper.make_tensor_value_info(name, dtype, shape)
+
+
+def model(name, nodes, inputs, outputs, initializers=(), opset=13):
+    graph = helper.make_graph(nodes, name, inputs, outputs, list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.checker.check_model(m)
+    return m
+
+
+def const(name, value):
+    return numpy_helper.from_array(np.asarray(value), name)
+
+
+def mask_select():
+    """x[x > 0] as PyTorch exports it, and the coordinates."""
+    nodes = [
+        helper.make_node("Constant", [], ["zero"], value=const("zero", np.float32(0))),
+        helper.make_node("Greater", ["x", "zero"], ["mask"]),
+        helper.make_node("NonZero", ["mask"], ["nz"]),
+        helper.make_node("Transpose", ["nz"], ["coords"], perm=[1, 0]),
+        helper.make_node("GatherND", ["x", "coords"], ["selected"]),
+        helper.make_node("Mul", ["selected", "selected"], ["squared"]),
+    ]
+    m = model("mask_select", nodes, [tensor("x", FLOAT, [6, 5])],
+              [tensor("coords", INT64, [None, 2]), tensor("squared", FLOAT, [None])])
+
+    def inputs(rng, run):
+        x = rng.standard_normal((6, 5)).astype(np.float32)
+        return {"x": -np.abs(x) if run == 0 else x}  # run 0 selects nothing
+    return m, inputs
+
+
+def detection(runtime_thresholds):
+    """NMS, then the boxes, classes and scores it keeps (an SSD/YOLO tail)."""
+    batches, classes, boxes = 2, 3, 40
+    nodes = [
+        helper.make_node("NonMaxSuppression",
+                         ["boxes", "scores", "max_out", "iou", "score_min"],
+                         ["selected"], center_point_box=0),
+        helper.make_node("Gather", ["selected", "col_box"], ["box_col"], axis=1),
+        helper.make_node("Squeeze", ["box_col", "axis1"], ["box_index"]),
+        helper.make_node("Gather", ["selected", "col_batch"], ["batch_col"], axis=1),
+        helper.make_node("Squeeze", ["batch_col", "axis1"], ["batch_index"]),
+        helper.make_node("Flatten", ["boxes"], ["flat_boxes"], axis=2),
+        helper.make_node("Reshape", ["boxes", "rows_shape"], ["rows"]),
+        helper.make_node("Mul", ["batch_index", "box_count"], ["row_base"]),
+        helper.make_node("Add", ["row_base", "box_index"], ["row"]),
+        helper.make_node("Gather", ["rows", "row"], ["det_boxes"], axis=0),
+        helper.make_node("Slice", ["selected", "col_class", "col_box", "axis1"],
+                         ["class_col"]),
+        helper.make_node("Cast", ["class_col"], ["det_classes"], to=FLOAT),
+        helper.make_node("GatherND", ["scores", "selected"], ["det_scores"]),
+    ]
+    initializers = [const("col_box", np.array([2])), const("col_batch", np.array([0])),
+                    const("col_class", np.array([1])), const("axis1", np.array([1])),
+                    const("rows_shape", np.array([-1, 4])),
+                    const("box_count", np.array(boxes))]
+    inputs = [tensor("boxes", FLOAT, [batches, boxes, 4]),
+              tensor("scores", FLOAT, [batches, classes, boxes])]
+    if runtime_thresholds:
+        inputs += [tensor("max_out", INT64, [1]), tensor("iou", FLOAT, [1]),
+                   tensor("score_min", FLOAT, [1])]
+    else:
+        initializers += [const("max_out", np.array([5])),
+                         const("iou", np.array([0.4], np.float32)),
+                         const("score_min", np.array([0.3], np.float32))]
+    outputs = [tensor("det_boxes", FLOAT, [None, 4]),
+               tensor("det_classes", FLOAT, [None, 1]),
+               tensor("det_scores", FLOAT, [None]), tensor("selected", INT64, [None, 3])]
+    m = model("detection_runtime" if runtime_thresholds else "detection", nodes,
+              inputs, outputs, initializers, opset=13)
+
+    def feed(rng, run):
+        corner = rng.uniform(0, 10, (batches, boxes, 2)).astype(np.float32)
+        size = rng.uniform(0.5, 4, (batches, boxes, 2)).astype(np.float32)
+        # Half the boxes with flipped corners, as ONNX allows.
+        box = np.concatenate([corner, corner + size], axis=2)
+        box[:, ::2] = box[:, ::2][:, :, [2, 3, 0, 1]]
+        scores = rng.uniform(0, 1, (batches, classes, boxes)).astype(np.float32)
+        values = {"boxes": box, "scores": scores}
+        if runtime_thresholds:
+            values.update(max_out=np.array([[3, 40, 0][run % 3]]),
+                          iou=np.array([0.5], np.float32),
+                          score_min=np.array([0.2], np.float32))
+        return values
+    return m, feed
+
+
+def unique_counts():
+    nodes = [helper.make_node("Unique", ["x"], ["y", "first", "inverse", "counts"],
+                              sorted=1),
+             helper.make_node("Mul", ["counts", "two"], ["doubled"])]
+    m = model("unique_counts", nodes, [tensor("x", INT64, [40])],
+              [tensor("y", INT64, [None]), tensor("first", INT64, [None]),
+               tensor("inverse", INT64, [40]), tensor("doubled", INT64, [None])],
+              [const("two", np.array(2))], opset=11)
+    return m, lambda rng, run: {"x": rng.integers(-5, 5 + 10 * run, 40)}
+
+
+def unique_rows():
+    nodes = [helper.make_node("Unique", ["x"], ["y", "first", "inverse", "counts"],
+                              axis=1, sorted=0),
+             helper.make_node("Relu", ["y"], ["relu"])]
+    m = model("unique_rows", nodes, [tensor("x", FLOAT, [2, 12, 3])],
+              [tensor("relu", FLOAT, [2, None, 3]), tensor("first", INT64, [None]),
+               tensor("inverse", INT64, [12]), tensor("counts", INT64, [None])],
+              opset=11)
+
+    def feed(rng, run):
+        pool = rng.integers(-2, 3, (2, 4 + run, 3)).astype(np.float32)
+        return {"x": pool[:, rng.integers(0, pool.shape[1], 12)]}
+    return m, feed
+
+
+def compress_rows():
+    nodes = [helper.make_node("Compress", ["x", "keep"], ["kept"], axis=0),
+             helper.make_node("Sigmoid", ["kept"], ["y"])]
+    m = model("compress_rows", nodes,
+              [tensor("x", FLOAT, [7, 4]), tensor("keep", BOOL, [5])],
+              [tensor("y", FLOAT, [None, 4])], opset=11)
+    return m, lambda rng, run: {"x": rng.standard_normal((7, 4)).astype(np.float32),
+                                "keep": rng.random(5) < [0.0, 0.5, 1.0][run % 3]}
+
+
+def refused_models():
+    x = tensor("x", FLOAT, [4, 3])
+    yield "shape_of_nonzero", model("shape_of_nonzero", [
+        helper.make_node("NonZero", ["x"], ["nz"]),
+        helper.make_node("Shape", ["nz"], ["y"])], [x], [tensor("y", INT64, [2])])
+    yield "sum_over_count", model("sum_over_count", [
+        helper.make_node("NonZero", ["x"], ["nz"]),
+        helper.make_node("ReduceSum", ["nz"], ["y"], axes=[1], keepdims=0)],
+        [x], [tensor("y", INT64, [2])], opset=11)
+    yield "padded_into_matmul", model("padded_into_matmul", [
+        helper.make_node("Compress", ["x", "keep"], ["kept"], axis=0),
+        helper.make_node("Transpose", ["kept"], ["t"], perm=[1, 0]),
+        helper.make_node("MatMul", ["t", "kept"], ["y"])],
+        [x, tensor("keep", BOOL, [4])], [tensor("y", FLOAT, [3, 3])], opset=11)
+
+
+def run(cmd):
+    return subprocess.run(cmd, capture_output=True, text=True)
+
+
+def check(bin_dir, cluster, out, name, m, feed, runs=4):
+    path = os.path.join(out, name + ".onnx")
+    onnx.save(m, path)
+    bundle = os.path.join(out, name)
+    done = run([os.path.join(bin_dir, "heterps"), "compile", path, "--cluster", cluster,
+                "--throughput", "1", "-o", bundle])
+    if done.returncode:
+        return f"compile: {done.stderr.strip()}"
+    session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    names = [o.name for o in m.graph.output]
+    rng = np.random.default_rng(len(name))
+    for r in range(runs):
+        values = feed(rng, r)
+        args = []
+        for key, value in values.items():
+            np.save(os.path.join(out, f"{name}.{key}.npy"), value)
+            args += ["--input", f"{key}={os.path.join(out, f'{name}.{key}.npy')}"]
+        outdir = os.path.join(out, f"{name}.out{r}")
+        done = run([os.path.join(bin_dir, "heterps"), "run", bundle, *args,
+                    "--output-dir", outdir])
+        if done.returncode:
+            return f"run {r}: {done.stderr.strip()}"
+        expected = session.run(None, values)
+        for key, want in zip(names, expected):
+            got = np.load(os.path.join(outdir, key + ".npy"))
+            if got.shape != want.shape or got.dtype != want.dtype:
+                return f"run {r}: {key}: {got.dtype}{got.shape} != {want.dtype}{want.shape}"
+            if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+                return f"run {r}: {key}: values differ"
+    return None
+
+
+def main():
+    bin_dir, cluster, out = sys.argv[1:4]
+    os.makedirs(out, exist_ok=True)
+    cases = {"mask_select": mask_select(), "detection": detection(False),
+             "detection_runtime": detection(True), "unique_counts": unique_counts(),
+             "unique_rows": unique_rows(), "compress_rows": compress_rows()}
+    failed = 0
+    for name, (m, feed) in cases.items():
+        why = check(bin_dir, cluster, out, name, m, feed)
+        if why:
+            failed += 1
+            print(f"FAIL {name}: {why}")
+        else:
+            print(f"ok {name} runs 4")
+    for name, m in refused_models():
+        path = os.path.join(out, name + ".onnx")
+        onnx.save(m, path)
+        done = run([os.path.join(bin_dir, "heterps"), "compile", path, "--cluster",
+                    cluster, "--throughput", "1", "-o", os.path.join(out, name)])
+        if done.returncode == 0 or os.path.exists(os.path.join(out, name)):
+            failed += 1
+            print(f"FAIL {name}: compiled")
+        else:
+            lines = [l for l in done.stderr.splitlines() if "error" in l]
+            print(f"refused {name}: {lines[0] if lines else done.stderr.strip()}")
+    print(f"failed: {failed}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
