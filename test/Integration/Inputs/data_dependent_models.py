@@ -5,11 +5,17 @@ ops real exports put after them (a boolean mask's selection, detection
 post-processing), compiled once and run on several random inputs against
 onnxruntime; then models HeterPS must refuse, each with its error.
 
-  data_dependent_models.py HETERPS_BIN CLUSTER OUT_DIR
+  data_dependent_models.py HETERPS_BIN CLUSTER OUT_DIR [--gpu-cluster FILE
+                           --only NAME,...]
+
+With --gpu-cluster the models named by --only are compiled as GPU-class
+stages (--strategy gpu-only; nvcc builds the device code) and run with
+--gpu-stages-on-cpu, and no refusals are tried.
 
 Prints `ok NAME runs N` or `FAIL NAME: why` per model, `refused NAME:
 MESSAGE` per refused one, and `failed: N`; exits 1 if any case failed.
 """
+import argparse
 import os
 import subprocess
 import sys
@@ -169,12 +175,13 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
-def check(bin_dir, cluster, out, name, m, feed, runs=4):
+def check(bin_dir, cluster, out, name, m, feed, runs=4, gpu=False):
     path = os.path.join(out, name + ".onnx")
     onnx.save(m, path)
     bundle = os.path.join(out, name)
+    placement = ["--strategy", "gpu-only"] if gpu else []
     done = run([os.path.join(bin_dir, "heterps"), "compile", path, "--cluster", cluster,
-                "--throughput", "1", "-o", bundle])
+                "--throughput", "1", *placement, "-o", bundle])
     if done.returncode:
         return f"compile: {done.stderr.strip()}"
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
@@ -187,7 +194,8 @@ def check(bin_dir, cluster, out, name, m, feed, runs=4):
             np.save(os.path.join(out, f"{name}.{key}.npy"), value)
             args += ["--input", f"{key}={os.path.join(out, f'{name}.{key}.npy')}"]
         outdir = os.path.join(out, f"{name}.out{r}")
-        done = run([os.path.join(bin_dir, "heterps"), "run", bundle, *args,
+        on_cpu = ["--gpu-stages-on-cpu"] if gpu else []
+        done = run([os.path.join(bin_dir, "heterps"), "run", bundle, *args, *on_cpu,
                     "--output-dir", outdir])
         if done.returncode:
             return f"run {r}: {done.stderr.strip()}"
@@ -202,20 +210,31 @@ def check(bin_dir, cluster, out, name, m, feed, runs=4):
 
 
 def main():
-    bin_dir, cluster, out = sys.argv[1:4]
+    parser = argparse.ArgumentParser()
+    parser.add_argument("bin_dir")
+    parser.add_argument("cluster")
+    parser.add_argument("out")
+    parser.add_argument("--gpu-cluster")
+    parser.add_argument("--only", default="")
+    args = parser.parse_args()
+    bin_dir, out = args.bin_dir, args.out
+    gpu = args.gpu_cluster is not None
+    cluster = args.gpu_cluster if gpu else args.cluster
     os.makedirs(out, exist_ok=True)
     cases = {"mask_select": mask_select(), "detection": detection(False),
              "detection_runtime": detection(True), "unique_counts": unique_counts(),
              "unique_rows": unique_rows(), "compress_rows": compress_rows()}
     failed = 0
     for name, (m, feed) in cases.items():
-        why = check(bin_dir, cluster, out, name, m, feed)
+        if args.only and name not in args.only.split(","):
+            continue
+        why = check(bin_dir, cluster, out, name, m, feed, runs=2 if gpu else 4, gpu=gpu)
         if why:
             failed += 1
             print(f"FAIL {name}: {why}")
         else:
-            print(f"ok {name} runs 4")
-    for name, m in refused_models():
+            print(f"ok {name} runs {2 if gpu else 4}")
+    for name, m in [] if gpu else refused_models():
         path = os.path.join(out, name + ".onnx")
         onnx.save(m, path)
         done = run([os.path.join(bin_dir, "heterps"), "compile", path, "--cluster",
