@@ -12,6 +12,8 @@
 #include "heterps/Runtime/CpuKernels.h"
 #include "heterps/Runtime/GpuKernels.h"
 
+#include "DeviceFixture.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -34,44 +36,14 @@ template <typename T> Bytes bytesOf(const std::vector<T> &values) {
   return bytes;
 }
 
-class GpuDataDependent : public testing::Test {
+class GpuDataDependent : public test::DeviceFixture<gpu::Context> {
 protected:
-  static void SetUpTestSuite() {
-    try {
-      context = std::make_unique<gpu::Context>(0);
-    } catch (const Error &error) {
-      reason = error.what();
-    }
-  }
-  static void TearDownTestSuite() { context.reset(); }
-  void SetUp() override {
-    if (!context)
-      GTEST_SKIP() << reason;
-    context->enterThread();
-  }
-  void TearDown() override {
-    for (void *pointer : buffers)
-      context->deallocate(pointer);
-  }
-
-  /// A device copy of `host`.
-  void *device(const Bytes &host) {
-    void *pointer = context->allocate(host.size());
-    buffers.push_back(pointer);
-    context->upload(pointer, host.data(), host.size());
-    return pointer;
-  }
+  using Fixture = test::DeviceFixture<gpu::Context>;
   /// A device buffer of `bytes` garbage bytes (0xa5).
   void *garbage(size_t bytes) { return device(Bytes(bytes, 0xa5)); }
   Bytes download(const void *pointer, size_t bytes) {
-    Bytes host(bytes);
-    context->download(host.data(), pointer, bytes);
-    return host;
+    return Fixture::download<unsigned char>(pointer, bytes);
   }
-
-  static inline std::unique_ptr<gpu::Context> context;
-  static inline std::string reason;
-  std::vector<void *> buffers;
 };
 
 //===----------------------------------------------------------------------===//

@@ -8,6 +8,8 @@
 
 #include "heterps/Runtime/GpuKernels.h"
 
+#include "DeviceFixture.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -35,44 +37,15 @@ TEST(GpuContext, ConstructsOrExplainsWhyNot) {
 }
 
 /// Shares one context; skips every test when no device exists.
-class GpuKernels : public ::testing::Test {
+class GpuKernels : public test::DeviceFixture<Context> {
 protected:
-  static void SetUpTestSuite() {
-    try {
-      context = std::make_unique<Context>(0);
-    } catch (const Error &error) {
-      reason = error.what();
-    }
-  }
-  static void TearDownTestSuite() { context.reset(); }
-
-  void SetUp() override {
-    if (!context)
-      GTEST_SKIP() << reason;
-    context->enterThread();
-  }
-
-  void TearDown() override {
-    for (void *pointer : buffers)
-      context->deallocate(pointer);
-  }
-
-  template <typename T> void *device(const std::vector<T> &host) {
-    void *pointer = context->allocate(host.size() * sizeof(T));
-    buffers.push_back(pointer);
-    context->upload(pointer, host.data(), host.size() * sizeof(T));
-    return pointer;
-  }
-
   void *deviceZeros(size_t bytes) {
     std::vector<char> zeros(bytes, 0);
     return device(zeros);
   }
 
   template <typename T> std::vector<T> host(const void *pointer, size_t n) {
-    std::vector<T> values(n);
-    context->download(values.data(), pointer, n * sizeof(T));
-    return values;
+    return download<T>(pointer, n);
   }
 
   static std::vector<float> ramp(size_t n, float scale = 0.37f) {
@@ -88,10 +61,6 @@ protected:
     for (size_t i = 0; i < got.size(); ++i)
       EXPECT_NEAR(got[i], want[i], tolerance) << "element " << i;
   }
-
-  static inline std::unique_ptr<Context> context;
-  static inline std::string reason;
-  std::vector<void *> buffers;
 };
 
 TEST_F(GpuKernels, GemmBroadcastCTransBRelu) {

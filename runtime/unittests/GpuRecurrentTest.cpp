@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "DeviceFixture.h"
 #include "RecurrentProblem.h"
 
 #include "heterps/Runtime/GpuKernels.h"
@@ -23,45 +24,19 @@ using namespace heterps::rt::test;
 
 namespace {
 
-class GpuRecurrent : public testing::TestWithParam<Case> {
+class GpuRecurrent
+    : public test::DeviceFixture<gpu::Context, testing::TestWithParam<Case>> {
 protected:
-  static void SetUpTestSuite() {
-    try {
-      context = std::make_unique<gpu::Context>(0);
-    } catch (const Error &error) {
-      reason = error.what();
-    }
-  }
-  static void TearDownTestSuite() { context.reset(); }
-  void SetUp() override {
-    if (!context)
-      GTEST_SKIP() << reason;
-    context->enterThread();
-  }
-  void TearDown() override {
-    for (void *pointer : buffers)
-      context->deallocate(pointer);
-  }
-
-  /// A device copy of `host` (null for an empty vector).
+  using Fixture =
+      test::DeviceFixture<gpu::Context, testing::TestWithParam<Case>>;
+  /// A device copy of `host` (null for an empty vector: an absent operand).
   template <typename T> void *device(const std::vector<T> &host) {
-    if (host.empty())
-      return nullptr;
-    void *pointer = context->allocate(host.size() * sizeof(T));
-    buffers.push_back(pointer);
-    context->upload(pointer, host.data(), host.size() * sizeof(T));
-    return pointer;
+    return host.empty() ? nullptr : Fixture::device(host);
   }
   std::vector<float> download(const void *pointer, size_t n) {
-    std::vector<float> values(n);
-    if (pointer)
-      context->download(values.data(), pointer, n * sizeof(float));
-    return values;
+    return pointer ? Fixture::download<float>(pointer, n)
+                   : std::vector<float>(n);
   }
-
-  static inline std::unique_ptr<gpu::Context> context;
-  static inline std::string reason;
-  std::vector<void *> buffers;
 };
 
 TEST_P(GpuRecurrent, MatchesTheCpuKernels) {

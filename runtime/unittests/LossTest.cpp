@@ -21,6 +21,8 @@ namespace backend = heterps::rt::cpu;
 #define HPS_LOSS_SUITE CpuLoss
 #endif
 
+#include "DeviceFixture.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -168,45 +170,15 @@ std::string describe(const Problem &p) {
 // Fixture: one context for the suite; skips without a usable backend
 //===----------------------------------------------------------------------===//
 
-class HPS_LOSS_SUITE : public ::testing::Test {
+class HPS_LOSS_SUITE : public test::DeviceFixture<backend::Context> {
 protected:
-  static void SetUpTestSuite() {
-    try {
-      context = std::make_unique<backend::Context>(0);
-    } catch (const Error &error) {
-      reason = error.what();
-    }
-  }
-  static void TearDownTestSuite() { context.reset(); }
-
-  void SetUp() override {
-    if (!context)
-      GTEST_SKIP() << reason;
-    context->enterThread();
-  }
-
-  void TearDown() override {
-    for (void *pointer : buffers)
-      context->deallocate(pointer);
-  }
-
-  template <typename T> void *device(const std::vector<T> &host) {
-    void *pointer =
-        context->allocate(std::max<size_t>(1, host.size()) * sizeof(T));
-    buffers.push_back(pointer);
-    context->upload(pointer, host.data(), host.size() * sizeof(T));
-    return pointer;
-  }
-
   /// n floats of NaN, so that an element a kernel leaves unwritten fails.
   void *deviceNaNs(size_t n) {
     return device(std::vector<float>(n, std::nanf("")));
   }
 
   std::vector<float> host(const void *pointer, size_t n) {
-    std::vector<float> values(n);
-    context->download(values.data(), pointer, n * sizeof(float));
-    return values;
+    return download<float>(pointer, n);
   }
 
   struct Output {
@@ -284,10 +256,6 @@ protected:
       }
     }
   }
-
-  static inline std::unique_ptr<backend::Context> context;
-  static inline std::string reason;
-  std::vector<void *> buffers;
 };
 
 TEST_F(HPS_LOSS_SUITE, BceOnLogitsMatchesReference) {
