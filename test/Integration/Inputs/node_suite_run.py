@@ -16,7 +16,8 @@ with the graph inputs that feed attribute-like operands (Resize's scales,
 Reshape's shape, Slice's starts, ... see CONSTANT_OPERANDS) turned into
 initializers holding the case's own input values: ONNX's tests feed them
 as inputs, exported models hold them as constants, and HeterPS plans
-static shapes. Such passes are counted separately.
+static shapes. Such passes are counted separately. A case whose reference
+outputs contradict its own model is mended first (MENDED_CASES).
 Prints FAIL lines and totals; --table writes the per-op table for docs/.
 
 Usage: node_suite_run.py BIN_DIR CLUSTER [DATA_DIR] [--table FILE] [--jobs N]
@@ -84,6 +85,17 @@ def with_constant_operands(model, inputs, input_files):
     return model, remaining
 
 
+def set_adam_epsilon(model):
+    model.graph.node[0].attribute.append(onnx.helper.make_attribute("epsilon", 1e-2))
+
+
+# Cases whose reference outputs contradict their own model, mended before
+# they run (so the numbers are still checked). test_adam_multiple's outputs
+# were computed with epsilon 1e-2 (onnx/backend/test/case/node/adam.py), but
+# the node it stores does not set epsilon, whose default is 1e-6.
+MENDED_CASES = {"test_adam_multiple": set_adam_epsilon}
+
+
 def first_error(text):
     for line in text.splitlines():
         if "error" in line:
@@ -108,6 +120,11 @@ def run_case(bin_dir, cluster, case_dir, rtol, constant_operands):
                           key=lambda p: int(p.rsplit("_", 1)[1].split(".")[0]))
     if len(input_files) != len(inputs) or len(output_files) != len(outputs):
         return name, "skipped", "test data does not match the graph's inputs/outputs", False
+    if name in MENDED_CASES:
+        MENDED_CASES[name](model)
+        mended = tempfile.TemporaryDirectory()
+        model_path = os.path.join(mended.name, "model.onnx")
+        onnx.save(model, model_path)
     status, why = compile_and_check(bin_dir, cluster, model_path, list(zip(inputs, input_files)),
                                     outputs, output_files, rtol)
     if status == "skipped" and constant_operands:

@@ -185,6 +185,7 @@ struct LegalizeONNXPass
     populateSequencePatterns(set);
     populateAttentionPatterns(set);
     populateDataDependentPatterns(set);
+    populatePreviewTrainingPatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
     return success();

@@ -156,6 +156,7 @@ void populateControlFlowPatterns(mlir::RewritePatternSet &patterns);
 void populateSequencePatterns(mlir::RewritePatternSet &patterns);
 void populateAttentionPatterns(mlir::RewritePatternSet &patterns);
 void populateDataDependentPatterns(mlir::RewritePatternSet &patterns);
+void populatePreviewTrainingPatterns(mlir::RewritePatternSet &patterns);
 /// Why an If, Loop or Scan node (or a sequence) cannot be resolved at
 /// compile time, for the strict pass's error; std::nullopt for other nodes.
 std::optional<std::string> explainControlFlow(OnnxNodeOp op);
