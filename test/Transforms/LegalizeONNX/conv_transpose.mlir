@@ -30,18 +30,33 @@ func.func @conv_transpose(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>, %b: 
 
 // -----
 
-// Stays generic: SAME_UPPER (the spec and runtimes disagree on where its odd
-// pad goes), output_padding not below the stride, an output_shape that
-// would need negative pads.
-// CHECK-LABEL: func @conv_transpose_generic
-func.func @conv_transpose_generic(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> (tensor<1x3x10x10xf32>, tensor<1x3x12x12xf32>, tensor<1x3x20x20xf32>, tensor<1x3x10x10xf32>) {
-  // CHECK: hps.onnx_node "ConvTranspose"{{.*}}auto_pad = "SAME_UPPER"
+// SAME_UPPER and SAME_LOWER give in * stride; the odd unit of the excess
+// padding (11 - 10 here) goes to the end with UPPER, to the start with
+// LOWER, as onnxruntime and ONNX's reference put it.
+// CHECK-LABEL: func @conv_transpose_same
+func.func @conv_transpose_same(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>) -> (tensor<1x3x10x10xf32>, tensor<1x3x10x10xf32>) {
+  // CHECK: hps.conv_grad_input %arg0, %arg1 {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x10x10xf32>
   %0 = hps.onnx_node "ConvTranspose"(%x, %w) {attrs = {auto_pad = "SAME_UPPER", strides = array<i64: 2, 2>}, domain = "", opset = 11 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x10x10xf32>
+  // CHECK: hps.conv_grad_input %arg0, %arg1 {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x10x10xf32>
+  %1 = hps.onnx_node "ConvTranspose"(%x, %w) {attrs = {auto_pad = "SAME_LOWER", strides = array<i64: 2, 2>}, domain = "", opset = 11 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x10x10xf32>
+  return %0, %1 : tensor<1x3x10x10xf32>, tensor<1x3x10x10xf32>
+}
+
+// -----
+
+// Stays generic: SAME_UPPER where in * stride exceeds the full output
+// (stride 3, kernel 2: onnxruntime gives 14, ONNX's reference 15),
+// output_padding not below the stride, an output_shape that would need
+// negative pads.
+// CHECK-LABEL: func @conv_transpose_generic
+func.func @conv_transpose_generic(%x: tensor<1x4x5x5xf32>, %w: tensor<4x3x3x3xf32>, %w2: tensor<4x3x2x2xf32>) -> (tensor<1x3x15x15xf32>, tensor<1x3x12x12xf32>, tensor<1x3x20x20xf32>, tensor<1x3x10x10xf32>) {
+  // CHECK: hps.onnx_node "ConvTranspose"{{.*}}auto_pad = "SAME_UPPER"
+  %0 = hps.onnx_node "ConvTranspose"(%x, %w2) {attrs = {auto_pad = "SAME_UPPER", strides = array<i64: 3, 3>}, domain = "", opset = 11 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x2x2xf32>) -> tensor<1x3x15x15xf32>
   // CHECK: hps.onnx_node "ConvTranspose"{{.*}}output_padding
   %1 = hps.onnx_node "ConvTranspose"(%x, %w) {attrs = {strides = array<i64: 2, 2>, output_padding = array<i64: 2, 2>}, domain = "", opset = 11 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x12x12xf32>
   // CHECK: hps.onnx_node "ConvTranspose"{{.*}}output_shape
   %2 = hps.onnx_node "ConvTranspose"(%x, %w) {attrs = {strides = array<i64: 2, 2>, output_shape = array<i64: 20, 20>}, domain = "", opset = 11 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x20x20xf32>
   // CHECK: hps.onnx_node "ConvTranspose"{{.*}}output_shape = array<i64: 10, 10>
   %3 = hps.onnx_node "ConvTranspose"(%x, %w) {attrs = {strides = array<i64: 2, 2>, output_shape = array<i64: 10, 10>}, domain = "", opset = 11 : i64} : (tensor<1x4x5x5xf32>, tensor<4x3x3x3xf32>) -> tensor<1x3x10x10xf32>
-  return %0, %1, %2, %3 : tensor<1x3x10x10xf32>, tensor<1x3x12x12xf32>, tensor<1x3x20x20xf32>, tensor<1x3x10x10xf32>
+  return %0, %1, %2, %3 : tensor<1x3x15x15xf32>, tensor<1x3x12x12xf32>, tensor<1x3x20x20xf32>, tensor<1x3x10x10xf32>
 }

@@ -42,7 +42,21 @@ func.func @dropout_mask(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>, tens
 
 // -----
 
-// Stays generic: training mode (true or unknown), a seed before opset 12.
+// Training with a constant ratio of 0 drops nothing: the identity, and a
+// mask of all true.
+// CHECK-LABEL: func @dropout_training_zero_ratio
+func.func @dropout_training_zero_ratio(%x: tensor<4xf32>, %train: tensor<i1>) -> (tensor<4xf32>, tensor<4xi1>) {
+  %r = hps.constant dense<0.0> : tensor<f32>
+  // CHECK: %[[MASK:.*]] = hps.constant dense<true> : tensor<4xi1>
+  // CHECK: return %arg0, %[[MASK]]
+  %0:2 = hps.onnx_node "Dropout"(%x, %r, %train) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<4xf32>, tensor<f32>, tensor<i1>) -> (tensor<4xf32>, tensor<4xi1>)
+  return %0#0, %0#1 : tensor<4xf32>, tensor<4xi1>
+}
+
+// -----
+
+// Stays generic: training mode (true or unknown) with a ratio above 0, a
+// seed before opset 12.
 // CHECK-LABEL: func @dropout_generic
 func.func @dropout_generic(%x: tensor<4xf32>, %train: tensor<i1>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
   %r = hps.constant dense<0.2> : tensor<f32>

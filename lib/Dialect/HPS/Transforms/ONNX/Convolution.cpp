@@ -61,15 +61,18 @@ std::optional<SmallVector<int64_t>> intsOr(ONNXNode node, StringRef name,
 /// ConvTranspose with explicit pads (auto_pad NOTSET or VALID) or an
 /// output_shape: out = s (in - 1) + output_padding + d (k - 1) + 1 - pads.
 /// output_padding must stay below the stride so that the forward conv maps
-/// the result back onto X's extent. SAME_* auto_pad stays generic.
+/// the result back onto X's extent. SAME_UPPER and SAME_LOWER (without an
+/// output_shape) make out = in * s, the excess padding split as the spec and
+/// onnxruntime split it: an odd unit at the end (UPPER) or the start.
 LogicalResult legalizeConvTranspose(ONNXNode node, PatternRewriter &rewriter) {
   auto x = rankedShape(node.input(0)), w = rankedShape(node.input(1));
   if (!x || !w || x->size() < 3 || w->size() != x->size())
     return fail(node, rewriter, "unranked input or filter");
   size_t n = x->size() - 2;
   std::string autoPad = node.getString("auto_pad", "NOTSET");
-  if (autoPad != "NOTSET" && autoPad != "VALID")
-    return fail(node, rewriter, "SAME_* auto_pad");
+  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  if (autoPad != "NOTSET" && autoPad != "VALID" && !same)
+    return fail(node, rewriter, "unknown auto_pad");
   int64_t group = node.getInt("group", 1);
   auto strides = intsOr(node, "strides", n, 1);
   auto dilations = intsOr(node, "dilations", n, 1);
@@ -87,6 +90,8 @@ LogicalResult legalizeConvTranspose(ONNXNode node, PatternRewriter &rewriter) {
       node.getInts("output_shape");
   if (outputShape && outputShape->size() < n)
     return fail(node, rewriter, "output_shape has too few extents");
+  if (same && outputShape)
+    return fail(node, rewriter, "SAME_* auto_pad with an output_shape");
   if ((*w)[1] == ShapedType::kDynamic)
     return fail(node, rewriter, "dynamic filter");
 
@@ -109,6 +114,14 @@ LogicalResult legalizeConvTranspose(ONNXNode node, PatternRewriter &rewriter) {
         return fail(node, rewriter, "output_shape leaves an odd padding");
       (*pads)[i] = (*pads)[n + i] = total / 2;
       result.push_back(out);
+    } else if (same) {
+      int64_t total = full - in * s;
+      if (total < 0)
+        return fail(node, rewriter, "SAME_* auto_pad needs output padding");
+      int64_t half = total / 2;
+      (*pads)[i] = autoPad == "SAME_UPPER" ? half : total - half;
+      (*pads)[n + i] = total - (*pads)[i];
+      result.push_back(in * s);
     } else {
       result.push_back(full - (*pads)[i] - (*pads)[n + i]);
     }

@@ -214,13 +214,15 @@ LogicalResult legalizeIdentity(ONNXNode node, PatternRewriter &rewriter) {
 /// Dropout is the identity at inference, which is what a forward graph
 /// means (opset 6: only with is_test=1); from opset 12 a training_mode input
 /// that is not a constant false keeps it generic (ratio and seed only matter in
-/// training).
+/// training), unless the ratio is a constant 0, which drops nothing.
 LogicalResult legalizeDropout(ONNXNode node, PatternRewriter &rewriter) {
   if (node.getOpset() < 7 && node.getInt("is_test", 0) != 1)
     return fail(node, rewriter, "training mode (is_test=0)");
   if (Value training = node.getOpset() >= 12 ? node.input(2) : Value()) {
     std::optional<double> flag = getConstantScalar(training);
-    if (!flag || *flag != 0)
+    std::optional<double> ratio =
+        node.input(1) ? getConstantScalar(node.input(1)) : std::nullopt;
+    if ((!flag || *flag != 0) && (!ratio || *ratio != 0))
       return fail(node, rewriter, "training mode");
   }
   // At inference every element is kept: the mask is all true (1 before
