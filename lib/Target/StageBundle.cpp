@@ -1607,6 +1607,15 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                  ptr(gather.getResult()));
         return success();
       })
+      .Case([&](DeterminantOp det) {
+        ArrayRef<int64_t> dims = info(det.getInput()).shape;
+        int64_t n = dims.back();
+        call(kernel("Determinant",
+                    llvm::formatv("{0}, {1}, {2}", dt(det.getInput()),
+                                  numElementsOf(det.getResult()), n)),
+             cptr(det.getInput()) + ", " + ptr(det.getResult()));
+        return success();
+      })
       .Case([&](NonZeroOp nonZero) {
         call(kernel("NonZero", llvm::formatv("{0}, {1}", dt(nonZero.getInput()),
                                              shape(nonZero.getInput()))),

@@ -380,4 +380,12 @@ TEST_F(GpuKernels, ScatterReductionsNarrowTypesAndBadIndex) {
   }
 }
 
+TEST_F(GpuKernels, DeterminantsOfABatch) {
+  // identity, a row swap (-6), a singular matrix, [[2, 1], [1, 3]] = 5.
+  std::vector<float> x = {1, 0, 0, 1, 0, 2, 3, 4, 1, 2, 2, 4, 2, 1, 1, 3};
+  void *y = deviceZeros(4 * sizeof(float));
+  Determinant(*context, DType::F32, 4, 2).run(device(x), y);
+  expectNear(host<float>(y, 4), {1, -6, 0, 5}, 1e-6f);
+}
+
 } // namespace

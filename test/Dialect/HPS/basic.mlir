@@ -147,3 +147,12 @@ func.func @data_dependent(%x: tensor<3x4xf32>, %boxes: tensor<2x5x4xf32>, %score
   %s, %k = hps.non_max_suppression %boxes, %scores max_per_class %max iou_threshold %iou {center_point_box} : (tensor<2x5x4xf32>, tensor<2x3x5xf32>, tensor<1xi64>, tensor<f32>) -> (tensor<30x3xi64>, tensor<i64>)
   return %i, %v, %s : tensor<2x12xi64>, tensor<3x4xf32>, tensor<30x3xi64>
 }
+
+// CHECK-LABEL: func @determinant
+func.func @determinant(%x: tensor<2x3x4x4xf32>, %y: tensor<5x5xf64>) -> (tensor<2x3xf32>, tensor<f64>) {
+  // CHECK: hps.determinant %{{.*}} : (tensor<2x3x4x4xf32>) -> tensor<2x3xf32>
+  %0 = hps.determinant %x : (tensor<2x3x4x4xf32>) -> tensor<2x3xf32>
+  // CHECK: hps.determinant %{{.*}} : (tensor<5x5xf64>) -> tensor<f64>
+  %1 = hps.determinant %y : (tensor<5x5xf64>) -> tensor<f64>
+  return %0, %1 : tensor<2x3xf32>, tensor<f64>
+}

@@ -410,3 +410,27 @@ func.func @nms_scalars(%boxes: tensor<2x5x4xf32>, %scores: tensor<2x3x5xf32>, %i
   %s, %k = hps.non_max_suppression %boxes, %scores iou_threshold %iou : (tensor<2x5x4xf32>, tensor<2x3x5xf32>, tensor<2xf32>) -> (tensor<30x3xi64>, tensor<i64>)
   return %s : tensor<30x3xi64>
 }
+
+// -----
+
+func.func @determinant_not_square(%x: tensor<2x3x4xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{input must end in square matrices}}
+  %0 = hps.determinant %x : (tensor<2x3x4xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+
+// -----
+
+func.func @determinant_integer(%x: tensor<3x3xi32>) -> tensor<i32> {
+  // expected-error @+1 {{input must be f32 or f64}}
+  %0 = hps.determinant %x : (tensor<3x3xi32>) -> tensor<i32>
+  return %0 : tensor<i32>
+}
+
+// -----
+
+func.func @determinant_shape(%x: tensor<2x3x3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{result shape [3] does not match the computed shape [2]}}
+  %0 = hps.determinant %x : (tensor<2x3x3xf32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}

@@ -557,6 +557,16 @@ def matmul_f64(a_shape, b_shape):
     return f"matmul f64 {list(a_shape)} x {list(b_shape)}", 13, build
 
 
+def det(shape, dtype):
+    """Det of random matrices (and an exactly singular one), against numpy."""
+    def build(rng):
+        x = rng.standard_normal(shape).astype(dtype)
+        x.reshape(-1, shape[-1], shape[-1])[0, -1] = x.reshape(-1, shape[-1], shape[-1])[0, 0]
+        node = helper.make_node("Det", ["x"], ["y"])
+        return node, {"x": x}, [], np.linalg.det(x.astype(np.float64)).astype(dtype)
+    return f"det {np.dtype(dtype).name}{list(shape)}", 11, build
+
+
 def matmul_wrapping(dtype):
     """MatMul on 32/64-bit integers whose products and sums overflow: they
     wrap modulo 2^bits, as numpy's integer matmul (and onnxruntime's) do."""
@@ -840,6 +850,9 @@ CASES = [
     matmul_integer((96, 700), (700, 160), np.uint8, np.uint8, False),
     matmul_f64((2, 1, 4, 5), (3, 5, 6)),
     matmul_f64((7,), (4, 7, 3)),
+    det((3, 2, 5, 5), np.float32),
+    det((7, 7), np.float64),
+    det((4, 1, 1), np.float32),
     matmul_wrapping(np.int32),
     matmul_wrapping(np.int64),
     conv_integer((2, 4, 9, 8), (6, 2, 3, 3), np.uint8, np.uint8, True, group=2,

@@ -1172,6 +1172,22 @@ LogicalResult LossGradOp::verify() {
 // Result shape inference: the verifiers' shape rules, recorded.
 //===----------------------------------------------------------------------===//
 
+LogicalResult DeterminantOp::verify() {
+  if (failed(checkRank(*this, getInput(), "input", 2)))
+    return failure();
+  Type element = elementTypeOf(getInput());
+  if (!element.isF32() && !element.isF64())
+    return emitOpError("input must be f32 or f64");
+  if (elementTypeOf(getResult()) != element)
+    return emitOpError("result must have the input's element type");
+  std::optional<ArrayRef<int64_t>> input = shapeOf(getInput());
+  if (!input)
+    return success();
+  if (staticMismatch(input->back(), (*input)[input->size() - 2]))
+    return emitOpError("input must end in square matrices");
+  return checkResultShape(*this, getResult(), input->drop_back(2));
+}
+
 //===----------------------------------------------------------------------===//
 // Data-dependent extents.
 //===----------------------------------------------------------------------===//

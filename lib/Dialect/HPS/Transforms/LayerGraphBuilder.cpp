@@ -68,6 +68,12 @@ std::pair<double, cost::LayerKind> workOf(Operation *op, int64_t batch) {
         double k = a ? dimOf(matmul.getA(), a.getRank() - 1, batch) : 1;
         return std::make_pair(2 * out * k, K::DenseCompute);
       })
+      .Case<DeterminantOp>([&](DeterminantOp det) {
+        // LU elimination: n^3 / 3 multiply-adds per matrix.
+        auto input = cast<RankedTensorType>(det.getInput().getType());
+        double n = dimOf(det.getInput(), input.getRank() - 1, batch);
+        return std::make_pair(2 * out * n * n * n / 3, K::DenseCompute);
+      })
       .Case<ConvOp>([&](ConvOp conv) {
         auto filter = dyn_cast<RankedTensorType>(conv.getFilter().getType());
         double taps = 1;

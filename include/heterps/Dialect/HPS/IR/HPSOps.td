@@ -136,6 +136,16 @@ def HPS_MatMulOp : HPS_LayerOp<"matmul"> {
   let results = (outs AnyTensor:$result);
 }
 
+def HPS_DeterminantOp : HPS_LayerOp<"determinant"> {
+  let summary = "Determinants of the trailing square matrices (ONNX Det)";
+  let description = [{
+    `input` is [..., n, n] f32 or f64; the result has the leading shape and
+    holds each n x n matrix's determinant.
+  }];
+  let arguments = !con((ins AnyTensor:$input), Placement);
+  let results = (outs AnyTensor:$result);
+}
+
 def HPS_ConvOp : HPS_LayerOp<"conv"> {
   let summary = "N-d grouped convolution, NC[D]HW layout, explicit padding";
   let description = [{

@@ -359,6 +359,23 @@ LogicalResult legalizeEinsum(ONNXNode node, PatternRewriter &rewriter) {
 
 } // namespace
 
+/// Det (11-25): hps.determinant of a static [..., n, n] f32 or f64 input.
+LogicalResult legalizeDet(ONNXNode node, PatternRewriter &rewriter) {
+  auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < 2 ||
+      (!type.getElementType().isF32() && !type.getElementType().isF64()))
+    return fail(node, rewriter, "needs a static f32 or f64 [..., n, n] input");
+  auto resultType = RankedTensorType::get(type.getShape().drop_back(2),
+                                          type.getElementType());
+  if (!canReplaceWithType(node, resultType))
+    return fail(node, rewriter, "result type differs from ONNX's");
+  return replaceNodeWithCompatible(
+      node,
+      rewriter.create<DeterminantOp>(node.getLoc(), resultType, node.input(0),
+                                     node.getOp().getDeviceAttr()),
+      rewriter);
+}
+
 void populateLinearAlgebraPatterns(RewritePatternSet &patterns) {
   static constexpr StringRef kGemmAttrs[] = {"alpha", "beta", "transA",
                                              "transB"};
@@ -373,6 +390,7 @@ void populateLinearAlgebraPatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "MatMul", kMinOpset, kMaxOpset, {}, legalizeMatMul);
   addONNXPattern(patterns, "Einsum", 12, kMaxOpset, {"equation"},
                  legalizeEinsum);
+  addONNXPattern(patterns, "Det", 11, kMaxOpset, {}, legalizeDet);
 }
 
 } // namespace heterps::hps
