@@ -40,6 +40,11 @@ ArrayRef<int64_t> shapeOf(Value value) {
   return cast<RankedTensorType>(value.getType()).getShape();
 }
 
+/// `axis` of `value` counted from the front.
+int64_t normalized(int64_t axis, Value value) {
+  return axis < 0 ? axis + static_cast<int64_t>(shapeOf(value).size()) : axis;
+}
+
 int64_t product(ArrayRef<int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims)
@@ -191,8 +196,7 @@ LogicalResult ExtentChecker::propagate(Operation *op) {
       .Case([&](SliceOp slice) {
         int64_t extent = shapeOf(slice.getInput())[first.axis];
         for (auto [i, axis] : llvm::enumerate(slice.getAxes())) {
-          int64_t rank = shapeOf(slice.getInput()).size();
-          if ((axis < 0 ? axis + rank : axis) != first.axis)
+          if (normalized(axis, slice.getInput()) != first.axis)
             continue;
           int64_t start = 0;
           int64_t kept = shapes::sliceCount(extent, slice.getStarts()[i],
@@ -204,30 +208,28 @@ LogicalResult ExtentChecker::propagate(Operation *op) {
         return through(slice, first.axis, "");
       })
       .Case([&](ReduceOp reduce) {
-        int64_t rank = shapeOf(reduce.getInput()).size();
+        // No axes: every axis.
         ArrayRef<int64_t> axes = reduce.getAxes();
+        if (axes.empty())
+          return reject(reduce, first, "reduces over that axis");
         int64_t before = 0;
         for (int64_t axis : axes) {
-          int64_t a = axis < 0 ? axis + rank : axis;
-          if (a == first.axis || axes.empty())
+          int64_t a = normalized(axis, reduce.getInput());
+          if (a == first.axis)
             return reject(reduce, first, "reduces over that axis");
           before += a < first.axis;
         }
-        if (axes.empty())
-          return reject(reduce, first, "reduces over that axis");
         return through(reduce,
                        reduce.getKeepdims() ? first.axis : first.axis - before,
                        "");
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
-        int64_t rank = shapeOf(softmax.getInput()).size();
-        int64_t axis = softmax.getAxis();
-        if ((axis < 0 ? axis + rank : axis) == first.axis)
+        if (normalized(softmax.getAxis(), softmax.getInput()) == first.axis)
           return reject(softmax, first, "normalizes over that axis");
         return same(softmax);
       })
       .Case([&](ConcatOp concat) {
-        if (concat.getAxis() == first.axis)
+        if (normalized(concat.getAxis(), concat.getResult()) == first.axis)
           return reject(concat, first, "concatenates along that axis");
         if (inputs.size() != concat.getInputs().size())
           return reject(concat, first,
@@ -235,7 +237,7 @@ LogicalResult ExtentChecker::propagate(Operation *op) {
         return same(concat);
       })
       .Case([&](SplitOp split) {
-        if (split.getAxis() == first.axis)
+        if (normalized(split.getAxis(), split.getInput()) == first.axis)
           return reject(split, first, "splits that axis");
         return same(split);
       })
