@@ -119,6 +119,16 @@ def detection(runtime_thresholds):
     return m, feed
 
 
+def nms_without_limit():
+    """No max_output_boxes_per_class: ONNX selects nothing (capacity 0)."""
+    nodes = [helper.make_node("NonMaxSuppression", ["boxes", "scores"], ["selected"])]
+    m = model("nms_without_limit", nodes,
+              [tensor("boxes", FLOAT, [1, 6, 4]), tensor("scores", FLOAT, [1, 2, 6])],
+              [tensor("selected", INT64, [None, 3])], opset=11)
+    return m, lambda rng, run: {"boxes": rng.uniform(0, 5, (1, 6, 4)).astype(np.float32),
+                                "scores": rng.uniform(0, 1, (1, 2, 6)).astype(np.float32)}
+
+
 def unique_counts():
     nodes = [helper.make_node("Unique", ["x"], ["y", "first", "inverse", "counts"],
                               sorted=1),
@@ -222,7 +232,8 @@ def main():
     cluster = args.gpu_cluster if gpu else args.cluster
     os.makedirs(out, exist_ok=True)
     cases = {"mask_select": mask_select(), "detection": detection(False),
-             "detection_runtime": detection(True), "unique_counts": unique_counts(),
+             "detection_runtime": detection(True), "nms_without_limit": nms_without_limit(),
+             "unique_counts": unique_counts(),
              "unique_rows": unique_rows(), "compress_rows": compress_rows()}
     failed = 0
     for name, (m, feed) in cases.items():

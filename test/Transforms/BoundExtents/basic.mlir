@@ -62,3 +62,15 @@ func.func @unused(%x: tensor<4xf32>) -> tensor<4xf32> {
   %i, %n = hps.non_zero %x : (tensor<4xf32>) -> (tensor<1x4xi64>, tensor<i64>)
   return %x : tensor<4xf32>
 }
+
+// -----
+
+// A gather along a negative axis counts it from the back.
+// CHECK-LABEL: func @gather_negative_axis
+// CHECK-SAME: tensor<3x6xf32> {hps.extent_axis = 1 : i64, hps.extent_output = 1 : i64}
+func.func @gather_negative_axis(%x: tensor<6xf32>, %t: tensor<3x8xf32>) -> tensor<3x6xf32> {
+  %i, %n = hps.non_zero %x : (tensor<6xf32>) -> (tensor<1x6xi64>, tensor<i64>)
+  %r = hps.reshape %i {shape = array<i64: 6>} : (tensor<1x6xi64>) -> tensor<6xi64>
+  %g = hps.gather %t, %r {axis = -1 : i64} : (tensor<3x8xf32>, tensor<6xi64>) -> tensor<3x6xf32>
+  return %g : tensor<3x6xf32>
+}

@@ -61,3 +61,13 @@ func.func @slice_of_padded(%x: tensor<6xf32>) -> tensor<1x3xi64> {
   %s = hps.slice %i {axes = array<i64: 1>, ends = array<i64: 3>, starts = array<i64: 0>, steps = array<i64: 1>} : (tensor<1x6xi64>) -> tensor<1x3xi64>
   return %s : tensor<1x3xi64>
 }
+
+// -----
+
+func.func @expand_padded(%x: tensor<1xf32>) -> tensor<1x4xi64> {
+  // expected-note @+1 {{the data-dependent op}}
+  %i, %n = hps.non_zero %x : (tensor<1xf32>) -> (tensor<1x1xi64>, tensor<i64>)
+  // expected-error @+1 {{broadcasts that axis}}
+  %e = hps.expand %i {shape = array<i64: 1, 4>} : (tensor<1x1xi64>) -> tensor<1x4xi64>
+  return %e : tensor<1x4xi64>
+}

@@ -170,7 +170,7 @@ LogicalResult ExtentChecker::propagate(Operation *op) {
         return through(transpose, at - perm.begin(), "");
       })
       .Case([&](GatherOp gather) {
-        int64_t axis = gather.getAxis();
+        int64_t axis = normalized(gather.getAxis(), gather.getData());
         int64_t indexRank = shapeOf(gather.getIndices()).size();
         if (inputs.size() > 1)
           return reject(gather, first, "indexes it by padded indices");
@@ -244,6 +244,10 @@ LogicalResult ExtentChecker::propagate(Operation *op) {
       .Case([&](ExpandOp expand) {
         int64_t offset = shapeOf(expand.getResult()).size() -
                          shapeOf(expand.getInput()).size();
+        // A capacity of 1 broadcast wider would repeat one position.
+        if (shapeOf(expand.getInput())[first.axis] !=
+            shapeOf(expand.getResult())[first.axis + offset])
+          return reject(expand, first, "broadcasts that axis");
         return through(expand, first.axis + offset, "");
       })
       .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp,

@@ -100,10 +100,11 @@ LogicalResult legalizeNonMaxSuppression(ONNXNode node,
   // A constant limit bounds the selections per class; absent, ONNX selects
   // none.
   int64_t perClass = maxPerClass ? boxCount : 0;
-  if (auto limit =
-          dyn_cast_or_null<DenseIntElementsAttr>(getConstantValue(maxPerClass)))
-    perClass =
-        std::clamp<int64_t>((*limit.begin()).getSExtValue(), 0, boxCount);
+  if (maxPerClass)
+    if (auto limit = dyn_cast_or_null<DenseIntElementsAttr>(
+            getConstantValue(maxPerClass)))
+      perClass =
+          std::clamp<int64_t>((*limit.begin()).getSExtValue(), 0, boxCount);
   int64_t capacity = batches * classes * perClass;
   if (capacity > kMaxCapacity)
     return fail(node, rewriter, "too many boxes");
