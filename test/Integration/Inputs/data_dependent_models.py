@@ -10,12 +10,15 @@ onnxruntime; then models HeterPS must refuse, each with its error.
 
 With --gpu-cluster the models named by --only are compiled as GPU-class
 stages (--strategy gpu-only; nvcc builds the device code) and run with
---gpu-stages-on-cpu, and no refusals are tried.
+--gpu-stages-on-cpu, and no refusals are tried. With --mixed-cluster only
+mixed_stages runs: planned by dp for that preset, its selection on a CPU
+stage between GPU-class ones, so padded indices cross channels.
 
 Prints `ok NAME runs N` or `FAIL NAME: why` per model, `refused NAME:
 MESSAGE` per refused one, and `failed: N`; exits 1 if any case failed.
 """
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -165,6 +168,33 @@ def compress_rows():
                                 "keep": rng.random(5) < [0.0, 0.5, 1.0][run % 3]}
 
 
+def mixed_stages():
+    """Rows whose sum passes a threshold, between two dense layers: a plan
+    for the paper preset puts the matrix products on GPU classes and the
+    selection on a CPU, so padded indices cross from stage to stage."""
+    rng = np.random.default_rng(3)
+    w = rng.random((512, 512)).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "W"], ["a"]),
+        helper.make_node("Relu", ["a"], ["r"]),
+        helper.make_node("MatMul", ["r", "W"], ["b"]),
+        helper.make_node("ReduceSum", ["b", "axis1"], ["s"], keepdims=0),
+        helper.make_node("Greater", ["s", "threshold"], ["m"]),
+        helper.make_node("NonZero", ["m"], ["nz"]),
+        helper.make_node("Transpose", ["nz"], ["idx"], perm=[1, 0]),
+        helper.make_node("GatherND", ["b", "idx"], ["rows"]),
+        helper.make_node("Mul", ["rows", "rows"], ["y"]),
+    ]
+    # About half the rows of uniform [0, 1) inputs pass.
+    threshold = np.float32(np.median(
+        (np.maximum(rng.random((256, 512), np.float32) @ w, 0) @ w).sum(1)))
+    m = model("mixed_stages", nodes, [tensor("x", FLOAT, [256, 512])],
+              [tensor("y", FLOAT, [None, 512]), tensor("idx", INT64, [None, 1])],
+              [const("W", w), const("axis1", np.array([1])),
+               const("threshold", threshold)])
+    return m, lambda rng, run: {"x": rng.random((256, 512), np.float32)}
+
+
 def refused_models():
     x = tensor("x", FLOAT, [4, 3])
     yield "shape_of_nonzero", model("shape_of_nonzero", [
@@ -185,15 +215,26 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
-def check(bin_dir, cluster, out, name, m, feed, runs=4, gpu=False):
+def check(bin_dir, cluster, out, name, m, feed, runs=4, gpu=False, placement=None):
     path = os.path.join(out, name + ".onnx")
     onnx.save(m, path)
     bundle = os.path.join(out, name)
-    placement = ["--strategy", "gpu-only"] if gpu else []
+    if placement is None:
+        placement = ["--throughput", "1"] + (["--strategy", "gpu-only"] if gpu else [])
     done = run([os.path.join(bin_dir, "heterps"), "compile", path, "--cluster", cluster,
-                "--throughput", "1", *placement, "-o", bundle])
+                *placement, "-o", bundle])
     if done.returncode:
         return f"compile: {done.stderr.strip()}"
+    if name == "mixed_stages":
+        with open(os.path.join(bundle, "manifest.json")) as f:
+            manifest = json.load(f)
+        kinds = {stage["kind"] for stage in manifest["stages"]}
+        # The selected indices (i64, padded) go from the CPU stage on.
+        padded = [c for c in manifest["channels"]
+                  if c["dtype"] == "i64" and c["from"] >= 0 and c["to"] >= 0]
+        if kinds != {"cpu", "gpu"} or not padded:
+            return (f"the plan has stage kinds {sorted(kinds)} and "
+                    f"{len(padded)} i64 channels between stages")
     session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
     names = [o.name for o in m.graph.output]
     rng = np.random.default_rng(len(name))
@@ -226,7 +267,17 @@ def main():
     parser.add_argument("out")
     parser.add_argument("--gpu-cluster")
     parser.add_argument("--only", default="")
+    parser.add_argument("--mixed-cluster",
+                        help="only the mixed_stages model, planned for this preset")
     args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+    if args.mixed_cluster:
+        m, feed = mixed_stages()
+        why = check(args.bin_dir, args.mixed_cluster, args.out, "mixed_stages", m, feed,
+                    runs=2, gpu=True,
+                    placement=["--strategy", "dp", "--throughput", "20000"])
+        print(f"FAIL mixed_stages: {why}" if why else "ok mixed_stages runs 2")
+        return 1 if why else 0
     bin_dir, out = args.bin_dir, args.out
     gpu = args.gpu_cluster is not None
     cluster = args.gpu_cluster if gpu else args.cluster
