@@ -45,20 +45,14 @@ int64_t normalized(int64_t axis, Value value) {
   return axis < 0 ? axis + static_cast<int64_t>(shapeOf(value).size()) : axis;
 }
 
-int64_t product(ArrayRef<int64_t> dims) {
-  int64_t n = 1;
-  for (int64_t d : dims)
-    n *= d;
-  return n;
-}
-
 /// The axis of `to` (a row-major reshape of `from`) holding exactly the
 /// positions of `from`'s `axis`, if there is one.
 std::optional<int64_t> reshapedAxis(ArrayRef<int64_t> from, int64_t axis,
                                     ArrayRef<int64_t> to) {
-  int64_t before = product(from.take_front(axis));
+  int64_t before = ShapedType::getNumElements(from.take_front(axis));
   for (int64_t b = 0; b < static_cast<int64_t>(to.size()); ++b)
-    if (to[b] == from[axis] && product(to.take_front(b)) == before)
+    if (to[b] == from[axis] &&
+        ShapedType::getNumElements(to.take_front(b)) == before)
       return b;
   return std::nullopt;
 }

@@ -45,22 +45,19 @@ LogicalResult legalizeUnique(ONNXNode node, PatternRewriter &rewriter) {
   std::optional<bool> sorted = getFlag(node, "sorted", true);
   if (!sorted)
     return fail(node, rewriter, "sorted is 0 or 1");
+  // Without an axis: axis 0 of the flattened input.
+  std::optional<int64_t> axis = node.getAxis("axis", 0, type.getRank());
+  if (!axis)
+    return fail(node, rewriter, "axis out of range");
   Value input = node.input(0);
-  int64_t axis = 0;
-  if (node.hasAttr("axis")) {
-    std::optional<int64_t> normalized = node.getAxis("axis", 0, type.getRank());
-    if (!normalized)
-      return fail(node, rewriter, "axis out of range");
-    axis = *normalized;
-  } else if (type.getRank() != 1) {
+  if (!node.hasAttr("axis") && type.getRank() != 1)
     input = reshapeTo(node, rewriter, input, {type.getNumElements()});
-  }
   auto inputType = cast<RankedTensorType>(input.getType());
-  int64_t extent = inputType.getDimSize(axis);
+  int64_t extent = inputType.getDimSize(*axis);
   auto list = i64Tensor(rewriter, {extent});
   auto op = rewriter.create<UniqueOp>(
       node.getLoc(), inputType, list, list, list, i64Tensor(rewriter, {}),
-      input, rewriter.getI64IntegerAttr(axis), unitIf(rewriter, *sorted),
+      input, rewriter.getI64IntegerAttr(*axis), unitIf(rewriter, *sorted),
       node.getOp().getDeviceAttr());
   replaceNodeRefining(
       node.getOp(),
@@ -126,15 +123,12 @@ LogicalResult legalizeCompress(ONNXNode node, PatternRewriter &rewriter) {
   if (!type || !type.hasStaticShape() || type.getRank() == 0 || !condType ||
       !condType.hasStaticShape() || condType.getRank() != 1)
     return fail(node, rewriter, "needs a static input and a 1-D condition");
-  int64_t axis = 0;
-  if (node.hasAttr("axis")) {
-    std::optional<int64_t> normalized = node.getAxis("axis", 0, type.getRank());
-    if (!normalized)
-      return fail(node, rewriter, "axis out of range");
-    axis = *normalized;
-  }
+  // Without an axis: axis 0 of the flattened input.
+  std::optional<int64_t> axis = node.getAxis("axis", 0, type.getRank());
+  if (!axis)
+    return fail(node, rewriter, "axis out of range");
   int64_t extent =
-      node.hasAttr("axis") ? type.getDimSize(axis) : type.getNumElements();
+      node.hasAttr("axis") ? type.getDimSize(*axis) : type.getNumElements();
   int64_t length = condType.getDimSize(0);
   if (length > extent)
     return fail(node, rewriter, "the condition is longer than the axis");
@@ -165,10 +159,10 @@ LogicalResult legalizeCompress(ONNXNode node, PatternRewriter &rewriter) {
     input = reshapeTo(node, rewriter, input, {type.getNumElements()});
   auto inputType = cast<RankedTensorType>(input.getType());
   SmallVector<int64_t> shape(inputType.getShape());
-  shape[axis] = cast<RankedTensorType>(positions.getType()).getDimSize(0);
+  shape[*axis] = cast<RankedTensorType>(positions.getType()).getDimSize(0);
   auto gather = rewriter.create<GatherOp>(
       loc, RankedTensorType::get(shape, inputType.getElementType()), input,
-      positions, rewriter.getI64IntegerAttr(axis), device);
+      positions, rewriter.getI64IntegerAttr(*axis), device);
   replaceNodeRefining(node.getOp(), {gather.getResult()}, rewriter);
   return success();
 }
