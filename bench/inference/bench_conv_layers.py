@@ -3,17 +3,20 @@
 
 ResNet-20 spends almost all of its time in 3x3 convolutions; this isolates
 them. For each of its three stage shapes (16, 32 and 64 channels on 32x32,
-16x16 and 8x8 maps) two models are generated: one Conv + Relu, and a chain
-of DEPTH of them. Both systems run both models on the same machine in one
-process run (ours: `heterps compile --strategy cpu-only`, then `heterps run
---repeat`; onnxruntime: CPUExecutionProvider, all graph optimizations, which
-rewrites the chain to its NCHWc kernels). The time of one convolution is
-(chain - single) / (DEPTH - 1): what a layer costs inside a network, without
-the reorders at the model's edges. Each measurement is the median over R
-runs; the whole measurement is repeated --rounds times, alternating the
-systems, and the median of the medians is reported, with GFLOP/s
-(2 x multiply-adds) and the ratio (> 1: ours is faster). Outputs are
-checked against onnxruntime.
+16x16 and 8x8 maps) and each batch, two models are generated: a chain of
+two Conv + Relu, and a chain of DEPTH. Three systems run both models on the
+same machine in one process run: ours (`heterps compile --strategy
+cpu-only`, then `heterps run --repeat`), ours with HETERPS_CPU_WINOGRAD=0
+(the same bundle with oneDNN's direct convolutions instead of Winograd's
+F(2x2, 3x3)), and onnxruntime (CPUExecutionProvider, all graph
+optimizations, which rewrites the chain to its NCHWc kernels). The time of
+one convolution is (chain of DEPTH - chain of 2) / (DEPTH - 2): what a layer
+costs inside a network, without the first conv (from the model's plain
+input) and the last (to its plain output), which reorder. Each measurement
+is the median over R runs; the whole measurement is repeated --rounds
+times, alternating the systems, and the median of the medians is reported,
+with GFLOP/s (2 x multiply-adds of the direct convolution) and the ratios
+(> 1: ours is faster). Outputs are checked against onnxruntime.
 
     python3 bench/inference/bench_conv_layers.py --build build --out F.md
 """
@@ -60,92 +63,108 @@ def chain_model(channels, size, batch_param, depth, seed):
     return model
 
 
+SYSTEMS = (("ours", "ours"), ("direct", "ours, oneDNN direct"), ("ort", "onnxruntime"))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default="build")
     parser.add_argument("--out", required=True)
     parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--batch", type=int, default=64)
-    parser.add_argument("--depth", type=int, default=9)
+    parser.add_argument("--batches", default="64,256", help="comma-separated batch sizes")
+    parser.add_argument("--depth", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=1.0)
     args = parser.parse_args()
-    if args.depth < 2:
-        parser.error("--depth must be at least 2")
+    if args.depth < 3:
+        parser.error("--depth must be at least 3")
+    batches = [int(b) for b in args.batches.split(",")]
     heterps = os.path.join(args.build, "bin", "heterps")
     work = tempfile.mkdtemp(prefix="heterps-conv-")
 
     cases = []
-    for channels, size in SHAPES:
-        x = np.random.default_rng(1).uniform(-1, 1, (args.batch, channels, size, size))
-        feeds = {"x": x.astype(np.float32)}
-        systems = {}
-        for depth in (1, args.depth):
-            path = os.path.join(work, f"c{channels}_d{depth}.onnx")
-            onnx.save(chain_model(channels, size, "N", depth, seed=channels), path)
-            case_dir = os.path.join(work, f"c{channels}_d{depth}")
-            os.makedirs(case_dir)
-            ours = Ours(heterps, path, args.batch, args.threads, case_dir)
-            peer = OnnxRuntime(path, args.threads)
-            for system in (ours, peer):
-                system.set_inputs(feeds)
-            expected = peer.session.run(None, feeds)[0]
-            got = ours.outputs(peer.names)[0]
-            error = float(np.max(np.abs(got - expected)))
-            scale = max(1.0, float(np.max(np.abs(expected))))
-            if error > 1e-4 * scale:
-                sys.exit(f"c{channels} depth {depth}: ours differs from onnxruntime by {error}")
-            repeats = {name: calibrate(system, args.seconds)[0]
-                       for name, system in (("ours", ours), ("ort", peer))}
-            systems[depth] = (ours, peer, repeats, error)
-        cases.append((channels, size, systems))
+    for batch in batches:
+        for channels, size in SHAPES:
+            x = np.random.default_rng(1).uniform(-1, 1, (batch, channels, size, size))
+            feeds = {"x": x.astype(np.float32)}
+            systems = {}
+            for depth in (2, args.depth):
+                path = os.path.join(work, f"c{channels}_d{depth}.onnx")
+                onnx.save(chain_model(channels, size, "N", depth, seed=channels), path)
+                case_dir = os.path.join(work, f"b{batch}_c{channels}_d{depth}")
+                os.makedirs(case_dir)
+                ours = Ours(heterps, path, batch, args.threads, case_dir)
+                peer = OnnxRuntime(path, args.threads)
+                for system in (ours, peer):
+                    system.set_inputs(feeds)
+                run = {"ours": ours, "direct": ours.with_env(HETERPS_CPU_WINOGRAD="0"),
+                       "ort": peer}
+                expected = peer.session.run(None, feeds)[0]
+                scale = max(1.0, float(np.max(np.abs(expected))))
+                error = 0.0
+                for name in ("ours", "direct"):
+                    got = run[name].outputs(peer.names)[0]
+                    error = max(error, float(np.max(np.abs(got - expected))))
+                if error > 1e-4 * scale:
+                    sys.exit(f"b{batch} c{channels} depth {depth}: ours differs from "
+                             f"onnxruntime by {error}")
+                repeats = {name: calibrate(system, args.seconds)[0]
+                           for name, system in run.items()}
+                systems[depth] = (run, repeats, error)
+            cases.append((batch, channels, size, systems))
 
     # rounds x (case, depth, system) -> seconds
     samples = {}
     for round_index in range(args.rounds):
-        for channels, size, systems in cases:
-            for depth, (ours, peer, repeats, _) in systems.items():
-                for name, system in (("ours", ours), ("ort", peer)):
-                    samples.setdefault((channels, depth, name), []).append(
-                        system.measure(repeats[name]))
+        for batch, channels, size, systems in cases:
+            for depth, (run, repeats, _) in systems.items():
+                for name, _ in SYSTEMS:
+                    samples.setdefault((batch, channels, depth, name), []).append(
+                        run[name].measure(repeats[name]))
         print(f"round {round_index + 1}/{args.rounds} done", flush=True)
 
-    def median(channels, depth, name):
-        return statistics.median(samples[(channels, depth, name)])
+    def per_conv(batch, channels, name):
+        longer = statistics.median(samples[(batch, channels, args.depth, name)])
+        shorter = statistics.median(samples[(batch, channels, 2, name)])
+        return (longer - shorter) / (args.depth - 2)
 
     rows = []
-    for channels, size, systems in cases:
-        flops = 2.0 * args.batch * channels * channels * 9 * size * size
-        per = {}
-        for name in ("ours", "ort"):
-            per[name] = (median(channels, args.depth, name) - median(channels, 1, name)) / (
-                args.depth - 1)
-        error = max(s[3] for s in systems.values())
-        rows.append(
-            f"| {channels}x{size}x{size}, 3x3, {channels} out | {per['ours'] * 1e3:.3f} | "
-            f"{flops / per['ours'] / 1e9:.1f} | {per['ort'] * 1e3:.3f} | "
-            f"{flops / per['ort'] / 1e9:.1f} | {per['ort'] / per['ours']:.3f} | {error:.2g} |")
+    for batch, channels, size, systems in cases:
+        flops = 2.0 * batch * channels * channels * 9 * size * size
+        per = {name: per_conv(batch, channels, name) for name, _ in SYSTEMS}
+        error = max(s[2] for s in systems.values())
+        cells = [f"{batch}", f"{channels}x{size}x{size}, 3x3, {channels} out"]
+        for name, _ in SYSTEMS:
+            cells += [f"{per[name] * 1e3:.3f}", f"{flops / per[name] / 1e9:.1f}"]
+        cells += [f"{per['direct'] / per['ours']:.3f}", f"{per['ort'] / per['ours']:.3f}",
+                  f"{error:.2g}"]
+        rows.append("| " + " | ".join(cells) + " |")
 
     load = os.getloadavg()[0]
     with open(args.out, "w") as f:
         f.write("# Convolution layers: HeterPS against onnxruntime\n\n")
         f.write(f"Produced by `python3 bench/inference/bench_conv_layers.py --build {args.build} "
-                f"--out {args.out} --threads {args.threads} --batch {args.batch} "
+                f"--out {args.out} --threads {args.threads} --batches {args.batches} "
                 f"--depth {args.depth} --rounds {args.rounds}` on "
                 f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.processor() or platform.machine()}, "
                 f"1-minute load average {load:.2f} at the end.\n\n")
-        f.write(f"Batch {args.batch}, {args.threads} threads; per convolution = "
-                f"(chain of {args.depth} - one) / {args.depth - 1}, medians of {args.rounds} "
-                "rounds; ratio = onnxruntime's time over ours (> 1: ours is faster).\n\n")
-        f.write("| layer | ours ms | ours GFLOP/s | onnxruntime ms | onnxruntime GFLOP/s | "
-                "ratio | max error |\n|---|---|---|---|---|---|---|\n")
+        f.write(f"{args.threads} threads; per convolution = (chain of {args.depth} - chain of 2) "
+                f"/ {args.depth - 2}, medians of {args.rounds} rounds; GFLOP/s counts the direct "
+                "convolution's multiply-adds; ratios = the other system's time over ours "
+                "(> 1: ours is faster). \"oneDNN direct\" is our bundle run with "
+                "HETERPS_CPU_WINOGRAD=0.\n\n")
+        f.write("| batch | layer | ours ms | ours GFLOP/s | oneDNN direct ms | "
+                "oneDNN direct GFLOP/s | onnxruntime ms | onnxruntime GFLOP/s | "
+                "ours vs direct | ours vs onnxruntime | max error |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|\n")
         f.write("\n".join(rows) + "\n\nEvery round's medians (ms per call):\n\n")
-        for channels, size, systems in cases:
+        for batch, channels, size, systems in cases:
             for depth in systems:
-                for name in ("ours", "ort"):
-                    values = ", ".join(f"{v * 1e3:.3f}" for v in samples[(channels, depth, name)])
-                    f.write(f"- c{channels} depth {depth} {name}: {values}\n")
+                for name, label in SYSTEMS:
+                    values = ", ".join(
+                        f"{v * 1e3:.3f}" for v in samples[(batch, channels, depth, name)])
+                    f.write(f"- b{batch} c{channels} depth {depth} {label}: {values}\n")
     print(open(args.out).read())
 
 

@@ -23,6 +23,11 @@ peer is PyTorch on CUDA running the same ONNX file converted by onnx2torch,
 exact fp32 (TF32 off, as our cuBLAS/cuDNN calls), each call uploading the
 inputs and downloading the outputs as `heterps run` does.
 
+With --micro-batches M, each batch B > M also runs ours compiled with
+`--batch M` on the same B samples (`heterps run` cuts them into B/M
+micro-batches), next to the plain row; the generated models, whose inputs
+have a static batch, are not run this way.
+
 R is calibrated per case and system so that one measurement takes about
 --seconds. The whole measurement is repeated --rounds times (ours and
 onnxruntime alternate within a round) and the median of the medians is
@@ -57,6 +62,7 @@ Usage: bench_inference.py [--build build] [--out docs/benchmarks/inference.md]
          [--gpu] [--heterps BIN]
 """
 import argparse
+import copy
 import datetime
 import json
 import os
@@ -99,6 +105,8 @@ LABELS = {
     "transformer": "Transformer (generated, opset 24)",
     "lstm": "LSTM classifier (generated, 1000 steps)",
 }
+# Workloads generated at each batch with a static one: no micro-batches.
+GENERATED = {w for w, path in WORKLOADS.items() if path is None}
 MAX_ID = 50
 QUANTIZER = os.path.join(ROOT, "test", "Integration", "Inputs", "quantize_with_ort.py")
 RUN_RE = re.compile(r"(\d+) runs: median ([0-9.eE+-]+) s, ([0-9.eE+-]+) (?:samples|calls)/s")
@@ -268,6 +276,7 @@ def make_inputs(model, batch, rng):
 class Ours:
     def __init__(self, heterps, model, batch, threads, work, gpu=False):
         self.heterps, self.threads, self.work = heterps, threads, work
+        self.env = None  # the environment of `heterps run` (None: ours)
         self.bundle = os.path.join(work, "bundle")
         cluster, strategy = ("h100-host.yaml", "gpu-only") if gpu else ("local-cpu.yaml", "cpu-only")
         cmd = [heterps, "compile", model, "--cluster", os.path.join(ROOT, "clusters", cluster),
@@ -294,10 +303,17 @@ class Ours:
             cmd += ["--output-dir", output_dir]
         return cmd
 
+    def with_env(self, **settings):
+        """The same bundle and inputs, run with `settings` added to the
+        environment (HETERPS_CPU_WINOGRAD="0", ...)."""
+        other = copy.copy(self)
+        other.env = dict(os.environ, **settings)
+        return other
+
     def measure(self, repeat, timeout=None):
         """Median seconds per run of the whole input, over `repeat` runs."""
         try:
-            r = sh(self.command(repeat), timeout=timeout)
+            r = sh(self.command(repeat), timeout=timeout, env=self.env)
         except subprocess.TimeoutExpired:
             raise RuntimeError(f"heterps run --repeat {repeat} timed out after {timeout:.0f} s")
         if r.returncode:
@@ -309,7 +325,7 @@ class Ours:
 
     def outputs(self, names):
         out = os.path.join(self.work, "out")
-        r = sh(self.command(0, out))
+        r = sh(self.command(0, out), env=self.env)
         if r.returncode:
             raise RuntimeError("heterps run failed: " + r.stderr.strip()[-2000:])
         result = []
@@ -495,6 +511,11 @@ def main():
     parser.add_argument("--workloads", default=",".join(WORKLOADS),
                         help="comma-separated subset of " + ",".join(WORKLOADS))
     parser.add_argument("--batches", default="1,256", help="comma-separated batch sizes")
+    parser.add_argument("--micro-batches", default="",
+                        help="comma-separated micro-batches: for each batch B above one, also "
+                             "compile ours at `--batch M` and run the B samples through it "
+                             "(cut into B/M micro-batches, as `heterps run` does); models with "
+                             "a static batch (the generated ones) are not run this way")
     parser.add_argument("--seconds", type=float, default=1.5, help="target time of one measurement")
     parser.add_argument("--ctr-layers", type=int, default=30)
     parser.add_argument("--seed", type=int, default=0)
@@ -521,6 +542,7 @@ def main():
         if w not in WORKLOADS:
             parser.error(f"unknown workload {w}")
     batches = [int(b) for b in args.batches.split(",")]
+    micro_batches = [int(m) for m in args.micro_batches.split(",") if m.strip()]
     threads = args.threads
     started = datetime.datetime.now()
     load_before = os.getloadavg()
@@ -528,11 +550,17 @@ def main():
     # Prepare every case: model file, inputs, both systems, error check.
     cases = []
     ctr_layers = None
+    plans = [(b, None) for b in batches]
+    for m in micro_batches:
+        plans += [(b, m) for b in batches if m < b]
     for w in workloads:
-        for b in batches:
-            case = {"workload": w, "batch": b, "threads": threads, "na": None, "notes": []}
+        for b, micro in plans:
+            if micro and w in GENERATED:
+                continue  # their inputs have a static batch
+            case = {"workload": w, "batch": b, "micro": micro, "threads": threads, "na": None,
+                    "notes": []}
             cases.append(case)
-            cdir = os.path.join(work, f"{w}-b{b}")
+            cdir = os.path.join(work, f"{w}-b{b}" + (f"-m{micro}" if micro else ""))
             os.makedirs(cdir)
             try:
                 if w == "ctr":
@@ -580,7 +608,7 @@ def main():
                         model = quantized
                 rng = np.random.default_rng(args.seed)
                 feeds = make_inputs(onnx.load(model), b, rng)
-                ours = Ours(heterps, model, b, threads, cdir, gpu=args.gpu)
+                ours = Ours(heterps, model, micro or b, threads, cdir, gpu=args.gpu)
                 ours.set_inputs(feeds)
                 theirs = TorchCuda(model) if args.gpu else OnnxRuntime(model, threads)
                 theirs.set_inputs(feeds)
@@ -615,13 +643,17 @@ def main():
                     break
         print(f"round {rnd + 1}/{args.rounds} done", flush=True)
 
+    def batch_label(case):
+        micro = case.get("micro")
+        return f"{case['batch']} (micro-batches of {micro})" if micro else case["batch"]
+
     rows = []
     for case in cases:
         label = LABELS[case["workload"]]
         if case["workload"] == "ctr" and ctr_layers:
             label += f", {ctr_layers} layers"
         if case["na"]:
-            rows.append((label, case["batch"], case["threads"], "n/a", "n/a", "n/a", "n/a", "n/a",
+            rows.append((label, batch_label(case), case["threads"], "n/a", "n/a", "n/a", "n/a", "n/a",
                          "not applicable: " + case["na"] if not case["na"].startswith("failed")
                          else case["na"]))
             continue
@@ -629,7 +661,7 @@ def main():
         t = statistics.median(case["medians"]["ort"])
         b = case["batch"]
         case["ours_s"], case["ort_s"] = o, t
-        rows.append((label, b, case["threads"], f"{o * 1e3:.4g}", f"{b / o:.4g}", f"{t * 1e3:.4g}",
+        rows.append((label, batch_label(case), case["threads"], f"{o * 1e3:.4g}", f"{b / o:.4g}", f"{t * 1e3:.4g}",
                      f"{b / t:.4g}", f"{t / o:.3f}", fmt_err(case["error"])))
 
     cpu, cores, flags = machine_info()
@@ -645,7 +677,8 @@ def main():
             continue
         for key, name in (("ours", "ours"), ("ort", peer)):
             ms = case["medians"][key]
-            spread.append(f"{LABELS[case['workload']]} b{case['batch']} {name}: "
+            micro = f" m{case['micro']}" if case.get("micro") else ""
+            spread.append(f"{LABELS[case['workload']]} b{case['batch']}{micro} {name}: "
                           + ", ".join(f"{m * 1e3:.4g}" for m in ms) + f" ms (R={case['repeat'][key]})")
     notes = []
     for case in cases:
@@ -681,6 +714,12 @@ def main():
                 "we are faster). Inputs: random, floats uniform in [-1, 1), integer ids in "
                 f"[0, {MAX_ID}), the same for both; max error = max |ours - onnxruntime| over all "
                 "outputs.\n\n")
+        if micro_batches:
+            f.write("A batch written `B (micro-batches of M)`: ours compiled with `--batch M` "
+                    "and given the same B samples, which `heterps run` cuts into B/M "
+                    "micro-batches that run one after another through the stage; the "
+                    "activations of a micro-batch stay in cache between layers. onnxruntime "
+                    "runs all B at once as in the plain row.\n\n")
         f.write("The shipped models have a static batch of 1. Batch 256 uses a variant with "
                 "input dim 0 = `N`, output dim 0 cleared and value_info cleared (both systems "
                 "run the same file), with batch-hard-coding nodes fixed where they clearly act "

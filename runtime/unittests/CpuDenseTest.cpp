@@ -6,12 +6,15 @@
 
 #include "heterps/Runtime/CpuKernels.h"
 
+#include "../kernels/cpu/WinogradConv.h"
+
 #include <gtest/gtest.h>
 
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <optional>
 #include <random>
 #include <thread>
@@ -667,6 +670,156 @@ TEST(CpuDenseConv, NativeLayoutsAndResidual) {
                       what);
         }
   }
+}
+
+// 3x3 stride-1 convolutions between native tensors of 32 channels or more
+// (16 on small batches) run Winograd's F(2x2, 3x3) (WinogradConv):
+// ResNet's shapes, no, odd and
+// asymmetric padding, outputs of odd extent, in != out channels, groups of
+// tiles that straddle images, a 1x1 image, a residual, the vector and the
+// lane-by-lane activations, and weights changed at the same address.
+const std::vector<ConvCase> &winogradCases() {
+  static const std::vector<ConvCase> cases{
+      {{3, 32, 16, 16}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{2, 64, 8, 8}, {64, 64, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{1, 32, 7, 9}, {48, 32, 3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1},
+      {{2, 48, 5, 6}, {32, 48, 3, 3}, {1, 1}, {1, 1}, {2, 1}, {0, 2}, 1},
+      {{5, 32, 3, 10}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{2, 32, 1, 1}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{3, 16, 11, 12}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+  };
+  return cases;
+}
+
+TEST(CpuDenseConv, WinogradAgainstReference) {
+  if (const char *setting = std::getenv("HETERPS_CPU_WINOGRAD");
+      setting && std::string(setting) == "0")
+    GTEST_SKIP() << "HETERPS_CPU_WINOGRAD=0 turns the kernel off";
+  Context ctx(0);
+  const std::vector<Activation> activations{
+      makeAct(UnaryKind::Identity), makeAct(UnaryKind::Relu),
+      makeAct(UnaryKind::LeakyRelu, 0.1f), makeAct(UnaryKind::Sigmoid)};
+  unsigned seed = 1100;
+  for (const ConvCase &c : winogradCases()) {
+    EXPECT_TRUE(WinogradConv::suits(c.x, c.w, c.strides, c.dilations, c.group))
+        << shapeString(c.x) << " " << shapeString(c.w);
+    Shape y = convOutput(c);
+    for (bool residual : {false, true})
+      for (bool constant : {false, true}) {
+        Activation act = activations[seed % activations.size()];
+        auto x = randomData(numElements(c.x), seed++);
+        auto w = randomData(numElements(c.w), seed++);
+        auto bias = randomData(c.w[0], seed++);
+        auto r = randomData(numElements(y), seed++);
+        std::string what =
+            "winograd conv x " + shapeString(c.x) + " w " + shapeString(c.w) +
+            (residual ? " with residual" : "") + (constant ? " constant" : "");
+        Conv conv(ctx, DType::F32, c.x, c.w, true, y, c.strides, c.dilations,
+                  c.padBegin, c.padEnd, c.group, act, constant,
+                  ConvOptions{Layout::Native, Layout::Native, residual});
+        auto expected = [&] {
+          std::vector<float> out =
+              referenceConv(c, y, x, w, &bias, Activation{});
+          for (size_t i = 0; i != out.size(); ++i)
+            out[i] = activate(act, out[i] + (residual ? r[i] : 0.f));
+          return out;
+        };
+        auto rIn = toLayout(ctx, r, y, Layout::Plain, Layout::Native);
+        std::vector<float> out(numElements(y));
+        for (int round = 0; round < 2; ++round) {
+          auto xIn = toLayout(ctx, x, c.x, Layout::Plain, Layout::Native);
+          conv.run(xIn.data(), w.data(), bias.data(), out.data(),
+                   residual ? rIn.data() : nullptr);
+          expectClose(toLayout(ctx, out, y, Layout::Native, Layout::Plain),
+                      expected(), what + (round ? " (second run)" : ""));
+          // New input, and new weights in the same buffer where not constant.
+          x = randomData(numElements(c.x), seed++);
+          if (!constant)
+            w = randomData(numElements(c.w), seed++);
+        }
+      }
+  }
+}
+
+/// `plain` [N, C, spatial] in blocks of `block` channels, by hand: the
+/// native layout of the other ISA (16 on AVX2 machines, 8 on AVX-512 ones).
+std::vector<float> toBlocks(const std::vector<float> &plain, int64_t images,
+                            int64_t channels, int64_t pixels, int64_t block,
+                            bool back = false) {
+  std::vector<float> out(plain.size());
+  for (int64_t n = 0; n < images; ++n)
+    for (int64_t c = 0; c < channels; ++c)
+      for (int64_t p = 0; p < pixels; ++p) {
+        int64_t flat = (n * channels + c) * pixels + p;
+        int64_t blocked =
+            ((n * (channels / block) + c / block) * pixels + p) * block +
+            c % block;
+        (back ? out[flat] : out[blocked]) = plain[back ? blocked : flat];
+      }
+  return out;
+}
+
+// The kernel itself in both native blocks, on the calling thread and split
+// over threads.
+TEST(CpuDenseConv, WinogradBothBlocks) {
+  unsigned seed = 1300;
+  for (const ConvCase &c : winogradCases())
+    for (int64_t block : {8, 16})
+      for (bool parallel : {false, true}) {
+        Shape y = convOutput(c);
+        WinogradGeometry g;
+        g.batch = c.x[0];
+        g.inChannels = c.x[1];
+        g.height = c.x[2];
+        g.width = c.x[3];
+        g.outChannels = y[1];
+        g.outHeight = y[2];
+        g.outWidth = y[3];
+        g.padTop = c.padBegin[0];
+        g.padLeft = c.padBegin[1];
+        g.block = block;
+        Activation act = makeAct(UnaryKind::Relu);
+        WinogradConv conv(g, true, true, act, true);
+        auto x = randomData(numElements(c.x), seed++);
+        auto w = randomData(numElements(c.w), seed++);
+        auto bias = randomData(c.w[0], seed++);
+        auto r = randomData(numElements(y), seed++);
+        const int64_t inPixels = c.x[2] * c.x[3], outPixels = y[2] * y[3];
+        auto xIn = toBlocks(x, g.batch, g.inChannels, inPixels, block);
+        auto rIn = toBlocks(r, g.batch, g.outChannels, outPixels, block);
+        std::vector<float> out(numElements(y));
+        conv.run(xIn.data(), w.data(), bias.data(), rIn.data(), out.data(),
+                 parallel);
+        std::vector<float> expected =
+            referenceConv(c, y, x, w, &bias, Activation{});
+        for (size_t i = 0; i != expected.size(); ++i)
+          expected[i] = std::max(expected[i] + r[i], 0.f);
+        expectClose(
+            toBlocks(out, g.batch, g.outChannels, outPixels, block, true),
+            expected,
+            "winograd block " + std::to_string(block) + " x " +
+                shapeString(c.x) + " w " + shapeString(c.w) +
+                (parallel ? " parallel" : ""));
+      }
+  // 16 channels while x and y fit 8 MiB, not past.
+  EXPECT_TRUE(
+      WinogradConv::suits({8, 16, 32, 32}, {16, 16, 3, 3}, {1, 1}, {1, 1}, 1));
+  EXPECT_FALSE(WinogradConv::suits({256, 16, 32, 32}, {16, 16, 3, 3}, {1, 1},
+                                   {1, 1}, 1));
+  // Not taken: strides, dilations, groups, other filters, unblocked
+  // channels, filters past L2.
+  EXPECT_FALSE(
+      WinogradConv::suits({1, 32, 8, 8}, {32, 32, 3, 3}, {2, 2}, {1, 1}, 1));
+  EXPECT_FALSE(
+      WinogradConv::suits({1, 32, 8, 8}, {32, 32, 3, 3}, {1, 1}, {2, 2}, 1));
+  EXPECT_FALSE(
+      WinogradConv::suits({1, 64, 8, 8}, {64, 32, 3, 3}, {1, 1}, {1, 1}, 2));
+  EXPECT_FALSE(
+      WinogradConv::suits({1, 32, 8, 8}, {32, 32, 5, 5}, {1, 1}, {1, 1}, 1));
+  EXPECT_FALSE(
+      WinogradConv::suits({1, 40, 8, 8}, {32, 40, 3, 3}, {1, 1}, {1, 1}, 1));
+  EXPECT_FALSE(
+      WinogradConv::suits({1, 128, 8, 8}, {128, 128, 3, 3}, {1, 1}, {1, 1}, 1));
 }
 
 TEST(CpuDenseConv, RelayoutRoundTripAndRejections) {

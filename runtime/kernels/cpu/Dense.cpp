@@ -9,6 +9,7 @@
 
 #include "DnnlUtil.h"
 #include "LoopDense.h"
+#include "WinogradConv.h"
 
 #include <algorithm>
 #include <cstring>
@@ -351,6 +352,9 @@ struct Conv::Impl {
   /// Every element type but f32: plain layouts, no fused activation or
   /// residual (the compiler fuses and reorders f32 convolutions only).
   std::optional<LoopConv> loops;
+  /// 3x3 stride-1 convolutions between native tensors of 32 channels or
+  /// more (WinogradConv::suits): fewer multiplies than oneDNN's.
+  std::optional<WinogradConv> winograd;
 
   Impl(Context &ctx, DType type, const Shape &x, const Shape &w, bool hasBias,
        const Shape &y, const Shape &strides, const Shape &dilations,
@@ -422,6 +426,22 @@ struct Conv::Impl {
                     dtypeName(type) + " is not supported");
       loops.emplace(type, x, w, hasBias, y, strides, dilations, padBegin, group,
                     parallel);
+      return;
+    }
+    if (options.x == Layout::Native && options.y == Layout::Native &&
+        WinogradConv::suits(x, w, strides, dilations, group)) {
+      WinogradGeometry geometry;
+      geometry.batch = x[0];
+      geometry.inChannels = x[1];
+      geometry.height = x[2];
+      geometry.width = x[3];
+      geometry.outChannels = y[1];
+      geometry.outHeight = y[2];
+      geometry.outWidth = y[3];
+      geometry.padTop = padBegin[0];
+      geometry.padLeft = padBegin[1];
+      geometry.block = nativeChannelBlock();
+      winograd.emplace(geometry, hasBias, residual, act, constantWeights);
       return;
     }
 
@@ -535,6 +555,11 @@ struct Conv::Impl {
       throw Error("Conv: a residual was declared but not passed");
     if (loops)
       return loops->run(x, w, b, y);
+    if (winograd)
+      return winograd->run(
+          static_cast<const float *>(x), static_cast<const float *>(w),
+          static_cast<const float *>(b), static_cast<const float *>(r),
+          static_cast<float *>(y), parallel);
     const float *in = static_cast<const float *>(x);
     const float *res = static_cast<const float *>(r);
     float *out = static_cast<float *>(y);

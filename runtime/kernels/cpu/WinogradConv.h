@@ -1,0 +1,68 @@
+//===- WinogradConv.h - 3x3 convolutions by Winograd's F(2x2, 3x3) -*- C++
+//-*-===//
+//
+// A 3x3 stride-1 convolution gets each 2x2 block of outputs from a 4x4
+// patch of input with 16 multiplies per pair of channels instead of 36
+// (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
+// CVPR 2016): patch and filter are transformed (V = B^T d B, U = G g G^T),
+// multiplied position by position as 16 small products over the input
+// channels, and the sums transformed back (Y = A^T M A). On the two AVX2
+// cores oneDNN 2.6's direct convolutions and onnxruntime's run ResNet-20's
+// 3x3 layers near the same 70-130 GFLOP/s, so fewer multiplies is the way
+// past both (docs/benchmarks/conv-layers.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_KERNELS_CPU_WINOGRADCONV_H
+#define HETERPS_RUNTIME_KERNELS_CPU_WINOGRADCONV_H
+
+#include "heterps/Runtime/Types.h"
+
+#include <memory>
+
+namespace heterps::rt::cpu {
+
+/// A 2-D convolution as the Winograd kernel sees it: x [N, C, H, W] and
+/// y [N, K, OH, OW], both channel-blocked with `block` channels per block
+/// (the native layout: 8, or 16 with AVX-512). The 3x3 filter slides with
+/// stride 1 from (-padTop, -padLeft); reads outside x are zeros.
+struct WinogradGeometry {
+  int64_t batch = 0, inChannels = 0, height = 0, width = 0;
+  int64_t outChannels = 0, outHeight = 0, outWidth = 0;
+  int64_t padTop = 0, padLeft = 0;
+  int64_t block = 8;
+};
+
+class WinogradConv {
+public:
+  /// Whether Conv should run x * w this way: 3x3, stride 1, no dilation, one
+  /// group, channels in whole blocks of 16, at least 32 in and out or else x
+  /// and y within 8 MiB together (16-channel transforms move more bytes
+  /// per multiply than memory keeps up with), and transformed filters
+  /// (16 x C x K floats) within 512 KiB so that they stay in L2. Off when
+  /// the environment sets HETERPS_CPU_WINOGRAD=0.
+  static bool suits(const Shape &x, const Shape &w, const Shape &strides,
+                    const Shape &dilations, int64_t group);
+
+  /// `constantWeights`: w is the same at the same address in every run, so
+  /// it is transformed once.
+  WinogradConv(const WinogradGeometry &geometry, bool hasBias, bool residual,
+               Activation act, bool constantWeights);
+  ~WinogradConv();
+  WinogradConv(WinogradConv &&) noexcept;
+  WinogradConv &operator=(WinogradConv &&) noexcept;
+
+  /// y = act(x * w + bias + residual); w is ONNX's [K, C, 3, 3], bias [K]
+  /// (when declared), residual in y's shape and layout (when declared).
+  /// `parallel`: split the tiles over the calling thread's OpenMP team.
+  void run(const float *x, const float *w, const float *bias,
+           const float *residual, float *y, bool parallel);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace heterps::rt::cpu
+
+#endif // HETERPS_RUNTIME_KERNELS_CPU_WINOGRADCONV_H
