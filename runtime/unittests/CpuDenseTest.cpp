@@ -801,11 +801,11 @@ TEST(CpuDenseConv, WinogradBothBlocks) {
                 shapeString(c.x) + " w " + shapeString(c.w) +
                 (parallel ? " parallel" : ""));
       }
-  // 16 channels while x and y fit 8 MiB, not past.
+  // 16 channels while x and y fit 2 MiB, not past.
   EXPECT_TRUE(
-      WinogradConv::suits({8, 16, 32, 32}, {16, 16, 3, 3}, {1, 1}, {1, 1}, 1));
-  EXPECT_FALSE(WinogradConv::suits({256, 16, 32, 32}, {16, 16, 3, 3}, {1, 1},
-                                   {1, 1}, 1));
+      WinogradConv::suits({16, 16, 32, 32}, {16, 16, 3, 3}, {1, 1}, {1, 1}, 1));
+  EXPECT_FALSE(
+      WinogradConv::suits({17, 16, 32, 32}, {16, 16, 3, 3}, {1, 1}, {1, 1}, 1));
   // Not taken: strides, dilations, groups, other filters, unblocked
   // channels, filters past L2.
   EXPECT_FALSE(

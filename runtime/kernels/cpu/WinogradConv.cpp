@@ -40,10 +40,10 @@ constexpr int64_t kPositions = 16;
 constexpr int64_t kMaxFilterBytes = 512 << 10;
 /// Below 32 channels in or out the products are short and the transforms'
 /// loads and stores dominate: such a convolution wins only while its x and
-/// y come from cache. ResNet-20's 16-channel 32x32 layers on the 2 AVX2
-/// cores: 1.4x oneDNN at batch 4 (x and y 0.5 MiB each), 0.8-0.96x at batch
-/// 256 (16 MiB each); whole bundles, batch 32 (2 MiB each): 1.1-1.4x.
-constexpr int64_t kNarrowMaxBytes = 8 << 20;
+/// y stay in cache. ResNet-20's 16-channel 32x32 layer on the 2 AVX2 cores
+/// against oneDNN: 1.4x at batch 4 (x and y 0.25 MiB each), 0.8x at batch
+/// 64 (4 MiB each), 1.0x at batch 256 (docs/benchmarks/conv-layers.md).
+constexpr int64_t kNarrowMaxBytes = 2 << 20;
 
 inline Vec load(const float *p) {
   Vec v;

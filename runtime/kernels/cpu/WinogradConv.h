@@ -37,7 +37,7 @@ class WinogradConv {
 public:
   /// Whether Conv should run x * w this way: 3x3, stride 1, no dilation, one
   /// group, channels in whole blocks of 16, at least 32 in and out or else x
-  /// and y within 8 MiB together (16-channel transforms move more bytes
+  /// and y within 2 MiB together (16-channel transforms move more bytes
   /// per multiply than memory keeps up with), and transformed filters
   /// (16 x C x K floats) within 512 KiB so that they stay in L2. Off when
   /// the environment sets HETERPS_CPU_WINOGRAD=0.
