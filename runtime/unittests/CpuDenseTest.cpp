@@ -687,13 +687,19 @@ const std::vector<ConvCase> &winogradCases() {
       {{5, 32, 3, 10}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
       {{2, 32, 1, 1}, {32, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
       {{3, 16, 11, 12}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{1, 256, 7, 7}, {256, 256, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
   };
   return cases;
 }
 
+/// Whether the environment leaves WinogradConv on (HETERPS_CPU_WINOGRAD).
+bool winogradEnabled() {
+  const char *setting = std::getenv("HETERPS_CPU_WINOGRAD");
+  return !setting || std::string(setting) != "0";
+}
+
 TEST(CpuDenseConv, WinogradAgainstReference) {
-  if (const char *setting = std::getenv("HETERPS_CPU_WINOGRAD");
-      setting && std::string(setting) == "0")
+  if (!winogradEnabled())
     GTEST_SKIP() << "HETERPS_CPU_WINOGRAD=0 turns the kernel off";
   Context ctx(0);
   const std::vector<Activation> activations{
@@ -819,7 +825,7 @@ TEST(CpuDenseConv, WinogradBothBlocks) {
   EXPECT_FALSE(
       WinogradConv::suits({1, 40, 8, 8}, {32, 40, 3, 3}, {1, 1}, {1, 1}, 1));
   EXPECT_FALSE(
-      WinogradConv::suits({1, 128, 8, 8}, {128, 128, 3, 3}, {1, 1}, {1, 1}, 1));
+      WinogradConv::suits({1, 512, 7, 7}, {512, 512, 3, 3}, {1, 1}, {1, 1}, 1));
 }
 
 TEST(CpuDenseConv, RelayoutRoundTripAndRejections) {
@@ -981,6 +987,11 @@ TEST(CpuDenseConvGrad, RandomAgainstReference) {
       {{3, 16, 12, 12}, {32, 16, 1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, 1},
       {{1, 8, 13, 13}, {12, 4, 5, 3}, {3, 2}, {1, 2}, {2, 1}, {2, 1}, 2},
       {{4, 16, 10, 10}, {16, 16, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1},
+      // dx by Winograd where x and dy are native (suitsInputAdjoint): no,
+      // odd, asymmetric and wide pads, y's channels != x's.
+      {{2, 32, 9, 10}, {48, 32, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
+      {{1, 48, 7, 6}, {32, 48, 3, 3}, {1, 1}, {1, 1}, {0, 2}, {2, 1}, 1},
+      {{3, 16, 8, 8}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1},
       {{2, 3, 20}, {5, 3, 4}, {1}, {1}, {0}, {0}, 1},
       {{1, 4, 17}, {6, 2, 3}, {2}, {3}, {2}, {1}, 2},
       {{1, 2, 5, 6, 7},
@@ -1009,6 +1020,12 @@ TEST(CpuDenseConvGrad, RandomAgainstReference) {
             (yLayout == Layout::Native && y[1] % 16 != 0))
           continue;
         ConvLayouts layouts{xLayout, yLayout};
+        if (winogradEnabled() && xLayout == Layout::Native &&
+            yLayout == Layout::Native && c.x.size() == 4 && c.w[2] == 3 &&
+            c.strides == Shape{1, 1})
+          EXPECT_TRUE(WinogradConv::suitsInputAdjoint(
+              c.x, c.w, y, c.strides, c.dilations, c.padBegin, c.group))
+              << what;
         std::string named = what +
                             (xLayout == Layout::Native ? " native x" : "") +
                             (yLayout == Layout::Native ? " native dy" : "");

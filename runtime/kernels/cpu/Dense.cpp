@@ -755,9 +755,17 @@ struct ConvGradInput::Impl {
   LayoutBridge diffDst, weights, diffSrc;
   dnnl::memory scratchpad;
   Args args;
+  /// dx = dy * flipped w^T by Winograd's F(2x2, 3x3) where it suits
+  /// (WinogradConv::suitsInputAdjoint), between native tensors.
+  std::optional<WinogradConv> winograd;
 
-  Impl(Context &ctx, const ConvGeometry &geometry, ConvLayouts layouts)
+  Impl(Context &ctx, const ConvGeometry &geometry, ConvLayouts layouts,
+       const std::optional<WinogradGeometry> &adjoint)
       : stream(ctx.impl().stream), parallel(worthThreads(geometry.work)) {
+    if (adjoint) {
+      winograd.emplace(*adjoint, false, false, Activation{}, false);
+      return;
+    }
     const dnnl::engine &engine = ctx.impl().engine;
     SerialScope serial(!parallel);
     withDnnl("ConvGradInput", [&] {
@@ -784,6 +792,10 @@ struct ConvGradInput::Impl {
   }
 
   void run(const void *dy, const void *w, void *dx) {
+    if (winograd)
+      return winograd->run(static_cast<const float *>(dy),
+                           static_cast<const float *>(w), nullptr, nullptr,
+                           static_cast<float *>(dx), parallel);
     SerialScope serial(!parallel);
     diffDst.bind(dy);
     weights.bind(w);
@@ -804,11 +816,27 @@ ConvGradInput::ConvGradInput(Context &ctx, DType type, const Shape &x,
                              const Shape &padBegin, const Shape &padEnd,
                              int64_t group, ConvLayouts layouts) {
   requireF32("ConvGradInput", type);
-  impl =
-      std::make_unique<Impl>(ctx,
-                             ConvGeometry("ConvGradInput", x, w, y, strides,
-                                          dilations, padBegin, padEnd, group),
-                             layouts);
+  ConvGeometry geometry("ConvGradInput", x, w, y, strides, dilations, padBegin,
+                        padEnd, group);
+  std::optional<WinogradGeometry> adjoint;
+  if (layouts.x == Layout::Native && layouts.y == Layout::Native &&
+      WinogradConv::suitsInputAdjoint(x, w, y, strides, dilations, padBegin,
+                                      group)) {
+    // The adjoint slides over dy and writes dx.
+    adjoint.emplace();
+    adjoint->batch = x[0];
+    adjoint->inChannels = y[1];
+    adjoint->height = y[2];
+    adjoint->width = y[3];
+    adjoint->outChannels = x[1];
+    adjoint->outHeight = x[2];
+    adjoint->outWidth = x[3];
+    adjoint->padTop = 2 - padBegin[0];
+    adjoint->padLeft = 2 - padBegin[1];
+    adjoint->block = nativeChannelBlock();
+    adjoint->adjoint = true;
+  }
+  impl = std::make_unique<Impl>(ctx, geometry, layouts, adjoint);
 }
 
 ConvGradInput::~ConvGradInput() = default;

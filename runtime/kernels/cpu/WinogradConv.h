@@ -31,6 +31,10 @@ struct WinogradGeometry {
   int64_t outChannels = 0, outHeight = 0, outWidth = 0;
   int64_t padTop = 0, padLeft = 0;
   int64_t block = 8;
+  /// The filter passed to run() is that of the forward convolution from
+  /// this one's y to its x ([C, K, 3, 3]): run its input adjoint, the
+  /// convolution by the flipped, transposed filter (ConvGradInput).
+  bool adjoint = false;
 };
 
 class WinogradConv {
@@ -39,10 +43,17 @@ public:
   /// group, channels in whole blocks of 16, at least 32 in and out or else x
   /// and y within 2 MiB together (16-channel transforms move more bytes
   /// per multiply than memory keeps up with), and transformed filters
-  /// (16 x C x K floats) within 512 KiB so that they stay in L2. Off when
-  /// the environment sets HETERPS_CPU_WINOGRAD=0.
+  /// (16 x C x K floats) within 4 MiB, read once per six tiles. Off when the
+  /// environment sets HETERPS_CPU_WINOGRAD=0.
   static bool suits(const Shape &x, const Shape &w, const Shape &strides,
                     const Shape &dilations, int64_t group);
+
+  /// Whether ConvGradInput should compute dx this way for the convolution
+  /// x * w = y: as suits() for dy * w^T (y's channels in, x's out), with
+  /// begin pads of at most 2 (the adjoint's are 2 minus them).
+  static bool suitsInputAdjoint(const Shape &x, const Shape &w, const Shape &y,
+                                const Shape &strides, const Shape &dilations,
+                                const Shape &padBegin, int64_t group);
 
   /// `constantWeights`: w is the same at the same address in every run, so
   /// it is transformed once.
