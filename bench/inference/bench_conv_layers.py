@@ -3,7 +3,8 @@
 
 ResNet-20 spends almost all of its time in 3x3 convolutions; this isolates
 them. For each of its three stage shapes (16, 32 and 64 channels on 32x32,
-16x16 and 8x8 maps) and each batch, two models are generated: a chain of
+16x16 and 8x8 maps; with --shapes resnet18, ResNet-18's 64 to 512 channels
+on 56x56 to 7x7) and each batch, two models are generated: a chain of
 two Conv + Relu, and a chain of DEPTH. Three systems run both models on the
 same machine in one process run: ours (`heterps compile --strategy
 cpu-only`, then `heterps run --repeat`), ours with HETERPS_CPU_WINOGRAD=0
@@ -36,8 +37,12 @@ from onnx import TensorProto, helper, numpy_helper
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_inference import OnnxRuntime, Ours, calibrate  # noqa: E402
 
-# (channels, spatial size) of ResNet-20's three stages.
-SHAPES = [(16, 32), (32, 16), (64, 8)]
+# (channels, spatial size) of the 3x3 stages of ResNet-20 (CIFAR-10) and of
+# ResNet-18/34 (ImageNet).
+SHAPES = {
+    "resnet20": [(16, 32), (32, 16), (64, 8)],
+    "resnet18": [(64, 56), (128, 28), (256, 14), (512, 7)],
+}
 
 
 def chain_model(channels, size, batch_param, depth, seed):
@@ -73,6 +78,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batches", default="64,256", help="comma-separated batch sizes")
+    parser.add_argument("--shapes", default="resnet20", choices=sorted(SHAPES),
+                        help="whose stage shapes to run")
     parser.add_argument("--depth", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=1.0)
@@ -85,7 +92,7 @@ def main():
 
     cases = []
     for batch in batches:
-        for channels, size in SHAPES:
+        for channels, size in SHAPES[args.shapes]:
             x = np.random.default_rng(1).uniform(-1, 1, (batch, channels, size, size))
             feeds = {"x": x.astype(np.float32)}
             systems = {}
@@ -146,6 +153,7 @@ def main():
         f.write("# Convolution layers: HeterPS against onnxruntime\n\n")
         f.write(f"Produced by `python3 bench/inference/bench_conv_layers.py --build {args.build} "
                 f"--out {args.out} --threads {args.threads} --batches {args.batches} "
+                f"--shapes {args.shapes} "
                 f"--depth {args.depth} --rounds {args.rounds}` on "
                 f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.processor() or platform.machine()}, "
                 f"1-minute load average {load:.2f} at the end.\n\n")

@@ -5,7 +5,9 @@ PyTorch.
 The shipped ResNet-20 has a fixed batch of 1. HeterPS compiles it with
 `--static-batch --batch B --train --loss softmax-ce --optimizer sgd` (all
 stages on the CPU) and trains from .npy arrays with `heterps run --train`,
-once with the default blocked layouts and once with `--native-layouts=false`.
+once with the default blocked layouts and once with `--native-layouts=false`;
+the default bundle also runs with HETERPS_CPU_WINOGRAD=0 (oneDNN's
+convolutions instead of Winograd's F(2x2, 3x3) forward and dx).
 PyTorch trains the same ONNX file converted by onnx2torch (its batch-1
 Reshape made batch-generic as bench/inference does), with
 CrossEntropyLoss on the logits and torch.optim.SGD at the same learning rate,
@@ -36,18 +38,18 @@ sys.path.insert(0, os.path.join(PROJECT, "bench", "inference"))
 from bench_inference import batch_variant, git_commit, machine_info  # noqa: E402
 
 
-def sh(cmd):
-    result = subprocess.run(cmd, capture_output=True, text=True)
+def sh(cmd, env=None):
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         sys.exit(f"failed: {' '.join(cmd)}\n{result.stdout}{result.stderr}")
     return result.stdout + result.stderr
 
 
-def heterps_round(args, heterps, bundle, data):
+def heterps_round(args, heterps, bundle, data, env=None):
     log = sh([heterps, "run", bundle, "--train", "--data-input",
               "input=" + data[0], "--data-input", "label=" + data[1],
               "--batch", str(args.batch), "--threads", str(args.threads),
-              "--steps", str(args.steps), "--log-every", "1000000"])
+              "--steps", str(args.steps), "--log-every", "1000000"], env)
     for line in log.splitlines():
         if line.startswith("done:"):
             # "done: N steps (...), S samples, T s, R samples/s"
@@ -115,10 +117,16 @@ def main():
     model = convert(onnx.load(variant))
     x, y = torch.from_numpy(images), torch.from_numpy(labels)
 
-    rates = {name: [] for name in list(bundles) + ["PyTorch"]}
+    # The default bundle once more with oneDNN's convolutions instead of
+    # Winograd's (forward and dx of the 3x3 stride-1 layers).
+    runs = [(name, bundle, None) for name, bundle in bundles.items()]
+    runs.insert(1, ("HeterPS, HETERPS_CPU_WINOGRAD=0", bundles["HeterPS"],
+                    dict(os.environ, HETERPS_CPU_WINOGRAD="0")))
+    rates = {name: [] for name, _, _ in runs}
+    rates["PyTorch"] = []
     for _ in range(args.rounds):
-        for name, bundle in bundles.items():
-            rates[name].append(heterps_round(args, heterps, bundle, data))
+        for name, bundle, env in runs:
+            rates[name].append(heterps_round(args, heterps, bundle, data, env))
         rates["PyTorch"].append(torch_round(args, model, x, y))
     medians = {name: statistics.median(v) for name, v in rates.items()}
 
