@@ -1,13 +1,14 @@
-//===- WinogradConv.cpp - 3x3 convolutions by Winograd's F(2x2, 3x3) ------===//
+//===- WinogradConv.cpp - 3x3 convolutions by Winograd's transforms -------===//
 //
-// Work is split into groups of six 2x2 output tiles, taken in order over
-// (image, tile row, tile column). For one group, everything stays in L1:
-// the input transform writes V[16 positions][6 tiles][C], each block of 16
-// output channels multiplies it by U[position][C][16] into M[16][6][16]
-// (a 12-accumulator product: 2 vectors of 8 channels by 6 tiles), and the
-// output transform adds bias and residual, applies the activation and
-// writes y. Vectors are GCC's 8-float vector extension, AVX2 with the
-// kernels' -march; a 16-channel native block is two of them.
+// F(m x m, 3x3) for m = 2 (4x4 input tiles, 16 positions) and m = 4 (6x6,
+// 36 positions). Work is split into groups of six output tiles, taken in
+// order over (image, tile row, tile column). For one group, everything
+// stays in L1 or L2: the input transform writes V[position][6 tiles][C],
+// each block of 16 output channels multiplies it by U[position][C][16] into
+// M[position][6][16] (a 12-accumulator product: 2 vectors of 8 channels by
+// 6 tiles), and the output transform adds bias and residual, applies the
+// activation and writes y. Vectors are GCC's 8-float vector extension, AVX2
+// with the kernels' -march; a 16-channel native block is two of them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <omp.h>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace heterps::rt::cpu {
@@ -33,8 +35,6 @@ constexpr int64_t kPair = 2 * kLanes;
 /// Tiles per group: 2 x 6 accumulators, 2 filter vectors and a broadcast
 /// fill 15 of the 16 AVX2 registers.
 constexpr int64_t kGroup = 6;
-/// Transform positions of a 4x4 tile.
-constexpr int64_t kPositions = 16;
 /// Largest transformed filter (bytes) the kernel takes: it is read once per
 /// group of tiles, from L2 or L3. Measured against oneDNN on the 2 AVX2
 /// cores, 8 images: 1.9x at 256 channels in and out (4 MiB), 0.94x at 512
@@ -46,6 +46,13 @@ constexpr int64_t kMaxFilterBytes = 4 << 20;
 /// against oneDNN: 1.4x at batch 4 (x and y 0.25 MiB each), 0.8x at batch
 /// 64 (4 MiB each), 1.0x at batch 256 (docs/benchmarks/conv-layers.md).
 constexpr int64_t kNarrowMaxBytes = 2 << 20;
+/// F(4x4, 3x3) does 2.25 multiplies per output and channel pair where
+/// F(2x2, 3x3) does 4, but its filter is 36 / 16 times larger and its
+/// rounding error about 5x (inputs and outputs near 1: 5e-6 against 1e-6
+/// at 64 channels). Measured on the 2 AVX2 cores, 8 images, against F(2x2):
+/// 1.6-1.9x at 32 and 64 channels on 16x16 and 8x8, 1.2x on 56x56; 1.05x at
+/// 128 channels (2.4 MiB of filter), 0.74x at 256 (9.4 MiB).
+constexpr int64_t kMaxLargeTileFilterBytes = 1 << 20;
 
 inline Vec load(const float *p) {
   Vec v;
@@ -84,6 +91,74 @@ constexpr MultiplyFn kMultiply[kGroup + 1] = {
     nullptr,     multiply<1>, multiply<2>, multiply<3>,
     multiply<4>, multiply<5>, multiply<6>};
 
+/// F(2x2, 3x3) (Lavin and Gray's matrices): B^T = [1 0 -1 0; 0 1 1 0;
+/// 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
+/// A^T = [1 1 1 0; 0 1 -1 -1]. Each applies to one line of a tile.
+struct SmallTile {
+  static constexpr int kOut = 2, kIn = 4;
+  static void filter(double a, double b, double d, double *u) {
+    u[0] = a;
+    u[1] = 0.5 * (a + b + d);
+    u[2] = 0.5 * (a - b + d);
+    u[3] = d;
+  }
+  static void input(const Vec *d, Vec *v) {
+    v[0] = d[0] - d[2];
+    v[1] = d[1] + d[2];
+    v[2] = d[2] - d[1];
+    v[3] = d[1] - d[3];
+  }
+  static void output(const Vec *m, Vec *y) {
+    y[0] = m[0] + m[1] + m[2];
+    y[1] = m[1] - m[2] - m[3];
+  }
+};
+
+/// F(4x4, 3x3) at the points 0, +-1, +-2 and infinity:
+/// B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0;
+///        0 2 -1 -2 1 0; 0 4 0 -5 0 1],
+/// G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
+///      1/24 -1/12 1/6; 0 0 1],
+/// A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1].
+struct LargeTile {
+  static constexpr int kOut = 4, kIn = 6;
+  static void filter(double a, double b, double d, double *u) {
+    u[0] = a / 4;
+    u[1] = -(a + b + d) / 6;
+    u[2] = -(a - b + d) / 6;
+    u[3] = a / 24 + b / 12 + d / 6;
+    u[4] = a / 24 - b / 12 + d / 6;
+    u[5] = d;
+  }
+  static void input(const Vec *d, Vec *v) {
+    const Vec two = splat(2.0f), four = splat(4.0f), five = splat(5.0f);
+    v[0] = four * d[0] - five * d[2] + d[4];
+    v[1] = d[3] + d[4] - four * (d[1] + d[2]);
+    v[2] = four * (d[1] - d[2]) - d[3] + d[4];
+    v[3] = two * (d[3] - d[1]) - d[2] + d[4];
+    v[4] = two * (d[1] - d[3]) - d[2] + d[4];
+    v[5] = four * d[1] - five * d[3] + d[5];
+  }
+  static void output(const Vec *m, Vec *y) {
+    const Vec two = splat(2.0f), four = splat(4.0f), eight = splat(8.0f);
+    const Vec sum12 = m[1] + m[2], diff12 = m[1] - m[2], sum34 = m[3] + m[4],
+              diff34 = m[3] - m[4];
+    y[0] = m[0] + sum12 + sum34;
+    y[1] = diff12 + two * diff34;
+    y[2] = sum12 + four * sum34;
+    y[3] = diff12 + eight * diff34 + m[5];
+  }
+};
+
+/// The output tile (2 or 4) for a convolution of `in` to `out` channels.
+int64_t chooseTile(int64_t in, int64_t out) {
+  const int64_t positions = LargeTile::kIn * LargeTile::kIn;
+  return positions * in * out * int64_t(sizeof(float)) <=
+                 kMaxLargeTileFilterBytes
+             ? LargeTile::kOut
+             : SmallTile::kOut;
+}
+
 } // namespace
 
 bool WinogradConv::suits(const Shape &x, const Shape &w, const Shape &strides,
@@ -100,7 +175,8 @@ bool WinogradConv::suits(const Shape &x, const Shape &w, const Shape &strides,
   return in % kNativeChannelMultiple == 0 &&
          out % kNativeChannelMultiple == 0 &&
          (std::min(in, out) >= 32 || bytes <= kNarrowMaxBytes) &&
-         kPositions * in * out * int64_t(sizeof(float)) <= kMaxFilterBytes;
+         SmallTile::kIn * SmallTile::kIn * in * out * int64_t(sizeof(float)) <=
+             kMaxFilterBytes;
 }
 
 bool WinogradConv::suitsInputAdjoint(const Shape &x, const Shape &w,
@@ -113,7 +189,12 @@ bool WinogradConv::suitsInputAdjoint(const Shape &x, const Shape &w,
   return suits(y, Shape{x[1], y[1], w[2], w[3]}, strides, dilations, group);
 }
 
-struct WinogradConv::Impl {
+namespace {
+
+/// The kernel for one tile size (SmallTile or LargeTile).
+template <class Tile> struct TiledConv {
+  static constexpr int64_t kOut = Tile::kOut, kIn = Tile::kIn,
+                           kPositions = kIn * kIn;
   WinogradGeometry g;
   bool hasBias, residual;
   Activation act;
@@ -125,8 +206,8 @@ struct WinogradConv::Impl {
   /// Per thread: V, then M.
   std::vector<std::vector<float>> scratch;
 
-  Impl(const WinogradGeometry &geometry, bool hasBias, bool residual,
-       Activation act, bool constantWeights)
+  TiledConv(const WinogradGeometry &geometry, bool hasBias, bool residual,
+            Activation act, bool constantWeights)
       : g(geometry), hasBias(hasBias), residual(residual), act(act),
         constantWeights(constantWeights) {
     if (g.block % kLanes != 0 || g.inChannels % g.block != 0 ||
@@ -136,14 +217,14 @@ struct WinogradConv::Impl {
                   std::to_string(g.inChannels) + ", K " +
                   std::to_string(g.outChannels) + ", block " +
                   std::to_string(g.block) + ")");
-    tileRows = (g.outHeight + 1) / 2;
-    tileCols = (g.outWidth + 1) / 2;
+    tileRows = (g.outHeight + kOut - 1) / kOut;
+    tileCols = (g.outWidth + kOut - 1) / kOut;
     tiles = g.batch * tileRows * tileCols;
     groups = (tiles + kGroup - 1) / kGroup;
     filter.resize(kPositions * g.inChannels * g.outChannels);
   }
 
-  /// U = G g G^T per (k, c), G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1].
+  /// U = G g G^T per (k, c), in double and rounded once.
   void transformFilter(const float *w) {
     const int64_t in = g.inChannels;
     for (int64_t k = 0; k < g.outChannels; ++k)
@@ -158,20 +239,14 @@ struct WinogradConv::Impl {
             flipped[t] = forward[8 - t];
           f = flipped;
         }
-        float rows[4][3];
-        for (int j = 0; j < 3; ++j) {
-          float a = f[j], b = f[3 + j], d = f[6 + j];
-          rows[0][j] = a;
-          rows[1][j] = 0.5f * (a + b + d);
-          rows[2][j] = 0.5f * (a - b + d);
-          rows[3][j] = d;
-        }
-        for (int i = 0; i < 4; ++i) {
-          float a = rows[i][0], b = rows[i][1], d = rows[i][2];
-          float u[4] = {a, 0.5f * (a + b + d), 0.5f * (a - b + d), d};
-          for (int j = 0; j < 4; ++j)
-            filter[(((k / kPair) * kPositions + i * 4 + j) * in + c) * kPair +
-                   k % kPair] = u[j];
+        double columns[3][kIn], rows[kIn];
+        for (int j = 0; j < 3; ++j)
+          Tile::filter(f[j], f[3 + j], f[6 + j], columns[j]);
+        for (int i = 0; i < kIn; ++i) {
+          Tile::filter(columns[0][i], columns[1][i], columns[2][i], rows);
+          for (int j = 0; j < kIn; ++j)
+            filter[(((k / kPair) * kPositions + i * kIn + j) * in + c) * kPair +
+                   k % kPair] = float(rows[j]);
         }
       }
   }
@@ -199,43 +274,41 @@ struct WinogradConv::Impl {
     }
   }
 
-  /// V[position][t0 + t][C] = B^T d B for the segment's tiles, with
-  /// B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]. The column pass is
-  /// done once per input column and shared by the two tiles reading it.
+  /// V[position][t0 + t][C] = B^T d B for the segment's tiles. The column
+  /// pass is done once per input column and shared by the tiles reading it.
   void transformInput(const float *x, const Segment &s, int64_t t0,
                       int64_t groupTiles, float *v) const {
     const int64_t in = g.inChannels, H = g.height, W = g.width;
-    const int64_t top = 2 * s.tileRow - g.padTop,
-                  left = 2 * s.firstCol - g.padLeft, span = 2 * s.count + 2;
-    bool rowInside[4];
-    for (int i = 0; i < 4; ++i)
+    const int64_t top = kOut * s.tileRow - g.padTop,
+                  left = kOut * s.firstCol - g.padLeft,
+                  span = kOut * s.count + kIn - kOut;
+    bool rowInside[kIn];
+    for (int i = 0; i < kIn; ++i)
       rowInside[i] = top + i >= 0 && top + i < H;
     const int64_t colBegin = std::max<int64_t>(0, -left),
                   colEnd = std::min<int64_t>(span, W - left);
-    Vec cols[4][2 * kGroup + 2];
+    Vec cols[kIn][kOut * kGroup + kIn - kOut];
     for (int64_t c = 0; c < in; c += kLanes) {
       const float *p = x + plane(s.image, c, in, H * W);
       for (int64_t col = 0; col < span; ++col) {
-        Vec d[4];
+        Vec d[kIn], transformed[kIn];
         bool colInside = col >= colBegin && col < colEnd;
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < kIn; ++i)
           d[i] = colInside && rowInside[i]
                      ? load(p + ((top + i) * W + left + col) * g.block)
                      : zeros();
-        cols[0][col] = d[0] - d[2];
-        cols[1][col] = d[1] + d[2];
-        cols[2][col] = d[2] - d[1];
-        cols[3][col] = d[1] - d[3];
+        Tile::input(d, transformed);
+        for (int i = 0; i < kIn; ++i)
+          cols[i][col] = transformed[i];
       }
+      const int64_t stride = groupTiles * in;
       for (int64_t t = 0; t < s.count; ++t) {
         float *out = v + (t0 + t) * in + c;
-        const int64_t stride = groupTiles * in;
-        for (int i = 0; i < 4; ++i) {
-          const Vec *r = &cols[i][2 * t];
-          store(out + (i * 4 + 0) * stride, r[0] - r[2]);
-          store(out + (i * 4 + 1) * stride, r[1] + r[2]);
-          store(out + (i * 4 + 2) * stride, r[2] - r[1]);
-          store(out + (i * 4 + 3) * stride, r[1] - r[3]);
+        for (int i = 0; i < kIn; ++i) {
+          Vec transformed[kIn];
+          Tile::input(&cols[i][kOut * t], transformed);
+          for (int j = 0; j < kIn; ++j)
+            store(out + (i * kIn + j) * stride, transformed[j]);
         }
       }
     }
@@ -257,7 +330,7 @@ struct WinogradConv::Impl {
   }
 
   /// y = act(A^T M A + bias + residual) for the segment's tiles and the
-  /// output channels [pair * 16, + 16), A^T = [1 1 1 0; 0 1 -1 -1].
+  /// output channels [pair * 16, + 16).
   template <Mode M, bool Residual>
   void transformOutput(const float *m, const Segment &s, int64_t t0,
                        int64_t groupTiles, int64_t pair, const float *bias,
@@ -270,20 +343,20 @@ struct WinogradConv::Impl {
       const Vec b = hasBias ? load(bias + k) : zeros();
       for (int64_t t = 0; t < s.count; ++t) {
         const float *mt = m + (t0 + t) * kPair + half * kLanes;
-        Vec rows[2][4];
-        for (int j = 0; j < 4; ++j) {
-          Vec m0 = load(mt + (0 * 4 + j) * stride),
-              m1 = load(mt + (1 * 4 + j) * stride),
-              m2 = load(mt + (2 * 4 + j) * stride),
-              m3 = load(mt + (3 * 4 + j) * stride);
-          rows[0][j] = m0 + m1 + m2;
-          rows[1][j] = m1 - m2 - m3;
+        Vec rows[kOut][kIn];
+        for (int j = 0; j < kIn; ++j) {
+          Vec column[kIn], transformed[kOut];
+          for (int i = 0; i < kIn; ++i)
+            column[i] = load(mt + (i * kIn + j) * stride);
+          Tile::output(column, transformed);
+          for (int i = 0; i < kOut; ++i)
+            rows[i][j] = transformed[i];
         }
-        const int64_t oh0 = 2 * s.tileRow, ow0 = 2 * (s.firstCol + t);
-        for (int64_t i = 0; i < 2 && oh0 + i < OH; ++i) {
-          const Vec *r = rows[i];
-          Vec values[2] = {r[0] + r[1] + r[2], r[1] - r[2] - r[3]};
-          for (int64_t j = 0; j < 2 && ow0 + j < OW; ++j) {
+        const int64_t oh0 = kOut * s.tileRow, ow0 = kOut * (s.firstCol + t);
+        for (int64_t i = 0; i < kOut && oh0 + i < OH; ++i) {
+          Vec values[kOut];
+          Tile::output(rows[i], values);
+          for (int64_t j = 0; j < kOut && ow0 + j < OW; ++j) {
             int64_t at = base + ((oh0 + i) * OW + ow0 + j) * g.block;
             Vec value = values[j] + b;
             if constexpr (Residual)
@@ -364,6 +437,35 @@ struct WinogradConv::Impl {
       for (int64_t group = 0; group < groups; ++group)
         runGroup(x, bias, res, y, group, v, m);
     }
+  }
+};
+
+} // namespace
+
+struct WinogradConv::Impl {
+  std::variant<TiledConv<SmallTile>, TiledConv<LargeTile>> kernel;
+
+  static decltype(kernel) make(const WinogradGeometry &g, bool hasBias,
+                               bool residual, Activation act,
+                               bool constantWeights) {
+    int64_t tile =
+        g.outputTile ? g.outputTile : chooseTile(g.inChannels, g.outChannels);
+    if (tile == SmallTile::kOut)
+      return TiledConv<SmallTile>(g, hasBias, residual, act, constantWeights);
+    if (tile == LargeTile::kOut)
+      return TiledConv<LargeTile>(g, hasBias, residual, act, constantWeights);
+    throw Error("WinogradConv: output tile " + std::to_string(tile) +
+                " is neither 2 nor 4");
+  }
+
+  Impl(const WinogradGeometry &g, bool hasBias, bool residual, Activation act,
+       bool constantWeights)
+      : kernel(make(g, hasBias, residual, act, constantWeights)) {}
+
+  void run(const float *x, const float *w, const float *bias, const float *res,
+           float *y, bool parallel) {
+    std::visit([&](auto &tiled) { tiled.run(x, w, bias, res, y, parallel); },
+               kernel);
   }
 };
 

@@ -1,12 +1,12 @@
-//===- WinogradConv.h - 3x3 convolutions by Winograd's F(2x2, 3x3) -*- C++
-//-*-===//
+//===- WinogradConv.h - 3x3 convolutions, Winograd --------------*- C++ -*-===//
 //
 // A 3x3 stride-1 convolution gets each 2x2 block of outputs from a 4x4
-// patch of input with 16 multiplies per pair of channels instead of 36
-// (Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks",
-// CVPR 2016): patch and filter are transformed (V = B^T d B, U = G g G^T),
-// multiplied position by position as 16 small products over the input
-// channels, and the sums transformed back (Y = A^T M A). On the two AVX2
+// patch of input with 16 multiplies per pair of channels instead of 36, or
+// each 4x4 block from a 6x6 patch with 36 instead of 144 (Lavin and Gray,
+// "Fast Algorithms for Convolutional Neural Networks", CVPR 2016): patch
+// and filter are transformed (V = B^T d B, U = G g G^T), multiplied
+// position by position as small products over the input channels, and the
+// sums transformed back (Y = A^T M A). On the two AVX2
 // cores oneDNN 2.6's direct convolutions and onnxruntime's run ResNet-20's
 // 3x3 layers near the same 70-130 GFLOP/s, so fewer multiplies is the way
 // past both (docs/benchmarks/conv-layers.md).
@@ -35,6 +35,10 @@ struct WinogradGeometry {
   /// this one's y to its x ([C, K, 3, 3]): run its input adjoint, the
   /// convolution by the flipped, transposed filter (ConvGradInput).
   bool adjoint = false;
+  /// Output tile: 2 (F(2x2, 3x3)), 4 (F(4x4, 3x3)), or 0 for the faster
+  /// one for the channel counts (4 while its transformed filter fits 1
+  /// MiB).
+  int64_t outputTile = 0;
 };
 
 class WinogradConv {
