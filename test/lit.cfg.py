@@ -49,6 +49,9 @@ if python_has("onnxruntime"):
 # dependency).
 if python_has("torchvision"):
     config.available_features.add("torchvision")
+# torch.onnx's default (dynamo) exporter needs onnxscript (PyPI).
+if python_has("torch") and python_has("onnxscript"):
+    config.available_features.add("torch-dynamo-export")
 # ... and small Hugging Face transformers (PyPI; not a build dependency).
 if python_has("transformers") and python_has("torch"):
     config.available_features.add("transformers")
