@@ -1306,7 +1306,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                  "Conv",
                  llvm::formatv(
                      "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, "
-                     "{11}, ConvOptions{{{12}, {13}, {14}}",
+                     "{11}, ConvOptions{{{12}, {13}, {14}, {15}}",
                      dt(conv.getInput()), shape(conv.getInput()),
                      shape(conv.getFilter()), conv.getBias() ? "true" : "false",
                      shape(conv.getResult()),
@@ -1316,7 +1316,8 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                      shapeLiteral(ArrayRef(pads).drop_front(n)),
                      std::max<int64_t>(conv.getGroup(), 1), activation(op),
                      isWeight(conv.getFilter()), layout(conv.getInput()),
-                     layout(conv.getResult()), residual ? "true" : "false")),
+                     layout(conv.getResult()), residual ? "true" : "false",
+                     conv.getExact() ? "true" : "false")),
              cptr(conv.getInput()) + ", " + cptr(conv.getFilter()) + ", " +
                  cptr(conv.getBias()) + ", " + ptr(conv.getResult()) + ", " +
                  cptr(residual));

@@ -352,8 +352,8 @@ struct Conv::Impl {
   /// Every element type but f32: plain layouts, no fused activation or
   /// residual (the compiler fuses and reorders f32 convolutions only).
   std::optional<LoopConv> loops;
-  /// 3x3 stride-1 convolutions between native tensors of 32 channels or
-  /// more (WinogradConv::suits): fewer multiplies than oneDNN's.
+  /// 3x3 stride-1 convolutions between native tensors that
+  /// WinogradConv::suits: fewer multiplies than oneDNN's.
   std::optional<WinogradConv> winograd;
 
   Impl(Context &ctx, DType type, const Shape &x, const Shape &w, bool hasBias,
@@ -428,20 +428,12 @@ struct Conv::Impl {
                     parallel);
       return;
     }
-    if (options.x == Layout::Native && options.y == Layout::Native &&
+    if (!options.exact && options.x == Layout::Native &&
+        options.y == Layout::Native &&
         WinogradConv::suits(x, w, strides, dilations, group)) {
-      WinogradGeometry geometry;
-      geometry.batch = x[0];
-      geometry.inChannels = x[1];
-      geometry.height = x[2];
-      geometry.width = x[3];
-      geometry.outChannels = y[1];
-      geometry.outHeight = y[2];
-      geometry.outWidth = y[3];
-      geometry.padTop = padBegin[0];
-      geometry.padLeft = padBegin[1];
-      geometry.block = nativeChannelBlock();
-      winograd.emplace(geometry, hasBias, residual, act, constantWeights);
+      winograd.emplace(
+          WinogradConv::nativeGeometry(x, y, padBegin[0], padBegin[1]), hasBias,
+          residual, act, constantWeights);
       return;
     }
 
@@ -755,7 +747,7 @@ struct ConvGradInput::Impl {
   LayoutBridge diffDst, weights, diffSrc;
   dnnl::memory scratchpad;
   Args args;
-  /// dx = dy * flipped w^T by Winograd's F(2x2, 3x3) where it suits
+  /// dx = dy * flipped w^T by Winograd's transforms where it suits
   /// (WinogradConv::suitsInputAdjoint), between native tensors.
   std::optional<WinogradConv> winograd;
 
@@ -823,17 +815,8 @@ ConvGradInput::ConvGradInput(Context &ctx, DType type, const Shape &x,
       WinogradConv::suitsInputAdjoint(x, w, y, strides, dilations, padBegin,
                                       group)) {
     // The adjoint slides over dy and writes dx.
-    adjoint.emplace();
-    adjoint->batch = x[0];
-    adjoint->inChannels = y[1];
-    adjoint->height = y[2];
-    adjoint->width = y[3];
-    adjoint->outChannels = x[1];
-    adjoint->outHeight = x[2];
-    adjoint->outWidth = x[3];
-    adjoint->padTop = 2 - padBegin[0];
-    adjoint->padLeft = 2 - padBegin[1];
-    adjoint->block = nativeChannelBlock();
+    adjoint =
+        WinogradConv::nativeGeometry(y, x, 2 - padBegin[0], 2 - padBegin[1]);
     adjoint->adjoint = true;
   }
   impl = std::make_unique<Impl>(ctx, geometry, layouts, adjoint);

@@ -35,9 +35,8 @@ struct WinogradGeometry {
   /// this one's y to its x ([C, K, 3, 3]): run its input adjoint, the
   /// convolution by the flipped, transposed filter (ConvGradInput).
   bool adjoint = false;
-  /// Output tile: 2 (F(2x2, 3x3)), 4 (F(4x4, 3x3)), or 0 for the faster
-  /// one for the channel counts (4 while its transformed filter fits 1
-  /// MiB).
+  /// Output tile: 2 (F(2x2, 3x3)), 4 (F(4x4, 3x3)), or 0 for the default,
+  /// 2 (chooseTile in the .cpp says why).
   int64_t outputTile = 0;
 };
 
@@ -51,6 +50,12 @@ public:
   /// environment sets HETERPS_CPU_WINOGRAD=0.
   static bool suits(const Shape &x, const Shape &w, const Shape &strides,
                     const Shape &dilations, int64_t group);
+
+  /// The geometry of a convolution from `in` [N, C, H, W] to `out`
+  /// [N, K, OH, OW], both in the native layout of this CPU, whose window
+  /// starts at (-padTop, -padLeft).
+  static WinogradGeometry nativeGeometry(const Shape &in, const Shape &out,
+                                         int64_t padTop, int64_t padLeft);
 
   /// Whether ConvGradInput should compute dx this way for the convolution
   /// x * w = y: as suits() for dy * w^T (y's channels in, x's out), with

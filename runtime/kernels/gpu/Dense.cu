@@ -634,7 +634,15 @@ Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
                 shapeString(x) + " and filter " + shapeString(w));
 
   // Fastest algorithm cuDNN's heuristics rate as supported under FMA math;
-  // implicit GEMM (no workspace, every geometry) when none is.
+  // implicit GEMM (no workspace, every geometry) when none is. An exact
+  // conv (integer sums, ConvOptions::exact) skips the FFT and Winograd
+  // algorithms, which round in between.
+  auto rounds = [](cudnnConvolutionFwdAlgo_t algo) {
+    return algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+  };
   cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
   int found = 0;
   cudnnHandle_t handle = ctx.impl().cudnn;
@@ -647,7 +655,8 @@ Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
   bool chosen = false;
   for (int i = 0; i < found && !chosen; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS ||
-        perf[i].mathType != CUDNN_FMA_MATH || perf[i].memory > kMaxWorkspace)
+        perf[i].mathType != CUDNN_FMA_MATH || perf[i].memory > kMaxWorkspace ||
+        (options.exact && rounds(perf[i].algo)))
       continue;
     s.algo = perf[i].algo;
     chosen = cudnnGetConvolutionForwardWorkspaceSize(

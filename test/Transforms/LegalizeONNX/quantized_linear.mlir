@@ -108,13 +108,14 @@ func.func @qlinear_matmul(%a: tensor<2x8xi8>, %as: tensor<f32>, %az: tensor<i8>,
 
 // A constant filter whose accumulators stay below 2^24 (here at most
 // 255 * 3 * 4): the conv runs on f32 with the filter minus its zero point
-// folded, exact, then converts to i32.
+// folded, exact (`exact`: no kernel may round in between, as Winograd's
+// transforms would), then converts to i32.
 // CHECK-LABEL: func @conv_integer_exact_f32
 func.func @conv_integer_exact_f32(%x: tensor<1x2x3x3xui8>, %xz: tensor<ui8>) -> tensor<1x1x2x2xi32> {
   // CHECK: %[[W:.*]] = hps.constant dense<{{\[\[\[\[}}1.000000e+00, -2.000000e+00], [3.000000e+00, 0.000000e+00]], {{\[\[}}-1.000000e+00, 4.000000e+00], [2.000000e+00, -3.000000e+00]]]]> : tensor<1x2x2x2xf32>
   // CHECK: %[[X:.*]] = hps.cast %arg0 : (tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xf32>
   // CHECK: %[[XS:.*]] = hps.sub %[[X]], {{.*}} -> tensor<1x2x3x3xf32>
-  // CHECK: %[[Y:.*]] = hps.conv %[[XS]], %[[W]] {{.*}} -> tensor<1x1x2x2xf32>
+  // CHECK: %[[Y:.*]] = hps.conv %[[XS]], %[[W]] {{.*}}exact{{.*}} -> tensor<1x1x2x2xf32>
   // CHECK: hps.cast %[[Y]] : (tensor<1x1x2x2xf32>) -> tensor<1x1x2x2xi32>
   %w = hps.constant dense<[[[[2, -1], [4, 1]], [[0, 5], [3, -2]]]]> : tensor<1x2x2x2xi8>
   %wz = hps.constant dense<1> : tensor<i8>

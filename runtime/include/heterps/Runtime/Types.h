@@ -160,6 +160,9 @@ struct ConvOptions {
   Layout x = Layout::Plain;
   Layout y = Layout::Plain;
   bool residual = false;
+  /// The operands are integers whose sums f32 holds exactly in any order (a
+  /// quantized conv): no algorithm that rounds in between (Winograd, FFT).
+  bool exact = false;
 };
 
 /// Elementwise functions of two tensors with numpy broadcasting.

@@ -151,12 +151,16 @@ def HPS_ConvOp : HPS_LayerOp<"conv"> {
   let description = [{
     `pads` holds the begin pads of every spatial axis, then the end pads.
     ONNX's `auto_pad` is resolved into explicit pads by legalization.
+    `exact` marks an f32 conv of integer values whose sums f32 holds exactly
+    in any order (a quantized product): kernels must not use algorithms
+    that round in between, such as Winograd's or FFT transforms.
   }];
   let arguments = !con((ins AnyTensor:$input, AnyTensor:$filter,
                         Optional<AnyTensor>:$bias,
                         DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                         DenseI64ArrayAttr:$dilations,
-                        DefaultValuedAttr<I64Attr, "1">:$group), Placement);
+                        DefaultValuedAttr<I64Attr, "1">:$group), Placement,
+                       (ins UnitAttr:$exact));
   let results = (outs AnyTensor:$result);
 }
 

@@ -44,7 +44,8 @@ LogicalResult legalizeConv(ONNXNode node, PatternRewriter &rewriter) {
       rewriter.getDenseI64ArrayAttr(window->strides),
       rewriter.getDenseI64ArrayAttr(window->pads),
       rewriter.getDenseI64ArrayAttr(window->dilations),
-      rewriter.getI64IntegerAttr(node.getInt("group", 1)), DeviceAttr());
+      rewriter.getI64IntegerAttr(node.getInt("group", 1)), DeviceAttr(),
+      UnitAttr());
 }
 
 /// Per-axis attribute of `count` values, or `fallback` everywhere.

@@ -394,12 +394,12 @@ LogicalResult legalizeLpPool(ONNXNode node, PatternRewriter &rewriter) {
   Value ones = rewriter.create<ConstantOp>(
       loc, DenseElementsAttr::get(RankedTensorType::get(filterShape, f32),
                                   rewriter.getF32FloatAttr(1)));
-  Value sums =
-      rewriter.create<ConvOp>(loc, result, powered, ones, Value(),
-                              rewriter.getDenseI64ArrayAttr(window->strides),
-                              rewriter.getDenseI64ArrayAttr(window->pads),
-                              rewriter.getDenseI64ArrayAttr(window->dilations),
-                              rewriter.getI64IntegerAttr(channels), device);
+  Value sums = rewriter.create<ConvOp>(
+      loc, result, powered, ones, Value(),
+      rewriter.getDenseI64ArrayAttr(window->strides),
+      rewriter.getDenseI64ArrayAttr(window->pads),
+      rewriter.getDenseI64ArrayAttr(window->dilations),
+      rewriter.getI64IntegerAttr(channels), device, UnitAttr());
   Value norm =
       p == 1   ? sums
       : p == 2 ? rewriter.create<SqrtOp>(loc, result, sums, device).getResult()

@@ -391,7 +391,8 @@ FailureOr<ConvGeometry> convGeometry(ONNXNode node, PatternRewriter &rewriter,
             builder.getDenseI64ArrayAttr(window->strides),
             builder.getDenseI64ArrayAttr(window->pads),
             builder.getDenseI64ArrayAttr(window->dilations),
-            builder.getI64IntegerAttr(geometry.group), DeviceAttr());
+            builder.getI64IntegerAttr(geometry.group), DeviceAttr(),
+            UnitAttr());
       }))
     return fail(node, rewriter, "the hps conv would not verify");
   return geometry;
@@ -426,12 +427,15 @@ Value quantizedConv(ONNXNode node, PatternRewriter &rewriter,
     SmallVector<float> values(biasValues->begin(), biasValues->end());
     bias = floatConstant(node, rewriter, {int64_t(values.size())}, values);
   }
-  return rewriter.create<ConvOp>(
+  // On f32 the sums are exact only if no kernel rounds in between.
+  auto conv = rewriter.create<ConvOp>(
       node.getLoc(), type.clone(element), input, filter, bias,
       rewriter.getDenseI64ArrayAttr(window.strides),
       rewriter.getDenseI64ArrayAttr(window.pads),
       rewriter.getDenseI64ArrayAttr(window.dilations),
-      rewriter.getI64IntegerAttr(geometry.group), node.getOp().getDeviceAttr());
+      rewriter.getI64IntegerAttr(geometry.group), node.getOp().getDeviceAttr(),
+      exactW ? rewriter.getUnitAttr() : UnitAttr());
+  return conv;
 }
 
 /// ConvInteger (10): x and w u8 or i8, x's zero point one value, w's one or
