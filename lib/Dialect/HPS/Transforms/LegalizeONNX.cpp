@@ -188,6 +188,9 @@ struct LegalizeONNXPass
     populatePreviewTrainingPatterns(set);
     populateFusionPatterns(set);
     patterns = FrozenRewritePatternSet(std::move(set));
+    RewritePatternSet units(context);
+    populateQDQFusionPatterns(units);
+    quantizedUnits = FrozenRewritePatternSet(std::move(units));
     return success();
   }
 
@@ -198,6 +201,10 @@ struct LegalizeONNXPass
     // Shape chains can be long (transformer exports); let the driver
     // iterate until nothing changes.
     config.maxIterations = GreedyRewriteConfig::kNoLimit;
+    // Before any node of a unit is legalized on its own.
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), quantizedUnits,
+                                            config)))
+      return signalPassFailure();
     // Refining a result type can enable patterns that need ranks (the
     // pre-13 Softmax), so alternate until neither changes anything. A
     // returned value may feed other ops too (an unrolled loop's state is
@@ -262,5 +269,7 @@ struct LegalizeONNXPass
   }
 
   FrozenRewritePatternSet patterns;
+  /// QDQ node units, fused before the per-op patterns run.
+  FrozenRewritePatternSet quantizedUnits;
 };
 } // namespace

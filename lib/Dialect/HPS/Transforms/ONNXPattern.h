@@ -162,6 +162,9 @@ void populatePreviewTrainingPatterns(mlir::RewritePatternSet &patterns);
 std::optional<std::string> explainControlFlow(OnnxNodeOp op);
 /// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
 void populateFusionPatterns(mlir::RewritePatternSet &patterns);
+/// Not per op, and applied before all others: rewrites the quantized node
+/// units of QDQ-format models into the integer ONNX ops they stand for.
+void populateQDQFusionPatterns(mlir::RewritePatternSet &patterns);
 
 } // namespace heterps::hps
 
