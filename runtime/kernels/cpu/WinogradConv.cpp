@@ -46,6 +46,13 @@ constexpr int64_t kMaxFilterBytes = 4 << 20;
 /// against oneDNN: 1.4x at batch 4 (x and y 0.25 MiB each), 0.8x at batch
 /// 64 (4 MiB each), 1.0x at batch 256 (docs/benchmarks/conv-layers.md).
 constexpr int64_t kNarrowMaxBytes = 2 << 20;
+/// F(4x4, 3x3) does 2.25 multiplies per output and channel pair where
+/// F(2x2, 3x3) does 4, but its filter is 36 / 16 times larger and its
+/// rounding error about 5x (inputs and outputs near 1: 5e-6 against 1e-6
+/// at 64 channels). Measured on the 2 AVX2 cores, 8 images, against F(2x2):
+/// 1.6-1.9x at 32 and 64 channels on 16x16 and 8x8, 1.2x on 56x56; 1.05x at
+/// 128 channels (2.4 MiB of filter), 0.74x at 256 (9.4 MiB).
+constexpr int64_t kMaxLargeTileFilterBytes = 1 << 20;
 
 inline Vec load(const float *p) {
   Vec v;
@@ -143,15 +150,16 @@ struct LargeTile {
   }
 };
 
-/// The output tile when the geometry leaves it open: 2. F(4x4, 3x3)'s
-/// larger rounding error flips the requantization of convolutions between
-/// DequantizeLinear and QuantizeLinear (the QDQ-quantized ResNet-20 of
-/// test/Integration/Run/quantized-models.test: 0.112 on logits up to 12
-/// against onnxruntime's fused integer convolutions, where F(2x2, 3x3) and
-/// oneDNN agree to 1e-6), and no pass marks those convolutions yet; it was
-/// 1.1-1.25x faster than F(2x2, 3x3) on ResNet-20's 32- and 64-channel
-/// chains. Until then it runs only where asked for (WinogradGeometry).
-int64_t chooseTile(int64_t /*in*/, int64_t /*out*/) { return SmallTile::kOut; }
+/// The output tile (2 or 4) for a convolution of `in` to `out` channels.
+/// Convolutions whose sums must not round differently (`exact`: quantized
+/// products on f32, QDQ units) never get here.
+int64_t chooseTile(int64_t in, int64_t out) {
+  const int64_t positions = LargeTile::kIn * LargeTile::kIn;
+  return positions * in * out * int64_t(sizeof(float)) <=
+                 kMaxLargeTileFilterBytes
+             ? LargeTile::kOut
+             : SmallTile::kOut;
+}
 
 } // namespace
 

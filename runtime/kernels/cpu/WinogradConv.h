@@ -35,8 +35,8 @@ struct WinogradGeometry {
   /// this one's y to its x ([C, K, 3, 3]): run its input adjoint, the
   /// convolution by the flipped, transposed filter (ConvGradInput).
   bool adjoint = false;
-  /// Output tile: 2 (F(2x2, 3x3)), 4 (F(4x4, 3x3)), or 0 for the default,
-  /// 2 (chooseTile in the .cpp says why).
+  /// Output tile: 2 (F(2x2, 3x3)), 4 (F(4x4, 3x3)), or 0 for the default:
+  /// 4 while its filter stays small (chooseTile in the .cpp says why).
   int64_t outputTile = 0;
 };
 
