@@ -9,7 +9,7 @@ two Conv + Relu, and a chain of DEPTH. Three systems run both models on the
 same machine in one process run: ours (`heterps compile --strategy
 cpu-only`, then `heterps run --repeat`), ours with HETERPS_CPU_WINOGRAD=0
 (the same bundle with oneDNN's direct convolutions instead of Winograd's
-F(2x2, 3x3)), and onnxruntime (CPUExecutionProvider, all graph
+F(4x4, 3x3) or F(2x2, 3x3)), and onnxruntime (CPUExecutionProvider, all graph
 optimizations, which rewrites the chain to its NCHWc kernels). The time of
 one convolution is (chain of DEPTH - chain of 2) / (DEPTH - 2): what a layer
 costs inside a network, without the first conv (from the model's plain

@@ -5,7 +5,9 @@ Workloads: the MNIST MLP, NCF (NeuMF, MovieLens-1M) and ResNet-20 (CIFAR-10)
 from ../shared/models, ResNet-20 quantized by onnxruntime's own static
 quantizer (test/Integration/Inputs/quantize_with_ort.py: QLinearConv, int8
 per channel, 7-bit weights; resnet20-int8-all also quantizes the residual
-adds and the classifier: QLinearAdd, QGemm), and a generated HeterPS-style
+adds and the classifier: QLinearAdd, QGemm; resnet20-qdq writes the
+convolutions and the classifier in QDQ format, DequantizeLinear -> Conv ->
+QuantizeLinear), and a generated HeterPS-style
 CTR model
 (bench/generate_ctr_model.py). Each runs at batch 1 and batch 256 on the same
 machine, in one process run:
@@ -91,6 +93,7 @@ WORKLOADS = {
     # (com.microsoft QLinearAdd and QGemm).
     "resnet20-int8": "cnn/resnet20_cifar10_opset12.onnx",
     "resnet20-int8-all": "cnn/resnet20_cifar10_opset12.onnx",
+    "resnet20-qdq": "cnn/resnet20_cifar10_opset12.onnx",
     "ctr": None,  # generated
     "transformer": None,  # generated
     "lstm": None,  # generated
@@ -101,6 +104,7 @@ LABELS = {
     "resnet20": "ResNet-20",
     "resnet20-int8": "ResNet-20 int8 (QLinearConv)",
     "resnet20-int8-all": "ResNet-20 int8 (QLinearConv, QLinearAdd, QGemm)",
+    "resnet20-qdq": "ResNet-20 int8 (QDQ format: Conv, Gemm)",
     "ctr": "CTR (generated)",
     "transformer": "Transformer (generated, opset 24)",
     "lstm": "LSTM classifier (generated, 1000 steps)",
@@ -599,10 +603,13 @@ def main():
                         fixes = batch_variant(original, model, flatten_fix=not args.no_flatten_fix)
                         check_variant(original, model, np.random.default_rng(args.seed + 1))
                         case["notes"] += fixes
-                    if "-int8" in w:
+                    if "-int8" in w or w.endswith("-qdq"):
                         quantized = os.path.join(cdir, "quantized.onnx")
-                        ops = "Conv,Add,Gemm" if w.endswith("-all") else "Conv"
-                        r = sh([sys.executable, QUANTIZER, model, quantized, "--ops", ops])
+                        if w.endswith("-qdq"):
+                            options = ["--ops", "Conv,Gemm", "--format", "qdq", "--opset", "13"]
+                        else:
+                            options = ["--ops", "Conv,Add,Gemm" if w.endswith("-all") else "Conv"]
+                        r = sh([sys.executable, QUANTIZER, model, quantized] + options)
                         if r.returncode:
                             raise RuntimeError("quantize_with_ort.py failed: " + r.stderr)
                         model = quantized

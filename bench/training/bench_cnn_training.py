@@ -7,7 +7,7 @@ The shipped ResNet-20 has a fixed batch of 1. HeterPS compiles it with
 stages on the CPU) and trains from .npy arrays with `heterps run --train`,
 once with the default blocked layouts and once with `--native-layouts=false`;
 the default bundle also runs with HETERPS_CPU_WINOGRAD=0 (oneDNN's
-convolutions instead of Winograd's F(2x2, 3x3) forward and dx).
+convolutions instead of Winograd's forward and dx).
 PyTorch trains the same ONNX file converted by onnx2torch (its batch-1
 Reshape made batch-generic as bench/inference does), with
 CrossEntropyLoss on the logits and torch.optim.SGD at the same learning rate,

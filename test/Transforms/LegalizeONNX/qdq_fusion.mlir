@@ -67,3 +67,78 @@ func.func @qdq_not_units(%x: tensor<1x2x3x3xui8>) -> (tensor<1x2x2x2xui8>, tenso
   %y2 = hps.onnx_node "QuantizeLinear"(%c2, %ys, %yz) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x2x2x2xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x2x2x2xui8>
   return %y0, %y1, %c1, %y2 : tensor<1x2x2x2xui8>, tensor<1x2x2x2xui8>, tensor<1x2x2x2xf32>, tensor<1x2x2x2xui8>
 }
+
+// -----
+
+// A residual add between DequantizeLinear and QuantizeLinear, with a Relu
+// that the zero point at the type's least value makes redundant: the
+// com.microsoft QLinearAdd it stands for, each shifted operand times its
+// scale over c_scale (0.5 / 0.3 and 0.25 / 0.3: onnxruntime's rounding),
+// no hps.relu.
+// CHECK-LABEL: func @qdq_add_relu
+func.func @qdq_add_relu(%a: tensor<1x4xui8>, %b: tensor<1x4xui8>) -> tensor<1x4xui8> {
+  // CHECK-DAG: %[[RA:.*]] = hps.constant dense<1.66666663> : tensor<f32>
+  // CHECK-DAG: %[[RB:.*]] = hps.constant dense<0.833333313> : tensor<f32>
+  // CHECK: %[[A:.*]] = hps.mul %{{.*}}, %[[RA]] : tensor<1x4xf32>, tensor<f32>
+  // CHECK: %[[B:.*]] = hps.mul %{{.*}}, %[[RB]] : tensor<1x4xf32>, tensor<f32>
+  // CHECK: hps.add %[[A]], %[[B]]
+  // CHECK-NOT: hps.relu
+  // CHECK: hps.round
+  %as = hps.constant dense<5.000000e-01> : tensor<f32>
+  %az = hps.constant dense<3> : tensor<ui8>
+  %bs = hps.constant dense<2.500000e-01> : tensor<f32>
+  %cs = hps.constant dense<3.000000e-01> : tensor<f32>
+  %cz = hps.constant dense<0> : tensor<ui8>
+  %da = hps.onnx_node "DequantizeLinear"(%a, %as, %az) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x4xui8>, tensor<f32>, tensor<ui8>) -> tensor<1x4xf32>
+  %db = hps.onnx_node "DequantizeLinear"(%b, %bs) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x4xui8>, tensor<f32>) -> tensor<1x4xf32>
+  %s = hps.onnx_node "Add"(%da, %db) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  %r = hps.onnx_node "Relu"(%s) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %y = hps.onnx_node "QuantizeLinear"(%r, %cs, %cz) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4xui8>
+  return %y : tensor<1x4xui8>
+}
+
+// A Relu before a QuantizeLinear whose zero point is above the least value
+// clips what the quantization would not: it stays, and so does the float
+// add.
+// CHECK-LABEL: func @qdq_relu_kept
+func.func @qdq_relu_kept(%a: tensor<1x4xui8>, %b: tensor<1x4xui8>) -> tensor<1x4xui8> {
+  // CHECK: hps.add
+  // CHECK: hps.relu
+  // CHECK: hps.div
+  %as = hps.constant dense<5.000000e-01> : tensor<f32>
+  %cs = hps.constant dense<3.000000e-01> : tensor<f32>
+  %cz = hps.constant dense<4> : tensor<ui8>
+  %da = hps.onnx_node "DequantizeLinear"(%a, %as) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x4xui8>, tensor<f32>) -> tensor<1x4xf32>
+  %db = hps.onnx_node "DequantizeLinear"(%b, %as) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x4xui8>, tensor<f32>) -> tensor<1x4xf32>
+  %s = hps.onnx_node "Add"(%da, %db) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x4xf32>, tensor<1x4xf32>) -> tensor<1x4xf32>
+  %r = hps.onnx_node "Relu"(%s) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x4xf32>) -> tensor<1x4xf32>
+  %y = hps.onnx_node "QuantizeLinear"(%r, %cs, %cz) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<1x4xf32>, tensor<f32>, tensor<ui8>) -> tensor<1x4xui8>
+  return %y : tensor<1x4xui8>
+}
+
+// -----
+
+// A classifier Gemm (transB, B per output column along axis 0, an i32 bias
+// in units of a_scale * b_scale) between DequantizeLinear and
+// QuantizeLinear: com.microsoft QGemm's exact product, the bias added in
+// i32, then the requantization.
+// CHECK-LABEL: func @qdq_gemm
+func.func @qdq_gemm(%a: tensor<2x3xui8>) -> tensor<2x2xui8> {
+  // CHECK: %[[P:.*]] = hps.matmul {{.*}} : (tensor<2x3xf32>, tensor<3x2xf32>) -> tensor<2x2xf32>
+  // CHECK: %[[I:.*]] = hps.cast %[[P]] : (tensor<2x2xf32>) -> tensor<2x2xi32>
+  // CHECK: hps.add %[[I]], %{{.*}} : tensor<2x2xi32>, tensor<2xi32>
+  // CHECK: hps.round
+  // CHECK-NOT: hps.onnx_node
+  %as = hps.constant dense<5.000000e-01> : tensor<f32>
+  %b = hps.constant dense<[[1, -2, 3], [4, 0, -1]]> : tensor<2x3xi8>
+  %bs = hps.constant dense<[2.500000e-01, 1.250000e-01]> : tensor<2xf32>
+  %c = hps.constant dense<[5, -7]> : tensor<2xi32>
+  %cs = hps.constant dense<[1.250000e-01, 6.250000e-02]> : tensor<2xf32>
+  %ys = hps.constant dense<2.000000e-01> : tensor<f32>
+  %da = hps.onnx_node "DequantizeLinear"(%a, %as) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x3xui8>, tensor<f32>) -> tensor<2x3xf32>
+  %db = hps.onnx_node "DequantizeLinear"(%b, %bs) {attrs = {axis = 0 : i64}, domain = "", opset = 13 : i64} : (tensor<2x3xi8>, tensor<2xf32>) -> tensor<2x3xf32>
+  %dc = hps.onnx_node "DequantizeLinear"(%c, %cs) {attrs = {axis = 0 : i64}, domain = "", opset = 13 : i64} : (tensor<2xi32>, tensor<2xf32>) -> tensor<2xf32>
+  %g = hps.onnx_node "Gemm"(%da, %db, %dc) {attrs = {transB = 1 : i64}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2xf32>) -> tensor<2x2xf32>
+  %y = hps.onnx_node "QuantizeLinear"(%g, %ys) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x2xf32>, tensor<f32>) -> tensor<2x2xui8>
+  return %y : tensor<2x2xui8>
+}

@@ -2,13 +2,15 @@
 //
 // A QDQ-format model (onnxruntime's and TensorRT's quantizers write them)
 // spells a quantized convolution as DequantizeLinear on x, on w and on the
-// i32 bias, a float Conv, and QuantizeLinear on its output. Runtimes run
-// such a unit as the integer operator it stands for (onnxruntime's QDQ
-// transformer makes it a QLinearConv), and the model's scales are chosen
-// for that: the float reading rounds differently, and a requantization
-// that lands near a rounding boundary then flips to the next integer. So
-// before per-op legalization the unit is rewritten into that QLinearConv
-// node, whose own pattern computes the accumulator exactly.
+// i32 bias, a float Conv, and QuantizeLinear on its output; a quantized
+// residual add as DequantizeLinear on both operands, a float Add and
+// QuantizeLinear. Runtimes run such a unit as the integer operator it
+// stands for (onnxruntime's QDQ transformer makes them QLinearConv and
+// com.microsoft QLinearAdd / QLinearMul), and the model's scales are
+// chosen for that: the float reading rounds differently, and a
+// requantization that lands near a rounding boundary then flips to the
+// next integer. So before per-op legalization each unit is rewritten into
+// that node, whose own pattern computes it as onnxruntime does.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,12 +58,14 @@ struct Quantization {
   Value quantized, scale, zeroPoint;
 };
 
-/// The quantization `node` describes, if it is one QLinearConv can take:
-/// opsets 10 to 22 (whose patterns know these attributes), no blocks, an
-/// f32 scale of 1 or `channels` values along axis 0, and a zero point of
+/// The quantization `node` describes, if it is one the integer ops can
+/// take: opsets 10 to 22 (whose patterns know these attributes), no blocks,
+/// an f32 scale of 1 or `channels` values along `channelAxis` (a filter's
+/// output channels, the columns of a Gemm's product), and a zero point of
 /// the quantized type laid out as the scale.
 std::optional<Quantization> quantizationOf(OnnxNodeOp node, Value quantized,
-                                           int64_t channels) {
+                                           int64_t channels,
+                                           int64_t channelAxis = 0) {
   static constexpr StringRef kKnown[] = {"axis", "block_size", "output_dtype",
                                          "saturate"};
   ONNXNode onnx(node);
@@ -76,8 +80,7 @@ std::optional<Quantization> quantizationOf(OnnxNodeOp node, Value quantized,
   std::optional<int64_t> length = vectorLength(scale);
   if (!length || (*length != 1 && *length != channels))
     return std::nullopt;
-  // A scale per channel runs along axis 0 (the filter's output channels).
-  if (*length != 1 && onnx.getAxis("axis", 1, type.getRank()) != 0)
+  if (*length != 1 && onnx.getAxis("axis", 1, type.getRank()) != channelAxis)
     return std::nullopt;
   if (zeroPoint && (vectorLength(zeroPoint) != length ||
                     cast<ShapedType>(zeroPoint.getType()).getElementType() !=
@@ -86,14 +89,15 @@ std::optional<Quantization> quantizationOf(OnnxNodeOp node, Value quantized,
   return Quantization{quantized, scale, zeroPoint};
 }
 
-/// The DequantizeLinear that defines `value` (f32), if QLinearConv can take
-/// it.
-std::optional<Quantization> dequantized(Value value, int64_t channels) {
+/// The DequantizeLinear that defines `value` (f32), if the integer ops can
+/// take it.
+std::optional<Quantization> dequantized(Value value, int64_t channels,
+                                        int64_t channelAxis = 0) {
   OnnxNodeOp node = definingNode(value, "DequantizeLinear");
   if (!node || !isa<RankedTensorType>(value.getType()) ||
       !cast<ShapedType>(value.getType()).getElementType().isF32())
     return std::nullopt;
-  return quantizationOf(node, ONNXNode(node).input(0), channels);
+  return quantizationOf(node, ONNXNode(node).input(0), channels, channelAxis);
 }
 
 /// True if the bias dequantizes as QLinearConv's B: i32 [channels] with no
@@ -131,16 +135,61 @@ bool isAccumulatorBias(Value bias, const Quantization &x, const Quantization &w,
   return true;
 }
 
+/// The `opType` node that only `quantize` (a QuantizeLinear) reads, or
+/// null.
+OnnxNodeOp quantizedProducer(OnnxNodeOp quantize, StringRef opType) {
+  if (quantize.getDomain() != "" || quantize.getOpType() != "QuantizeLinear" ||
+      quantize->getNumResults() != 1)
+    return {};
+  OnnxNodeOp producer = definingNode(ONNXNode(quantize).input(0), opType);
+  if (!producer || !producer->hasOneUse() || producer->getNumResults() != 1)
+    return {};
+  return producer;
+}
+
+/// A placeholder for an omitted optional input where `value` is null.
+Value orNone(PatternRewriter &rewriter, Location loc, Value value) {
+  return value
+             ? value
+             : rewriter.create<NoneOp>(loc, rewriter.getNoneType()).getResult();
+}
+
+/// The integer ops' inputs: each input's quantized value, scale and zero
+/// point (or a placeholder), then the output's scale and zero point.
+SmallVector<Value> operandsOf(PatternRewriter &rewriter, Location loc,
+                              ArrayRef<Quantization> inputs,
+                              const Quantization &output) {
+  SmallVector<Value> operands;
+  for (const Quantization &q : inputs)
+    operands.append({q.quantized, q.scale, orNone(rewriter, loc, q.zeroPoint)});
+  operands.append({output.scale, orNone(rewriter, loc, output.zeroPoint)});
+  return operands;
+}
+
+/// Replaces `quantize` with a new `opType` node of `domain` and `opset`
+/// reading `inputs`, and erases the float op it read.
+LogicalResult replaceUnit(PatternRewriter &rewriter, OnnxNodeOp quantize,
+                          OnnxNodeOp producer, StringRef opType,
+                          StringRef domain, int64_t opset,
+                          ArrayRef<Value> inputs,
+                          ArrayRef<NamedAttribute> attrs) {
+  auto fused = rewriter.create<OnnxNodeOp>(
+      quantize.getLoc(), quantize->getResultTypes(),
+      rewriter.getStringAttr(opType), rewriter.getStringAttr(domain),
+      rewriter.getI64IntegerAttr(opset), rewriter.getDictionaryAttr(attrs),
+      inputs, ArrayAttr(), quantize.getDeviceAttr(), /*bodiesCount=*/0);
+  rewriter.replaceOp(quantize, fused.getResults());
+  rewriter.eraseOp(producer);
+  return success();
+}
+
 /// QuantizeLinear(Conv(DequantizeLinear(x), DequantizeLinear(w)
 /// [, DequantizeLinear(B)])) -> QLinearConv(x, w, B), the conv read by
 /// nothing else. The DequantizeLinear nodes stay for their other readers.
 LogicalResult fuseQuantizedConv(OnnxNodeOp quantize,
                                 PatternRewriter &rewriter) {
-  if (quantize.getDomain() != "" || quantize.getOpType() != "QuantizeLinear" ||
-      quantize->getNumResults() != 1)
-    return failure();
-  OnnxNodeOp conv = definingNode(ONNXNode(quantize).input(0), "Conv");
-  if (!conv || !conv->hasOneUse() || !onlyAttributes(conv, kConvAttrs))
+  OnnxNodeOp conv = quantizedProducer(quantize, "Conv");
+  if (!conv || !onlyAttributes(conv, kConvAttrs))
     return rewriter.notifyMatchFailure(quantize, "not a Conv's only reader");
   ONNXNode convNode(conv);
   auto filter = rankedShape(convNode.input(1));
@@ -160,36 +209,118 @@ LogicalResult fuseQuantizedConv(OnnxNodeOp quantize,
   if (bias && !isAccumulatorBias(bias, *x, *w, channels))
     return rewriter.notifyMatchFailure(quantize, "a bias of another scale");
 
-  Location loc = quantize.getLoc();
-  auto orNone = [&](Value value) -> Value {
-    return value ? value
-                 : rewriter.create<NoneOp>(loc, rewriter.getNoneType())
-                       .getResult();
-  };
-  SmallVector<Value> inputs{x->quantized,
-                            x->scale,
-                            orNone(x->zeroPoint),
-                            w->quantized,
-                            w->scale,
-                            orNone(w->zeroPoint),
-                            y->scale,
-                            orNone(y->zeroPoint)};
+  SmallVector<Value> inputs =
+      operandsOf(rewriter, quantize.getLoc(), {*x, *w}, *y);
   if (bias)
     inputs.push_back(ONNXNode(bias.getDefiningOp<OnnxNodeOp>()).input(0));
-  OnnxNodeOp fused =
-      createONNXNode(rewriter, loc, "QLinearConv", conv.getOpset(), inputs,
-                     result, conv.getAttrs().getValue());
-  if (DeviceAttr device = quantize.getDeviceAttr())
-    fused.setDeviceAttr(device);
-  rewriter.replaceOp(quantize, fused.getResults());
-  rewriter.eraseOp(conv);
+  return replaceUnit(rewriter, quantize, conv, "QLinearConv", "",
+                     conv.getOpset(), inputs, conv.getAttrs().getValue());
+}
+
+/// QuantizeLinear(Add(DequantizeLinear(a), DequantizeLinear(b))) ->
+/// com.microsoft QLinearAdd(a, b), and Mul -> QLinearMul: every scale and
+/// zero point per tensor, a, b and the result of one quantized type, the
+/// Add read by nothing else.
+LogicalResult fuseQuantizedBinary(OnnxNodeOp quantize,
+                                  PatternRewriter &rewriter) {
+  OnnxNodeOp binary = quantizedProducer(quantize, "Add");
+  if (!binary)
+    binary = quantizedProducer(quantize, "Mul");
+  if (!binary || ONNXNode(binary).numInputs() != 2)
+    return rewriter.notifyMatchFailure(quantize, "not an Add's only reader");
+  std::optional<Quantization> a = dequantized(ONNXNode(binary).input(0), 1);
+  std::optional<Quantization> b = dequantized(ONNXNode(binary).input(1), 1);
+  std::optional<Quantization> c =
+      quantizationOf(quantize, quantize.getResult(0), 1);
+  auto result = dyn_cast<RankedTensorType>(quantize.getResult(0).getType());
+  auto sum = dyn_cast<RankedTensorType>(binary.getResult(0).getType());
+  if (!a || !b || !c || !result || !sum || !result.hasStaticShape() ||
+      result.getShape() != sum.getShape() ||
+      getElementTypeOrSelf(a->quantized.getType()) != result.getElementType() ||
+      getElementTypeOrSelf(b->quantized.getType()) != result.getElementType())
+    return rewriter.notifyMatchFailure(quantize, "not a quantized binary unit");
+  return replaceUnit(rewriter, quantize, binary,
+                     ("QLinear" + binary.getOpType()).str(), "com.microsoft", 1,
+                     operandsOf(rewriter, quantize.getLoc(), {*a, *b}, *c), {});
+}
+
+/// QuantizeLinear(Gemm(DequantizeLinear(A), DequantizeLinear(B)
+/// [, DequantizeLinear(C)])) -> com.microsoft QGemm(A, B, C) with a
+/// quantized Y: A per tensor, B per tensor or per column of the product,
+/// C (beta 1) i32 per column in units of a_scale * b_scale, the Gemm read
+/// by nothing else.
+LogicalResult fuseQuantizedGemm(OnnxNodeOp quantize,
+                                PatternRewriter &rewriter) {
+  static constexpr StringRef kGemmAttrs[] = {"alpha", "beta", "transA",
+                                             "transB"};
+  OnnxNodeOp gemm = quantizedProducer(quantize, "Gemm");
+  if (!gemm || !onlyAttributes(gemm, kGemmAttrs))
+    return rewriter.notifyMatchFailure(quantize, "not a Gemm's only reader");
+  ONNXNode gemmNode(gemm);
+  auto bShape = rankedShape(gemmNode.input(1));
+  std::optional<bool> transB = getFlag(gemmNode, "transB");
+  if (!bShape || bShape->size() != 2 || !transB ||
+      ShapedType::isDynamic((*bShape)[*transB ? 0 : 1]))
+    return rewriter.notifyMatchFailure(quantize, "a B of unknown width");
+  int64_t columns = (*bShape)[*transB ? 0 : 1];
+  std::optional<Quantization> a = dequantized(gemmNode.input(0), 1);
+  std::optional<Quantization> b =
+      dequantized(gemmNode.input(1), columns, *transB ? 0 : 1);
+  std::optional<Quantization> y =
+      quantizationOf(quantize, quantize.getResult(0), 1);
+  Value bias = gemmNode.input(2);
+  if (!a || !b || !y || (bias && gemmNode.getFloat("beta", 1.0f) != 1.0f) ||
+      (bias && !isAccumulatorBias(bias, *a, *b, columns)))
+    return rewriter.notifyMatchFailure(quantize, "not a quantized Gemm unit");
+  Location loc = quantize.getLoc();
+  // QGemm takes C between B and the output's quantization.
+  SmallVector<Value> inputs = operandsOf(rewriter, loc, {*a, *b}, *y);
+  inputs.insert(inputs.begin() + 6,
+                bias ? ONNXNode(bias.getDefiningOp<OnnxNodeOp>()).input(0)
+                     : orNone(rewriter, loc, Value()));
+  SmallVector<NamedAttribute> attrs;
+  for (NamedAttribute attr : gemm.getAttrs())
+    if (attr.getName() != "beta")
+      attrs.push_back(attr);
+  return replaceUnit(rewriter, quantize, gemm, "QGemm", "com.microsoft", 1,
+                     inputs, attrs);
+}
+
+/// QuantizeLinear(Relu(v)) -> QuantizeLinear(v) where the zero point is
+/// the least value of the quantized type (u8 0, i8 -128): a negative v
+/// rounds to at most zero and saturates to the same least value, so the
+/// Relu changes nothing (onnxruntime drops it too), and the unit before it
+/// becomes fusable.
+LogicalResult dropReluBeforeQuantize(OnnxNodeOp quantize,
+                                     PatternRewriter &rewriter) {
+  if (quantize.getDomain() != "" || quantize.getOpType() != "QuantizeLinear")
+    return failure();
+  OnnxNodeOp relu = definingNode(ONNXNode(quantize).input(0), "Relu");
+  auto result = dyn_cast<RankedTensorType>(quantize.getResult(0).getType());
+  if (!relu || !result || relu->getNumOperands() != 1)
+    return failure();
+  std::optional<std::pair<double, double>> range =
+      quantizedRange(result.getElementType());
+  Value zeroPoint = ONNXNode(quantize).input(2);
+  std::optional<double> zero =
+      zeroPoint ? getConstantScalar(zeroPoint) : std::optional<double>(0.0);
+  if (!range || !zero || *zero != range->first)
+    return rewriter.notifyMatchFailure(quantize,
+                                       "a zero point above the least");
+  rewriter.modifyOpInPlace(
+      quantize, [&] { quantize->setOperand(0, relu->getOperand(0)); });
+  if (relu->use_empty())
+    rewriter.eraseOp(relu);
   return success();
 }
 
 } // namespace
 
 void populateQDQFusionPatterns(RewritePatternSet &patterns) {
+  patterns.add(dropReluBeforeQuantize);
   patterns.add(fuseQuantizedConv);
+  patterns.add(fuseQuantizedBinary);
+  patterns.add(fuseQuantizedGemm);
 }
 
 } // namespace heterps::hps
