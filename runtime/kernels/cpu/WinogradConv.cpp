@@ -150,10 +150,29 @@ struct LargeTile {
   }
 };
 
+/// HETERPS_CPU_WINOGRAD: 0 turns the kernels off, 2 keeps F(2x2, 3x3) only
+/// (both for comparisons); unset or anything else chooses per layer. Read
+/// once per process.
+enum class WinogradSetting { Off, SmallTileOnly, Chosen };
+
+WinogradSetting winogradSetting() {
+  static const WinogradSetting setting = [] {
+    const char *value = std::getenv("HETERPS_CPU_WINOGRAD");
+    const std::string text = value ? value : "";
+    if (text == "0")
+      return WinogradSetting::Off;
+    return text == "2" ? WinogradSetting::SmallTileOnly
+                       : WinogradSetting::Chosen;
+  }();
+  return setting;
+}
+
 /// The output tile (2 or 4) for a convolution of `in` to `out` channels.
 /// Convolutions whose sums must not round differently (`exact`: quantized
 /// products on f32, QDQ units) never get here.
 int64_t chooseTile(int64_t in, int64_t out) {
+  if (winogradSetting() == WinogradSetting::SmallTileOnly)
+    return SmallTile::kOut;
   const int64_t positions = LargeTile::kIn * LargeTile::kIn;
   return positions * in * out * int64_t(sizeof(float)) <=
                  kMaxLargeTileFilterBytes
@@ -165,12 +184,9 @@ int64_t chooseTile(int64_t in, int64_t out) {
 
 bool WinogradConv::suits(const Shape &x, const Shape &w, const Shape &strides,
                          const Shape &dilations, int64_t group) {
-  static const bool enabled = [] {
-    const char *setting = std::getenv("HETERPS_CPU_WINOGRAD");
-    return !setting || std::string(setting) != "0";
-  }();
-  if (!enabled || x.size() != 4 || w.size() != 4 || group != 1 || w[2] != 3 ||
-      w[3] != 3 || strides != Shape{1, 1} || dilations != Shape{1, 1})
+  if (winogradSetting() == WinogradSetting::Off || x.size() != 4 ||
+      w.size() != 4 || group != 1 || w[2] != 3 || w[3] != 3 ||
+      strides != Shape{1, 1} || dilations != Shape{1, 1})
     return false;
   const int64_t in = x[1], out = w[0], pixels = x[2] * x[3];
   const int64_t bytes = x[0] * (in + out) * pixels * int64_t(sizeof(float));

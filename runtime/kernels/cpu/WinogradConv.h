@@ -47,7 +47,7 @@ public:
   /// and y within 2 MiB together (16-channel transforms move more bytes
   /// per multiply than memory keeps up with), and transformed filters
   /// (16 x C x K floats) within 4 MiB, read once per six tiles. Off when the
-  /// environment sets HETERPS_CPU_WINOGRAD=0.
+  /// environment sets HETERPS_CPU_WINOGRAD=0 (=2 keeps F(2x2, 3x3) only).
   static bool suits(const Shape &x, const Shape &w, const Shape &strides,
                     const Shape &dilations, int64_t group);
 
