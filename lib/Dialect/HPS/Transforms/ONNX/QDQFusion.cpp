@@ -2,15 +2,15 @@
 //
 // A QDQ-format model (onnxruntime's and TensorRT's quantizers write them)
 // spells a quantized convolution as DequantizeLinear on x, on w and on the
-// i32 bias, a float Conv, and QuantizeLinear on its output; a quantized
-// residual add as DequantizeLinear on both operands, a float Add and
-// QuantizeLinear. Runtimes run such a unit as the integer operator it
-// stands for (onnxruntime's QDQ transformer makes them QLinearConv and
-// com.microsoft QLinearAdd / QLinearMul), and the model's scales are
-// chosen for that: the float reading rounds differently, and a
-// requantization that lands near a rounding boundary then flips to the
-// next integer. So before per-op legalization each unit is rewritten into
-// that node, whose own pattern computes it as onnxruntime does.
+// i32 bias, a float Conv, and QuantizeLinear on its output; likewise a
+// quantized residual Add or Mul and a classifier Gemm. Runtimes run such a
+// unit as the integer operator it stands for (onnxruntime's QDQ
+// transformer makes them QLinearConv, com.microsoft QLinearAdd /
+// QLinearMul and QGemm), and the model's scales are chosen for that: the
+// float reading rounds differently, and a requantization that lands near a
+// rounding boundary then flips to the next integer. So before per-op
+// legalization each unit is rewritten into that node, whose own pattern
+// computes it as onnxruntime does.
 //
 //===----------------------------------------------------------------------===//
 
