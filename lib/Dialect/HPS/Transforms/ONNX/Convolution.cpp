@@ -237,10 +237,10 @@ LogicalResult legalizeCol2Im(ONNXNode node, PatternRewriter &rewriter) {
 } // namespace
 
 void populateConvolutionPatterns(RewritePatternSet &patterns) {
-  static constexpr StringRef kConvAttrs[] = {
-      "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
-  addONNXPattern(patterns, "Conv", kMinOpset, 10, kConvAttrs, legalizeConv);
-  addONNXPattern(patterns, "Conv", 11, kMaxOpset, kConvAttrs, legalizeConv);
+  addONNXPattern(patterns, "Conv", kMinOpset, 10, kConvAttributes,
+                 legalizeConv);
+  addONNXPattern(patterns, "Conv", 11, kMaxOpset, kConvAttributes,
+                 legalizeConv);
   static constexpr StringRef kConvTransposeAttrs[] = {
       "auto_pad",       "dilations",    "group", "kernel_shape",
       "output_padding", "output_shape", "pads",  "strides"};

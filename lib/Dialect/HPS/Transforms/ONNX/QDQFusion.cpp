@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Quantize.h"
+#include "WindowAttrs.h"
 
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 
@@ -22,10 +23,6 @@ using namespace mlir;
 
 namespace heterps::hps {
 namespace {
-
-/// Conv's attributes: what QLinearConv takes as well.
-constexpr StringRef kConvAttrs[] = {"auto_pad",     "dilations", "group",
-                                    "kernel_shape", "pads",      "strides"};
 
 /// The default-domain node of `opType` that defines `value`, or null.
 OnnxNodeOp definingNode(Value value, StringRef opType) {
@@ -100,24 +97,25 @@ std::optional<Quantization> dequantized(Value value, int64_t channels,
   return quantizationOf(node, ONNXNode(node).input(0), channels, channelAxis);
 }
 
-/// True if the bias dequantizes as QLinearConv's B: i32 [channels] with no
-/// zero point (or zeros), in units of x_scale * w_scale, up to the rounding
-/// of that product (the quantizer computes it in f32).
-bool isAccumulatorBias(Value bias, const Quantization &x, const Quantization &w,
-                       int64_t channels) {
+/// The i32 [channels] integers that `bias` dequantizes, if they can be
+/// QLinearConv's B (or QGemm's C): no zero point (or zeros), in units of
+/// x_scale * w_scale up to the rounding of that product (the quantizer
+/// computes it in f32); null otherwise.
+Value accumulatorBias(Value bias, const Quantization &x, const Quantization &w,
+                      int64_t channels) {
   OnnxNodeOp node = definingNode(bias, "DequantizeLinear");
   if (!node)
-    return false;
+    return {};
   Value integers = ONNXNode(node).input(0);
   auto type = dyn_cast<RankedTensorType>(integers.getType());
   if (!type || !type.getElementType().isSignlessInteger(32) ||
       type.getShape() != ArrayRef<int64_t>{channels})
-    return false;
+    return {};
   Value scale = ONNXNode(node).input(1), zeroPoint = ONNXNode(node).input(2);
   if (zeroPoint) {
     std::optional<SmallVector<int64_t>> zeros = getConstantInts(zeroPoint);
     if (!zeros || llvm::any_of(*zeros, [](int64_t z) { return z != 0; }))
-      return false;
+      return {};
   }
   std::optional<double> xScale = getConstantScalar(x.scale);
   std::optional<SmallVector<double>> wScales = constantFloats(w.scale);
@@ -125,14 +123,14 @@ bool isAccumulatorBias(Value bias, const Quantization &x, const Quantization &w,
       scale ? constantFloats(scale) : std::nullopt;
   if (!xScale || !wScales || !biasScales ||
       (biasScales->size() != 1 && int64_t(biasScales->size()) != channels))
-    return false;
+    return {};
   for (int64_t c = 0; c < channels; ++c) {
     double expected = *xScale * (*wScales)[c % wScales->size()];
     double given = (*biasScales)[c % biasScales->size()];
     if (std::abs(given - expected) > 1e-6 * std::abs(expected))
-      return false;
+      return {};
   }
-  return true;
+  return integers;
 }
 
 /// The `opType` node that only `quantize` (a QuantizeLinear) reads, or
@@ -189,7 +187,7 @@ LogicalResult replaceUnit(PatternRewriter &rewriter, OnnxNodeOp quantize,
 LogicalResult fuseQuantizedConv(OnnxNodeOp quantize,
                                 PatternRewriter &rewriter) {
   OnnxNodeOp conv = quantizedProducer(quantize, "Conv");
-  if (!conv || !onlyAttributes(conv, kConvAttrs))
+  if (!conv || !onlyAttributes(conv, kConvAttributes))
     return rewriter.notifyMatchFailure(quantize, "not a Conv's only reader");
   ONNXNode convNode(conv);
   auto filter = rankedShape(convNode.input(1));
@@ -206,13 +204,14 @@ LogicalResult fuseQuantizedConv(OnnxNodeOp quantize,
       result.getShape() != convResult.getShape())
     return rewriter.notifyMatchFailure(quantize, "not a quantized conv unit");
   Value bias = convNode.input(2);
-  if (bias && !isAccumulatorBias(bias, *x, *w, channels))
+  Value integerBias = bias ? accumulatorBias(bias, *x, *w, channels) : Value();
+  if (bias && !integerBias)
     return rewriter.notifyMatchFailure(quantize, "a bias of another scale");
 
   SmallVector<Value> inputs =
       operandsOf(rewriter, quantize.getLoc(), {*x, *w}, *y);
-  if (bias)
-    inputs.push_back(ONNXNode(bias.getDefiningOp<OnnxNodeOp>()).input(0));
+  if (integerBias)
+    inputs.push_back(integerBias);
   return replaceUnit(rewriter, quantize, conv, "QLinearConv", "",
                      conv.getOpset(), inputs, conv.getAttrs().getValue());
 }
@@ -268,16 +267,16 @@ LogicalResult fuseQuantizedGemm(OnnxNodeOp quantize,
       dequantized(gemmNode.input(1), columns, *transB ? 0 : 1);
   std::optional<Quantization> y =
       quantizationOf(quantize, quantize.getResult(0), 1);
-  Value bias = gemmNode.input(2);
-  if (!a || !b || !y || (bias && gemmNode.getFloat("beta", 1.0f) != 1.0f) ||
-      (bias && !isAccumulatorBias(bias, *a, *b, columns)))
+  if (!a || !b || !y)
     return rewriter.notifyMatchFailure(quantize, "not a quantized Gemm unit");
+  Value bias = gemmNode.input(2);
+  Value integerBias = bias ? accumulatorBias(bias, *a, *b, columns) : Value();
+  if (bias && (!integerBias || gemmNode.getFloat("beta", 1.0f) != 1.0f))
+    return rewriter.notifyMatchFailure(quantize, "a bias of another scale");
   Location loc = quantize.getLoc();
   // QGemm takes C between B and the output's quantization.
   SmallVector<Value> inputs = operandsOf(rewriter, loc, {*a, *b}, *y);
-  inputs.insert(inputs.begin() + 6,
-                bias ? ONNXNode(bias.getDefiningOp<OnnxNodeOp>()).input(0)
-                     : orNone(rewriter, loc, Value()));
+  inputs.insert(inputs.begin() + 6, orNone(rewriter, loc, integerBias));
   SmallVector<NamedAttribute> attrs;
   for (NamedAttribute attr : gemm.getAttrs())
     if (attr.getName() != "beta")

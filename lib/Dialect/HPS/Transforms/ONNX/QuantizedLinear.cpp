@@ -428,14 +428,13 @@ Value quantizedConv(ONNXNode node, PatternRewriter &rewriter,
     bias = floatConstant(node, rewriter, {int64_t(values.size())}, values);
   }
   // On f32 the sums are exact only if no kernel rounds in between.
-  auto conv = rewriter.create<ConvOp>(
+  return rewriter.create<ConvOp>(
       node.getLoc(), type.clone(element), input, filter, bias,
       rewriter.getDenseI64ArrayAttr(window.strides),
       rewriter.getDenseI64ArrayAttr(window.pads),
       rewriter.getDenseI64ArrayAttr(window.dilations),
       rewriter.getI64IntegerAttr(geometry.group), node.getOp().getDeviceAttr(),
       exactW ? rewriter.getUnitAttr() : UnitAttr());
-  return conv;
 }
 
 /// ConvInteger (10): x and w u8 or i8, x's zero point one value, w's one or
@@ -605,11 +604,9 @@ void populateQuantizedLinearPatterns(RewritePatternSet &patterns) {
                  legalizeMatMulInteger);
   addONNXPattern(patterns, "QLinearMatMul", 10, kMaxOpset, {},
                  legalizeQLinearMatMul);
-  static constexpr StringRef kConvAttrs[] = {
-      "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
-  addONNXPattern(patterns, "ConvInteger", 10, kMaxOpset, kConvAttrs,
+  addONNXPattern(patterns, "ConvInteger", 10, kMaxOpset, kConvAttributes,
                  legalizeConvInteger);
-  addONNXPattern(patterns, "QLinearConv", 10, kMaxOpset, kConvAttrs,
+  addONNXPattern(patterns, "QLinearConv", 10, kMaxOpset, kConvAttributes,
                  legalizeQLinearConv);
 }
 

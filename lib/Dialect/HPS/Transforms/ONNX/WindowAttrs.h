@@ -13,6 +13,10 @@ struct WindowAttrs {
   llvm::SmallVector<int64_t> kernel, strides, dilations, pads;
 };
 
+/// Conv's attributes, which ConvInteger and QLinearConv share.
+inline constexpr llvm::StringRef kConvAttributes[] = {
+    "auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"};
+
 /// Resolves the window of `node` (input 0 is NC + spatial) over `kernel`
 /// (from kernel_shape or the filter). Defaults: strides and dilations 1,
 /// pads 0. NOTSET keeps `pads`, VALID zeroes them, SAME_UPPER/SAME_LOWER
