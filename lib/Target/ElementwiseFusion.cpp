@@ -136,6 +136,20 @@ std::string clipExpression(ClipOp clip, StringRef x, Type type) {
   return expression;
 }
 
+/// Whether `value` comes from a clip to bounds within int32's range (as the
+/// QuantizeLinear saturation before its cast is).
+bool clippedToInt32(Value value) {
+  auto clip = value.getDefiningOp<ClipOp>();
+  auto within = [](std::optional<APFloat> bound) {
+    if (!bound)
+      return false;
+    double v = bound->convertToDouble();
+    return v >= double(std::numeric_limits<int32_t>::min()) &&
+           v <= double(std::numeric_limits<int32_t>::max());
+  };
+  return clip && within(clip.getMin()) && within(clip.getMax());
+}
+
 /// The expression of a unary member on `x`.
 std::string unaryExpression(Operation *op, StringRef x, Type type) {
   std::string cpp = cppElementType(type);
@@ -499,7 +513,10 @@ std::string fusedLoopSource(
       if (isBool(type))
         expression = "scalar::toBool(" + operand(0) + ")";
       else if (isFloatType(from) && isa<IntegerType>(type))
-        expression = "scalar::convertValue<" + cpp + ">(" + operand(0) + ")";
+        expression = std::string(clippedToInt32(cast.getInput())
+                                     ? "scalar::convertClipped<"
+                                     : "scalar::convertValue<") +
+                     cpp + ">(" + operand(0) + ")";
       else
         expression = cpp + "(" + operand(0) + ")";
     } else if (op->getNumOperands() == 1) {

@@ -528,6 +528,12 @@ SmallVector<Value> layoutOperands(Operation *op) {
   return operands;
 }
 
+/// The quantized form of hps.conv, 8-bit integers into i32 (the verifier
+/// holds the filter, bias and result types), run by IntegerConv.
+bool isInt8Conv(ConvOp conv) {
+  return getElementTypeOrSelf(conv.getInput().getType()).isInteger(8);
+}
+
 /// Whether both ops are forward or both backward: an evaluating run skips
 /// the backward ones, so a fusion must not join the two.
 bool sameDirection(Operation *a, Operation *b) {
@@ -615,7 +621,9 @@ bool StageEmitter::readsNative(Operation *op, Value root) const {
       reads.push_back({input, groupNative && ArrayRef(info(input).shape) ==
                                                  ArrayRef(group->shape)});
   } else if (auto conv = dyn_cast<ConvOp>(op)) {
-    reads = {{conv.getInput(), true}, {conv.getFilter(), false}};
+    // The kernels take native activations on f32 only.
+    reads = {{conv.getInput(), info(conv.getResult()).dtype == "f32"},
+             {conv.getFilter(), false}};
     if (Value residual = fusedResidual.lookup(op))
       reads.push_back({residual, native.contains(conv.getResult())});
   } else if (auto adjoint = dyn_cast<ConvGradInputOp>(op)) {
@@ -1160,7 +1168,11 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
     return "Activation{" + kind + ", " + params + "}";
   };
   // Constant operands may be repacked once; trained ones change every step.
-  auto isWeight = [&](Value v) {
+  // Constants and frozen weights never change, so kernels may repack them
+  // once (a quantized conv's folded filter is a constant).
+  auto isConstant = [&](Value v) {
+    if (v.getDefiningOp<ConstantOp>())
+      return "true";
     auto weight = v.getDefiningOp<WeightOp>();
     return weight && !isTrainable(weight) ? "true" : "false";
   };
@@ -1265,15 +1277,16 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         std::string cShape = "nullptr";
         if (gemm.getC())
           cShape = "addressOf(" + shape(gemm.getC()) + ")";
-        call(kernel("Gemm", llvm::formatv(
-                                "{0}, {1}, {2}, {3}, {4}, {5}, {6}f, {7}f, "
-                                "{8}, {9}, {10}",
-                                dt(gemm.getA()), m, n, k,
-                                gemm.getTransA() ? "true" : "false",
-                                gemm.getTransB() ? "true" : "false",
-                                floatLiteral(gemm.getAlpha().convertToDouble()),
-                                floatLiteral(gemm.getBeta().convertToDouble()),
-                                cShape, activation(op), isWeight(gemm.getB()))),
+        call(kernel("Gemm",
+                    llvm::formatv(
+                        "{0}, {1}, {2}, {3}, {4}, {5}, {6}f, {7}f, "
+                        "{8}, {9}, {10}",
+                        dt(gemm.getA()), m, n, k,
+                        gemm.getTransA() ? "true" : "false",
+                        gemm.getTransB() ? "true" : "false",
+                        floatLiteral(gemm.getAlpha().convertToDouble()),
+                        floatLiteral(gemm.getBeta().convertToDouble()), cShape,
+                        activation(op), isConstant(gemm.getB()))),
              cptr(gemm.getA()) + ", " + cptr(gemm.getB()) + ", " +
                  cptr(gemm.getC()) + ", " + ptr(gemm.getResult()));
         return success();
@@ -1284,7 +1297,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                                   dt(matmul.getA()), shape(matmul.getA()),
                                   shape(matmul.getB()),
                                   shape(matmul.getResult()), activation(op),
-                                  isWeight(matmul.getB()))),
+                                  isConstant(matmul.getB()))),
              cptr(matmul.getA()) + ", " + cptr(matmul.getB()) + ", " +
                  ptr(matmul.getResult()));
         return success();
@@ -1300,6 +1313,25 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         SmallVector<int64_t> pads(conv.getPads().begin(), conv.getPads().end());
         if (pads.size() != 2 * n)
           pads.assign(2 * n, 0);
+        if (isInt8Conv(conv)) {
+          call(kernel("IntegerConv",
+                      llvm::formatv(
+                          "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, "
+                          "{10}",
+                          dt(conv.getInput()), shape(conv.getInput()),
+                          shape(conv.getFilter()),
+                          conv.getBias() ? "true" : "false",
+                          shape(conv.getResult()),
+                          shapeLiteral(fill(conv.getStrides(), 1)),
+                          shapeLiteral(fill(conv.getDilations(), 1)),
+                          shapeLiteral(ArrayRef(pads).take_front(n)),
+                          shapeLiteral(ArrayRef(pads).drop_front(n)),
+                          std::max<int64_t>(conv.getGroup(), 1),
+                          isConstant(conv.getFilter()))),
+               cptr(conv.getInput()) + ", " + cptr(conv.getFilter()) + ", " +
+                   cptr(conv.getBias()) + ", " + ptr(conv.getResult()));
+          return success();
+        }
         auto layout = [&](Value v) { return layoutOf(op, v); };
         Value residual = fusedResidual.lookup(op);
         call(kernel(
@@ -1315,7 +1347,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                      shapeLiteral(ArrayRef(pads).take_front(n)),
                      shapeLiteral(ArrayRef(pads).drop_front(n)),
                      std::max<int64_t>(conv.getGroup(), 1), activation(op),
-                     isWeight(conv.getFilter()), layout(conv.getInput()),
+                     isConstant(conv.getFilter()), layout(conv.getInput()),
                      layout(conv.getResult()), residual ? "true" : "false",
                      conv.getExact() ? "true" : "false")),
              cptr(conv.getInput()) + ", " + cptr(conv.getFilter()) + ", " +

@@ -935,6 +935,92 @@ TEST(CpuDenseConv, LoopTypes) {
   }
 }
 
+/// IntegerConv against the f32 reference of the same integers (exact: every
+/// sum stays below 2^24). Filters within +-64 take oneDNN's int8 kernels;
+/// full-range ones, i8 x and a bias past f32's integers must fall back to
+/// loops (oneDNN's 16-bit pair sums would saturate on the mostly-255 x).
+TEST(CpuDenseConv, IntegerConvExactOnEveryPath) {
+  Context ctx(0);
+  std::mt19937 rng(77);
+  auto uniform = [&](int64_t n, int lo, int hi) {
+    std::uniform_int_distribution<int> dist(lo, hi);
+    std::vector<float> values(n);
+    for (float &v : values)
+      v = float(dist(rng));
+    return values;
+  };
+  std::vector<ConvCase> cases = mixedConvCases();
+  // A batch that the oneDNN path runs in several chunks.
+  cases.push_back(
+      {{24, 16, 20, 20}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1});
+  for (const ConvCase &c : cases) {
+    Shape y = convOutput(c);
+    std::string what = "x " + shapeString(c.x) + " w " + shapeString(c.w);
+    struct Variant {
+      const char *name;
+      DType xType;
+      int wMax, biasOffset;
+    };
+    for (Variant v : {Variant{"7-bit filter", DType::U8, 64, 0},
+                      Variant{"8-bit filter", DType::U8, 127, 0},
+                      Variant{"i8 x", DType::I8, 64, 0},
+                      Variant{"large bias", DType::U8, 64, 1 << 30}}) {
+      bool signedX = v.xType == DType::I8;
+      auto x =
+          uniform(numElements(c.x), signedX ? -128 : 200, signedX ? 127 : 255);
+      auto w = uniform(numElements(c.w), -v.wMax, v.wMax);
+      auto bias = uniform(c.w[0], -100000, 100000);
+      auto expected = referenceConv(c, y, x, w, &bias, Activation{});
+      std::vector<uint8_t> xBytes(x.size());
+      for (size_t i = 0; i != x.size(); ++i)
+        xBytes[i] = signedX ? uint8_t(int8_t(x[i])) : uint8_t(x[i]);
+      std::vector<int8_t> wBytes(w.begin(), w.end());
+      std::vector<int32_t> b(bias.begin(), bias.end()), out(numElements(y));
+      for (int32_t &value : b)
+        value += v.biasOffset;
+      IntegerConv conv(ctx, v.xType, c.x, c.w, true, y, c.strides, c.dilations,
+                       c.padBegin, c.padEnd, c.group, true);
+      for (int repeat = 0; repeat != 2; ++repeat) {
+        std::fill(out.begin(), out.end(), -1);
+        conv.run(xBytes.data(), wBytes.data(), b.data(), out.data());
+        for (size_t i = 0; i != out.size(); ++i)
+          ASSERT_EQ(int64_t(out[i]), int64_t(expected[i]) + v.biasOffset)
+              << what << " " << v.name << " at " << i;
+      }
+    }
+  }
+}
+
+/// A filter that is not constant is measured on every run: the same buffer
+/// first within +-64, then full range, then back.
+TEST(CpuDenseConv, IntegerConvRemeasuresChangingFilters) {
+  Context ctx(0);
+  ConvCase c{{2, 16, 9, 9}, {16, 16, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, 1};
+  Shape y = convOutput(c);
+  std::vector<float> x(numElements(c.x), 255.f);
+  std::vector<uint8_t> xBytes(x.size(), 255);
+  std::vector<int8_t> wBytes(numElements(c.w));
+  std::vector<int32_t> out(numElements(y));
+  IntegerConv conv(ctx, DType::U8, c.x, c.w, false, y, c.strides, c.dilations,
+                   c.padBegin, c.padEnd, c.group, false);
+  for (int magnitude : {64, 127, 60}) {
+    std::fill(wBytes.begin(), wBytes.end(), int8_t(magnitude));
+    std::vector<float> w(wBytes.begin(), wBytes.end());
+    auto expected = referenceConv(c, y, x, w, nullptr, Activation{});
+    conv.run(xBytes.data(), wBytes.data(), nullptr, out.data());
+    for (size_t i = 0; i != out.size(); ++i)
+      ASSERT_EQ(int64_t(out[i]), int64_t(expected[i]))
+          << "|w| = " << magnitude << " at " << i;
+  }
+  EXPECT_THROW(IntegerConv(ctx, DType::F32, c.x, c.w, false, y, c.strides,
+                           c.dilations, c.padBegin, c.padEnd, 1, true),
+               Error);
+  EXPECT_THROW(IntegerConv(ctx, DType::U8, c.x, c.w, false, {2, 16, 8, 8},
+                           c.strides, c.dilations, c.padBegin, c.padEnd, 3,
+                           true),
+               Error);
+}
+
 //===----------------------------------------------------------------------===//
 // ConvGradInput, ConvGradFilter
 //===----------------------------------------------------------------------===//

@@ -1,4 +1,4 @@
-//===- Dense.cpp - Gemm, MatMul, Conv and its adjoints on oneDNN ---------===//
+//===- Dense.cpp - Gemm, MatMul, Conv, its adjoints, IntegerConv on oneDNN ===//
 //
 // Each kernel builds its oneDNN primitive once; run() only points the
 // placeholder memories at the caller's buffers and executes. Activations are
@@ -37,6 +37,55 @@ dnnl::primitive_attr activationAttr(const Activation &act, bool &fused,
     attr.set_post_ops(ops);
   return attr;
 }
+
+/// A convolution's arguments: src, weights, dst and, with `hasBias`, a
+/// placeholder of `biasDesc` (also stored in `bias`, for run() to bind).
+Args convArgs(const LayoutBridge &src, const Weights &weights,
+              const LayoutBridge &dst, bool hasBias,
+              const dnnl::memory::desc &biasDesc, const dnnl::engine &engine,
+              dnnl::memory &bias) {
+  Args args{{DNNL_ARG_SRC, src.memory()},
+            {DNNL_ARG_WEIGHTS, weights.memory()},
+            {DNNL_ARG_DST, dst.memory()}};
+  if (hasBias) {
+    bias = placeholder(biasDesc, engine);
+    args[DNNL_ARG_BIAS] = bias;
+  }
+  return args;
+}
+
+/// The batch-chunked run of a oneDNN convolution that Conv and IntegerConv
+/// share: weights repacked if needed and the bias bound, then `chunk`
+/// images at a time the chunk of x reordered in, the primitive, the chunk
+/// of y reordered out (xImage and yImage elements per image).
+/// `bindChunk(image)` points any other per-image argument at the chunk.
+struct ChunkedConv {
+  const char *kernel;
+  int64_t batch, chunk, xImage, yImage;
+  bool parallel;
+
+  template <typename X, typename Y, typename BindChunk>
+  void run(dnnl::stream &stream, const dnnl::convolution_forward &primitive,
+           const Args &args, Weights &weights, const void *w,
+           const dnnl::memory *bias, const void *b, LayoutBridge &src,
+           LayoutBridge &dst, const X *x, Y *y, BindChunk &&bindChunk) const {
+    SerialScope serial(!parallel);
+    weights.bind(stream, w);
+    if (bias)
+      bind(*bias, b);
+    withDnnl(kernel, [&] {
+      for (int64_t image = 0; image < batch; image += chunk) {
+        src.bind(x + image * xImage);
+        dst.bind(y + image * yImage);
+        bindChunk(image);
+        src.convert(stream);
+        primitive.execute(stream, args);
+        dst.convert(stream);
+      }
+      stream.wait();
+    });
+  }
+};
 
 } // namespace
 
@@ -523,13 +572,7 @@ struct Conv::Impl {
       dst = LayoutBridge(engine, userY(chunk), pd->dst_desc(), false);
       weights =
           Weights(engine, userWeights, pd->weights_desc(), constantWeights);
-      args = {{DNNL_ARG_SRC, src.memory()},
-              {DNNL_ARG_WEIGHTS, weights.memory()},
-              {DNNL_ARG_DST, dst.memory()}};
-      if (hasBias) {
-        bias = placeholder(biasDesc, engine);
-        args[DNNL_ARG_BIAS] = bias;
-      }
+      args = convArgs(src, weights, dst, hasBias, biasDesc, engine, bias);
       if (fusedResidual) {
         residualMemory = placeholder(userY(chunk), engine);
         args[DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1] =
@@ -552,25 +595,14 @@ struct Conv::Impl {
           static_cast<const float *>(x), static_cast<const float *>(w),
           static_cast<const float *>(b), static_cast<const float *>(r),
           static_cast<float *>(y), parallel);
-    const float *in = static_cast<const float *>(x);
-    const float *res = static_cast<const float *>(r);
-    float *out = static_cast<float *>(y);
-    SerialScope serial(!parallel);
-    weights.bind(stream, w);
-    if (hasBias)
-      bind(bias, b);
-    withDnnl("Conv", [&] {
-      for (int64_t image = 0; image < batch; image += chunk) {
-        src.bind(in + image * xImage);
-        dst.bind(out + image * yImage);
-        if (fusedResidual)
-          bind(residualMemory, res + image * yImage);
-        src.convert(stream);
-        conv.execute(stream, args);
-        dst.convert(stream);
-      }
-      stream.wait();
-    });
+    const auto *res = static_cast<const float *>(r);
+    auto *out = static_cast<float *>(y);
+    ChunkedConv{"Conv", batch, chunk, xImage, yImage, parallel}.run(
+        stream, conv, args, weights, w, hasBias ? &bias : nullptr, b, src, dst,
+        static_cast<const float *>(x), out, [&](int64_t image) {
+          if (fusedResidual)
+            bind(residualMemory, res + image * yImage);
+        });
     // y and the residual share a layout, so element i matches element i.
     if (residual && !fusedResidual) {
 #pragma omp parallel for schedule(static) if (parallel)
@@ -895,6 +927,180 @@ ConvGradFilter::~ConvGradFilter() = default;
 
 void ConvGradFilter::run(const void *x, const void *dy, void *dw) {
   impl->run(x, dy, dw);
+}
+
+//===----------------------------------------------------------------------===//
+// IntegerConv
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// oneDNN's int8 convolutions without VNNI add pairs of u8 x s8 products in
+/// 16 bits (vpmaddubsw), saturating; with |w| <= 64 a pair stays within
+/// 255 * 128 = 32640. (For s8 x they halve the weights instead, so i8 x
+/// never takes them.)
+constexpr int64_t kMaxPairSafeWeight = 64;
+/// They also convert the s32 sum to f32 to add the bias before storing s32:
+/// exact while every partial value stays below 2^24.
+constexpr double kExactFloatIntegers = double(1 << 24);
+
+} // namespace
+
+struct IntegerConv::Impl {
+  dnnl::stream &stream;
+  bool hasBias, constantWeights, parallel, u8Input;
+  int64_t batch = 1, chunk = 1, xImage = 0, yImage = 0;
+  int64_t xElements = 0, wElements = 0, outChannels = 0;
+  dnnl::convolution_forward conv;
+  dnnl::memory bias, scratchpad;
+  Weights weights;
+  Args args;
+  LayoutBridge src, dst;
+  /// The exact fallback for the operands oneDNN would not sum exactly: x and
+  /// w widened to i32 and convolved by loops.
+  LoopConv loops;
+  std::vector<int32_t> wideX, wideW;
+  /// The filter last measured (constant filters are measured once): per
+  /// output channel the sum of |w|, and the largest |w| of all.
+  const void *measured = nullptr;
+  std::vector<double> absSums;
+  int64_t maxAbs = 0;
+
+  Impl(Context &ctx, DType xType, const ConvGeometry &geometry, const Shape &x,
+       const Shape &w, bool hasBias, const Shape &y, const Shape &strides,
+       const Shape &dilations, const Shape &padBegin, int64_t group,
+       bool constantWeights)
+      : stream(ctx.impl().stream), hasBias(hasBias),
+        constantWeights(constantWeights), parallel(worthThreads(geometry.work)),
+        u8Input(xType == DType::U8),
+        loops(DType::I32, x, w, hasBias, y, strides, dilations, padBegin, group,
+              worthThreads(geometry.work)) {
+    if (xType != DType::U8 && xType != DType::I8)
+      throw Error(std::string("IntegerConv: x must be u8 or i8, not ") +
+                  dtypeName(xType));
+    batch = x[0];
+    xElements = numElements(x);
+    wElements = numElements(w);
+    xImage = xElements / batch;
+    yImage = numElements(y) / batch;
+    outChannels = w[0];
+    absSums.resize(outChannels);
+    if (!u8Input)
+      return;
+    using dt = dnnl::memory::data_type;
+    const dnnl::engine &engine = ctx.impl().engine;
+    SerialScope serial(!parallel);
+    withDnnl("IntegerConv", [&] {
+      auto images = [](Dims dims, int64_t count) {
+        dims[0] = count;
+        return dims;
+      };
+      dnnl::memory::desc biasDesc;
+      if (hasBias)
+        biasDesc = plainDesc({outChannels}, dt::s32);
+      auto makePd = [&](int64_t count) {
+        dnnl::convolution_forward::desc desc(
+            dnnl::prop_kind::forward_inference,
+            dnnl::algorithm::convolution_direct,
+            anyDesc(images(geometry.src, count), dt::u8),
+            anyDesc(geometry.weights, dt::s8), biasDesc,
+            anyDesc(images(geometry.dst, count), dt::s32), geometry.strides,
+            geometry.dilations, geometry.padLeft, geometry.padRight);
+        return dnnl::convolution_forward::primitive_desc(desc, userScratchpad(),
+                                                         engine);
+      };
+      // The int8 kernels want channels last: x and y are reordered a chunk
+      // of images at a time, sized so that both stay in about half the L2.
+      constexpr int64_t kChunkBytes = 512 << 10;
+      chunk = 1;
+      for (int64_t c = 1; c <= batch; ++c)
+        if (batch % c == 0 &&
+            c * (xImage + yImage * int64_t(sizeof(int32_t))) <= kChunkBytes)
+          chunk = c;
+      auto pd = makePd(chunk);
+      conv = dnnl::convolution_forward(pd);
+      src = LayoutBridge(engine, plainDesc(images(geometry.src, chunk), dt::u8),
+                         pd.src_desc(), true);
+      dst =
+          LayoutBridge(engine, plainDesc(images(geometry.dst, chunk), dt::s32),
+                       pd.dst_desc(), false);
+      weights = Weights(engine, plainDesc(geometry.weights, dt::s8),
+                        pd.weights_desc(), constantWeights);
+      args = convArgs(src, weights, dst, hasBias, biasDesc, engine, bias);
+      scratchpad = scratchpadFor(pd, engine, args);
+    });
+  }
+
+  void measure(const int8_t *w) {
+    int64_t perChannel = wElements / outChannels;
+    maxAbs = 0;
+    for (int64_t k = 0; k < outChannels; ++k) {
+      int64_t sum = 0;
+      for (int64_t i = k * perChannel; i < (k + 1) * perChannel; ++i) {
+        int64_t magnitude = std::abs(int64_t(w[i]));
+        sum += magnitude;
+        maxAbs = std::max(maxAbs, magnitude);
+      }
+      absSums[k] = double(sum);
+    }
+    measured = w;
+  }
+
+  /// Whether oneDNN's sums are exact for this filter and bias.
+  bool int8Exact(const int32_t *b) const {
+    if (!u8Input || maxAbs > kMaxPairSafeWeight)
+      return false;
+    for (int64_t k = 0; k < outChannels; ++k) {
+      double bound = 255. * absSums[k] + (b ? std::abs(double(b[k])) : 0.);
+      if (bound >= kExactFloatIntegers)
+        return false;
+    }
+    return true;
+  }
+
+  void run(const void *x, const void *w, const void *b, void *y) {
+    if (hasBias && !b)
+      throw Error("IntegerConv: bias was declared but not passed");
+    const auto *filter = static_cast<const int8_t *>(w);
+    bool remeasure = !constantWeights || filter != measured;
+    if (remeasure)
+      measure(filter);
+    if (!int8Exact(static_cast<const int32_t *>(b)))
+      return runLoops(x, filter, b, y, remeasure);
+    ChunkedConv{"IntegerConv", batch, chunk, xImage, yImage, parallel}.run(
+        stream, conv, args, weights, w, hasBias ? &bias : nullptr, b, src, dst,
+        static_cast<const uint8_t *>(x), static_cast<int32_t *>(y),
+        [](int64_t) {});
+  }
+
+  void runLoops(const void *x, const int8_t *w, const void *b, void *y,
+                bool widenFilter) {
+    if (wideW.empty() || widenFilter)
+      wideW.assign(w, w + wElements);
+    wideX.resize(xElements);
+    if (u8Input)
+      std::copy_n(static_cast<const uint8_t *>(x), xElements, wideX.begin());
+    else
+      std::copy_n(static_cast<const int8_t *>(x), xElements, wideX.begin());
+    loops.run(wideX.data(), wideW.data(), b, y);
+  }
+};
+
+IntegerConv::IntegerConv(Context &ctx, DType xType, const Shape &x,
+                         const Shape &w, bool hasBias, const Shape &y,
+                         const Shape &strides, const Shape &dilations,
+                         const Shape &padBegin, const Shape &padEnd,
+                         int64_t group, bool constantWeights) {
+  ConvGeometry geometry("IntegerConv", x, w, y, strides, dilations, padBegin,
+                        padEnd, group);
+  impl = std::make_unique<Impl>(ctx, xType, geometry, x, w, hasBias, y, strides,
+                                dilations, padBegin, group, constantWeights);
+}
+
+IntegerConv::~IntegerConv() = default;
+
+void IntegerConv::run(const void *x, const void *w, const void *bias, void *y) {
+  impl->run(x, w, bias, y);
 }
 
 } // namespace heterps::rt::cpu

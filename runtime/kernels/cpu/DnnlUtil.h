@@ -20,21 +20,24 @@ namespace heterps::rt::cpu::dnnl_util {
 using Dims = dnnl::memory::dims;
 using Args = std::unordered_map<int, dnnl::memory>;
 
-/// Dense row-major f32 descriptor of any rank >= 1 (oneDNN has no rank 0).
-inline dnnl::memory::desc plainDesc(const Dims &dims) {
+/// Dense row-major descriptor of any rank >= 1 (oneDNN has no rank 0).
+inline dnnl::memory::desc
+plainDesc(const Dims &dims,
+          dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   Dims strides(dims.size());
   int64_t stride = 1;
   for (size_t i = dims.size(); i-- > 0;) {
     strides[i] = stride;
     stride *= std::max<int64_t>(dims[i], 1);
   }
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+  return dnnl::memory::desc(dims, type, strides);
 }
 
-/// An f32 descriptor whose layout the primitive picks.
-inline dnnl::memory::desc anyDesc(const Dims &dims) {
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
-                            dnnl::memory::format_tag::any);
+/// A descriptor whose layout the primitive picks.
+inline dnnl::memory::desc
+anyDesc(const Dims &dims,
+        dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
+  return dnnl::memory::desc(dims, type, dnnl::memory::format_tag::any);
 }
 
 /// A memory object without data: run() points it at the caller's buffer.

@@ -449,8 +449,8 @@ struct IntConvGeometry {
 
 /// One output element per thread, wrapping; taps outside x read as the zero
 /// padding, so y's shape decides the end pads.
-template <typename T>
-__global__ void intConvKernel(IntConvGeometry g, const T *x, const T *w,
+template <typename T, typename X = T, typename W = T>
+__global__ void intConvKernel(IntConvGeometry g, const X *x, const W *w,
                               const T *bias, T *y, int64_t n) {
   using A = WrapAcc<T>;
   int64_t inImage = g.in[0] * g.in[1] * g.in[2];
@@ -462,10 +462,10 @@ __global__ void intConvKernel(IntConvGeometry g, const T *x, const T *w,
       rest /= g.out[d];
     }
     int64_t co = rest % g.outChannels, image = rest / g.outChannels;
-    const T *xg =
+    const X *xg =
         x +
         (image * g.inChannels + co / g.outPerGroup * g.inPerGroup) * inImage;
-    const T *wc = w + co * g.inPerGroup * filterTaps;
+    const W *wc = w + co * g.inPerGroup * filterTaps;
     A acc = bias ? A(bias[co]) : A(0);
     for (int64_t k0 = 0; k0 < g.taps[0]; ++k0) {
       int64_t p0 = o[0] * g.stride[0] - g.padBegin[0] + k0 * g.dilation[0];
@@ -488,6 +488,61 @@ __global__ void intConvKernel(IntConvGeometry g, const T *x, const T *w,
     }
     y[i] = T(acc);
   }
+}
+
+/// Checks the ranks and the group of a convolution; its spatial rank.
+size_t checkConvRanks(const char *kernel, const Shape &x, const Shape &w,
+                      const Shape &y, const Shape &strides,
+                      const Shape &dilations, const Shape &padBegin,
+                      const Shape &padEnd, int64_t group) {
+  size_t spatialRank = x.size() < 3 ? 0 : x.size() - 2;
+  if (spatialRank < 1 || spatialRank > 3)
+    throw Error(std::string(kernel) + ": input " + shapeString(x) +
+                " must have 1 to 3 spatial dims");
+  if (w.size() != x.size() || y.size() != x.size() ||
+      strides.size() != spatialRank || dilations.size() != spatialRank ||
+      padBegin.size() != spatialRank || padEnd.size() != spatialRank)
+    throw Error(std::string(kernel) + ": operand ranks disagree with input " +
+                shapeString(x));
+  if (group < 1 || x[1] % group || w[0] % group || w[1] * group != x[1])
+    throw Error(std::string(kernel) + ": group " + std::to_string(group) +
+                " does not fit input " + shapeString(x) + " and filter " +
+                shapeString(w));
+  return spatialRank;
+}
+
+/// intConvKernel's geometry, checked; y's shape decides the end pads.
+IntConvGeometry intConvGeometry(const char *kernel, const Shape &x,
+                                const Shape &w, const Shape &y,
+                                const Shape &strides, const Shape &dilations,
+                                const Shape &padBegin, const Shape &padEnd,
+                                int64_t group) {
+  size_t spatialRank = x.size() - 2;
+  if (y[0] != x[0] || y[1] != w[0])
+    throw Error(std::string(kernel) + ": output shape " + shapeString(y) +
+                " does not match input " + shapeString(x) + " and filter " +
+                shapeString(w));
+  IntConvGeometry g;
+  g.inChannels = x[1];
+  g.outChannels = y[1];
+  g.inPerGroup = w[1];
+  g.outPerGroup = std::max<int64_t>(1, w[0] / group);
+  for (size_t d = 0; d < spatialRank; ++d) {
+    if (strides[d] < 1 || dilations[d] < 1)
+      throw Error(std::string(kernel) + ": strides " + shapeString(strides) +
+                  " and dilations " + shapeString(dilations) +
+                  " must be positive");
+    if (padBegin[d] < 0 || padEnd[d] < 0)
+      throw Error(std::string(kernel) + ": negative pads are not supported");
+    size_t slot = 3 - spatialRank + d;
+    g.in[slot] = x[2 + d];
+    g.out[slot] = y[2 + d];
+    g.taps[slot] = w[2 + d];
+    g.stride[slot] = strides[d];
+    g.dilation[slot] = dilations[d];
+    g.padBegin[slot] = padBegin[d];
+  }
+  return g;
 }
 
 std::vector<int> toInts(const char *what, const Shape &shape) {
@@ -530,44 +585,12 @@ Conv::Conv(Context &ctx, DType type, const Shape &x, const Shape &w,
   // Layout::Native is Plain here: cuDNN runs NCHW as it is.
   s.residual = options.residual;
   s.act = makeUnaryOp(act.kind, act.params);
-  size_t spatialRank = x.size() < 3 ? 0 : x.size() - 2;
-  if (spatialRank < 1 || spatialRank > 3)
-    throw Error("Conv: input " + shapeString(x) +
-                " must have 1 to 3 spatial dims");
-  if (w.size() != x.size() || y.size() != x.size() ||
-      strides.size() != spatialRank || dilations.size() != spatialRank ||
-      padBegin.size() != spatialRank || padEnd.size() != spatialRank)
-    throw Error("Conv: operand ranks disagree with input " + shapeString(x));
-  if (group < 1 || x[1] % group || w[0] % group || w[1] * group != x[1])
-    throw Error("Conv: group " + std::to_string(group) +
-                " does not fit input " + shapeString(x) + " and filter " +
-                shapeString(w));
+  size_t spatialRank = checkConvRanks(kernel, x, w, y, strides, dilations,
+                                      padBegin, padEnd, group);
 
   if (s.integer) {
-    if (y[0] != x[0] || y[1] != w[0])
-      throw Error("Conv: output shape " + shapeString(y) +
-                  " does not match input " + shapeString(x) + " and filter " +
-                  shapeString(w));
-    IntConvGeometry &g = s.geometry;
-    g.inChannels = x[1];
-    g.outChannels = y[1];
-    g.inPerGroup = w[1];
-    g.outPerGroup = std::max<int64_t>(1, w[0] / group);
-    for (size_t d = 0; d < spatialRank; ++d) {
-      if (strides[d] < 1 || dilations[d] < 1)
-        throw Error("Conv: strides " + shapeString(strides) +
-                    " and dilations " + shapeString(dilations) +
-                    " must be positive");
-      if (padBegin[d] < 0 || padEnd[d] < 0)
-        throw Error("Conv: negative pads are not supported");
-      size_t slot = 3 - spatialRank + d;
-      g.in[slot] = x[2 + d];
-      g.out[slot] = y[2 + d];
-      g.taps[slot] = w[2 + d];
-      g.stride[slot] = strides[d];
-      g.dilation[slot] = dilations[d];
-      g.padBegin[slot] = padBegin[d];
-    }
+    s.geometry = intConvGeometry(kernel, x, w, y, strides, dilations, padBegin,
+                                 padEnd, group);
     s.total = numElements(y);
     return;
   }
@@ -726,6 +749,55 @@ void Conv::run(const void *x, const void *w, const void *bias, void *y,
 }
 
 //===----------------------------------------------------------------------===//
+// IntegerConv
+//===----------------------------------------------------------------------===//
+
+struct IntegerConv::Impl {
+  Context &ctx;
+  DType xType;
+  bool hasBias = false;
+  int64_t total = 0;
+  IntConvGeometry geometry;
+};
+
+IntegerConv::IntegerConv(Context &ctx, DType xType, const Shape &x,
+                         const Shape &w, bool hasBias, const Shape &y,
+                         const Shape &strides, const Shape &dilations,
+                         const Shape &padBegin, const Shape &padEnd,
+                         int64_t group, bool /*constantWeights*/)
+    : impl(new Impl{ctx, xType, hasBias}) {
+  const char *kernel = "IntegerConv";
+  if (xType != DType::U8 && xType != DType::I8)
+    throw Error(std::string(kernel) + ": x must be u8 or i8, not " +
+                dtypeName(xType));
+  checkConvRanks(kernel, x, w, y, strides, dilations, padBegin, padEnd, group);
+  impl->geometry = intConvGeometry(kernel, x, w, y, strides, dilations,
+                                   padBegin, padEnd, group);
+  impl->total = numElements(y);
+}
+
+IntegerConv::~IntegerConv() = default;
+
+void IntegerConv::run(const void *x, const void *w, const void *bias, void *y) {
+  Impl &s = *impl;
+  if (s.hasBias && !bias)
+    throw Error("IntegerConv: bias was declared but not passed");
+  if (s.total == 0)
+    return;
+  auto launch = [&](auto *input) {
+    intConvKernel<int32_t><<<gridFor(s.total), kThreads, 0, streamOf(s.ctx)>>>(
+        s.geometry, input, static_cast<const int8_t *>(w),
+        s.hasBias ? static_cast<const int32_t *>(bias) : nullptr,
+        static_cast<int32_t *>(y), s.total);
+    checkLaunch("IntegerConv");
+  };
+  if (s.xType == DType::U8)
+    launch(static_cast<const uint8_t *>(x));
+  else
+    launch(static_cast<const int8_t *>(x));
+}
+
+//===----------------------------------------------------------------------===//
 // Relayout
 //===----------------------------------------------------------------------===//
 
@@ -790,19 +862,8 @@ struct ConvAdjoint {
               const Shape &padEnd, int64_t group)
       : ctx(ctx), type(type) {
     dispatchDense(type, kernel, [](auto) {});
-    size_t spatialRank = x.size() < 3 ? 0 : x.size() - 2;
-    if (spatialRank < 1 || spatialRank > 3)
-      throw Error(std::string(kernel) + ": input " + shapeString(x) +
-                  " must have 1 to 3 spatial dims");
-    if (w.size() != x.size() || y.size() != x.size() ||
-        strides.size() != spatialRank || dilations.size() != spatialRank ||
-        padBegin.size() != spatialRank || padEnd.size() != spatialRank)
-      throw Error(std::string(kernel) + ": operand ranks disagree with input " +
-                  shapeString(x));
-    if (group < 1 || x[1] % group || w[0] % group || w[1] * group != x[1])
-      throw Error(std::string(kernel) + ": group " + std::to_string(group) +
-                  " does not fit input " + shapeString(x) + " and filter " +
-                  shapeString(w));
+    size_t spatialRank = checkConvRanks(kernel, x, w, y, strides, dilations,
+                                        padBegin, padEnd, group);
     xElements = numElements(x);
     // As in Conv: cuDNN pads symmetrically, so asymmetric pads become an
     // explicit zero pad and cuDNN runs unpadded. The end pad is the one

@@ -28,6 +28,14 @@ func.func @conv_adjoints(%x: tensor<2x3x8x8xf32>, %w: tensor<6x1x3x3xf32>, %g: t
   return %dx, %dw : tensor<2x3x8x8xf32>, tensor<6x1x3x3xf32>
 }
 
+// The quantized conv: u8 by i8 into i32.
+// CHECK-LABEL: func @int8_conv
+func.func @int8_conv(%x: tensor<2x3x8x8xui8>, %w: tensor<6x3x3x3xi8>, %b: tensor<6xi32>) -> tensor<2x6x8x8xi32> {
+  // CHECK: hps.conv {{.*}} : (tensor<2x3x8x8xui8>, tensor<6x3x3x3xi8>, tensor<6xi32>) -> tensor<2x6x8x8xi32>
+  %0 = hps.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>} : (tensor<2x3x8x8xui8>, tensor<6x3x3x3xi8>, tensor<6xi32>) -> tensor<2x6x8x8xi32>
+  return %0 : tensor<2x6x8x8xi32>
+}
+
 // CHECK-LABEL: func @layers
 func.func @layers(%x: tensor<2x3x8x8xf32>, %w: tensor<6x1x3x3xf32>, %b: tensor<6xf32>,
                   %s: tensor<6xf32>) -> tensor<2x6xf32> {

@@ -56,6 +56,32 @@ func.func @conv_output(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tens
 
 // -----
 
+// Operands of one element type, or the quantized form (u8 or i8 input, i8
+// filter, i32 bias and result).
+func.func @conv_mixed_floats(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf16>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{input, filter, bias and result must share an element type unless the input is 8-bit integer}}
+  %0 = hps.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf16>) -> tensor<1x4x6x6xf32>
+  return %0 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+func.func @conv_int8_u8_filter(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xui8>) -> tensor<1x4x6x6xi32> {
+  // expected-error @+1 {{with an 8-bit integer input needs an i8 filter and an i32 bias and result, not 'ui8'}}
+  %0 = hps.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xui8>) -> tensor<1x4x6x6xi32>
+  return %0 : tensor<1x4x6x6xi32>
+}
+
+// -----
+
+func.func @conv_int8_i8_result(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xi8>, %b: tensor<4xi32>) -> tensor<1x4x6x6xi8> {
+  // expected-error @+1 {{with an 8-bit integer input needs an i8 filter and an i32 bias and result}}
+  %0 = hps.conv %x, %w, %b {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xi8>, tensor<4xi32>) -> tensor<1x4x6x6xi8>
+  return %0 : tensor<1x4x6x6xi8>
+}
+
+// -----
+
 // The conv adjoints check the forward conv's geometry: the gradient must
 // have the shape the conv gives the input (or the result) and the filter.
 func.func @conv_grad_input_shape(%g: tensor<1x4x4x4xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x3x8x8xf32> {

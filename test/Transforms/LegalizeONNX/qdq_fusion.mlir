@@ -2,18 +2,18 @@
 
 // A QDQ unit: DequantizeLinear on x, w (per output channel, axis 0) and the
 // i32 bias (in units of x_scale * w_scale), a float Conv, QuantizeLinear.
-// It runs as the QLinearConv it stands for: one exact conv on the integers
-// minus their zero points (the bias added as integers), then the
+// It runs as the QLinearConv it stands for: one u8 by i8 conv into i32 with
+// the filter minus its zero points and x's zero point folded into the bias
+// (7 - 3 * 4 and -3 - 3 * 4, 4 being each channel's sum of w - 1), then the
 // requantization by x_scale * w_scale / y_scale. No float conv of the
 // dequantized values remains.
 // CHECK-LABEL: func @qdq_conv
 func.func @qdq_conv(%x: tensor<1x2x3x3xui8>) -> tensor<1x2x2x2xui8> {
-  // CHECK-DAG: %[[W:.*]] = hps.constant dense<{{\[\[\[\[}}1.000000e+00, -2.000000e+00], [3.000000e+00, 0.000000e+00]], {{\[\[}}-1.000000e+00, 4.000000e+00], [2.000000e+00, -3.000000e+00]]], {{\[\[\[}}0.000000e+00, 0.000000e+00], [1.000000e+00, 1.000000e+00]], {{\[\[}}2.000000e+00, 2.000000e+00], [-1.000000e+00, -1.000000e+00]]]]> : tensor<2x2x2x2xf32>
-  // CHECK-DAG: %[[B:.*]] = hps.constant dense<[7.000000e+00, -3.000000e+00]> : tensor<2xf32>
-  // CHECK: %[[X:.*]] = hps.cast %arg0 : (tensor<1x2x3x3xui8>) -> tensor<1x2x3x3xf32>
-  // CHECK: %[[XS:.*]] = hps.sub %[[X]], {{.*}} -> tensor<1x2x3x3xf32>
-  // CHECK: %[[ACC:.*]] = hps.conv %[[XS]], %[[W]], %[[B]] {{.*}}exact{{.*}} -> tensor<1x2x2x2xf32>
-  // CHECK: hps.mul %[[ACC]], {{.*}} : tensor<1x2x2x2xf32>, tensor<2x1x1xf32>
+  // CHECK-DAG: %[[W:.*]] = hps.constant dense<{{\[\[\[\[}}1, -2], [3, 0]], {{\[\[}}-1, 4], [2, -3]]], {{\[\[\[}}0, 0], [1, 1]], {{\[\[}}2, 2], [-1, -1]]]]> : tensor<2x2x2x2xi8>
+  // CHECK-DAG: %[[B:.*]] = hps.constant dense<[-5, -15]> : tensor<2xi32>
+  // CHECK: %[[ACC:.*]] = hps.conv %arg0, %[[W]], %[[B]] {{.*}} : (tensor<1x2x3x3xui8>, tensor<2x2x2x2xi8>, tensor<2xi32>) -> tensor<1x2x2x2xi32>
+  // CHECK: %[[F:.*]] = hps.cast %[[ACC]] : (tensor<1x2x2x2xi32>) -> tensor<1x2x2x2xf32>
+  // CHECK: hps.mul %[[F]], {{.*}} : tensor<1x2x2x2xf32>, tensor<2x1x1xf32>
   // CHECK: hps.round
   // CHECK: hps.clip {{.*}} {max = 2.550000e+02 : f64, min = 0.000000e+00 : f64}
   // CHECK-NOT: hps.conv

@@ -123,6 +123,49 @@ func.func @conv_integer_exact_f32(%x: tensor<1x2x3x3xui8>, %xz: tensor<ui8>) -> 
   return %0 : tensor<1x1x2x2xi32>
 }
 
+// A u8 x with a constant zero point by a constant filter within +-64 of its
+// zero point stays integer: one u8 by i8 conv into i32 (the int8 kernels).
+// The filter minus its zero point (1) is folded; x's zero point (3) goes
+// into the bias as -3 * sum(w - 1) per channel (here -3 * 4), x
+// padded with it first since the conv pads.
+// CHECK-LABEL: func @conv_integer_int8
+func.func @conv_integer_int8(%x: tensor<1x2x3x3xui8>) -> tensor<1x1x3x3xi32> {
+  // CHECK-DAG: %[[P:.*]] = hps.pad %arg0 {mode = #hps<pad_mode constant>, pads = array<i64: 0, 0, 0, 0, 0, 0, 1, 1>, value = 3 : ui8} : (tensor<1x2x3x3xui8>) -> tensor<1x2x4x4xui8>
+  // CHECK-DAG: %[[W:.*]] = hps.constant dense<{{\[\[\[\[}}1, -2], [3, 0]], {{\[\[}}-1, 4], [2, -3]]]]> : tensor<1x2x2x2xi8>
+  // CHECK-DAG: %[[B:.*]] = hps.constant dense<-12> : tensor<1xi32>
+  // CHECK: %[[Y:.*]] = hps.conv %[[P]], %[[W]], %[[B]] {dilations = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>} : (tensor<1x2x4x4xui8>, tensor<1x2x2x2xi8>, tensor<1xi32>) -> tensor<1x1x3x3xi32>
+  // CHECK-NOT: hps.cast
+  // CHECK: return %[[Y]]
+  %w = hps.constant dense<[[[[2, -1], [4, 1]], [[0, 5], [3, -2]]]]> : tensor<1x2x2x2xi8>
+  %wz = hps.constant dense<1> : tensor<i8>
+  %xz = hps.constant dense<3> : tensor<ui8>
+  %0 = hps.onnx_node "ConvInteger"(%x, %w, %xz, %wz) {attrs = {pads = array<i64: 0, 0, 1, 1>}, domain = "", opset = 10 : i64} : (tensor<1x2x3x3xui8>, tensor<1x2x2x2xi8>, tensor<ui8>, tensor<i8>) -> tensor<1x1x3x3xi32>
+  return %0 : tensor<1x1x3x3xi32>
+}
+
+// QLinearConv's int8 form: per-channel filter zero points folded, the bias
+// kept as it is (x's zero point is 0), no pad. A filter 65 away from its
+// zero point, or an i8 x, keeps the exact f32 conv.
+// CHECK-LABEL: func @qlinear_conv_int8
+func.func @qlinear_conv_int8(%x: tensor<1x2x4x4xui8>, %s: tensor<f32>, %xi: tensor<1x2x4x4xi8>) -> (tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>) {
+  // CHECK-DAG: %[[W:.*]] = hps.constant dense<{{\[\[\[\[}}64]], {{\[\[}}-64]]], {{\[\[\[}}0]], {{\[\[}}3]]]]> : tensor<2x2x1x1xi8>
+  // CHECK-DAG: %[[B:.*]] = hps.constant dense<[7, -9]> : tensor<2xi32>
+  // CHECK: hps.conv %arg0, %[[W]], %[[B]] {{.*}} : (tensor<1x2x4x4xui8>, tensor<2x2x1x1xi8>, tensor<2xi32>) -> tensor<1x2x4x4xi32>
+  // CHECK: hps.conv {{.*}}exact{{.*}} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  // CHECK: hps.conv {{.*}}exact{{.*}} : (tensor<1x2x4x4xf32>, tensor<2x2x1x1xf32>, tensor<2xf32>) -> tensor<1x2x4x4xf32>
+  %w = hps.constant dense<[[[[64]], [[-64]]], [[[2]], [[5]]]]> : tensor<2x2x1x1xi8>
+  %wz = hps.constant dense<[0, 2]> : tensor<2xi8>
+  %ws = hps.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %xz = hps.constant dense<0> : tensor<ui8>
+  %xzi = hps.constant dense<0> : tensor<i8>
+  %b = hps.constant dense<[7, -9]> : tensor<2xi32>
+  %far = hps.constant dense<[[[[65]], [[-64]]], [[[2]], [[5]]]]> : tensor<2x2x1x1xi8>
+  %0 = hps.onnx_node "QLinearConv"(%x, %s, %xz, %w, %ws, %wz, %s, %xz, %b) {attrs = {}, domain = "", opset = 10 : i64} : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<2x2x1x1xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
+  %1 = hps.onnx_node "QLinearConv"(%x, %s, %xz, %far, %ws, %wz, %s, %xz, %b) {attrs = {}, domain = "", opset = 10 : i64} : (tensor<1x2x4x4xui8>, tensor<f32>, tensor<ui8>, tensor<2x2x1x1xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
+  %2 = hps.onnx_node "QLinearConv"(%xi, %s, %xzi, %w, %ws, %wz, %s, %xz, %b) {attrs = {}, domain = "", opset = 10 : i64} : (tensor<1x2x4x4xi8>, tensor<f32>, tensor<i8>, tensor<2x2x1x1xi8>, tensor<2xf32>, tensor<2xi8>, tensor<f32>, tensor<ui8>, tensor<2xi32>) -> tensor<1x2x4x4xui8>
+  return %0, %1, %2 : tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>, tensor<1x2x4x4xui8>
+}
+
 // A constant B whose column sums of |b - zero point| (here 4 * 255) times
 // max |a - a's zero point| (255) could reach 2^24 only with far more rows:
 // f32. With 70000 rows of 1 it could not stay exact: i32.

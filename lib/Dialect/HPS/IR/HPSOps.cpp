@@ -322,7 +322,33 @@ static LogicalResult verifyShape(ConvOp op, InferredShape *record = nullptr) {
   return checkResultShape(op, op.getResult(), result, record);
 }
 
-LogicalResult ConvOp::verify() { return verifyShape(*this); }
+/// One element type throughout, or the quantized form: u8 or i8 input, i8
+/// filter, i32 bias and result.
+static LogicalResult verifyConvElementTypes(ConvOp op) {
+  Type input = getElementTypeOrSelf(op.getInput().getType());
+  Type filter = getElementTypeOrSelf(op.getFilter().getType());
+  Type result = getElementTypeOrSelf(op.getResult().getType());
+  Type bias =
+      op.getBias() ? getElementTypeOrSelf(op.getBias().getType()) : Type();
+  if (input.isInteger(8)) {
+    if (!filter.isSignlessInteger(8) || !result.isSignlessInteger(32) ||
+        (bias && !bias.isSignlessInteger(32)))
+      return op.emitOpError("with an 8-bit integer input needs an i8 filter "
+                            "and an i32 bias and result, not ")
+             << filter << ", " << bias << " and " << result;
+    return success();
+  }
+  if (filter != input || result != input || (bias && bias != input))
+    return op.emitOpError("input, filter, bias and result must share an "
+                          "element type unless the input is 8-bit integer");
+  return success();
+}
+
+LogicalResult ConvOp::verify() {
+  if (failed(verifyConvElementTypes(*this)))
+    return failure();
+  return verifyShape(*this);
+}
 
 /// Checks that `in`, `w` and `grad` are the input, filter and result of a
 /// conv with the op's geometry: the contract of both conv adjoints.
@@ -1220,10 +1246,10 @@ LogicalResult UniqueOp::verify() {
   if (!input)
     return success();
   int64_t rank = input->size();
-  if (getAxis() < 0 || getAxis() >= rank)
-    return emitOpError() << "axis " << getAxis() << " is not in [0, " << rank
-                         << ")";
-  int64_t extent = (*input)[getAxis()];
+  auto axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= rank)
+    return emitOpError() << "axis " << axis << " is not in [0, " << rank << ")";
+  int64_t extent = (*input)[axis];
   for (Value result : {getFirstIndices(), getInverse(), getCounts()})
     if (failed(checkResultShape(*this, result, {extent})))
       return failure();

@@ -44,7 +44,10 @@ template <typename F> void forEachElement(Context &, const F &f) {
         F::kRows * F::kInner, F::kElementWork,
         [](const void *closure, int64_t begin, int64_t end) {
           constexpr int64_t inner = F::kInner;
-          const F &body = *static_cast<const F *>(closure);
+          // A local copy: an u8 or bool store may alias anything in memory,
+          // the functor's pointers too, which would otherwise be reloaded
+          // after every store and keep the loop scalar.
+          const F body = *static_cast<const F *>(closure);
           int64_t row = begin / inner, j = begin % inner;
           while (begin < end) {
             // Outputs never alias inputs: no run-time overlap checks.

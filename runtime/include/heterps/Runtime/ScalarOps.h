@@ -259,6 +259,16 @@ template <typename S, typename C> HPS_HD inline S convertValue(C v) {
     return S(v);
 }
 
+/// convertValue of a float a clip has already brought within int32's range
+/// (or NaN): through int32, the same result, but x86 converts packed floats
+/// to int32 and not to int64 (before AVX-512), so the loop vectorises.
+template <typename S, typename C> HPS_HD inline S convertClipped(C v) {
+  if constexpr (kIsFloat<C> && std::is_integral_v<S> && sizeof(S) < 4)
+    return S(int32_t(v));
+  else
+    return convertValue<S>(v);
+}
+
 /// Any value as a bool element (one byte, 0 or 1).
 template <typename C> HPS_HD inline uint8_t toBool(C v) {
   return uint8_t(v != C(0));

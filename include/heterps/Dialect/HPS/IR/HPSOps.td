@@ -154,6 +154,10 @@ def HPS_ConvOp : HPS_LayerOp<"conv"> {
     `exact` marks an f32 conv of integer values whose sums f32 holds exactly
     in any order (a quantized product): kernels must not use algorithms
     that round in between, such as Winograd's or FFT transforms.
+
+    Operands and result share one element type, except in the quantized
+    form: a u8 or i8 input, an i8 filter, an i32 bias and result, summed
+    exactly (wrapping modulo 2^32), for the CPU's int8 kernels.
   }];
   let arguments = !con((ins AnyTensor:$input, AnyTensor:$filter,
                         Optional<AnyTensor>:$bias,

@@ -11,6 +11,10 @@
 // Zero points and scales are per tensor, or per row of A / per column of B
 // (the matmuls) and per output channel of the filter (the convs).
 //
+// A conv of u8 x by a constant filter within +-64 of its zero points stays
+// integer (u8 by i8 into i32), for the CPU's int8 kernels; the zero points
+// fold into the constants.
+//
 // Quantized models hold their filters and B as constants. Where the largest
 // accumulator those constants allow stays below 2^24, every partial sum is
 // an integer f32 holds exactly, whatever the summation order, so the product
@@ -27,6 +31,7 @@
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
 
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "mlir/IR/TypeUtilities.h"
 
 #include <cstring>
 
@@ -384,26 +389,135 @@ FailureOr<ConvGeometry> convGeometry(ONNXNode node, PatternRewriter &rewriter,
   channels.zeroShape.assign(filter->size(), 1);
   channels.scaleShape.assign(filter->size() - 1, 1);
   channels.zeroShape[0] = channels.scaleShape[0] = channels.length;
-  if (!probeVerifies(node.getOp()->getContext(), [&](OpBuilder &builder) {
-        return builder.create<ConvOp>(
-            node.getLoc(), node.resultType(), node.input(0),
-            node.input(filterIndex), Value(),
-            builder.getDenseI64ArrayAttr(window->strides),
-            builder.getDenseI64ArrayAttr(window->pads),
-            builder.getDenseI64ArrayAttr(window->dilations),
-            builder.getI64IntegerAttr(geometry.group), DeviceAttr(),
-            UnitAttr());
-      }))
+  // Only the shapes can be probed: the ops built below take other element
+  // types than the node's operands.
+  OpBuilder detached(node.getOp()->getContext());
+  Operation *probe = detached.create<ConvOp>(
+      node.getLoc(), node.resultType(), node.input(0), node.input(filterIndex),
+      Value(), detached.getDenseI64ArrayAttr(window->strides),
+      detached.getDenseI64ArrayAttr(window->pads),
+      detached.getDenseI64ArrayAttr(window->dilations),
+      detached.getI64IntegerAttr(geometry.group), DeviceAttr(), UnitAttr());
+  std::optional<SmallVector<int64_t>> shape = inferResultShape(probe);
+  probe->destroy();
+  auto resultType = dyn_cast<RankedTensorType>(node.resultType());
+  if (!shape || !resultType ||
+      failed(verifyCompatibleShape(*shape, resultType.getShape())))
     return fail(node, rewriter, "the hps conv would not verify");
   return geometry;
 }
 
+/// The largest |w - w_zero_point| the CPU's int8 convolutions sum exactly
+/// without VNNI (see the runtime's IntegerConv); onnxruntime's quantizer
+/// stays within it with reduce_range, its advice for such CPUs.
+constexpr int64_t kMaxInt8ConvWeight = 64;
+
+/// The convolution of a u8 x by a constant filter within
+/// kMaxInt8ConvWeight of its zero points, as one integer hps.conv (u8 by
+/// i8 into i32) for the int8 kernels: the filter's zero points are folded
+/// into the i8 constant and x's into the bias (as -x_zero_point * sum(w)),
+/// x being padded with its zero point first where the conv pads. Null where
+/// the operands do not allow it, or a sum could leave f32's exact integers.
+Value int8Conv(ONNXNode node, PatternRewriter &rewriter,
+               const ConvGeometry &geometry, const QuantizedOperand &x,
+               const QuantizedOperand &w, Value bias) {
+  auto xType = cast<RankedTensorType>(x.value.getType());
+  auto wType = cast<RankedTensorType>(w.value.getType());
+  if (!xType.getElementType().isUnsignedInteger(8) || !wType.hasStaticShape() ||
+      wType.getNumElements() == 0)
+    return {};
+  int64_t xZero = 0;
+  if (x.zeroPoint) {
+    std::optional<SmallVector<int64_t>> zeros = constantIntegers(x.zeroPoint);
+    if (!zeros || zeros->size() != 1)
+      return {};
+    xZero = zeros->front();
+  }
+  SmallVector<int64_t> wZeros{0};
+  if (w.zeroPoint) {
+    std::optional<SmallVector<int64_t>> zeros = constantIntegers(w.zeroPoint);
+    if (!zeros || zeros->empty())
+      return {};
+    wZeros = *zeros;
+  }
+  std::optional<SmallVector<int64_t>> biasValues;
+  if (bias && !(biasValues = constantIntegers(bias)))
+    return {};
+  std::optional<SmallVector<int64_t>> values = constantIntegers(w.value);
+  if (!values)
+    return {};
+  int64_t channels = wType.getDimSize(0);
+  int64_t perOutput = wType.getNumElements() / channels;
+  SmallVector<int8_t> filter;
+  filter.reserve(values->size());
+  SmallVector<int64_t> sums(channels, 0), absSums(channels, 0);
+  for (auto [i, value] : llvm::enumerate(*values)) {
+    int64_t channel = int64_t(i) / perOutput;
+    int64_t shifted = value - wZeros[channel % wZeros.size()];
+    if (std::abs(shifted) > kMaxInt8ConvWeight)
+      return {};
+    filter.push_back(int8_t(shifted));
+    sums[channel] += shifted;
+    absSums[channel] += std::abs(shifted);
+  }
+  SmallVector<int32_t> biasOut(channels);
+  for (int64_t channel = 0; channel < channels; ++channel) {
+    int64_t value =
+        (biasValues ? (*biasValues)[channel] : 0) - xZero * sums[channel];
+    if (255. * double(absSums[channel]) + std::abs(double(value)) >=
+        kExactFloatLimit)
+      return {};
+    biasOut[channel] = int32_t(value);
+  }
+
+  Location loc = node.getLoc();
+  DeviceAttr device = node.getOp().getDeviceAttr();
+  const WindowAttrs &window = geometry.window;
+  Value input = x.value;
+  SmallVector<int64_t> convPads(window.pads);
+  if (xZero != 0 && llvm::any_of(window.pads, [](int64_t p) { return p; })) {
+    int64_t rank = xType.getRank(), spatial = rank - 2;
+    SmallVector<int64_t> pads(2 * rank, 0);
+    SmallVector<int64_t> shape(xType.getShape());
+    for (int64_t d = 0; d < spatial; ++d) {
+      if (ShapedType::isDynamic(shape[2 + d]))
+        return {};
+      pads[2 + d] = window.pads[d];
+      pads[rank + 2 + d] = window.pads[spatial + d];
+      shape[2 + d] += window.pads[d] + window.pads[spatial + d];
+    }
+    input = rewriter.create<PadOp>(
+        loc, xType.clone(shape), x.value, rewriter.getDenseI64ArrayAttr(pads),
+        PadModeAttr::get(rewriter.getContext(), PadMode::Constant),
+        makeScalarAttr(xType.getElementType(), double(xZero)), device);
+    convPads.assign(convPads.size(), 0);
+  }
+  Value filterValue = rewriter.create<ConstantOp>(
+      loc, DenseElementsAttr::get(wType.clone(rewriter.getI8Type()),
+                                  ArrayRef(filter)));
+  Value biasValue;
+  if (bias || xZero != 0)
+    biasValue = rewriter.create<ConstantOp>(
+        loc, DenseElementsAttr::get(
+                 RankedTensorType::get({channels}, rewriter.getI32Type()),
+                 ArrayRef(biasOut)));
+  auto type = cast<RankedTensorType>(node.resultType());
+  return rewriter.create<ConvOp>(
+      loc, type.clone(rewriter.getI32Type()), input, filterValue, biasValue,
+      rewriter.getDenseI64ArrayAttr(window.strides),
+      rewriter.getDenseI64ArrayAttr(convPads),
+      rewriter.getDenseI64ArrayAttr(window.dilations),
+      rewriter.getI64IntegerAttr(geometry.group), device, UnitAttr());
+}
+
 /// The exact convolution of x and w minus their zero points, plus the i32
-/// bias: in f32 where w (and the bias) are constants that keep it exact,
-/// else in i32.
+/// bias: on int8 where int8Conv allows, in f32 where w (and the bias) are
+/// constants that keep it exact, else in i32.
 Value quantizedConv(ONNXNode node, PatternRewriter &rewriter,
                     const ConvGeometry &geometry, const QuantizedOperand &x,
                     const QuantizedOperand &w, Value bias) {
+  if (Value conv = int8Conv(node, rewriter, geometry, x, w, bias))
+    return conv;
   auto type = cast<RankedTensorType>(node.resultType());
   auto wType = cast<RankedTensorType>(w.value.getType());
   const WindowAttrs &window = geometry.window;
