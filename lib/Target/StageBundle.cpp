@@ -1167,9 +1167,9 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
     unaryKind(it->second, kind, params);
     return "Activation{" + kind + ", " + params + "}";
   };
-  // Constant operands may be repacked once; trained ones change every step.
   // Constants and frozen weights never change, so kernels may repack them
-  // once (a quantized conv's folded filter is a constant).
+  // once (a quantized conv's folded filter is a constant); trained weights
+  // change every step.
   auto isConstant = [&](Value v) {
     if (v.getDefiningOp<ConstantOp>())
       return "true";

@@ -974,7 +974,7 @@ struct IntegerConv::Impl {
         constantWeights(constantWeights), parallel(worthThreads(geometry.work)),
         u8Input(xType == DType::U8),
         loops(DType::I32, x, w, hasBias, y, strides, dilations, padBegin, group,
-              worthThreads(geometry.work)) {
+              parallel) {
     if (xType != DType::U8 && xType != DType::I8)
       throw Error(std::string("IntegerConv: x must be u8 or i8, not ") +
                   dtypeName(xType));

@@ -153,6 +153,19 @@ std::optional<SmallVector<int64_t>> constantIntegers(Value value) {
   return values;
 }
 
+/// The operand's zero points, constant ({0} without any); std::nullopt
+/// where they are not constants.
+std::optional<SmallVector<int64_t>>
+constantZeroPoints(const QuantizedOperand &operand) {
+  if (!operand.zeroPoint)
+    return SmallVector<int64_t>{0};
+  std::optional<SmallVector<int64_t>> zeros =
+      constantIntegers(operand.zeroPoint);
+  if (!zeros || zeros->empty())
+    return std::nullopt;
+  return zeros;
+}
+
 /// The largest |x - x_zero_point| an operand can hold.
 double largestShift(const QuantizedOperand &operand) {
   Type element = cast<ShapedType>(operand.value.getType()).getElementType();
@@ -182,22 +195,15 @@ exactFloatOperand(const QuantizedOperand &operand,
                   llvm::function_ref<int64_t(int64_t)> outputOf,
                   int64_t outputs, double otherShift, double biasBound) {
   std::optional<SmallVector<int64_t>> values = constantIntegers(operand.value);
-  SmallVector<int64_t> zeros{0};
-  if (operand.zeroPoint) {
-    std::optional<SmallVector<int64_t>> given =
-        constantIntegers(operand.zeroPoint);
-    if (!given || given->empty())
-      return std::nullopt;
-    zeros = *given;
-  }
-  if (!values || outputs <= 0)
+  std::optional<SmallVector<int64_t>> zeros = constantZeroPoints(operand);
+  if (!values || !zeros || outputs <= 0)
     return std::nullopt;
   SmallVector<double> sums(outputs, 0.0);
   SmallVector<float> shifted;
   shifted.reserve(values->size());
   for (auto [i, value] : llvm::enumerate(*values)) {
     int64_t output = outputOf(i);
-    int64_t difference = value - zeros[output % zeros.size()];
+    int64_t difference = value - (*zeros)[output % zeros->size()];
     sums[output] += std::abs(double(difference));
     shifted.push_back(float(difference));
   }
@@ -426,20 +432,11 @@ Value int8Conv(ONNXNode node, PatternRewriter &rewriter,
   if (!xType.getElementType().isUnsignedInteger(8) || !wType.hasStaticShape() ||
       wType.getNumElements() == 0)
     return {};
-  int64_t xZero = 0;
-  if (x.zeroPoint) {
-    std::optional<SmallVector<int64_t>> zeros = constantIntegers(x.zeroPoint);
-    if (!zeros || zeros->size() != 1)
-      return {};
-    xZero = zeros->front();
-  }
-  SmallVector<int64_t> wZeros{0};
-  if (w.zeroPoint) {
-    std::optional<SmallVector<int64_t>> zeros = constantIntegers(w.zeroPoint);
-    if (!zeros || zeros->empty())
-      return {};
-    wZeros = *zeros;
-  }
+  std::optional<SmallVector<int64_t>> xZeros = constantZeroPoints(x);
+  std::optional<SmallVector<int64_t>> wZeros = constantZeroPoints(w);
+  if (!xZeros || xZeros->size() != 1 || !wZeros)
+    return {};
+  int64_t xZero = xZeros->front();
   std::optional<SmallVector<int64_t>> biasValues;
   if (bias && !(biasValues = constantIntegers(bias)))
     return {};
@@ -453,7 +450,7 @@ Value int8Conv(ONNXNode node, PatternRewriter &rewriter,
   SmallVector<int64_t> sums(channels, 0), absSums(channels, 0);
   for (auto [i, value] : llvm::enumerate(*values)) {
     int64_t channel = int64_t(i) / perOutput;
-    int64_t shifted = value - wZeros[channel % wZeros.size()];
+    int64_t shifted = value - (*wZeros)[channel % wZeros->size()];
     if (std::abs(shifted) > kMaxInt8ConvWeight)
       return {};
     filter.push_back(int8_t(shifted));
