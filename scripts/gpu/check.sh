@@ -6,13 +6,22 @@
 #   probe      the machine: GPU, driver, compilers, Python packages
 #   unit       the CUDA kernels against host references (heterps_rt_gpu_tests)
 #   models     every shipped model compiled with GPU stages (gpu-only, and
-#              mixed CPU/GPU plans), and the long RNN/GRU/LSTM cases
-#              (hps.recurrence), run on the GPU, compared with onnxruntime
+#              mixed CPU/GPU plans), the long RNN/GRU/LSTM cases
+#              (hps.recurrence), a generated transformer and quantized
+#              models (int8 convolutions), run on the GPU, compared with
+#              onnxruntime
+#   data-dependent  NonZero, Unique, NonMaxSuppression and Compress models
+#              (test/Integration/Inputs/data_dependent_models.py) as GPU
+#              stages, and a plan with the selection on a CPU stage between
+#              GPU stages, run on the GPU against onnxruntime
 #   fused      the fused elementwise loops (test/Integration/Inputs/
 #              fused_chains.py) run on the GPU give the CPU's bits
 #   gradcheck  every gradient rule's CUDA kernels against finite differences
 #   train      Wide & Deep trained with GPU stages (gpu-only and sparse-on-cpu)
 #              reaches the ground truth's AUC within 0.01
+#   train-recurrent  an LSTM classifier trained 16 steps on the GPU
+#              (Recurrent and RecurrentGrad kernels) ends with the CPU
+#              run's parameters (1e-5 relative)
 #   bench      training throughput of the CPU-only, GPU-only and
 #              heterogeneous plans (bench/training/bench_heterogeneous.py)
 #   bench-inference  GPU stages against PyTorch on CUDA
@@ -37,7 +46,7 @@ out=${GPU_OUT:-/tmp/heterps-gpu-out}
 jobs=${JOBS:-$(nproc)}
 prefix=/tmp/heterps-gpu
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(probe unit models fused gradcheck train)
+[ ${#sections[@]} -gt 0 ] || sections=(probe unit models data-dependent fused gradcheck train train-recurrent)
 failed=0
 
 say() { printf '%s\n' "$*"; }
@@ -64,6 +73,12 @@ done
 export LD_LIBRARY_PATH="${cuda_dirs#:}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export HETERPS_RT_INCLUDE="$root/runtime/include" HETERPS_RT_LIB="$prefix/lib"
 export PATH="$prefix/bin:/usr/local/cuda/bin:$PATH"
+# Stage programs for this GPU's architecture alone: half the nvcc time of
+# the default list (80 and 90).
+if [ -z "${HETERPS_CUDA_ARCH:-}" ]; then
+  capability=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2> /dev/null | head -n 1)
+  [ -n "$capability" ] && export HETERPS_CUDA_ARCH=${capability/./}
+fi
 heterps="$prefix/bin/heterps"
 py=python3
 
@@ -76,6 +91,7 @@ section_probe() {
     g++ --version | head -n 1; nvcc --version | tail -n 1
     $py -c 'import numpy, onnx, onnxruntime; print("numpy", numpy.__version__, "onnx", onnx.__version__, "onnxruntime", onnxruntime.__version__)'
     say "CUDA libraries: $LD_LIBRARY_PATH"
+    say "stage programs for sm_${HETERPS_CUDA_ARCH:-default}"
     ! ldd "$heterps" "$prefix/lib/libheterps_rt_gpu.so" | grep "not found"
   } > "$out/probe.log" 2>&1
   local status=$?
@@ -128,10 +144,39 @@ section_models() {
   long=$(for dir in "$prefix"/work/long/test_*; do
     echo "recurrence-${dir##*/test_opset14_}|$dir/model.onnx|--cluster $root/clusters/paper.yaml --throughput 100000 --strategy gpu-only --reference-dir $dir/test_data_set_0"
   done)
-  cases=$(model_cases; echo "ctr20-dp|$prefix/work/ctr20.onnx|--cluster $root/clusters/paper.yaml --throughput 1000000 --strategy dp"; echo "$long")
+  # A transformer block of the opset-24 ops (attention, RMS norm, rotary
+  # embedding), and quantized models: int8 convolutions (IntegerConv) and
+  # the ResNet-20 quantized by onnxruntime in both formats.
+  $py "$root/bench/generate_transformer_model.py" --batch 2 --seq 16 --hidden 64 \
+    --heads 4 --kv-heads 2 --mlp 96 --max-position 64 -o "$prefix/work/transformer.onnx" > /dev/null
+  $py "$root/test/Integration/Inputs/int8_conv_models.py" "$prefix/work/convs.onnx" > /dev/null
+  $py "$root/test/Integration/Inputs/quantize_with_ort.py" "$models/cnn/resnet20_cifar10_opset12.onnx" \
+    "$prefix/work/resnet20-int8.onnx" --ops Conv,Add,Gemm > /dev/null
+  $py "$root/test/Integration/Inputs/quantize_with_ort.py" "$models/cnn/resnet20_cifar10_opset12.onnx" \
+    "$prefix/work/resnet20-qdq.onnx" --ops Conv,Gemm --format qdq --opset 13 > /dev/null
+  local gpu="--cluster $root/clusters/paper.yaml --throughput 100000 --strategy gpu-only"
+  cases=$(model_cases; echo "ctr20-dp|$prefix/work/ctr20.onnx|--cluster $root/clusters/paper.yaml --throughput 1000000 --strategy dp"; echo "$long"
+    echo "transformer-gpu-only|$prefix/work/transformer.onnx|$gpu"
+    echo "int8-convs-gpu-only|$prefix/work/convs.onnx|$gpu --max-id 256"
+    echo "resnet20-int8-gpu-only|$prefix/work/resnet20-int8.onnx|$gpu"
+    echo "resnet20-qdq-gpu-only|$prefix/work/resnet20-qdq.onnx|$gpu")
   while read -r name status; do
     verdict "models: $name" "$status" "$out/models-$name.log"
   done < <(printf '%s\n' "$cases" | xargs -d '\n' -P "$jobs" -I{} bash -c 'run_model_case "$1"' _ {} | sort)
+}
+
+section_data-dependent() {
+  local cluster="$root/clusters/h100-host.yaml"
+  {
+    $py "$root/test/Integration/Inputs/data_dependent_models.py" "$prefix/bin" \
+      "$root/clusters/local-cpu.yaml" "$prefix/work/data-dependent" --gpu-cluster "$cluster" --gpu-device &&
+      $py "$root/test/Integration/Inputs/data_dependent_models.py" "$prefix/bin" \
+        "$root/clusters/local-cpu.yaml" "$prefix/work/data-dependent-mixed" \
+        --mixed-cluster "$root/clusters/paper.yaml" --gpu-device
+  } > "$out/data-dependent.log" 2>&1
+  local status=$?
+  grep -E "^(ok|FAIL)" "$out/data-dependent.log" | sed 's/^/      /'
+  verdict "data-dependent: selections and detections on the GPU" $status "$out/data-dependent.log"
 }
 
 section_fused() {
@@ -177,6 +222,29 @@ section_train() {
     grep -E "^done:|eval|^ok|FAIL" "$log" | tail -n 3 | sed 's/^/      /'
     verdict "train: Wide & Deep, $strategy plan, AUC within 0.01 of the ground truth" $status "$log"
   done
+}
+
+section_train-recurrent() {
+  local work="$prefix/work/recurrent" inputs="$root/test/Integration/Inputs"
+  mkdir -p "$work"
+  local flags="--train --loss softmax-ce --optimizer adam --lr 0.02 --batch 32"
+  local data="--data-input x=$work/t40/x.npy --data-input label=$work/t40/label.npy --batch 32 --steps 16"
+  {
+    # shellcheck disable=SC2086
+    $py "$inputs/sequence_classification.py" data "$work/t40" --rows 256 --steps 40 &&
+      $py "$inputs/sequence_classification.py" model "$work/lstm.onnx" --steps 40 &&
+      "$heterps" compile "$work/lstm.onnx" --cluster "$root/clusters/paper.yaml" \
+        --strategy gpu-only --throughput 100000 $flags -o "$work/gpu" &&
+      "$heterps" compile "$work/lstm.onnx" --cluster "$root/clusters/local-cpu.yaml" \
+        --strategy cpu-only --throughput 1 $flags -o "$work/cpu" &&
+      grep -q "RecurrentGrad" "$work/gpu/stage_0.cu" &&
+      "$heterps" run "$work/gpu" --train $data --dump-parameters "$work/gpu-params" &&
+      "$heterps" run "$work/cpu" --train $data --dump-parameters "$work/cpu-params" &&
+      $py "$inputs/compare_training.py" params "$work/gpu-params" "$work/cpu-params" --rtol 1e-5
+  } > "$out/train-recurrent.log" 2>&1
+  local status=$?
+  tail -n 2 "$out/train-recurrent.log" | sed 's/^/      /'
+  verdict "train-recurrent: LSTM trained on the GPU ends with the CPU's parameters" $status "$out/train-recurrent.log"
 }
 
 section_bench() {

@@ -6,11 +6,12 @@ post-processing), compiled once and run on several random inputs against
 onnxruntime; then models HeterPS must refuse, each with its error.
 
   data_dependent_models.py HETERPS_BIN CLUSTER OUT_DIR [--gpu-cluster FILE
-                           --only NAME,...]
+                           [--gpu-device] --only NAME,...]
 
-With --gpu-cluster the models named by --only are compiled as GPU-class
-stages (--strategy gpu-only; nvcc builds the device code) and run with
---gpu-stages-on-cpu, and no refusals are tried. With --mixed-cluster only
+With --gpu-cluster the models named by --only (all if none) are compiled as
+GPU-class stages (--strategy gpu-only; nvcc builds the device code) and run
+with --gpu-stages-on-cpu, or on the GPU with --gpu-device (scripts/gpu/
+check.sh), and no refusals are tried. With --mixed-cluster only
 mixed_stages runs: planned by dp for that preset, its selection on a CPU
 stage between GPU-class ones, so padded indices cross channels.
 
@@ -215,7 +216,8 @@ def run(cmd):
     return subprocess.run(cmd, capture_output=True, text=True)
 
 
-def check(bin_dir, cluster, out, name, m, feed, runs=4, gpu=False, placement=None):
+def check(bin_dir, cluster, out, name, m, feed, runs=4, gpu=False, placement=None,
+          on_device=False):
     path = os.path.join(out, name + ".onnx")
     onnx.save(m, path)
     bundle = os.path.join(out, name)
@@ -245,7 +247,7 @@ def check(bin_dir, cluster, out, name, m, feed, runs=4, gpu=False, placement=Non
             np.save(os.path.join(out, f"{name}.{key}.npy"), value)
             args += ["--input", f"{key}={os.path.join(out, f'{name}.{key}.npy')}"]
         outdir = os.path.join(out, f"{name}.out{r}")
-        on_cpu = ["--gpu-stages-on-cpu"] if gpu else []
+        on_cpu = ["--gpu-stages-on-cpu"] if gpu and not on_device else []
         done = run([os.path.join(bin_dir, "heterps"), "run", bundle, *args, *on_cpu,
                     "--output-dir", outdir])
         if done.returncode:
@@ -266,6 +268,8 @@ def main():
     parser.add_argument("cluster")
     parser.add_argument("out")
     parser.add_argument("--gpu-cluster")
+    parser.add_argument("--gpu-device", action="store_true",
+                        help="run GPU-class stages on the GPU (a machine with one)")
     parser.add_argument("--only", default="")
     parser.add_argument("--mixed-cluster",
                         help="only the mixed_stages model, planned for this preset")
@@ -275,7 +279,8 @@ def main():
         m, feed = mixed_stages()
         why = check(args.bin_dir, args.mixed_cluster, args.out, "mixed_stages", m, feed,
                     runs=2, gpu=True,
-                    placement=["--strategy", "dp", "--throughput", "20000"])
+                    placement=["--strategy", "dp", "--throughput", "20000"],
+                    on_device=args.gpu_device)
         print(f"FAIL mixed_stages: {why}" if why else "ok mixed_stages runs 2")
         return 1 if why else 0
     bin_dir, out = args.bin_dir, args.out
@@ -290,7 +295,8 @@ def main():
     for name, (m, feed) in cases.items():
         if args.only and name not in args.only.split(","):
             continue
-        why = check(bin_dir, cluster, out, name, m, feed, runs=2 if gpu else 4, gpu=gpu)
+        why = check(bin_dir, cluster, out, name, m, feed, runs=2 if gpu else 4, gpu=gpu,
+                    on_device=args.gpu_device)
         if why:
             failed += 1
             print(f"FAIL {name}: {why}")

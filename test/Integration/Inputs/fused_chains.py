@@ -210,6 +210,7 @@ def run_case(heterps, cluster, out, index, name, opset, build, gpu_cluster=None,
             [helper.make_tensor_value_info(k, TensorProto.UNDEFINED, None) for k in outputs],
             inits),
         opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8  # what every onnxruntime since 1.10 reads
     model = onnx.shape_inference.infer_shapes(model)
     work = os.path.join(out, f"case{index}")
     os.makedirs(work, exist_ok=True)
