@@ -217,8 +217,9 @@ double CostModel::boundarySeconds(unsigned cut, unsigned fromCls,
   return link.transferSeconds(cutBytes[cut] * batchSize());
 }
 
-Evaluation CostModel::evaluateRuns(ArrayRef<LayerRun> runs,
-                                   double targetThroughput) const {
+Evaluation
+CostModel::evaluateRuns(ArrayRef<LayerRun> runs, double targetThroughput,
+                        std::optional<double> provisionThroughput) const {
   Evaluation result;
   // Merge adjacent runs of one class into stages.
   std::vector<LayerRun> stages;
@@ -233,9 +234,10 @@ Evaluation CostModel::evaluateRuns(ArrayRef<LayerRun> runs,
       stages.push_back(run);
   }
   assert(!stages.empty() && stages.back().end == numLayers());
+  result.provisionedFor = provisionThroughput.value_or(targetThroughput);
   for (const LayerRun &stage : stages)
-    result.stages.push_back(
-        provision(stage.deviceClass, stage.begin, stage.end, targetThroughput));
+    result.stages.push_back(provision(stage.deviceClass, stage.begin, stage.end,
+                                      result.provisionedFor));
 
   std::vector<unsigned> used(numClasses(), 0);
   bool fits = true;
@@ -260,12 +262,14 @@ Evaluation CostModel::evaluateRuns(ArrayRef<LayerRun> runs,
   bool countsFit = true;
   for (unsigned c = 0; c != numClasses(); ++c)
     countsFit &= used[c] <= clusterSpec.classes[c].count;
-  result.feasible = fits && result.throughput >= targetThroughput && countsFit;
+  result.runnable = fits && countsFit;
+  result.feasible = result.runnable && result.throughput >= targetThroughput;
   return result;
 }
 
-Evaluation CostModel::evaluate(ArrayRef<unsigned> classOfLayer,
-                               double targetThroughput) const {
+Evaluation
+CostModel::evaluate(ArrayRef<unsigned> classOfLayer, double targetThroughput,
+                    std::optional<double> provisionThroughput) const {
   assert(classOfLayer.size() == numLayers());
   unsigned n = numLayers();
   std::vector<LayerRun> runs;
@@ -276,7 +280,7 @@ Evaluation CostModel::evaluate(ArrayRef<unsigned> classOfLayer,
     runs.push_back({classOfLayer[begin], begin, end});
     begin = end;
   }
-  Evaluation result = evaluateRuns(runs, targetThroughput);
+  Evaluation result = evaluateRuns(runs, targetThroughput, provisionThroughput);
   result.classOfLayer.assign(classOfLayer.begin(), classOfLayer.end());
 
   // Where the pipeline is slowest: the first stage or boundary, in pipeline

@@ -736,6 +736,45 @@ std::vector<unsigned> detail::maxThroughputPlacement(const CostModel &model,
   return placement;
 }
 
+std::optional<Evaluation>
+detail::fastestRunnablePlacement(const CostModel &model, double target,
+                                 size_t maxStoredStages) {
+  double bound = 0;
+  Evaluation fastest =
+      model.evaluate(maxThroughputPlacement(model, bound), target);
+  if (fastest.runnable)
+    return fastest;
+  unsigned n = model.numLayers(), numCls = model.numClasses();
+  if (!(bound > 0) || double(n) * n * numCls * numCls > kMaxRunnableSearchSteps)
+    return std::nullopt;
+  std::vector<unsigned> everyClass(numCls);
+  for (unsigned c = 0; c != numCls; ++c)
+    everyClass[c] = c;
+  // A placement meeting throughput t meets every lower one, so the largest
+  // t the exact search still satisfies is the fastest runnable placement.
+  auto probe = [&](double floor) {
+    ExactPlacementSearch search(model, floor, maxStoredStages);
+    return search.cheapest(everyClass, /*ordered=*/false);
+  };
+  std::optional<Evaluation> best = probe(bound * 1e-12);
+  if (!best)
+    return std::nullopt; // nothing fits in memory within the counts
+  double low = best->throughput, high = bound;
+  for (unsigned step = 0; step != 32 && high > low * (1 + kRunnableTolerance);
+       ++step) {
+    double middle = low + (high - low) / 2;
+    if (std::optional<Evaluation> found = probe(middle)) {
+      low = found->throughput;
+      best = std::move(found);
+    } else {
+      high = middle;
+    }
+  }
+  // Provisioned for its own throughput: for the user's target every stage
+  // would take all of its class, and stages sharing one would overrun it.
+  return model.evaluate(best->classOfLayer, target, best->throughput);
+}
+
 Expected<Evaluation>
 detail::solveDynamicProgramming(const CostModel &model,
                                 const Objective &objective,

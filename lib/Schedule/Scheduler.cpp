@@ -18,12 +18,21 @@ ArrayRef<StringRef> schedule::strategyNames() {
   return names;
 }
 
+/// Strategies that search placements, rather than apply a preset.
+static bool isSearching(StringRef strategy) {
+  return strategy == "rl" || strategy == "dp" || strategy == "brute" ||
+         strategy == "greedy";
+}
+
 bool schedule::isBetter(const cost::Evaluation &candidate,
                         const cost::Evaluation &incumbent) {
   if (candidate.feasible != incumbent.feasible)
     return candidate.feasible;
   if (candidate.feasible)
     return candidate.costPerMillionSamples < incumbent.costPerMillionSamples;
+  // A plan the cluster can run beats a faster one it cannot.
+  if (candidate.runnable != incumbent.runnable)
+    return candidate.runnable;
   return candidate.throughput > incumbent.throughput;
 }
 
@@ -81,10 +90,21 @@ Expected<Plan> schedule::solve(StringRef strategy,
   plan.strategy = strategy.str();
   if (plan.feasible) {
     plan.bestReachableThroughput = plan.throughput;
+  } else if (std::optional<cost::Evaluation> fastest =
+                 schedule::detail::fastestRunnablePlacement(
+                     model, objective.targetThroughput,
+                     options.maxStoredStages)) {
+    plan.bestReachableThroughput =
+        std::max(fastest->throughput, plan.runnable ? plan.throughput : 0.0);
+    // The searching strategies answer a missed target with the fastest plan
+    // the cluster can run; the presets keep their fixed placement.
+    if (isSearching(strategy) && isBetter(*fastest, plan))
+      static_cast<cost::Evaluation &>(plan) = std::move(*fastest);
   } else {
-    double reachable = 0;
-    schedule::detail::maxThroughputPlacement(model, reachable);
-    plan.bestReachableThroughput = std::max(reachable, plan.throughput);
+    double bound = 0;
+    schedule::detail::maxThroughputPlacement(model, bound);
+    plan.bestReachableThroughput = std::max(bound, plan.throughput);
+    plan.bestReachableIsBound = true;
   }
   plan.solveSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

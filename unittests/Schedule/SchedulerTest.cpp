@@ -47,7 +47,8 @@ double randomTarget(std::mt19937_64 &rng, const cost::LayerGraph &graph,
 void expectConsistent(const Plan &plan, const cost::LayerGraph &graph,
                       const cluster::ClusterSpec &cluster, double target) {
   cost::CostModel model(graph, cluster);
-  cost::Evaluation again = model.evaluate(plan.classOfLayer, target);
+  cost::Evaluation again =
+      model.evaluate(plan.classOfLayer, target, plan.provisionedFor);
   EXPECT_EQ(again.feasible, plan.feasible);
   EXPECT_DOUBLE_EQ(again.costPerMillionSamples, plan.costPerMillionSamples);
   EXPECT_DOUBLE_EQ(again.throughput, plan.throughput);
@@ -434,6 +435,49 @@ TEST(Scheduler, ReinforcementWithOneClassReturnsItsOnlyPlacement) {
   }
   // Nothing to learn: no episode ran.
   EXPECT_EQ(calls, 0u);
+}
+
+TEST(Scheduler, MissedTargetsGetTheFastestRunnablePlan) {
+  // One or two devices per class, targets past what the cluster reaches:
+  // every searching strategy answers with a plan the cluster can run, and
+  // the best reachable throughput is exact to the bisection's tolerance: dp
+  // meets a target just under it and misses one just over it.
+  std::mt19937_64 rng(5);
+  unsigned shared = 0;
+  for (unsigned trial = 0; trial != 60; ++trial) {
+    cluster::ClusterSpec cluster = randomCluster(rng, 3, true, 2);
+    cost::LayerGraph graph = randomGraph(rng, 3 + rng() % 5);
+    double target = randomTarget(rng, graph, cluster, 20, 100);
+    Plan dp = solveOrDie("dp", graph, cluster, target);
+    if (dp.feasible)
+      continue;
+    ASSERT_FALSE(dp.bestReachableIsBound) << "trial " << trial;
+    EXPECT_TRUE(dp.runnable) << "trial " << trial;
+    EXPECT_DOUBLE_EQ(dp.throughput, dp.bestReachableThroughput)
+        << "trial " << trial;
+    expectConsistent(dp, graph, cluster, target);
+    double reachable = dp.bestReachableThroughput;
+    EXPECT_TRUE(
+        solveOrDie("dp", graph, cluster, reachable * (1 - 1e-9)).feasible)
+        << "trial " << trial;
+    EXPECT_FALSE(solveOrDie("dp", graph, cluster,
+                            reachable * (1 + 2 * detail::kRunnableTolerance))
+                     .feasible)
+        << "trial " << trial;
+    for (const char *name : {"rl", "greedy", "brute"}) {
+      Plan plan = solveOrDie(name, graph, cluster, target);
+      EXPECT_TRUE(plan.runnable) << name << ", trial " << trial;
+      EXPECT_DOUBLE_EQ(plan.bestReachableThroughput, reachable)
+          << name << ", trial " << trial;
+    }
+    // Where the fastest placement regardless of counts overruns them.
+    double bound = 0;
+    cost::CostModel model(graph, cluster);
+    shared +=
+        !model.evaluate(detail::maxThroughputPlacement(model, bound), target)
+             .runnable;
+  }
+  EXPECT_GT(shared, 5u);
 }
 
 TEST(Scheduler, InfeasibleTargetReportsBottleneck) {

@@ -122,6 +122,12 @@ struct Evaluation {
   double pricePerHour = 0;
   double costPerMillionSamples = 0;
   bool feasible = false;
+  /// Fits memory and the class counts: the plan can run, if slower than the
+  /// target.
+  bool runnable = false;
+  /// The throughput the stages' replicas were provisioned for: the target,
+  /// or less for a plan that misses it within the counts (evaluate()).
+  double provisionedFor = 0;
   std::string infeasibleReason; ///< Empty when feasible.
   /// The layer in the slowest stage that takes most of its time, or the
   /// producer side of the slowest boundary.
@@ -179,9 +185,12 @@ public:
   double boundarySeconds(unsigned cut, unsigned fromCls, unsigned toCls) const;
 
   /// Splits a placement into stages, provisions each for the target and
-  /// checks class counts.
+  /// checks class counts. With `provisionThroughput`, stages get the fewest
+  /// replicas reaching it instead (a plan that misses the target but runs
+  /// within the counts), while feasibility is still judged by the target.
   Evaluation evaluate(llvm::ArrayRef<unsigned> classOfLayer,
-                      double targetThroughput) const;
+                      double targetThroughput,
+                      std::optional<double> provisionThroughput = {}) const;
 
   /// What evaluate() decides of the placement given as `runs`, in order and
   /// covering every layer (adjacent runs of one class are one stage), in
@@ -190,7 +199,8 @@ public:
   /// cost and feasibility are evaluate()'s; classOfLayer, bottleneckLayer
   /// and infeasibleReason are left empty.
   Evaluation evaluateRuns(llvm::ArrayRef<LayerRun> runs,
-                          double targetThroughput) const;
+                          double targetThroughput,
+                          std::optional<double> provisionThroughput = {}) const;
 
 private:
   const LayerGraph &layerGraph;

@@ -71,10 +71,14 @@ struct StrategyOptions {
 /// The answer of every strategy.
 struct Plan : cost::Evaluation {
   std::string strategy;
-  /// When infeasible: the highest throughput any placement reaches with every
-  /// stage on at most its class's count (counts shared between stages are not
-  /// enforced for this bound); when feasible, equal to `throughput`.
+  /// When infeasible: the highest throughput of any runnable placement
+  /// (within memory and the class counts); when feasible, equal to
+  /// `throughput`. On graphs too large to search for it exactly, or when no
+  /// placement is runnable, an upper bound instead (bestReachableIsBound):
+  /// the max-min placement with every stage on at most its class's count,
+  /// counts shared between stages not enforced.
   double bestReachableThroughput = 0;
+  bool bestReachableIsBound = false;
   double solveSeconds = 0;
 };
 
@@ -89,7 +93,8 @@ llvm::Expected<Plan> solve(llvm::StringRef strategy,
                            const StrategyOptions &options = {});
 
 /// Orders placements: feasible before infeasible; feasible by lower cost per
-/// million samples; infeasible by higher throughput.
+/// million samples; infeasible ones runnable first (Evaluation::runnable),
+/// then by higher throughput.
 bool isBetter(const cost::Evaluation &candidate,
               const cost::Evaluation &incumbent);
 

@@ -145,11 +145,12 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
       Operation *culprit = plan->bottleneckLayer
                                ? extracted.ops[*plan->bottleneckLayer]
                                : main.getOperation();
-      auto diag = emitWarning(culprit->getLoc())
-                  << llvm::formatv("throughput target {0} samples/s cannot "
-                                   "be met: the best reachable is {1:F1} "
-                                   "samples/s",
-                                   throughput, plan->bestReachableThroughput);
+      auto diag = emitWarning(culprit->getLoc()) << llvm::formatv(
+                      "throughput target {0} samples/s cannot "
+                      "be met: the best reachable is {1}{2:F1} "
+                      "samples/s",
+                      throughput, plan->bestReachableIsBound ? "at most " : "",
+                      plan->bestReachableThroughput);
       if (plan->bottleneckLayer)
         diag << "; bottleneck layer '"
              << extracted.graph.layers[*plan->bottleneckLayer].name << "' ("
@@ -193,6 +194,8 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
         b.getNamedAttr("solve_seconds", b.getF64FloatAttr(plan.solveSeconds)),
         b.getNamedAttr("best_reachable_throughput",
                        b.getF64FloatAttr(plan.bestReachableThroughput)),
+        b.getNamedAttr("best_reachable_is_bound",
+                       b.getBoolAttr(plan.bestReachableIsBound)),
         b.getNamedAttr("stages", b.getArrayAttr(stages)),
     };
     if (plan.bottleneckLayer)
