@@ -738,8 +738,7 @@ std::vector<unsigned> detail::maxThroughputPlacement(const CostModel &model,
 
 std::optional<Evaluation>
 detail::fastestRunnablePlacement(const CostModel &model, double target,
-                                 size_t maxStoredStages) {
-  double bound = 0;
+                                 size_t maxStoredStages, double &bound) {
   Evaluation fastest =
       model.evaluate(maxThroughputPlacement(model, bound), target);
   if (fastest.runnable)

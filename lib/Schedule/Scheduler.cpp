@@ -88,12 +88,13 @@ Expected<Plan> schedule::solve(StringRef strategy,
   Plan plan;
   static_cast<cost::Evaluation &>(plan) = std::move(*result);
   plan.strategy = strategy.str();
+  double bound = 0;
   if (plan.feasible) {
     plan.bestReachableThroughput = plan.throughput;
   } else if (std::optional<cost::Evaluation> fastest =
                  schedule::detail::fastestRunnablePlacement(
-                     model, objective.targetThroughput,
-                     options.maxStoredStages)) {
+                     model, objective.targetThroughput, options.maxStoredStages,
+                     bound)) {
     plan.bestReachableThroughput =
         std::max(fastest->throughput, plan.runnable ? plan.throughput : 0.0);
     // The searching strategies answer a missed target with the fastest plan
@@ -101,8 +102,6 @@ Expected<Plan> schedule::solve(StringRef strategy,
     if (isSearching(strategy) && isBetter(*fastest, plan))
       static_cast<cost::Evaluation &>(plan) = std::move(*fastest);
   } else {
-    double bound = 0;
-    schedule::detail::maxThroughputPlacement(model, bound);
     plan.bestReachableThroughput = std::max(bound, plan.throughput);
     plan.bestReachableIsBound = true;
   }

@@ -110,10 +110,12 @@ std::vector<unsigned> maxThroughputPlacement(const CostModel &model,
 /// the max-min placement when it is runnable, else found by bisection over
 /// the throughput with the exact search (within kRunnableTolerance). None
 /// when no placement is runnable, or when the graph is too large for
-/// repeated exact searches (kMaxRunnableSearchSteps).
+/// repeated exact searches (kMaxRunnableSearchSteps). `bound` is set to the
+/// max-min placement's throughput either way.
 std::optional<Evaluation> fastestRunnablePlacement(const CostModel &model,
                                                    double target,
-                                                   size_t maxStoredStages);
+                                                   size_t maxStoredStages,
+                                                   double &bound);
 
 /// Layers^2 x classes^2 past which fastestRunnablePlacement gives up: each
 /// probe of its bisection is one exact search, whose floors cost about that
