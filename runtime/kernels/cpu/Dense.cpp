@@ -511,40 +511,64 @@ struct Conv::Impl {
       dnnl::memory::desc biasDesc;
       if (hasBias)
         biasDesc = plainDesc({w[0]});
-      // Post-ops: the residual (when `withResidual`), then `activation`
-      // where oneDNN has it.
-      auto makePd = [&](int64_t images, bool blocked, bool withResidual,
+      // Activations as the caller lays them out, plain, or in the layout
+      // oneDNN picks (then reordered per chunk). Post-ops: the residual
+      // (when `withResidual`), then `activation` where oneDNN has it.
+      enum class Activations { Caller, Plain, Chosen };
+      auto makePd = [&](int64_t images, Activations layout, bool withResidual,
                         const Activation &activation) {
         dnnl::post_ops ops;
         if (withResidual)
           ops.append_binary(dnnl::algorithm::binary_add, userY(images));
         dnnl::primitive_attr attr = activationAttr(activation, fusedAct, ops);
+        auto activationDesc = [&](const Shape &shape,
+                                  const dnnl::memory::desc &caller) {
+          switch (layout) {
+          case Activations::Caller:
+            return caller;
+          case Activations::Plain:
+            return plainDesc(dims(shape, images));
+          case Activations::Chosen:
+            break;
+          }
+          return anyDesc(dims(shape, images));
+        };
         // Weights in oneDNN's layout also when they change per run (then
         // repacked each run): the direct convolutions need blocked filters.
+        bool blocked = layout != Activations::Plain;
         dnnl::convolution_forward::desc desc(
             dnnl::prop_kind::forward_inference,
             dnnl::algorithm::convolution_direct,
-            blocked ? anyDesc(dims(x, images)) : plainDesc(dims(x, images)),
+            activationDesc(x, userX(images)),
             blocked || constantWeights ? anyDesc(filter) : userWeights,
-            biasDesc,
-            blocked ? anyDesc(dims(y, images)) : plainDesc(dims(y, images)),
+            biasDesc, activationDesc(y, userY(images)),
             Dims(strides.begin(), strides.end()), dnnlDilations, padLeft,
             padRight);
         return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
       };
-      auto isJit = [](const dnnl::convolution_forward::primitive_desc &pd) {
+      // A direct kernel: "jit:avx2", "jit:avx512_core" or, on AVX-512
+      // machines, "brgconv:avx512_core"; not "gemm:jit" (im2col) or "ref".
+      auto isDirect = [](const dnnl::convolution_forward::primitive_desc &pd) {
         std::string impl = pd.impl_info_str();
-        return impl.find("jit") != std::string::npos &&
-               impl.find("gemm") == std::string::npos;
+        return impl.find("gemm") == std::string::npos &&
+               impl.rfind("ref", 0) != 0;
       };
-      // Blocked activations pay off once there are channels to block; keep
-      // the plain path when oneDNN would still pick gemm or its reference.
-      bool blocked = x[1] >= 8 || y[1] >= 8;
-      if (blocked)
-        blocked = isJit(makePd(1, true, false, act));
+      // Blocked activations pay off once there are channels to block: a
+      // direct kernel on the caller's layouts if oneDNN has one (no
+      // reorders; on AVX-512 its pick for 16 channels is brgconv on
+      // channels-last, and the reorders to it cost more than the
+      // convolution), else on the layouts it picks. Plain when oneDNN would
+      // still pick gemm or its reference.
+      Activations layout = Activations::Plain;
+      if (x[1] >= 8 || y[1] >= 8) {
+        if (isDirect(makePd(1, Activations::Caller, false, act)))
+          layout = Activations::Caller;
+        else if (isDirect(makePd(1, Activations::Chosen, false, act)))
+          layout = Activations::Chosen;
+      }
       // Chunks only where a reorder runs: the largest divisor of the batch
       // whose blocked chunk of x and y stays within about half the 1 MiB L2.
-      auto probe = makePd(1, blocked, false, act);
+      auto probe = makePd(1, layout, false, act);
       chunk = batch;
       if (probe.src_desc() != userX(1) || probe.dst_desc() != userY(1)) {
         int64_t budget = (512 << 10) / int64_t(sizeof(float));
@@ -558,7 +582,7 @@ struct Conv::Impl {
       // with a loop after the reorder, and the activation after that.
       std::optional<dnnl::convolution_forward::primitive_desc> pd;
       if (residual) {
-        auto fused = makePd(chunk, blocked, true, act);
+        auto fused = makePd(chunk, layout, true, act);
         if (fused.dst_desc() == userY(chunk) &&
             fused.impl_info_str() == probe.impl_info_str()) {
           pd = fused;
@@ -566,7 +590,7 @@ struct Conv::Impl {
         }
       }
       if (!pd)
-        pd = makePd(chunk, blocked, false, residual ? Activation{} : act);
+        pd = makePd(chunk, layout, false, residual ? Activation{} : act);
       conv = dnnl::convolution_forward(*pd);
       src = LayoutBridge(engine, userX(chunk), pd->src_desc(), true);
       dst = LayoutBridge(engine, userY(chunk), pd->dst_desc(), false);

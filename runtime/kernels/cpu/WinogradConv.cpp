@@ -53,6 +53,12 @@ constexpr int64_t kNarrowMaxBytes = 2 << 20;
 /// 1.6-1.9x at 32 and 64 channels on 16x16 and 8x8, 1.2x on 56x56; 1.05x at
 /// 128 channels (2.4 MiB of filter), 0.74x at 256 (9.4 MiB).
 constexpr int64_t kMaxLargeTileFilterBytes = 1 << 20;
+/// Where oneDNN runs 16-float (AVX-512) direct kernels, twice our vectors'
+/// width, it wins on few output positions, which leave our tile groups
+/// short: on 2 AVX-512 cores, 1 image of 64 channels on 8x8 (64 positions)
+/// ran at 0.75x oneDNN, 16x16 and 32x32 ties, 8 images of 8x8 (512) at 1.29x
+/// (docs/benchmarks/conv-layers.md, 2026-11-28 AVX-512 run).
+constexpr int64_t kMinPositionsBesideWideKernels = 512;
 
 inline Vec load(const float *p) {
   Vec v;
@@ -151,9 +157,11 @@ struct LargeTile {
 };
 
 /// HETERPS_CPU_WINOGRAD: 0 turns the kernels off, 2 keeps F(2x2, 3x3) only
-/// (both for comparisons); unset or anything else chooses per layer. Read
-/// once per process.
-enum class WinogradSetting { Off, SmallTileOnly, Chosen };
+/// (both for comparisons), 1 chooses per layer as on AVX2 machines, also
+/// where oneDNN's AVX-512 kernels would win (the unit tests, so that they
+/// cover the kernels on every machine); unset or anything else chooses per
+/// layer. Read once per process.
+enum class WinogradSetting { Off, SmallTileOnly, AsOnAvx2, Chosen };
 
 WinogradSetting winogradSetting() {
   static const WinogradSetting setting = [] {
@@ -161,6 +169,8 @@ WinogradSetting winogradSetting() {
     const std::string text = value ? value : "";
     if (text == "0")
       return WinogradSetting::Off;
+    if (text == "1")
+      return WinogradSetting::AsOnAvx2;
     return text == "2" ? WinogradSetting::SmallTileOnly
                        : WinogradSetting::Chosen;
   }();
@@ -190,6 +200,11 @@ bool WinogradConv::suits(const Shape &x, const Shape &w, const Shape &strides,
     return false;
   const int64_t in = x[1], out = w[0], pixels = x[2] * x[3];
   const int64_t bytes = x[0] * (in + out) * pixels * int64_t(sizeof(float));
+  // 3x3 at stride 1 with any padding keeps about x's positions.
+  if (winogradSetting() != WinogradSetting::AsOnAvx2 &&
+      dnnl_util::nativeChannelBlock() > kLanes &&
+      x[0] * pixels < kMinPositionsBesideWideKernels)
+    return false;
   return in % kNativeChannelMultiple == 0 &&
          out % kNativeChannelMultiple == 0 &&
          (std::min(in, out) >= 32 || bytes <= kNarrowMaxBytes) &&
