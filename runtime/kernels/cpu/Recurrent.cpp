@@ -25,12 +25,13 @@ struct Recurrent::Impl {
   /// rows (`multiplied` = 2H of G), then r * h by R_h.
   bool split = false;
   int64_t multiplied = 0;
-  /// Batches up to kSmallBatch multiply in loops over rT; larger ones run
-  /// the Gemms.
+  /// Batches up to kSmallBatch multiply by R's rows packed into panels
+  /// (fromHPanels; candidatePanels: R_h); larger ones run the Gemms.
   bool small = false;
   bool parallel = false;
   std::optional<Gemm> fromH, candidate;
-  std::vector<float> h, c, hs, rh, hc, rT;
+  std::vector<float> h, c, hs, rh, hc;
+  PanelProduct fromHPanels, candidatePanels;
 
   Impl(Context &ctx, const RecurrentParams &params) : p(params) {
     checkRecurrentParams(p);
@@ -50,8 +51,6 @@ struct Recurrent::Impl {
       if (split)
         candidate.emplace(ctx, DType::F32, batch, hidden, hidden, false, true,
                           1.0f, 0.0f, nullptr, none, false);
-    } else {
-      rT.resize(gates * hidden);
     }
     if (split) {
       rh.resize(batch * hidden);
@@ -63,11 +62,13 @@ struct Recurrent::Impl {
     hs.resize(batch * multiplied);
   }
 
-  /// y = x R[first row, + cols)^T for x [B, H]: rows of R from `first`.
-  void product(const float *x, const float *r, int64_t first, int64_t cols,
-               std::optional<Gemm> &gemm, float *y) {
+  /// y = x R[first row, + cols)^T for x [B, H]: rows of R from `first`
+  /// (`panels`: the same rows packed).
+  void product(const float *x, const float *r, int64_t first,
+               const PanelProduct &panels, std::optional<Gemm> &gemm,
+               float *y) {
     if (small)
-      smallProduct(x, rT.data() + first * p.hidden, p.batch, cols, p.hidden, y);
+      panels.run(x, p.batch, y);
     else
       gemm->run(x, r + first * p.hidden, nullptr, y);
   }
@@ -87,19 +88,18 @@ struct Recurrent::Impl {
     std::memcpy(h.data(), h0, stateSize * sizeof(float));
     if (lstm)
       std::memcpy(c.data(), c0, stateSize * sizeof(float));
-    // R^T for the small batches' products: the rows h R^T multiplies, then
-    // (split) R_h. R may change between runs, so once per run.
+    // R packed for the small batches' products: the rows h R^T multiplies,
+    // then (split) R_h. R may change between runs, so once per run.
     if (small) {
-      transpose(r, multiplied, hidden, rT.data());
+      fromHPanels.pack(r, multiplied, hidden);
       if (split)
-        transpose(r + multiplied * hidden, hidden, hidden,
-                  rT.data() + multiplied * hidden);
+        candidatePanels.pack(r + multiplied * hidden, hidden, hidden);
     }
     for (int64_t s = 0; s < p.steps; ++s) {
       const int64_t t = p.reverse ? p.steps - 1 - s : s;
       const float *xt = projected + t * batch * gates;
       float *yt = y + t * stateSize;
-      product(h.data(), r, 0, multiplied, fromH, hs.data());
+      product(h.data(), r, 0, fromHPanels, fromH, hs.data());
       if (split)
         resetTimesH(xt, r, rb);
       SerialScope serial(!parallel);
@@ -199,7 +199,7 @@ struct Recurrent::Impl {
           rh[b * hidden + j] = reset[j] * h[b * hidden + j];
       }
     }
-    product(rh.data(), r, multiplied, hidden, candidate, hc.data());
+    product(rh.data(), r, multiplied, candidatePanels, candidate, hc.data());
   }
 
   /// Gates z, r, h (each H wide); with linear_before_reset g holds all

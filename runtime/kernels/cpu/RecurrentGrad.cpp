@@ -31,6 +31,9 @@ struct RecurrentGrad::Impl {
   bool split = false;
   int64_t multiplied = 0;
   bool small = false;
+  /// The small batches' R (gatesPanels) and R_h (candidatePanels), packed
+  /// once per run.
+  PanelProduct gatesPanels, candidatePanels;
   /// Threads for a step's pass over the rows, and for the passes over all
   /// steps.
   bool parallel = false, wide = false;
@@ -116,10 +119,11 @@ struct RecurrentGrad::Impl {
 
   /// out[B, H] = x[B, depth] R[first, + depth) (no transpose: R's rows are
   /// the reduction).
-  void product(const float *x, const float *r, int64_t first, int64_t depth,
-               std::optional<Gemm> &gemm, float *out) {
+  void product(const float *x, const float *r, int64_t first,
+               const PanelProduct &panels, std::optional<Gemm> &gemm,
+               float *out) {
     if (small)
-      smallProduct(x, r + first * hidden, batch, hidden, depth, out);
+      panels.run(x, batch, out);
     else
       gemm->run(x, r + first * hidden, nullptr, out);
   }
@@ -135,6 +139,11 @@ struct RecurrentGrad::Impl {
         (p.hasPeepholes && (!peep || !dPeep)) || (lstm && !dc0))
       throw Error("RecurrentGrad: a declared operand was not passed");
     checkLengths("RecurrentGrad", p, lengths);
+    if (small) {
+      gatesPanels.packTransposed(r, hidden, multiplied);
+      if (split)
+        candidatePanels.packTransposed(r + multiplied * hidden, hidden, hidden);
+    }
     recomputeGates(projected, r, rb, lengths, h0, c0, peep, y);
     backward(r, rb, lengths, peep, dy, dhLast, dcLast, dProjected, dh0, dc0);
     parameterGradients(dProjected, dR, dRb, dPeep);
@@ -345,7 +354,8 @@ struct RecurrentGrad::Impl {
       if (split) {
         // d(r * hPrev) = dCandidate R_h, then the r gate's adjoint.
         float *dCand = dCandidate.data() + t * state;
-        product(dCand, r, multiplied, hidden, stepCandidate, dRh.data());
+        product(dCand, r, multiplied, candidatePanels, stepCandidate,
+                dRh.data());
         SerialScope serial(!parallel);
 #pragma omp parallel for schedule(static) if (parallel)
         for (int64_t b = 0; b < batch; ++b) {
@@ -357,7 +367,7 @@ struct RecurrentGrad::Impl {
         }
       }
       // dh of the previous step: the direct part plus dG_t R.
-      product(dgt, r, 0, multiplied, stepProduct, scratch.data());
+      product(dgt, r, 0, gatesPanels, stepProduct, scratch.data());
       for (int64_t k = 0; k < state; ++k)
         dh[k] = dhNext[k] + scratch[k];
     }
