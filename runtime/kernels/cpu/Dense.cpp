@@ -511,39 +511,40 @@ struct Conv::Impl {
       dnnl::memory::desc biasDesc;
       if (hasBias)
         biasDesc = plainDesc({w[0]});
-      // Activations as the caller lays them out, plain, or in the layout
-      // oneDNN picks (then reordered per chunk). Post-ops: the residual
-      // (when `withResidual`), then `activation` where oneDNN has it.
-      enum class Activations { Caller, Plain, Chosen };
+      // Activations in the native layout where their channels allow it
+      // (else plain), plain, or in the layout oneDNN picks; where that is not
+      // the caller's, reordered per chunk. Post-ops: the residual (when
+      // `withResidual`), then `activation` where oneDNN has it.
+      enum class Activations { Native, Plain, Chosen };
       auto makePd = [&](int64_t images, Activations layout, bool withResidual,
                         const Activation &activation) {
         dnnl::post_ops ops;
         if (withResidual)
           ops.append_binary(dnnl::algorithm::binary_add, userY(images));
         dnnl::primitive_attr attr = activationAttr(activation, fusedAct, ops);
-        auto activationDesc = [&](const Shape &shape,
-                                  const dnnl::memory::desc &caller) {
+        auto activationDesc = [&](const Shape &shape) {
+          Dims full = dims(shape, images);
           switch (layout) {
-          case Activations::Caller:
-            return caller;
+          case Activations::Native:
+            return full[1] % kNativeChannelMultiple == 0
+                       ? layoutDesc("Conv", full, Layout::Native)
+                       : plainDesc(full);
           case Activations::Plain:
-            return plainDesc(dims(shape, images));
+            return plainDesc(full);
           case Activations::Chosen:
             break;
           }
-          return anyDesc(dims(shape, images));
+          return anyDesc(full);
         };
         // Weights in oneDNN's layout also when they change per run (then
         // repacked each run): the direct convolutions need blocked filters.
         bool blocked = layout != Activations::Plain;
         dnnl::convolution_forward::desc desc(
             dnnl::prop_kind::forward_inference,
-            dnnl::algorithm::convolution_direct,
-            activationDesc(x, userX(images)),
+            dnnl::algorithm::convolution_direct, activationDesc(x),
             blocked || constantWeights ? anyDesc(filter) : userWeights,
-            biasDesc, activationDesc(y, userY(images)),
-            Dims(strides.begin(), strides.end()), dnnlDilations, padLeft,
-            padRight);
+            biasDesc, activationDesc(y), Dims(strides.begin(), strides.end()),
+            dnnlDilations, padLeft, padRight);
         return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
       };
       // A direct kernel: "jit:avx2", "jit:avx512_core" or, on AVX-512
@@ -554,15 +555,17 @@ struct Conv::Impl {
                impl.rfind("ref", 0) != 0;
       };
       // Blocked activations pay off once there are channels to block: a
-      // direct kernel on the caller's layouts if oneDNN has one (no
-      // reorders; on AVX-512 its pick for 16 channels is brgconv on
-      // channels-last, and the reorders to it cost more than the
-      // convolution), else on the layouts it picks. Plain when oneDNN would
-      // still pick gemm or its reference.
+      // direct kernel on the native layout if oneDNN has one (what native
+      // callers hold: no reorders; on AVX-512 oneDNN's own pick for 16
+      // channels is brgconv on channels last, and the reorders to it cost
+      // more than the convolution), else on the layouts it picks. The same
+      // kernel whatever the caller's layout, so that layouts change no bit
+      // of a result. Plain when oneDNN would still pick gemm or its
+      // reference.
       Activations layout = Activations::Plain;
       if (x[1] >= 8 || y[1] >= 8) {
-        if (isDirect(makePd(1, Activations::Caller, false, act)))
-          layout = Activations::Caller;
+        if (isDirect(makePd(1, Activations::Native, false, act)))
+          layout = Activations::Native;
         else if (isDirect(makePd(1, Activations::Chosen, false, act)))
           layout = Activations::Chosen;
       }
