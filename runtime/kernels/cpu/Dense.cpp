@@ -562,18 +562,25 @@ struct Conv::Impl {
       // kernel whatever the caller's layout, so that layouts change no bit
       // of a result. Plain when oneDNN would still pick gemm or its
       // reference.
+      // `probe`: the one-image descriptor of the layouts taken.
       Activations layout = Activations::Plain;
-      if (x[1] >= 8 || y[1] >= 8) {
-        if (isDirect(makePd(1, Activations::Native, false, act)))
-          layout = Activations::Native;
-        else if (isDirect(makePd(1, Activations::Chosen, false, act)))
-          layout = Activations::Chosen;
-      }
+      std::optional<dnnl::convolution_forward::primitive_desc> probe;
+      if (x[1] >= 8 || y[1] >= 8)
+        for (Activations candidate :
+             {Activations::Native, Activations::Chosen}) {
+          probe = makePd(1, candidate, false, act);
+          if (isDirect(*probe)) {
+            layout = candidate;
+            break;
+          }
+          probe.reset();
+        }
+      if (!probe)
+        probe = makePd(1, layout, false, act);
       // Chunks only where a reorder runs: the largest divisor of the batch
       // whose blocked chunk of x and y stays within about half the 1 MiB L2.
-      auto probe = makePd(1, layout, false, act);
       chunk = batch;
-      if (probe.src_desc() != userX(1) || probe.dst_desc() != userY(1)) {
+      if (probe->src_desc() != userX(1) || probe->dst_desc() != userY(1)) {
         int64_t budget = (512 << 10) / int64_t(sizeof(float));
         chunk = 1;
         for (int64_t c = 1; c <= batch; ++c)
@@ -587,7 +594,7 @@ struct Conv::Impl {
       if (residual) {
         auto fused = makePd(chunk, layout, true, act);
         if (fused.dst_desc() == userY(chunk) &&
-            fused.impl_info_str() == probe.impl_info_str()) {
+            fused.impl_info_str() == probe->impl_info_str()) {
           pd = fused;
           fusedResidual = true;
         }
