@@ -944,10 +944,65 @@ TEST(CpuDenseConv, LoopTypes) {
   }
 }
 
+/// `bytes` (elements of `type`) of an NC[D]HW tensor copied from layout
+/// `from` to `to` by Relayout.
+template <typename T>
+std::vector<T> relayoutCopy(Context &ctx, DType type, const std::vector<T> &x,
+                            const Shape &shape, Layout from, Layout to) {
+  std::vector<T> out(x.size());
+  Relayout(ctx, type, shape, from, to).run(x.data(), out.data());
+  return out;
+}
+
+TEST(CpuDenseConv, RelayoutChannelsLastOfEveryElementSize) {
+  Context ctx(0);
+  for (Shape shape : {Shape{2, 3, 5, 7}, Shape{3, 40, 9}, Shape{1, 5, 2, 3, 4},
+                      Shape{2, 64, 33, 35}}) {
+    std::string what = shapeString(shape);
+    std::vector<uint8_t> bytes(numElements(shape));
+    std::vector<int64_t> wide(bytes.size());
+    for (size_t i = 0; i != bytes.size(); ++i) {
+      bytes[i] = uint8_t(i * 7 + 3);
+      wide[i] = int64_t(i) * 1000003;
+    }
+    auto last = relayoutCopy(ctx, DType::U8, bytes, shape, Layout::Plain,
+                             Layout::ChannelsLast);
+    // Element (n, c, s) of the plain tensor is at (n, s, c).
+    int64_t channels = shape[1],
+            spatial = numElements(shape) / shape[0] / channels;
+    for (int64_t n = 0; n != shape[0]; ++n)
+      for (int64_t c = 0; c != channels; ++c)
+        for (int64_t i = 0; i != spatial; ++i)
+          ASSERT_EQ(last[(n * spatial + i) * channels + c],
+                    bytes[(n * channels + c) * spatial + i])
+              << what << " at " << n << ", " << c << ", " << i;
+    EXPECT_EQ(relayoutCopy(ctx, DType::U8, last, shape, Layout::ChannelsLast,
+                           Layout::Plain),
+              bytes)
+        << what;
+    auto wideLast = relayoutCopy(ctx, DType::I64, wide, shape, Layout::Plain,
+                                 Layout::ChannelsLast);
+    EXPECT_EQ(relayoutCopy(ctx, DType::I64, wideLast, shape,
+                           Layout::ChannelsLast, Layout::Plain),
+              wide)
+        << what;
+  }
+  EXPECT_THROW(Relayout(ctx, DType::F32, {1, 16, 4, 4}, Layout::Native,
+                        Layout::ChannelsLast),
+               Error);
+  EXPECT_THROW(
+      Relayout(ctx, DType::U8, {4, 16}, Layout::Plain, Layout::ChannelsLast),
+      Error);
+  EXPECT_THROW(
+      Relayout(ctx, DType::U8, {1, 16, 4, 4}, Layout::Plain, Layout::Native),
+      Error);
+}
+
 /// IntegerConv against the f32 reference of the same integers (exact: every
 /// sum stays below 2^24). Filters within +-64 take oneDNN's int8 kernels;
 /// full-range ones, i8 x and a bias past f32's integers must fall back to
 /// loops (oneDNN's 16-bit pair sums would saturate on the mostly-255 x).
+/// Every path takes x and y plain or channels-last.
 TEST(CpuDenseConv, IntegerConvExactOnEveryPath) {
   Context ctx(0);
   std::mt19937 rng(77);
@@ -987,14 +1042,27 @@ TEST(CpuDenseConv, IntegerConvExactOnEveryPath) {
       std::vector<int32_t> b(bias.begin(), bias.end()), out(numElements(y));
       for (int32_t &value : b)
         value += v.biasOffset;
-      IntegerConv conv(ctx, v.xType, c.x, c.w, true, y, c.strides, c.dilations,
-                       c.padBegin, c.padEnd, c.group, true);
-      for (int repeat = 0; repeat != 2; ++repeat) {
-        std::fill(out.begin(), out.end(), -1);
-        conv.run(xBytes.data(), wBytes.data(), b.data(), out.data());
-        for (size_t i = 0; i != out.size(); ++i)
-          ASSERT_EQ(int64_t(out[i]), int64_t(expected[i]) + v.biasOffset)
-              << what << " " << v.name << " at " << i;
+      for (ConvLayouts layouts :
+           {ConvLayouts{}, ConvLayouts{Layout::ChannelsLast, Layout::Plain},
+            ConvLayouts{Layout::Plain, Layout::ChannelsLast},
+            ConvLayouts{Layout::ChannelsLast, Layout::ChannelsLast}}) {
+        IntegerConv conv(ctx, v.xType, c.x, c.w, true, y, c.strides,
+                         c.dilations, c.padBegin, c.padEnd, c.group, true,
+                         layouts);
+        auto xIn =
+            relayoutCopy(ctx, DType::U8, xBytes, c.x, Layout::Plain, layouts.x);
+        std::string variant = std::string(v.name) + " x " +
+                              std::to_string(int(layouts.x)) + " y " +
+                              std::to_string(int(layouts.y));
+        for (int repeat = 0; repeat != 2; ++repeat) {
+          std::fill(out.begin(), out.end(), -1);
+          conv.run(xIn.data(), wBytes.data(), b.data(), out.data());
+          auto plain =
+              relayoutCopy(ctx, DType::I32, out, y, layouts.y, Layout::Plain);
+          for (size_t i = 0; i != plain.size(); ++i)
+            ASSERT_EQ(int64_t(plain[i]), int64_t(expected[i]) + v.biasOffset)
+                << what << " " << variant << " at " << i;
+        }
       }
     }
   }

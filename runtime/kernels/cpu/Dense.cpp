@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChannelsLast.h"
 #include "DnnlUtil.h"
 #include "LoopDense.h"
 #include "WinogradConv.h"
@@ -672,7 +673,11 @@ void Conv::run(const void *x, const void *w, const void *bias, void *y,
 struct Relayout::Impl {
   dnnl::stream &stream;
   bool copy = false; // the layouts coincide
-  size_t bytes = 0;
+  /// Between Plain and ChannelsLast, of any element type: our own copy.
+  bool channelsLast = false;
+  Shape shape;
+  size_t elementBytes = 0, bytes = 0;
+  Layout fromLayout = Layout::Plain, toLayout = Layout::Plain;
   bool parallel = false;
   dnnl::memory from, to, scratchpad;
   dnnl::reorder reorder;
@@ -682,11 +687,30 @@ struct Relayout::Impl {
 Relayout::Relayout(Context &ctx, DType type, const Shape &shape, Layout from,
                    Layout to)
     : impl(new Impl{ctx.impl().stream}) {
-  requireF32("Relayout", type);
   Impl &s = *impl;
-  Dims dims(shape.begin(), shape.end());
-  s.bytes = numElements(shape) * sizeof(float);
+  s.shape = shape;
+  s.fromLayout = from;
+  s.toLayout = to;
+  s.elementBytes = dtypeSize(type);
+  s.bytes = numElements(shape) * s.elementBytes;
   s.parallel = worthThreads(kCheapElementWork * double(numElements(shape)));
+  if (from == to) {
+    s.copy = true;
+    return;
+  }
+  if (from == Layout::ChannelsLast || to == Layout::ChannelsLast) {
+    if (from == Layout::Native || to == Layout::Native)
+      throw Error("Relayout: no copy between the native and channels-last "
+                  "layouts");
+    if (shape.size() < 3 || shape.size() > 5)
+      throw Error("Relayout: the channels-last layout needs an NC[D]HW "
+                  "tensor, not " +
+                  shapeString(shape));
+    s.channelsLast = true;
+    return;
+  }
+  requireF32("Relayout", type);
+  Dims dims(shape.begin(), shape.end());
   const dnnl::engine &engine = ctx.impl().engine;
   auto fromDesc = layoutDesc("Relayout", dims, from);
   auto toDesc = layoutDesc("Relayout", dims, to);
@@ -710,6 +734,11 @@ void Relayout::run(const void *x, void *y) {
   Impl &s = *impl;
   if (s.copy) {
     std::memcpy(y, x, s.bytes);
+    return;
+  }
+  if (s.channelsLast) {
+    copyChannelsLast(x, y, s.shape, s.elementBytes, s.fromLayout, s.toLayout,
+                     s.parallel);
     return;
   }
   SerialScope serial(!s.parallel);
@@ -983,6 +1012,8 @@ constexpr double kExactFloatIntegers = double(1 << 24);
 struct IntegerConv::Impl {
   dnnl::stream &stream;
   bool hasBias, constantWeights, parallel, u8Input;
+  ConvLayouts layouts;
+  Shape xShape, yShape;
   int64_t batch = 1, chunk = 1, xImage = 0, yImage = 0;
   int64_t xElements = 0, wElements = 0, outChannels = 0;
   dnnl::convolution_forward conv;
@@ -993,7 +1024,7 @@ struct IntegerConv::Impl {
   /// The exact fallback for the operands oneDNN would not sum exactly: x and
   /// w widened to i32 and convolved by loops.
   LoopConv loops;
-  std::vector<int32_t> wideX, wideW;
+  std::vector<int32_t> wideX, wideW, plainX, plainY;
   /// The filter last measured (constant filters are measured once): per
   /// output channel the sum of |w|, and the largest |w| of all.
   const void *measured = nullptr;
@@ -1003,15 +1034,18 @@ struct IntegerConv::Impl {
   Impl(Context &ctx, DType xType, const ConvGeometry &geometry, const Shape &x,
        const Shape &w, bool hasBias, const Shape &y, const Shape &strides,
        const Shape &dilations, const Shape &padBegin, int64_t group,
-       bool constantWeights)
+       bool constantWeights, ConvLayouts layouts)
       : stream(ctx.impl().stream), hasBias(hasBias),
         constantWeights(constantWeights), parallel(worthThreads(geometry.work)),
-        u8Input(xType == DType::U8),
+        u8Input(xType == DType::U8), layouts(layouts), xShape(x), yShape(y),
         loops(DType::I32, x, w, hasBias, y, strides, dilations, padBegin, group,
               parallel) {
     if (xType != DType::U8 && xType != DType::I8)
       throw Error(std::string("IntegerConv: x must be u8 or i8, not ") +
                   dtypeName(xType));
+    for (Layout layout : {layouts.x, layouts.y})
+      if (layout == Layout::Native)
+        throw Error("IntegerConv: x and y are plain or channels-last");
     batch = x[0];
     xElements = numElements(x);
     wElements = numElements(w);
@@ -1043,21 +1077,30 @@ struct IntegerConv::Impl {
         return dnnl::convolution_forward::primitive_desc(desc, userScratchpad(),
                                                          engine);
       };
-      // The int8 kernels want channels last: x and y are reordered a chunk
-      // of images at a time, sized so that both stay in about half the L2.
+      // The int8 kernels want channels last: x and y in another layout are
+      // reordered a chunk of images at a time, sized so that both stay in
+      // about half the L2. Callers holding channels-last ones reorder
+      // nothing, and the whole batch runs in one call.
       constexpr int64_t kChunkBytes = 512 << 10;
+      auto userDescs = [&](int64_t count) {
+        return std::pair(layoutDesc("IntegerConv", images(geometry.src, count),
+                                    layouts.x, dt::u8),
+                         layoutDesc("IntegerConv", images(geometry.dst, count),
+                                    layouts.y, dt::s32));
+      };
+      auto probe = makePd(1);
+      auto [xProbe, yProbe] = userDescs(1);
       chunk = 1;
       for (int64_t c = 1; c <= batch; ++c)
         if (batch % c == 0 &&
-            c * (xImage + yImage * int64_t(sizeof(int32_t))) <= kChunkBytes)
+            ((xProbe == probe.src_desc() && yProbe == probe.dst_desc()) ||
+             c * (xImage + yImage * int64_t(sizeof(int32_t))) <= kChunkBytes))
           chunk = c;
-      auto pd = makePd(chunk);
+      auto pd = chunk == 1 ? probe : makePd(chunk);
       conv = dnnl::convolution_forward(pd);
-      src = LayoutBridge(engine, plainDesc(images(geometry.src, chunk), dt::u8),
-                         pd.src_desc(), true);
-      dst =
-          LayoutBridge(engine, plainDesc(images(geometry.dst, chunk), dt::s32),
-                       pd.dst_desc(), false);
+      auto [xUser, yUser] = userDescs(chunk);
+      src = LayoutBridge(engine, xUser, pd.src_desc(), true);
+      dst = LayoutBridge(engine, yUser, pd.dst_desc(), false);
       weights = Weights(engine, plainDesc(geometry.weights, dt::s8),
                         pd.weights_desc(), constantWeights);
       args = convArgs(src, weights, dst, hasBias, biasDesc, engine, bias);
@@ -1107,6 +1150,8 @@ struct IntegerConv::Impl {
         [](int64_t) {});
   }
 
+  /// The loops run on plain tensors: channels-last ones are copied to and
+  /// from plain ones around them.
   void runLoops(const void *x, const int8_t *w, const void *b, void *y,
                 bool widenFilter) {
     if (wideW.empty() || widenFilter)
@@ -1116,7 +1161,19 @@ struct IntegerConv::Impl {
       std::copy_n(static_cast<const uint8_t *>(x), xElements, wideX.begin());
     else
       std::copy_n(static_cast<const int8_t *>(x), xElements, wideX.begin());
-    loops.run(wideX.data(), wideW.data(), b, y);
+    const int32_t *loopX = wideX.data();
+    if (layouts.x == Layout::ChannelsLast) {
+      plainX.resize(xElements);
+      copyChannelsLast(wideX.data(), plainX.data(), xShape, sizeof(int32_t),
+                       Layout::ChannelsLast, Layout::Plain, parallel);
+      loopX = plainX.data();
+    }
+    if (layouts.y != Layout::ChannelsLast)
+      return loops.run(loopX, wideW.data(), b, y);
+    plainY.resize(numElements(yShape));
+    loops.run(loopX, wideW.data(), b, plainY.data());
+    copyChannelsLast(plainY.data(), y, yShape, sizeof(int32_t), Layout::Plain,
+                     Layout::ChannelsLast, parallel);
   }
 };
 
@@ -1124,11 +1181,13 @@ IntegerConv::IntegerConv(Context &ctx, DType xType, const Shape &x,
                          const Shape &w, bool hasBias, const Shape &y,
                          const Shape &strides, const Shape &dilations,
                          const Shape &padBegin, const Shape &padEnd,
-                         int64_t group, bool constantWeights) {
+                         int64_t group, bool constantWeights,
+                         ConvLayouts layouts) {
   ConvGeometry geometry("IntegerConv", x, w, y, strides, dilations, padBegin,
                         padEnd, group);
   impl = std::make_unique<Impl>(ctx, xType, geometry, x, w, hasBias, y, strides,
-                                dilations, padBegin, group, constantWeights);
+                                dilations, padBegin, group, constantWeights,
+                                layouts);
 }
 
 IntegerConv::~IntegerConv() = default;

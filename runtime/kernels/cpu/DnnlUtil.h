@@ -101,24 +101,35 @@ inline int64_t nativeChannelBlock() {
   return block;
 }
 
-/// An f32 NC[D]HW tensor in `layout`; `kernel` names the caller in errors.
-inline dnnl::memory::desc layoutDesc(const char *kernel, const Dims &dims,
-                                     Layout layout) {
+/// An NC[D]HW tensor in `layout` (Native ones are f32); `kernel` names the
+/// caller in errors.
+inline dnnl::memory::desc
+layoutDesc(const char *kernel, const Dims &dims, Layout layout,
+           dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
   if (layout == Layout::Plain)
-    return plainDesc(dims);
+    return plainDesc(dims, type);
   using tag = dnnl::memory::format_tag;
-  if (dims.size() < 3 || dims.size() > 5 ||
-      dims[1] % kNativeChannelMultiple != 0)
+  bool activation = dims.size() >= 3 && dims.size() <= 5;
+  if (layout == Layout::ChannelsLast) {
+    if (!activation)
+      throw Error(std::string(kernel) +
+                  ": the channels-last layout needs an NC[D]HW tensor, not " +
+                  dimsString(dims));
+    static const tag tags[3] = {tag::nwc, tag::nhwc, tag::ndhwc};
+    return dnnl::memory::desc(dims, type, tags[dims.size() - 3]);
+  }
+  if (!activation || dims[1] % kNativeChannelMultiple != 0)
     throw Error(std::string(kernel) + ": the native layout needs an NC[D]HW " +
                 "tensor with a multiple of " +
                 std::to_string(kNativeChannelMultiple) + " channels, not " +
                 dimsString(dims));
+  if (type != dnnl::memory::data_type::f32)
+    throw Error(std::string(kernel) + ": the native layout holds f32 only");
   bool wide = nativeChannelBlock() == 16;
   static const tag tags[3][2] = {{tag::nCw8c, tag::nCw16c},
                                  {tag::nChw8c, tag::nChw16c},
                                  {tag::nCdhw8c, tag::nCdhw16c}};
-  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32,
-                            tags[dims.size() - 3][wide]);
+  return dnnl::memory::desc(dims, type, tags[dims.size() - 3][wide]);
 }
 
 /// Appends `act` as oneDNN eltwise post-ops; false when oneDNN has no exact

@@ -764,12 +764,15 @@ IntegerConv::IntegerConv(Context &ctx, DType xType, const Shape &x,
                          const Shape &w, bool hasBias, const Shape &y,
                          const Shape &strides, const Shape &dilations,
                          const Shape &padBegin, const Shape &padEnd,
-                         int64_t group, bool /*constantWeights*/)
+                         int64_t group, bool /*constantWeights*/,
+                         ConvLayouts layouts)
     : impl(new Impl{ctx, xType, hasBias}) {
   const char *kernel = "IntegerConv";
   if (xType != DType::U8 && xType != DType::I8)
     throw Error(std::string(kernel) + ": x must be u8 or i8, not " +
                 dtypeName(xType));
+  if (layouts.x != Layout::Plain || layouts.y != Layout::Plain)
+    throw Error(std::string(kernel) + ": the GPU takes plain x and y only");
   checkConvRanks(kernel, x, w, y, strides, dilations, padBegin, padEnd, group);
   impl->geometry = intConvGeometry(kernel, x, w, y, strides, dilations,
                                    padBegin, padEnd, group);
@@ -807,9 +810,12 @@ struct Relayout::Impl {
   size_t bytes = 0;
 };
 
-Relayout::Relayout(Context &ctx, DType type, const Shape &shape,
-                   Layout /*from*/, Layout /*to*/)
+Relayout::Relayout(Context &ctx, DType type, const Shape &shape, Layout from,
+                   Layout to)
     : impl(new Impl{ctx}) {
+  // Native is Plain here; ChannelsLast is a CPU layout.
+  if (from == Layout::ChannelsLast || to == Layout::ChannelsLast)
+    throw Error("Relayout: the GPU has no channels-last layout");
   if (type != DType::F32)
     throw Error(std::string("Relayout: element type ") + dtypeName(type) +
                 " is not supported");

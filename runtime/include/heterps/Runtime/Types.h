@@ -142,8 +142,11 @@ struct Activation {
 /// count is a multiple of kNativeChannelMultiple: such a tensor has exactly
 /// the bytes of a plain one, so elementwise kernels over operands of one
 /// shape (all in one layout) work on it unchanged, and chains of
-/// convolutions skip the reorders in between.
-enum class Layout { Plain, Native };
+/// convolutions skip the reorders in between. ChannelsLast: N[D]HWC, of any
+/// element type and channel count (cpu: the layout oneDNN's int8
+/// convolutions run in, so chains of quantized convolutions keep it; gpu:
+/// not supported).
+enum class Layout { Plain, Native, ChannelsLast };
 constexpr int64_t kNativeChannelMultiple = 16;
 
 /// The layouts of a convolution's x-shaped and y-shaped activations (for
