@@ -225,6 +225,11 @@ bool isTrainable(WeightOp weight) {
   return weight && weight->hasAttr("hps.trainable");
 }
 
+/// How a stage holds a tensor: plain, or in one of the runtime's other
+/// Layouts (Native: the conv kernels' channel-blocked one; ChannelsLast: the
+/// int8 conv kernels' one).
+enum class Held { Plain, Blocked, ChannelsLast };
+
 struct TensorInfo {
   std::string dtype;
   SmallVector<int64_t> shape;
@@ -278,10 +283,31 @@ private:
   void assignLayouts();
   bool readsNative(Operation *op, Value root) const;
   bool nativeAsIs(Value value) const;
-  /// The runtime's Layout of `value` as `op` gets it from ptr(): native, or
-  /// the plain copy.
+  Held heldAs(Value root) const {
+    if (!native.contains(root))
+      return Held::Plain;
+    return channelsLast.contains(root) ? Held::ChannelsLast : Held::Blocked;
+  }
+  /// The layout all full-shape inputs of `group` are held in (Blocked when
+  /// it has none), or none when they differ or one of them is plain.
+  std::optional<Held> groupInputsHeld(const ElementGroup &group) const;
+  /// The runtime's name of the layout `root` is held in.
+  const char *layoutName(Value root) const {
+    switch (heldAs(root)) {
+    case Held::Blocked:
+      return "Layout::Native";
+    case Held::ChannelsLast:
+      return "Layout::ChannelsLast";
+    case Held::Plain:
+      break;
+    }
+    return "Layout::Plain";
+  }
+  /// The runtime's Layout of `value` as `op` gets it from ptr(): the one it
+  /// is held in, or the plain copy.
   const char *layoutOf(Operation *op, Value value) const {
-    return readsNative(op, rootOf(value)) ? "Layout::Native" : "Layout::Plain";
+    return readsNative(op, rootOf(value)) ? layoutName(rootOf(value))
+                                          : "Layout::Plain";
   }
   LogicalResult planArena();
   LogicalResult emitOp(Operation *op);
@@ -346,10 +372,11 @@ private:
   llvm::DenseMap<Operation *, unsigned> groupIndex;
   /// Members' results read only inside their group: never stored.
   llvm::DenseSet<Value> inRegisters;
-  /// Roots held in the backend's native layout, and those of them that
+  /// Roots held in a layout other than plain (`channelsLast`: those held
+  /// channels-last, the others blocked), and those of them that
   /// some kernel reads plain: a plain copy (arena offset) made by a
   /// Relayout right after the producer, alive until its last plain reader.
-  llvm::DenseSet<Value> native;
+  llvm::DenseSet<Value> native, channelsLast;
   llvm::MapVector<Value, uint64_t> plainCopies;
   llvm::DenseMap<Value, unsigned> lastPlainRead;
   /// Which ops read each root (fused ops count as their dense op).
@@ -610,39 +637,48 @@ bool StageEmitter::readsNative(Operation *op, Value root) const {
   if (!op || !native.contains(root))
     return false;
   if (root.getDefiningOp() == op)
-    return true; // its producer writes it native
-  // The values `op` reads, each with whether its slot takes a native tensor.
-  SmallVector<std::pair<Value, bool>> reads;
+    return true; // its producer writes it in its layout
+  // The values `op` reads, each with the layout its slot takes.
+  SmallVector<std::pair<Value, Held>> reads;
   if (const ElementGroup *group = groupAnchoredAt(op)) {
     if (llvm::is_contained(group->outputs, root))
-      return true; // the group's loop writes it native
-    bool groupNative = native.contains(group->outputs.front());
+      return true; // the group's loop writes it in its layout
+    Held groupHeld = heldAs(group->outputs.front());
     for (Value input : group->inputs)
-      reads.push_back({input, groupNative && ArrayRef(info(input).shape) ==
-                                                 ArrayRef(group->shape)});
+      reads.push_back(
+          {input, ArrayRef(info(input).shape) == ArrayRef(group->shape)
+                      ? groupHeld
+                      : Held::Plain});
   } else if (auto conv = dyn_cast<ConvOp>(op)) {
-    // The kernels take native activations on f32 only.
-    reads = {{conv.getInput(), info(conv.getResult()).dtype == "f32"},
-             {conv.getFilter(), false}};
+    // The f32 kernels take blocked activations, the int8 ones channels-last
+    // u8 (i8 x runs in loops on plain tensors).
+    Held input = Held::Plain;
+    if (info(conv.getResult()).dtype == "f32")
+      input = Held::Blocked;
+    else if (isInt8Conv(conv) && info(conv.getInput()).dtype == "u8")
+      input = Held::ChannelsLast;
+    reads = {{conv.getInput(), input}, {conv.getFilter(), Held::Plain}};
     if (Value residual = fusedResidual.lookup(op))
-      reads.push_back({residual, native.contains(conv.getResult())});
+      reads.push_back({residual, heldAs(conv.getResult())});
   } else if (auto adjoint = dyn_cast<ConvGradInputOp>(op)) {
-    reads = {{adjoint.getGrad(), true}, {adjoint.getFilter(), false}};
+    reads = {{adjoint.getGrad(), Held::Blocked},
+             {adjoint.getFilter(), Held::Plain}};
   } else if (auto adjoint = dyn_cast<ConvGradFilterOp>(op)) {
-    reads = {{adjoint.getInput(), true}, {adjoint.getGrad(), true}};
+    reads = {{adjoint.getInput(), Held::Blocked},
+             {adjoint.getGrad(), Held::Blocked}};
   } else {
-    bool agnostic =
-        isLayoutAgnostic(op) && native.contains(rootOf(op->getResult(0)));
+    Held agnostic =
+        isLayoutAgnostic(op) ? heldAs(rootOf(op->getResult(0))) : Held::Plain;
     for (Value operand : op->getOperands())
       reads.push_back({operand, agnostic});
   }
-  // Every read of `root` must be native, and of `root` itself: a view of
-  // another shape orders the same elements differently.
+  // Every read of `root` must take its layout, and be of `root` itself: a
+  // view of another shape orders the same elements differently.
   bool any = false;
-  for (auto [value, nativeSlot] : reads) {
+  for (auto [value, slot] : reads) {
     if (!value || !tensors.count(value) || rootOf(value) != root)
       continue;
-    if (!nativeSlot || info(value).shape != info(root).shape)
+    if (slot != heldAs(root) || info(value).shape != info(root).shape)
       return false;
     any = true;
   }
@@ -655,11 +691,25 @@ bool StageEmitter::nativeAsIs(Value value) const {
          info(value).shape == info(rootOf(value)).shape;
 }
 
+std::optional<Held>
+StageEmitter::groupInputsHeld(const ElementGroup &group) const {
+  std::optional<Held> held;
+  for (Value input : group.inputs) {
+    if (ArrayRef(info(input).shape) != ArrayRef(group.shape))
+      continue;
+    if (!nativeAsIs(input) || (held && *held != heldAs(rootOf(input))))
+      return std::nullopt;
+    held = heldAs(rootOf(input));
+  }
+  return held.value_or(Held::Blocked);
+}
+
 /// Chains of convolutions keep the backend's native layout (CPU: oneDNN's
-/// channel-blocked one) instead of reordering to plain NCHW and back around
-/// every conv: a tensor is native when a conv, or an elementwise op over
-/// native operands, produces it and a conv or such an op reads it. Other
-/// readers get a plain copy made once, right after the producer.
+/// channel-blocked one for f32 convs, channels-last for int8 ones) instead
+/// of reordering to plain NCHW and back around every conv: a tensor is
+/// native when a conv, or an elementwise op over operands in one native
+/// layout, produces it and a conv or such an op reads it in that layout.
+/// Other readers get a plain copy made once, right after the producer.
 void StageEmitter::assignLayouts() {
   if (!nativeLayouts)
     return;
@@ -688,43 +738,61 @@ void StageEmitter::assignLayouts() {
         list.push_back(reader);
     }
   }
-  // A group runs in one layout: native when every full-shape value it
-  // reads is and all it writes `can` be.
+  // A group runs in one layout: that of every full-shape value it reads,
+  // when all it writes `can` be held so.
   auto groupNative = [&](const ElementGroup &group, auto can) {
-    return llvm::all_of(group.inputs,
-                        [&](Value input) {
-                          return ArrayRef(info(input).shape) !=
-                                     ArrayRef(group.shape) ||
-                                 nativeAsIs(input);
-                        }) &&
-           llvm::all_of(group.outputs, can);
+    std::optional<Held> held = groupInputsHeld(group);
+    return held && llvm::all_of(group.outputs, [&](Value output) {
+             return can(output, *held);
+           });
   };
-  auto eligible = [&](Value root) {
+  auto eligible = [&](Value root, Held held) {
     const TensorInfo &entry = info(root);
     if (entry.shape.size() < 3 || entry.shape.size() > 5 ||
-        entry.shape[1] % kNativeChannelMultiple != 0)
+        (held == Held::Blocked && entry.shape[1] % kNativeChannelMultiple != 0))
       return false;
     // Stage outputs leave plain (and are written in place).
     return llvm::none_of(readers.lookup(root), [](Operation *reader) {
       return isa<SendOp, func::ReturnOp>(reader);
     });
   };
+  auto hold = [&](Value root, Held held) {
+    native.insert(root);
+    if (held == Held::ChannelsLast)
+      channelsLast.insert(root);
+  };
+  // The layout the operands of a layout-agnostic op share, if any.
+  auto operandsHeld = [&](Operation *op) -> std::optional<Held> {
+    std::optional<Held> held;
+    for (Value operand : layoutOperands(op)) {
+      if (!nativeAsIs(operand) || (held && *held != heldAs(rootOf(operand))))
+        return std::nullopt;
+      held = heldAs(rootOf(operand));
+    }
+    return held;
+  };
   for (Operation &op : block) {
     if (!emitted(op) || op.getNumResults() != 1)
       continue;
     if (const ElementGroup *group = groupOf(&op)) {
       if (group == groupAnchoredAt(&op) && groupNative(*group, eligible))
-        native.insert(group->outputs.begin(), group->outputs.end());
+        for (Value output : group->outputs)
+          hold(output, *groupInputsHeld(*group));
       continue;
     }
     Value result = op.getResult(0);
-    if (!tensors.count(result) || !eligible(result))
+    if (!tensors.count(result))
       continue;
-    if ((isa<ConvOp, ConvGradInputOp>(op) && info(result).dtype == "f32") ||
-        (isLayoutAgnostic(&op) &&
-         llvm::all_of(layoutOperands(&op),
-                      [&](Value operand) { return nativeAsIs(operand); })))
-      native.insert(result);
+    std::optional<Held> held;
+    if (isa<ConvOp, ConvGradInputOp>(op) && info(result).dtype == "f32")
+      held = Held::Blocked;
+    else if (auto conv = dyn_cast<ConvOp>(op);
+             conv && isInt8Conv(conv) && info(conv.getInput()).dtype == "u8")
+      held = Held::ChannelsLast;
+    else if (isLayoutAgnostic(&op))
+      held = operandsHeld(&op);
+    if (held && eligible(result, *held))
+      hold(result, *held);
   }
   // Drop what would only cost a relayout, and keep every elementwise op
   // (and a conv with its residual) in one layout, until nothing changes.
@@ -732,29 +800,34 @@ void StageEmitter::assignLayouts() {
     SmallVector<Value> drop;
     for (Value root : native) {
       Operation *producer = root.getDefiningOp();
+      Held held = heldAs(root);
       bool consistent = true;
       if (const ElementGroup *group = groupOf(producer))
-        consistent = groupNative(
-            *group, [&](Value output) { return native.contains(output); });
+        consistent = groupNative(*group, [&](Value output, Held groupHeld) {
+          return heldAs(output) == groupHeld;
+        });
       else if (auto residual = fusedResidual.find(producer);
                residual != fusedResidual.end())
-        consistent = nativeAsIs(residual->second);
+        consistent = nativeAsIs(residual->second) &&
+                     heldAs(rootOf(residual->second)) == held;
       else if (!isa<ConvOp, ConvGradInputOp>(producer))
-        consistent = llvm::all_of(layoutOperands(producer),
-                                  [&](Value v) { return nativeAsIs(v); });
+        consistent = operandsHeld(producer) == held;
       const auto &rootReaders = readers.lookup(root);
       bool readNative = llvm::any_of(
           rootReaders, [&](Operation *r) { return readsNative(r, root); });
-      // Relayout copies f32 only: a bool mask must be read natively by all.
-      bool copyable = info(root).dtype == "f32" ||
+      // Relayout copies blocked tensors of f32 only: a bool mask must be
+      // read natively by all.
+      bool copyable = held == Held::ChannelsLast || info(root).dtype == "f32" ||
                       llvm::all_of(rootReaders, [&](Operation *r) {
                         return readsNative(r, root);
                       });
       if (!consistent || !readNative || !copyable)
         drop.push_back(root);
     }
-    for (Value root : drop)
+    for (Value root : drop) {
       native.erase(root);
+      channelsLast.erase(root);
+    }
     changed = !drop.empty();
   }
   for (Operation &op : block) {
@@ -1041,10 +1114,10 @@ LogicalResult StageEmitter::emit() {
       auto copy = plainCopies.find(result);
       if (copy == plainCopies.end())
         continue;
-      call(kernel("Relayout",
-                  llvm::formatv("{0}, {1}, Layout::Native, Layout::Plain",
-                                dtypeEnum(info(result).dtype),
-                                shapeLiteral(info(result).shape))),
+      call(kernel("Relayout", llvm::formatv("{0}, {1}, {2}, Layout::Plain",
+                                            dtypeEnum(info(result).dtype),
+                                            shapeLiteral(info(result).shape),
+                                            layoutName(result))),
            cptr(result) + ", (arena + " + std::to_string(copy->second) + ")");
     }
   }
@@ -1317,7 +1390,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
           call(kernel("IntegerConv",
                       llvm::formatv(
                           "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, "
-                          "{10}",
+                          "{10}, ConvLayouts{{{11}, {12}}",
                           dt(conv.getInput()), shape(conv.getInput()),
                           shape(conv.getFilter()),
                           conv.getBias() ? "true" : "false",
@@ -1327,7 +1400,9 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                           shapeLiteral(ArrayRef(pads).take_front(n)),
                           shapeLiteral(ArrayRef(pads).drop_front(n)),
                           std::max<int64_t>(conv.getGroup(), 1),
-                          isConstant(conv.getFilter()))),
+                          isConstant(conv.getFilter()),
+                          layoutOf(op, conv.getInput()),
+                          layoutOf(op, conv.getResult()))),
                cptr(conv.getInput()) + ", " + cptr(conv.getFilter()) + ", " +
                    cptr(conv.getBias()) + ", " + ptr(conv.getResult()));
           return success();
@@ -1875,15 +1950,18 @@ LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
     return ArrayRef(info(input).shape) != ArrayRef(group.shape) &&
            !literals.count(input);
   });
-  bool nativeLayout = native.contains(group.outputs.front()) && layoutMatters;
+  Held held = layoutMatters ? heldAs(group.outputs.front()) : Held::Plain;
   // Identical loops (an unrolled recurrence has one per step) share one
   // functor, named once its text is known.
   constexpr StringLiteral kPlaceholder = "HPS_FUNCTOR_NAME";
   std::string text;
-  if (nativeLayout)
+  if (held == Held::Blocked)
     for (int64_t block : {8, 16})
       text += fusedLoopSource(group, (kPlaceholder + "_" + Twine(block)).str(),
                               /*nativeLayout=*/true, block, literalOf);
+  else if (held == Held::ChannelsLast) // one block of every channel
+    text = fusedLoopSource(group, kPlaceholder.str(), /*nativeLayout=*/true,
+                           group.shape[1], literalOf);
   else
     text = fusedLoopSource(group, kPlaceholder.str(), /*nativeLayout=*/false, 1,
                            literalOf);
@@ -1896,7 +1974,7 @@ LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
       text.replace(at, kPlaceholder.size(), name);
     functors += text;
   }
-  if (!nativeLayout) {
+  if (held != Held::Blocked) {
     step(llvm::formatv("    backend::forEachElement(ctx, {0}{{{1}});\n", name,
                        args)
              .str());
