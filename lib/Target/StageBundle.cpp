@@ -813,8 +813,25 @@ void StageEmitter::assignLayouts() {
       else if (!isa<ConvOp, ConvGradInputOp>(producer))
         consistent = operandsHeld(producer) == held;
       const auto &rootReaders = readers.lookup(root);
-      bool readNative = llvm::any_of(
-          rootReaders, [&](Operation *r) { return readsNative(r, root); });
+      auto readNativeSomewhere = [&](Value value) {
+        return llvm::any_of(readers.lookup(value), [&](Operation *r) {
+          return readsNative(r, value);
+        });
+      };
+      bool readNative = readNativeSomewhere(root);
+      // A group read by plain readers only still runs held when dropping it
+      // would cost more: a reorder for each value it reads held, against a
+      // plain copy of each output nobody reads held.
+      if (const ElementGroup *group = groupOf(producer); group && !readNative) {
+        auto heldInputs = llvm::count_if(group->inputs, [&](Value input) {
+          return ArrayRef(info(input).shape) == ArrayRef(group->shape) &&
+                 nativeAsIs(input);
+        });
+        auto plainOutputs = llvm::count_if(group->outputs, [&](Value out) {
+          return !readNativeSomewhere(out);
+        });
+        readNative = heldInputs > plainOutputs;
+      }
       // Relayout copies blocked tensors of f32 only: a bool mask must be
       // read natively by all.
       bool copyable = held == Held::ChannelsLast || info(root).dtype == "f32" ||

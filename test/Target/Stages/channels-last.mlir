@@ -26,6 +26,22 @@
 // CHECK-NEXT:  kIntegerConv[1]->run(static_cast<const void *>((arena + [[Q0]])),
 // CHECK-NEXT:  backend::forEachElement(ctx, FusedLoop1{{.*}}static_cast<const void *>((arena + [[COPY]])), static_cast<void *>(out0)});
 // CHECK-NEXT:  kGlobalPool[0]->run(static_cast<const void *>((arena + [[COPY]])), out1);
+
+// When the second loop's output goes to a pooling instead (a plain reader,
+// no stage output), the loop still runs channels-last: dropping it to plain
+// would cost a reorder for each of its two held inputs, keeping it one
+// plain copy of its output.
+// RUN: heterps-translate --hps-to-stages %S/Inputs/channels-last-pooled.mlir -o %t.pooled
+// RUN: FileCheck %s --check-prefix=POOLED --input-file %t.pooled/stage_0.cpp
+// POOLED-LABEL: struct FusedLoop1 {
+// POOLED:         const float x2 = static_cast<const float *>(p2)[i0 * 24 + j];
+// POOLED:         static_cast<float *>(p3)[i0 * 24 + j] = v4;
+// POOLED:       kIntegerConv[1] = std::make_unique<backend::IntegerConv>({{.*}}ConvLayouts{Layout::ChannelsLast, Layout::ChannelsLast});
+// POOLED:       kIntegerConv[1]->run(
+// POOLED-NEXT:  backend::forEachElement(ctx, FusedLoop1{{.*}}, static_cast<void *>((arena + [[OUT:[0-9]+]]))});
+// POOLED-NEXT:  kRelayout[1]->run(static_cast<const void *>((arena + [[OUT]])), (arena + [[COPY:[0-9]+]]));
+// POOLED-NEXT:  kGlobalPool[0]->run(static_cast<const void *>((arena + [[COPY]])), out0);
+
 module attributes {hps.plan = {strategy = "dp", feasible = true, throughput = 10.0 : f64}} {
 func.func @main(%x: tensor<2x3x8x8xui8> {hps.name = "x", hps.batched}) -> (tensor<2x24x8x8xui8> {hps.name = "y", hps.batched}, tensor<2x24x1x1xf32> {hps.name = "p", hps.batched}) attributes {hps.batch = 2 : i64, hps.pipeline = [@stage_0]} {
   hps.send %x to "c0" : tensor<2x3x8x8xui8>
