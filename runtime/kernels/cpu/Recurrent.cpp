@@ -1,9 +1,11 @@
 //===- Recurrent.cpp - One direction of an RNN, GRU or LSTM ---------------===//
 //
 // The recurrence of ONNX's recurrent ops for sequences too long to unroll:
-// each step is one or two Gemm kernels (h R^T, and for GRU without
+// each step is one or two products (h R^T, and for GRU without
 // linear_before_reset (r * h) R_h^T) and one pass over the gates. The input
-// projection of every step is a Gemm before this kernel.
+// projection of every step is a Gemm before this kernel. A batch row's state
+// depends on that row alone, so threads split the batch into blocks of rows
+// and each runs its block through every step: no barrier between steps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +13,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <deque>
+#include <exception>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -25,11 +30,17 @@ struct Recurrent::Impl {
   /// rows (`multiplied` = 2H of G), then r * h by R_h.
   bool split = false;
   int64_t multiplied = 0;
-  /// Batches up to kSmallBatch multiply by R's rows packed into panels
-  /// (fromHPanels; candidatePanels: R_h); larger ones run the Gemms.
-  bool small = false;
-  bool parallel = false;
-  std::optional<Gemm> fromH, candidate;
+  /// Rows [first, first + rows) of the batch, run by one thread: blocks of
+  /// up to kSmallBatch rows multiply by R's rows packed into panels
+  /// (fromHPanels; candidatePanels: R_h), larger ones by their own Gemms on
+  /// their own oneDNN stream.
+  struct RowBlock {
+    int64_t first = 0, rows = 0;
+    std::unique_ptr<Context> ctx;
+    std::optional<Gemm> fromH, candidate;
+  };
+  std::deque<RowBlock> blocks; // Gemm does not move
+  bool anySmall = false;
   std::vector<float> h, c, hs, rh, hc;
   PanelProduct fromHPanels, candidatePanels;
 
@@ -39,18 +50,30 @@ struct Recurrent::Impl {
     gates = gatesPerUnit(p.cell) * hidden;
     split = p.cell == RecurrentCell::GRU && !p.linearBeforeReset;
     multiplied = split ? 2 * hidden : gates;
-    small = batch <= kSmallBatch;
     // Transcendentals per gate element, plus the step's gemm(s).
-    parallel =
+    bool parallel =
         worthThreads(double(batch) * double(gates) *
                      (kTranscendentalElementWork + 2.0 * double(hidden)));
-    if (!small) {
+    int64_t count =
+        parallel ? std::min<int64_t>(omp_get_max_threads(), batch) : 1;
+    SerialScope serial; // each block's Gemm runs on one thread
+    for (int64_t k = 0; k < count; ++k) {
+      RowBlock &block = blocks.emplace_back();
+      block.first = batch * k / count;
+      block.rows = batch * (k + 1) / count - block.first;
+      if (block.rows <= kSmallBatch) {
+        anySmall = true;
+        continue;
+      }
+      // oneDNN streams are not for concurrent use: one per block.
+      block.ctx = count > 1 ? std::make_unique<Context>(1) : nullptr;
+      Context &on = block.ctx ? *block.ctx : ctx;
       Activation none;
-      fromH.emplace(ctx, DType::F32, batch, multiplied, hidden, false, true,
-                    1.0f, 0.0f, nullptr, none, false);
+      block.fromH.emplace(on, DType::F32, block.rows, multiplied, hidden, false,
+                          true, 1.0f, 0.0f, nullptr, none, false);
       if (split)
-        candidate.emplace(ctx, DType::F32, batch, hidden, hidden, false, true,
-                          1.0f, 0.0f, nullptr, none, false);
+        block.candidate.emplace(on, DType::F32, block.rows, hidden, hidden,
+                                false, true, 1.0f, 0.0f, nullptr, none, false);
     }
     if (split) {
       rh.resize(batch * hidden);
@@ -62,15 +85,15 @@ struct Recurrent::Impl {
     hs.resize(batch * multiplied);
   }
 
-  /// y = x R[first row, + cols)^T for x [B, H]: rows of R from `first`
-  /// (`panels`: the same rows packed).
-  void product(const float *x, const float *r, int64_t first,
-               const PanelProduct &panels, std::optional<Gemm> &gemm,
-               float *y) {
-    if (small)
-      panels.run(x, p.batch, y);
-    else
+  /// y = x R[first row, + cols)^T for the block's rows of x [B, H]: rows of
+  /// R from `first` (`panels`: the same rows packed).
+  void product(const RowBlock &block, const float *x, const float *r,
+               int64_t first, const PanelProduct &panels,
+               std::optional<Gemm> &gemm, float *y) {
+    if (gemm)
       gemm->run(x, r + first * p.hidden, nullptr, y);
+    else
+      panels.run(x, block.rows, y);
   }
 
   void run(const float *projected, const float *r, const float *rb,
@@ -88,23 +111,58 @@ struct Recurrent::Impl {
     std::memcpy(h.data(), h0, stateSize * sizeof(float));
     if (lstm)
       std::memcpy(c.data(), c0, stateSize * sizeof(float));
-    // R packed for the small batches' products: the rows h R^T multiplies,
+    // R packed for the small blocks' products: the rows h R^T multiplies,
     // then (split) R_h. R may change between runs, so once per run.
-    if (small) {
+    if (anySmall) {
       fromHPanels.pack(r, multiplied, hidden);
       if (split)
         candidatePanels.pack(r + multiplied * hidden, hidden, hidden);
     }
+    const int64_t count = static_cast<int64_t>(blocks.size());
+    // Each block on its own thread; an exception leaves its thread as the
+    // first error, raised once all are done.
+    std::exception_ptr failure;
+#pragma omp parallel for schedule(static, 1) if (count > 1)
+    for (int64_t k = 0; k < count; ++k) {
+      SerialScope serial;
+      try {
+        runBlock(blocks[k], projected, r, rb, lengths, peep, y);
+      } catch (...) {
+#pragma omp critical(heterps_recurrent_failure)
+        if (!failure)
+          failure = std::current_exception();
+      }
+    }
+    if (failure)
+      std::rethrow_exception(failure);
+    std::memcpy(hLast, h.data(), stateSize * sizeof(float));
+    if (lstm && cLast)
+      std::memcpy(cLast, c.data(), stateSize * sizeof(float));
+    // Rows of length 0 end with a zero state, as onnxruntime gives them.
+    if (lengths)
+      for (int64_t b = 0; b < batch; ++b)
+        if (lengths[b] == 0) {
+          std::fill_n(hLast + b * hidden, hidden, 0.0f);
+          if (lstm && cLast)
+            std::fill_n(cLast + b * hidden, hidden, 0.0f);
+        }
+  }
+
+  /// Every step of the block's rows.
+  void runBlock(RowBlock &block, const float *projected, const float *r,
+                const float *rb, const int64_t *lengths, const float *peep,
+                float *y) {
+    const int64_t hidden = p.hidden, batch = p.batch;
+    const int64_t begin = block.first, end = block.first + block.rows;
     for (int64_t s = 0; s < p.steps; ++s) {
       const int64_t t = p.reverse ? p.steps - 1 - s : s;
       const float *xt = projected + t * batch * gates;
-      float *yt = y + t * stateSize;
-      product(h.data(), r, 0, fromHPanels, fromH, hs.data());
+      float *yt = y + t * batch * hidden;
+      product(block, h.data() + begin * hidden, r, 0, fromHPanels, block.fromH,
+              hs.data() + begin * multiplied);
       if (split)
-        resetTimesH(xt, r, rb);
-      SerialScope serial(!parallel);
-#pragma omp parallel for schedule(static) if (parallel)
-      for (int64_t b = 0; b < batch; ++b) {
+        resetTimesH(block, xt, r, rb);
+      for (int64_t b = begin; b < end; ++b) {
         float *yb = yt + b * hidden;
         if (lengths && t >= lengths[b]) {
           std::fill_n(yb, hidden, 0.0f);
@@ -125,23 +183,15 @@ struct Recurrent::Impl {
         }
       }
     }
-    std::memcpy(hLast, h.data(), stateSize * sizeof(float));
-    if (lstm && cLast)
-      std::memcpy(cLast, c.data(), stateSize * sizeof(float));
-    // Rows of length 0 end with a zero state, as onnxruntime gives them.
-    if (lengths)
-      for (int64_t b = 0; b < batch; ++b)
-        if (lengths[b] == 0) {
-          std::fill_n(hLast + b * hidden, hidden, 0.0f);
-          if (lstm && cLast)
-            std::fill_n(cLast + b * hidden, hidden, 0.0f);
-        }
   }
 
   // Each row works in place in its row of hs (h R^T, G or 2H wide), one
-  // contiguous pass per gate so that the loops vectorise.
+  // contiguous pass per gate so that the loops vectorise. The gates'
+  // activations are most of a step's time outside the products: each row
+  // function has an AVX-512 copy.
 
-  void rowRnn(const float *x, float *g, const float *rb, int64_t b, float *y) {
+  HPS_AVX512_CLONE void rowRnn(const float *x, float *g, const float *rb,
+                               int64_t b, float *y) {
     const int64_t hidden = p.hidden;
     for (int64_t j = 0; j < hidden; ++j)
       g[j] += x[j] + (rb ? rb[j] : 0.0f);
@@ -151,8 +201,8 @@ struct Recurrent::Impl {
   }
 
   /// Gates i, o, f, c (each H wide) of the row's g.
-  void rowLstm(const float *x, float *g, const float *rb, const float *peep,
-               int64_t b, float *y) {
+  HPS_AVX512_CLONE void rowLstm(const float *x, float *g, const float *rb,
+                                const float *peep, int64_t b, float *y) {
     const int64_t hidden = p.hidden;
     float *in = g, *out = g + hidden, *forget = g + 2 * hidden,
           *cand = g + 3 * hidden, *cb = c.data() + b * hidden,
@@ -183,29 +233,29 @@ struct Recurrent::Impl {
 
   /// GRU without linear_before_reset: r = f(x_r + (h R_r^T + Rb_r)) into
   /// hs's r columns, r * h into rh, then the candidate's product (r * h)
-  /// R_h^T into hc; every row, whether its sequence goes on or not.
-  void resetTimesH(const float *xt, const float *r, const float *rb) {
+  /// R_h^T into hc; every row of the block, whether its sequence goes on or
+  /// not.
+  HPS_AVX512_CLONE void resetTimesH(RowBlock &block, const float *xt,
+                                    const float *r, const float *rb) {
     const int64_t hidden = p.hidden;
-    {
-      SerialScope serial(!parallel);
-#pragma omp parallel for schedule(static) if (parallel)
-      for (int64_t b = 0; b < p.batch; ++b) {
-        float *reset = hs.data() + b * multiplied + hidden;
-        const float *x = xt + b * gates + hidden;
-        for (int64_t j = 0; j < hidden; ++j)
-          reset[j] += x[j] + (rb ? rb[hidden + j] : 0.0f);
-        activate(p.activations[0], reset, hidden, p, true);
-        for (int64_t j = 0; j < hidden; ++j)
-          rh[b * hidden + j] = reset[j] * h[b * hidden + j];
-      }
+    for (int64_t b = block.first; b < block.first + block.rows; ++b) {
+      float *reset = hs.data() + b * multiplied + hidden;
+      const float *x = xt + b * gates + hidden;
+      for (int64_t j = 0; j < hidden; ++j)
+        reset[j] += x[j] + (rb ? rb[hidden + j] : 0.0f);
+      activate(p.activations[0], reset, hidden, p, true);
+      for (int64_t j = 0; j < hidden; ++j)
+        rh[b * hidden + j] = reset[j] * h[b * hidden + j];
     }
-    product(rh.data(), r, multiplied, candidatePanels, candidate, hc.data());
+    product(block, rh.data() + block.first * hidden, r, multiplied,
+            candidatePanels, block.candidate, hc.data() + block.first * hidden);
   }
 
   /// Gates z, r, h (each H wide); with linear_before_reset g holds all
   /// three h R^T columns, else z and r (r already activated by
   /// resetTimesH) and hc holds (r * h) R_h^T.
-  void rowGru(const float *x, float *g, const float *rb, int64_t b, float *y) {
+  HPS_AVX512_CLONE void rowGru(const float *x, float *g, const float *rb,
+                               int64_t b, float *y) {
     const int64_t hidden = p.hidden;
     float *update = g, *reset = g + hidden, *hb = h.data() + b * hidden;
     for (int64_t j = 0; j < hidden; ++j)

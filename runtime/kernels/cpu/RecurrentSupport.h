@@ -49,6 +49,17 @@ inline float expFast(float x) {
   return p * scale;
 }
 
+/// The kernels' own loops are built for AVX2 (HETERPS_RT_CPU_ARCH); this
+/// adds an AVX-512 copy of a function, chosen when the library loads on a
+/// CPU that has it. Each element's operations are the same in both copies,
+/// so results do not change with the machine.
+#if defined(__x86_64__) && defined(__GNUC__)
+#define HPS_AVX512_CLONE                                                       \
+  __attribute__((target_clones("arch=x86-64-v4", "default")))
+#else
+#define HPS_AVX512_CLONE
+#endif
+
 /// Throws Error("KERNEL: sequence_lens[b] = n is outside [0, steps]") for
 /// the first length out of range; null lengths pass.
 inline void checkLengths(const char *kernel, const RecurrentParams &p,
