@@ -150,8 +150,10 @@ int64_t normalizeAxis(int64_t axis, int64_t rank) {
 }
 
 /// The RecurrentParams literal (an immediately invoked lambda) of an
-/// hps.recurrence or its adjoint.
-template <typename OpTy> std::string recurrentParams(OpTy rec) {
+/// hps.recurrence or its adjoint; `input` > 0: the kernel projects an input
+/// of that size itself.
+template <typename OpTy>
+std::string recurrentParams(OpTy rec, int64_t input = 0) {
   auto dims = cast<RankedTensorType>(rec.getProjected().getType()).getShape();
   int64_t hidden =
       cast<RankedTensorType>(rec.getRecurrence().getType()).getDimSize(1);
@@ -174,6 +176,8 @@ template <typename OpTy> std::string recurrentParams(OpTy rec) {
     params +=
         "p.hasClip = true; p.clip = " + floatLiteral(clip->convertToDouble()) +
         "f; ";
+  if (input > 0)
+    params += "p.input = " + std::to_string(input) + "; ";
   return params + "return p; }()";
 }
 
@@ -242,11 +246,15 @@ public:
   /// `nativeLayouts`: let convolution chains keep the backend's native
   /// activation layout (CPU stages; a GPU's is plain anyway).
   /// `fuseElementwise`: run chains of elementwise ops as generated loops.
+  /// `projectInRecurrences`: a recurrence projects its input itself (CPU
+  /// stages) instead of reading a projection gemm's result.
   StageEmitter(func::FuncOp func, WeightsFile &weights,
                llvm::StringMap<TableEntry> &tables, TrainedState *trained,
-               bool nativeLayouts, bool fuseElementwise)
+               bool nativeLayouts, bool fuseElementwise,
+               bool projectInRecurrences)
       : func(func), weights(weights), tables(tables), trained(trained),
-        nativeLayouts(nativeLayouts), fuseElementwise(fuseElementwise) {}
+        nativeLayouts(nativeLayouts), fuseElementwise(fuseElementwise),
+        projectInRecurrences(projectInRecurrences) {}
 
   LogicalResult emit();
 
@@ -263,6 +271,7 @@ public:
 private:
   LogicalResult collectTensors();
   void fuseIntoDenseOps();
+  void fuseInputProjections();
   void formGroups();
   /// The group `op` belongs to, or null.
   const ElementGroup *groupOf(Operation *op) const {
@@ -276,6 +285,8 @@ private:
   }
   /// Where `op`'s reads happen: its group's anchor, or `op`.
   Operation *readPoint(Operation *op) const {
+    if (Operation *recurrence = projectedIn.lookup(op))
+      return recurrence;
     const ElementGroup *group = groupOf(op);
     return group ? group->anchor() : op;
   }
@@ -368,6 +379,11 @@ private:
   llvm::DenseMap<Operation *, Value> fusedResidual;
   bool nativeLayouts;
   bool fuseElementwise;
+  bool projectInRecurrences;
+  /// Input projection gemms a recurrence runs itself: gemm -> recurrence,
+  /// and recurrence -> gemm. Their X W^T + Wb is never stored.
+  llvm::DenseMap<Operation *, Operation *> projectedIn;
+  llvm::DenseMap<Operation *, GemmOp> projectionOf;
   std::vector<ElementGroup> groups;
   llvm::DenseMap<Operation *, unsigned> groupIndex;
   /// Members' results read only inside their group: never stored.
@@ -565,6 +581,60 @@ bool isInt8Conv(ConvOp conv) {
 /// the backward ones, so a fusion must not join the two.
 bool sameDirection(Operation *a, Operation *b) {
   return isBackward(a) == isBackward(b);
+}
+
+/// A recurrence whose projected input is, through views only, a gemm
+/// X W^T + Wb read by nothing else takes X, W and Wb and projects a few
+/// steps at a time itself: the T x B x G projection is neither written to
+/// memory nor read back.
+void StageEmitter::fuseInputProjections() {
+  if (!projectInRecurrences)
+    return;
+  for (Operation &op : func.getBody().front()) {
+    auto rec = dyn_cast<RecurrenceOp>(op);
+    if (!rec)
+      continue;
+    Value projected = rec.getProjected();
+    while (projected.getDefiningOp() && isAlias(projected.getDefiningOp()))
+      projected = projected.getDefiningOp()->getOperand(0);
+    auto gemm = projected.getDefiningOp<GemmOp>();
+    if (!gemm || gemm.getTransA() || !gemm.getTransB() ||
+        gemm.getAlpha().convertToFloat() != 1.0f ||
+        fusedActivation.count(gemm) || !sameDirection(gemm, rec))
+      continue;
+    auto a = cast<RankedTensorType>(gemm.getA().getType());
+    auto w = cast<RankedTensorType>(gemm.getB().getType());
+    auto projectedType = cast<RankedTensorType>(rec.getProjected().getType());
+    int64_t rows = projectedType.getDimSize(0) * projectedType.getDimSize(1);
+    int64_t gates = projectedType.getDimSize(2);
+    if (!a.getElementType().isF32() || a.getRank() != 2 ||
+        a.getDimSize(0) != rows || w.getDimSize(0) != gates)
+      continue;
+    if (Value c = gemm.getC()) {
+      auto bias = cast<RankedTensorType>(c.getType());
+      if (bias.getRank() != 1 || bias.getDimSize(0) != gates ||
+          gemm.getBeta().convertToFloat() != 1.0f)
+        continue;
+    }
+    // Read by the recurrence alone, through views.
+    bool onlyRead = true;
+    SmallVector<Value> values = {gemm.getResult()};
+    while (!values.empty() && onlyRead) {
+      Value value = values.pop_back_val();
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = use.getOwner();
+        if (isAlias(user))
+          values.push_back(user->getResult(0));
+        else if (user != rec.getOperation() || use.getOperandNumber() != 0)
+          onlyRead = false;
+      }
+    }
+    if (!onlyRead)
+      continue;
+    projectedIn[gemm] = rec;
+    projectionOf[rec] = gemm;
+    inRegisters.insert(gemm.getResult());
+  }
 }
 
 void StageEmitter::fuseIntoDenseOps() {
@@ -1016,6 +1086,7 @@ LogicalResult StageEmitter::emit() {
 
   fuseIntoDenseOps();
   formGroups();
+  fuseInputProjections();
 
   // Weights, constants and static shapes go to weights.bin first so that
   // this stage's share is one range.
@@ -1267,7 +1338,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
     return weight && !isTrainable(weight) ? "true" : "false";
   };
   std::string lhs, rhs;
-  if (fusedInto.count(op) || isAlias(op) ||
+  if (fusedInto.count(op) || projectedIn.count(op) || isAlias(op) ||
       isa<WeightOp, ConstantOp, ShapeOp, NoneOp, func::ReturnOp>(op))
     return success();
   if (const ElementGroup *group = groupOf(op))
@@ -1524,13 +1595,27 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](RecurrenceOp rec) {
-        call(kernel("Recurrent", recurrentParams(rec)),
-             cptr(rec.getProjected()) + ", " + cptr(rec.getRecurrence()) +
-                 ", " + cptr(rec.getRecurrentBias()) + ", " +
-                 cptr(rec.getLengths()) + ", " + cptr(rec.getInitialH()) +
-                 ", " + cptr(rec.getInitialC()) + ", " +
-                 cptr(rec.getPeepholes()) + ", " + ptr(rec.getY()) + ", " +
-                 ptr(rec.getHLast()) + ", " + ptr(rec.getCLast()));
+        GemmOp projection = projectionOf.lookup(rec);
+        if (!projection) {
+          call(kernel("Recurrent", recurrentParams(rec)),
+               cptr(rec.getProjected()) + ", " + cptr(rec.getRecurrence()) +
+                   ", " + cptr(rec.getRecurrentBias()) + ", " +
+                   cptr(rec.getLengths()) + ", " + cptr(rec.getInitialH()) +
+                   ", " + cptr(rec.getInitialC()) + ", " +
+                   cptr(rec.getPeepholes()) + ", " + ptr(rec.getY()) + ", " +
+                   ptr(rec.getHLast()) + ", " + ptr(rec.getCLast()));
+          return success();
+        }
+        int64_t input =
+            cast<RankedTensorType>(projection.getA().getType()).getDimSize(1);
+        call(kernel("Recurrent", recurrentParams(rec, input)),
+             cptr(projection.getA()) + ", " + cptr(rec.getRecurrence()) + ", " +
+                 cptr(rec.getRecurrentBias()) + ", " + cptr(rec.getLengths()) +
+                 ", " + cptr(rec.getInitialH()) + ", " +
+                 cptr(rec.getInitialC()) + ", " + cptr(rec.getPeepholes()) +
+                 ", " + ptr(rec.getY()) + ", " + ptr(rec.getHLast()) + ", " +
+                 ptr(rec.getCLast()) + ", " + cptr(projection.getB()) + ", " +
+                 cptr(projection.getC()));
         return success();
       })
       .Case([&](RecurrenceGradOp rec) {
@@ -2248,7 +2333,8 @@ heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
 
     StageEmitter emitter(func, weights, tables, trained,
                          /*nativeLayouts=*/!gpu && options.nativeLayouts,
-                         options.fuseElementwise);
+                         options.fuseElementwise,
+                         /*projectInRecurrences=*/!gpu);
     if (failed(emitter.emit()))
       return failure();
     for (Operation &op : func.getBody().front()) {

@@ -155,6 +155,9 @@ void checkRecurrentParams(const RecurrentParams &p) {
                 " must be non-negative");
   if (p.hasPeepholes && p.cell != RecurrentCell::LSTM)
     throw Error("Recurrent: peepholes belong to LSTM cells only");
+  if (p.input < 0)
+    throw Error("Recurrent: input size " + std::to_string(p.input) +
+                " is negative");
 }
 
 } // namespace heterps::rt

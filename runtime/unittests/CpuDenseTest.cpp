@@ -1491,6 +1491,78 @@ TEST(CpuRecurrent, RowBlocksMatchRowByRow) {
   }
 }
 
+// The input projected inside the kernel (params.input) gives what the
+// projection made before it gives: every cell (LSTM with peepholes, GRU
+// with its candidate apart), forward and reverse over 37 steps (projected a
+// chunk at a time, the last chunk shorter), on row blocks with Gemms (18
+// rows) and on packed panels (3 rows), with and without Wb.
+TEST(CpuRecurrent, InputProjectedInTheKernel) {
+  Context ctx(2);
+  ctx.enterThread();
+  const int64_t steps = 37, hidden = 80, input = 24;
+  for (RecurrentCell cell :
+       {RecurrentCell::LSTM, RecurrentCell::GRU, RecurrentCell::RNN})
+    for (int64_t batch : {18, 3})
+      for (bool inputBias : {true, false}) {
+        RecurrentParams p;
+        p.cell = cell;
+        p.steps = steps;
+        p.batch = batch;
+        p.hidden = hidden;
+        p.activations[0] =
+            cell == RecurrentCell::RNN ? UnaryKind::Tanh : UnaryKind::Sigmoid;
+        p.hasRecurrentBias = p.hasLengths = true;
+        p.hasPeepholes = cell == RecurrentCell::LSTM;
+        p.reverse = !inputBias;
+        const int64_t gates = gatesPerUnit(cell) * hidden;
+        auto x = randomData(steps * batch * input, 11);
+        auto w = randomData(gates * input, 12), wb = randomData(gates, 13);
+        auto r = randomData(gates * hidden, 14), rb = randomData(gates, 15);
+        auto h0 = randomData(batch * hidden, 16);
+        auto c0 = randomData(batch * hidden, 17);
+        auto peep = randomData(3 * hidden, 18);
+        for (float &v : r)
+          v *= 0.1f;
+        std::vector<int64_t> lengths(batch, steps);
+        lengths[1] = 20;
+        // X W^T + Wb, as the Gemm before the kernel makes it.
+        std::vector<float> projected(steps * batch * gates);
+        for (int64_t row = 0; row < steps * batch; ++row)
+          for (int64_t j = 0; j < gates; ++j) {
+            double sum = inputBias ? wb[j] : 0.0;
+            for (int64_t k = 0; k < input; ++k)
+              sum += double(x[row * input + k]) * double(w[j * input + k]);
+            projected[row * gates + j] = float(sum);
+          }
+        auto runWith = [&](const RecurrentParams &params, const float *in,
+                           const float *weights, const float *bias) {
+          std::vector<float> y(steps * batch * hidden), hLast(batch * hidden),
+              cLast(batch * hidden);
+          Recurrent(ctx, params)
+              .run(in, r.data(), rb.data(), lengths.data(), h0.data(),
+                   c0.data(), peep.data(), y.data(), hLast.data(), cLast.data(),
+                   weights, bias);
+          y.insert(y.end(), hLast.begin(), hLast.end());
+          if (cell == RecurrentCell::LSTM)
+            y.insert(y.end(), cLast.begin(), cLast.end());
+          return y;
+        };
+        auto expected = runWith(p, projected.data(), nullptr, nullptr);
+        RecurrentParams fused = p;
+        fused.input = input;
+        expectClose(
+            runWith(fused, x.data(), w.data(), inputBias ? wb.data() : nullptr),
+            expected,
+            "cell " + std::to_string(int(cell)) + " batch " +
+                std::to_string(batch) + (inputBias ? " Wb" : ""));
+      }
+  RecurrentParams negative;
+  negative.steps = negative.batch = 1;
+  negative.hidden = 2;
+  negative.input = -3;
+  EXPECT_THROW(Recurrent(ctx, negative), Error);
+}
+
 TEST(CpuRecurrent, RejectsBadParametersAndLengths) {
   Context ctx(1);
   RecurrentParams p;

@@ -183,6 +183,9 @@ Recurrent::Recurrent(Context &ctx, const RecurrentParams &params)
   Impl &s = *impl;
   const RecurrentParams &p = params;
   checkRecurrentParams(p);
+  if (p.input > 0)
+    throw Error(std::string(kKernel) +
+                ": the GPU kernel reads a projection made before it (input 0)");
   // cuBLAS takes int sizes.
   s.batch = positiveInt(kKernel, "batch", p.batch);
   s.hidden = positiveInt(kKernel, "hidden size", p.hidden);
@@ -207,7 +210,8 @@ Recurrent::~Recurrent() = default;
 void Recurrent::run(const void *projected, const void *r,
                     const void *recurrentBias, const void *lengths,
                     const void *h0, const void *c0, const void *peepholes,
-                    void *y, void *hLast, void *cLast) {
+                    void *y, void *hLast, void *cLast,
+                    const void * /*inputWeights*/, const void * /*inputBias*/) {
   Impl &s = *impl;
   const RecurrentParams &p = s.params;
   cudaStream_t stream = streamOf(s.ctx);

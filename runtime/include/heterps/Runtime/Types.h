@@ -118,6 +118,10 @@ struct RecurrentParams {
   float clip = 0.0f;
   bool linearBeforeReset = false; // GRU
   bool hasRecurrentBias = false, hasLengths = false, hasPeepholes = false;
+  /// When positive: the kernel projects an input of this size itself, a few
+  /// steps at a time, instead of reading a projection made before it
+  /// (which takes T x B x G floats of memory and a pass through it).
+  int64_t input = 0;
 };
 
 /// Gates per hidden unit: RNN 1, GRU 3 (z, r, h), LSTM 4 (i, o, f, c).
