@@ -378,8 +378,11 @@ findResumeCheckpoint(const std::string &directory, const std::string &bundle,
     try {
       state = verifyCheckpoint(entry->path);
     } catch (const Error &error) {
-      warnings << "warning: skipping checkpoint '" << entry->path
-               << "': " << error.what() << "\n";
+      // One write: in an MPI job, other ranks' and mpirun's messages share
+      // the stream, and a line written in pieces came out split by them.
+      warnings << ("warning: skipping checkpoint '" + entry->path +
+                   "': " + error.what() + "\n")
+               << std::flush;
       continue;
     }
     if (state.bundle != bundle)
