@@ -302,6 +302,9 @@ private:
   /// The layout all full-shape inputs of `group` are held in (Blocked when
   /// it has none), or none when they differ or one of them is plain.
   std::optional<Held> groupInputsHeld(const ElementGroup &group) const;
+  /// The layout `values` are all held in as themselves (not as views), or
+  /// none when one is plain or they differ (or there are none).
+  std::optional<Held> heldInCommon(ArrayRef<Value> values) const;
   /// The runtime's name of the layout `root` is held in.
   const char *layoutName(Value root) const {
     switch (heldAs(root)) {
@@ -763,15 +766,23 @@ bool StageEmitter::nativeAsIs(Value value) const {
 
 std::optional<Held>
 StageEmitter::groupInputsHeld(const ElementGroup &group) const {
+  SmallVector<Value> full;
+  for (Value input : group.inputs)
+    if (ArrayRef(info(input).shape) == ArrayRef(group.shape))
+      full.push_back(input);
+  if (full.empty())
+    return Held::Blocked;
+  return heldInCommon(full);
+}
+
+std::optional<Held> StageEmitter::heldInCommon(ArrayRef<Value> values) const {
   std::optional<Held> held;
-  for (Value input : group.inputs) {
-    if (ArrayRef(info(input).shape) != ArrayRef(group.shape))
-      continue;
-    if (!nativeAsIs(input) || (held && *held != heldAs(rootOf(input))))
+  for (Value value : values) {
+    if (!nativeAsIs(value) || (held && *held != heldAs(rootOf(value))))
       return std::nullopt;
-    held = heldAs(rootOf(input));
+    held = heldAs(rootOf(value));
   }
-  return held.value_or(Held::Blocked);
+  return held;
 }
 
 /// Chains of convolutions keep the backend's native layout (CPU: oneDNN's
@@ -831,16 +842,6 @@ void StageEmitter::assignLayouts() {
     if (held == Held::ChannelsLast)
       channelsLast.insert(root);
   };
-  // The layout the operands of a layout-agnostic op share, if any.
-  auto operandsHeld = [&](Operation *op) -> std::optional<Held> {
-    std::optional<Held> held;
-    for (Value operand : layoutOperands(op)) {
-      if (!nativeAsIs(operand) || (held && *held != heldAs(rootOf(operand))))
-        return std::nullopt;
-      held = heldAs(rootOf(operand));
-    }
-    return held;
-  };
   for (Operation &op : block) {
     if (!emitted(op) || op.getNumResults() != 1)
       continue;
@@ -860,7 +861,7 @@ void StageEmitter::assignLayouts() {
              conv && isInt8Conv(conv) && info(conv.getInput()).dtype == "u8")
       held = Held::ChannelsLast;
     else if (isLayoutAgnostic(&op))
-      held = operandsHeld(&op);
+      held = heldInCommon(layoutOperands(&op));
     if (held && eligible(result, *held))
       hold(result, *held);
   }
@@ -881,7 +882,7 @@ void StageEmitter::assignLayouts() {
         consistent = nativeAsIs(residual->second) &&
                      heldAs(rootOf(residual->second)) == held;
       else if (!isa<ConvOp, ConvGradInputOp>(producer))
-        consistent = operandsHeld(producer) == held;
+        consistent = heldInCommon(layoutOperands(producer)) == held;
       const auto &rootReaders = readers.lookup(root);
       auto readNativeSomewhere = [&](Value value) {
         return llvm::any_of(readers.lookup(value), [&](Operation *r) {
@@ -1595,27 +1596,21 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](RecurrenceOp rec) {
+        // With its projection fused, the kernel reads X and gets W and Wb.
         GemmOp projection = projectionOf.lookup(rec);
-        if (!projection) {
-          call(kernel("Recurrent", recurrentParams(rec)),
-               cptr(rec.getProjected()) + ", " + cptr(rec.getRecurrence()) +
-                   ", " + cptr(rec.getRecurrentBias()) + ", " +
-                   cptr(rec.getLengths()) + ", " + cptr(rec.getInitialH()) +
-                   ", " + cptr(rec.getInitialC()) + ", " +
-                   cptr(rec.getPeepholes()) + ", " + ptr(rec.getY()) + ", " +
-                   ptr(rec.getHLast()) + ", " + ptr(rec.getCLast()));
-          return success();
-        }
+        Value x = projection ? projection.getA() : rec.getProjected();
         int64_t input =
-            cast<RankedTensorType>(projection.getA().getType()).getDimSize(1);
-        call(kernel("Recurrent", recurrentParams(rec, input)),
-             cptr(projection.getA()) + ", " + cptr(rec.getRecurrence()) + ", " +
-                 cptr(rec.getRecurrentBias()) + ", " + cptr(rec.getLengths()) +
-                 ", " + cptr(rec.getInitialH()) + ", " +
-                 cptr(rec.getInitialC()) + ", " + cptr(rec.getPeepholes()) +
-                 ", " + ptr(rec.getY()) + ", " + ptr(rec.getHLast()) + ", " +
-                 ptr(rec.getCLast()) + ", " + cptr(projection.getB()) + ", " +
-                 cptr(projection.getC()));
+            projection ? info(projection.getA()).shape.back() : int64_t(0);
+        std::string args =
+            cptr(x) + ", " + cptr(rec.getRecurrence()) + ", " +
+            cptr(rec.getRecurrentBias()) + ", " + cptr(rec.getLengths()) +
+            ", " + cptr(rec.getInitialH()) + ", " + cptr(rec.getInitialC()) +
+            ", " + cptr(rec.getPeepholes()) + ", " + ptr(rec.getY()) + ", " +
+            ptr(rec.getHLast()) + ", " + ptr(rec.getCLast());
+        if (projection)
+          args +=
+              ", " + cptr(projection.getB()) + ", " + cptr(projection.getC());
+        call(kernel("Recurrent", recurrentParams(rec, input)), args);
         return success();
       })
       .Case([&](RecurrenceGradOp rec) {

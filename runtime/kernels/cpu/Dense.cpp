@@ -1090,11 +1090,11 @@ struct IntegerConv::Impl {
       };
       auto probe = makePd(1);
       auto [xProbe, yProbe] = userDescs(1);
-      chunk = 1;
-      for (int64_t c = 1; c <= batch; ++c)
+      bool reorders = xProbe != probe.src_desc() || yProbe != probe.dst_desc();
+      chunk = reorders ? 1 : batch;
+      for (int64_t c = 1; reorders && c <= batch; ++c)
         if (batch % c == 0 &&
-            ((xProbe == probe.src_desc() && yProbe == probe.dst_desc()) ||
-             c * (xImage + yImage * int64_t(sizeof(int32_t))) <= kChunkBytes))
+            c * (xImage + yImage * int64_t(sizeof(int32_t))) <= kChunkBytes)
           chunk = c;
       auto pd = chunk == 1 ? probe : makePd(chunk);
       conv = dnnl::convolution_forward(pd);

@@ -85,6 +85,8 @@ struct Recurrent::Impl {
     // Blocks' Gemms run on their block's thread; a lone block's (a batch
     // too small to split) may use the others, as the projection's does.
     SerialScope serial(count > 1);
+    if (p.input > 0)
+      zeros.assign(gates, 0.0f);
     for (int64_t k = 0; k < count; ++k) {
       RowBlock &block = blocks.emplace_back();
       block.first = batch * k / count;
@@ -94,7 +96,6 @@ struct Recurrent::Impl {
       Context &on = block.ctx ? *block.ctx : ctx;
       Activation none;
       if (p.input > 0) {
-        zeros.assign(gates, 0.0f);
         int64_t budget =
             count > 1 ? kProjectedChunkBytes : kLoneProjectedChunkBytes;
         block.chunk = std::clamp<int64_t>(
