@@ -1,0 +1,97 @@
+//===- Backend.h - What runs a job's ranks: mpirun or Slurm -----*- C++ -*-===//
+//
+// The supervisor (Supervisor.h) decides when a job starts, stops and in
+// which shape; a backend carries it out on a cluster engine. One attempt
+// at a time: start() launches `heterps launch` (which runs the MPMD mpirun
+// job) either as a local process group (mpirun) or as a batch job
+// (Slurm), poll() reports how it is doing, terminate() ends every rank.
+// Plain C++, no MLIR types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_JOBS_BACKEND_H
+#define HETERPS_JOBS_BACKEND_H
+
+#include "heterps/Jobs/JobSpec.h"
+
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace heterps::jobs {
+
+struct LaunchRequest {
+  int attempt = 0;
+  JobShape shape;
+  /// The program and its arguments: `heterps launch BUNDLE ...`.
+  std::vector<std::string> command;
+  /// Added to the environment of the launch and of every rank.
+  std::vector<std::pair<std::string, std::string>> environment;
+  std::vector<std::string> excludedHosts;
+  /// Where the attempt's output goes (the launcher's and every rank's).
+  std::string logPath;
+};
+
+/// One rank's end as the launcher reported it.
+struct RankExit {
+  int mpiRank = -1;
+  std::string host;
+  int signal = 0;   // 0: it exited
+  int exitCode = 0; // when it exited
+};
+
+enum class AttemptState { Running, Succeeded, Failed };
+
+struct AttemptStatus {
+  AttemptState state = AttemptState::Running;
+  /// The launcher's exit code (mpirun's, or the batch job's); -1 if
+  /// unknown.
+  int exitCode = -1;
+  /// The cluster engine's word for how it ended, e.g. "NODE_FAIL".
+  std::string engineState;
+};
+
+class Backend {
+public:
+  virtual ~Backend();
+  virtual BackendKind kind() const = 0;
+  /// Starts an attempt; an error names the command that failed.
+  virtual llvm::Error start(const LaunchRequest &request) = 0;
+  virtual AttemptStatus poll() = 0;
+  /// Ends every rank of the running attempt (a no-op when none runs) and
+  /// waits until they are gone.
+  virtual void terminate() = 0;
+  /// How many ranks the cluster can place now without `excluded` hosts;
+  /// nullopt: no limit known (one machine).
+  virtual std::optional<int>
+  capacity(const std::vector<std::string> &excluded) = 0;
+  /// The engine's identity of the running attempt (a process group, a
+  /// Slurm job id), for the report.
+  virtual std::string attemptId() const = 0;
+};
+
+/// Runs attempts as a local process group; with a hostfile, mpirun places
+/// the ranks on its hosts (excluded ones are left out of the hostfile it
+/// gets).
+std::unique_ptr<Backend> makeMpirunBackend(const BackendSpec &spec,
+                                           const std::string &jobDirectory);
+
+/// Runs attempts as Slurm batch jobs whose script runs the launch inside
+/// the allocation; fails at once, naming the command, when the controller
+/// cannot be reached.
+llvm::Expected<std::unique_ptr<Backend>>
+makeSlurmBackend(const BackendSpec &spec, const std::string &jobName,
+                 const std::string &jobDirectory);
+
+/// The rank ends a launcher's output reports: mpirun's "process rank R ...
+/// exited on signal N", "Process name: [[J,1],R] Exit code: C",
+/// "MPI_ABORT was invoked on rank R" and srun's "task R: Killed".
+std::vector<RankExit> parseLauncherOutput(const std::string &text);
+
+} // namespace heterps::jobs
+
+#endif // HETERPS_JOBS_BACKEND_H

@@ -1,0 +1,458 @@
+//===- JobSpec.cpp - Read and check job files -----------------------------===//
+//
+// Read with llvm::yaml::Input: it rejects unknown and repeated keys and
+// points every error at its line and column. Semantic checks run in the
+// traits' validate() hooks so that they point at the mapping they concern.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Jobs/JobSpec.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/YAMLTraits.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+using namespace llvm;
+
+namespace heterps::jobs {
+
+std::string JobShape::describe() const {
+  return std::to_string(workers) + (workers == 1 ? " worker, " : " workers, ") +
+         std::to_string(shards) + (shards == 1 ? " shard, " : " shards, ") +
+         "batch " + std::to_string(batch);
+}
+
+const char *learningRateRuleName(LearningRateRule rule) {
+  switch (rule) {
+  case LearningRateRule::Linear:
+    return "linear";
+  case LearningRateRule::Sqrt:
+    return "sqrt";
+  case LearningRateRule::None:
+    return "none";
+  }
+  return "?";
+}
+
+double learningRateScale(LearningRateRule rule, int64_t batch,
+                         int64_t referenceBatch) {
+  const double ratio = double(batch) / double(referenceBatch);
+  switch (rule) {
+  case LearningRateRule::Linear:
+    return ratio;
+  case LearningRateRule::Sqrt:
+    return std::sqrt(ratio);
+  case LearningRateRule::None:
+    return 1;
+  }
+  return 1;
+}
+
+const char *backendName(BackendKind kind) {
+  return kind == BackendKind::Slurm ? "slurm" : "mpirun";
+}
+
+std::optional<double> parseDuration(const std::string &text) {
+  StringRef rest = StringRef(text).trim();
+  double scale = 1;
+  if (rest.consume_back("ms"))
+    scale = 1e-3;
+  else if (rest.consume_back("s"))
+    scale = 1;
+  else if (rest.consume_back("m"))
+    scale = 60;
+  else if (rest.consume_back("h"))
+    scale = 3600;
+  double value = 0;
+  if (rest.empty() || rest.getAsDouble(value) || !std::isfinite(value) ||
+      value < 0)
+    return std::nullopt;
+  return value * scale;
+}
+
+std::string JobSpec::checkShape(const JobShape &shape,
+                                int64_t microBatch) const {
+  auto outside = [](const char *what, int64_t value, const IntRange &range) {
+    return std::string(what) + " " + std::to_string(value) +
+           " is outside the job's range [" + std::to_string(range.min) + ", " +
+           std::to_string(range.max) + "]";
+  };
+  if (!workers.contains(shape.workers))
+    return outside("workers", shape.workers, workers);
+  if (!shards.contains(shape.shards))
+    return outside("ps_shards", shape.shards, shards);
+  if (!batch.contains(shape.batch))
+    return outside("batch", shape.batch, batch);
+  if (microBatch > 0) {
+    if (shape.batch % microBatch != 0)
+      return "batch " + std::to_string(shape.batch) +
+             " is not a multiple of the bundle's batch " +
+             std::to_string(microBatch) +
+             " (a step is a whole number of micro-batches)";
+    if (shape.batch / microBatch < shape.workers)
+      return "batch " + std::to_string(shape.batch) + " holds " +
+             std::to_string(shape.batch / microBatch) + " micro-batches of " +
+             std::to_string(microBatch) + ", fewer than the " +
+             std::to_string(shape.workers) +
+             " workers (each needs at least one)";
+  }
+  return "";
+}
+
+Error checkJobAgainstBundle(const JobSpec &job, int64_t microBatch) {
+  if (std::string why = job.checkShape(job.initial, microBatch); !why.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "job '%s': the initial shape: %s",
+                             job.name.c_str(), why.c_str());
+  for (int64_t bound : {job.batch.min, job.batch.max})
+    if (bound % microBatch != 0)
+      return createStringError(
+          inconvertibleErrorCode(),
+          "job '%s': batch bound %lld is not a multiple of the bundle's "
+          "batch %lld",
+          job.name.c_str(), (long long)bound, (long long)microBatch);
+  if (job.samples % microBatch != 0)
+    return createStringError(
+        inconvertibleErrorCode(),
+        "job '%s': samples %lld is not a multiple of the bundle's batch %lld",
+        job.name.c_str(), (long long)job.samples, (long long)microBatch);
+  return Error::success();
+}
+
+namespace {
+
+/// The file's text, before paths are resolved and durations parsed.
+struct RawRange {
+  std::optional<int64_t> initial, min, max;
+};
+struct RawLearningRate {
+  std::string rule = "linear";
+  int64_t warmupSteps = 0;
+};
+struct RawCheckpoint {
+  std::string every = "100";
+  int64_t keep = 3;
+};
+struct RawRestart {
+  int64_t maxRestarts = 3;
+  std::string backoff = "1s", maxBackoff = "60s", heartbeatTimeout = "60s",
+              capacityWait = "120s";
+  int64_t excludeHostAfter = 2;
+};
+struct RawBackend {
+  std::string kind = "mpirun", hostfile, partition, signalLead = "60s";
+  std::vector<std::string> mpirunArgs, sbatchArgs;
+  int64_t nodes = 0;
+};
+struct RawJob {
+  std::string name, bundle, data, eval, consistency = "sync";
+  std::optional<int64_t> samples, steps;
+  int64_t staleness = 2;
+  std::vector<std::string> trainArgs;
+  RawRange workers, shards, batch;
+  RawLearningRate learningRate;
+  RawCheckpoint checkpoint;
+  RawRestart restart;
+  RawBackend backend;
+};
+
+std::string checkRange(const char *field, RawRange &range, int64_t lowest) {
+  if (!range.initial)
+    return std::string(field) + ": 'initial' is required";
+  range.min = range.min.value_or(*range.initial);
+  range.max = range.max.value_or(*range.initial);
+  if (*range.min < lowest)
+    return std::string(field) + ": min " + std::to_string(*range.min) +
+           " is below " + std::to_string(lowest);
+  if (*range.min > *range.max)
+    return std::string(field) + ": min " + std::to_string(*range.min) +
+           " is greater than max " + std::to_string(*range.max);
+  if (*range.initial < *range.min || *range.initial > *range.max)
+    return std::string(field) + ": initial " + std::to_string(*range.initial) +
+           " is outside [" + std::to_string(*range.min) + ", " +
+           std::to_string(*range.max) + "]";
+  return "";
+}
+
+std::string checkDuration(const char *field, const std::string &text) {
+  if (!parseDuration(text))
+    return std::string(field) + " '" + text +
+           "' is not a duration (e.g. 30s, 2m, 500ms)";
+  return "";
+}
+
+} // namespace
+} // namespace heterps::jobs
+
+using namespace heterps::jobs;
+
+namespace llvm::yaml {
+template <> struct MappingTraits<RawRange> {
+  static void mapping(IO &io, RawRange &range) {
+    io.mapOptional("initial", range.initial);
+    io.mapOptional("min", range.min);
+    io.mapOptional("max", range.max);
+  }
+};
+template <> struct MappingTraits<RawLearningRate> {
+  static void mapping(IO &io, RawLearningRate &rate) {
+    io.mapOptional("rule", rate.rule);
+    io.mapOptional("warmup_steps", rate.warmupSteps);
+  }
+  static std::string validate(IO &, RawLearningRate &rate) {
+    if (rate.rule != "linear" && rate.rule != "sqrt" && rate.rule != "none")
+      return "learning_rate: rule '" + rate.rule +
+             "' is not one of linear, sqrt, none";
+    if (rate.warmupSteps < 0)
+      return "learning_rate: warmup_steps must not be negative";
+    return "";
+  }
+};
+template <> struct MappingTraits<RawCheckpoint> {
+  static void mapping(IO &io, RawCheckpoint &checkpoint) {
+    io.mapOptional("every", checkpoint.every);
+    io.mapOptional("keep", checkpoint.keep);
+  }
+  static std::string validate(IO &, RawCheckpoint &checkpoint) {
+    int64_t steps = 0;
+    if (!StringRef(checkpoint.every).getAsInteger(10, steps)) {
+      if (steps < 1)
+        return "checkpoint: every must be at least 1 step";
+    } else if (std::string why =
+                   checkDuration("checkpoint: every", checkpoint.every);
+               !why.empty()) {
+      return why + " or a step count";
+    }
+    if (checkpoint.keep < 2)
+      return "checkpoint: keep must be at least 2 (a corrupt newest "
+             "checkpoint falls back on the one before)";
+    return "";
+  }
+};
+template <> struct MappingTraits<RawRestart> {
+  static void mapping(IO &io, RawRestart &restart) {
+    io.mapOptional("max_restarts", restart.maxRestarts);
+    io.mapOptional("backoff", restart.backoff);
+    io.mapOptional("max_backoff", restart.maxBackoff);
+    io.mapOptional("heartbeat_timeout", restart.heartbeatTimeout);
+    io.mapOptional("exclude_host_after", restart.excludeHostAfter);
+    io.mapOptional("capacity_wait", restart.capacityWait);
+  }
+  static std::string validate(IO &, RawRestart &restart) {
+    if (restart.maxRestarts < 0)
+      return "restart: max_restarts must not be negative";
+    if (restart.excludeHostAfter < 1)
+      return "restart: exclude_host_after must be at least 1";
+    for (auto [field, text] :
+         {std::pair<const char *, const std::string *>{"restart: backoff",
+                                                       &restart.backoff},
+          {"restart: max_backoff", &restart.maxBackoff},
+          {"restart: heartbeat_timeout", &restart.heartbeatTimeout},
+          {"restart: capacity_wait", &restart.capacityWait}})
+      if (std::string why = checkDuration(field, *text); !why.empty())
+        return why;
+    if (*parseDuration(restart.heartbeatTimeout) < 1)
+      return "restart: heartbeat_timeout must be at least 1s";
+    return "";
+  }
+};
+template <> struct MappingTraits<RawBackend> {
+  static void mapping(IO &io, RawBackend &backend) {
+    io.mapOptional("kind", backend.kind);
+    io.mapOptional("hostfile", backend.hostfile);
+    io.mapOptional("mpirun_args", backend.mpirunArgs);
+    io.mapOptional("partition", backend.partition);
+    io.mapOptional("nodes", backend.nodes);
+    io.mapOptional("sbatch_args", backend.sbatchArgs);
+    io.mapOptional("signal_lead", backend.signalLead);
+  }
+  static std::string validate(IO &, RawBackend &backend) {
+    if (backend.kind != "mpirun" && backend.kind != "slurm")
+      return "backend: kind '" + backend.kind + "' is not one of mpirun, slurm";
+    if (backend.kind == "slurm" && !backend.hostfile.empty())
+      return "backend: hostfile is for kind mpirun; Slurm chooses the nodes "
+             "(use sbatch_args: [--nodelist=...] to pin them)";
+    if (backend.kind == "mpirun" &&
+        (!backend.partition.empty() || backend.nodes ||
+         !backend.sbatchArgs.empty()))
+      return "backend: partition, nodes and sbatch_args are for kind slurm";
+    if (backend.nodes < 0)
+      return "backend: nodes must not be negative";
+    return checkDuration("backend: signal_lead", backend.signalLead);
+  }
+};
+template <> struct MappingTraits<RawJob> {
+  static void mapping(IO &io, RawJob &job) {
+    io.mapRequired("name", job.name);
+    io.mapRequired("bundle", job.bundle);
+    io.mapRequired("data", job.data);
+    io.mapOptional("eval", job.eval);
+    io.mapOptional("samples", job.samples);
+    io.mapOptional("steps", job.steps);
+    io.mapOptional("train_args", job.trainArgs);
+    io.mapOptional("consistency", job.consistency);
+    io.mapOptional("staleness", job.staleness);
+    io.mapRequired("workers", job.workers);
+    io.mapRequired("ps_shards", job.shards);
+    io.mapRequired("batch", job.batch);
+    io.mapOptional("learning_rate", job.learningRate);
+    io.mapOptional("checkpoint", job.checkpoint);
+    io.mapOptional("restart", job.restart);
+    io.mapOptional("backend", job.backend);
+  }
+  static std::string validate(IO &, RawJob &job) {
+    if (job.name.empty() ||
+        !std::all_of(job.name.begin(), job.name.end(), [](char c) {
+          return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
+                 c == '_' || c == '.';
+        }))
+      return "name '" + job.name + "' must be letters, digits, '-', '_' or '.'";
+    for (auto [field, range, lowest] :
+         {std::tuple<const char *, RawRange *, int64_t>{"workers", &job.workers,
+                                                        1},
+          {"ps_shards", &job.shards, 1},
+          {"batch", &job.batch, 1}})
+      if (std::string why = checkRange(field, *range, lowest); !why.empty())
+        return why;
+    if (job.samples.has_value() == job.steps.has_value())
+      return "give the job's length as exactly one of samples or steps "
+             "(steps at the initial batch)";
+    if ((job.samples && *job.samples < 1) || (job.steps && *job.steps < 1))
+      return job.samples ? "samples must be at least 1"
+                         : "steps must be at least 1";
+    if (job.consistency != "sync" && job.consistency != "async")
+      return "consistency '" + job.consistency + "' is not sync or async";
+    if (job.staleness < -1)
+      return "staleness must be -1 (no bound) or more";
+    // The supervisor owns these flags: it sets them on every launch.
+    static const StringRef owned[] = {"--data",
+                                      "--eval",
+                                      "--steps",
+                                      "--samples",
+                                      "--batch",
+                                      "--resume",
+                                      "--checkpoint-dir",
+                                      "--checkpoint-every",
+                                      "--keep-checkpoints",
+                                      "--lr-scale",
+                                      "--lr-warmup",
+                                      "--mpi-worker",
+                                      "--ps-shards",
+                                      "--consistency",
+                                      "--staleness",
+                                      "--train"};
+    for (const std::string &arg : job.trainArgs) {
+      StringRef flag = StringRef(arg).split('=').first;
+      if (llvm::is_contained(owned, flag))
+        return "train_args: '" + arg +
+               "' is set by the job itself (from the job file's fields); "
+               "leave it out";
+    }
+    return "";
+  }
+};
+} // namespace llvm::yaml
+
+namespace heterps::jobs {
+
+Expected<JobSpec> parseJobFile(const std::string &path) {
+  auto buffer = MemoryBuffer::getFile(path);
+  if (!buffer)
+    return createStringError(buffer.getError(), "cannot read job file '%s': %s",
+                             path.c_str(), buffer.getError().message().c_str());
+  std::string diagnostics;
+  RawJob raw;
+  {
+    yaml::Input input((*buffer)->getMemBufferRef(), nullptr,
+                      [](const SMDiagnostic &diag, void *context) {
+                        auto *out = static_cast<std::string *>(context);
+                        if (!out->empty())
+                          return;
+                        raw_string_ostream os(*out);
+                        diag.print(nullptr, os, /*ShowColors=*/false);
+                      },
+                      &diagnostics);
+    input >> raw;
+    if (input.error()) {
+      if (diagnostics.empty())
+        diagnostics = path + ": not a job file (a YAML mapping)\n";
+      StringRef text = StringRef(diagnostics).rtrim();
+      return createStringError(inconvertibleErrorCode(), "%s",
+                               text.str().c_str());
+    }
+  }
+
+  SmallString<256> directory(path);
+  sys::path::remove_filename(directory);
+  sys::fs::make_absolute(directory);
+  auto resolve = [&](const std::string &file) -> std::string {
+    if (file.empty() || sys::path::is_absolute(file))
+      return file;
+    SmallString<256> full(directory);
+    sys::path::append(full, file);
+    sys::path::remove_dots(full, /*remove_dot_dot=*/true);
+    return std::string(full);
+  };
+
+  JobSpec job;
+  job.name = raw.name;
+  job.bundle = resolve(raw.bundle);
+  job.data = resolve(raw.data);
+  job.eval = resolve(raw.eval);
+  job.trainArgs = raw.trainArgs;
+  job.asynchronous = raw.consistency == "async";
+  job.staleness = raw.staleness;
+  job.initial = {int(*raw.workers.initial), int(*raw.shards.initial),
+                 *raw.batch.initial};
+  job.workers = {*raw.workers.min, *raw.workers.max};
+  job.shards = {*raw.shards.min, *raw.shards.max};
+  job.batch = {*raw.batch.min, *raw.batch.max};
+  job.samples = raw.samples ? *raw.samples : *raw.steps * job.initial.batch;
+  job.learningRateRule =
+      raw.learningRate.rule == "sqrt"   ? LearningRateRule::Sqrt
+      : raw.learningRate.rule == "none" ? LearningRateRule::None
+                                        : LearningRateRule::Linear;
+  job.warmupSteps = raw.learningRate.warmupSteps;
+  job.checkpoint.every = raw.checkpoint.every;
+  job.checkpoint.keep = int(raw.checkpoint.keep);
+  job.restart.maxRestarts = int(raw.restart.maxRestarts);
+  job.restart.backoffSeconds = *parseDuration(raw.restart.backoff);
+  job.restart.maxBackoffSeconds = *parseDuration(raw.restart.maxBackoff);
+  job.restart.heartbeatTimeoutSeconds =
+      *parseDuration(raw.restart.heartbeatTimeout);
+  job.restart.excludeHostAfter = int(raw.restart.excludeHostAfter);
+  job.restart.capacityWaitSeconds = *parseDuration(raw.restart.capacityWait);
+  job.backend.kind =
+      raw.backend.kind == "slurm" ? BackendKind::Slurm : BackendKind::Mpirun;
+  job.backend.hostfile = resolve(raw.backend.hostfile);
+  job.backend.mpirunArgs = raw.backend.mpirunArgs;
+  job.backend.partition = raw.backend.partition;
+  job.backend.nodes = int(raw.backend.nodes);
+  job.backend.sbatchArgs = raw.backend.sbatchArgs;
+  job.backend.signalLeadSeconds = *parseDuration(raw.backend.signalLead);
+
+  auto missing = [&](const char *field,
+                     const std::string &file) -> std::optional<Error> {
+    if (file.empty() || sys::fs::exists(file))
+      return std::nullopt;
+    return createStringError(inconvertibleErrorCode(),
+                             "%s: %s '%s' does not exist", path.c_str(), field,
+                             file.c_str());
+  };
+  for (auto [field, file] :
+       {std::pair<const char *, const std::string *>{"bundle", &job.bundle},
+        {"data", &job.data},
+        {"eval", &job.eval},
+        {"backend: hostfile", &job.backend.hostfile}})
+    if (std::optional<Error> error = missing(field, *file))
+      return std::move(*error);
+  return job;
+}
+
+} // namespace heterps::jobs

@@ -1,0 +1,291 @@
+//===- MpirunBackend.cpp - Attempts as local process groups ---------------===//
+//
+// `heterps launch` (and the mpirun it runs) starts in a process group of
+// its own, so ending an attempt reaches mpirun and every local rank, also a
+// stopped one (SIGKILL ends stopped processes). Ranks on other hosts end
+// with mpirun.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Jobs/Backend.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <fstream>
+#include <regex>
+#include <spawn.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+extern char **environ;
+
+using namespace llvm;
+
+namespace heterps::jobs {
+
+Backend::~Backend() = default;
+
+std::vector<RankExit> parseLauncherOutput(const std::string &text) {
+  std::vector<RankExit> exits;
+  auto add = [&](RankExit exit) {
+    for (const RankExit &seen : exits)
+      if (seen.mpiRank == exit.mpiRank)
+        return;
+    exits.push_back(std::move(exit));
+  };
+  // mpirun: "mpirun noticed that process rank 3 with PID 123 on node h
+  // exited on signal 9 (Killed)."
+  static const std::regex signalled(
+      R"(process rank (\d+) with PID \d+ on node (\S+) exited on signal (\d+))");
+  // mpirun: "Process name: [[5012,1],3]\n  Exit code:    3"
+  static const std::regex exited(
+      R"(Process name:\s*\[\[\d+,\d+\],(\d+)\][\s\S]*?Exit code:\s*(-?\d+))");
+  // A rank's MPI_Abort.
+  static const std::regex aborted(
+      R"(MPI_ABORT was invoked on rank (\d+) in communicator \S+\s+with errorcode (-?\d+))");
+  // srun: "srun: error: n2: task 3: Killed" / "...: Exited with exit code 3"
+  static const std::regex task(
+      R"(srun: error: (\S+): tasks? (\d+)(?:-\d+)?: (Killed|Exited with exit code (\d+)))");
+  struct Match {
+    size_t position;
+    RankExit exit;
+  };
+  std::vector<Match> matches;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), signalled);
+       it != std::sregex_iterator(); ++it) {
+    RankExit exit;
+    exit.mpiRank = std::stoi((*it)[1]);
+    exit.host = (*it)[2];
+    exit.signal = std::stoi((*it)[3]);
+    matches.push_back({size_t(it->position()), exit});
+  }
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), exited);
+       it != std::sregex_iterator(); ++it) {
+    RankExit exit;
+    exit.mpiRank = std::stoi((*it)[1]);
+    exit.exitCode = std::stoi((*it)[2]);
+    matches.push_back({size_t(it->position()), exit});
+  }
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), aborted);
+       it != std::sregex_iterator(); ++it) {
+    RankExit exit;
+    exit.mpiRank = std::stoi((*it)[1]);
+    exit.exitCode = std::stoi((*it)[2]);
+    matches.push_back({size_t(it->position()), exit});
+  }
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), task);
+       it != std::sregex_iterator(); ++it) {
+    RankExit exit;
+    exit.host = (*it)[1];
+    exit.mpiRank = std::stoi((*it)[2]);
+    if ((*it)[4].matched)
+      exit.exitCode = std::stoi((*it)[4]);
+    else
+      exit.signal = SIGKILL;
+    matches.push_back({size_t(it->position()), exit});
+  }
+  // The launcher reports the first failure first.
+  std::stable_sort(
+      matches.begin(), matches.end(),
+      [](const Match &a, const Match &b) { return a.position < b.position; });
+  for (Match &match : matches)
+    add(std::move(match.exit));
+  return exits;
+}
+
+namespace {
+
+struct HostSlots {
+  std::string host;
+  int slots = 1;
+  std::string line;
+};
+
+/// "host slots=N" lines; '#' starts a comment.
+std::vector<HostSlots> readHostfile(const std::string &path) {
+  std::vector<HostSlots> hosts;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    StringRef text = StringRef(line).split('#').first.trim();
+    if (text.empty())
+      continue;
+    HostSlots host;
+    host.line = text.str();
+    SmallVector<StringRef> words;
+    text.split(words, ' ', -1, false);
+    host.host = words.front().str();
+    for (StringRef word : words)
+      if (word.consume_front("slots="))
+        word.getAsInteger(10, host.slots);
+    hosts.push_back(host);
+  }
+  return hosts;
+}
+
+class MpirunBackend : public Backend {
+public:
+  MpirunBackend(BackendSpec spec, std::string jobDirectory)
+      : spec(std::move(spec)), jobDirectory(std::move(jobDirectory)) {}
+  ~MpirunBackend() override { terminate(); }
+
+  BackendKind kind() const override { return BackendKind::Mpirun; }
+
+  Error start(const LaunchRequest &request) override {
+    std::vector<std::string> argv = request.command;
+    // After `heterps launch BUNDLE`: the hosts and mpirun's own flags, and
+    // the environment every rank needs (-x exports it to remote ranks).
+    std::vector<std::string> extra;
+    if (!spec.hostfile.empty()) {
+      const std::string hostfile =
+          jobDirectory + "/hostfile-attempt-" + std::to_string(request.attempt);
+      std::ofstream out(hostfile);
+      for (const HostSlots &host : readHostfile(spec.hostfile))
+        if (std::find(request.excludedHosts.begin(),
+                      request.excludedHosts.end(),
+                      host.host) == request.excludedHosts.end())
+          out << host.line << "\n";
+      if (!out)
+        return createStringError(inconvertibleErrorCode(), "cannot write '%s'",
+                                 hostfile.c_str());
+      extra.insert(extra.end(), {"--hostfile", hostfile});
+    }
+    for (const std::string &arg : spec.mpirunArgs)
+      extra.push_back("--mpirun-arg=" + arg);
+    for (const auto &[name, value] : request.environment)
+      extra.insert(extra.end(), {"--mpirun-arg=-x", "--mpirun-arg=" + name});
+    argv.insert(argv.begin() + std::min<size_t>(3, argv.size()), extra.begin(),
+                extra.end());
+
+    std::vector<std::string> environment;
+    for (char **entry = environ; *entry; ++entry) {
+      StringRef name = StringRef(*entry).split('=').first;
+      bool replaced =
+          std::any_of(request.environment.begin(), request.environment.end(),
+                      [&](const auto &pair) { return pair.first == name; });
+      // A fault meant for the first attempt must not leak into later ones
+      // through the supervisor's own environment.
+      if (!replaced && name != "HETERPS_FAULT")
+        environment.push_back(*entry);
+    }
+    for (const auto &[name, value] : request.environment)
+      environment.push_back(name + "=" + value);
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO,
+                                     request.logPath.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
+                                     O_RDONLY, 0);
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attributes, 0);
+    std::vector<char *> args, env;
+    for (std::string &arg : argv)
+      args.push_back(arg.data());
+    args.push_back(nullptr);
+    for (std::string &entry : environment)
+      env.push_back(entry.data());
+    env.push_back(nullptr);
+    pid_t child = 0;
+    int error = posix_spawn(&child, argv.front().c_str(), &actions, &attributes,
+                            args.data(), env.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    if (error != 0)
+      return createStringError(std::error_code(error, std::generic_category()),
+                               "cannot start '%s': %s", argv.front().c_str(),
+                               std::strerror(error));
+    pid = child;
+    finished.reset();
+    return Error::success();
+  }
+
+  AttemptStatus poll() override {
+    if (finished)
+      return *finished;
+    AttemptStatus status;
+    if (pid <= 0)
+      return status;
+    int wstatus = 0;
+    pid_t done = waitpid(pid, &wstatus, WNOHANG);
+    if (done == 0)
+      return status;
+    status.exitCode = WIFEXITED(wstatus)     ? WEXITSTATUS(wstatus)
+                      : WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus)
+                                             : -1;
+    status.state =
+        status.exitCode == 0 ? AttemptState::Succeeded : AttemptState::Failed;
+    // Ranks mpirun left behind (it does not wait for stopped ones) go with
+    // their group.
+    ::kill(-pid, SIGKILL);
+    finished = status;
+    pid = -1;
+    return status;
+  }
+
+  void terminate() override {
+    if (pid <= 0)
+      return;
+    // mpirun forwards SIGTERM and ends its ranks; what remains after a
+    // grace period (a stopped rank ignores SIGTERM) is killed.
+    ::kill(-pid, SIGCONT);
+    ::kill(-pid, SIGTERM);
+    for (int i = 0; i < 50 && poll().state == AttemptState::Running; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (pid > 0) {
+      ::kill(-pid, SIGKILL);
+      int wstatus = 0;
+      waitpid(pid, &wstatus, 0);
+      AttemptStatus status;
+      status.state = AttemptState::Failed;
+      status.exitCode = 128 + SIGKILL;
+      finished = status;
+      pid = -1;
+    }
+  }
+
+  std::optional<int>
+  capacity(const std::vector<std::string> &excluded) override {
+    if (spec.hostfile.empty())
+      return std::nullopt;
+    int slots = 0;
+    for (const HostSlots &host : readHostfile(spec.hostfile))
+      if (std::find(excluded.begin(), excluded.end(), host.host) ==
+          excluded.end())
+        slots += host.slots;
+    return slots;
+  }
+
+  std::string attemptId() const override {
+    return "process group " + std::to_string(pid);
+  }
+
+private:
+  BackendSpec spec;
+  std::string jobDirectory;
+  pid_t pid = -1;
+  std::optional<AttemptStatus> finished;
+};
+
+} // namespace
+
+std::unique_ptr<Backend> makeMpirunBackend(const BackendSpec &spec,
+                                           const std::string &jobDirectory) {
+  return std::make_unique<MpirunBackend>(spec, jobDirectory);
+}
+
+} // namespace heterps::jobs

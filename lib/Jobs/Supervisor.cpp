@@ -1,0 +1,896 @@
+//===- Supervisor.cpp - Keeps a training job alive and resizes it ---------===//
+//
+// One loop per attempt: choose the shape that fits, find the checkpoint to
+// resume from, start, then watch the launcher and the heartbeats until the
+// attempt ends; decide what comes next from how it ended.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Jobs/Supervisor.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <ostream>
+#include <sstream>
+#include <thread>
+
+using namespace llvm;
+
+namespace heterps::jobs {
+
+JobProbe::~JobProbe() = default;
+
+double unixSeconds() {
+  return std::chrono::duration<double>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+Error writeFileAtomically(const std::string &path, const std::string &text) {
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out)
+      return createStringError(inconvertibleErrorCode(), "cannot write '%s'",
+                               temporary.c_str());
+  }
+  if (std::error_code error = sys::fs::rename(temporary, path))
+    return createStringError(error, "cannot rename '%s' to '%s': %s",
+                             temporary.c_str(), path.c_str(),
+                             error.message().c_str());
+  return Error::success();
+}
+
+JobFiles::JobFiles(std::string directoryPath)
+    : directory(std::move(directoryPath)) {
+  auto in = [&](const char *name) {
+    SmallString<256> path(directory);
+    sys::path::append(path, name);
+    return std::string(path);
+  };
+  checkpoints = in("checkpoints");
+  heartbeats = in("heartbeats");
+  stopFile = in("stop-request");
+  resizeRequest = in("resize-request.json");
+  state = in("state.json");
+  report = in("report.json");
+  lock = in("supervisor.lock");
+}
+
+std::string JobFiles::attemptLog(int attempt) const {
+  SmallString<256> path(directory);
+  sys::path::append(path, "attempt-" + std::to_string(attempt) + ".log");
+  return std::string(path);
+}
+
+double LearningRateSchedule::at(int64_t step) const {
+  if (step <= warmupStart || step > warmupEnd || warmupEnd <= warmupStart)
+    return step <= warmupStart && warmupEnd > warmupStart ? warmupFrom : scale;
+  return warmupFrom + (scale - warmupFrom) * double(step - warmupStart) /
+                          double(warmupEnd - warmupStart);
+}
+
+static std::string formatNumber(double value) {
+  std::ostringstream out;
+  out.precision(9);
+  out << value;
+  return out.str();
+}
+
+std::vector<std::string> LearningRateSchedule::flags() const {
+  std::vector<std::string> flags;
+  if (scale != 1)
+    flags.push_back("--lr-scale=" + formatNumber(scale));
+  if (warmupEnd > warmupStart)
+    flags.push_back("--lr-warmup=" + formatNumber(warmupFrom) + ":" +
+                    std::to_string(warmupStart) + ":" +
+                    std::to_string(warmupEnd));
+  return flags;
+}
+
+double backoffSeconds(const RestartPolicy &policy, int restart) {
+  double delay =
+      policy.backoffSeconds * std::pow(2.0, std::max(0, restart - 1));
+  return std::min(delay, policy.maxBackoffSeconds);
+}
+
+std::optional<JobShape> fitShape(const JobSpec &job, JobShape wanted,
+                                 std::optional<int> capacity) {
+  if (!capacity)
+    return wanted;
+  if (*capacity < wanted.shards + wanted.workers) {
+    // Workers go first: a shard holds part of the parameters' memory,
+    // a worker is only throughput.
+    wanted.workers = std::max(0, *capacity - wanted.shards);
+    if (wanted.workers < job.workers.min) {
+      wanted.shards = int(
+          std::max<int64_t>(job.shards.min, *capacity - int(job.workers.min)));
+      wanted.workers = std::max(0, *capacity - wanted.shards);
+    }
+  }
+  if (wanted.workers < job.workers.min || wanted.shards < job.shards.min)
+    return std::nullopt;
+  return wanted;
+}
+
+Expected<ResizeRequest> parseResizeRequest(const std::string &text) {
+  Expected<json::Value> value = json::parse(text);
+  if (!value)
+    return value.takeError();
+  const json::Object *object = value->getAsObject();
+  if (!object)
+    return createStringError(inconvertibleErrorCode(),
+                             "a resize request is a JSON object");
+  ResizeRequest request;
+  if (std::optional<StringRef> id = object->getString("id"))
+    request.id = id->str();
+  request.workers = int(object->getInteger("workers").value_or(0));
+  request.shards = int(object->getInteger("ps_shards").value_or(0));
+  request.batch = object->getInteger("batch").value_or(0);
+  return request;
+}
+
+std::string resizeRequestJson(const ResizeRequest &request) {
+  json::Object object{{"id", request.id}};
+  if (request.workers)
+    object["workers"] = request.workers;
+  if (request.shards)
+    object["ps_shards"] = request.shards;
+  if (request.batch)
+    object["batch"] = request.batch;
+  std::string text;
+  raw_string_ostream(text) << json::Value(std::move(object));
+  return text + "\n";
+}
+
+static json::Object shapeJson(const JobShape &shape) {
+  return json::Object{{"workers", shape.workers},
+                      {"ps_shards", shape.shards},
+                      {"batch", shape.batch}};
+}
+
+static json::Array stringsJson(const std::vector<std::string> &strings) {
+  json::Array array;
+  for (const std::string &text : strings)
+    array.push_back(text);
+  return array;
+}
+
+std::string reportJson(const JobReport &report) {
+  json::Array attempts, failures, resizes;
+  for (const AttemptRecord &attempt : report.attempts)
+    attempts.push_back(
+        json::Object{{"attempt", attempt.index},
+                     {"shape", shapeJson(attempt.shape)},
+                     {"engine_id", attempt.engineId},
+                     {"started_at", attempt.startedAt},
+                     {"ended_at", attempt.endedAt},
+                     {"start_step", attempt.startStep},
+                     {"end_step", attempt.endStep},
+                     {"end", attempt.end},
+                     {"exit_code", attempt.exitCode},
+                     {"excluded_hosts", stringsJson(attempt.excludedHosts)}});
+  for (const FailureRecord &failure : report.failures) {
+    json::Object object{{"attempt", failure.attempt},
+                        {"kind", failure.kind},
+                        {"role", failure.role},
+                        {"index", failure.index},
+                        {"mpi_rank", failure.mpiRank},
+                        {"host", failure.host},
+                        {"step", failure.step},
+                        {"detail", failure.detail},
+                        {"resumed_from_step", failure.resumedFromStep},
+                        {"steps_redone", failure.stepsRedone},
+                        {"seconds_lost", failure.secondsLost}};
+    if (failure.signal)
+      object["signal"] = failure.signal;
+    else
+      object["exit_code"] = failure.exitCode;
+    failures.push_back(std::move(object));
+  }
+  for (const ResizeRecord &resize : report.resizes)
+    resizes.push_back(
+        json::Object{{"id", resize.id},
+                     {"from", shapeJson(resize.from)},
+                     {"to", shapeJson(resize.to)},
+                     {"at_step", resize.atStep},
+                     {"learning_rate_scale", resize.learningRateScale},
+                     {"stop_seconds", resize.stopSeconds},
+                     {"start_seconds", resize.startSeconds},
+                     {"first_step_seconds", resize.firstStepSeconds},
+                     {"total_seconds", resize.totalSeconds}});
+  json::Object root{{"job", report.job},
+                    {"outcome", report.outcome},
+                    {"message", report.message},
+                    {"attempts", std::move(attempts)},
+                    {"restarts", report.restarts},
+                    {"failures", std::move(failures)},
+                    {"resizes", std::move(resizes)},
+                    {"excluded_hosts", stringsJson(report.excludedHosts)},
+                    {"warnings", stringsJson(report.warnings)},
+                    {"steps_redone", report.stepsRedone},
+                    {"seconds_lost", report.secondsLost},
+                    {"seconds", report.seconds},
+                    {"steps", report.steps},
+                    {"samples", report.samples},
+                    {"data_position", report.dataPosition},
+                    {"last_checkpoint", report.lastCheckpoint}};
+  std::string text;
+  raw_string_ostream os(text);
+  os << formatv("{0:2}", json::Value(std::move(root)));
+  return text + "\n";
+}
+
+Supervisor::Supervisor(JobSpec job, SupervisorOptions options, Backend &backend,
+                       JobProbe &probe, std::ostream &log)
+    : job(std::move(job)), options(std::move(options)), backend(backend),
+      probe(probe), log(log) {}
+
+namespace {
+
+void sleepFor(double seconds) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+std::string fixed(double value, int digits = 1) {
+  std::ostringstream out;
+  out.setf(std::ios::fixed);
+  out.precision(digits);
+  out << value;
+  return out.str();
+}
+
+/// Which role and index MPI rank `rank` has: shards first, then workers
+/// (the order `heterps launch` starts them in).
+std::pair<std::string, int> roleOfRank(int rank, const JobShape &shape) {
+  if (rank < 0)
+    return {"", -1};
+  if (rank < shape.shards)
+    return {"shard", rank};
+  if (rank < shape.shards + shape.workers)
+    return {"worker", rank - shape.shards};
+  return {"stage", rank - shape.shards - shape.workers};
+}
+
+/// The bytes appended to a file since the last call.
+class LogFollower {
+public:
+  void reset(std::string newPath) {
+    path = std::move(newPath);
+    offset = 0;
+  }
+  std::string next() {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      return "";
+    in.seekg(0, std::ios::end);
+    std::streamoff size = in.tellg();
+    if (size <= offset)
+      return "";
+    in.seekg(offset);
+    std::string text(size_t(size - offset), '\0');
+    in.read(text.data(), std::streamsize(text.size()));
+    offset = size;
+    return text;
+  }
+
+private:
+  std::string path;
+  std::streamoff offset = 0;
+};
+
+std::string readWholeFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+} // namespace
+
+/// The run's mutable state, so the steps of one attempt read as functions.
+struct Supervisor::Impl {
+  Supervisor &self;
+  const JobSpec &job;
+  JobFiles files;
+  JobReport report;
+  JobShape wanted;
+  LearningRateSchedule schedule;
+  std::map<std::string, int> hostFailures;
+  std::vector<std::string> excluded;
+  /// A failure whose cost is known only once the next attempt resumes and
+  /// steps.
+  std::optional<size_t> openFailure;
+  std::optional<size_t> openResize;
+  double openSince = 0;
+  bool corruptPending = false;
+  std::string phase = "starting";
+  int attempt = 0;
+  int64_t step = 0;
+  double lastStateWrite = 0;
+  std::string resizeError;
+
+  Impl(Supervisor &self)
+      : self(self), job(self.job), files(self.options.jobDirectory) {}
+
+  std::ostream &log() { return self.log; }
+
+  void say(const std::string &line) {
+    log() << "heterps job: " << line << "\n";
+    log().flush();
+  }
+
+  void writeState(bool force = false) {
+    double now = unixSeconds();
+    if (!force && now - lastStateWrite < 1)
+      return;
+    lastStateWrite = now;
+    json::Object state{{"job", job.name},
+                       {"phase", phase},
+                       {"attempt", attempt},
+                       {"shape", shapeJson(wanted)},
+                       {"step", step},
+                       {"restarts", report.restarts},
+                       {"resizes", int64_t(report.resizes.size())},
+                       {"excluded_hosts", stringsJson(excluded)},
+                       {"learning_rate_scale", schedule.scale},
+                       {"resize_error", resizeError},
+                       {"updated_at", now}};
+    if (!report.resizes.empty())
+      state["last_resize_id"] = report.resizes.back().id;
+    std::string text;
+    raw_string_ostream(text) << json::Value(std::move(state)) << "\n";
+    consumeError(writeFileAtomically(files.state, text));
+  }
+
+  /// The shape to run, waiting (bounded) for capacity when the minimum does
+  /// not fit; nullopt after the wait.
+  std::optional<JobShape> shapeThatFits() {
+    std::optional<JobShape> shape =
+        fitShape(job, wanted, self.backend.capacity(excluded));
+    if (shape)
+      return shape;
+    phase = "waiting-for-capacity";
+    writeState(true);
+    say("fewer than " + std::to_string(job.workers.min) +
+        " workers fit (hosts left out: " +
+        (excluded.empty() ? std::string("none") : join(excluded)) +
+        "); waiting up to " + fixed(job.restart.capacityWaitSeconds) +
+        " s for capacity");
+    const double until = unixSeconds() + job.restart.capacityWaitSeconds;
+    while (unixSeconds() < until && !self.stopRequested) {
+      sleepFor(1);
+      if ((shape = fitShape(job, wanted, self.backend.capacity(excluded))))
+        return shape;
+    }
+    return std::nullopt;
+  }
+
+  static std::string join(const std::vector<std::string> &words) {
+    std::string text;
+    for (const std::string &word : words)
+      text += (text.empty() ? "" : ", ") + word;
+    return text;
+  }
+
+  std::vector<std::string> command(const JobShape &shape) {
+    std::vector<std::string> argv{self.options.heterps,
+                                  "launch",
+                                  job.bundle,
+                                  "--workers",
+                                  std::to_string(shape.workers),
+                                  "--ps-shards",
+                                  std::to_string(shape.shards)};
+    if (job.asynchronous) {
+      argv.push_back("--consistency=async");
+      argv.push_back("--staleness=" + std::to_string(job.staleness));
+    }
+    argv.push_back("--");
+    argv.insert(argv.end(), {"--data", job.data});
+    if (!job.eval.empty())
+      argv.insert(argv.end(), {"--eval", job.eval});
+    argv.insert(argv.end(),
+                {"--samples", std::to_string(job.samples), "--batch",
+                 std::to_string(shape.batch), "--checkpoint-dir",
+                 files.checkpoints, "--checkpoint-every", job.checkpoint.every,
+                 "--keep-checkpoints", std::to_string(job.checkpoint.keep),
+                 "--resume"});
+    for (const std::string &flag : schedule.flags())
+      argv.push_back(flag);
+    argv.insert(argv.end(), job.trainArgs.begin(), job.trainArgs.end());
+    return argv;
+  }
+
+  /// The worker heartbeats' furthest step, and the stalest rank.
+  struct Beats {
+    int64_t step = -1;
+    std::vector<RankHeartbeat> ranks;
+    const RankHeartbeat *find(const std::string &role, int index) const {
+      for (const RankHeartbeat &beat : ranks)
+        if (beat.role == role && beat.index == index)
+          return &beat;
+      return nullptr;
+    }
+  };
+  Beats readBeats() {
+    Beats beats;
+    beats.ranks = self.probe.heartbeats(files.heartbeats);
+    for (const RankHeartbeat &beat : beats.ranks)
+      if (beat.role == "worker")
+        beats.step = std::max(beats.step, beat.step);
+    return beats;
+  }
+
+  /// Records a failure and decides about the host it happened on.
+  void recordFailure(FailureRecord failure) {
+    failure.attempt = attempt;
+    failure.detectedAt = unixSeconds();
+    std::string where =
+        failure.role.empty()
+            ? std::string("the job")
+            : failure.role + " " + std::to_string(failure.index) +
+                  (failure.mpiRank >= 0
+                       ? " (MPI rank " + std::to_string(failure.mpiRank) + ")"
+                       : std::string());
+    if (!failure.host.empty())
+      where += " on " + failure.host;
+    std::string how =
+        failure.kind == "signal"
+            ? "was killed by signal " + std::to_string(failure.signal)
+        : failure.kind == "exit"
+            ? "exited with code " + std::to_string(failure.exitCode)
+        : failure.kind == "hang" ? "hung: " + failure.detail
+                                 : "ended: " + failure.detail;
+    say("attempt " + std::to_string(attempt) + " failed: " + where + " " + how +
+        (failure.step >= 0 ? " (last step " + std::to_string(failure.step) + ")"
+                           : std::string()));
+    if (!failure.host.empty() &&
+        ++hostFailures[failure.host] >= job.restart.excludeHostAfter &&
+        std::find(excluded.begin(), excluded.end(), failure.host) ==
+            excluded.end()) {
+      excluded.push_back(failure.host);
+      report.excludedHosts = excluded;
+      say("host " + failure.host + " failed " +
+          std::to_string(hostFailures[failure.host]) +
+          " times; leaving it out of the job");
+    }
+    report.failures.push_back(std::move(failure));
+    openFailure = report.failures.size() - 1;
+    openSince = report.failures.back().detectedAt;
+  }
+
+  /// The failure that ended a failed attempt, from the launcher's words and
+  /// the heartbeats.
+  FailureRecord blame(const JobShape &shape, const AttemptStatus &status,
+                      const Beats &beats) {
+    FailureRecord failure;
+    std::vector<RankExit> exits =
+        parseLauncherOutput(readWholeFile(files.attemptLog(attempt)));
+    if (!exits.empty()) {
+      const RankExit &first = exits.front();
+      auto [role, index] = roleOfRank(first.mpiRank, shape);
+      failure.role = role;
+      failure.index = index;
+      failure.mpiRank = first.mpiRank;
+      failure.signal = first.signal;
+      failure.exitCode = first.exitCode;
+      failure.kind = first.signal ? "signal" : "exit";
+      failure.host = first.host;
+      if (const RankHeartbeat *beat = beats.find(role, index)) {
+        failure.step = beat->step;
+        failure.host = beat->host;
+      }
+      return failure;
+    }
+    failure.kind = status.engineState.empty() ? "lost" : "engine";
+    failure.exitCode = status.exitCode;
+    failure.step = beats.step;
+    failure.detail = status.engineState.empty()
+                         ? "the launcher exited with code " +
+                               std::to_string(status.exitCode) +
+                               " without naming a rank"
+                         : "the cluster engine ended it: " + status.engineState;
+    return failure;
+  }
+
+  /// A hang: the step has not moved for the heartbeat timeout. The rank
+  /// whose heartbeat is the oldest is the one that stopped.
+  FailureRecord hang(const Beats &beats, double stalledFor) {
+    FailureRecord failure;
+    failure.kind = "hang";
+    const double now = unixSeconds();
+    const RankHeartbeat *stalest = nullptr;
+    for (const RankHeartbeat &beat : beats.ranks)
+      if (!stalest || beat.time < stalest->time)
+        stalest = &beat;
+    failure.step = beats.step;
+    // Heartbeats come every half second: a few seconds old is silent.
+    if (stalest && now - stalest->time > 3) {
+      failure.role = stalest->role;
+      failure.index = stalest->index;
+      failure.host = stalest->host;
+      failure.step = stalest->step;
+      failure.detail = "no heartbeat for " + fixed(now - stalest->time) +
+                       " s and no step for " + fixed(stalledFor) + " s";
+    } else {
+      failure.detail = "no step for " + fixed(stalledFor) +
+                       " s while every rank's heartbeat is fresh";
+    }
+    return failure;
+  }
+
+  /// Takes a pending resize request: the new shape, or nullopt (a bad
+  /// request is answered in state.json and dropped).
+  std::optional<std::pair<ResizeRequest, JobShape>>
+  takeResizeRequest(const JobShape &current) {
+    if (!sys::fs::exists(files.resizeRequest))
+      return std::nullopt;
+    std::string text = readWholeFile(files.resizeRequest);
+    sys::fs::remove(files.resizeRequest);
+    Expected<ResizeRequest> request = parseResizeRequest(text);
+    if (!request) {
+      resizeError =
+          "unreadable resize request: " + toString(request.takeError());
+      say(resizeError);
+      writeState(true);
+      return std::nullopt;
+    }
+    JobShape shape = current;
+    if (request->workers)
+      shape.workers = request->workers;
+    if (request->shards)
+      shape.shards = request->shards;
+    if (request->batch)
+      shape.batch = request->batch;
+    if (std::string why = job.checkShape(shape, self.options.microBatch);
+        !why.empty()) {
+      resizeError = "resize " + request->id + " refused: " + why;
+      say(resizeError);
+      writeState(true);
+      return std::nullopt;
+    }
+    resizeError.clear();
+    return std::make_pair(*request, shape);
+  }
+
+  JobReport run();
+};
+
+JobReport Supervisor::run() {
+  Impl impl(*this);
+  return impl.run();
+}
+
+JobReport Supervisor::Impl::run() {
+  const double jobStart = unixSeconds();
+  report.job = job.name;
+  wanted = job.initial;
+  schedule.scale =
+      learningRateScale(job.learningRateRule, wanted.batch, job.initial.batch);
+  corruptPending = self.options.faults.corruptCheckpointOnRestart;
+  sys::fs::create_directories(files.checkpoints);
+  sys::fs::create_directories(files.heartbeats);
+  sys::fs::remove(files.stopFile);
+  sys::fs::remove(files.resizeRequest);
+  LogFollower follower;
+  bool finished = false;
+
+  while (!finished) {
+    ++attempt;
+    std::optional<JobShape> fitted = shapeThatFits();
+    if (!fitted) {
+      report.outcome = self.stopRequested ? "stopped" : "failed";
+      report.message =
+          self.stopRequested
+              ? "stopped while waiting for capacity"
+              : "fewer than the job's minimum of " +
+                    std::to_string(job.workers.min) +
+                    " workers fit after waiting " +
+                    fixed(job.restart.capacityWaitSeconds) +
+                    " s (hosts left out: " +
+                    (excluded.empty() ? std::string("none") : join(excluded)) +
+                    ")";
+      break;
+    }
+    JobShape shape = *fitted;
+    if (shape != wanted)
+      say("running with " + shape.describe() + " instead of " +
+          wanted.describe() + ": that is what fits");
+
+    std::string warnings;
+    std::optional<CheckpointInfo> checkpoint =
+        self.probe.newestCheckpoint(files.checkpoints, warnings);
+    if (!warnings.empty()) {
+      say(StringRef(warnings).rtrim().str());
+      report.warnings.push_back(StringRef(warnings).rtrim().str());
+    }
+    const int64_t startStep = checkpoint ? checkpoint->step : 0;
+    step = startStep;
+    if (openFailure) {
+      FailureRecord &failure = report.failures[*openFailure];
+      failure.resumedFromStep = startStep;
+      failure.stepsRedone = std::max<int64_t>(0, failure.step - startStep);
+      // Work since the checkpoint is lost too.
+      if (checkpoint && failure.step > startStep)
+        failure.secondsLost +=
+            std::max(0.0, failure.detectedAt - checkpoint->writtenAt);
+      report.stepsRedone += failure.stepsRedone;
+    }
+    if (checkpoint && checkpoint->samples >= job.samples) {
+      report.outcome = "succeeded";
+      finished = true;
+      break;
+    }
+
+    // A batch change ramps the learning rate from where it was.
+    const double newScale =
+        learningRateScale(job.learningRateRule, shape.batch, job.initial.batch);
+    if (newScale != schedule.scale) {
+      LearningRateSchedule next;
+      next.scale = newScale;
+      next.warmupFrom = schedule.at(startStep);
+      next.warmupStart = startStep;
+      next.warmupEnd = job.warmupSteps > 0 ? startStep + job.warmupSteps : 0;
+      if (job.warmupSteps == 0)
+        next.warmupFrom = newScale;
+      schedule = next;
+    }
+
+    // A new attempt starts with no heartbeats and no stop request.
+    sys::fs::remove_directories(files.heartbeats);
+    sys::fs::create_directories(files.heartbeats);
+    sys::fs::remove(files.stopFile);
+
+    LaunchRequest request;
+    request.attempt = attempt;
+    request.shape = shape;
+    request.command = command(shape);
+    request.environment = {{"HETERPS_HEARTBEAT_DIR", files.heartbeats},
+                           {"HETERPS_STOP_FILE", files.stopFile}};
+    if (attempt == 1 && !self.options.faults.rankFaults.empty())
+      request.environment.push_back(
+          {"HETERPS_FAULT", self.options.faults.rankFaults});
+    request.excludedHosts = excluded;
+    request.logPath = files.attemptLog(attempt);
+    follower.reset(request.logPath);
+
+    AttemptRecord record;
+    record.index = attempt;
+    record.shape = shape;
+    record.startStep = startStep;
+    record.startedAt = unixSeconds();
+    record.excludedHosts = excluded;
+    say("attempt " + std::to_string(attempt) + ": " + shape.describe() +
+        " on " + backendName(self.backend.kind()) +
+        (checkpoint ? ", resuming from " + checkpoint->path + " (step " +
+                          std::to_string(checkpoint->step) + ", " +
+                          std::to_string(checkpoint->samples) + " samples)"
+                    : std::string(", from the start")) +
+        (schedule.scale != 1 || schedule.warmupEnd > schedule.warmupStart
+             ? ", learning-rate scale " + fixed(schedule.scale, 3)
+             : std::string()));
+    if (Error error = self.backend.start(request)) {
+      report.outcome = "failed";
+      report.message = toString(std::move(error));
+      say(report.message);
+      break;
+    }
+    record.engineId = self.backend.attemptId();
+    phase = "running";
+    writeState(true);
+
+    double lastProgressAt = unixSeconds();
+    int64_t lastStep = startStep;
+    bool firstBeat = false, firstStep = false;
+    bool stopping = false, hung = false;
+    std::string stopReason;
+    double stopAskedAt = 0, exitedAt = 0;
+    std::optional<std::pair<ResizeRequest, JobShape>> resize;
+    AttemptStatus status;
+    Beats beats;
+    while (true) {
+      sleepFor(self.options.pollSeconds);
+      if (std::string text = follower.next(); !text.empty()) {
+        log() << text;
+        log().flush();
+      }
+      status = self.backend.poll();
+      beats = readBeats();
+      const double now = unixSeconds();
+      if (!firstBeat && !beats.ranks.empty()) {
+        firstBeat = true;
+        if (openResize)
+          report.resizes[*openResize].startSeconds = now - openSince;
+      }
+      if (beats.step > lastStep) {
+        lastStep = beats.step;
+        step = lastStep;
+        lastProgressAt = now;
+        if (!firstStep) {
+          firstStep = true;
+          if (openFailure) {
+            report.failures[*openFailure].secondsLost += now - openSince;
+            report.secondsLost += report.failures[*openFailure].secondsLost;
+            openFailure.reset();
+          }
+          if (openResize) {
+            ResizeRecord &resizeRecord = report.resizes[*openResize];
+            resizeRecord.firstStepSeconds =
+                now - openSince - resizeRecord.startSeconds;
+            resizeRecord.totalSeconds = resizeRecord.stopSeconds +
+                                        resizeRecord.startSeconds +
+                                        resizeRecord.firstStepSeconds;
+            say("resize " + resizeRecord.id + " took " +
+                fixed(resizeRecord.totalSeconds, 2) +
+                " s (checkpoint and stop " +
+                fixed(resizeRecord.stopSeconds, 2) + " s, start " +
+                fixed(resizeRecord.startSeconds, 2) + " s, first step " +
+                fixed(resizeRecord.firstStepSeconds, 2) + " s)");
+            openResize.reset();
+          }
+        }
+      }
+      writeState();
+      if (status.state != AttemptState::Running) {
+        exitedAt = now;
+        break;
+      }
+      if (!stopping) {
+        if (self.stopRequested) {
+          stopping = true;
+          stopReason = "stop";
+        } else if ((resize = takeResizeRequest(shape))) {
+          stopping = true;
+          stopReason = "resize";
+          say("resize " + resize->first.id + ": " + shape.describe() + " -> " +
+              resize->second.describe() +
+              "; checkpointing at the next step boundary");
+        }
+        if (stopping) {
+          stopAskedAt = now;
+          phase = stopReason == "stop" ? "stopping" : "resizing";
+          writeState(true);
+          if (Error error = writeFileAtomically(files.stopFile, "stop\n"))
+            say(toString(std::move(error)));
+          // The stall clock restarts: a checkpoint is not a step.
+          lastProgressAt = now;
+        }
+      }
+      const double stalled = now - lastProgressAt;
+      if (stalled > job.restart.heartbeatTimeoutSeconds) {
+        FailureRecord failure = hang(beats, stalled);
+        self.backend.terminate();
+        status = self.backend.poll();
+        status.state = AttemptState::Failed;
+        exitedAt = unixSeconds();
+        hung = true;
+        recordFailure(std::move(failure));
+        break;
+      }
+    }
+    if (std::string text = follower.next(); !text.empty())
+      log() << text;
+    sys::fs::remove(files.stopFile);
+    record.endedAt = exitedAt;
+    record.endStep = std::max(lastStep, beats.step);
+    record.exitCode = status.exitCode;
+
+    if (status.state == AttemptState::Succeeded) {
+      std::string ignored;
+      std::optional<CheckpointInfo> last =
+          self.probe.newestCheckpoint(files.checkpoints, ignored);
+      if (last && last->samples >= job.samples) {
+        record.end = "done";
+        report.attempts.push_back(record);
+        report.outcome = "succeeded";
+        finished = true;
+        break;
+      }
+      if (stopping && stopReason == "stop") {
+        record.end = "stop";
+        report.attempts.push_back(record);
+        report.outcome = "stopped";
+        report.message = "stopped on request";
+        break;
+      }
+      if (stopping && resize) {
+        record.end = "resize";
+        report.attempts.push_back(record);
+        ResizeRecord resizeRecord;
+        resizeRecord.id = resize->first.id;
+        resizeRecord.from = shape;
+        resizeRecord.to = resize->second;
+        resizeRecord.atStep = last ? last->step : 0;
+        resizeRecord.stopSeconds = exitedAt - stopAskedAt;
+        resizeRecord.learningRateScale = learningRateScale(
+            job.learningRateRule, resize->second.batch, job.initial.batch);
+        report.resizes.push_back(resizeRecord);
+        openResize = report.resizes.size() - 1;
+        openSince = exitedAt;
+        wanted = resize->second;
+        continue;
+      }
+      // Ended well without finishing: a rank stopped by a signal of its own
+      // (a preemption) checkpointed; go on like after a failure.
+      FailureRecord failure;
+      failure.kind = "lost";
+      failure.step = record.endStep;
+      failure.detail = "the ranks exited before the job's " +
+                       std::to_string(job.samples) + " samples";
+      recordFailure(std::move(failure));
+    } else if (!hung) {
+      recordFailure(blame(shape, status, beats));
+    }
+    record.end = "failure";
+    report.attempts.push_back(record);
+    if (self.stopRequested) {
+      report.outcome = "stopped";
+      report.message = "stopped on request after a failure";
+      break;
+    }
+    if (report.restarts >= job.restart.maxRestarts) {
+      report.outcome = "failed";
+      report.message = "gave up after " + std::to_string(report.restarts) +
+                       " restarts (restart: max_restarts " +
+                       std::to_string(job.restart.maxRestarts) + ")";
+      break;
+    }
+    ++report.restarts;
+    if (corruptPending) {
+      corruptPending = false;
+      Expected<std::string> damaged =
+          self.probe.corruptNewestCheckpoint(files.checkpoints);
+      if (damaged)
+        say("fault injection: corrupted " + *damaged);
+      else
+        say("fault injection: " + toString(damaged.takeError()));
+    }
+    const double delay = backoffSeconds(job.restart, report.restarts);
+    phase = "restarting";
+    writeState(true);
+    say("restart " + std::to_string(report.restarts) + " of " +
+        std::to_string(job.restart.maxRestarts) + " in " + fixed(delay, 1) +
+        " s");
+    const double until = unixSeconds() + delay;
+    while (unixSeconds() < until && !self.stopRequested)
+      sleepFor(std::min(0.1, delay));
+  }
+
+  std::string ignored;
+  if (std::optional<CheckpointInfo> last =
+          self.probe.newestCheckpoint(files.checkpoints, ignored)) {
+    report.steps = last->step;
+    report.samples = last->samples;
+    report.dataPosition = last->position;
+    report.lastCheckpoint = last->path;
+  }
+  if (openFailure) // never resumed: its time counts up to now
+    report.secondsLost += unixSeconds() - openSince;
+  report.seconds = unixSeconds() - jobStart;
+  phase = report.outcome;
+  step = report.steps;
+  writeState(true);
+  if (Error error = writeFileAtomically(files.report, reportJson(report)))
+    say(toString(std::move(error)));
+  say(report.outcome + ": " + std::to_string(report.samples) + " of " +
+      std::to_string(job.samples) + " samples, " +
+      std::to_string(report.attempts.size()) + " attempts, " +
+      std::to_string(report.restarts) + " restarts, " +
+      std::to_string(report.stepsRedone) + " steps redone, " +
+      fixed(report.secondsLost, 1) + " s lost" +
+      (report.message.empty() ? std::string() : "; " + report.message) +
+      "; report " + files.report);
+  return report;
+}
+
+} // namespace heterps::jobs

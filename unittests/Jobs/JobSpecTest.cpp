@@ -1,0 +1,159 @@
+//===- JobSpecTest.cpp - Job files: reading and checking ------------------===//
+
+#include "heterps/Jobs/JobSpec.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "gtest/gtest.h"
+
+#include <fstream>
+#include <string>
+
+using namespace heterps::jobs;
+
+namespace {
+
+/// A directory with a bundle and data for job files to name.
+class JobFileTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("jobspec", directory));
+    llvm::sys::fs::create_directories(path("b"));
+    std::ofstream(path("d.tsv")) << "1\n";
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(directory); }
+  std::string path(const std::string &name) {
+    llvm::SmallString<128> full(directory);
+    llvm::sys::path::append(full, name);
+    return std::string(full);
+  }
+  /// Writes `text` as job.yaml and reads it; the error text or "".
+  std::string parse(const std::string &text, JobSpec *out = nullptr) {
+    std::ofstream(path("job.yaml")) << text;
+    llvm::Expected<JobSpec> job = parseJobFile(path("job.yaml"));
+    if (!job)
+      return llvm::toString(job.takeError());
+    if (out)
+      *out = *job;
+    return "";
+  }
+  llvm::SmallString<128> directory;
+};
+
+const char *const kJob = R"(name: ctr
+bundle: b
+data: d.tsv
+samples: 8192
+train_args: [--hash-buckets, "100"]
+workers: {initial: 2, min: 1, max: 3}
+ps_shards: {initial: 2, max: 3}
+batch: {initial: 512, min: 256, max: 1024}
+learning_rate: {rule: sqrt, warmup_steps: 4}
+checkpoint: {every: 30s, keep: 3}
+restart: {max_restarts: 5, backoff: 500ms, heartbeat_timeout: 1m}
+)";
+
+TEST_F(JobFileTest, ReadsEveryField) {
+  JobSpec job;
+  ASSERT_EQ(parse(kJob, &job), "");
+  EXPECT_EQ(job.name, "ctr");
+  EXPECT_EQ(job.bundle, path("b"));
+  EXPECT_EQ(job.data, path("d.tsv"));
+  EXPECT_EQ(job.samples, 8192);
+  EXPECT_EQ(job.initial, (JobShape{2, 2, 512}));
+  EXPECT_EQ(job.workers.min, 1);
+  EXPECT_EQ(job.shards.min, 2); // min defaults to initial
+  EXPECT_EQ(job.shards.max, 3);
+  EXPECT_EQ(job.learningRateRule, LearningRateRule::Sqrt);
+  EXPECT_EQ(job.warmupSteps, 4);
+  EXPECT_EQ(job.checkpoint.every, "30s");
+  EXPECT_DOUBLE_EQ(job.restart.backoffSeconds, 0.5);
+  EXPECT_DOUBLE_EQ(job.restart.heartbeatTimeoutSeconds, 60);
+  EXPECT_EQ(job.backend.kind, BackendKind::Mpirun);
+  EXPECT_EQ(job.trainArgs.size(), 2u);
+}
+
+TEST_F(JobFileTest, StepsAreCountedAtTheInitialBatch) {
+  std::string text = kJob;
+  text.replace(text.find("samples: 8192"), 13, "steps: 10");
+  JobSpec job;
+  ASSERT_EQ(parse(text, &job), "");
+  EXPECT_EQ(job.samples, 5120);
+}
+
+TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
+  auto errorFor = [&](const std::string &from, const std::string &to) {
+    std::string text = kJob;
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    return parse(text);
+  };
+  std::string error = errorFor("samples: 8192", "samples: 8192\nworker: 3");
+  EXPECT_NE(error.find("job.yaml:5:1"), std::string::npos) << error;
+  EXPECT_NE(error.find("unknown key 'worker'"), std::string::npos) << error;
+
+  error = errorFor("min: 1, max: 3", "min: 3, max: 2");
+  EXPECT_NE(error.find("workers: min 3 is greater than max 2"),
+            std::string::npos)
+      << error;
+  error = errorFor("rule: sqrt", "rule: cubic");
+  EXPECT_NE(error.find("rule 'cubic' is not one of linear, sqrt, none"),
+            std::string::npos)
+      << error;
+  error = errorFor("backoff: 500ms", "backoff: soon");
+  EXPECT_NE(error.find("restart: backoff 'soon' is not a duration"),
+            std::string::npos)
+      << error;
+  error = errorFor("bundle: b", "bundle: missing");
+  EXPECT_NE(error.find("bundle '" + path("missing") + "' does not exist"),
+            std::string::npos)
+      << error;
+  error = errorFor("[--hash-buckets", "[--steps, \"3\", --hash-buckets");
+  EXPECT_NE(error.find("train_args: '--steps' is set by the job itself"),
+            std::string::npos)
+      << error;
+  error = errorFor("samples: 8192", "samples: 8192\nsteps: 3");
+  EXPECT_NE(error.find("exactly one of samples or steps"), std::string::npos)
+      << error;
+  error = errorFor("name: ctr", "name: a b");
+  EXPECT_NE(error.find("name 'a b' must be"), std::string::npos) << error;
+  EXPECT_NE(parse("- a list\n"), "");
+}
+
+TEST_F(JobFileTest, ShapesMustFitTheBundlesBatch) {
+  JobSpec job;
+  ASSERT_EQ(parse(kJob, &job), "");
+  EXPECT_FALSE(bool(checkJobAgainstBundle(job, 64)));
+  llvm::Error error = checkJobAgainstBundle(job, 384);
+  ASSERT_TRUE(bool(error));
+  EXPECT_NE(llvm::toString(std::move(error))
+                .find("batch 512 is not a multiple of the bundle's batch 384"),
+            std::string::npos);
+  EXPECT_EQ(job.checkShape({3, 2, 256}, 128),
+            "batch 256 holds 2 micro-batches of 128, fewer than the 3 "
+            "workers (each needs at least one)");
+  EXPECT_EQ(job.checkShape({4, 2, 512}, 64),
+            "workers 4 is outside the job's range [1, 3]");
+  EXPECT_EQ(job.checkShape({3, 3, 1024}, 64), "");
+}
+
+TEST(Durations, ReadUnits) {
+  EXPECT_EQ(parseDuration("30"), 30.0);
+  EXPECT_EQ(parseDuration("30s"), 30.0);
+  EXPECT_EQ(parseDuration("2m"), 120.0);
+  EXPECT_EQ(parseDuration("250ms"), 0.25);
+  EXPECT_EQ(parseDuration("1h"), 3600.0);
+  EXPECT_FALSE(parseDuration("-1s"));
+  EXPECT_FALSE(parseDuration("s"));
+  EXPECT_FALSE(parseDuration("3x"));
+}
+
+TEST(LearningRate, FollowsTheBatch) {
+  EXPECT_DOUBLE_EQ(learningRateScale(LearningRateRule::Linear, 1024, 512), 2);
+  EXPECT_DOUBLE_EQ(learningRateScale(LearningRateRule::Sqrt, 2048, 512), 2);
+  EXPECT_DOUBLE_EQ(learningRateScale(LearningRateRule::None, 2048, 512), 1);
+}
+
+} // namespace

@@ -1,0 +1,353 @@
+//===- SupervisorTest.cpp - Restart, blame, exclusion, resize, hang -------===//
+//
+// The supervisor against a scripted backend and job directory: each attempt
+// runs for some polls, moving the workers' step (and checkpointing every
+// other step), then ends as its scenario says; the stop file ends it as the
+// ranks would, after a checkpoint.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Jobs/Supervisor.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "gtest/gtest.h"
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+using namespace heterps::jobs;
+
+namespace {
+
+struct Scenario {
+  int polls = 5;    // polls before the attempt ends by itself
+  int exitCode = 0; // how it ends
+  std::string log;  // what the launcher printed
+  std::string host = "h1";
+  bool hangs = false; // the step stops moving and shard 1 goes silent
+};
+
+class ScriptedJob : public Backend, public JobProbe {
+public:
+  std::vector<Scenario> scenarios;
+  std::vector<LaunchRequest> starts;
+  std::function<std::optional<int>(const std::vector<std::string> &)> room =
+      [](const std::vector<std::string> &) { return std::nullopt; };
+  std::function<void(int attempt, int poll)> onPoll = [](int, int) {};
+  int64_t samplesPerStep = 512, totalSamples = 0;
+  int64_t step = 0;
+  std::vector<CheckpointInfo> checkpoints;
+  std::string stopFile;
+
+  BackendKind kind() const override { return BackendKind::Mpirun; }
+  llvm::Error start(const LaunchRequest &request) override {
+    starts.push_back(request);
+    std::ofstream(request.logPath) << current().log;
+    for (const auto &[name, value] : request.environment)
+      if (name == "HETERPS_STOP_FILE")
+        stopFile = value;
+    step = checkpoints.empty() ? 0 : checkpoints.back().step;
+    samplesPerStep = request.shape.batch;
+    polls = 0;
+    running = true;
+    return llvm::Error::success();
+  }
+  AttemptStatus poll() override {
+    AttemptStatus status;
+    if (!running)
+      return ended;
+    onPoll(int(starts.size()), ++polls);
+    if (llvm::sys::fs::exists(stopFile)) {
+      checkpoint();
+      return end(AttemptState::Succeeded, 0);
+    }
+    if (polls >= current().polls && !current().hangs) {
+      if (current().exitCode == 0) {
+        // The last step may be short: the job ends on its sample count.
+        const int64_t left = totalSamples - samplesDone();
+        step = (checkpoints.empty() ? 0 : checkpoints.back().step) +
+               (left + samplesPerStep - 1) / samplesPerStep;
+        checkpoints.push_back(
+            {"final", step, totalSamples, "end", unixSeconds()});
+        return end(AttemptState::Succeeded, 0);
+      }
+      return end(AttemptState::Failed, current().exitCode);
+    }
+    if (!current().hangs || polls < 3) {
+      ++step;
+      if (step % 2 == 0)
+        checkpoint();
+    }
+    return status;
+  }
+  void terminate() override {
+    if (running)
+      end(AttemptState::Failed, 137);
+  }
+  std::optional<int>
+  capacity(const std::vector<std::string> &excluded) override {
+    return room(excluded);
+  }
+  std::string attemptId() const override { return "scripted"; }
+
+  std::vector<RankHeartbeat> heartbeats(const std::string &) override {
+    double now = unixSeconds();
+    RankHeartbeat worker{"worker", 0, 1, current().host, step, now};
+    RankHeartbeat shard{"shard", 1,    2,
+                        "h9",    step, current().hangs ? now - 30 : now};
+    return {worker, shard};
+  }
+  std::optional<CheckpointInfo> newestCheckpoint(const std::string &,
+                                                 std::string &) override {
+    if (checkpoints.empty())
+      return std::nullopt;
+    return checkpoints.back();
+  }
+  llvm::Expected<std::string>
+  corruptNewestCheckpoint(const std::string &) override {
+    checkpoints.pop_back();
+    return std::string("newest");
+  }
+
+private:
+  int64_t samplesDone() const {
+    return checkpoints.empty() ? 0 : checkpoints.back().samples;
+  }
+  const Scenario &current() const {
+    return scenarios[std::min(starts.size(), scenarios.size()) - 1];
+  }
+  void checkpoint() {
+    int64_t samples = checkpoints.empty() ? 0 : checkpoints.back().samples;
+    int64_t fromStep = checkpoints.empty() ? 0 : checkpoints.back().step;
+    samples += (step - fromStep) * samplesPerStep;
+    checkpoints.push_back({"step-" + std::to_string(step), step, samples,
+                           "line=" + std::to_string(samples), unixSeconds()});
+  }
+  AttemptStatus end(AttemptState state, int code) {
+    running = false;
+    ended.state = state;
+    ended.exitCode = code;
+    return ended;
+  }
+  int polls = 0;
+  bool running = false;
+  AttemptStatus ended;
+};
+
+class SupervisorTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("supervisor", directory));
+    job.name = "t";
+    job.bundle = "/b";
+    job.data = "/d.tsv";
+    job.initial = {2, 2, 512};
+    job.workers = {1, 3};
+    job.shards = {1, 2};
+    job.batch = {256, 1024};
+    job.samples = 512 * 40;
+    job.restart.maxRestarts = 3;
+    job.restart.backoffSeconds = 0.01;
+    job.restart.heartbeatTimeoutSeconds = 0.3;
+    job.checkpoint.every = "2";
+    options.jobDirectory = std::string(directory);
+    options.heterps = "/bin/heterps";
+    options.microBatch = 64;
+    options.pollSeconds = 0.005;
+    engine.totalSamples = job.samples;
+  }
+  void TearDown() override { llvm::sys::fs::remove_directories(directory); }
+  JobReport run() {
+    Supervisor supervisor(job, options, engine, engine, log);
+    return supervisor.run();
+  }
+  llvm::SmallString<128> directory;
+  JobSpec job;
+  SupervisorOptions options;
+  ScriptedJob engine;
+  std::ostringstream log;
+};
+
+const char *const kWorkerKilled =
+    "mpirun noticed that process rank 2 with PID 7 on node h1 exited on "
+    "signal 9 (Killed).\n";
+
+TEST_F(SupervisorTest, RestartsFromTheCheckpointAndBlamesTheRank) {
+  engine.scenarios = {{7, 1, kWorkerKilled}, {5, 0}};
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << log.str();
+  EXPECT_EQ(report.restarts, 1);
+  ASSERT_EQ(report.failures.size(), 1u);
+  const FailureRecord &failure = report.failures[0];
+  EXPECT_EQ(failure.kind, "signal");
+  EXPECT_EQ(failure.role, "worker"); // rank 2 after 2 shards
+  EXPECT_EQ(failure.index, 0);
+  EXPECT_EQ(failure.signal, 9);
+  EXPECT_EQ(failure.host, "h1");
+  // Six steps ran, the checkpoint is at 6: nothing to redo. With the fault
+  // one step past a checkpoint, one step.
+  EXPECT_EQ(failure.step, 6);
+  EXPECT_EQ(failure.resumedFromStep, 6);
+  EXPECT_EQ(failure.stepsRedone, 0);
+  ASSERT_EQ(engine.starts.size(), 2u);
+  EXPECT_EQ(report.samples, job.samples);
+  // A fault goes to the first attempt only.
+  for (const auto &entry : engine.starts[1].environment)
+    EXPECT_NE(entry.first, "HETERPS_FAULT");
+  std::ifstream reportFile(std::string(directory) + "/report.json");
+  EXPECT_TRUE(reportFile.good());
+}
+
+TEST_F(SupervisorTest, CountsStepsRedoneSinceTheCheckpoint) {
+  engine.scenarios = {{8, 1, kWorkerKilled}, {5, 0}};
+  JobReport report = run();
+  ASSERT_EQ(report.failures.size(), 1u);
+  EXPECT_EQ(report.failures[0].step, 7);
+  EXPECT_EQ(report.failures[0].resumedFromStep, 6);
+  EXPECT_EQ(report.failures[0].stepsRedone, 1);
+  EXPECT_EQ(report.stepsRedone, 1);
+  EXPECT_GT(report.secondsLost, 0);
+}
+
+TEST_F(SupervisorTest, GivesUpAfterMaxRestarts) {
+  engine.scenarios = {{3, 1, ""}};
+  job.restart.maxRestarts = 2;
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "failed");
+  EXPECT_EQ(engine.starts.size(), 3u);
+  EXPECT_EQ(report.restarts, 2);
+  EXPECT_EQ(report.failures[0].kind, "lost");
+  EXPECT_NE(report.message.find("max_restarts 2"), std::string::npos);
+}
+
+TEST_F(SupervisorTest, LeavesOutAFailingHostAndShrinks) {
+  // Three slots on each of h1 and h2; 2 shards + 3 workers fit on both.
+  job.initial.workers = 3;
+  engine.room = [](const std::vector<std::string> &excluded) {
+    return 6 - 3 * int(excluded.size());
+  };
+  engine.scenarios = {{3, 1, kWorkerKilled, "h2"},
+                      {3, 1, kWorkerKilled, "h2"},
+                      {5, 0, "", "h1"}};
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << log.str();
+  ASSERT_EQ(engine.starts.size(), 3u);
+  EXPECT_EQ(engine.starts[1].shape.workers, 3);
+  EXPECT_EQ(engine.starts[2].shape.workers, 1); // 3 slots - 2 shards
+  EXPECT_EQ(engine.starts[2].excludedHosts, std::vector<std::string>{"h2"});
+  EXPECT_EQ(report.excludedHosts, std::vector<std::string>{"h2"});
+}
+
+TEST_F(SupervisorTest, WaitsBoundedlyForCapacityThenFails) {
+  engine.room = [](const std::vector<std::string> &excluded) {
+    return excluded.empty() ? 4 : 1;
+  };
+  job.restart.excludeHostAfter = 1;
+  job.restart.capacityWaitSeconds = 0.5;
+  engine.scenarios = {{3, 1, kWorkerKilled, "h2"}};
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "failed");
+  EXPECT_EQ(engine.starts.size(), 1u);
+  EXPECT_NE(report.message.find("fewer than the job's minimum of 1 workers"),
+            std::string::npos)
+      << report.message;
+}
+
+TEST_F(SupervisorTest, ResizesAtAStepBoundaryAndRampsTheLearningRate) {
+  job.warmupSteps = 4;
+  engine.scenarios = {{1000, 0}, {5, 0}};
+  engine.onPoll = [&](int attempt, int poll) {
+    if (attempt == 1 && poll == 5)
+      std::ofstream(std::string(directory) + "/resize-request.json")
+          << resizeRequestJson({"r1", 3, 0, 1024});
+  };
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << log.str();
+  EXPECT_EQ(report.restarts, 0);
+  ASSERT_EQ(report.resizes.size(), 1u);
+  EXPECT_EQ(report.resizes[0].to, (JobShape{3, 2, 1024}));
+  ASSERT_EQ(engine.starts.size(), 2u);
+  EXPECT_EQ(engine.starts[1].shape, (JobShape{3, 2, 1024}));
+  const int64_t at = report.resizes[0].atStep;
+  const std::vector<std::string> &command = engine.starts[1].command;
+  auto has = [&](const std::string &word) {
+    return std::find(command.begin(), command.end(), word) != command.end();
+  };
+  EXPECT_TRUE(has("--lr-scale=2"));
+  EXPECT_TRUE(has("--lr-warmup=1:" + std::to_string(at) + ":" +
+                  std::to_string(at + 4)));
+  EXPECT_TRUE(has("--samples"));
+  EXPECT_EQ(report.samples, job.samples);
+}
+
+TEST_F(SupervisorTest, RefusesAResizeOutsideTheRanges) {
+  engine.scenarios = {{30, 0}};
+  engine.onPoll = [&](int attempt, int poll) {
+    if (poll == 3)
+      std::ofstream(std::string(directory) + "/resize-request.json")
+          << resizeRequestJson({"r2", 9, 0, 0});
+  };
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded");
+  EXPECT_TRUE(report.resizes.empty());
+  EXPECT_NE(log.str().find("resize r2 refused: workers 9 is outside the "
+                           "job's range [1, 3]"),
+            std::string::npos)
+      << log.str();
+}
+
+TEST_F(SupervisorTest, NamesTheSilentRankOfAHungJob) {
+  engine.scenarios = {{5, 0, "", "h1", /*hangs=*/true}, {5, 0}};
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << log.str();
+  ASSERT_EQ(report.failures.size(), 1u);
+  EXPECT_EQ(report.failures[0].kind, "hang");
+  EXPECT_EQ(report.failures[0].role, "shard");
+  EXPECT_EQ(report.failures[0].index, 1);
+  EXPECT_EQ(report.failures[0].host, "h9");
+}
+
+TEST_F(SupervisorTest, FallsBackOnTheCheckpointBeforeACorruptOne) {
+  options.faults.corruptCheckpointOnRestart = true;
+  engine.scenarios = {{8, 1, kWorkerKilled}, {5, 0}};
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded");
+  // Checkpoints at 2, 4, 6; 6 is damaged, so 4 is resumed.
+  EXPECT_EQ(report.failures[0].resumedFromStep, 4);
+  EXPECT_EQ(report.failures[0].stepsRedone, 3);
+}
+
+TEST(Policies, BackoffDoublesUpToTheCap) {
+  RestartPolicy policy;
+  policy.backoffSeconds = 1;
+  policy.maxBackoffSeconds = 5;
+  EXPECT_EQ(backoffSeconds(policy, 1), 1);
+  EXPECT_EQ(backoffSeconds(policy, 2), 2);
+  EXPECT_EQ(backoffSeconds(policy, 3), 4);
+  EXPECT_EQ(backoffSeconds(policy, 4), 5);
+}
+
+TEST(Policies, WarmupRampsLinearly) {
+  LearningRateSchedule schedule{2, 1, 10, 14};
+  EXPECT_DOUBLE_EQ(schedule.at(10), 1);
+  EXPECT_DOUBLE_EQ(schedule.at(11), 1.25);
+  EXPECT_DOUBLE_EQ(schedule.at(14), 2);
+  EXPECT_DOUBLE_EQ(schedule.at(20), 2);
+  EXPECT_EQ(schedule.flags(),
+            (std::vector<std::string>{"--lr-scale=2", "--lr-warmup=1:10:14"}));
+  EXPECT_TRUE(LearningRateSchedule{}.flags().empty());
+}
+
+TEST(Policies, FitShapeDropsWorkersFirst) {
+  JobSpec job;
+  job.workers = {2, 4};
+  job.shards = {1, 2};
+  EXPECT_EQ(fitShape(job, {4, 2, 512}, std::nullopt), (JobShape{4, 2, 512}));
+  EXPECT_EQ(fitShape(job, {4, 2, 512}, 5), (JobShape{3, 2, 512}));
+  EXPECT_EQ(fitShape(job, {4, 2, 512}, 3), (JobShape{2, 1, 512}));
+  EXPECT_FALSE(fitShape(job, {4, 2, 512}, 2));
+}
+
+} // namespace
