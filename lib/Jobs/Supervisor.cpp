@@ -8,6 +8,8 @@
 
 #include "heterps/Jobs/Supervisor.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -314,6 +316,8 @@ struct Supervisor::Impl {
   std::optional<size_t> openResize;
   double openSince = 0;
   bool corruptPending = false;
+  /// Fault specs that have not fired yet.
+  std::vector<std::string> pendingFaults;
   std::string phase = "starting";
   int attempt = 0;
   int64_t step = 0;
@@ -376,11 +380,21 @@ struct Supervisor::Impl {
     return std::nullopt;
   }
 
-  static std::string join(const std::vector<std::string> &words) {
+  static std::string join(const std::vector<std::string> &words,
+                          const char *separator = ", ") {
     std::string text;
     for (const std::string &word : words)
-      text += (text.empty() ? "" : ", ") + word;
+      text += (text.empty() ? "" : separator) + word;
     return text;
+  }
+
+  /// Drops the fault specs that fired in this attempt (their ranks said so).
+  void forgetFiredFaults() {
+    const std::string output = readWholeFile(files.attemptLog(attempt));
+    llvm::erase_if(pendingFaults, [&](const std::string &spec) {
+      return output.find("heterps: fault injection: " + spec + ":") !=
+             std::string::npos;
+    });
   }
 
   std::vector<std::string> command(const JobShape &shape) {
@@ -578,6 +592,11 @@ JobReport Supervisor::Impl::run() {
   schedule.scale =
       learningRateScale(job.learningRateRule, wanted.batch, job.initial.batch);
   corruptPending = self.options.faults.corruptCheckpointOnRestart;
+  SmallVector<StringRef> specs;
+  StringRef(self.options.faults.rankFaults).split(specs, ';', -1, false);
+  for (StringRef spec : specs)
+    if (!spec.trim().empty())
+      pendingFaults.push_back(spec.trim().str());
   sys::fs::create_directories(files.checkpoints);
   sys::fs::create_directories(files.heartbeats);
   sys::fs::remove(files.stopFile);
@@ -657,9 +676,9 @@ JobReport Supervisor::Impl::run() {
     request.command = command(shape);
     request.environment = {{"HETERPS_HEARTBEAT_DIR", files.heartbeats},
                            {"HETERPS_STOP_FILE", files.stopFile}};
-    if (attempt == 1 && !self.options.faults.rankFaults.empty())
+    if (!pendingFaults.empty())
       request.environment.push_back(
-          {"HETERPS_FAULT", self.options.faults.rankFaults});
+          {"HETERPS_FAULT", join(pendingFaults, ";")});
     request.excludedHosts = excluded;
     request.logPath = files.attemptLog(attempt);
     follower.reset(request.logPath);
@@ -781,6 +800,7 @@ JobReport Supervisor::Impl::run() {
     if (std::string text = follower.next(); !text.empty())
       log() << text;
     sys::fs::remove(files.stopFile);
+    forgetFiredFaults();
     record.endedAt = exitedAt;
     record.endStep = std::max(lastStep, beats.step);
     record.exitCode = status.exitCode;

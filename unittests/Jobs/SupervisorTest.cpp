@@ -175,7 +175,12 @@ const char *const kWorkerKilled =
     "signal 9 (Killed).\n";
 
 TEST_F(SupervisorTest, RestartsFromTheCheckpointAndBlamesTheRank) {
-  engine.scenarios = {{7, 1, kWorkerKilled}, {5, 0}};
+  options.faults.rankFaults = "kill:worker:0@6;kill:shard:1@30";
+  engine.scenarios = {{7, 1,
+                       "heterps: fault injection: kill:worker:0@6: worker 0 "
+                       "on h1 kills itself after step 6\n" +
+                           std::string(kWorkerKilled)},
+                      {5, 0}};
   JobReport report = run();
   EXPECT_EQ(report.outcome, "succeeded") << log.str();
   EXPECT_EQ(report.restarts, 1);
@@ -193,9 +198,15 @@ TEST_F(SupervisorTest, RestartsFromTheCheckpointAndBlamesTheRank) {
   EXPECT_EQ(failure.stepsRedone, 0);
   ASSERT_EQ(engine.starts.size(), 2u);
   EXPECT_EQ(report.samples, job.samples);
-  // A fault goes to the first attempt only.
-  for (const auto &entry : engine.starts[1].environment)
-    EXPECT_NE(entry.first, "HETERPS_FAULT");
+  // A fault fires once: the next attempt gets the ones still to come.
+  auto fault = [](const LaunchRequest &request) {
+    for (const auto &[name, value] : request.environment)
+      if (name == "HETERPS_FAULT")
+        return value;
+    return std::string();
+  };
+  EXPECT_EQ(fault(engine.starts[0]), "kill:worker:0@6;kill:shard:1@30");
+  EXPECT_EQ(fault(engine.starts[1]), "kill:shard:1@30");
   std::ifstream reportFile(std::string(directory) + "/report.json");
   EXPECT_TRUE(reportFile.good());
 }

@@ -67,7 +67,9 @@ public:
 
 /// Fault injection the supervisor carries out itself or hands the ranks.
 struct InjectedFaults {
-  /// HETERPS_FAULT for the ranks of the first attempt only ("once").
+  /// HETERPS_FAULT specs for the ranks (';'-separated). Each fires once:
+  /// a spec whose line "heterps: fault injection: SPEC:" is in an
+  /// attempt's output is not given to later attempts, which redo its step.
   std::string rankFaults;
   /// Damage the newest checkpoint before the first restart.
   bool corruptCheckpointOnRestart = false;
