@@ -224,10 +224,11 @@ template <> struct MappingTraits<RawCheckpoint> {
     if (!StringRef(checkpoint.every).getAsInteger(10, steps)) {
       if (steps < 1)
         return "checkpoint: every must be at least 1 step";
-    } else if (std::string why =
-                   checkDuration("checkpoint: every", checkpoint.every);
-               !why.empty()) {
-      return why + " or a step count";
+    } else if (StringRef(checkpoint.every).ends_with("ms") ||
+               !checkDuration("checkpoint: every", checkpoint.every).empty()) {
+      // As heterps run --checkpoint-every takes it.
+      return "checkpoint: every '" + checkpoint.every +
+             "' is neither steps (10) nor a time (30s, 2m, 1h)";
     }
     if (checkpoint.keep < 2)
       return "checkpoint: keep must be at least 2 (a corrupt newest "

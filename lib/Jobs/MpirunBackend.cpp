@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <fcntl.h>
@@ -24,7 +23,6 @@
 #include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
-#include <thread>
 #include <unistd.h>
 
 extern char **environ;
@@ -39,7 +37,7 @@ std::vector<RankExit> parseLauncherOutput(const std::string &text) {
   std::vector<RankExit> exits;
   auto add = [&](RankExit exit) {
     for (const RankExit &seen : exits)
-      if (seen.mpiRank == exit.mpiRank)
+      if (seen.mpiRank == exit.mpiRank && seen.host == exit.host)
         return;
     exits.push_back(std::move(exit));
   };
@@ -56,6 +54,10 @@ std::vector<RankExit> parseLauncherOutput(const std::string &text) {
   // srun: "srun: error: n2: task 3: Killed" / "...: Exited with exit code 3"
   static const std::regex task(
       R"(srun: error: (\S+): tasks? (\d+)(?:-\d+)?: (Killed|Exited with exit code (\d+)))");
+  // mpirun: "ORTE has lost communication with a remote daemon. ...
+  // Remote daemon: [[27539,0],2] on node n2": the host is gone.
+  static const std::regex lostHost(
+      R"(Remote daemon:\s*\[\[\d+,\d+\],\d+\] on node (\S+))");
   struct Match {
     size_t position;
     RankExit exit;
@@ -81,6 +83,12 @@ std::vector<RankExit> parseLauncherOutput(const std::string &text) {
     RankExit exit;
     exit.mpiRank = std::stoi((*it)[1]);
     exit.exitCode = std::stoi((*it)[2]);
+    matches.push_back({size_t(it->position()), exit});
+  }
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), lostHost);
+       it != std::sregex_iterator(); ++it) {
+    RankExit exit;
+    exit.host = (*it)[1];
     matches.push_back({size_t(it->position()), exit});
   }
   for (auto it = std::sregex_iterator(text.begin(), text.end(), task);
@@ -240,22 +248,18 @@ public:
   void terminate() override {
     if (pid <= 0)
       return;
-    // mpirun forwards SIGTERM and ends its ranks; what remains after a
-    // grace period (a stopped rank ignores SIGTERM) is killed.
-    ::kill(-pid, SIGCONT);
-    ::kill(-pid, SIGTERM);
-    for (int i = 0; i < 50 && poll().state == AttemptState::Running; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (pid > 0) {
-      ::kill(-pid, SIGKILL);
-      int wstatus = 0;
-      waitpid(pid, &wstatus, 0);
-      AttemptStatus status;
-      status.state = AttemptState::Failed;
-      status.exitCode = 128 + SIGKILL;
-      finished = status;
-      pid = -1;
-    }
+    // At once and for good: a rank woken or warned now could still write a
+    // checkpoint of a step the supervisor already counts as lost (SIGKILL
+    // also ends stopped ranks). Ranks on other hosts end when their
+    // daemon loses mpirun. A graceful stop goes through the stop file.
+    ::kill(-pid, SIGKILL);
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    AttemptStatus status;
+    status.state = AttemptState::Failed;
+    status.exitCode = 128 + SIGKILL;
+    finished = status;
+    pid = -1;
   }
 
   std::optional<int>

@@ -204,7 +204,9 @@ public:
   void terminate() override {
     if (!running || jobId.empty())
       return;
-    runCommand({"scancel", jobId});
+    // SIGKILL to the batch shell and every step at once, as on mpirun: a
+    // rank warned by SIGTERM could checkpoint a step counted as lost.
+    runCommand({"scancel", "--signal=KILL", "--full", jobId});
     for (int i = 0; i < 100 && poll().state == AttemptState::Running; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     running = false;
@@ -277,8 +279,10 @@ private:
     for (const std::string &word : argv)
       line += (line.empty() ? "" : " ") + quote(word);
     // In the background, so the trap runs while the launch goes on.
+    // `wait` returns early when the trap runs; the launch goes on then.
     attempt << line << " &\nchild=$!\n"
-            << "while ! wait \"$child\"; do\n"
+            << "while true; do\n"
+            << "  wait \"$child\"\n"
             << "  status=$?\n"
             << "  kill -0 \"$child\" 2>/dev/null || exit \"$status\"\n"
             << "done\n";

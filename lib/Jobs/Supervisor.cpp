@@ -216,6 +216,7 @@ std::string reportJson(const JobReport &report) {
                     {"message", report.message},
                     {"attempts", std::move(attempts)},
                     {"restarts", report.restarts},
+                    {"preemptions", report.preemptions},
                     {"failures", std::move(failures)},
                     {"resizes", std::move(resizes)},
                     {"excluded_hosts", stringsJson(report.excludedHosts)},
@@ -322,7 +323,9 @@ struct Supervisor::Impl {
   int attempt = 0;
   int64_t step = 0;
   double lastStateWrite = 0;
+  int64_t lastStateStep = -1;
   std::string resizeError;
+  std::string engineId;
 
   Impl(Supervisor &self)
       : self(self), job(self.job), files(self.options.jobDirectory) {}
@@ -336,9 +339,12 @@ struct Supervisor::Impl {
 
   void writeState(bool force = false) {
     double now = unixSeconds();
-    if (!force && now - lastStateWrite < 1)
+    // Every new step is news to whoever waits on it (job resize, the
+    // autoscaler); otherwise once a second.
+    if (!force && step == lastStateStep && now - lastStateWrite < 1)
       return;
     lastStateWrite = now;
+    lastStateStep = step;
     json::Object state{{"job", job.name},
                        {"phase", phase},
                        {"attempt", attempt},
@@ -348,6 +354,7 @@ struct Supervisor::Impl {
                        {"resizes", int64_t(report.resizes.size())},
                        {"excluded_hosts", stringsJson(excluded)},
                        {"learning_rate_scale", schedule.scale},
+                       {"engine_id", engineId},
                        {"resize_error", resizeError},
                        {"updated_at", now}};
     if (!report.resizes.empty())
@@ -464,11 +471,15 @@ struct Supervisor::Impl {
         : failure.kind == "exit"
             ? "exited with code " + std::to_string(failure.exitCode)
         : failure.kind == "hang" ? "hung: " + failure.detail
+        : failure.kind == "host" ? "was lost: " + failure.detail
                                  : "ended: " + failure.detail;
     say("attempt " + std::to_string(attempt) + " failed: " + where + " " + how +
         (failure.step >= 0 ? " (last step " + std::to_string(failure.step) + ")"
                            : std::string()));
-    if (!failure.host.empty() &&
+    // Only where the backend places ranks on a list of hosts can one be
+    // left out (not on this machine alone).
+    const bool hostsListed = self.backend.capacity({}).has_value();
+    if (hostsListed && !failure.host.empty() &&
         ++hostFailures[failure.host] >= job.restart.excludeHostAfter &&
         std::find(excluded.begin(), excluded.end(), failure.host) ==
             excluded.end()) {
@@ -490,6 +501,13 @@ struct Supervisor::Impl {
     FailureRecord failure;
     std::vector<RankExit> exits =
         parseLauncherOutput(readWholeFile(files.attemptLog(attempt)));
+    if (!exits.empty() && exits.front().mpiRank < 0) {
+      failure.kind = "host";
+      failure.host = exits.front().host;
+      failure.step = beats.step;
+      failure.detail = "the launcher lost its daemon on " + failure.host;
+      return failure;
+    }
     if (!exits.empty()) {
       const RankExit &first = exits.front();
       auto [role, index] = roleOfRank(first.mpiRank, shape);
@@ -500,8 +518,11 @@ struct Supervisor::Impl {
       failure.exitCode = first.exitCode;
       failure.kind = first.signal ? "signal" : "exit";
       failure.host = first.host;
+      // A killed rank's last beat may be older than its last step; the
+      // job's furthest worker step bounds what is lost.
+      failure.step = beats.step;
       if (const RankHeartbeat *beat = beats.find(role, index)) {
-        failure.step = beat->step;
+        failure.step = std::max(beat->step, beats.step);
         failure.host = beat->host;
       }
       return failure;
@@ -533,7 +554,7 @@ struct Supervisor::Impl {
       failure.role = stalest->role;
       failure.index = stalest->index;
       failure.host = stalest->host;
-      failure.step = stalest->step;
+      failure.step = std::max(stalest->step, beats.step);
       failure.detail = "no heartbeat for " + fixed(now - stalest->time) +
                        " s and no step for " + fixed(stalledFor) + " s";
     } else {
@@ -705,10 +726,13 @@ JobReport Supervisor::Impl::run() {
       break;
     }
     record.engineId = self.backend.attemptId();
+    engineId = record.engineId;
     phase = "running";
     writeState(true);
 
-    double lastProgressAt = unixSeconds();
+    // The stall clock runs once the engine runs the attempt: a batch job
+    // waiting in the queue is not hung.
+    double lastProgressAt = 0;
     int64_t lastStep = startStep;
     bool firstBeat = false, firstStep = false;
     bool stopping = false, hung = false;
@@ -759,6 +783,9 @@ JobReport Supervisor::Impl::run() {
           }
         }
       }
+      if (lastProgressAt == 0 &&
+          (status.engineState.empty() || status.engineState == "RUNNING"))
+        lastProgressAt = now;
       writeState();
       if (status.state != AttemptState::Running) {
         exitedAt = now;
@@ -785,7 +812,7 @@ JobReport Supervisor::Impl::run() {
           lastProgressAt = now;
         }
       }
-      const double stalled = now - lastProgressAt;
+      const double stalled = lastProgressAt > 0 ? now - lastProgressAt : 0;
       if (stalled > job.restart.heartbeatTimeoutSeconds) {
         FailureRecord failure = hang(beats, stalled);
         self.backend.terminate();
@@ -799,6 +826,10 @@ JobReport Supervisor::Impl::run() {
     }
     if (std::string text = follower.next(); !text.empty())
       log() << text;
+    // A stop file nobody here asked for: the engine's notice of a time limit
+    // or preemption (the Slurm batch script's trap) made the ranks
+    // checkpoint and stop.
+    const bool preempted = !stopping && sys::fs::exists(files.stopFile);
     sys::fs::remove(files.stopFile);
     forgetFiredFaults();
     record.endedAt = exitedAt;
@@ -840,8 +871,19 @@ JobReport Supervisor::Impl::run() {
         wanted = resize->second;
         continue;
       }
-      // Ended well without finishing: a rank stopped by a signal of its own
-      // (a preemption) checkpointed; go on like after a failure.
+      if (preempted) {
+        // Not a failure: no restart is charged, and nothing is redone.
+        record.end = "preempted";
+        report.attempts.push_back(record);
+        ++report.preemptions;
+        say("attempt " + std::to_string(attempt) +
+            " was preempted (or reached its time limit) and checkpointed at "
+            "step " +
+            std::to_string(last ? last->step : 0) + "; starting again");
+        continue;
+      }
+      // Ended well without finishing (a rank stopped by a signal of its
+      // own, and checkpointed): go on like after a failure.
       FailureRecord failure;
       failure.kind = "lost";
       failure.step = record.endStep;

@@ -262,6 +262,18 @@ void MpiParameterClient::pushDenseMany(
 
 void MpiParameterClient::endStep() { toAllShards(kEndStep, {}); }
 
+void MpiParameterClient::setLearningRateScale(float scale) {
+  MessageWriter out;
+  out.put(scale);
+  toAllShards(kLearningRateScale, out.bytes());
+}
+
+void MpiParameterClient::resumedAtStep(int64_t step) {
+  MessageWriter out;
+  out.put(step);
+  toAllShards(kResumedAtStep, out.bytes());
+}
+
 std::vector<std::optional<std::vector<float>>>
 MpiParameterClient::readRows(const std::string &table,
                              const std::vector<uint64_t> &keys) {
@@ -391,15 +403,15 @@ std::string MpiWorkerGroup::broadcast(const std::string &value) {
   return result;
 }
 
-bool MpiWorkerGroup::anyStopRequested(bool local) {
+uint32_t MpiWorkerGroup::combineStepRequests(uint32_t requests) {
   std::lock_guard<std::mutex> lock(job.mutex());
-  int mine = local ? 1 : 0, any = 0;
+  uint32_t all = 0;
   MPI_Request request;
-  checkMpi(MPI_Iallreduce(&mine, &any, 1, MPI_INT, MPI_MAX, job.comms().role,
-                          &request),
+  checkMpi(MPI_Iallreduce(&requests, &all, 1, MPI_UINT32_T, MPI_BOR,
+                          job.comms().role, &request),
            "allreduce");
   wait(&request, "allreduce");
-  return any != 0;
+  return all;
 }
 
 void MpiWorkerGroup::finish() {

@@ -40,6 +40,10 @@ const char *opName(int op) {
     return "push-dense-many";
   case kPeek:
     return "peek";
+  case kLearningRateScale:
+    return "lr-scale";
+  case kResumedAtStep:
+    return "resumed-at-step";
   case kReply:
     return "reply";
   default:

@@ -44,6 +44,8 @@ enum Op : int {
   kPullDenseMany = 14, // u32 n, n names -> n f32[]
   kPushDenseMany = 15, // u32 n, n (name, f32[]) -> ()
   kPeek = 16,          // table, u64[] keys -> f32[] rows (none created)
+  kLearningRateScale = 17, // f32 scale -> ()
+  kResumedAtStep = 18,     // i64 step -> ()
   kReply = 100,
 };
 

@@ -15,6 +15,9 @@
 #include "Comms.h"
 #include "Protocol.h"
 
+#include "heterps/Runtime/FaultInjection.h"
+#include "heterps/Runtime/Heartbeat.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <limits>
@@ -43,7 +46,12 @@ public:
         asynchronous(job.consistency().asynchronous()),
         staleness(job.consistency().staleness), shares(job.clients()),
         ended(job.clients(), false), gone(job.clients(), false),
-        stepsDone(job.clients(), 0), server(config(job, options)) {}
+        stepsDone(job.clients(), 0), server(config(job, options)),
+        heartbeat(
+            train::RankRole::Shard, job.index(),
+            train::HeartbeatOptions::fromEnvironment(train::RankRole::Shard)),
+        faults(train::FaultInjector::fromEnvironment(train::RankRole::Shard,
+                                                     job.index())) {}
 
   void serve() {
     while (active()) {
@@ -76,6 +84,17 @@ private:
     return config;
   }
 
+  /// The steps this shard has applied are now `steps` (synchronous: every
+  /// client's share of them; asynchronous: every client still here has
+  /// ended them): the heartbeat says so and faults set for them happen.
+  void stepsApplied(int64_t steps) {
+    while (appliedSteps < steps) {
+      ++appliedSteps;
+      heartbeat.setStep(firstStep + appliedSteps);
+      faults.stepFinished(firstStep + appliedSteps);
+    }
+  }
+
   bool active() const {
     for (bool done : gone)
       if (!done)
@@ -99,7 +118,12 @@ private:
       case kGoodbye:
         gone[worker] = true;
         // A worker that leaves no longer holds a step back.
-        asynchronous ? releaseWorkers() : maybeFinishStep();
+        if (asynchronous) {
+          releaseWorkers();
+          stepsApplied(slowestClientSteps());
+        } else {
+          maybeFinishStep();
+        }
         return; // no reply
       case kEndStep:
         if (ended[worker])
@@ -109,6 +133,7 @@ private:
         if (asynchronous) {
           ++stepsDone[worker];
           releaseWorkers();
+          stepsApplied(slowestClientSteps());
         } else {
           maybeFinishStep();
         }
@@ -230,6 +255,13 @@ private:
       server.save((fs::path(in.getString()) / shardCheckpointName(job.index()))
                       .string());
       return;
+    case kLearningRateScale:
+      server.setLearningRateScale(in.get<float>());
+      return;
+    case kResumedAtStep:
+      firstStep = in.get<int64_t>();
+      heartbeat.setStep(firstStep + appliedSteps);
+      return;
     case kLoad: {
       // The parts of a checkpoint of any shard count (one part: a
       // single-process run's); this shard takes what is routed to it now.
@@ -325,15 +357,25 @@ private:
         out.putString(failure);
       reply(static_cast<int>(w), std::move(out.bytes()));
     }
+    if (failure.empty())
+      stepsApplied(appliedSteps + 1);
+  }
+
+  /// Asynchronous jobs: the steps every client still here has ended (all
+  /// the steps applied so far when none is left).
+  int64_t slowestClientSteps() const {
+    int64_t slowest = std::numeric_limits<int64_t>::max();
+    for (size_t w = 0; w < stepsDone.size(); ++w)
+      if (!gone[w])
+        slowest = std::min(slowest, stepsDone[w]);
+    return slowest == std::numeric_limits<int64_t>::max() ? appliedSteps
+                                                          : slowest;
   }
 
   /// Asynchronous jobs: answers the endStep of every waiting worker that is
   /// at most `staleness` steps ahead of the slowest worker still here.
   void releaseWorkers() {
-    int64_t slowest = std::numeric_limits<int64_t>::max();
-    for (size_t w = 0; w < stepsDone.size(); ++w)
-      if (!gone[w])
-        slowest = std::min(slowest, stepsDone[w]);
+    const int64_t slowest = slowestClientSteps();
     for (size_t w = 0; w < ended.size(); ++w) {
       if (!ended[w] ||
           (staleness >= 0 && !gone[w] && stepsDone[w] - slowest > staleness))
@@ -381,6 +423,11 @@ private:
   std::map<std::string, size_t> denseSizes;
   // A list: the buffers must not move while their sends are in flight.
   std::list<PendingSend> sends;
+  /// The step the job resumed from (resumed-at-step) and the steps applied
+  /// since this shard started.
+  int64_t firstStep = 0, appliedSteps = 0;
+  train::Heartbeat heartbeat;
+  train::FaultInjector faults;
 };
 
 } // namespace

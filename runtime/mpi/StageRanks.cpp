@@ -24,6 +24,8 @@
 #include "Protocol.h"
 
 #include "heterps/Runtime/AlignedBuffer.h"
+#include "heterps/Runtime/FaultInjection.h"
+#include "heterps/Runtime/Heartbeat.h"
 #include "heterps/Runtime/TrainingServer.h"
 
 #include <algorithm>
@@ -39,7 +41,8 @@ namespace {
 
 /// Request tags on the pipeline communicator.
 enum StageOp : int {
-  kStageStart = 1,      // u64 seed, f32 init scale, i32 threads, u8 gpu-on-cpu
+  kStageStart = 1,      // u64 seed, f32 init scale, i32 threads, u8 gpu-on-cpu,
+                        // i64 the step training continues after
   kStageRun = 2,        // i64 micro-batches -> () once this rank ran its share
   kStageFinishStep = 3, // i64 micro-batches
   kStageEvalMode = 4,   // u8
@@ -254,7 +257,12 @@ class StageRank {
 public:
   StageRank(MpiJob &job, const Bundle &bundle)
       : job(job), bundle(bundle), comm(job.comms().pipeline),
-        worker(job.workerRank(0)), client(job) {
+        worker(job.workerRank(0)), client(job),
+        heartbeat(
+            train::RankRole::Stage, job.index(),
+            train::HeartbeatOptions::fromEnvironment(train::RankRole::Stage)),
+        faults(train::FaultInjector::fromEnvironment(train::RankRole::Stage,
+                                                     job.index())) {
     // A job with the wrong number of stage ranks is the worker's to report
     // (MpiStageRanks::start), once; a rank without a slot never starts.
     std::vector<StageSlot> slots = stageSlots(bundle);
@@ -322,6 +330,8 @@ private:
       if (executorOptions.threadsPerStage <= 0)
         executorOptions.threadsPerStage = job.kernelThreads();
       executorOptions.gpuStagesOnCpu = in.get<uint8_t>() != 0;
+      finishedSteps = in.get<int64_t>();
+      heartbeat.setStep(finishedSteps);
       // This rank runs one stage: after each step it re-reads only the
       // dense parameters that stage looked up when it was created.
       serverOptions.refreshOnlyLookedUp = true;
@@ -342,6 +352,8 @@ private:
       return false;
     case kStageFinishStep:
       server->finishStep(in.get<int64_t>());
+      heartbeat.setStep(++finishedSteps);
+      faults.stepFinished(finishedSteps);
       return false;
     case kStageEvalMode:
       server->setEvalMode(in.get<uint8_t>() != 0);
@@ -502,6 +514,10 @@ private:
   std::vector<InputLink> inputLinks;
   std::vector<OutputLink> outputLinks;
   PendingSends pendingSends;
+  /// The last step this rank pushed (counted from the worker's start).
+  int64_t finishedSteps = 0;
+  train::Heartbeat heartbeat;
+  train::FaultInjector faults;
 };
 
 } // namespace
@@ -604,6 +620,7 @@ void MpiStageRanks::start(const Bundle &bundle, const Settings &settings) {
   out.put<float>(settings.initScale);
   out.put<int32_t>(settings.threads);
   out.put<uint8_t>(settings.gpuStagesOnCpu ? 1 : 0);
+  out.put<int64_t>(settings.step);
   request(kStageStart, out.bytes());
 }
 

@@ -8,7 +8,9 @@
 #include "ShardStore.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -207,6 +209,18 @@ struct ParameterServer::Impl {
   std::map<std::string, std::unique_ptr<SparseTable>> tables;
   std::map<std::string, std::unique_ptr<DenseParam>> denseParams;
 
+  /// ParameterStore::setLearningRateScale; read once per push.
+  std::atomic<float> learningRateScale{1.0f};
+
+  /// `optimizer` with the current learning-rate scale (moving averages
+  /// have no learning rate). A scale of 1 changes no bit.
+  OptimizerConfig scaled(const OptimizerConfig &optimizer) const {
+    OptimizerConfig config = optimizer;
+    if (config.kind != OptimizerKind::MovingAverage)
+      config.learningRate *= learningRateScale.load(std::memory_order_relaxed);
+    return config;
+  }
+
   explicit Impl(ParameterServerConfig options)
       : config(std::move(options)),
         clock(config.numWorkers, config.mode == ConsistencyMode::Synchronous
@@ -347,6 +361,7 @@ void ParameterServer::pull(const std::string &tableName, const uint64_t *ids,
     impl->clock.waitUntilAllowed(worker);
   SparseTable &table = impl->table(tableName);
   const size_t dim = table.config.dim;
+  const OptimizerConfig optimizer = impl->scaled(table.config.optimizer);
   const auto &groups = impl->groupByShard(ids, count);
   forEachShard(groups, count, [&](size_t shardIndex) {
     Shard &shard = *table.shards[shardIndex];
@@ -394,6 +409,7 @@ void ParameterServer::push(const std::string &tableName, const uint64_t *ids,
                            size_t count, const float *gradients) {
   SparseTable &table = impl->table(tableName);
   const size_t dim = table.config.dim;
+  const OptimizerConfig optimizer = impl->scaled(table.config.optimizer);
   const auto &groups = impl->groupByShard(ids, count);
   forEachShard(groups, count, [&](size_t shardIndex) {
     MergeScratch &scratch = mergeScratch;
@@ -432,8 +448,7 @@ void ParameterServer::push(const std::string &tableName, const uint64_t *ids,
         [&](size_t i) { return scratch.mergedKeys[i]; },
         /*willModify=*/true,
         [&](size_t i, float *row) {
-          applyOptimizer(table.config.optimizer, dim, row, row + dim,
-                         merged + i * dim);
+          applyOptimizer(optimizer, dim, row, row + dim, merged + i * dim);
         });
   });
 }
@@ -467,8 +482,19 @@ void ParameterServer::pushDense(const std::string &name,
     throw Error("parameter server: dense parameter '" + name + "' has " +
                 std::to_string(param.values.size()) + " values, gradient " +
                 std::to_string(gradient.size()));
-  applyOptimizer(param.optimizer, param.values.size(), param.values.data(),
-                 param.state.data(), gradient.data());
+  applyOptimizer(impl->scaled(param.optimizer), param.values.size(),
+                 param.values.data(), param.state.data(), gradient.data());
+}
+
+void ParameterServer::setLearningRateScale(float scale) {
+  if (!std::isfinite(scale) || !(scale >= 0.0f))
+    throw Error("parameter server: learning-rate scale " +
+                std::to_string(scale) + " must be finite and >= 0");
+  impl->learningRateScale.store(scale, std::memory_order_relaxed);
+}
+
+float ParameterServer::learningRateScale() const {
+  return impl->learningRateScale.load(std::memory_order_relaxed);
 }
 
 void ParameterServer::reportStep(int worker, int64_t step) {

@@ -5,6 +5,8 @@
 #include "TrainMetrics.h"
 
 #include "heterps/Runtime/Executor.h"
+#include "heterps/Runtime/FaultInjection.h"
+#include "heterps/Runtime/Heartbeat.h"
 #include "heterps/Runtime/TrainingServer.h"
 #include "heterps/Runtime/WorkerGroup.h"
 
@@ -28,6 +30,13 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+/// "2", "0.5", "1e-06": a number as a user would write it.
+std::string shortNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", value);
+  return text;
+}
+
 /// The classes of a softmax_ce prediction ([N, C] f32), 0 if it is not one.
 int64_t predictionClasses(const Bundle &bundle, const TrainingSpec &spec) {
   const OutputSpec &prediction = bundle.outputs()[spec.predictionOutput];
@@ -47,6 +56,99 @@ SampleResults gatherResults(WorkerGroup &group, const SampleResults &results) {
 }
 
 } // namespace
+
+CheckpointInterval parseCheckpointInterval(const std::string &text) {
+  auto fail = [&]() {
+    return Error("--checkpoint-every '" + text +
+                 "': give steps (10) or seconds (30s, 2m)");
+  };
+  if (text.empty())
+    throw fail();
+  CheckpointInterval interval;
+  if (std::all_of(text.begin(), text.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
+    if (text.size() > 18)
+      throw fail();
+    interval.steps = std::stoll(text);
+    return interval;
+  }
+  double unit = 0;
+  switch (text.back()) {
+  case 's':
+    unit = 1;
+    break;
+  case 'm':
+    unit = 60;
+    break;
+  case 'h':
+    unit = 3600;
+    break;
+  default:
+    throw fail();
+  }
+  // A plain decimal number before the unit: no sign, exponent or spaces.
+  const std::string number = text.substr(0, text.size() - 1);
+  if (number.empty() ||
+      number.find_first_not_of("0123456789.") != std::string::npos ||
+      std::count(number.begin(), number.end(), '.') > 1 || number == ".")
+    throw fail();
+  interval.seconds = std::stod(number) * unit;
+  if (!(interval.seconds > 0) || !std::isfinite(interval.seconds))
+    throw fail();
+  return interval;
+}
+
+double LearningRateSchedule::at(int64_t step) const {
+  if (!warmup() || step >= end)
+    return scale;
+  if (step <= start)
+    return from;
+  return from + (scale - from) * double(step - start) / double(end - start);
+}
+
+void LearningRateSchedule::check() const {
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw Error("--lr-scale " + shortNumber(scale) +
+                " must be a finite number above 0");
+  if (!(from >= 0) || !std::isfinite(from))
+    throw Error("--lr-warmup starts at scale " + shortNumber(from) +
+                "; give a finite number of at least 0");
+  if (warmup() && start < 0)
+    throw Error("--lr-warmup's steps must be at least 0");
+}
+
+void parseLearningRateWarmup(const std::string &text,
+                             LearningRateSchedule &schedule) {
+  auto fail = [&](const std::string &why) {
+    return Error("--lr-warmup '" + text + "': " + why +
+                 "; give FROM:START:END (the scale FROM up to step START, "
+                 "then a linear ramp to --lr-scale at step END)");
+  };
+  const size_t first = text.find(':');
+  const size_t second =
+      first == std::string::npos ? first : text.find(':', first + 1);
+  if (second == std::string::npos ||
+      text.find(':', second + 1) != std::string::npos)
+    throw fail("not three fields");
+  auto whole = [&](const std::string &field) {
+    if (field.empty() || field.size() > 18 ||
+        field.find_first_not_of("0123456789") != std::string::npos)
+      throw fail("'" + field + "' is not a step");
+    return static_cast<int64_t>(std::stoll(field));
+  };
+  const std::string from = text.substr(0, first);
+  char *end = nullptr;
+  const double value = std::strtod(from.c_str(), &end);
+  if (from.empty() || *end != '\0' || !std::isfinite(value) || value < 0)
+    throw fail("'" + from + "' is not a scale of at least 0");
+  const int64_t start = whole(text.substr(first + 1, second - first - 1));
+  const int64_t last = whole(text.substr(second + 1));
+  if (last <= start)
+    throw fail("END must come after START");
+  schedule.from = value;
+  schedule.start = start;
+  schedule.end = last;
+}
 
 std::string formatRate(double value) {
   if (!(value > 0) || !std::isfinite(value))
@@ -157,21 +259,27 @@ TrainSummary Trainer::run() {
                 " is not a multiple of the bundle's batch " +
                 std::to_string(microBatch) +
                 " (a step is a whole number of micro-batches)");
-  if (o.steps < 1)
+  if (o.samples < 0 || (o.samples > 0 && o.steps != 0))
+    throw Error("give the run's length as --steps N or as --samples N, not "
+                "both");
+  if (o.samples == 0 && o.steps < 1)
     throw Error("--steps must be at least 1");
   if (o.logEvery < 1)
     throw Error("--log-every must be at least 1");
   if (o.evalEvery < 0 || (o.evalEvery > 0 && !hasEval))
     throw Error("--eval-every needs --eval FILE (or --eval-input "
                 "NAME=FILE.npy) and a positive count");
-  if (o.checkpointEvery < 0 ||
-      (o.checkpointEvery > 0 && o.checkpointDir.empty()))
+  const bool timedCheckpoints = o.checkpointEverySeconds > 0;
+  if (o.checkpointEvery < 0 || o.checkpointEverySeconds < 0 ||
+      (o.checkpointEvery > 0 && timedCheckpoints) ||
+      ((o.checkpointEvery > 0 || timedCheckpoints) && o.checkpointDir.empty()))
     throw Error("--checkpoint-every needs --checkpoint-dir DIR and a "
                 "positive count");
   if (o.resume && o.checkpointDir.empty())
     throw Error("--resume needs --checkpoint-dir DIR");
   if (o.keepCheckpoints < 1)
     throw Error("--keep-checkpoints must be at least 1");
+  o.learningRate.check();
 
   // Data-parallel workers: each trains on its slice of the step's
   // micro-batches and evaluates its share of the evaluation batches; only
@@ -181,6 +289,14 @@ TrainSummary Trainer::run() {
   StepSlice slice{0, batch / microBatch};
   if (group)
     slice = stepSlice(batch / microBatch, group->size(), group->rank());
+
+  // Liveness for a supervisor, and the faults a test asked for: both read
+  // the environment, and a malformed HETERPS_FAULT fails the run here.
+  const int rank = group ? group->rank() : 0;
+  Heartbeat heartbeat(RankRole::Worker, rank,
+                      HeartbeatOptions::fromEnvironment(RankRole::Worker));
+  const FaultInjector faults =
+      FaultInjector::fromEnvironment(RankRole::Worker, rank);
 
   std::unique_ptr<data::BatchSource> source = openSource(bundle, o, false);
   std::unique_ptr<data::BatchSource> evalSource;
@@ -239,6 +355,50 @@ TrainSummary Trainer::run() {
       throw Error("cannot resume from " + resumed->path + ": " + error.what());
     }
   }
+  heartbeat.setStep(state.step);
+
+  // The step the run ends at, and the samples of that step: --steps, or
+  // with --samples as many steps as the samples left take, the last one
+  // taking what remains.
+  int64_t lastStep = o.steps, lastStepSamples = batch;
+  if (o.samples > 0) {
+    const int64_t remaining = o.samples - state.samples;
+    lastStep =
+        state.step + std::max<int64_t>(0, (remaining + batch - 1) / batch);
+    if (remaining > 0)
+      lastStepSamples = remaining - (lastStep - state.step - 1) * batch;
+    // Checked now, from the resumed state: not after hours of training.
+    const std::string where =
+        "--samples " + std::to_string(o.samples) + " leaves a last step of " +
+        std::to_string(lastStepSamples) + " samples (the run is at " +
+        std::to_string(state.samples) + " samples, steps of --batch " +
+        std::to_string(batch) + ")";
+    // What to give instead: the samples without the last step, or with a
+    // last step that works.
+    const int workers = group ? group->size() : 1;
+    const int64_t lastMicroBatches =
+        (lastStepSamples + microBatch - 1) / microBatch;
+    const int64_t withoutIt = o.samples - lastStepSamples;
+    const std::string instead =
+        "; give --samples " +
+        (withoutIt > state.samples ? std::to_string(withoutIt) + " or "
+                                   : std::string()) +
+        std::to_string(withoutIt +
+                       std::max<int64_t>(lastMicroBatches, workers) *
+                           microBatch);
+    if (lastStepSamples % microBatch != 0)
+      throw Error(where +
+                  ", not a whole number of the bundle's micro-batches "
+                  "of " +
+                  std::to_string(microBatch) + instead);
+    if (lastMicroBatches < workers)
+      throw Error(where + ", " + std::to_string(lastMicroBatches) +
+                  " micro-batches of " + std::to_string(microBatch) + " for " +
+                  std::to_string(workers) + " workers, who need one each" +
+                  instead + ", or run at most " +
+                  std::to_string(lastMicroBatches) +
+                  (lastMicroBatches == 1 ? " worker" : " workers"));
+  }
 
   TrainingServerOptions serverOptions;
   serverOptions.seed = state.seed;
@@ -258,6 +418,8 @@ TrainSummary Trainer::run() {
   TrainingServer server(bundle, serverOptions);
   if (resumed) {
     server.load(resumed->path + "/ps");
+    if (leader) // shards count their applied steps from here
+      server.parameterStore().resumedAtStep(state.step);
     log << "resumed from " << resumed->path << " (step " << state.step
         << ", data " << state.position << ")\n";
   }
@@ -271,6 +433,7 @@ TrainSummary Trainer::run() {
     settings.initScale = serverOptions.initScale;
     settings.threads = o.threads; // stage ranks take their own share
     settings.gpuStagesOnCpu = o.gpuStagesOnCpu;
+    settings.step = state.step;
     stages->start(bundle, settings);
   }
   ExecutorOptions executorOptions;
@@ -290,11 +453,14 @@ TrainSummary Trainer::run() {
 
   TrainSummary summary;
   summary.firstStep = state.step;
+  const int64_t firstSamples = state.samples;
   summary.trainAuc = summary.trainAccuracy = std::nan("");
   int64_t lastCheckpointStep = resumed ? state.step : -1;
   if (resumed)
     summary.lastCheckpoint = resumed->path;
   const int labelInput = spec.labelInput;
+  // Time-based checkpoints count from the last one, or from here.
+  Clock::time_point lastCheckpointTime = Clock::now();
 
   auto checkpoint = [&]() {
     if (!leader)
@@ -303,6 +469,7 @@ TrainSummary Trainer::run() {
         o.checkpointDir, state,
         [&](const std::string &path) { server.save(path); }, o.keepCheckpoints);
     lastCheckpointStep = state.step;
+    lastCheckpointTime = Clock::now();
     log << "checkpoint " << summary.lastCheckpoint << "\n";
   };
 
@@ -354,7 +521,7 @@ TrainSummary Trainer::run() {
     summary.evaluated = true;
     summary.evalSamples = metrics.samples();
     summary.evalLoss = metrics.loss();
-    log << "eval step " << state.step << "/" << o.steps;
+    log << "eval step " << state.step << "/" << lastStep;
     bool noScore = false;
     switch (metrics.kind()) {
     case TrainMetrics::Kind::Auc:
@@ -399,28 +566,63 @@ TrainSummary Trainer::run() {
   // points (WorkerGroup.h), keeping their results for the leader until then.
   const bool meetEveryStep = group && !group->asynchronous();
   const bool meetAtSyncPoints = group && group->asynchronous();
-  bool stopAgreed = false;
   SampleResults unreported;
-  auto stopRequested = [&] {
-    return o.stopRequested && o.stopRequested->load();
+  // What this worker asks of a step boundary (WorkerGroup.h): a stop on a
+  // signal or on the stop file, and, on the leader, whose clock decides, a
+  // time-based checkpoint. Groups combine them in one collective.
+  auto localRequests = [&] {
+    uint32_t requests = 0;
+    if (o.stopRequested && o.stopRequested->load())
+      requests |= kStopOnSignal;
+    if (heartbeat.stopRequested())
+      requests |= kStopOnRequest;
+    if (leader && timedCheckpoints &&
+        secondsSince(lastCheckpointTime) >= o.checkpointEverySeconds)
+      requests |= kCheckpointNow;
+    return requests;
   };
+  constexpr uint32_t kStop = kStopOnSignal | kStopOnRequest;
+  uint32_t stopAgreed = 0; // asynchronous groups: at the last sync point
+  // The learning-rate scale the store applies (initially 1).
+  float storeScale = 1.0f;
 
   // False while finishStep applies a step: an error there may leave the
   // parameters half-updated, which no checkpoint may record as a step.
   bool consistent = true;
   try {
-    while (state.step < o.steps) {
-      bool stop = stopRequested();
-      if (meetEveryStep) // every worker stops after the same step
-        stop = group->anyStopRequested(stop);
-      else if (meetAtSyncPoints) // agreed at the last sync point
-        stop = stopAgreed;
-      if (stop) {
+    while (state.step < lastStep) {
+      uint32_t requests = 0;
+      if (meetEveryStep) // every worker acts alike after the same step
+        requests = group->combineStepRequests(localRequests());
+      else if (meetAtSyncPoints)
+        requests = stopAgreed;
+      else
+        requests = localRequests();
+      // A time-based checkpoint of the step just finished (if this run
+      // trained it).
+      if ((requests & kCheckpointNow) && state.step > lastCheckpointStep &&
+          state.step > summary.firstStep)
+        checkpoint();
+      if (requests & kStop) {
         summary.interrupted = true;
+        summary.stopReason = (requests & kStopOnSignal) ? StopReason::Signal
+                                                        : StopReason::Request;
         break;
       }
-      int64_t count = source->next(batch, stepInputs);
-      if (count < batch) {
+      // Before the step's first push: a synchronous store applies the step
+      // with it. Only the leader tells a shared store.
+      const float scale = static_cast<float>(o.learningRate.at(state.step + 1));
+      if (leader && scale != storeScale) {
+        server.parameterStore().setLearningRateScale(scale);
+        storeScale = scale;
+      }
+      // With --samples the last step may be shorter; it is split among the
+      // workers and averaged over its own micro-batches.
+      const int64_t stepSamples =
+          state.step + 1 == lastStep ? lastStepSamples : batch;
+      const int64_t stepMicroBatches = stepSamples / microBatch;
+      int64_t count = source->next(stepSamples, stepInputs);
+      if (count < stepSamples) {
         std::string warning = source->warning();
         throw Error("the training data " + source->describe() +
                     " holds no valid rows" +
@@ -428,9 +630,13 @@ TrainSummary Trainer::run() {
       }
       // A worker runs its slice; the single process all of the step.
       if (group) {
-        count = slice.count * microBatch;
+        const StepSlice mySlice =
+            stepSamples == batch
+                ? slice
+                : stepSlice(stepMicroBatches, group->size(), group->rank());
+        count = mySlice.count * microBatch;
         data::sliceSamples(bundle.inputs(), stepInputs,
-                           slice.first * microBatch, count, sliceInputs);
+                           mySlice.first * microBatch, count, sliceInputs);
       }
       const std::vector<HostTensor> &mine = group ? sliceInputs : stepInputs;
       std::vector<HostTensor> outputs;
@@ -444,16 +650,24 @@ TrainSummary Trainer::run() {
         throw;
       }
       consistent = false;
-      finishStep(batch / microBatch);
+      finishStep(stepMicroBatches);
       consistent = true;
       ++state.step;
-      state.samples += batch;
+      state.samples += stepSamples;
       state.position = source->position();
+      heartbeat.setStep(state.step);
+      // What a step ends with: the debug kill of the MPI tests, then the
+      // faults of HETERPS_FAULT (after the step's checkpoint, if any).
+      auto stepDone = [&] {
+        if (group)
+          group->stepFinished(state.step);
+        faults.stepFinished(state.step);
+      };
 
       SampleResults results = window.collect(outputs, mine[labelInput], count);
       const bool logStep =
-          state.step % o.logEvery == 0 || state.step == o.steps;
-      const bool checkpointStep =
+          state.step % o.logEvery == 0 || state.step == lastStep;
+      bool checkpointStep =
           o.checkpointEvery > 0 && state.step % o.checkpointEvery == 0;
       const bool evalStep = o.evalEvery > 0 && state.step % o.evalEvery == 0;
       if (group) {
@@ -461,15 +675,18 @@ TrainSummary Trainer::run() {
         // gather per step cost more than the step on a shared machine.
         append(unreported, results);
         if (!logStep && !checkpointStep && !evalStep) {
-          group->stepFinished(state.step);
+          stepDone();
           continue;
         }
         results = std::exchange(unreported, SampleResults());
       }
       if (meetAtSyncPoints) {
         // Also a barrier: every worker has finished this step's pushes
-        // before the leader checkpoints or evaluates.
-        stopAgreed = group->anyStopRequested(stopRequested());
+        // before the leader checkpoints or evaluates. A time-based
+        // checkpoint falls due here, at a sync point.
+        const uint32_t agreed = group->combineStepRequests(localRequests());
+        stopAgreed = agreed & kStop;
+        checkpointStep = checkpointStep || (agreed & kCheckpointNow);
       }
       if (group) {
         // The leader reports every worker's losses, scores and labels since
@@ -485,10 +702,10 @@ TrainSummary Trainer::run() {
           summary.trainAuc = window.metric();
         else if (window.kind() == TrainMetrics::Kind::Accuracy)
           summary.trainAccuracy = window.metric();
-        log << "step " << state.step << "/" << o.steps << "  loss "
+        log << "step " << state.step << "/" << lastStep << "  loss "
             << fixed(summary.trainLoss) << window.metricText() << "  "
             << formatRate(window.samples() / seconds) << " samples/s\n";
-        if (state.step != o.steps) {
+        if (state.step != lastStep) {
           window.reset();
           windowFirstStep = state.step + 1;
           windowStart = Clock::now();
@@ -504,9 +721,8 @@ TrainSummary Trainer::run() {
       // evaluation (synchronous workers wait in the next step's endStep).
       if (meetAtSyncPoints && (checkpointStep || evalStep))
         group->barrier();
-      if (group)
-        group->stepFinished(state.step);
       log.flush();
+      stepDone();
     }
   } catch (...) {
     // The parameters are those of the last finished step, which `state`
@@ -528,12 +744,20 @@ TrainSummary Trainer::run() {
   summary.seconds = secondsSince(runStart);
   summary.steps = state.step;
   summary.samples = state.samples;
+  summary.position = state.position;
+  // Where the data stands, so that restarts can be checked to skip and
+  // repeat no sample.
+  auto logData = [&] {
+    log << "data: samples " << state.samples << ", position " << state.position
+        << "\n";
+  };
 
   if (!o.checkpointDir.empty() && state.step > lastCheckpointStep &&
       state.step > summary.firstStep)
     checkpoint();
   if (summary.interrupted) {
-    log << "stopped at step " << state.step << "/" << o.steps << "\n";
+    log << "stopped at step " << state.step << "/" << lastStep << "\n";
+    logData();
     return summary;
   }
   if (std::string warning = source->warning(); !warning.empty())
@@ -543,9 +767,13 @@ TrainSummary Trainer::run() {
   if (!o.dumpParameters.empty() && leader)
     server.dumpParameters(o.dumpParameters);
 
-  int64_t trained = state.step - summary.firstStep;
-  int64_t trainedSamples = trained * batch;
-  if (trained == 0)
+  const int64_t trained = state.step - summary.firstStep;
+  const int64_t trainedSamples = state.samples - firstSamples;
+  if (trained == 0 && o.samples > 0)
+    log << "nothing to train: the checkpoint is at step " << state.step
+        << " with " << state.samples << " samples and --samples is "
+        << o.samples << "\n";
+  else if (trained == 0)
     log << "nothing to train: the checkpoint is at step " << state.step
         << " and --steps is " << o.steps << "\n";
   else
@@ -554,7 +782,12 @@ TrainSummary Trainer::run() {
         << fixed(summary.seconds, 2) << " s, "
         << formatRate(summary.seconds > 0 ? trainedSamples / summary.seconds
                                           : 0)
-        << " samples/s\n";
+        << " samples/s"
+        << (o.samples > 0 ? "; samples " + std::to_string(state.samples) + "/" +
+                                std::to_string(o.samples)
+                          : std::string())
+        << "\n";
+  logData();
   if (trained > 0)
     log << "train loss " << fixed(summary.trainLoss) << window.metricText()
         << " (steps " << windowFirstStep << "-" << state.step << ")\n";

@@ -5,7 +5,8 @@
 // worker checks, against an in-process ParameterServer fed the same gradients,
 // that a step is applied once on the sum of both workers' pushes (Adagrad is
 // nonlinear: applying the pushes one after the other would differ), that pulls
-// between steps see the applied step, and that save/load round-trips. Exit 0
+// between steps see the applied step, that a learning-rate scale sent by the
+// leader applies to the whole step, and that save/load round-trips. Exit 0
 // when all agree; a failure aborts the job with a message naming the check.
 //
 //===----------------------------------------------------------------------===//
@@ -88,6 +89,13 @@ void worker(mpi::MpiJob &job) {
 
   std::vector<float> savedRows, savedDense;
   for (int step = 0; step < 3; ++step) {
+    if (step == 2) {
+      // The leader alone scales the learning rate (as the Trainer does):
+      // the shard applies the whole step, every worker's pushes, at it.
+      if (group.leader())
+        store.setLearningRateScale(2.0f);
+      reference.setLearningRateScale(2.0f);
+    }
     store.push("emb", kKeys.data(), kKeys.size(),
                rowGradients(job.index(), step).data());
     store.pushDense("w", denseGradient(job.index(), step));

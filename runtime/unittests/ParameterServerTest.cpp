@@ -287,6 +287,53 @@ TEST(ParameterServerTest, MovingAverageMatchesHandComputedSteps) {
   EXPECT_THROW(server.createDenseParam("bad", {0.0f}, average), Error);
 }
 
+TEST(ParameterServerTest, LearningRateScaleIsTheRateMultiplied) {
+  // One step at scale 2 is one step at twice the rate, to the bit (doubling
+  // a float is exact), for every optimizer with a rate; moving averages
+  // have none and stay as they are. Scale 1 again is the original rate.
+  OptimizerConfig average;
+  average.kind = OptimizerKind::MovingAverage;
+  average.momentum = 0.75f;
+  for (OptimizerConfig optimizer :
+       {sgd(0.1f, 0.0f), sgd(0.1f, 0.9f), adam(), adagrad(), average}) {
+    OptimizerConfig doubled = optimizer;
+    doubled.learningRate *= 2;
+    ParameterServer scaled(serverConfig(2)), reference(serverConfig(2));
+    scaled.createSparseTable(tableConfig("emb", 2, optimizer));
+    scaled.createDenseParam("dense", {1.0f, -1.0f}, optimizer);
+    reference.createSparseTable(tableConfig("emb", 2, doubled));
+    reference.createDenseParam("dense", {1.0f, -1.0f}, doubled);
+    EXPECT_EQ(scaled.learningRateScale(), 1.0f);
+    scaled.setLearningRateScale(2.0f);
+    for (ParameterServer *server : {&scaled, &reference}) {
+      server->push("emb", {11, 12, 11}, {0.5f, -1.0f, 0.25f, 2.0f, 1.0f, 1.0f});
+      server->pushDense("dense", {0.5f, -0.25f});
+    }
+    const std::string kind = optimizerName(optimizer.kind);
+    EXPECT_TRUE(
+        bitIdentical(*scaled.readRow("emb", 11), *reference.readRow("emb", 11)))
+        << kind;
+    EXPECT_TRUE(
+        bitIdentical(*scaled.readRow("emb", 12), *reference.readRow("emb", 12)))
+        << kind;
+    EXPECT_TRUE(
+        bitIdentical(scaled.readDense("dense"), reference.readDense("dense")))
+        << kind;
+  }
+  ParameterServer server(serverConfig(1));
+  server.createDenseParam("w", {1.0f}, sgd(0.5f, 0.0f));
+  server.setLearningRateScale(2.0f);
+  server.setLearningRateScale(1.0f);
+  server.pushDense("w", {1.0f});
+  EXPECT_EQ(server.pullDense("w"), std::vector<float>{0.5f});
+  server.setLearningRateScale(0.0f); // a warm-up may start from nothing
+  server.pushDense("w", {1.0f});
+  EXPECT_EQ(server.pullDense("w"), std::vector<float>{0.5f});
+  EXPECT_THROW(server.setLearningRateScale(-1.0f), Error);
+  EXPECT_THROW(server.setLearningRateScale(std::nanf("")), Error);
+  EXPECT_THROW(server.setLearningRateScale(INFINITY), Error);
+}
+
 /// True if `future` is still waiting after a while.
 template <typename T> bool stillBlocked(std::future<T> &future) {
   return future.wait_for(std::chrono::milliseconds(200)) ==

@@ -1,8 +1,9 @@
 //===- TestSupport.h - Helpers shared by the runtime's unit tests ---------===//
 //
 // Header-only helpers that several test files need alike: a scratch
-// directory that is fresh on construction and removed on destruction, and
-// whole-file text reads and writes. Nothing here is part of the runtime.
+// directory that is fresh on construction and removed on destruction,
+// whole-file text reads and writes, and an environment variable set for a
+// scope. Nothing here is part of the runtime.
 //
 // Scratch directories lie under fs::temp_directory_path() and carry the
 // process id (and, per test, a tag or the running test's name), so test
@@ -17,9 +18,11 @@
 #ifndef HETERPS_RUNTIME_UNITTESTS_TESTSUPPORT_H
 #define HETERPS_RUNTIME_UNITTESTS_TESTSUPPORT_H
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <unistd.h>
@@ -83,6 +86,33 @@ inline std::string readText(const std::string &path) {
   return std::string((std::istreambuf_iterator<char>(stream)),
                      std::istreambuf_iterator<char>());
 }
+
+/// Sets (or, with nullopt, unsets) an environment variable for its
+/// lifetime, then puts back what was there.
+class ScopedEnvironment {
+public:
+  ScopedEnvironment(const char *name, std::optional<std::string> value)
+      : name(name) {
+    if (const char *old = std::getenv(name))
+      previous = old;
+    if (value)
+      ::setenv(name, value->c_str(), 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnvironment() {
+    if (previous)
+      ::setenv(name, previous->c_str(), 1);
+    else
+      ::unsetenv(name);
+  }
+  ScopedEnvironment(const ScopedEnvironment &) = delete;
+  ScopedEnvironment &operator=(const ScopedEnvironment &) = delete;
+
+private:
+  const char *name;
+  std::optional<std::string> previous;
+};
 
 } // namespace heterps::rt::testsupport
 

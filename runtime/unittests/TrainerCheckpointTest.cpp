@@ -15,12 +15,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <thread>
 
 using namespace heterps::rt;
 using namespace heterps::rt::train;
@@ -603,6 +605,232 @@ TEST_F(TrainerLoop, StopsAndCheckpointsWhenAsked) {
   EXPECT_TRUE(summary.interrupted);
   EXPECT_EQ(summary.steps, 3);
   EXPECT_EQ(verifyCheckpoint(o.checkpointDir + "/step-3").step, 3);
+}
+
+TEST(TrainerFlags, CheckpointEveryTakesStepsOrATime) {
+  EXPECT_EQ(parseCheckpointInterval("10").steps, 10);
+  EXPECT_EQ(parseCheckpointInterval("10").seconds, 0);
+  EXPECT_EQ(parseCheckpointInterval("0").steps, 0); // none, as before
+  EXPECT_EQ(parseCheckpointInterval("30s").seconds, 30);
+  EXPECT_EQ(parseCheckpointInterval("30s").steps, 0);
+  EXPECT_EQ(parseCheckpointInterval("2m").seconds, 120);
+  EXPECT_EQ(parseCheckpointInterval("1h").seconds, 3600);
+  EXPECT_EQ(parseCheckpointInterval("0.5s").seconds, 0.5);
+  for (const char *bad : {"3x", "", "s", "0s", "-1s", "1e3s", " 10", "10 ",
+                          "1..5s", ".s", "12345678901234567890"}) {
+    try {
+      parseCheckpointInterval(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error &error) {
+      EXPECT_EQ(std::string(error.what()),
+                "--checkpoint-every '" + std::string(bad) +
+                    "': give steps (10) or seconds (30s, 2m)");
+    }
+  }
+}
+
+TEST(TrainerFlags, LearningRateWarmupRampsToTheScale) {
+  LearningRateSchedule schedule;
+  EXPECT_EQ(schedule.at(1), 1.0);
+  schedule.scale = 2;
+  EXPECT_EQ(schedule.at(1), 2.0);
+  parseLearningRateWarmup("0.5:10:20", schedule);
+  EXPECT_EQ(schedule.from, 0.5);
+  EXPECT_EQ(schedule.start, 10);
+  EXPECT_EQ(schedule.end, 20);
+  EXPECT_EQ(schedule.at(1), 0.5);
+  EXPECT_EQ(schedule.at(10), 0.5);
+  EXPECT_DOUBLE_EQ(schedule.at(11), 0.65);
+  EXPECT_DOUBLE_EQ(schedule.at(15), 1.25);
+  EXPECT_EQ(schedule.at(20), 2.0);
+  EXPECT_EQ(schedule.at(1000), 2.0);
+  EXPECT_NO_THROW(schedule.check());
+  auto error = [](const std::string &text) -> std::string {
+    LearningRateSchedule schedule;
+    try {
+      parseLearningRateWarmup(text, schedule);
+    } catch (const Error &error) {
+      return error.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error("1:5").find("--lr-warmup '1:5': not three fields"),
+            std::string::npos);
+  EXPECT_NE(error("1:5:5").find("END must come after START"),
+            std::string::npos);
+  EXPECT_NE(error("-1:0:5").find("'-1' is not a scale of at least 0"),
+            std::string::npos);
+  EXPECT_NE(error("x:0:5").find("'x' is not a scale"), std::string::npos);
+  EXPECT_NE(error("0:a:5").find("'a' is not a step"), std::string::npos);
+  schedule = LearningRateSchedule();
+  schedule.scale = 0;
+  EXPECT_THROW(schedule.check(), Error);
+}
+
+TEST_F(TrainerLoop, ChecksItsLength) {
+  auto expectError = [&](TrainerOptions o, const std::string &message) {
+    try {
+      train(*bundle, o);
+      ADD_FAILURE() << "accepted; expected: " << message;
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what()).find(message), std::string::npos)
+          << error.what();
+    }
+  };
+  TrainerOptions o = options(2);
+  o.samples = 16;
+  expectError(o, "give the run's length as --steps N or as --samples N, not "
+                 "both");
+  o = options(0);
+  o.samples = 22; // batch 8, micro-batches of 4: a last step of 6
+  expectError(o, "--samples 22 leaves a last step of 6 samples (the run is at "
+                 "0 samples, steps of --batch 8), not a whole number of the "
+                 "bundle's micro-batches of 4; give --samples 16 or 24");
+  o = options(2);
+  o.checkpointDir = scratch / "ckpt";
+  o.checkpointEvery = 2;
+  o.checkpointEverySeconds = 5;
+  expectError(o, "--checkpoint-every needs --checkpoint-dir DIR and a "
+                 "positive count");
+  o = options(2);
+  o.learningRate.scale = -2;
+  expectError(o, "--lr-scale -2 must be a finite number above 0");
+}
+
+TEST_F(TrainerLoop, TrainsForSamplesWithAShortLastStep) {
+  TrainerOptions o = options(0);
+  o.samples = 20; // steps of 8, 8 and 4
+  o.checkpointDir = scratch / "ckpt";
+  TrainRun run = train(*bundle, o);
+  EXPECT_EQ(run.summary.steps, 3);
+  EXPECT_EQ(run.summary.samples, 20);
+  EXPECT_NE(run.log.find("step 2/3  loss "), std::string::npos) << run.log;
+  EXPECT_NE(run.log.find("step 3/3  loss "), std::string::npos) << run.log;
+  EXPECT_NE(run.log.find("done: 3 steps (1-3), 20 samples, "),
+            std::string::npos)
+      << run.log;
+  EXPECT_NE(run.log.find("; samples 20/20\n"), std::string::npos) << run.log;
+  // The data stands where 20 samples in steps of 4 leave it.
+  TrainerOptions fours = options(5);
+  fours.batch = 4;
+  TrainRun reference = train(*bundle, fours);
+  EXPECT_EQ(run.summary.position, reference.summary.position);
+  EXPECT_NE(run.log.find("data: samples 20, position " +
+                         reference.summary.position + "\n"),
+            std::string::npos)
+      << run.log;
+  EXPECT_NE(reference.log.find("data: samples 20, position "),
+            std::string::npos)
+      << reference.log;
+  TrainerState state = verifyCheckpoint(o.checkpointDir + "/step-3");
+  EXPECT_EQ(state.samples, 20);
+  EXPECT_EQ(state.position, reference.summary.position);
+
+  // Resumed with a larger target: the checkpoint's samples count.
+  o.resume = true;
+  o.samples = 36; // 16 more: two steps of 8
+  TrainRun more = train(*bundle, o);
+  EXPECT_EQ(more.summary.firstStep, 3);
+  EXPECT_EQ(more.summary.steps, 5);
+  EXPECT_EQ(more.summary.samples, 36);
+  o.samples = 30; // already past it
+  TrainRun nothing = train(*bundle, o);
+  EXPECT_NE(nothing.log.find("nothing to train: the checkpoint is at step 5 "
+                             "with 36 samples and --samples is 30"),
+            std::string::npos)
+      << nothing.log;
+}
+
+TEST_F(TrainerLoop, ChecksTheLastStepFromTheResumedState) {
+  TrainerOptions o = options(1); // 8 samples
+  o.checkpointDir = scratch / "ckpt";
+  train(*bundle, o);
+  o.resume = true;
+  o.steps = 0;
+  o.samples = 14; // 6 left
+  try {
+    train(*bundle, o);
+    ADD_FAILURE() << "a last step of 6 samples was accepted";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("--samples 14 leaves a last step of 6 samples (the run "
+                        "is at 8 samples, steps of --batch 8), not a whole "
+                        "number of the bundle's micro-batches of 4; give "
+                        "--samples 16"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST_F(TrainerLoop, CheckpointsOnTheClock) {
+  TrainerOptions o = options(5);
+  o.checkpointDir = scratch / "ckpt";
+  o.checkpointEverySeconds = 1e-9; // due at every step boundary
+  o.keepCheckpoints = 10;
+  TrainRun run = train(*bundle, o);
+  std::vector<CheckpointEntry> kept = listCheckpoints(o.checkpointDir);
+  ASSERT_EQ(kept.size(), 5u) << run.log;
+  for (int64_t step = 1; step <= 5; ++step)
+    EXPECT_EQ(kept[step - 1].step, step);
+
+  o.checkpointDir = scratch / "hourly";
+  o.checkpointEverySeconds = 3600; // only the last step's
+  train(*bundle, o);
+  kept = listCheckpoints(o.checkpointDir);
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(kept[0].step, 5);
+}
+
+TEST_F(TrainerLoop, StopsWhenTheStopFileAppears) {
+  ScopedEnvironment stopFile("HETERPS_STOP_FILE", scratch / "stop");
+  ScopedEnvironment interval("HETERPS_HEARTBEAT_INTERVAL_MS", "1");
+  TrainerOptions o = options(1000);
+  o.checkpointDir = scratch / "ckpt";
+  o.logEvery = 1;
+  // The file appears after the third step's line; the heartbeat thread
+  // sees it before the next step starts.
+  struct StopAfter : std::stringbuf {
+    std::string path;
+    explicit StopAfter(std::string path) : path(std::move(path)) {}
+    int sync() override {
+      if (str().find("step 3/") != std::string::npos && !fs::exists(path)) {
+        writeText(path, "");
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+      return 0;
+    }
+  } buffer(scratch / "stop");
+  std::ostream log(&buffer);
+  TrainSummary summary = Trainer(*bundle, o, log).run();
+  EXPECT_TRUE(summary.interrupted);
+  EXPECT_EQ(summary.stopReason, StopReason::Request);
+  EXPECT_EQ(summary.steps, 3);
+  EXPECT_EQ(summary.lastCheckpoint, o.checkpointDir + "/step-3");
+  EXPECT_EQ(verifyCheckpoint(o.checkpointDir + "/step-3").step, 3);
+  EXPECT_NE(buffer.str().find("stopped at step 3/1000\ndata: samples 24, "),
+            std::string::npos)
+      << buffer.str();
+}
+
+TEST_F(TrainerLoop, WritesHeartbeatsAndRefusesABadFaultSpec) {
+  ScopedEnvironment directory("HETERPS_HEARTBEAT_DIR", scratch / "beats");
+  TrainerOptions o = options(4);
+  train(*bundle, o);
+  // The last beat has the last step.
+  EXPECT_NE(readText(scratch / "beats/worker-0").find(" step=4 "),
+            std::string::npos)
+      << readText(scratch / "beats/worker-0");
+  ScopedEnvironment fault("HETERPS_FAULT", "kill:worker:0");
+  try {
+    train(*bundle, o);
+    ADD_FAILURE() << "a malformed HETERPS_FAULT was accepted";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("HETERPS_FAULT: fault spec 'kill:worker:0': no "
+                        "'@STEP'"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 } // namespace

@@ -44,7 +44,7 @@ json channel(const char *name, const char *dtype, json shape, int from,
               {"to", to}};
 }
 
-json stageManifest(int replicas) {
+json stageManifest(int replicas, double learningRate = 0.1) {
   auto input = [](const char *name, const char *dtype, json shape) {
     return json{{"name", name},
                 {"dtype", dtype},
@@ -91,7 +91,7 @@ json stageManifest(int replicas) {
         {"loss_output", "loss"},
         {"optimizer",
          {{"kind", "adagrad"},
-          {"learning_rate", 0.1},
+          {"learning_rate", learningRate},
           {"epsilon", 1e-8},
           {"initial_accumulator", 0.1}}},
         {"parameters",
@@ -121,10 +121,12 @@ protected:
   static std::string path(const std::string &name) { return *scratch / name; }
 
   /// A bundle directory with `replicas` replicas of the fixture stage.
-  std::unique_ptr<Bundle> makeBundle(const std::string &name, int replicas) {
+  std::unique_ptr<Bundle> makeBundle(const std::string &name, int replicas,
+                                     double learningRate = 0.1) {
     std::string directory = path(name);
     fs::create_directories(directory);
-    std::ofstream(directory + "/manifest.json") << stageManifest(replicas);
+    std::ofstream(directory + "/manifest.json")
+        << stageManifest(replicas, learningRate);
     std::string weights(128, '\0');
     std::ofstream(directory + "/weights.bin", std::ios::binary) << weights;
     fs::copy_file(HETERPS_TEST_TRAINING_STAGE, directory + "/stage_0.so",
@@ -218,6 +220,67 @@ TEST_F(TrainingEndToEnd, IsReproducibleAndResumable) {
   EXPECT_EQ(expected.size(), 4u); // dense_w, bias, emb.ids, emb.rows
   HostTensor ids = readTensorFile(path("whole-dump/emb.ids.npy"));
   EXPECT_GT(ids.shape[0], 26); // the rows training touched
+}
+
+TEST_F(TrainingEndToEnd, AShortLastStepIsAveragedOverItsOwnMicroBatches) {
+  // --samples with a last step of 2 micro-batches (16 samples) trains as
+  // 5 steps of 64 followed, after a resume, by one step of --batch 16.
+  auto bundle = makeBundle("short", 3);
+  TrainerOptions whole = options(0);
+  whole.samples = 5 * 64 + 16;
+  whole.dumpParameters = path("short-dump");
+  TrainSummary summary = train(*bundle, whole);
+  EXPECT_EQ(summary.steps, 6);
+  EXPECT_EQ(summary.samples, 336);
+
+  TrainerOptions first = options(5);
+  first.checkpointDir = path("short-checkpoints");
+  train(*bundle, first);
+  TrainerOptions second = options(6);
+  second.batch = 16;
+  second.checkpointDir = first.checkpointDir;
+  second.resume = true;
+  second.dumpParameters = path("short-resumed-dump");
+  TrainSummary resumed = train(*bundle, second);
+  EXPECT_EQ(resumed.position, summary.position);
+  EXPECT_EQ(dumpContents(second.dumpParameters),
+            dumpContents(whole.dumpParameters));
+}
+
+TEST_F(TrainingEndToEnd, LearningRateScaleTrainsAsTheScaledRate) {
+  // Adagrad at rate 0.1 scaled by 2 is Adagrad at rate 0.2, to the bit.
+  auto scaled = makeBundle("scaled", 2, 0.1);
+  auto doubled = makeBundle("doubled", 2, 0.2);
+  TrainerOptions o = options(12);
+  o.hashBuckets = kBuckets;
+  o.learningRate.scale = 2;
+  o.dumpParameters = path("scaled-dump");
+  train(*scaled, o);
+  TrainerOptions reference = options(12);
+  reference.hashBuckets = kBuckets;
+  reference.dumpParameters = path("doubled-dump");
+  train(*doubled, reference);
+  EXPECT_EQ(dumpContents(o.dumpParameters),
+            dumpContents(reference.dumpParameters));
+
+  // A warm-up that jumps from 1 to 2 after step 5 trains as 5 steps at
+  // scale 1 and, resumed (checkpoints keep no scale), 7 at scale 2.
+  TrainerOptions warm = o;
+  warm.dumpParameters = path("warm-dump");
+  parseLearningRateWarmup("1:5:6", warm.learningRate);
+  train(*scaled, warm);
+  TrainerOptions before = options(5);
+  before.hashBuckets = kBuckets;
+  before.checkpointDir = path("warm-checkpoints");
+  train(*scaled, before);
+  TrainerOptions after = o;
+  after.checkpointDir = before.checkpointDir;
+  after.resume = true;
+  after.dumpParameters = path("warm-resumed-dump");
+  train(*scaled, after);
+  EXPECT_EQ(dumpContents(warm.dumpParameters),
+            dumpContents(after.dumpParameters));
+  EXPECT_NE(dumpContents(warm.dumpParameters), dumpContents(o.dumpParameters));
 }
 
 TEST_F(TrainingEndToEnd, ReportsAnIdOutsideItsTable) {

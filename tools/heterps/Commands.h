@@ -61,7 +61,14 @@ struct TrainOptions {
   /// --data-input / --eval-input: NAME=FILE.npy, one per bundle input.
   std::vector<std::string> dataInputs, evalInputs;
   int64_t batch = 0, steps = 0, logEvery = 100, evalEvery = 0;
-  int64_t checkpointEvery = 0, hashBuckets = 0;
+  /// --samples: the run's length in samples instead of --steps (0: none).
+  int64_t samples = 0;
+  /// --checkpoint-every: steps ("10") or a time ("30s"); "" for none.
+  std::string checkpointEvery;
+  int64_t hashBuckets = 0;
+  /// --lr-scale and --lr-warmup FROM:START:END ("" for none).
+  double learningRateScale = 1;
+  std::string learningRateWarmup;
   int keepCheckpoints = 2;
   bool resume = false;
   uint64_t seed = 1;
@@ -76,9 +83,9 @@ struct TrainOptions {
   ConsistencyOptions consistency;
 };
 
-/// Trains a training bundle on Criteo or .npy data; 0 on success, 1 on an
-/// error, 128 + the signal when SIGINT or SIGTERM stopped it (after a
-/// checkpoint).
+/// Trains a training bundle on Criteo or .npy data; 0 on success (also when
+/// HETERPS_STOP_FILE stopped it, after a checkpoint), 1 on an error, 128 +
+/// the signal when SIGINT or SIGTERM stopped it (after a checkpoint).
 int train(const TrainOptions &options);
 
 struct GradCheckOptions {

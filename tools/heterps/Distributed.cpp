@@ -10,6 +10,7 @@
 #include "Commands.h"
 
 #include "heterps/Runtime/Bundle.h"
+#include "heterps/Runtime/FaultInjection.h"
 #include "heterps/Runtime/Types.h"
 #include "heterps/Runtime/WorkerGroup.h"
 #ifdef HETERPS_HAVE_MPI
@@ -286,6 +287,7 @@ int launch(const LaunchOptions &options) {
 #ifdef HETERPS_HAVE_MPI
     rt::mpi::checkWaitEnvironment();
 #endif
+    rt::train::checkLivenessEnvironment();
     if (mpirun.find('/') == std::string::npos) {
       llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(mpirun);
       if (!found)

@@ -3,7 +3,8 @@
 // Compiled with exceptions, like Run.cpp: the runtime reports errors as
 // heterps::rt::Error, and every one ends here as a single message and exit
 // code 1. SIGINT and SIGTERM stop training between steps, so the last step
-// is checkpointed instead of lost.
+// is checkpointed instead of lost; so does the stop file of
+// HETERPS_STOP_FILE, which then exits 0.
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,10 +69,20 @@ int train(const TrainOptions &options) {
     trainer.shuffle = options.shuffle;
     trainer.batch = options.batch;
     trainer.steps = options.steps;
+    trainer.samples = options.samples;
     trainer.logEvery = options.logEvery;
     trainer.evalEvery = options.evalEvery;
     trainer.checkpointDir = options.checkpointDir;
-    trainer.checkpointEvery = options.checkpointEvery;
+    if (!options.checkpointEvery.empty()) {
+      train::CheckpointInterval interval =
+          train::parseCheckpointInterval(options.checkpointEvery);
+      trainer.checkpointEvery = interval.steps;
+      trainer.checkpointEverySeconds = interval.seconds;
+    }
+    trainer.learningRate.scale = options.learningRateScale;
+    if (!options.learningRateWarmup.empty())
+      train::parseLearningRateWarmup(options.learningRateWarmup,
+                                     trainer.learningRate);
     trainer.keepCheckpoints = options.keepCheckpoints;
     trainer.resume = options.resume;
     trainer.seed = options.seed;
@@ -97,6 +108,15 @@ int train(const TrainOptions &options) {
     train::TrainSummary summary = train::Trainer(bundle, trainer, log).run();
     if (distributed)
       distributed->finish();
+    if (summary.stopReason == train::StopReason::Request) {
+      // How a supervisor stops a job to resize or preempt it: not a failure.
+      log << "heterps run: stopped on request at step " << summary.steps
+          << "; checkpoint "
+          << (summary.lastCheckpoint.empty() ? "none (no --checkpoint-dir)"
+                                             : summary.lastCheckpoint)
+          << "\n";
+      return 0;
+    }
     if (summary.interrupted) {
       // Workers stop together: one that got no signal itself stops as if
       // it had been sent SIGTERM.

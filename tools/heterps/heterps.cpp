@@ -20,6 +20,7 @@
 
 #include "Commands.h"
 #include "Distributed.h"
+#include "Job.h"
 
 #include <cstdlib>
 
@@ -50,6 +51,12 @@ static cl::SubCommand
                   "Train as an MPI job of parameter-server shards and "
                   "data-parallel workers: `launch BUNDLE [--workers W] "
                   "[--ps-shards S] -- <flags of run --train>`");
+// Parsed by jobCommand (Job.cpp); declared here for --help.
+static cl::SubCommand
+    jobHelp("job", "Run a supervised training job that survives failures and "
+                   "resizes on request: `job run JOBFILE`, `job resize JOBDIR "
+                   "--workers W --batch B`, `job status JOBDIR`, `job stop "
+                   "JOBDIR` (docs/Jobs.md)");
 static cl::SubCommand
     psShardCommand("ps-shard", "Serve as a parameter-server shard rank of "
                                "an MPI job (heterps launch starts these)");
@@ -209,6 +216,11 @@ static cl::opt<int64_t> trainBatch(
 static cl::opt<int64_t> trainSteps("steps", cl::init(0),
                                    cl::desc("Train up to this step"),
                                    cl::sub(runCommand));
+static cl::opt<int64_t> trainSamples(
+    "samples", cl::init(0),
+    cl::desc("Instead of --steps: train until this many samples are trained "
+             "(counted from the start; the last step takes what remains)"),
+    cl::sub(runCommand));
 static cl::opt<int64_t> logEvery("log-every", cl::init(100),
                                  cl::desc("Steps per progress line"),
                                  cl::sub(runCommand));
@@ -220,9 +232,11 @@ static cl::opt<std::string>
     checkpointDir("checkpoint-dir",
                   cl::desc("Where checkpoints go (DIR/step-<k>)"),
                   cl::value_desc("dir"), cl::sub(runCommand));
-static cl::opt<int64_t> checkpointEvery("checkpoint-every", cl::init(0),
-                                        cl::desc("Steps between checkpoints"),
-                                        cl::sub(runCommand));
+static cl::opt<std::string> checkpointEvery(
+    "checkpoint-every",
+    cl::desc("Steps between checkpoints (10), or the time between them by "
+             "worker 0's clock (30s, 2m)"),
+    cl::value_desc("steps|time"), cl::sub(runCommand));
 static cl::opt<int> keepCheckpoints("keep-checkpoints", cl::init(2),
                                     cl::desc("Checkpoints kept"),
                                     cl::sub(runCommand));
@@ -249,6 +263,17 @@ static cl::opt<std::string> dumpParameters(
     cl::desc("After training, write every dense parameter and touched "
              "sparse row as .npy here"),
     cl::value_desc("dir"), cl::sub(runCommand));
+
+static cl::opt<double> learningRateScale(
+    "lr-scale", cl::init(1),
+    cl::desc("--train: multiply the learning rate of every optimizer update "
+             "by this (e.g. after changing --batch)"),
+    cl::sub(runCommand));
+static cl::opt<std::string> learningRateWarmup(
+    "lr-warmup",
+    cl::desc("--train: ramp the --lr-scale linearly from FROM after step "
+             "START to its value at step END"),
+    cl::value_desc("FROM:START:END"), cl::sub(runCommand));
 
 static cl::opt<bool> trainShuffle(
     "shuffle",
@@ -408,6 +433,8 @@ consistencyOptions(const char *command) {
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  if (argc > 1 && StringRef(argv[1]) == "job")
+    return jobCommand(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "HeterPS driver\n");
   // Training alternates OpenMP kernels with serial parameter-server and
   // data work; spinning OpenMP workers steal the cores that work needs (5x
@@ -453,10 +480,16 @@ int main(int argc, char **argv) {
         return 1;
       }
     if ((trainData.empty() && trainDataInputs.empty()) ||
-        !trainSteps.getNumOccurrences()) {
+        (!trainSteps.getNumOccurrences() &&
+         !trainSamples.getNumOccurrences())) {
       reportError("run", "--train needs --data FILE (Criteo TSV) or "
                          "--data-input NAME=FILE.npy for every input, and "
-                         "--steps N");
+                         "--steps N (or --samples N)");
+      return 1;
+    }
+    if (trainSteps.getNumOccurrences() && trainSamples.getNumOccurrences()) {
+      reportError("run", "give the run's length as --steps N or as --samples "
+                         "N, not both");
       return 1;
     }
     TrainOptions options;
@@ -467,6 +500,7 @@ int main(int argc, char **argv) {
     options.evalInputs.assign(evalDataInputs.begin(), evalDataInputs.end());
     options.batch = trainBatch;
     options.steps = trainSteps;
+    options.samples = trainSamples;
     options.logEvery = logEvery;
     options.evalEvery = evalEvery;
     options.checkpointDir = checkpointDir;
@@ -482,6 +516,8 @@ int main(int argc, char **argv) {
     options.dumpParameters = dumpParameters;
     options.mpiWorker = mpiWorker;
     options.shuffle = trainShuffle;
+    options.learningRateScale = learningRateScale;
+    options.learningRateWarmup = learningRateWarmup;
     std::optional<ConsistencyOptions> parsed = consistencyOptions("run");
     if (!parsed)
       return 1;
@@ -503,6 +539,7 @@ int main(int argc, char **argv) {
                                              std::addressof(evalDataInputs),
                                              &trainBatch,
                                              &trainSteps,
+                                             &trainSamples,
                                              &logEvery,
                                              &evalEvery,
                                              &checkpointDir,
@@ -516,7 +553,9 @@ int main(int argc, char **argv) {
                                              &mpiWorker,
                                              &consistency,
                                              &staleness,
-                                             &trainShuffle})
+                                             &trainShuffle,
+                                             &learningRateScale,
+                                             &learningRateWarmup})
       if (option->getNumOccurrences()) {
         reportError("run", "--" + option->ArgStr + " needs --train");
         return 1;
@@ -599,6 +638,6 @@ int main(int argc, char **argv) {
     return stageRank(options);
   }
   errs() << "heterps: give a command: compile, build, run, gradcheck, "
-            "datagen, launch, ps-shard or stage-rank (see --help)\n";
+            "datagen, launch, job, ps-shard or stage-rank (see --help)\n";
   return 1;
 }

@@ -47,6 +47,16 @@ TEST(LauncherOutput, Srun) {
   EXPECT_EQ(exits[1].exitCode, 3);
 }
 
+TEST(LauncherOutput, LostHost) {
+  std::vector<RankExit> exits = parseLauncherOutput(
+      "ORTE has lost communication with a remote daemon.\n\n"
+      "  HNP daemon   : [[27539,0],0] on node vm\n"
+      "  Remote daemon: [[27539,0],2] on node n2\n");
+  ASSERT_EQ(exits.size(), 1u);
+  EXPECT_EQ(exits[0].mpiRank, -1);
+  EXPECT_EQ(exits[0].host, "n2");
+}
+
 TEST(LauncherOutput, NothingToBlame) {
   EXPECT_TRUE(parseLauncherOutput("step 5/20 loss 0.6\ndone\n").empty());
 }

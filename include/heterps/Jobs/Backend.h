@@ -36,7 +36,8 @@ struct LaunchRequest {
   std::string logPath;
 };
 
-/// One rank's end as the launcher reported it.
+/// One rank's end as the launcher reported it, or a host lost whole (its
+/// launcher daemon gone: mpiRank -1).
 struct RankExit {
   int mpiRank = -1;
   std::string host;
@@ -89,7 +90,8 @@ makeSlurmBackend(const BackendSpec &spec, const std::string &jobName,
 
 /// The rank ends a launcher's output reports: mpirun's "process rank R ...
 /// exited on signal N", "Process name: [[J,1],R] Exit code: C",
-/// "MPI_ABORT was invoked on rank R" and srun's "task R: Killed".
+/// "MPI_ABORT was invoked on rank R", "Remote daemon: ... on node H" (a
+/// lost host) and srun's "task R: Killed".
 std::vector<RankExit> parseLauncherOutput(const std::string &text);
 
 } // namespace heterps::jobs

@@ -88,8 +88,8 @@ struct SupervisorOptions {
 /// One end of a rank the supervisor saw.
 struct FailureRecord {
   int attempt = 0;
-  /// exit, signal, hang, lost (the attempt ended without a rank to blame),
-  /// engine (the cluster engine ended it, e.g. a node failure).
+  /// exit, signal, hang, host (a whole host was lost), lost (the attempt
+  /// ended without a rank to blame), engine (the cluster engine ended it).
   std::string kind;
   std::string role;
   int index = -1, mpiRank = -1;
@@ -108,7 +108,7 @@ struct AttemptRecord {
   std::string engineId;
   double startedAt = 0, endedAt = 0;
   int64_t startStep = 0, endStep = 0;
-  /// done, failure, resize, stop, gave-up.
+  /// done, failure, resize, stop, preempted.
   std::string end;
   int exitCode = -1;
   std::vector<std::string> excludedHosts;
@@ -134,6 +134,9 @@ struct JobReport {
   std::vector<std::string> excludedHosts;
   std::vector<std::string> warnings;
   int restarts = 0;
+  /// Attempts the engine stopped early (time limit, preemption) after a
+  /// checkpoint; not restarts.
+  int preemptions = 0;
   int64_t stepsRedone = 0;
   double secondsLost = 0, seconds = 0;
   int64_t samples = 0, steps = 0;

@@ -196,7 +196,9 @@ struct ShardOptions {
 /// once, and endStep is answered as soon as its worker is no more than
 /// `staleness` steps ahead of the slowest worker still in the job. A
 /// request that fails is answered with the error (the worker throws it);
-/// an MPI failure aborts the job. Throws Error for a malformed message.
+/// an MPI failure aborts the job. Throws Error for a malformed message. The
+/// shard keeps a heartbeat of the steps it applied and carries out the
+/// faults of HETERPS_FAULT (a malformed one is an Error at once).
 void runParameterServerShard(MpiJob &job, const ShardOptions &options);
 
 //===----------------------------------------------------------------------===//
@@ -231,6 +233,11 @@ public:
   /// Synchronous: blocks until every worker ended the step and the shards
   /// applied it. Asynchronous: blocks while this worker is too far ahead.
   void endStep() override;
+  /// Every shard scales its updates from the next one it applies (request
+  /// lr-scale).
+  void setLearningRateScale(float scale) override;
+  /// Every shard counts its applied steps from `step` (resumed-at-step).
+  void resumedAtStep(int64_t step) override;
   std::optional<std::vector<float>> readRow(const std::string &table,
                                             uint64_t key) override;
   std::vector<std::optional<std::vector<float>>>
@@ -298,7 +305,9 @@ std::vector<StageSlot> stageSlots(const Bundle &bundle);
 
 /// Serves the job's worker as stage rank job.index() of `bundle` until the
 /// worker says goodbye (then says goodbye to the shards). Throws Error when
-/// the job's stage ranks do not match the bundle's replicas.
+/// the job's stage ranks do not match the bundle's replicas. Keeps a
+/// heartbeat of the steps it pushed and the faults of HETERPS_FAULT, like a
+/// shard.
 void runStageRank(MpiJob &job, const Bundle &bundle);
 
 /// The worker's side of its stage ranks.
@@ -349,7 +358,7 @@ public:
   int size() const override { return job.workers(); }
   ps::ParameterStore &store() override { return client; }
   std::string broadcast(const std::string &value) override;
-  bool anyStopRequested(bool local) override;
+  uint32_t combineStepRequests(uint32_t requests) override;
   std::vector<float> gather(const std::vector<float> &values) override;
   void barrier() override;
   bool asynchronous() const override {

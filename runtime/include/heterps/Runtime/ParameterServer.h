@@ -167,6 +167,10 @@ public:
   void pushDense(const std::string &name,
                  const std::vector<float> &gradient) override;
 
+  /// Scales the learning rate of every later update (ParameterStore).
+  void setLearningRateScale(float scale) override;
+  float learningRateScale() const;
+
   /// Worker `worker` has finished (pushed) its steps before `step`. Steps
   /// only move forward.
   void reportStep(int worker, int64_t step);

@@ -70,6 +70,18 @@ public:
                              const std::vector<std::vector<float>> &gradients);
   /// The pushes of this step are complete (see the file comment).
   virtual void endStep() {}
+  /// Multiplies the learning rate of every optimizer update from now on
+  /// (Sgd, Adam, Adagrad; not MovingAverage) by `scale` (initially 1):
+  /// how a run with another global batch keeps its step size. Set between
+  /// steps; a remote store sends it to every shard, so call it only when
+  /// the scale changes. Not part of a checkpoint. Throws Error unless
+  /// `scale` is finite and >= 0.
+  virtual void setLearningRateScale(float scale) = 0;
+  /// The parameters are those after step `step` (a resumed run's
+  /// checkpoint). A remote store tells its shards, which count the steps
+  /// they apply from there (heartbeats, fault injection); the in-process
+  /// server keeps no step.
+  virtual void resumedAtStep(int64_t step) { (void)step; }
 
   /// The row's weights followed by its optimizer state, or nothing if the
   /// row was never touched. Creates nothing.

@@ -22,6 +22,13 @@
 // place, so a killed run leaves either a complete checkpoint or none; then
 // all but the newest --keep-checkpoints older ones are deleted.
 //
+// For a job supervisor (docs/Distributed.md, "Liveness and fault
+// injection"): the run keeps a heartbeat file and watches a stop file as the
+// environment says (Heartbeat.h), fails on purpose as HETERPS_FAULT says
+// (FaultInjection.h), may be given its length in samples, checkpoints by the
+// clock and scales the learning rate, and ends with a `data:` line giving
+// the samples trained and the data position.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef HETERPS_RUNTIME_TRAINER_H
@@ -43,6 +50,36 @@ namespace heterps::rt::train {
 
 class WorkerGroup;
 
+/// --checkpoint-every: steps ("10") or a time ("30s", "2m", "1h"); one of
+/// the two is positive.
+struct CheckpointInterval {
+  int64_t steps = 0;
+  double seconds = 0;
+};
+/// Parses --checkpoint-every's value; throws Error saying what it takes.
+CheckpointInterval parseCheckpointInterval(const std::string &text);
+
+/// The learning-rate scale of every step (--lr-scale X, --lr-warmup
+/// FROM:START:END): X, or during a warm-up a linear ramp from FROM after
+/// step START to X at step END. The parameter store applies it to every
+/// optimizer update (ParameterStore::setLearningRateScale).
+struct LearningRateSchedule {
+  double scale = 1;
+  /// A warm-up when end > start: `from` up to step `start`, then linear.
+  double from = 1;
+  int64_t start = 0, end = 0;
+
+  bool warmup() const { return end > start; }
+  /// The scale of training step `step` (the first step is 1).
+  double at(int64_t step) const;
+  /// Throws Error naming the flag of a value out of range.
+  void check() const;
+};
+/// Parses --lr-warmup's FROM:START:END into `schedule`; throws Error naming
+/// the flag and what it takes.
+void parseLearningRateWarmup(const std::string &text,
+                             LearningRateSchedule &schedule);
+
 struct TrainerOptions {
   std::string data; // Criteo TSV to train on (looped over epochs)
   std::string eval; // Criteo TSV to evaluate on; empty: no evaluation
@@ -56,11 +93,21 @@ struct TrainerOptions {
   int64_t batch = 0;
   /// The step to train up to (counted from the start, also on resume).
   int64_t steps = 0;
+  /// Instead of `steps`: train until this many samples (counted from the
+  /// start) are trained. The last step takes what remains, which must be a
+  /// whole number of micro-batches (and, in a group, at least one per
+  /// worker); its gradients are averaged over its own micro-batches.
+  int64_t samples = 0;
   int64_t logEvery = 100;
   /// Also evaluate every this many steps (0: only at the end).
   int64_t evalEvery = 0;
   std::string checkpointDir;
+  /// Checkpoint every this many steps or, instead, once this many seconds
+  /// have passed since the last checkpoint (or the start) by the leader's
+  /// clock, decided at the next step boundary (asynchronous groups: at the
+  /// next sync point).
   int64_t checkpointEvery = 0;
+  double checkpointEverySeconds = 0;
   int keepCheckpoints = 2;
   bool resume = false;
   uint64_t seed = 1;
@@ -74,15 +121,22 @@ struct TrainerOptions {
   int framesInFlight = 4;
   /// Where to write every parameter as .npy after training; empty: nowhere.
   std::string dumpParameters;
-  /// Polled between steps: when set, the trainer writes a checkpoint (where
-  /// checkpoints are configured) and stops.
+  /// Polled between steps: when set (by a signal handler), the trainer
+  /// writes a checkpoint (where checkpoints are configured) and stops. So
+  /// it does when HETERPS_STOP_FILE appears (Heartbeat.h), reporting
+  /// StopReason::Request instead.
   const std::atomic<bool> *stopRequested = nullptr;
+  LearningRateSchedule learningRate;
   /// Data-parallel training as one worker of `group` (WorkerGroup.h): the
   /// parameters live in group->store() (psShards is unused), this worker
   /// trains on its slice of every step, and only the leader logs,
   /// evaluates, checkpoints and dumps. Null: a single process.
   WorkerGroup *group = nullptr;
 };
+
+/// Why a run stopped before its last step: a signal (stopRequested) or the
+/// stop file; a signal to any worker wins.
+enum class StopReason { None, Signal, Request };
 
 struct TrainSummary {
   int64_t firstStep = 0; // the step training started after (resume)
@@ -97,7 +151,9 @@ struct TrainSummary {
   double evalLoss = 0, evalAuc = 0, evalLogLoss = 0, evalAccuracy = 0;
   int64_t evalSamples = 0;
   bool interrupted = false;
+  StopReason stopReason = StopReason::None;
   std::string lastCheckpoint; // empty if none was written or resumed from
+  std::string position;       // the data position after the last step
 };
 
 // How Criteo data maps onto a bundle (CriteoBatchSource.h).

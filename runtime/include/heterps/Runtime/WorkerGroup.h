@@ -70,6 +70,9 @@ public:
     float initScale = 0; // TrainingServerOptions::initScale
     int threads = 0;     // ExecutorOptions::threadsPerStage
     bool gpuStagesOnCpu = false;
+    /// The step training continues after (a resumed run's), from which
+    /// the stage processes count the steps they finish.
+    int64_t step = 0;
   };
   /// Has every stage process create its server (reading the dense
   /// parameters from the store, so after a resume's load) and load its
@@ -84,6 +87,17 @@ public:
   virtual void discardStep() = 0;
 };
 
+/// What a worker asks for at a step boundary, as bits that the workers
+/// combine (bitwise or) so that all of them act alike after the same step.
+enum StepRequest : uint32_t {
+  /// SIGINT or SIGTERM: checkpoint and stop (exit 128 + signal).
+  kStopOnSignal = 1u << 0,
+  /// The stop file (HETERPS_STOP_FILE): checkpoint and stop (exit 0).
+  kStopOnRequest = 1u << 1,
+  /// The leader's clock: a time-based checkpoint is due.
+  kCheckpointNow = 1u << 2,
+};
+
 class WorkerGroup {
 public:
   virtual ~WorkerGroup() = default;
@@ -95,9 +109,14 @@ public:
   virtual ps::ParameterStore &store() = 0;
   /// The leader's `value` on every worker.
   virtual std::string broadcast(const std::string &value) = 0;
+  /// Every worker's StepRequest bits or'ed together, on every worker: one
+  /// collective carries every decision of a step boundary.
+  virtual uint32_t combineStepRequests(uint32_t requests) = 0;
   /// Whether any worker asks to stop; every worker gets the same answer, so
   /// all stop after the same step.
-  virtual bool anyStopRequested(bool local) = 0;
+  bool anyStopRequested(bool local) {
+    return combineStepRequests(local ? uint32_t(kStopOnSignal) : 0u) != 0;
+  }
   /// Every worker's `values`, concatenated in worker order, on the leader;
   /// empty on the others.
   virtual std::vector<float> gather(const std::vector<float> &values) = 0;

@@ -1,0 +1,198 @@
+//===- Heartbeat.cpp - A rank's liveness file and stop file ---------------===//
+
+#include "heterps/Runtime/Heartbeat.h"
+
+#include "heterps/Runtime/Types.h"
+
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace heterps::rt::train {
+namespace {
+
+/// The variable's value, or "" when it is unset.
+std::string environment(const char *name) {
+  const char *value = std::getenv(name);
+  return value ? value : "";
+}
+
+/// Writes all of `text` to `fd`; false on an error (errno set).
+bool writeAll(int fd, const std::string &text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t written = ::write(fd, text.data() + done, text.size() - done);
+    if (written < 0 && errno == EINTR)
+      continue;
+    if (written <= 0)
+      return false;
+    done += size_t(written);
+  }
+  return true;
+}
+
+} // namespace
+
+const char *rankRoleName(RankRole role) {
+  switch (role) {
+  case RankRole::Worker:
+    return "worker";
+  case RankRole::Shard:
+    return "shard";
+  case RankRole::Stage:
+    return "stage";
+  }
+  return "unknown";
+}
+
+std::optional<RankRole> parseRankRole(const std::string &name) {
+  for (RankRole role : {RankRole::Worker, RankRole::Shard, RankRole::Stage})
+    if (name == rankRoleName(role))
+      return role;
+  return std::nullopt;
+}
+
+std::string rankHost() {
+  std::string host = environment("SLURMD_NODENAME");
+  if (host.empty()) {
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) == 0)
+      host = name;
+  }
+  if (host.empty())
+    host = "unknown";
+  for (char &c : host)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' &&
+        c != '-')
+      c = '_';
+  return host;
+}
+
+HeartbeatOptions HeartbeatOptions::fromEnvironment(RankRole role) {
+  HeartbeatOptions options;
+  options.directory = environment("HETERPS_HEARTBEAT_DIR");
+  if (role == RankRole::Worker)
+    options.stopFile = environment("HETERPS_STOP_FILE");
+  const std::string interval = environment("HETERPS_HEARTBEAT_INTERVAL_MS");
+  if (!interval.empty()) {
+    char *end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(interval.c_str(), &end, 10);
+    if (*end != '\0' || errno != 0 || value < 1)
+      throw Error("environment variable HETERPS_HEARTBEAT_INTERVAL_MS='" +
+                  interval +
+                  "' is not a positive whole number of "
+                  "milliseconds");
+    options.intervalMs = value;
+  }
+  return options;
+}
+
+Heartbeat::Heartbeat(RankRole role, int index, HeartbeatOptions options)
+    : options(std::move(options)), host(rankHost()) {
+  if (!this->options.active())
+    return;
+  if (!this->options.directory.empty()) {
+    const std::string name =
+        std::string(rankRoleName(role)) + "-" + std::to_string(index);
+    path_ = (std::filesystem::path(this->options.directory) / name).string();
+    // Hidden, so a supervisor listing DIR/<role>-* never reads a temporary.
+    temporary =
+        (std::filesystem::path(this->options.directory) / ("." + name + ".tmp"))
+            .string();
+    std::error_code ignored; // a failure shows as the first write's warning
+    std::filesystem::create_directories(this->options.directory, ignored);
+  }
+  beating = !path_.empty();
+  thread = std::thread([this] { run(); });
+}
+
+Heartbeat::~Heartbeat() {
+  if (!thread.joinable())
+    return;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  wake.notify_all();
+  thread.join();
+}
+
+std::string Heartbeat::line() const {
+  using namespace std::chrono;
+  const long long milliseconds = duration_cast<std::chrono::milliseconds>(
+                                     system_clock::now().time_since_epoch())
+                                     .count();
+  char time[32];
+  std::snprintf(time, sizeof time, "%lld.%03lld", milliseconds / 1000,
+                milliseconds % 1000);
+  return "pid=" + std::to_string(::getpid()) + " host=" + host +
+         " step=" + std::to_string(step_.load(std::memory_order_relaxed)) +
+         " time=" + time;
+}
+
+void Heartbeat::run() {
+  std::unique_lock<std::mutex> lock(mutex);
+  while (true) {
+    lock.unlock();
+    lookForStopFile();
+    beat();
+    lock.lock();
+    // Woken early by a new step (setStep), else once an interval.
+    wake.wait_for(lock, std::chrono::milliseconds(options.intervalMs), [this] {
+      return stopping || step_.load(std::memory_order_relaxed) != beatStep;
+    });
+    if (stopping)
+      break;
+  }
+  lock.unlock();
+  beat(); // the step the rank ended with
+}
+
+void Heartbeat::beat() {
+  if (path_.empty())
+    return;
+  beatStep = step_.load(std::memory_order_relaxed);
+  const std::string text = line() + "\n";
+  const int fd =
+      ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  bool written = fd >= 0 && writeAll(fd, text);
+  int error = errno;
+  if (fd >= 0 && ::close(fd) != 0 && written) {
+    written = false;
+    error = errno;
+  }
+  if (written && ::rename(temporary.c_str(), path_.c_str()) != 0) {
+    written = false;
+    error = errno;
+  }
+  if (!written)
+    warnOnce("heartbeat: cannot write '" + path_ + "': " +
+             std::strerror(error) + " (further failures are not reported)");
+}
+
+void Heartbeat::lookForStopFile() {
+  if (options.stopFile.empty() || stopRequested())
+    return;
+  struct stat status;
+  if (::stat(options.stopFile.c_str(), &status) == 0)
+    stopSeen.store(true, std::memory_order_relaxed);
+}
+
+void Heartbeat::warnOnce(const std::string &message) {
+  if (warned)
+    return;
+  warned = true;
+  // One write, so ranks sharing a terminal do not interleave mid-line.
+  const std::string text = "heterps: warning: " + message + "\n";
+  (void)writeAll(STDERR_FILENO, text);
+}
+
+} // namespace heterps::rt::train

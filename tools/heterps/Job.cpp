@@ -1,0 +1,481 @@
+//===- Job.cpp - heterps job run | resize | status | stop -----------------===//
+//
+//   heterps job run JOBFILE [--job-dir DIR] [--backend mpirun|slurm]
+//                   [--max-restarts N] [--heartbeat-timeout T]
+//                   [--checkpoint-every K|Ts] [--min-workers N]
+//                   [--inject SPEC]... [--corrupt-checkpoint-on-restart]
+//   heterps job resize JOBDIR [--workers W] [--ps-shards S] [--batch B]
+//                      [--wait T]
+//   heterps job status JOBDIR
+//   heterps job stop JOBDIR
+//
+// The supervisor and its policies live in lib/Jobs (plain C++); this file
+// parses the command line and gives the supervisor the runtime's view of
+// the job directory (heartbeat files, verified checkpoints). Compiled with
+// exceptions: the runtime throws rt::Error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Job.h"
+#include "Commands.h"
+
+#include "heterps/Jobs/Supervisor.h"
+#include "heterps/Runtime/Bundle.h"
+#include "heterps/Runtime/FaultInjection.h"
+#include "heterps/Runtime/Heartbeat.h"
+#include "heterps/Runtime/Trainer.h"
+#include "heterps/Runtime/Types.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <sys/file.h>
+#include <thread>
+#include <unistd.h>
+
+namespace heterps::driver {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace heterps::jobs;
+using rt::Error;
+
+const char *const kUsage =
+    "usage:\n"
+    "  heterps job run JOBFILE [--job-dir DIR] [--backend mpirun|slurm]\n"
+    "                  [--max-restarts N] [--heartbeat-timeout T]\n"
+    "                  [--checkpoint-every K|Ts] [--min-workers N]\n"
+    "                  [--inject SPEC]... [--corrupt-checkpoint-on-restart]\n"
+    "  heterps job resize JOBDIR [--workers W] [--ps-shards S] [--batch B]\n"
+    "                     [--wait SECONDS]\n"
+    "  heterps job status JOBDIR\n"
+    "  heterps job stop JOBDIR\n"
+    "(docs/Jobs.md)\n";
+
+/// `--name value` and `--name=value` flags after the positional argument.
+class Flags {
+public:
+  Flags(std::vector<std::string> words) : words(std::move(words)) {}
+  /// The next flag's name and value; false at the end. Throws on a word
+  /// that is not a flag or a flag without its value.
+  bool next(std::string &name, std::string &value,
+            const std::vector<std::string> &switches = {}) {
+    if (position >= words.size())
+      return false;
+    const std::string &word = words[position++];
+    if (word.rfind("--", 0) != 0)
+      throw Error("unexpected argument '" + word + "'");
+    size_t equals = word.find('=');
+    name = word.substr(2, equals == std::string::npos ? std::string::npos
+                                                      : equals - 2);
+    if (std::find(switches.begin(), switches.end(), name) != switches.end()) {
+      value = "1";
+      return true;
+    }
+    if (equals != std::string::npos) {
+      value = word.substr(equals + 1);
+    } else {
+      if (position >= words.size())
+        throw Error("--" + name + " needs a value");
+      value = words[position++];
+    }
+    return true;
+  }
+
+private:
+  std::vector<std::string> words;
+  size_t position = 0;
+};
+
+int64_t integerFlag(const std::string &name, const std::string &value,
+                    int64_t lowest) {
+  int64_t number = 0;
+  if (llvm::StringRef(value).getAsInteger(10, number) || number < lowest)
+    throw Error("--" + name + " '" + value +
+                "' must be a whole number of at "
+                "least " +
+                std::to_string(lowest));
+  return number;
+}
+
+double durationFlag(const std::string &name, const std::string &value) {
+  std::optional<double> seconds = parseDuration(value);
+  if (!seconds)
+    throw Error("--" + name + " '" + value +
+                "' is not a duration (e.g. 30s, 2m, 500ms)");
+  return *seconds;
+}
+
+std::string readText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+/// The runtime's view of a job directory.
+class RuntimeProbe : public JobProbe {
+public:
+  explicit RuntimeProbe(std::string bundleIdentity)
+      : identity(std::move(bundleIdentity)) {}
+
+  std::vector<RankHeartbeat> heartbeats(const std::string &directory) override {
+    std::vector<RankHeartbeat> beats;
+    std::error_code error;
+    for (const fs::directory_entry &entry :
+         fs::directory_iterator(directory, error)) {
+      const std::string name = entry.path().filename().string();
+      size_t dash = name.rfind('-');
+      if (name.empty() || name[0] == '.' || dash == std::string::npos)
+        continue;
+      std::optional<RankHeartbeat> beat =
+          parseBeat(name.substr(0, dash), name.substr(dash + 1),
+                    readText(entry.path().string()));
+      if (beat)
+        beats.push_back(*beat);
+    }
+    return beats;
+  }
+
+  std::optional<CheckpointInfo>
+  newestCheckpoint(const std::string &directory,
+                   std::string &warnings) override {
+    std::ostringstream out;
+    std::optional<rt::train::FoundCheckpoint> found =
+        rt::train::findResumeCheckpoint(directory, identity, out);
+    warnings = out.str();
+    if (!found)
+      return std::nullopt;
+    CheckpointInfo info;
+    info.path = found->path;
+    info.step = found->state.step;
+    info.samples = found->state.samples;
+    info.position = found->state.position;
+    llvm::sys::fs::file_status status;
+    if (!llvm::sys::fs::status(found->path + "/trainer-state", status))
+      info.writtenAt = std::chrono::duration<double>(
+                           status.getLastModificationTime().time_since_epoch())
+                           .count();
+    return info;
+  }
+
+  llvm::Expected<std::string>
+  corruptNewestCheckpoint(const std::string &directory) override {
+    std::vector<rt::train::CheckpointEntry> entries =
+        rt::train::listCheckpoints(directory);
+    if (entries.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "no checkpoint in '%s' to corrupt",
+                                     directory.c_str());
+    // The largest file: parameters, which only the checksums can vouch for.
+    std::string victim;
+    uintmax_t largest = 0;
+    for (const fs::directory_entry &entry :
+         fs::recursive_directory_iterator(entries.back().path))
+      if (entry.is_regular_file() && entry.file_size() > largest) {
+        largest = entry.file_size();
+        victim = entry.path().string();
+      }
+    std::fstream file(victim, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(std::streamoff(largest / 2));
+    char byte = 0;
+    file.get(byte);
+    file.seekp(std::streamoff(largest / 2));
+    file.put(char(byte ^ 0x5a));
+    if (!file)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cannot corrupt '%s'", victim.c_str());
+    return victim;
+  }
+
+private:
+  static std::optional<RankHeartbeat> parseBeat(const std::string &role,
+                                                const std::string &index,
+                                                const std::string &line) {
+    RankHeartbeat beat;
+    beat.role = role;
+    if (!rt::train::parseRankRole(role) ||
+        llvm::StringRef(index).getAsInteger(10, beat.index))
+      return std::nullopt;
+    std::istringstream words(line);
+    std::string word;
+    int fields = 0;
+    while (words >> word) {
+      llvm::StringRef key, value;
+      std::tie(key, value) = llvm::StringRef(word).split('=');
+      if (key == "pid")
+        fields += !value.getAsInteger(10, beat.pid);
+      else if (key == "host")
+        beat.host = value.str(), ++fields;
+      else if (key == "step")
+        fields += !value.getAsInteger(10, beat.step);
+      else if (key == "time")
+        fields += !value.getAsDouble(beat.time);
+    }
+    if (fields != 4)
+      return std::nullopt; // written by another version, or being replaced
+    return beat;
+  }
+
+  std::string identity;
+};
+
+std::string selfPath() {
+  static int anchor;
+  return llvm::sys::fs::getMainExecutable("heterps", &anchor);
+}
+
+std::atomic<Supervisor *> signalledSupervisor{nullptr};
+extern "C" void stopSupervisor(int) {
+  if (Supervisor *supervisor = signalledSupervisor.load())
+    supervisor->requestStop();
+}
+
+int runJob(const std::vector<std::string> &args) {
+  if (args.empty())
+    throw Error(std::string("job run needs a job file\n") + kUsage);
+  llvm::Expected<JobSpec> parsed = parseJobFile(args[0]);
+  if (!parsed)
+    throw Error(llvm::toString(parsed.takeError()));
+  JobSpec job = std::move(*parsed);
+  std::string jobDirectory = job.name + ".job";
+  InjectedFaults faults;
+  Flags flags({args.begin() + 1, args.end()});
+  std::string name, value;
+  while (flags.next(name, value, {"corrupt-checkpoint-on-restart"})) {
+    if (name == "job-dir")
+      jobDirectory = value;
+    else if (name == "backend") {
+      if (value != "mpirun" && value != "slurm")
+        throw Error("--backend '" + value + "' is not mpirun or slurm");
+      if (value == "slurm" && !job.backend.hostfile.empty())
+        throw Error("--backend slurm: the job file's backend names a "
+                    "hostfile, which is for mpirun");
+      job.backend.kind =
+          value == "slurm" ? BackendKind::Slurm : BackendKind::Mpirun;
+    } else if (name == "max-restarts")
+      job.restart.maxRestarts = int(integerFlag(name, value, 0));
+    else if (name == "heartbeat-timeout")
+      job.restart.heartbeatTimeoutSeconds = durationFlag(name, value);
+    else if (name == "checkpoint-every") {
+      // Steps or a time, as heterps run --checkpoint-every takes it.
+      int64_t steps = 0;
+      if (!llvm::StringRef(value).getAsInteger(10, steps))
+        integerFlag(name, value, 1);
+      else if (llvm::StringRef(value).ends_with("ms") || !parseDuration(value))
+        throw Error("--checkpoint-every '" + value +
+                    "': give steps (10) or a time (30s, 2m, 1h)");
+      job.checkpoint.every = value;
+    } else if (name == "min-workers") {
+      job.workers.min = integerFlag(name, value, 1);
+      if (job.workers.min > job.initial.workers)
+        throw Error("--min-workers " + value + " is above the job's " +
+                    std::to_string(job.initial.workers) + " workers");
+    } else if (name == "inject")
+      faults.rankFaults += (faults.rankFaults.empty() ? "" : ";") + value;
+    else if (name == "corrupt-checkpoint-on-restart")
+      faults.corruptCheckpointOnRestart = true;
+    else
+      throw Error("unknown flag --" + name + " of job run\n" + kUsage);
+  }
+  // Everything is checked before anything is started or written.
+  rt::train::parseFaultSpecs(faults.rankFaults);
+  rt::Bundle bundle(job.bundle);
+  if (!bundle.training())
+    throw Error("bundle '" + job.bundle +
+                "' is not a training bundle; compile the model with --train");
+  if (llvm::Error error = checkJobAgainstBundle(job, bundle.batch()))
+    throw Error(llvm::toString(std::move(error)));
+  jobDirectory = fs::absolute(jobDirectory).lexically_normal().string();
+  JobFiles files(jobDirectory);
+  RuntimeProbe probe(rt::train::bundleIdentity(bundle));
+  if (fs::exists(files.checkpoints)) {
+    // Another job's checkpoints are an error now, not after a launch.
+    std::string warnings;
+    probe.newestCheckpoint(files.checkpoints, warnings);
+  }
+  std::unique_ptr<Backend> backend;
+  if (job.backend.kind == BackendKind::Slurm) {
+    llvm::Expected<std::unique_ptr<Backend>> slurm =
+        makeSlurmBackend(job.backend, job.name, jobDirectory);
+    if (!slurm)
+      throw Error(llvm::toString(slurm.takeError()));
+    backend = std::move(*slurm);
+  } else {
+    if (!llvm::sys::findProgramByName("mpirun"))
+      throw Error("cannot find 'mpirun' on PATH; install Open MPI (Debian: "
+                  "openmpi-bin)");
+    backend = makeMpirunBackend(job.backend, jobDirectory);
+  }
+
+  fs::create_directories(jobDirectory);
+  // One supervisor per job directory.
+  int lockFd = ::open(files.lock.c_str(), O_CREAT | O_RDWR, 0644);
+  if (lockFd < 0 || ::flock(lockFd, LOCK_EX | LOCK_NB) != 0)
+    throw Error("job directory '" + jobDirectory + "' is already supervised (" +
+                files.lock + " is locked)");
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lockFd, 0) != 0 ||
+      ::write(lockFd, pid.data(), pid.size()) != ssize_t(pid.size()))
+    throw Error("cannot write '" + files.lock + "'");
+
+  SupervisorOptions options;
+  options.jobDirectory = jobDirectory;
+  options.heterps = selfPath();
+  options.microBatch = bundle.batch();
+  options.faults = faults;
+  Supervisor supervisor(job, options, *backend, probe, std::cerr);
+  signalledSupervisor = &supervisor;
+  std::signal(SIGINT, stopSupervisor);
+  std::signal(SIGTERM, stopSupervisor);
+  JobReport report = supervisor.run();
+  signalledSupervisor = nullptr;
+  return report.outcome == "succeeded" ? 0 : 1;
+}
+
+/// The supervisor's state.json, or an error naming the directory.
+llvm::json::Object readState(const JobFiles &files) {
+  auto buffer = llvm::MemoryBuffer::getFile(files.state);
+  if (!buffer)
+    throw Error("'" + files.directory +
+                "' is not a job directory (no state.json; start the job "
+                "with `heterps job run`)");
+  llvm::Expected<llvm::json::Value> value =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!value || !value->getAsObject())
+    throw Error("'" + files.state + "' is not a JSON object");
+  return *value->getAsObject();
+}
+
+/// Whether the job's supervisor holds its lock.
+bool supervised(const JobFiles &files) {
+  int fd = ::open(files.lock.c_str(), O_RDONLY);
+  if (fd < 0)
+    return false;
+  bool held = ::flock(fd, LOCK_EX | LOCK_NB) != 0;
+  ::close(fd);
+  return held;
+}
+
+int resizeJob(const std::vector<std::string> &args) {
+  if (args.empty())
+    throw Error(std::string("job resize needs a job directory\n") + kUsage);
+  JobFiles files(fs::absolute(args[0]).lexically_normal().string());
+  readState(files);
+  if (!supervised(files))
+    throw Error("job '" + files.directory +
+                "' has no running supervisor to resize it");
+  ResizeRequest request;
+  double wait = 600;
+  Flags flags({args.begin() + 1, args.end()});
+  std::string name, value;
+  while (flags.next(name, value)) {
+    if (name == "workers")
+      request.workers = int(integerFlag(name, value, 1));
+    else if (name == "ps-shards")
+      request.shards = int(integerFlag(name, value, 1));
+    else if (name == "batch")
+      request.batch = integerFlag(name, value, 1);
+    else if (name == "wait")
+      wait = durationFlag(name, value);
+    else
+      throw Error("unknown flag --" + name + " of job resize\n" + kUsage);
+  }
+  if (!request.workers && !request.shards && !request.batch)
+    throw Error("job resize: give at least one of --workers, --ps-shards, "
+                "--batch");
+  request.id = std::to_string(::getpid()) + "-" +
+               std::to_string(int64_t(unixSeconds() * 1000));
+  if (llvm::Error error =
+          writeFileAtomically(files.resizeRequest, resizeRequestJson(request)))
+    throw Error(llvm::toString(std::move(error)));
+  std::cout << "resize " << request.id << " requested\n";
+  const double until = unixSeconds() + wait;
+  while (unixSeconds() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    llvm::json::Object state = readState(files);
+    llvm::StringRef error = state.getString("resize_error").value_or("");
+    if (error.contains(request.id))
+      throw Error(error.str());
+    if (state.getString("last_resize_id").value_or("") == request.id &&
+        state.getString("phase").value_or("") == "running") {
+      std::cout << "resize " << request.id << " applied\n";
+      return 0;
+    }
+    if (!supervised(files))
+      throw Error("the job's supervisor ended before resize " + request.id +
+                  " was applied");
+  }
+  if (wait > 0)
+    throw Error("resize " + request.id + " not applied within " +
+                std::to_string(int(wait)) + " s");
+  return 0;
+}
+
+int jobStatus(const std::vector<std::string> &args) {
+  if (args.size() != 1)
+    throw Error(std::string("job status needs one job directory\n") + kUsage);
+  JobFiles files(fs::absolute(args[0]).lexically_normal().string());
+  llvm::json::Object state = readState(files);
+  state["supervised"] = supervised(files);
+  llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(state)))
+               << "\n";
+  return 0;
+}
+
+int stopJob(const std::vector<std::string> &args) {
+  if (args.size() != 1)
+    throw Error(std::string("job stop needs one job directory\n") + kUsage);
+  JobFiles files(fs::absolute(args[0]).lexically_normal().string());
+  readState(files);
+  std::ifstream lock(files.lock);
+  int pid = 0;
+  if (!supervised(files) || !(lock >> pid) || pid <= 0)
+    throw Error("job '" + files.directory + "' has no running supervisor");
+  if (::kill(pid, SIGTERM) != 0)
+    throw Error("cannot signal the supervisor (pid " + std::to_string(pid) +
+                ")");
+  std::cout << "asked the supervisor (pid " << pid
+            << ") to checkpoint and stop\n";
+  return 0;
+}
+
+} // namespace
+
+int jobCommand(int argc, char **argv) {
+  // argv[0] is the program, argv[1] "job".
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cerr << kUsage;
+    return args.empty() ? 1 : 0;
+  }
+  const std::string command = args[0];
+  args.erase(args.begin());
+  try {
+    if (command == "run")
+      return runJob(args);
+    if (command == "resize")
+      return resizeJob(args);
+    if (command == "status")
+      return jobStatus(args);
+    if (command == "stop")
+      return stopJob(args);
+    throw Error("unknown job command '" + command + "'\n" + kUsage);
+  } catch (const std::exception &error) {
+    reportError("job " + command, error.what());
+    return 1;
+  }
+}
+
+} // namespace heterps::driver
