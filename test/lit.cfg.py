@@ -70,6 +70,25 @@ if shutil.which("mpirun") and os.path.exists(
     config.substitutions.append(
         ("%mpirun_args", "--mpirun-arg=--oversubscribe --mpirun-arg=--allow-run-as-root"))
 
+# Slurm tests submit to the local one-machine cluster that
+# scripts/slurm/cluster.sh starts (scripts/test.sh does, before the tests).
+slurm_conf = os.environ.get("SLURM_CONF", "/tmp/heterps-slurm/slurm.conf")
+slurm_why = None
+if "mpi" not in config.available_features:
+    slurm_why = "the Slurm tests run MPI jobs, and there is no MPI"
+elif not shutil.which("scontrol"):
+    slurm_why = "no scontrol on PATH (slurm-client is not installed)"
+elif not os.path.exists(slurm_conf):
+    slurm_why = "no " + slurm_conf + " (start the cluster: scripts/slurm/cluster.sh start)"
+elif subprocess.call(["scontrol", "ping"], env=dict(os.environ, SLURM_CONF=slurm_conf),
+                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) != 0:
+    slurm_why = "the Slurm controller of " + slurm_conf + " does not answer"
+if slurm_why:
+    lit_config.note("Slurm tests unsupported: " + slurm_why)
+else:
+    config.available_features.add("slurm")
+    config.environment["SLURM_CONF"] = slurm_conf
+
 tools = [
     ToolSubst("heterps", unresolved="fatal"),
     ToolSubst("heterps-opt", unresolved="fatal"),
