@@ -34,6 +34,10 @@ if os.path.isdir("/usr/share/libonnx-testdata/data/node"):
     config.available_features.add("onnx-testdata")
 if os.path.isdir(models):
     config.available_features.add("shared-models")
+traces = os.path.normpath(os.path.join(config.heterps_src_root, "..", "shared", "traces"))
+config.substitutions.append(("%traces", traces))
+if os.path.isdir(os.path.join(traces, "pollux-osdi21")):
+    config.available_features.add("shared-traces")
 
 def python_has(module):
     return subprocess.call([config.python_executable, "-c", "import " + module],

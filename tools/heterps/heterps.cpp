@@ -20,6 +20,7 @@
 
 #include "Commands.h"
 #include "Distributed.h"
+#include "Elastic.h"
 #include "Job.h"
 
 #include <cstdlib>
@@ -51,6 +52,11 @@ static cl::SubCommand
                   "Train as an MPI job of parameter-server shards and "
                   "data-parallel workers: `launch BUNDLE [--workers W] "
                   "[--ps-shards S] -- <flags of run --train>`");
+// Parsed by elasticCommand (Elastic.cpp); declared here for --help.
+static cl::SubCommand elasticHelp(
+    "elastic", "The cluster autoscaler's trace-driven simulator: `elastic "
+               "simulate --workload FILE --traces DIR [--policy P] [--json]`, "
+               "`elastic generate --jobs N --rate R -o FILE`");
 // Parsed by jobCommand (Job.cpp); declared here for --help.
 static cl::SubCommand
     jobHelp("job", "Run a supervised training job that survives failures and "
@@ -435,6 +441,8 @@ int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc > 1 && StringRef(argv[1]) == "job")
     return jobCommand(argc, argv);
+  if (argc > 1 && StringRef(argv[1]) == "elastic")
+    return elasticCommand(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "HeterPS driver\n");
   // Training alternates OpenMP kernels with serial parameter-server and
   // data work; spinning OpenMP workers steal the cores that work needs (5x

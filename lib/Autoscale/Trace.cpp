@@ -1,0 +1,460 @@
+//===- Trace.cpp - Reading the measured traces and workloads --------------===//
+//
+// CSV and JSON readers for the Pollux (OSDI'21) traces, the workload format
+// and the synthetic workload generator. Every parse error names the file and
+// line (and the column where one is at fault).
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Autoscale/Trace.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <cmath>
+#include <random>
+
+using namespace llvm;
+
+namespace heterps::autoscale {
+
+namespace {
+
+Error fileError(StringRef file, size_t line, const Twine &message) {
+  if (line == 0)
+    return createStringError(inconvertibleErrorCode(),
+                             file + ": error: " + message);
+  return createStringError(inconvertibleErrorCode(),
+                           file + ":" + Twine(line) + ": error: " + message);
+}
+
+Expected<std::string> readText(StringRef path) {
+  auto buffer = MemoryBuffer::getFile(path);
+  if (!buffer)
+    return fileError(path, 0, "cannot read: " + buffer.getError().message());
+  return (*buffer)->getBuffer().str();
+}
+
+/// A CSV table with a header; cells are trimmed, quoting is not used by
+/// these files and is rejected rather than misread.
+struct Table {
+  std::vector<std::string> header;
+  struct Row {
+    size_t line;
+    std::vector<StringRef> cells;
+  };
+  std::vector<Row> rows;
+};
+
+Expected<Table> parseTable(StringRef text, StringRef file,
+                           ArrayRef<StringRef> required) {
+  Table table;
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n');
+  bool haveHeader = false;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    StringRef line = lines[i].rtrim("\r").trim();
+    if (line.empty())
+      continue;
+    if (line.contains('"'))
+      return fileError(file, i + 1, "quoted CSV fields are not supported");
+    SmallVector<StringRef> cells;
+    line.split(cells, ',');
+    for (StringRef &cell : cells)
+      cell = cell.trim();
+    if (!haveHeader) {
+      haveHeader = true;
+      for (StringRef cell : cells)
+        table.header.push_back(cell.str());
+      for (StringRef name : required)
+        if (!is_contained(table.header, name))
+          return fileError(file, i + 1,
+                           "missing column '" + name + "' in the header '" +
+                               line + "'");
+      continue;
+    }
+    if (cells.size() != table.header.size())
+      return fileError(file, i + 1,
+                       formatv("expected {0} fields, found {1}",
+                               table.header.size(), cells.size()));
+    table.rows.push_back(
+        {i + 1, std::vector<StringRef>(cells.begin(), cells.end())});
+  }
+  if (!haveHeader)
+    return fileError(file, 0, "empty file (no header)");
+  return table;
+}
+
+size_t column(const Table &table, StringRef name) {
+  return std::find(table.header.begin(), table.header.end(), name) -
+         table.header.begin();
+}
+
+Expected<double> number(const Table &table, const Table::Row &row,
+                        StringRef name, StringRef file) {
+  StringRef cell = row.cells[column(table, name)];
+  double value;
+  // StringRef::getAsDouble accepts "nan" and "inf"; neither is a time.
+  if (cell.empty() || cell.getAsDouble(value) || !std::isfinite(value))
+    return fileError(file, row.line,
+                     "column '" + name + "': '" + cell + "' is not a number");
+  return value;
+}
+
+Expected<int64_t> integer(const Table &table, const Table::Row &row,
+                          StringRef name, StringRef file) {
+  StringRef cell = row.cells[column(table, name)];
+  int64_t value;
+  if (cell.getAsInteger(10, value)) {
+    // Some files write integers as floats ("7387.0").
+    double real;
+    if (cell.getAsDouble(real) || real != std::floor(real) ||
+        std::fabs(real) > 9e15)
+      return fileError(file, row.line,
+                       "column '" + name + "': '" + cell +
+                           "' is not an integer");
+    value = static_cast<int64_t>(real);
+  }
+  return value;
+}
+
+Error parseSteps(StringRef text, StringRef file, bool byPlacement,
+                 ApplicationTrace &trace) {
+  SmallVector<StringRef> required =
+      byPlacement
+          ? SmallVector<StringRef>{"placement", "local_bsz", "step_time",
+                                   "sync_time"}
+          : SmallVector<StringRef>{"num_nodes", "num_replicas", "local_bsz",
+                                   "step_time", "sync_time"};
+  auto table = parseTable(text, file, required);
+  if (!table)
+    return table.takeError();
+  for (const Table::Row &row : table->rows) {
+    StepSample sample;
+    std::string placement;
+    if (byPlacement) {
+      placement = row.cells[column(*table, "placement")].str();
+      if (placement.empty() ||
+          !all_of(placement, [](char c) { return c >= '0' && c <= '9'; }))
+        return fileError(file, row.line,
+                         "column 'placement': '" + placement +
+                             "' is not a string of per-node replica counts");
+      for (char c : placement)
+        if (c != '0') {
+          ++sample.nodes;
+          sample.replicas += c - '0';
+        }
+    } else {
+      auto nodes = integer(*table, row, "num_nodes", file);
+      if (!nodes)
+        return nodes.takeError();
+      auto replicas = integer(*table, row, "num_replicas", file);
+      if (!replicas)
+        return replicas.takeError();
+      sample.nodes = *nodes;
+      sample.replicas = *replicas;
+    }
+    auto local = integer(*table, row, "local_bsz", file);
+    if (!local)
+      return local.takeError();
+    auto step = number(*table, row, "step_time", file);
+    if (!step)
+      return step.takeError();
+    auto sync = number(*table, row, "sync_time", file);
+    if (!sync)
+      return sync.takeError();
+    sample.localBatch = *local;
+    sample.stepTime = *step;
+    sample.syncTime = *sync;
+    if (sample.nodes <= 0 || sample.replicas < sample.nodes ||
+        sample.localBatch <= 0 || sample.stepTime <= 0 || sample.syncTime < 0)
+      return fileError(file, row.line,
+                       "nodes, replicas, local batch and step time must be "
+                       "positive (and replicas at least the nodes)");
+    if (byPlacement)
+      trace.placements[placement].push_back(sample);
+    else
+      trace.scalability.push_back(sample);
+  }
+  return Error::success();
+}
+
+} // namespace
+
+Error parsePlacements(StringRef text, StringRef file, ApplicationTrace &trace) {
+  return parseSteps(text, file, /*byPlacement=*/true, trace);
+}
+
+Error parseScalability(StringRef text, StringRef file,
+                       ApplicationTrace &trace) {
+  return parseSteps(text, file, /*byPlacement=*/false, trace);
+}
+
+Expected<std::vector<ValidationRow>> parseValidation(StringRef text,
+                                                     StringRef file) {
+  auto table = parseTable(
+      text, file, {"progress", "iteration", "metric", "grad_sqr", "grad_var"});
+  if (!table)
+    return table.takeError();
+  std::vector<ValidationRow> rows;
+  for (const Table::Row &row : table->rows) {
+    ValidationRow out;
+    auto progress = number(*table, row, "progress", file);
+    if (!progress)
+      return progress.takeError();
+    auto iteration = integer(*table, row, "iteration", file);
+    if (!iteration)
+      return iteration.takeError();
+    auto metric = number(*table, row, "metric", file);
+    if (!metric)
+      return metric.takeError();
+    auto sqr = number(*table, row, "grad_sqr", file);
+    if (!sqr)
+      return sqr.takeError();
+    auto var = number(*table, row, "grad_var", file);
+    if (!var)
+      return var.takeError();
+    out = {*progress, *iteration, *metric, *sqr, *var};
+    if (out.progress <= 0 || out.gradSqr < 0 || out.gradVar < 0)
+      return fileError(file, row.line,
+                       "progress must be positive and the gradient "
+                       "statistics non-negative");
+    if (!rows.empty() && out.progress < rows.back().progress)
+      return fileError(file, row.line, "progress decreases");
+    rows.push_back(out);
+  }
+  if (rows.empty())
+    return fileError(file, 0, "no rows");
+  return rows;
+}
+
+Expected<ApplicationTrace> readApplicationTrace(StringRef tracesDir,
+                                                StringRef app) {
+  ApplicationTrace trace;
+  trace.name = app.str();
+  SmallString<256> dir(tracesDir);
+  sys::path::append(dir, app);
+  if (!sys::fs::is_directory(dir))
+    return fileError(dir, 0,
+                     "no trace directory for application '" + app + "'");
+  for (auto [name, byPlacement] :
+       {std::pair<StringRef, bool>{"placements.csv", true},
+        {"scalability.csv", false}}) {
+    SmallString<256> path(dir);
+    sys::path::append(path, name);
+    auto text = readText(path);
+    if (!text)
+      return text.takeError();
+    if (Error error = parseSteps(*text, path, byPlacement, trace))
+      return std::move(error);
+  }
+  std::error_code ec;
+  for (sys::fs::directory_iterator it(dir, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    StringRef file = sys::path::filename(it->path());
+    if (!file.consume_front("validation-") || !file.consume_back(".csv"))
+      continue;
+    int64_t batch;
+    if (file.getAsInteger(10, batch) || batch <= 0)
+      return fileError(it->path(), 0,
+                       "expected validation-B.csv with a positive batch B");
+    auto text = readText(it->path());
+    if (!text)
+      return text.takeError();
+    auto rows = parseValidation(*text, it->path());
+    if (!rows)
+      return rows.takeError();
+    trace.validation[batch] = std::move(*rows);
+  }
+  if (ec)
+    return fileError(dir, 0, "cannot list: " + ec.message());
+  if (trace.validation.empty())
+    return fileError(dir, 0, "no validation-B.csv files");
+  if (trace.placements.empty())
+    return fileError(dir, 0, "placements.csv has no rows");
+  return trace;
+}
+
+//===----------------------------------------------------------------------===//
+// Workloads
+//===----------------------------------------------------------------------===//
+
+ArrayRef<StringRef> traceApplications() {
+  static const StringRef apps[] = {"bert",     "cifar10", "deepspeech2",
+                                   "imagenet", "ncf",     "yolov3"};
+  return apps;
+}
+
+Expected<std::vector<WorkloadJob>> parseWorkload(StringRef text,
+                                                 StringRef file) {
+  auto table =
+      parseTable(text, file,
+                 {"name", "time", "application", "num_replicas", "batch_size"});
+  if (!table)
+    return table.takeError();
+  std::vector<WorkloadJob> jobs;
+  std::map<std::string, size_t> seen;
+  for (const Table::Row &row : table->rows) {
+    WorkloadJob job;
+    job.name = row.cells[column(*table, "name")].str();
+    if (job.name.empty())
+      return fileError(file, row.line, "column 'name' is empty");
+    auto [it, fresh] = seen.emplace(job.name, row.line);
+    if (!fresh)
+      return fileError(file, row.line,
+                       formatv("job '{0}' repeats the name of line {1}",
+                               job.name, it->second));
+    auto time = number(*table, row, "time", file);
+    if (!time)
+      return time.takeError();
+    if (*time < 0)
+      return fileError(file, row.line, "column 'time' is negative");
+    job.submitTime = *time;
+    job.application = row.cells[column(*table, "application")].str();
+    if (!is_contained(traceApplications(), StringRef(job.application)))
+      return fileError(file, row.line,
+                       "column 'application': unknown application '" +
+                           job.application +
+                           "' (bert, cifar10, deepspeech2, imagenet, ncf, "
+                           "yolov3)");
+    auto gpus = integer(*table, row, "num_replicas", file);
+    if (!gpus)
+      return gpus.takeError();
+    auto batch = integer(*table, row, "batch_size", file);
+    if (!batch)
+      return batch.takeError();
+    if (*gpus <= 0 || *gpus > 1 << 20)
+      return fileError(file, row.line,
+                       "column 'num_replicas': must be a positive count");
+    if (*batch <= 0)
+      return fileError(file, row.line, "column 'batch_size': must be positive");
+    job.gpus = *gpus;
+    job.batch = *batch;
+    jobs.push_back(std::move(job));
+  }
+  if (jobs.empty())
+    return fileError(file, 0, "no jobs");
+  return jobs;
+}
+
+Expected<std::vector<WorkloadJob>> readWorkload(StringRef path) {
+  auto text = readText(path);
+  if (!text)
+    return text.takeError();
+  return parseWorkload(*text, path);
+}
+
+std::string formatWorkload(const std::vector<WorkloadJob> &jobs) {
+  std::string out = "name,time,application,num_replicas,batch_size\n";
+  for (const WorkloadJob &job : jobs)
+    out += formatv("{0},{1},{2},{3},{4}\n", job.name,
+                   static_cast<int64_t>(std::llround(job.submitTime)),
+                   job.application, job.gpus, job.batch)
+               .str();
+  return out;
+}
+
+Expected<std::vector<WorkloadJob>>
+generateWorkload(const GeneratorOptions &options) {
+  if (options.jobs <= 0)
+    return createStringError(inconvertibleErrorCode(),
+                             "--jobs must be positive");
+  if (!(options.ratePerHour > 0))
+    return createStringError(inconvertibleErrorCode(),
+                             "--rate must be positive (jobs per hour)");
+  // The (GPUs, batch) requests of the eight Philly workloads, with their
+  // counts there, and each application's share of jobs.
+  struct Request {
+    int gpus;
+    int64_t batch;
+    double weight;
+  };
+  static const std::map<std::string, std::vector<Request>> requests = {
+      {"bert", {{16, 384, 25}, {6, 384, 23}, {12, 384, 20}, {8, 384, 18}}},
+      {"cifar10",
+       {{6, 2048, 134}, {12, 4096, 133}, {8, 2048, 119}, {16, 4096, 109}}},
+      {"deepspeech2", {{12, 640, 43}, {6, 320, 34}, {8, 320, 34}}},
+      {"imagenet", {{24, 3200, 9}, {32, 6400, 9}, {48, 6400, 8}}},
+      {"ncf", {{1, 32768, 503}}},
+      {"yolov3", {{4, 64, 59}}}};
+  std::map<std::string, double> mix = options.mix;
+  if (mix.empty())
+    mix = {{"bert", 86},     {"cifar10", 495}, {"deepspeech2", 111},
+           {"imagenet", 26}, {"ncf", 503},     {"yolov3", 59}};
+  std::vector<std::string> apps;
+  std::vector<double> weights;
+  for (auto &[app, weight] : mix) {
+    if (!requests.count(app))
+      return createStringError(inconvertibleErrorCode(),
+                               "--mix: unknown application '" + app + "'");
+    if (!(weight >= 0))
+      return createStringError(inconvertibleErrorCode(),
+                               "--mix: weight of '" + app +
+                                   "' must be non-negative");
+    apps.push_back(app);
+    weights.push_back(weight);
+  }
+  if (!any_of(weights, [](double w) { return w > 0; }))
+    return createStringError(inconvertibleErrorCode(),
+                             "--mix: all weights are zero");
+  std::mt19937_64 rng(options.seed);
+  std::exponential_distribution<double> gap(options.ratePerHour / 3600.0);
+  std::discrete_distribution<size_t> pickApp(weights.begin(), weights.end());
+  std::vector<WorkloadJob> jobs;
+  double time = 0;
+  for (int i = 0; i < options.jobs; ++i) {
+    time += gap(rng);
+    WorkloadJob job;
+    job.application = apps[pickApp(rng)];
+    const auto &choices = requests.at(job.application);
+    std::vector<double> w;
+    for (const Request &r : choices)
+      w.push_back(r.weight);
+    std::discrete_distribution<size_t> pickRequest(w.begin(), w.end());
+    const Request &request = choices[pickRequest(rng)];
+    job.name = job.application + "-" + std::to_string(i);
+    job.submitTime = std::round(time);
+    job.gpus = request.gpus;
+    job.batch = request.batch;
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+Expected<PeerResults> readPeerResults(StringRef path) {
+  auto text = readText(path);
+  if (!text)
+    return text.takeError();
+  auto parsed = json::parse(*text);
+  if (!parsed)
+    return fileError(path, 0, toString(parsed.takeError()));
+  const json::Object *root = parsed->getAsObject();
+  const json::Object *jcts = root ? root->getObject("jcts") : nullptr;
+  if (!jcts)
+    return fileError(path, 0, "expected an object with \"jcts\"");
+  PeerResults results;
+  for (const auto &[workload, jobs] : *jcts) {
+    const json::Object *byJob = jobs.getAsObject();
+    if (!byJob)
+      return fileError(path, 0, "jcts." + workload.str() + " is not an object");
+    for (const auto &[job, jct] : *byJob) {
+      std::optional<double> seconds = jct.getAsNumber();
+      if (!seconds)
+        return fileError(path, 0,
+                         "jcts." + workload.str() + "." + job.str() +
+                             " is not a number");
+      results.jcts[workload.str()][job.str()] = *seconds;
+    }
+  }
+  if (std::optional<double> mean = root->getNumber("mean"))
+    results.mean = *mean;
+  return results;
+}
+
+} // namespace heterps::autoscale

@@ -1,0 +1,279 @@
+//===- Elastic.cpp - heterps elastic simulate | generate ------------------===//
+//
+//   heterps elastic simulate --workload FILE.csv --traces DIR
+//                            [--policy P|all] [--load X] [--json] [--per-job]
+//                            [--nodes N] [--gpus-per-node G] [--interval S]
+//                            [--resize-cost S] [--hysteresis H] [--horizon S]
+//   heterps elastic generate --jobs N --rate R [--seed S] [--mix app=w,...]
+//                            -o FILE.csv
+//
+// The simulator and the workload generator live in lib/Autoscale (plain
+// C++); this file parses the command line and prints.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Elastic.h"
+#include "Commands.h"
+
+#include "heterps/Autoscale/Simulator.h"
+#include "heterps/Autoscale/Trace.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace llvm;
+using namespace heterps::autoscale;
+
+namespace heterps::driver {
+namespace {
+
+const char *const kUsage =
+    "usage:\n"
+    "  heterps elastic simulate --workload FILE.csv --traces DIR\n"
+    "      [--policy static|fixed-batch|elastic|elastic-srtf|all] [--load X]\n"
+    "      [--json] [--per-job] [--nodes N] [--gpus-per-node G]\n"
+    "      [--interval SECONDS] [--resize-cost SECONDS] [--hysteresis H]\n"
+    "      [--horizon SECONDS]\n"
+    "  heterps elastic generate --jobs N --rate JOBS_PER_HOUR [--seed S]\n"
+    "      [--mix app=weight,...] -o FILE.csv\n"
+    "DIR: the Pollux traces (../shared/traces/pollux-osdi21). "
+    "docs/Autoscaler.md\n";
+
+/// Prints an error; library errors already name their file and line.
+int fail(StringRef command, const Twine &message) {
+  std::string text = message.str();
+  if (StringRef(text).contains(": error: "))
+    errs() << text << "\n";
+  else
+    reportError(("elastic " + command).str(), text);
+  return 1;
+}
+
+/// `--name value` / `--name=value` flags; `switches` take no value.
+struct Flags {
+  std::map<std::string, std::string> values;
+  std::string error;
+
+  bool parse(ArrayRef<std::string> words, ArrayRef<StringRef> known,
+             ArrayRef<StringRef> switches) {
+    for (size_t i = 0; i < words.size(); ++i) {
+      StringRef word = words[i];
+      std::string name, value;
+      if (word == "-o") {
+        name = "o";
+      } else if (word.consume_front("--")) {
+        auto [n, v] = word.split('=');
+        name = n.str();
+        if (word.contains('='))
+          value = v.str();
+      } else {
+        error = "unexpected argument '" + words[i] + "'";
+        return false;
+      }
+      if (!is_contained(known, name) && !is_contained(switches, name)) {
+        error = "unknown flag '" + words[i] + "'";
+        return false;
+      }
+      if (is_contained(switches, name)) {
+        values[name] = "1";
+        continue;
+      }
+      if (value.empty() && !word.contains('=')) {
+        if (i + 1 >= words.size()) {
+          error = "flag '" + words[i] + "' needs a value";
+          return false;
+        }
+        value = words[++i];
+      }
+      values[name] = value;
+    }
+    return true;
+  }
+
+  bool has(StringRef name) const { return values.count(name.str()); }
+  std::string get(StringRef name, StringRef fallback = "") const {
+    auto it = values.find(name.str());
+    return it == values.end() ? fallback.str() : it->second;
+  }
+  /// A positive number (or non-negative when `allowZero`), else an error.
+  bool number(StringRef name, double &out, bool allowZero = false) {
+    if (!has(name))
+      return true;
+    std::string text = get(name);
+    if (StringRef(text).getAsDouble(out) || !std::isfinite(out) || out < 0 ||
+        (!allowZero && out == 0)) {
+      error = "--" + name.str() + ": '" + text + "' is not a " +
+              (allowZero ? "non-negative" : "positive") + " number";
+      return false;
+    }
+    return true;
+  }
+  bool integer(StringRef name, int64_t &out) {
+    if (!has(name))
+      return true;
+    std::string text = get(name);
+    if (StringRef(text).getAsInteger(10, out) || out <= 0) {
+      error = "--" + name.str() + ": '" + text + "' is not a positive integer";
+      return false;
+    }
+    return true;
+  }
+};
+
+int simulateCommand(ArrayRef<std::string> args) {
+  Flags flags;
+  if (!flags.parse(args,
+                   {"workload", "traces", "policy", "load", "nodes",
+                    "gpus-per-node", "interval", "resize-cost", "hysteresis",
+                    "horizon", "max-gpus-per-job"},
+                   {"json", "per-job"}))
+    return fail("simulate", flags.error + "\n" + kUsage);
+  if (!flags.has("workload") || !flags.has("traces"))
+    return fail("simulate",
+                Twine("--workload and --traces are required\n") + kUsage);
+  SimulatorOptions base;
+  double nodes = base.nodes, gpus = base.gpusPerNode, maxPerJob = 0;
+  if (!flags.number("load", base.load) ||
+      !flags.number("interval", base.interval) ||
+      !flags.number("resize-cost", base.resizeCost, true) ||
+      !flags.number("hysteresis", base.hysteresis, true) ||
+      !flags.number("horizon", base.horizon, true) ||
+      !flags.number("nodes", nodes) || !flags.number("gpus-per-node", gpus) ||
+      !flags.number("max-gpus-per-job", maxPerJob, true))
+    return fail("simulate", flags.error);
+  if (nodes != std::floor(nodes) || gpus != std::floor(gpus) ||
+      maxPerJob != std::floor(maxPerJob) || nodes > 4096 || gpus > 64)
+    return fail("simulate", "--nodes, --gpus-per-node and --max-gpus-per-job "
+                            "take whole numbers (at most 4096 nodes of 64)");
+  base.nodes = int(nodes);
+  base.gpusPerNode = int(gpus);
+  base.maxGpusPerJob = int(maxPerJob);
+  std::vector<Policy> policies;
+  std::string policy = flags.get("policy", "elastic");
+  if (policy == "all") {
+    policies = allPolicies();
+  } else {
+    SmallVector<StringRef> names;
+    StringRef(policy).split(names, ',');
+    for (StringRef name : names) {
+      std::optional<Policy> parsed = parsePolicy(name.trim());
+      if (!parsed)
+        return fail("simulate",
+                    "--policy: unknown policy '" + name +
+                        "' (static, fixed-batch, elastic, elastic-srtf, all)");
+      policies.push_back(*parsed);
+    }
+  }
+  // The workload first: a malformed one is the likelier mistake, and it
+  // should be reported before the traces are read.
+  auto workload = readWorkload(flags.get("workload"));
+  if (!workload)
+    return fail("simulate", toString(workload.takeError()));
+  auto models = loadApplicationModels(flags.get("traces"));
+  if (!models)
+    return fail("simulate", toString(models.takeError()));
+
+  std::vector<SimulationResult> results;
+  for (Policy p : policies) {
+    SimulatorOptions options = base;
+    options.policy = p;
+    auto result = simulate(*workload, *models, options);
+    if (!result)
+      return fail("simulate", toString(result.takeError()));
+    results.push_back(std::move(*result));
+  }
+  bool perJob = flags.has("per-job");
+  if (flags.has("json")) {
+    if (results.size() == 1) {
+      outs() << formatResultJSON(results.front(), perJob) << "\n";
+    } else {
+      outs() << "[\n";
+      for (size_t i = 0; i < results.size(); ++i)
+        outs() << formatResultJSON(results[i], perJob)
+               << (i + 1 < results.size() ? ",\n" : "\n");
+      outs() << "]\n";
+    }
+    return 0;
+  }
+  outs() << formatv("{0,-13} {1,5} {2,9} {3,9} {4,11} {5,11} {6,11} {7,6} "
+                    "{8,8}\n",
+                    "policy", "jobs", "completed", "in-window", "mean JCT s",
+                    "p99 JCT s", "makespan s", "util", "rescales");
+  for (const SimulationResult &r : results)
+    outs() << formatv("{0,-13} {1,5} {2,9} {3,9} {4,11:F0} {5,11:F0} "
+                      "{6,11:F0} {7,6:F3} {8,8}\n",
+                      r.policy, r.jobs, r.completed, r.completedInWindow,
+                      r.meanJct, r.p99Jct, r.makespan, r.utilization,
+                      r.rescales);
+  return 0;
+}
+
+int generateCommand(ArrayRef<std::string> args) {
+  Flags flags;
+  if (!flags.parse(args, {"jobs", "rate", "seed", "mix", "o", "output"}, {}))
+    return fail("generate", flags.error + "\n" + kUsage);
+  std::string output = flags.has("o") ? flags.get("o") : flags.get("output");
+  if (!flags.has("jobs") || !flags.has("rate") || output.empty())
+    return fail("generate",
+                Twine("--jobs, --rate and -o are required\n") + kUsage);
+  GeneratorOptions options;
+  int64_t jobs = 0, seed = 1;
+  if (!flags.integer("jobs", jobs) ||
+      !flags.number("rate", options.ratePerHour))
+    return fail("generate", flags.error);
+  if (flags.has("seed") && StringRef(flags.get("seed")).getAsInteger(10, seed))
+    return fail("generate",
+                "--seed: '" + flags.get("seed") + "' is not an integer");
+  if (jobs > 1000000)
+    return fail("generate", "--jobs: at most 1000000");
+  options.jobs = int(jobs);
+  options.seed = uint64_t(seed);
+  if (flags.has("mix")) {
+    SmallVector<StringRef> parts;
+    StringRef(flags.get("mix")).split(parts, ',', -1, false);
+    for (StringRef part : parts) {
+      auto [app, weight] = part.split('=');
+      double w;
+      if (weight.trim().getAsDouble(w))
+        return fail("generate",
+                    "--mix: expected app=weight, got '" + part + "'");
+      options.mix[app.trim().str()] = w;
+    }
+  }
+  auto workload = generateWorkload(options);
+  if (!workload)
+    return fail("generate", toString(workload.takeError()));
+  std::error_code ec;
+  raw_fd_ostream out(output, ec);
+  if (ec)
+    return fail("generate", "cannot write '" + output + "': " + ec.message());
+  out << formatWorkload(*workload);
+  return 0;
+}
+
+} // namespace
+
+int elasticCommand(int argc, char **argv) {
+  // argv[0] is the program, argv[1] "elastic".
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    errs() << kUsage;
+    return args.empty() ? 1 : 0;
+  }
+  std::string command = args[0];
+  args.erase(args.begin());
+  if (command == "simulate")
+    return simulateCommand(args);
+  if (command == "generate")
+    return generateCommand(args);
+  return fail(command, "unknown elastic command '" + command + "'\n" + kUsage);
+}
+
+} // namespace heterps::driver
