@@ -742,7 +742,12 @@ JobReport Supervisor::Impl::run() {
     AttemptStatus status;
     Beats beats;
     while (true) {
-      sleepFor(self.options.pollSeconds);
+      // While the ranks stop for a resize, look more often: their exit is
+      // part of the resize's measured cost.
+      // So do they when a resized job starts again.
+      const bool resizing = stopping || (openResize && !firstStep);
+      sleepFor(resizing ? std::min(0.02, self.options.pollSeconds)
+                        : self.options.pollSeconds);
       if (std::string text = follower.next(); !text.empty()) {
         log() << text;
         log().flush();
@@ -752,8 +757,13 @@ JobReport Supervisor::Impl::run() {
       const double now = unixSeconds();
       if (!firstBeat && !beats.ranks.empty()) {
         firstBeat = true;
+        // The ranks' own clocks say when they beat: finer than a poll.
+        double firstBeatAt = now;
+        for (const RankHeartbeat &beat : beats.ranks)
+          firstBeatAt = std::min(firstBeatAt, beat.time);
         if (openResize)
-          report.resizes[*openResize].startSeconds = now - openSince;
+          report.resizes[*openResize].startSeconds =
+              std::max(0.0, firstBeatAt - openSince);
       }
       if (beats.step > lastStep) {
         lastStep = beats.step;
@@ -768,8 +778,12 @@ JobReport Supervisor::Impl::run() {
           }
           if (openResize) {
             ResizeRecord &resizeRecord = report.resizes[*openResize];
-            resizeRecord.firstStepSeconds =
-                now - openSince - resizeRecord.startSeconds;
+            double steppedAt = now;
+            for (const RankHeartbeat &beat : beats.ranks)
+              if (beat.role == "worker" && beat.step > startStep)
+                steppedAt = std::min(steppedAt, beat.time);
+            resizeRecord.firstStepSeconds = std::max(
+                0.0, steppedAt - openSince - resizeRecord.startSeconds);
             resizeRecord.totalSeconds = resizeRecord.stopSeconds +
                                         resizeRecord.startSeconds +
                                         resizeRecord.firstStepSeconds;

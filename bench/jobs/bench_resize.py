@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""The cost of resizing a running CTR job, which the autoscaler charges.
+
+A supervised CTR job (bench/generate_ctr_model.py --layout criteo, 2 shards)
+is resized `--resizes` times while it trains, alternating between 2 and 3
+workers (and, every other time, batch 512 and 1024), each time once it has
+trained `--gap` more steps. The supervisor times each resize (report.json):
+from the request to the ranks' exit (checkpoint at the next step boundary and
+stop), from there to the next attempt's first heartbeat (start: mpirun, MPI
+init, bundle load, the shards reading the checkpoint), and to its first
+finished step. The peer is the step itself: the table gives each cost in
+steps of the running job, measured in the same run.
+
+Usage: bench_resize.py --build build [--resizes 6] [--gap 100]
+       [--out docs/benchmarks/jobs-resize.md]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from common import job_file, prepare
+
+
+def wait_for_step(job_dir, step, supervisor, deadline):
+    while time.time() < deadline:
+        if supervisor.poll() is not None:
+            sys.exit("the job ended early")
+        try:
+            with open(os.path.join(job_dir, "state.json")) as file:
+                state = json.load(file)
+            if state.get("phase") == "running" and state.get("step", 0) >= step:
+                return state["step"]
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.1)
+    sys.exit("timed out")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "..", "build"))
+    parser.add_argument("--resizes", type=int, default=6)
+    parser.add_argument("--gap", type=int, default=100)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    heterps = os.path.join(args.build, "bin", "heterps")
+    steps = (args.resizes + 2) * args.gap * 2
+    with tempfile.TemporaryDirectory(prefix="bench-resize-") as work:
+        prepare(heterps, work)
+        job = job_file(work, steps=steps, checkpoint_every=1000, max_restarts=0,
+                       workers=(2, 1, 3), batch=(512, 512, 1024), name="resize")
+        job_dir = os.path.join(work, "job")
+        log = open(os.path.join(work, "supervisor.log"), "w")
+        supervisor = subprocess.Popen([heterps, "job", "run", job, "--job-dir", job_dir],
+                                      stderr=log)
+        deadline = time.time() + 1800
+        step = 0
+        for index in range(args.resizes):
+            step = wait_for_step(job_dir, step + args.gap, supervisor, deadline)
+            workers = 3 if index % 2 == 0 else 2
+            batch = 1024 if index % 4 == 0 else 512
+            subprocess.run([heterps, "job", "resize", job_dir, "--workers", str(workers),
+                            "--batch", str(batch), "--wait", "600"], check=True,
+                           stdout=subprocess.DEVNULL)
+        if supervisor.wait(timeout=max(1, deadline - time.time())) != 0:
+            sys.exit("the job failed; see " + log.name)
+        with open(os.path.join(job_dir, "report.json")) as file:
+            report = json.load(file)
+    resizes = report["resizes"]
+    step_seconds = statistics.median(
+        [(a["ended_at"] - a["started_at"]) / max(1, a["end_step"] - a["start_step"])
+         for a in report["attempts"]])
+    def med(key):
+        return statistics.median(r[key] for r in resizes)
+    lines = [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores. "
+             f"CTR job (hidden 32, 26 x 1000 buckets, micro-batch 64), 2 shards, "
+             f"{len(resizes)} resizes between 2 and 3 workers and batch 512 and 1024; "
+             f"medians. A step (attempt wall time / steps, start-up included) takes "
+             f"{step_seconds:.2f} s here.\n",
+             "| part | seconds (median) | min | max | in steps |",
+             "|---|---|---|---|---|"]
+    for key, name in (("stop_seconds", "checkpoint and stop"),
+                      ("start_seconds", "start (launch to first heartbeat)"),
+                      ("first_step_seconds", "first step"),
+                      ("total_seconds", "total")):
+        values = [r[key] for r in resizes]
+        lines.append(f"| {name} | {med(key):.2f} | {min(values):.2f} | {max(values):.2f} | "
+                     f"{med(key) / step_seconds:.1f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        with open(args.out, "w") as out:
+            out.write(text)
+
+
+if __name__ == "__main__":
+    main()
