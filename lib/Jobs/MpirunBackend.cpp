@@ -145,7 +145,7 @@ class MpirunBackend : public Backend {
 public:
   MpirunBackend(BackendSpec spec, std::string jobDirectory)
       : spec(std::move(spec)), jobDirectory(std::move(jobDirectory)) {}
-  ~MpirunBackend() override { terminate(); }
+  ~MpirunBackend() override { MpirunBackend::terminate(); }
 
   BackendKind kind() const override { return BackendKind::Mpirun; }
 

@@ -113,7 +113,7 @@ public:
   SlurmBackend(BackendSpec spec, std::string jobName, std::string jobDirectory)
       : spec(std::move(spec)), jobName(std::move(jobName)),
         jobDirectory(std::move(jobDirectory)) {}
-  ~SlurmBackend() override { terminate(); }
+  ~SlurmBackend() override { SlurmBackend::terminate(); }
 
   BackendKind kind() const override { return BackendKind::Slurm; }
 

@@ -623,9 +623,8 @@ JobReport Supervisor::Impl::run() {
   sys::fs::remove(files.stopFile);
   sys::fs::remove(files.resizeRequest);
   LogFollower follower;
-  bool finished = false;
 
-  while (!finished) {
+  while (true) {
     ++attempt;
     std::optional<JobShape> fitted = shapeThatFits();
     if (!fitted) {
@@ -668,7 +667,6 @@ JobReport Supervisor::Impl::run() {
     }
     if (checkpoint && checkpoint->samples >= job.samples) {
       report.outcome = "succeeded";
-      finished = true;
       break;
     }
 
@@ -858,7 +856,6 @@ JobReport Supervisor::Impl::run() {
         record.end = "done";
         report.attempts.push_back(record);
         report.outcome = "succeeded";
-        finished = true;
         break;
       }
       if (stopping && stopReason == "stop") {
