@@ -8,24 +8,18 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Jobs/Backend.h"
+#include "heterps/Jobs/Process.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <csignal>
-#include <cstring>
-#include <fcntl.h>
 #include <fstream>
 #include <regex>
-#include <spawn.h>
 #include <sstream>
 #include <sys/wait.h>
-#include <unistd.h>
-
-extern char **environ;
 
 using namespace llvm;
 
@@ -175,49 +169,16 @@ public:
     argv.insert(argv.begin() + std::min<size_t>(3, argv.size()), extra.begin(),
                 extra.end());
 
-    std::vector<std::string> environment;
-    for (char **entry = environ; *entry; ++entry) {
-      StringRef name = StringRef(*entry).split('=').first;
-      bool replaced =
-          std::any_of(request.environment.begin(), request.environment.end(),
-                      [&](const auto &pair) { return pair.first == name; });
-      // A fault meant for the first attempt must not leak into later ones
-      // through the supervisor's own environment.
-      if (!replaced && name != "HETERPS_FAULT")
-        environment.push_back(*entry);
-    }
-    for (const auto &[name, value] : request.environment)
-      environment.push_back(name + "=" + value);
-
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO,
-                                     request.logPath.c_str(),
-                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
-                                     O_RDONLY, 0);
-    posix_spawnattr_t attributes;
-    posix_spawnattr_init(&attributes);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    std::vector<char *> args, env;
-    for (std::string &arg : argv)
-      args.push_back(arg.data());
-    args.push_back(nullptr);
-    for (std::string &entry : environment)
-      env.push_back(entry.data());
-    env.push_back(nullptr);
-    pid_t child = 0;
-    int error = posix_spawn(&child, argv.front().c_str(), &actions, &attributes,
-                            args.data(), env.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    if (error != 0)
-      return createStringError(std::error_code(error, std::generic_category()),
-                               "cannot start '%s': %s", argv.front().c_str(),
-                               std::strerror(error));
-    pid = child;
+    SpawnOptions spawn;
+    spawn.logPath = request.logPath;
+    spawn.environment = request.environment;
+    // A fault meant for the first attempt must not leak into later ones
+    // through the supervisor's own environment.
+    spawn.unset = {"HETERPS_FAULT"};
+    Expected<pid_t> child = spawnProcessGroup(argv, spawn);
+    if (!child)
+      return child.takeError();
+    pid = *child;
     finished.reset();
     return Error::success();
   }

@@ -1,0 +1,42 @@
+//===- Process.h - Child processes in process groups of their own -*- C++
+//-*-===//
+//
+// The supervisor starts each attempt, and the autoscaler each supervisor, as
+// a process group of its own: ending the group reaches every process in it
+// (also stopped ones), and a signal to the parent's group (Ctrl-C) does not
+// reach the children. Plain C++.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_JOBS_PROCESS_H
+#define HETERPS_JOBS_PROCESS_H
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <sys/types.h>
+#include <utility>
+#include <vector>
+
+namespace heterps::jobs {
+
+struct SpawnOptions {
+  /// stdout and stderr go here; stdin is /dev/null.
+  std::string logPath;
+  /// Append to the log rather than start it anew.
+  bool appendLog = false;
+  /// Set (or replaced) in the child's environment, which is otherwise the
+  /// parent's.
+  std::vector<std::pair<std::string, std::string>> environment;
+  /// Left out of the child's environment.
+  std::vector<std::string> unset;
+};
+
+/// Starts argv[0] (a path) with `argv` as the leader of a new process group;
+/// returns its pid, or an error naming the program.
+llvm::Expected<pid_t> spawnProcessGroup(const std::vector<std::string> &argv,
+                                        const SpawnOptions &options);
+
+} // namespace heterps::jobs
+
+#endif // HETERPS_JOBS_PROCESS_H

@@ -1,0 +1,65 @@
+//===- Process.cpp - Child processes in process groups of their own -------===//
+
+#include "heterps/Jobs/Process.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace heterps::jobs {
+
+llvm::Expected<pid_t> spawnProcessGroup(const std::vector<std::string> &argv,
+                                        const SpawnOptions &options) {
+  std::vector<std::string> environment;
+  for (char **entry = environ; *entry; ++entry) {
+    llvm::StringRef name = llvm::StringRef(*entry).split('=').first;
+    bool replaced =
+        std::any_of(options.environment.begin(), options.environment.end(),
+                    [&](const auto &pair) { return pair.first == name; });
+    bool unset = std::find(options.unset.begin(), options.unset.end(), name) !=
+                 options.unset.end();
+    if (!replaced && !unset)
+      environment.push_back(*entry);
+  }
+  for (const auto &[name, value] : options.environment)
+    environment.push_back(name + "=" + value);
+
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(
+      &actions, STDOUT_FILENO, options.logPath.c_str(),
+      O_WRONLY | O_CREAT | (options.appendLog ? O_APPEND : O_TRUNC), 0644);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null",
+                                   O_RDONLY, 0);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  std::vector<std::string> words = argv;
+  std::vector<char *> args, env;
+  for (std::string &word : words)
+    args.push_back(word.data());
+  args.push_back(nullptr);
+  for (std::string &entry : environment)
+    env.push_back(entry.data());
+  env.push_back(nullptr);
+  pid_t child = 0;
+  int error = posix_spawn(&child, argv.front().c_str(), &actions, &attributes,
+                          args.data(), env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  if (error != 0)
+    return llvm::createStringError(
+        std::error_code(error, std::generic_category()),
+        "cannot start '%s': %s", argv.front().c_str(), std::strerror(error));
+  return child;
+}
+
+} // namespace heterps::jobs
