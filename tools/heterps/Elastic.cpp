@@ -4,6 +4,8 @@
 //                            [--policy P|all] [--load X] [--json] [--per-job]
 //                            [--nodes N] [--gpus-per-node G] [--interval S]
 //                            [--resize-cost S] [--hysteresis H] [--horizon S]
+//   heterps elastic simulate --cluster FILE.yaml [--priced-mix N] [--seed S]
+//                            [--objective value|cost|baseline|all] [--json]
 //   heterps elastic generate --jobs N --rate R [--seed S] [--mix app=w,...]
 //                            -o FILE.csv
 //
@@ -14,7 +16,9 @@
 
 #include "Elastic.h"
 #include "Commands.h"
+#include "ElasticServe.h"
 
+#include "heterps/Autoscale/PricedWorkload.h"
 #include "heterps/Autoscale/Simulator.h"
 #include "heterps/Autoscale/Trace.h"
 
@@ -41,6 +45,11 @@ const char *const kUsage =
     "      [--json] [--per-job] [--nodes N] [--gpus-per-node G]\n"
     "      [--interval SECONDS] [--resize-cost SECONDS] [--hysteresis H]\n"
     "      [--horizon SECONDS]\n"
+    "  heterps elastic simulate --cluster FILE.yaml [--priced-mix N]\n"
+    "      [--seed S] [--rate JOBS_PER_HOUR]\n"
+    "      [--objective value|cost|baseline|all]\n"
+    "      [--profiles DB.json] [--json] [--rates] [--interval S]\n"
+    "      [--resize-cost S] [--hysteresis H] [--horizon S]\n"
     "  heterps elastic generate --jobs N --rate JOBS_PER_HOUR [--seed S]\n"
     "      [--mix app=weight,...] -o FILE.csv\n"
     "DIR: the Pollux traces (../shared/traces/pollux-osdi21). "
@@ -127,7 +136,123 @@ struct Flags {
   }
 };
 
+/// `simulate --cluster FILE`: the heterogeneous, priced case
+/// (docs/Autoscaler.md, "Heterogeneous, priced"): a generated mix of HeterPS
+/// CTR jobs under the allocator's objectives and the whole-GPU baseline.
+int simulatePricedCommand(ArrayRef<std::string> args) {
+  Flags flags;
+  if (!flags.parse(args,
+                   {"cluster", "priced-mix", "seed", "rate", "objective",
+                    "profiles", "interval", "resize-cost", "hysteresis",
+                    "horizon"},
+                   {"json", "rates"}))
+    return fail("simulate", flags.error + "\n" + kUsage);
+  PricedMixOptions mix;
+  PricedSimOptions base;
+  int64_t jobs = mix.jobs, seed = int64_t(mix.seed);
+  if (!flags.integer("priced-mix", jobs) || !flags.integer("seed", seed) ||
+      !flags.number("rate", mix.ratePerHour) ||
+      !flags.number("interval", base.interval) ||
+      !flags.number("resize-cost", base.resizeCost, true) ||
+      !flags.number("hysteresis", base.hysteresis, true) ||
+      !flags.number("horizon", base.horizon, true))
+    return fail("simulate", flags.error);
+  if (jobs > 100000)
+    return fail("simulate", "--priced-mix: at most 100000 jobs");
+  mix.jobs = int(jobs);
+  mix.seed = uint64_t(seed);
+  std::vector<PricedPolicy> policies;
+  std::string objective = flags.get("objective", "all");
+  if (objective == "all") {
+    policies = {PricedPolicy::WholeGpu, PricedPolicy::MaxValue,
+                PricedPolicy::MinCost};
+  } else {
+    SmallVector<StringRef> names;
+    StringRef(objective).split(names, ',');
+    for (StringRef name : names) {
+      std::optional<PricedPolicy> parsed = parsePricedPolicy(name.trim());
+      if (!parsed)
+        return fail("simulate", "--objective: unknown objective '" + name +
+                                    "' (value, cost, baseline, all)");
+      policies.push_back(*parsed);
+    }
+  }
+  auto cluster = cluster::loadClusterSpec(flags.get("cluster"));
+  if (!cluster)
+    return fail("simulate", toString(cluster.takeError()));
+  std::optional<cost::ProfileDatabase> profiles;
+  if (flags.has("profiles")) {
+    auto loaded = cost::ProfileDatabase::load(flags.get("profiles"));
+    if (!loaded)
+      return fail("simulate", toString(loaded.takeError()));
+    profiles = std::move(*loaded);
+  }
+  RateOptions rateOptions;
+  rateOptions.profiles = profiles ? &*profiles : nullptr;
+  std::vector<RateTable> rates;
+  for (const CtrModelSize &size : ctrModelSizes()) {
+    auto table = buildRateTable(size, *cluster, rateOptions);
+    if (!table)
+      return fail("simulate", toString(table.takeError()));
+    rates.push_back(std::move(*table));
+  }
+  if (flags.has("rates")) {
+    // What the allocator sees per model: the Pareto front of plans.
+    auto devices = [&](const std::vector<int> &counts) {
+      std::string text;
+      for (size_t c = 0; c < counts.size(); ++c)
+        if (counts[c])
+          text += formatv("{0}{1} x {2}", text.empty() ? "" : " + ", counts[c],
+                          cluster->classes[c].name);
+      return text;
+    };
+    for (const RateTable &table : rates) {
+      outs() << formatv("{0}: {1} plans solved, {2} on the front\n",
+                        table.model, table.plansSolved, table.choices.size());
+      for (const RatedChoice &choice : table.choices)
+        outs() << formatv("  {0,10:F0} samples/s {1,7:F2} USD/h {2,8:F4} "
+                          "USD/M samples  {3}\n",
+                          choice.throughput, choice.pricePerHour,
+                          choice.pricePerHour / choice.throughput / 3600 * 1e6,
+                          devices(choice.devices));
+    }
+    return 0;
+  }
+  auto workload = generatePricedMix(mix, *cluster, rates);
+  if (!workload)
+    return fail("simulate", toString(workload.takeError()));
+  std::vector<PricedResult> results;
+  for (PricedPolicy p : policies) {
+    PricedSimOptions options = base;
+    options.policy = p;
+    auto result = simulatePriced(*workload, *cluster, rates, options);
+    if (!result)
+      return fail("simulate", toString(result.takeError()));
+    results.push_back(std::move(*result));
+  }
+  if (flags.has("json")) {
+    outs() << (results.size() == 1 ? "" : "[\n");
+    for (size_t i = 0; i < results.size(); ++i)
+      outs() << formatPricedJSON(results[i], *cluster)
+             << (i + 1 < results.size() ? ",\n" : "\n");
+    outs() << (results.size() == 1 ? "" : "]\n");
+    return 0;
+  }
+  outs() << formatv("{0,-13} {1,5} {2,9} {3,11} {4,11} {5,10} {6,11} {7,8}\n",
+                    "policy", "jobs", "completed", "mean JCT s", "makespan s",
+                    "cost USD", "floors met", "rescales");
+  for (const PricedResult &r : results)
+    outs() << formatv(
+        "{0,-13} {1,5} {2,9} {3,11:F0} {4,11:F0} {5,10:F2} {6,11} {7,8}\n",
+        r.policy, r.jobs, r.completed, r.meanJct, r.makespan, r.cost,
+        formatv("{0}/{1}", r.metDeadline, r.withDeadline).str(), r.rescales);
+  return 0;
+}
+
 int simulateCommand(ArrayRef<std::string> args) {
+  for (StringRef word : args)
+    if (word == "--cluster" || word.starts_with("--cluster="))
+      return simulatePricedCommand(args);
   Flags flags;
   if (!flags.parse(args,
                    {"workload", "traces", "policy", "load", "nodes",
@@ -273,6 +398,15 @@ int elasticCommand(int argc, char **argv) {
     return simulateCommand(args);
   if (command == "generate")
     return generateCommand(args);
+  // The service (ElasticServe.cpp).
+  if (command == "serve")
+    return elasticServeCommand(args);
+  if (command == "submit")
+    return elasticSubmitCommand(args);
+  if (command == "status")
+    return elasticStatusCommand(args);
+  if (command == "cancel")
+    return elasticCancelCommand(args);
   return fail(command, "unknown elastic command '" + command + "'\n" + kUsage);
 }
 

@@ -1,0 +1,168 @@
+//===- Service.h - The autoscaler service (heterps elastic serve) -*- C++ -*-=//
+//
+// `heterps elastic serve` (docs/Autoscaler.md, "The service"): a long-running
+// process that owns a state directory, admits the jobs submitted there, runs
+// each as a supervised `heterps job run`, and re-plans the cluster's worker
+// slots with `allocate` on every arrival, completion, failure and interval,
+// resizing running jobs through their resize-request protocol. Its state is
+// one JSON file rewritten atomically, so a killed service restarted on the
+// same directory adopts its jobs instead of starting them again.
+//
+// Plain C++: planning (planAllocation) is a pure function for unit tests;
+// ServiceLoop does the files and processes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_AUTOSCALE_SERVICE_H
+#define HETERPS_AUTOSCALE_SERVICE_H
+
+#include "llvm/Support/Error.h"
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace heterps::autoscale {
+
+/// One measured speed of a job: steps per second in one shape.
+struct RateSample {
+  int workers = 0;
+  int64_t batch = 0;
+  double stepsPerSecond = 0;
+};
+
+/// A job the service knows, as its state file keeps it.
+struct ServiceJob {
+  std::string id, name;
+  std::string jobFile; // the submitted file (absolute)
+  int64_t microBatch = 0;
+  int minWorkers = 1, maxWorkers = 1, initialWorkers = 1;
+  int64_t minBatch = 0, maxBatch = 0, initialBatch = 0;
+  /// queued, running, succeeded, failed, cancelled.
+  std::string phase = "queued";
+  std::string reason; // why queued, or how it ended
+  int workers = 0;    // the allocation (0: none)
+  int64_t batch = 0;
+  int pid = 0;    // its `heterps job run` process
+  int starts = 0; // how many times the service started it (should be 1)
+  int resizes = 0;
+  std::string pendingResize; // id of a resize not yet applied
+  bool cancelRequested = false;
+  double submittedAt = 0, startedAt = 0, endedAt = 0;
+  /// Measured speeds, newest per shape.
+  std::vector<RateSample> rates;
+  /// The first step seen in the current shape and when (for the rate).
+  int64_t shapeStep = -1;
+  double shapeTime = 0;
+  bool active() const { return phase == "running"; }
+  bool finished() const {
+    return phase == "succeeded" || phase == "failed" || phase == "cancelled";
+  }
+};
+
+/// One line of the decision log.
+struct Decision {
+  double time = 0;
+  std::string job;
+  std::string action; // start, resize, queue, end, plan
+  int workers = 0;
+  int64_t batch = 0;
+  std::string reason;
+  double predictedGain = 0;
+  std::string describe() const;
+};
+
+struct ServiceState {
+  std::vector<ServiceJob> jobs;
+  std::vector<Decision> decisions;
+  double lastPlan = 0;
+  ServiceJob *find(const std::string &id);
+};
+
+std::string serviceStateJson(const ServiceState &state);
+llvm::Expected<ServiceState> parseServiceState(const std::string &json);
+
+/// The throughput model: samples/s of a job in (workers, batch), up to a
+/// per-job constant. One step takes overhead + batch / workers (in units of
+/// one sample's compute); the overhead is fitted by least squares from the
+/// measured speeds when they cover two different samples-per-worker, else
+/// it is the prior: a tenth of a step at the initial shape (nearly linear
+/// scaling, slightly concave so that sharing slots is worth something).
+double modelRate(const ServiceJob &job, int workers, int64_t batch);
+
+struct PlanOptions {
+  int capacity = 0; // worker slots
+  double reallocationPenalty = 0;
+  double hysteresis = 0.05;
+  /// How many batches each job may choose from (evenly in its range, whole
+  /// micro-batches).
+  int batchChoices = 3;
+};
+
+/// What one re-plan decides for each job it may move: its new allocation
+/// (workers 0: stays queued, with the reason).
+struct PlannedJob {
+  std::string id;
+  int workers = 0;
+  int64_t batch = 0;
+  double valueBefore = 0, valueAfter = 0;
+  std::string reason;
+};
+
+struct Plan {
+  std::vector<PlannedJob> jobs; // queued and running jobs, in state order
+  double valueBefore = 0, valueAfter = 0;
+  int capacity = 0, used = 0;
+};
+
+/// Builds the allocation request from the queued and running jobs and calls
+/// `allocate`. A running job that cannot be moved now (a resize under way)
+/// keeps its shape and its slots.
+Plan planAllocation(const ServiceState &state, const PlanOptions &options);
+
+struct ServiceOptions {
+  std::string stateDirectory;
+  std::string heterps;           // the executable to run `job run` with
+  std::string backend = "local"; // local or slurm
+  int capacity = 0;              // local: worker slots; slurm: 0 = ask sinfo
+  double intervalSeconds = 60, resizeCostSeconds = 1;
+  double pollSeconds = 0.5;
+};
+
+/// Files of a state directory.
+struct ServiceFiles {
+  explicit ServiceFiles(const std::string &directory);
+  std::string directory, state, inbox, jobs, jobFiles, lock, log;
+  std::string jobDirectory(const std::string &id) const;
+};
+
+/// A submission as `heterps elastic submit` writes it into the inbox.
+std::string submissionJson(const ServiceJob &job);
+llvm::Expected<ServiceJob> parseSubmission(const std::string &json);
+
+/// Writes a submission (or a cancel request) into the inbox; returns the id.
+llvm::Expected<std::string> submitJob(const std::string &stateDirectory,
+                                      ServiceJob job);
+llvm::Error requestCancel(const std::string &stateDirectory,
+                          const std::string &id);
+
+/// The service's loop; runs until `stop` is set. Returns an error when the
+/// state directory cannot be used (another service holds it, an unreadable
+/// state file).
+llvm::Error runService(const ServiceOptions &options, std::ostream &log,
+                       const std::atomic<bool> &stop);
+
+/// The Slurm cluster's CPUs in nodes that are up (`sinfo -h -N -o '%N %T
+/// %c'`), or an error.
+llvm::Expected<int> slurmCapacity();
+
+/// The sum of "host slots=N" lines of a hostfile.
+llvm::Expected<int> hostfileCapacity(const std::string &path);
+
+} // namespace heterps::autoscale
+
+#endif // HETERPS_AUTOSCALE_SERVICE_H

@@ -1,0 +1,177 @@
+//===- ServiceTest.cpp - The autoscaler service's planning and state ------===//
+
+#include "heterps/Autoscale/Service.h"
+
+#include "gtest/gtest.h"
+
+#include <filesystem>
+
+using namespace heterps::autoscale;
+
+namespace {
+
+ServiceJob fakeJob(const std::string &id, int minW, int maxW,
+                   const std::string &phase = "queued", int workers = 0) {
+  ServiceJob job;
+  job.id = id;
+  job.name = id;
+  job.jobFile = "/jobs/" + id + ".yaml";
+  job.microBatch = 64;
+  job.minWorkers = minW;
+  job.maxWorkers = maxW;
+  job.initialWorkers = minW;
+  job.minBatch = job.initialBatch = 128;
+  job.maxBatch = 256;
+  job.phase = phase;
+  job.workers = workers;
+  job.batch = workers ? 256 : 0;
+  return job;
+}
+
+const PlannedJob &planned(const Plan &plan, const std::string &id) {
+  for (const PlannedJob &p : plan.jobs)
+    if (p.id == id)
+      return p;
+  static PlannedJob none;
+  ADD_FAILURE() << "no plan for " << id;
+  return none;
+}
+
+TEST(ServiceTest, LoneJobGetsItsMaximum) {
+  ServiceState state;
+  state.jobs.push_back(fakeJob("a", 1, 4));
+  Plan plan = planAllocation(state, {4, 0.02, 0.05, 3});
+  EXPECT_EQ(planned(plan, "a").workers, 4);
+  // The prior's per-step overhead makes a larger batch faster.
+  EXPECT_EQ(planned(plan, "a").batch, 256);
+}
+
+TEST(ServiceTest, ArrivalShrinksARunningJob) {
+  ServiceState state;
+  state.jobs.push_back(fakeJob("a", 1, 4, "running", 4));
+  state.jobs.push_back(fakeJob("b", 1, 4));
+  Plan plan = planAllocation(state, {4, 1.0 / 30, 0.05, 3});
+  EXPECT_EQ(planned(plan, "a").workers + planned(plan, "b").workers, 4);
+  EXPECT_GT(planned(plan, "b").workers, 0);
+  EXPECT_LT(planned(plan, "a").workers, 4);
+  EXPECT_GT(plan.valueAfter, plan.valueBefore);
+}
+
+TEST(ServiceTest, HighPenaltyKeepsRunningJobsWhereTheyAre) {
+  ServiceState state;
+  state.jobs.push_back(fakeJob("a", 1, 4, "running", 4));
+  state.jobs.push_back(fakeJob("b", 1, 4));
+  Plan plan = planAllocation(state, {4, 0.9, 0.05, 3});
+  EXPECT_EQ(planned(plan, "a").workers, 4);
+  EXPECT_EQ(planned(plan, "b").workers, 0);
+  EXPECT_NE(planned(plan, "b").reason.find("slots are free"),
+            std::string::npos);
+}
+
+TEST(ServiceTest, RunningJobsAreNeverPreempted) {
+  ServiceState state;
+  // A running job with a resize under way keeps its slots.
+  ServiceJob a = fakeJob("a", 2, 2, "running", 2);
+  a.pendingResize = "r1";
+  state.jobs.push_back(a);
+  state.jobs.push_back(fakeJob("b", 2, 2, "running", 2));
+  state.jobs.push_back(fakeJob("c", 1, 1));
+  Plan plan = planAllocation(state, {4, 0, 0.05, 3});
+  EXPECT_EQ(planned(plan, "a").workers, 2);
+  EXPECT_EQ(planned(plan, "b").workers, 2);
+  EXPECT_EQ(planned(plan, "c").workers, 0);
+  EXPECT_EQ(plan.used, 4);
+}
+
+TEST(ServiceTest, MinimumAboveCapacityWaitsWithAReason) {
+  ServiceState state;
+  state.jobs.push_back(fakeJob("big", 6, 8));
+  Plan plan = planAllocation(state, {4, 0, 0.05, 3});
+  EXPECT_EQ(planned(plan, "big").workers, 0);
+  EXPECT_NE(planned(plan, "big").reason.find("above the capacity of 4"),
+            std::string::npos)
+      << planned(plan, "big").reason;
+}
+
+TEST(ServiceTest, FinishedJobsAreNotPlanned) {
+  ServiceState state;
+  state.jobs.push_back(fakeJob("done", 1, 4, "succeeded", 4));
+  state.jobs.push_back(fakeJob("b", 1, 4));
+  Plan plan = planAllocation(state, {4, 0, 0.05, 3});
+  ASSERT_EQ(plan.jobs.size(), 1u);
+  EXPECT_EQ(planned(plan, "b").workers, 4);
+}
+
+TEST(ServiceTest, ShapesKeepAMicroBatchPerWorker) {
+  ServiceState state;
+  ServiceJob job = fakeJob("a", 1, 8);
+  job.maxBatch = 256; // 4 micro-batches: at most 4 workers
+  state.jobs.push_back(job);
+  Plan plan = planAllocation(state, {8, 0, 0.05, 3});
+  EXPECT_LE(planned(plan, "a").workers, 4);
+}
+
+TEST(ServiceTest, MeasuredRatesFitTheOverhead) {
+  ServiceJob job = fakeJob("a", 1, 4);
+  // A prior only: nearly linear.
+  EXPECT_NEAR(modelRate(job, 2, 128) / modelRate(job, 1, 128), 1.8, 0.1);
+  // Measured: step = 1 s + batch/workers * 0.01 s. Doubling workers at
+  // batch 128 goes from 2.28 s to 1.64 s per step.
+  for (auto [w, b] : {std::pair{1, 128}, std::pair{2, 128}})
+    job.rates.push_back({w, b, 1 / (1 + 0.01 * b / w)});
+  EXPECT_NEAR(modelRate(job, 2, 128) / modelRate(job, 1, 128), 2.28 / 1.64,
+              0.01);
+}
+
+TEST(ServiceTest, StateRoundTrips) {
+  ServiceState state;
+  ServiceJob job = fakeJob("a", 1, 4, "running", 3);
+  job.pid = 1234;
+  job.starts = 1;
+  job.pendingResize = "r";
+  job.rates.push_back({3, 256, 2.5});
+  state.jobs.push_back(job);
+  state.decisions.push_back({5, "a", "start", 3, 256, "arrival of a", 0.8});
+  state.lastPlan = 5;
+  auto parsed = parseServiceState(serviceStateJson(state));
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  ASSERT_EQ(parsed->jobs.size(), 1u);
+  const ServiceJob &j = parsed->jobs[0];
+  EXPECT_EQ(j.id, "a");
+  EXPECT_EQ(j.phase, "running");
+  EXPECT_EQ(j.workers, 3);
+  EXPECT_EQ(j.pid, 1234);
+  EXPECT_EQ(j.starts, 1);
+  EXPECT_EQ(j.pendingResize, "r");
+  ASSERT_EQ(j.rates.size(), 1u);
+  EXPECT_DOUBLE_EQ(j.rates[0].stepsPerSecond, 2.5);
+  ASSERT_EQ(parsed->decisions.size(), 1u);
+  EXPECT_EQ(parsed->decisions[0].describe(),
+            "start a: 3 workers, batch 256: arrival of a (predicted gain "
+            "+0.800)");
+}
+
+TEST(ServiceTest, MalformedStateIsAnError) {
+  EXPECT_FALSE(bool(parseServiceState("[1, 2]")));
+  auto bad = parseServiceState(R"({"jobs": [{"id": "a"}]})");
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(llvm::toString(bad.takeError()).find("ranges"), std::string::npos);
+}
+
+TEST(ServiceTest, SubmissionsGetDistinctIds) {
+  std::string dir = testing::TempDir() + "/service-submit";
+  std::filesystem::remove_all(dir);
+  ServiceJob job = fakeJob("ctr", 1, 2);
+  auto first = submitJob(dir, job);
+  auto second = submitJob(dir, job);
+  ASSERT_TRUE(bool(first) && bool(second));
+  EXPECT_EQ(*first, "ctr-1");
+  EXPECT_EQ(*second, "ctr-2");
+  EXPECT_TRUE(bool(requestCancel(dir, "ctr-1")) == false);
+  auto missing = requestCancel(dir, "nope");
+  EXPECT_TRUE(bool(missing));
+  llvm::consumeError(std::move(missing));
+  std::filesystem::remove_all(dir);
+}
+
+} // namespace
