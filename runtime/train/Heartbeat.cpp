@@ -12,6 +12,9 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -136,6 +139,71 @@ std::string Heartbeat::line() const {
   return "pid=" + std::to_string(::getpid()) + " host=" + host +
          " step=" + std::to_string(step_.load(std::memory_order_relaxed)) +
          " time=" + time;
+}
+
+namespace {
+/// A heartbeat file's one line (Heartbeat::line()), or nullopt.
+std::optional<HeartbeatRecord> parseHeartbeatLine(const std::string &line) {
+  HeartbeatRecord record;
+  std::istringstream words(line);
+  std::string word;
+  int fields = 0;
+  while (words >> word) {
+    const size_t equals = word.find('=');
+    if (equals == std::string::npos)
+      return std::nullopt;
+    const std::string key = word.substr(0, equals);
+    const char *value = word.c_str() + equals + 1;
+    char *end = nullptr;
+    if (key == "pid") {
+      record.pid = int(std::strtol(value, &end, 10));
+    } else if (key == "host") {
+      record.host = value;
+      ++fields;
+      continue;
+    } else if (key == "step") {
+      record.step = std::strtoll(value, &end, 10);
+    } else if (key == "time") {
+      record.time = std::strtod(value, &end);
+    } else {
+      continue;
+    }
+    if (end == value || *end != '\0')
+      return std::nullopt;
+    ++fields;
+  }
+  if (fields != 4)
+    return std::nullopt;
+  return record;
+}
+} // namespace
+
+std::vector<HeartbeatRecord> readHeartbeats(const std::string &directory) {
+  std::vector<HeartbeatRecord> records;
+  std::error_code error;
+  for (const std::filesystem::directory_entry &entry :
+       std::filesystem::directory_iterator(directory, error)) {
+    // <role>-<index>; temporaries start with '.'.
+    const std::string name = entry.path().filename().string();
+    const size_t dash = name.rfind('-');
+    if (name.empty() || name[0] == '.' || dash == std::string::npos)
+      continue;
+    std::optional<RankRole> role = parseRankRole(name.substr(0, dash));
+    const std::string index = name.substr(dash + 1);
+    if (!role || index.empty() ||
+        index.find_first_not_of("0123456789") != std::string::npos)
+      continue;
+    std::ifstream in(entry.path());
+    std::string line;
+    std::getline(in, line);
+    std::optional<HeartbeatRecord> record = parseHeartbeatLine(line);
+    if (!record)
+      continue; // being replaced, or written by another version
+    record->role = *role;
+    record->index = std::stoi(index);
+    records.push_back(std::move(*record));
+  }
+  return records;
 }
 
 void Heartbeat::run() {

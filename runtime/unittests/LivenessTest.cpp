@@ -13,6 +13,7 @@
 
 #include "TestSupport.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -97,6 +98,35 @@ TEST(Heartbeat, WritesPidHostStepAndTime) {
   }
   // The last beat, written as the thread stops, has the final step.
   EXPECT_EQ(words(readText(scratch / "beats/shard-3"))["step"], "8");
+}
+
+TEST(Heartbeat, ReadsBackWhatItWrites) {
+  ScratchDirectory scratch("heterps-liveness-test", currentTestName());
+  HeartbeatOptions options;
+  options.directory = scratch / "beats";
+  options.intervalMs = 5;
+  {
+    Heartbeat worker(RankRole::Worker, 1, options);
+    Heartbeat shard(RankRole::Shard, 0, options);
+    worker.setStep(12);
+    shard.setStep(11);
+  }
+  // Not heartbeats: a temporary being replaced, and another file's format.
+  writeText(scratch / "beats/.worker-2.tmp", "pid=1 host=h step=1 time=1\n");
+  writeText(scratch / "beats/worker-3", "garbage\n");
+  std::vector<HeartbeatRecord> records = readHeartbeats(scratch / "beats");
+  std::sort(records.begin(), records.end(),
+            [](const auto &a, const auto &b) { return a.role < b.role; });
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].role, RankRole::Worker);
+  EXPECT_EQ(records[0].index, 1);
+  EXPECT_EQ(records[0].step, 12);
+  EXPECT_EQ(records[0].host, rankHost());
+  EXPECT_EQ(std::to_string(records[0].pid), processId());
+  EXPECT_GT(records[0].time, 0);
+  EXPECT_EQ(records[1].role, RankRole::Shard);
+  EXPECT_EQ(records[1].step, 11);
+  EXPECT_TRUE(readHeartbeats(scratch / "missing").empty());
 }
 
 TEST(Heartbeat, DoesNothingWithoutItsVariables) {

@@ -117,13 +117,6 @@ double durationFlag(const std::string &name, const std::string &value) {
   return *seconds;
 }
 
-std::string readText(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 /// The runtime's view of a job directory.
 class RuntimeProbe : public JobProbe {
 public:
@@ -132,19 +125,10 @@ public:
 
   std::vector<RankHeartbeat> heartbeats(const std::string &directory) override {
     std::vector<RankHeartbeat> beats;
-    std::error_code error;
-    for (const fs::directory_entry &entry :
-         fs::directory_iterator(directory, error)) {
-      const std::string name = entry.path().filename().string();
-      size_t dash = name.rfind('-');
-      if (name.empty() || name[0] == '.' || dash == std::string::npos)
-        continue;
-      std::optional<RankHeartbeat> beat =
-          parseBeat(name.substr(0, dash), name.substr(dash + 1),
-                    readText(entry.path().string()));
-      if (beat)
-        beats.push_back(*beat);
-    }
+    for (const rt::train::HeartbeatRecord &record :
+         rt::train::readHeartbeats(directory))
+      beats.push_back({rt::train::rankRoleName(record.role), record.index,
+                       record.pid, record.host, record.step, record.time});
     return beats;
   }
 
@@ -200,34 +184,6 @@ public:
   }
 
 private:
-  static std::optional<RankHeartbeat> parseBeat(const std::string &role,
-                                                const std::string &index,
-                                                const std::string &line) {
-    RankHeartbeat beat;
-    beat.role = role;
-    if (!rt::train::parseRankRole(role) ||
-        llvm::StringRef(index).getAsInteger(10, beat.index))
-      return std::nullopt;
-    std::istringstream words(line);
-    std::string word;
-    int fields = 0;
-    while (words >> word) {
-      llvm::StringRef key, value;
-      std::tie(key, value) = llvm::StringRef(word).split('=');
-      if (key == "pid")
-        fields += !value.getAsInteger(10, beat.pid);
-      else if (key == "host")
-        beat.host = value.str(), ++fields;
-      else if (key == "step")
-        fields += !value.getAsInteger(10, beat.step);
-      else if (key == "time")
-        fields += !value.getAsDouble(beat.time);
-    }
-    if (fields != 4)
-      return std::nullopt; // written by another version, or being replaced
-    return beat;
-  }
-
   std::string identity;
 };
 

@@ -54,9 +54,11 @@ static cl::SubCommand
                   "[--ps-shards S] -- <flags of run --train>`");
 // Parsed by elasticCommand (Elastic.cpp); declared here for --help.
 static cl::SubCommand elasticHelp(
-    "elastic", "The cluster autoscaler's trace-driven simulator: `elastic "
-               "simulate --workload FILE --traces DIR [--policy P] [--json]`, "
-               "`elastic generate --jobs N --rate R -o FILE`");
+    "elastic",
+    "The cluster autoscaler: `elastic simulate --workload FILE --traces DIR "
+    "[--policy P] [--cluster FILE] [--json]`, `elastic generate --jobs N "
+    "--rate R -o FILE`, `elastic serve --state DIR`, `elastic submit|status|"
+    "cancel --state DIR ...` (docs/Autoscaler.md)");
 // Parsed by jobCommand (Job.cpp); declared here for --help.
 static cl::SubCommand
     jobHelp("job", "Run a supervised training job that survives failures and "

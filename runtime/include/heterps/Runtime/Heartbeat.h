@@ -32,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace heterps::rt::train {
 
@@ -49,6 +50,21 @@ std::optional<RankRole> parseRankRole(const std::string &name);
 /// name; characters other than letters, digits, '.', '_' and '-' become '_'
 /// so the name is one word of a heartbeat line.
 std::string rankHost();
+
+/// One rank's heartbeat file as a reader (a supervisor) sees it.
+struct HeartbeatRecord {
+  RankRole role = RankRole::Worker;
+  int index = 0;
+  int pid = 0;
+  std::string host;
+  int64_t step = 0;
+  double time = 0; // Unix seconds
+};
+
+/// Every rank's heartbeat file in `directory` (none if it does not exist);
+/// a file of another format, or a temporary being replaced, is skipped.
+/// The format is Heartbeat::line()'s: one place writes and reads it.
+std::vector<HeartbeatRecord> readHeartbeats(const std::string &directory);
 
 struct HeartbeatOptions {
   /// Where the heartbeat file goes (created if missing); empty: none.
