@@ -48,6 +48,16 @@ static Error failure(const Twine &message) {
 // State and its JSON
 //===----------------------------------------------------------------------===//
 
+void ServiceJob::recordRate(double stepsPerSecond) {
+  auto it = std::find_if(rates.begin(), rates.end(), [&](const RateSample &r) {
+    return r.workers == workers && r.batch == batch;
+  });
+  if (it == rates.end())
+    rates.push_back({workers, batch, stepsPerSecond});
+  else
+    it->stepsPerSecond = stepsPerSecond;
+}
+
 ServiceJob *ServiceState::find(const std::string &id) {
   for (ServiceJob &job : jobs)
     if (job.id == id)
@@ -81,6 +91,8 @@ static json::Object jobJson(const ServiceJob &job) {
       {"name", job.name},
       {"job_file", job.jobFile},
       {"micro_batch", job.microBatch},
+      {"shards", job.shards},
+      {"samples", job.samples},
       {"workers_range",
        json::Array{job.minWorkers, job.initialWorkers, job.maxWorkers}},
       {"batch_range",
@@ -97,6 +109,14 @@ static json::Object jobJson(const ServiceJob &job) {
       {"submitted_at", job.submittedAt},
       {"started_at", job.startedAt},
       {"ended_at", job.endedAt},
+      {"startup_s", job.startupSeconds},
+      {"finish_s", job.finishSeconds},
+      {"last_step", job.lastStep},
+      {"last_step_at", job.lastStepAt},
+      {"resize_pauses_s", json::Array(job.resizePauses)},
+      {"pause_since", job.pauseSince},
+      {"pause_step", job.pauseStep},
+      {"pause_is_start", job.pauseIsStart},
       {"rates", std::move(rates)}};
 }
 
@@ -109,6 +129,8 @@ static Expected<ServiceJob> jobFromJson(const json::Object &o) {
   job.name = str("name");
   job.jobFile = str("job_file");
   job.microBatch = integer("micro_batch");
+  job.shards = int(integer("shards"));
+  job.samples = integer("samples");
   const json::Array *w = o.getArray("workers_range");
   const json::Array *b = o.getArray("batch_range");
   if (job.id.empty() || !w || !b || w->size() != 3 || b->size() != 3)
@@ -135,6 +157,16 @@ static Expected<ServiceJob> jobFromJson(const json::Object &o) {
   job.submittedAt = number("submitted_at");
   job.startedAt = number("started_at");
   job.endedAt = number("ended_at");
+  job.startupSeconds = number("startup_s");
+  job.finishSeconds = number("finish_s");
+  job.lastStep = integer("last_step");
+  job.lastStepAt = number("last_step_at");
+  if (const json::Array *pauses = o.getArray("resize_pauses_s"))
+    for (const json::Value &v : *pauses)
+      job.resizePauses.push_back(v.getAsNumber().value_or(0));
+  job.pauseSince = number("pause_since");
+  job.pauseStep = integer("pause_step");
+  job.pauseIsStart = o.getBoolean("pause_is_start").value_or(false);
   if (const json::Array *rates = o.getArray("rates"))
     for (const json::Value &v : *rates)
       if (const json::Object *r = v.getAsObject())
@@ -159,9 +191,13 @@ std::string serviceStateJson(const ServiceState &state) {
                                      {"line", d.describe()}});
   std::string text;
   raw_string_ostream(text) << formatv(
-      "{0:2}", json::Value(json::Object{{"jobs", std::move(jobs)},
-                                        {"decisions", std::move(decisions)},
-                                        {"last_plan", state.lastPlan}}));
+      "{0:2}",
+      json::Value(json::Object{{"jobs", std::move(jobs)},
+                               {"decisions", std::move(decisions)},
+                               {"last_plan", state.lastPlan},
+                               {"capacity", state.capacity},
+                               {"interval_s", state.intervalSeconds},
+                               {"resize_cost_s", state.resizeCostSeconds}}));
   return text + "\n";
 }
 
@@ -174,6 +210,9 @@ Expected<ServiceState> parseServiceState(const std::string &text) {
     return failure("the service state is not a JSON object");
   ServiceState state;
   state.lastPlan = o->getNumber("last_plan").value_or(0);
+  state.capacity = int(o->getInteger("capacity").value_or(0));
+  state.intervalSeconds = o->getNumber("interval_s").value_or(0);
+  state.resizeCostSeconds = o->getNumber("resize_cost_s").value_or(0);
   if (const json::Array *jobs = o->getArray("jobs"))
     for (const json::Value &v : *jobs) {
       if (!v.getAsObject())
@@ -217,6 +256,8 @@ Expected<ServiceJob> parseSubmission(const std::string &text) {
   fresh.name = job->name;
   fresh.jobFile = job->jobFile;
   fresh.microBatch = job->microBatch;
+  fresh.shards = job->shards;
+  fresh.samples = job->samples;
   fresh.minWorkers = job->minWorkers;
   fresh.initialWorkers = job->initialWorkers;
   fresh.maxWorkers = job->maxWorkers;
@@ -336,22 +377,24 @@ Plan planAllocation(const ServiceState &state, const PlanOptions &options) {
       Candidate &c = candidates[i];
       if (c.fixed) {
         choice[i] = c.current;
-        free -= c.shapes[c.current].first;
+        free -= c.job->slots(c.shapes[c.current].first);
         continue;
       }
       AllocationJob job;
       job.id = c.job->id;
       job.current = c.current;
       for (size_t k = 0; k < c.shapes.size(); ++k)
-        job.choices.push_back(
-            {{c.shapes[k].first}, c.shapes[k].second, c.values[k], 0});
+        job.choices.push_back({{c.job->slots(c.shapes[k].first)},
+                               c.shapes[k].second,
+                               c.values[k],
+                               0});
       request.jobs.push_back(std::move(job));
       index.push_back(i);
     }
     request.capacity = {std::max(free, 0)};
     request.reallocationPenalty = options.reallocationPenalty;
     request.hysteresis = options.hysteresis;
-    request.classNames = {"worker slot"};
+    request.classNames = {"slot"};
     AllocationResult result = allocate(request);
     bool again = false;
     for (size_t k = 0; k < index.size(); ++k) {
@@ -378,7 +421,7 @@ Plan planAllocation(const ServiceState &state, const PlanOptions &options) {
       p.workers = c.shapes[choice[i]].first;
       p.batch = c.shapes[choice[i]].second;
       p.valueAfter = c.values[choice[i]];
-      used += p.workers;
+      used += c.job->slots(p.workers);
     } else {
       p.reason = reasons[i];
     }
@@ -393,16 +436,17 @@ Plan planAllocation(const ServiceState &state, const PlanOptions &options) {
       for (const Candidate &c : candidates)
         if (c.job->id == p.id)
           job = c.job;
+      std::string needs =
+          formatv("needs at least {0} slots ({1} workers + {2} shards)",
+                  job->slots(job->minWorkers), job->minWorkers, job->shards)
+              .str();
       std::string why =
-          job->minWorkers > options.capacity
-              ? formatv("needs at least {0} workers, above the capacity of "
-                        "{1}",
-                        job->minWorkers, options.capacity)
-                    .str()
-              : formatv("needs at least {0} workers; {1} of {2} slots are "
-                        "free after the plan",
-                        job->minWorkers, options.capacity - used,
+          job->slots(job->minWorkers) > options.capacity
+              ? formatv("{0}, above the capacity of {1}", needs,
                         options.capacity)
+                    .str()
+              : formatv("{0}; {1} of {2} slots are free after the plan", needs,
+                        options.capacity - used, options.capacity)
                     .str();
       p.reason = p.reason.empty() ? why : why + " (" + p.reason + ")";
     }
@@ -789,6 +833,8 @@ void Loop::end(ServiceJob &job, const std::string &why) {
   job.phase = outcome;
   job.reason = message;
   job.endedAt = unixSeconds();
+  if (job.lastStepAt > 0 && job.endedAt > job.lastStepAt)
+    job.finishSeconds = job.endedAt - job.lastStepAt;
   job.pid = 0;
   job.pendingResize.clear();
   decide({0, job.id, "end", job.workers, job.batch,
@@ -824,6 +870,10 @@ void Loop::observe(ServiceJob &job) {
     return;
   std::string phase = o->getString("phase").value_or("").str();
   int64_t step = o->getInteger("step").value_or(0);
+  if (step > job.lastStep) {
+    job.lastStep = step;
+    job.lastStepAt = unixSeconds();
+  }
   if (!job.pendingResize.empty()) {
     StringRef error = o->getString("resize_error").value_or("");
     if (error.contains(job.pendingResize)) {
@@ -847,21 +897,23 @@ void Loop::observe(ServiceJob &job) {
   }
   if (phase != "running")
     return;
-  // The rate in this shape: steps over at least a few seconds.
   double now = unixSeconds();
+  // The first step after a start or a resize ends its pause.
+  if (job.pauseSince > 0 && step > job.pauseStep) {
+    double pause = now - job.pauseSince;
+    if (job.pauseIsStart)
+      job.startupSeconds = pause;
+    else
+      job.resizePauses.push_back(pause);
+    job.pauseSince = 0;
+    dirty = true;
+  }
+  // The rate in this shape, over the window since its first step seen.
   if (job.shapeStep < 0 || step < job.shapeStep) {
     job.shapeStep = step;
     job.shapeTime = now;
-  } else if (now - job.shapeTime >= 3 && step > job.shapeStep) {
-    double rate = double(step - job.shapeStep) / (now - job.shapeTime);
-    auto it = std::find_if(
-        job.rates.begin(), job.rates.end(), [&](const RateSample &r) {
-          return r.workers == job.workers && r.batch == job.batch;
-        });
-    if (it == job.rates.end())
-      job.rates.push_back({job.workers, job.batch, rate});
-    else
-      it->stepsPerSecond = rate;
+  } else if (measuresRate(now - job.shapeTime, step - job.shapeStep)) {
+    job.recordRate(double(step - job.shapeStep) / (now - job.shapeTime));
     dirty = true;
   }
 }
@@ -911,6 +963,9 @@ void Loop::start(ServiceJob &job, const std::string &reason, double gain) {
   job.pid = child;
   job.starts++;
   job.startedAt = unixSeconds();
+  job.pauseSince = job.startedAt;
+  job.pauseStep = 0;
+  job.pauseIsStart = true;
   job.shapeStep = -1;
   job.reason.clear();
   decide({0, job.id, "start", job.workers, job.batch, reason, gain});
@@ -938,6 +993,9 @@ void Loop::resize(ServiceJob &job, int workers, int64_t batch,
   job.workers = workers;
   job.batch = batch;
   job.pendingResize = request.id;
+  job.pauseSince = unixSeconds();
+  job.pauseStep = job.lastStep;
+  job.pauseIsStart = false;
   decide({0, job.id, "resize", workers, batch, from + reason, gain});
 }
 
@@ -956,6 +1014,9 @@ void Loop::replan() {
     why = "interval";
   triggers.clear();
   state.lastPlan = unixSeconds();
+  state.capacity = *slots;
+  state.intervalSeconds = options.intervalSeconds;
+  state.resizeCostSeconds = options.resizeCostSeconds;
   dirty = true;
   PlanOptions planOptions;
   planOptions.capacity = *slots;
@@ -991,8 +1052,7 @@ void Loop::replan() {
   }
   if (changed)
     decide({0, "", "plan", plan.used, 0,
-            formatv("{0} of {1} worker slots used; {2}", plan.used,
-                    plan.capacity, why)
+            formatv("{0} of {1} slots used; {2}", plan.used, plan.capacity, why)
                 .str(),
             plan.valueAfter - plan.valueBefore});
 }
@@ -1026,7 +1086,7 @@ Error Loop::run(const std::atomic<bool> &stop) {
   }
   if (Expected<int> slots = capacity())
     log << "heterps elastic: serving '" << files.directory << "' on "
-        << options.backend << ", " << *slots << " worker slots\n";
+        << options.backend << ", " << *slots << " slots\n";
   else
     return slots.takeError();
   dirty = true;

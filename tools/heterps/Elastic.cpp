@@ -407,6 +407,8 @@ int elasticCommand(int argc, char **argv) {
     return elasticStatusCommand(args);
   if (command == "cancel")
     return elasticCancelCommand(args);
+  if (command == "predict")
+    return elasticPredictCommand(args);
   return fail(command, "unknown elastic command '" + command + "'\n" + kUsage);
 }
 

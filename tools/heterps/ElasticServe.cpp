@@ -17,6 +17,7 @@
 #include "Commands.h"
 
 #include "heterps/Autoscale/Service.h"
+#include "heterps/Autoscale/ServicePrediction.h"
 #include "heterps/Jobs/JobSpec.h"
 #include "heterps/Jobs/Supervisor.h"
 #include "heterps/Runtime/Bundle.h"
@@ -50,6 +51,8 @@ const char *const kUsage =
     "  heterps elastic submit --state DIR JOB.yaml\n"
     "  heterps elastic status --state DIR [--json]\n"
     "  heterps elastic cancel --state DIR ID\n"
+    "  heterps elastic predict --state DIR [--json] [--startup S]\n"
+    "      [--resize-pause S] [--finish S]\n"
     "(docs/Autoscaler.md, \"The service\")\n";
 
 int fail(const std::string &command, const std::string &message) {
@@ -149,18 +152,20 @@ int elasticServeCommand(const std::vector<std::string> &args) {
   if (words.has("capacity") && words.has("cluster"))
     return fail("serve", "give --capacity or --cluster, not both");
   if (words.has("capacity")) {
-    llvm::StringRef text = words.get("capacity");
-    if (text.getAsInteger(10, options.capacity) || options.capacity <= 0)
-      return fail("serve", "--capacity: '" + text.str() +
-                               "' is not a positive number of worker slots");
+    std::string text = words.get("capacity");
+    if (llvm::StringRef(text).getAsInteger(10, options.capacity) ||
+        options.capacity <= 0)
+      return fail("serve", "--capacity: '" + text +
+                               "' is not a positive number of slots");
   } else if (words.has("cluster")) {
     llvm::Expected<int> slots = hostfileCapacity(words.get("cluster"));
     if (!slots)
       return fail("serve", llvm::toString(slots.takeError()));
     options.capacity = *slots;
   } else if (options.backend == "local") {
-    return fail("serve", "--backend local needs --capacity N or --cluster "
-                         "HOSTFILE (the worker slots to share)");
+    return fail("serve",
+                "--backend local needs --capacity N or --cluster "
+                "HOSTFILE (the slots to share: one per worker or shard)");
   }
   std::signal(SIGINT, onStopSignal);
   std::signal(SIGTERM, onStopSignal);
@@ -195,6 +200,8 @@ int elasticSubmitCommand(const std::vector<std::string> &args) {
   }
   job.name = spec->name;
   job.jobFile = path;
+  job.shards = spec->initial.shards;
+  job.samples = spec->samples;
   job.minWorkers = int(spec->workers.min);
   job.maxWorkers = int(spec->workers.max);
   job.initialWorkers = spec->initial.workers;
@@ -282,6 +289,45 @@ int elasticCancelCommand(const std::vector<std::string> &args) {
           requestCancel(absolute(words.get("state")), words.positional[0]))
     return fail("cancel", llvm::toString(std::move(error)));
   std::cout << "cancel of " << words.positional[0] << " requested\n";
+  return 0;
+}
+
+int elasticPredictCommand(const std::vector<std::string> &args) {
+  Words words(args, {"state", "startup", "resize-pause", "finish"}, {"json"});
+  if (!words.error.empty())
+    return fail("predict", words.error);
+  if (!words.has("state") || !words.positional.empty())
+    return fail("predict", std::string("needs --state DIR\n") + kUsage);
+  PredictOptions options;
+  for (auto [flag, out] :
+       {std::pair{"startup", &options.startupSeconds},
+        std::pair{"resize-pause", &options.resizePauseSeconds},
+        std::pair{"finish", &options.finishSeconds}}) {
+    if (!words.has(flag))
+      continue;
+    std::optional<double> seconds = jobs::parseDuration(words.get(flag));
+    if (!seconds)
+      return fail("predict", std::string("--") + flag + ": '" +
+                                 words.get(flag) +
+                                 "' is not a duration (30s, 2m, 250ms)");
+    *out = *seconds;
+  }
+  std::string dir = absolute(words.get("state"));
+  ServiceFiles files(dir);
+  auto buffer = llvm::MemoryBuffer::getFile(files.state);
+  if (!buffer)
+    return fail("predict", "'" + dir + "' has no service state");
+  llvm::Expected<ServiceState> state =
+      parseServiceState((*buffer)->getBuffer().str());
+  if (!state)
+    return fail("predict", "'" + files.state + "' is unreadable: " +
+                               llvm::toString(state.takeError()));
+  llvm::Expected<Prediction> prediction = predictService(*state, options);
+  if (!prediction)
+    return fail("predict", "cannot replay '" + files.state +
+                               "': " + llvm::toString(prediction.takeError()));
+  llvm::outs() << (words.has("json") ? predictionJson(*prediction) + "\n"
+                                     : predictionTable(*prediction));
   return 0;
 }
 

@@ -1,4 +1,4 @@
-//===- ElasticServe.h - heterps elastic serve|submit|status|cancel -*- C++ -*-//
+//===- ElasticServe.h - heterps elastic serve, submit, ... -*- C++ -*-//
 
 #ifndef HETERPS_TOOLS_HETERPS_ELASTICSERVE_H
 #define HETERPS_TOOLS_HETERPS_ELASTICSERVE_H
@@ -14,6 +14,8 @@ int elasticServeCommand(const std::vector<std::string> &args);
 int elasticSubmitCommand(const std::vector<std::string> &args);
 int elasticStatusCommand(const std::vector<std::string> &args);
 int elasticCancelCommand(const std::vector<std::string> &args);
+/// Replays a finished service run in simulation (ServicePrediction.h).
+int elasticPredictCommand(const std::vector<std::string> &args);
 
 } // namespace heterps::driver
 

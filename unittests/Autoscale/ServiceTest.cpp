@@ -93,6 +93,27 @@ TEST(ServiceTest, MinimumAboveCapacityWaitsWithAReason) {
       << planned(plan, "big").reason;
 }
 
+TEST(ServiceTest, ShardsTakeSlots) {
+  ServiceState state;
+  ServiceJob job = fakeJob("a", 1, 4);
+  job.shards = 1;
+  state.jobs.push_back(job);
+  Plan plan = planAllocation(state, {4, 0, 0.05, 3});
+  EXPECT_EQ(planned(plan, "a").workers, 3);
+  EXPECT_EQ(plan.used, 4);
+  // Two workers and two shards do not fit in 3 slots.
+  ServiceJob two = fakeJob("b", 2, 4);
+  two.shards = 2;
+  state.jobs = {two};
+  plan = planAllocation(state, {3, 0, 0.05, 3});
+  EXPECT_EQ(planned(plan, "b").workers, 0);
+  EXPECT_NE(planned(plan, "b").reason.find(
+                "needs at least 4 slots (2 workers + 2 shards), above the "
+                "capacity of 3"),
+            std::string::npos)
+      << planned(plan, "b").reason;
+}
+
 TEST(ServiceTest, FinishedJobsAreNotPlanned) {
   ServiceState state;
   state.jobs.push_back(fakeJob("done", 1, 4, "succeeded", 4));

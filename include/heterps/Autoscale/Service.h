@@ -40,6 +40,11 @@ struct ServiceJob {
   std::string id, name;
   std::string jobFile; // the submitted file (absolute)
   int64_t microBatch = 0;
+  /// Parameter-server shards: a fixed count that takes slots beside the
+  /// workers (each rank is one slot on every backend).
+  int shards = 0;
+  /// The job's length in samples (0: unknown).
+  int64_t samples = 0;
   int minWorkers = 1, maxWorkers = 1, initialWorkers = 1;
   int64_t minBatch = 0, maxBatch = 0, initialBatch = 0;
   /// queued, running, succeeded, failed, cancelled.
@@ -58,6 +63,23 @@ struct ServiceJob {
   /// The first step seen in the current shape and when (for the rate).
   int64_t shapeStep = -1;
   double shapeTime = 0;
+  /// Measured pauses: start to first step, each resize request to the
+  /// first step after it, and the last step to the end of the job (what
+  /// predictService charges).
+  double startupSeconds = 0, finishSeconds = 0;
+  std::vector<double> resizePauses;
+  /// When the newest start or resize was asked for, until its first step
+  /// is seen (0: none outstanding), and the step it left off at.
+  double pauseSince = 0;
+  int64_t pauseStep = 0;
+  bool pauseIsStart = false;
+  /// The newest step seen and when it was first seen.
+  int64_t lastStep = 0;
+  double lastStepAt = 0;
+  /// Records the speed measured in the current shape (the newest wins).
+  void recordRate(double stepsPerSecond);
+  /// Slots a shape takes.
+  int slots(int workerCount) const { return workerCount + shards; }
   bool active() const { return phase == "running"; }
   bool finished() const {
     return phase == "succeeded" || phase == "failed" || phase == "cancelled";
@@ -80,11 +102,21 @@ struct ServiceState {
   std::vector<ServiceJob> jobs;
   std::vector<Decision> decisions;
   double lastPlan = 0;
+  /// The service's settings at its last plan (what predictService replays).
+  int capacity = 0;
+  double intervalSeconds = 0, resizeCostSeconds = 0;
   ServiceJob *find(const std::string &id);
 };
 
 std::string serviceStateJson(const ServiceState &state);
 llvm::Expected<ServiceState> parseServiceState(const std::string &json);
+
+/// Whether steps seen over a window in one shape measure its speed: a
+/// second and ten steps at least (start-up noise aside, short jobs still
+/// get measured). The service and its replay share the rule.
+inline bool measuresRate(double seconds, int64_t steps) {
+  return seconds >= 1 && steps >= 10;
+}
 
 /// The throughput model: samples/s of a job in (workers, batch), up to a
 /// per-job constant. One step takes overhead + batch / workers (in units of
@@ -95,7 +127,7 @@ llvm::Expected<ServiceState> parseServiceState(const std::string &json);
 double modelRate(const ServiceJob &job, int workers, int64_t batch);
 
 struct PlanOptions {
-  int capacity = 0; // worker slots
+  int capacity = 0; // slots: one per worker or shard
   double reallocationPenalty = 0;
   double hysteresis = 0.05;
   /// How many batches each job may choose from (evenly in its range, whole
