@@ -87,6 +87,8 @@ elif not os.path.exists(slurm_conf):
 elif subprocess.call(["scontrol", "ping"], env=dict(os.environ, SLURM_CONF=slurm_conf),
                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) != 0:
     slurm_why = "the Slurm controller of " + slurm_conf + " does not answer"
+# Its tests run one at a time (test/Integration/Slurm/lit.local.cfg).
+lit_config.parallelism_groups["slurm"] = 1
 if slurm_why:
     lit_config.note("Slurm tests unsupported: " + slurm_why)
 else:

@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <signal.h>
 #include <sstream>
@@ -93,6 +94,7 @@ static json::Object jobJson(const ServiceJob &job) {
       {"micro_batch", job.microBatch},
       {"shards", job.shards},
       {"samples", job.samples},
+      {"gradient_noise_scale", job.noiseScale},
       {"workers_range",
        json::Array{job.minWorkers, job.initialWorkers, job.maxWorkers}},
       {"batch_range",
@@ -131,6 +133,7 @@ static Expected<ServiceJob> jobFromJson(const json::Object &o) {
   job.microBatch = integer("micro_batch");
   job.shards = int(integer("shards"));
   job.samples = integer("samples");
+  job.noiseScale = number("gradient_noise_scale");
   const json::Array *w = o.getArray("workers_range");
   const json::Array *b = o.getArray("batch_range");
   if (job.id.empty() || !w || !b || w->size() != 3 || b->size() != 3)
@@ -258,6 +261,7 @@ Expected<ServiceJob> parseSubmission(const std::string &text) {
   fresh.microBatch = job->microBatch;
   fresh.shards = job->shards;
   fresh.samples = job->samples;
+  fresh.noiseScale = job->noiseScale;
   fresh.minWorkers = job->minWorkers;
   fresh.initialWorkers = job->initialWorkers;
   fresh.maxWorkers = job->maxWorkers;
@@ -303,6 +307,16 @@ double modelRate(const ServiceJob &job, int workers, int64_t batch) {
   return double(batch) / (stepOverhead(job) + double(batch) / workers);
 }
 
+double statisticalEfficiency(const ServiceJob &job, int64_t batch) {
+  double initial = double(std::max<int64_t>(job.initialBatch, 1));
+  double noise = job.noiseScale > 0 ? job.noiseScale : initial;
+  return batch < 1 ? 0 : (noise + initial) / (noise + double(batch));
+}
+
+double modelGoodput(const ServiceJob &job, int workers, int64_t batch) {
+  return modelRate(job, workers, batch) * statisticalEfficiency(job, batch);
+}
+
 /// Whether a worker count and batch are a shape the job may take: in range,
 /// whole micro-batches, at least one per worker.
 static bool validShape(const ServiceJob &job, int workers, int64_t batch) {
@@ -346,14 +360,14 @@ Plan planAllocation(const ServiceState &state, const PlanOptions &options) {
       for (int64_t b : batchChoices(job, options.batchChoices))
         if (validShape(job, w, b)) {
           c.shapes.push_back({w, b});
-          best = std::max(best, modelRate(job, w, b));
+          best = std::max(best, modelGoodput(job, w, b));
         }
     if (job.active()) {
       auto here = std::find(c.shapes.begin(), c.shapes.end(),
                             std::make_pair(job.workers, job.batch));
       if (here == c.shapes.end()) {
         c.shapes.push_back({job.workers, job.batch});
-        best = std::max(best, modelRate(job, job.workers, job.batch));
+        best = std::max(best, modelGoodput(job, job.workers, job.batch));
         here = c.shapes.end() - 1;
       }
       c.current = int(here - c.shapes.begin());
@@ -361,7 +375,7 @@ Plan planAllocation(const ServiceState &state, const PlanOptions &options) {
       c.fixed = !job.pendingResize.empty() || job.cancelRequested;
     }
     for (auto [w, b] : c.shapes)
-      c.values.push_back(best > 0 ? modelRate(job, w, b) / best : 0);
+      c.values.push_back(best > 0 ? modelGoodput(job, w, b) / best : 0);
     candidates.push_back(std::move(c));
   }
 
@@ -884,6 +898,7 @@ void Loop::observe(ServiceJob &job) {
         job.batch = shape->getInteger("batch").value_or(job.batch);
       }
       job.pendingResize.clear();
+      job.pauseSince = 0; // it never stopped
       dirty = true;
     } else if (o->getString("last_resize_id").value_or("") ==
                    job.pendingResize &&
@@ -891,6 +906,9 @@ void Loop::observe(ServiceJob &job) {
       job.pendingResize.clear();
       job.resizes++;
       job.shapeStep = -1;
+      // The new attempt resumes at its checkpoint: its pause ends with the
+      // first step past it.
+      job.pauseStep = step;
       dirty = true;
     }
     return;
@@ -993,8 +1011,9 @@ void Loop::resize(ServiceJob &job, int workers, int64_t batch,
   job.workers = workers;
   job.batch = batch;
   job.pendingResize = request.id;
+  // Ends only once the new attempt runs (observe sets pauseStep then).
   job.pauseSince = unixSeconds();
-  job.pauseStep = job.lastStep;
+  job.pauseStep = std::numeric_limits<int64_t>::max();
   job.pauseIsStart = false;
   decide({0, job.id, "resize", workers, batch, from + reason, gain});
 }

@@ -159,6 +159,7 @@ Expected<Prediction> predictService(const ServiceState &state,
       job.microBatch = truth.microBatch;
       job.shards = truth.shards;
       job.samples = truth.samples;
+      job.noiseScale = truth.noiseScale;
       job.minWorkers = truth.minWorkers;
       job.maxWorkers = truth.maxWorkers;
       job.initialWorkers = truth.initialWorkers;

@@ -156,6 +156,7 @@ struct RawJob {
   int64_t staleness = 2;
   std::vector<std::string> trainArgs;
   RawRange workers, shards, batch;
+  double gradientNoiseScale = 0;
   RawLearningRate learningRate;
   RawCheckpoint checkpoint;
   RawRestart restart;
@@ -302,6 +303,7 @@ template <> struct MappingTraits<RawJob> {
     io.mapRequired("workers", job.workers);
     io.mapRequired("ps_shards", job.shards);
     io.mapRequired("batch", job.batch);
+    io.mapOptional("gradient_noise_scale", job.gradientNoiseScale);
     io.mapOptional("learning_rate", job.learningRate);
     io.mapOptional("checkpoint", job.checkpoint);
     io.mapOptional("restart", job.restart);
@@ -321,6 +323,8 @@ template <> struct MappingTraits<RawJob> {
           {"batch", &job.batch, 1}})
       if (std::string why = checkRange(field, *range, lowest); !why.empty())
         return why;
+    if (job.gradientNoiseScale < 0)
+      return "gradient_noise_scale must not be negative";
     if (job.samples.has_value() == job.steps.has_value())
       return "give the job's length as exactly one of samples or steps "
              "(steps at the initial batch)";
@@ -414,6 +418,7 @@ Expected<JobSpec> parseJobFile(const std::string &path) {
   job.workers = {*raw.workers.min, *raw.workers.max};
   job.shards = {*raw.shards.min, *raw.shards.max};
   job.batch = {*raw.batch.min, *raw.batch.max};
+  job.gradientNoiseScale = raw.gradientNoiseScale;
   job.samples = raw.samples ? *raw.samples : *raw.steps * job.initial.batch;
   job.learningRateRule =
       raw.learningRate.rule == "sqrt"   ? LearningRateRule::Sqrt

@@ -375,7 +375,9 @@ TrainSummary Trainer::run() {
         std::to_string(batch) + ")";
     // What to give instead: the samples without the last step, or with a
     // last step that works.
-    const int workers = group ? group->size() : 1;
+    // Workers may sit the last step out (lastStepSlice), but not when
+    // stage ranks expect every worker's micro-batches.
+    const int workers = group && group->stageControl() ? group->size() : 1;
     const int64_t lastMicroBatches =
         (lastStepSamples + microBatch - 1) / microBatch;
     const int64_t withoutIt = o.samples - lastStepSamples;
@@ -394,7 +396,9 @@ TrainSummary Trainer::run() {
     if (lastMicroBatches < workers)
       throw Error(where + ", " + std::to_string(lastMicroBatches) +
                   " micro-batches of " + std::to_string(microBatch) + " for " +
-                  std::to_string(workers) + " workers, who need one each" +
+                  std::to_string(workers) +
+                  " workers, who need one each when stages run in other "
+                  "ranks" +
                   instead + ", or run at most " +
                   std::to_string(lastMicroBatches) +
                   (lastMicroBatches == 1 ? " worker" : " workers"));
@@ -633,7 +637,7 @@ TrainSummary Trainer::run() {
         const StepSlice mySlice =
             stepSamples == batch
                 ? slice
-                : stepSlice(stepMicroBatches, group->size(), group->rank());
+                : lastStepSlice(stepMicroBatches, group->size(), group->rank());
         count = mySlice.count * microBatch;
         data::sliceSamples(bundle.inputs(), stepInputs,
                            mySlice.first * microBatch, count, sliceInputs);
@@ -641,7 +645,9 @@ TrainSummary Trainer::run() {
       const std::vector<HostTensor> &mine = group ? sliceInputs : stepInputs;
       std::vector<HostTensor> outputs;
       try {
-        outputs = executor.run(mine);
+        // A worker sitting out a short last step only ends it.
+        if (count > 0)
+          outputs = executor.run(mine);
       } catch (...) {
         // What the failed step pushed must not reach a later step.
         server.discardStep();
@@ -664,7 +670,9 @@ TrainSummary Trainer::run() {
         faults.stepFinished(state.step);
       };
 
-      SampleResults results = window.collect(outputs, mine[labelInput], count);
+      SampleResults results =
+          count > 0 ? window.collect(outputs, mine[labelInput], count)
+                    : SampleResults();
       const bool logStep =
           state.step % o.logEvery == 0 || state.step == lastStep;
       bool checkpointStep =

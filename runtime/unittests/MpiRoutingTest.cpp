@@ -69,6 +69,22 @@ TEST(MpiRouting, StepSlicesCoverTheStepInWorkerOrder) {
   EXPECT_THROW(train::stepSlice(4, 2, 2), Error);
 }
 
+TEST(MpiRouting, ShortLastStepsLeaveTheLastWorkersIdle) {
+  // 2 micro-batches over 3 workers: one each for workers 0 and 1.
+  std::vector<train::StepSlice> slices;
+  for (int w = 0; w < 3; ++w)
+    slices.push_back(train::lastStepSlice(2, 3, w));
+  EXPECT_EQ(slices[0].first, 0);
+  EXPECT_EQ(slices[0].count, 1);
+  EXPECT_EQ(slices[1].first, 1);
+  EXPECT_EQ(slices[1].count, 1);
+  EXPECT_EQ(slices[2].count, 0);
+  // Enough micro-batches: the same as stepSlice.
+  EXPECT_EQ(train::lastStepSlice(7, 3, 2).first,
+            train::stepSlice(7, 3, 2).first);
+  EXPECT_THROW(train::lastStepSlice(2, 3, 3), Error);
+}
+
 TEST(MpiProtocol, FieldsRoundTrip) {
   ps::SparseTableConfig table;
   table.name = "emb.0";

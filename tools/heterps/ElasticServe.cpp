@@ -202,6 +202,7 @@ int elasticSubmitCommand(const std::vector<std::string> &args) {
   job.jobFile = path;
   job.shards = spec->initial.shards;
   job.samples = spec->samples;
+  job.noiseScale = spec->gradientNoiseScale;
   job.minWorkers = int(spec->workers.min);
   job.maxWorkers = int(spec->workers.max);
   job.initialWorkers = spec->initial.workers;

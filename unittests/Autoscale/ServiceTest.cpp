@@ -42,7 +42,21 @@ TEST(ServiceTest, LoneJobGetsItsMaximum) {
   state.jobs.push_back(fakeJob("a", 1, 4));
   Plan plan = planAllocation(state, {4, 0.02, 0.05, 3});
   EXPECT_EQ(planned(plan, "a").workers, 4);
-  // The prior's per-step overhead makes a larger batch faster.
+  // Four workers need four micro-batches of 64.
+  EXPECT_EQ(planned(plan, "a").batch, 256);
+}
+
+TEST(ServiceTest, LargerBatchesPayOnlyInGoodput) {
+  // Two workers at most: a batch of 256 runs 1.18x as fast as 128 (the
+  // prior's per-step overhead), which does not pay for its statistical
+  // efficiency unless the gradient noise is large.
+  ServiceState state;
+  state.jobs.push_back(fakeJob("a", 1, 2));
+  EXPECT_DOUBLE_EQ(statisticalEfficiency(state.jobs[0], 256), 2.0 / 3);
+  Plan plan = planAllocation(state, {2, 0, 0.05, 3});
+  EXPECT_EQ(planned(plan, "a").batch, 128);
+  state.jobs[0].noiseScale = 1e6;
+  plan = planAllocation(state, {2, 0, 0.05, 3});
   EXPECT_EQ(planned(plan, "a").batch, 256);
 }
 

@@ -74,6 +74,15 @@ TEST_F(JobFileTest, ReadsEveryField) {
   EXPECT_EQ(job.trainArgs.size(), 2u);
 }
 
+TEST_F(JobFileTest, GradientNoiseScaleIsOptional) {
+  JobSpec job;
+  ASSERT_EQ(parse(kJob, &job), "");
+  EXPECT_EQ(job.gradientNoiseScale, 0);
+  ASSERT_EQ(parse(std::string(kJob) + "gradient_noise_scale: 4000\n", &job),
+            "");
+  EXPECT_DOUBLE_EQ(job.gradientNoiseScale, 4000);
+}
+
 TEST_F(JobFileTest, StepsAreCountedAtTheInitialBatch) {
   std::string text = kJob;
   text.replace(text.find("samples: 8192"), 13, "steps: 10");
@@ -116,6 +125,10 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
       << error;
   error = errorFor("samples: 8192", "samples: 8192\nsteps: 3");
   EXPECT_NE(error.find("exactly one of samples or steps"), std::string::npos)
+      << error;
+  error = errorFor("samples: 8192", "samples: 8192\ngradient_noise_scale: -1");
+  EXPECT_NE(error.find("gradient_noise_scale must not be negative"),
+            std::string::npos)
       << error;
   error = errorFor("name: ctr", "name: a b");
   EXPECT_NE(error.find("name 'a b' must be"), std::string::npos) << error;

@@ -45,6 +45,8 @@ struct ServiceJob {
   int shards = 0;
   /// The job's length in samples (0: unknown).
   int64_t samples = 0;
+  /// Its gradient noise scale in samples (0: unknown; see goodput).
+  double noiseScale = 0;
   int minWorkers = 1, maxWorkers = 1, initialWorkers = 1;
   int64_t minBatch = 0, maxBatch = 0, initialBatch = 0;
   /// queued, running, succeeded, failed, cancelled.
@@ -125,6 +127,16 @@ inline bool measuresRate(double seconds, int64_t steps) {
 /// it is the prior: a tenth of a step at the initial shape (nearly linear
 /// scaling, slightly concave so that sharing slots is worth something).
 double modelRate(const ServiceJob &job, int workers, int64_t batch);
+
+/// Progress per sample at `batch` relative to the job's initial batch
+/// (statistical efficiency, as Pollux models it): (noise + initial) /
+/// (noise + batch), with the job's gradient noise scale, or the initial
+/// batch when it is unknown (a larger batch must then be 1.5x as fast at
+/// twice the batch to pay).
+double statisticalEfficiency(const ServiceJob &job, int64_t batch);
+
+/// What the plan maximises: modelRate x statisticalEfficiency.
+double modelGoodput(const ServiceJob &job, int workers, int64_t batch);
 
 struct PlanOptions {
   int capacity = 0; // slots: one per worker or shard

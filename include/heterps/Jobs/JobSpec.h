@@ -103,6 +103,11 @@ struct JobSpec {
   int64_t staleness = 2;
   JobShape initial;
   IntRange workers, shards, batch;
+  /// The gradient noise scale in samples (McCandlish et al.'s B_noise),
+  /// when the user knows it: how much a larger batch loses per sample.
+  /// The autoscaler values batch b at (noise + initial) / (noise + b) per
+  /// sample; 0: unknown (it assumes the initial batch).
+  double gradientNoiseScale = 0;
   LearningRateRule learningRateRule = LearningRateRule::Linear;
   int64_t warmupSteps = 0;
   CheckpointPolicy checkpoint;

@@ -57,6 +57,17 @@ inline StepSlice stepSlice(int64_t microBatches, int workers, int worker) {
   return slice;
 }
 
+/// The slice of a run's short last step, which may hold fewer
+/// micro-batches than there are workers: then the first workers train one
+/// each and the others sit the step out (count 0), ending it with the
+/// parameter server all the same, so that any shape can finish any length.
+inline StepSlice lastStepSlice(int64_t microBatches, int workers, int worker) {
+  if (microBatches >= workers || worker < 0 || worker >= workers)
+    return stepSlice(microBatches, workers, worker);
+  return worker < microBatches ? StepSlice{worker, 1}
+                               : StepSlice{microBatches, 0};
+}
+
 /// Stages that run in other processes (the stage ranks of an MPI job), each
 /// with its own TrainingServer on the job's parameter store. The trainer's
 /// executor hands them every stage call (RemoteStages); the trainer drives

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Drives `heterps elastic serve` as serve-local.test needs it.
 
-  drive_service.py HETERPS STATE JOB1.yaml JOB2.yaml JOB3.yaml -- SERVE_FLAGS...
+  drive_service.py [--keep-service] HETERPS STATE JOB1.yaml JOB2.yaml JOB3.yaml
+      -- SERVE_FLAGS...
 
 Starts the service on STATE, submits JOB1, submits JOB2 once JOB1 runs,
 kills the service (SIGKILL) once JOB2 runs and starts it again on the same
-STATE, submits JOB3, waits until every job has ended, and stops the
-service (SIGTERM). The service's output goes to stderr. Every wait is
-bounded; a timeout exits non-zero naming what did not happen.
+STATE (not with --keep-service), submits JOB3, waits until every job has
+ended, and stops the service (SIGTERM). The service's output goes to
+stderr. Every wait is bounded; a timeout exits non-zero naming what did not
+happen.
 """
 import json
 import os
@@ -16,7 +18,7 @@ import subprocess
 import sys
 import time
 
-DEADLINE = time.time() + 240
+DEADLINE = time.time() + 480
 
 
 def status(heterps, state):
@@ -53,20 +55,25 @@ def submit(heterps, state, path):
 
 
 def main():
-    split = sys.argv.index("--")
-    heterps, state = sys.argv[1:3]
-    jobs = sys.argv[3:split]
-    serve = [heterps, "elastic", "serve", "--state", state] + sys.argv[split + 1:]
+    args = sys.argv[1:]
+    keep = args[0] == "--keep-service"
+    if keep:
+        args = args[1:]
+    split = args.index("--")
+    heterps, state = args[0:2]
+    jobs = args[2:split]
+    serve = [heterps, "elastic", "serve", "--state", state] + args[split + 1:]
     service = subprocess.Popen(serve)
     try:
         first = submit(heterps, state, jobs[0])
         wait(first + " running", lambda: job(status(heterps, state), first).get("step", 0) >= 5)
         second = submit(heterps, state, jobs[1])
         wait(second + " running", lambda: job(status(heterps, state), second).get("step", 0) >= 2)
-        service.send_signal(signal.SIGKILL)
-        service.wait()
-        sys.stderr.write("drive_service: killed the service; starting it again\n")
-        service = subprocess.Popen(serve)
+        if not keep:
+            service.send_signal(signal.SIGKILL)
+            service.wait()
+            sys.stderr.write("drive_service: killed the service; starting it again\n")
+            service = subprocess.Popen(serve)
         third = submit(heterps, state, jobs[2])
         ids = [first, second, third]
 
