@@ -7,7 +7,9 @@ MinCost objective, on the same generated mix in one run) on clusters/paper.yaml
 at two arrival rates, and on a quarter-size paper cluster
 (test/Integration/Elastic/Inputs/paper-small.yaml), for several seeds, and
 writes docs/benchmarks/elastic-priced.md with each policy's cost and mean JCT
-against the baseline.
+against the baseline. Every case runs twice: with the cost model's default
+efficiencies (roofline) and calibrated by a short profile run of a CTR model
+on this machine (heterps-profile --calibration, docs/Planning.md).
 
     bench/autoscale/bench_priced.py --build build
 """
@@ -16,6 +18,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -30,10 +33,38 @@ CASES = [
 ]
 
 
-def simulate(binary, cluster, jobs, rate, seed):
+def calibrate(build, work):
+    """Profiles a CTR model like ctr-small (criteo layout, dim 8, tower
+    256-128, batch 2048) on this machine's class of clusters/local-cpu.yaml;
+    returns the calibration file and its one-line summary."""
+    onnx, mlir = os.path.join(work, "ctr.onnx"), os.path.join(work, "ctr.mlir")
+    steps = [
+        [sys.executable, os.path.join(ROOT, "bench", "generate_ctr_model.py"), "--layout",
+         "criteo", "--hidden", "256,128", "--dim", "8", "--buckets", "100000", "--batch",
+         "2048", "-o", onnx],
+        [os.path.join(build, "bin", "heterps-translate"), "--import-onnx", onnx, "-o",
+         onnx + ".mlir"],
+        [os.path.join(build, "bin", "heterps-opt"), "--hps-legalize-onnx", onnx + ".mlir",
+         "-o", mlir],
+        [os.path.join(build, "bin", "heterps-profile"), mlir, "--device-class", "cpu.epyc2",
+         "--cluster", os.path.join(ROOT, "clusters", "local-cpu.yaml"), "--batch", "2048",
+         "--repeats", "10", "--calibration", os.path.join(work, "calibration.json"), "-o",
+         os.path.join(work, "profile.json")],
+    ]
+    for cmd in steps:
+        out = subprocess.run(cmd, capture_output=True, text=True)
+        if out.returncode:
+            sys.exit(f"{' '.join(cmd)}: {out.stdout}{out.stderr}")
+    summary = [l for l in out.stdout.splitlines() if l.startswith("# calibrated")][0]
+    return os.path.join(work, "calibration.json"), summary[2:]
+
+
+def simulate(binary, cluster, jobs, rate, seed, calibration=None):
     cmd = [binary, "elastic", "simulate", "--cluster", os.path.join(ROOT, cluster),
            "--priced-mix", str(jobs), "--rate", str(rate), "--seed", str(seed),
            "--objective", "all", "--json"]
+    if calibration:
+        cmd += ["--calibration", calibration]
     begin = time.time()
     out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode:
@@ -49,10 +80,14 @@ def main():
     parser.add_argument("--out", default=os.path.join(ROOT, "docs", "benchmarks", "elastic-priced.md"))
     args = parser.parse_args()
     binary = os.path.join(args.build, "bin", "heterps")
-    runs = [(case, seed) for case in CASES for seed in range(1, args.seeds + 1)]
+    calibration, summary = calibrate(args.build, tempfile.mkdtemp(prefix="heterps-priced-"))
+    runs = [(case, seed, model) for model in ("roofline", "calibrated") for case in CASES
+            for seed in range(1, args.seeds + 1)]
     begin = time.time()
     with ThreadPoolExecutor(args.workers) as pool:
-        results = list(pool.map(lambda r: simulate(binary, r[0][1], r[0][2], r[0][3], r[1]), runs))
+        results = list(pool.map(
+            lambda r: simulate(binary, r[0][1], r[0][2], r[0][3], r[1],
+                               calibration if r[2] == "calibrated" else None), runs))
     wall = time.time() - begin
 
     lines = ["# Elastic autoscaler: heterogeneous, priced (HeterPS CTR jobs)", "",
@@ -71,26 +106,33 @@ def main():
              "into a throughput floor every interval). Rates come from each job's "
              "own placement plan (exact dp strategy) for every allocation. Ratios "
              "are against `whole-gpu` on the same jobs (< 1: better).", "",
-             "| cluster | jobs | rate/h | seed | policy | done | mean JCT s | makespan s | cost USD | deadlines met | rescales | JCT ratio | cost ratio |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "`model`: `roofline` prices every plan with the cost model's default "
+             "efficiencies; `calibrated` with the efficiencies a profile run of a "
+             "CTR model on this machine fitted (`heterps-profile --calibration`, "
+             "docs/Planning.md), which also apply to the CPU classes of the paper "
+             "cluster (efficiencies are fractions of each class's own peak). This "
+             "run's calibration: " + summary + ". GPU classes keep the defaults "
+             "(no GPU here to profile).", "",
+             "| model | cluster | jobs | rate/h | seed | policy | done | mean JCT s | makespan s | cost USD | deadlines met | rescales | JCT ratio | cost ratio |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     sums = {}
-    for ((label, _, jobs, rate), seed), (res, _) in zip(runs, results):
+    for ((label, _, jobs, rate), seed, model), (res, _) in zip(runs, results):
         base = res["whole-gpu"]
         for p in POLICIES:
             r = res[p]
             jct = r["mean_jct_s"] / base["mean_jct_s"]
             cost = r["cost_usd"] / base["cost_usd"]
-            sums.setdefault((label, rate, p), []).append((jct, cost, r["floors_met"], r["jobs_with_floor"]))
-            lines.append(f"| {label} | {jobs} | {rate} | {seed} | {p} | {r['completed']} | "
+            sums.setdefault((model, label, rate, p), []).append((jct, cost, r["floors_met"], r["jobs_with_floor"]))
+            lines.append(f"| {model} | {label} | {jobs} | {rate} | {seed} | {p} | {r['completed']} | "
                          f"{r['mean_jct_s']:.0f} | {r['makespan_s']:.0f} | {r['cost_usd']:.2f} | "
                          f"{r['floors_met']}/{r['jobs_with_floor']} | {r['rescales']} | {jct:.2f} | {cost:.2f} |")
     lines += ["", "## Over the seeds (geometric mean of the ratios)", "",
-              "| cluster | rate/h | policy | JCT ratio | cost ratio | deadlines met |", "|---|---|---|---|---|---|"]
-    for (label, rate, p), rows in sums.items():
+              "| model | cluster | rate/h | policy | JCT ratio | cost ratio | deadlines met |", "|---|---|---|---|---|---|---|"]
+    for (model, label, rate, p), rows in sums.items():
         gm = lambda xs: float(__import__("math").exp(sum(__import__("math").log(x) for x in xs) / len(xs)))
         met = sum(r[2] for r in rows)
         total = sum(r[3] for r in rows)
-        lines.append(f"| {label} | {rate} | {p} | {gm([r[0] for r in rows]):.2f} | "
+        lines.append(f"| {model} | {label} | {rate} | {p} | {gm([r[0] for r in rows]):.2f} | "
                      f"{gm([r[1] for r in rows]):.2f} | {met}/{total} |")
     lines += ["", NOTES]
     with open(args.out, "w") as f:
@@ -106,10 +148,10 @@ NOTES = """## Reading
   22-26% less than whole GPUs, meets every deadline on paper.yaml, and is
   still faster than the FIFO baseline (which queues behind its requests).
 - The model: a job's rate for an allocation is the cost model's throughput of
-  its best placement plan within those devices (roofline times, no measured
-  profile; `--profiles DB.json` would calibrate it, see docs/Autoscaler.md). The
-  whole-GPU baseline gets the same planner on its GPUs alone, so the
-  difference is the allocation, not a better or worse model of the job.
+  its best placement plan within those devices, with the default or the
+  calibrated efficiencies. The whole-GPU baseline gets the same planner on
+  its GPUs alone, so the difference is the allocation, not a better or worse
+  model of the job.
 - Cost counts devices held (whole-GPU: every GPU asked for, until the end;
   priced policies: the devices the plan uses, restarts included).
 - Not measured on real clusters; CTR jobs have no statistical-efficiency

@@ -194,6 +194,8 @@ Expected<RateTable> buildRateTable(const CtrModelSize &size,
   if (Error error = graph.verify())
     return std::move(error);
   schedule::StrategyOptions strategy;
+  if (options.costOptions)
+    strategy.costOptions = *options.costOptions;
   strategy.costOptions.batchSize = size.batch;
   strategy.profiles = options.profiles;
   const size_t numClasses = cluster.classes.size();

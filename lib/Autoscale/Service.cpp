@@ -317,6 +317,23 @@ double modelGoodput(const ServiceJob &job, int workers, int64_t batch) {
   return modelRate(job, workers, batch) * statisticalEfficiency(job, batch);
 }
 
+double medianSeconds(std::vector<double> seconds) {
+  if (seconds.empty())
+    return -1;
+  std::sort(seconds.begin(), seconds.end());
+  size_t n = seconds.size();
+  return n % 2 ? seconds[n / 2] : (seconds[n / 2 - 1] + seconds[n / 2]) / 2;
+}
+
+double chargedResizeCost(const ServiceState &state, double configured) {
+  std::vector<double> pauses;
+  for (const ServiceJob &job : state.jobs)
+    pauses.insert(pauses.end(), job.resizePauses.begin(),
+                  job.resizePauses.end());
+  double measured = medianSeconds(std::move(pauses));
+  return measured > 0 ? measured : configured;
+}
+
 /// Whether a worker count and batch are a shape the job may take: in range,
 /// whole micro-batches, at least one per worker.
 static bool validShape(const ServiceJob &job, int workers, int64_t batch) {
@@ -1040,7 +1057,8 @@ void Loop::replan() {
   PlanOptions planOptions;
   planOptions.capacity = *slots;
   planOptions.reallocationPenalty =
-      std::min(1.0, options.resizeCostSeconds / options.intervalSeconds);
+      std::min(1.0, chargedResizeCost(state, options.resizeCostSeconds) /
+                        options.intervalSeconds);
   Plan plan = planAllocation(state, planOptions);
   bool changed = false;
   for (const PlannedJob &p : plan.jobs) {

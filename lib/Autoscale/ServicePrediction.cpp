@@ -24,14 +24,6 @@ static Error failure(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
 }
 
-static double median(std::vector<double> values) {
-  if (values.empty())
-    return -1;
-  std::sort(values.begin(), values.end());
-  size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
-
 double measuredSamplesPerSecond(const ServiceJob &job, int workers,
                                 int64_t batch) {
   std::vector<double> scales;
@@ -44,7 +36,7 @@ double measuredSamplesPerSecond(const ServiceJob &job, int workers,
     if (model > 0)
       scales.push_back(r.stepsPerSecond * double(r.batch) / model);
   }
-  double scale = median(scales);
+  double scale = medianSeconds(scales);
   return scale > 0 ? scale * modelRate(job, workers, batch) : 0;
 }
 
@@ -107,18 +99,18 @@ Expected<Prediction> predictService(const ServiceState &state,
     pauses.insert(pauses.end(), job.resizePauses.begin(),
                   job.resizePauses.end());
   }
-  out.startupSeconds =
-      options.startupSeconds >= 0 ? options.startupSeconds : median(startups);
+  out.startupSeconds = options.startupSeconds >= 0 ? options.startupSeconds
+                                                   : medianSeconds(startups);
   if (out.startupSeconds < 0)
     out.startupSeconds = 0;
   out.resizePauseSeconds = options.resizePauseSeconds >= 0
                                ? options.resizePauseSeconds
-                               : median(pauses);
+                               : medianSeconds(pauses);
   if (out.resizePauseSeconds < 0)
     out.resizePauseSeconds = out.startupSeconds;
   out.finishSeconds = options.finishSeconds >= 0
                           ? options.finishSeconds
-                          : std::max(0.0, median(finishes));
+                          : std::max(0.0, medianSeconds(finishes));
 
   // The simulated service state: jobs appear on arrival, as from the inbox.
   ServiceState sim;
@@ -135,8 +127,6 @@ Expected<Prediction> predictService(const ServiceState &state,
 
   PlanOptions planOptions;
   planOptions.capacity = out.capacity;
-  planOptions.reallocationPenalty =
-      std::min(1.0, out.resizeCostSeconds / out.intervalSeconds);
   const double dt = options.pollSeconds > 0 ? options.pollSeconds : 0.5;
   const double limit = 20 * (lastEnd - first) + 3600;
   double lastPlan = -1e18;
@@ -187,6 +177,7 @@ Expected<Prediction> predictService(const ServiceState &state,
       if (!job.pendingResize.empty()) {
         job.pendingResize.clear();
         job.resizes++;
+        job.resizePauses.push_back(out.resizePauseSeconds);
       }
       if (r.shapeSince < 0)
         r.shapeSince = r.resumeAt;
@@ -199,6 +190,10 @@ Expected<Prediction> predictService(const ServiceState &state,
     if (trigger || t - lastPlan >= out.intervalSeconds) {
       trigger = false;
       lastPlan = t;
+      // The service's charge: measured pauses once there are some.
+      planOptions.reallocationPenalty =
+          std::min(1.0, chargedResizeCost(sim, out.resizeCostSeconds) /
+                            out.intervalSeconds);
       Plan plan = planAllocation(sim, planOptions);
       for (const PlannedJob &p : plan.jobs) {
         auto it =

@@ -2,6 +2,7 @@
 //
 // heterps-profile MODULE.mlir --device-class cpu.NAME [--batch N]
 //   [--threads N] [--repeats R] [--inference] -o profile.json
+//   [--cluster FILE.yaml --calibration calibration.json]
 //
 // Times every distinct layer of @main on this machine's CPU (oneDNN) and
 // writes the profile database `heterps-opt --hps-place="profile=FILE"` reads.
@@ -10,6 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "heterps/Cluster/ClusterSpec.h"
+#include "heterps/Cost/Calibration.h"
 #include "heterps/Cost/CostModel.h"
 #include "heterps/Dialect/HPS/IR/HPSDialect.h"
 #include "heterps/Dialect/HPS/Transforms/LayerGraphBuilder.h"
@@ -53,6 +56,14 @@ static cl::opt<int64_t>
 static cl::opt<unsigned> repeats("repeats", cl::init(10),
                                  cl::desc("Timed runs per layer (median)"),
                                  cl::cat(category));
+static cl::opt<std::string> clusterFile(
+    "cluster",
+    cl::desc("Cluster file holding --device-class (for --calibration)"),
+    cl::value_desc("file.yaml"), cl::cat(category));
+static cl::opt<std::string> calibrationFile(
+    "calibration",
+    cl::desc("Also write the cost model's efficiencies fitted to the times"),
+    cl::value_desc("file.json"), cl::cat(category));
 static cl::opt<bool> inference(
     "inference",
     cl::desc("Record forward times, for --hps-place=\"inference=true\" "
@@ -81,21 +92,24 @@ static std::string attributesOf(Operation *op) {
 
 /// Writes `db` next to `path` and renames it into place, so a failure never
 /// leaves a partial database.
-static Error saveAtomically(const cost::ProfileDatabase &db, StringRef path) {
+/// Writes `path` through a temporary file and a rename: a reader never sees
+/// half a file. `what` names the file in errors.
+static Error saveAtomically(StringRef path, StringRef what,
+                            llvm::function_ref<Error(StringRef)> write) {
   SmallString<128> temp;
   int fd;
   if (std::error_code ec =
           sys::fs::createUniqueFile(path + ".tmp-%%%%%%", fd, temp))
-    return createStringError(ec, "cannot write profile database '" + path +
+    return createStringError(ec, "cannot write " + what + " '" + path +
                                      "': " + ec.message());
   sys::Process::SafelyCloseFileDescriptor(fd);
-  if (Error error = db.save(temp)) {
+  if (Error error = write(temp)) {
     sys::fs::remove(temp);
     return error;
   }
   if (std::error_code ec = sys::fs::rename(temp, path)) {
     sys::fs::remove(temp);
-    return createStringError(ec, "cannot write profile database '" + path +
+    return createStringError(ec, "cannot write " + what + " '" + path +
                                      "': " + ec.message());
   }
   return Error::success();
@@ -129,6 +143,21 @@ int main(int argc, char **argv) {
   }
   if (batch < 1)
     return fail("--batch must be at least 1");
+  if (calibrationFile.empty() != clusterFile.empty())
+    return fail("--calibration FILE and --cluster FILE go together");
+  std::optional<cluster::ClusterSpec> cluster;
+  if (!clusterFile.empty()) {
+    Expected<cluster::ClusterSpec> loaded =
+        cluster::loadClusterSpec(clusterFile);
+    if (!loaded)
+      return fail(toString(loaded.takeError()));
+    if (!llvm::any_of(loaded->classes, [](const cluster::DeviceClass &c) {
+          return c.name == deviceClass;
+        }))
+      return fail("the cluster file '" + clusterFile +
+                  "' has no device class '" + deviceClass + "'");
+    cluster = std::move(*loaded);
+  }
   if (repeats < 1)
     return fail("--repeats must be at least 1");
 
@@ -229,8 +258,33 @@ int main(int argc, char **argv) {
     outs() << "\n";
   }
 
-  if (Error error = saveAtomically(db, outputFile))
+  if (Error error =
+          saveAtomically(outputFile, "profile database",
+                         [&](StringRef temp) { return db.save(temp); }))
     return fail(toString(std::move(error)));
   outs() << formatv("# wrote {0} entries to {1}\n", db.size(), outputFile);
+
+  if (calibrationFile.empty())
+    return 0;
+  // The cost model fitted to these times (docs/Planning.md, "Calibration").
+  cost::CostOptions costOptions;
+  costOptions.batchSize = double(samples);
+  Expected<cost::Calibration> calibration =
+      cost::calibrate(extracted.graph, *cluster, deviceClass, db, costOptions);
+  if (!calibration)
+    return fail(toString(calibration.takeError()));
+  std::string text = cost::calibrationJson(*calibration, costOptions);
+  if (Error error = saveAtomically(
+          calibrationFile, "calibration file", [&](StringRef temp) -> Error {
+            std::error_code ec;
+            raw_fd_ostream out(temp, ec);
+            if (ec)
+              return createStringError(ec, "cannot write '" + temp + "'");
+            out << text;
+            return Error::success();
+          }))
+    return fail(toString(std::move(error)));
+  outs() << "# " << calibration->describe() << "\n";
+  outs() << formatv("# wrote the calibration to {0}\n", calibrationFile);
   return 0;
 }

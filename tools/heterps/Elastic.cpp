@@ -21,6 +21,7 @@
 #include "heterps/Autoscale/PricedWorkload.h"
 #include "heterps/Autoscale/Simulator.h"
 #include "heterps/Autoscale/Trace.h"
+#include "heterps/Cost/Calibration.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -48,7 +49,8 @@ const char *const kUsage =
     "  heterps elastic simulate --cluster FILE.yaml [--priced-mix N]\n"
     "      [--seed S] [--rate JOBS_PER_HOUR]\n"
     "      [--objective value|cost|baseline|all]\n"
-    "      [--profiles DB.json] [--json] [--rates] [--interval S]\n"
+    "      [--profiles DB.json] [--calibration FILE.json] [--json]\n"
+    "      [--rates] [--interval S]\n"
     "      [--resize-cost S] [--hysteresis H] [--horizon S]\n"
     "  heterps elastic generate --jobs N --rate JOBS_PER_HOUR [--seed S]\n"
     "      [--mix app=weight,...] -o FILE.csv\n"
@@ -143,8 +145,8 @@ int simulatePricedCommand(ArrayRef<std::string> args) {
   Flags flags;
   if (!flags.parse(args,
                    {"cluster", "priced-mix", "seed", "rate", "objective",
-                    "profiles", "interval", "resize-cost", "hysteresis",
-                    "horizon"},
+                    "profiles", "calibration", "interval", "resize-cost",
+                    "hysteresis", "horizon"},
                    {"json", "rates"}))
     return fail("simulate", flags.error + "\n" + kUsage);
   PricedMixOptions mix;
@@ -189,6 +191,15 @@ int simulatePricedCommand(ArrayRef<std::string> args) {
   }
   RateOptions rateOptions;
   rateOptions.profiles = profiles ? &*profiles : nullptr;
+  if (flags.has("calibration")) {
+    cost::CostOptions calibrated;
+    auto calibration =
+        cost::loadCalibration(flags.get("calibration"), calibrated);
+    if (!calibration)
+      return fail("simulate", toString(calibration.takeError()));
+    rateOptions.costOptions = calibrated;
+    errs() << "heterps elastic simulate: " << calibration->describe() << "\n";
+  }
   std::vector<RateTable> rates;
   for (const CtrModelSize &size : ctrModelSizes()) {
     auto table = buildRateTable(size, *cluster, rateOptions);

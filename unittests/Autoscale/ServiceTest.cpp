@@ -128,6 +128,16 @@ TEST(ServiceTest, ShardsTakeSlots) {
       << planned(plan, "b").reason;
 }
 
+TEST(ServiceTest, MeasuredResizePausesReplaceTheConfiguredCost) {
+  ServiceState state;
+  state.jobs.push_back(fakeJob("a", 1, 4, "running", 2));
+  state.jobs.push_back(fakeJob("b", 1, 4, "succeeded", 2));
+  EXPECT_DOUBLE_EQ(chargedResizeCost(state, 1.5), 1.5);
+  state.jobs[0].resizePauses = {2, 6};
+  state.jobs[1].resizePauses = {4};
+  EXPECT_DOUBLE_EQ(chargedResizeCost(state, 1.5), 4);
+}
+
 TEST(ServiceTest, FinishedJobsAreNotPlanned) {
   ServiceState state;
   state.jobs.push_back(fakeJob("done", 1, 4, "succeeded", 4));

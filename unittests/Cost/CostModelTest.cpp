@@ -1,12 +1,14 @@
 //===- CostModelTest.cpp - Cost model against hand-computed cases ---------===//
 
 #include "heterps/Cost/CostModel.h"
+#include "heterps/Cost/Calibration.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "gtest/gtest.h"
 
 #include <algorithm>
+#include <fstream>
 #include <random>
 
 using namespace heterps;
@@ -413,6 +415,98 @@ TEST(LayerGraph, VerifyRejectsBadGraphs) {
   EXPECT_FALSE(!!graph.verify());
   EXPECT_EQ(parseLayerKind("embedding"), LayerKind::EmbeddingLookup);
   EXPECT_EQ(toString(LayerKind::DenseCompute), "dense");
+}
+
+// Calibration (heterps/Cost/Calibration.h): a dense and an elementwise layer
+// on the cpu class, every efficiency 0.25, against measured times.
+class Calibration : public ::testing::Test {
+protected:
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  CostOptions options;
+  ProfileDatabase db;
+  void SetUp() override {
+    graph.mode = Mode::Inference;
+    graph.layers = {dense("fc", 2e6, 0, {}), elementwise("relu", {0})};
+    options = simpleOptions();
+    for (auto &perDevice : options.efficiency)
+      for (Efficiency &eff : perDevice)
+        eff = {0.25, 0.25};
+  }
+  /// The uncalibrated roofline of `layer` on the cpu class.
+  double roofline(unsigned layer) const {
+    return CostModel(graph, spec, options).layerWorkSeconds(layer, 0);
+  }
+};
+
+TEST_F(Calibration, MeasuredTimesBecomeTheRoofline) {
+  const double fc = roofline(0), relu = roofline(1);
+  // fc ran twice as fast as the roofline, relu at half its speed.
+  db.record("fc", "cpu", 100, fc / 2);
+  db.record("relu", "cpu", 100, relu * 2);
+  auto calibration = calibrate(graph, spec, "cpu", db, options);
+  ASSERT_TRUE(bool(calibration)) << toString(calibration.takeError());
+  ASSERT_EQ(calibration->kinds.size(), 2u);
+  EXPECT_DOUBLE_EQ(
+      options.get(DeviceKind::CPU, LayerKind::DenseCompute).compute, 0.5);
+  EXPECT_DOUBLE_EQ(options.get(DeviceKind::CPU, LayerKind::Elementwise).memory,
+                   0.125);
+  // GPUs keep theirs.
+  EXPECT_DOUBLE_EQ(
+      options.get(DeviceKind::GPU, LayerKind::DenseCompute).compute, 0.25);
+  // The calibrated roofline predicts what was measured, without the
+  // database: on a graph never profiled, the same layers cost the same.
+  EXPECT_DOUBLE_EQ(roofline(0), fc / 2);
+  EXPECT_DOUBLE_EQ(roofline(1), relu * 2);
+  EXPECT_NE(calibration->describe().find("dense x2.00"), std::string::npos)
+      << calibration->describe();
+}
+
+TEST_F(Calibration, FileRoundTrips) {
+  db.record("fc", "cpu", 100, roofline(0) / 2);
+  CostOptions fitted = options;
+  auto calibration = calibrate(graph, spec, "cpu", db, fitted);
+  ASSERT_TRUE(bool(calibration));
+  llvm::SmallString<128> path;
+  ASSERT_FALSE(llvm::sys::fs::createTemporaryFile("calib", "json", path));
+  std::ofstream(std::string(path)) << calibrationJson(*calibration, fitted);
+  auto loaded = loadCalibration(path, options);
+  ASSERT_TRUE(bool(loaded)) << toString(loaded.takeError());
+  EXPECT_EQ(loaded->deviceClass, "cpu");
+  EXPECT_DOUBLE_EQ(
+      options.get(DeviceKind::CPU, LayerKind::DenseCompute).compute, 0.5);
+  EXPECT_DOUBLE_EQ(
+      options.get(DeviceKind::GPU, LayerKind::DenseCompute).compute, 0.25);
+  std::ofstream(std::string(path)) << R"({"device_kind": "cpu", "efficiency":
+      {"dense": {"compute": 2, "memory": 0.5}}})";
+  auto bad = loadCalibration(path, options);
+  ASSERT_FALSE(bool(bad));
+  EXPECT_NE(toString(bad.takeError())
+                .find("efficiency.dense: compute and memory must be numbers "
+                      "in (0, 1]"),
+            std::string::npos);
+  llvm::sys::fs::remove(path);
+}
+
+TEST_F(Calibration, EfficienciesStopAtPeak) {
+  db.record("fc", "cpu", 100, roofline(0) / 10);
+  auto calibration = calibrate(graph, spec, "cpu", db, options);
+  ASSERT_TRUE(bool(calibration));
+  EXPECT_TRUE(calibration->kinds[0].clamped);
+  EXPECT_DOUBLE_EQ(
+      options.get(DeviceKind::CPU, LayerKind::DenseCompute).compute, 1.0);
+}
+
+TEST_F(Calibration, NamesWhatIsMissing) {
+  auto missing = calibrate(graph, spec, "tpu", db, options);
+  ASSERT_FALSE(bool(missing));
+  EXPECT_NE(toString(missing.takeError()).find("no device class 'tpu'"),
+            std::string::npos);
+  db.record("other", "cpu", 100, 1e-3);
+  auto unmeasured = calibrate(graph, spec, "cpu", db, options);
+  ASSERT_FALSE(bool(unmeasured));
+  EXPECT_NE(toString(unmeasured.takeError()).find("no layer of the profiled"),
+            std::string::npos);
 }
 
 } // namespace

@@ -66,8 +66,12 @@ struct RateTable {
 };
 
 struct RateOptions {
-  /// Calibration: measured layer times (heterps-profile); null: roofline.
+  /// Measured layer times (heterps-profile), where a layer's name or
+  /// signature is in it; null: the cost model for every layer.
   const cost::ProfileDatabase *profiles = nullptr;
+  /// The cost model's options, calibrated by a profile run
+  /// (cost::calibrate, heterps-profile --calibration); unset: defaults.
+  std::optional<cost::CostOptions> costOptions;
   /// Budgets per class: 0, 1, 2, 4, ... up to the class count, and the count.
   /// At most this many budget vectors are solved (the grid is thinned
   /// per class from the coarsest end when it would be larger).

@@ -138,6 +138,13 @@ double statisticalEfficiency(const ServiceJob &job, int64_t batch);
 /// What the plan maximises: modelRate x statisticalEfficiency.
 double modelGoodput(const ServiceJob &job, int workers, int64_t batch);
 
+/// The median of measured seconds; -1 when there are none.
+double medianSeconds(std::vector<double> seconds);
+
+/// What a resize costs the plan: the median resize pause measured so far
+/// across the state's jobs, or `configured` (--resize-cost) before any.
+double chargedResizeCost(const ServiceState &state, double configured);
+
 struct PlanOptions {
   int capacity = 0; // slots: one per worker or shard
   double reallocationPenalty = 0;
