@@ -39,7 +39,7 @@ constexpr int64_t kInlineElementLimit = 64;
 class Importer {
 public:
   Importer(StringRef path, MLIRContext *context)
-      : path(path), context(context), builder(context),
+      : path(path), builder(context),
         fileLoc(FileLineColLoc::get(context, path, 0, 0)) {}
 
   OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
@@ -70,7 +70,6 @@ private:
   void define(const std::string &name, Value value);
 
   StringRef path;
-  MLIRContext *context;
   OpBuilder builder;
   Location fileLoc;
   bool hadError = false;
@@ -726,6 +725,20 @@ bool parseInputShape(StringRef text, InputBindings &bindings,
   return true;
 }
 
+bool parseDimBinding(StringRef text, InputBindings &bindings,
+                     std::string &error) {
+  auto [name, value] = text.rsplit('=');
+  int64_t extent = 0;
+  if (name.empty() || name == text || value.getAsInteger(10, extent) ||
+      extent <= 0) {
+    error = "dim binding '" + text.str() +
+            "' is not NAME=N (a symbolic dim's name and a positive extent)";
+    return false;
+  }
+  bindings.dims[name.str()] = extent;
+  return true;
+}
+
 void registerONNXImportTranslation() {
   static llvm::cl::opt<int64_t> batch(
       "onnx-batch",
@@ -741,6 +754,10 @@ void registerONNXImportTranslation() {
       "onnx-input-shape",
       llvm::cl::desc("--import-onnx: static shape of one model input, "
                      "NAME=D0xD1x... (repeatable)"));
+  static llvm::cl::list<std::string> dims(
+      "onnx-dim",
+      llvm::cl::desc("--import-onnx: extent of a symbolic input dim by its "
+                     "name, NAME=N (repeatable)"));
   TranslateToMLIRRegistration registration(
       "import-onnx",
       "Import an ONNX model (binary .onnx or text .onnxtext) into the hps "
@@ -755,6 +772,13 @@ void registerONNXImportTranslation() {
         for (const std::string &text : inputShapes) {
           std::string error;
           if (!parseInputShape(text, bindings, error)) {
+            emitError(UnknownLoc::get(context)) << error;
+            return nullptr;
+          }
+        }
+        for (const std::string &text : dims) {
+          std::string error;
+          if (!parseDimBinding(text, bindings, error)) {
             emitError(UnknownLoc::get(context)) << error;
             return nullptr;
           }

@@ -26,6 +26,7 @@
 #include <onnx/onnx_pb.h>
 #include <onnx/shape_inference/implementation.h>
 
+#include <algorithm>
 #include <deque>
 #include <set>
 
@@ -314,6 +315,90 @@ Error bindInputShapes(onnx::GraphProto &graph, const InputBindings &bindings,
   return {};
 }
 
+/// The model's graph inputs that are data (not initializers).
+template <typename Graph, typename Fn>
+void forEachDataInput(Graph &graph, Fn fn) {
+  std::set<std::string> initializers;
+  for (const auto &init : graph.initializer())
+    initializers.insert(init.name());
+  for (auto &input : *graph.mutable_input())
+    if (!initializers.count(input.name()) && input.type().has_tensor_type())
+      fn(input);
+}
+
+/// Binds symbolic input dims by name (--dim NAME=N); a name no input has is
+/// an error listing the names there are.
+Error bindNamedDims(onnx::GraphProto &graph, const InputBindings &bindings) {
+  std::set<std::string> used, names;
+  forEachDataInput(graph, [&](onnx::ValueInfoProto &input) {
+    if (bindings.shapes.count(input.name()))
+      return; // its whole shape is given
+    auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+    for (auto &dim : *shape->mutable_dim()) {
+      if (!dim.has_dim_param())
+        continue;
+      names.insert(dim.dim_param());
+      auto bound = bindings.dims.find(dim.dim_param());
+      if (bound == bindings.dims.end())
+        continue;
+      used.insert(bound->first);
+      dim.set_dim_value(bound->second);
+    }
+  });
+  for (const auto &[name, extent] : bindings.dims)
+    if (!used.count(name)) {
+      std::string known;
+      for (const std::string &n : names)
+        known += (known.empty() ? "'" : ", '") + n + "'";
+      return "--dim " + name + "=" + std::to_string(extent) +
+             ": no input has a dim named '" + name + "' (" +
+             (known.empty() ? std::string("no input dim has a name")
+                            : "named dims: " + known) +
+             ")";
+    }
+  return {};
+}
+
+/// For a compile: every input dim must be static once bound. Names each
+/// unbound one, with the flags that bind it.
+Error checkInputsStatic(onnx::GraphProto &graph) {
+  std::string unbound;
+  std::vector<std::string> flags; // in order, each once
+  auto suggest = [&](std::string flag) {
+    if (std::find(flags.begin(), flags.end(), flag) == flags.end())
+      flags.push_back(std::move(flag));
+  };
+  forEachDataInput(graph, [&](onnx::ValueInfoProto &input) {
+    const auto &shape = input.type().tensor_type().shape();
+    std::string example;
+    for (int i = 0; i < shape.dim_size(); ++i) {
+      const auto &dim = shape.dim(i);
+      example += (i ? "x" : "") + (dim.has_dim_value()
+                                       ? std::to_string(dim.dim_value())
+                                       : std::string("N"));
+      if (dim.has_dim_value())
+        continue;
+      unbound += (unbound.empty() ? "" : ", ") + ("'" + input.name() + "'") +
+                 " dim " + std::to_string(i) +
+                 (dim.has_dim_param() ? " ('" + dim.dim_param() + "')"
+                                      : std::string(" (no name)"));
+      if (i == 0)
+        suggest("--batch N");
+      if (dim.has_dim_param())
+        suggest("--dim " + dim.dim_param() + "=N");
+    }
+    if (example.find('N') != std::string::npos)
+      suggest("--input-shape " + input.name() + "=" + example);
+  });
+  if (unbound.empty())
+    return {};
+  std::string how;
+  for (const std::string &flag : flags)
+    how += (how.empty() ? " " : ", ") + flag;
+  return "unbound symbolic input dims: " + unbound +
+         "; the stages need static shapes: bind them with" + how;
+}
+
 Error checkAndInfer(onnx::ModelProto &model) {
   // Exporters now write IR 9 and 10, which ONNX 1.12's checker refuses
   // although they only add element types (float8, int4) that the importer
@@ -412,6 +497,8 @@ LoadedModel loadONNXModel(StringRef path, StringRef contents,
       error = inlineExternalData(path, *model->mutable_graph());
     if (error.empty())
       error = validateAndSortNodes(*model->mutable_graph());
+    if (error.empty() && !bindings.dims.empty())
+      error = bindNamedDims(*model->mutable_graph(), bindings);
     StaticBatchCarriers carriers;
     if (error.empty() && bindings.staticBatch) {
       if (!bindings.shapes.empty())
@@ -424,8 +511,11 @@ LoadedModel loadONNXModel(StringRef path, StringRef contents,
     // Symbolic batches bind as usual (with --static-batch: where no input
     // had a static leading 1).
     if (error.empty() && carriers.values.empty() &&
-        (bindings.batch > 0 || !bindings.shapes.empty()))
+        (bindings.batch > 0 || !bindings.shapes.empty() ||
+         !bindings.dims.empty()))
       error = bindInputShapes(*model->mutable_graph(), bindings, result);
+    if (error.empty() && bindings.requireStatic)
+      error = checkInputsStatic(*model->mutable_graph());
     if (error.empty())
       error = checkAndInfer(*model);
     if (error.empty() && bindings.staticBatch)

@@ -530,8 +530,8 @@ LogicalResult StageEmitter::collectTensors() {
       if (!type || !type.hasStaticShape())
         return fail(&op, "result type ")
                << result.getType()
-               << " is not static; bind symbolic input dims with --batch or "
-                  "--input-shape";
+               << " is not static; bind symbolic input dims with --batch, "
+                  "--dim or --input-shape";
       TensorInfo entry;
       entry.dtype = dtypeName(type.getElementType());
       if (entry.dtype.empty())

@@ -26,6 +26,7 @@ struct CompileOptions {
   /// steps unroll; longer ones run as the recurrence kernel.
   int64_t recurrenceUnrollLimit = 0;
   std::vector<std::string> inputShapes;
+  std::vector<std::string> dims; // NAME=N bindings of symbolic dims
   unsigned episodes = 1024;
   bool keepSources = true;
   /// CPU stages keep conv chains in the native layout (--native-layouts).

@@ -53,6 +53,14 @@ int compile(const CompileOptions &options) {
     if (!import::parseInputShape(text, bindings, error))
       return fail(error);
   }
+  for (const std::string &text : options.dims) {
+    std::string error;
+    if (!import::parseDimBinding(text, bindings, error))
+      return fail(error);
+  }
+  // Stages need static shapes: a symbolic dim left is named now, not deep
+  // in legalization.
+  bindings.requireStatic = true;
   auto file = llvm::MemoryBuffer::getFile(options.model);
   if (!file)
     return fail("cannot read '" + options.model +

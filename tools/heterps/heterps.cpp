@@ -1,7 +1,8 @@
 //===- heterps.cpp - The HeterPS driver -----------------------------------===//
 //
 //   heterps compile MODEL --cluster FILE --throughput N [--strategy rl]
-//                   [--batch B] [--input-shape NAME=DxD...] -o BUNDLE
+//                   [--batch B] [--input-shape NAME=DxD...] [--dim NAME=N]
+//                   -o BUNDLE
 //   heterps build BUNDLE   (stage programs of --hps-to-stages output)
 //   heterps run BUNDLE --input NAME=FILE ... --output-dir DIR
 //   heterps run BUNDLE --train --data FILE --steps N [--eval FILE] ...
@@ -123,6 +124,9 @@ static cl::list<std::string> inputShapes("input-shape",
                                          cl::desc("Static shape of one input"),
                                          cl::value_desc("NAME=D0xD1x..."),
                                          cl::sub(compileCommand));
+static cl::list<std::string>
+    dimBindings("dim", cl::desc("Extent of a symbolic input dim by its name"),
+                cl::value_desc("NAME=N"), cl::sub(compileCommand));
 static cl::opt<std::string> profile("profile",
                                     cl::desc("Profile database of layer times"),
                                     cl::sub(compileCommand));
@@ -466,6 +470,7 @@ int main(int argc, char **argv) {
     options.nativeLayouts = nativeLayouts;
     options.fuseElementwise = fuseElementwise;
     options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
+    options.dims.assign(dimBindings.begin(), dimBindings.end());
     options.profile = profile;
     options.output = compileOutput;
     options.train = compileTrain;

@@ -25,6 +25,11 @@ importONNX(llvm::StringRef path, llvm::StringRef contents,
 bool parseInputShape(llvm::StringRef text, InputBindings &bindings,
                      std::string &error);
 
+/// Parses NAME=N (a --dim binding) into `bindings.dims`; false with `error`
+/// set when malformed.
+bool parseDimBinding(llvm::StringRef text, InputBindings &bindings,
+                     std::string &error);
+
 /// Registers `--import-onnx` with mlir-translate's registry.
 void registerONNXImportTranslation();
 

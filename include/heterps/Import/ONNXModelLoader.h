@@ -50,7 +50,15 @@ struct InputBindings {
   /// Also treat a static leading 1 of the inputs as the batch, bound to
   /// `batch` (a model exported with a fixed batch of 1).
   bool staticBatch = false;
-  bool empty() const { return batch == 0 && shapes.empty() && !staticBatch; }
+  /// Extents of symbolic dims by their ONNX name (dim_param), wherever they
+  /// appear on the inputs, as onnxruntime's free-dimension overrides.
+  std::map<std::string, int64_t> dims;
+  /// Fail at once, naming each input dim still symbolic after binding and
+  /// how to bind it (heterps compile: the stages need static shapes).
+  bool requireStatic = false;
+  bool empty() const {
+    return batch == 0 && shapes.empty() && !staticBatch && dims.empty();
+  }
 };
 
 LoadedModel loadONNXModel(llvm::StringRef path, llvm::StringRef contents,

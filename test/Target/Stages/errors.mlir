@@ -8,7 +8,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// CHECK: error: cannot lower to the runtime: result type 'tensor<?x4xf32>' is not static; bind symbolic input dims with --batch or --input-shape
+// CHECK: error: cannot lower to the runtime: result type 'tensor<?x4xf32>' is not static; bind symbolic input dims with --batch, --dim or --input-shape
 func.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> attributes {hps.pipeline = [@stage_0]} {
   hps.send %x to "c0" : tensor<?x4xf32>
   %r = hps.recv "c1" : tensor<?x4xf32>
