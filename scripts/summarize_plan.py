@@ -1,12 +1,22 @@
 #!/usr/bin/env python3
-"""Prints a placement plan (heterps-translate --hps-to-plan) as a table."""
+"""Prints a placement plan (heterps-translate --hps-to-plan) readably.
+
+  summarize_plan.py PLAN.json [--against NAME=PLAN.json ...]
+
+With --against, a table compares the plan's throughput, price and cost per
+million samples with the other plans' (e.g. CPU-only and GPU-only).
+"""
+import argparse
 import json
 import sys
 
 
-def main():
-    with open(sys.argv[1]) as f:
-        plan = json.load(f)
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def describe(plan):
     state = "feasible" if plan["feasible"] else "INFEASIBLE"
     print(f"\nplan ({plan['strategy']} on {plan['cluster']}, batch {plan['batch']}): {state}")
     print(f"  target {plan['target']:.0f} samples/s, reaches {plan['throughput']:.0f} samples/s")
@@ -20,6 +30,35 @@ def main():
         layers = stage["layers"]
         shown = ", ".join(layers[:4]) + (f", ... ({len(layers)} layers)" if len(layers) > 4 else "")
         print(f"  stage {i}: {stage['replicas']} x {stage['device']:10s} {shown}")
+
+
+def devices(plan):
+    return " + ".join(f"{s['replicas']} x {s['device']}" for s in plan["stages"])
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("plan")
+    parser.add_argument("--against", action="append", default=[], metavar="NAME=PLAN.json")
+    args = parser.parse_args()
+    plan = load(args.plan)
+    describe(plan)
+    if not args.against:
+        return 0
+    rows = [(plan["strategy"], plan)]
+    for pair in args.against:
+        name, _, path = pair.partition("=")
+        if not name or not path:
+            sys.exit(f"summarize_plan.py: --against '{pair}' is not NAME=PLAN.json")
+        rows.append((name, load(path)))
+    base = plan["cost_per_million_samples"]
+    print(f"\n  {'plan':10s} {'devices':28s} {'samples/s':>10s} {'$/hour':>8s} "
+          f"{'$/M samples':>12s} {'vs ' + plan['strategy']:>8s}  target")
+    for name, p in rows:
+        met = "met" if p["feasible"] else "missed"
+        print(f"  {name:10s} {devices(p):28s} {p['throughput']:10.0f} "
+              f"{p['price_per_hour']:8.2f} {p['cost_per_million_samples']:12.4f} "
+              f"{p['cost_per_million_samples'] / base:7.2f}x  {met}")
     return 0
 
 
