@@ -11,8 +11,14 @@ init, bundle load, the shards reading the checkpoint), and to its first
 finished step. The peer is the step itself: the table gives each cost in
 steps of the running job, measured in the same run.
 
+With --backend slurm (the local cluster of scripts/slurm/cluster.sh) the job
+runs as a Slurm batch job that each resize requeues, and the peer is Slurm
+itself: the same run times a trivial batch job requeued the way the
+supervisor does it, with Slurm's default eligibility and with the
+supervisor's StartTime=now+2 (docs/Jobs.md).
+
 Usage: bench_resize.py --build build [--resizes 6] [--gap 100]
-       [--out docs/benchmarks/jobs-resize.md]
+       [--backend mpirun|slurm] [--out docs/benchmarks/jobs-resize.md]
 """
 import argparse
 import json
@@ -42,11 +48,45 @@ def wait_for_step(job_dir, step, supervisor, deadline):
     sys.exit("timed out")
 
 
+def requeue_latency(start_time, tasks):
+    """Seconds from `scontrol release` of a requeued trivial batch job to its
+    running again; with `start_time`, the update also sets StartTime."""
+    script = tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False)
+    script.write("#!/bin/bash\nsleep 1\n")
+    script.close()
+    job = subprocess.run(["sbatch", "--parsable", "--requeue", "-n", "2", "-o", "/dev/null",
+                          script.name], capture_output=True, text=True, check=True).stdout
+    job = job.strip().split(";")[0]
+
+    def state():
+        out = subprocess.run(["scontrol", "show", "job", "-o", job], capture_output=True,
+                             text=True).stdout
+        return next((w.split("=", 1)[1] for w in out.split() if w.startswith("JobState=")), "")
+
+    deadline = time.time() + 120
+    while state() != "COMPLETED" and time.time() < deadline:
+        time.sleep(0.2)
+    subprocess.run(["scontrol", "requeuehold", job], check=True, capture_output=True)
+    update = ["scontrol", "update", "JobId=" + job, "NumTasks=" + str(tasks)]
+    if start_time:
+        update.append("StartTime=now+2")
+    subprocess.run(update, check=True, capture_output=True)
+    begin = time.time()
+    subprocess.run(["scontrol", "release", job], check=True, capture_output=True)
+    while state() == "PENDING" and time.time() < deadline:
+        time.sleep(0.1)
+    seconds = time.time() - begin
+    subprocess.run(["scancel", job], capture_output=True)
+    os.unlink(script.name)
+    return seconds
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "..", "build"))
     parser.add_argument("--resizes", type=int, default=6)
     parser.add_argument("--gap", type=int, default=100)
+    parser.add_argument("--backend", choices=["mpirun", "slurm"], default="mpirun")
     parser.add_argument("--out")
     args = parser.parse_args()
     heterps = os.path.join(args.build, "bin", "heterps")
@@ -54,7 +94,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="bench-resize-") as work:
         prepare(heterps, work)
         job = job_file(work, steps=steps, checkpoint_every=1000, max_restarts=0,
-                       workers=(2, 1, 3), batch=(512, 512, 1024), name="resize")
+                       workers=(2, 1, 3), batch=(512, 512, 1024), name="resize",
+                       backend=args.backend)
         job_dir = os.path.join(work, "job")
         log = open(os.path.join(work, "supervisor.log"), "w")
         supervisor = subprocess.Popen([heterps, "job", "run", job, "--job-dir", job_dir],
@@ -92,6 +133,18 @@ def main():
         values = [r[key] for r in resizes]
         lines.append(f"| {name} | {med(key):.2f} | {min(values):.2f} | {max(values):.2f} | "
                      f"{med(key) / step_seconds:.1f} |")
+    if args.backend == "slurm":
+        default = [requeue_latency(False, 3) for _ in range(3)]
+        ours = [requeue_latency(True, 3) for _ in range(3)]
+        lines += ["", "Slurm itself, the same run: a trivial batch job requeued as the "
+                  "supervisor does (requeuehold, update NumTasks, release), seconds from "
+                  "the release to running again, median of 3:", "",
+                  "| requeue | seconds (median) | min | max |", "|---|---|---|---|",
+                  f"| Slurm's default (eligible after BatchStartTimeout) | "
+                  f"{statistics.median(default):.2f} | {min(default):.2f} | {max(default):.2f} |",
+                  f"| with StartTime=now+2 (the supervisor's) | {statistics.median(ours):.2f} | "
+                  f"{min(ours):.2f} | {max(ours):.2f} |",
+                  "", f"Ratio default / ours: {statistics.median(default) / statistics.median(ours):.1f}x."]
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

@@ -6,6 +6,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 PROJECT = os.path.dirname(os.path.dirname(HERE))
 MPIRUN_ARGS = ["--oversubscribe", "--allow-run-as-root"]
+# On the local Slurm cluster: TCP between the fake nodes, ranks that yield
+# the oversubscribed cores.
+SLURM_MPIRUN_ARGS = MPIRUN_ARGS + ["--mca", "btl", '"self,tcp"', "--mca",
+                                   "mpi_yield_when_idle", '"1"']
 WORKERS, SHARDS, BATCH = 2, 2, 128
 
 
@@ -30,8 +34,9 @@ def prepare(heterps, work):
 
 
 def job_file(work, steps, checkpoint_every, max_restarts, workers=None, batch=None,
-             name="job"):
-    """A job file; `workers` and `batch` are (initial, min, max) ranges."""
+             name="job", backend="mpirun"):
+    """A job file; `workers` and `batch` are (initial, min, max) ranges;
+    `backend` mpirun or slurm."""
     workers = workers or (WORKERS, WORKERS, WORKERS)
     batch = batch or (BATCH, BATCH, BATCH)
     path = os.path.join(work, name + ".yaml")
@@ -46,6 +51,6 @@ ps_shards: {{initial: {SHARDS}}}
 batch: {{initial: {batch[0]}, min: {batch[1]}, max: {batch[2]}}}
 checkpoint: {{every: {checkpoint_every}, keep: 3}}
 restart: {{max_restarts: {max_restarts}, backoff: 1s, heartbeat_timeout: 60s}}
-backend: {{kind: mpirun, mpirun_args: [{", ".join(MPIRUN_ARGS)}]}}
+backend: {{kind: {backend}, mpirun_args: [{", ".join(SLURM_MPIRUN_ARGS if backend == "slurm" else MPIRUN_ARGS)}]}}
 """)
     return path
