@@ -89,6 +89,14 @@ elif subprocess.call(["scontrol", "ping"], env=dict(os.environ, SLURM_CONF=slurm
     slurm_why = "the Slurm controller of " + slurm_conf + " does not answer"
 # Its tests run one at a time (test/Integration/Slurm/lit.local.cfg).
 lit_config.parallelism_groups["slurm"] = 1
+# A test whose feature is missing is reported unsupported; say why once.
+for feature, why in [
+        ("shared-traces", "no " + os.path.join(traces, "pollux-osdi21")),
+        ("mpi", "no mpirun on PATH, or heterps built without the MPI runtime"),
+        ("onnx-python", "the onnx or numpy Python package is missing "
+                        "(scripts/setup.sh installs them)")]:
+    if feature not in config.available_features:
+        lit_config.note("tests that need '" + feature + "' unsupported: " + why)
 if slurm_why:
     lit_config.note("Slurm tests unsupported: " + slurm_why)
 else:

@@ -49,6 +49,25 @@ static Error failure(const Twine &message) {
 // State and its JSON
 //===----------------------------------------------------------------------===//
 
+ServiceJob ServiceJob::description() const {
+  ServiceJob fresh;
+  fresh.id = id;
+  fresh.name = name;
+  fresh.jobFile = jobFile;
+  fresh.microBatch = microBatch;
+  fresh.shards = shards;
+  fresh.samples = samples;
+  fresh.noiseScale = noiseScale;
+  fresh.minWorkers = minWorkers;
+  fresh.initialWorkers = initialWorkers;
+  fresh.maxWorkers = maxWorkers;
+  fresh.minBatch = minBatch;
+  fresh.initialBatch = initialBatch;
+  fresh.maxBatch = maxBatch;
+  fresh.submittedAt = submittedAt;
+  return fresh;
+}
+
 void ServiceJob::recordRate(double stepsPerSecond) {
   auto it = std::find_if(rates.begin(), rates.end(), [&](const RateSample &r) {
     return r.workers == workers && r.batch == batch;
@@ -254,22 +273,7 @@ Expected<ServiceJob> parseSubmission(const std::string &text) {
   if (!job)
     return job.takeError();
   // Only the job's description comes from the submitter.
-  ServiceJob fresh;
-  fresh.id = job->id;
-  fresh.name = job->name;
-  fresh.jobFile = job->jobFile;
-  fresh.microBatch = job->microBatch;
-  fresh.shards = job->shards;
-  fresh.samples = job->samples;
-  fresh.noiseScale = job->noiseScale;
-  fresh.minWorkers = job->minWorkers;
-  fresh.initialWorkers = job->initialWorkers;
-  fresh.maxWorkers = job->maxWorkers;
-  fresh.minBatch = job->minBatch;
-  fresh.initialBatch = job->initialBatch;
-  fresh.maxBatch = job->maxBatch;
-  fresh.submittedAt = job->submittedAt;
-  return fresh;
+  return job->description();
 }
 
 //===----------------------------------------------------------------------===//

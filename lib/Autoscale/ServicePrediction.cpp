@@ -143,19 +143,7 @@ Expected<Prediction> predictService(const ServiceState &state,
     while (arrived < order.size() &&
            state.jobs[order[arrived]].submittedAt - first <= t) {
       const ServiceJob &truth = state.jobs[order[arrived++]];
-      ServiceJob job;
-      job.id = truth.id;
-      job.name = truth.name;
-      job.microBatch = truth.microBatch;
-      job.shards = truth.shards;
-      job.samples = truth.samples;
-      job.noiseScale = truth.noiseScale;
-      job.minWorkers = truth.minWorkers;
-      job.maxWorkers = truth.maxWorkers;
-      job.initialWorkers = truth.initialWorkers;
-      job.minBatch = truth.minBatch;
-      job.maxBatch = truth.maxBatch;
-      job.initialBatch = truth.initialBatch;
+      ServiceJob job = truth.description();
       job.submittedAt = t;
       sim.jobs.push_back(std::move(job));
       trigger = true;

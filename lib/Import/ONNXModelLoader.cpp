@@ -244,6 +244,18 @@ Error validateAndSortNodes(onnx::GraphProto &graph) {
 
 Error checkAndInferAtKnownIR(onnx::ModelProto &model);
 
+/// The graph's inputs that are data: tensors, not initializers.
+std::vector<onnx::ValueInfoProto *> dataInputs(onnx::GraphProto &graph) {
+  std::set<std::string> initializers;
+  for (const auto &init : graph.initializer())
+    initializers.insert(init.name());
+  std::vector<onnx::ValueInfoProto *> inputs;
+  for (auto &input : *graph.mutable_input())
+    if (!initializers.count(input.name()) && input.type().has_tensor_type())
+      inputs.push_back(&input);
+  return inputs;
+}
+
 /// Writes the bound extents into the graph inputs' types and drops the
 /// intermediate value_info, whose symbolic dims shape inference recomputes.
 Error bindInputShapes(onnx::GraphProto &graph, const InputBindings &bindings,
@@ -256,13 +268,9 @@ Error bindInputShapes(onnx::GraphProto &graph, const InputBindings &bindings,
           (type.shape().dim_size() > 0 && !type.shape().dim(0).has_dim_value()))
         result.batchedOutputs.push_back(output.name());
     }
-  std::set<std::string> initializers;
-  for (const auto &init : graph.initializer())
-    initializers.insert(init.name());
   std::set<std::string> seen;
-  for (auto &input : *graph.mutable_input()) {
-    if (initializers.count(input.name()) || !input.type().has_tensor_type())
-      continue;
+  for (onnx::ValueInfoProto *data : dataInputs(graph)) {
+    onnx::ValueInfoProto &input = *data;
     auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
     auto named = bindings.shapes.find(input.name());
     if (named != bindings.shapes.end()) {
@@ -315,25 +323,14 @@ Error bindInputShapes(onnx::GraphProto &graph, const InputBindings &bindings,
   return {};
 }
 
-/// The model's graph inputs that are data (not initializers).
-template <typename Graph, typename Fn>
-void forEachDataInput(Graph &graph, Fn fn) {
-  std::set<std::string> initializers;
-  for (const auto &init : graph.initializer())
-    initializers.insert(init.name());
-  for (auto &input : *graph.mutable_input())
-    if (!initializers.count(input.name()) && input.type().has_tensor_type())
-      fn(input);
-}
-
 /// Binds symbolic input dims by name (--dim NAME=N); a name no input has is
 /// an error listing the names there are.
 Error bindNamedDims(onnx::GraphProto &graph, const InputBindings &bindings) {
   std::set<std::string> used, names;
-  forEachDataInput(graph, [&](onnx::ValueInfoProto &input) {
-    if (bindings.shapes.count(input.name()))
-      return; // its whole shape is given
-    auto *shape = input.mutable_type()->mutable_tensor_type()->mutable_shape();
+  for (onnx::ValueInfoProto *input : dataInputs(graph)) {
+    if (bindings.shapes.count(input->name()))
+      continue; // its whole shape is given
+    auto *shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
     for (auto &dim : *shape->mutable_dim()) {
       if (!dim.has_dim_param())
         continue;
@@ -344,7 +341,7 @@ Error bindNamedDims(onnx::GraphProto &graph, const InputBindings &bindings) {
       used.insert(bound->first);
       dim.set_dim_value(bound->second);
     }
-  });
+  }
   for (const auto &[name, extent] : bindings.dims)
     if (!used.count(name)) {
       std::string known;
@@ -368,9 +365,11 @@ Error checkInputsStatic(onnx::GraphProto &graph) {
     if (std::find(flags.begin(), flags.end(), flag) == flags.end())
       flags.push_back(std::move(flag));
   };
-  forEachDataInput(graph, [&](onnx::ValueInfoProto &input) {
+  for (onnx::ValueInfoProto *data : dataInputs(graph)) {
+    const onnx::ValueInfoProto &input = *data;
     const auto &shape = input.type().tensor_type().shape();
     std::string example;
+    bool open = false;
     for (int i = 0; i < shape.dim_size(); ++i) {
       const auto &dim = shape.dim(i);
       example += (i ? "x" : "") + (dim.has_dim_value()
@@ -378,6 +377,7 @@ Error checkInputsStatic(onnx::GraphProto &graph) {
                                        : std::string("N"));
       if (dim.has_dim_value())
         continue;
+      open = true;
       unbound += (unbound.empty() ? "" : ", ") + ("'" + input.name() + "'") +
                  " dim " + std::to_string(i) +
                  (dim.has_dim_param() ? " ('" + dim.dim_param() + "')"
@@ -387,9 +387,9 @@ Error checkInputsStatic(onnx::GraphProto &graph) {
       if (dim.has_dim_param())
         suggest("--dim " + dim.dim_param() + "=N");
     }
-    if (example.find('N') != std::string::npos)
+    if (open)
       suggest("--input-shape " + input.name() + "=" + example);
-  });
+  }
   if (unbound.empty())
     return {};
   std::string how;

@@ -55,6 +55,23 @@ const char *const kUsage =
     "      [--resize-pause S] [--finish S]\n"
     "(docs/Autoscaler.md, \"The service\")\n";
 
+/// The service's state file, or an error naming the directory or file.
+llvm::Expected<ServiceState> loadState(const ServiceFiles &files) {
+  auto buffer = llvm::MemoryBuffer::getFile(files.state);
+  if (!buffer)
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "'" + files.directory + "' has no service state (start " +
+            "`heterps elastic serve --state " + files.directory + "`)");
+  llvm::Expected<ServiceState> state =
+      parseServiceState((*buffer)->getBuffer().str());
+  if (!state)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "'" + files.state + "' is unreadable: " +
+                                       llvm::toString(state.takeError()));
+  return state;
+}
+
 int fail(const std::string &command, const std::string &message) {
   reportError("elastic " + command, message);
   return 1;
@@ -229,15 +246,9 @@ int elasticStatusCommand(const std::vector<std::string> &args) {
     return fail("status", std::string("needs --state DIR\n") + kUsage);
   std::string dir = absolute(words.get("state"));
   ServiceFiles files(dir);
-  auto buffer = llvm::MemoryBuffer::getFile(files.state);
-  if (!buffer)
-    return fail("status", "'" + dir + "' has no service state (start " +
-                              "`heterps elastic serve --state " + dir + "`)");
-  llvm::Expected<ServiceState> state =
-      parseServiceState((*buffer)->getBuffer().str());
+  llvm::Expected<ServiceState> state = loadState(files);
   if (!state)
-    return fail("status", "'" + files.state + "' is unreadable: " +
-                              llvm::toString(state.takeError()));
+    return fail("status", llvm::toString(state.takeError()));
   bool running = serviceRunning(dir);
   // A job's step comes from its own supervisor's state.
   auto step = [&](const ServiceJob &job) -> int64_t {
@@ -255,8 +266,9 @@ int elasticStatusCommand(const std::vector<std::string> &args) {
     return o ? o->getInteger("step").value_or(0) : 0;
   };
   if (words.has("json")) {
+    // The state as the service writes it, and what only status knows.
     llvm::Expected<llvm::json::Value> value =
-        llvm::json::parse((*buffer)->getBuffer());
+        llvm::json::parse(serviceStateJson(*state));
     if (!value)
       return fail("status", llvm::toString(value.takeError()));
     llvm::json::Object &o = *value->getAsObject();
@@ -313,16 +325,10 @@ int elasticPredictCommand(const std::vector<std::string> &args) {
                                  "' is not a duration (30s, 2m, 250ms)");
     *out = *seconds;
   }
-  std::string dir = absolute(words.get("state"));
-  ServiceFiles files(dir);
-  auto buffer = llvm::MemoryBuffer::getFile(files.state);
-  if (!buffer)
-    return fail("predict", "'" + dir + "' has no service state");
-  llvm::Expected<ServiceState> state =
-      parseServiceState((*buffer)->getBuffer().str());
+  ServiceFiles files(absolute(words.get("state")));
+  llvm::Expected<ServiceState> state = loadState(files);
   if (!state)
-    return fail("predict", "'" + files.state + "' is unreadable: " +
-                               llvm::toString(state.takeError()));
+    return fail("predict", llvm::toString(state.takeError()));
   llvm::Expected<Prediction> prediction = predictService(*state, options);
   if (!prediction)
     return fail("predict", "cannot replay '" + files.state +

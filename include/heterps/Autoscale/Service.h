@@ -78,6 +78,9 @@ struct ServiceJob {
   /// The newest step seen and when it was first seen.
   int64_t lastStep = 0;
   double lastStepAt = 0;
+  /// The job as submitted: its description, none of what running it
+  /// recorded (phase queued, no allocation, measurement or pause).
+  ServiceJob description() const;
   /// Records the speed measured in the current shape (the newest wins).
   void recordRate(double stepsPerSecond);
   /// Slots a shape takes.
