@@ -196,11 +196,66 @@ def mixed_stages():
     return m, lambda rng, run: {"x": rng.random((256, 512), np.float32)}
 
 
+def folded_mask():
+    """A transformer block whose mask and positions are computed from the
+    input's shape through data-dependent ops (NonZero of ConstantOfShape,
+    Unique, a TopK whose k is read from a shape), with symbolic batch and
+    sequence dims: once --batch and --dim bind them, every such op has
+    constant operands and folds."""
+    i64 = lambda name, v: helper.make_node(
+        "Constant", [], [name], value=const(name, np.asarray(v, np.int64)))
+    nodes = [
+        helper.make_node("Shape", ["ids"], ["s"]),
+        helper.make_node("ConstantOfShape", ["s"], ["ones"],
+                         value=const("one", np.array([1], np.int64))),
+        helper.make_node("NonZero", ["ones"], ["nz"]),
+        helper.make_node("Shape", ["nz"], ["nzs"]),
+        i64("one_i", 1), i64("zero_i", 0), i64("three", 3), i64("axis0", [0]),
+        helper.make_node("Gather", ["nzs", "one_i"], ["count"]),
+        helper.make_node("Gather", ["s", "one_i"], ["seq"]),
+        helper.make_node("Range", ["zero_i", "seq", "one_i"], ["pos"]),
+        # causal mask: key position > query position is masked
+        helper.make_node("Unsqueeze", ["pos", "axis0"], ["row"]),
+        helper.make_node("Unsqueeze", ["pos", "one_axis"], ["col"]),
+        helper.make_node("Greater", ["row", "col"], ["future"]),
+        helper.make_node("Where", ["future", "minus", "zerof"], ["bias"]),
+        helper.make_node("Transpose", ["x"], ["xt"], perm=[0, 2, 1]),
+        helper.make_node("MatMul", ["x", "xt"], ["scores"]),
+        helper.make_node("Add", ["scores", "bias"], ["masked"]),
+        helper.make_node("Softmax", ["masked"], ["probs"], axis=-1),
+        helper.make_node("MatMul", ["probs", "x"], ["attended"]),
+        helper.make_node("Cast", ["count"], ["countf"], to=FLOAT),
+        helper.make_node("Div", ["attended", "countf"], ["y"]),
+        # k = number of distinct positions mod 3
+        helper.make_node("Mod", ["pos", "three"], ["phase"]),
+        helper.make_node("Unique", ["phase"], ["phases"], sorted=1),
+        helper.make_node("Shape", ["phases"], ["k"]),
+        helper.make_node("TopK", ["probs", "k"], ["top", "top_i"], axis=-1),
+    ]
+    m = model("folded_mask", nodes,
+              [tensor("ids", INT64, ["batch", "sequence"]),
+               tensor("x", FLOAT, ["batch", "sequence", 16])],
+              [tensor("y", FLOAT, ["batch", "sequence", 16]),
+               tensor("top", FLOAT, ["batch", "sequence", None])],
+              [const("one_axis", np.array([1], np.int64)),
+               const("minus", np.float32(-1e4)), const("zerof", np.float32(0))],
+              opset=17)
+
+    def feed(rng, run):
+        return {"ids": rng.integers(0, 100, (2, 8), dtype=np.int64),
+                "x": rng.standard_normal((2, 8, 16)).astype(np.float32)}
+    return m, feed, ["--batch", "2", "--dim", "sequence=8"]
+
+
 def refused_models():
     x = tensor("x", FLOAT, [4, 3])
     yield "shape_of_nonzero", model("shape_of_nonzero", [
         helper.make_node("NonZero", ["x"], ["nz"]),
         helper.make_node("Shape", ["nz"], ["y"])], [x], [tensor("y", INT64, [2])])
+    yield "shape_after_cast", model("shape_after_cast", [
+        helper.make_node("NonZero", ["x"], ["nz"]),
+        helper.make_node("Cast", ["nz"], ["nzf"], to=FLOAT),
+        helper.make_node("Shape", ["nzf"], ["y"])], [x], [tensor("y", INT64, [2])])
     yield "sum_over_count", model("sum_over_count", [
         helper.make_node("NonZero", ["x"], ["nz"]),
         helper.make_node("ReduceSum", ["nz"], ["y"], axes=[1], keepdims=0)],
@@ -217,12 +272,13 @@ def run(cmd):
 
 
 def check(bin_dir, cluster, out, name, m, feed, runs=4, gpu=False, placement=None,
-          on_device=False):
+          on_device=False, extra=()):
     path = os.path.join(out, name + ".onnx")
     onnx.save(m, path)
     bundle = os.path.join(out, name)
     if placement is None:
         placement = ["--throughput", "1"] + (["--strategy", "gpu-only"] if gpu else [])
+    placement = placement + list(extra)
     done = run([os.path.join(bin_dir, "heterps"), "compile", path, "--cluster", cluster,
                 *placement, "-o", bundle])
     if done.returncode:
@@ -290,13 +346,14 @@ def main():
     cases = {"mask_select": mask_select(), "detection": detection(False),
              "detection_runtime": detection(True), "nms_without_limit": nms_without_limit(),
              "unique_counts": unique_counts(),
-             "unique_rows": unique_rows(), "compress_rows": compress_rows()}
+             "unique_rows": unique_rows(), "compress_rows": compress_rows(),
+             "folded_mask": folded_mask()}
     failed = 0
-    for name, (m, feed) in cases.items():
+    for name, (m, feed, *extra) in cases.items():
         if args.only and name not in args.only.split(","):
             continue
         why = check(bin_dir, cluster, out, name, m, feed, runs=2 if gpu else 4, gpu=gpu,
-                    on_device=args.gpu_device)
+                    on_device=args.gpu_device, extra=extra[0] if extra else ())
         if why:
             failed += 1
             print(f"FAIL {name}: {why}")

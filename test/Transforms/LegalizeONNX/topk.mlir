@@ -52,3 +52,16 @@ func.func @topk_generic(%x: tensor<2x4xf32>, %k: tensor<1xi64>, %y: tensor<2x4xi
   %1:2 = hps.onnx_node "TopK"(%y, %c) {attrs = {}, domain = "", opset = 11 : i64} : (tensor<2x4xi32>, tensor<1xi64>) -> (tensor<2x1xi32>, tensor<2x1xi64>)
   return %0#0, %0#1, %1#0, %1#1 : tensor<2x?xf32>, tensor<2x?xi64>, tensor<2x1xi32>, tensor<2x1xi64>
 }
+
+// -----
+
+// k read from a shape: ONNX declares the selected extent unknown, and the
+// results take [.., k, ..] once k folds.
+// CHECK-LABEL: func @topk_k_from_shape
+// CHECK-SAME: -> (tensor<2x3xf32>, tensor<2x3xi64>)
+func.func @topk_k_from_shape(%x: tensor<2x4xf32>, %y: tensor<3xf32>) -> (tensor<2x?xf32>, tensor<2x?xi64>) {
+  // CHECK-NOT: hps.onnx_node
+  %k = hps.onnx_node "Shape"(%y) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<3xf32>) -> tensor<1xi64>
+  %0:2 = hps.onnx_node "TopK"(%x, %k) {attrs = {axis = 1 : i64}, domain = "", opset = 11 : i64} : (tensor<2x4xf32>, tensor<1xi64>) -> (tensor<2x?xf32>, tensor<2x?xi64>)
+  return %0#0, %0#1 : tensor<2x?xf32>, tensor<2x?xi64>
+}

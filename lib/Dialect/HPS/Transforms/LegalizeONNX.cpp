@@ -97,55 +97,67 @@ bool refineReturnedTypes(ModuleOp module) {
   return refined;
 }
 
-/// Shape and Size of a value whose extent depends on the data (NonZero's,
-/// Unique's, ...) would fold to its capacity once the producer is
-/// legalized, so they are refused while the graph is still ONNX. Any node
-/// reading such a value passes the taint to its results.
-LogicalResult refuseDataDependentShapes(ModuleOp module) {
+/// The results of a node whose extent depends on the data (NonZero's,
+/// Unique's, ...) while it is still ONNX.
+SmallVector<Value> dataDependentResults(OnnxNodeOp node) {
+  SmallVector<Value> results;
+  if (!node.getDomain().empty())
+    return results;
+  StringRef type = node.getOpType();
+  if (type == "NonZero" || type == "NonMaxSuppression" ||
+      (type == "Compress" && node.getInputs().size() > 1 &&
+       !getConstantValue(node.getInputs()[1])))
+    results.push_back(node.getResult(0));
+  else if (type == "Unique")
+    for (unsigned i : {0u, 1u, 3u})
+      if (i < node.getNumResults())
+        results.push_back(node.getResult(i));
+  return results;
+}
+
+/// Calls `visit(value, source)` for every value computed, directly or
+/// through other ops, from a data-dependent result of an ONNX node
+/// `source`, and `read(user, source)` for every op reading one; stops at
+/// the first `read` that fails.
+LogicalResult forEachDataDependentValue(
+    ModuleOp module, function_ref<void(Value)> visit,
+    function_ref<LogicalResult(Operation *, OnnxNodeOp)> read) {
   // (tainted value, the data-dependent node it comes from)
   SmallVector<std::pair<Value, OnnxNodeOp>> work;
   module.walk([&](OnnxNodeOp node) {
-    if (!node.getDomain().empty())
-      return;
-    StringRef type = node.getOpType();
-    if (type == "NonZero" || type == "NonMaxSuppression" ||
-        (type == "Compress" && node.getInputs().size() > 1 &&
-         !getConstantValue(node.getInputs()[1])))
-      work.push_back({node.getResult(0), node});
-    else if (type == "Unique")
-      for (unsigned i : {0u, 1u, 3u})
-        if (i < node.getNumResults())
-          work.push_back({node.getResult(i), node});
+    for (Value result : dataDependentResults(node))
+      work.push_back({result, node});
   });
   llvm::DenseSet<Value> seen;
   while (!work.empty()) {
     auto [value, source] = work.pop_back_val();
     if (!seen.insert(value).second)
       continue;
-    // A model may declare this run's extents (ONNX's test models do); the
-    // padded values legalization gives have the capacity instead.
-    if (auto type = dyn_cast<RankedTensorType>(value.getType()))
-      value.setType(RankedTensorType::get(
-          SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic),
-          type.getElementType()));
+    visit(value);
     for (Operation *user : value.getUsers()) {
-      auto node = dyn_cast<OnnxNodeOp>(user);
-      if (!node)
-        continue;
-      if (node.getOpType() == "Shape" || node.getOpType() == "Size") {
-        node.emitError() << "ONNX '" << node.getOpType()
-                         << "' reads the extent of a value that depends on "
-                            "the data (from '"
-                         << source.getOpType()
-                         << "'); HeterPS plans static shapes and supports "
-                            "such values only as they flow position by "
-                            "position to the outputs";
+      if (failed(read(user, source)))
         return failure();
-      }
-      for (Value result : node.getResults())
+      for (Value result : user->getResults())
         work.push_back({result, source});
     }
   }
+  return success();
+}
+
+/// Forgets the extents declared for data-dependent values and for what ONNX
+/// computed from them (ONNX's test models declare this run's): nothing may
+/// read them as static until their producer folds on constants or takes
+/// its capacity form.
+void forgetDataDependentExtents(ModuleOp module) {
+  (void)forEachDataDependentValue(
+      module,
+      [](Value value) {
+        if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+          value.setType(RankedTensorType::get(
+              SmallVector<int64_t>(type.getRank(), ShapedType::kDynamic),
+              type.getElementType()));
+      },
+      [](Operation *, OnnxNodeOp) { return success(); });
   module.walk([](func::FuncOp func) {
     if (func.isExternal())
       return;
@@ -153,7 +165,32 @@ LogicalResult refuseDataDependentShapes(ModuleOp module) {
     func.setFunctionType(FunctionType::get(
         func.getContext(), func.getArgumentTypes(), ret->getOperandTypes()));
   });
-  return success();
+}
+
+/// Once every value that can fold has, Shape and Size of a value whose
+/// extent still depends on the data would fold to its capacity after the
+/// producer is legalized, so they are refused.
+LogicalResult refuseDataDependentShapes(ModuleOp module) {
+  return forEachDataDependentValue(
+      module, [](Value) {},
+      [](Operation *user, OnnxNodeOp source) -> LogicalResult {
+        StringRef reader;
+        if (auto node = dyn_cast<OnnxNodeOp>(user)) {
+          if (node.getOpType() == "Shape" || node.getOpType() == "Size")
+            reader = node.getOpType();
+        } else if (isa<ShapeOp>(user)) {
+          reader = "Shape";
+        }
+        if (reader.empty())
+          return success();
+        return user->emitError()
+               << "ONNX '" << reader
+               << "' reads the extent of a value that depends on the data "
+                  "(from '"
+               << source.getOpType()
+               << "'); HeterPS plans static shapes and supports such values "
+                  "only as they flow position by position to the outputs";
+      });
 }
 
 struct LegalizeONNXPass
@@ -161,50 +198,51 @@ struct LegalizeONNXPass
   using HPSLegalizeONNXBase::HPSLegalizeONNXBase;
 
   LogicalResult initialize(MLIRContext *context) override {
-    RewritePatternSet set(context);
-    populateElementwisePatterns(set);
-    populateLinearAlgebraPatterns(set);
-    populateConvolutionPatterns(set);
-    populatePoolingPatterns(set);
-    populateNormalizationPatterns(set);
-    populateReductionPatterns(set);
-    populateDataMovementPatterns(set);
-    populateResizePatterns(set);
-    populateIndexingPatterns(set);
-    populateLossPatterns(set);
-    populateElementaryFunctionPatterns(set);
-    populateRecurrentPatterns(set, recurrenceUnrollLimit);
-    populateValuePatterns(set);
-    populateQuantizationPatterns(set);
-    populateQuantizedLinearPatterns(set);
-    populateMicrosoftQuantizedPatterns(set);
-    populateGridSamplePatterns(set);
-    populateRoiAlignPatterns(set);
-    populateSignalProcessingPatterns(set);
-    populateControlFlowPatterns(set);
-    populateSequencePatterns(set);
-    populateAttentionPatterns(set);
-    populateDataDependentPatterns(set);
-    populatePreviewTrainingPatterns(set);
-    populateFusionPatterns(set);
-    patterns = FrozenRewritePatternSet(std::move(set));
+    // The same patterns twice: first with the data-dependent ops folding on
+    // constants only, then with their capacity forms (see runOnOperation).
+    for (DataDependentForms forms :
+         {DataDependentForms::ConstantOnly, DataDependentForms::WithCapacity}) {
+      RewritePatternSet set(context);
+      populateElementwisePatterns(set);
+      populateLinearAlgebraPatterns(set);
+      populateConvolutionPatterns(set);
+      populatePoolingPatterns(set);
+      populateNormalizationPatterns(set);
+      populateReductionPatterns(set);
+      populateDataMovementPatterns(set);
+      populateResizePatterns(set);
+      populateIndexingPatterns(set);
+      populateLossPatterns(set);
+      populateElementaryFunctionPatterns(set);
+      populateRecurrentPatterns(set, recurrenceUnrollLimit);
+      populateValuePatterns(set);
+      populateQuantizationPatterns(set);
+      populateQuantizedLinearPatterns(set);
+      populateMicrosoftQuantizedPatterns(set);
+      populateGridSamplePatterns(set);
+      populateRoiAlignPatterns(set);
+      populateSignalProcessingPatterns(set);
+      populateControlFlowPatterns(set);
+      populateSequencePatterns(set);
+      populateAttentionPatterns(set);
+      populateDataDependentPatterns(set, forms);
+      populatePreviewTrainingPatterns(set);
+      populateFusionPatterns(set);
+      (forms == DataDependentForms::ConstantOnly ? constantFolding : patterns) =
+          FrozenRewritePatternSet(std::move(set));
+    }
     RewritePatternSet units(context);
     populateQDQFusionPatterns(units);
     quantizedUnits = FrozenRewritePatternSet(std::move(units));
     return success();
   }
 
-  void runOnOperation() override {
-    if (failed(refuseDataDependentShapes(getOperation())))
-      return signalPassFailure();
+  /// Applies `set` until neither it nor type refinement changes anything.
+  LogicalResult legalizeToFixpoint(const FrozenRewritePatternSet &set) {
     GreedyRewriteConfig config;
     // Shape chains can be long (transformer exports); let the driver
     // iterate until nothing changes.
     config.maxIterations = GreedyRewriteConfig::kNoLimit;
-    // Before any node of a unit is legalized on its own.
-    if (failed(applyPatternsAndFoldGreedily(getOperation(), quantizedUnits,
-                                            config)))
-      return signalPassFailure();
     // Refining a result type can enable patterns that need ranks (the
     // pre-13 Softmax), so alternate until neither changes anything. A
     // returned value may feed other ops too (an unrolled loop's state is
@@ -212,12 +250,30 @@ struct LegalizeONNXPass
     // is refined in the same loop.
     bool refined;
     do {
-      if (failed(
-              applyPatternsAndFoldGreedily(getOperation(), patterns, config)))
-        return signalPassFailure();
+      if (failed(applyPatternsAndFoldGreedily(getOperation(), set, config)))
+        return failure();
       refined = refineResultTypes(getOperation());
       refined |= refineReturnedTypes(getOperation());
     } while (refined);
+    return success();
+  }
+
+  void runOnOperation() override {
+    forgetDataDependentExtents(getOperation());
+    GreedyRewriteConfig config;
+    config.maxIterations = GreedyRewriteConfig::kNoLimit;
+    // Before any node of a unit is legalized on its own.
+    if (failed(applyPatternsAndFoldGreedily(getOperation(), quantizedUnits,
+                                            config)))
+      return signalPassFailure();
+    // A data-dependent op whose operands are constant once the input shapes
+    // are bound (a transformer's mask from NonZero(ConstantOfShape(Shape)))
+    // folds to its exact result; only after everything that can fold has is
+    // it known which ones stay data-dependent and who reads their extents.
+    if (failed(legalizeToFixpoint(constantFolding)) ||
+        failed(refuseDataDependentShapes(getOperation())) ||
+        failed(legalizeToFixpoint(patterns)))
+      return signalPassFailure();
 
     // Omitted-input markers nobody reads any more.
     getOperation().walk([](NoneOp op) {
@@ -268,6 +324,9 @@ struct LegalizeONNXPass
       signalPassFailure();
   }
 
+  /// Every pattern, data-dependent ops folding on constants only.
+  FrozenRewritePatternSet constantFolding;
+  /// Every pattern, data-dependent ops also taking their capacity forms.
   FrozenRewritePatternSet patterns;
   /// QDQ node units, fused before the per-op patterns run.
   FrozenRewritePatternSet quantizedUnits;

@@ -155,7 +155,16 @@ void populateSignalProcessingPatterns(mlir::RewritePatternSet &patterns);
 void populateControlFlowPatterns(mlir::RewritePatternSet &patterns);
 void populateSequencePatterns(mlir::RewritePatternSet &patterns);
 void populateAttentionPatterns(mlir::RewritePatternSet &patterns);
-void populateDataDependentPatterns(mlir::RewritePatternSet &patterns);
+/// Which forms of the ops whose extent depends on the data to legalize.
+enum class DataDependentForms {
+  /// Only exact results of constant operands (and Compress by a constant
+  /// condition); the others wait until every value that can fold has.
+  ConstantOnly,
+  /// Those, else the capacity form with a count.
+  WithCapacity,
+};
+void populateDataDependentPatterns(mlir::RewritePatternSet &patterns,
+                                   DataDependentForms forms);
 void populatePreviewTrainingPatterns(mlir::RewritePatternSet &patterns);
 /// Why an If, Loop or Scan node (or a sequence) cannot be resolved at
 /// compile time, for the strict pass's error; std::nullopt for other nodes.

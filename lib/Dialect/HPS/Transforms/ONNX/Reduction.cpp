@@ -315,8 +315,14 @@ LogicalResult legalizeTopK(ONNXNode node, PatternRewriter &rewriter) {
   outShape[axis] = *k;
   auto valuesType = RankedTensorType::get(outShape, type.getElementType());
   auto indicesType = RankedTensorType::get(outShape, rewriter.getI64Type());
-  if (node.getOp().getNumResults() != 2 || node.resultType(0) != valuesType ||
-      node.resultType(1) != indicesType)
+  // ONNX leaves the extent unknown where k is computed (read from a shape).
+  auto declares = [&](unsigned i, RankedTensorType type) {
+    Type declared = node.resultType(i);
+    return getElementTypeOrSelf(declared) == type.getElementType() &&
+           succeeded(verifyCompatibleShape(declared, type));
+  };
+  if (node.getOp().getNumResults() != 2 || !declares(0, valuesType) ||
+      !declares(1, indicesType))
     return fail(node, rewriter, "the declared results are not [.., k, ..]");
 
   Location loc = node.getLoc();
@@ -372,7 +378,7 @@ LogicalResult legalizeTopK(ONNXNode node, PatternRewriter &rewriter) {
   Value joinedValues = join(values);
   Value joinedIndices =
       rewriter.create<CastOp>(loc, indicesType, join(indices), device);
-  rewriter.replaceOp(node.getOp(), ValueRange{joinedValues, joinedIndices});
+  replaceNodeRefining(node.getOp(), {joinedValues, joinedIndices}, rewriter);
   return success();
 }
 
