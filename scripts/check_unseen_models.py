@@ -16,7 +16,11 @@ every parameter and buffer that holds a single repeated value is redrawn
 from a seeded generator: matrices and filters ~ N(0, 1/fan_in), scales in
 [0.5, 1.5), shifts in [-0.1, 0.1), running variances in [0.5, 1.5).
 
-Each model is exported at --opset (default 17) with a symbolic batch, by
+Each model is exported at --opset (default 17) with a symbolic batch (and
+with --sequence N, text models also with symbolic `sequence` and
+`decoder_sequence` dims, bound at compile time by `--dim` to N and N / 2:
+the masks and positions such exports compute from the input's shape must
+then fold), by
 torch's TorchScript exporter or, with --exporter dynamo, by its torch.export
 one (the default from torch 2.9, which writes opset 18 and newer forms:
 Reduce* axes inputs, Split num_outputs, Col2Im, ...), and compiled at every
@@ -25,7 +29,8 @@ markdown table. Exits non-zero if any case fails.
 
 Usage: check_unseen_models.py --heterps BIN --cluster FILE
          [--models a,b,...] [--batches 1,4] [--opset 17]
-         [--exporter torchscript|dynamo] [--out FILE.md] [--keep DIR]
+         [--exporter torchscript|dynamo] [--sequence N] [--out FILE.md]
+         [--keep DIR]
 """
 import argparse
 import datetime
@@ -150,7 +155,21 @@ def redraw_constant_tensors(model, seed):
                 t.copy_(torch.rand(t.shape, generator=gen) + 0.5)
 
 
-def export(name, path, seed, opset=17, exporter="torchscript"):
+def sequence_dims(name, input_names, sequence):
+    """{input: {axis: dim name}} of a text model's symbolic sequence axes,
+    and the --dim bindings for them; nothing for other models or without
+    --sequence."""
+    if not sequence or not name.startswith("hf_") or \
+            hf_models.input_kind(name) not in ("text", "seq2seq"):
+        return {}, []
+    axes = {"input": {1: "sequence"}, "decoder_input": {1: "decoder_sequence"}}
+    lengths = {"sequence": sequence, "decoder_sequence": max(1, sequence // 2)}
+    dims = {n: axes[n] for n in input_names}
+    bound = sorted({d for a in dims.values() for d in a.values()})
+    return dims, [f"{d}={lengths[d]}" for d in bound]
+
+
+def export(name, path, seed, opset=17, exporter="torchscript", sequence=0):
     import torch
     # torchvision's own initialisation draws from the global generator:
     # seed it too, so that a run's weights (and the table) repeat.
@@ -159,12 +178,18 @@ def export(name, path, seed, opset=17, exporter="torchscript"):
     model.eval()
     redraw_constant_tensors(model, seed)
     batched = {name: {0: "N"} for name in input_names + ["output"]}
+    dims, bindings = sequence_dims(name, input_names, sequence)
+    for input_name, axes in dims.items():
+        batched[input_name].update(axes)
+    if dims:
+        batched["output"][1] = "output_sequence"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         torch.onnx.export(model, inputs, path, opset_version=opset,
                           dynamo=exporter == "dynamo",
                           input_names=input_names, output_names=["output"],
                           dynamic_axes=batched)
+    return bindings
 
 
 def main():
@@ -178,6 +203,9 @@ def main():
     p.add_argument("--opset", type=int, default=17)
     p.add_argument("--exporter", choices=["torchscript", "dynamo"],
                    default="torchscript")
+    p.add_argument("--sequence", type=int, default=0,
+                   help="export text models with symbolic sequence dims and "
+                        "bind them to this length at compile time")
     p.add_argument("--out", help="write the results as a markdown table")
     p.add_argument("--keep", help="keep the exported .onnx files here")
     args = p.parse_args()
@@ -195,7 +223,8 @@ def main():
         for name in models:
             path = os.path.join(workdir, name + ".onnx")
             try:
-                export(name, path, args.seed, args.opset, args.exporter)
+                bindings = export(name, path, args.seed, args.opset,
+                                  args.exporter, args.sequence)
             except Exception as e:  # an exporter failure is not ours
                 print(f"{name}: SKIP export failed: {type(e).__name__}: {e}")
                 rows.append((name, "-", "export failed", "", "", ""))
@@ -206,7 +235,8 @@ def main():
                     [sys.executable, compare, path, "--heterps", args.heterps,
                      "--cluster", args.cluster, "--strategy", "cpu-only",
                      "--throughput", "1", "--batch", str(batch),
-                     "--seed", str(args.seed), "--max-id", str(hf_models.VOCABULARY)],
+                     "--seed", str(args.seed), "--max-id", str(hf_models.VOCABULARY),
+                     *[f"--dim={b}" for b in bindings]],
                     capture_output=True, text=True)
                 seconds = time.time() - start
                 out = (r.stdout + r.stderr).strip()
@@ -236,7 +266,9 @@ def main():
                     f"--heterps {args.heterps} --cluster {args.cluster} "
                     f"--models {args.models} "
                     f"--batches {args.batches} --opset {args.opset} "
-                    f"--exporter {args.exporter} --out {args.out}` on "
+                    f"--exporter {args.exporter} "
+                    + (f"--sequence {args.sequence} " if args.sequence else "")
+                    + f"--out {args.out}` on "
                     f"{datetime.date.today()}: torch {torch.__version__}, "
                     f"torchvision {torchvision.__version__}, {hf_version}onnxruntime "
                     f"{onnxruntime.__version__}, opset {args.opset}, "

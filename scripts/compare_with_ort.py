@@ -11,7 +11,7 @@ mismatch or error.
 
 Usage: compare_with_ort.py MODEL --heterps BIN --cluster FILE
          [--strategy S] [--throughput N] [--batch B] [--samples N]
-         [--gpu-stages-on-cpu] [--reference-dir DIR] [--expect-gpu-stage]
+         [--dim NAME=N ...] [--gpu-stages-on-cpu] [--reference-dir DIR] [--expect-gpu-stage]
 """
 import argparse
 import glob
@@ -27,16 +27,19 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 
-def random_input(info, batch, samples, max_id, rng):
+def random_input(info, batch, samples, max_id, rng, named_dims):
     elem = info.type.tensor_type.elem_type
     dims = []
     for i, d in enumerate(info.type.tensor_type.shape.dim):
         if d.HasField("dim_value"):
             dims.append(d.dim_value)
+        elif d.dim_param in named_dims:
+            dims.append(named_dims[d.dim_param])
         elif i == 0:
             dims.append(samples if samples else batch)
         else:
-            raise SystemExit(f"input {info.name} has a symbolic dim {i}; give a static shape")
+            raise SystemExit(f"input {info.name} has a symbolic dim {i}; "
+                             f"bind '{d.dim_param}' with --dim")
     dtype = onnx.helper.tensor_dtype_to_np_dtype(elem)
     if np.issubdtype(dtype, np.floating):
         return rng.uniform(-1, 1, dims).astype(dtype)
@@ -56,6 +59,8 @@ def main():
     p.add_argument("--samples", type=int, default=0,
                    help="samples per run for batched inputs (default: the batch)")
     p.add_argument("--max-id", type=int, default=50)
+    p.add_argument("--dim", action="append", default=[], metavar="NAME=N",
+                   help="bind a named symbolic input dim (heterps compile --dim)")
     p.add_argument("--rtol", type=float, default=1e-4)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--gpu-stages-on-cpu", action="store_true")
@@ -69,6 +74,7 @@ def main():
     initializers = {i.name for i in model.graph.initializer}
     graph_inputs = [i for i in model.graph.input if i.name not in initializers]
     rng = np.random.default_rng(args.seed)
+    named_dims = {name: int(n) for name, n in (d.split("=", 1) for d in args.dim)}
     feeds = {}
     if args.reference_dir:
         for path in sorted(glob.glob(os.path.join(args.reference_dir, "input_*.pb"))):
@@ -80,7 +86,7 @@ def main():
     else:
         for info in graph_inputs:
             feeds[info.name] = random_input(info, args.batch, args.samples,
-                                            args.max_id, rng)
+                                            args.max_id, rng, named_dims)
 
     with tempfile.TemporaryDirectory() as tmp:
         bundle = args.bundle or os.path.join(tmp, "bundle")
@@ -89,6 +95,8 @@ def main():
                "-o", bundle]
         if args.batch:
             cmd += ["--batch", str(args.batch)]
+        for dim in args.dim:
+            cmd += ["--dim", dim]
         r = subprocess.run(cmd, capture_output=True, text=True) if not args.bundle else None
         if r and r.returncode != 0:
             print(f"FAIL compile: {r.stderr.strip()}")

@@ -131,6 +131,12 @@ def names():
     return list(_configs(transformers))
 
 
+def input_kind(name):
+    """"text", "seq2seq", "image", "image64", "audio" or "mel"."""
+    import transformers
+    return _configs(transformers)[name][1]
+
+
 def build(name):
     """(module, example inputs, input names): the module maps the inputs
     (batch 1) to the model's last hidden state."""
