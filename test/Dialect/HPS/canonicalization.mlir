@@ -191,3 +191,40 @@ func.func @quantize_round_trip_kept(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor
   %d2 = hps.cast %q2 : (tensor<4xi8>) -> tensor<4xf32>
   return %d1, %d2 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Reductions fold where the result does not depend on the order of the
+// runtime's arithmetic: integer sum, product, max, min (a flatten export's
+// ReduceProd of extents), float max and min.
+// CHECK-LABEL: func @reduce_exact
+func.func @reduce_exact() -> (tensor<1xi64>, tensor<2xi32>, tensor<3xi64>, tensor<2x1xf32>, tensor<ui8>) {
+  %extents = hps.constant dense<[3, 4]> : tensor<2xi64>
+  %m = hps.constant dense<[[1, -7, 3], [4, 5, -6]]> : tensor<2x3xi32>
+  %f = hps.constant dense<[[1.5, -2.0], [-0.5, -3.0]]> : tensor<2x2xf32>
+  %u = hps.constant dense<[200, 7]> : tensor<2xui8>
+  // CHECK-DAG: hps.constant dense<12> : tensor<1xi64>
+  // CHECK-DAG: hps.constant dense<[-7, -6]> : tensor<2xi32>
+  // CHECK-DAG: hps.constant dense<[4, 5, 3]> : tensor<3xi64>
+  // CHECK-DAG: hps.constant dense<{{\[}}[1.500000e+00], [-5.000000e-01]]> : tensor<2x1xf32>
+  // CHECK-DAG: hps.constant dense<200> : tensor<ui8>
+  // CHECK-NOT: hps.reduce
+  %0 = hps.reduce prod %extents {axes = array<i64>, keepdims} : (tensor<2xi64>) -> tensor<1xi64>
+  %1 = hps.reduce min %m {axes = array<i64: -1>} : (tensor<2x3xi32>) -> tensor<2xi32>
+  %2 = hps.reduce max %m {axes = array<i64: 0>} : (tensor<2x3xi32>) -> tensor<3xi32>
+  %3 = hps.cast %2 : (tensor<3xi32>) -> tensor<3xi64>
+  %4 = hps.reduce max %f {axes = array<i64: 1>, keepdims} : (tensor<2x2xf32>) -> tensor<2x1xf32>
+  %5 = hps.reduce max %u {axes = array<i64>} : (tensor<2xui8>) -> tensor<ui8>
+  return %0, %1, %3, %4, %5 : tensor<1xi64>, tensor<2xi32>, tensor<3xi64>, tensor<2x1xf32>, tensor<ui8>
+}
+
+// -----
+
+// A float sum depends on the order of additions, so it stays.
+// CHECK-LABEL: func @reduce_float_sum
+func.func @reduce_float_sum() -> tensor<f32> {
+  // CHECK: hps.reduce sum
+  %f = hps.constant dense<[0.1, 0.2, 0.3]> : tensor<3xf32>
+  %0 = hps.reduce sum %f {axes = array<i64>} : (tensor<3xf32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}

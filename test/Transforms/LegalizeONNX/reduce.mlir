@@ -135,3 +135,23 @@ func.func @reduce_18_axes_attribute(%x: tensor<3x4x5xf32>) -> tensor<3x1x5xf32> 
   %0 = hps.onnx_node "ReduceMean"(%x) {attrs = {axes = array<i64: 1>}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>) -> tensor<3x1x5xf32>
   return %0 : tensor<3x1x5xf32>
 }
+
+// -----
+
+// A flatten export's target shape: ReduceProd of the trailing extents,
+// read from Shape, folds, so the Reshape becomes static.
+// CHECK-LABEL: func @flatten_shape_from_reduce_prod
+// CHECK-SAME: -> tensor<2x12xf32>
+func.func @flatten_shape_from_reduce_prod(%x: tensor<2x3x4xf32>) -> tensor<?x?xf32> {
+  // CHECK-NOT: hps.reduce
+  // CHECK-NOT: hps.onnx_node
+  %s = hps.onnx_node "Shape"(%x) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  %start = hps.constant dense<1> : tensor<1xi64>
+  %end = hps.constant dense<3> : tensor<1xi64>
+  %tail = hps.onnx_node "Slice"(%s, %start, %end) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<3xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %p = hps.onnx_node "ReduceProd"(%tail) {attrs = {keepdims = 1 : i64}, domain = "", opset = 13 : i64} : (tensor<2xi64>) -> tensor<1xi64>
+  %m = hps.constant dense<-1> : tensor<1xi64>
+  %shape = hps.onnx_node "Concat"(%m, %p) {attrs = {axis = 0 : i64}, domain = "", opset = 13 : i64} : (tensor<1xi64>, tensor<1xi64>) -> tensor<2xi64>
+  %r = hps.onnx_node "Reshape"(%x, %shape) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x3x4xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}

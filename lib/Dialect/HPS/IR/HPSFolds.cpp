@@ -648,6 +648,86 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   return gatherElements(input, type, indices);
 }
 
+/// Integer sum, product, max and min, and float max and min (without
+/// NaN): the reductions whose result does not depend on the order the
+/// runtime adds in. Empty inputs are left to the runtime.
+OpFoldResult ReduceOp::fold(FoldAdaptor adaptor) {
+  DenseElementsAttr input = dense(adaptor.getInput());
+  RankedTensorType type = input ? foldableType(*this) : nullptr;
+  if (!type || input.getNumElements() == 0)
+    return {};
+  Type element = input.getElementType();
+  ReduceKind kind = getKind();
+  bool extreme = kind == ReduceKind::Max || kind == ReduceKind::Min;
+  auto integer = dyn_cast<IntegerType>(element);
+  if (integer
+          ? !(extreme || kind == ReduceKind::Sum || kind == ReduceKind::Prod)
+          : !(isa<FloatType>(element) && extreme))
+    return {};
+
+  // The output position each input dim moves along (0 where reduced).
+  ArrayRef<int64_t> inShape = input.getType().getShape();
+  int64_t rank = static_cast<int64_t>(inShape.size());
+  SmallVector<bool> reduced(rank, getAxes().empty());
+  for (int64_t axis : getAxes()) {
+    std::optional<int64_t> normalized = shp::normalizeAxis(axis, rank);
+    if (!normalized)
+      return {};
+    reduced[*normalized] = true;
+  }
+  SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!reduced[d])
+      kept.push_back(inShape[d]);
+  SmallVector<int64_t> keptStrides = stridesOf(kept),
+                       inStrides = stridesOf(inShape);
+  SmallVector<int64_t> outStride(rank, 0);
+  for (int64_t d = 0, k = 0; d < rank; ++d)
+    if (!reduced[d])
+      outStride[d] = keptStrides[k++];
+  auto outputOf = [&](int64_t linear) {
+    int64_t index = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      index += (linear / inStrides[d]) % inShape[d] * outStride[d];
+    return index;
+  };
+
+  int64_t outputs = type.getNumElements();
+  SmallVector<bool> started(outputs, false);
+  if (integer) {
+    bool isUnsigned = integer.isUnsigned();
+    SmallVector<APInt> acc(outputs);
+    int64_t linear = 0;
+    for (const APInt &v : input.getValues<APInt>()) {
+      int64_t o = outputOf(linear++);
+      if (!started[o]) {
+        acc[o] = v;
+        started[o] = true;
+      } else if (kind == ReduceKind::Sum) {
+        acc[o] += v;
+      } else if (kind == ReduceKind::Prod) {
+        acc[o] *= v;
+      } else {
+        bool less = isUnsigned ? v.ult(acc[o]) : v.slt(acc[o]);
+        if (less == (kind == ReduceKind::Min) && v != acc[o])
+          acc[o] = v;
+      }
+    }
+    return DenseElementsAttr::get(type, acc);
+  }
+  SmallVector<APFloat> acc(outputs, APFloat(0.0f));
+  int64_t linear = 0;
+  for (const APFloat &v : input.getValues<APFloat>()) {
+    if (v.isNaN())
+      return {};
+    int64_t o = outputOf(linear++);
+    if (!started[o] || (kind == ReduceKind::Max ? acc[o] < v : v < acc[o]))
+      acc[o] = v;
+    started[o] = true;
+  }
+  return DenseElementsAttr::get(type, acc);
+}
+
 OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
   DenseElementsAttr data = dense(adaptor.getData());
   std::optional<SmallVector<int64_t>> indexValues =

@@ -358,6 +358,9 @@ def HPS_ReduceOp : HPS_LayerOp<"reduce"> {
   let results = (outs AnyTensor:$result);
   let assemblyFormat =
       "$kind $input attr-dict `:` functional-type($input, $result)";
+  // Folded where exact: shape arithmetic (ReduceProd of a shape's extents
+  // in flatten exports) must become constant.
+  let hasFolder = 1;
 }
 
 //===----------------------------------------------------------------------===//
