@@ -327,6 +327,16 @@ TrainSummary Trainer::run() {
     if (!leader && !path.empty())
       resumed = FoundCheckpoint{path, verifyCheckpoint(path)};
   }
+  // Per-step losses need every worker's results every step, which groups
+  // gather only at log steps.
+  if (!o.lossLog.empty() && group)
+    throw Error("--loss-log is for a single process, not an MPI job");
+  std::ofstream lossLog;
+  if (!o.lossLog.empty()) {
+    lossLog.open(o.lossLog, resumed ? std::ios::app : std::ios::trunc);
+    if (!lossLog)
+      throw Error("cannot write the loss log '" + o.lossLog + "'");
+  }
   TrainerState state;
   state.seed = o.seed;
   state.bundle = identity;
@@ -673,6 +683,16 @@ TrainSummary Trainer::run() {
       SampleResults results =
           count > 0 ? window.collect(outputs, mine[labelInput], count)
                     : SampleResults();
+      if (lossLog.is_open() && !results.losses.empty()) {
+        double sum = 0;
+        for (float loss : results.losses)
+          sum += loss;
+        char line[64];
+        std::snprintf(line, sizeof line, "%lld %.9g\n",
+                      static_cast<long long>(state.step),
+                      sum / double(results.losses.size()));
+        lossLog << line << std::flush;
+      }
       const bool logStep =
           state.step % o.logEvery == 0 || state.step == lastStep;
       bool checkpointStep =

@@ -58,7 +58,7 @@ int run(const RunOptions &options);
 
 /// `heterps run BUNDLE --train ...` (see docs/CLI.md).
 struct TrainOptions {
-  std::string bundle, data, eval, checkpointDir, dumpParameters;
+  std::string bundle, data, eval, checkpointDir, dumpParameters, lossLog;
   /// --data-input / --eval-input: NAME=FILE.npy, one per bundle input.
   std::vector<std::string> dataInputs, evalInputs;
   int64_t batch = 0, steps = 0, logEvery = 100, evalEvery = 0;

@@ -92,6 +92,7 @@ int train(const TrainOptions &options) {
     trainer.gpuStagesOnCpu = options.gpuStagesOnCpu;
     trainer.framesInFlight = options.framesInFlight;
     trainer.dumpParameters = options.dumpParameters;
+    trainer.lossLog = options.lossLog;
     trainer.stopRequested = &stopRequested;
     if (options.mpiWorker) {
       distributed = DistributedWorker::join(options.consistency);

@@ -275,6 +275,11 @@ static cl::opt<std::string> dumpParameters(
     cl::desc("After training, write every dense parameter and touched "
              "sparse row as .npy here"),
     cl::value_desc("dir"), cl::sub(runCommand));
+static cl::opt<std::string>
+    lossLog("loss-log",
+            cl::desc("--train: write each step's mean loss here, one "
+                     "\"STEP LOSS\" line per step, 9 significant digits"),
+            cl::value_desc("file"), cl::sub(runCommand));
 
 static cl::opt<double> learningRateScale(
     "lr-scale", cl::init(1),
@@ -529,6 +534,7 @@ int main(int argc, char **argv) {
     options.gpuStagesOnCpu = gpuStagesOnCpu;
     options.framesInFlight = frames;
     options.dumpParameters = dumpParameters;
+    options.lossLog = lossLog;
     options.mpiWorker = mpiWorker;
     options.shuffle = trainShuffle;
     options.learningRateScale = learningRateScale;
@@ -565,6 +571,7 @@ int main(int argc, char **argv) {
                                              &hashBuckets,
                                              &psShards,
                                              &dumpParameters,
+                                             &lossLog,
                                              &mpiWorker,
                                              &consistency,
                                              &staleness,

@@ -121,6 +121,10 @@ struct TrainerOptions {
   int framesInFlight = 4;
   /// Where to write every parameter as .npy after training; empty: nowhere.
   std::string dumpParameters;
+  /// Where to write each step's mean per-sample loss, one "STEP LOSS" line
+  /// per step with 9 significant digits (the progress lines round to 4);
+  /// empty: nowhere. A single process only; a resumed run appends.
+  std::string lossLog;
   /// Polled between steps: when set (by a signal handler), the trainer
   /// writes a checkpoint (where checkpoints are configured) and stops. So
   /// it does when HETERPS_STOP_FILE appears (Heartbeat.h), reporting
