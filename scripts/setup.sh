@@ -11,7 +11,9 @@ DEB_PACKAGES=(
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
   openmpi-bin libopenmpi-dev
 )
-PY_PACKAGES=(onnx onnxruntime numpy)
+# pybind11 (2.12+, for NumPy 2) builds the Python bindings; pytest runs
+# their tests.
+PY_PACKAGES=(onnx onnxruntime numpy "pybind11>=2.12" pytest)
 
 missing=()
 for pkg in "${DEB_PACKAGES[@]}"; do
@@ -26,7 +28,8 @@ if ((${#missing[@]})); then
 fi
 
 PYTHON=${PYTHON:-python3}
-if ! "$PYTHON" -c "import onnx, onnxruntime, numpy" 2>/dev/null; then
-  echo "setup: installing Python test oracles: ${PY_PACKAGES[*]}"
+if ! "$PYTHON" -c "import onnx, onnxruntime, numpy, pytest, pybind11
+assert tuple(map(int, pybind11.__version__.split('.')[:2])) >= (2, 12)" 2>/dev/null; then
+  echo "setup: installing Python packages: ${PY_PACKAGES[*]}"
   "$PYTHON" -m pip install -q --root-user-action=ignore --disable-pip-version-check "${PY_PACKAGES[@]}"
 fi

@@ -5,6 +5,9 @@
 
 #include "Distributed.h"
 
+#include "heterps/Driver/Compile.h"
+#include "heterps/Driver/StageBuild.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
@@ -14,32 +17,6 @@
 #include <vector>
 
 namespace heterps::driver {
-
-struct CompileOptions {
-  std::string model, cluster, strategy, profile, output;
-  double throughput = 0;
-  uint64_t seed = 1;
-  int64_t batch = 0;
-  /// Treat a static leading 1 of the inputs as the batch (--static-batch).
-  bool staticBatch = false;
-  /// --recurrence-unroll-limit: RNN, GRU and LSTM over at most this many
-  /// steps unroll; longer ones run as the recurrence kernel.
-  int64_t recurrenceUnrollLimit = 0;
-  std::vector<std::string> inputShapes;
-  std::vector<std::string> dims; // NAME=N bindings of symbolic dims
-  unsigned episodes = 1024;
-  bool keepSources = true;
-  /// CPU stages keep conv chains in the native layout (--native-layouts).
-  bool nativeLayouts = true;
-  /// Chains of elementwise ops run as one generated loop (--fuse-elementwise).
-  bool fuseElementwise = true;
-  /// --train: a training bundle (autodiff after placement).
-  bool train = false;
-  std::string loss, label = "label", trainOutput, optimizer = "adagrad";
-  double learningRate = 0.01, momentum = 0;
-  /// --train: "batch" (batch statistics) or "running" (inference-mode).
-  std::string batchNorm = "batch";
-};
 
 /// import -> legalize -> place -> partition -> bundle -> build; 0 on success.
 int compile(const CompileOptions &options);
@@ -110,10 +87,6 @@ int gradcheck(const GradCheckOptions &options);
 /// `maxVocab` > 0 caps every field's vocabulary.
 int datagen(int64_t rows, uint64_t seed, const std::string &output,
             std::optional<uint64_t> modelSeed, int64_t maxVocab);
-
-/// Compiles every stage source of `bundle` into its shared objects (g++ for
-/// CPU stages; nvcc and g++ for GPU stages). Returns false and sets `error`.
-bool buildStages(llvm::StringRef bundle, std::string &error);
 
 /// "heterps <command>: error: " + message, on stderr.
 void reportError(llvm::StringRef command, const llvm::Twine &message);

@@ -7,7 +7,7 @@
 
 #include "Commands.h"
 
-#include "heterps/Runtime/Executor.h"
+#include "heterps/Driver/Session.h"
 
 #include <algorithm>
 #include <chrono>
@@ -34,7 +34,11 @@ std::string fileNameFor(const std::string &name) {
 int run(const RunOptions &options) {
   using namespace heterps::rt;
   try {
-    Bundle bundle(options.bundle);
+    ExecutorOptions executorOptions;
+    executorOptions.threadsPerStage = options.threads;
+    executorOptions.gpuStagesOnCpu = options.gpuStagesOnCpu;
+    executorOptions.framesInFlight = options.framesInFlight;
+    Session session(options.bundle, executorOptions);
     std::map<std::string, std::string> files;
     for (const std::string &text : options.inputs) {
       size_t split = text.rfind('=');
@@ -43,7 +47,7 @@ int run(const RunOptions &options) {
       files[text.substr(0, split)] = text.substr(split + 1);
     }
     std::vector<HostTensor> inputs;
-    for (const InputSpec &spec : bundle.inputs()) {
+    for (const InputSpec &spec : session.inputs()) {
       auto file = files.find(spec.name);
       if (file == files.end())
         throw Error("no --input for model input '" + spec.name + "'");
@@ -54,18 +58,13 @@ int run(const RunOptions &options) {
       throw Error("--input names '" + files.begin()->first +
                   "', which is not an input of the model");
 
-    ExecutorOptions executorOptions;
-    executorOptions.threadsPerStage = options.threads;
-    executorOptions.gpuStagesOnCpu = options.gpuStagesOnCpu;
-    executorOptions.framesInFlight = options.framesInFlight;
-    Executor executor(bundle, executorOptions);
-    std::vector<HostTensor> outputs = executor.run(inputs);
+    std::vector<HostTensor> outputs = session.run(inputs);
 
     if (options.repeat > 0) {
       std::vector<double> seconds;
       for (unsigned i = 0; i < options.repeat; ++i) {
         auto start = std::chrono::steady_clock::now();
-        executor.run(inputs);
+        session.run(inputs);
         seconds.push_back(std::chrono::duration<double>(
                               std::chrono::steady_clock::now() - start)
                               .count());
@@ -74,10 +73,7 @@ int run(const RunOptions &options) {
       double median = seconds[seconds.size() / 2];
       // Samples per call are known where the batch was bound at compile
       // time; a model with a fixed batch reports calls per second.
-      int64_t samples = 0;
-      for (size_t i = 0; i < inputs.size(); ++i)
-        if (bundle.inputs()[i].batched)
-          samples = inputs[i].shape[0];
+      int64_t samples = session.samplesIn(inputs);
       if (samples > 0)
         std::fprintf(stderr,
                      "heterps run: %u runs: median %.6f s, %.1f samples/s\n",
@@ -94,7 +90,7 @@ int run(const RunOptions &options) {
                     "': " + std::strerror(errno));
       for (size_t i = 0; i < outputs.size(); ++i)
         writeNpy(options.outputDir + "/" +
-                     fileNameFor(bundle.outputs()[i].name) + ".npy",
+                     fileNameFor(session.bundle().outputs()[i].name) + ".npy",
                  outputs[i]);
     }
     return 0;

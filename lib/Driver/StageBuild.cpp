@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Commands.h"
+#include "heterps/Driver/StageBuild.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -90,7 +90,7 @@ bool buildStages(StringRef bundle, std::string &error) {
       runtimePath("HETERPS_RT_INCLUDE", HETERPS_RT_BUILTIN_INCLUDE_DIR);
   std::string libraries =
       runtimePath("HETERPS_RT_LIB", HETERPS_RT_BUILTIN_LIBRARY_DIR);
-  // StageSupport.h precompiled with `common` (tools/heterps/CMakeLists.txt);
+  // StageSupport.h precompiled with `common` (lib/Driver/CMakeLists.txt);
   // searched first, used only where the compiler finds it valid.
   std::string precompiled =
       runtimePath("HETERPS_RT_PCH", HETERPS_RT_BUILTIN_PCH_DIR);
@@ -123,7 +123,7 @@ bool buildStages(StringRef bundle, std::string &error) {
     jobs.push_back(std::move(job));
     return true;
   };
-  // The precompiled header's flags (tools/heterps/CMakeLists.txt) match
+  // The precompiled header's flags (lib/Driver/CMakeLists.txt) match
   // these and -fPIC.
   std::vector<std::string> common = {"-std=c++17", "-I" + include};
   // The C++ build's optimisation and ISA (runtime/CMakeLists.txt).

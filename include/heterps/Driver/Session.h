@@ -1,0 +1,54 @@
+//===- Session.h - A bundle opened for inference ----------------*- C++ -*-===//
+//
+// What `heterps run` and the Python bindings share to run a bundle: the
+// bundle, read and checked, and the executor over its stages. Errors are
+// thrown as heterps::rt::Error naming what is wrong.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_DRIVER_SESSION_H
+#define HETERPS_DRIVER_SESSION_H
+
+#include "heterps/Runtime/Bundle.h"
+#include "heterps/Runtime/Executor.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace heterps::driver {
+
+class Session {
+public:
+  /// Reads and checks the bundle `directory`; the stages load on the first
+  /// run, so a caller can check its inputs against the bundle first.
+  Session(const std::string &directory, const rt::ExecutorOptions &options);
+  ~Session();
+  Session(const Session &) = delete;
+  Session &operator=(const Session &) = delete;
+
+  const rt::Bundle &bundle() const { return *opened; }
+  const std::vector<rt::InputSpec> &inputs() const { return opened->inputs(); }
+  /// The model's outputs, without the hidden extent counts.
+  std::vector<rt::OutputSpec> outputs() const;
+
+  /// Throws Error naming the input unless `tensor` may feed input `index`.
+  void checkInput(size_t index, const rt::HostTensor &tensor) const;
+
+  /// Runs the model on `inputs` (in the bundle's input order, each checked)
+  /// and returns its outputs in order. One call at a time.
+  std::vector<rt::HostTensor> run(const std::vector<rt::HostTensor> &inputs);
+
+  /// Samples in one call on `inputs`: the leading extent of a batched input,
+  /// 0 when the model has none (its batch was fixed at export).
+  int64_t samplesIn(const std::vector<rt::HostTensor> &inputs) const;
+
+private:
+  std::unique_ptr<rt::Bundle> opened;
+  rt::ExecutorOptions options;
+  std::unique_ptr<rt::Executor> executor;
+};
+
+} // namespace heterps::driver
+
+#endif // HETERPS_DRIVER_SESSION_H

@@ -1,0 +1,49 @@
+//===- Session.cpp - A bundle opened for inference ------------------------===//
+//
+// Compiled with exceptions: the runtime reports errors by throwing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Driver/Session.h"
+
+namespace heterps::driver {
+
+using namespace heterps::rt;
+
+Session::Session(const std::string &directory, const ExecutorOptions &options)
+    : opened(std::make_unique<Bundle>(directory)), options(options) {}
+
+Session::~Session() = default;
+
+std::vector<OutputSpec> Session::outputs() const {
+  const std::vector<OutputSpec> &all = opened->outputs();
+  return {all.begin(), all.begin() + opened->modelOutputCount()};
+}
+
+void Session::checkInput(size_t index, const HostTensor &tensor) const {
+  if (index >= inputs().size())
+    throw Error("input " + std::to_string(index) + " of a model with " +
+                std::to_string(inputs().size()) + " inputs");
+  rt::checkInput(inputs()[index], tensor.dtype, tensor.shape);
+}
+
+std::vector<HostTensor> Session::run(const std::vector<HostTensor> &inputs) {
+  if (inputs.size() != this->inputs().size())
+    throw Error("the model has " + std::to_string(this->inputs().size()) +
+                " inputs; " + std::to_string(inputs.size()) + " were given");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    checkInput(i, inputs[i]);
+  if (!executor)
+    executor = std::make_unique<Executor>(*opened, options);
+  return executor->run(inputs);
+}
+
+int64_t Session::samplesIn(const std::vector<HostTensor> &inputs) const {
+  int64_t samples = 0;
+  for (size_t i = 0; i < inputs.size() && i < this->inputs().size(); ++i)
+    if (this->inputs()[i].batched && !inputs[i].shape.empty())
+      samples = inputs[i].shape[0];
+  return samples;
+}
+
+} // namespace heterps::driver

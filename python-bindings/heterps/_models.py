@@ -1,0 +1,63 @@
+"""Models as ONNX bytes: files, bytes, onnx.ModelProto or a PyTorch module."""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import io
+import os
+import warnings
+from typing import Any, Optional, Tuple
+
+
+def model_bytes(model: Any, example_inputs: Any = None) -> Tuple[bytes, str]:
+    """(ONNX bytes, the name diagnostics give the model)."""
+    if isinstance(model, (str, os.PathLike)):
+        path = os.fspath(model)
+        try:
+            with open(path, "rb") as file:
+                return file.read(), path
+        except OSError as error:
+            from ._heterps import Error
+
+            raise Error(f"cannot read '{path}': {error.strerror}") from None
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        return bytes(model), "<bytes>"
+    if hasattr(model, "SerializeToString") and hasattr(model, "graph"):
+        return model.SerializeToString(), getattr(model.graph, "name", "") or "<onnx.ModelProto>"
+    if _looks_like_torch(model):
+        return _export_torch(model, example_inputs), type(model).__name__
+    raise TypeError(
+        "model must be a path, ONNX bytes, an onnx.ModelProto or a "
+        f"torch.nn.Module, not {type(model).__name__}")
+
+
+def _looks_like_torch(model: Any) -> bool:
+    return any(cls.__module__.startswith("torch") for cls in type(model).__mro__)
+
+
+def _export_torch(model: Any, example_inputs: Optional[Any]) -> bytes:
+    try:
+        import torch
+    except ImportError:
+        raise ImportError(
+            "compiling a PyTorch module needs torch (pip install torch); "
+            "or export it to ONNX with torch.onnx.export and pass the file"
+        ) from None
+    if example_inputs is None:
+        raise ValueError(
+            "a PyTorch module needs example_inputs= (a tensor or a tuple of "
+            "tensors) to be exported to ONNX")
+    if not isinstance(example_inputs, tuple):
+        example_inputs = (example_inputs,)
+    options = {}
+    # torch 2.9+ exports through torch.export and onnxscript by default;
+    # without onnxscript the TorchScript exporter still works.
+    if (importlib.util.find_spec("onnxscript") is None
+            and "dynamo" in inspect.signature(torch.onnx.export).parameters):
+        options["dynamo"] = False
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(model, example_inputs, buffer, **options)
+    return buffer.getvalue()

@@ -1,0 +1,222 @@
+"""heterps.compile, heterps.place and heterps.Bundle: HeterPS's own surface."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _cache, _heterps
+from ._models import model_bytes
+from .cluster import ClusterLike, as_cluster
+
+if TYPE_CHECKING:
+    from .training import Training
+
+
+class TensorInfo(NamedTuple):
+    """An input or output of a bundle."""
+
+    name: str
+    shape: Tuple[int, ...]
+    """The compiled shape; dim 0 of a batched tensor is the micro-batch."""
+    dtype: Optional[np.dtype]
+    """NumPy's dtype (None for bf16, which NumPy has not)."""
+    type: str
+    """The runtime's name for the element type ("f32", "i64", ...)."""
+    batched: bool
+    """Dim 0 is the batch: any number of samples may be passed."""
+
+
+def _infos(specs: Sequence[tuple]) -> List[TensorInfo]:
+    return [TensorInfo(name, tuple(shape), dtype, type_name, batched)
+            for name, shape, type_name, dtype, batched in specs]
+
+
+class Bundle:
+    """A compiled bundle directory, opened for running.
+
+    ``Bundle(path)`` opens one written by ``heterps compile`` or
+    :func:`heterps.compile`; a damaged bundle raises :class:`heterps.Error`.
+    """
+
+    def __init__(self, path: Union[str, os.PathLike], *, threads: int = 0,
+                 gpu_stages_on_cpu: bool = False, frames_in_flight: int = 4):
+        self.path = Path(path)
+        self._session = _heterps.Session(os.fspath(self.path), threads,
+                                         gpu_stages_on_cpu, frames_in_flight)
+        self.inputs: List[TensorInfo] = _infos(self._session.inputs)
+        self.outputs: List[TensorInfo] = _infos(self._session.outputs)
+        #: True when :func:`heterps.compile` found this bundle in its cache.
+        self.from_cache = False
+
+    @property
+    def batch(self) -> int:
+        """The compiled micro-batch (0 when no input is batched)."""
+        return self._session.batch
+
+    @property
+    def plan(self) -> Optional[Dict[str, Any]]:
+        """The placement plan, with the fields ``heterps-translate
+        --hps-to-plan`` prints (None for a model without layers)."""
+        with open(self.path / "manifest.json", "r", encoding="utf-8") as file:
+            return json.load(file).get("plan")
+
+    def run(self, feeds: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
+        """Runs the model: one array per input, by name; returns one array
+        per output, by name. Batched inputs may hold any number of samples.
+
+        Raises ValueError for a missing or unknown input name or an array
+        of the wrong dtype or shape (naming the input), heterps.Error for a
+        failure of the runtime.
+        """
+        arrays = _ordered(self.inputs, feeds)
+        results = self._session.run(arrays)
+        return {info.name: array for info, array in zip(self.outputs, results)}
+
+    @property
+    def training(self) -> bool:
+        """Whether this is a training bundle (compiled with train=True)."""
+        return self._session.training
+
+    def train(self, data: Any, **options: Any) -> "Training":
+        """Trains a training bundle; iterate the result for the metrics of
+        every logged step and evaluation, as they come::
+
+            for metrics in bundle.train({"x": x, "label": y}, steps=200, log_every=50):
+                print(metrics["step"], metrics["loss"])
+
+        data: a Criteo TSV path, or a dict of input name (the label too) to
+        a NumPy array or a .npy path. Options are those of ``heterps run
+        --train`` (docs/CLI.md): steps or samples, batch, log_every, eval
+        (like data), eval_every, seed, shuffle, threads, gpu_stages_on_cpu,
+        hash_buckets, checkpoint_dir, checkpoint_every (steps, or a time such
+        as "30s"), resume, dump_parameters. Training runs on a thread of its
+        own; leaving the loop early or Ctrl-C stops it after the current
+        step. Raises heterps.Error with the trainer's message.
+        """
+        from .training import start
+
+        return start(os.fspath(self.path), data, **options)
+
+    def __repr__(self) -> str:
+        return f"heterps.Bundle({os.fspath(self.path)!r})"
+
+
+def _ordered(inputs: Sequence[TensorInfo], feeds: Mapping[str, Any]) -> List[Any]:
+    if not isinstance(feeds, Mapping):
+        raise TypeError(f"inputs must be a dict of name to numpy.ndarray, not "
+                        f"{type(feeds).__name__}")
+    names = {info.name for info in inputs}
+    for name in feeds:
+        if name not in names:
+            raise ValueError(f"'{name}' is not an input of the model (its inputs: "
+                             + ", ".join(repr(info.name) for info in inputs) + ")")
+    missing = [info.name for info in inputs if info.name not in feeds]
+    if missing:
+        raise ValueError("no array for model input " + ", ".join(repr(n) for n in missing))
+    return [feeds[info.name] for info in inputs]
+
+
+def _options(model: Any, cluster: ClusterLike, throughput: float, batch: int,
+             strategy: str, train: bool, cache_dir: Path, example_inputs: Any,
+             extra: Mapping[str, Any]) -> Tuple["_heterps.CompileOptions", bytes, str, Dict[str, Any]]:
+    data, name = model_bytes(model, example_inputs)
+    resolved = as_cluster(cluster)
+    options = _heterps.CompileOptions()
+    options.model = name
+    options.model_bytes = data
+    options.cluster = resolved.file(cache_dir)
+    options.throughput = float(throughput)
+    options.batch = int(batch)
+    options.strategy = strategy
+    options.train = bool(train)
+    for key, value in extra.items():
+        if not hasattr(options, key) or key in ("model", "model_bytes", "cluster", "output"):
+            raise TypeError(f"unknown compile option '{key}'")
+        setattr(options, key, list(value) if key in ("dims", "input_shapes") else value)
+    # What decides the result, for the cache key: every option but where
+    # the model and the cluster are (their contents are keyed instead).
+    keyed = {key: getattr(options, key) for key in dir(options)
+             if not key.startswith("_") and key not in ("model", "model_bytes", "cluster", "output")}
+    return options, data, resolved.text, keyed
+
+
+def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
+            batch: int = 0, strategy: str = "rl", train: bool = False,
+            path: Union[str, os.PathLike, None] = None, *,
+            cache_dir: Union[str, os.PathLike, None] = None,
+            example_inputs: Any = None, **options: Any) -> Bundle:
+    """Compiles a model into a bundle and opens it.
+
+    model: a path to an ONNX file, ONNX bytes, an onnx.ModelProto or a
+    torch.nn.Module (with ``example_inputs``; needs torch). cluster: a
+    :class:`Cluster`, a YAML path or a dict (default: this machine's CPU).
+    throughput: the target in samples/s the placement plans for. batch: the
+    micro-batch bound to the inputs' symbolic leading dim (0: the model's
+    own). strategy: rl, dp, brute, greedy, cpu-only or gpu-only.
+    Further options are those of ``heterps compile`` (docs/CLI.md), by
+    their CompileOptions names: static_batch, dims=["NAME=N"],
+    input_shapes=["NAME=2x3"], seed, episodes, native_layouts,
+    fuse_elementwise, recurrence_unroll_limit, profile and, with train=True,
+    loss, label, train_output, optimizer, learning_rate, momentum,
+    batch_norm.
+
+    Without ``path`` the bundle lives in the compile cache (``cache_dir``,
+    default :func:`heterps.default_cache_dir`) under a key of the model's
+    bytes and every option, and a second compile of the same model opens it
+    without building; with ``path`` it is written there.
+
+    Raises heterps.Error with the compiler's diagnostics.
+    """
+    cache = _cache.resolve(cache_dir)
+    compile_options, data, cluster_text, keyed = _options(
+        model, cluster, throughput, batch, strategy, train, cache,
+        example_inputs, options)
+    if path is not None:
+        compile_options.output = os.fspath(path)
+        _heterps.compile(compile_options)
+        return Bundle(path)
+    target = cache / "bundles" / _cache.cache_key(data, cluster_text, keyed)
+    if (target / "manifest.json").exists():
+        try:
+            bundle = Bundle(target)
+            bundle.from_cache = True
+            return bundle
+        except _heterps.Error:
+            # A damaged entry (a disk filled up, a file removed): rebuild it.
+            shutil.rmtree(target, ignore_errors=True)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # Built under a name of this call's own, then renamed into place: two
+    # processes compiling the same model do not write into one directory,
+    # and the one that loses the race opens the winner's bundle.
+    building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    compile_options.output = os.fspath(building / "bundle")
+    try:
+        _heterps.compile(compile_options)
+        try:
+            os.rename(building / "bundle", target)
+        except OSError:
+            if not (target / "manifest.json").exists():
+                raise
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return Bundle(target)
+
+
+def place(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
+          strategy: str = "rl", *, batch: int = 0, train: bool = False,
+          cache_dir: Union[str, os.PathLike, None] = None,
+          example_inputs: Any = None, **options: Any) -> Dict[str, Any]:
+    """The placement plan of a model on a cluster, without building it: the
+    dict ``heterps-translate --hps-to-plan`` prints (same arguments as
+    :func:`compile`). Raises heterps.Error with the compiler's diagnostics."""
+    compile_options, _, _, _ = _options(
+        model, cluster, throughput, batch, strategy, train,
+        _cache.resolve(cache_dir), example_inputs, options)
+    return json.loads(_heterps.place(compile_options))

@@ -1,0 +1,94 @@
+"""heterps.Cluster: the machines a model is placed on (docs/ClusterFormat.md)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, Mapping, Optional, Union
+
+
+class Cluster:
+    """A cluster description: loaded from a YAML file (``Cluster.load``) or
+    built from a dict with the same fields (``Cluster({...})``)."""
+
+    def __init__(self, spec: Mapping[str, Any], name: Optional[str] = None):
+        if not isinstance(spec, Mapping):
+            raise TypeError("Cluster(spec) takes a dict; use Cluster.load(path) for a file")
+        self._spec: Optional[Dict[str, Any]] = dict(spec)
+        # JSON is YAML: the compiler's cluster reader takes it as it is.
+        self._text = json.dumps(self._spec, indent=1, sort_keys=True)
+        self._path: Optional[str] = None
+        self.name = name or str(spec.get("name", "cluster"))
+
+    @classmethod
+    def load(cls, path: Union[str, os.PathLike]) -> "Cluster":
+        """The cluster in a YAML file (e.g. clusters/paper.yaml); its errors
+        are reported by the compiler against the file."""
+        cluster = cls.__new__(cls)
+        cluster._spec = None
+        cluster._path = os.fspath(path)
+        with open(cluster._path, "r", encoding="utf-8") as file:
+            cluster._text = file.read()
+        cluster.name = Path(cluster._path).stem
+        return cluster
+
+    @classmethod
+    def local_cpu(cls, gflops: float = 100.0, memory_gib: float = 8.0) -> "Cluster":
+        """One CPU device class: this machine, for running models here."""
+        return cls({
+            "name": "local",
+            "device_classes": [{
+                "name": "cpu.local", "kind": "cpu", "peak_gflops": gflops,
+                "memory_bandwidth_gbps": 20, "memory_gib": memory_gib,
+                "price_per_hour": 0.1, "count": 1, "launch_overhead_us": 1,
+            }],
+            "links": [{"from": "cpu.local", "to": "ps", "scope": "intra",
+                       "bandwidth_gbps": 10, "latency_us": 1, "key_us": 0.1}],
+            "network": {"bandwidth_gbps": 1.25, "latency_us": 50},
+        })
+
+    @property
+    def text(self) -> str:
+        """The description as the compiler reads it (YAML or JSON)."""
+        return self._text
+
+    @property
+    def spec(self) -> Optional[Dict[str, Any]]:
+        """The dict this cluster was built from (None when loaded from YAML)."""
+        return None if self._spec is None else json.loads(self._text)
+
+    def file(self, directory: Path) -> str:
+        """A file holding the description: the YAML file it was loaded from,
+        or one written under `directory`, named by its contents."""
+        if self._path is not None:
+            return self._path
+        digest = hashlib.sha256(self._text.encode()).hexdigest()[:24]
+        path = directory / "clusters" / f"{digest}.yaml"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = path.with_suffix(f".{os.getpid()}.tmp")
+            temporary.write_text(self._text, encoding="utf-8")
+            os.replace(temporary, path)
+        return os.fspath(path)
+
+    def __repr__(self) -> str:
+        origin = self._path if self._path is not None else "dict"
+        return f"heterps.Cluster({self.name!r} from {origin})"
+
+
+ClusterLike = Union[Cluster, str, os.PathLike, Mapping[str, Any]]
+
+
+def as_cluster(cluster: Optional[ClusterLike]) -> Cluster:
+    if cluster is None:
+        return Cluster.local_cpu()
+    if isinstance(cluster, Cluster):
+        return cluster
+    if isinstance(cluster, Mapping):
+        return Cluster(cluster)
+    if isinstance(cluster, (str, os.PathLike)):
+        return Cluster.load(cluster)
+    raise TypeError(f"cluster must be a heterps.Cluster, a YAML path or a dict, "
+                    f"not {type(cluster).__name__}")

@@ -1,0 +1,139 @@
+"""Bundle.train: a training bundle trained from Python, metrics as they come."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import warnings
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
+
+import numpy as np
+
+from . import _heterps
+
+Data = Union[str, os.PathLike, Mapping[str, Union[np.ndarray, str, os.PathLike]]]
+
+
+def parse_progress(line: str) -> Optional[Dict[str, Any]]:
+    """A progress line of the trainer as a dict, None for other lines:
+
+    ``step 20/100  loss 0.4213  auc 0.7712  1.23e4 samples/s`` and
+    ``eval step 100/100  auc 0.77  logloss 0.45  4096 samples  2.1e5 samples/s``.
+    """
+    kind = "train"
+    if line.startswith("eval step "):
+        kind, line = "eval", line[len("eval "):]
+    if not line.startswith("step "):
+        return None
+    chunks = line.split("  ")
+    step, _, last = chunks[0][len("step "):].partition("/")
+    metrics: Dict[str, Any] = {"kind": kind, "step": int(step), "steps": int(last)}
+    for chunk in chunks[1:]:
+        value, _, unit = chunk.strip().partition(" ")
+        if unit == "samples/s":
+            metrics["samples_per_second"] = float(value)
+        elif unit == "samples":
+            metrics["samples"] = int(value)
+        else:
+            # "loss 0.42", "auc 0.77", "accuracy 0.9", "logloss 0.45"
+            name, _, number = chunk.strip().partition(" ")
+            metrics["log_loss" if name == "logloss" else name] = float(number)
+    return metrics
+
+
+class Training:
+    """A training run: iterate for one dict of metrics per logged step and
+    evaluation; ``summary`` once it ended; ``log`` holds every line the
+    trainer wrote. Leaving the loop early (or Ctrl-C) stops training after
+    the current step, checkpointing it where checkpoints are configured."""
+
+    def __init__(self, native: "_heterps.Training", scratch: Optional[tempfile.TemporaryDirectory]):
+        self._native = native
+        self._scratch = scratch
+        self.log: List[str] = []
+
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        try:
+            while True:
+                line = self._native.next()
+                if line is None:
+                    return
+                self.log.append(line)
+                metrics = parse_progress(line)
+                if metrics is not None:
+                    yield metrics
+                elif line.startswith("warning: "):
+                    warnings.warn(line[len("warning: "):], RuntimeWarning, stacklevel=2)
+        finally:
+            self._native.stop()
+            if self._scratch is not None:
+                self._scratch.cleanup()
+                self._scratch = None
+
+    def run(self) -> Dict[str, Any]:
+        """Trains to the end without looking at the metrics; the summary."""
+        for _ in self:
+            pass
+        return self.summary
+
+    def stop(self) -> None:
+        """Stops after the current step and waits for it."""
+        self._native.stop()
+
+    @property
+    def summary(self) -> Dict[str, Any]:
+        """steps, samples, seconds, train_loss/auc/accuracy, eval_* (when
+        evaluated), interrupted, last_checkpoint; {} before the end."""
+        return self._native.summary
+
+
+def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.TemporaryDirectory]):
+    """(Criteo TSV path, {input name: .npy path}) for `data`."""
+    if data is None:
+        return "", {}
+    if isinstance(data, (str, os.PathLike)):
+        return os.fspath(data), {}
+    if not isinstance(data, Mapping):
+        raise TypeError(f"{role} must be a Criteo TSV path or a dict of input name to "
+                        f"numpy.ndarray or .npy path, not {type(data).__name__}")
+    files = {}
+    for name, value in data.items():
+        if isinstance(value, (str, os.PathLike)):
+            files[name] = os.fspath(value)
+            continue
+        if not isinstance(value, np.ndarray):
+            raise ValueError(f"{role} input '{name}' must be a numpy.ndarray or a .npy path")
+        # The trainer maps its data from .npy files (arrays larger than
+        # memory train too): arrays go to a scratch file for the run.
+        if not scratch_holder:
+            scratch_holder.append(tempfile.TemporaryDirectory(prefix="heterps-train-"))
+        path = os.path.join(scratch_holder[0].name, f"{role}-{len(files)}.npy")
+        np.save(path, np.ascontiguousarray(value))
+        files[name] = path
+    return "", files
+
+
+def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
+          batch: int = 0, log_every: int = 100, eval: Optional[Data] = None,
+          eval_every: int = 0, seed: int = 1, shuffle: bool = False, threads: int = 0,
+          gpu_stages_on_cpu: bool = False, hash_buckets: int = 0,
+          checkpoint_dir: Union[str, os.PathLike, None] = None,
+          checkpoint_every: Union[int, str, None] = None, resume: bool = False,
+          dump_parameters: Union[str, os.PathLike, None] = None) -> Training:
+    scratch: List[tempfile.TemporaryDirectory] = []
+    try:
+        data_file, data_inputs = _files(data, "data", scratch)
+        eval_file, eval_inputs = _files(eval, "eval", scratch)
+        native = _heterps.Training(
+            directory, data_file, data_inputs, eval_file, eval_inputs, int(batch),
+            int(steps), int(samples), int(log_every), int(eval_every), int(seed),
+            bool(shuffle), int(threads), bool(gpu_stages_on_cpu), int(hash_buckets),
+            os.fspath(checkpoint_dir) if checkpoint_dir is not None else "",
+            str(checkpoint_every) if checkpoint_every is not None else "",
+            bool(resume),
+            os.fspath(dump_parameters) if dump_parameters is not None else "")
+    except BaseException:
+        for directory_ in scratch:
+            directory_.cleanup()
+        raise
+    return Training(native, scratch[0] if scratch else None)

@@ -1,0 +1,98 @@
+//===- Arrays.cpp - NumPy arrays to and from runtime tensors --------------===//
+
+#include "Arrays.h"
+#include "Errors.h"
+
+#include <cstring>
+#include <vector>
+
+namespace py = pybind11;
+using namespace heterps::rt;
+
+namespace heterps::python {
+
+py::dtype numpyType(DType type) {
+  switch (type) {
+  case DType::F32:
+    return py::dtype::of<float>();
+  case DType::F64:
+    return py::dtype::of<double>();
+  case DType::F16:
+    return py::dtype("float16");
+  case DType::I8:
+    return py::dtype::of<int8_t>();
+  case DType::U8:
+    return py::dtype::of<uint8_t>();
+  case DType::I16:
+    return py::dtype::of<int16_t>();
+  case DType::U16:
+    return py::dtype::of<uint16_t>();
+  case DType::I32:
+    return py::dtype::of<int32_t>();
+  case DType::U32:
+    return py::dtype::of<uint32_t>();
+  case DType::I64:
+    return py::dtype::of<int64_t>();
+  case DType::U64:
+    return py::dtype::of<uint64_t>();
+  case DType::Bool:
+    return py::dtype::of<bool>();
+  case DType::BF16:
+    break;
+  }
+  throw Error(std::string("tensors of ") + dtypeName(type) +
+              " have no NumPy type");
+}
+
+HostTensor toTensor(const InputSpec &spec, const py::handle &object) {
+  if (!py::isinstance<py::array>(object))
+    throw py::value_error(
+        "input '" + spec.name + "' must be a numpy.ndarray, not " +
+        std::string(py::str(py::type::of(object).attr("__name__"))));
+  py::array array = py::reinterpret_borrow<py::array>(object);
+  py::dtype expected = numpyType(spec.dtype);
+  // Same kind and size: byte order aside (the runtime is little-endian
+  // only), numpy's own equivalence.
+  if (!array.dtype().is(expected) && !array.dtype().equal(expected))
+    throw py::value_error("input '" + spec.name + "' must have dtype " +
+                          std::string(py::str(expected)) + " (" +
+                          dtypeName(spec.dtype) + "), not " +
+                          std::string(py::str(array.dtype())));
+  Shape shape(array.shape(), array.shape() + array.ndim());
+  try {
+    checkInput(spec, spec.dtype, shape);
+  } catch (const Error &error) {
+    throw py::value_error(error.what());
+  }
+  // One copy, into the buffer the executor reads; a C-ordered array is
+  // copied whole, any other through NumPy's strided copy.
+  HostTensor tensor(spec.dtype, shape);
+  if (array.flags() & py::array::c_style) {
+    std::memcpy(tensor.data.data(), array.data(), tensor.bytes());
+  } else {
+    // A view of the runtime's buffer (its base keeps it from copying).
+    std::vector<py::ssize_t> extents(array.shape(),
+                                     array.shape() + array.ndim());
+    py::array target(array.dtype(), extents, tensor.data.data(), py::none());
+    py::module_::import("numpy").attr("copyto")(target, array);
+  }
+  return tensor;
+}
+
+py::array toArray(HostTensor &&tensor) {
+  py::dtype type = numpyType(tensor.dtype);
+  auto *owned = new HostTensor(std::move(tensor));
+  py::capsule base(
+      owned, [](void *pointer) { delete static_cast<HostTensor *>(pointer); });
+  // Row-major strides, spelled out: the runtime's buffers are dense.
+  std::vector<py::ssize_t> extents(owned->shape.begin(), owned->shape.end());
+  std::vector<py::ssize_t> strides(extents.size());
+  py::ssize_t stride = static_cast<py::ssize_t>(dtypeSize(owned->dtype));
+  for (size_t i = extents.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= extents[i];
+  }
+  return py::array(type, extents, strides, owned->data.data(), base);
+}
+
+} // namespace heterps::python

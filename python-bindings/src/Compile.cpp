@@ -1,0 +1,97 @@
+//===- Compile.cpp - heterps._heterps.compile and place -------------------===//
+//
+// The driver library's compile and place with the GIL released; their
+// diagnostics become the message of heterps.Error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Bindings.h"
+#include "Errors.h"
+
+#include "heterps/Driver/Compile.h"
+
+#include <pybind11/stl.h>
+
+namespace py = pybind11;
+using heterps::driver::CompileOptions;
+
+namespace heterps::python {
+
+void bindCompile(py::module_ &module) {
+  py::class_<CompileOptions>(module, "CompileOptions",
+                             "The options of `heterps compile` (docs/CLI.md).")
+      .def(py::init<>())
+      .def_readwrite("model", &CompileOptions::model,
+                     "The model's file, or its name in diagnostics when "
+                     "model_bytes is set.")
+      .def_property(
+          "model_bytes",
+          [](const CompileOptions &o) -> py::object {
+            if (!o.modelBytes)
+              return py::none();
+            return py::bytes(*o.modelBytes);
+          },
+          [](CompileOptions &o, std::optional<std::string> bytes) {
+            o.modelBytes = std::move(bytes);
+          },
+          "The model's ONNX bytes (None: read the file `model`).")
+      .def_readwrite("cluster", &CompileOptions::cluster)
+      .def_readwrite("strategy", &CompileOptions::strategy)
+      .def_readwrite("profile", &CompileOptions::profile)
+      .def_readwrite("output", &CompileOptions::output)
+      .def_readwrite("throughput", &CompileOptions::throughput)
+      .def_readwrite("seed", &CompileOptions::seed)
+      .def_readwrite("batch", &CompileOptions::batch)
+      .def_readwrite("static_batch", &CompileOptions::staticBatch)
+      .def_readwrite("recurrence_unroll_limit",
+                     &CompileOptions::recurrenceUnrollLimit)
+      .def_readwrite("input_shapes", &CompileOptions::inputShapes)
+      .def_readwrite("dims", &CompileOptions::dims)
+      .def_readwrite("episodes", &CompileOptions::episodes)
+      .def_readwrite("native_layouts", &CompileOptions::nativeLayouts)
+      .def_readwrite("fuse_elementwise", &CompileOptions::fuseElementwise)
+      .def_readwrite("train", &CompileOptions::train)
+      .def_readwrite("loss", &CompileOptions::loss)
+      .def_readwrite("label", &CompileOptions::label)
+      .def_readwrite("train_output", &CompileOptions::trainOutput)
+      .def_readwrite("optimizer", &CompileOptions::optimizer)
+      .def_readwrite("learning_rate", &CompileOptions::learningRate)
+      .def_readwrite("momentum", &CompileOptions::momentum)
+      .def_readwrite("batch_norm", &CompileOptions::batchNorm);
+
+  module.def(
+      "compile",
+      [](const CompileOptions &options) {
+        std::string diagnostics;
+        bool ok;
+        {
+          llvm::raw_string_ostream os(diagnostics);
+          py::gil_scoped_release release;
+          ok = driver::compileBundle(options, os);
+        }
+        if (!ok)
+          raiseError(diagnostics);
+      },
+      py::arg("options"),
+      "Compiles options.model into the bundle directory options.output; "
+      "raises heterps.Error with the compiler's diagnostics.");
+
+  module.def(
+      "place",
+      [](const CompileOptions &options) {
+        std::string diagnostics;
+        std::optional<std::string> plan;
+        {
+          llvm::raw_string_ostream os(diagnostics);
+          py::gil_scoped_release release;
+          plan = driver::placeModel(options, os);
+        }
+        if (!plan)
+          raiseError(diagnostics);
+        return *plan;
+      },
+      py::arg("options"),
+      "The placement plan of options.model as JSON text, without building.");
+}
+
+} // namespace heterps::python

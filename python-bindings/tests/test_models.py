@@ -1,0 +1,113 @@
+"""The shipped models through both surfaces, against onnxruntime."""
+
+from __future__ import annotations
+
+import glob
+
+import numpy as np
+import pytest
+
+import heterps
+from conftest import COMPILE, SHIPPED, assert_close, random_feeds, reference
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_bundle_matches_onnxruntime(name, compiled):
+    model = SHIPPED[name]
+    bundle = compiled(name)
+    feeds = random_feeds(model, bundle.inputs)
+    outputs = bundle.run(feeds)
+    assert list(outputs) == [info.name for info in bundle.outputs]
+    expected = reference(model, feeds)
+    assert set(expected) == set(outputs)
+    for output, value in outputs.items():
+        assert_close(value, expected[output], f"{name}:{output}")
+
+
+@pytest.mark.parametrize("name", sorted(SHIPPED))
+def test_inference_session_matches_onnxruntime(name, compiled, cache_dir):
+    model = SHIPPED[name]
+    compiled(name)  # the bundle the session must find in the cache
+    session = heterps.InferenceSession(str(model.file), batch=model.batch,
+                                       cache_dir=cache_dir, **COMPILE)
+    assert session.bundle.from_cache
+    inputs = session.get_inputs()
+    assert [i.name for i in inputs] == [i.name for i in session.bundle.inputs]
+    for arg, info in zip(inputs, session.bundle.inputs):
+        assert arg.type.startswith("tensor(")
+        assert len(arg.shape) == len(info.shape)
+    feeds = random_feeds(model, session.bundle.inputs, seed=1)
+    expected = reference(model, feeds)
+    names = [o.name for o in session.get_outputs()]
+    results = session.run(None, feeds)
+    assert len(results) == len(names)
+    for output, value in zip(names, results):
+        assert_close(value, expected[output], f"{name}:{output}")
+    # Named outputs come back in the order asked for.
+    reordered = session.run(list(reversed(names)), feeds)
+    for output, value in zip(reversed(names), reordered):
+        assert_close(value, expected[output], f"{name}:{output}")
+
+
+def test_mnist8_reference_data(compiled):
+    """ONNX's own reference input/output pairs of mnist-8."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import numpy_helper
+
+    bundle = compiled("mnist-8")
+    sets = sorted(glob.glob(str(SHIPPED["mnist-8"].file.parent / "mnist-8_test_data" / "test_data_set_*")))
+    assert sets
+    for directory in sets:
+        def load(file):
+            tensor = onnx.TensorProto()
+            with open(f"{directory}/{file}", "rb") as stream:
+                tensor.ParseFromString(stream.read())
+            return numpy_helper.to_array(tensor)
+
+        [output] = bundle.run({bundle.inputs[0].name: load("input_0.pb")}).values()
+        assert_close(output, load("output_0.pb"), directory, rtol=1e-3)
+
+
+def test_batched_input_takes_any_number_of_samples(compiled):
+    """The transformer block compiled at batch 4 runs 9 samples (3 micro-
+    batches, the last padded) and 1, sample for sample the same."""
+    bundle = compiled("transformer")
+    [info] = bundle.inputs
+    assert info.batched and info.shape[0] == 4 and bundle.batch == 4
+    feeds = random_feeds(SHIPPED["transformer"], bundle.inputs, seed=2)
+    [nine] = bundle.run(feeds).values()
+    [one] = bundle.run({info.name: feeds[info.name][4:5]}).values()
+    assert nine.shape[0] == 9 and one.shape[0] == 1
+    np.testing.assert_array_equal(one[0], nine[4])
+
+
+def test_arrays_in_and_out(compiled):
+    """Any strides in; outputs are fresh arrays over the runtime's buffers."""
+    bundle = compiled("mnist-mlp")
+    [info] = bundle.inputs
+    x = np.random.default_rng(3).uniform(0, 1, info.shape).astype(np.float32)
+    [dense] = bundle.run({info.name: x}).values()
+    strided = np.asfortranarray(x)
+    assert not strided.flags.c_contiguous
+    [again] = bundle.run({info.name: strided}).values()
+    np.testing.assert_array_equal(dense, again)
+    # Not a copy out of a NumPy-owned buffer: the array views the runtime's.
+    assert not dense.flags.owndata and dense.base is not None
+    dense[...] = 0  # writable, and no other result shares it
+    assert np.any(again != 0)
+
+
+def test_runs_from_threads(compiled):
+    """Calls from several threads (the GIL is released while stages run)
+    each get their own results."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    bundle = compiled("mnist-mlp")
+    [info] = bundle.inputs
+    rng = np.random.default_rng(4)
+    xs = [rng.uniform(0, 1, info.shape).astype(np.float32) for _ in range(6)]
+    alone = [bundle.run({info.name: x})[bundle.outputs[0].name] for x in xs]
+    with ThreadPoolExecutor(3) as pool:
+        together = list(pool.map(lambda x: bundle.run({info.name: x})[bundle.outputs[0].name], xs))
+    for a, b in zip(alone, together):
+        np.testing.assert_array_equal(a, b)

@@ -1,0 +1,86 @@
+"""Bundle.train: a training bundle of a shipped model trained from NumPy."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import heterps
+from conftest import LOCAL_CPU, SHIPPED, require_models
+
+
+def task(rows: int, seed: int):
+    """MNIST-shaped images whose class a hidden linear teacher decides from
+    the 14x14 image the model's max-pool recovers."""
+    teacher = np.random.default_rng(99).normal(size=(196, 10))
+    small = np.random.default_rng(seed).normal(size=(rows, 196))
+    image = np.repeat(np.repeat(small.reshape(rows, 1, 14, 14), 2, axis=2), 2, axis=3)
+    return {"image": image.astype(np.float32),
+            "label": np.argmax(small @ teacher, axis=1).astype(np.int64)}
+
+
+@pytest.fixture(scope="module")
+def training_bundle(cache_dir):
+    require_models()
+    return heterps.compile(str(SHIPPED["mnist-mlp"].file), cluster=str(LOCAL_CPU), train=True,
+                           loss="softmax-ce", optimizer="adam", learning_rate=0.003,
+                           batch=32, static_batch=True, cache_dir=cache_dir)
+
+
+def test_metrics_per_log_interval(training_bundle):
+    assert training_bundle.training
+    run = training_bundle.train(task(2048, 1), steps=100, log_every=25, eval=task(512, 2))
+    metrics = list(run)
+    train = [m for m in metrics if m["kind"] == "train"]
+    [evaluation] = [m for m in metrics if m["kind"] == "eval"]
+    assert [m["step"] for m in train] == [25, 50, 75, 100]
+    assert all(m["steps"] == 100 and m["samples_per_second"] > 0 for m in train)
+    assert train[-1]["loss"] < 0.6 * train[0]["loss"]
+    # Chance is about 0.15 (the teacher's largest class).
+    assert evaluation["accuracy"] > 0.3 and evaluation["samples"] == 512
+    summary = run.summary
+    assert summary["steps"] == 100 and summary["samples"] == 3200 and not summary["interrupted"]
+    assert summary["eval_accuracy"] == pytest.approx(evaluation["accuracy"], abs=1e-4)
+
+
+def test_leaving_the_loop_stops_after_a_checkpoint(training_bundle, tmp_path):
+    run = training_bundle.train(task(256, 3), steps=1000, log_every=2,
+                                checkpoint_dir=tmp_path / "ckpt", checkpoint_every=1000)
+    for metrics in run:
+        if metrics["step"] >= 4:
+            break
+    summary = run.summary
+    assert summary["interrupted"] and 4 <= summary["steps"] < 1000
+    assert summary["last_checkpoint"].startswith(str(tmp_path / "ckpt"))
+
+
+def test_training_errors(training_bundle, compiled):
+    with pytest.raises(heterps.Error, match=r"not a training bundle"):
+        compiled("mnist-mlp").train(task(64, 4), steps=1)
+    data = task(64, 4)
+    del data["label"]
+    with pytest.raises(heterps.Error, match=r"label"):
+        list(training_bundle.train(data, steps=1))
+    with pytest.raises(TypeError, match=r"Criteo TSV path or a dict"):
+        training_bundle.train(42, steps=1)
+
+
+def test_ctrl_c_stops_training(training_bundle, tmp_path):
+    """SIGINT while training: KeyboardInterrupt in the loop, the trainer
+    stopped after its current step, with that step checkpointed."""
+    import os
+    import signal
+    import threading
+
+    run = training_bundle.train(task(256, 5), steps=100000, log_every=1,
+                                checkpoint_dir=tmp_path / "ckpt", checkpoint_every=100000)
+    timer = None
+    with pytest.raises(KeyboardInterrupt):
+        for metrics in run:
+            if timer is None:
+                timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+                timer.start()
+    timer.join()
+    summary = run.summary
+    assert summary["interrupted"] and 1 <= summary["steps"] < 100000
+    assert summary["last_checkpoint"]
