@@ -18,6 +18,7 @@ naming the input.
 from ._heterps import Error
 from .bundle import Bundle, TensorInfo, compile, place
 from .cluster import Cluster
+from .plan import Plan
 from .session import InferenceSession, NodeArg
 from .training import Training
 from ._cache import default_cache_dir
@@ -28,6 +29,7 @@ __all__ = [
     "Error",
     "InferenceSession",
     "NodeArg",
+    "Plan",
     "TensorInfo",
     "Training",
     "compile",

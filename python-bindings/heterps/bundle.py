@@ -14,6 +14,7 @@ import numpy as np
 from . import _cache, _heterps
 from ._models import model_bytes
 from .cluster import ClusterLike, as_cluster
+from .plan import Plan, as_plan
 
 if TYPE_CHECKING:
     from .training import Training
@@ -61,11 +62,12 @@ class Bundle:
         return self._session.batch
 
     @property
-    def plan(self) -> Optional[Dict[str, Any]]:
+    def plan(self) -> Optional[Plan]:
         """The placement plan, with the fields ``heterps-translate
-        --hps-to-plan`` prints (None for a model without layers)."""
+        --hps-to-plan`` prints (None for a model without layers); a dict
+        that notebooks show as a table of stages."""
         with open(self.path / "manifest.json", "r", encoding="utf-8") as file:
-            return json.load(file).get("plan")
+            return as_plan(json.load(file).get("plan"))
 
     def run(self, feeds: Mapping[str, np.ndarray]) -> Dict[str, np.ndarray]:
         """Runs the model: one array per input, by name; returns one array
@@ -212,11 +214,12 @@ def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
 def place(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
           strategy: str = "rl", *, batch: int = 0, train: bool = False,
           cache_dir: Union[str, os.PathLike, None] = None,
-          example_inputs: Any = None, **options: Any) -> Dict[str, Any]:
+          example_inputs: Any = None, **options: Any) -> Plan:
     """The placement plan of a model on a cluster, without building it: the
     dict ``heterps-translate --hps-to-plan`` prints (same arguments as
-    :func:`compile`). Raises heterps.Error with the compiler's diagnostics."""
+    :func:`compile`), shown in notebooks as a table of stages. Raises
+    heterps.Error with the compiler's diagnostics."""
     compile_options, _, _, _ = _options(
         model, cluster, throughput, batch, strategy, train,
         _cache.resolve(cache_dir), example_inputs, options)
-    return json.loads(_heterps.place(compile_options))
+    return Plan(json.loads(_heterps.place(compile_options)))

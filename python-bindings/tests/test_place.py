@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 
 import heterps
-from conftest import LOCAL_CPU, PAPER, ROOT, SHIPPED, require_models
+from conftest import LOCAL_CPU, PAPER, SHIPPED, require_models
 
 
 def without_timing(plan):
@@ -23,9 +24,8 @@ def test_place_matches_the_cli_plan(tmp_path):
     plan = heterps.place(str(model), str(PAPER), 100000, "gpu-only", cache_dir=tmp_path)
     assert plan["strategy"] == "gpu-only" and plan["cluster"] == "paper"
     assert plan["stages"] and all(s["device"].startswith("gpu.") for s in plan["stages"])
-    tools = ROOT / "build" / "bin"
-    if not (tools / "heterps").exists():
-        pytest.skip("the CLI tools are not in build/bin")
+    # The build the package came from: BUILD/python/heterps/__init__.py.
+    tools = Path(heterps.__file__).resolve().parents[2] / "bin"
     subprocess.run([tools / "heterps", "compile", model, "--cluster", PAPER, "--throughput",
                     "100000", "--strategy", "gpu-only", "-o", tmp_path / "cli"],
                    check=True, capture_output=True)
@@ -68,3 +68,15 @@ def test_cluster_from_yaml_and_dict(tmp_path):
     assert plan["cluster"] == "renamed"
     with pytest.raises(TypeError):
         heterps.Cluster("clusters/paper.yaml")
+
+
+def test_plan_renders_as_a_table(tmp_path):
+    """A plan shows in notebooks as a table of its stages."""
+    require_models()
+    plan = heterps.place(str(SHIPPED["mnist-mlp"].file), str(PAPER), 100000, "gpu-only",
+                         cache_dir=tmp_path)
+    assert isinstance(plan, dict)
+    page = plan._repr_html_()
+    assert "<table>" in page and "gpu-only" in page and "paper" in page
+    assert page.count("<tr><td>") == len(plan["stages"])
+    assert all(s["device"] in page for s in plan["stages"])

@@ -84,3 +84,36 @@ def test_ctrl_c_stops_training(training_bundle, tmp_path):
     summary = run.summary
     assert summary["interrupted"] and 1 <= summary["steps"] < 100000
     assert summary["last_checkpoint"]
+
+
+def test_metrics_match_the_cli(training_bundle, tmp_path):
+    """The same bundle, data and seed trained by `heterps run --train`
+    prints the metrics Bundle.train yields (the same trainer underneath)."""
+    import subprocess
+    from pathlib import Path
+
+    from heterps.training import parse_progress
+
+    # The build the package came from: BUILD/python/heterps/__init__.py.
+    cli_binary = Path(heterps.__file__).resolve().parents[2] / "bin" / "heterps"
+
+    data, evaluation = task(1024, 3), task(256, 4)
+    args = []
+    for role, arrays in (("data", data), ("eval", evaluation)):
+        for name, array in arrays.items():
+            path = tmp_path / f"{role}-{name}.npy"
+            np.save(path, array)
+            args += [f"--{role}-input", f"{name}={path}"]
+    cli = subprocess.run(
+        [str(cli_binary), "run", str(training_bundle.path), "--train",
+         *args, "--steps", "40", "--log-every", "10", "--seed", "5"],
+        capture_output=True, text=True, check=True)
+    keys = ("kind", "step", "loss", "accuracy")
+
+    def comparable(metrics):
+        return [tuple(m.get(k) for k in keys) for m in metrics if m]
+
+    expected = comparable(parse_progress(line) for line in cli.stderr.splitlines())
+    ours = comparable(training_bundle.train(data, steps=40, log_every=10, seed=5,
+                                            eval=evaluation))
+    assert len(expected) == 5 and ours == expected
