@@ -20,14 +20,14 @@ std::vector<OutputSpec> Session::outputs() const {
   return {all.begin(), all.begin() + opened->modelOutputCount()};
 }
 
-void Session::checkInput(size_t index, const HostTensor &tensor) const {
+void Session::checkInput(size_t index, const TensorView &tensor) const {
   if (index >= inputs().size())
     throw Error("input " + std::to_string(index) + " of a model with " +
                 std::to_string(inputs().size()) + " inputs");
   rt::checkInput(inputs()[index], tensor.dtype, tensor.shape);
 }
 
-std::vector<HostTensor> Session::run(const std::vector<HostTensor> &inputs) {
+std::vector<HostTensor> Session::run(const std::vector<TensorView> &inputs) {
   if (inputs.size() != this->inputs().size())
     throw Error("the model has " + std::to_string(this->inputs().size()) +
                 " inputs; " + std::to_string(inputs.size()) + " were given");
@@ -38,7 +38,7 @@ std::vector<HostTensor> Session::run(const std::vector<HostTensor> &inputs) {
   return executor->run(inputs);
 }
 
-int64_t Session::samplesIn(const std::vector<HostTensor> &inputs) const {
+int64_t Session::samplesIn(const std::vector<TensorView> &inputs) const {
   int64_t samples = 0;
   for (size_t i = 0; i < inputs.size() && i < this->inputs().size(); ++i)
     if (this->inputs()[i].batched && !inputs[i].shape.empty())

@@ -3,6 +3,8 @@
 #include "Arrays.h"
 #include "Errors.h"
 
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -44,7 +46,7 @@ py::dtype numpyType(DType type) {
               " have no NumPy type");
 }
 
-HostTensor toTensor(const InputSpec &spec, const py::handle &object) {
+InputArray toInput(const InputSpec &spec, const py::handle &object) {
   if (!py::isinstance<py::array>(object))
     throw py::value_error(
         "input '" + spec.name + "' must be a numpy.ndarray, not " +
@@ -64,19 +66,25 @@ HostTensor toTensor(const InputSpec &spec, const py::handle &object) {
   } catch (const Error &error) {
     throw py::value_error(error.what());
   }
-  // One copy, into the buffer the executor reads; a C-ordered array is
-  // copied whole, any other through NumPy's strided copy.
-  HostTensor tensor(spec.dtype, shape);
-  if (array.flags() & py::array::c_style) {
-    std::memcpy(tensor.data.data(), array.data(), tensor.bytes());
-  } else {
-    // A view of the runtime's buffer (its base keeps it from copying).
-    std::vector<py::ssize_t> extents(array.shape(),
-                                     array.shape() + array.ndim());
-    py::array target(array.dtype(), extents, tensor.data.data(), py::none());
-    py::module_::import("numpy").attr("copyto")(target, array);
+  InputArray input;
+  // The runtime's own buffers come from the heap, so stage code may count
+  // on that alignment; a view at an odd offset is copied.
+  auto address = reinterpret_cast<uintptr_t>(array.data());
+  if ((array.flags() & py::array::c_style) &&
+      address % alignof(std::max_align_t) == 0) {
+    input.view = TensorView(spec.dtype, std::move(shape),
+                            static_cast<const char *>(array.data()));
+    input.keep = array;
+    return input;
   }
-  return tensor;
+  // One copy: NumPy's strided copy into a view of the runtime's buffer (its
+  // base keeps it from copying again).
+  input.copy = HostTensor(spec.dtype, shape);
+  std::vector<py::ssize_t> extents(array.shape(), array.shape() + array.ndim());
+  py::array target(array.dtype(), extents, input.copy.data.data(), py::none());
+  py::module_::import("numpy").attr("copyto")(target, array);
+  input.view = TensorView(input.copy);
+  return input;
 }
 
 py::array toArray(HostTensor &&tensor) {

@@ -95,10 +95,13 @@ void bindSession(py::module_ &module) {
               throw py::value_error(
                   "the model has " + std::to_string(specs.size()) +
                   " inputs; " + std::to_string(arrays.size()) + " were given");
-            std::vector<HostTensor> inputs;
-            inputs.reserve(specs.size());
+            // The arrays stay referenced (and so alive) until the run ends.
+            std::vector<InputArray> held;
+            held.reserve(specs.size());
+            std::vector<TensorView> inputs;
             for (size_t i = 0; i < specs.size(); ++i)
-              inputs.push_back(toTensor(specs[i], arrays[i]));
+              inputs.push_back(
+                  held.emplace_back(toInput(specs[i], arrays[i])).view);
             std::vector<HostTensor> outputs;
             std::string error;
             {

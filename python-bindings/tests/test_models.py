@@ -16,8 +16,12 @@ def test_bundle_matches_onnxruntime(name, compiled):
     model = SHIPPED[name]
     bundle = compiled(name)
     feeds = random_feeds(model, bundle.inputs)
+    before = {name: value.copy() for name, value in feeds.items()}
     outputs = bundle.run(feeds)
     assert list(outputs) == [info.name for info in bundle.outputs]
+    # Inputs are read in place, never written.
+    for input_name, value in feeds.items():
+        np.testing.assert_array_equal(value, before[input_name])
     expected = reference(model, feeds)
     assert set(expected) == set(outputs)
     for output, value in outputs.items():
@@ -91,6 +95,14 @@ def test_arrays_in_and_out(compiled):
     assert not strided.flags.c_contiguous
     [again] = bundle.run({info.name: strided}).values()
     np.testing.assert_array_equal(dense, again)
+    # A C-ordered array at an offset the runtime's buffers never have is
+    # copied; the result is the same.
+    raw = np.zeros(x.size + 1, np.float32)
+    shifted = raw[1:].reshape(x.shape)
+    shifted[...] = x
+    assert shifted.flags.c_contiguous and shifted.ctypes.data % 16 != 0
+    [moved] = bundle.run({info.name: shifted}).values()
+    np.testing.assert_array_equal(dense, moved)
     # Not a copy out of a NumPy-owned buffer: the array views the runtime's.
     assert not dense.flags.owndata and dense.base is not None
     dense[...] = 0  # writable, and no other result shares it

@@ -337,7 +337,7 @@ Executor::Executor(const Bundle &bundle, ExecutorOptions options)
 
 Executor::~Executor() { impl->stop(); }
 
-std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
+std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
   const Bundle &bundle = impl->bundle;
   const auto &specs = bundle.inputs();
   if (inputs.size() != specs.size())
@@ -347,7 +347,7 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
   int64_t samples = -1;
   for (size_t i = 0; i < specs.size(); ++i) {
     const InputSpec &spec = specs[i];
-    const HostTensor &tensor = inputs[i];
+    const TensorView &tensor = inputs[i];
     checkInput(spec, tensor.dtype, tensor.shape);
     if (spec.batched) {
       if (samples >= 0 && samples != tensor.shape[0])
@@ -392,20 +392,20 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
     frame->error.clear();
     for (size_t i = 0; i < specs.size(); ++i) {
       const InputSpec &spec = specs[i];
-      const HostTensor &tensor = inputs[i];
+      const TensorView &tensor = inputs[i];
       for (int channel : spec.channels) {
         char *buffer = frame->data[channel];
         size_t bytes = bundle.channels()[channel].bytes();
-        if (buffer == tensor.data.data())
+        if (buffer == tensor.data)
           continue; // read in place
         if (!spec.batched) {
-          std::memcpy(buffer, tensor.data.data(), bytes);
+          std::memcpy(buffer, tensor.data, bytes);
           continue;
         }
         size_t row = rowBytes(spec);
         int64_t first = f * batch;
         int64_t count = std::min(batch, samples - first);
-        std::memcpy(buffer, tensor.data.data() + first * row, count * row);
+        std::memcpy(buffer, tensor.data + first * row, count * row);
         // The last micro-batch is padded with zeros (valid ids too).
         std::memset(buffer + count * row, 0, bytes - count * row);
       }
@@ -449,7 +449,7 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
     for (size_t i = 0; i < specs.size(); ++i)
       if (!specs[i].batched || samples == batch)
         for (int channel : specs[i].channels)
-          frame->data[channel] = const_cast<char *>(inputs[i].data.data());
+          frame->data[channel] = const_cast<char *>(inputs[i].data);
     for (size_t o = 0; o < outputs.size(); ++o) {
       const OutputSpec &spec = bundle.outputs()[o];
       if (spec.source == OutputSpec::Channel &&
@@ -486,9 +486,11 @@ std::vector<HostTensor> Executor::run(const std::vector<HostTensor> &inputs) {
 
   for (size_t o = 0; o < outputs.size(); ++o) {
     const OutputSpec &spec = bundle.outputs()[o];
-    if (spec.source == OutputSpec::Input)
-      outputs[o] = inputs[spec.index];
-    else if (spec.source == OutputSpec::Constant)
+    if (spec.source == OutputSpec::Input) {
+      const TensorView &input = inputs[spec.index];
+      outputs[o] = HostTensor(input.dtype, input.shape);
+      std::memcpy(outputs[o].data.data(), input.data, input.bytes());
+    } else if (spec.source == OutputSpec::Constant)
       std::memcpy(outputs[o].data.data(), bundle.weights() + spec.offset,
                   outputs[o].bytes());
   }

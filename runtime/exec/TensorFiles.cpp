@@ -254,6 +254,10 @@ HostTensor parseTensorProto(const std::string &path, const std::string &bytes) {
 
 } // namespace
 
+std::vector<TensorView> viewsOf(const std::vector<HostTensor> &tensors) {
+  return std::vector<TensorView>(tensors.begin(), tensors.end());
+}
+
 HostTensor readTensorFile(const std::string &path) {
   std::string bytes = readAll(path);
   if (bytes.size() >= 6 && bytes.compare(0, 6, "\x93NUMPY") == 0)

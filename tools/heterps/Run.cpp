@@ -73,7 +73,7 @@ int run(const RunOptions &options) {
       double median = seconds[seconds.size() / 2];
       // Samples per call are known where the batch was bound at compile
       // time; a model with a fixed batch reports calls per second.
-      int64_t samples = session.samplesIn(inputs);
+      int64_t samples = session.samplesIn(viewsOf(inputs));
       if (samples > 0)
         std::fprintf(stderr,
                      "heterps run: %u runs: median %.6f s, %.1f samples/s\n",

@@ -33,15 +33,19 @@ public:
   std::vector<rt::OutputSpec> outputs() const;
 
   /// Throws Error naming the input unless `tensor` may feed input `index`.
-  void checkInput(size_t index, const rt::HostTensor &tensor) const;
+  void checkInput(size_t index, const rt::TensorView &tensor) const;
 
-  /// Runs the model on `inputs` (in the bundle's input order, each checked)
-  /// and returns its outputs in order. One call at a time.
-  std::vector<rt::HostTensor> run(const std::vector<rt::HostTensor> &inputs);
+  /// Runs the model on `inputs` (in the bundle's input order, each checked;
+  /// read in place where they fill a micro-batch) and returns its outputs
+  /// in order. One call at a time.
+  std::vector<rt::HostTensor> run(const std::vector<rt::TensorView> &inputs);
+  std::vector<rt::HostTensor> run(const std::vector<rt::HostTensor> &inputs) {
+    return run(rt::viewsOf(inputs));
+  }
 
   /// Samples in one call on `inputs`: the leading extent of a batched input,
   /// 0 when the model has none (its batch was fixed at export).
-  int64_t samplesIn(const std::vector<rt::HostTensor> &inputs) const;
+  int64_t samplesIn(const std::vector<rt::TensorView> &inputs) const;
 
 private:
   std::unique_ptr<rt::Bundle> opened;

@@ -158,7 +158,11 @@ public:
   /// Runs the model on `inputs` (in the bundle's input order). Batched inputs
   /// may hold any number of samples: they are cut into micro-batches of the
   /// compiled batch (the last one padded) and batched outputs are joined.
-  std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
+  /// Inputs are read in place where they fill a micro-batch exactly.
+  std::vector<HostTensor> run(const std::vector<TensorView> &inputs);
+  std::vector<HostTensor> run(const std::vector<HostTensor> &inputs) {
+    return run(viewsOf(inputs));
+  }
 
   struct Impl;
 

@@ -28,6 +28,26 @@ struct HostTensor {
   size_t bytes() const { return data.size(); }
 };
 
+/// A dense row-major tensor the executor reads in place, without a copy:
+/// a HostTensor's, or a caller's own memory (the Python bindings' NumPy
+/// arrays), which the caller keeps alive and unchanged during the run.
+struct TensorView {
+  DType dtype = DType::F32;
+  Shape shape;
+  const char *data = nullptr;
+
+  TensorView() = default;
+  TensorView(DType dtype, Shape shape, const char *data)
+      : dtype(dtype), shape(std::move(shape)), data(data) {}
+  // Implicit: every HostTensor can be read in place.
+  TensorView(const HostTensor &tensor) // NOLINT(google-explicit-constructor)
+      : dtype(tensor.dtype), shape(tensor.shape), data(tensor.data.data()) {}
+  size_t bytes() const { return numElements(shape) * dtypeSize(dtype); }
+};
+
+/// Views of `tensors`, in order.
+std::vector<TensorView> viewsOf(const std::vector<HostTensor> &tensors);
+
 /// Reads a .npy (format 1-3, little-endian, C order) or an ONNX TensorProto
 /// (.pb) file, chosen by content. Throws Error naming the file and what is
 /// wrong with it.
