@@ -56,8 +56,29 @@ def _export_torch(model: Any, example_inputs: Optional[Any]) -> bytes:
     if (importlib.util.find_spec("onnxscript") is None
             and "dynamo" in inspect.signature(torch.onnx.export).parameters):
         options["dynamo"] = False
-    buffer = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        torch.onnx.export(model, example_inputs, buffer, **options)
-    return buffer.getvalue()
+    # A symbolic leading dim on every input and output, so that `batch=`
+    # binds it and a training bundle has batched outputs; a model whose
+    # code fixes its batch is exported as it is.
+    names = [f"input_{i}" for i in range(len(example_inputs))]
+    if options.get("dynamo") is False:
+        with torch.no_grad():
+            results = model(*example_inputs)
+        count = len(results) if isinstance(results, (tuple, list)) else 1
+        outputs = [f"output_{i}" for i in range(count)]
+        dynamic = dict(input_names=names, output_names=outputs,
+                       dynamic_axes={n: {0: "batch"} for n in names + outputs})
+    else:
+        batch = torch.export.Dim("batch")
+        dynamic = dict(input_names=names,
+                       dynamic_shapes=tuple({0: batch} for _ in example_inputs))
+    for extra in (dynamic, {}):
+        buffer = io.BytesIO()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                torch.onnx.export(model, example_inputs, buffer, **options, **extra)
+            return buffer.getvalue()
+        except Exception:
+            if not extra:
+                raise
+    raise AssertionError("unreachable")

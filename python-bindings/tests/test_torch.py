@@ -31,3 +31,22 @@ def test_torch_module(tmp_path):
     [ours] = session.run(None, {arg.name: x.numpy()})
     expected = module(x).detach().numpy()
     np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_torch_module_trains(tmp_path):
+    """A PyTorch module is exported with a symbolic batch, so its training
+    bundle has batched outputs and trains from arrays."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
+    bundle = heterps.compile(module, example_inputs=torch.randn(32, 8), batch=32, train=True,
+                             loss="mse", optimizer="adagrad", learning_rate=0.05,
+                             cache_dir=tmp_path)
+    [info] = [i for i in bundle.inputs if i.name != "label"]
+    assert info.batched
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(2048, 8)).astype(np.float32)
+    y = (x @ rng.normal(size=(8, 1))).astype(np.float32)
+    losses = [m["loss"] for m in bundle.train({info.name: x, "label": y}, steps=60, log_every=20)
+              if m["kind"] == "train"]
+    assert len(losses) == 3 and losses[-1] < losses[0]
