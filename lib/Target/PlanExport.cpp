@@ -49,12 +49,19 @@ constexpr const char *kPalette[] = {"#8ecae6", "#ffb703", "#90be6d",
 
 } // namespace
 
-LogicalResult target::exportPlanJSON(ModuleOp module, llvm::raw_ostream &os) {
+FailureOr<llvm::json::Value> target::planJSON(ModuleOp module) {
   auto plan = module->getAttrOfType<DictionaryAttr>("hps.plan");
   if (!plan)
     return module.emitError(
         "the module has no plan: run heterps-opt --hps-place first");
-  os << llvm::formatv("{0:2}", toJSON(plan)) << "\n";
+  return toJSON(plan);
+}
+
+LogicalResult target::exportPlanJSON(ModuleOp module, llvm::raw_ostream &os) {
+  FailureOr<llvm::json::Value> plan = planJSON(module);
+  if (failed(plan))
+    return failure();
+  os << llvm::formatv("{0:2}", *plan) << "\n";
   return success();
 }
 

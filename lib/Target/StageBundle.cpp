@@ -11,7 +11,9 @@
 
 #include "heterps/Target/StageBundle.h"
 #include "ElementwiseFusion.h"
+#include "KernelCalls.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
+#include "heterps/Dialect/HPSRT/IR/HPSRTOps.h"
 #include "heterps/Target/PlanExport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,6 +24,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -35,6 +38,7 @@
 using namespace mlir;
 using namespace heterps;
 using namespace heterps::hps;
+using heterps::target::dtypeName;
 using heterps::target::ElementGroup;
 using heterps::target::formElementGroups;
 using heterps::target::fusedLoopSource;
@@ -52,36 +56,6 @@ uint64_t alignUp(uint64_t value) {
 //===----------------------------------------------------------------------===//
 // Types and constants
 //===----------------------------------------------------------------------===//
-
-/// The runtime's name of an element type ("f32", "bool", ...), or "".
-std::string dtypeName(Type type) {
-  if (type.isF32())
-    return "f32";
-  if (type.isF64())
-    return "f64";
-  if (type.isF16())
-    return "f16";
-  if (type.isBF16())
-    return "bf16";
-  if (auto integer = dyn_cast<IntegerType>(type)) {
-    if (integer.getWidth() == 1)
-      return "bool";
-    if (llvm::is_contained({8u, 16u, 32u, 64u}, integer.getWidth()))
-      return (integer.isUnsigned() ? "u" : "i") +
-             std::to_string(integer.getWidth());
-  }
-  return "";
-}
-
-/// C++ enumerator of the runtime's DType for `name`.
-std::string dtypeEnum(StringRef name) {
-  static const llvm::StringMap<const char *> names = {
-      {"f32", "F32"},  {"f64", "F64"}, {"f16", "F16"}, {"bf16", "BF16"},
-      {"i8", "I8"},    {"u8", "U8"},   {"i16", "I16"}, {"u16", "U16"},
-      {"i32", "I32"},  {"u32", "U32"}, {"i64", "I64"}, {"u64", "U64"},
-      {"bool", "Bool"}};
-  return std::string("DType::") + names.lookup(name);
-}
 
 unsigned elementBytes(Type type) {
   return type.isInteger(1) ? 1 : (type.getIntOrFloatBitWidth() + 7) / 8;
@@ -122,63 +96,109 @@ FailureOr<std::string> bytesOf(ElementsAttr value) {
   return failure();
 }
 
-std::string shapeLiteral(ArrayRef<int64_t> shape) {
-  std::string text = "Shape{";
-  for (auto [i, extent] : llvm::enumerate(shape))
-    text += (i ? ", " : "") + std::to_string(extent);
-  return text + "}";
-}
-
-std::string vectorLiteral(ArrayRef<int64_t> values) {
-  std::string text = "std::vector<int64_t>{";
-  for (auto [i, v] : llvm::enumerate(values))
-    text += (i ? ", " : "") + std::to_string(v);
-  return text + "}";
-}
-
-std::string floatLiteral(double value) {
-  if (std::isinf(value))
-    return value > 0 ? "std::numeric_limits<double>::infinity()"
-                     : "-std::numeric_limits<double>::infinity()";
-  if (std::isnan(value))
-    return "std::numeric_limits<double>::quiet_NaN()";
-  return llvm::formatv("{0:e9}", value).str();
-}
-
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
 
-/// The RecurrentParams literal (an immediately invoked lambda) of an
-/// hps.recurrence or its adjoint; `input` > 0: the kernel projects an input
-/// of that size itself.
+// The hps enums the runtime's mirror case for case (by value).
+#define HPS_SAME_ENUMERATOR(Enum, Name)                                        \
+  static_assert(static_cast<uint32_t>(hps::Enum::Name) ==                      \
+                    static_cast<uint32_t>(hpsrt::Enum::Name),                  \
+                #Enum "::" #Name " differs between hps and hpsrt");
+HPS_SAME_ENUMERATOR(ReduceKind, Sum)
+HPS_SAME_ENUMERATOR(ReduceKind, Mean)
+HPS_SAME_ENUMERATOR(ReduceKind, Max)
+HPS_SAME_ENUMERATOR(ReduceKind, Min)
+HPS_SAME_ENUMERATOR(ReduceKind, Prod)
+HPS_SAME_ENUMERATOR(ReduceKind, L1)
+HPS_SAME_ENUMERATOR(ReduceKind, L2)
+HPS_SAME_ENUMERATOR(ReduceKind, LogSum)
+HPS_SAME_ENUMERATOR(ReduceKind, LogSumExp)
+HPS_SAME_ENUMERATOR(ReduceKind, SumSquare)
+HPS_SAME_ENUMERATOR(PadMode, Constant)
+HPS_SAME_ENUMERATOR(PadMode, Reflect)
+HPS_SAME_ENUMERATOR(PadMode, Edge)
+HPS_SAME_ENUMERATOR(ScatterReduction, None)
+HPS_SAME_ENUMERATOR(ScatterReduction, Add)
+HPS_SAME_ENUMERATOR(ScatterReduction, Mul)
+HPS_SAME_ENUMERATOR(ScatterReduction, Max)
+HPS_SAME_ENUMERATOR(ScatterReduction, Min)
+HPS_SAME_ENUMERATOR(LossKind, BCE)
+HPS_SAME_ENUMERATOR(LossKind, SoftmaxCE)
+HPS_SAME_ENUMERATOR(LossKind, MSE)
+HPS_SAME_ENUMERATOR(EmbeddingPooling, None)
+HPS_SAME_ENUMERATOR(EmbeddingPooling, Sum)
+HPS_SAME_ENUMERATOR(EmbeddingPooling, Mean)
+#undef HPS_SAME_ENUMERATOR
+
+template <typename To, typename From> To sameEnumerator(From value) {
+  return static_cast<To>(static_cast<uint32_t>(value));
+}
+
+hpsrt::EmbeddingPooling runtimePooling(EmbeddingPooling pooling) {
+  return sameEnumerator<hpsrt::EmbeddingPooling>(pooling);
+}
+
+FloatAttr f32(MLIRContext *context, double value) {
+  return FloatAttr::get(Float32Type::get(context), value);
+}
+
+/// The runtime's UnaryKind of an elementwise op and its parameters.
+struct RuntimeUnary {
+  hpsrt::UnaryKind kind = hpsrt::UnaryKind::Identity;
+  double alpha = 0, beta = 0;
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+};
+
+hpsrt::UnaryParamsAttr unaryParams(MLIRContext *context,
+                                   const RuntimeUnary &unary) {
+  auto f64 = [&](double value) {
+    return FloatAttr::get(Float64Type::get(context), value);
+  };
+  return hpsrt::UnaryParamsAttr::get(context, f32(context, unary.alpha),
+                                     f32(context, unary.beta), f64(unary.lo),
+                                     f64(unary.hi));
+}
+
+/// The RecurrentParams of an hps.recurrence or its adjoint; `input` > 0:
+/// the kernel projects an input of that size itself. Null when an
+/// activation has no runtime kernel.
 template <typename OpTy>
-std::string recurrentParams(OpTy rec, int64_t input = 0) {
+hpsrt::RecurrentParamsAttr recurrentParams(OpTy rec, int64_t input = 0) {
+  MLIRContext *context = rec.getContext();
+  Builder attrs(context);
   auto dims = cast<RankedTensorType>(rec.getProjected().getType()).getShape();
   int64_t hidden =
       cast<RankedTensorType>(rec.getRecurrence().getType()).getDimSize(1);
-  std::string params = llvm::formatv(
-      "[] {{ RecurrentParams p; p.cell = RecurrentCell::{0}; "
-      "p.steps = {1}; p.batch = {2}; p.hidden = {3}; p.reverse = {4}; "
-      "p.linearBeforeReset = {5}; p.hasRecurrentBias = true; "
-      "p.hasLengths = {6}; p.hasPeepholes = {7}; ",
-      rec.getCell() == "rnn"   ? "RNN"
-      : rec.getCell() == "gru" ? "GRU"
-                               : "LSTM",
-      dims[0], dims[1], hidden, rec.getReverse() ? "true" : "false",
-      rec.getLinearBeforeReset() ? "true" : "false",
-      rec.getLengths() ? "true" : "false",
-      rec.getPeepholes() ? "true" : "false");
+  hpsrt::RecurrentCell cell = rec.getCell() == "rnn" ? hpsrt::RecurrentCell::RNN
+                              : rec.getCell() == "gru"
+                                  ? hpsrt::RecurrentCell::GRU
+                                  : hpsrt::RecurrentCell::LSTM;
+  // The runtime's defaults where ONNX names fewer.
+  SmallVector<Attribute> activations = {
+      hpsrt::UnaryKindAttr::get(context, hpsrt::UnaryKind::Sigmoid),
+      hpsrt::UnaryKindAttr::get(context, hpsrt::UnaryKind::Tanh),
+      hpsrt::UnaryKindAttr::get(context, hpsrt::UnaryKind::Tanh)};
   for (auto [i, name] : llvm::enumerate(
-           rec.getActivations().template getAsValueRange<StringAttr>()))
-    params += llvm::formatv("p.activations[{0}] = UnaryKind::{1}; ", i, name);
-  if (auto clip = rec.getClip())
-    params +=
-        "p.hasClip = true; p.clip = " + floatLiteral(clip->convertToDouble()) +
-        "f; ";
-  if (input > 0)
-    params += "p.input = " + std::to_string(input) + "; ";
-  return params + "return p; }()";
+           rec.getActivations().template getAsValueRange<StringAttr>())) {
+    std::optional<hpsrt::UnaryKind> kind = hpsrt::symbolizeUnaryKind(name);
+    if (!kind || i >= activations.size())
+      return {};
+    activations[i] = hpsrt::UnaryKindAttr::get(context, *kind);
+  }
+  std::optional<APFloat> clip = rec.getClip();
+  return hpsrt::RecurrentParamsAttr::get(
+      context, hpsrt::RecurrentCellAttr::get(context, cell),
+      attrs.getI64IntegerAttr(dims[0]), attrs.getI64IntegerAttr(dims[1]),
+      attrs.getI64IntegerAttr(hidden), attrs.getBoolAttr(rec.getReverse()),
+      attrs.getArrayAttr(activations), attrs.getBoolAttr(clip.has_value()),
+      f32(context, clip ? clip->convertToDouble() : 0.0),
+      attrs.getBoolAttr(rec.getLinearBeforeReset()),
+      /*hasRecurrentBias=*/attrs.getBoolAttr(true),
+      attrs.getBoolAttr(bool(rec.getLengths())),
+      attrs.getBoolAttr(bool(rec.getPeepholes())),
+      attrs.getI64IntegerAttr(input));
 }
 
 //===----------------------------------------------------------------------===//
@@ -229,6 +249,8 @@ bool isTrainable(WeightOp weight) {
   return weight && weight->hasAttr("hps.trainable");
 }
 
+std::optional<RuntimeUnary> runtimeUnary(Operation *op);
+
 /// How a stage holds a tensor: plain, or in one of the runtime's other
 /// Layouts (Native: the conv kernels' channel-blocked one; ChannelsLast: the
 /// int8 conv kernels' one).
@@ -252,9 +274,12 @@ public:
                llvm::StringMap<TableEntry> &tables, TrainedState *trained,
                bool nativeLayouts, bool fuseElementwise,
                bool projectInRecurrences)
-      : func(func), weights(weights), tables(tables), trained(trained),
-        nativeLayouts(nativeLayouts), fuseElementwise(fuseElementwise),
-        projectInRecurrences(projectInRecurrences) {}
+      : func(func), context(func.getContext()), weights(weights),
+        tables(tables), trained(trained), nativeLayouts(nativeLayouts),
+        fuseElementwise(fuseElementwise),
+        projectInRecurrences(projectInRecurrences) {
+    context->getOrLoadDialect<hpsrt::HPSRTDialect>();
+  }
 
   LogicalResult emit();
 
@@ -305,23 +330,24 @@ private:
   /// The layout `values` are all held in as themselves (not as views), or
   /// none when one is plain or they differ (or there are none).
   std::optional<Held> heldInCommon(ArrayRef<Value> values) const;
-  /// The runtime's name of the layout `root` is held in.
-  const char *layoutName(Value root) const {
+  /// The runtime's layout `root` is held in.
+  hpsrt::Layout heldLayout(Value root) const {
     switch (heldAs(root)) {
     case Held::Blocked:
-      return "Layout::Native";
+      return hpsrt::Layout::Native;
     case Held::ChannelsLast:
-      return "Layout::ChannelsLast";
+      return hpsrt::Layout::ChannelsLast;
     case Held::Plain:
       break;
     }
-    return "Layout::Plain";
+    return hpsrt::Layout::Plain;
   }
   /// The runtime's Layout of `value` as `op` gets it from ptr(): the one it
   /// is held in, or the plain copy.
-  const char *layoutOf(Operation *op, Value value) const {
-    return readsNative(op, rootOf(value)) ? layoutName(rootOf(value))
-                                          : "Layout::Plain";
+  hpsrt::LayoutAttr layoutAttr(Operation *op, Value value) const {
+    return hpsrt::LayoutAttr::get(context, readsNative(op, rootOf(value))
+                                               ? heldLayout(rootOf(value))
+                                               : hpsrt::Layout::Plain);
   }
   LogicalResult planArena();
   LogicalResult emitOp(Operation *op);
@@ -329,24 +355,48 @@ private:
   std::string ptr(Value value) const;
   std::string cptr(Value value) const;
   std::string kernel(StringRef cls, const std::string &args);
-  void call(const std::string &name, StringRef args) {
-    step(llvm::formatv("    {0}->run({1});\n", name, args).str());
+  /// A runtime call of the op being emitted, built into `calls`.
+  template <typename CallOp, typename... Args>
+  CallOp build(Location loc, Args &&...args) {
+    OpBuilder builder(context);
+    builder.setInsertionPointToEnd(&calls);
+    return builder.create<CallOp>(loc, std::forward<Args>(args)...);
+  }
+  /// Emits the construction and run of `call`, an hpsrt kernel op. Its
+  /// results are stored as the values `written` says, in order (what the
+  /// hps op computes); results past those, or null, live where
+  /// `callPointers` says.
+  void emitCall(Operation *call, ArrayRef<Value> written = {});
+  /// A value standing for memory the stage's IR does not hold (a server
+  /// table, a scratch buffer) at `pointer`.
+  Value placeholder(Location loc, Type type, std::string pointer) {
+    Value value =
+        build<UnrealizedConversionCastOp>(loc, TypeRange{type}, ValueRange{})
+            .getResult(0);
+    callPointers[value] = std::move(pointer);
+    return value;
+  }
+  static Type elementType(Value value) {
+    return getElementTypeOrSelf(value.getType());
+  }
+  FloatAttr f32(double value) const { return ::f32(context, value); }
+  hpsrt::UnaryParamsAttr unaryParams(const RuntimeUnary &unary) const {
+    return ::unaryParams(context, unary);
+  }
+  /// The activation fused into `dense` (Identity when none).
+  hpsrt::ActivationAttr activationOf(Operation *dense) const {
+    RuntimeUnary unary;
+    if (Operation *activation = fusedActivation.lookup(dense))
+      unary = *runtimeUnary(activation);
+    return hpsrt::ActivationAttr::get(
+        context, hpsrt::UnaryKindAttr::get(context, unary.kind),
+        unaryParams(unary));
   }
   int64_t numElementsOf(Value value) const {
     int64_t n = 1;
     for (int64_t extent : info(value).shape)
       n *= extent;
     return n;
-  }
-  static const char *poolingName(EmbeddingPooling pooling) {
-    switch (pooling) {
-    case EmbeddingPooling::Sum:
-      return "Sum";
-    case EmbeddingPooling::Mean:
-      return "Mean";
-    default:
-      return "None";
-    }
   }
   uint64_t elementBytesOf(Value value) const {
     return info(value).bytes / std::max<int64_t>(numElementsOf(value), 1);
@@ -367,6 +417,7 @@ private:
   }
 
   func::FuncOp func;
+  MLIRContext *context;
   WeightsFile &weights;
   llvm::StringMap<TableEntry> &tables;
   /// Null for inference bundles.
@@ -407,6 +458,14 @@ private:
   /// (`kGemm[3]`), so the stage's destructor and the constructor's unwind
   /// path are a loop per class, not a call per kernel.
   llvm::MapVector<StringRef, unsigned> kernelsPerClass;
+  llvm::StringSet<> kernelClassNames; // owns kernelsPerClass's keys
+  /// The runtime calls of the op being emitted (hpsrt ops over its values),
+  /// printed and dropped before the next op; where their results that are
+  /// not the op's own live (scratch buffers, plain copies), and whose
+  /// storage the others use.
+  Block calls;
+  llvm::DenseMap<Value, std::string> callPointers;
+  llvm::DenseMap<Value, Value> storedAs;
   /// Kernel constructions, one statement each, emitted in chunks.
   std::vector<std::string> setup;
   std::string prologue;
@@ -445,80 +504,77 @@ bool isAlias(Operation *op) {
   return false;
 }
 
-/// The runtime's UnaryKind and parameters of an elementwise op, or false.
-bool unaryKind(Operation *op, std::string &kind, std::string &params) {
-  auto set = [&](StringRef k, std::string p = "UnaryParams{}") {
-    kind = ("UnaryKind::" + k).str();
-    params = std::move(p);
-    return true;
+/// The runtime's UnaryKind and parameters of an elementwise op, or none.
+std::optional<RuntimeUnary> runtimeUnary(Operation *op) {
+  using Kind = hpsrt::UnaryKind;
+  auto with = [](Kind kind, double alpha = 0, double beta = 0) {
+    RuntimeUnary unary;
+    unary.kind = kind;
+    unary.alpha = alpha;
+    unary.beta = beta;
+    return std::optional<RuntimeUnary>(unary);
   };
-  auto alphaBeta = [](double alpha, double beta) {
-    return llvm::formatv("UnaryParams{{{0}f, {1}f}", floatLiteral(alpha),
-                         floatLiteral(beta))
-        .str();
-  };
-  return llvm::TypeSwitch<Operation *, bool>(op)
-      .Case([&](ReluOp) { return set("Relu"); })
-      .Case([&](SigmoidOp) { return set("Sigmoid"); })
-      .Case([&](TanhOp) { return set("Tanh"); })
+  return llvm::TypeSwitch<Operation *, std::optional<RuntimeUnary>>(op)
+      .Case([&](ReluOp) { return with(Kind::Relu); })
+      .Case([&](SigmoidOp) { return with(Kind::Sigmoid); })
+      .Case([&](TanhOp) { return with(Kind::Tanh); })
       .Case([&](GeluOp g) {
-        return set(g.getTanhApproximation() ? "GeluTanh" : "GeluErf");
+        return with(g.getTanhApproximation() ? Kind::GeluTanh : Kind::GeluErf);
       })
-      .Case([&](ErfOp) { return set("Erf"); })
-      .Case([&](ExpOp) { return set("Exp"); })
-      .Case([&](LogOp) { return set("Log"); })
-      .Case([&](SqrtOp) { return set("Sqrt"); })
-      .Case([&](AbsOp) { return set("Abs"); })
-      .Case([&](NegOp) { return set("Neg"); })
-      .Case([&](ReciprocalOp) { return set("Reciprocal"); })
-      .Case([&](FloorOp) { return set("Floor"); })
-      .Case([&](CeilOp) { return set("Ceil"); })
-      .Case([&](RoundOp) { return set("Round"); })
-      .Case([&](SignOp) { return set("Sign"); })
-      .Case([&](SinOp) { return set("Sin"); })
-      .Case([&](CosOp) { return set("Cos"); })
-      .Case([&](AsinOp) { return set("Asin"); })
-      .Case([&](AcosOp) { return set("Acos"); })
-      .Case([&](AtanOp) { return set("Atan"); })
-      .Case([&](SoftplusOp) { return set("Softplus"); })
-      .Case([&](SoftsignOp) { return set("Softsign"); })
-      .Case([&](HardSwishOp) { return set("HardSwish"); })
-      .Case([&](NotOp) { return set("Not"); })
+      .Case([&](ErfOp) { return with(Kind::Erf); })
+      .Case([&](ExpOp) { return with(Kind::Exp); })
+      .Case([&](LogOp) { return with(Kind::Log); })
+      .Case([&](SqrtOp) { return with(Kind::Sqrt); })
+      .Case([&](AbsOp) { return with(Kind::Abs); })
+      .Case([&](NegOp) { return with(Kind::Neg); })
+      .Case([&](ReciprocalOp) { return with(Kind::Reciprocal); })
+      .Case([&](FloorOp) { return with(Kind::Floor); })
+      .Case([&](CeilOp) { return with(Kind::Ceil); })
+      .Case([&](RoundOp) { return with(Kind::Round); })
+      .Case([&](SignOp) { return with(Kind::Sign); })
+      .Case([&](SinOp) { return with(Kind::Sin); })
+      .Case([&](CosOp) { return with(Kind::Cos); })
+      .Case([&](AsinOp) { return with(Kind::Asin); })
+      .Case([&](AcosOp) { return with(Kind::Acos); })
+      .Case([&](AtanOp) { return with(Kind::Atan); })
+      .Case([&](SoftplusOp) { return with(Kind::Softplus); })
+      .Case([&](SoftsignOp) { return with(Kind::Softsign); })
+      .Case([&](HardSwishOp) { return with(Kind::HardSwish); })
+      .Case([&](NotOp) { return with(Kind::Not); })
       .Case([&](LeakyReluOp o) {
-        return set("LeakyRelu", alphaBeta(o.getAlpha().convertToDouble(), 0));
+        return with(Kind::LeakyRelu, o.getAlpha().convertToDouble());
       })
       .Case([&](EluOp o) {
-        return set("Elu", alphaBeta(o.getAlpha().convertToDouble(), 0));
+        return with(Kind::Elu, o.getAlpha().convertToDouble());
       })
       .Case([&](CeluOp o) {
-        return set("Celu", alphaBeta(o.getAlpha().convertToDouble(), 0));
+        return with(Kind::Celu, o.getAlpha().convertToDouble());
       })
       .Case([&](SeluOp o) {
-        return set("Selu", alphaBeta(o.getAlpha().convertToDouble(),
-                                     o.getGamma().convertToDouble()));
+        return with(Kind::Selu, o.getAlpha().convertToDouble(),
+                    o.getGamma().convertToDouble());
       })
       .Case([&](HardSigmoidOp o) {
-        return set("HardSigmoid", alphaBeta(o.getAlpha().convertToDouble(),
-                                            o.getBeta().convertToDouble()));
+        return with(Kind::HardSigmoid, o.getAlpha().convertToDouble(),
+                    o.getBeta().convertToDouble());
       })
       .Case([&](ThresholdedReluOp o) {
-        return set("ThresholdedRelu",
-                   alphaBeta(o.getAlpha().convertToDouble(), 0));
+        return with(Kind::ThresholdedRelu, o.getAlpha().convertToDouble());
       })
       .Case([&](ClipOp o) {
-        double lo = o.getMin() ? o.getMin()->convertToDouble()
-                               : -std::numeric_limits<double>::infinity();
-        double hi = o.getMax() ? o.getMax()->convertToDouble()
-                               : std::numeric_limits<double>::infinity();
-        return set("Clip", llvm::formatv("UnaryParams{{0.0f, 0.0f, {0}, {1}}",
-                                         floatLiteral(lo), floatLiteral(hi))
-                               .str());
+        std::optional<RuntimeUnary> clip = with(Kind::Clip);
+        if (o.getMin())
+          clip->lo = o.getMin()->convertToDouble();
+        if (o.getMax())
+          clip->hi = o.getMax()->convertToDouble();
+        return clip;
       })
-      .Default([](Operation *) { return false; });
+      .Default([](Operation *) { return std::nullopt; });
 }
 
-std::string binaryKind(Operation *op) {
-  return target::runtimeBinaryKind(op).str();
+/// The runtime's BinaryKind of an elementwise binary op, or none.
+std::optional<hpsrt::BinaryKind> runtimeBinary(Operation *op) {
+  return hpsrt::symbolizeBinaryKind(target::runtimeBinaryKind(op));
 }
 
 LogicalResult StageEmitter::collectTensors() {
@@ -550,9 +606,7 @@ LogicalResult StageEmitter::collectTensors() {
 /// single element: it reads and writes element i of the full-shape ones at
 /// the same offset whatever their (common) layout.
 bool isLayoutAgnostic(Operation *op) {
-  std::string kind, params;
-  bool elementwise = unaryKind(op, kind, params) || !binaryKind(op).empty() ||
-                     isa<WhereOp>(op);
+  bool elementwise = runtimeUnary(op) || runtimeBinary(op) || isa<WhereOp>(op);
   if (!elementwise || op->getNumResults() != 1)
     return false;
   auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
@@ -668,8 +722,7 @@ void StageEmitter::fuseIntoDenseOps() {
   // An activation into the dense op producing its only input (or the
   // residual add fused into one).
   for (Operation &op : block) {
-    std::string kind, params;
-    if (!unaryKind(&op, kind, params) || isa<NotOp>(op))
+    if (!runtimeUnary(&op) || isa<NotOp>(op))
       continue;
     Operation *producer = op.getOperand(0).getDefiningOp();
     if (producer && isa<AddOp>(producer) && fusedInto.count(producer))
@@ -998,6 +1051,10 @@ std::string StageEmitter::cptr(Value value) const {
 std::string StageEmitter::ptr(Value value) const {
   if (!value || isa<NoneType>(value.getType()))
     return "nullptr";
+  if (auto pointer = callPointers.find(value); pointer != callPointers.end())
+    return pointer->second;
+  if (auto stored = storedAs.find(value); stored != storedAs.end())
+    value = stored->second;
   if (auto io = ioPointer.find(rootOf(value)); io != ioPointer.end())
     return io->second;
   if (auto copy = plainCopies.find(rootOf(value));
@@ -1022,13 +1079,52 @@ std::string StageEmitter::ptr(Value value) const {
 
 std::string StageEmitter::kernel(StringRef cls, const std::string &args) {
   ++kernelCount;
+  StringRef key = kernelClassNames.insert(cls).first->getKey();
   std::string name =
-      llvm::formatv("k{0}[{1}]", cls, kernelsPerClass[cls]++).str();
+      llvm::formatv("k{0}[{1}]", cls, kernelsPerClass[key]++).str();
   setup.push_back(
       llvm::formatv("    {0} = std::make_unique<backend::{1}>(ctx, {2});\n",
                     name, cls, args)
           .str());
   return name;
+}
+
+void StageEmitter::emitCall(Operation *call, ArrayRef<Value> written) {
+  for (auto [result, value] : llvm::zip(call->getResults(), written))
+    if (value)
+      storedAs[result] = value;
+  std::optional<target::KernelCall> described =
+      target::describeKernelCall(call);
+  assert(described && "emitCall takes hpsrt kernel ops");
+  std::string name = kernel(described->kernelClass,
+                            llvm::join(described->constructorArguments, ", "));
+  // Variadic parameters take arrays, declared in a scope of their own.
+  std::string arrays;
+  SmallVector<std::string> arguments;
+  for (const target::RunArgument &argument : described->runArguments) {
+    auto pointer = [&](Value value) {
+      return argument.write ? "static_cast<void *>(" + ptr(value) + ")"
+                            : cptr(value);
+    };
+    if (!argument.variadic) {
+      arguments.push_back(argument.values.empty() ? std::string("nullptr")
+                          : argument.write        ? ptr(argument.values.front())
+                                           : cptr(argument.values.front()));
+      continue;
+    }
+    arrays += llvm::formatv(
+                  "      {0}{1}[] = {{{2}};\n",
+                  argument.write ? "void *" : "const void *", argument.name,
+                  llvm::join(llvm::map_range(argument.values, pointer), ", "))
+                  .str();
+    arguments.push_back(argument.name);
+  }
+  std::string run =
+      llvm::formatv("{0}->{1}({2});\n", name, described->runMethod,
+                    llvm::join(arguments, ", "))
+          .str();
+  step(arrays.empty() ? "    " + run
+                      : "    {\n" + arrays + "      " + run + "    }\n");
 }
 
 /// The ONNX node an op comes from: the importer's NameLoc, possibly inside
@@ -1203,12 +1299,16 @@ LogicalResult StageEmitter::emit() {
       auto copy = plainCopies.find(result);
       if (copy == plainCopies.end())
         continue;
-      call(kernel("Relayout", llvm::formatv("{0}, {1}, {2}, Layout::Plain",
-                                            dtypeEnum(info(result).dtype),
-                                            shapeLiteral(info(result).shape),
-                                            layoutName(result))),
-           cptr(result) + ", (arena + " + std::to_string(copy->second) + ")");
+      auto relayout = build<hpsrt::RelayoutOp>(
+          op.getLoc(), result.getType(), result, elementType(result),
+          info(result).shape, heldLayout(result), hpsrt::Layout::Plain);
+      callPointers[relayout.getResult()] =
+          "(arena + " + std::to_string(copy->second) + ")";
+      emitCall(relayout);
     }
+    calls.clear();
+    callPointers.clear();
+    storedAs.clear();
   }
   emitting = nullptr;
 
@@ -1316,86 +1416,85 @@ LogicalResult StageEmitter::emit() {
 }
 
 LogicalResult StageEmitter::emitOp(Operation *op) {
-  auto dt = [&](Value v) { return dtypeEnum(info(v).dtype); };
-  auto shape = [&](Value v) { return shapeLiteral(info(v).shape); };
+  auto shape = [&](Value v) -> ArrayRef<int64_t> { return info(v).shape; };
   auto rank = [&](Value v) {
     return static_cast<int64_t>(info(v).shape.size());
-  };
-  auto activation = [&](Operation *dense) {
-    auto it = fusedActivation.find(dense);
-    if (it == fusedActivation.end())
-      return std::string("Activation{}");
-    std::string kind, params;
-    unaryKind(it->second, kind, params);
-    return "Activation{" + kind + ", " + params + "}";
   };
   // Constants and frozen weights never change, so kernels may repack them
   // once (a quantized conv's folded filter is a constant); trained weights
   // change every step.
   auto isConstant = [&](Value v) {
     if (v.getDefiningOp<ConstantOp>())
-      return "true";
+      return true;
     auto weight = v.getDefiningOp<WeightOp>();
-    return weight && !isTrainable(weight) ? "true" : "false";
+    return weight && !isTrainable(weight);
   };
-  std::string lhs, rhs;
+  auto typeOf = [](Value v) { return v.getType(); };
   if (fusedInto.count(op) || projectedIn.count(op) || isAlias(op) ||
       isa<WeightOp, ConstantOp, ShapeOp, NoneOp, func::ReturnOp>(op))
     return success();
   if (const ElementGroup *group = groupOf(op))
     return group->anchor() == op ? emitGroup(*group) : success();
-  if (std::string kind, params; unaryKind(op, kind, params)) {
+  Location loc = op->getLoc();
+  if (std::optional<RuntimeUnary> unary = runtimeUnary(op)) {
     Value x = op->getOperand(0), y = op->getResult(0);
-    call(kernel("Unary", llvm::formatv("{0}, {1}, {2}, {3}", dt(x), kind,
-                                       params, numElementsOf(y))),
-         cptr(x) + ", " + ptr(y));
+    emitCall(build<hpsrt::UnaryOp>(loc, typeOf(y), x, elementType(x),
+                                   unary->kind, unaryParams(*unary),
+                                   numElementsOf(y)),
+             y);
     return success();
   }
-  if (std::string kind = binaryKind(op); !kind.empty()) {
+  if (std::optional<hpsrt::BinaryKind> kind = runtimeBinary(op)) {
     Value a = op->getOperand(0), b = op->getOperand(1), y = op->getResult(0);
-    if (info(a).dtype != info(b).dtype) {
-      // Only Pow mixes types (ONNX 12+): a float base takes the exponent
-      // converted to its type; an integer base is raised in f64 and the
-      // result truncated back, as onnxruntime does.
-      if (!isa<PowOp>(op))
-        return fail(op, "operands of different element types");
-      bool floatBase =
-          StringRef(info(a).dtype).starts_with("f") || info(a).dtype == "bf16";
-      std::string computeType = floatBase ? dt(a) : dtypeEnum("f64");
-      auto converted = [&](Value v) -> std::string {
-        if (dtypeEnum(info(v).dtype) == computeType)
-          return cptr(v);
-        uint64_t bytes = numElementsOf(v) * (floatBase ? elementBytesOf(a) : 8);
-        std::string buffer = scratch(bytes);
-        call(kernel("Cast", llvm::formatv("{0}, {1}, {2}", dt(v), computeType,
-                                          numElementsOf(v))),
-             cptr(v) + ", " + buffer);
-        return "static_cast<const void *>(" + buffer + ")";
-      };
-      std::string lhs = converted(a), rhs = converted(b);
-      if (floatBase) {
-        call(kernel("Binary",
-                    llvm::formatv("BinaryKind::Pow, {0}, {1}, {2}, {3}",
-                                  computeType, shape(a), shape(b), shape(y))),
-             lhs + ", " + rhs + ", " + ptr(y));
-        return success();
-      }
-      std::string result = scratch(numElementsOf(y) * 8);
-      call(kernel("Binary",
-                  llvm::formatv("BinaryKind::Pow, {0}, {1}, {2}, {3}",
-                                computeType, shape(a), shape(b), shape(y))),
-           lhs + ", " + rhs + ", " + result);
-      call(kernel("Cast", llvm::formatv("{0}, {1}, {2}", computeType, dt(y),
-                                        numElementsOf(y))),
-           "static_cast<const void *>(" + result + "), " + ptr(y));
+    if (info(a).dtype == info(b).dtype) {
+      emitCall(build<hpsrt::BinaryOp>(loc, typeOf(y), a, b, *kind,
+                                      elementType(a), shape(a), shape(b),
+                                      shape(y)),
+               y);
       return success();
     }
-    call(kernel("Binary",
-                llvm::formatv("BinaryKind::{0}, {1}, {2}, {3}, {4}", kind,
-                              dt(a), shape(a), shape(b), shape(y))),
-         cptr(a) + ", " + cptr(b) + ", " + ptr(y));
+    // Only Pow mixes types (ONNX 12+): a float base takes the exponent
+    // converted to its type; an integer base is raised in f64 and the
+    // result truncated back, as onnxruntime does.
+    if (!isa<PowOp>(op))
+      return fail(op, "operands of different element types");
+    bool floatBase =
+        StringRef(info(a).dtype).starts_with("f") || info(a).dtype == "bf16";
+    Type computeType =
+        floatBase ? elementType(a) : Type(Float64Type::get(op->getContext()));
+    auto converted = [&](Value v) -> Value {
+      if (elementType(v) == computeType)
+        return v;
+      auto cast = build<hpsrt::CastOp>(
+          loc, RankedTensorType::get(shape(v), computeType), v, elementType(v),
+          computeType, numElementsOf(v));
+      callPointers[cast.getResult()] = scratch(
+          numElementsOf(v) * (floatBase ? elementBytesOf(a) : uint64_t(8)));
+      emitCall(cast);
+      return cast.getResult();
+    };
+    Value lhs = converted(a), rhs = converted(b);
+    auto pow = build<hpsrt::BinaryOp>(
+        loc, RankedTensorType::get(shape(y), computeType), lhs, rhs,
+        hpsrt::BinaryKind::Pow, computeType, shape(a), shape(b), shape(y));
+    if (floatBase) {
+      emitCall(pow, y);
+      return success();
+    }
+    callPointers[pow.getResult()] = scratch(numElementsOf(y) * 8);
+    emitCall(pow);
+    emitCall(build<hpsrt::CastOp>(loc, typeOf(y), pow.getResult(), computeType,
+                                  elementType(y), numElementsOf(y)),
+             y);
     return success();
   }
+  // Convolution geometry: per spatial axis, ONNX's defaults filled in.
+  auto perAxis = [](ArrayRef<int64_t> values, size_t n, int64_t fallback) {
+    SmallVector<int64_t> out(values.begin(), values.end());
+    if (out.size() != n)
+      out.assign(n, fallback);
+    return out;
+  };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](RecvOp recv) {
         unsigned index = inputChannels.size();
@@ -1428,95 +1527,80 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         return success();
       })
       .Case([&](GemmOp gemm) -> LogicalResult {
-        auto a = info(gemm.getA()).shape;
-        auto b = info(gemm.getB()).shape;
+        auto a = shape(gemm.getA());
+        auto b = shape(gemm.getB());
         if (a.size() != 2 || b.size() != 2)
           return fail(op, "gemm operands must be 2-D");
         int64_t m = gemm.getTransA() ? a[1] : a[0];
         int64_t k = gemm.getTransA() ? a[0] : a[1];
         int64_t n = gemm.getTransB() ? b[0] : b[1];
-        // The kernel reads C's shape only while it is built.
-        std::string cShape = "nullptr";
+        Builder attrs(op->getContext());
+        DenseI64ArrayAttr cShape;
         if (gemm.getC())
-          cShape = "addressOf(" + shape(gemm.getC()) + ")";
-        call(kernel("Gemm",
-                    llvm::formatv(
-                        "{0}, {1}, {2}, {3}, {4}, {5}, {6}f, {7}f, "
-                        "{8}, {9}, {10}",
-                        dt(gemm.getA()), m, n, k,
-                        gemm.getTransA() ? "true" : "false",
-                        gemm.getTransB() ? "true" : "false",
-                        floatLiteral(gemm.getAlpha().convertToDouble()),
-                        floatLiteral(gemm.getBeta().convertToDouble()), cShape,
-                        activation(op), isConstant(gemm.getB()))),
-             cptr(gemm.getA()) + ", " + cptr(gemm.getB()) + ", " +
-                 cptr(gemm.getC()) + ", " + ptr(gemm.getResult()));
+          cShape = attrs.getDenseI64ArrayAttr(shape(gemm.getC()));
+        emitCall(
+            build<hpsrt::GemmOp>(
+                loc, typeOf(gemm.getResult()), gemm.getA(), gemm.getB(),
+                gemm.getC(), TypeAttr::get(elementType(gemm.getA())),
+                attrs.getI64IntegerAttr(m), attrs.getI64IntegerAttr(n),
+                attrs.getI64IntegerAttr(k), attrs.getBoolAttr(gemm.getTransA()),
+                attrs.getBoolAttr(gemm.getTransB()),
+                f32(gemm.getAlpha().convertToDouble()),
+                f32(gemm.getBeta().convertToDouble()), cShape, activationOf(op),
+                attrs.getBoolAttr(isConstant(gemm.getB()))),
+            gemm.getResult());
         return success();
       })
       .Case([&](MatMulOp matmul) {
-        call(kernel("MatMul",
-                    llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}",
-                                  dt(matmul.getA()), shape(matmul.getA()),
-                                  shape(matmul.getB()),
-                                  shape(matmul.getResult()), activation(op),
-                                  isConstant(matmul.getB()))),
-             cptr(matmul.getA()) + ", " + cptr(matmul.getB()) + ", " +
-                 ptr(matmul.getResult()));
+        emitCall(build<hpsrt::MatMulOp>(
+                     loc, typeOf(matmul.getResult()), matmul.getA(),
+                     matmul.getB(), elementType(matmul.getA()),
+                     shape(matmul.getA()), shape(matmul.getB()),
+                     shape(matmul.getResult()), activationOf(op),
+                     isConstant(matmul.getB())),
+                 matmul.getResult());
         return success();
       })
       .Case([&](ConvOp conv) -> LogicalResult {
         size_t n = rank(conv.getInput()) - 2;
-        auto fill = [&](ArrayRef<int64_t> values, int64_t fallback) {
-          SmallVector<int64_t> out(values.begin(), values.end());
-          if (out.size() != n)
-            out.assign(n, fallback);
-          return out;
-        };
         SmallVector<int64_t> pads(conv.getPads().begin(), conv.getPads().end());
         if (pads.size() != 2 * n)
           pads.assign(2 * n, 0);
+        SmallVector<int64_t> strides = perAxis(conv.getStrides(), n, 1);
+        SmallVector<int64_t> dilations = perAxis(conv.getDilations(), n, 1);
+        int64_t group = std::max<int64_t>(conv.getGroup(), 1);
+        auto layouts = hpsrt::ConvLayoutsAttr::get(
+            op->getContext(), layoutAttr(op, conv.getInput()),
+            layoutAttr(op, conv.getResult()));
         if (isInt8Conv(conv)) {
-          call(kernel("IntegerConv",
-                      llvm::formatv(
-                          "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, "
-                          "{10}, ConvLayouts{{{11}, {12}}",
-                          dt(conv.getInput()), shape(conv.getInput()),
-                          shape(conv.getFilter()),
-                          conv.getBias() ? "true" : "false",
-                          shape(conv.getResult()),
-                          shapeLiteral(fill(conv.getStrides(), 1)),
-                          shapeLiteral(fill(conv.getDilations(), 1)),
-                          shapeLiteral(ArrayRef(pads).take_front(n)),
-                          shapeLiteral(ArrayRef(pads).drop_front(n)),
-                          std::max<int64_t>(conv.getGroup(), 1),
-                          isConstant(conv.getFilter()),
-                          layoutOf(op, conv.getInput()),
-                          layoutOf(op, conv.getResult()))),
-               cptr(conv.getInput()) + ", " + cptr(conv.getFilter()) + ", " +
-                   cptr(conv.getBias()) + ", " + ptr(conv.getResult()));
+          emitCall(build<hpsrt::IntegerConvOp>(
+                       loc, typeOf(conv.getResult()), conv.getInput(),
+                       conv.getFilter(), conv.getBias(),
+                       elementType(conv.getInput()), shape(conv.getInput()),
+                       shape(conv.getFilter()), bool(conv.getBias()),
+                       shape(conv.getResult()), strides, dilations,
+                       ArrayRef(pads).take_front(n),
+                       ArrayRef(pads).drop_front(n), group,
+                       isConstant(conv.getFilter()), layouts),
+                   conv.getResult());
           return success();
         }
-        auto layout = [&](Value v) { return layoutOf(op, v); };
         Value residual = fusedResidual.lookup(op);
-        call(kernel(
-                 "Conv",
-                 llvm::formatv(
-                     "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, "
-                     "{11}, ConvOptions{{{12}, {13}, {14}, {15}}",
-                     dt(conv.getInput()), shape(conv.getInput()),
-                     shape(conv.getFilter()), conv.getBias() ? "true" : "false",
-                     shape(conv.getResult()),
-                     shapeLiteral(fill(conv.getStrides(), 1)),
-                     shapeLiteral(fill(conv.getDilations(), 1)),
-                     shapeLiteral(ArrayRef(pads).take_front(n)),
-                     shapeLiteral(ArrayRef(pads).drop_front(n)),
-                     std::max<int64_t>(conv.getGroup(), 1), activation(op),
-                     isConstant(conv.getFilter()), layout(conv.getInput()),
-                     layout(conv.getResult()), residual ? "true" : "false",
-                     conv.getExact() ? "true" : "false")),
-             cptr(conv.getInput()) + ", " + cptr(conv.getFilter()) + ", " +
-                 cptr(conv.getBias()) + ", " + ptr(conv.getResult()) + ", " +
-                 cptr(residual));
+        Builder attrs(op->getContext());
+        auto options = hpsrt::ConvOptionsAttr::get(
+            op->getContext(), layouts.getX(), layouts.getY(),
+            attrs.getBoolAttr(bool(residual)),
+            attrs.getBoolAttr(conv.getExact()));
+        emitCall(build<hpsrt::ConvOp>(
+                     loc, typeOf(conv.getResult()), conv.getInput(),
+                     conv.getFilter(), conv.getBias(), residual,
+                     elementType(conv.getInput()), shape(conv.getInput()),
+                     shape(conv.getFilter()), bool(conv.getBias()),
+                     shape(conv.getResult()), strides, dilations,
+                     ArrayRef(pads).take_front(n), ArrayRef(pads).drop_front(n),
+                     group, activationOf(op), isConstant(conv.getFilter()),
+                     options),
+                 conv.getResult());
         return success();
       })
       .Case<ConvGradInputOp, ConvGradFilterOp>([&](auto adjoint) {
@@ -1534,122 +1618,123 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         }
         size_t n = rank(x) - 2;
         ArrayRef<int64_t> pads = adjoint.getPads();
-        auto layout = [&](Value v) { return layoutOf(op, v); };
-        call(kernel(input ? "ConvGradInput" : "ConvGradFilter",
-                    llvm::formatv("{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, "
-                                  "{8}, ConvLayouts{{{9}, {10}}",
-                                  dt(dy), shape(x), shape(w), shape(dy),
-                                  shapeLiteral(adjoint.getStrides()),
-                                  shapeLiteral(adjoint.getDilations()),
-                                  shapeLiteral(pads.take_front(n)),
-                                  shapeLiteral(pads.drop_front(n)),
-                                  adjoint.getGroup(), layout(x), layout(dy))),
-             input ? cptr(dy) + ", " + cptr(w) + ", " + ptr(x)
-                   : cptr(x) + ", " + cptr(dy) + ", " + ptr(w));
+        auto layouts = hpsrt::ConvLayoutsAttr::get(
+            op->getContext(), layoutAttr(op, x), layoutAttr(op, dy));
+        if constexpr (input)
+          emitCall(build<hpsrt::ConvGradInputOp>(
+                       loc, typeOf(x), dy, w, elementType(dy), shape(x),
+                       shape(w), shape(dy), adjoint.getStrides(),
+                       adjoint.getDilations(), pads.take_front(n),
+                       pads.drop_front(n), adjoint.getGroup(), layouts),
+                   x);
+        else
+          emitCall(build<hpsrt::ConvGradFilterOp>(
+                       loc, typeOf(w), x, dy, elementType(dy), shape(x),
+                       shape(w), shape(dy), adjoint.getStrides(),
+                       adjoint.getDilations(), pads.take_front(n),
+                       pads.drop_front(n), adjoint.getGroup(), layouts),
+                   w);
         return success();
       })
       .Case<MaxPoolOp, AvgPoolOp>([&](auto pool) {
         Value x = pool.getInput();
         size_t n = rank(x) - 2;
-        auto fill = [&](ArrayRef<int64_t> values, int64_t fallback) {
-          SmallVector<int64_t> out(values.begin(), values.end());
-          if (out.size() != n)
-            out.assign(n, fallback);
-          return out;
-        };
         SmallVector<int64_t> pads(pool.getPads().begin(), pool.getPads().end());
         if (pads.size() != 2 * n)
           pads.assign(2 * n, 0);
-        std::string kind = "PoolKind::Max";
+        hpsrt::PoolKind kind = hpsrt::PoolKind::Max;
         if constexpr (std::is_same_v<decltype(pool), AvgPoolOp>)
-          kind = pool.getCountIncludePad() ? "PoolKind::AvgIncludePad"
-                                           : "PoolKind::AvgExcludePad";
-        call(kernel("Pool", llvm::formatv(
-                                "{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}",
-                                dt(x), kind, shape(x), shape(pool.getResult()),
-                                shapeLiteral(pool.getKernelShape()),
-                                shapeLiteral(fill(pool.getStrides(), 1)),
-                                shapeLiteral(fill(pool.getDilations(), 1)),
-                                shapeLiteral(ArrayRef(pads).take_front(n)),
-                                shapeLiteral(ArrayRef(pads).drop_front(n)))),
-             cptr(x) + ", " + ptr(pool.getResult()));
+          kind = pool.getCountIncludePad() ? hpsrt::PoolKind::AvgIncludePad
+                                           : hpsrt::PoolKind::AvgExcludePad;
+        emitCall(build<hpsrt::PoolOp>(
+                     loc, typeOf(pool.getResult()), x, elementType(x), kind,
+                     shape(x), shape(pool.getResult()), pool.getKernelShape(),
+                     perAxis(pool.getStrides(), n, 1),
+                     perAxis(pool.getDilations(), n, 1),
+                     ArrayRef(pads).take_front(n),
+                     ArrayRef(pads).drop_front(n)),
+                 pool.getResult());
         return success();
       })
       .Case<GlobalMaxPoolOp, GlobalAvgPoolOp>([&](auto pool) {
         bool max = std::is_same_v<decltype(pool), GlobalMaxPoolOp>;
-        call(kernel("GlobalPool",
-                    llvm::formatv("{0}, {1}, {2}", dt(pool.getInput()),
-                                  max ? "true" : "false",
-                                  shape(pool.getInput()))),
-             cptr(pool.getInput()) + ", " + ptr(pool.getResult()));
+        emitCall(build<hpsrt::GlobalPoolOp>(
+                     loc, typeOf(pool.getResult()), pool.getInput(),
+                     elementType(pool.getInput()), max, shape(pool.getInput())),
+                 pool.getResult());
         return success();
       })
       .Case([&](BatchNormOp bn) {
-        call(kernel("BatchNorm",
-                    llvm::formatv(
-                        "{0}, {1}, {2}f", dt(bn.getInput()),
-                        shape(bn.getInput()),
-                        floatLiteral(bn.getEpsilon().convertToDouble()))),
-             cptr(bn.getInput()) + ", " + cptr(bn.getScale()) + ", " +
-                 cptr(bn.getBias()) + ", " + cptr(bn.getMean()) + ", " +
-                 cptr(bn.getVariance()) + ", " + ptr(bn.getResult()));
+        emitCall(build<hpsrt::BatchNormOp>(
+                     loc, typeOf(bn.getResult()), bn.getInput(), bn.getScale(),
+                     bn.getBias(), bn.getMean(), bn.getVariance(),
+                     TypeAttr::get(elementType(bn.getInput())),
+                     Builder(op->getContext())
+                         .getDenseI64ArrayAttr(shape(bn.getInput())),
+                     f32(bn.getEpsilon().convertToDouble())),
+                 bn.getResult());
         return success();
       })
       .Case([&](RecurrenceOp rec) {
         // With its projection fused, the kernel reads X and gets W and Wb.
         GemmOp projection = projectionOf.lookup(rec);
         Value x = projection ? projection.getA() : rec.getProjected();
-        int64_t input =
-            projection ? info(projection.getA()).shape.back() : int64_t(0);
-        std::string args =
-            cptr(x) + ", " + cptr(rec.getRecurrence()) + ", " +
-            cptr(rec.getRecurrentBias()) + ", " + cptr(rec.getLengths()) +
-            ", " + cptr(rec.getInitialH()) + ", " + cptr(rec.getInitialC()) +
-            ", " + cptr(rec.getPeepholes()) + ", " + ptr(rec.getY()) + ", " +
-            ptr(rec.getHLast()) + ", " + ptr(rec.getCLast());
-        if (projection)
-          args +=
-              ", " + cptr(projection.getB()) + ", " + cptr(projection.getC());
-        call(kernel("Recurrent", recurrentParams(rec, input)), args);
+        int64_t input = projection ? shape(projection.getA()).back() : 0;
+        Value cLast = rec.getCLast();
+        emitCall(build<hpsrt::RecurrentOp>(
+                     loc, typeOf(rec.getY()), typeOf(rec.getHLast()),
+                     cLast ? cLast.getType() : Type(), x, rec.getRecurrence(),
+                     rec.getRecurrentBias(), rec.getLengths(),
+                     rec.getInitialH(), rec.getInitialC(), rec.getPeepholes(),
+                     projection ? projection.getB() : Value(),
+                     projection ? projection.getC() : Value(),
+                     recurrentParams(rec, input)),
+                 {rec.getY(), rec.getHLast(), cLast});
         return success();
       })
       .Case([&](RecurrenceGradOp rec) {
-        call(kernel("RecurrentGrad", recurrentParams(rec)),
-             cptr(rec.getProjected()) + ", " + cptr(rec.getRecurrence()) +
-                 ", " + cptr(rec.getRecurrentBias()) + ", " +
-                 cptr(rec.getLengths()) + ", " + cptr(rec.getInitialH()) +
-                 ", " + cptr(rec.getInitialC()) + ", " +
-                 cptr(rec.getPeepholes()) + ", " + cptr(rec.getY()) + ", " +
-                 cptr(rec.getGradY()) + ", " + cptr(rec.getGradHLast()) + ", " +
-                 cptr(rec.getGradCLast()) + ", " + ptr(rec.getGradProjected()) +
-                 ", " + ptr(rec.getGradRecurrence()) + ", " +
-                 ptr(rec.getGradRecurrentBias()) + ", " +
-                 ptr(rec.getGradInitialH()) + ", " +
-                 ptr(rec.getGradInitialC()) + ", " +
-                 ptr(rec.getGradPeepholes()));
+        SmallVector<Value> written = {
+            rec.getGradProjected(), rec.getGradRecurrence(),
+            rec.getGradRecurrentBias(), rec.getGradInitialH()};
+        Value dc0 = rec.getGradInitialC(), dPeepholes = rec.getGradPeepholes();
+        for (Value optional : {dc0, dPeepholes})
+          if (optional)
+            written.push_back(optional);
+        emitCall(
+            build<hpsrt::RecurrentGradOp>(
+                loc, typeOf(rec.getGradProjected()),
+                typeOf(rec.getGradRecurrence()),
+                typeOf(rec.getGradRecurrentBias()),
+                typeOf(rec.getGradInitialH()), dc0 ? dc0.getType() : Type(),
+                dPeepholes ? dPeepholes.getType() : Type(), rec.getProjected(),
+                rec.getRecurrence(), rec.getRecurrentBias(), rec.getLengths(),
+                rec.getInitialH(), rec.getInitialC(), rec.getPeepholes(),
+                rec.getY(), rec.getGradY(), rec.getGradHLast(),
+                rec.getGradCLast(), recurrentParams(rec)),
+            written);
         return success();
       })
       .Case([&](LayerNormOp ln) {
-        call(kernel("LayerNorm",
-                    llvm::formatv(
-                        "{0}, {1}, {2}, {3}f, {4}, {5}", dt(ln.getInput()),
-                        shape(ln.getInput()),
-                        normalizeAxis(ln.getAxis(), rank(ln.getInput())),
-                        floatLiteral(ln.getEpsilon().convertToDouble()),
-                        shape(ln.getScale()), ln.getBias() ? "true" : "false")),
-             cptr(ln.getInput()) + ", " + cptr(ln.getScale()) + ", " +
-                 cptr(ln.getBias()) + ", " + ptr(ln.getResult()));
+        Builder attrs(op->getContext());
+        emitCall(build<hpsrt::LayerNormOp>(
+                     loc, typeOf(ln.getResult()), ln.getInput(), ln.getScale(),
+                     ln.getBias(), TypeAttr::get(elementType(ln.getInput())),
+                     attrs.getDenseI64ArrayAttr(shape(ln.getInput())),
+                     attrs.getI64IntegerAttr(
+                         normalizeAxis(ln.getAxis(), rank(ln.getInput()))),
+                     f32(ln.getEpsilon().convertToDouble()),
+                     attrs.getDenseI64ArrayAttr(shape(ln.getScale())),
+                     attrs.getBoolAttr(bool(ln.getBias()))),
+                 ln.getResult());
         return success();
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
         bool log = std::is_same_v<decltype(softmax), LogSoftmaxOp>;
-        call(kernel("Softmax",
-                    llvm::formatv("{0}, {1}, {2}, {3}", dt(softmax.getInput()),
-                                  shape(softmax.getInput()),
-                                  normalizeAxis(softmax.getAxis(),
-                                                rank(softmax.getInput())),
-                                  log ? "true" : "false")),
-             cptr(softmax.getInput()) + ", " + ptr(softmax.getResult()));
+        Value x = softmax.getInput();
+        emitCall(build<hpsrt::SoftmaxOp>(
+                     loc, typeOf(softmax.getResult()), x, elementType(x),
+                     shape(x), normalizeAxis(softmax.getAxis(), rank(x)), log),
+                 softmax.getResult());
         return success();
       })
       .Case([&](ReduceOp reduce) {
@@ -1662,79 +1747,57 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
             axes.push_back(i);
         llvm::sort(axes);
         axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
-        std::string kind = llvm::StringSwitch<std::string>(
-                               stringifyReduceKind(reduce.getKind()))
-                               .Case("sum", "Sum")
-                               .Case("mean", "Mean")
-                               .Case("max", "Max")
-                               .Case("min", "Min")
-                               .Case("prod", "Prod")
-                               .Case("l1", "L1")
-                               .Case("l2", "L2")
-                               .Case("log_sum", "LogSum")
-                               .Case("log_sum_exp", "LogSumExp")
-                               .Default("SumSquare");
-        call(kernel("Reduce",
-                    llvm::formatv("{0}, ReduceKind::{1}, {2}, {3}, {4}",
-                                  dt(reduce.getInput()), kind,
-                                  shape(reduce.getInput()), vectorLiteral(axes),
-                                  shape(reduce.getResult()))),
-             cptr(reduce.getInput()) + ", " + ptr(reduce.getResult()));
+        // The dialect's reductions are the runtime's, in the same order.
+        auto kind = static_cast<hpsrt::ReduceKind>(
+            static_cast<uint32_t>(reduce.getKind()));
+        emitCall(build<hpsrt::ReduceOp>(
+                     loc, typeOf(reduce.getResult()), reduce.getInput(),
+                     elementType(reduce.getInput()), kind,
+                     shape(reduce.getInput()), axes, shape(reduce.getResult())),
+                 reduce.getResult());
         return success();
       })
       .Case([&](WhereOp where) {
-        call(kernel("Where",
-                    llvm::formatv("{0}, {1}, {2}, {3}, {4}", dt(where.getX()),
-                                  shape(where.getCondition()),
-                                  shape(where.getX()), shape(where.getY()),
-                                  shape(where.getResult()))),
-             cptr(where.getCondition()) + ", " + cptr(where.getX()) + ", " +
-                 cptr(where.getY()) + ", " + ptr(where.getResult()));
+        emitCall(build<hpsrt::WhereOp>(
+                     loc, typeOf(where.getResult()), where.getCondition(),
+                     where.getX(), where.getY(), elementType(where.getX()),
+                     shape(where.getCondition()), shape(where.getX()),
+                     shape(where.getY()), shape(where.getResult())),
+                 where.getResult());
         return success();
       })
       .Case([&](CastOp cast) {
-        call(kernel("Cast", llvm::formatv("{0}, {1}, {2}", dt(cast.getInput()),
-                                          dt(cast.getResult()),
-                                          numElementsOf(cast.getResult()))),
-             cptr(cast.getInput()) + ", " + ptr(cast.getResult()));
+        emitCall(build<hpsrt::CastOp>(loc, typeOf(cast.getResult()),
+                                      cast.getInput(),
+                                      elementType(cast.getInput()),
+                                      elementType(cast.getResult()),
+                                      numElementsOf(cast.getResult())),
+                 cast.getResult());
         return success();
       })
       .Case([&](ConcatOp concat) {
-        std::string shapes = "std::vector<Shape>{", pointers;
-        for (auto [i, input] : llvm::enumerate(concat.getInputs())) {
-          shapes += (i ? ", " : "") + shape(input);
-          pointers += (i ? ", " : "") + cptr(input);
-        }
-        std::string name = kernel(
-            "Concat",
-            llvm::formatv(
-                "{0}, {1}}, {2}", dt(concat.getResult()), shapes,
-                normalizeAxis(concat.getAxis(), rank(concat.getResult()))));
-        step(llvm::formatv("    {{\n      const void *sources[] = {{{0}};\n"
-                           "      {1}->run(sources, {2});\n    }\n",
-                           pointers, name, ptr(concat.getResult()))
-                 .str());
+        Builder attrs(op->getContext());
+        SmallVector<Attribute> shapes;
+        for (Value input : concat.getInputs())
+          shapes.push_back(attrs.getDenseI64ArrayAttr(shape(input)));
+        emitCall(build<hpsrt::ConcatOp>(
+                     loc, typeOf(concat.getResult()), concat.getInputs(),
+                     elementType(concat.getResult()),
+                     attrs.getArrayAttr(shapes),
+                     normalizeAxis(concat.getAxis(), rank(concat.getResult()))),
+                 concat.getResult());
         return success();
       })
       .Case([&](SplitOp split) {
-        std::string pointers;
-        for (auto [i, result] : llvm::enumerate(split.getResults()))
-          pointers += (i ? ", " : "") + std::string("static_cast<void *>(") +
-                      ptr(result) + ")";
-        std::string name = kernel(
-            "Split", llvm::formatv(
-                         "{0}, {1}, {2}, {3}", dt(split.getInput()),
-                         shape(split.getInput()),
-                         normalizeAxis(split.getAxis(), rank(split.getInput())),
-                         vectorLiteral(split.getSizes())));
-        step(llvm::formatv("    {{\n      void *pieces[] = {{{0}};\n"
-                           "      {1}->run({2}, pieces);\n    }\n",
-                           pointers, name, cptr(split.getInput()))
-                 .str());
+        Value x = split.getInput();
+        emitCall(build<hpsrt::SplitOp>(
+                     loc, split.getResultTypes(), x, elementType(x), shape(x),
+                     normalizeAxis(split.getAxis(), rank(x)), split.getSizes()),
+                 SmallVector<Value>(split.getResults()));
         return success();
       })
       .Case([&](SliceOp slice) -> LogicalResult {
-        const auto &in = info(slice.getInput()).shape;
+        ArrayRef<int64_t> in = shape(slice.getInput());
         int64_t r = in.size();
         SmallVector<int64_t> starts(r, 0), steps(r, 1);
         for (auto [i, axisAttr] : llvm::enumerate(slice.getAxes())) {
@@ -1751,150 +1814,132 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
           starts[axis] = std::max<int64_t>(start, 0);
           steps[axis] = step;
         }
-        call(kernel("Slice",
-                    llvm::formatv("{0}, {1}, {2}, {3}, {4}",
-                                  dt(slice.getInput()), shape(slice.getInput()),
-                                  shapeLiteral(starts), shapeLiteral(steps),
-                                  shape(slice.getResult()))),
-             cptr(slice.getInput()) + ", " + ptr(slice.getResult()));
+        emitCall(build<hpsrt::SliceOp>(loc, typeOf(slice.getResult()),
+                                       slice.getInput(),
+                                       elementType(slice.getInput()), in,
+                                       starts, steps, shape(slice.getResult())),
+                 slice.getResult());
         return success();
       })
       .Case([&](TransposeOp transpose) {
         int64_t r = rank(transpose.getInput());
-        std::vector<int64_t> perm(transpose.getPerm().begin(),
+        SmallVector<int64_t> perm(transpose.getPerm().begin(),
                                   transpose.getPerm().end());
         if (perm.empty())
           for (int64_t i = r - 1; i >= 0; --i)
             perm.push_back(i);
-        call(kernel("Transpose",
-                    llvm::formatv("{0}, {1}, {2}", dt(transpose.getInput()),
-                                  shape(transpose.getInput()),
-                                  vectorLiteral(perm))),
-             cptr(transpose.getInput()) + ", " + ptr(transpose.getResult()));
+        emitCall(build<hpsrt::TransposeOp>(loc, typeOf(transpose.getResult()),
+                                           transpose.getInput(),
+                                           elementType(transpose.getInput()),
+                                           shape(transpose.getInput()), perm),
+                 transpose.getResult());
         return success();
       })
       .Case([&](ExpandOp expand) {
-        call(kernel("Expand",
-                    llvm::formatv("{0}, {1}, {2}", dt(expand.getInput()),
-                                  shape(expand.getInput()),
-                                  shape(expand.getResult()))),
-             cptr(expand.getInput()) + ", " + ptr(expand.getResult()));
+        emitCall(build<hpsrt::ExpandOp>(
+                     loc, typeOf(expand.getResult()), expand.getInput(),
+                     elementType(expand.getInput()), shape(expand.getInput()),
+                     shape(expand.getResult())),
+                 expand.getResult());
         return success();
       })
-      .Case([&](PadOp pad) -> LogicalResult {
+      .Case([&](PadOp pad) {
         double value = 0;
         if (auto f = dyn_cast<FloatAttr>(pad.getValue()))
           value = f.getValueAsDouble();
         else if (auto i = dyn_cast<IntegerAttr>(pad.getValue()))
           value = static_cast<double>(i.getValue().getSExtValue());
-        std::string mode =
-            llvm::StringSwitch<std::string>(stringifyPadMode(pad.getMode()))
-                .Case("reflect", "PadMode::Reflect")
-                .Case("edge", "PadMode::Edge")
-                .Default("PadMode::Constant");
-        call(kernel("Pad",
-                    llvm::formatv("{0}, {1}, {2}, {3}, {4}", dt(pad.getInput()),
-                                  shape(pad.getInput()),
-                                  vectorLiteral(pad.getPads()), mode,
-                                  floatLiteral(value))),
-             cptr(pad.getInput()) + ", " + ptr(pad.getResult()));
+        // The dialect's modes are the runtime's, in the same order.
+        auto mode =
+            static_cast<hpsrt::PadMode>(static_cast<uint32_t>(pad.getMode()));
+        emitCall(build<hpsrt::PadOp>(
+                     loc, typeOf(pad.getResult()), pad.getInput(),
+                     elementType(pad.getInput()), shape(pad.getInput()),
+                     pad.getPads(), mode, APFloat(value)),
+                 pad.getResult());
         return success();
       })
       .Case([&](GatherOp gather) {
-        call(kernel("Gather",
-                    llvm::formatv("{0}, {1}, {2}, {3}, {4}",
-                                  dt(gather.getData()), shape(gather.getData()),
-                                  dt(gather.getIndices()),
-                                  shape(gather.getIndices()),
-                                  normalizeAxis(gather.getAxis(),
-                                                rank(gather.getData())))),
-             cptr(gather.getData()) + ", " + cptr(gather.getIndices()) + ", " +
-                 ptr(gather.getResult()));
+        emitCall(build<hpsrt::GatherOp>(
+                     loc, typeOf(gather.getResult()), gather.getData(),
+                     gather.getIndices(), elementType(gather.getData()),
+                     shape(gather.getData()), elementType(gather.getIndices()),
+                     shape(gather.getIndices()),
+                     normalizeAxis(gather.getAxis(), rank(gather.getData()))),
+                 gather.getResult());
         return success();
       })
       .Case([&](DeterminantOp det) {
-        ArrayRef<int64_t> dims = info(det.getInput()).shape;
-        int64_t n = dims.back();
-        call(kernel("Determinant",
-                    llvm::formatv("{0}, {1}, {2}", dt(det.getInput()),
-                                  numElementsOf(det.getResult()), n)),
-             cptr(det.getInput()) + ", " + ptr(det.getResult()));
+        emitCall(build<hpsrt::DeterminantOp>(loc, typeOf(det.getResult()),
+                                             det.getInput(),
+                                             elementType(det.getInput()),
+                                             numElementsOf(det.getResult()),
+                                             shape(det.getInput()).back()),
+                 det.getResult());
         return success();
       })
       .Case([&](NonZeroOp nonZero) {
-        call(kernel("NonZero", llvm::formatv("{0}, {1}", dt(nonZero.getInput()),
-                                             shape(nonZero.getInput()))),
-             cptr(nonZero.getInput()) + ", " + ptr(nonZero.getIndices()) +
-                 ", " + ptr(nonZero.getCount()));
+        emitCall(build<hpsrt::NonZeroOp>(loc, typeOf(nonZero.getIndices()),
+                                         typeOf(nonZero.getCount()),
+                                         nonZero.getInput(),
+                                         elementType(nonZero.getInput()),
+                                         shape(nonZero.getInput())),
+                 {nonZero.getIndices(), nonZero.getCount()});
         return success();
       })
       .Case([&](UniqueOp unique) {
-        ArrayRef<int64_t> dims = info(unique.getInput()).shape;
+        ArrayRef<int64_t> dims = shape(unique.getInput());
         int64_t axis = unique.getAxis();
         int64_t outer = 1, inner = 1;
         for (int64_t i = 0; i < axis; ++i)
           outer *= dims[i];
         for (size_t i = axis + 1; i < dims.size(); ++i)
           inner *= dims[i];
-        call(
-            kernel("Unique",
-                   llvm::formatv("{0}, {1}, {2}, {3}, {4}",
-                                 dt(unique.getInput()), outer, dims[axis],
-                                 inner, unique.getSorted() ? "true" : "false")),
-            cptr(unique.getInput()) + ", " + ptr(unique.getValues()) + ", " +
-                ptr(unique.getFirstIndices()) + ", " +
-                ptr(unique.getInverse()) + ", " + ptr(unique.getCounts()) +
-                ", " + ptr(unique.getCount()));
+        SmallVector<Value> written = {
+            unique.getValues(), unique.getFirstIndices(), unique.getInverse(),
+            unique.getCounts(), unique.getCount()};
+        emitCall(build<hpsrt::UniqueOp>(loc, ValueRange(written).getTypes(),
+                                        unique.getInput(),
+                                        elementType(unique.getInput()), outer,
+                                        dims[axis], inner, unique.getSorted()),
+                 written);
         return success();
       })
       .Case([&](NonMaxSuppressionOp nms) {
-        ArrayRef<int64_t> scores = info(nms.getScores()).shape;
-        call(kernel("NonMaxSuppression",
-                    llvm::formatv("{0}, {1}, {2}, {3}, {4}", scores[0],
-                                  scores[1], scores[2],
-                                  nms.getCenterPointBox() ? "true" : "false",
-                                  info(nms.getSelected()).shape[0])),
-             cptr(nms.getBoxes()) + ", " + cptr(nms.getScores()) + ", " +
-                 cptr(nms.getMaxPerClass()) + ", " +
-                 cptr(nms.getIouThreshold()) + ", " +
-                 cptr(nms.getScoreThreshold()) + ", " + ptr(nms.getSelected()) +
-                 ", " + ptr(nms.getCount()));
+        ArrayRef<int64_t> scores = shape(nms.getScores());
+        emitCall(build<hpsrt::NonMaxSuppressionOp>(
+                     loc, typeOf(nms.getSelected()), typeOf(nms.getCount()),
+                     nms.getBoxes(), nms.getScores(), nms.getMaxPerClass(),
+                     nms.getIouThreshold(), nms.getScoreThreshold(), scores[0],
+                     scores[1], scores[2], nms.getCenterPointBox(),
+                     shape(nms.getSelected())[0]),
+                 {nms.getSelected(), nms.getCount()});
         return success();
       })
       .Case([&](ScatterOp scatter) {
-        // The runtime's enumerators are the dialect's, capitalised.
-        StringRef reduction =
-            llvm::StringSwitch<StringRef>(
-                stringifyScatterReduction(scatter.getReduction()))
-                .Case("add", "Add")
-                .Case("mul", "Mul")
-                .Case("max", "Max")
-                .Case("min", "Min")
-                .Default("None");
-        call(kernel(
-                 "Scatter",
-                 llvm::formatv(
-                     "{0}, {1}, {2}, {3}, {4}, "
-                     "ScatterReduction::{5}",
-                     dt(scatter.getData()), shape(scatter.getData()),
-                     dt(scatter.getIndices()), shape(scatter.getIndices()),
+        // The dialect's reductions are the runtime's, in the same order.
+        auto reduction = static_cast<hpsrt::ScatterReduction>(
+            static_cast<uint32_t>(scatter.getReduction()));
+        emitCall(build<hpsrt::ScatterOp>(
+                     loc, typeOf(scatter.getResult()), scatter.getData(),
+                     scatter.getIndices(), scatter.getUpdates(),
+                     elementType(scatter.getData()), shape(scatter.getData()),
+                     elementType(scatter.getIndices()),
+                     shape(scatter.getIndices()),
                      normalizeAxis(scatter.getAxis(), rank(scatter.getData())),
-                     reduction)),
-             cptr(scatter.getData()) + ", " + cptr(scatter.getIndices()) +
-                 ", " + cptr(scatter.getUpdates()) + ", " +
-                 ptr(scatter.getResult()));
+                     reduction),
+                 scatter.getResult());
         return success();
       })
       .Case([&](EmbeddingLookupOp lookup) {
-        const auto &table = info(lookup.getTable()).shape;
-        call(kernel(
-                 "EmbeddingLookup",
-                 llvm::formatv("{0}, {1}, {2}, {3}, {4}, EmbeddingPooling::{5}",
-                               dt(lookup.getTable()), table[0], table[1],
-                               dt(lookup.getIds()), shape(lookup.getIds()),
-                               poolingName(lookup.getPooling()))),
-             cptr(lookup.getTable()) + ", " + cptr(lookup.getIds()) + ", " +
-                 ptr(lookup.getResult()));
+        ArrayRef<int64_t> table = shape(lookup.getTable());
+        emitCall(build<hpsrt::EmbeddingLookupOp>(
+                     loc, typeOf(lookup.getResult()), lookup.getTable(),
+                     lookup.getIds(), elementType(lookup.getTable()), table[0],
+                     table[1], elementType(lookup.getIds()),
+                     shape(lookup.getIds()),
+                     runtimePooling(lookup.getPooling())),
+                 lookup.getResult());
         return success();
       })
       .Case([&](PSPullOp pull) -> LogicalResult {
@@ -1916,14 +1961,15 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
           slot = it - tableNames.begin();
         else
           tableNames.push_back(name);
-        call(kernel(
-                 "EmbeddingLookup",
-                 llvm::formatv("{0}, {1}, {2}, {3}, {4}, EmbeddingPooling::{5}",
-                               dtypeEnum(dtype), entry.shape[0], entry.shape[1],
-                               dt(pull.getIds()), shape(pull.getIds()),
-                               poolingName(pull.getPooling()))),
-             "tables[" + std::to_string(slot) + "], " + cptr(pull.getIds()) +
-                 ", " + ptr(pull.getRows()));
+        // The table lives in the server, not in the stage's IR.
+        Value table =
+            placeholder(loc, tableType, "tables[" + std::to_string(slot) + "]");
+        emitCall(build<hpsrt::EmbeddingLookupOp>(
+                     loc, typeOf(pull.getRows()), table, pull.getIds(),
+                     tableType.getElementType(), entry.shape[0], entry.shape[1],
+                     elementType(pull.getIds()), shape(pull.getIds()),
+                     runtimePooling(pull.getPooling())),
+                 pull.getRows());
         return success();
       })
       .Case([&](PSPushOp push) -> LogicalResult {
@@ -1933,7 +1979,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
             info(push.getGradients()).dtype != "f32")
           return fail(op, "ps_push needs i64 ids and f32 gradients");
         int64_t count = numElementsOf(push.getIds());
-        int64_t dim = info(push.getGradients()).shape.back();
+        int64_t dim = shape(push.getGradients()).back();
         step(llvm::formatv("    stagePushRows(ctx, config, \"{0}\", {1}, {2}, "
                            "{3}, {4}, staging);\n",
                            push.getTable(), cptr(push.getIds()), count, dim,
@@ -1953,25 +1999,20 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
                  .str());
         return success();
       })
-      .Case<LossOp, LossGradOp>([&](auto loss) -> LogicalResult {
+      .Case<LossOp, LossGradOp>([&](auto loss) {
         Value prediction = loss.getPrediction();
-        const auto &shape = info(prediction).shape;
-        int64_t n = shape[0],
-                m = numElementsOf(prediction) / std::max<int64_t>(n, 1);
-        std::string kind =
-            llvm::StringSwitch<std::string>(stringifyLossKind(loss.getKind()))
-                .Case("bce", "BCE")
-                .Case("softmax_ce", "SoftmaxCE")
-                .Default("MSE");
-        std::string name = kernel(
-            "Loss",
-            llvm::formatv("{0}, LossKind::{1}, {2}, {3}, {4}", dt(prediction),
-                          kind, loss.getFromLogits() ? "true" : "false", n, m));
-        bool gradient = std::is_same_v<decltype(loss), LossGradOp>;
-        step(llvm::formatv("    {0}->{1}({2}, {3}, {4});\n", name,
-                           gradient ? "runGradient" : "run", cptr(prediction),
-                           cptr(loss.getLabel()), ptr(loss.getResult()))
-                 .str());
+        int64_t n = shape(prediction)[0];
+        int64_t m = numElementsOf(prediction) / std::max<int64_t>(n, 1);
+        // The dialect's losses are the runtime's, in the same order.
+        auto kind =
+            static_cast<hpsrt::LossKind>(static_cast<uint32_t>(loss.getKind()));
+        using CallOp =
+            std::conditional_t<std::is_same_v<decltype(loss), LossGradOp>,
+                               hpsrt::LossGradOp, hpsrt::LossOp>;
+        emitCall(build<CallOp>(loc, typeOf(loss.getResult()), prediction,
+                               loss.getLabel(), elementType(prediction), kind,
+                               loss.getFromLogits(), n, m),
+                 loss.getResult());
         return success();
       })
       .Case([&](OnnxNodeOp node) {
@@ -2115,14 +2156,16 @@ LogicalResult StageEmitter::emitTrainingPull(PSPullOp pull) {
   SmallVector<int64_t> unpooled(ids.begin(), ids.end());
   unpooled.push_back(dim);
   int64_t axis = static_cast<int64_t>(ids.size()) - 1;
-  call(kernel("Reduce",
-              llvm::formatv("DType::F32, ReduceKind::{0}, {1}, {2}, {3}",
-                            pull.getPooling() == EmbeddingPooling::Sum ? "Sum"
-                                                                       : "Mean",
-                            shapeLiteral(unpooled),
-                            vectorLiteral(std::vector<int64_t>{axis}),
-                            shapeLiteral(info(pull.getRows()).shape))),
-       "static_cast<const void *>(" + rowsBuffer + "), " + ptr(pull.getRows()));
+  Type f32Type = Float32Type::get(pull.getContext());
+  Value rowsRead = placeholder(
+      pull.getLoc(), RankedTensorType::get(unpooled, f32Type), rowsBuffer);
+  emitCall(build<hpsrt::ReduceOp>(
+               pull.getLoc(), pull.getRows().getType(), rowsRead, f32Type,
+               pull.getPooling() == EmbeddingPooling::Sum
+                   ? hpsrt::ReduceKind::Sum
+                   : hpsrt::ReduceKind::Mean,
+               unpooled, ArrayRef<int64_t>{axis}, info(pull.getRows()).shape),
+           pull.getRows());
   return success();
 }
 
@@ -2523,14 +2566,9 @@ heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
   if (module->hasAttr("hps.plan")) {
     // The placement plan as --hps-to-plan prints it: the runtime and the
     // tools that resize jobs read the plan from the bundle.
-    std::string planText;
-    llvm::raw_string_ostream planOS(planText);
-    if (failed(exportPlanJSON(module, planOS)))
+    FailureOr<llvm::json::Value> plan = planJSON(module);
+    if (failed(plan))
       return failure();
-    llvm::Expected<llvm::json::Value> plan = llvm::json::parse(planText);
-    if (!plan)
-      return emitError(module.getLoc()) << "the plan does not print as JSON: "
-                                        << llvm::toString(plan.takeError());
     manifest["plan"] = std::move(*plan);
   }
 

@@ -46,12 +46,12 @@ func.func private @table_holder() {
 // CPU (the arena slot serves a GPU), and its input is read in place.
 // CPU: out0 = stageOutput(outputs[0], arena + 192);
 // CPU: in0 = stageInput(ctx, inputs[0], (arena + 0), 192);
-// CPU: kEmbeddingLookup[0]->run(tables[0], static_cast<const void *>(in0), out0);
+// CPU: kEmbeddingLookup[0]->run(static_cast<const void *>(tables[0]), static_cast<const void *>(in0), out0);
 // CPU: finishOutput(ctx, outputs[0], out0, 512);
 // CPU: HPS_DEFINE_STAGE_ENTRY_POINTS(Stage, "stage_0 on cpu.xeon (1 kernels)")
 
 // GPU: Compiled by nvcc for the GPU, or as C++ for the CPU
-// GPU: kGemm[0] = std::make_unique<backend::Gemm>(ctx, DType::F32, 8, 4, 16, false, false, 1.000000000e+00f, 1.000000000e+00f, nullptr, Activation{UnaryKind::Relu, UnaryParams{}}, true);
+// GPU: kGemm[0] = std::make_unique<backend::Gemm>(ctx, DType::F32, 8, 4, 16, false, false, 1.000000000e+00f, 1.000000000e+00f, nullptr, Activation{UnaryKind::Relu}, true);
 // GPU-NOT: backend::Unary
 // GPU-NOT: backend::Reshape
 // GPU: kGemm[0]->run(static_cast<const void *>(in0), static_cast<const void *>((weights + 0)), nullptr, out0);

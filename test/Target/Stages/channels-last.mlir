@@ -19,7 +19,7 @@
 // CHECK-LABEL: struct Stage {
 // CHECK:       kIntegerConv[0] = std::make_unique<backend::IntegerConv>({{.*}}, 1, true, ConvLayouts{Layout::Plain, Layout::ChannelsLast});
 // CHECK-NEXT:  kRelayout[0] = std::make_unique<backend::Relayout>(ctx, DType::F32, Shape{2, 24, 8, 8}, Layout::ChannelsLast, Layout::Plain);
-// CHECK-NEXT:  kIntegerConv[1] = std::make_unique<backend::IntegerConv>({{.*}}, 1, true, ConvLayouts{Layout::ChannelsLast, Layout::Plain});
+// CHECK-NEXT:  kIntegerConv[1] = std::make_unique<backend::IntegerConv>({{.*}}, 1, true, ConvLayouts{Layout::ChannelsLast});
 // CHECK:       kIntegerConv[0]->run(static_cast<const void *>(in0), {{.*}}, (arena + [[ACC0:[0-9]+]]));
 // CHECK-NEXT:  backend::forEachElement(ctx, FusedLoop0{static_cast<const void *>((arena + [[ACC0]])), {{.*}}, static_cast<void *>((arena + [[F0:[0-9]+]])), static_cast<void *>((arena + [[Q0:[0-9]+]]))});
 // CHECK-NEXT:  kRelayout[0]->run(static_cast<const void *>((arena + [[F0]])), (arena + [[COPY:[0-9]+]]));

@@ -91,8 +91,8 @@ func.func @stage_1() attributes {hps.device = #hps.device<"gpu.v100">, hps.repli
 // CPU-NEXT:    static_cast<float *>(p2)[j] = v5;
 // CPU-NEXT:  }
 // CPU-LABEL: struct Stage {
-// CPU:       kConv[0] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Plain, Layout::Native, false, false});
-// CPU-NEXT:  kConv[1] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Native, Layout::Plain, false, false});
+// CPU:       kConv[0] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Plain, Layout::Native});
+// CPU-NEXT:  kConv[1] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Native});
 // CPU-NEXT:  kUnary[0] = std::make_unique<backend::Unary>(ctx, DType::F32, UnaryKind::Neg
 // CPU-NEXT:  kSoftmax[0] = std::make_unique<backend::Softmax>({{.*}});
 // CPU-NEXT:  }

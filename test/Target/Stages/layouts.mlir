@@ -52,13 +52,13 @@ func.func @stage_1() attributes {hps.device = #hps.device<"gpu.v100">, hps.repli
 }
 }
 
-// CPU: kConv[0] = std::make_unique<backend::Conv>({{.*}}Activation{UnaryKind::Relu, UnaryParams{}}, true, ConvOptions{Layout::Plain, Layout::Native, false, false});
-// CPU-NEXT: kConv[1] = std::make_unique<backend::Conv>({{.*}}Activation{UnaryKind::Relu, UnaryParams{}}, true, ConvOptions{Layout::Native, Layout::Native, true, false});
-// CPU-NEXT: kConv[2] = std::make_unique<backend::Conv>({{.*}}Activation{}, true, ConvOptions{Layout::Native, Layout::Native, false, false});
+// CPU: kConv[0] = std::make_unique<backend::Conv>({{.*}}Activation{UnaryKind::Relu}, true, ConvOptions{Layout::Plain, Layout::Native});
+// CPU-NEXT: kConv[1] = std::make_unique<backend::Conv>({{.*}}Activation{UnaryKind::Relu}, true, ConvOptions{Layout::Native, Layout::Native, true});
+// CPU-NEXT: kConv[2] = std::make_unique<backend::Conv>({{.*}}Activation{}, true, ConvOptions{Layout::Native, Layout::Native});
 // CPU-NEXT: kBinary[0] = std::make_unique<backend::Binary>(ctx, BinaryKind::Mul
 // CPU-NEXT: kRelayout[0] = std::make_unique<backend::Relayout>(ctx, DType::F32, Shape{2, 16, 8, 8}, Layout::Native, Layout::Plain);
 // CPU-NEXT: kGlobalPool[0] = std::make_unique<backend::GlobalPool>
-// CPU-NEXT: kConv[3] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Native, Layout::Plain, false, false});
+// CPU-NEXT: kConv[3] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Native});
 // CPU-NOT: backend::Unary
 // CPU: kConv[0]->run(static_cast<const void *>(in0), {{.*}}, (arena + [[R0:[0-9]+]]), nullptr);
 // CPU-NEXT: kConv[1]->run(static_cast<const void *>((arena + [[R0]])), {{.*}}, nullptr, (arena + [[R1:[0-9]+]]), static_cast<const void *>((arena + [[R0]])));
@@ -68,8 +68,8 @@ func.func @stage_1() attributes {hps.device = #hps.device<"gpu.v100">, hps.repli
 // CPU-NEXT: kGlobalPool[0]->run(static_cast<const void *>((arena + [[COPY]])), out0);
 // CPU-NEXT: kConv[3]->run(static_cast<const void *>((arena + [[M]])), {{.*}}, out1, nullptr);
 
-// GPU: kConv[0] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Plain, Layout::Plain, false, false});
-// GPU-NEXT: kConv[1] = std::make_unique<backend::Conv>({{.*}}Activation{UnaryKind::Relu, UnaryParams{}}, true, ConvOptions{Layout::Plain, Layout::Plain, true, false});
+// GPU: kConv[0] = std::make_unique<backend::Conv>({{.*}}ConvOptions{});
+// GPU-NEXT: kConv[1] = std::make_unique<backend::Conv>({{.*}}Activation{UnaryKind::Relu}, true, ConvOptions{Layout::Plain, Layout::Plain, true});
 // GPU-NOT: Relayout
 // GPU-NOT: backend::Binary
 
@@ -77,7 +77,7 @@ func.func @stage_1() attributes {hps.device = #hps.device<"gpu.v100">, hps.repli
 // elements differently: the conv after it reads a plain copy.
 // RUN: heterps-translate --hps-to-stages %S/Inputs/layouts-view.mlir -o %t.view
 // RUN: FileCheck %s --check-prefix=VIEW --input-file %t.view/stage_0.cpp
-// VIEW: kConv[0] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Plain, Layout::Native, false, false});
+// VIEW: kConv[0] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Plain, Layout::Native});
 // VIEW-NEXT: kRelayout[0] = std::make_unique<backend::Relayout>(ctx, DType::F32, Shape{2, 16, 8, 8}, Layout::Native, Layout::Plain);
-// VIEW-NEXT: kConv[1] = std::make_unique<backend::Conv>(ctx, DType::F32, Shape{2, 16, 4, 16}{{.*}}ConvOptions{Layout::Plain, Layout::Plain, false, false});
-// VIEW-NEXT: kConv[2] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Native, Layout::Plain, false, false});
+// VIEW-NEXT: kConv[1] = std::make_unique<backend::Conv>(ctx, DType::F32, Shape{2, 16, 4, 16}{{.*}}ConvOptions{});
+// VIEW-NEXT: kConv[2] = std::make_unique<backend::Conv>({{.*}}ConvOptions{Layout::Native});

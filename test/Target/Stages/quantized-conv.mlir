@@ -12,7 +12,7 @@
 // CHECK-LABEL: struct FusedLoop1 {
 // CHECK:         const int8_t v1 = scalar::convertValue<int8_t>(v0);
 // CHECK-LABEL: struct Stage {
-// CHECK:       kIntegerConv[0] = std::make_unique<backend::IntegerConv>(ctx, DType::U8, Shape{2, 16, 8, 8}, Shape{16, 16, 3, 3}, true, Shape{2, 16, 8, 8}, Shape{1, 1}, Shape{1, 1}, Shape{1, 1}, Shape{1, 1}, 1, true, ConvLayouts{Layout::Plain, Layout::Plain});
+// CHECK:       kIntegerConv[0] = std::make_unique<backend::IntegerConv>(ctx, DType::U8, Shape{2, 16, 8, 8}, Shape{16, 16, 3, 3}, true, Shape{2, 16, 8, 8}, Shape{1, 1}, Shape{1, 1}, Shape{1, 1}, Shape{1, 1}, 1, true, ConvLayouts{});
 module attributes {hps.plan = {strategy = "dp", feasible = true, throughput = 10.0 : f64}} {
 func.func @main(%x: tensor<2x16x8x8xui8> {hps.name = "x", hps.batched}, %v: tensor<4x6xf32> {hps.name = "v", hps.batched}) -> (tensor<2x16x8x8xui8> {hps.name = "y", hps.batched}, tensor<4x6xi8> {hps.name = "t", hps.batched}) attributes {hps.batch = 2 : i64, hps.pipeline = [@stage_0]} {
   hps.send %x to "c0" : tensor<2x16x8x8xui8>
