@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
 """Placement benchmark: every strategy against the exact optimum (dp).
 
-Workloads: the real models in ../shared/models and generated HeterPS-style
-CTR models (10 to 200 layers). For each workload, cluster preset and target
+Workloads: the real models in ../shared/models, generated HeterPS-style
+CTR models (10 to 200 layers), a decoder transformer
+(bench/generate_transformer_model.py) and, when torch and torchvision are
+importable, branchy torchvision CNNs exported to ONNX with random weights
+(ShuffleNet v2's channel split and shuffle, GoogLeNet's inception branches,
+DenseNet's concatenations, MobileNet v3's squeeze-excitation); without torch
+those rows are left out and the output says so. For each workload, cluster
+preset and target
 (fractions of the best throughput the preset can reach), runs
 `heterps-opt --hps-place` with every strategy and records cost per million
 samples, throughput, feasibility and solve time (median of --repeats runs).
@@ -10,6 +16,7 @@ Writes a markdown table and checks the claims: rl within 1% of dp's cost and
 never worse than greedy, cpu-only or gpu-only.
 
 Usage: bench_placement.py --build build --out docs/benchmarks/placement.md
+         [--models NAME,...] [--presets paper,...] [--fractions 0.1,0.5,0.9]
 """
 import argparse
 import json
@@ -30,6 +37,11 @@ REAL = [
     "transformer/self_attention_block_ezkl_opset10.onnx",
 ]
 CTR_LAYERS = [10, 25, 50, 100, 200]
+# Branchy CNNs from torchvision (exported as scripts/check_unseen_models.py
+# does: TorchScript exporter, opset 17, symbolic batch, weights=None).
+TORCHVISION = ["shufflenet_v2_x0_5", "googlenet", "densenet121", "mobilenet_v3_small",
+               "shufflenet_v2_x1_0"]
+TRANSFORMER_LAYERS = 4
 PRESETS = ["paper", "local-cpu", "h100-host"]
 STRATEGIES = ["dp", "rl", "greedy", "cpu-only", "gpu-only", "brute"]
 FRACTIONS = [0.1, 0.5, 0.9]
@@ -64,6 +76,34 @@ def place(bin_dir, module, preset, strategy, target, batch, seed=1):
     return json.loads(plan.stdout)
 
 
+def export_torchvision(name, path):
+    """Exports a torchvision classifier (random weights) to ONNX."""
+    import warnings
+    import torch
+    import torchvision
+    torch.manual_seed(0)
+    if name == "googlenet":  # no auxiliary heads at inference
+        model = torchvision.models.googlenet(weights=None, aux_logits=False, init_weights=True)
+    else:
+        model = getattr(torchvision.models, name)(weights=None)
+    model.eval()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (torch.randn(1, 3, 224, 224),), path, opset_version=17,
+                          dynamo=False, input_names=["input"], output_names=["output"],
+                          dynamic_axes={"input": {0: "N"}, "output": {0: "N"}})
+
+
+def torch_missing():
+    """Why the torchvision rows cannot be produced, or None."""
+    try:
+        import torch  # noqa: F401
+        import torchvision  # noqa: F401
+    except ImportError as error:
+        return str(error)
+    return None
+
+
 def layer_count(module):
     with open(module) as f:
         text = f.read().split("{-#")[0]
@@ -78,16 +118,57 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--quick", action="store_true", help="fewer workloads (for a smoke run)")
+    parser.add_argument("--models", default="",
+                        help="comma-separated workload names to run (default: all), e.g. "
+                             "shufflenet_v2_x0_5,transformer4,ctr200")
+    parser.add_argument("--presets", default=",".join(PRESETS))
+    parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)))
     args = parser.parse_args()
     bin_dir = os.path.join(args.build, "bin")
     work = tempfile.mkdtemp(prefix="heterps-bench-")
+    chosen = set(filter(None, args.models.split(",")))
+    presets = args.presets.split(",")
+    fractions = [float(f) for f in args.fractions.split(",")]
 
-    workloads = []
+    def wanted(name):
+        return not chosen or name in chosen
+
+    workloads, notes = [], []
     for rel in (REAL[:2] if args.quick else REAL):
+        name = os.path.basename(rel).replace(".onnx", "")
+        if not wanted(name):
+            continue
         out = os.path.join(work, os.path.basename(rel) + ".mlir")
         legalize(bin_dir, os.path.join(MODELS, rel), out)
-        workloads.append((os.path.basename(rel).replace(".onnx", ""), out))
+        workloads.append((name, out))
+    cnns = [n for n in (TORCHVISION[:1] if args.quick else TORCHVISION) if wanted(n)]
+    missing = torch_missing() if cnns else None
+    if missing:
+        notes.append(f"torch/torchvision not importable ({missing}): the branchy CNN rows "
+                     f"({', '.join(cnns)}) are left out.")
+        print("NOTE:", notes[-1], file=sys.stderr)
+        cnns = []
+    for name in cnns:
+        onnx_path = os.path.join(work, name + ".onnx")
+        export_torchvision(name, onnx_path)
+        out = onnx_path + ".mlir"
+        legalize(bin_dir, onnx_path, out)
+        os.remove(onnx_path)
+        workloads.append((name, out))
+    transformer = f"transformer{TRANSFORMER_LAYERS}"
+    if wanted(transformer):
+        onnx_path = os.path.join(work, transformer + ".onnx")
+        gen = run([sys.executable, os.path.join(ROOT, "bench", "generate_transformer_model.py"),
+                   "--layers", str(TRANSFORMER_LAYERS), "--batch", "1", "-o", onnx_path])
+        if gen.returncode:
+            raise RuntimeError(gen.stderr)
+        out = onnx_path + ".mlir"
+        legalize(bin_dir, onnx_path, out)
+        os.remove(onnx_path)
+        workloads.append((transformer, out))
     for n in (CTR_LAYERS[:2] if args.quick else CTR_LAYERS):
+        if not wanted(f"ctr{n}"):
+            continue
         onnx_path = os.path.join(work, f"ctr{n}.onnx")
         gen = run([sys.executable, os.path.join(ROOT, "bench", "generate_ctr_model.py"),
                    "--layers", str(n), "--seed", str(n), "--batch", str(args.batch), "-o", onnx_path])
@@ -101,10 +182,10 @@ def main():
     rows, violations = [], []
     for name, module in workloads:
         layers = layer_count(module)
-        for preset in PRESETS:
+        for preset in presets:
             ceiling = place(bin_dir, module, preset, "dp", 1e15, args.batch)
             reach = ceiling["best_reachable_throughput"]
-            for fraction in FRACTIONS:
+            for fraction in fractions:
                 target = round(reach * fraction, 1)
                 results = {}
                 for strategy in STRATEGIES:
@@ -135,10 +216,13 @@ def main():
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         f.write("# Placement benchmark\n\n")
-        f.write("Produced by `python3 bench/placement/bench_placement.py --build build` "
+        command = " ".join(["python3", "bench/placement/bench_placement.py"] + sys.argv[1:])
+        f.write(f"Produced by `{command}` "
                 f"(batch {args.batch}, solve time = median of {args.repeats} runs, "
                 "2-core build machine). Cost is USD per million samples; `vs dp` is the "
                 "strategy's cost over the exact optimum's (dp), `inf` = infeasible.\n\n")
+        for note in notes:
+            f.write(f"Note: {note}\n\n")
         f.write("| workload | layers | preset | target (x reachable) | samples/s target | strategy | "
                 "feasible | cost/M samples | throughput | vs dp | solve s | stages |\n")
         f.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")

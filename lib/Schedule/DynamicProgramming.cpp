@@ -206,6 +206,24 @@ struct Slots {
     return shadowPrice.empty() ? stage.price
                                : stage.price + shadowPrice[c] * stage.replicas;
   }
+
+  /// Work left for the search, shared by all its floors: transitions tried
+  /// by either DP plus, with counts, labels built and dominance tests; no
+  /// limit when null. The floors can be many and the labels multiply far
+  /// beyond slots x layers^2, so a caller that only hopes for an improvement
+  /// bounds the work; once it is spent, the search stops and returns the
+  /// best placement of the floors it finished.
+  double *stepsLeft = nullptr;
+  /// Charges `steps` of work; true when the budget is spent.
+  bool outOfSteps(double steps) const {
+    if (!stepsLeft)
+      return false;
+    *stepsLeft -= steps;
+    if (*stepsLeft > 0)
+      return false;
+    *stepsLeft = 0;
+    return true;
+  }
 };
 
 /// Turns per-position back pointers into a class per layer.
@@ -237,7 +255,8 @@ unsigned admissibleStart(const Slots &slots, const PlacementTables &tables,
 }
 
 /// DP(F) ignoring class counts. Returns the class of every layer, or an empty
-/// vector when no placement meets the floor.
+/// vector when no placement meets the floor or the work budget
+/// (Slots::stepsLeft) runs out.
 std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
                                              const Slots &slots, Floor floor) {
   unsigned n = tables.n, numSlots = slots.classOf.size();
@@ -266,6 +285,7 @@ std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
     }
   };
 
+  double transitions = 0; // of the current position, for the work budget
   for (unsigned j = 1; j <= n; ++j) {
     for (unsigned s = 0; s != numSlots; ++s) {
       unsigned c = slots.classOf[s];
@@ -282,6 +302,7 @@ std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
         else if (!stage.meetsTarget || !floor.admits(stage.throughput))
           continue;
         double price = slots.stagePrice(stage, c);
+        transitions += i == 0 ? 1 : numCls;
         if (i == 0) {
           Value candidate{price, stage.throughput};
           if (candidate.betterThan(target)) {
@@ -313,6 +334,9 @@ std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
       }
     }
     summarise(j);
+    if (slots.outOfSteps(transitions))
+      return {};
+    transitions = 0;
   }
   unsigned lastSlot = numSlots;
   for (unsigned s = 0; s != numSlots; ++s)
@@ -328,9 +352,12 @@ std::vector<unsigned> cheapestIgnoringCounts(PlacementTables &tables,
 }
 
 /// DP(F) with class counts: labels carry the replicas used per class.
+/// Empty when no placement meets the floor or the work budget
+/// (Slots::stepsLeft) runs out.
 std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
                                            const Slots &slots, Floor floor) {
   unsigned n = tables.n, numSlots = slots.classOf.size();
+  unsigned numCls = tables.numClasses;
   const cluster::ClusterSpec &cluster = tables.model.cluster();
   struct Label {
     Value value;
@@ -347,6 +374,30 @@ std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
     return true;
   };
   std::vector<std::vector<Label>> labels(size_t(n + 1) * numSlots);
+  // With ordered slots, the labels on a slot dominate those on any earlier
+  // slot of the same class at the same position (every placement reaching
+  // the earlier one reaches it too), so a stage need only follow the latest
+  // earlier slot of each class: classes, not slots, of predecessors.
+  std::vector<std::vector<unsigned>> predecessors(numSlots);
+  for (unsigned s = 0; s != numSlots; ++s) {
+    if (!slots.ordered) {
+      for (unsigned prev = 0; prev != numSlots; ++prev)
+        if (slots.mayFollow(prev, s))
+          predecessors[s].push_back(prev);
+      continue;
+    }
+    for (unsigned k = 0; k != numCls; ++k) {
+      if (k == slots.classOf[s])
+        continue;
+      for (unsigned prev = s; prev-- != 0;)
+        if (slots.classOf[prev] == k) {
+          predecessors[s].push_back(prev);
+          break;
+        }
+    }
+    // Ascending, the order in which a walk over all slots meets them.
+    llvm::sort(predecessors[s]);
+  }
   auto insert = [&](std::vector<Label> &set, Label label) {
     for (const Label &other : set)
       if (dominates(other, label))
@@ -380,13 +431,14 @@ std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
           label.value = {price, stage.throughput};
           label.used.assign(tables.numClasses, 0);
           label.used[c] = stage.replicas;
-          if (stage.replicas <= limit)
+          if (stage.replicas <= limit) {
+            if (slots.outOfSteps(1.0 + set.size()))
+              return {};
             insert(set, std::move(label));
+          }
           continue;
         }
-        for (unsigned prev = 0; prev != numSlots; ++prev) {
-          if (!slots.mayFollow(prev, s))
-            continue;
+        for (unsigned prev : predecessors[s]) {
           double boundary = tables.boundaryAt(i, slots.classOf[prev], c);
           if (slots.exemptCut(i))
             boundary = std::numeric_limits<double>::infinity();
@@ -406,6 +458,8 @@ std::vector<unsigned> cheapestWithinCounts(PlacementTables &tables,
             label.begin = i;
             label.prevSlot = prev;
             label.prevLabel = h;
+            if (slots.outOfSteps(1.0 + set.size()))
+              return {};
             insert(set, std::move(label));
           }
         }
@@ -556,6 +610,7 @@ detail::ExactPlacementSearch::Impl::search(const Slots &slots, Floor floor) {
   while (true) {
     std::vector<unsigned> placement =
         cheapestIgnoringCounts(tables, slots, floor);
+    // None left, or the work budget spent: the best so far stands.
     if (placement.empty())
       break;
     Evaluation plan = model.evaluate(placement, target);
@@ -564,6 +619,7 @@ detail::ExactPlacementSearch::Impl::search(const Slots &slots, Floor floor) {
       return plan;
     if (!withinCounts(plan, model.cluster(), slots)) {
       placement = cheapestWithinCounts(tables, slots, floor);
+      // None left, or the work budget spent: the best so far stands.
       if (placement.empty())
         break;
       plan = model.evaluate(placement, target);
@@ -600,9 +656,12 @@ double detail::ExactPlacementSearch::costBound(double price) const {
 
 std::optional<Evaluation>
 detail::ExactPlacementSearch::cheapest(llvm::ArrayRef<unsigned> slotClasses,
-                                       bool ordered) {
-  return impl->search(Slots{slotClasses, ordered},
-                      Floor{impl->target, /*strict=*/false});
+                                       bool ordered, double maxSteps) {
+  Slots slots{slotClasses, ordered};
+  double stepsLeft = maxSteps;
+  if (std::isfinite(maxSteps))
+    slots.stepsLeft = &stepsLeft;
+  return impl->search(slots, Floor{impl->target, /*strict=*/false});
 }
 
 std::optional<Evaluation> detail::ExactPlacementSearch::cheapestPriced(

@@ -206,12 +206,31 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
   //     of the plan's sequence of stage classes: any stage may be dropped or
   //     split in up to three by stages of other classes, and one stage of
   //     any class may be inserted between two stages or at either end; all
-  //     boundaries are free;
+  //     boundaries are free; on larger plans, an exact re-cut of the plan's
+  //     sequence of stage classes with the class counts;
   //  3. windowed exact re-placement: slide a window over the layers (fixed
   //     width, and spans of up to three consecutive stages) and re-place the
   //     layers inside it exactly, any classes and stages, with the rest of
   //     the plan fixed; stages may grow across the window's edges.
   std::optional<ExactPlacementSearch> exact;
+  // The ordered slots of a re-cut of `plan`: its stage classes in order,
+  // with every other class between two stages and at both ends.
+  auto sequenceSlots = [&](const Evaluation &plan) {
+    std::vector<unsigned> slots;
+    auto others = [&](unsigned before, unsigned after) {
+      for (unsigned c = 0; c != numCls; ++c)
+        if (c != before && c != after)
+          slots.push_back(c);
+    };
+    for (size_t s = 0, e = plan.stages.size(); s != e; ++s) {
+      others(s ? plan.stages[s - 1].deviceClass : numCls,
+             plan.stages[s].deviceClass);
+      slots.push_back(plan.stages[s].deviceClass);
+    }
+    others(plan.stages.back().deviceClass, numCls);
+    return slots;
+  };
+  std::vector<unsigned> lastRecut;
   auto neighbourhood =
       [&](const Evaluation &plan) -> std::optional<Evaluation> {
     std::vector<unsigned> slots;
@@ -233,9 +252,50 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     // than a few stages) it can run for minutes, and the windows below do
     // the work.
     constexpr double kExactBudget = 1e6;
-    if (static_cast<double>(slots.size()) * n * n > kExactBudget)
+    if (static_cast<double>(slots.size()) * n * n <= kExactBudget)
+      return exact->cheapest(slots, /*ordered=*/true);
+    // Past it, an exact re-cut of the plan as a whole, with the counts: its
+    // sequence of stage classes kept in order, any stage may be dropped,
+    // one stage of another class may be inserted between two stages or at
+    // either end (sequenceSlots), every boundary moves. Repeated blocks (as
+    // in ShuffleNet or GoogLeNet) put many stages at about the same
+    // throughput, and a better plan then moves every boundary at once or
+    // trades devices between distant stages: no window frees that much,
+    // lifting frees at most half the model, and the priced re-cut relaxes
+    // the counts, whose shadow prices need not reach the integer optimum.
+    // When the plan uses every device of a class, the search runs its
+    // label-setting DP, whose labels multiply with the slots: then only the
+    // plan's own stage classes are slots. Once per plan.
+    if (!plan.feasible || plan.classOfLayer == lastRecut)
       return std::nullopt;
-    return exact->cheapest(slots, /*ordered=*/true);
+    lastRecut = plan.classOfLayer;
+    std::vector<unsigned> used(numCls, 0);
+    for (const cost::StagePlan &stage : plan.stages)
+      used[stage.deviceClass] += stage.replicas;
+    bool countsBind = false;
+    for (unsigned c = 0; c != numCls; ++c)
+      countsBind |= used[c] >= model.cluster().classes[c].count;
+    std::vector<unsigned> recutSlots;
+    if (countsBind)
+      for (const cost::StagePlan &stage : plan.stages)
+        recutSlots.push_back(stage.deviceClass);
+    else
+      recutSlots = sequenceSlots(plan);
+    constexpr double kRecutBudget = 4e6;
+    if (static_cast<double>(recutSlots.size()) * n * n > kRecutBudget)
+      return std::nullopt;
+    // What the search really costs is its floors times their steps, plus
+    // its labels whenever the cheapest re-cut ignoring the counts overuses
+    // a class, even if the plan itself leaves devices free; the labels can
+    // multiply far past slots x layers^2 (ctr200 on paper.yaml at half its
+    // reachable throughput, 91 slots: over a million labels by layer 60,
+    // minutes). So the work is bounded instead: 1e8 steps take 0.3-0.6 s
+    // on the 2-core build machine; the re-cuts that closed the gaps on
+    // ShuffleNet v2 and DenseNet took under 4e7 but one (6.4e8, whose
+    // improvement the re-cuts of the following plans find). Past it the
+    // search keeps the best plan of the floors it finished.
+    constexpr double kRecutSteps = 1e8;
+    return exact->cheapest(recutSlots, /*ordered=*/true, kRecutSteps);
   };
   // One pass of windows; true when it improved the plan. Each window costs
   // about width^2 table steps, so a pass is linear in the depth of the model.
@@ -288,23 +348,6 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
       tryWindows(free);
     }
     return improved;
-  };
-  // The ordered slots of a re-cut of `plan`: its stage classes in order,
-  // with every other class between two stages and at both ends.
-  auto sequenceSlots = [&](const Evaluation &plan) {
-    std::vector<unsigned> slots;
-    auto others = [&](unsigned before, unsigned after) {
-      for (unsigned c = 0; c != numCls; ++c)
-        if (c != before && c != after)
-          slots.push_back(c);
-    };
-    for (size_t s = 0, e = plan.stages.size(); s != e; ++s) {
-      others(s ? plan.stages[s - 1].deviceClass : numCls,
-             plan.stages[s].deviceClass);
-      slots.push_back(plan.stages[s].deviceClass);
-    }
-    others(plan.stages.back().deviceClass, numCls);
-    return slots;
   };
   // Device trading (a Lagrangian relaxation of the class counts). A plan
   // can overuse a class while a cheaper, feasible one exists that no window

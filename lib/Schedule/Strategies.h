@@ -5,6 +5,7 @@
 
 #include "heterps/Schedule/Scheduler.h"
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -50,8 +51,14 @@ public:
   /// stages are on `slotClasses`: any sequence of them (consecutive stages on
   /// different classes) when `ordered` is false; a subsequence of them, in
   /// order, when true. None when no such placement is feasible.
-  std::optional<Evaluation> cheapest(llvm::ArrayRef<unsigned> slotClasses,
-                                     bool ordered);
+  /// `maxSteps` bounds the work of the search over all its floors: DP
+  /// transitions tried and, where the class counts bind, labels built and
+  /// dominance tests of the label-setting DP. Past it the search stops and
+  /// returns the best placement of the floors it finished (none if none),
+  /// which need not be the cheapest.
+  std::optional<Evaluation>
+  cheapest(llvm::ArrayRef<unsigned> slotClasses, bool ordered,
+           double maxSteps = std::numeric_limits<double>::infinity());
 
   /// The placement whose stages are a subsequence of `slotClasses`, in
   /// order, with the lowest sum over stages of replicas x (price + shadow

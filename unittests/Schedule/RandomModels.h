@@ -9,6 +9,7 @@
 #include <cmath>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace heterps {
 namespace testing {
@@ -105,6 +106,96 @@ inline cost::LayerGraph ctrGraph(std::mt19937_64 &rng, unsigned numLayers) {
     act.inputs = {unsigned(graph.layers.size() - 1)};
     graph.layers.push_back(act);
   }
+  return graph;
+}
+
+/// A ShuffleNet-v2-like CNN: a stem, then stages of units that split the
+/// channels in two, run one half through 1x1 conv - depthwise 3x3 conv -
+/// 1x1 conv, concatenate it with the other half (the skip branch) and
+/// shuffle the channels (reshape, transpose, reshape); each stage starts
+/// with a downsampling unit whose two branches both convolve. Per-sample
+/// figures as the layer graph builder computes them for float32.
+inline cost::LayerGraph shuffleNetGraph(unsigned baseChannels,
+                                        std::vector<unsigned> unitsPerStage) {
+  cost::LayerGraph graph;
+  auto add = [&](const char *op, cost::LayerKind kind, double flops,
+                 double memory, double params, double out,
+                 std::vector<unsigned> inputs) {
+    cost::Layer layer;
+    layer.name = std::string(op) + "_" + std::to_string(graph.size());
+    layer.opName = std::string("hps.") + op;
+    layer.kind = kind;
+    layer.forwardFlopsPerSample = flops;
+    layer.memoryBytesPerSample = memory;
+    layer.parameterBytes = params;
+    layer.outputBytesPerSample = out;
+    layer.inputs = std::move(inputs);
+    graph.layers.push_back(std::move(layer));
+    return graph.size() - 1;
+  };
+  using cost::LayerKind;
+  // A convolution of `in` to `out` channels over a k x k window (depthwise:
+  // one input channel per output) producing pixels x pixels, then ReLU.
+  auto conv = [&](unsigned input, double in, double out, double k,
+                  double pixels, bool depthwise, bool relu) {
+    double outputs = out * pixels * pixels;
+    double fanIn = depthwise ? k * k : in * k * k;
+    double params = 4 * (fanIn * out + out);
+    double inBytes = 4 * in * pixels * pixels;
+    unsigned layer =
+        add("conv", LayerKind::DenseCompute, 2 * fanIn * outputs,
+            inBytes + 4 * outputs + params / 256, params, 4 * outputs, {input});
+    if (relu)
+      layer = add("relu", LayerKind::Elementwise, outputs, 8 * outputs, 0,
+                  4 * outputs, {layer});
+    return layer;
+  };
+  auto shuffle = [&](unsigned a, unsigned b, double channels, double pixels) {
+    double bytes = 4 * channels * pixels * pixels;
+    unsigned layer =
+        add("concat", LayerKind::DataMovement, 0, 2 * bytes, 0, bytes, {a, b});
+    for (const char *op : {"reshape", "transpose", "reshape"})
+      layer = add(op, LayerKind::DataMovement, 0, 2 * bytes, 0, bytes, {layer});
+    return layer;
+  };
+  double pixels = 112;
+  unsigned x = conv(0, 3, baseChannels, 3, pixels, false, true);
+  graph.layers[0].inputs.clear(); // the stem reads the model's input
+  pixels /= 2;
+  double bytes = 4 * baseChannels * pixels * pixels;
+  x = add("max_pool", LayerKind::Pooling, 9 * bytes / 4, 5 * bytes, 0, bytes,
+          {x});
+  double channels = baseChannels;
+  for (unsigned stage = 0; stage != unitsPerStage.size(); ++stage) {
+    double out = double(2 * baseChannels << stage), half = out / 2;
+    double inPixels = pixels;
+    pixels /= 2;
+    // Downsampling unit: both branches convolve the whole input.
+    unsigned left = conv(x, channels, channels, 3, pixels, true, false);
+    left = conv(left, channels, half, 1, pixels, false, true);
+    unsigned right = conv(x, channels, half, 1, inPixels, false, true);
+    right = conv(right, half, half, 3, pixels, true, false);
+    right = conv(right, half, half, 1, pixels, false, true);
+    x = shuffle(left, right, out, pixels);
+    channels = out;
+    for (unsigned unit = 1; unit < unitsPerStage[stage]; ++unit) {
+      double halfBytes = 4 * half * pixels * pixels;
+      unsigned skip = add("slice", LayerKind::DataMovement, 0, 3 * halfBytes, 0,
+                          halfBytes, {x});
+      unsigned branch = add("slice", LayerKind::DataMovement, 0, 3 * halfBytes,
+                            0, halfBytes, {x});
+      branch = conv(branch, half, half, 1, pixels, false, true);
+      branch = conv(branch, half, half, 3, pixels, true, false);
+      branch = conv(branch, half, half, 1, pixels, false, true);
+      x = shuffle(skip, branch, out, pixels);
+    }
+  }
+  x = conv(x, channels, 1024, 1, pixels, false, true);
+  x = add("global_average_pool", LayerKind::Pooling, 1024 * pixels * pixels,
+          4 * 1024 * pixels * pixels, 0, 4 * 1024, {x});
+  add("gemm", LayerKind::DenseCompute, 2 * 1024 * 1000,
+      4 * (1024 + 1000) + 4 * 1025 * 1000 / 256, 4 * 1025 * 1000, 4 * 1000,
+      {x});
   return graph;
 }
 

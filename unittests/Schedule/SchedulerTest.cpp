@@ -17,6 +17,7 @@ using heterps::testing::ctrGraph;
 using heterps::testing::logUniform;
 using heterps::testing::randomCluster;
 using heterps::testing::randomGraph;
+using heterps::testing::shuffleNetGraph;
 
 namespace {
 
@@ -111,6 +112,112 @@ TEST(Scheduler, DynamicProgrammingExactWhenCountsBind) {
           << "trial " << trial;
     }
   }
+}
+
+TEST(Scheduler, OrderedSearchWithinCountsAndItsStepBudget) {
+  // cheapest over ordered slots with few devices per class (the label-setting
+  // DP runs): the cheapest feasible placement whose stage classes are a
+  // subsequence of the slots, checked against enumeration. Under a step
+  // budget it returns a feasible placement no cheaper, or none, and never a
+  // worse one for a larger budget: it stops the same floors earlier.
+  std::mt19937_64 rng(19);
+  unsigned checked = 0, cutShort = 0;
+  for (unsigned trial = 0; trial != 150; ++trial) {
+    cluster::ClusterSpec cluster = randomCluster(rng, 3, true, 2 + rng() % 2);
+    cost::LayerGraph graph = randomGraph(rng, 3 + rng() % 5);
+    double target = randomTarget(rng, graph, cluster, 0.2, 2);
+    cost::CostModel model(graph, cluster);
+    unsigned n = graph.size(), numCls = cluster.classes.size();
+    std::vector<unsigned> slots(3 + rng() % 6);
+    for (unsigned &slot : slots)
+      slot = rng() % numCls;
+    auto followsSlots = [&](const cost::Evaluation &plan) {
+      size_t next = 0;
+      for (const cost::StagePlan &stage : plan.stages) {
+        while (next != slots.size() && slots[next] != stage.deviceClass)
+          ++next;
+        if (next == slots.size())
+          return false;
+        ++next;
+      }
+      return true;
+    };
+    double cheapest = std::numeric_limits<double>::infinity();
+    std::vector<unsigned> placement(n, 0);
+    while (true) {
+      cost::Evaluation plan = model.evaluate(placement, target);
+      if (plan.feasible && followsSlots(plan))
+        cheapest = std::min(cheapest, plan.costPerMillionSamples);
+      unsigned l = 0;
+      while (l != n && ++placement[l] == numCls)
+        placement[l++] = 0;
+      if (l == n)
+        break;
+    }
+    schedule::detail::ExactPlacementSearch search(model, target);
+    std::optional<cost::Evaluation> exact =
+        search.cheapest(slots, /*ordered=*/true);
+    ASSERT_EQ(exact.has_value(), std::isfinite(cheapest)) << "trial " << trial;
+    if (!exact)
+      continue;
+    ++checked;
+    EXPECT_TRUE(exact->feasible && followsSlots(*exact)) << "trial " << trial;
+    EXPECT_NEAR(exact->costPerMillionSamples, cheapest, 1e-9 * cheapest)
+        << "trial " << trial;
+    double previous = std::numeric_limits<double>::infinity();
+    for (double steps = 1; steps < 1e7; steps *= 4) {
+      std::optional<cost::Evaluation> bounded =
+          search.cheapest(slots, /*ordered=*/true, steps);
+      double cost = bounded ? bounded->costPerMillionSamples
+                            : std::numeric_limits<double>::infinity();
+      if (bounded) {
+        EXPECT_TRUE(bounded->feasible && followsSlots(*bounded))
+            << "trial " << trial;
+      }
+      EXPECT_GE(cost, cheapest * (1 - 1e-9)) << "trial " << trial;
+      EXPECT_LE(cost, previous) << "trial " << trial;
+      cutShort += cost > cheapest * (1 + 1e-9);
+      previous = cost;
+    }
+    EXPECT_NEAR(previous, cheapest, 1e-9 * cheapest) << "trial " << trial;
+  }
+  EXPECT_GT(checked, 40u);
+  EXPECT_GT(cutShort, 40u);
+  // Plans of many stages (CTR models on the paper preset with fewer
+  // devices, at high targets): ordered slots that repeat every class once
+  // per layer allow any placement, so the search must agree with dp's.
+  llvm::Expected<cluster::ClusterSpec> paper = cluster::loadClusterSpec(
+      std::string(HETERPS_SOURCE_DIR) + "/clusters/paper.yaml");
+  ASSERT_TRUE(!!paper) << llvm::toString(paper.takeError());
+  unsigned manyStages = 0;
+  for (unsigned trial = 0; trial != 24; ++trial) {
+    // Few devices, so that the counts bind.
+    for (cluster::DeviceClass &cls : paper->classes)
+      cls.count = 2 + rng() % 4;
+    cost::LayerGraph graph = ctrGraph(rng, 12 + rng() % 12);
+    double target = randomTarget(rng, graph, *paper, 2, 8);
+    cost::CostModel model(graph, *paper);
+    unsigned n = graph.size(), numCls = paper->classes.size();
+    std::vector<unsigned> everyClass, everySequence;
+    for (unsigned c = 0; c != numCls; ++c)
+      everyClass.push_back(c);
+    for (unsigned l = 0; l != n; ++l)
+      everySequence.insert(everySequence.end(), everyClass.begin(),
+                           everyClass.end());
+    schedule::detail::ExactPlacementSearch search(model, target);
+    std::optional<cost::Evaluation> dp =
+        search.cheapest(everyClass, /*ordered=*/false);
+    std::optional<cost::Evaluation> ordered =
+        search.cheapest(everySequence, /*ordered=*/true);
+    ASSERT_EQ(ordered.has_value(), dp.has_value()) << "trial " << trial;
+    if (!dp)
+      continue;
+    manyStages += dp->stages.size() >= 4;
+    EXPECT_NEAR(ordered->costPerMillionSamples, dp->costPerMillionSamples,
+                1e-9 * dp->costPerMillionSamples)
+        << "trial " << trial;
+  }
+  EXPECT_GT(manyStages, 3u);
 }
 
 TEST(Scheduler, LiftedWindowIsCheapestAboveTheFloor) {
@@ -398,6 +505,32 @@ TEST(Scheduler, ReinforcementWithinOnePercentOfOptimumOnDeepManyStagePlans) {
   }
   EXPECT_GE(manyStages, 2u);
   RecordProperty("worst_rl_over_dp", std::to_string(worst));
+}
+
+// Repeated branchy blocks (ShuffleNet v2: channel split, a 1x1 - depthwise
+// 3x3 - 1x1 branch, concat and channel shuffle) on the paper preset at 0.9 x
+// the reachable throughput. Many stages run at about the same throughput and
+// dp's plan (13 stages) uses every V100: rl's windows, lifting and priced
+// re-cut stopped 0.79% above it; the exact re-cut of the whole plan with the
+// counts reaches it.
+TEST(Scheduler, ReinforcementReachesOptimumOnRepeatedBranchyBlocks) {
+  llvm::Expected<cluster::ClusterSpec> paper = cluster::loadClusterSpec(
+      std::string(HETERPS_SOURCE_DIR) + "/clusters/paper.yaml");
+  ASSERT_TRUE(!!paper) << llvm::toString(paper.takeError());
+  cost::LayerGraph graph = shuffleNetGraph(24, {4, 8, 4});
+  ASSERT_FALSE(llvm::errorToBool(graph.verify()));
+  Plan ceiling = solveOrDie("dp", graph, *paper, 1e15);
+  double target = std::round(ceiling.bestReachableThroughput * 0.9 * 10) / 10;
+  StrategyOptions options;
+  options.episodes = 64;
+  Plan dp = solveOrDie("dp", graph, *paper, target);
+  Plan rl = solveOrDie("rl", graph, *paper, target, options);
+  ASSERT_TRUE(dp.feasible);
+  EXPECT_GE(dp.stages.size(), 8u);
+  ASSERT_TRUE(rl.feasible);
+  expectConsistent(rl, graph, *paper, target);
+  EXPECT_LE(rl.costPerMillionSamples, dp.costPerMillionSamples * (1 + 1e-9));
+  EXPECT_GE(rl.costPerMillionSamples, dp.costPerMillionSamples * (1 - 1e-9));
 }
 
 TEST(Scheduler, ReinforcementIsDeterministic) {
