@@ -13,6 +13,7 @@
 #include "heterps/Dialect/HPS/IR/HPSDialect.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
+#include "heterps/Dialect/HPS/Transforms/Pipelines.h"
 #include "heterps/Import/ONNXImporter.h"
 #include "heterps/Target/PlanExport.h"
 #include "heterps/Target/StageBundle.h"
@@ -77,6 +78,42 @@ private:
   }
 };
 
+/// The compile pipeline's options (--hps-compile-pipeline) from the CLI's.
+void setPipelineOptions(const CompileOptions &options, bool partition,
+                        hps::CompilePipelineOptions &pipeline) {
+  pipeline.recurrenceUnrollLimit = options.recurrenceUnrollLimit;
+  pipeline.cluster = options.cluster;
+  pipeline.strategy = options.strategy;
+  pipeline.throughput = options.throughput;
+  pipeline.seed = options.seed;
+  pipeline.episodes = options.episodes;
+  pipeline.profile = options.profile;
+  if (options.batch > 0)
+    pipeline.batch = options.batch;
+  pipeline.partition = partition;
+  pipeline.train = options.train;
+  pipeline.loss = options.loss;
+  pipeline.label = options.label;
+  pipeline.output = options.trainOutput;
+  pipeline.optimizer = options.optimizer;
+  pipeline.learningRate = options.learningRate;
+  pipeline.momentum = options.momentum;
+  pipeline.batchNorm = options.batchNorm;
+}
+
+/// The passes a compile runs, as heterps-opt takes them: the imported
+/// module (`heterps-translate --import-onnx`) through this pipeline is the
+/// module the stages are lowered from.
+void printPipeline(llvm::raw_ostream &os,
+                   const hps::CompilePipelineOptions &options) {
+  OpPassManager pipeline("builtin.module");
+  hps::buildLegalizePipeline(pipeline, options);
+  hps::buildPlanPipeline(pipeline, options);
+  os << "heterps compile: pipeline: ";
+  pipeline.printAsTextualPipeline(os);
+  os << "\n";
+}
+
 /// The steps up to a placed module: checks the options, imports, legalizes
 /// and places (then, when `partition`, autodiff with --train, partition and
 /// its verification). Null after reporting an error. `hasLayer` says whether
@@ -133,16 +170,16 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
   if (!module)
     return nullptr; // the importer reported it
 
-  PassManager legalizePM(&context);
-  hps::HPSLegalizeONNXOptions legalize;
-  legalize.strict = true;
   // Every RNN, GRU and LSTM runs as hps.recurrence by default (1.8x to 4.9x
   // faster than the unrolled steps, and compiled 1.7x to 25x faster, over
   // 16 to 512 steps), in training too, where its adjoint is one
   // hps.recurrence_grad.
-  legalize.recurrenceUnrollLimit = options.recurrenceUnrollLimit;
-  legalizePM.addPass(hps::createHPSLegalizeONNX(legalize));
-  legalizePM.addPass(hps::createHPSBoundExtents());
+  hps::CompilePipelineOptions pipeline;
+  setPipelineOptions(options, partition, pipeline);
+  if (options.printPipeline)
+    printPipeline(compilation.os, pipeline);
+  PassManager legalizePM(&context);
+  hps::buildLegalizePipeline(legalizePM, pipeline);
   if (failed(legalizePM.run(*module)))
     return nullptr; // the pass reported it
 
@@ -172,36 +209,7 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
     main->setAttr("hps.pipeline", ArrayAttr::get(&context, {}));
 
   PassManager pm(&context);
-  hps::HPSPlaceOptions place;
-  place.clusterFile = options.cluster;
-  place.strategy = options.strategy;
-  place.throughput = options.throughput;
-  place.seed = options.seed;
-  place.episodes = options.episodes;
-  place.profile = options.profile;
-  // A training bundle is placed for forward + backward work; autodiff then
-  // puts every backward op where its forward op runs.
-  place.inference = !options.train;
-  if (options.batch > 0)
-    place.batch = options.batch;
-  pm.addPass(hps::createHPSPlace(place));
-  if (partition) {
-    if (options.train) {
-      hps::HPSAutodiffOptions autodiff;
-      autodiff.loss = options.loss;
-      autodiff.label = options.label;
-      autodiff.output = options.trainOutput;
-      autodiff.optimizer = options.optimizer;
-      autodiff.learningRate = options.learningRate;
-      autodiff.momentum = options.momentum;
-      autodiff.batchNorm = options.batchNorm == "running"
-                               ? hps::BatchNormMode::Running
-                               : hps::BatchNormMode::Batch;
-      pm.addPass(hps::createHPSAutodiff(autodiff));
-    }
-    pm.addPass(hps::createHPSPartition());
-    pm.addPass(hps::createHPSVerifyPartition());
-  }
+  hps::buildPlanPipeline(pm, pipeline);
   if (hasLayer && failed(pm.run(*module)))
     return nullptr; // the failing pass reported it
   return module;

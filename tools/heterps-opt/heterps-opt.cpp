@@ -7,6 +7,7 @@
 
 #include "heterps/Dialect/HPS/IR/HPSDialect.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
+#include "heterps/Dialect/HPS/Transforms/Pipelines.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -15,6 +16,7 @@
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   heterps::hps::registerHPSPasses();
+  heterps::hps::registerHPSPipelines();
 
   mlir::DialectRegistry registry;
   registry.insert<heterps::hps::HPSDialect, mlir::func::FuncDialect>();

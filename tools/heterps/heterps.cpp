@@ -120,6 +120,11 @@ static cl::opt<bool> fuseElementwise(
     cl::desc("Run chains of elementwise ops as one generated loop each "
              "(false: one kernel per op, for comparisons)"),
     cl::sub(compileCommand));
+static cl::opt<bool> printPipeline(
+    "print-pipeline", cl::init(false),
+    cl::desc("Print the pass pipeline the compile runs, as heterps-opt "
+             "takes it (--pass-pipeline=...), to reproduce a step"),
+    cl::sub(compileCommand));
 static cl::list<std::string> inputShapes("input-shape",
                                          cl::desc("Static shape of one input"),
                                          cl::value_desc("NAME=D0xD1x..."),
@@ -474,6 +479,7 @@ int main(int argc, char **argv) {
     options.recurrenceUnrollLimit = recurrenceUnrollLimit;
     options.nativeLayouts = nativeLayouts;
     options.fuseElementwise = fuseElementwise;
+    options.printPipeline = printPipeline;
     options.inputShapes.assign(inputShapes.begin(), inputShapes.end());
     options.dims.assign(dimBindings.begin(), dimBindings.end());
     options.profile = profile;

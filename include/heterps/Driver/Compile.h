@@ -46,6 +46,9 @@ struct CompileOptions {
   double learningRate = 0.01, momentum = 0;
   /// --train: "batch" (batch statistics) or "running" (inference-mode).
   std::string batchNorm = "batch";
+  /// Print the pass pipeline (heterps-opt's textual form) to the
+  /// diagnostics stream (--print-pipeline).
+  bool printPipeline = false;
 };
 
 /// Compiles `options.model` into the bundle directory `options.output`,

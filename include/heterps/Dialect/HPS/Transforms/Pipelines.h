@@ -1,0 +1,87 @@
+//===- Pipelines.h - The compile pipeline -----------------------*- C++ -*-===//
+//
+// What `heterps compile` runs on an imported model, as named pipelines:
+// heterps-opt runs the same passes with the same options, so any step of a
+// compile can be reproduced and bisected. `heterps compile
+// --print-pipeline` prints the textual pipeline it runs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_DIALECT_HPS_TRANSFORMS_PIPELINES_H
+#define HETERPS_DIALECT_HPS_TRANSFORMS_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+#include <string>
+
+namespace heterps::hps {
+
+struct CompilePipelineOptions
+    : public mlir::PassPipelineOptions<CompilePipelineOptions> {
+  Option<int64_t> recurrenceUnrollLimit{
+      *this, "recurrence-unroll-limit",
+      llvm::cl::desc("Unroll recurrences of at most this many steps"),
+      llvm::cl::init(0)};
+  Option<std::string> cluster{*this, "cluster",
+                              llvm::cl::desc("Cluster description (YAML)")};
+  Option<std::string> strategy{*this, "strategy",
+                               llvm::cl::desc("Placement method"),
+                               llvm::cl::init("rl")};
+  Option<double> throughput{*this, "throughput",
+                            llvm::cl::desc("Target samples per second"),
+                            llvm::cl::init(0)};
+  Option<uint64_t> seed{*this, "seed", llvm::cl::desc("Placement seed"),
+                        llvm::cl::init(1)};
+  Option<int64_t> batch{*this, "batch",
+                        llvm::cl::desc("Batch the plan is costed for"),
+                        llvm::cl::init(256)};
+  Option<unsigned> episodes{*this, "episodes",
+                            llvm::cl::desc("Episodes of the rl method"),
+                            llvm::cl::init(1024)};
+  Option<std::string> profile{*this, "profile",
+                              llvm::cl::desc("Layer profile database")};
+  Option<bool> partition{
+      *this, "partition",
+      llvm::cl::desc("Partition into stages after placing (false: place "
+                     "only, as `heterps place` does)"),
+      llvm::cl::init(true)};
+  Option<bool> train{*this, "train",
+                     llvm::cl::desc("Append the loss and backward pass"),
+                     llvm::cl::init(false)};
+  Option<std::string> loss{*this, "loss",
+                           llvm::cl::desc("bce | softmax-ce | mse")};
+  Option<std::string> label{*this, "label",
+                            llvm::cl::desc("Name of the label input"),
+                            llvm::cl::init("label")};
+  Option<std::string> output{*this, "output",
+                             llvm::cl::desc("The result to train")};
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("sgd | adam | adagrad"),
+                                llvm::cl::init("adagrad")};
+  Option<double> learningRate{*this, "learning-rate",
+                              llvm::cl::desc("Learning rate"),
+                              llvm::cl::init(0.01)};
+  Option<double> momentum{*this, "momentum", llvm::cl::desc("Momentum of sgd"),
+                          llvm::cl::init(0)};
+  Option<std::string> batchNorm{
+      *this, "batch-norm",
+      llvm::cl::desc("Batch norm statistics while training: batch | running"),
+      llvm::cl::init("batch")};
+};
+
+/// --hps-legalize-onnx (strict) and --hps-bound-extents.
+void buildLegalizePipeline(mlir::OpPassManager &pm,
+                           const CompilePipelineOptions &options);
+
+/// --hps-place, then with `partition` [--hps-autodiff when training]
+/// --hps-partition and --hps-verify-partition.
+void buildPlanPipeline(mlir::OpPassManager &pm,
+                       const CompilePipelineOptions &options);
+
+/// Registers --hps-compile-pipeline (both of the above) with heterps-opt.
+void registerHPSPipelines();
+
+} // namespace heterps::hps
+
+#endif // HETERPS_DIALECT_HPS_TRANSFORMS_PIPELINES_H

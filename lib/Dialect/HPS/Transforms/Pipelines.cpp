@@ -1,0 +1,64 @@
+//===- Pipelines.cpp - The compile pipeline -------------------------------===//
+
+#include "heterps/Dialect/HPS/Transforms/Pipelines.h"
+#include "heterps/Dialect/HPS/Transforms/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+
+using namespace mlir;
+
+namespace heterps::hps {
+
+void buildLegalizePipeline(OpPassManager &pm,
+                           const CompilePipelineOptions &options) {
+  HPSLegalizeONNXOptions legalize;
+  legalize.strict = true;
+  legalize.recurrenceUnrollLimit = options.recurrenceUnrollLimit;
+  pm.addPass(createHPSLegalizeONNX(legalize));
+  pm.addPass(createHPSBoundExtents());
+}
+
+void buildPlanPipeline(OpPassManager &pm,
+                       const CompilePipelineOptions &options) {
+  HPSPlaceOptions place;
+  place.clusterFile = options.cluster;
+  place.strategy = options.strategy;
+  place.throughput = options.throughput;
+  place.seed = options.seed;
+  place.episodes = options.episodes;
+  place.profile = options.profile;
+  place.batch = options.batch;
+  // A training bundle is placed for forward + backward work; autodiff then
+  // puts every backward op where its forward op runs.
+  place.inference = !options.train;
+  pm.addPass(createHPSPlace(place));
+  if (!options.partition)
+    return;
+  if (options.train) {
+    HPSAutodiffOptions autodiff;
+    autodiff.loss = options.loss;
+    autodiff.label = options.label;
+    autodiff.output = options.output;
+    autodiff.optimizer = options.optimizer;
+    autodiff.learningRate = options.learningRate;
+    autodiff.momentum = options.momentum;
+    autodiff.batchNorm = options.batchNorm == "running" ? BatchNormMode::Running
+                                                        : BatchNormMode::Batch;
+    pm.addPass(createHPSAutodiff(autodiff));
+  }
+  pm.addPass(createHPSPartition());
+  pm.addPass(createHPSVerifyPartition());
+}
+
+void registerHPSPipelines() {
+  PassPipelineRegistration<CompilePipelineOptions>(
+      "hps-compile-pipeline",
+      "What `heterps compile` runs on an imported model: legalize, bound "
+      "extents, place, [autodiff,] partition and verify",
+      [](OpPassManager &pm, const CompilePipelineOptions &options) {
+        buildLegalizePipeline(pm, options);
+        buildPlanPipeline(pm, options);
+      });
+}
+
+} // namespace heterps::hps
