@@ -1,0 +1,460 @@
+//===- BundleWriter.cpp - Partitioned module -> bundle --------------------===//
+//
+// Writes a bundle: each stage's program (StageEmitter.cpp), the manifest
+// that tells the runtime how stages, channels, inputs and outputs connect,
+// the training section, and weights.bin; installed in one rename so that a
+// failure leaves nothing half-written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelCalls.h"
+#include "StageEmitter.h"
+#include "heterps/Dialect/HPS/IR/HPSOps.h"
+#include "heterps/Target/PlanExport.h"
+#include "heterps/Target/StageBundle.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/Path.h"
+
+using namespace mlir;
+using namespace heterps;
+using namespace heterps::hps;
+using namespace heterps::target;
+
+namespace {
+
+/// Entries of the manifest for a list of channels.
+llvm::json::Array channelList(ArrayRef<std::string> names) {
+  llvm::json::Array list;
+  for (const std::string &name : names)
+    list.push_back(name);
+  return list;
+}
+
+llvm::json::Array shapeJSON(ArrayRef<int64_t> shape) {
+  llvm::json::Array list;
+  for (int64_t extent : shape)
+    list.push_back(extent);
+  return list;
+}
+
+struct ChannelEntry {
+  std::string dtype;
+  SmallVector<int64_t> shape;
+  int64_t from = -1, to = -1; // stage index; -1 is the caller
+};
+
+/// Writes `files` into `directory` through a temporary sibling directory
+/// renamed at the end, so a failure leaves no partial bundle behind.
+LogicalResult writeFiles(Location loc, StringRef directory,
+                         ArrayRef<std::pair<std::string, std::string>> files) {
+  SmallString<256> staging(directory);
+  staging += ".partial";
+  (void)llvm::sys::fs::remove_directories(staging);
+  if (std::error_code ec = llvm::sys::fs::create_directories(staging))
+    return emitError(loc) << "cannot create '" << staging
+                          << "': " << ec.message();
+  for (const auto &[name, contents] : files) {
+    SmallString<256> path(staging);
+    llvm::sys::path::append(path, name);
+    std::error_code ec;
+    llvm::raw_fd_ostream os(path, ec);
+    if (!ec) {
+      os << contents;
+      os.close();
+      if (os.has_error())
+        ec = os.error();
+    }
+    if (ec) {
+      (void)llvm::sys::fs::remove_directories(staging);
+      return emitError(loc)
+             << "cannot write '" << path << "': " << ec.message();
+    }
+  }
+  std::string error;
+  if (!heterps::target::installBundleDirectory(staging, directory, error))
+    return emitError(loc) << error;
+  return success();
+}
+
+/// The manifest's "training" section: what autodiff recorded, the
+/// parameters the server trains (initial values appended to the weights)
+/// and its sparse tables.
+FailureOr<llvm::json::Object> trainingSection(ModuleOp module,
+                                              DictionaryAttr training,
+                                              TrainedState &trained,
+                                              WeightsFile &weights) {
+  auto text = [&](StringRef key) -> std::string {
+    auto value = training.getAs<StringAttr>(key);
+    return value ? value.getValue().str() : std::string();
+  };
+  auto number = [&](StringRef key, double fallback) {
+    auto value = training.getAs<FloatAttr>(key);
+    return value ? value.getValueAsDouble() : fallback;
+  };
+  for (StringRef key : {"loss", "label", "prediction", "optimizer"})
+    if (text(key).empty())
+      return emitError(module.getLoc())
+             << "hps.training has no '" << key << "' string";
+  llvm::json::Array parameters;
+  for (auto &[name, weight] : trained.parameters) {
+    FailureOr<std::string> data = bytesOf(weight.getValue());
+    if (failed(data))
+      return weight.emitError() << "parameter data is not dense";
+    llvm::json::Object parameter{
+        {"name", name},
+        {"dtype", "f32"},
+        {"shape", shapeJSON(weight.getType().getShape())},
+        {"offset", static_cast<int64_t>(weights.add(*data))},
+    };
+    // Parameters the server changes other than by the optimizer (batch
+    // norm's running statistics and training flag); absent means
+    // "optimizer".
+    if (auto update = weight->getAttrOfType<StringAttr>("hps.update")) {
+      StringRef kind = update.getValue();
+      if (kind != "moving-average" && kind != "training-flag")
+        return weight.emitError()
+               << "parameter '" << name << "' has hps.update \"" << kind
+               << "\"; expected \"moving-average\" or \"training-flag\"";
+      parameter["update"] = kind;
+      if (kind == "moving-average") {
+        auto momentum = weight->getAttrOfType<FloatAttr>("hps.momentum");
+        if (!momentum)
+          return weight.emitError() << "moving-average parameter '" << name
+                                    << "' has no hps.momentum";
+        parameter["momentum"] = momentum.getValueAsDouble();
+      }
+    }
+    parameters.push_back(std::move(parameter));
+  }
+  llvm::json::Array tableList;
+  for (auto &[name, shape] : trained.tables)
+    tableList.push_back(llvm::json::Object{
+        {"name", name}, {"rows", shape.first}, {"dim", shape.second}});
+  return llvm::json::Object{
+      {"loss", text("loss")},
+      {"label", text("label")},
+      {"prediction", text("prediction")},
+      {"loss_output", "loss"},
+      {"optimizer",
+       llvm::json::Object{
+           {"kind", text("optimizer")},
+           {"learning_rate", number("learning_rate", 0.01)},
+           {"momentum", number("momentum", 0)},
+           {"beta1", number("beta1", 0.9)},
+           {"beta2", number("beta2", 0.999)},
+           {"epsilon", number("epsilon", 1e-8)},
+           {"initial_accumulator", number("initial_accumulator", 0.1)}}},
+      {"parameters", std::move(parameters)},
+      {"tables", std::move(tableList)},
+  };
+}
+
+} // namespace
+
+bool heterps::target::installBundleDirectory(StringRef staging,
+                                             StringRef directory,
+                                             std::string &error) {
+  auto fail = [&](const Twine &message) {
+    (void)llvm::sys::fs::remove_directories(staging);
+    error = message.str();
+    return false;
+  };
+  if (llvm::sys::fs::exists(directory)) {
+    // Only an earlier bundle or an empty directory is replaced, never
+    // anything else.
+    SmallString<256> manifest(directory);
+    llvm::sys::path::append(manifest, "manifest.json");
+    std::error_code ec;
+    llvm::sys::fs::directory_iterator it(directory, ec), end;
+    bool empty = llvm::sys::fs::is_directory(directory) && !ec && it == end;
+    if (!empty && !llvm::sys::fs::exists(manifest))
+      return fail("'" + directory +
+                  "' exists and is not a bundle; not overwriting it");
+    (void)llvm::sys::fs::remove_directories(directory);
+  }
+  if (std::error_code ec = llvm::sys::fs::rename(staging, directory))
+    return fail("cannot create '" + directory + "': " + ec.message());
+  return true;
+}
+
+LogicalResult
+heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
+                                  const StageBundleOptions &options) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  auto pipeline =
+      main ? main->getAttrOfType<ArrayAttr>("hps.pipeline") : ArrayAttr();
+  if (!pipeline)
+    return emitError(module.getLoc())
+           << "--hps-to-stages needs a partitioned module (run "
+              "--hps-place and --hps-partition first)";
+
+  WeightsFile weights;
+  llvm::StringMap<TableEntry> tables;
+  auto training = module->getAttrOfType<DictionaryAttr>("hps.training");
+  TrainedState trainedState;
+  TrainedState *trained = training ? &trainedState : nullptr;
+  llvm::MapVector<StringRef, ChannelEntry> channels;
+  llvm::json::Array stageList;
+  std::vector<std::pair<std::string, std::string>> files;
+  auto channelType = [&](Value value, StringRef name) -> ChannelEntry & {
+    ChannelEntry &entry = channels[name];
+    auto type = cast<RankedTensorType>(value.getType());
+    entry.dtype = dtypeName(type.getElementType());
+    entry.shape.assign(type.getShape().begin(), type.getShape().end());
+    return entry;
+  };
+
+  for (auto [index, symbol] : llvm::enumerate(pipeline)) {
+    auto func = module.lookupSymbol<func::FuncOp>(
+        cast<FlatSymbolRefAttr>(symbol).getValue());
+    if (!func)
+      return main.emitError() << "pipeline stage " << symbol << " is missing";
+    auto device = func->getAttrOfType<DeviceAttr>("hps.device");
+    if (!device)
+      return func.emitError() << "stage has no hps.device";
+    int64_t replicas = 1;
+    if (auto attr = func->getAttrOfType<IntegerAttr>("hps.replicas"))
+      replicas = attr.getInt();
+    StringRef deviceName = device.getName();
+    bool gpu = deviceName.starts_with("gpu");
+
+    FailureOr<StageProgram> program =
+        emitStageProgram(func, gpu, options, weights, tables, trained);
+    if (failed(program))
+      return failure();
+    for (Operation &op : func.getBody().front()) {
+      if (auto recv = dyn_cast<RecvOp>(op))
+        channelType(recv.getValue(), recv.getChannel()).to = index;
+      if (auto send = dyn_cast<SendOp>(op))
+        channelType(send.getValue(), send.getChannel()).from = index;
+    }
+
+    std::string stageName = func.getSymName().str();
+    std::string sourceName = stageName + (gpu ? ".cu" : ".cpp");
+    files.emplace_back(sourceName, std::move(program->text));
+
+    llvm::json::Array stageTables;
+    for (const std::string &table : program->tableNames)
+      stageTables.push_back(table);
+    stageList.push_back(llvm::json::Object{
+        {"index", static_cast<int64_t>(index)},
+        {"name", stageName},
+        {"device", deviceName},
+        {"kind", gpu ? "gpu" : "cpu"},
+        {"replicas", replicas},
+        {"source", sourceName},
+        // Built by `heterps compile`: a GPU stage also builds for the CPU.
+        {"libraries", gpu ? llvm::json::Object{{"gpu", stageName + ".gpu.so"},
+                                               {"cpu", stageName + ".cpu.so"}}
+                          : llvm::json::Object{{"cpu", stageName + ".so"}}},
+        {"inputs", channelList(program->inputChannels)},
+        {"outputs", channelList(program->outputChannels)},
+        {"tables", std::move(stageTables)},
+        {"kernels", static_cast<int64_t>(program->kernelCount)},
+        {"peak_memory_bytes", static_cast<int64_t>(program->arenaBytes)},
+        {"weights",
+         llvm::json::Object{
+             {"offset", static_cast<int64_t>(program->weightsBegin)},
+             {"bytes", static_cast<int64_t>(program->weightsEnd -
+                                            program->weightsBegin)}}},
+    });
+  }
+
+  // Tables the parameter server serves: their initial values follow the
+  // stages' weights.
+  llvm::json::Array tableList;
+  for (auto &entry : tables) {
+    WeightOp source;
+    module.walk([&](WeightOp weight) {
+      if (weight.getName() == entry.getKey())
+        source = weight;
+    });
+    if (!source)
+      return emitError(module.getLoc())
+             << "no initial value for parameter-server table '"
+             << entry.getKey() << "'";
+    FailureOr<std::string> data = bytesOf(source.getValue());
+    if (failed(data))
+      return source.emitError() << "table data is not dense";
+    entry.getValue().offset = weights.add(*data);
+    tableList.push_back(llvm::json::Object{
+        {"name", entry.getKey()},
+        {"dtype", entry.getValue().dtype},
+        {"shape", shapeJSON(entry.getValue().shape)},
+        {"offset", static_cast<int64_t>(entry.getValue().offset)},
+    });
+  }
+
+  // The caller's side: @main sends inputs and receives outputs; a constant
+  // output travels in the weights file.
+  llvm::json::Array inputs, outputs;
+  Block &body = main.getBody().front();
+  auto nameOf = [&](DictionaryAttr attrs, StringRef fallback) {
+    if (attrs)
+      if (auto name = attrs.getAs<StringAttr>("hps.name"))
+        return name.getValue().str();
+    return fallback.str();
+  };
+  for (auto [i, arg] : llvm::enumerate(main.getArguments())) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || !type.hasStaticShape())
+      return main.emitError() << "input #" << i << " has type " << arg.getType()
+                              << "; bind symbolic dims with --batch or "
+                                 "--input-shape";
+    llvm::json::Array sendsTo;
+    for (Operation *user : arg.getUsers())
+      if (auto send = dyn_cast<SendOp>(user)) {
+        sendsTo.push_back(send.getChannel());
+        channelType(arg, send.getChannel()).from = -1;
+      }
+    DictionaryAttr attrs = main.getArgAttrDict(i);
+    inputs.push_back(llvm::json::Object{
+        {"name", nameOf(attrs, ("input_" + Twine(i)).str())},
+        {"dtype", dtypeName(type.getElementType())},
+        {"shape", shapeJSON(type.getShape())},
+        {"batched", attrs && attrs.get("hps.batched") != nullptr},
+        {"channels", std::move(sendsTo)},
+    });
+  }
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape())
+      return main.emitError() << "output #" << i << " has type "
+                              << value.getType() << "; it must be static";
+    DictionaryAttr attrs = main.getResultAttrDict(i);
+    llvm::json::Object output{
+        {"name", nameOf(attrs, ("output_" + Twine(i)).str())},
+        {"dtype", dtypeName(type.getElementType())},
+        {"shape", shapeJSON(type.getShape())},
+        {"batched", attrs && attrs.get("hps.batched") != nullptr},
+    };
+    // A data-dependent extent (--hps-bound-extents): the runtime trims the
+    // output to the count another output holds, and hides that one.
+    if (attrs)
+      if (auto axis = attrs.getAs<IntegerAttr>("hps.extent_axis"))
+        output["extent"] = llvm::json::Object{
+            {"axis", axis.getInt()},
+            {"output", attrs.getAs<IntegerAttr>("hps.extent_output").getInt()}};
+    if (attrs && attrs.get("hps.extent_count"))
+      output["hidden"] = true;
+    if (auto recv = value.getDefiningOp<RecvOp>()) {
+      output["channel"] = recv.getChannel();
+    } else if (auto arg = dyn_cast<BlockArgument>(value)) {
+      output["input"] = static_cast<int64_t>(arg.getArgNumber());
+    } else if (Operation *producer = value.getDefiningOp();
+               producer && isa<ConstantOp, WeightOp>(producer)) {
+      ElementsAttr data = isa<ConstantOp>(producer)
+                              ? cast<ConstantOp>(producer).getValue()
+                              : cast<WeightOp>(producer).getValue();
+      FailureOr<std::string> bytes = bytesOf(data);
+      if (failed(bytes))
+        return producer->emitError() << "output data is not dense";
+      output["constant_offset"] = static_cast<int64_t>(weights.add(*bytes));
+    } else {
+      return main.emitError() << "output #" << i
+                              << " is neither received from a stage nor "
+                                 "constant";
+    }
+    outputs.push_back(std::move(output));
+  }
+
+  llvm::json::Array channelArray;
+  for (auto &[name, entry] : channels)
+    channelArray.push_back(llvm::json::Object{
+        {"name", name},
+        {"dtype", entry.dtype},
+        {"shape", shapeJSON(entry.shape)},
+        {"from", entry.from},
+        {"to", entry.to},
+    });
+
+  llvm::json::Object manifest{
+      {"format", "heterps-bundle"},
+      {"version", 1},
+      {"inputs", std::move(inputs)},
+      {"outputs", std::move(outputs)},
+      {"channels", std::move(channelArray)},
+      {"stages", std::move(stageList)},
+      {"tables", std::move(tableList)},
+      {"weights", llvm::json::Object{{"file", "weights.bin"},
+                                     {"bytes", static_cast<int64_t>(
+                                                   weights.data.size())}}},
+  };
+  if (auto batch = main->getAttrOfType<IntegerAttr>("hps.batch"))
+    manifest["batch"] = batch.getInt();
+  if (trained) {
+    FailureOr<llvm::json::Object> section =
+        trainingSection(module, training, trainedState, weights);
+    if (failed(section))
+      return failure();
+    manifest["training"] = std::move(*section);
+    manifest["weights"] = llvm::json::Object{
+        {"file", "weights.bin"},
+        {"bytes", static_cast<int64_t>(weights.data.size())}};
+  }
+  if (auto graph = main->getAttrOfType<StringAttr>("hps.graph_name"))
+    manifest["model"] = graph.getValue();
+  if (module->hasAttr("hps.plan")) {
+    // The placement plan as --hps-to-plan prints it: the runtime and the
+    // tools that resize jobs read the plan from the bundle.
+    FailureOr<llvm::json::Value> plan = planJSON(module);
+    if (failed(plan))
+      return failure();
+    manifest["plan"] = std::move(*plan);
+  }
+
+  std::string manifestText;
+  llvm::raw_string_ostream manifestOS(manifestText);
+  manifestOS << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
+             << "\n";
+  files.emplace_back("weights.bin", std::move(weights.data));
+  files.emplace_back("manifest.json", std::move(manifestText));
+  return writeFiles(module.getLoc(), directory, files);
+}
+
+void heterps::target::registerStageBundleTranslation() {
+  static llvm::cl::opt<std::string> bundleDirectory(
+      "bundle-dir",
+      llvm::cl::desc("--hps-to-stages: the bundle directory to write"),
+      llvm::cl::init(""));
+  static llvm::cl::opt<bool> nativeLayouts(
+      "stage-native-layouts",
+      llvm::cl::desc("--hps-to-stages: keep CPU stages' conv chains in the "
+                     "native blocked layout (false: plain NCHW everywhere)"),
+      llvm::cl::init(true));
+  static llvm::cl::opt<bool> fuseElementwise(
+      "stage-fuse-elementwise",
+      llvm::cl::desc("--hps-to-stages: run chains of elementwise ops as one "
+                     "generated loop (false: one kernel per op)"),
+      llvm::cl::init(true));
+  TranslateFromMLIRRegistration registration(
+      "hps-to-stages",
+      "Lower a partitioned module to a bundle of stage programs (-o names "
+      "the bundle directory)",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        // heterps-translate turns `-o DIR` into --bundle-dir; the stream
+        // gets nothing.
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("--hps-to-stages expects a module");
+        if (bundleDirectory.empty())
+          return op->emitError("--hps-to-stages needs -o DIR");
+        StageBundleOptions options;
+        options.nativeLayouts = nativeLayouts;
+        options.fuseElementwise = fuseElementwise;
+        return writeStageBundle(module, bundleDirectory, options);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<HPSDialect, func::FuncDialect>();
+      });
+}
