@@ -225,7 +225,7 @@ heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
     if (auto attr = func->getAttrOfType<IntegerAttr>("hps.replicas"))
       replicas = attr.getInt();
     StringRef deviceName = device.getName();
-    bool gpu = deviceName.starts_with("gpu");
+    bool gpu = device.getKind() == DeviceKind::GPU;
 
     FailureOr<StageProgram> program =
         emitStageProgram(func, gpu, options, weights, tables, trained);

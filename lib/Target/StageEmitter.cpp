@@ -35,9 +35,6 @@ using namespace heterps::target;
 
 namespace {
 
-/// The runtime's kNativeChannelMultiple (Types.h): channel counts a native
-/// layout holds without padding.
-constexpr int64_t kNativeChannelMultiple = 16;
 
 //===----------------------------------------------------------------------===//
 // Types and constants
@@ -801,7 +798,7 @@ void StageEmitter::assignLayouts() {
   auto eligible = [&](Value root, Held held) {
     const TensorInfo &entry = info(root);
     if (entry.shape.size() < 3 || entry.shape.size() > 5 ||
-        (held == Held::Blocked && entry.shape[1] % kNativeChannelMultiple != 0))
+        (held == Held::Blocked && entry.shape[1] % hpsrt::kNativeChannelMultiple != 0))
       return false;
     // Stage outputs leave plain (and are written in place).
     return llvm::none_of(readers.lookup(root), [](Operation *reader) {

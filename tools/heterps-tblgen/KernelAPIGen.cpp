@@ -6,7 +6,9 @@
 //   runtime's parameter structs have the fields of the struct attributes, in
 //   order;
 // - -gen-kernel-calls: for the compiler, each op's constructor arguments as
-//   C++ literals and its run() arguments, in the same order.
+//   C++ literals and its run() arguments, in the same order;
+// - -gen-kernel-constants: the constants the two share, for the compiler
+//   (-gen-kernel-api checks the runtime's values).
 // A change to a signature is made in HPSRTOps.td and reaches both sides.
 //
 //===----------------------------------------------------------------------===//
@@ -238,6 +240,14 @@ bool emitKernelAPI(const RecordKeeper &records, llvm::raw_ostream &os) {
     }
     os << "  HPS_RT_KERNEL_BOILERPLATE(" << cls << ")\n};\n";
   }
+  // Shared constants have the values the compiler assumes.
+  os << "\n";
+  for (const Record *def :
+       records.getAllDerivedDefinitions("HPSRT_SharedConstant"))
+    os << llvm::formatv("static_assert({0} == {1},\n              \"{0}: "
+                        "as HPSRTAttrs.td says\");\n",
+                        def->getValueAsString("name"),
+                        def->getValueAsString("value"));
   // The parameter structs have the struct attributes' fields, in order.
   for (const Record *def : records.getAllDerivedDefinitions("HPSRT_Struct")) {
     std::string name = def->getValueAsString("structName").str();
@@ -361,6 +371,21 @@ bool emitKernelCalls(const RecordKeeper &records, llvm::raw_ostream &os) {
   return false;
 }
 
+/// The shared constants, for the compiler.
+bool emitKernelConstants(const RecordKeeper &records, llvm::raw_ostream &os) {
+  llvm::emitSourceFileHeader("Constants the compiler shares with the runtime",
+                             os);
+  for (const Record *def :
+       records.getAllDerivedDefinitions("HPSRT_SharedConstant"))
+    os << "constexpr " << def->getValueAsString("type") << " "
+       << def->getValueAsString("name") << " = "
+       << def->getValueAsString("value") << ";\n";
+  return false;
+}
+
+mlir::GenRegistration kernelConstants(
+    "gen-kernel-constants", "Constants the compiler shares with the runtime",
+    emitKernelConstants);
 mlir::GenRegistration kernelAPI("gen-kernel-api",
                                 "The runtime's kernel class declarations",
                                 emitKernelAPI);

@@ -54,3 +54,7 @@ DeviceAttr::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
                        << "' must start with 'cpu' or 'gpu'";
   return success();
 }
+
+DeviceKind DeviceAttr::getKind() const {
+  return getName().starts_with("gpu") ? DeviceKind::GPU : DeviceKind::CPU;
+}

@@ -12,6 +12,14 @@ class HPS_Attr<string name, string attrMnemonic, list<Trait> traits = []>
   let mnemonic = attrMnemonic;
 }
 
+def HPS_DeviceKind : I32EnumAttr<"DeviceKind", "kind of a device class", [
+    I32EnumAttrCase<"CPU", 0, "cpu">,
+    I32EnumAttrCase<"GPU", 1, "gpu">
+  ]> {
+  let cppNamespace = "::heterps::hps";
+  let genSpecializedAttr = 0;
+}
+
 def HPS_DeviceAttr : HPS_Attr<"Device", "device"> {
   let summary = "A device class of the cluster, such as cpu.xeon or gpu.v100";
   let description = [{
@@ -22,6 +30,11 @@ def HPS_DeviceAttr : HPS_Attr<"Device", "device"> {
   let parameters = (ins StringRefParameter<"device class name">:$name);
   let assemblyFormat = "`<` $name `>`";
   let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// What the class is, from its name's `kind.` prefix (the verifier
+    /// holds one): lowering picks CPU or GPU programs by it.
+    ::heterps::hps::DeviceKind getKind() const;
+  }];
 }
 
 def HPS_ReduceKind : I32EnumAttr<"ReduceKind", "reduction kind", [

@@ -311,4 +311,23 @@ class HPSRT_Defaulted<HPSRT_Struct base> : HPSRT_Param<base, base.runtimeType> {
   string runtimeDefault = "{}";
 }
 
+//===----------------------------------------------------------------------===//
+// Constants the compiler and the runtime share
+//===----------------------------------------------------------------------===//
+
+/// The runtime defines it (heterps/Runtime/Types.h) and KernelClasses.inc
+/// checks its value; the compiler reads `heterps::hpsrt::<name>`
+/// (HPSRTConstants.h.inc).
+class HPSRT_SharedConstant<string constantName, string constantType,
+                           string constantValue> {
+  string name = constantName;
+  string type = constantType;
+  string value = constantValue;
+}
+
+/// Channel counts the native (channel-blocked) layout holds without
+/// padding: a tensor with such a count has the bytes of a plain one.
+def HPSRT_NativeChannelMultiple
+    : HPSRT_SharedConstant<"kNativeChannelMultiple", "int64_t", "16">;
+
 #endif // HETERPS_DIALECT_HPSRT_IR_HPSRTATTRS_TD

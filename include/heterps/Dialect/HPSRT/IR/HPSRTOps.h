@@ -14,6 +14,10 @@
 
 #include "heterps/Dialect/HPSRT/IR/HPSRTEnums.h.inc"
 
+namespace heterps::hpsrt {
+#include "heterps/Dialect/HPSRT/IR/HPSRTConstants.h.inc"
+} // namespace heterps::hpsrt
+
 #define GET_ATTRDEF_CLASSES
 #include "heterps/Dialect/HPSRT/IR/HPSRTAttrs.h.inc"
 
