@@ -186,9 +186,12 @@ bool heterps::target::installBundleDirectory(StringRef staging,
   return true;
 }
 
-LogicalResult
-heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
-                                  const StageBundleOptions &options) {
+namespace {
+
+/// The stage functions of a partitioned module in pipeline order, each
+/// with its device class.
+FailureOr<SmallVector<std::pair<func::FuncOp, DeviceAttr>>>
+pipelineStages(ModuleOp module) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   auto pipeline =
       main ? main->getAttrOfType<ArrayAttr>("hps.pipeline") : ArrayAttr();
@@ -196,6 +199,54 @@ heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
     return emitError(module.getLoc())
            << "--hps-to-stages needs a partitioned module (run "
               "--hps-place and --hps-partition first)";
+  SmallVector<std::pair<func::FuncOp, DeviceAttr>> stages;
+  for (Attribute symbol : pipeline) {
+    auto func = module.lookupSymbol<func::FuncOp>(
+        cast<FlatSymbolRefAttr>(symbol).getValue());
+    if (!func)
+      return main.emitError() << "pipeline stage " << symbol << " is missing";
+    auto device = func->getAttrOfType<DeviceAttr>("hps.device");
+    if (!device)
+      return func.emitError() << "stage has no hps.device";
+    stages.push_back({func, device});
+  }
+  return stages;
+}
+
+} // namespace
+
+LogicalResult
+heterps::target::printStagePrograms(ModuleOp module, raw_ostream &os,
+                                    const StageBundleOptions &options) {
+  FailureOr<SmallVector<std::pair<func::FuncOp, DeviceAttr>>> stages =
+      pipelineStages(module);
+  if (failed(stages))
+    return failure();
+  WeightsFile weights;
+  llvm::StringMap<TableEntry> tables;
+  TrainedState trained;
+  bool training = module->hasAttr("hps.training");
+  for (auto [func, device] : *stages) {
+    bool gpu = device.getKind() == DeviceKind::GPU;
+    FailureOr<StageProgram> program = emitStageProgram(
+        func, gpu, options, weights, tables, training ? &trained : nullptr);
+    if (failed(program))
+      return failure();
+    os << "// ----- " << func.getSymName() << (gpu ? ".cu" : ".cpp")
+       << " -----\n"
+       << program->text;
+  }
+  return success();
+}
+
+LogicalResult
+heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
+                                  const StageBundleOptions &options) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  FailureOr<SmallVector<std::pair<func::FuncOp, DeviceAttr>>> stages =
+      pipelineStages(module);
+  if (failed(stages))
+    return failure();
 
   WeightsFile weights;
   llvm::StringMap<TableEntry> tables;
@@ -213,14 +264,8 @@ heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
     return entry;
   };
 
-  for (auto [index, symbol] : llvm::enumerate(pipeline)) {
-    auto func = module.lookupSymbol<func::FuncOp>(
-        cast<FlatSymbolRefAttr>(symbol).getValue());
-    if (!func)
-      return main.emitError() << "pipeline stage " << symbol << " is missing";
-    auto device = func->getAttrOfType<DeviceAttr>("hps.device");
-    if (!device)
-      return func.emitError() << "stage has no hps.device";
+  for (auto [index, stage] : llvm::enumerate(*stages)) {
+    auto [func, device] = stage;
     int64_t replicas = 1;
     if (auto attr = func->getAttrOfType<IntegerAttr>("hps.replicas"))
       replicas = attr.getInt();
@@ -453,6 +498,22 @@ void heterps::target::registerStageBundleTranslation() {
         options.nativeLayouts = nativeLayouts;
         options.fuseElementwise = fuseElementwise;
         return writeStageBundle(module, bundleDirectory, options);
+      },
+      [](DialectRegistry &registry) {
+        registry.insert<HPSDialect, func::FuncDialect>();
+      });
+  TranslateFromMLIRRegistration programs(
+      "hps-to-stage-programs",
+      "Print the C++ program of every stage of a partitioned module, in "
+      "pipeline order (what --hps-to-stages writes as stage_K.cpp / .cu)",
+      [](Operation *op, raw_ostream &os) -> LogicalResult {
+        auto module = dyn_cast<ModuleOp>(op);
+        if (!module)
+          return op->emitError("--hps-to-stage-programs expects a module");
+        StageBundleOptions options;
+        options.nativeLayouts = nativeLayouts;
+        options.fuseElementwise = fuseElementwise;
+        return printStagePrograms(module, os, options);
       },
       [](DialectRegistry &registry) {
         registry.insert<HPSDialect, func::FuncDialect>();

@@ -34,13 +34,21 @@ mlir::LogicalResult writeStageBundle(mlir::ModuleOp module,
                                      llvm::StringRef directory,
                                      const StageBundleOptions &options = {});
 
+/// Prints the program of every stage of `module` (after --hps-partition) to
+/// `os` in pipeline order, each after a `// ----- stage_K.cpp -----` line:
+/// the text writeStageBundle writes as stage_K.cpp or stage_K.cu.
+mlir::LogicalResult printStagePrograms(mlir::ModuleOp module,
+                                       llvm::raw_ostream &os,
+                                       const StageBundleOptions &options = {});
+
 /// Moves a finished bundle from `staging` to `directory`, replacing an
 /// earlier bundle or an empty directory there and nothing else. On failure
 /// `staging` is removed and `error` says why.
 bool installBundleDirectory(llvm::StringRef staging, llvm::StringRef directory,
                             std::string &error);
 
-/// Registers --hps-to-stages (the output file names the bundle directory).
+/// Registers --hps-to-stages (the output file names the bundle directory)
+/// and --hps-to-stage-programs (the programs to the output stream).
 void registerStageBundleTranslation();
 
 } // namespace heterps::target

@@ -1,5 +1,4 @@
-// RUN: rm -rf %t && heterps-translate --hps-to-stages %s -o %t
-// RUN: FileCheck %s --input-file %t/stage_0.cpp
+// RUN: heterps-translate --hps-to-stage-programs %s | FileCheck %s
 
 // The construction and the run of each kernel class with a data-dependent
 // extent, with every argument spelled out (a change of argument order shows

@@ -1,5 +1,4 @@
-// RUN: rm -rf %t && heterps-translate --hps-to-stages %s -o %t --stage-fuse-elementwise=false
-// RUN: FileCheck %s --input-file %t/stage_0.cpp
+// RUN: heterps-translate --hps-to-stage-programs --stage-fuse-elementwise=false %s | FileCheck %s
 
 // The construction and the run of each compute kernel class, with every
 // argument spelled out (a change of argument order shows here): MatMul,
