@@ -100,10 +100,6 @@ FailureOr<llvm::json::Object> trainingSection(ModuleOp module,
     auto value = training.getAs<FloatAttr>(key);
     return value ? value.getValueAsDouble() : fallback;
   };
-  for (StringRef key : {"loss", "label", "prediction", "optimizer"})
-    if (text(key).empty())
-      return emitError(module.getLoc())
-             << "hps.training has no '" << key << "' string";
   llvm::json::Array parameters;
   for (auto &[name, weight] : trained.parameters) {
     FailureOr<std::string> data = bytesOf(weight.getValue());
@@ -117,21 +113,11 @@ FailureOr<llvm::json::Object> trainingSection(ModuleOp module,
     };
     // Parameters the server changes other than by the optimizer (batch
     // norm's running statistics and training flag); absent means
-    // "optimizer".
+    // "optimizer". The dialect verified both attributes.
     if (auto update = weight->getAttrOfType<StringAttr>("hps.update")) {
-      StringRef kind = update.getValue();
-      if (kind != "moving-average" && kind != "training-flag")
-        return weight.emitError()
-               << "parameter '" << name << "' has hps.update \"" << kind
-               << "\"; expected \"moving-average\" or \"training-flag\"";
-      parameter["update"] = kind;
-      if (kind == "moving-average") {
-        auto momentum = weight->getAttrOfType<FloatAttr>("hps.momentum");
-        if (!momentum)
-          return weight.emitError() << "moving-average parameter '" << name
-                                    << "' has no hps.momentum";
+      parameter["update"] = update.getValue();
+      if (auto momentum = weight->getAttrOfType<FloatAttr>("hps.momentum"))
         parameter["momentum"] = momentum.getValueAsDouble();
-      }
     }
     parameters.push_back(std::move(parameter));
   }

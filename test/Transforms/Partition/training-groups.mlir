@@ -5,7 +5,7 @@
 // Partition groups the backward ops by device where their operands allow:
 // two forward stages, the loss stage, one backward stage on the GPU (the
 // plan's 3 stages plus 1, not one stage per device change).
-module attributes {hps.training = {loss = "bce"}, hps.plan = {stages = [
+module attributes {hps.training = {label = "label", loss = "bce", optimizer = "sgd", prediction = "p"}, hps.plan = {stages = [
     {device = #hps.device<"cpu.xeon">, replicas = 1 : i64},
     {device = #hps.device<"gpu.v100">, replicas = 2 : i64},
     {device = #hps.device<"cpu.xeon">, replicas = 1 : i64}]}} {

@@ -25,7 +25,7 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-func.func @stage_0() attributes {hps.device = #hps.device<"cpu.xeon">, hps.replicas = 0 : i64} {
+func.func @stage_0() attributes {hps.device = #hps.device<"cpu.xeon">} {
   // expected-error @+1 {{channel 'in' receives a different type than is sent}}
   %0 = hps.recv "in" : tensor<8xf32>
   return
@@ -34,4 +34,4 @@ func.func @main(%x: tensor<4xf32>) {
   hps.send %x to "in" : tensor<4xf32>
   return
 }
-// expected-error @-9 {{stage needs hps.replicas >= 1}}
+// expected-error @-9 {{stage has no hps.replicas}}

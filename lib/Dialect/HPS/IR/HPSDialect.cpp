@@ -5,6 +5,7 @@
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -57,4 +58,97 @@ DeviceAttr::verify(llvm::function_ref<InFlightDiagnostic()> emitError,
 
 DeviceKind DeviceAttr::getKind() const {
   return getName().starts_with("gpu") ? DeviceKind::GPU : DeviceKind::CPU;
+}
+
+namespace {
+
+/// hps.training: what --hps-autodiff records for the bundle writer and the
+/// runtime's trainer.
+LogicalResult verifyTraining(Operation *op, DictionaryAttr training) {
+  if (!isa<ModuleOp>(op))
+    return op->emitError("'hps.training' belongs on the module");
+  auto text = [&](StringRef key) { return training.getAs<StringAttr>(key); };
+  for (StringRef key : {"loss", "label", "prediction", "optimizer"})
+    if (!text(key) || text(key).getValue().empty())
+      return op->emitError("'hps.training' needs a non-empty '")
+             << key << "' string";
+  if (!symbolizeLossKind(text("loss").getValue()))
+    return op->emitError("'hps.training' loss '")
+           << text("loss").getValue() << "' is not bce, softmax_ce or mse";
+  if (!llvm::is_contained({"sgd", "adam", "adagrad"},
+                          text("optimizer").getValue()))
+    return op->emitError("'hps.training' optimizer '")
+           << text("optimizer").getValue() << "' is not sgd, adam or adagrad";
+  for (StringRef key : {"learning_rate", "momentum", "beta1", "beta2",
+                        "epsilon", "initial_accumulator"})
+    if (Attribute value = training.get(key); value && !isa<FloatAttr>(value))
+      return op->emitError("'hps.training' ") << key << " must be a float";
+  return success();
+}
+
+} // namespace
+
+LogicalResult HPSDialect::verifyOperationAttribute(Operation *op,
+                                                   NamedAttribute attribute) {
+  StringRef name = attribute.getName().strref();
+  Attribute value = attribute.getValue();
+  auto integerAtLeast = [&](int64_t lowest) -> LogicalResult {
+    auto integer = dyn_cast<IntegerAttr>(value);
+    if (!integer || integer.getInt() < lowest)
+      return op->emitError("'")
+             << name << "' must be an integer of at least " << lowest;
+    return success();
+  };
+  if (name == "hps.device") {
+    if (!isa<DeviceAttr>(value))
+      return op->emitError("'hps.device' must be a #hps.device");
+    return success();
+  }
+  if (name == "hps.replicas" || name == "hps.batch")
+    return integerAtLeast(1);
+  if (name == "hps.stage")
+    return integerAtLeast(0);
+  if (name == "hps.pipeline") {
+    auto stages = dyn_cast<ArrayAttr>(value);
+    if (!stages || !llvm::all_of(stages, [](Attribute stage) {
+          return isa<FlatSymbolRefAttr>(stage);
+        }))
+      return op->emitError(
+          "'hps.pipeline' must list the stage functions (@stage_0, ...)");
+    return success();
+  }
+  if (name == "hps.plan") {
+    if (!isa<DictionaryAttr>(value))
+      return op->emitError("'hps.plan' must be a dictionary");
+    return success();
+  }
+  if (name == "hps.training") {
+    auto training = dyn_cast<DictionaryAttr>(value);
+    if (!training)
+      return op->emitError("'hps.training' must be a dictionary");
+    return verifyTraining(op, training);
+  }
+  if (name == "hps.trainable") {
+    if (!isa<UnitAttr>(value) || !isa<WeightOp>(op))
+      return op->emitError("'hps.trainable' is a unit attribute of hps.weight");
+    return success();
+  }
+  if (name == "hps.momentum") {
+    if (!isa<FloatAttr>(value))
+      return op->emitError("'hps.momentum' must be a float");
+    return success();
+  }
+  if (name == "hps.update") {
+    // Parameters the server changes other than by the optimizer.
+    auto kind = dyn_cast<StringAttr>(value);
+    if (!kind || !llvm::is_contained({"moving-average", "training-flag"},
+                                     kind.getValue()))
+      return op->emitError(
+          "'hps.update' must be \"moving-average\" or \"training-flag\"");
+    if (kind.getValue() == "moving-average" && !op->hasAttr("hps.momentum"))
+      return op->emitError("a moving-average parameter needs 'hps.momentum'");
+    return success();
+  }
+  // Other hps.* attributes are the importer's metadata.
+  return success();
 }

@@ -24,6 +24,10 @@ def HPS_Dialect : Dialect {
   let useDefaultAttributePrinterParser = 1;
   let useDefaultTypePrinterParser = 1;
   let hasConstantMaterializer = 1;
+  // The discardable hps.* attributes passes hand each other (the pipeline
+  // and stage structure, training settings) are verified wherever they
+  // appear: see HPSDialect::verifyOperationAttribute.
+  let hasOperationAttrVerify = 1;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
