@@ -1,13 +1,14 @@
 //===- heterps-opt.cpp - HeterPS optimizer driver -------------------------===//
 //
-// mlir-opt with the hps dialect and passes, plus the upstream transforms
-// (canonicalize, cse, symbol-dce, ...).
+// mlir-opt with the hps and hpsrt dialects, the hps passes and pipelines,
+// plus the upstream transforms (canonicalize, cse, symbol-dce, ...).
 //
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Dialect/HPS/IR/HPSDialect.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 #include "heterps/Dialect/HPS/Transforms/Pipelines.h"
+#include "heterps/Dialect/HPSRT/IR/HPSRTDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -19,7 +20,8 @@ int main(int argc, char **argv) {
   heterps::hps::registerHPSPipelines();
 
   mlir::DialectRegistry registry;
-  registry.insert<heterps::hps::HPSDialect, mlir::func::FuncDialect>();
+  registry.insert<heterps::hps::HPSDialect, heterps::hpsrt::HPSRTDialect,
+                  mlir::func::FuncDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "HeterPS optimizer driver\n", registry));
 }
