@@ -98,7 +98,9 @@ void setPipelineOptions(const CompileOptions &options, bool partition,
   pipeline.optimizer = options.optimizer;
   pipeline.learningRate = options.learningRate;
   pipeline.momentum = options.momentum;
-  pipeline.batchNorm = options.batchNorm;
+  pipeline.batchNorm = options.batchNorm == "running"
+                           ? hps::BatchNormMode::Running
+                           : hps::BatchNormMode::Batch;
 }
 
 /// The passes a compile runs, as heterps-opt takes them: the imported
@@ -170,10 +172,6 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
   if (!module)
     return nullptr; // the importer reported it
 
-  // Every RNN, GRU and LSTM runs as hps.recurrence by default (1.8x to 4.9x
-  // faster than the unrolled steps, and compiled 1.7x to 25x faster, over
-  // 16 to 512 steps), in training too, where its adjoint is one
-  // hps.recurrence_grad.
   hps::CompilePipelineOptions pipeline;
   setPipelineOptions(options, partition, pipeline);
   if (options.printPipeline)

@@ -287,12 +287,8 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     // What the search really costs is its floors times their steps, plus
     // its labels whenever the cheapest re-cut ignoring the counts overuses
     // a class, even if the plan itself leaves devices free; the labels can
-    // multiply far past slots x layers^2 (ctr200 on paper.yaml at half its
-    // reachable throughput, 91 slots: over a million labels by layer 60,
-    // minutes). So the work is bounded instead: 1e8 steps take 0.3-0.6 s
-    // on the 2-core build machine; the re-cuts that closed the gaps on
-    // ShuffleNet v2 and DenseNet took under 4e7 but one (6.4e8, whose
-    // improvement the re-cuts of the following plans find). Past it the
+    // multiply far past slots x layers^2. So the work is bounded instead
+    // (well under a second; docs/benchmarks/placement.md): past it the
     // search keeps the best plan of the floors it finished.
     constexpr double kRecutSteps = 1e8;
     return exact->cheapest(recutSlots, /*ordered=*/true, kRecutSteps);

@@ -468,11 +468,20 @@ void heterps::target::registerStageBundleTranslation() {
       llvm::cl::desc("--hps-to-stages: run chains of elementwise ops as one "
                      "generated loop (false: one kernel per op)"),
       llvm::cl::init(true));
+  auto stageOptions = [] {
+    StageBundleOptions options;
+    options.nativeLayouts = nativeLayouts;
+    options.fuseElementwise = fuseElementwise;
+    return options;
+  };
+  auto dialects = [](DialectRegistry &registry) {
+    registry.insert<HPSDialect, func::FuncDialect>();
+  };
   TranslateFromMLIRRegistration registration(
       "hps-to-stages",
       "Lower a partitioned module to a bundle of stage programs (-o names "
       "the bundle directory)",
-      [](Operation *op, raw_ostream &os) -> LogicalResult {
+      [=](Operation *op, raw_ostream &os) -> LogicalResult {
         // heterps-translate turns `-o DIR` into --bundle-dir; the stream
         // gets nothing.
         auto module = dyn_cast<ModuleOp>(op);
@@ -480,28 +489,18 @@ void heterps::target::registerStageBundleTranslation() {
           return op->emitError("--hps-to-stages expects a module");
         if (bundleDirectory.empty())
           return op->emitError("--hps-to-stages needs -o DIR");
-        StageBundleOptions options;
-        options.nativeLayouts = nativeLayouts;
-        options.fuseElementwise = fuseElementwise;
-        return writeStageBundle(module, bundleDirectory, options);
+        return writeStageBundle(module, bundleDirectory, stageOptions());
       },
-      [](DialectRegistry &registry) {
-        registry.insert<HPSDialect, func::FuncDialect>();
-      });
+      dialects);
   TranslateFromMLIRRegistration programs(
       "hps-to-stage-programs",
       "Print the C++ program of every stage of a partitioned module, in "
       "pipeline order (what --hps-to-stages writes as stage_K.cpp / .cu)",
-      [](Operation *op, raw_ostream &os) -> LogicalResult {
+      [=](Operation *op, raw_ostream &os) -> LogicalResult {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError("--hps-to-stage-programs expects a module");
-        StageBundleOptions options;
-        options.nativeLayouts = nativeLayouts;
-        options.fuseElementwise = fuseElementwise;
-        return printStagePrograms(module, os, options);
+        return printStagePrograms(module, os, stageOptions());
       },
-      [](DialectRegistry &registry) {
-        registry.insert<HPSDialect, func::FuncDialect>();
-      });
+      dialects);
 }

@@ -35,7 +35,6 @@ using namespace heterps::target;
 
 namespace {
 
-
 //===----------------------------------------------------------------------===//
 // Types and constants
 //===----------------------------------------------------------------------===//
@@ -110,8 +109,7 @@ hpsrt::UnaryParamsAttr unaryParams(MLIRContext *context,
 }
 
 /// The RecurrentParams of an hps.recurrence or its adjoint; `input` > 0:
-/// the kernel projects an input of that size itself. Null when an
-/// activation has no runtime kernel.
+/// the kernel projects an input of that size itself.
 template <typename OpTy>
 hpsrt::RecurrentParamsAttr recurrentParams(OpTy rec, int64_t input = 0) {
   MLIRContext *context = rec.getContext();
@@ -128,13 +126,11 @@ hpsrt::RecurrentParamsAttr recurrentParams(OpTy rec, int64_t input = 0) {
       hpsrt::UnaryKindAttr::get(context, hpsrt::UnaryKind::Sigmoid),
       hpsrt::UnaryKindAttr::get(context, hpsrt::UnaryKind::Tanh),
       hpsrt::UnaryKindAttr::get(context, hpsrt::UnaryKind::Tanh)};
+  // The verifier holds at most three, each Sigmoid, Tanh or Relu.
   for (auto [i, name] : llvm::enumerate(
-           rec.getActivations().template getAsValueRange<StringAttr>())) {
-    std::optional<hpsrt::UnaryKind> kind = hpsrt::symbolizeUnaryKind(name);
-    if (!kind || i >= activations.size())
-      return {};
-    activations[i] = hpsrt::UnaryKindAttr::get(context, *kind);
-  }
+           rec.getActivations().template getAsValueRange<StringAttr>()))
+    activations[i] =
+        hpsrt::UnaryKindAttr::get(context, *hpsrt::symbolizeUnaryKind(name));
   std::optional<APFloat> clip = rec.getClip();
   return hpsrt::RecurrentParamsAttr::get(
       context, hpsrt::RecurrentCellAttr::get(context, cell),
@@ -798,7 +794,8 @@ void StageEmitter::assignLayouts() {
   auto eligible = [&](Value root, Held held) {
     const TensorInfo &entry = info(root);
     if (entry.shape.size() < 3 || entry.shape.size() > 5 ||
-        (held == Held::Blocked && entry.shape[1] % hpsrt::kNativeChannelMultiple != 0))
+        (held == Held::Blocked &&
+         entry.shape[1] % hpsrt::kNativeChannelMultiple != 0))
       return false;
     // Stage outputs leave plain (and are written in place).
     return llvm::none_of(readers.lookup(root), [](Operation *reader) {

@@ -383,9 +383,10 @@ bool emitKernelConstants(const RecordKeeper &records, llvm::raw_ostream &os) {
   return false;
 }
 
-mlir::GenRegistration kernelConstants(
-    "gen-kernel-constants", "Constants the compiler shares with the runtime",
-    emitKernelConstants);
+mlir::GenRegistration
+    kernelConstants("gen-kernel-constants",
+                    "Constants the compiler shares with the runtime",
+                    emitKernelConstants);
 mlir::GenRegistration kernelAPI("gen-kernel-api",
                                 "The runtime's kernel class declarations",
                                 emitKernelAPI);

@@ -92,59 +92,50 @@ LogicalResult HPSDialect::verifyOperationAttribute(Operation *op,
                                                    NamedAttribute attribute) {
   StringRef name = attribute.getName().strref();
   Attribute value = attribute.getValue();
-  auto integerAtLeast = [&](int64_t lowest) -> LogicalResult {
-    auto integer = dyn_cast<IntegerAttr>(value);
-    if (!integer || integer.getInt() < lowest)
-      return op->emitError("'")
-             << name << "' must be an integer of at least " << lowest;
-    return success();
+  // "'NAME' <what>" unless `holds`.
+  auto require = [&](bool holds, const Twine &what) -> LogicalResult {
+    if (holds)
+      return success();
+    return op->emitError("'") << name << "' " << what;
   };
-  if (name == "hps.device") {
-    if (!isa<DeviceAttr>(value))
-      return op->emitError("'hps.device' must be a #hps.device");
-    return success();
-  }
+  auto integerAtLeast = [&](int64_t lowest) {
+    auto integer = dyn_cast<IntegerAttr>(value);
+    return require(integer && integer.getInt() >= lowest,
+                   "must be an integer of at least " + Twine(lowest));
+  };
+  if (name == "hps.device")
+    return require(isa<DeviceAttr>(value), "must be a #hps.device");
   if (name == "hps.replicas" || name == "hps.batch")
     return integerAtLeast(1);
   if (name == "hps.stage")
     return integerAtLeast(0);
   if (name == "hps.pipeline") {
     auto stages = dyn_cast<ArrayAttr>(value);
-    if (!stages || !llvm::all_of(stages, [](Attribute stage) {
-          return isa<FlatSymbolRefAttr>(stage);
-        }))
-      return op->emitError(
-          "'hps.pipeline' must list the stage functions (@stage_0, ...)");
-    return success();
+    return require(stages &&
+                       llvm::all_of(stages, llvm::IsaPred<FlatSymbolRefAttr>),
+                   "must list the stage functions (@stage_0, ...)");
   }
-  if (name == "hps.plan") {
-    if (!isa<DictionaryAttr>(value))
-      return op->emitError("'hps.plan' must be a dictionary");
-    return success();
-  }
+  if (name == "hps.plan")
+    return require(isa<DictionaryAttr>(value), "must be a dictionary");
   if (name == "hps.training") {
     auto training = dyn_cast<DictionaryAttr>(value);
-    if (!training)
-      return op->emitError("'hps.training' must be a dictionary");
+    if (failed(require(bool(training), "must be a dictionary")))
+      return failure();
     return verifyTraining(op, training);
   }
-  if (name == "hps.trainable") {
-    if (!isa<UnitAttr>(value) || !isa<WeightOp>(op))
-      return op->emitError("'hps.trainable' is a unit attribute of hps.weight");
-    return success();
-  }
-  if (name == "hps.momentum") {
-    if (!isa<FloatAttr>(value))
-      return op->emitError("'hps.momentum' must be a float");
-    return success();
-  }
+  if (name == "hps.trainable")
+    return require(isa<UnitAttr>(value) && isa<WeightOp>(op),
+                   "is a unit attribute of hps.weight");
+  if (name == "hps.momentum")
+    return require(isa<FloatAttr>(value), "must be a float");
   if (name == "hps.update") {
     // Parameters the server changes other than by the optimizer.
     auto kind = dyn_cast<StringAttr>(value);
-    if (!kind || !llvm::is_contained({"moving-average", "training-flag"},
-                                     kind.getValue()))
-      return op->emitError(
-          "'hps.update' must be \"moving-average\" or \"training-flag\"");
+    if (failed(require(
+            kind && llvm::is_contained({"moving-average", "training-flag"},
+                                       kind.getValue()),
+            "must be \"moving-average\" or \"training-flag\"")))
+      return failure();
     if (kind.getValue() == "moving-average" && !op->hasAttr("hps.momentum"))
       return op->emitError("a moving-average parameter needs 'hps.momentum'");
     return success();

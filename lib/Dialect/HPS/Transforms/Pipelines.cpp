@@ -42,8 +42,7 @@ void buildPlanPipeline(OpPassManager &pm,
     autodiff.optimizer = options.optimizer;
     autodiff.learningRate = options.learningRate;
     autodiff.momentum = options.momentum;
-    autodiff.batchNorm = options.batchNorm == "running" ? BatchNormMode::Running
-                                                        : BatchNormMode::Batch;
+    autodiff.batchNorm = options.batchNorm;
     pm.addPass(createHPSAutodiff(autodiff));
   }
   pm.addPass(createHPSPartition());
