@@ -15,6 +15,7 @@
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 #include "heterps/Dialect/HPS/Transforms/Pipelines.h"
 #include "heterps/Import/ONNXImporter.h"
+#include "heterps/Target/Passes.h"
 #include "heterps/Target/PlanExport.h"
 #include "heterps/Target/StageBundle.h"
 
@@ -228,9 +229,18 @@ bool compileBundle(const CompileOptions &options,
   // output in one rename, so a failure leaves nothing half-written.
   std::string staging = options.output + ".building";
   (void)llvm::sys::fs::remove_directories(staging);
+  // The printer's decisions, as IR first.
+  PassManager prepare(module->getContext(), ModuleOp::getOperationName());
+  target::buildStagePreparationPipeline(prepare, options.fuseElementwise);
+  if (options.printPipeline) {
+    compilation.os << "heterps compile: stage preparation: ";
+    prepare.printAsTextualPipeline(compilation.os);
+    compilation.os << "\n";
+  }
+  if (failed(prepare.run(*module)))
+    return false; // the pass reported it
   target::StageBundleOptions bundleOptions;
   bundleOptions.nativeLayouts = options.nativeLayouts;
-  bundleOptions.fuseElementwise = options.fuseElementwise;
   if (failed(target::writeStageBundle(*module, staging, bundleOptions)))
     return false;
   std::string error;

@@ -10,11 +10,14 @@
 #include "KernelCalls.h"
 #include "StageEmitter.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
+#include "heterps/Dialect/HPSRT/IR/HPSRTOps.h"
+#include "heterps/Target/Passes.h"
 #include "heterps/Target/PlanExport.h"
 #include "heterps/Target/StageBundle.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringMap.h"
@@ -471,11 +474,17 @@ void heterps::target::registerStageBundleTranslation() {
   auto stageOptions = [] {
     StageBundleOptions options;
     options.nativeLayouts = nativeLayouts;
-    options.fuseElementwise = fuseElementwise;
     return options;
   };
   auto dialects = [](DialectRegistry &registry) {
-    registry.insert<HPSDialect, func::FuncDialect>();
+    registry.insert<HPSDialect, hpsrt::HPSRTDialect, func::FuncDialect>();
+  };
+  // The decisions are made as IR first, as `heterps compile` makes them
+  // (fusion ops already there stay as they are).
+  auto prepareStages = [](ModuleOp module) {
+    PassManager pm(module.getContext(), ModuleOp::getOperationName());
+    buildStagePreparationPipeline(pm, fuseElementwise);
+    return pm.run(module);
   };
   TranslateFromMLIRRegistration registration(
       "hps-to-stages",
@@ -489,6 +498,8 @@ void heterps::target::registerStageBundleTranslation() {
           return op->emitError("--hps-to-stages expects a module");
         if (bundleDirectory.empty())
           return op->emitError("--hps-to-stages needs -o DIR");
+        if (failed(prepareStages(module)))
+          return failure();
         return writeStageBundle(module, bundleDirectory, stageOptions());
       },
       dialects);
@@ -500,6 +511,8 @@ void heterps::target::registerStageBundleTranslation() {
         auto module = dyn_cast<ModuleOp>(op);
         if (!module)
           return op->emitError("--hps-to-stage-programs expects a module");
+        if (failed(prepareStages(module)))
+          return failure();
         return printStagePrograms(module, os, stageOptions());
       },
       dialects);

@@ -11,7 +11,9 @@
 
 #include "StageEmitter.h"
 #include "ElementwiseFusion.h"
+#include "FusionRegions.h"
 #include "KernelCalls.h"
+#include "RuntimeKinds.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPSRT/IR/HPSRTOps.h"
 
@@ -90,14 +92,6 @@ FloatAttr f32(MLIRContext *context, double value) {
   return FloatAttr::get(Float32Type::get(context), value);
 }
 
-/// The runtime's UnaryKind of an elementwise op and its parameters.
-struct RuntimeUnary {
-  hpsrt::UnaryKind kind = hpsrt::UnaryKind::Identity;
-  double alpha = 0, beta = 0;
-  double lo = -std::numeric_limits<double>::infinity();
-  double hi = std::numeric_limits<double>::infinity();
-};
-
 hpsrt::UnaryParamsAttr unaryParams(MLIRContext *context,
                                    const RuntimeUnary &unary) {
   auto f64 = [&](double value) {
@@ -160,8 +154,6 @@ bool isTrainable(WeightOp weight) {
   return weight && weight->hasAttr("hps.trainable");
 }
 
-std::optional<RuntimeUnary> runtimeUnary(Operation *op);
-
 /// How a stage holds a tensor: plain, or in one of the runtime's other
 /// Layouts (Native: the conv kernels' channel-blocked one; ChannelsLast: the
 /// int8 conv kernels' one).
@@ -177,18 +169,13 @@ struct TensorInfo {
 class StageEmitter {
 public:
   /// `nativeLayouts`: let convolution chains keep the backend's native
-  /// activation layout (CPU stages; a GPU's is plain anyway).
-  /// `fuseElementwise`: run chains of elementwise ops as generated loops.
-  /// `projectInRecurrences`: a recurrence projects its input itself (CPU
-  /// stages) instead of reading a projection gemm's result.
+  /// activation layout (CPU stages; a GPU's is plain anyway). Fusions
+  /// are read from the stage's hpsrt fusion ops (--hps-prepare-stages).
   StageEmitter(func::FuncOp func, WeightsFile &weights,
                llvm::StringMap<TableEntry> &tables, TrainedState *trained,
-               bool nativeLayouts, bool fuseElementwise,
-               bool projectInRecurrences)
+               bool nativeLayouts)
       : func(func), context(func.getContext()), weights(weights),
-        tables(tables), trained(trained), nativeLayouts(nativeLayouts),
-        fuseElementwise(fuseElementwise),
-        projectInRecurrences(projectInRecurrences) {
+        tables(tables), trained(trained), nativeLayouts(nativeLayouts) {
     context->getOrLoadDialect<hpsrt::HPSRTDialect>();
   }
 
@@ -206,9 +193,7 @@ public:
 
 private:
   LogicalResult collectTensors();
-  void fuseIntoDenseOps();
-  void fuseInputProjections();
-  void formGroups();
+  LogicalResult recordFusions();
   /// The group `op` belongs to, or null.
   const ElementGroup *groupOf(Operation *op) const {
     auto found = groupIndex.find(op);
@@ -336,15 +321,16 @@ private:
   SmallVector<std::string> parameterNames;
   llvm::DenseMap<Value, TensorInfo> tensors;
   llvm::DenseMap<Value, Storage> storage; // keyed by root values
-  /// Ops fused into a dense op (an activation; a residual add into a conv):
-  /// fused op -> dense op.
+  /// What the fusion ops say, by op: ops fused into a dense op (an
+  /// activation; a residual add into a conv): fused op -> dense op.
   llvm::DenseMap<Operation *, Operation *> fusedInto;
   llvm::DenseMap<Operation *, Operation *> fusedActivation;
   /// A conv's fused residual: conv -> the add's other operand.
   llvm::DenseMap<Operation *, Value> fusedResidual;
   bool nativeLayouts;
-  bool fuseElementwise;
-  bool projectInRecurrences;
+  /// The stage's ops in order, each fusion's after the ops in its body:
+  /// where the fused kernel runs, its body's ops have just run.
+  SmallVector<Operation *> stageOps;
   /// Input projection gemms a recurrence runs itself: gemm -> recurrence,
   /// and recurrence -> gemm. Their X W^T + Wb is never stored.
   llvm::DenseMap<Operation *, Operation *> projectedIn;
@@ -406,90 +392,25 @@ private:
   llvm::DenseMap<Value, std::string> ioPointer;
 };
 
-bool isAlias(Operation *op) {
-  if (isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
-    return true;
-  if (auto cast = dyn_cast<CastOp>(op))
-    return getElementTypeOrSelf(cast.getInput().getType()) ==
-           getElementTypeOrSelf(cast.getType());
-  return false;
-}
-
-/// The runtime's UnaryKind and parameters of an elementwise op, or none.
-std::optional<RuntimeUnary> runtimeUnary(Operation *op) {
-  using Kind = hpsrt::UnaryKind;
-  auto with = [](Kind kind, double alpha = 0, double beta = 0) {
-    RuntimeUnary unary;
-    unary.kind = kind;
-    unary.alpha = alpha;
-    unary.beta = beta;
-    return std::optional<RuntimeUnary>(unary);
-  };
-  return llvm::TypeSwitch<Operation *, std::optional<RuntimeUnary>>(op)
-      .Case([&](ReluOp) { return with(Kind::Relu); })
-      .Case([&](SigmoidOp) { return with(Kind::Sigmoid); })
-      .Case([&](TanhOp) { return with(Kind::Tanh); })
-      .Case([&](GeluOp g) {
-        return with(g.getTanhApproximation() ? Kind::GeluTanh : Kind::GeluErf);
-      })
-      .Case([&](ErfOp) { return with(Kind::Erf); })
-      .Case([&](ExpOp) { return with(Kind::Exp); })
-      .Case([&](LogOp) { return with(Kind::Log); })
-      .Case([&](SqrtOp) { return with(Kind::Sqrt); })
-      .Case([&](AbsOp) { return with(Kind::Abs); })
-      .Case([&](NegOp) { return with(Kind::Neg); })
-      .Case([&](ReciprocalOp) { return with(Kind::Reciprocal); })
-      .Case([&](FloorOp) { return with(Kind::Floor); })
-      .Case([&](CeilOp) { return with(Kind::Ceil); })
-      .Case([&](RoundOp) { return with(Kind::Round); })
-      .Case([&](SignOp) { return with(Kind::Sign); })
-      .Case([&](SinOp) { return with(Kind::Sin); })
-      .Case([&](CosOp) { return with(Kind::Cos); })
-      .Case([&](AsinOp) { return with(Kind::Asin); })
-      .Case([&](AcosOp) { return with(Kind::Acos); })
-      .Case([&](AtanOp) { return with(Kind::Atan); })
-      .Case([&](SoftplusOp) { return with(Kind::Softplus); })
-      .Case([&](SoftsignOp) { return with(Kind::Softsign); })
-      .Case([&](HardSwishOp) { return with(Kind::HardSwish); })
-      .Case([&](NotOp) { return with(Kind::Not); })
-      .Case([&](LeakyReluOp o) {
-        return with(Kind::LeakyRelu, o.getAlpha().convertToDouble());
-      })
-      .Case([&](EluOp o) {
-        return with(Kind::Elu, o.getAlpha().convertToDouble());
-      })
-      .Case([&](CeluOp o) {
-        return with(Kind::Celu, o.getAlpha().convertToDouble());
-      })
-      .Case([&](SeluOp o) {
-        return with(Kind::Selu, o.getAlpha().convertToDouble(),
-                    o.getGamma().convertToDouble());
-      })
-      .Case([&](HardSigmoidOp o) {
-        return with(Kind::HardSigmoid, o.getAlpha().convertToDouble(),
-                    o.getBeta().convertToDouble());
-      })
-      .Case([&](ThresholdedReluOp o) {
-        return with(Kind::ThresholdedRelu, o.getAlpha().convertToDouble());
-      })
-      .Case([&](ClipOp o) {
-        std::optional<RuntimeUnary> clip = with(Kind::Clip);
-        if (o.getMin())
-          clip->lo = o.getMin()->convertToDouble();
-        if (o.getMax())
-          clip->hi = o.getMax()->convertToDouble();
-        return clip;
-      })
-      .Default([](Operation *) { return std::nullopt; });
-}
-
-/// The runtime's BinaryKind of an elementwise binary op, or none.
-std::optional<hpsrt::BinaryKind> runtimeBinary(Operation *op) {
-  return hpsrt::symbolizeBinaryKind(target::runtimeBinaryKind(op));
-}
-
 LogicalResult StageEmitter::collectTensors() {
-  for (Operation &op : func.getBody().front()) {
+  for (Operation &body : func.getBody().front()) {
+    if (isFusion(&body))
+      for (Operation &op : body.getRegion(0).front().without_terminator())
+        stageOps.push_back(&op);
+    stageOps.push_back(&body);
+  }
+  for (Operation *opPointer : stageOps) {
+    Operation &op = *opPointer;
+    // A fusion's results are what its body yields.
+    if (isFusion(&op)) {
+      for (auto [result, yielded] :
+           llvm::zip(op.getResults(),
+                     op.getRegion(0).front().getTerminator()->getOperands())) {
+        TensorInfo entry = info(yielded); // before tensors may grow
+        tensors[result] = std::move(entry);
+      }
+      continue;
+    }
     for (Value result : op.getResults()) {
       if (isa<NoneType>(result.getType()))
         continue;
@@ -545,129 +466,70 @@ bool isInt8Conv(ConvOp conv) {
   return getElementTypeOrSelf(conv.getInput().getType()).isInteger(8);
 }
 
-/// Whether both ops are forward or both backward: an evaluating run skips
-/// the backward ones, so a fusion must not join the two.
-bool sameDirection(Operation *a, Operation *b) {
-  return isBackward(a) == isBackward(b);
-}
-
-/// A recurrence whose projected input is, through views only, a gemm
-/// X W^T + Wb read by nothing else takes X, W and Wb and projects a few
-/// steps at a time itself: the T x B x G projection is neither written to
-/// memory nor read back.
-void StageEmitter::fuseInputProjections() {
-  if (!projectInRecurrences)
-    return;
+/// The fusions the stage's fusion ops record, as the emitter's maps; the
+/// fused values' storage is that of the value the kernel stores.
+LogicalResult StageEmitter::recordFusions() {
   for (Operation &op : func.getBody().front()) {
-    auto rec = dyn_cast<RecurrenceOp>(op);
-    if (!rec)
+    if (!isFusion(&op))
       continue;
-    Value projected = rec.getProjected();
-    while (projected.getDefiningOp() && isAlias(projected.getDefiningOp()))
-      projected = projected.getDefiningOp()->getOperand(0);
-    auto gemm = projected.getDefiningOp<GemmOp>();
-    if (!gemm || gemm.getTransA() || !gemm.getTransB() ||
-        gemm.getAlpha().convertToFloat() != 1.0f ||
-        fusedActivation.count(gemm) || !sameDirection(gemm, rec))
-      continue;
-    auto a = cast<RankedTensorType>(gemm.getA().getType());
-    auto w = cast<RankedTensorType>(gemm.getB().getType());
-    auto projectedType = cast<RankedTensorType>(rec.getProjected().getType());
-    int64_t rows = projectedType.getDimSize(0) * projectedType.getDimSize(1);
-    int64_t gates = projectedType.getDimSize(2);
-    if (!a.getElementType().isF32() || a.getRank() != 2 ||
-        a.getDimSize(0) != rows || w.getDimSize(0) != gates)
-      continue;
-    if (Value c = gemm.getC()) {
-      auto bias = cast<RankedTensorType>(c.getType());
-      if (bias.getRank() != 1 || bias.getDimSize(0) != gates ||
-          gemm.getBeta().convertToFloat() != 1.0f)
-        continue;
-    }
-    // Read by the recurrence alone, through views.
-    bool onlyRead = true;
-    SmallVector<Value> values = {gemm.getResult()};
-    while (!values.empty() && onlyRead) {
-      Value value = values.pop_back_val();
-      for (OpOperand &use : value.getUses()) {
-        Operation *user = use.getOwner();
-        if (isAlias(user))
-          values.push_back(user->getResult(0));
-        else if (user != rec.getOperation() || use.getOperandNumber() != 0)
-          onlyRead = false;
+    SmallVector<Operation *> ops;
+    for (Operation &member : op.getRegion(0).front().without_terminator())
+      ops.push_back(&member);
+    if (isa<hpsrt::FusedDenseOp>(op)) {
+      Operation *dense = ops.front();
+      for (Operation *fused : ArrayRef(ops).drop_front()) {
+        Value result = fused->getResult(0);
+        if (auto add = dyn_cast<AddOp>(fused); add && isa<ConvOp>(dense)) {
+          Value residual =
+              add.getLhs() == dense->getResult(0) ? add.getRhs() : add.getLhs();
+          fusedResidual[dense] = residual;
+        } else if (!runtimeUnary(fused) || isa<NotOp>(fused)) {
+          return fail(fused, "no activation the dense kernels apply");
+        } else {
+          fusedActivation[dense] = fused;
+        }
+        fusedInto[fused] = dense;
+        tensors[result].root = dense->getResult(0);
       }
-    }
-    if (!onlyRead)
-      continue;
-    projectedIn[gemm] = rec;
-    projectionOf[rec] = gemm;
-    inRegisters.insert(gemm.getResult());
-  }
-}
-
-void StageEmitter::fuseIntoDenseOps() {
-  Block &block = func.getBody().front();
-  // A residual add into the conv producing one operand (a ResNet block's
-  // shortcut): the conv's only use, the other operand of the same type and
-  // computed before the conv runs.
-  for (Operation &op : block) {
-    auto add = dyn_cast<AddOp>(op);
-    if (!add || !add.getType().getElementType().isF32() ||
-        llvm::any_of(add->getOperandTypes(),
-                     [&](Type type) { return type != add.getType(); }))
-      continue;
-    for (unsigned i = 0; i < 2; ++i) {
-      Value convResult = add->getOperand(i), other = add->getOperand(1 - i);
-      auto conv = convResult.getDefiningOp<ConvOp>();
-      Operation *otherProducer = other.getDefiningOp();
-      if (!conv || !convResult.hasOneUse() || convResult == other ||
-          (otherProducer && !otherProducer->isBeforeInBlock(conv)) ||
-          !sameDirection(conv, add))
-        continue;
-      fusedInto[add] = conv;
-      fusedResidual[conv] = other;
-      tensors[add.getResult()].root = convResult;
-      break;
+    } else if (isa<hpsrt::FusedLoopOp>(op)) {
+      ElementGroup group;
+      group.ops = ops;
+      auto shape = info(ops.front()->getResult(0)).shape;
+      group.shape.assign(shape.begin(), shape.end());
+      for (Operation *member : ops)
+        for (Value operand : member->getOperands())
+          if (operand.getParentBlock() != &op.getRegion(0).front() &&
+              !llvm::is_contained(group.inputs, operand))
+            group.inputs.push_back(operand);
+      for (Value output :
+           op.getRegion(0).front().getTerminator()->getOperands())
+        group.outputs.push_back(output);
+      for (Operation *member : ops) {
+        groupIndex[member] = groups.size();
+        if (!llvm::is_contained(group.outputs, member->getResult(0)))
+          inRegisters.insert(member->getResult(0));
+      }
+      groups.push_back(std::move(group));
+    } else if (auto gemm = dyn_cast<GemmOp>(ops.front());
+               gemm && isa<hpsrt::ProjectedRecurrenceOp>(op)) {
+      projectedIn[gemm] = ops.back();
+      projectionOf[ops.back()] = gemm;
+      inRegisters.insert(gemm.getResult());
     }
   }
-  // An activation into the dense op producing its only input (or the
-  // residual add fused into one).
-  for (Operation &op : block) {
-    if (!runtimeUnary(&op) || isa<NotOp>(op))
-      continue;
-    Operation *producer = op.getOperand(0).getDefiningOp();
-    if (producer && isa<AddOp>(producer) && fusedInto.count(producer))
-      producer = fusedInto[producer];
-    if (producer && isa<GemmOp, MatMulOp, ConvOp>(producer) &&
-        op.getOperand(0).hasOneUse() &&
-        producer->getResult(0) == rootOf(op.getOperand(0)) &&
-        !fusedActivation.count(producer) && sameDirection(producer, &op) &&
-        info(op.getResult(0)).dtype == "f32") {
-      fusedInto[&op] = producer;
-      fusedActivation[producer] = &op;
-      tensors[op.getResult(0)].root = producer->getResult(0);
-    }
+  // Views of a fused result and the fusions' results share the storage of
+  // what the kernel stores now: resolve their roots again, in order.
+  for (Operation *op : stageOps) {
+    if (isAlias(op))
+      for (Value result : op->getResults())
+        tensors[result].root = rootOf(op->getOperand(0));
+    if (isFusion(op))
+      for (auto [result, yielded] :
+           llvm::zip(op->getResults(),
+                     op->getRegion(0).front().getTerminator()->getOperands()))
+        tensors[result].root = rootOf(yielded);
   }
-  // Views of a fused result (a reshape of the activation) share the dense
-  // op's storage now: resolve their roots again, in order.
-  for (Operation &op : block)
-    if (isAlias(&op))
-      for (Value result : op.getResults())
-        tensors[result].root = rootOf(op.getOperand(0));
-}
-
-void StageEmitter::formGroups() {
-  if (!fuseElementwise)
-    return;
-  groups = formElementGroups(func.getBody().front(), [&](Operation *op) {
-    return fusedInto.count(op) || isAlias(op);
-  });
-  for (auto [index, group] : llvm::enumerate(groups))
-    for (Operation *op : group.ops) {
-      groupIndex[op] = index;
-      if (!llvm::is_contained(group.outputs, op->getResult(0)))
-        inRegisters.insert(op->getResult(0));
-    }
+  return success();
 }
 
 bool StageEmitter::readsNative(Operation *op, Value root) const {
@@ -758,12 +620,12 @@ std::optional<Held> StageEmitter::heldInCommon(ArrayRef<Value> values) const {
 void StageEmitter::assignLayouts() {
   if (!nativeLayouts)
     return;
-  Block &block = func.getBody().front();
+  auto block = llvm::make_pointee_range(stageOps);
   llvm::DenseMap<Operation *, unsigned> position;
   for (auto [i, op] : llvm::enumerate(block))
     position[&op] = i;
   auto emitted = [&](Operation &op) {
-    return !fusedInto.count(&op) && !isAlias(&op);
+    return !fusedInto.count(&op) && !isAlias(&op) && !isFusion(&op);
   };
   for (Operation &op : block) {
     if (isAlias(&op))
@@ -899,7 +761,7 @@ void StageEmitter::assignLayouts() {
 /// First-fit placement of arena tensors in op order; a tensor's bytes are
 /// free again after the last use of any value sharing its storage.
 LogicalResult StageEmitter::planArena() {
-  Block &block = func.getBody().front();
+  auto block = llvm::make_pointee_range(stageOps);
   llvm::DenseMap<Operation *, unsigned> position;
   for (auto [i, op] : llvm::enumerate(block))
     position[&op] = i;
@@ -1093,16 +955,15 @@ LogicalResult StageEmitter::emit() {
   if (failed(collectTensors()))
     return failure();
 
-  fuseIntoDenseOps();
-  formGroups();
-  fuseInputProjections();
+  if (failed(recordFusions()))
+    return failure();
 
   // Weights, constants and static shapes go to weights.bin first so that
   // this stage's share is one range.
   weights.align();
   weightsBegin = weights.data.size();
   llvm::StringMap<uint64_t> weightOffsets;
-  for (Operation &op : func.getBody().front()) {
+  for (Operation &op : llvm::make_pointee_range(stageOps)) {
     std::string bytes;
     if (auto weight = dyn_cast<WeightOp>(op); isTrainable(weight)) {
       // Read from the parameter server's live value on every run.
@@ -1164,7 +1025,7 @@ LogicalResult StageEmitter::emit() {
   // caller's output buffer on host backends (the first channel it is sent
   // on); on a GPU it lands in the arena and is downloaded.
   unsigned sendIndex = 0;
-  for (Operation &op : func.getBody().front()) {
+  for (Operation &op : llvm::make_pointee_range(stageOps)) {
     auto send = dyn_cast<SendOp>(op);
     if (!send)
       continue;
@@ -1195,7 +1056,7 @@ LogicalResult StageEmitter::emit() {
                       "    node = " + cStringLiteral(node) + ";\n");
     last = node;
   };
-  for (Operation &op : func.getBody().front()) {
+  for (Operation &op : llvm::make_pointee_range(stageOps)) {
     emitting = &op;
     const size_t stepsBefore = steps.size(), setupBefore = setup.size();
     if (failed(emitOp(&op)))
@@ -1343,6 +1204,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
   };
   auto typeOf = [](Value v) { return v.getType(); };
   if (fusedInto.count(op) || projectedIn.count(op) || isAlias(op) ||
+      isFusion(op) ||
       isa<WeightOp, ConstantOp, ShapeOp, NoneOp, func::ReturnOp>(op))
     return success();
   if (const ElementGroup *group = groupOf(op))
@@ -2123,9 +1985,7 @@ FailureOr<heterps::target::StageProgram> heterps::target::emitStageProgram(
     WeightsFile &weights, llvm::StringMap<TableEntry> &tables,
     TrainedState *trained) {
   StageEmitter emitter(stage, weights, tables, trained,
-                       /*nativeLayouts=*/!gpu && options.nativeLayouts,
-                       options.fuseElementwise,
-                       /*projectInRecurrences=*/!gpu);
+                       /*nativeLayouts=*/!gpu && options.nativeLayouts);
   if (failed(emitter.emit()))
     return failure();
   StageProgram program;

@@ -1,6 +1,7 @@
 //===- heterps-opt.cpp - HeterPS optimizer driver -------------------------===//
 //
 // mlir-opt with the hps and hpsrt dialects, the hps passes and pipelines,
+// the passes that prepare stages for printing,
 // plus the upstream transforms (canonicalize, cse, symbol-dce, ...).
 //
 //===----------------------------------------------------------------------===//
@@ -9,6 +10,7 @@
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 #include "heterps/Dialect/HPS/Transforms/Pipelines.h"
 #include "heterps/Dialect/HPSRT/IR/HPSRTDialect.h"
+#include "heterps/Target/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -18,6 +20,7 @@ int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
   heterps::hps::registerHPSPasses();
   heterps::hps::registerHPSPipelines();
+  heterps::target::registerStagePreparation();
 
   mlir::DialectRegistry registry;
   registry.insert<heterps::hps::HPSDialect, heterps::hpsrt::HPSRTDialect,

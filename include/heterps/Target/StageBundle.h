@@ -22,12 +22,10 @@ struct StageBundleOptions {
   /// CPU stages keep conv chains in the backend's native (blocked) layout;
   /// off, every tensor is plain NC[D]HW (for comparisons).
   bool nativeLayouts = true;
-  /// Chains of elementwise ops run as one generated loop each; off, one
-  /// kernel per op (for comparisons).
-  bool fuseElementwise = true;
 };
 
-/// Writes the bundle of `module` (after --hps-partition) into `directory`,
+/// Writes the bundle of `module` (after --hps-partition and, for its fusions,
+/// --hps-prepare-stages: include/heterps/Target/Passes.h) into `directory`,
 /// which is created. On failure an error is emitted naming the stage and op
 /// at fault and nothing is left in `directory`.
 mlir::LogicalResult writeStageBundle(mlir::ModuleOp module,

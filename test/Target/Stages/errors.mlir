@@ -35,3 +35,25 @@ func.func @stage_0() attributes {hps.device = #hps.device<"cpu.xeon">, hps.repli
   hps.send %y to "c1" : tensor<4xf32>
   return
 }
+
+// -----
+
+// A hand-written fusion the kernels cannot run: a gemm applies activations
+// only, and a transpose is none.
+// CHECK: error: cannot lower to the runtime: no activation the dense kernels apply
+func.func @main(%x: tensor<4x8xf32>) -> tensor<3x4xf32> attributes {hps.pipeline = [@stage_0]} {
+  hps.send %x to "c0" : tensor<4x8xf32>
+  %r = hps.recv "c1" : tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
+func.func @stage_0() attributes {hps.device = #hps.device<"cpu.xeon">, hps.replicas = 1 : i64} {
+  %x = hps.recv "c0" : tensor<4x8xf32>
+  %w = hps.weight "w" dense<0.5> : tensor<8x3xf32>
+  %y = hpsrt.fused_dense -> tensor<3x4xf32> {
+    %g = hps.gemm %x, %w : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %t = hps.transpose %g {perm = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+    hpsrt.yield %t : tensor<3x4xf32>
+  }
+  hps.send %y to "c1" : tensor<3x4xf32>
+  return
+}

@@ -1,6 +1,7 @@
 //===- HPSRTDialect.cpp - Runtime-call dialect ----------------------------===//
 
 #include "heterps/Dialect/HPSRT/IR/HPSRTDialect.h"
+#include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPSRT/IR/HPSRTOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -28,4 +29,100 @@ void HPSRTDialect::initialize() {
 #define GET_OP_LIST
 #include "heterps/Dialect/HPSRT/IR/HPSRTOps.cpp.inc"
       >();
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion regions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The body's ops before its yield, checking that the yield stores values
+/// of the op's result types.
+FailureOr<SmallVector<Operation *>> fusedOps(Operation *fusion) {
+  Block &body = fusion->getRegion(0).front();
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return fusion->emitOpError("body must end with hpsrt.yield"), failure();
+  if (yield.getValues().getTypes() != fusion->getResultTypes())
+    return fusion->emitOpError("yields ")
+               << yield.getValues().getTypes() << " but returns "
+               << fusion->getResultTypes(),
+           failure();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  if (ops.empty())
+    return fusion->emitOpError("fuses no op"), failure();
+  return ops;
+}
+
+bool readsResultOf(Operation *op, Operation *producer) {
+  return llvm::is_contained(op->getOperands(), producer->getResult(0));
+}
+
+} // namespace
+
+LogicalResult FusedDenseOp::verify() {
+  FailureOr<SmallVector<Operation *>> ops = fusedOps(*this);
+  if (failed(ops))
+    return failure();
+  Operation *dense = ops->front();
+  if (!isa<hps::GemmOp, hps::MatMulOp, hps::ConvOp>(dense))
+    return emitOpError("must start with hps.gemm, hps.matmul or hps.conv, "
+                       "not ")
+           << dense->getName();
+  if (ops->size() > 3)
+    return emitOpError("fuses at most a residual add and an activation");
+  for (auto [index, op] : llvm::enumerate(ArrayRef(*ops).drop_front())) {
+    Operation *previous = (*ops)[index];
+    bool residual = index == 0 && isa<hps::AddOp>(op);
+    if (residual && !isa<hps::ConvOp>(dense))
+      return emitOpError("fuses a residual add into a conv only");
+    if (op->getNumResults() != 1 || !readsResultOf(op, previous) ||
+        (!residual && op->getNumOperands() != 1))
+      return emitOpError("'") << op->getName() << "' must be an activation of "
+                              << previous->getName() << "'s result";
+  }
+  if (getNumResults() != 1 || getBody().front().getTerminator()->getOperand(
+                                  0) != ops->back()->getResult(0))
+    return emitOpError("must yield its last op's result alone");
+  return success();
+}
+
+LogicalResult FusedLoopOp::verify() {
+  FailureOr<SmallVector<Operation *>> ops = fusedOps(*this);
+  if (failed(ops))
+    return failure();
+  Type shape;
+  for (Operation *op : *ops) {
+    auto type = op->getNumResults() == 1
+                    ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                    : RankedTensorType();
+    if (!type ||
+        (shape && cast<ShapedType>(shape).getShape() != type.getShape()))
+      return emitOpError("'")
+             << op->getName() << "' must have one result of the loop's shape";
+    shape = type;
+  }
+  return success();
+}
+
+LogicalResult ProjectedRecurrenceOp::verify() {
+  FailureOr<SmallVector<Operation *>> ops = fusedOps(*this);
+  if (failed(ops))
+    return failure();
+  auto gemm = dyn_cast<hps::GemmOp>(ops->front());
+  auto rec = dyn_cast<hps::RecurrenceOp>(ops->back());
+  if (!gemm || !rec || ops->size() < 2)
+    return emitOpError("must be an hps.gemm, views, and an hps.recurrence");
+  for (auto [index, op] : llvm::enumerate(ArrayRef(*ops).drop_front())) {
+    Operation *previous = (*ops)[index];
+    if (op->getOperand(0) != previous->getResult(0))
+      return emitOpError("'") << op->getName() << "' must read "
+                              << previous->getName() << "'s result first";
+  }
+  if (getBody().front().getTerminator()->getOperands() != rec->getResults())
+    return emitOpError("must yield the recurrence's results");
+  return success();
 }

@@ -23,6 +23,7 @@
 include "heterps/Dialect/HPSRT/IR/HPSRTAttrs.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/IR/OpBase.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class HPSRT_KernelOp<string mnemonic, string kernel, list<Trait> traits = []>
     : Op<HPSRT_Dialect, mnemonic, traits> {
@@ -615,6 +616,62 @@ def HPSRT_NonMaxSuppressionOp
                        HPSRT_I64:$boxes, HPSRT_Bool:$centerPointBox,
                        HPSRT_I64:$capacity);
   let results = (outs HPSRT_Buffer:$selected, HPSRT_Buffer:$count);
+}
+
+//===----------------------------------------------------------------------===//
+// Fusion regions
+//
+// The passes that prepare stages for printing (include/heterps/Target/
+// Passes.td) record each fusion they decide as one of these ops, placed
+// where the fused kernel runs, with the hps ops it fuses in its body (as
+// IREE's dispatch regions hold the ops one dispatch runs). The body reads
+// values from above; its results are the values the kernel stores.
+//===----------------------------------------------------------------------===//
+
+class HPSRT_FusionOp<string mnemonic, list<Trait> traits = []>
+    : Op<HPSRT_Dialect, mnemonic, !listconcat(traits, [SingleBlock])> {
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "(`->` type($results)^)? $body attr-dict";
+  let hasVerifier = 1;
+}
+
+def HPSRT_FusedDenseOp : HPSRT_FusionOp<"fused_dense"> {
+  let summary = "a dense op and its epilogue, run as one kernel";
+  let description = [{
+    The body is an hps.gemm, hps.matmul or hps.conv, then, for a conv, an
+    f32 hps.add of its result and a value computed before it (a residual,
+    read by the kernel), then an activation the kernel applies
+    (hpsrt.UnaryKind), each reading the op before it; it yields the last.
+    The kernel writes that value alone: the intermediates are never stored.
+  }];
+}
+
+def HPSRT_FusedLoopOp : HPSRT_FusionOp<"fused_loop"> {
+  let summary = "elementwise ops over one shape, run as one generated loop";
+  let description = [{
+    The body's ops are elementwise with one result shape; the loop reads each
+    value from above once per element and keeps the members' results in
+    registers, storing only those it yields (the ones read after it).
+  }];
+}
+
+def HPSRT_ProjectedRecurrenceOp : HPSRT_FusionOp<"projected_recurrence"> {
+  let summary = "a recurrence that projects its input itself";
+  let description = [{
+    The body is an hps.gemm X W^T + Wb, views of its result, and the
+    hps.recurrence that reads them as its projected input; it yields the
+    recurrence's results. The kernel takes X, W and Wb and projects a few
+    steps at a time: the T x B x G projection is never stored.
+  }];
+}
+
+def HPSRT_YieldOp : Op<HPSRT_Dialect, "yield",
+    [Pure, Terminator,
+     ParentOneOf<["FusedDenseOp", "FusedLoopOp", "ProjectedRecurrenceOp"]>]> {
+  let summary = "the values a fusion region's kernel stores";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
 }
 
 #endif // HETERPS_DIALECT_HPSRT_IR_HPSRTOPS_TD

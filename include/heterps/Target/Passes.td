@@ -1,0 +1,63 @@
+//===- Passes.td - Passes that prepare stages for printing -*- tablegen -*-===//
+//
+// The code generator's decisions, made as passes on a partitioned module
+// before any stage is printed (CIRCT's rule: the IR is prepared for
+// emission, never changed while printing). Each records what it decides as
+// IR the stage printer reads.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_TARGET_PASSES_TD
+#define HETERPS_TARGET_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def HPSFuseDenseEpilogues
+    : Pass<"hps-fuse-dense-epilogues", "::mlir::func::FuncOp"> {
+  let summary = "Fuse residual adds and activations into their dense op";
+  let description = [{
+    In each stage function (one with `hps.device`): an f32 hps.add of a
+    conv's result (its only reader) and a value computed before the conv of
+    the same type (a ResNet block's shortcut), then an activation the
+    runtime's kernels apply (hpsrt.UnaryKind other than Not) on the only
+    reader of a gemm's, matmul's or conv's result (or of such an add), of
+    f32, move into one hpsrt.fused_dense at the dense op's place: the
+    kernel adds the residual and applies the activation before it stores,
+    and the intermediates are never stored. Forward and backward ops
+    (`hps.backward`) are never fused together: an evaluating run skips the
+    backward ones.
+  }];
+  let dependentDialects = ["::heterps::hpsrt::HPSRTDialect"];
+}
+
+def HPSFormFusedLoops
+    : Pass<"hps-form-fused-loops", "::mlir::func::FuncOp"> {
+  let summary = "Group chains of elementwise ops into generated loops";
+  let description = [{
+    In each stage function: elementwise ops the generated loops compute
+    exactly (no transcendental functions, whose vector kernels differ) are
+    grouped greedily in block order; an op joins the group of an operand's
+    producer when both have the same result shape and every read of the
+    group's results from outside it comes after the op. Each group of two or
+    more ops becomes an hpsrt.fused_loop at its last op's place, yielding
+    the members' results read after it; the others stay in registers.
+  }];
+  let dependentDialects = ["::heterps::hpsrt::HPSRTDialect"];
+}
+
+def HPSFuseRecurrenceProjections
+    : Pass<"hps-fuse-recurrence-projections", "::mlir::func::FuncOp"> {
+  let summary = "Let CPU recurrences project their input themselves";
+  let description = [{
+    In each CPU stage function: an hps.recurrence whose projected input is,
+    through views only, an f32 hps.gemm X W^T + Wb (alpha 1, beta 1, bias
+    [G]) read by nothing else becomes, with that gemm and the views, one
+    hpsrt.projected_recurrence at the recurrence's place: the kernel
+    projects a few steps at a time, and the T x B x G projection is never
+    stored. GPU stages keep the gemm (one large GEMM is what a GPU is fast
+    at).
+  }];
+  let dependentDialects = ["::heterps::hpsrt::HPSRTDialect"];
+}
+
+#endif // HETERPS_TARGET_PASSES_TD

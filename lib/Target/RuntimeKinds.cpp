@@ -1,0 +1,94 @@
+//===- RuntimeKinds.cpp - Which runtime kernel runs an hps op -------------===//
+
+#include "RuntimeKinds.h"
+#include "ElementwiseFusion.h"
+#include "heterps/Dialect/HPS/IR/HPSOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace heterps::hps;
+
+namespace heterps::target {
+
+std::optional<RuntimeUnary> runtimeUnary(Operation *op) {
+  using Kind = hpsrt::UnaryKind;
+  auto with = [](Kind kind, double alpha = 0, double beta = 0) {
+    RuntimeUnary unary;
+    unary.kind = kind;
+    unary.alpha = alpha;
+    unary.beta = beta;
+    return std::optional<RuntimeUnary>(unary);
+  };
+  return llvm::TypeSwitch<Operation *, std::optional<RuntimeUnary>>(op)
+      .Case([&](ReluOp) { return with(Kind::Relu); })
+      .Case([&](SigmoidOp) { return with(Kind::Sigmoid); })
+      .Case([&](TanhOp) { return with(Kind::Tanh); })
+      .Case([&](GeluOp g) {
+        return with(g.getTanhApproximation() ? Kind::GeluTanh : Kind::GeluErf);
+      })
+      .Case([&](ErfOp) { return with(Kind::Erf); })
+      .Case([&](ExpOp) { return with(Kind::Exp); })
+      .Case([&](LogOp) { return with(Kind::Log); })
+      .Case([&](SqrtOp) { return with(Kind::Sqrt); })
+      .Case([&](AbsOp) { return with(Kind::Abs); })
+      .Case([&](NegOp) { return with(Kind::Neg); })
+      .Case([&](ReciprocalOp) { return with(Kind::Reciprocal); })
+      .Case([&](FloorOp) { return with(Kind::Floor); })
+      .Case([&](CeilOp) { return with(Kind::Ceil); })
+      .Case([&](RoundOp) { return with(Kind::Round); })
+      .Case([&](SignOp) { return with(Kind::Sign); })
+      .Case([&](SinOp) { return with(Kind::Sin); })
+      .Case([&](CosOp) { return with(Kind::Cos); })
+      .Case([&](AsinOp) { return with(Kind::Asin); })
+      .Case([&](AcosOp) { return with(Kind::Acos); })
+      .Case([&](AtanOp) { return with(Kind::Atan); })
+      .Case([&](SoftplusOp) { return with(Kind::Softplus); })
+      .Case([&](SoftsignOp) { return with(Kind::Softsign); })
+      .Case([&](HardSwishOp) { return with(Kind::HardSwish); })
+      .Case([&](NotOp) { return with(Kind::Not); })
+      .Case([&](LeakyReluOp o) {
+        return with(Kind::LeakyRelu, o.getAlpha().convertToDouble());
+      })
+      .Case([&](EluOp o) {
+        return with(Kind::Elu, o.getAlpha().convertToDouble());
+      })
+      .Case([&](CeluOp o) {
+        return with(Kind::Celu, o.getAlpha().convertToDouble());
+      })
+      .Case([&](SeluOp o) {
+        return with(Kind::Selu, o.getAlpha().convertToDouble(),
+                    o.getGamma().convertToDouble());
+      })
+      .Case([&](HardSigmoidOp o) {
+        return with(Kind::HardSigmoid, o.getAlpha().convertToDouble(),
+                    o.getBeta().convertToDouble());
+      })
+      .Case([&](ThresholdedReluOp o) {
+        return with(Kind::ThresholdedRelu, o.getAlpha().convertToDouble());
+      })
+      .Case([&](ClipOp o) {
+        std::optional<RuntimeUnary> clip = with(Kind::Clip);
+        if (o.getMin())
+          clip->lo = o.getMin()->convertToDouble();
+        if (o.getMax())
+          clip->hi = o.getMax()->convertToDouble();
+        return clip;
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+std::optional<hpsrt::BinaryKind> runtimeBinary(Operation *op) {
+  return hpsrt::symbolizeBinaryKind(runtimeBinaryKind(op));
+}
+
+bool isAlias(Operation *op) {
+  if (isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
+    return true;
+  if (auto cast = dyn_cast<CastOp>(op))
+    return getElementTypeOrSelf(cast.getInput().getType()) ==
+           getElementTypeOrSelf(cast.getType());
+  return false;
+}
+
+} // namespace heterps::target

@@ -1,0 +1,98 @@
+// RUN: heterps-opt %s -split-input-file -verify-diagnostics
+
+func.func @not_dense(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{must start with hps.gemm, hps.matmul or hps.conv, not hps.neg}}
+  %y = hpsrt.fused_dense -> tensor<8xf32> {
+    %n = hps.neg %x : tensor<8xf32>
+    hpsrt.yield %n : tensor<8xf32>
+  }
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func @residual_into_gemm(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>, %r: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{fuses a residual add into a conv only}}
+  %y = hpsrt.fused_dense -> tensor<4x3xf32> {
+    %g = hps.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %s = hps.add %g, %r : tensor<4x3xf32>
+    hpsrt.yield %s : tensor<4x3xf32>
+  }
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @activation_of_another(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>, %r: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'hps.relu' must be an activation of hps.gemm's result}}
+  %y = hpsrt.fused_dense -> tensor<4x3xf32> {
+    %g = hps.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %t = hps.relu %r : tensor<4x3xf32>
+    hpsrt.yield %t : tensor<4x3xf32>
+  }
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @stores_an_intermediate(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{must yield its last op's result alone}}
+  %y = hpsrt.fused_dense -> tensor<4x3xf32> {
+    %g = hps.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    %t = hps.relu %g : tensor<4x3xf32>
+    hpsrt.yield %g : tensor<4x3xf32>
+  }
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @wrong_result_type(%x: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{yields 'tensor<8xf32>' but returns 'tensor<4xf32>'}}
+  %y = hpsrt.fused_loop -> tensor<4xf32> {
+    %n = hps.neg %x : tensor<8xf32>
+    %a = hps.abs %n : tensor<8xf32>
+    hpsrt.yield %a : tensor<8xf32>
+  }
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @two_shapes(%x: tensor<8xf32>, %v: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'hps.abs' must have one result of the loop's shape}}
+  %y = hpsrt.fused_loop -> tensor<2x4xf32> {
+    %n = hps.neg %x : tensor<8xf32>
+    %a = hps.abs %v : tensor<2x4xf32>
+    hpsrt.yield %a : tensor<2x4xf32>
+  }
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @empty(%x: tensor<8xf32>) {
+  // expected-error @+1 {{fuses no op}}
+  hpsrt.fused_loop {
+    hpsrt.yield
+  }
+  return
+}
+
+// -----
+
+func.func @no_recurrence(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{must be an hps.gemm, views, and an hps.recurrence}}
+  %y = hpsrt.projected_recurrence -> tensor<4x3xf32> {
+    %g = hps.gemm %a, %b : (tensor<4x8xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+    hpsrt.yield %g : tensor<4x3xf32>
+  }
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @yield_outside(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{expects parent op to be one of 'hpsrt.fused_dense, hpsrt.fused_loop, hpsrt.projected_recurrence'}}
+  hpsrt.yield %x : tensor<8xf32>
+}
