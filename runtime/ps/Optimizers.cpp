@@ -91,6 +91,13 @@ void initOptimizerState(const OptimizerConfig &config, size_t dim,
   }
 }
 
+OptimizerConfig scaledOptimizer(const OptimizerConfig &config, float scale) {
+  OptimizerConfig scaled = config;
+  if (scaled.kind != OptimizerKind::MovingAverage)
+    scaled.learningRate *= scale;
+  return scaled;
+}
+
 void applyOptimizer(const OptimizerConfig &config, size_t dim, float *weights,
                     float *state, const float *gradient) {
   const float lr = config.learningRate;

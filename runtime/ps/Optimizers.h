@@ -20,6 +20,11 @@ void validateOptimizer(const OptimizerConfig &config, const std::string &owner);
 void initOptimizerState(const OptimizerConfig &config, size_t dim,
                         float *state);
 
+/// `config` with its learning rate multiplied by `scale` (moving averages
+/// have none): the rate of an update under setLearningRateScale. A scale
+/// of 1 changes no bit.
+OptimizerConfig scaledOptimizer(const OptimizerConfig &config, float scale);
+
 /// One update of `dim` weights with the (already merged) gradient.
 void applyOptimizer(const OptimizerConfig &config, size_t dim, float *weights,
                     float *state, const float *gradient);

@@ -215,10 +215,8 @@ struct ParameterServer::Impl {
   /// `optimizer` with the current learning-rate scale (moving averages
   /// have no learning rate). A scale of 1 changes no bit.
   OptimizerConfig scaled(const OptimizerConfig &optimizer) const {
-    OptimizerConfig config = optimizer;
-    if (config.kind != OptimizerKind::MovingAverage)
-      config.learningRate *= learningRateScale.load(std::memory_order_relaxed);
-    return config;
+    return scaledOptimizer(optimizer,
+                           learningRateScale.load(std::memory_order_relaxed));
   }
 
   explicit Impl(ParameterServerConfig options)
@@ -257,6 +255,26 @@ struct ParameterServer::Impl {
     for (size_t i = 0; i < count; ++i)
       groups[shardOf(ids[i])].push_back(static_cast<uint32_t>(i));
     return groups;
+  }
+
+  /// The first `floats` of each id's row (created on first touch) into
+  /// out[i * floats ...]: pull (the weights) and pullRows (with the state).
+  void gatherRows(SparseTable &table, const uint64_t *ids, size_t count,
+                  float *out, size_t floats) {
+    const auto &groups = groupByShard(ids, count);
+    forEachShard(groups, count, [&](size_t shardIndex) {
+      Shard &shard = *table.shards[shardIndex];
+      std::lock_guard<std::mutex> lock(shard.mutex);
+      const std::vector<uint32_t> &positions = groups[shardIndex];
+      shard.store->acquireBatch(
+          positions.size(), [&](size_t i) { return ids[positions[i]]; },
+          /*willModify=*/false,
+          [&](size_t i, const float *row) {
+            std::memcpy(out + positions[i] * floats, row,
+                        floats * sizeof(float));
+          },
+          /*usedFloats=*/floats);
+    });
   }
 
   /// Every shard lock of every table and every dense lock, in one fixed
@@ -360,21 +378,7 @@ void ParameterServer::pull(const std::string &tableName, const uint64_t *ids,
   if (worker != kNoWorker)
     impl->clock.waitUntilAllowed(worker);
   SparseTable &table = impl->table(tableName);
-  const size_t dim = table.config.dim;
-  const OptimizerConfig optimizer = impl->scaled(table.config.optimizer);
-  const auto &groups = impl->groupByShard(ids, count);
-  forEachShard(groups, count, [&](size_t shardIndex) {
-    Shard &shard = *table.shards[shardIndex];
-    std::lock_guard<std::mutex> lock(shard.mutex);
-    const std::vector<uint32_t> &positions = groups[shardIndex];
-    shard.store->acquireBatch(
-        positions.size(), [&](size_t i) { return ids[positions[i]]; },
-        /*willModify=*/false,
-        [&](size_t i, const float *row) {
-          std::memcpy(out + positions[i] * dim, row, dim * sizeof(float));
-        },
-        /*usedFloats=*/dim);
-  });
+  impl->gatherRows(table, ids, count, out, table.config.dim);
 }
 
 void ParameterServer::peek(const std::string &tableName, const uint64_t *ids,
@@ -463,6 +467,32 @@ void ParameterServer::push(const std::string &table,
                 std::to_string(ids.size()) + " ids of dim " +
                 std::to_string(dim));
   push(table, ids.data(), ids.size(), gradients.data());
+}
+
+size_t ParameterServer::rowFloats(const std::string &table) const {
+  return impl->table(table).rowFloats;
+}
+
+void ParameterServer::pullRows(const std::string &tableName,
+                               const uint64_t *ids, size_t count, float *out) {
+  SparseTable &table = impl->table(tableName);
+  impl->gatherRows(table, ids, count, out, table.rowFloats);
+}
+
+void ParameterServer::writeRows(const std::string &tableName,
+                                const uint64_t *ids, size_t count,
+                                const float *rows) {
+  SparseTable &table = impl->table(tableName);
+  const size_t rowFloats = table.rowFloats;
+  const auto &groups = impl->groupByShard(ids, count);
+  forEachShard(groups, count, [&](size_t shardIndex) {
+    Shard &shard = *table.shards[shardIndex];
+    std::lock_guard<std::mutex> lock(shard.mutex);
+    const std::vector<uint32_t> &positions = groups[shardIndex];
+    shard.store->overwriteExisting(
+        positions.size(), [&](size_t i) { return ids[positions[i]]; },
+        [&](size_t i) { return rows + positions[i] * rowFloats; });
+  });
 }
 
 std::vector<float> ParameterServer::pullDense(const std::string &name,

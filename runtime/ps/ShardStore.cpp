@@ -176,6 +176,20 @@ void ShardStore::writeToDatabase(uint64_t key, const float *row) {
                 "' failed: " + status.ToString());
 }
 
+void ShardStore::writeThrough() {
+  rocksdb::WriteBatch batch;
+  const size_t rowBytes = floatsPerRow * sizeof(float);
+  for (size_t i = 0; i < writeThroughKeys.size(); ++i)
+    batch.Put(
+        keySlice(writeThroughKeys[i]),
+        rocksdb::Slice(reinterpret_cast<const char *>(writeThroughRows[i]),
+                       rowBytes));
+  rocksdb::Status status = database->Write(tierWriteOptions(), &batch);
+  if (!status.ok())
+    throw Error("parameter server: RocksDB write in '" + databasePath +
+                "' failed: " + status.ToString());
+}
+
 void ShardStore::linkFront(uint32_t slot) {
   previous[slot] = kNoSlot;
   next[slot] = head;

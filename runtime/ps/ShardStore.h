@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -85,6 +86,34 @@ public:
     if (inBatch)
       endBatch();
   }
+  /// Replaces the rows of keyAt(0 .. count-1), which must exist (a pass
+  /// cache's write-back of rows it loaded): rows in memory in place, and
+  /// with the RocksDB tier the others straight into RocksDB (one
+  /// WriteBatch), neither read first nor brought into the cache.
+  template <typename KeyAt, typename RowAt>
+  void overwriteExisting(size_t count, KeyAt keyAt, RowAt rowAt) {
+    const size_t rowBytes = floatsPerRow * sizeof(float);
+    writeThroughKeys.clear();
+    writeThroughRows.clear();
+    for (size_t i = 0; i < count; ++i) {
+      if (i + kLookAhead < count)
+        slotOfKey.prefetch(keyAt(i + kLookAhead));
+      const uint64_t key = keyAt(i);
+      if (const uint32_t *slot = slotOfKey.find(key)) {
+        std::memcpy(slotData(*slot), rowAt(i), rowBytes);
+        if (tiered())
+          dirty[*slot] = 1;
+      } else if (tiered()) {
+        writeThroughKeys.push_back(key);
+        writeThroughRows.push_back(rowAt(i));
+      } else {
+        // Untiered, every row is in memory: a missing one is created.
+        std::memcpy(acquire(key, /*willModify=*/true), rowAt(i), rowBytes);
+      }
+    }
+    if (!writeThroughKeys.empty())
+      writeThrough();
+  }
   /// Copies the row into `out` if it exists; changes nothing.
   bool read(uint64_t key, float *out);
   /// Sets a row (loading a checkpoint).
@@ -133,6 +162,8 @@ private:
   /// Writes the deferred evictions.
   void endBatch();
   void writeToDatabase(uint64_t key, const float *row);
+  /// Puts writeThroughKeys/Rows into RocksDB in one WriteBatch.
+  void writeThrough();
   void openDatabase();
 
   size_t floatsPerRow;
@@ -163,6 +194,10 @@ private:
   std::vector<float> prefetchedRows;
   FlatKeyMap pendingIndex;
   std::vector<float> pendingRows;
+
+  // overwriteExisting(): rows that go straight to RocksDB.
+  std::vector<uint64_t> writeThroughKeys;
+  std::vector<const float *> writeThroughRows;
 };
 
 } // namespace heterps::rt::ps

@@ -5,6 +5,7 @@
 // Internal to the server (not installed); tested directly below.
 #include "../ps/FlatKeyMap.h"
 
+#include "ParameterServerFixtures.h"
 #include "TestSupport.h"
 
 #include <gtest/gtest.h>
@@ -31,79 +32,6 @@ namespace {
 
 /// Scratch directories of these tests: <temp>/heterps-ps-test-<pid>-<tag>.
 const char *const kScratch = "heterps-ps-test";
-
-ParameterServerConfig serverConfig(size_t shards,
-                                   const std::string &storage = "") {
-  ParameterServerConfig config;
-  config.numShards = shards;
-  config.storageDirectory = storage;
-  return config;
-}
-
-SparseTableConfig tableConfig(const std::string &name, size_t dim,
-                              OptimizerConfig optimizer, size_t cacheRows = 0) {
-  SparseTableConfig config;
-  config.name = name;
-  config.dim = dim;
-  config.seed = 1234;
-  config.initScale = 0.05f;
-  config.optimizer = optimizer;
-  config.cacheRowsPerShard = cacheRows;
-  return config;
-}
-
-OptimizerConfig adam() {
-  OptimizerConfig config;
-  config.kind = OptimizerKind::Adam;
-  config.learningRate = 0.01f;
-  return config;
-}
-
-OptimizerConfig adagrad() {
-  OptimizerConfig config;
-  config.kind = OptimizerKind::Adagrad;
-  config.learningRate = 0.1f;
-  config.initialAccumulator = 0.1f;
-  return config;
-}
-
-OptimizerConfig sgd(float learningRate, float momentum) {
-  OptimizerConfig config;
-  config.kind = OptimizerKind::Sgd;
-  config.learningRate = learningRate;
-  config.momentum = momentum;
-  return config;
-}
-
-bool bitIdentical(const std::vector<float> &a, const std::vector<float> &b) {
-  return a.size() == b.size() &&
-         std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
-
-/// One batch of a reproducible training run: ids (with duplicates) and
-/// gradients.
-struct Batch {
-  std::vector<uint64_t> ids;
-  std::vector<float> gradients;
-};
-
-std::vector<Batch> makeBatches(size_t count, size_t batchSize,
-                               uint64_t keySpace, size_t dim, uint32_t seed) {
-  std::mt19937_64 random(seed);
-  std::uniform_int_distribution<uint64_t> key(0, keySpace - 1);
-  std::normal_distribution<float> gradient(0.0f, 1.0f);
-  std::vector<Batch> batches(count);
-  for (Batch &batch : batches) {
-    for (size_t i = 0; i < batchSize; ++i)
-      batch.ids.push_back(key(random));
-    // A few repeats in every batch exercise the merge.
-    for (size_t i = 0; i < batchSize / 8; ++i)
-      batch.ids[i * 2 + 1] = batch.ids[i * 2];
-    for (size_t i = 0; i < batchSize * dim; ++i)
-      batch.gradients.push_back(gradient(random));
-  }
-  return batches;
-}
 
 /// Pulls every batch, then pushes it; returns everything pulled.
 std::vector<float> train(ParameterServer &server, const std::string &table,

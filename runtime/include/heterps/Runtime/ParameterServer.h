@@ -160,6 +160,21 @@ public:
   void push(const std::string &table, const std::vector<uint64_t> &ids,
             const std::vector<float> &gradients);
 
+  /// Floats per stored row of `table`: `dim` weights, then
+  /// optimizerStateSize() floats of optimizer state.
+  size_t rowFloats(const std::string &table) const;
+  /// Whole rows (weights, then optimizer state; rowFloats() floats each) of
+  /// `ids` into `out`, created on first touch as by pull(): how a pass cache
+  /// (PassCache.h) loads a pass's rows. No staleness check.
+  void pullRows(const std::string &table, const uint64_t *ids, size_t count,
+                float *out);
+  /// Replaces the whole rows of `ids` (distinct, and rows that exist, as
+  /// after pullRows) with `rows`, laid out as pullRows() writes them: a pass
+  /// cache's write-back. With the RocksDB tier, rows not in memory are
+  /// written to RocksDB without being read back into memory.
+  void writeRows(const std::string &table, const uint64_t *ids, size_t count,
+                 const float *rows);
+
   std::vector<float> pullDense(const std::string &name, int worker);
   std::vector<float> pullDense(const std::string &name) override {
     return pullDense(name, kNoWorker);

@@ -1,0 +1,116 @@
+//===- PassCache.h - Per-pass embedding cache over the server --*- C++ -*-===//
+//
+// A pass cache holds, for a pass (a number of batches chosen by the user),
+// the rows of every sparse id those batches touch, with their optimizer
+// state, in one compact table per sparse table: the HBM tier of Paddle's
+// PSGPUWrapper (BeginPass / EndPass), here as an interface with a host-memory
+// implementation (HostPassCache) so that its semantics are tested without
+// a GPU. A CUDA implementation (none yet) would keep the rows in device
+// memory behind the same interface and reuse the key index and merge plan
+// (ps/PassKeyIndex.h).
+//
+//   addPassKeys(table, ids)  the ids the pass's batches will touch (any
+//                            order, duplicates allowed), batch by batch
+//   beginPass()              deduplicates them (sort + unique) and loads
+//                            their rows once from the host server (memory
+//                            and SSD tiers), creating rows on first touch
+//   pull / push              served by the cache; a push sums each id's
+//                            gradients in batch order (a sort by key, then a
+//                            reduce per key) and applies the table's
+//                            optimizer (the server's code) to the cached row
+//   endPass()                writes every cached row and its state back
+//
+// Semantics: the same pulls and pushes give bit for bit the rows and
+// optimizer state of the synchronous host server (ParameterServer::push sums
+// duplicates in the same order and runs the same optimizer code), including
+// rows created on first touch and the learning-rate scale at push time. The
+// cache holds only the pass's keys, so tables larger than memory (the
+// RocksDB tier) train through passes. During a pass the host rows of the
+// pass's keys are stale: checkpoint and evaluate between passes.
+//
+// Threads: pulls may run concurrently with each other; push, beginPass and
+// endPass need the cache to themselves.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_PASSCACHE_H
+#define HETERPS_RUNTIME_PASSCACHE_H
+
+#include "heterps/Runtime/ParameterServer.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace heterps::rt::ps {
+
+class PassCache {
+public:
+  virtual ~PassCache();
+
+  /// Records ids the next pass will touch in `table`. Between passes only.
+  void addPassKeys(const std::string &table, const uint64_t *ids, size_t count);
+  /// Starts the pass over the recorded ids (and forgets them). Ids of a
+  /// table that was given none, and tables not given at all, are not in the
+  /// pass: pulling or pushing them throws Error. If loading fails (Error,
+  /// e.g. a table the server does not have), no pass opens.
+  void beginPass();
+  /// Writes the pass's rows back and empties the cache. If the write-back
+  /// fails (Error), the pass stays open and nothing is lost.
+  void endPass();
+  bool inPass() const { return passOpen; }
+
+  /// Distinct ids of `table` the current pass holds (0: not in the pass).
+  virtual size_t passKeyCount(const std::string &table) const = 0;
+
+  /// `count * dim` floats into `out`, row i for ids[i]. Throws Error naming
+  /// the first id the pass does not hold, or if no pass is open.
+  virtual void pull(const std::string &table, const uint64_t *ids, size_t count,
+                    float *out) = 0;
+  /// `gradients` holds count * dim floats, row i for ids[i]; duplicate ids
+  /// are summed in batch order, then the optimizer runs once per distinct
+  /// id. An id not in the pass throws Error before any row changes.
+  virtual void push(const std::string &table, const uint64_t *ids, size_t count,
+                    const float *gradients) = 0;
+
+protected:
+  /// Loads the rows of `keys` (per table; unsorted, with duplicates).
+  virtual void loadPass(std::map<std::string, std::vector<uint64_t>> keys) = 0;
+  /// Writes every row of the pass back to the host server, then drops them.
+  virtual void writeBackPass() = 0;
+
+private:
+  std::map<std::string, std::vector<uint64_t>> pendingKeys;
+  bool passOpen = false;
+};
+
+/// The pass cache in host memory, over an in-process server.
+class HostPassCache : public PassCache {
+public:
+  explicit HostPassCache(ParameterServer &server);
+  ~HostPassCache() override;
+
+  size_t passKeyCount(const std::string &table) const override;
+  void pull(const std::string &table, const uint64_t *ids, size_t count,
+            float *out) override;
+  void push(const std::string &table, const uint64_t *ids, size_t count,
+            const float *gradients) override;
+
+protected:
+  void loadPass(std::map<std::string, std::vector<uint64_t>> keys) override;
+  void writeBackPass() override;
+
+private:
+  /// Ends the pass's tables, keeping their memory for the next pass.
+  void retireTables();
+
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace heterps::rt::ps
+
+#endif // HETERPS_RUNTIME_PASSCACHE_H

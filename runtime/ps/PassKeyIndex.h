@@ -1,0 +1,75 @@
+//===- PassKeyIndex.h - Which keys a pass caches, and where ----*- C++ -*-===//
+//
+// Internal to the parameter server: the device-independent part of a pass
+// cache (PassCache.h) for one table. A pass's keys are sorted and
+// deduplicated once; slot i of the cache holds keys()[i]. Ids of the pass's
+// batches are translated to slots, and a push is merged by sorting
+// (slot, batch position) pairs, so every slot's gradients are summed in
+// batch order: the order in which the host server's push sums them, which
+// is what makes training through the cache bit-identical to it. The row
+// storage and the arithmetic (gather, sum, optimizer) belong to an
+// implementation: host memory in HostPassCache; a GPU implementation keeps
+// the rows in device memory and can use the same slots and merge plan.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_PS_PASSKEYINDEX_H
+#define HETERPS_RUNTIME_PS_PASSKEYINDEX_H
+
+#include "FlatKeyMap.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace heterps::rt::ps {
+
+/// A push grouped by slot: runs of equal slots in ascending slot order,
+/// each run's batch positions in batch order. Run r covers
+/// positions[runStarts[r] .. runStarts[r + 1]) and updates slots[r].
+struct MergePlan {
+  std::vector<uint32_t> slots;
+  std::vector<uint32_t> runStarts;
+  std::vector<uint32_t> positions;
+  /// Scratch of the sort: (slot << 32 | position).
+  std::vector<uint64_t> sortKeys, sortScratch;
+
+  size_t runs() const { return slots.size(); }
+};
+
+/// Sorts `values` by their bits [firstBit, 64), stably (a radix sort;
+/// `scratch` is its second buffer).
+void sortByHighBits(std::vector<uint64_t> &values, unsigned firstBit,
+                    std::vector<uint64_t> &scratch);
+
+class PassKeyIndex {
+public:
+  /// Sorts and deduplicates `keys` and indexes them; replaces what was
+  /// there. `table` names the table in errors.
+  void build(std::string table, std::vector<uint64_t> keys);
+  /// Forgets the keys, keeping the allocations for the next pass.
+  void clear();
+
+  const std::string &table() const { return tableName; }
+  /// Sorted and distinct; slot i holds keys()[i].
+  const std::vector<uint64_t> &keys() const { return sortedKeys; }
+  size_t size() const { return sortedKeys.size(); }
+
+  /// The slot of every id into `slots`. Throws Error naming the table and
+  /// the first id the pass does not hold (nothing of the cache changes).
+  void slotsOf(const uint64_t *ids, size_t count, uint32_t *slots) const;
+
+  /// Groups `count` ids, given by their slots, into `plan` (sort by key,
+  /// then runs of equal keys).
+  static void planMerge(const uint32_t *slots, size_t count, MergePlan &plan);
+
+private:
+  std::string tableName;
+  std::vector<uint64_t> sortedKeys, sortScratch;
+  FlatKeyMap slotOfKey;
+};
+
+} // namespace heterps::rt::ps
+
+#endif // HETERPS_RUNTIME_PS_PASSKEYINDEX_H

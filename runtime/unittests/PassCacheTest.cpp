@@ -1,0 +1,319 @@
+//===- PassCacheTest.cpp - Tests of the per-pass embedding cache ----------===//
+//
+// Training through HostPassCache must give, bit for bit, what the same pulls
+// and pushes give on the synchronous host server: every pulled value, every
+// row and every optimizer state.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Runtime/PassCache.h"
+
+// Internal to the server (not installed); tested directly below.
+#include "../ps/PassKeyIndex.h"
+
+#include "ParameterServerFixtures.h"
+#include "TestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+
+using namespace heterps::rt;
+using namespace heterps::rt::ps;
+using namespace heterps::rt::testsupport;
+
+namespace {
+
+const char *const kScratch = "heterps-pass-cache-test";
+
+/// The learning-rate scale of batch b: it changes mid-pass, so the cache
+/// must read it at push time as the server does.
+float scaleOf(size_t batch) { return batch < 5 ? 1.0f : 0.5f; }
+
+/// Pulls then pushes every batch on the server; returns all pulled values.
+std::vector<float> trainDirect(ParameterServer &server,
+                               const std::vector<Batch> &batches) {
+  std::vector<float> pulled;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    server.setLearningRateScale(scaleOf(b));
+    std::vector<float> rows = server.pull("emb", batches[b].ids);
+    pulled.insert(pulled.end(), rows.begin(), rows.end());
+    server.push("emb", batches[b].ids, batches[b].gradients);
+  }
+  return pulled;
+}
+
+/// The same through a pass cache, `passBatches` batches per pass.
+std::vector<float> trainThroughCache(ParameterServer &server,
+                                     const std::vector<Batch> &batches,
+                                     size_t passBatches) {
+  HostPassCache cache(server);
+  const size_t dim = server.tableConfig("emb").dim;
+  std::vector<float> pulled;
+  for (size_t first = 0; first < batches.size(); first += passBatches) {
+    const size_t last = std::min(batches.size(), first + passBatches);
+    for (size_t b = first; b < last; ++b)
+      cache.addPassKeys("emb", batches[b].ids.data(), batches[b].ids.size());
+    cache.beginPass();
+    for (size_t b = first; b < last; ++b) {
+      server.setLearningRateScale(scaleOf(b));
+      const Batch &batch = batches[b];
+      std::vector<float> rows(batch.ids.size() * dim);
+      cache.pull("emb", batch.ids.data(), batch.ids.size(), rows.data());
+      pulled.insert(pulled.end(), rows.begin(), rows.end());
+      cache.push("emb", batch.ids.data(), batch.ids.size(),
+                 batch.gradients.data());
+    }
+    cache.endPass();
+  }
+  return pulled;
+}
+
+/// Every row with optimizer state, by key, for keys below keySpace.
+std::map<uint64_t, std::vector<float>> snapshot(ParameterServer &server,
+                                                uint64_t keySpace) {
+  std::map<uint64_t, std::vector<float>> rows;
+  for (uint64_t key = 0; key < keySpace; ++key)
+    if (auto row = server.readRow("emb", key))
+      rows[key] = *row;
+  return rows;
+}
+
+void expectSameRows(const std::map<uint64_t, std::vector<float>> &expected,
+                    const std::map<uint64_t, std::vector<float>> &actual) {
+  ASSERT_EQ(expected.size(), actual.size());
+  for (const auto &[key, row] : expected) {
+    auto found = actual.find(key);
+    ASSERT_NE(found, actual.end()) << "key " << key;
+    EXPECT_TRUE(bitIdentical(row, found->second)) << "key " << key;
+  }
+}
+
+struct NamedOptimizer {
+  const char *name;
+  OptimizerConfig config;
+};
+std::vector<NamedOptimizer> optimizers() {
+  return {{"adagrad", adagrad()},
+          {"adam", adam()},
+          {"sgd-momentum", sgd(0.05f, 0.9f)},
+          {"sgd", sgd(0.05f, 0.0f)}};
+}
+
+TEST(PassCacheTest, TrainsBitIdenticalToTheHostServer) {
+  const uint64_t keySpace = 600;
+  const auto batches = makeBatches(12, 256, keySpace, 8, 5);
+  for (const NamedOptimizer &optimizer : optimizers()) {
+    for (size_t passBatches : {1, 4, 5, 12}) {
+      SCOPED_TRACE(std::string(optimizer.name) + ", passes of " +
+                   std::to_string(passBatches) + " batches");
+      ParameterServer direct(serverConfig(2));
+      ParameterServer cached(serverConfig(2));
+      direct.createSparseTable(tableConfig("emb", 8, optimizer.config));
+      cached.createSparseTable(tableConfig("emb", 8, optimizer.config));
+      EXPECT_TRUE(bitIdentical(trainDirect(direct, batches),
+                               trainThroughCache(cached, batches, passBatches)))
+          << "pulled values differ";
+      EXPECT_EQ(direct.rowCount("emb"), cached.rowCount("emb"));
+      expectSameRows(snapshot(direct, keySpace), snapshot(cached, keySpace));
+    }
+  }
+}
+
+TEST(PassCacheTest, DuplicateIdsMergeInBatchOrder) {
+  // Adagrad is not linear in the gradient: one update with the sum differs
+  // from two updates, so this sees whether duplicates were merged.
+  ParameterServer merged(serverConfig(2));
+  ParameterServer cached(serverConfig(2));
+  for (ParameterServer *server : {&merged, &cached})
+    server->createSparseTable(tableConfig("emb", 2, adagrad()));
+  const std::vector<uint64_t> ids = {5, 9, 5};
+  const std::vector<float> gradients = {1.0f, 2.0f, 0.5f, 0.5f, 3.0f, -1.0f};
+  merged.push("emb", ids, gradients);
+  HostPassCache cache(cached);
+  cache.addPassKeys("emb", ids.data(), ids.size());
+  cache.beginPass();
+  EXPECT_EQ(cache.passKeyCount("emb"), 2u);
+  cache.push("emb", ids.data(), ids.size(), gradients.data());
+  cache.endPass();
+  for (uint64_t key : {5, 9})
+    EXPECT_TRUE(
+        bitIdentical(*merged.readRow("emb", key), *cached.readRow("emb", key)))
+        << "key " << key;
+  // Accumulator = initial + (sum of gradients)^2.
+  EXPECT_FLOAT_EQ((*cached.readRow("emb", 5))[2], 0.1f + 16.0f);
+
+  // Float addition is not associative: (1 + 1e8) - 1e8 is 0 in batch
+  // order, (-1e8 + 1e8) + 1 in reverse order is 1. Plain SGD at rate 1
+  // moves the weight by exactly the merged sum.
+  ParameterServer plain(serverConfig(1));
+  plain.createSparseTable(tableConfig("emb", 1, sgd(1.0f, 0.0f)));
+  HostPassCache plainCache(plain);
+  const std::vector<uint64_t> same = {7, 3, 7, 7};
+  const std::vector<float> large = {1.0f, 0.0f, 1e8f, -1e8f};
+  plainCache.addPassKeys("emb", same.data(), same.size());
+  plainCache.beginPass();
+  float before = 0, after = 0;
+  plainCache.pull("emb", same.data(), 1, &before);
+  plainCache.push("emb", same.data(), same.size(), large.data());
+  plainCache.pull("emb", same.data(), 1, &after);
+  plainCache.endPass();
+  EXPECT_EQ(before, after) << "the gradients of id 7 were not summed in "
+                              "batch order";
+}
+
+TEST(PassCacheTest, EndPassWritesRowsAndStateBack) {
+  ParameterServer server(serverConfig(2));
+  server.createSparseTable(tableConfig("emb", 4, adam()));
+  // A row that exists before the pass, and one the pass creates.
+  server.pull("emb", {1});
+  const std::vector<float> before = *server.readRow("emb", 1);
+  HostPassCache cache(server);
+  const std::vector<uint64_t> ids = {1, 2};
+  cache.addPassKeys("emb", ids.data(), ids.size());
+  cache.beginPass();
+  EXPECT_TRUE(cache.inPass());
+  // Loading creates the pass's rows on the server, as a pull would.
+  EXPECT_EQ(server.rowCount("emb"), 2u);
+  const std::vector<float> gradients(8, 0.25f);
+  cache.push("emb", ids.data(), ids.size(), gradients.data());
+  std::vector<float> inCache(8);
+  cache.pull("emb", ids.data(), ids.size(), inCache.data());
+  // The server's copy is stale until the pass ends.
+  EXPECT_TRUE(bitIdentical(*server.readRow("emb", 1), before));
+  cache.endPass();
+  EXPECT_FALSE(cache.inPass());
+  EXPECT_EQ(cache.passKeyCount("emb"), 0u);
+
+  ParameterServer direct(serverConfig(2));
+  direct.createSparseTable(tableConfig("emb", 4, adam()));
+  direct.push("emb", ids, gradients);
+  for (uint64_t key : ids) {
+    const std::vector<float> row = *server.readRow("emb", key);
+    EXPECT_TRUE(bitIdentical(row, *direct.readRow("emb", key)))
+        << "key " << key;
+    // Adam's state: the row's beta1^t and beta2^t after one update.
+    EXPECT_EQ(row[4 + 8], 0.9f) << "key " << key;
+    EXPECT_TRUE(std::memcmp(row.data(), inCache.data() + (key - 1) * 4,
+                            4 * sizeof(float)) == 0)
+        << "key " << key;
+  }
+}
+
+TEST(PassCacheTest, TableLargerThanMemoryTrainsThroughPasses) {
+  // The server keeps at most 2 x 100 rows in memory (the rest in RocksDB);
+  // each pass holds several hundred keys of the 3000 the run touches.
+  ScratchDirectory storage(kScratch, "tier");
+  const uint64_t keySpace = 3000;
+  const auto batches = makeBatches(16, 128, keySpace, 4, 9);
+  for (const NamedOptimizer &optimizer : optimizers()) {
+    SCOPED_TRACE(optimizer.name);
+    ParameterServer direct(serverConfig(2));
+    ParameterServer tiered(serverConfig(2, storage.path.string()));
+    direct.createSparseTable(tableConfig("emb", 4, optimizer.config));
+    tiered.createSparseTable(tableConfig("emb", 4, optimizer.config, 100));
+    EXPECT_TRUE(bitIdentical(trainDirect(direct, batches),
+                             trainThroughCache(tiered, batches, 4)));
+    EXPECT_EQ(direct.rowCount("emb"), tiered.rowCount("emb"));
+    EXPECT_GT(tiered.rowCount("emb"), 1000u);
+    expectSameRows(snapshot(direct, keySpace), snapshot(tiered, keySpace));
+  }
+}
+
+TEST(PassCacheTest, CacheHoldsOnlyThePassKeys) {
+  ParameterServer server(serverConfig(2));
+  server.createSparseTable(tableConfig("emb", 4, adagrad()));
+  const auto warmup = makeBatches(8, 256, 5000, 4, 1);
+  trainDirect(server, warmup);
+  const size_t rowsBefore = server.rowCount("emb");
+  ASSERT_GT(rowsBefore, 1000u);
+
+  HostPassCache cache(server);
+  const auto pass = makeBatches(2, 64, 5000, 4, 2);
+  std::set<uint64_t> distinct;
+  size_t newIds = 0;
+  for (const Batch &batch : pass) {
+    cache.addPassKeys("emb", batch.ids.data(), batch.ids.size());
+    for (uint64_t id : batch.ids)
+      if (distinct.insert(id).second && !server.readRow("emb", id))
+        ++newIds;
+  }
+  cache.beginPass();
+  EXPECT_EQ(cache.passKeyCount("emb"), distinct.size());
+  EXPECT_LT(cache.passKeyCount("emb"), rowsBefore / 10);
+  for (const Batch &batch : pass)
+    cache.push("emb", batch.ids.data(), batch.ids.size(),
+               batch.gradients.data());
+  cache.endPass();
+  // The pass's new ids are the only rows it adds.
+  EXPECT_EQ(server.rowCount("emb"), rowsBefore + newIds);
+}
+
+TEST(PassCacheTest, MisuseThrowsAClearError) {
+  ParameterServer server(serverConfig(2));
+  server.createSparseTable(tableConfig("emb", 2, adagrad()));
+  server.createSparseTable(tableConfig("other", 2, adagrad()));
+  HostPassCache cache(server);
+  const uint64_t inPass[] = {10, 11};
+  const uint64_t outside[] = {10, 12};
+  float out[4];
+  const float gradients[4] = {1.0f, 1.0f, 1.0f, 1.0f};
+
+  auto expectError = [](auto &&call, const std::string &needle) {
+    try {
+      call();
+      ADD_FAILURE() << "no error; expected one saying '" << needle << "'";
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what()).find(needle), std::string::npos)
+          << error.what();
+    }
+  };
+  expectError([&] { cache.pull("emb", inPass, 2, out); }, "outside a pass");
+  expectError([&] { cache.endPass(); }, "without a pass");
+
+  cache.addPassKeys("emb", inPass, 2);
+  cache.beginPass();
+  expectError([&] { cache.pull("emb", outside, 2, out); },
+              "id 12 of table 'emb' is not in this pass");
+  std::vector<float> before(4), after(4);
+  cache.pull("emb", inPass, 2, before.data());
+  expectError([&] { cache.push("emb", outside, 2, gradients); },
+              "id 12 of table 'emb' is not in this pass");
+  cache.pull("emb", inPass, 2, after.data());
+  EXPECT_TRUE(bitIdentical(before, after)) << "a failed push changed a row";
+  expectError([&] { cache.pull("other", inPass, 2, out); },
+              "table 'other' is not in this pass");
+  expectError([&] { cache.beginPass(); }, "during a pass");
+  expectError([&] { cache.addPassKeys("emb", inPass, 2); }, "during a pass");
+  // The cache still works after every refusal.
+  cache.push("emb", inPass, 2, gradients);
+  cache.endPass();
+  EXPECT_FALSE(bitIdentical(before, server.pull("emb", {10, 11})));
+
+  // A table the server does not have fails at beginPass, no pass opens.
+  cache.addPassKeys("missing", inPass, 2);
+  expectError([&] { cache.beginPass(); }, "no sparse table 'missing'");
+  EXPECT_FALSE(cache.inPass());
+}
+
+TEST(PassKeyIndexTest, MergePlanGroupsBySlotInBatchOrder) {
+  PassKeyIndex index;
+  index.build("emb", {40, 10, 30, 10, 20, 40});
+  EXPECT_EQ(index.keys(), (std::vector<uint64_t>{10, 20, 30, 40}));
+  const std::vector<uint64_t> ids = {40, 10, 40, 30, 10, 40};
+  std::vector<uint32_t> slots(ids.size());
+  index.slotsOf(ids.data(), ids.size(), slots.data());
+  EXPECT_EQ(slots, (std::vector<uint32_t>{3, 0, 3, 2, 0, 3}));
+  MergePlan plan;
+  PassKeyIndex::planMerge(slots.data(), slots.size(), plan);
+  EXPECT_EQ(plan.slots, (std::vector<uint32_t>{0, 2, 3}));
+  EXPECT_EQ(plan.runStarts, (std::vector<uint32_t>{0, 2, 3, 6}));
+  EXPECT_EQ(plan.positions, (std::vector<uint32_t>{1, 4, 3, 0, 2, 5}));
+  PassKeyIndex::planMerge(slots.data(), 0, plan);
+  EXPECT_EQ(plan.runs(), 0u);
+}
+
+} // namespace
