@@ -231,7 +231,8 @@ bool compileBundle(const CompileOptions &options,
   (void)llvm::sys::fs::remove_directories(staging);
   // The printer's decisions, as IR first.
   PassManager prepare(module->getContext(), ModuleOp::getOperationName());
-  target::buildStagePreparationPipeline(prepare, options.fuseElementwise);
+  target::buildStagePreparationPipeline(prepare, options.fuseElementwise,
+                                        options.nativeLayouts);
   if (options.printPipeline) {
     compilation.os << "heterps compile: stage preparation: ";
     prepare.printAsTextualPipeline(compilation.os);
@@ -239,9 +240,7 @@ bool compileBundle(const CompileOptions &options,
   }
   if (failed(prepare.run(*module)))
     return false; // the pass reported it
-  target::StageBundleOptions bundleOptions;
-  bundleOptions.nativeLayouts = options.nativeLayouts;
-  if (failed(target::writeStageBundle(*module, staging, bundleOptions)))
+  if (failed(target::writeStageBundle(*module, staging)))
     return false;
   std::string error;
   if (!buildStages(staging, error)) {

@@ -204,9 +204,8 @@ pipelineStages(ModuleOp module) {
 
 } // namespace
 
-LogicalResult
-heterps::target::printStagePrograms(ModuleOp module, raw_ostream &os,
-                                    const StageBundleOptions &options) {
+LogicalResult heterps::target::printStagePrograms(ModuleOp module,
+                                                  raw_ostream &os) {
   FailureOr<SmallVector<std::pair<func::FuncOp, DeviceAttr>>> stages =
       pipelineStages(module);
   if (failed(stages))
@@ -218,7 +217,7 @@ heterps::target::printStagePrograms(ModuleOp module, raw_ostream &os,
   for (auto [func, device] : *stages) {
     bool gpu = device.getKind() == DeviceKind::GPU;
     FailureOr<StageProgram> program = emitStageProgram(
-        func, gpu, options, weights, tables, training ? &trained : nullptr);
+        func, gpu, weights, tables, training ? &trained : nullptr);
     if (failed(program))
       return failure();
     os << "// ----- " << func.getSymName() << (gpu ? ".cu" : ".cpp")
@@ -228,9 +227,8 @@ heterps::target::printStagePrograms(ModuleOp module, raw_ostream &os,
   return success();
 }
 
-LogicalResult
-heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
-                                  const StageBundleOptions &options) {
+LogicalResult heterps::target::writeStageBundle(ModuleOp module,
+                                                StringRef directory) {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   FailureOr<SmallVector<std::pair<func::FuncOp, DeviceAttr>>> stages =
       pipelineStages(module);
@@ -262,7 +260,7 @@ heterps::target::writeStageBundle(ModuleOp module, StringRef directory,
     bool gpu = device.getKind() == DeviceKind::GPU;
 
     FailureOr<StageProgram> program =
-        emitStageProgram(func, gpu, options, weights, tables, trained);
+        emitStageProgram(func, gpu, weights, tables, trained);
     if (failed(program))
       return failure();
     for (Operation &op : func.getBody().front()) {
@@ -471,11 +469,6 @@ void heterps::target::registerStageBundleTranslation() {
       llvm::cl::desc("--hps-to-stages: run chains of elementwise ops as one "
                      "generated loop (false: one kernel per op)"),
       llvm::cl::init(true));
-  auto stageOptions = [] {
-    StageBundleOptions options;
-    options.nativeLayouts = nativeLayouts;
-    return options;
-  };
   auto dialects = [](DialectRegistry &registry) {
     registry.insert<HPSDialect, hpsrt::HPSRTDialect, func::FuncDialect>();
   };
@@ -483,7 +476,7 @@ void heterps::target::registerStageBundleTranslation() {
   // (fusion ops already there stay as they are).
   auto prepareStages = [](ModuleOp module) {
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
-    buildStagePreparationPipeline(pm, fuseElementwise);
+    buildStagePreparationPipeline(pm, fuseElementwise, nativeLayouts);
     return pm.run(module);
   };
   TranslateFromMLIRRegistration registration(
@@ -500,7 +493,7 @@ void heterps::target::registerStageBundleTranslation() {
           return op->emitError("--hps-to-stages needs -o DIR");
         if (failed(prepareStages(module)))
           return failure();
-        return writeStageBundle(module, bundleDirectory, stageOptions());
+        return writeStageBundle(module, bundleDirectory);
       },
       dialects);
   TranslateFromMLIRRegistration programs(
@@ -513,7 +506,7 @@ void heterps::target::registerStageBundleTranslation() {
           return op->emitError("--hps-to-stage-programs expects a module");
         if (failed(prepareStages(module)))
           return failure();
-        return printStagePrograms(module, os, stageOptions());
+        return printStagePrograms(module, os);
       },
       dialects);
 }

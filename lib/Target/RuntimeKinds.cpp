@@ -91,4 +91,36 @@ bool isAlias(Operation *op) {
   return false;
 }
 
+/// An elementwise op whose operands each have its result's shape or hold a
+/// single element: it reads and writes element i of the full-shape ones at
+/// the same offset whatever their (common) layout.
+bool isLayoutAgnostic(Operation *op) {
+  bool elementwise = runtimeUnary(op) || runtimeBinary(op) || isa<WhereOp>(op);
+  if (!elementwise || op->getNumResults() != 1)
+    return false;
+  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  return type && llvm::all_of(op->getOperandTypes(), [&](Type operand) {
+           auto ranked = dyn_cast<RankedTensorType>(operand);
+           return ranked && ranked.hasStaticShape() &&
+                  (ranked.getShape() == type.getShape() ||
+                   ranked.getNumElements() == 1);
+         });
+}
+
+/// The operands of a layout-agnostic op that a layout applies to.
+SmallVector<Value> layoutOperands(Operation *op) {
+  auto shape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  SmallVector<Value> operands;
+  for (Value operand : op->getOperands())
+    if (cast<RankedTensorType>(operand.getType()).getShape() == shape)
+      operands.push_back(operand);
+  return operands;
+}
+
+/// The quantized form of hps.conv, 8-bit integers into i32 (the verifier
+/// holds the filter, bias and result types), run by IntegerConv.
+bool isInt8Conv(ConvOp conv) {
+  return getElementTypeOrSelf(conv.getInput().getType()).isInteger(8);
+}
+
 } // namespace heterps::target

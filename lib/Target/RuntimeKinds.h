@@ -10,9 +10,11 @@
 #ifndef HETERPS_LIB_TARGET_RUNTIMEKINDS_H
 #define HETERPS_LIB_TARGET_RUNTIMEKINDS_H
 
+#include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPSRT/IR/HPSRTOps.h"
 
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <limits>
 #include <optional>
@@ -36,6 +38,22 @@ std::optional<hpsrt::BinaryKind> runtimeBinary(mlir::Operation *op);
 /// Whether `op` is a view of its first operand: a reshape, or a cast to
 /// the same element type.
 bool isAlias(mlir::Operation *op);
+
+/// An elementwise op whose operands each have its result's shape or hold a
+/// single element: it reads and writes element i of the full-shape ones at
+/// the same offset whatever their (common) layout.
+bool isLayoutAgnostic(mlir::Operation *op);
+
+/// The operands of a layout-agnostic op that a layout applies to.
+llvm::SmallVector<mlir::Value> layoutOperands(mlir::Operation *op);
+
+/// The quantized form of hps.conv, 8-bit integers into i32, run by
+/// IntegerConv.
+bool isInt8Conv(hps::ConvOp conv);
+
+/// The layouts (#hpsrt.layout, one per result) an op's results are held in
+/// when one is not plain: set by --hps-assign-layouts, read by the printer.
+inline constexpr const char *kHeldLayoutsAttrName = "hpsrt.held_layouts";
 
 } // namespace heterps::target
 

@@ -168,14 +168,12 @@ struct TensorInfo {
 
 class StageEmitter {
 public:
-  /// `nativeLayouts`: let convolution chains keep the backend's native
-  /// activation layout (CPU stages; a GPU's is plain anyway). Fusions
-  /// are read from the stage's hpsrt fusion ops (--hps-prepare-stages).
+  /// Fusions and layouts are read from the stage's IR, as
+  /// --hps-prepare-stages leaves it.
   StageEmitter(func::FuncOp func, WeightsFile &weights,
-               llvm::StringMap<TableEntry> &tables, TrainedState *trained,
-               bool nativeLayouts)
+               llvm::StringMap<TableEntry> &tables, TrainedState *trained)
       : func(func), context(func.getContext()), weights(weights),
-        tables(tables), trained(trained), nativeLayouts(nativeLayouts) {
+        tables(tables), trained(trained) {
     context->getOrLoadDialect<hpsrt::HPSRTDialect>();
   }
 
@@ -212,20 +210,13 @@ private:
     return group ? group->anchor() : op;
   }
   LogicalResult emitGroup(const ElementGroup &group);
-  void assignLayouts();
-  bool readsNative(Operation *op, Value root) const;
-  bool nativeAsIs(Value value) const;
+  /// The layouts --hps-assign-layouts recorded (hpsrt.held_layouts).
+  void recordLayouts();
   Held heldAs(Value root) const {
     if (!native.contains(root))
       return Held::Plain;
     return channelsLast.contains(root) ? Held::ChannelsLast : Held::Blocked;
   }
-  /// The layout all full-shape inputs of `group` are held in (Blocked when
-  /// it has none), or none when they differ or one of them is plain.
-  std::optional<Held> groupInputsHeld(const ElementGroup &group) const;
-  /// The layout `values` are all held in as themselves (not as views), or
-  /// none when one is plain or they differ (or there are none).
-  std::optional<Held> heldInCommon(ArrayRef<Value> values) const;
   /// The runtime's layout `root` is held in.
   hpsrt::Layout heldLayout(Value root) const {
     switch (heldAs(root)) {
@@ -238,12 +229,10 @@ private:
     }
     return hpsrt::Layout::Plain;
   }
-  /// The runtime's Layout of `value` as `op` gets it from ptr(): the one it
-  /// is held in, or the plain copy.
-  hpsrt::LayoutAttr layoutAttr(Operation *op, Value value) const {
-    return hpsrt::LayoutAttr::get(context, readsNative(op, rootOf(value))
-                                               ? heldLayout(rootOf(value))
-                                               : hpsrt::Layout::Plain);
+  /// The runtime's Layout a kernel reads or writes `value` in: the one it is
+  /// held in (readers that want it plain read an hpsrt.relayout's copy).
+  hpsrt::LayoutAttr layoutAttr(Value value) const {
+    return hpsrt::LayoutAttr::get(context, heldLayout(rootOf(value)));
   }
   LogicalResult planArena();
   LogicalResult emitOp(Operation *op);
@@ -327,7 +316,6 @@ private:
   llvm::DenseMap<Operation *, Operation *> fusedActivation;
   /// A conv's fused residual: conv -> the add's other operand.
   llvm::DenseMap<Operation *, Value> fusedResidual;
-  bool nativeLayouts;
   /// The stage's ops in order, each fusion's after the ops in its body:
   /// where the fused kernel runs, its body's ops have just run.
   SmallVector<Operation *> stageOps;
@@ -340,16 +328,10 @@ private:
   /// Members' results read only inside their group: never stored.
   llvm::DenseSet<Value> inRegisters;
   /// Roots held in a layout other than plain (`channelsLast`: those held
-  /// channels-last, the others blocked), and those of them that
-  /// some kernel reads plain: a plain copy (arena offset) made by a
-  /// Relayout right after the producer, alive until its last plain reader.
+  /// channels-last, the others blocked), as hpsrt.held_layouts says.
   llvm::DenseSet<Value> native, channelsLast;
-  llvm::MapVector<Value, uint64_t> plainCopies;
-  llvm::DenseMap<Value, unsigned> lastPlainRead;
-  /// Which ops read each root (fused ops count as their dense op).
-  llvm::DenseMap<Value, SmallVector<Operation *>> readers;
-  /// The op being emitted: ptr() gives it the plain copy of a native root
-  /// it reads plain.
+  /// The op being emitted: a backward one's statements run only while
+  /// training (step()).
   Operation *emitting = nullptr;
   /// Kernels by class, in first-use order: each class is one member array
   /// (`kGemm[3]`), so the stage's destructor and the constructor's unwind
@@ -358,7 +340,7 @@ private:
   llvm::StringSet<> kernelClassNames; // owns kernelsPerClass's keys
   /// The runtime calls of the op being emitted (hpsrt ops over its values),
   /// printed and dropped before the next op; where their results that are
-  /// not the op's own live (scratch buffers, plain copies), and whose
+  /// not the op's own live (scratch buffers), and whose
   /// storage the others use.
   Block calls;
   llvm::DenseMap<Value, std::string> callPointers;
@@ -434,38 +416,6 @@ LogicalResult StageEmitter::collectTensors() {
   return success();
 }
 
-/// An elementwise op whose operands each have its result's shape or hold a
-/// single element: it reads and writes element i of the full-shape ones at
-/// the same offset whatever their (common) layout.
-bool isLayoutAgnostic(Operation *op) {
-  bool elementwise = runtimeUnary(op) || runtimeBinary(op) || isa<WhereOp>(op);
-  if (!elementwise || op->getNumResults() != 1)
-    return false;
-  auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
-  return type && llvm::all_of(op->getOperandTypes(), [&](Type operand) {
-           auto ranked = dyn_cast<RankedTensorType>(operand);
-           return ranked && ranked.hasStaticShape() &&
-                  (ranked.getShape() == type.getShape() ||
-                   ranked.getNumElements() == 1);
-         });
-}
-
-/// The operands of a layout-agnostic op that a layout applies to.
-SmallVector<Value> layoutOperands(Operation *op) {
-  auto shape = cast<RankedTensorType>(op->getResult(0).getType()).getShape();
-  SmallVector<Value> operands;
-  for (Value operand : op->getOperands())
-    if (cast<RankedTensorType>(operand.getType()).getShape() == shape)
-      operands.push_back(operand);
-  return operands;
-}
-
-/// The quantized form of hps.conv, 8-bit integers into i32 (the verifier
-/// holds the filter, bias and result types), run by IntegerConv.
-bool isInt8Conv(ConvOp conv) {
-  return getElementTypeOrSelf(conv.getInput().getType()).isInteger(8);
-}
-
 /// The fusions the stage's fusion ops record, as the emitter's maps; the
 /// fused values' storage is that of the value the kernel stores.
 LogicalResult StageEmitter::recordFusions() {
@@ -532,229 +482,19 @@ LogicalResult StageEmitter::recordFusions() {
   return success();
 }
 
-bool StageEmitter::readsNative(Operation *op, Value root) const {
-  if (!op || !native.contains(root))
-    return false;
-  if (root.getDefiningOp() == op)
-    return true; // its producer writes it in its layout
-  // The values `op` reads, each with the layout its slot takes.
-  SmallVector<std::pair<Value, Held>> reads;
-  if (const ElementGroup *group = groupAnchoredAt(op)) {
-    if (llvm::is_contained(group->outputs, root))
-      return true; // the group's loop writes it in its layout
-    Held groupHeld = heldAs(group->outputs.front());
-    for (Value input : group->inputs)
-      reads.push_back(
-          {input, ArrayRef(info(input).shape) == ArrayRef(group->shape)
-                      ? groupHeld
-                      : Held::Plain});
-  } else if (auto conv = dyn_cast<ConvOp>(op)) {
-    // The f32 kernels take blocked activations, the int8 ones channels-last
-    // u8 (i8 x runs in loops on plain tensors).
-    Held input = Held::Plain;
-    if (info(conv.getResult()).dtype == "f32")
-      input = Held::Blocked;
-    else if (isInt8Conv(conv) && info(conv.getInput()).dtype == "u8")
-      input = Held::ChannelsLast;
-    reads = {{conv.getInput(), input}, {conv.getFilter(), Held::Plain}};
-    if (Value residual = fusedResidual.lookup(op))
-      reads.push_back({residual, heldAs(conv.getResult())});
-  } else if (auto adjoint = dyn_cast<ConvGradInputOp>(op)) {
-    reads = {{adjoint.getGrad(), Held::Blocked},
-             {adjoint.getFilter(), Held::Plain}};
-  } else if (auto adjoint = dyn_cast<ConvGradFilterOp>(op)) {
-    reads = {{adjoint.getInput(), Held::Blocked},
-             {adjoint.getGrad(), Held::Blocked}};
-  } else {
-    Held agnostic =
-        isLayoutAgnostic(op) ? heldAs(rootOf(op->getResult(0))) : Held::Plain;
-    for (Value operand : op->getOperands())
-      reads.push_back({operand, agnostic});
-  }
-  // Every read of `root` must take its layout, and be of `root` itself: a
-  // view of another shape orders the same elements differently.
-  bool any = false;
-  for (auto [value, slot] : reads) {
-    if (!value || !tensors.count(value) || rootOf(value) != root)
+void StageEmitter::recordLayouts() {
+  for (Operation &op : func.getBody().front()) {
+    auto layouts = op.getAttrOfType<ArrayAttr>(kHeldLayoutsAttrName);
+    if (!layouts)
       continue;
-    if (slot != heldAs(root) || info(value).shape != info(root).shape)
-      return false;
-    any = true;
-  }
-  return any;
-}
-
-/// Whether `value` is native as itself (not a view of another shape).
-bool StageEmitter::nativeAsIs(Value value) const {
-  return tensors.count(value) && native.contains(rootOf(value)) &&
-         info(value).shape == info(rootOf(value)).shape;
-}
-
-std::optional<Held>
-StageEmitter::groupInputsHeld(const ElementGroup &group) const {
-  SmallVector<Value> full;
-  for (Value input : group.inputs)
-    if (ArrayRef(info(input).shape) == ArrayRef(group.shape))
-      full.push_back(input);
-  if (full.empty())
-    return Held::Blocked;
-  return heldInCommon(full);
-}
-
-std::optional<Held> StageEmitter::heldInCommon(ArrayRef<Value> values) const {
-  std::optional<Held> held;
-  for (Value value : values) {
-    if (!nativeAsIs(value) || (held && *held != heldAs(rootOf(value))))
-      return std::nullopt;
-    held = heldAs(rootOf(value));
-  }
-  return held;
-}
-
-/// Chains of convolutions keep the backend's native layout (CPU: oneDNN's
-/// channel-blocked one for f32 convs, channels-last for int8 ones) instead
-/// of reordering to plain NCHW and back around every conv: a tensor is
-/// native when a conv, or an elementwise op over operands in one native
-/// layout, produces it and a conv or such an op reads it in that layout.
-/// Other readers get a plain copy made once, right after the producer.
-void StageEmitter::assignLayouts() {
-  if (!nativeLayouts)
-    return;
-  auto block = llvm::make_pointee_range(stageOps);
-  llvm::DenseMap<Operation *, unsigned> position;
-  for (auto [i, op] : llvm::enumerate(block))
-    position[&op] = i;
-  auto emitted = [&](Operation &op) {
-    return !fusedInto.count(&op) && !isAlias(&op) && !isFusion(&op);
-  };
-  for (Operation &op : block) {
-    if (isAlias(&op))
-      continue;
-    Operation *reader = fusedInto.lookup(&op);
-    if (!reader)
-      reader = readPoint(&op);
-    for (Value operand : op.getOperands()) {
-      if (!tensors.count(operand))
+    for (auto [result, layout] : llvm::zip(op.getResults(), layouts)) {
+      hpsrt::Layout held = cast<hpsrt::LayoutAttr>(layout).getValue();
+      if (held == hpsrt::Layout::Plain)
         continue;
-      Value root = rootOf(operand);
-      // A fused op's read of its dense op's own result is no read.
-      if (reader != &op && root == reader->getResult(0))
-        continue;
-      auto &list = readers[root];
-      if (!llvm::is_contained(list, reader))
-        list.push_back(reader);
+      native.insert(rootOf(result));
+      if (held == hpsrt::Layout::ChannelsLast)
+        channelsLast.insert(rootOf(result));
     }
-  }
-  // A group runs in one layout: that of every full-shape value it reads,
-  // when all it writes `can` be held so.
-  auto groupNative = [&](const ElementGroup &group, auto can) {
-    std::optional<Held> held = groupInputsHeld(group);
-    return held && llvm::all_of(group.outputs, [&](Value output) {
-             return can(output, *held);
-           });
-  };
-  auto eligible = [&](Value root, Held held) {
-    const TensorInfo &entry = info(root);
-    if (entry.shape.size() < 3 || entry.shape.size() > 5 ||
-        (held == Held::Blocked &&
-         entry.shape[1] % hpsrt::kNativeChannelMultiple != 0))
-      return false;
-    // Stage outputs leave plain (and are written in place).
-    return llvm::none_of(readers.lookup(root), [](Operation *reader) {
-      return isa<SendOp, func::ReturnOp>(reader);
-    });
-  };
-  auto hold = [&](Value root, Held held) {
-    native.insert(root);
-    if (held == Held::ChannelsLast)
-      channelsLast.insert(root);
-  };
-  for (Operation &op : block) {
-    if (!emitted(op) || op.getNumResults() != 1)
-      continue;
-    if (const ElementGroup *group = groupOf(&op)) {
-      if (group == groupAnchoredAt(&op) && groupNative(*group, eligible))
-        for (Value output : group->outputs)
-          hold(output, *groupInputsHeld(*group));
-      continue;
-    }
-    Value result = op.getResult(0);
-    if (!tensors.count(result))
-      continue;
-    std::optional<Held> held;
-    if (isa<ConvOp, ConvGradInputOp>(op) && info(result).dtype == "f32")
-      held = Held::Blocked;
-    else if (auto conv = dyn_cast<ConvOp>(op);
-             conv && isInt8Conv(conv) && info(conv.getInput()).dtype == "u8")
-      held = Held::ChannelsLast;
-    else if (isLayoutAgnostic(&op))
-      held = heldInCommon(layoutOperands(&op));
-    if (held && eligible(result, *held))
-      hold(result, *held);
-  }
-  // Drop what would only cost a relayout, and keep every elementwise op
-  // (and a conv with its residual) in one layout, until nothing changes.
-  for (bool changed = true; changed;) {
-    SmallVector<Value> drop;
-    for (Value root : native) {
-      Operation *producer = root.getDefiningOp();
-      Held held = heldAs(root);
-      bool consistent = true;
-      if (const ElementGroup *group = groupOf(producer))
-        consistent = groupNative(*group, [&](Value output, Held groupHeld) {
-          return heldAs(output) == groupHeld;
-        });
-      else if (auto residual = fusedResidual.find(producer);
-               residual != fusedResidual.end())
-        consistent = nativeAsIs(residual->second) &&
-                     heldAs(rootOf(residual->second)) == held;
-      else if (!isa<ConvOp, ConvGradInputOp>(producer))
-        consistent = heldInCommon(layoutOperands(producer)) == held;
-      const auto &rootReaders = readers.lookup(root);
-      auto readNativeSomewhere = [&](Value value) {
-        return llvm::any_of(readers.lookup(value), [&](Operation *r) {
-          return readsNative(r, value);
-        });
-      };
-      bool readNative = readNativeSomewhere(root);
-      // A group read by plain readers only still runs held when dropping it
-      // would cost more: a reorder for each value it reads held, against a
-      // plain copy of each output nobody reads held.
-      if (const ElementGroup *group = groupOf(producer); group && !readNative) {
-        auto heldInputs = llvm::count_if(group->inputs, [&](Value input) {
-          return ArrayRef(info(input).shape) == ArrayRef(group->shape) &&
-                 nativeAsIs(input);
-        });
-        auto plainOutputs = llvm::count_if(group->outputs, [&](Value out) {
-          return !readNativeSomewhere(out);
-        });
-        readNative = heldInputs > plainOutputs;
-      }
-      // Relayout copies blocked tensors of f32 only: a bool mask must be
-      // read natively by all.
-      bool copyable = held == Held::ChannelsLast || info(root).dtype == "f32" ||
-                      llvm::all_of(rootReaders, [&](Operation *r) {
-                        return readsNative(r, root);
-                      });
-      if (!consistent || !readNative || !copyable)
-        drop.push_back(root);
-    }
-    for (Value root : drop) {
-      native.erase(root);
-      channelsLast.erase(root);
-    }
-    changed = !drop.empty();
-  }
-  for (Operation &op : block) {
-    if (op.getNumResults() != 1 || !native.contains(op.getResult(0)))
-      continue;
-    Value root = op.getResult(0);
-    for (Operation *reader : readers.lookup(root))
-      if (!readsNative(reader, root)) {
-        plainCopies.insert({root, 0});
-        lastPlainRead[root] =
-            std::max(lastPlainRead.lookup(root), position[reader]);
-      }
   }
 }
 
@@ -803,10 +543,6 @@ LogicalResult StageEmitter::planArena() {
       // A result nobody reads dies right after its op.
       dying.insert(
           {lastUse.count(result) ? lastUse[result] : here, slot.offset});
-      if (auto copy = plainCopies.find(result); copy != plainCopies.end()) {
-        copy->second = allocate(info(result).bytes);
-        dying.insert({lastPlainRead.lookup(result), copy->second});
-      }
     }
     for (auto it = dying.begin(); it != dying.end() && it->first <= here;) {
       live.erase(it->second);
@@ -831,9 +567,6 @@ std::string StageEmitter::ptr(Value value) const {
     value = stored->second;
   if (auto io = ioPointer.find(rootOf(value)); io != ioPointer.end())
     return io->second;
-  if (auto copy = plainCopies.find(rootOf(value));
-      copy != plainCopies.end() && !readsNative(emitting, copy->first))
-    return "(arena + " + std::to_string(copy->second) + ")";
   const Storage &slot = storage.find(rootOf(value))->second;
   switch (slot.kind) {
   case Storage::Arena:
@@ -1017,7 +750,7 @@ LogicalResult StageEmitter::emit() {
   }
   weightsEnd = weights.data.size();
 
-  assignLayouts();
+  recordLayouts();
   if (failed(planArena()))
     return failure();
 
@@ -1064,21 +797,6 @@ LogicalResult StageEmitter::emit() {
     const std::string node = onnxNodeOf(op.getLoc());
     markNode(steps, stepsBefore, node, stepNode);
     markNode(setup, setupBefore, node, setupNode);
-    // A group's results exist once its loop (at the anchor) has run.
-    SmallVector<Value> written(op.getResults());
-    if (const ElementGroup *group = groupOf(&op))
-      written = group->anchor() == &op ? group->outputs : SmallVector<Value>();
-    for (Value result : written) {
-      auto copy = plainCopies.find(result);
-      if (copy == plainCopies.end())
-        continue;
-      auto relayout = build<hpsrt::RelayoutOp>(
-          op.getLoc(), result.getType(), result, elementType(result),
-          info(result).shape, heldLayout(result), hpsrt::Layout::Plain);
-      callPointers[relayout.getResult()] =
-          "(arena + " + std::to_string(copy->second) + ")";
-      emitCall(relayout);
-    }
     calls.clear();
     callPointers.clear();
     storedAs.clear();
@@ -1209,6 +927,10 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
     return success();
   if (const ElementGroup *group = groupOf(op))
     return group->anchor() == op ? emitGroup(*group) : success();
+  if (isa<hpsrt::RelayoutOp>(op)) {
+    emitCall(op);
+    return success();
+  }
   Location loc = op->getLoc();
   if (std::optional<RuntimeUnary> unary = runtimeUnary(op)) {
     Value x = op->getOperand(0), y = op->getResult(0);
@@ -1344,8 +1066,8 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         SmallVector<int64_t> dilations = perAxis(conv.getDilations(), n, 1);
         int64_t group = std::max<int64_t>(conv.getGroup(), 1);
         auto layouts = hpsrt::ConvLayoutsAttr::get(
-            op->getContext(), layoutAttr(op, conv.getInput()),
-            layoutAttr(op, conv.getResult()));
+            op->getContext(), layoutAttr(conv.getInput()),
+            layoutAttr(conv.getResult()));
         if (isInt8Conv(conv)) {
           emitCall(build<hpsrt::IntegerConvOp>(
                        loc, typeOf(conv.getResult()), conv.getInput(),
@@ -1393,7 +1115,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
         size_t n = rank(x) - 2;
         ArrayRef<int64_t> pads = adjoint.getPads();
         auto layouts = hpsrt::ConvLayoutsAttr::get(
-            op->getContext(), layoutAttr(op, x), layoutAttr(op, dy));
+            op->getContext(), layoutAttr(x), layoutAttr(dy));
         if constexpr (input)
           emitCall(build<hpsrt::ConvGradInputOp>(
                        loc, typeOf(x), dy, w, elementType(dy), shape(x),
@@ -1981,11 +1703,9 @@ FailureOr<std::string> heterps::target::bytesOf(ElementsAttr value) {
 }
 
 FailureOr<heterps::target::StageProgram> heterps::target::emitStageProgram(
-    func::FuncOp stage, bool gpu, const StageBundleOptions &options,
-    WeightsFile &weights, llvm::StringMap<TableEntry> &tables,
-    TrainedState *trained) {
-  StageEmitter emitter(stage, weights, tables, trained,
-                       /*nativeLayouts=*/!gpu && options.nativeLayouts);
+    func::FuncOp stage, bool gpu, WeightsFile &weights,
+    llvm::StringMap<TableEntry> &tables, TrainedState *trained) {
+  StageEmitter emitter(stage, weights, tables, trained);
   if (failed(emitter.emit()))
     return failure();
   StageProgram program;

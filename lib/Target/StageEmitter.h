@@ -75,8 +75,7 @@ struct StageProgram {
 /// bundles) collects what the parameter server trains. On failure an error
 /// names the op.
 mlir::FailureOr<StageProgram>
-emitStageProgram(mlir::func::FuncOp stage, bool gpu,
-                 const StageBundleOptions &options, WeightsFile &weights,
+emitStageProgram(mlir::func::FuncOp stage, bool gpu, WeightsFile &weights,
                  llvm::StringMap<TableEntry> &tables, TrainedState *trained);
 
 /// The little-endian bytes of a constant or weight, dense (splats

@@ -15,15 +15,22 @@ struct StagePreparationOptions
       *this, "fuse-elementwise",
       llvm::cl::desc("Run chains of elementwise ops as generated loops"),
       llvm::cl::init(true)};
+  Option<bool> nativeLayouts{
+      *this, "native-layouts",
+      llvm::cl::desc("Keep CPU conv chains in the native activation layout"),
+      llvm::cl::init(true)};
 };
 } // namespace
 
-void buildStagePreparationPipeline(OpPassManager &pm, bool fuseElementwise) {
+void buildStagePreparationPipeline(OpPassManager &pm, bool fuseElementwise,
+                                   bool nativeLayouts) {
   OpPassManager &stage = pm.nest<func::FuncOp>();
   stage.addPass(createHPSFuseDenseEpilogues());
   if (fuseElementwise)
     stage.addPass(createHPSFormFusedLoops());
   stage.addPass(createHPSFuseRecurrenceProjections());
+  if (nativeLayouts)
+    stage.addPass(createHPSAssignLayouts());
 }
 
 void registerStagePreparation() {
@@ -31,9 +38,10 @@ void registerStagePreparation() {
   PassPipelineRegistration<StagePreparationOptions>(
       "hps-prepare-stages",
       "Make the stage printer's decisions as IR: fuse dense epilogues, form "
-      "elementwise loops, fuse recurrence projections",
+      "elementwise loops, fuse recurrence projections, assign layouts",
       [](OpPassManager &pm, const StagePreparationOptions &options) {
-        buildStagePreparationPipeline(pm, options.fuseElementwise);
+        buildStagePreparationPipeline(pm, options.fuseElementwise,
+                                      options.nativeLayouts);
       });
 }
 

@@ -17,11 +17,13 @@ namespace heterps::target {
 #define GEN_PASS_REGISTRATION
 #include "heterps/Target/Passes.h.inc"
 
-/// What --hps-prepare-stages runs: every decision of the stage printer, in
-/// order (loops are formed around fused dense ops, projections last).
-/// `fuseElementwise` false leaves elementwise ops one kernel each.
+/// What --hps-prepare-stages runs: the stage printer's decisions, in order
+/// (loops are formed around fused dense ops; layouts over both).
+/// `fuseElementwise` false leaves elementwise ops one kernel each;
+/// `nativeLayouts` false keeps every tensor plain (for comparisons).
 void buildStagePreparationPipeline(mlir::OpPassManager &pm,
-                                   bool fuseElementwise = true);
+                                   bool fuseElementwise = true,
+                                   bool nativeLayouts = true);
 
 /// Registers the passes and --hps-prepare-stages.
 void registerStagePreparation();

@@ -60,4 +60,22 @@ def HPSFuseRecurrenceProjections
   let dependentDialects = ["::heterps::hpsrt::HPSRTDialect"];
 }
 
+def HPSAssignLayouts : Pass<"hps-assign-layouts", "::mlir::func::FuncOp"> {
+  let summary = "Keep CPU conv chains in the kernels' native layouts";
+  let description = [{
+    In each CPU stage function: a 3-D to 5-D value is held in the conv
+    kernels' native layout (channel-blocked for f32, whose channel count is
+    a multiple of hpsrt.kNativeChannelMultiple; channels-last for the int8
+    convs' u8 input) when a conv, or an elementwise op or hpsrt.fused_loop
+    over operands in one such layout, produces it and a conv or such an op
+    reads it in that layout; values that would only cost a reorder, or whose
+    producer would mix layouts, stay plain, until nothing changes. The
+    producer gets `hpsrt.held_layouts` (one #hpsrt.layout per result), and
+    every reader that wants the value plain (pooling, gemm, a view of
+    another shape, a stage output) reads one copy made by an hpsrt.relayout
+    right after the producer.
+  }];
+  let dependentDialects = ["::heterps::hpsrt::HPSRTDialect"];
+}
+
 #endif // HETERPS_TARGET_PASSES_TD

@@ -18,26 +18,18 @@
 
 namespace heterps::target {
 
-struct StageBundleOptions {
-  /// CPU stages keep conv chains in the backend's native (blocked) layout;
-  /// off, every tensor is plain NC[D]HW (for comparisons).
-  bool nativeLayouts = true;
-};
-
 /// Writes the bundle of `module` (after --hps-partition and, for its fusions,
 /// --hps-prepare-stages: include/heterps/Target/Passes.h) into `directory`,
 /// which is created. On failure an error is emitted naming the stage and op
 /// at fault and nothing is left in `directory`.
 mlir::LogicalResult writeStageBundle(mlir::ModuleOp module,
-                                     llvm::StringRef directory,
-                                     const StageBundleOptions &options = {});
+                                     llvm::StringRef directory);
 
 /// Prints the program of every stage of `module` (after --hps-partition) to
 /// `os` in pipeline order, each after a `// ----- stage_K.cpp -----` line:
 /// the text writeStageBundle writes as stage_K.cpp or stage_K.cu.
 mlir::LogicalResult printStagePrograms(mlir::ModuleOp module,
-                                       llvm::raw_ostream &os,
-                                       const StageBundleOptions &options = {});
+                                       llvm::raw_ostream &os);
 
 /// Moves a finished bundle from `staging` to `directory`, replacing an
 /// earlier bundle or an empty directory there and nothing else. On failure

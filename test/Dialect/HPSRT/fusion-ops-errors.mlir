@@ -96,3 +96,19 @@ func.func @yield_outside(%x: tensor<8xf32>) -> tensor<8xf32> {
   // expected-error @+1 {{expects parent op to be one of 'hpsrt.fused_dense, hpsrt.fused_loop, hpsrt.projected_recurrence'}}
   hpsrt.yield %x : tensor<8xf32>
 }
+
+// -----
+
+func.func @held_layouts(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+  // expected-error @+1 {{'hpsrt.held_layouts' must hold one #hpsrt.layout per result (1)}}
+  %n = hps.neg %x {hpsrt.held_layouts = [#hpsrt.layout<Native>, #hpsrt.layout<Plain>]} : tensor<1x16x8x8xf32>
+  return %n : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+func.func @unknown_attribute(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{unknown hpsrt attribute 'hpsrt.layout'}}
+  %n = hps.neg %x {hpsrt.layout = 1} : tensor<8xf32>
+  return %n : tensor<8xf32>
+}

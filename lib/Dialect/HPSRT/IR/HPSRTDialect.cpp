@@ -31,6 +31,21 @@ void HPSRTDialect::initialize() {
       >();
 }
 
+LogicalResult HPSRTDialect::verifyOperationAttribute(Operation *op,
+                                                     NamedAttribute attribute) {
+  if (attribute.getName() != "hpsrt.held_layouts")
+    return op->emitError() << "unknown hpsrt attribute '"
+                           << attribute.getName().getValue() << "'";
+  auto layouts = dyn_cast<ArrayAttr>(attribute.getValue());
+  if (!layouts || layouts.size() != op->getNumResults() ||
+      !llvm::all_of(layouts,
+                    [](Attribute layout) { return isa<LayoutAttr>(layout); }))
+    return op->emitError()
+           << "'hpsrt.held_layouts' must hold one #hpsrt.layout per result ("
+           << op->getNumResults() << ")";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion regions
 //===----------------------------------------------------------------------===//

@@ -25,6 +25,9 @@ def HPSRT_Dialect : Dialect {
     decided before printing.
   }];
   let useDefaultAttributePrinterParser = 1;
+  // hpsrt.held_layouts: the layouts --hps-assign-layouts holds an op's
+  // results in.
+  let hasOperationAttrVerify = 1;
 }
 
 #endif // HETERPS_DIALECT_HPSRT_IR_HPSRTDIALECT_TD
