@@ -388,7 +388,14 @@ struct AssignLayouts
     auto device = func->getAttrOfType<DeviceAttr>("hps.device");
     if (!device || device.getKind() == DeviceKind::GPU || func.isExternal())
       return;
-    LayoutAssignment(func.getBody().front()).run();
+    // Layouts already assigned stay as they are (a relayout must not be
+    // mistaken for a plain reader of the value it copies).
+    Block &block = func.getBody().front();
+    if (llvm::any_of(block, [](Operation &op) {
+          return isa<hpsrt::RelayoutOp>(op) || op.hasAttr(kHeldLayoutsAttrName);
+        }))
+      return;
+    LayoutAssignment(block).run();
   }
 };
 

@@ -82,6 +82,10 @@ std::optional<hpsrt::BinaryKind> runtimeBinary(Operation *op) {
   return hpsrt::symbolizeBinaryKind(runtimeBinaryKind(op));
 }
 
+unsigned elementBytes(Type type) {
+  return type.isInteger(1) ? 1 : (type.getIntOrFloatBitWidth() + 7) / 8;
+}
+
 bool isAlias(Operation *op) {
   if (isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
     return true;

@@ -51,6 +51,22 @@ llvm::SmallVector<mlir::Value> layoutOperands(mlir::Operation *op);
 /// IntegerConv.
 bool isInt8Conv(hps::ConvOp conv);
 
+/// The size of one element of `type` in the runtime's buffers (i1: a byte).
+unsigned elementBytes(mlir::Type type);
+
+/// The alignment of everything in weights.bin and a stage's arena.
+constexpr uint64_t kAlignment = 64;
+inline uint64_t alignUp(uint64_t value) {
+  return (value + kAlignment - 1) / kAlignment * kAlignment;
+}
+
+/// Where --hps-plan-buffers puts an op's results in the stage's arena (one
+/// byte offset per result, kNotInArena for those stored elsewhere), and the
+/// arena's size on the stage function.
+inline constexpr const char *kArenaOffsetsAttrName = "hpsrt.arena_offsets";
+inline constexpr const char *kArenaBytesAttrName = "hpsrt.arena_bytes";
+constexpr int64_t kNotInArena = -1;
+
 /// The layouts (#hpsrt.layout, one per result) an op's results are held in
 /// when one is not plain: set by --hps-assign-layouts, read by the printer.
 inline constexpr const char *kHeldLayoutsAttrName = "hpsrt.held_layouts";

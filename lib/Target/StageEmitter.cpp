@@ -41,10 +41,6 @@ namespace {
 // Types and constants
 //===----------------------------------------------------------------------===//
 
-unsigned elementBytes(Type type) {
-  return type.isInteger(1) ? 1 : (type.getIntOrFloatBitWidth() + 7) / 8;
-}
-
 int64_t normalizeAxis(int64_t axis, int64_t rank) {
   return axis < 0 ? axis + rank : axis;
 }
@@ -234,7 +230,7 @@ private:
   hpsrt::LayoutAttr layoutAttr(Value value) const {
     return hpsrt::LayoutAttr::get(context, heldLayout(rootOf(value)));
   }
-  LogicalResult planArena();
+  LogicalResult recordBufferPlan();
   LogicalResult emitOp(Operation *op);
   LogicalResult emitTrainingPull(PSPullOp pull);
   std::string ptr(Value value) const;
@@ -498,56 +494,21 @@ void StageEmitter::recordLayouts() {
   }
 }
 
-/// First-fit placement of arena tensors in op order; a tensor's bytes are
-/// free again after the last use of any value sharing its storage.
-LogicalResult StageEmitter::planArena() {
-  auto block = llvm::make_pointee_range(stageOps);
-  llvm::DenseMap<Operation *, unsigned> position;
-  for (auto [i, op] : llvm::enumerate(block))
-    position[&op] = i;
-  llvm::DenseMap<Value, unsigned> lastUse;
-  // A group's members read where its loop runs.
-  for (Operation &op : block)
-    for (Value operand : op.getOperands())
-      if (tensors.count(operand)) {
-        Value root = rootOf(operand);
-        lastUse[root] =
-            std::max(lastUse.lookup(root), position[readPoint(&op)]);
-      }
-
-  std::map<uint64_t, uint64_t> live;       // offset -> bytes
-  std::multimap<unsigned, uint64_t> dying; // last use -> offset
-  auto allocate = [&](uint64_t bytes) {
-    bytes = alignUp(std::max<uint64_t>(bytes, 1));
-    uint64_t offset = 0;
-    for (auto [start, size] : live) {
-      if (start >= offset + bytes)
-        break;
-      offset = std::max(offset, alignUp(start + size));
-    }
-    live[offset] = bytes;
-    arenaBytes = std::max(arenaBytes, offset + bytes);
-    return offset;
-  };
-  for (Operation &op : block) {
-    unsigned here = position[&op];
-    for (Value result : op.getResults()) {
-      if (!tensors.count(result) || rootOf(result) != result ||
-          inRegisters.contains(result))
-        continue;
-      Storage &slot = storage[result]; // None unless a weight
-      if (slot.kind != Storage::None)
-        continue; // weights, constants and static shapes
-      slot.kind = Storage::Arena;
-      slot.offset = allocate(info(result).bytes);
-      // A result nobody reads dies right after its op.
-      dying.insert(
-          {lastUse.count(result) ? lastUse[result] : here, slot.offset});
-    }
-    for (auto it = dying.begin(); it != dying.end() && it->first <= here;) {
-      live.erase(it->second);
-      it = dying.erase(it);
-    }
+/// Where --hps-plan-buffers put each stored value (hpsrt.arena_offsets).
+LogicalResult StageEmitter::recordBufferPlan() {
+  auto bytes = func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName);
+  if (!bytes)
+    return fail(func, "the stage has no buffer plan (")
+           << kArenaBytesAttrName << "): run --hps-prepare-stages first";
+  arenaBytes = bytes.getInt();
+  for (Operation &op : func.getBody().front()) {
+    auto offsets = op.getAttrOfType<DenseI64ArrayAttr>(kArenaOffsetsAttrName);
+    if (!offsets)
+      continue;
+    for (auto [result, offset] :
+         llvm::zip(op.getResults(), offsets.asArrayRef()))
+      if (offset != kNotInArena && tensors.count(result))
+        storage[rootOf(result)] = {Storage::Arena, uint64_t(offset), 0};
   }
   return success();
 }
@@ -751,7 +712,7 @@ LogicalResult StageEmitter::emit() {
   weightsEnd = weights.data.size();
 
   recordLayouts();
-  if (failed(planArena()))
+  if (failed(recordBufferPlan()))
     return failure();
 
   // A kernel whose result leaves the stage writes it straight into the

@@ -11,6 +11,7 @@
 #ifndef HETERPS_LIB_TARGET_STAGEEMITTER_H
 #define HETERPS_LIB_TARGET_STAGEEMITTER_H
 
+#include "RuntimeKinds.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Target/StageBundle.h"
 
@@ -22,12 +23,6 @@
 #include <string>
 
 namespace heterps::target {
-
-/// The alignment of everything in weights.bin and a stage's arena.
-constexpr uint64_t kAlignment = 64;
-inline uint64_t alignUp(uint64_t value) {
-  return (value + kAlignment - 1) / kAlignment * kAlignment;
-}
 
 /// weights.bin: every stage's weights and constants, each 64-byte aligned;
 /// a stage's share is one contiguous range so a GPU stage uploads it once.

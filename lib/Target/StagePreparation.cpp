@@ -31,6 +31,7 @@ void buildStagePreparationPipeline(OpPassManager &pm, bool fuseElementwise,
   stage.addPass(createHPSFuseRecurrenceProjections());
   if (nativeLayouts)
     stage.addPass(createHPSAssignLayouts());
+  stage.addPass(createHPSPlanBuffers());
 }
 
 void registerStagePreparation() {
@@ -38,7 +39,8 @@ void registerStagePreparation() {
   PassPipelineRegistration<StagePreparationOptions>(
       "hps-prepare-stages",
       "Make the stage printer's decisions as IR: fuse dense epilogues, form "
-      "elementwise loops, fuse recurrence projections, assign layouts",
+      "elementwise loops, fuse recurrence projections, assign layouts, plan "
+      "buffers",
       [](OpPassManager &pm, const StagePreparationOptions &options) {
         buildStagePreparationPipeline(pm, options.fuseElementwise,
                                       options.nativeLayouts);

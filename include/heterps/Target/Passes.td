@@ -78,4 +78,19 @@ def HPSAssignLayouts : Pass<"hps-assign-layouts", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::heterps::hpsrt::HPSRTDialect"];
 }
 
+def HPSPlanBuffers : Pass<"hps-plan-buffers", "::mlir::func::FuncOp"> {
+  let summary = "Plan every stage tensor's place in the stage's arena";
+  let description = [{
+    In each stage function: every result of an op or fusion op (not views,
+    which share their operand's storage, nor weights, constants and static
+    shapes, which live in weights.bin) gets a 64-byte aligned offset in one
+    arena, first fit in op order; its bytes are free again after the last
+    read of it or of a view of it (a fusion's body reads at the fusion). The
+    op gets `hpsrt.arena_offsets` (one per result, -1 for none) and the
+    function `hpsrt.arena_bytes`, the arena's size: the stage's peak memory.
+    Runs last: relayouts are tensors too.
+  }];
+  let dependentDialects = ["::heterps::hpsrt::HPSRTDialect"];
+}
+
 #endif // HETERPS_TARGET_PASSES_TD

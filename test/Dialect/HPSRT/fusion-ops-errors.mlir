@@ -112,3 +112,18 @@ func.func @unknown_attribute(%x: tensor<8xf32>) -> tensor<8xf32> {
   %n = hps.neg %x {hpsrt.layout = 1} : tensor<8xf32>
   return %n : tensor<8xf32>
 }
+
+// -----
+
+func.func @arena_offsets(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'hpsrt.arena_offsets' must hold one offset (or -1) per result (1)}}
+  %n = hps.neg %x {hpsrt.arena_offsets = array<i64: -2>} : tensor<8xf32>
+  return %n : tensor<8xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'hpsrt.arena_bytes' must be a non-negative integer}}
+func.func @arena_bytes() attributes {hpsrt.arena_bytes = "big"} {
+  return
+}

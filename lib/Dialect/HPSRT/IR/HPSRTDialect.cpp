@@ -33,6 +33,23 @@ void HPSRTDialect::initialize() {
 
 LogicalResult HPSRTDialect::verifyOperationAttribute(Operation *op,
                                                      NamedAttribute attribute) {
+  if (attribute.getName() == "hpsrt.arena_offsets") {
+    auto offsets = dyn_cast<DenseI64ArrayAttr>(attribute.getValue());
+    if (!offsets || offsets.size() != int64_t(op->getNumResults()) ||
+        llvm::any_of(offsets.asArrayRef(),
+                     [](int64_t offset) { return offset < -1; }))
+      return op->emitError() << "'hpsrt.arena_offsets' must hold one offset "
+                                "(or -1) per result ("
+                             << op->getNumResults() << ")";
+    return success();
+  }
+  if (attribute.getName() == "hpsrt.arena_bytes") {
+    auto bytes = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!bytes || bytes.getInt() < 0)
+      return op->emitError()
+             << "'hpsrt.arena_bytes' must be a non-negative integer";
+    return success();
+  }
   if (attribute.getName() != "hpsrt.held_layouts")
     return op->emitError() << "unknown hpsrt attribute '"
                            << attribute.getName().getValue() << "'";
