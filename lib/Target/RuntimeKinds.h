@@ -67,6 +67,16 @@ inline constexpr const char *kArenaOffsetsAttrName = "hpsrt.arena_offsets";
 inline constexpr const char *kArenaBytesAttrName = "hpsrt.arena_bytes";
 constexpr int64_t kNotInArena = -1;
 
+/// Where --hps-pack-weights puts a weight's, constant's or static shape's
+/// bytes in weights.bin, and each stage's share of it ([begin, end)).
+inline constexpr const char *kWeightsOffsetAttrName = "hpsrt.weights_offset";
+inline constexpr const char *kWeightsRangeAttrName = "hpsrt.weights_range";
+
+/// Whether `weight` is trained (the parameter server serves its value).
+inline bool isTrainable(hps::WeightOp weight) {
+  return weight && weight->hasAttr("hps.trainable");
+}
+
 /// The layouts (#hpsrt.layout, one per result) an op's results are held in
 /// when one is not plain: set by --hps-assign-layouts, read by the printer.
 inline constexpr const char *kHeldLayoutsAttrName = "hpsrt.held_layouts";

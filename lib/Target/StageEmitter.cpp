@@ -146,10 +146,6 @@ struct Storage {
   unsigned index = 0;  // Input: position; Table, Parameter: slot
 };
 
-bool isTrainable(WeightOp weight) {
-  return weight && weight->hasAttr("hps.trainable");
-}
-
 /// How a stage holds a tensor: plain, or in one of the runtime's other
 /// Layouts (Native: the conv kernels' channel-blocked one; ChannelsLast: the
 /// int8 conv kernels' one).
@@ -652,13 +648,15 @@ LogicalResult StageEmitter::emit() {
   if (failed(recordFusions()))
     return failure();
 
-  // Weights, constants and static shapes go to weights.bin first so that
-  // this stage's share is one range.
-  weights.align();
-  weightsBegin = weights.data.size();
-  llvm::StringMap<uint64_t> weightOffsets;
+  // Weights, constants and static shapes go where --hps-pack-weights put
+  // them in weights.bin.
+  auto range = func->getAttrOfType<DenseI64ArrayAttr>(kWeightsRangeAttrName);
+  if (!range || range.size() != 2)
+    return fail(func, "the stage has no share of weights.bin (")
+           << kWeightsRangeAttrName << "): run --hps-prepare-stages first";
+  weightsBegin = range[0];
+  weightsEnd = range[1];
   for (Operation &op : llvm::make_pointee_range(stageOps)) {
-    std::string bytes;
     if (auto weight = dyn_cast<WeightOp>(op); isTrainable(weight)) {
       // Read from the parameter server's live value on every run.
       if (!trained)
@@ -672,24 +670,12 @@ LogicalResult StageEmitter::emit() {
       if (it == parameterNames.end())
         parameterNames.push_back(weight.getName().str());
       storage[weight.getResult()] = {Storage::Parameter, 0, slot};
-    } else if (auto weight = dyn_cast<WeightOp>(op)) {
-      auto found = weightOffsets.find(weight.getName());
-      if (found != weightOffsets.end()) {
-        storage[weight.getResult()] = {Storage::Weight, found->second, 0};
-        continue;
-      }
-      FailureOr<std::string> data = bytesOf(weight.getValue());
-      if (failed(data))
-        return fail(&op, "weight data is not dense");
-      uint64_t offset = weights.add(*data);
-      weightOffsets[weight.getName()] = offset;
-      storage[weight.getResult()] = {Storage::Weight, offset, 0};
-    } else if (auto constant = dyn_cast<ConstantOp>(op)) {
-      FailureOr<std::string> data = bytesOf(constant.getValue());
-      if (failed(data))
-        return fail(&op, "constant data is not dense");
-      storage[constant.getResult()] = {Storage::Weight, weights.add(*data), 0};
-    } else if (auto shape = dyn_cast<ShapeOp>(op)) {
+      continue;
+    }
+    if (!isa<WeightOp, ConstantOp, ShapeOp>(op))
+      continue;
+    FailureOr<std::string> data = failure();
+    if (auto shape = dyn_cast<ShapeOp>(op)) {
       // Static shapes: the extents are known now.
       auto input = cast<RankedTensorType>(shape.getInput().getType());
       int64_t rank = input.getRank();
@@ -702,14 +688,26 @@ LogicalResult StageEmitter::emit() {
       std::vector<int64_t> extents;
       for (int64_t i = start; i < end; ++i)
         extents.push_back(input.getDimSize(i));
-      storage[shape.getResult()] = {
-          Storage::Weight,
-          weights.add(StringRef(reinterpret_cast<const char *>(extents.data()),
-                                extents.size() * sizeof(int64_t))),
-          0};
+      data = std::string(reinterpret_cast<const char *>(extents.data()),
+                         extents.size() * sizeof(int64_t));
+    } else {
+      auto weight = dyn_cast<WeightOp>(op);
+      data =
+          bytesOf(weight ? weight.getValue() : cast<ConstantOp>(op).getValue());
+      if (failed(data))
+        return fail(&op, isa<WeightOp>(op) ? "weight data is not dense"
+                                           : "constant data is not dense");
     }
+    auto offset = op.getAttrOfType<IntegerAttr>(kWeightsOffsetAttrName);
+    if (!offset || uint64_t(offset.getInt()) < weightsBegin ||
+        offset.getInt() + data->size() > weightsEnd)
+      return fail(&op, "no place in the stage's share of weights.bin (")
+             << kWeightsOffsetAttrName << ")";
+    if (failed(weights.put(offset.getInt(), *data)))
+      return fail(&op, "its place in weights.bin overlaps another's");
+    storage[op.getResult(0)] = {Storage::Weight, uint64_t(offset.getInt()), 0};
   }
-  weightsEnd = weights.data.size();
+  weights.fill(weightsEnd);
 
   recordLayouts();
   if (failed(recordBufferPlan()))

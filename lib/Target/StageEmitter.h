@@ -35,6 +35,23 @@ struct WeightsFile {
     return offset;
   }
   void align() { data.resize(alignUp(data.size()), '\0'); }
+  /// `bytes` at `offset` (from --hps-pack-weights): after what is there, or
+  /// exactly what is there already (a weight stored once for two reads).
+  mlir::LogicalResult put(uint64_t offset, llvm::StringRef bytes) {
+    if (offset >= data.size()) {
+      data.resize(offset, '\0');
+      data.append(bytes.data(), bytes.size());
+      return mlir::success();
+    }
+    return mlir::success(offset + bytes.size() <= data.size() &&
+                         llvm::StringRef(data).substr(offset, bytes.size()) ==
+                             bytes);
+  }
+  /// Pads the file to `size` bytes.
+  void fill(uint64_t size) {
+    if (data.size() < size)
+      data.resize(size, '\0');
+  }
 };
 
 /// A sparse table the parameter server serves (from ps_pull).

@@ -32,6 +32,7 @@ void buildStagePreparationPipeline(OpPassManager &pm, bool fuseElementwise,
   if (nativeLayouts)
     stage.addPass(createHPSAssignLayouts());
   stage.addPass(createHPSPlanBuffers());
+  pm.addPass(createHPSPackWeights());
 }
 
 void registerStagePreparation() {
@@ -40,7 +41,7 @@ void registerStagePreparation() {
       "hps-prepare-stages",
       "Make the stage printer's decisions as IR: fuse dense epilogues, form "
       "elementwise loops, fuse recurrence projections, assign layouts, plan "
-      "buffers",
+      "buffers, pack weights",
       [](OpPassManager &pm, const StagePreparationOptions &options) {
         buildStagePreparationPipeline(pm, options.fuseElementwise,
                                       options.nativeLayouts);

@@ -6,6 +6,7 @@
 #include "heterps/Dialect/HPSRT/IR/HPSRTDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 

@@ -93,4 +93,15 @@ def HPSPlanBuffers : Pass<"hps-plan-buffers", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::heterps::hpsrt::HPSRTDialect"];
 }
 
+def HPSPackWeights : Pass<"hps-pack-weights", "::mlir::ModuleOp"> {
+  let summary = "Place every stage's weights and constants in weights.bin";
+  let description = [{
+    Stages in pipeline order, each one contiguous share of weights.bin: its
+    frozen weights (once per name), constants and static shapes in op order,
+    each 64-byte aligned. Each gets `hpsrt.weights_offset` (bytes from the
+    file's start) and the stage `hpsrt.weights_range` ([begin, end)).
+    Trained weights are served by the parameter server and get none.
+  }];
+}
+
 #endif // HETERPS_TARGET_PASSES_TD

@@ -127,3 +127,18 @@ func.func @arena_offsets(%x: tensor<8xf32>) -> tensor<8xf32> {
 func.func @arena_bytes() attributes {hpsrt.arena_bytes = "big"} {
   return
 }
+
+// -----
+
+func.func @weights_offset() -> tensor<2xf32> {
+  // expected-error @+1 {{'hpsrt.weights_offset' must be a non-negative integer on an op with one result}}
+  %c = hps.constant {hpsrt.weights_offset = -64 : i64} dense<1.0> : tensor<2xf32>
+  return %c : tensor<2xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'hpsrt.weights_range' must be [begin, end) with 0 <= begin <= end}}
+func.func @weights_range() attributes {hpsrt.weights_range = array<i64: 128, 64>} {
+  return
+}

@@ -50,6 +50,22 @@ LogicalResult HPSRTDialect::verifyOperationAttribute(Operation *op,
              << "'hpsrt.arena_bytes' must be a non-negative integer";
     return success();
   }
+  if (attribute.getName() == "hpsrt.weights_offset") {
+    auto offset = dyn_cast<IntegerAttr>(attribute.getValue());
+    if (!offset || offset.getInt() < 0 || op->getNumResults() != 1)
+      return op->emitError() << "'hpsrt.weights_offset' must be a "
+                                "non-negative integer on an op with one "
+                                "result";
+    return success();
+  }
+  if (attribute.getName() == "hpsrt.weights_range") {
+    auto range = dyn_cast<DenseI64ArrayAttr>(attribute.getValue());
+    if (!range || range.size() != 2 || range[0] < 0 || range[1] < range[0])
+      return op->emitError()
+             << "'hpsrt.weights_range' must be [begin, end) with "
+                "0 <= begin <= end";
+    return success();
+  }
   if (attribute.getName() != "hpsrt.held_layouts")
     return op->emitError() << "unknown hpsrt attribute '"
                            << attribute.getName().getValue() << "'";
