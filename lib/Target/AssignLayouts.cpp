@@ -79,14 +79,7 @@ public:
   void run();
 
 private:
-  Value rootOf(Value value) const {
-    while (Operation *view = value.getDefiningOp()) {
-      if (!isAlias(view) || view->getBlock() != &block)
-        break;
-      value = view->getOperand(0);
-    }
-    return value;
-  }
+  static Value rootOf(Value value) { return viewSource(value); }
   Layout heldAs(Value root) const { return held.lookup(root); }
   /// Whether `value` is held as itself (not as a view of another shape).
   bool nativeAsIs(Value value) const {
@@ -126,21 +119,12 @@ private:
 };
 
 SmallVector<Value> LayoutAssignment::outerReads(Operation *unit) const {
+  if (isFusion(unit))
+    return fusionInputs(unit);
   SmallVector<Value> values;
-  auto add = [&](Value value) {
-    if (!llvm::is_contained(values, value))
-      values.push_back(value);
-  };
-  if (!isFusion(unit)) {
-    for (Value operand : unit->getOperands())
-      add(operand);
-    return values;
-  }
-  Block &body = unit->getRegion(0).front();
-  for (Operation &op : body.without_terminator())
-    for (Value operand : op.getOperands())
-      if (operand.getParentBlock() != &body)
-        add(operand);
+  for (Value operand : unit->getOperands())
+    if (!llvm::is_contained(values, operand))
+      values.push_back(operand);
   return values;
 }
 

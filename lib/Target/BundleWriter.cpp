@@ -474,10 +474,16 @@ void heterps::target::registerStageBundleTranslation() {
   };
   // The decisions are made as IR first, as `heterps compile` makes them
   // (fusion ops already there stay as they are).
-  auto prepareStages = [](ModuleOp module) {
+  auto preparedModule = [](Operation *op,
+                           StringRef translation) -> FailureOr<ModuleOp> {
+    auto module = dyn_cast<ModuleOp>(op);
+    if (!module)
+      return op->emitError() << translation << " expects a module";
     PassManager pm(module.getContext(), ModuleOp::getOperationName());
     buildStagePreparationPipeline(pm, fuseElementwise, nativeLayouts);
-    return pm.run(module);
+    if (failed(pm.run(module)))
+      return failure();
+    return module;
   };
   TranslateFromMLIRRegistration registration(
       "hps-to-stages",
@@ -486,14 +492,12 @@ void heterps::target::registerStageBundleTranslation() {
       [=](Operation *op, raw_ostream &os) -> LogicalResult {
         // heterps-translate turns `-o DIR` into --bundle-dir; the stream
         // gets nothing.
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("--hps-to-stages expects a module");
         if (bundleDirectory.empty())
           return op->emitError("--hps-to-stages needs -o DIR");
-        if (failed(prepareStages(module)))
+        FailureOr<ModuleOp> module = preparedModule(op, "--hps-to-stages");
+        if (failed(module))
           return failure();
-        return writeStageBundle(module, bundleDirectory);
+        return writeStageBundle(*module, bundleDirectory);
       },
       dialects);
   TranslateFromMLIRRegistration programs(
@@ -501,12 +505,11 @@ void heterps::target::registerStageBundleTranslation() {
       "Print the C++ program of every stage of a partitioned module, in "
       "pipeline order (what --hps-to-stages writes as stage_K.cpp / .cu)",
       [=](Operation *op, raw_ostream &os) -> LogicalResult {
-        auto module = dyn_cast<ModuleOp>(op);
-        if (!module)
-          return op->emitError("--hps-to-stage-programs expects a module");
-        if (failed(prepareStages(module)))
+        FailureOr<ModuleOp> module =
+            preparedModule(op, "--hps-to-stage-programs");
+        if (failed(module))
           return failure();
-        return printStagePrograms(module, os);
+        return printStagePrograms(*module, os);
       },
       dialects);
 }

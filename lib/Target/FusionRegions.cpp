@@ -1,6 +1,7 @@
 //===- FusionRegions.cpp - Recording a fusion as a region op --------------===//
 
 #include "FusionRegions.h"
+#include "RuntimeKinds.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPSRT/IR/HPSRTOps.h"
 
@@ -15,6 +16,26 @@ bool isStageFunction(func::FuncOp func) { return func->hasAttr("hps.device"); }
 bool isFusion(Operation *op) {
   return isa<hpsrt::FusedDenseOp, hpsrt::FusedLoopOp,
              hpsrt::ProjectedRecurrenceOp>(op);
+}
+
+SmallVector<Value> fusionInputs(Operation *fusion) {
+  Block &body = fusion->getRegion(0).front();
+  SmallVector<Value> inputs;
+  for (Operation &op : body.without_terminator())
+    for (Value operand : op.getOperands())
+      if (operand.getParentBlock() != &body &&
+          !llvm::is_contained(inputs, operand))
+        inputs.push_back(operand);
+  return inputs;
+}
+
+Value viewSource(Value value) {
+  while (Operation *view = value.getDefiningOp()) {
+    if (!isAlias(view))
+      break;
+    value = view->getOperand(0);
+  }
+  return value;
 }
 
 Operation *outlineFusion(OperationName name, ArrayRef<Operation *> ops,

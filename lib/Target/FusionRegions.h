@@ -18,6 +18,13 @@ bool isStageFunction(mlir::func::FuncOp func);
 /// Whether `op` is one of hpsrt's fusion ops.
 bool isFusion(mlir::Operation *op);
 
+/// The values the body of `fusion` reads from above it, each once, in
+/// first-use order.
+llvm::SmallVector<mlir::Value> fusionInputs(mlir::Operation *fusion);
+
+/// The value `value` is a view of (through any chain of views), or itself.
+mlir::Value viewSource(mlir::Value value);
+
 /// Moves `ops` (in block order, all in one block) into the body of a new
 /// fusion op of kind `name` that takes the place of `at` (one of them): its
 /// results are `stored`, and every use of those outside the body reads the

@@ -51,14 +51,6 @@ struct PlanBuffers : public target::impl::HPSPlanBuffersBase<PlanBuffers> {
     if (!isStageFunction(func) || func.isExternal())
       return;
     Block &block = func.getBody().front();
-    auto rootOf = [&](Value value) {
-      while (Operation *view = value.getDefiningOp()) {
-        if (!isAlias(view) || view->getBlock() != &block)
-          break;
-        value = view->getOperand(0);
-      }
-      return value;
-    };
     // Where each value is last read: a fusion's body reads at the fusion.
     llvm::DenseMap<Operation *, unsigned> position;
     llvm::DenseMap<Value, unsigned> lastUse;
@@ -67,7 +59,7 @@ struct PlanBuffers : public target::impl::HPSPlanBuffersBase<PlanBuffers> {
       op.walk([&](Operation *reader) {
         for (Value operand : reader->getOperands())
           if (operand.getParentBlock() == &block) {
-            Value root = rootOf(operand);
+            Value root = viewSource(operand);
             lastUse[root] = std::max<unsigned>(lastUse.lookup(root), index);
           }
       });

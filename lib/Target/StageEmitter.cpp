@@ -146,11 +146,6 @@ struct Storage {
   unsigned index = 0;  // Input: position; Table, Parameter: slot
 };
 
-/// How a stage holds a tensor: plain, or in one of the runtime's other
-/// Layouts (Native: the conv kernels' channel-blocked one; ChannelsLast: the
-/// int8 conv kernels' one).
-enum class Held { Plain, Blocked, ChannelsLast };
-
 struct TensorInfo {
   std::string dtype;
   SmallVector<int64_t> shape;
@@ -189,37 +184,12 @@ private:
     auto found = groupIndex.find(op);
     return found == groupIndex.end() ? nullptr : &groups[found->second];
   }
-  /// The group whose loop runs at `op`, or null.
-  const ElementGroup *groupAnchoredAt(Operation *op) const {
-    const ElementGroup *group = groupOf(op);
-    return group && group->anchor() == op ? group : nullptr;
-  }
-  /// Where `op`'s reads happen: its group's anchor, or `op`.
-  Operation *readPoint(Operation *op) const {
-    if (Operation *recurrence = projectedIn.lookup(op))
-      return recurrence;
-    const ElementGroup *group = groupOf(op);
-    return group ? group->anchor() : op;
-  }
   LogicalResult emitGroup(const ElementGroup &group);
   /// The layouts --hps-assign-layouts recorded (hpsrt.held_layouts).
   void recordLayouts();
-  Held heldAs(Value root) const {
-    if (!native.contains(root))
-      return Held::Plain;
-    return channelsLast.contains(root) ? Held::ChannelsLast : Held::Blocked;
-  }
   /// The runtime's layout `root` is held in.
   hpsrt::Layout heldLayout(Value root) const {
-    switch (heldAs(root)) {
-    case Held::Blocked:
-      return hpsrt::Layout::Native;
-    case Held::ChannelsLast:
-      return hpsrt::Layout::ChannelsLast;
-    case Held::Plain:
-      break;
-    }
-    return hpsrt::Layout::Plain;
+    return heldLayouts.lookup(root); // Plain when absent
   }
   /// The runtime's Layout a kernel reads or writes `value` in: the one it is
   /// held in (readers that want it plain read an hpsrt.relayout's copy).
@@ -317,11 +287,8 @@ private:
   llvm::DenseMap<Operation *, GemmOp> projectionOf;
   std::vector<ElementGroup> groups;
   llvm::DenseMap<Operation *, unsigned> groupIndex;
-  /// Members' results read only inside their group: never stored.
-  llvm::DenseSet<Value> inRegisters;
-  /// Roots held in a layout other than plain (`channelsLast`: those held
-  /// channels-last, the others blocked), as hpsrt.held_layouts says.
-  llvm::DenseSet<Value> native, channelsLast;
+  /// Roots held in a layout other than plain, as hpsrt.held_layouts says.
+  llvm::DenseMap<Value, hpsrt::Layout> heldLayouts;
   /// The op being emitted: a backward one's statements run only while
   /// training (step()).
   Operation *emitting = nullptr;
@@ -438,25 +405,17 @@ LogicalResult StageEmitter::recordFusions() {
       group.ops = ops;
       auto shape = info(ops.front()->getResult(0)).shape;
       group.shape.assign(shape.begin(), shape.end());
-      for (Operation *member : ops)
-        for (Value operand : member->getOperands())
-          if (operand.getParentBlock() != &op.getRegion(0).front() &&
-              !llvm::is_contained(group.inputs, operand))
-            group.inputs.push_back(operand);
+      group.inputs = fusionInputs(&op);
       for (Value output :
            op.getRegion(0).front().getTerminator()->getOperands())
         group.outputs.push_back(output);
-      for (Operation *member : ops) {
+      for (Operation *member : ops)
         groupIndex[member] = groups.size();
-        if (!llvm::is_contained(group.outputs, member->getResult(0)))
-          inRegisters.insert(member->getResult(0));
-      }
       groups.push_back(std::move(group));
     } else if (auto gemm = dyn_cast<GemmOp>(ops.front());
                gemm && isa<hpsrt::ProjectedRecurrenceOp>(op)) {
       projectedIn[gemm] = ops.back();
       projectionOf[ops.back()] = gemm;
-      inRegisters.insert(gemm.getResult());
     }
   }
   // Views of a fused result and the fusions' results share the storage of
@@ -483,9 +442,7 @@ void StageEmitter::recordLayouts() {
       hpsrt::Layout held = cast<hpsrt::LayoutAttr>(layout).getValue();
       if (held == hpsrt::Layout::Plain)
         continue;
-      native.insert(rootOf(result));
-      if (held == hpsrt::Layout::ChannelsLast)
-        channelsLast.insert(rootOf(result));
+      heldLayouts[rootOf(result)] = held;
     }
   }
 }
@@ -726,7 +683,7 @@ LogicalResult StageEmitter::emit() {
     Operation *producer = root.getDefiningOp();
     auto slot = storage.find(root);
     if (!producer || isa<RecvOp>(producer) || ioPointer.count(root) ||
-        native.contains(root) || slot == storage.end() ||
+        heldLayouts.count(root) || slot == storage.end() ||
         slot->second.kind != Storage::Arena)
       continue;
     std::string name = "out" + std::to_string(index);
@@ -1543,16 +1500,17 @@ LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
     return ArrayRef(info(input).shape) != ArrayRef(group.shape) &&
            !literals.count(input);
   });
-  Held held = layoutMatters ? heldAs(group.outputs.front()) : Held::Plain;
+  hpsrt::Layout held =
+      layoutMatters ? heldLayout(group.outputs.front()) : hpsrt::Layout::Plain;
   // Identical loops (an unrolled recurrence has one per step) share one
   // functor, named once its text is known.
   constexpr StringLiteral kPlaceholder = "HPS_FUNCTOR_NAME";
   std::string text;
-  if (held == Held::Blocked)
+  if (held == hpsrt::Layout::Native)
     for (int64_t block : {8, 16})
       text += fusedLoopSource(group, (kPlaceholder + "_" + Twine(block)).str(),
                               /*nativeLayout=*/true, block, literalOf);
-  else if (held == Held::ChannelsLast) // one block of every channel
+  else if (held == hpsrt::Layout::ChannelsLast) // one block of every channel
     text = fusedLoopSource(group, kPlaceholder.str(), /*nativeLayout=*/true,
                            group.shape[1], literalOf);
   else
@@ -1567,7 +1525,7 @@ LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
       text.replace(at, kPlaceholder.size(), name);
     functors += text;
   }
-  if (held != Held::Blocked) {
+  if (held != hpsrt::Layout::Native) {
     step(llvm::formatv("    backend::forEachElement(ctx, {0}{{{1}});\n", name,
                        args)
              .str());

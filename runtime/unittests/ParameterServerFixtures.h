@@ -10,7 +10,10 @@
 
 #include "heterps/Runtime/ParameterServer.h"
 
+#include <gtest/gtest.h>
+
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,6 +22,7 @@ namespace heterps::rt::testsupport {
 
 using ps::OptimizerConfig;
 using ps::OptimizerKind;
+using ps::ParameterServer;
 using ps::ParameterServerConfig;
 using ps::SparseTableConfig;
 
@@ -96,6 +100,27 @@ inline std::vector<Batch> makeBatches(size_t count, size_t batchSize,
       batch.gradients.push_back(gradient(random));
   }
   return batches;
+}
+
+/// Every row with optimizer state, by key, for keys below keySpace.
+inline std::map<uint64_t, std::vector<float>>
+snapshot(ParameterServer &server, const std::string &table, uint64_t keySpace) {
+  std::map<uint64_t, std::vector<float>> rows;
+  for (uint64_t key = 0; key < keySpace; ++key)
+    if (auto row = server.readRow(table, key))
+      rows[key] = *row;
+  return rows;
+}
+
+inline void
+expectSameRows(const std::map<uint64_t, std::vector<float>> &expected,
+               const std::map<uint64_t, std::vector<float>> &actual) {
+  ASSERT_EQ(expected.size(), actual.size());
+  for (const auto &[key, row] : expected) {
+    auto found = actual.find(key);
+    ASSERT_NE(found, actual.end()) << "key " << key;
+    EXPECT_TRUE(bitIdentical(row, found->second)) << "key " << key;
+  }
 }
 
 } // namespace heterps::rt::testsupport

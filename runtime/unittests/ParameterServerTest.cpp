@@ -45,26 +45,6 @@ std::vector<float> train(ParameterServer &server, const std::string &table,
   return pulled;
 }
 
-/// Every row with optimizer state, by key, for keys below keySpace.
-std::map<uint64_t, std::vector<float>>
-snapshot(ParameterServer &server, const std::string &table, uint64_t keySpace) {
-  std::map<uint64_t, std::vector<float>> rows;
-  for (uint64_t key = 0; key < keySpace; ++key)
-    if (auto row = server.readRow(table, key))
-      rows[key] = *row;
-  return rows;
-}
-
-void expectSameRows(const std::map<uint64_t, std::vector<float>> &expected,
-                    const std::map<uint64_t, std::vector<float>> &actual) {
-  ASSERT_EQ(expected.size(), actual.size());
-  for (const auto &[key, row] : expected) {
-    auto found = actual.find(key);
-    ASSERT_NE(found, actual.end()) << "key " << key;
-    EXPECT_TRUE(bitIdentical(row, found->second)) << "key " << key;
-  }
-}
-
 TEST(ParameterServerTest, FirstTouchInitDependsOnlyOnSeedAndKey) {
   ParameterServer first(serverConfig(1));
   ParameterServer second(serverConfig(4));
