@@ -42,7 +42,8 @@ std::optional<uint64_t> arenaBytesOf(Value value) {
 
 /// Ops whose results live in weights.bin, or nowhere.
 bool isStoredElsewhere(Operation *op) {
-  return isAlias(op) || isa<WeightOp, ConstantOp, ShapeOp, NoneOp>(op);
+  return isAlias(op) ||
+         isa<WeightOp, ConstantOp, ShapeOp, NoneOp, hpsrt::ServerTableOp>(op);
 }
 
 struct PlanBuffers : public target::impl::HPSPlanBuffersBase<PlanBuffers> {

@@ -31,6 +31,7 @@ void buildStagePreparationPipeline(OpPassManager &pm, bool fuseElementwise,
   stage.addPass(createHPSFuseRecurrenceProjections());
   if (nativeLayouts)
     stage.addPass(createHPSAssignLayouts());
+  stage.addPass(createHPSLowerToRuntimeCalls());
   stage.addPass(createHPSPlanBuffers());
   pm.addPass(createHPSPackWeights());
 }
@@ -40,8 +41,8 @@ void registerStagePreparation() {
   PassPipelineRegistration<StagePreparationOptions>(
       "hps-prepare-stages",
       "Make the stage printer's decisions as IR: fuse dense epilogues, form "
-      "elementwise loops, fuse recurrence projections, assign layouts, plan "
-      "buffers, pack weights",
+      "elementwise loops, fuse recurrence projections, assign layouts, lower "
+      "to kernel ops, plan buffers, pack weights",
       [](OpPassManager &pm, const StagePreparationOptions &options) {
         buildStagePreparationPipeline(pm, options.fuseElementwise,
                                       options.nativeLayouts);

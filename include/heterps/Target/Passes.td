@@ -78,6 +78,27 @@ def HPSAssignLayouts : Pass<"hps-assign-layouts", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::heterps::hpsrt::HPSRTDialect"];
 }
 
+def HPSLowerToRuntimeCalls
+    : Pass<"hps-lower-to-runtime-calls", "::mlir::func::FuncOp"> {
+  let summary = "Replace each kernel's ops in a stage by its hpsrt kernel op";
+  let description = [{
+    In each stage function, in block order: every hps op, hpsrt.fused_dense
+    and hpsrt.projected_recurrence becomes the hpsrt kernel op that runs it,
+    its attributes the kernel's constructor parameters (a dense op's fused
+    activation and residual, a conv's held layouts, normalized axes, ONNX
+    defaults filled in). A Pow of mixed element types becomes casts around
+    a Pow; an inference stage's parameter-server pull becomes a lookup in an
+    hpsrt.server_table; a training stage's pooled pull pulls the rows alone
+    and pools them with a Reduce. What runs no kernel stays: views, weights
+    and constants, stage inputs and outputs, the server's pushes and
+    training pulls, and hpsrt.fused_loop (printed as a generated loop). The
+    kernel ops keep their op's hps.backward and hpsrt.held_layouts. An op no
+    kernel runs, or a value that is not a static tensor of an element type
+    the runtime has, is one error naming the op.
+  }];
+  let dependentDialects = ["::heterps::hpsrt::HPSRTDialect"];
+}
+
 def HPSPlanBuffers : Pass<"hps-plan-buffers", "::mlir::func::FuncOp"> {
   let summary = "Plan every stage tensor's place in the stage's arena";
   let description = [{

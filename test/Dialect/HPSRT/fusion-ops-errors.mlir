@@ -23,6 +23,31 @@ func.func @residual_into_gemm(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>, %r: tens
 
 // -----
 
+// The conv kernel reads its residual in y's shape, stored before it runs.
+func.func @residual_of_itself(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{the residual must have the conv's type and be computed before the fusion}}
+  %y = hpsrt.fused_dense -> tensor<1x4x8x8xf32> {
+    %c = hps.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
+    %s = hps.add %c, %c : tensor<1x4x8x8xf32>
+    hpsrt.yield %s : tensor<1x4x8x8xf32>
+  }
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+func.func @broadcast_residual(%x: tensor<1x4x8x8xf32>, %w: tensor<4x4x3x3xf32>, %b: tensor<4x1x1xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{the residual must have the conv's type and be computed before the fusion}}
+  %y = hpsrt.fused_dense -> tensor<1x4x8x8xf32> {
+    %c = hps.conv %x, %w {dilations = array<i64: 1, 1>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>} : (tensor<1x4x8x8xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x8x8xf32>
+    %s = hps.add %c, %b : tensor<1x4x8x8xf32>, tensor<4x1x1xf32> -> tensor<1x4x8x8xf32>
+    hpsrt.yield %s : tensor<1x4x8x8xf32>
+  }
+  return %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
 func.func @activation_of_another(%a: tensor<4x8xf32>, %b: tensor<8x3xf32>, %r: tensor<4x3xf32>) -> tensor<4x3xf32> {
   // expected-error @+1 {{'hps.relu' must be an activation of hps.gemm's result}}
   %y = hpsrt.fused_dense -> tensor<4x3xf32> {

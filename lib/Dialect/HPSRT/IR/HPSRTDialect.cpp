@@ -127,6 +127,16 @@ LogicalResult FusedDenseOp::verify() {
     bool residual = index == 0 && isa<hps::AddOp>(op);
     if (residual && !isa<hps::ConvOp>(dense))
       return emitOpError("fuses a residual add into a conv only");
+    // The kernel reads the residual in y's shape, from before the conv.
+    if (residual) {
+      Value result = dense->getResult(0);
+      Value other =
+          op->getOperand(0) == result ? op->getOperand(1) : op->getOperand(0);
+      if (other == result || other.getType() != result.getType() ||
+          getBody().isAncestor(other.getParentRegion()))
+        return emitOpError("the residual must have the conv's type and be "
+                           "computed before the fusion");
+    }
     if (op->getNumResults() != 1 || !readsResultOf(op, previous) ||
         (!residual && op->getNumOperands() != 1))
       return emitOpError("'") << op->getName() << "' must be an activation of "

@@ -492,6 +492,18 @@ def HPSRT_EmbeddingLookupOp
   let results = (outs HPSRT_Buffer:$y);
 }
 
+def HPSRT_ServerTableOp : Op<HPSRT_Dialect, "server_table", [Pure]> {
+  let summary = "a table the parameter server serves to an inference stage";
+  let description = [{
+    The rows of the sparse table `name`, held by the parameter server for
+    the whole run (not a kernel: the stage reads the server's buffer in
+    place, and it takes no room in the arena or in weights.bin).
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs HPSRT_Buffer:$table);
+  let assemblyFormat = "$name attr-dict `:` type($table)";
+}
+
 //===----------------------------------------------------------------------===//
 // Training
 //===----------------------------------------------------------------------===//
