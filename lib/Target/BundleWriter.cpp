@@ -210,14 +210,13 @@ LogicalResult heterps::target::printStagePrograms(ModuleOp module,
       pipelineStages(module);
   if (failed(stages))
     return failure();
-  WeightsFile weights;
   llvm::StringMap<TableEntry> tables;
   TrainedState trained;
   bool training = module->hasAttr("hps.training");
   for (auto [func, device] : *stages) {
     bool gpu = device.getKind() == DeviceKind::GPU;
-    FailureOr<StageProgram> program = emitStageProgram(
-        func, gpu, weights, tables, training ? &trained : nullptr);
+    FailureOr<StageProgram> program =
+        emitStageProgram(func, gpu, tables, training ? &trained : nullptr);
     if (failed(program))
       return failure();
     os << "// ----- " << func.getSymName() << (gpu ? ".cu" : ".cpp")
@@ -260,8 +259,8 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
     bool gpu = device.getKind() == DeviceKind::GPU;
 
     FailureOr<StageProgram> program =
-        emitStageProgram(func, gpu, weights, tables, trained);
-    if (failed(program))
+        emitStageProgram(func, gpu, tables, trained);
+    if (failed(program) || failed(writeStageWeights(func, weights)))
       return failure();
     for (Operation &op : func.getBody().front()) {
       if (auto recv = dyn_cast<RecvOp>(op))

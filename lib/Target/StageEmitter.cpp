@@ -19,7 +19,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -28,18 +27,12 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <map>
-
 using namespace mlir;
 using namespace heterps;
 using namespace heterps::hps;
 using namespace heterps::target;
 
 namespace {
-
-int64_t normalizeAxis(int64_t axis, int64_t rank) {
-  return axis < 0 ? axis + rank : axis;
-}
 
 //===----------------------------------------------------------------------===//
 // One stage
@@ -63,10 +56,10 @@ class StageEmitter {
 public:
   /// Kernels, fused loops, layouts and the buffer plan are read from the
   /// stage's IR, as --hps-prepare-stages leaves it.
-  StageEmitter(func::FuncOp func, WeightsFile &weights,
-               llvm::StringMap<TableEntry> &tables, TrainedState *trained)
-      : func(func), context(func.getContext()), weights(weights),
-        tables(tables), trained(trained) {}
+  StageEmitter(func::FuncOp func, llvm::StringMap<TableEntry> &tables,
+               TrainedState *trained)
+      : func(func), context(func.getContext()), tables(tables),
+        trained(trained) {}
 
   LogicalResult emit();
 
@@ -119,7 +112,6 @@ private:
 
   func::FuncOp func;
   MLIRContext *context;
-  WeightsFile &weights;
   llvm::StringMap<TableEntry> &tables;
   /// Null for inference bundles.
   TrainedState *trained;
@@ -389,7 +381,7 @@ LogicalResult StageEmitter::emit() {
   if (failed(collectTensors()))
     return failure();
 
-  // Weights, constants and static shapes go where --hps-pack-weights put
+  // Weights, constants and static shapes are where --hps-pack-weights put
   // them in weights.bin.
   auto range = func->getAttrOfType<DenseI64ArrayAttr>(kWeightsRangeAttrName);
   if (!range || range.size() != 2)
@@ -415,40 +407,13 @@ LogicalResult StageEmitter::emit() {
     }
     if (!isa<WeightOp, ConstantOp, ShapeOp>(op))
       continue;
-    FailureOr<std::string> data = failure();
-    if (auto shape = dyn_cast<ShapeOp>(op)) {
-      // Static shapes: the extents are known now.
-      auto input = cast<RankedTensorType>(shape.getInput().getType());
-      int64_t rank = input.getRank();
-      int64_t start =
-          std::clamp<int64_t>(normalizeAxis(shape.getStart(), rank), 0, rank);
-      int64_t end = shape.getEnd()
-                        ? std::clamp<int64_t>(
-                              normalizeAxis(*shape.getEnd(), rank), 0, rank)
-                        : rank;
-      std::vector<int64_t> extents;
-      for (int64_t i = start; i < end; ++i)
-        extents.push_back(input.getDimSize(i));
-      data = std::string(reinterpret_cast<const char *>(extents.data()),
-                         extents.size() * sizeof(int64_t));
-    } else {
-      auto weight = dyn_cast<WeightOp>(op);
-      data =
-          bytesOf(weight ? weight.getValue() : cast<ConstantOp>(op).getValue());
-      if (failed(data))
-        return fail(&op, isa<WeightOp>(op) ? "weight data is not dense"
-                                           : "constant data is not dense");
-    }
+    // The bundle writer puts its bytes there (writeStageWeights).
     auto offset = op.getAttrOfType<IntegerAttr>(kWeightsOffsetAttrName);
-    if (!offset || uint64_t(offset.getInt()) < weightsBegin ||
-        offset.getInt() + data->size() > weightsEnd)
-      return fail(&op, "no place in the stage's share of weights.bin (")
-             << kWeightsOffsetAttrName << ")";
-    if (failed(weights.put(offset.getInt(), *data)))
-      return fail(&op, "its place in weights.bin overlaps another's");
+    if (!offset)
+      return fail(&op, "no place in weights.bin (")
+             << kWeightsOffsetAttrName << "): run --hps-prepare-stages first";
     storage[op.getResult(0)] = {Storage::Weight, uint64_t(offset.getInt()), 0};
   }
-  weights.fill(weightsEnd);
 
   recordLayouts();
   if (failed(recordBufferPlan()))
@@ -833,45 +798,11 @@ LogicalResult StageEmitter::recordServerTable(hpsrt::ServerTableOp table) {
 
 } // namespace
 
-/// The little-endian bytes of a constant or weight, dense (splats
-/// expanded, i1 as one byte per element).
-FailureOr<std::string> heterps::target::bytesOf(ElementsAttr value) {
-  auto type = cast<ShapedType>(value.getType());
-  Type element = type.getElementType();
-  int64_t count = type.getNumElements();
-  unsigned width = elementBytes(element);
-  std::string bytes;
-  if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(value)) {
-    if (element.isInteger(1)) {
-      for (bool bit : dense.getValues<bool>())
-        bytes.push_back(bit ? 1 : 0);
-      return bytes;
-    }
-    ArrayRef<char> raw = dense.getRawData();
-    if (dense.isSplat()) {
-      bytes.reserve(count * width);
-      for (int64_t i = 0; i < count; ++i)
-        bytes.append(raw.data(), width);
-      return bytes;
-    }
-    return std::string(raw.data(), raw.size());
-  }
-  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
-    AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-    if (!blob)
-      return failure();
-    ArrayRef<char> data = blob->getData();
-    if (static_cast<int64_t>(data.size()) != count * width)
-      return failure();
-    return std::string(data.data(), data.size());
-  }
-  return failure();
-}
-
-FailureOr<heterps::target::StageProgram> heterps::target::emitStageProgram(
-    func::FuncOp stage, bool gpu, WeightsFile &weights,
-    llvm::StringMap<TableEntry> &tables, TrainedState *trained) {
-  StageEmitter emitter(stage, weights, tables, trained);
+FailureOr<heterps::target::StageProgram>
+heterps::target::emitStageProgram(func::FuncOp stage, bool gpu,
+                                  llvm::StringMap<TableEntry> &tables,
+                                  TrainedState *trained) {
+  StageEmitter emitter(stage, tables, trained);
   if (failed(emitter.emit()))
     return failure();
   StageProgram program;

@@ -3,8 +3,7 @@
 // Private to the bundle writer. A stage function of a partitioned module
 // becomes one C++ translation unit over the runtime's kernel API: a `Stage`
 // struct whose constructor builds every kernel once and whose run() calls
-// them on buffers planned statically by liveness. Its weights and constants
-// go to the bundle's weights file.
+// them on buffers planned statically by liveness.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +11,7 @@
 #define HETERPS_LIB_TARGET_STAGEEMITTER_H
 
 #include "RuntimeKinds.h"
+#include "WeightsFile.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Target/StageBundle.h"
 
@@ -23,36 +23,6 @@
 #include <string>
 
 namespace heterps::target {
-
-/// weights.bin: every stage's weights and constants, each 64-byte aligned;
-/// a stage's share is one contiguous range so a GPU stage uploads it once.
-struct WeightsFile {
-  std::string data;
-  uint64_t add(llvm::StringRef bytes) {
-    data.resize(alignUp(data.size()), '\0');
-    uint64_t offset = data.size();
-    data.append(bytes.data(), bytes.size());
-    return offset;
-  }
-  void align() { data.resize(alignUp(data.size()), '\0'); }
-  /// `bytes` at `offset` (from --hps-pack-weights): after what is there, or
-  /// exactly what is there already (a weight stored once for two reads).
-  mlir::LogicalResult put(uint64_t offset, llvm::StringRef bytes) {
-    if (offset >= data.size()) {
-      data.resize(offset, '\0');
-      data.append(bytes.data(), bytes.size());
-      return mlir::success();
-    }
-    return mlir::success(offset + bytes.size() <= data.size() &&
-                         llvm::StringRef(data).substr(offset, bytes.size()) ==
-                             bytes);
-  }
-  /// Pads the file to `size` bytes.
-  void fill(uint64_t size) {
-    if (data.size() < size)
-      data.resize(size, '\0');
-  }
-};
 
 /// A sparse table the parameter server serves (from ps_pull).
 struct TableEntry {
@@ -81,18 +51,14 @@ struct StageProgram {
   unsigned kernelCount = 0;
 };
 
-/// The program of `stage` (a function with hps.device), for a GPU class
-/// when `gpu`. Its weights are appended to `weights`, the tables it serves
-/// inference lookups from to `tables`; `trained` (null for inference
+/// The program of `stage` (a function with hps.device, prepared by
+/// --hps-prepare-stages), for a GPU class when `gpu`. The tables it serves
+/// inference lookups from go to `tables`; `trained` (null for inference
 /// bundles) collects what the parameter server trains. On failure an error
 /// names the op.
 mlir::FailureOr<StageProgram>
-emitStageProgram(mlir::func::FuncOp stage, bool gpu, WeightsFile &weights,
+emitStageProgram(mlir::func::FuncOp stage, bool gpu,
                  llvm::StringMap<TableEntry> &tables, TrainedState *trained);
-
-/// The little-endian bytes of a constant or weight, dense (splats
-/// expanded, i1 as one byte per element).
-mlir::FailureOr<std::string> bytesOf(mlir::ElementsAttr value);
 
 } // namespace heterps::target
 
