@@ -98,6 +98,12 @@ struct Activity {
 struct AutodiffPass : public heterps::hps::impl::HPSAutodiffBase<AutodiffPass> {
   using Base::Base;
 
+  /// The ops' gradient rules come with the pass.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    autodiff::registerGradientRules(registry);
+  }
+
   void runOnOperation() override {
     if (failed(run()))
       signalPassFailure();

@@ -166,25 +166,8 @@ Value GradientBuilder::cast(Value value, Type elementType) {
 // Rule plumbing.
 //===----------------------------------------------------------------------===//
 
-namespace {
-/// What every rule reads and writes.
-struct Rule {
-  GradientBuilder &b;
-  ArrayRef<Value> resultGrads;
-  ArrayRef<bool> needed;
-  SmallVectorImpl<Value> &grads;
-
-  Value grad() const { return resultGrads[0]; }
-  /// Records the adjoint of operand `i` if it is wanted; `make` runs only
-  /// then, so inactive operands cost no ops.
-  template <typename Fn> void set(unsigned i, Fn &&make) {
-    if (needed[i])
-      grads[i] = make();
-  }
-  Value zero(Value like) { return b.scalar(elementOf(like), 0.0); }
-  Value one(Value like) { return b.scalar(elementOf(like), 1.0); }
-};
-} // namespace
+Value Rule::zero(Value like) { return b.scalar(elementOf(like), 0.0); }
+Value Rule::one(Value like) { return b.scalar(elementOf(like), 1.0); }
 
 static LogicalResult unsupported(Operation *op, const Twine &why) {
   return op->emitError() << "hps-autodiff: no gradient rule for '"
@@ -1267,69 +1250,99 @@ static LogicalResult batchNormRule(BatchNormOp op, Rule &r) {
 }
 
 //===----------------------------------------------------------------------===//
+// Views, expand, softmax and piecewise-constant ops.
+//===----------------------------------------------------------------------===//
+
+static LogicalResult reshapeBackRule(Operation *op, Rule &r) {
+  r.set(0, [&] { return r.b.reshape(r.grad(), shapeOf(op->getOperand(0))); });
+  return success();
+}
+
+static LogicalResult expandRule(ExpandOp expand, Rule &r) {
+  r.set(0,
+        [&] { return r.b.sumToShape(r.grad(), shapeOf(expand.getInput())); });
+  return success();
+}
+
+template <typename SoftmaxOp>
+static LogicalResult axisSoftmaxRule(SoftmaxOp op, Rule &r) {
+  return softmaxRule(op, op.getAxis(), r);
+}
+
+/// Piecewise constant: the derivative is zero almost everywhere, so no
+/// adjoint flows to the operand.
+static LogicalResult piecewiseConstantRule(Operation *, Rule &) {
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Entry points.
 //===----------------------------------------------------------------------===//
+
+namespace {
+/// `OpTy`'s DifferentiableOpInterface: its rule, `rule`.
+template <typename OpTy, auto rule>
+struct GradientRule
+    : public DifferentiableOpInterface::ExternalModel<GradientRule<OpTy, rule>,
+                                                      OpTy> {
+  LogicalResult buildAdjoint(Operation *op, Rule &r) const {
+    return rule(cast<OpTy>(op), r);
+  }
+};
+
+template <auto rule, typename... Ops> void attach(MLIRContext *context) {
+  (Ops::template attachInterface<GradientRule<Ops, rule>>(*context), ...);
+}
+} // namespace
+
+void autodiff::registerGradientRules(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, HPSDialect *) {
+    attach<gemmRule, GemmOp>(context);
+    attach<matmulRule, MatMulOp>(context);
+    attach<binaryRule, AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp,
+           PReluOp>(context);
+    attach<whereRule, WhereOp>(context);
+    attach<unaryRule, NegOp, ReluOp, LeakyReluOp, EluOp, SeluOp, CeluOp,
+           ThresholdedReluOp, SigmoidOp, HardSigmoidOp, HardSwishOp, TanhOp,
+           ExpOp, LogOp, SqrtOp, AbsOp, ReciprocalOp, SoftplusOp, SoftsignOp,
+           GeluOp, ErfOp, SinOp, CosOp, AsinOp, AcosOp, AtanOp, ClipOp, CastOp>(
+        context);
+    attach<concatRule, ConcatOp>(context);
+    attach<splitRule, SplitOp>(context);
+    attach<sliceRule, SliceOp>(context);
+    attach<padRule, PadOp>(context);
+    attach<reshapeBackRule, ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(
+        context);
+    attach<transposeRule, TransposeOp>(context);
+    attach<expandRule, ExpandOp>(context);
+    attach<gatherRule, GatherOp>(context);
+    attach<scatterRule, ScatterOp>(context);
+    attach<reduceRule, ReduceOp>(context);
+    attach<axisSoftmaxRule<SoftmaxOp>, SoftmaxOp>(context);
+    attach<axisSoftmaxRule<LogSoftmaxOp>, LogSoftmaxOp>(context);
+    attach<layerNormRule, LayerNormOp>(context);
+    attach<globalAvgPoolRule, GlobalAvgPoolOp>(context);
+    attach<globalMaxPoolRule, GlobalMaxPoolOp>(context);
+    attach<piecewiseConstantRule, FloorOp, CeilOp, RoundOp, SignOp>(context);
+    attach<recurrenceRule, RecurrenceOp>(context);
+    attach<convRule, ConvOp>(context);
+    attach<convGradInputRule, ConvGradInputOp>(context);
+    attach<avgPoolRule, AvgPoolOp>(context);
+    attach<maxPoolRule, MaxPoolOp>(context);
+    attach<batchNormRule, BatchNormOp>(context);
+  });
+}
 
 std::optional<LogicalResult>
 autodiff::applyGradientRule(GradientBuilder &builder, Operation *op,
                             ArrayRef<Value> resultGrads, ArrayRef<bool> needed,
                             SmallVectorImpl<Value> &operandGrads) {
   operandGrads.assign(op->getNumOperands(), Value());
+  auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
+  if (!differentiable)
+    return std::nullopt;
   Rule r{builder, resultGrads, needed, operandGrads};
-  auto reshapeBack = [&](Operation *shapeOp) {
-    r.set(0, [&] {
-      return builder.reshape(r.grad(), shapeOf(shapeOp->getOperand(0)));
-    });
-    return success();
-  };
-  return llvm::TypeSwitch<Operation *, std::optional<LogicalResult>>(op)
-      .Case([&](GemmOp gemm) { return gemmRule(gemm, r); })
-      .Case([&](MatMulOp matmul) { return matmulRule(matmul, r); })
-      .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp>(
-          [&](Operation *binary) { return binaryRule(binary, r); })
-      .Case([&](WhereOp where) { return whereRule(where, r); })
-      .Case<NegOp, ReluOp, LeakyReluOp, EluOp, SeluOp, CeluOp,
-            ThresholdedReluOp, SigmoidOp, HardSigmoidOp, HardSwishOp, TanhOp,
-            ExpOp, LogOp, SqrtOp, AbsOp, ReciprocalOp, SoftplusOp, SoftsignOp,
-            GeluOp, ErfOp, SinOp, CosOp, AsinOp, AcosOp, AtanOp, ClipOp,
-            CastOp>([&](Operation *unary) { return unaryRule(unary, r); })
-      .Case([&](ConcatOp concat) { return concatRule(concat, r); })
-      .Case([&](SplitOp split) { return splitRule(split, r); })
-      .Case([&](SliceOp slice) { return sliceRule(slice, r); })
-      .Case([&](PadOp pad) { return padRule(pad, r); })
-      .Case<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(reshapeBack)
-      .Case([&](TransposeOp transpose) { return transposeRule(transpose, r); })
-      .Case([&](ExpandOp expand) {
-        r.set(0, [&] {
-          return builder.sumToShape(r.grad(), shapeOf(expand.getInput()));
-        });
-        return success();
-      })
-      .Case([&](GatherOp gather) { return gatherRule(gather, r); })
-      .Case([&](ScatterOp scatter) { return scatterRule(scatter, r); })
-      .Case([&](ReduceOp reduce) { return reduceRule(reduce, r); })
-      .Case([&](SoftmaxOp softmax) {
-        return softmaxRule(softmax, softmax.getAxis(), r);
-      })
-      .Case([&](LogSoftmaxOp logSoftmax) {
-        return softmaxRule(logSoftmax, logSoftmax.getAxis(), r);
-      })
-      .Case([&](LayerNormOp norm) { return layerNormRule(norm, r); })
-      .Case([&](GlobalAvgPoolOp pool) { return globalAvgPoolRule(pool, r); })
-      .Case([&](GlobalMaxPoolOp pool) { return globalMaxPoolRule(pool, r); })
-      // Piecewise constant: the derivative is zero almost everywhere, so no
-      // adjoint flows to the operand.
-      .Case<FloorOp, CeilOp, RoundOp, SignOp>(
-          [](Operation *) { return success(); })
-      .Case([&](RecurrenceOp rec) { return recurrenceRule(rec, r); })
-      .Case([&](ConvOp conv) { return convRule(conv, r); })
-      .Case([&](ConvGradInputOp transposed) {
-        return convGradInputRule(transposed, r);
-      })
-      .Case([&](AvgPoolOp pool) { return avgPoolRule(pool, r); })
-      .Case([&](MaxPoolOp pool) { return maxPoolRule(pool, r); })
-      .Case([&](BatchNormOp norm) { return batchNormRule(norm, r); })
-      .Default([](Operation *) { return std::nullopt; });
+  return differentiable.buildAdjoint(r);
 }
 
 Value autodiff::embeddingRowGradients(GradientBuilder &builder,

@@ -13,6 +13,7 @@
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -87,6 +88,31 @@ private:
   DeviceAttr device;
   ConstantCache &constants;
 };
+
+/// What a gradient rule (DifferentiableOpInterface::buildAdjoint) works
+/// with: the builder, the adjoints of the op's results, and the operands
+/// whose adjoints are wanted.
+struct Rule {
+  GradientBuilder &b;
+  llvm::ArrayRef<mlir::Value> resultGrads;
+  llvm::ArrayRef<bool> needed;
+  llvm::SmallVectorImpl<mlir::Value> &grads;
+
+  mlir::Value grad() const { return resultGrads[0]; }
+  /// Records the adjoint of operand `i` if it is wanted; `make` runs only
+  /// then, so inactive operands cost no ops.
+  template <typename Fn> void set(unsigned i, Fn &&make) {
+    if (needed[i])
+      grads[i] = make();
+  }
+  /// Rank-0 constants of `like`'s element type.
+  mlir::Value zero(mlir::Value like);
+  mlir::Value one(mlir::Value like);
+};
+
+/// Attaches every hps op's gradient rule to it as its
+/// DifferentiableOpInterface (an extension of the hps dialect).
+void registerGradientRules(mlir::DialectRegistry &registry);
 
 /// Applies the gradient rule of `op`. `resultGrads` holds the adjoint of each
 /// result (null where none reached it, at least one is set); `needed` says

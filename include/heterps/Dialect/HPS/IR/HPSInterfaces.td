@@ -22,4 +22,26 @@ def HPS_PlacedOpInterface : OpInterface<"PlacedOpInterface"> {
   ];
 }
 
+def HPS_DifferentiableOpInterface : OpInterface<"DifferentiableOpInterface"> {
+  let cppNamespace = "::heterps::hps";
+  let description = [{
+    An op --hps-autodiff can differentiate: its rule reads the op and the
+    adjoints of its results and emits ordinary hps ops computing the
+    adjoints of its operands. The rules are autodiff's
+    (lib/Dialect/HPS/Transforms/GradientRules.cpp) and are attached to the
+    ops as external models (autodiff::registerGradientRules), so the dialect
+    does not depend on the builder they use. An op without the interface
+    has no gradient, and autodiff reports it where an adjoint must cross it.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Emits the adjoints of the operands `rule` asks for from the adjoints
+        of the results it holds. Failure: the rule rejects this instance
+        (a geometry it does not differentiate) and has reported why.
+      }],
+      "::mlir::LogicalResult", "buildAdjoint",
+      (ins "::heterps::hps::autodiff::Rule &":$rule)>,
+  ];
+}
+
 #endif // HETERPS_DIALECT_HPS_IR_HPSINTERFACES_TD

@@ -11,6 +11,11 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+namespace heterps::hps::autodiff {
+/// What a gradient rule works with (GradientRules.h).
+struct Rule;
+} // namespace heterps::hps::autodiff
+
 #include "heterps/Dialect/HPS/IR/HPSInterfaces.h.inc"
 
 #define GET_OP_CLASSES
