@@ -163,6 +163,7 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registry.insert<hps::HPSDialect, func::FuncDialect>();
+  hps::registerLayerWorkModels(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   SourceMgr sourceMgr;

@@ -4,7 +4,7 @@
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <type_traits>
@@ -53,90 +53,115 @@ bool isParameter(Value value) {
   return value.getDefiningOp<WeightOp>() != nullptr;
 }
 
-/// Forward FLOPs of a whole batch and the layer kind.
-std::pair<double, cost::LayerKind> workOf(Operation *op, int64_t batch) {
-  double out =
-      op->getNumResults() ? elementsOf(op->getResult(0).getType(), batch) : 0;
-  using K = cost::LayerKind;
-  return TypeSwitch<Operation *, std::pair<double, K>>(op)
-      .Case<GemmOp>([&](GemmOp gemm) {
-        double k = dimOf(gemm.getA(), gemm.getTransA() ? 0 : 1, batch);
-        return std::make_pair(2 * out * k + 2 * out, K::DenseCompute);
-      })
-      .Case<MatMulOp>([&](MatMulOp matmul) {
-        auto a = dyn_cast<RankedTensorType>(matmul.getA().getType());
-        double k = a ? dimOf(matmul.getA(), a.getRank() - 1, batch) : 1;
-        return std::make_pair(2 * out * k, K::DenseCompute);
-      })
-      .Case<DeterminantOp>([&](DeterminantOp det) {
-        // LU elimination: n^3 / 3 multiply-adds per matrix.
-        auto input = cast<RankedTensorType>(det.getInput().getType());
-        double n = dimOf(det.getInput(), input.getRank() - 1, batch);
-        return std::make_pair(2 * out * n * n * n / 3, K::DenseCompute);
-      })
-      .Case<ConvOp>([&](ConvOp conv) {
-        auto filter = dyn_cast<RankedTensorType>(conv.getFilter().getType());
-        double taps = 1;
-        if (filter)
-          for (int64_t i = 1; i < filter.getRank(); ++i)
-            taps *= dimOf(conv.getFilter(), i, batch);
-        return std::make_pair(2 * out * taps, K::DenseCompute);
-      })
-      .Case<ConvGradInputOp, ConvGradFilterOp>([&](auto adjoint) {
-        // The forward conv's work: every gradient element meets every tap
-        // of its output channel's filter.
-        Value filter;
-        if constexpr (std::is_same_v<decltype(adjoint), ConvGradInputOp>)
-          filter = adjoint.getFilter();
-        else
-          filter = adjoint.getResult();
-        double taps = 1;
-        if (auto type = dyn_cast<RankedTensorType>(filter.getType()))
-          for (int64_t i = 1; i < type.getRank(); ++i)
-            taps *= dimOf(filter, i, batch);
-        return std::make_pair(
-            2 * elementsOf(adjoint.getGrad().getType(), batch) * taps,
-            K::DenseCompute);
-      })
-      .Case<RecurrenceOp, RecurrenceGradOp>([&](auto rec) {
-        // Per step h R^T (2 per multiply-add) plus the gates. The adjoint
-        // recomputes the gates, multiplies by R once more and forms dR: about
-        // three forward passes.
-        auto r = cast<RankedTensorType>(rec.getRecurrence().getType());
-        double steps =
-            cast<RankedTensorType>(rec.getProjected().getType()).getDimSize(0);
-        double perStep =
-            elementsOf(rec.getInitialH().getType(), batch) *
-            (2.0 * r.getDimSize(0) + 10.0 * r.getDimSize(0) / r.getDimSize(1));
-        double passes =
-            std::is_same_v<decltype(rec), RecurrenceGradOp> ? 3.0 : 1.0;
-        return std::make_pair(passes * steps * perStep, K::DenseCompute);
-      })
-      .Case<MaxPoolOp, AvgPoolOp>([&](auto pool) {
-        double window = 1;
-        for (int64_t k : pool.getKernelShape())
-          window *= k;
-        return std::make_pair(out * window, K::Pooling);
-      })
-      .Case<GlobalMaxPoolOp, GlobalAvgPoolOp, ReduceOp>([&](Operation *) {
-        return std::make_pair(elementsOf(op->getOperand(0).getType(), batch),
-                              K::Pooling);
-      })
-      .Case<BatchNormOp, LayerNormOp, SoftmaxOp, LogSoftmaxOp>(
-          [&](Operation *) {
-            return std::make_pair(5 * out, K::Normalization);
-          })
-      .Case<EmbeddingLookupOp>([&](EmbeddingLookupOp lookup) {
-        return std::make_pair(out, K::EmbeddingLookup);
-      })
-      .Case<ConcatOp, SplitOp, SliceOp, ReshapeOp, TransposeOp, FlattenOp,
-            SqueezeOp, UnsqueezeOp, ExpandOp, PadOp, GatherOp, ScatterOp,
-            CastOp, ShapeOp>(
-          [&](Operation *) { return std::make_pair(0.0, K::DataMovement); })
-      .Default([&](Operation *) {
-        // Elementwise ops and generic ONNX nodes: one op per output element.
-        return std::make_pair(out, K::Elementwise);
-      });
+//===----------------------------------------------------------------------===//
+// Each layer op's forward work (LayerWorkOpInterface models)
+//===----------------------------------------------------------------------===//
+
+using K = cost::LayerKind;
+
+double resultElements(Operation *op, int64_t batch) {
+  return op->getNumResults() ? elementsOf(op->getResult(0).getType(), batch)
+                             : 0;
+}
+
+LayerWork gemmWork(GemmOp gemm, int64_t batch) {
+  double k = dimOf(gemm.getA(), gemm.getTransA() ? 0 : 1, batch);
+  double out = resultElements(gemm, batch);
+  return {2 * out * k + 2 * out, K::DenseCompute};
+}
+
+LayerWork matmulWork(MatMulOp matmul, int64_t batch) {
+  auto a = dyn_cast<RankedTensorType>(matmul.getA().getType());
+  double k = a ? dimOf(matmul.getA(), a.getRank() - 1, batch) : 1;
+  return {2 * resultElements(matmul, batch) * k, K::DenseCompute};
+}
+
+/// LU elimination: n^3 / 3 multiply-adds per matrix.
+LayerWork determinantWork(DeterminantOp det, int64_t batch) {
+  auto input = cast<RankedTensorType>(det.getInput().getType());
+  double n = dimOf(det.getInput(), input.getRank() - 1, batch);
+  return {2 * resultElements(det, batch) * n * n * n / 3, K::DenseCompute};
+}
+
+/// The taps of each output channel's filter.
+double filterTaps(Value filter, int64_t batch) {
+  double taps = 1;
+  if (auto type = dyn_cast<RankedTensorType>(filter.getType()))
+    for (int64_t i = 1; i < type.getRank(); ++i)
+      taps *= dimOf(filter, i, batch);
+  return taps;
+}
+
+LayerWork convWork(ConvOp conv, int64_t batch) {
+  return {2 * resultElements(conv, batch) * filterTaps(conv.getFilter(), batch),
+          K::DenseCompute};
+}
+
+/// The forward conv's work: every gradient element meets every tap of its
+/// output channel's filter.
+template <typename AdjointOp>
+LayerWork convAdjointWork(AdjointOp adjoint, int64_t batch) {
+  Value filter;
+  if constexpr (std::is_same_v<AdjointOp, ConvGradInputOp>)
+    filter = adjoint.getFilter();
+  else
+    filter = adjoint.getResult();
+  return {2 * elementsOf(adjoint.getGrad().getType(), batch) *
+              filterTaps(filter, batch),
+          K::DenseCompute};
+}
+
+/// Per step h R^T (2 per multiply-add) plus the gates. The adjoint
+/// recomputes the gates, multiplies by R once more and forms dR: about
+/// three forward passes.
+template <typename RecurrenceKindOp>
+LayerWork recurrenceWork(RecurrenceKindOp rec, int64_t batch) {
+  auto r = cast<RankedTensorType>(rec.getRecurrence().getType());
+  double steps =
+      cast<RankedTensorType>(rec.getProjected().getType()).getDimSize(0);
+  double perStep =
+      elementsOf(rec.getInitialH().getType(), batch) *
+      (2.0 * r.getDimSize(0) + 10.0 * r.getDimSize(0) / r.getDimSize(1));
+  double passes =
+      std::is_same_v<RecurrenceKindOp, RecurrenceGradOp> ? 3.0 : 1.0;
+  return {passes * steps * perStep, K::DenseCompute};
+}
+
+template <typename PoolOp>
+LayerWork windowPoolWork(PoolOp pool, int64_t batch) {
+  double window = 1;
+  for (int64_t k : pool.getKernelShape())
+    window *= k;
+  return {resultElements(pool, batch) * window, K::Pooling};
+}
+
+/// Global pools and reductions read every input element once.
+LayerWork inputSweepWork(Operation *op, int64_t batch) {
+  return {elementsOf(op->getOperand(0).getType(), batch), K::Pooling};
+}
+
+LayerWork normalizationWork(Operation *op, int64_t batch) {
+  return {5 * resultElements(op, batch), K::Normalization};
+}
+
+LayerWork embeddingWork(EmbeddingLookupOp lookup, int64_t batch) {
+  return {resultElements(lookup, batch), K::EmbeddingLookup};
+}
+
+LayerWork dataMovementWork(Operation *, int64_t) {
+  return {0.0, K::DataMovement};
+}
+
+template <typename OpTy, auto rule>
+struct WorkModel
+    : public LayerWorkOpInterface::ExternalModel<WorkModel<OpTy, rule>, OpTy> {
+  LayerWork getForwardWork(Operation *op, int64_t batch) const {
+    return rule(cast<OpTy>(op), batch);
+  }
+};
+
+template <auto rule, typename... Ops> void attach(MLIRContext *context) {
+  (Ops::template attachInterface<WorkModel<Ops, rule>>(*context), ...);
 }
 
 std::string signatureOf(Operation *op) {
@@ -158,9 +183,36 @@ std::string nameOf(Operation *op, unsigned index) {
 
 } // namespace
 
+void heterps::hps::registerLayerWorkModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, HPSDialect *) {
+    attach<gemmWork, GemmOp>(context);
+    attach<matmulWork, MatMulOp>(context);
+    attach<determinantWork, DeterminantOp>(context);
+    attach<convWork, ConvOp>(context);
+    attach<convAdjointWork<ConvGradInputOp>, ConvGradInputOp>(context);
+    attach<convAdjointWork<ConvGradFilterOp>, ConvGradFilterOp>(context);
+    attach<recurrenceWork<RecurrenceOp>, RecurrenceOp>(context);
+    attach<recurrenceWork<RecurrenceGradOp>, RecurrenceGradOp>(context);
+    attach<windowPoolWork<MaxPoolOp>, MaxPoolOp>(context);
+    attach<windowPoolWork<AvgPoolOp>, AvgPoolOp>(context);
+    attach<inputSweepWork, GlobalMaxPoolOp, GlobalAvgPoolOp, ReduceOp>(context);
+    attach<normalizationWork, BatchNormOp, LayerNormOp, SoftmaxOp,
+           LogSoftmaxOp>(context);
+    attach<embeddingWork, EmbeddingLookupOp>(context);
+    attach<dataMovementWork, ConcatOp, SplitOp, SliceOp, ReshapeOp, TransposeOp,
+           FlattenOp, SqueezeOp, UnsqueezeOp, ExpandOp, PadOp, GatherOp,
+           ScatterOp, CastOp, ShapeOp>(context);
+  });
+}
+
 ExtractedLayerGraph heterps::hps::buildLayerGraph(func::FuncOp func,
                                                   int64_t batch,
                                                   cost::Mode mode) {
+  // Without the models every layer would silently price as elementwise.
+  if (!OperationName(GemmOp::getOperationName(), func.getContext())
+           .hasInterface<LayerWorkOpInterface>())
+    llvm::report_fatal_error("buildLayerGraph: the layer work models are not "
+                             "registered (registerLayerWorkModels)");
   ExtractedLayerGraph result;
   result.graph.mode = mode;
   // Samples one run of the function carries: the leading extent of its
@@ -181,9 +233,12 @@ ExtractedLayerGraph heterps::hps::buildLayerGraph(func::FuncOp func,
     layer.name = nameOf(&op, index);
     layer.opName = op.getName().getStringRef().str();
     layer.signature = signatureOf(&op);
-    auto [flops, kind] = workOf(&op, batch);
-    layer.kind = kind;
-    layer.forwardFlopsPerSample = flops / samples;
+    // Elementwise ops and generic ONNX nodes: one op per output element.
+    LayerWork work = {resultElements(&op, batch), cost::LayerKind::Elementwise};
+    if (auto costed = dyn_cast<LayerWorkOpInterface>(op))
+      work = costed.getForwardWork(batch);
+    layer.kind = work.kind;
+    layer.forwardFlopsPerSample = work.flops / samples;
 
     double activationBytes = 0, parameterBytes = 0;
     for (Value operand : op.getOperands()) {
@@ -225,3 +280,5 @@ ExtractedLayerGraph heterps::hps::buildLayerGraph(func::FuncOp func,
   }
   return result;
 }
+
+#include "heterps/Dialect/HPS/Transforms/LayerWorkInterface.cpp.inc"

@@ -62,6 +62,12 @@ private:
 struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
   using HPSPlaceBase::HPSPlaceBase;
 
+  /// The cost model's view of each op comes with the pass.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    HPSPlaceBase::getDependentDialects(registry);
+    registerLayerWorkModels(registry);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto main = module.lookupSymbol<func::FuncOp>("main");

@@ -13,9 +13,27 @@
 #include "heterps/Cost/LayerGraph.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace heterps::hps {
+
+/// A layer's forward work: FLOPs over one run, and its kind.
+struct LayerWork {
+  double flops = 0;
+  cost::LayerKind kind = cost::LayerKind::Elementwise;
+};
+
+} // namespace heterps::hps
+
+#include "heterps/Dialect/HPS/Transforms/LayerWorkInterface.h.inc"
+
+namespace heterps::hps {
+
+/// Attaches each layer op's work rule as its LayerWorkOpInterface (an
+/// extension of the hps dialect; --hps-place loads it, a tool that builds
+/// layer graphs itself registers it).
+void registerLayerWorkModels(mlir::DialectRegistry &registry);
 
 struct ExtractedLayerGraph {
   cost::LayerGraph graph;
@@ -26,7 +44,8 @@ struct ExtractedLayerGraph {
 /// Builds the layer graph of `func`. Dynamic dimensions are taken as
 /// `batch`; counts are divided by the samples one run of the function
 /// carries (the static leading extent of its first input, else `batch`) to
-/// give per-sample figures.
+/// give per-sample figures. The layer work models must be registered in
+/// the function's context.
 ExtractedLayerGraph buildLayerGraph(mlir::func::FuncOp func, int64_t batch,
                                     cost::Mode mode);
 
