@@ -40,9 +40,9 @@ namespace {
 
 /// Where a tensor lives while a stage runs.
 struct Storage {
-  enum Kind { Arena, Weight, Table, Input, Parameter, None } kind = None;
+  enum Kind { Arena, Weight, Table, Parameter, None } kind = None;
   uint64_t offset = 0; // Arena and Weight
-  unsigned index = 0;  // Input: position; Table, Parameter: slot
+  unsigned index = 0;  // Table, Parameter: slot
 };
 
 struct TensorInfo {
@@ -58,8 +58,7 @@ public:
   /// stage's IR, as --hps-prepare-stages leaves it.
   StageEmitter(func::FuncOp func, llvm::StringMap<TableEntry> &tables,
                TrainedState *trained)
-      : func(func), context(func.getContext()), tables(tables),
-        trained(trained) {}
+      : func(func), tables(tables), trained(trained) {}
 
   LogicalResult emit();
 
@@ -111,7 +110,6 @@ private:
   }
 
   func::FuncOp func;
-  MLIRContext *context;
   llvm::StringMap<TableEntry> &tables;
   /// Null for inference bundles.
   TrainedState *trained;
@@ -273,7 +271,6 @@ std::string StageEmitter::ptr(Value value) const {
     return "tables[" + std::to_string(slot.index) + "]";
   case Storage::Parameter:
     return "param" + std::to_string(slot.index);
-  case Storage::Input:
   case Storage::None:
     break;
   }
