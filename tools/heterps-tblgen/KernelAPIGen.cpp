@@ -371,6 +371,48 @@ bool emitKernelCalls(const RecordKeeper &records, llvm::raw_ostream &os) {
   return false;
 }
 
+/// Each kernel op's verifier: a shape attribute `N` the kernel is built
+/// with must be the shape of the operand or result `NData` it runs on, so a
+/// lowering that builds a kernel for one shape and hands it a buffer of
+/// another fails when the IR is verified, not in a user's bundle.
+bool emitKernelVerifiers(const RecordKeeper &records, llvm::raw_ostream &os) {
+  llvm::emitSourceFileHeader("Verifiers of the hpsrt kernel ops", os);
+  for (const Record *def : kernelOps(records)) {
+    Operator op(def);
+    // Unqualified at the front: `::mlir::LogicalResult ::heterps::...`
+    // would name a member of LogicalResult.
+    os << "::mlir::LogicalResult "
+       << StringRef(op.getQualCppClassName()).drop_while([](char c) {
+            return c == ':';
+          })
+       << "::verify() {\n";
+    auto valueNamed = [&](StringRef name) -> std::optional<std::string> {
+      for (int i = 0, e = op.getNumOperands(); i < e; ++i)
+        if (op.getOperand(i).name == name)
+          return op.getGetterName(name);
+      for (int i = 0, e = op.getNumResults(); i < e; ++i)
+        if (op.getResultName(i) == name)
+          return op.getGetterName(name);
+      return std::nullopt;
+    };
+    for (const NamedAttribute &named : op.getAttributes()) {
+      if (named.attr.isOptional() ||
+          named.attr.getStorageType().trim() != "::mlir::DenseI64ArrayAttr")
+        continue;
+      std::optional<std::string> value =
+          valueNamed((named.name + "Data").str());
+      if (!value)
+        continue;
+      os << llvm::formatv(
+          "  if (::mlir::failed(verifyShapeAttribute(*this, \"{0}\", {1}(), "
+          "{2}())))\n    return ::mlir::failure();\n",
+          named.name, op.getGetterName(named.name), *value);
+    }
+    os << "  return ::mlir::success();\n}\n\n";
+  }
+  return false;
+}
+
 /// The shared constants, for the compiler.
 bool emitKernelConstants(const RecordKeeper &records, llvm::raw_ostream &os) {
   llvm::emitSourceFileHeader("Constants the compiler shares with the runtime",
@@ -390,6 +432,9 @@ mlir::GenRegistration
 mlir::GenRegistration kernelAPI("gen-kernel-api",
                                 "The runtime's kernel class declarations",
                                 emitKernelAPI);
+mlir::GenRegistration kernelVerifiers("gen-kernel-verifiers",
+                                      "The hpsrt kernel ops' verifiers",
+                                      emitKernelVerifiers);
 mlir::GenRegistration kernelCalls("gen-kernel-calls",
                                   "The compiler's kernel call descriptions",
                                   emitKernelCalls);

@@ -111,6 +111,27 @@ bool readsResultOf(Operation *op, Operation *producer) {
 
 } // namespace
 
+//===----------------------------------------------------------------------===//
+// Kernel ops
+//===----------------------------------------------------------------------===//
+
+/// The shape attribute `name` a kernel is built with against the buffer
+/// `value` it runs on (null: an absent optional operand).
+static LogicalResult verifyShapeAttribute(Operation *op, StringRef name,
+                                          ArrayRef<int64_t> shape,
+                                          Value value) {
+  if (!value)
+    return success();
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getShape() == shape)
+    return success();
+  auto diag = op->emitOpError() << "'" << name << "' is [";
+  llvm::interleaveComma(shape, diag);
+  return diag << "] but its buffer is " << type;
+}
+
+#include "heterps/Dialect/HPSRT/IR/KernelVerifiers.inc"
+
 LogicalResult FusedDenseOp::verify() {
   FailureOr<SmallVector<Operation *>> ops = fusedOps(*this);
   if (failed(ops))

@@ -36,6 +36,9 @@ class HPSRT_KernelOp<string mnemonic, string kernel, list<Trait> traits = []>
   /// run()'s parameters by operand and result name; empty: the operands,
   /// then the results.
   list<string> runOrder = [];
+  /// Generated (heterps-tblgen -gen-kernel-verifiers): each shape
+  /// attribute `N` is the shape of the operand or result `NData`.
+  let hasVerifier = 1;
 }
 
 def HPSRT_Buffer : RankedTensorOf<[AnyType]>;
