@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementwiseFusion.h"
+#include "RuntimeKinds.h"
+#include "WeightsFile.h"
 
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 
@@ -18,6 +20,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <limits>
 
@@ -555,6 +558,78 @@ std::string fusedLoopSource(
              16 + 4 * group.ops.size(), members,
              dims.size() > 1 ? body : "    (void)row;\n" + body)
       .str();
+}
+
+/// A C++ literal of a single-element constant (exact), or nothing.
+static std::optional<std::string> scalarLiteral(Value value) {
+  // Constants and weights the training server does not update.
+  ElementsAttr data = getConstantValue(value);
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!data || isTrainable(value.getDefiningOp<WeightOp>()) || !type ||
+      type.getNumElements() != 1)
+    return std::nullopt;
+  Type element = type.getElementType();
+  std::string cpp = cppElementType(element);
+  FailureOr<std::string> bytes = bytesOf(data);
+  if (cpp.empty() || failed(bytes))
+    return std::nullopt;
+  auto read = [&](auto zero) {
+    decltype(zero) v;
+    std::memcpy(&v, bytes->data(), sizeof(v));
+    return v;
+  };
+  if (element.isF32() || element.isF64()) {
+    double v = element.isF32() ? double(read(0.0f)) : read(0.0);
+    if (!std::isfinite(v))
+      return std::nullopt; // no portable literal
+    return floatLiteral(v, cpp);
+  }
+  unsigned width = element.getIntOrFloatBitWidth();
+  if (width == 1)
+    return unsignedLiteral(read(uint8_t(0)) != 0, cpp);
+  uint64_t bits = 0;
+  std::memcpy(&bits, bytes->data(), width / 8);
+  if (cast<IntegerType>(element).isUnsigned())
+    return unsignedLiteral(bits, cpp);
+  return signedLiteral(llvm::SignExtend64(bits, width), cpp);
+}
+
+FusedLoopFunctors fusedLoopFunctors(const ElementGroup &group,
+                                    hpsrt::Layout outputLayout,
+                                    llvm::StringRef placeholder) {
+  FusedLoopFunctors loop;
+  llvm::DenseMap<Value, std::string> literals;
+  for (Value input : group.inputs)
+    if (std::optional<std::string> literal = scalarLiteral(input))
+      literals[input] = *literal;
+    else
+      loop.pointerInputs.push_back(input);
+  auto literalOf = [&](Value value) -> std::optional<std::string> {
+    auto found = literals.find(value);
+    if (found == literals.end())
+      return std::nullopt;
+    return found->second;
+  };
+  bool layoutMatters = llvm::any_of(loop.pointerInputs, [&](Value input) {
+    return cast<RankedTensorType>(input.getType()).getShape() !=
+           ArrayRef(group.shape);
+  });
+  hpsrt::Layout held = layoutMatters ? outputLayout : hpsrt::Layout::Plain;
+  if (held == hpsrt::Layout::Native) {
+    loop.perChannelBlock = true;
+    for (int64_t block : {8, 16})
+      loop.source +=
+          fusedLoopSource(group, (placeholder + "_" + Twine(block)).str(),
+                          /*nativeLayout=*/true, block, literalOf);
+  } else if (held ==
+             hpsrt::Layout::ChannelsLast) { // one block of every channel
+    loop.source = fusedLoopSource(group, placeholder, /*nativeLayout=*/true,
+                                  group.shape[1], literalOf);
+  } else {
+    loop.source = fusedLoopSource(group, placeholder, /*nativeLayout=*/false, 1,
+                                  literalOf);
+  }
+  return loop;
 }
 
 } // namespace heterps::target

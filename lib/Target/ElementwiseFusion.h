@@ -12,6 +12,8 @@
 #ifndef HETERPS_LIB_TARGET_ELEMENTWISEFUSION_H
 #define HETERPS_LIB_TARGET_ELEMENTWISEFUSION_H
 
+#include "heterps/Dialect/HPSRT/IR/HPSRTOps.h"
+
 #include "mlir/IR/Block.h"
 #include "mlir/IR/Value.h"
 
@@ -65,6 +67,24 @@ std::string fusedLoopSource(
     const ElementGroup &group, llvm::StringRef name, bool nativeLayout,
     int64_t channelBlock,
     llvm::function_ref<std::optional<std::string>(mlir::Value)> literalOf);
+
+/// What a stage program needs of a fused loop: its functors' source, with
+/// `placeholder` where each functor's name goes, and the inputs it reads
+/// through pointers (single-element constants are literals in the body).
+struct FusedLoopFunctors {
+  std::string source;
+  /// The native layout: one functor per channel block (`placeholder`_8 and
+  /// `placeholder`_16), picked at run time by the block oneDNN chose.
+  bool perChannelBlock = false;
+  llvm::SmallVector<mlir::Value> pointerInputs;
+};
+
+/// The functors of `group`, whose outputs are held in `outputLayout`. The
+/// layout shapes the loop only where an input is broadcast (element i of a
+/// full-shape operand is at offset i in any layout).
+FusedLoopFunctors fusedLoopFunctors(const ElementGroup &group,
+                                    hpsrt::Layout outputLayout,
+                                    llvm::StringRef placeholder);
 
 /// The runtime's BinaryKind enumerator name of an elementwise binary op
 /// ("Add", "FMod", ...), or "".

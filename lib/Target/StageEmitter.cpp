@@ -649,85 +649,24 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
       });
 }
 
-/// A C++ literal of a single-element constant (exact), or nothing.
-std::optional<std::string> scalarLiteral(Value value) {
-  // Constants and weights the training server does not update.
-  ElementsAttr data = getConstantValue(value);
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!data || isTrainable(value.getDefiningOp<WeightOp>()) || !type ||
-      type.getNumElements() != 1)
-    return std::nullopt;
-  Type element = type.getElementType();
-  std::string cpp = target::cppElementType(element);
-  FailureOr<std::string> bytes = bytesOf(data);
-  if (cpp.empty() || failed(bytes))
-    return std::nullopt;
-  auto read = [&](auto zero) {
-    decltype(zero) v;
-    std::memcpy(&v, bytes->data(), sizeof(v));
-    return v;
-  };
-  if (element.isF32() || element.isF64()) {
-    double v = element.isF32() ? double(read(0.0f)) : read(0.0);
-    if (!std::isfinite(v))
-      return std::nullopt; // no portable literal
-    return target::floatLiteral(v, cpp);
-  }
-  unsigned width = element.getIntOrFloatBitWidth();
-  if (width == 1)
-    return target::unsignedLiteral(read(uint8_t(0)) != 0, cpp);
-  uint64_t bits = 0;
-  std::memcpy(&bits, bytes->data(), width / 8);
-  if (cast<IntegerType>(element).isUnsigned())
-    return target::unsignedLiteral(bits, cpp);
-  return target::signedLiteral(llvm::SignExtend64(bits, width), cpp);
-}
-
 /// The group's loop as a functor for backend::forEachElement. A native
 /// group has one functor per channel block oneDNN may pick at run time.
 LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
   if (group.outputs.empty())
     return success(); // nothing it computes is read
   ++kernelCount;
-  llvm::DenseMap<Value, std::string> literals;
-  for (Value input : group.inputs)
-    if (std::optional<std::string> literal = scalarLiteral(input))
-      literals[input] = *literal;
-  auto literalOf = [&](Value value) -> std::optional<std::string> {
-    auto found = literals.find(value);
-    if (found == literals.end())
-      return std::nullopt;
-    return found->second;
-  };
+  constexpr StringLiteral kPlaceholder = "HPS_FUNCTOR_NAME";
+  FusedLoopFunctors loop =
+      fusedLoopFunctors(group, heldLayout(group.outputs.front()), kPlaceholder);
   SmallVector<std::string> pointers;
-  for (Value input : group.inputs)
-    if (!literals.count(input))
-      pointers.push_back(cptr(input));
+  for (Value input : loop.pointerInputs)
+    pointers.push_back(cptr(input));
   for (Value output : group.outputs)
     pointers.push_back("static_cast<void *>(" + ptr(output) + ")");
   std::string args = llvm::join(pointers, ", ");
-  // Where every operand has the group's shape or is a literal, element i
-  // is at offset i in either layout.
-  bool layoutMatters = llvm::any_of(group.inputs, [&](Value input) {
-    return ArrayRef(info(input).shape) != ArrayRef(group.shape) &&
-           !literals.count(input);
-  });
-  hpsrt::Layout held =
-      layoutMatters ? heldLayout(group.outputs.front()) : hpsrt::Layout::Plain;
   // Identical loops (an unrolled recurrence has one per step) share one
   // functor, named once its text is known.
-  constexpr StringLiteral kPlaceholder = "HPS_FUNCTOR_NAME";
-  std::string text;
-  if (held == hpsrt::Layout::Native)
-    for (int64_t block : {8, 16})
-      text += fusedLoopSource(group, (kPlaceholder + "_" + Twine(block)).str(),
-                              /*nativeLayout=*/true, block, literalOf);
-  else if (held == hpsrt::Layout::ChannelsLast) // one block of every channel
-    text = fusedLoopSource(group, kPlaceholder.str(), /*nativeLayout=*/true,
-                           group.shape[1], literalOf);
-  else
-    text = fusedLoopSource(group, kPlaceholder.str(), /*nativeLayout=*/false, 1,
-                           literalOf);
+  std::string text = std::move(loop.source);
   auto [known, added] = functorNames.try_emplace(
       text, "FusedLoop" + std::to_string(functorNames.size()));
   const std::string &name = known->second;
@@ -737,7 +676,7 @@ LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
       text.replace(at, kPlaceholder.size(), name);
     functors += text;
   }
-  if (held != hpsrt::Layout::Native) {
+  if (!loop.perChannelBlock) {
     step(llvm::formatv("    backend::forEachElement(ctx, {0}{{{1}});\n", name,
                        args)
              .str());
