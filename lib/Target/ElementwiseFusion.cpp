@@ -20,8 +20,8 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 
 using namespace mlir;

@@ -147,3 +147,5 @@ std::string parameterLiteral(Attribute attr, StringRef runtimeType) {
 std::optional<KernelCall> heterps::target::describeKernelCall(Operation *op) {
   return ::describeKernelCall(op);
 }
+
+bool heterps::target::isKernelOp(Operation *op) { return ::isKernelOp(op); }

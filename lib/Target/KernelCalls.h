@@ -39,6 +39,10 @@ struct KernelCall {
 /// The call of an hpsrt kernel op, or nothing for other ops.
 std::optional<KernelCall> describeKernelCall(mlir::Operation *op);
 
+/// Whether `op` is an hpsrt kernel op (one kernel class's construction and
+/// run), without describing its call.
+bool isKernelOp(mlir::Operation *op);
+
 /// The runtime's name of an element type ("f32", "bool", ...), or "".
 std::string dtypeName(mlir::Type type);
 /// The runtime's DType enumerator of an element type ("DType::F32").

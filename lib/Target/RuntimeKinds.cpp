@@ -2,6 +2,7 @@
 
 #include "RuntimeKinds.h"
 #include "ElementwiseFusion.h"
+#include "FusionRegions.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 
 #include "llvm/ADT/TypeSwitch.h"
@@ -125,6 +126,16 @@ SmallVector<Value> layoutOperands(Operation *op) {
 /// holds the filter, bias and result types), run by IntegerConv.
 bool isInt8Conv(ConvOp conv) {
   return getElementTypeOrSelf(conv.getInput().getType()).isInteger(8);
+}
+
+hpsrt::Layout heldLayout(Value value) {
+  auto result = dyn_cast<OpResult>(viewSource(value));
+  if (!result)
+    return hpsrt::Layout::Plain;
+  auto held = result.getOwner()->getAttrOfType<ArrayAttr>(kHeldLayoutsAttrName);
+  if (!held)
+    return hpsrt::Layout::Plain;
+  return cast<hpsrt::LayoutAttr>(held[result.getResultNumber()]).getValue();
 }
 
 } // namespace heterps::target

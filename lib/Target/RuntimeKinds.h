@@ -81,6 +81,10 @@ inline bool isTrainable(hps::WeightOp weight) {
 /// when one is not plain: set by --hps-assign-layouts, read by the printer.
 inline constexpr const char *kHeldLayoutsAttrName = "hpsrt.held_layouts";
 
+/// The layout `value` (or the value it is a view of) is held in, as its
+/// producer's hpsrt.held_layouts says; Plain when none.
+hpsrt::Layout heldLayout(mlir::Value value);
+
 } // namespace heterps::target
 
 #endif // HETERPS_LIB_TARGET_RUNTIMEKINDS_H

@@ -79,13 +79,8 @@ private:
     auto found = groupIndex.find(op);
     return found == groupIndex.end() ? nullptr : &groups[found->second];
   }
-  LogicalResult emitGroup(const ElementGroup &group);
-  /// The layouts --hps-assign-layouts recorded (hpsrt.held_layouts).
-  void recordLayouts();
-  /// The runtime's layout `root` is held in.
-  hpsrt::Layout heldLayout(Value root) const {
-    return heldLayouts.lookup(root); // Plain when absent
-  }
+  /// `group`, the body of `fusedLoop`, as its generated loop.
+  LogicalResult emitGroup(Operation *fusedLoop, const ElementGroup &group);
   LogicalResult recordBufferPlan();
   LogicalResult recordServerTable(hpsrt::ServerTableOp table);
   LogicalResult emitOp(Operation *op);
@@ -93,8 +88,8 @@ private:
   std::string ptr(Value value) const;
   std::string cptr(Value value) const;
   std::string kernel(StringRef cls, const std::string &args);
-  /// Emits the construction and run of `call`, an hpsrt kernel op.
-  void emitCall(Operation *call);
+  /// Emits the construction and run of a kernel op, as `call` describes it.
+  void emitCall(const KernelCall &call);
   int64_t numElementsOf(Value value) const {
     int64_t n = 1;
     for (int64_t extent : info(value).shape)
@@ -121,8 +116,6 @@ private:
   /// The fused loops, by hpsrt.fused_loop op.
   std::vector<ElementGroup> groups;
   llvm::DenseMap<Operation *, unsigned> groupIndex;
-  /// Roots held in a layout other than plain, as hpsrt.held_layouts says.
-  llvm::DenseMap<Value, hpsrt::Layout> heldLayouts;
   /// The op being emitted: a backward one's statements run only while
   /// training (step()).
   Operation *emitting = nullptr;
@@ -217,20 +210,6 @@ LogicalResult StageEmitter::collectTensors() {
   return success();
 }
 
-void StageEmitter::recordLayouts() {
-  for (Operation &op : func.getBody().front()) {
-    auto layouts = op.getAttrOfType<ArrayAttr>(kHeldLayoutsAttrName);
-    if (!layouts)
-      continue;
-    for (auto [result, layout] : llvm::zip(op.getResults(), layouts)) {
-      hpsrt::Layout held = cast<hpsrt::LayoutAttr>(layout).getValue();
-      if (held == hpsrt::Layout::Plain)
-        continue;
-      heldLayouts[rootOf(result)] = held;
-    }
-  }
-}
-
 /// Where --hps-plan-buffers put each stored value (hpsrt.arena_offsets).
 LogicalResult StageEmitter::recordBufferPlan() {
   auto bytes = func->getAttrOfType<IntegerAttr>(kArenaBytesAttrName);
@@ -289,16 +268,13 @@ std::string StageEmitter::kernel(StringRef cls, const std::string &args) {
   return name;
 }
 
-void StageEmitter::emitCall(Operation *call) {
-  std::optional<target::KernelCall> described =
-      target::describeKernelCall(call);
-  assert(described && "emitCall takes hpsrt kernel ops");
-  std::string name = kernel(described->kernelClass,
-                            llvm::join(described->constructorArguments, ", "));
+void StageEmitter::emitCall(const KernelCall &call) {
+  std::string name =
+      kernel(call.kernelClass, llvm::join(call.constructorArguments, ", "));
   // Variadic parameters take arrays, declared in a scope of their own.
   std::string arrays;
   SmallVector<std::string> arguments;
-  for (const target::RunArgument &argument : described->runArguments) {
+  for (const target::RunArgument &argument : call.runArguments) {
     auto pointer = [&](Value value) {
       return argument.write ? "static_cast<void *>(" + ptr(value) + ")"
                             : cptr(value);
@@ -316,10 +292,9 @@ void StageEmitter::emitCall(Operation *call) {
                   .str();
     arguments.push_back(argument.name);
   }
-  std::string run =
-      llvm::formatv("{0}->{1}({2});\n", name, described->runMethod,
-                    llvm::join(arguments, ", "))
-          .str();
+  std::string run = llvm::formatv("{0}->{1}({2});\n", name, call.runMethod,
+                                  llvm::join(arguments, ", "))
+                        .str();
   step(arrays.empty() ? "    " + run
                       : "    {\n" + arrays + "      " + run + "    }\n");
 }
@@ -412,7 +387,6 @@ LogicalResult StageEmitter::emit() {
     storage[op.getResult(0)] = {Storage::Weight, uint64_t(offset.getInt()), 0};
   }
 
-  recordLayouts();
   if (failed(recordBufferPlan()))
     return failure();
 
@@ -429,8 +403,8 @@ LogicalResult StageEmitter::emit() {
     Operation *producer = root.getDefiningOp();
     auto slot = storage.find(root);
     if (!producer || isa<RecvOp>(producer) || ioPointer.count(root) ||
-        heldLayouts.count(root) || slot == storage.end() ||
-        slot->second.kind != Storage::Arena)
+        heldLayout(send.getValue()) != hpsrt::Layout::Plain ||
+        slot == storage.end() || slot->second.kind != Storage::Arena)
       continue;
     std::string name = "out" + std::to_string(index);
     ioPointer[root] = name;
@@ -572,9 +546,9 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
   if (auto table = dyn_cast<hpsrt::ServerTableOp>(op))
     return recordServerTable(table);
   if (const ElementGroup *group = groupOf(op))
-    return emitGroup(*group);
-  if (describeKernelCall(op)) {
-    emitCall(op);
+    return emitGroup(op, *group);
+  if (std::optional<KernelCall> call = describeKernelCall(op)) {
+    emitCall(*call);
     return success();
   }
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
@@ -651,13 +625,14 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
 
 /// The group's loop as a functor for backend::forEachElement. A native
 /// group has one functor per channel block oneDNN may pick at run time.
-LogicalResult StageEmitter::emitGroup(const ElementGroup &group) {
+LogicalResult StageEmitter::emitGroup(Operation *fusedLoop,
+                                      const ElementGroup &group) {
   if (group.outputs.empty())
     return success(); // nothing it computes is read
   ++kernelCount;
   constexpr StringLiteral kPlaceholder = "HPS_FUNCTOR_NAME";
-  FusedLoopFunctors loop =
-      fusedLoopFunctors(group, heldLayout(group.outputs.front()), kPlaceholder);
+  FusedLoopFunctors loop = fusedLoopFunctors(
+      group, heldLayout(fusedLoop->getResult(0)), kPlaceholder);
   SmallVector<std::string> pointers;
   for (Value input : loop.pointerInputs)
     pointers.push_back(cptr(input));

@@ -330,6 +330,9 @@ bool emitKernelCalls(const RecordKeeper &records, llvm::raw_ostream &os) {
        << " op) { return describeKernelCall(op); })\n";
   os << "      .Default([](::mlir::Operation *) { return std::nullopt; "
         "});\n}\n";
+  os << "\nbool isKernelOp(::mlir::Operation *op) {\n  return ::llvm::isa<";
+  llvm::interleaveComma(classes, os);
+  os << ">(op);\n}\n";
 
   // Struct attributes print as the runtime's struct, fields in order.
   for (const Record *def : records.getAllDerivedDefinitions("HPSRT_Struct")) {

@@ -96,15 +96,7 @@ bool heterps::target::isConstantOperand(Value value) {
 }
 
 hpsrt::LayoutAttr heterps::target::heldLayoutAttr(Value value) {
-  MLIRContext *context = value.getContext();
-  Value root = viewSource(value);
-  hpsrt::Layout layout = hpsrt::Layout::Plain;
-  if (auto result = dyn_cast<OpResult>(root))
-    if (auto held =
-            result.getOwner()->getAttrOfType<ArrayAttr>(kHeldLayoutsAttrName))
-      layout =
-          cast<hpsrt::LayoutAttr>(held[result.getResultNumber()]).getValue();
-  return hpsrt::LayoutAttr::get(context, layout);
+  return hpsrt::LayoutAttr::get(value.getContext(), heldLayout(value));
 }
 
 void heterps::target::replaceWithKernel(PatternRewriter &rewriter,
@@ -139,7 +131,7 @@ bool staysAsIs(Operation *op, bool training) {
     return true;
   if (auto pull = dyn_cast<PSPullOp>(op))
     return training && pull.getPooling() == EmbeddingPooling::None;
-  return describeKernelCall(op).has_value();
+  return isKernelOp(op);
 }
 
 /// Every value the stage's kernels will read or write is a static tensor of
