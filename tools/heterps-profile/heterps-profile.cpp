@@ -4,8 +4,9 @@
 //   [--threads N] [--repeats R] [--inference] -o profile.json
 //   [--cluster FILE.yaml --calibration calibration.json]
 //
-// Times every distinct layer of @main on this machine's CPU (oneDNN) and
-// writes the profile database `heterps-opt --hps-place="profile=FILE"` reads.
+// Times every distinct layer of @main on this machine's CPU with the
+// runtime's kernels, as a bundle runs the layer (lib/Profile), and writes the
+// profile database `heterps-opt --hps-place="profile=FILE"` reads.
 // Entries are keyed exactly as placement looks them up: by op signature, or
 // by layer name where layers sharing a signature differ in attributes.
 //
@@ -123,13 +124,14 @@ int main(int argc, char **argv) {
     taken->removeArgument();
   cl::opt<unsigned> threads(
       "threads", cl::init(0),
-      cl::desc("OpenMP threads (default: the runtime's, all cores)"),
+      cl::desc("Kernel threads (default: the runtime's, all cores)"),
       cl::cat(category));
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "HeterPS layer profiler: times each layer of @main on this CPU with "
-      "oneDNN and writes a profile database for --hps-place\n");
+      "the runtime's kernels and writes a profile database for "
+      "--hps-place\n");
 
   // The times are this machine's CPU; recording them under a GPU class
   // would silently mislead placement.
@@ -208,6 +210,7 @@ int main(int argc, char **argv) {
   options.batch = batch;
   options.repeats = repeats;
   options.threads = threads;
+  options.training = !inference;
   profile::LayerProfiler profiler(options);
   std::vector<profile::LayerMeasurement> byLayer(extracted.ops.size());
   cost::ProfileDatabase db;

@@ -8,12 +8,16 @@
 // - -gen-kernel-calls: for the compiler, each op's constructor arguments as
 //   C++ literals and its run() arguments, in the same order;
 // - -gen-kernel-constants: the constants the two share, for the compiler
-//   (-gen-kernel-api checks the runtime's values).
+//   (-gen-kernel-api checks the runtime's values);
+// - -gen-kernel-factory: for tools that run kernels in process (the layer
+//   profiler), each op's runtime kernel constructed from its attributes and
+//   run on buffers in the op's operand and result order.
 // A change to a signature is made in HPSRTOps.td and reaches both sides.
 //
 //===----------------------------------------------------------------------===//
 
 #include "mlir/TableGen/AttrOrTypeDef.h"
+#include "mlir/TableGen/Attribute.h"
 #include "mlir/TableGen/GenInfo.h"
 #include "mlir/TableGen/Operator.h"
 
@@ -274,6 +278,21 @@ bool emitKernelAPI(const RecordKeeper &records, llvm::raw_ostream &os) {
   return false;
 }
 
+std::string qualifiedAttrName(const AttrDef &attr) {
+  return (attr.getDialect().getCppNamespace() + "::" + attr.getCppClassName())
+      .str();
+}
+
+/// The HPSRT enum attributes, each with its enum's definition.
+std::vector<std::pair<const Record *, const Record *>>
+runtimeEnums(const RecordKeeper &records) {
+  std::vector<std::pair<const Record *, const Record *>> enums;
+  for (const Record *def : records.getAllDerivedDefinitions("EnumAttr"))
+    if (def->getValueAsDef("dialect")->getName() == "HPSRT_Dialect")
+      enums.push_back({def, def->getValueAsDef("enum")});
+  return enums;
+}
+
 //===----------------------------------------------------------------------===//
 // -gen-kernel-calls
 //===----------------------------------------------------------------------===//
@@ -358,10 +377,7 @@ bool emitKernelCalls(const RecordKeeper &records, llvm::raw_ostream &os) {
   os << "  return std::nullopt;\n}\n";
   os << "\nstd::optional<std::string> enumAttributeLiteral("
         "::mlir::Attribute attr) {\n";
-  for (const Record *def : records.getAllDerivedDefinitions("EnumAttr")) {
-    if (def->getValueAsDef("dialect")->getName() != "HPSRT_Dialect")
-      continue;
-    const Record *info = def->getValueAsDef("enum");
+  for (auto [def, info] : runtimeEnums(records)) {
     os << llvm::formatv("  if (auto a = ::llvm::dyn_cast<{0}>(attr))\n"
                         "    return enumLiteral(\"{1}\", {2}::{3}("
                         "a.getValue()));\n",
@@ -416,6 +432,116 @@ bool emitKernelVerifiers(const RecordKeeper &records, llvm::raw_ostream &os) {
   return false;
 }
 
+//===----------------------------------------------------------------------===//
+// -gen-kernel-factory
+//===----------------------------------------------------------------------===//
+
+/// The runtime value type of a constructor parameter: its declared type
+/// without `const` and `&`.
+std::string runtimeValueType(const NamedAttribute &named) {
+  std::string declared = runtimeParameterType(named);
+  StringRef type = declared;
+  type.consume_front("const ");
+  type.consume_back(" &");
+  type.consume_back(" *");
+  return type.str();
+}
+
+/// Generated code runs inside `using namespace heterps::rt` (the runtime's
+/// names unqualified, as in a stage program); the compiler's are qualified.
+bool emitKernelFactory(const RecordKeeper &records, llvm::raw_ostream &os) {
+  llvm::emitSourceFileHeader("Runtime kernels of the hpsrt ops", os);
+  // Enums: case by case, by name, so a runtime enum missing a case fails
+  // the build.
+  for (auto [attr, info] : runtimeEnums(records)) {
+    StringRef name = info->getValueAsString("className");
+    std::string qualified =
+        (info->getValueAsString("cppNamespace") + "::" + name).str();
+    os << "template <>\n"
+       << name << " runtimeValue<" << name
+       << ">(::mlir::Attribute attr) {\n  switch (::llvm::cast<"
+       << qualifiedAttrName(AttrDef(attr)) << ">(attr).getValue()) {\n";
+    for (const EnumAttrCase &kase : mlir::tblgen::EnumAttr(info).getAllCases())
+      os << llvm::formatv("  case {0}::{1}:\n    return {2}::{1};\n", qualified,
+                          kase.getSymbol(), name);
+    os << "  }\n  ::llvm::report_fatal_error(\"hpsrt: an unknown " << name
+       << "\");\n}\n\n";
+  }
+  // Structs: field by field, by name.
+  for (const Record *def : records.getAllDerivedDefinitions("HPSRT_Struct")) {
+    AttrDef attr(def);
+    std::string name = def->getValueAsString("structName").str();
+    os << "template <>\n"
+       << name << " runtimeValue<" << name
+       << ">(::mlir::Attribute attr) {\n  auto a = ::llvm::cast<"
+       << qualifiedAttrName(attr) << ">(attr);\n  " << name << " value;\n";
+    for (const AttrOrTypeParameter &param : attr.getParameters())
+      os << llvm::formatv(
+          "  assignField(value.{0}, a.get{1}());\n", param.getName(),
+          llvm::convertToCamelFromSnakeCase(param.getName(), true));
+    os << "  return value;\n}\n\n";
+  }
+  std::vector<std::string> classes;
+  for (const Record *def : kernelOps(records)) {
+    Operator op(def);
+    std::string cls = op.getQualCppClassName();
+    std::string kernel = "cpu::" + def->getValueAsString("kernelClass").str();
+    classes.push_back(cls);
+    os << "static std::unique_ptr<RuntimeKernel>\nbuildKernel(" << cls
+       << " op, cpu::Context &ctx) {\n";
+    // Absent optional shapes are null pointers.
+    std::vector<std::string> arguments = {"ctx"};
+    for (const NamedAttribute &named : op.getAttributes()) {
+      std::string getter = op.getGetterName(named.name) + "Attr";
+      std::string type = runtimeValueType(named);
+      if (named.attr.isOptional()) {
+        os << llvm::formatv("  std::optional<{0}> {1};\n  if (op.{2}())\n"
+                            "    {1} = runtimeValue<{0}>(op.{2}());\n",
+                            type, named.name, getter);
+        arguments.push_back(
+            llvm::formatv("{0} ? &*{0} : nullptr", named.name).str());
+        continue;
+      }
+      arguments.push_back(
+          llvm::formatv("runtimeValue<{0}>(op.{1}())", type, getter).str());
+    }
+    os << "  auto kernel = std::make_unique<" << kernel << ">(\n      "
+       << llvm::join(arguments, ",\n      ") << ");\n";
+    // run()'s pointers: each parameter's operands or results by position.
+    SmallVector<RunParameter> params = runParameters(op);
+    for (const RunParameter &p : params)
+      os << llvm::formatv("  auto {0}At = op.getODS{1}IndexAndLength({2});\n",
+                          p.name, p.write ? "Result" : "Operand", p.index);
+    os << "  return bindKernel(std::move(kernel),\n"
+       << "                    [=](" << kernel
+       << " &k, Buffers in, MutableBuffers out) {\n";
+    std::vector<std::string> runArguments;
+    for (const RunParameter &p : params) {
+      StringRef buffers = p.write ? "out" : "in";
+      if (p.variadic) {
+        os << llvm::formatv("    auto {0} = {1}.slice({0}At.first, "
+                            "{0}At.second).vec();\n",
+                            p.name, buffers);
+        runArguments.push_back((p.name + ".data()").str());
+        continue;
+      }
+      runArguments.push_back(
+          llvm::formatv("pointerAt({0}, {1}At)", buffers, p.name).str());
+    }
+    os << "    k." << def->getValueAsString("runMethod") << "(\n        "
+       << llvm::join(runArguments, ",\n        ") << ");\n  });\n}\n\n";
+  }
+  os << "std::unique_ptr<RuntimeKernel> buildKernel(::mlir::Operation *op, "
+        "cpu::Context &ctx) {\n"
+     << "  return ::llvm::TypeSwitch<::mlir::Operation *, "
+        "std::unique_ptr<RuntimeKernel>>(op)\n";
+  for (const std::string &cls : classes)
+    os << "      .Case([&](" << cls
+       << " op) { return buildKernel(op, ctx); })\n";
+  os << "      .Default([](::mlir::Operation *) { return nullptr; });\n}\n";
+  return false;
+}
+
 /// The shared constants, for the compiler.
 bool emitKernelConstants(const RecordKeeper &records, llvm::raw_ostream &os) {
   llvm::emitSourceFileHeader("Constants the compiler shares with the runtime",
@@ -438,6 +564,9 @@ mlir::GenRegistration kernelAPI("gen-kernel-api",
 mlir::GenRegistration kernelVerifiers("gen-kernel-verifiers",
                                       "The hpsrt kernel ops' verifiers",
                                       emitKernelVerifiers);
+mlir::GenRegistration kernelFactory("gen-kernel-factory",
+                                    "The runtime kernels of the hpsrt ops",
+                                    emitKernelFactory);
 mlir::GenRegistration kernelCalls("gen-kernel-calls",
                                   "The compiler's kernel call descriptions",
                                   emitKernelCalls);

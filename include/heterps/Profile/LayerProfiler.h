@@ -1,10 +1,12 @@
 //===- LayerProfiler.h - Time hps layers on the local CPU -------*- C++ -*-===//
 //
-// Measures the forward pass of one hps layer op on this machine's CPU through
-// oneDNN (a plain C++ loop for embedding lookups and dense gathers, as the
-// runtime runs them). Primitives and memory are created once per call, then
-// the layer runs once to warm up and `repeats` times timed; the median is
-// reported. The header is free of oneDNN so callers need no exceptions.
+// Measures the forward pass of one hps layer op on this machine's CPU with
+// the runtime's own kernels: the layer is prepared as a stage of its own by
+// the bundle's stage passes (heterps/Target/LayerStage.h), and the kernels
+// that stage's program would construct are constructed in process, on an
+// arena and weights laid out as the bundle lays them out. They run once to
+// warm up and `repeats` times timed; the median is reported. The header is
+// free of the runtime so callers need no exceptions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,9 +26,11 @@ namespace heterps::profile {
 struct ProfileOptions {
   int64_t batch = 256;   ///< Extent bound to dynamic dims.
   unsigned repeats = 10; ///< Timed runs after one warm-up run.
-  /// OpenMP threads for oneDNN and the gather loops; 0 keeps the runtime's
-  /// default (all cores).
+  /// The runtime context's threads; 0 keeps its default (all cores).
   unsigned threads = 0;
+  /// Weights as a training step reads them (parameters the kernels may not
+  /// prepack), not as frozen constants.
+  bool training = true;
   /// Embedding tables larger than this are timed on their first rows only
   /// (still far larger than the caches, so gathers stay DRAM bound).
   uint64_t maxTableBytes = uint64_t(512) << 20;
@@ -44,9 +48,9 @@ public:
   explicit LayerProfiler(ProfileOptions options);
   ~LayerProfiler();
 
-  /// Times `layer` (an hps layer op). An op without a oneDNN counterpart
-  /// comes back skipped with a note; oneDNN rejecting the layer, or running
-  /// out of memory, is an error.
+  /// Times `layer` (an hps layer op). A layer the stage passes do not lower
+  /// comes back skipped with their diagnostic as the note; a kernel
+  /// rejecting its parameters, or running out of memory, is an error.
   llvm::Expected<LayerMeasurement> measure(mlir::Operation *layer);
 
   const ProfileOptions &options() const { return opts; }
