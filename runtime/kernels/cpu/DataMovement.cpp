@@ -190,10 +190,10 @@ Concat::Concat(Context &, DType type, const std::vector<Shape> &inputs,
   impl->parts.resize(inputs.size());
 }
 Concat::~Concat() = default;
-void Concat::run(const void *const *inputs, void *y) {
+void Concat::run(const void *const *sources, void *y) {
   // The plan only reads from the parts when joining.
   for (size_t i = 0; i < impl->parts.size(); ++i)
-    impl->parts[i] = const_cast<char *>(static_cast<const char *>(inputs[i]));
+    impl->parts[i] = const_cast<char *>(static_cast<const char *>(sources[i]));
   impl->plan.run(static_cast<char *>(y), impl->parts.data(), true);
 }
 

@@ -95,11 +95,11 @@ Concat::Concat(Context &ctx, DType type, const std::vector<Shape> &inputs,
 
 Concat::~Concat() = default;
 
-void Concat::run(const void *const *inputs, void *y) {
+void Concat::run(const void *const *sources, void *y) {
   Impl &s = *impl;
   size_t column = 0;
   for (size_t i = 0; i < s.rowBytes.size(); ++i) {
-    copyRows(s.ctx, static_cast<char *>(y) + column, s.outRowBytes, inputs[i],
+    copyRows(s.ctx, static_cast<char *>(y) + column, s.outRowBytes, sources[i],
              s.rowBytes[i], s.rowBytes[i], s.outer);
     column += s.rowBytes[i];
   }
