@@ -158,8 +158,17 @@ heterps::target::prepareLayerStage(Operation *layer,
   for (Operation *op : stored)
     builder.clone(*op, mapping);
   Operation *clone = builder.clone(*layer, mapping);
-  for (auto [value, type] : llvm::zip(clone->getResults(), resultTypes))
+  // The bound operands imply the results' shapes where the op has a shape
+  // rule (a concat along the batch axis is twice the batch); elsewhere
+  // dynamic extents are the batch.
+  for (auto [value, type] : llvm::zip(clone->getResults(), resultTypes)) {
+    std::optional<SmallVector<int64_t>> shape = inferValueShape(value);
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (tensor && shape && !ShapedType::isDynamicShape(*shape))
+      type = RankedTensorType::get(*shape, tensor.getElementType());
     value.setType(type);
+  }
+  stage.setType(builder.getFunctionType(argumentTypes, resultTypes));
   builder.create<func::ReturnOp>(layer->getLoc(), clone->getResults());
   result.stage = stage;
   for (Value value : arguments) {

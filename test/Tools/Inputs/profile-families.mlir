@@ -1,7 +1,8 @@
 // One layer of each op family heterps-profile constructs a runtime kernel
 // for beyond profile-model.mlir: variadic results (split), indices (gather,
-// scatter), a kernel per layer with casts around it (pow of i32), layouts.
-func.func @main(%x: tensor<8x3x5x6xf32>, %a: tensor<8x3x4xf32>, %ids: tensor<3xi64>, %c: tensor<8x1xi1>, %e: tensor<3x1xf32>, %n: tensor<8x3xi32>) -> (tensor<8x3x5x6xf32>, tensor<8x3x4xf32>, tensor<1x3x1xf32>, tensor<8x3x4xf32>, tensor<8x5x4xf32>, tensor<4x8x3xf32>, tensor<8x3x3xf32>, tensor<8x4x7xf32>, tensor<8x3xf32>, tensor<8x3x4xi32>, tensor<8x3x1xf32>, tensor<8x3x3xf32>, tensor<2x3x4xf32>, tensor<8x3x3x3xf32>, tensor<8x3x1x1xf32>, tensor<8x3x4xf32>, tensor<8x3x5xf32>, tensor<8x3x4xf32>, tensor<8x3xi32>) {
+// scatter), a result its shape rule sizes (a concat along the dynamic
+// batch: twice the batch).
+func.func @main(%x: tensor<8x3x5x6xf32>, %a: tensor<8x3x4xf32>, %ids: tensor<3xi64>, %c: tensor<8x1xi1>, %e: tensor<3x1xf32>, %n: tensor<8x3xi32>, %q: tensor<?x4xf32>) -> (tensor<8x3x5x6xf32>, tensor<8x3x4xf32>, tensor<1x3x1xf32>, tensor<8x3x4xf32>, tensor<8x5x4xf32>, tensor<4x8x3xf32>, tensor<8x3x3xf32>, tensor<8x4x7xf32>, tensor<8x3xf32>, tensor<8x3x4xi32>, tensor<8x3x1xf32>, tensor<8x3x3xf32>, tensor<2x3x4xf32>, tensor<8x3x3x3xf32>, tensor<8x3x1x1xf32>, tensor<8x3x4xf32>, tensor<8x3x5xf32>, tensor<8x3x4xf32>, tensor<8x3xi32>, tensor<?x4xf32>) {
   %s = hps.weight "bn.s" dense<1.0> : tensor<3xf32>
   %b = hps.weight "bn.b" dense<0.0> : tensor<3xf32>
   %bn = hps.batch_norm %x, %s, %b, %b, %s {epsilon = 1.0e-3 : f32} : (tensor<8x3x5x6xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<8x3x5x6xf32> loc("batch_norm")
@@ -27,5 +28,6 @@ func.func @main(%x: tensor<8x3x5x6xf32>, %a: tensor<8x3x4xf32>, %ids: tensor<3xi
   %mm = hps.matmul %a, %mw : (tensor<8x3x4xf32>, tensor<4x5xf32>) -> tensor<8x3x5xf32> loc("matmul")
   %sg = hps.sigmoid %a : tensor<8x3x4xf32> loc("sigmoid")
   %pw = hps.pow %n, %n : tensor<8x3xi32> loc("pow")
-  return %bn, %ln, %m, %ga, %sc, %tr, %sl, %pd, %w, %ca, %sp#0, %sp#1, %ex, %ap, %gp, %ls, %mm, %sg, %pw : tensor<8x3x5x6xf32>, tensor<8x3x4xf32>, tensor<1x3x1xf32>, tensor<8x3x4xf32>, tensor<8x5x4xf32>, tensor<4x8x3xf32>, tensor<8x3x3xf32>, tensor<8x4x7xf32>, tensor<8x3xf32>, tensor<8x3x4xi32>, tensor<8x3x1xf32>, tensor<8x3x3xf32>, tensor<2x3x4xf32>, tensor<8x3x3x3xf32>, tensor<8x3x1x1xf32>, tensor<8x3x4xf32>, tensor<8x3x5xf32>, tensor<8x3x4xf32>, tensor<8x3xi32>
+  %cb = hps.concat %q, %q {axis = 0 : i64} : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32> loc("concat_batch")
+  return %bn, %ln, %m, %ga, %sc, %tr, %sl, %pd, %w, %ca, %sp#0, %sp#1, %ex, %ap, %gp, %ls, %mm, %sg, %pw, %cb : tensor<8x3x5x6xf32>, tensor<8x3x4xf32>, tensor<1x3x1xf32>, tensor<8x3x4xf32>, tensor<8x5x4xf32>, tensor<4x8x3xf32>, tensor<8x3x3xf32>, tensor<8x4x7xf32>, tensor<8x3xf32>, tensor<8x3x4xi32>, tensor<8x3x1xf32>, tensor<8x3x3xf32>, tensor<2x3x4xf32>, tensor<8x3x3x3xf32>, tensor<8x3x1x1xf32>, tensor<8x3x4xf32>, tensor<8x3x5xf32>, tensor<8x3x4xf32>, tensor<8x3xi32>, tensor<?x4xf32>
 }
