@@ -78,3 +78,58 @@ func.func @split_pieces(%x: tensor<2x4x2xf32>) -> tensor<2x4x3xf32> {
   %e = hps.onnx_node "Expand"(%p#1, %shape) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<*xf32>, tensor<3xi64>) -> tensor<2x4x3xf32>
   return %e : tensor<2x4x3xf32>
 }
+
+// -----
+
+// Refinement asks each hps op's InferShapedTypeOpInterface: an unranked
+// chain through the matmul, transpose, softmax, reduce, squeeze and concat
+// rules becomes static, and the Flatten at its end (an identity) folds.
+// CHECK-LABEL: func @shape_rules
+func.func @shape_rules(%x: tensor<2x3x4xf32>, %w: tensor<4x5xf32>) -> tensor<2x15xf32> {
+  %s = hps.onnx_node "Shape"(%x) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x3x4xf32>) -> tensor<3xi64>
+  %r = hps.onnx_node "Reshape"(%x, %s) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x3x4xf32>, tensor<3xi64>) -> tensor<*xf32>
+  // CHECK: hps.matmul {{.*}} -> tensor<2x3x5xf32>
+  %m = hps.onnx_node "MatMul"(%r, %w) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<*xf32>, tensor<4x5xf32>) -> tensor<*xf32>
+  // CHECK: hps.transpose {{.*}} -> tensor<2x5x3xf32>
+  %t = hps.onnx_node "Transpose"(%m) {attrs = {perm = array<i64: 0, 2, 1>}, domain = "", opset = 17 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: hps.softmax {{.*}} -> tensor<2x5x3xf32>
+  %sm = hps.onnx_node "Softmax"(%t) {attrs = {axis = -1 : i64}, domain = "", opset = 17 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: hps.reduce mean {{.*}} -> tensor<2x5x1xf32>
+  %red = hps.onnx_node "ReduceMean"(%sm) {attrs = {axes = array<i64: 2>, keepdims = 1 : i64}, domain = "", opset = 17 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: hps.squeeze {{.*}} -> tensor<2x5xf32>
+  %u = hps.onnx_node "Squeeze"(%red) {attrs = {axes = array<i64: 2>}, domain = "", opset = 11 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: %[[C:.*]] = hps.concat {{.*}} -> tensor<2x15xf32>
+  %c = hps.onnx_node "Concat"(%u, %u, %u) {attrs = {axis = 1 : i64}, domain = "", opset = 17 : i64} : (tensor<*xf32>, tensor<*xf32>, tensor<*xf32>) -> tensor<*xf32>
+  // CHECK-NEXT: return %[[C]]
+  %f = hps.onnx_node "Flatten"(%c) {attrs = {axis = 1 : i64}, domain = "", opset = 17 : i64} : (tensor<*xf32>) -> tensor<2x15xf32>
+  return %f : tensor<2x15xf32>
+}
+
+// -----
+
+// More rules on the way: batch_norm, determinant, gemm (whose operands must
+// be ranked to legalize), where, global_avg_pool and flatten.
+// CHECK-LABEL: func @more_shape_rules
+func.func @more_shape_rules(%x: tensor<2x3x4x4xf32>, %scale: tensor<3xf32>, %b: tensor<3x6xf32>, %cond: tensor<2x6xi1>) -> tensor<2x6xf32> {
+  %s = hps.onnx_node "Shape"(%x) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x3x4x4xf32>) -> tensor<4xi64>
+  %r = hps.onnx_node "Reshape"(%x, %s) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x3x4x4xf32>, tensor<4xi64>) -> tensor<*xf32>
+  // CHECK: hps.batch_norm {{.*}} -> tensor<2x3x4x4xf32>
+  %bn = hps.onnx_node "BatchNormalization"(%r, %scale, %scale, %scale, %scale) {attrs = {}, domain = "", opset = 15 : i64} : (tensor<*xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<*xf32>
+  // CHECK: hps.determinant {{.*}} -> tensor<2x3xf32>
+  %d = hps.onnx_node "Det"(%bn) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: hps.gemm {{.*}} -> tensor<2x6xf32>
+  %g = hps.onnx_node "Gemm"(%d, %b) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<*xf32>, tensor<3x6xf32>) -> tensor<*xf32>
+  %z = hps.constant dense<0.0> : tensor<f32>
+  // CHECK: %[[W:.*]] = hps.where {{.*}} -> tensor<2x6xf32>
+  %w = hps.onnx_node "Where"(%cond, %g, %z) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<2x6xi1>, tensor<*xf32>, tensor<f32>) -> tensor<*xf32>
+  // CHECK: hps.global_avg_pool {{.*}} -> tensor<2x3x1x1xf32>
+  %p = hps.onnx_node "GlobalAveragePool"(%r) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: hps.flatten {{.*}} -> tensor<2x3xf32>
+  %pf = hps.onnx_node "Flatten"(%p) {attrs = {axis = 1 : i64}, domain = "", opset = 17 : i64} : (tensor<*xf32>) -> tensor<*xf32>
+  // CHECK: %[[G:.*]] = hps.gemm {{.*}} -> tensor<2x6xf32>
+  %pg = hps.onnx_node "Gemm"(%pf, %b) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<*xf32>, tensor<3x6xf32>) -> tensor<*xf32>
+  // CHECK: hps.add %[[W]], %[[G]] : tensor<2x6xf32>
+  // CHECK-NOT: hps.onnx_node
+  %a = hps.onnx_node "Add"(%w, %pg) {attrs = {}, domain = "", opset = 17 : i64} : (tensor<*xf32>, tensor<*xf32>) -> tensor<2x6xf32>
+  return %a : tensor<2x6xf32>
+}

@@ -7,10 +7,10 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringSwitch.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
 
@@ -65,7 +65,51 @@ static void printCompactBinaryTypes(OpAsmPrinter &printer, Operation *,
 //===----------------------------------------------------------------------===//
 
 namespace {
-using InferredShape = std::optional<SmallVector<int64_t>>;
+using Shapes = SmallVectorImpl<ShapedTypeComponents>;
+
+/// An error a shape rule reports: streamed into a diagnostic when the rule
+/// runs with a location (verification), dropped when it runs without one
+/// (inference, where rejected operands only mean "no shape"). Converts to
+/// failure.
+class ShapeError {
+public:
+  ShapeError() = default;
+  explicit ShapeError(InFlightDiagnostic &&diag) : diag(std::move(diag)) {}
+
+  template <typename Arg> ShapeError &operator<<(Arg &&arg) {
+    if (diag)
+      *diag << std::forward<Arg>(arg);
+    return *this;
+  }
+  operator LogicalResult() const { return failure(); }
+  template <typename T> operator FailureOr<T>() const { return failure(); }
+
+private:
+  std::optional<InFlightDiagnostic> diag;
+};
+
+/// Where a shape rule of the op named `opName` reports; emitOpError words
+/// its errors as Operation::emitOpError does. Verifiers without a rule share
+/// the rules' checks through the Operation form.
+class ShapeErrors {
+public:
+  ShapeErrors(std::optional<Location> loc, StringRef opName)
+      : loc(loc), opName(opName) {}
+  explicit ShapeErrors(Operation *op) : op(op) {}
+
+  ShapeError emitOpError(const Twine &message = {}) const {
+    if (op)
+      return ShapeError(op->emitOpError(message));
+    if (!loc)
+      return ShapeError();
+    return ShapeError(emitError(*loc) << "'" << opName << "' op " << message);
+  }
+
+private:
+  Operation *op = nullptr;
+  std::optional<Location> loc;
+  StringRef opName;
+};
 
 /// The shape of a ranked tensor value, or null when unranked.
 std::optional<ArrayRef<int64_t>> shapeOf(Value value) {
@@ -84,32 +128,60 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   return text + "]";
 }
 
-/// Where a verifier sends the result shape it computes from the operands:
-/// with `record`, the shape is stored there (inferResultShape) instead of
-/// being checked against the result's type, so each op's shape rule is
-/// written once.
-LogicalResult checkResultShape(Operation *op, Value result,
-                               ArrayRef<int64_t> expected,
-                               InferredShape *record = nullptr) {
-  if (record) {
-    record->emplace(expected);
-    return success();
-  }
-  std::optional<ArrayRef<int64_t>> actual = shapeOf(result);
-  if (!actual)
-    return success();
-  bool ok = actual->size() == expected.size();
-  for (size_t i = 0; ok && i < expected.size(); ++i)
-    ok = (*actual)[i] == shp::kDynamic || expected[i] == shp::kDynamic ||
-         (*actual)[i] == expected[i];
-  if (ok)
-    return success();
-  return op->emitOpError() << "result shape " << formatShape(*actual)
-                           << " does not match the computed shape "
-                           << formatShape(expected);
+/// How a shape rule ends: with the shape it computed for the next result.
+LogicalResult inferred(Shapes &shapes, ArrayRef<int64_t> shape) {
+  shapes.emplace_back(shape);
+  return success();
 }
 
-LogicalResult checkRank(Operation *op, Value value, StringRef what,
+/// How a shape rule ends when an operand's rank is unknown: `results`
+/// unranked results.
+LogicalResult unranked(Shapes &shapes, size_t results = 1) {
+  shapes.append(results, ShapedTypeComponents());
+  return success();
+}
+
+/// Each ranked result of `op` has the shape its rule computed; a dynamic
+/// extent on either side matches any.
+LogicalResult checkResultShapes(Operation *op,
+                                ArrayRef<ShapedTypeComponents> shapes) {
+  for (auto [result, shape] : llvm::zip(op->getResults(), shapes)) {
+    std::optional<ArrayRef<int64_t>> actual = shapeOf(result);
+    if (!actual || !shape.hasRank() ||
+        succeeded(verifyCompatibleShape(*actual, shape.getDims())))
+      continue;
+    return op->emitOpError() << "result shape " << formatShape(*actual)
+                             << " does not match the computed shape "
+                             << formatShape(shape.getDims());
+  }
+  return success();
+}
+
+/// The verifier of an op with a shape rule: the rule reporting at the op,
+/// then `resultChecks` (what the rule cannot see: the result types), then
+/// the results against the computed shapes.
+template <typename OpTy>
+LogicalResult
+verifyByShapeRule(OpTy op,
+                  function_ref<LogicalResult()> resultChecks = nullptr) {
+  SmallVector<ShapedTypeComponents> shapes;
+  if (failed(OpTy::inferReturnTypeComponents(
+          op.getContext(), op.getLoc(), typename OpTy::Adaptor(op), shapes)) ||
+      (resultChecks && failed(resultChecks())))
+    return failure();
+  return checkResultShapes(op, shapes);
+}
+
+/// The inferReturnTypeComponents of an op sharing its rule with others: RULE
+/// applied to ARG, an expression of the adaptor `op`.
+#define HPS_SHARED_SHAPE_RULE(OP, RULE, ARG)                                   \
+  LogicalResult OP::inferReturnTypeComponents(MLIRContext *,                   \
+                                              std::optional<Location> loc,     \
+                                              Adaptor op, Shapes &shapes) {    \
+    return RULE(ShapeErrors(loc, getOperationName()), ARG, shapes);            \
+  }
+
+LogicalResult checkRank(const ShapeErrors &errors, Value value, StringRef what,
                         int64_t minRank, int64_t maxRank = INT64_MAX) {
   std::optional<ArrayRef<int64_t>> shape = shapeOf(value);
   if (!shape)
@@ -117,8 +189,8 @@ LogicalResult checkRank(Operation *op, Value value, StringRef what,
   int64_t rank = shape->size();
   if (rank >= minRank && rank <= maxRank)
     return success();
-  auto diag = op->emitOpError()
-              << what << " has rank " << rank << " but must have rank ";
+  ShapeError diag = errors.emitOpError();
+  diag << what << " has rank " << rank << " but must have rank ";
   if (minRank == maxRank)
     diag << minRank;
   else if (maxRank == INT64_MAX)
@@ -134,16 +206,16 @@ bool staticMismatch(int64_t a, int64_t b) {
 
 /// Normalizes and de-duplicates axes; reports the first bad one.
 FailureOr<SmallVector<int64_t>>
-normalizeAxes(Operation *op, ArrayRef<int64_t> axes, int64_t rank) {
+normalizeAxes(const ShapeErrors &errors, ArrayRef<int64_t> axes, int64_t rank) {
   SmallVector<int64_t> result;
   llvm::SmallSet<int64_t, 8> seen;
   for (int64_t axis : axes) {
     std::optional<int64_t> normal = shp::normalizeAxis(axis, rank);
     if (!normal)
-      return op->emitOpError()
+      return errors.emitOpError()
              << "axis " << axis << " is out of range for rank " << rank;
     if (!seen.insert(*normal).second)
-      return op->emitOpError() << "axis " << axis << " appears twice";
+      return errors.emitOpError() << "axis " << axis << " appears twice";
     result.push_back(*normal);
   }
   return result;
@@ -210,38 +282,45 @@ Region *OnnxNodeOp::getSubgraph(StringRef name) {
 // Linear algebra and convolution.
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyShape(GemmOp op, InferredShape *record = nullptr) {
-  if (failed(checkRank(op, op.getA(), "A", 2, 2)) ||
-      failed(checkRank(op, op.getB(), "B", 2, 2)))
+LogicalResult GemmOp::inferReturnTypeComponents(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
+  if (failed(checkRank(errors, op.getA(), "A", 2, 2)) ||
+      failed(checkRank(errors, op.getB(), "B", 2, 2)))
     return failure();
   auto a = shapeOf(op.getA()), b = shapeOf(op.getB());
   if (!a || !b)
-    return success();
+    return unranked(shapes);
   int64_t m = op.getTransA() ? (*a)[1] : (*a)[0];
   int64_t k = op.getTransA() ? (*a)[0] : (*a)[1];
   int64_t kb = op.getTransB() ? (*b)[1] : (*b)[0];
   int64_t n = op.getTransB() ? (*b)[0] : (*b)[1];
   if (staticMismatch(k, kb))
-    return op.emitOpError() << "inner dimensions differ: " << k << " vs " << kb;
+    return errors.emitOpError()
+           << "inner dimensions differ: " << k << " vs " << kb;
   SmallVector<int64_t> result = {m, n};
   if (op.getC()) {
     if (auto c = shapeOf(op.getC()); c && !shp::broadcastsTo(*c, result))
-      return op.emitOpError()
+      return errors.emitOpError()
              << "C of shape " << formatShape(*c) << " does not broadcast to "
              << formatShape(result);
   }
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
-LogicalResult GemmOp::verify() { return verifyShape(*this); }
+LogicalResult GemmOp::verify() { return verifyByShapeRule(*this); }
 
-static LogicalResult verifyShape(MatMulOp op, InferredShape *record = nullptr) {
-  if (failed(checkRank(op, op.getA(), "A", 1)) ||
-      failed(checkRank(op, op.getB(), "B", 1)))
+LogicalResult MatMulOp::inferReturnTypeComponents(MLIRContext *,
+                                                  std::optional<Location> loc,
+                                                  Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
+  if (failed(checkRank(errors, op.getA(), "A", 1)) ||
+      failed(checkRank(errors, op.getB(), "B", 1)))
     return failure();
   auto a = shapeOf(op.getA()), b = shapeOf(op.getB());
   if (!a || !b)
-    return success();
+    return unranked(shapes);
   SmallVector<int64_t> lhs(*a), rhs(*b);
   bool promoteA = lhs.size() == 1, promoteB = rhs.size() == 1;
   if (promoteA)
@@ -249,77 +328,105 @@ static LogicalResult verifyShape(MatMulOp op, InferredShape *record = nullptr) {
   if (promoteB)
     rhs.push_back(1);
   if (staticMismatch(lhs.back(), rhs[rhs.size() - 2]))
-    return op.emitOpError() << "inner dimensions differ: " << lhs.back()
-                            << " vs " << rhs[rhs.size() - 2];
+    return errors.emitOpError() << "inner dimensions differ: " << lhs.back()
+                                << " vs " << rhs[rhs.size() - 2];
   auto batch =
       shp::broadcast(ArrayRef(lhs).drop_back(2), ArrayRef(rhs).drop_back(2));
   if (!batch)
-    return op.emitOpError("batch dimensions do not broadcast");
+    return errors.emitOpError("batch dimensions do not broadcast");
   SmallVector<int64_t> result(*batch);
   if (!promoteA)
     result.push_back(lhs[lhs.size() - 2]);
   if (!promoteB)
     result.push_back(rhs.back());
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
-LogicalResult MatMulOp::verify() { return verifyShape(*this); }
+LogicalResult MatMulOp::verify() { return verifyByShapeRule(*this); }
+
+LogicalResult DeterminantOp::inferReturnTypeComponents(
+    MLIRContext *, std::optional<Location> loc, Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
+  if (failed(checkRank(errors, op.getInput(), "input", 2)))
+    return failure();
+  Type element = elementTypeOf(op.getInput());
+  if (!element.isF32() && !element.isF64())
+    return errors.emitOpError("input must be f32 or f64");
+  std::optional<ArrayRef<int64_t>> input = shapeOf(op.getInput());
+  if (!input)
+    return unranked(shapes);
+  if (staticMismatch(input->back(), (*input)[input->size() - 2]))
+    return errors.emitOpError("input must end in square matrices");
+  return inferred(shapes, input->drop_back(2));
+}
+
+LogicalResult DeterminantOp::verify() {
+  return verifyByShapeRule(*this, [&]() -> LogicalResult {
+    if (elementTypeOf(getResult()) != elementTypeOf(getInput()))
+      return emitOpError("result must have the input's element type");
+    return success();
+  });
+}
 
 /// Shared checks of windowed ops (conv and pooling) over `spatial` axes.
-static LogicalResult verifyWindowAttrs(Operation *op, int64_t spatial,
+static LogicalResult verifyWindowAttrs(const ShapeErrors &errors,
+                                       int64_t spatial,
                                        ArrayRef<int64_t> strides,
                                        ArrayRef<int64_t> pads,
                                        ArrayRef<int64_t> dilations) {
   if (static_cast<int64_t>(strides.size()) != spatial ||
       static_cast<int64_t>(dilations.size()) != spatial ||
       static_cast<int64_t>(pads.size()) != 2 * spatial)
-    return op->emitOpError()
+    return errors.emitOpError()
            << "expects " << spatial << " strides and dilations and "
            << 2 * spatial << " pads for " << spatial << " spatial axes";
   if (llvm::any_of(strides, [](int64_t s) { return s < 1; }) ||
       llvm::any_of(dilations, [](int64_t d) { return d < 1; }))
-    return op->emitOpError("strides and dilations must be positive");
+    return errors.emitOpError("strides and dilations must be positive");
   if (llvm::any_of(pads, [](int64_t p) { return p < 0; }))
-    return op->emitOpError("pads must not be negative");
+    return errors.emitOpError("pads must not be negative");
   return success();
 }
 
-static LogicalResult verifyShape(ConvOp op, InferredShape *record = nullptr) {
-  if (failed(checkRank(op, op.getInput(), "input", 3)))
+LogicalResult ConvOp::inferReturnTypeComponents(MLIRContext *,
+                                                std::optional<Location> loc,
+                                                Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
+  if (failed(checkRank(errors, op.getInput(), "input", 3)))
     return failure();
   auto in = shapeOf(op.getInput()), w = shapeOf(op.getFilter());
   if (!in || !w)
-    return success();
+    return unranked(shapes);
   int64_t spatial = in->size() - 2;
   if (w->size() != in->size())
-    return op.emitOpError() << "filter rank " << w->size()
-                            << " differs from input rank " << in->size();
-  if (failed(verifyWindowAttrs(op, spatial, op.getStrides(), op.getPads(),
+    return errors.emitOpError() << "filter rank " << w->size()
+                                << " differs from input rank " << in->size();
+  if (failed(verifyWindowAttrs(errors, spatial, op.getStrides(), op.getPads(),
                                op.getDilations())))
     return failure();
   int64_t group = op.getGroup();
   if (group < 1)
-    return op.emitOpError("group must be positive");
+    return errors.emitOpError("group must be positive");
   int64_t outChannels = (*w)[0];
   if (outChannels != shp::kDynamic && outChannels % group != 0)
-    return op.emitOpError() << "output channels " << outChannels
-                            << " are not divisible by group " << group;
+    return errors.emitOpError() << "output channels " << outChannels
+                                << " are not divisible by group " << group;
   if ((*in)[1] != shp::kDynamic && (*w)[1] != shp::kDynamic &&
       (*in)[1] != (*w)[1] * group)
-    return op.emitOpError()
+    return errors.emitOpError()
            << "input has " << (*in)[1] << " channels but filter expects "
            << (*w)[1] << " x group " << group;
   if (op.getBias()) {
     auto bias = shapeOf(op.getBias());
     if (bias && (bias->size() != 1 || staticMismatch((*bias)[0], outChannels)))
-      return op.emitOpError() << "bias must be 1-D of size " << outChannels;
+      return errors.emitOpError() << "bias must be 1-D of size " << outChannels;
   }
   SmallVector<int64_t> result = {(*in)[0], outChannels};
   for (int64_t i = 0; i < spatial; ++i)
     result.push_back(shp::windowCount(
         (*in)[2 + i], (*w)[2 + i], op.getStrides()[i], op.getPads()[i],
         op.getPads()[spatial + i], op.getDilations()[i], false));
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
 /// One element type throughout, or the quantized form: u8 or i8 input, i8
@@ -347,7 +454,7 @@ static LogicalResult verifyConvElementTypes(ConvOp op) {
 LogicalResult ConvOp::verify() {
   if (failed(verifyConvElementTypes(*this)))
     return failure();
-  return verifyShape(*this);
+  return verifyByShapeRule(*this);
 }
 
 /// Checks that `in`, `w` and `grad` are the input, filter and result of a
@@ -357,7 +464,8 @@ static LogicalResult verifyConvGeometry(Operation *op, Value in, Value w,
                                         ArrayRef<int64_t> pads,
                                         ArrayRef<int64_t> dilations,
                                         int64_t group) {
-  if (failed(checkRank(op, in, "input", 3)))
+  ShapeErrors errors(op);
+  if (failed(checkRank(errors, in, "input", 3)))
     return failure();
   auto inShape = shapeOf(in), wShape = shapeOf(w), gShape = shapeOf(grad);
   if (!inShape || !wShape || !gShape)
@@ -368,7 +476,7 @@ static LogicalResult verifyConvGeometry(Operation *op, Value in, Value w,
                                 "rank, not "
                              << inShape->size() << ", " << wShape->size()
                              << " and " << gShape->size();
-  if (failed(verifyWindowAttrs(op, spatial, strides, pads, dilations)))
+  if (failed(verifyWindowAttrs(errors, spatial, strides, pads, dilations)))
     return failure();
   if (group < 1)
     return op->emitOpError("group must be positive");
@@ -533,124 +641,129 @@ LogicalResult RecurrenceGradOp::verify() {
 // Pooling and normalization.
 //===----------------------------------------------------------------------===//
 
-template <typename PoolOp>
-static LogicalResult verifyWindowPool(PoolOp op,
-                                      InferredShape *record = nullptr) {
-  if (failed(checkRank(op, op.getInput(), "input", 3)))
+template <typename PoolAdaptor>
+static LogicalResult windowPoolShape(const ShapeErrors &errors, PoolAdaptor op,
+                                     Shapes &shapes) {
+  if (failed(checkRank(errors, op.getInput(), "input", 3)))
     return failure();
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   int64_t spatial = in->size() - 2;
   ArrayRef<int64_t> kernel = op.getKernelShape();
   if (static_cast<int64_t>(kernel.size()) != spatial)
-    return op.emitOpError() << "expects " << spatial << " kernel extents";
+    return errors.emitOpError() << "expects " << spatial << " kernel extents";
   if (llvm::any_of(kernel, [](int64_t k) { return k < 1; }))
-    return op.emitOpError("kernel extents must be positive");
-  if (failed(verifyWindowAttrs(op, spatial, op.getStrides(), op.getPads(),
+    return errors.emitOpError("kernel extents must be positive");
+  if (failed(verifyWindowAttrs(errors, spatial, op.getStrides(), op.getPads(),
                                op.getDilations())))
     return failure();
   ArrayRef<int64_t> pads = op.getPads();
   for (int64_t i = 0; i < spatial; ++i)
     if (pads[i] >= kernel[i] || pads[spatial + i] >= kernel[i])
-      return op.emitOpError("pads must be smaller than the kernel");
+      return errors.emitOpError("pads must be smaller than the kernel");
   SmallVector<int64_t> result = {(*in)[0], (*in)[1]};
   for (int64_t i = 0; i < spatial; ++i)
     result.push_back(shp::windowCount(
         (*in)[2 + i], kernel[i], op.getStrides()[i], pads[i], pads[spatial + i],
         op.getDilations()[i], op.getCeilMode()));
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
-LogicalResult MaxPoolOp::verify() { return verifyWindowPool(*this); }
-LogicalResult AvgPoolOp::verify() { return verifyWindowPool(*this); }
-
-static LogicalResult verifyGlobalPool(Operation *op, Value input, Value result,
-                                      InferredShape *record = nullptr) {
-  if (failed(checkRank(op, input, "input", 3)))
+static LogicalResult globalPoolShape(const ShapeErrors &errors, Value input,
+                                     Shapes &shapes) {
+  if (failed(checkRank(errors, input, "input", 3)))
     return failure();
   auto in = shapeOf(input);
   if (!in)
-    return success();
+    return unranked(shapes);
   SmallVector<int64_t> expected(in->size(), 1);
   expected[0] = (*in)[0];
   expected[1] = (*in)[1];
-  return checkResultShape(op, result, expected, record);
+  return inferred(shapes, expected);
 }
 
-LogicalResult GlobalMaxPoolOp::verify() {
-  return verifyGlobalPool(*this, getInput(), getResult());
-}
-LogicalResult GlobalAvgPoolOp::verify() {
-  return verifyGlobalPool(*this, getInput(), getResult());
+template <typename SoftmaxAdaptor>
+static LogicalResult softmaxShape(const ShapeErrors &errors, SoftmaxAdaptor op,
+                                  Shapes &shapes) {
+  auto in = shapeOf(op.getInput());
+  if (!in)
+    return unranked(shapes);
+  if (!shp::normalizeAxis(op.getAxis(), in->size()))
+    return errors.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
+                                << " is out of range";
+  return inferred(shapes, *in);
 }
 
-static LogicalResult verifyShape(BatchNormOp op,
-                                 InferredShape *record = nullptr) {
-  if (failed(checkRank(op, op.getInput(), "input", 2)))
+HPS_SHARED_SHAPE_RULE(MaxPoolOp, windowPoolShape, op)
+HPS_SHARED_SHAPE_RULE(AvgPoolOp, windowPoolShape, op)
+HPS_SHARED_SHAPE_RULE(GlobalMaxPoolOp, globalPoolShape, op.getInput())
+HPS_SHARED_SHAPE_RULE(GlobalAvgPoolOp, globalPoolShape, op.getInput())
+HPS_SHARED_SHAPE_RULE(SoftmaxOp, softmaxShape, op)
+HPS_SHARED_SHAPE_RULE(LogSoftmaxOp, softmaxShape, op)
+LogicalResult MaxPoolOp::verify() { return verifyByShapeRule(*this); }
+LogicalResult AvgPoolOp::verify() { return verifyByShapeRule(*this); }
+LogicalResult GlobalMaxPoolOp::verify() { return verifyByShapeRule(*this); }
+LogicalResult GlobalAvgPoolOp::verify() { return verifyByShapeRule(*this); }
+LogicalResult SoftmaxOp::verify() { return verifyByShapeRule(*this); }
+LogicalResult LogSoftmaxOp::verify() { return verifyByShapeRule(*this); }
+
+LogicalResult BatchNormOp::inferReturnTypeComponents(
+    MLIRContext *, std::optional<Location> loc, Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
+  if (failed(checkRank(errors, op.getInput(), "input", 2)))
     return failure();
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   for (Value stat :
        {op.getScale(), op.getBias(), op.getMean(), op.getVariance()}) {
     auto shape = shapeOf(stat);
     if (shape && (shape->size() != 1 || staticMismatch((*shape)[0], (*in)[1])))
-      return op.emitOpError()
+      return errors.emitOpError()
              << "scale, bias, mean and variance must be 1-D of "
                 "the channel count "
              << (*in)[1];
   }
-  return checkResultShape(op, op.getResult(), *in, record);
+  return inferred(shapes, *in);
 }
 
-LogicalResult BatchNormOp::verify() { return verifyShape(*this); }
+LogicalResult BatchNormOp::verify() { return verifyByShapeRule(*this); }
 
-static LogicalResult verifyShape(LayerNormOp op,
-                                 InferredShape *record = nullptr) {
+LogicalResult LayerNormOp::inferReturnTypeComponents(
+    MLIRContext *, std::optional<Location> loc, Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   std::optional<int64_t> axis = shp::normalizeAxis(op.getAxis(), in->size());
   if (!axis)
-    return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
-                            << " is out of range";
+    return errors.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
+                                << " is out of range";
   ArrayRef<int64_t> normalized = in->drop_front(*axis);
   for (Value param : {op.getScale(), op.getBias()}) {
     if (!param)
       continue;
     if (auto shape = shapeOf(param);
         shape && !shp::broadcastsTo(*shape, normalized))
-      return op.emitOpError() << "scale and bias must broadcast to the "
-                                 "normalized shape "
-                              << formatShape(normalized);
+      return errors.emitOpError() << "scale and bias must broadcast to the "
+                                     "normalized shape "
+                                  << formatShape(normalized);
   }
-  return checkResultShape(op, op.getResult(), *in, record);
+  return inferred(shapes, *in);
 }
 
-LogicalResult LayerNormOp::verify() { return verifyShape(*this); }
+LogicalResult LayerNormOp::verify() { return verifyByShapeRule(*this); }
 
-template <typename SoftmaxLike>
-static LogicalResult verifySoftmax(SoftmaxLike op,
-                                   InferredShape *record = nullptr) {
+LogicalResult ReduceOp::inferReturnTypeComponents(MLIRContext *,
+                                                  std::optional<Location> loc,
+                                                  Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
-  if (!shp::normalizeAxis(op.getAxis(), in->size()))
-    return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
-                            << " is out of range";
-  return checkResultShape(op, op.getResult(), *in, record);
-}
-
-LogicalResult SoftmaxOp::verify() { return verifySoftmax(*this); }
-LogicalResult LogSoftmaxOp::verify() { return verifySoftmax(*this); }
-
-static LogicalResult verifyShape(ReduceOp op, InferredShape *record = nullptr) {
-  auto in = shapeOf(op.getInput());
-  if (!in)
-    return success();
+    return unranked(shapes);
   FailureOr<SmallVector<int64_t>> axes =
-      normalizeAxes(op, op.getAxes(), in->size());
+      normalizeAxes(errors, op.getAxes(), in->size());
   if (failed(axes))
     return failure();
   SmallVector<int64_t> result;
@@ -661,10 +774,10 @@ static LogicalResult verifyShape(ReduceOp op, InferredShape *record = nullptr) {
     else if (op.getKeepdims())
       result.push_back(1);
   }
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
-LogicalResult ReduceOp::verify() { return verifyShape(*this); }
+LogicalResult ReduceOp::verify() { return verifyByShapeRule(*this); }
 
 //===----------------------------------------------------------------------===//
 // Elementwise ops.
@@ -672,108 +785,125 @@ LogicalResult ReduceOp::verify() { return verifyShape(*this); }
 
 /// Broadcasting binary ops: comparisons and logic produce i1, arithmetic
 /// keeps the operands' element type.
-static LogicalResult verifyBinary(Operation *op,
-                                  InferredShape *record = nullptr) {
-  Value lhs = op->getOperand(0), rhs = op->getOperand(1);
-  Value result = op->getResult(0);
-  Type resultElement = elementTypeOf(result);
-  bool isComparison =
-      isa<EqualOp, LessOp, LessEqualOp, GreaterOp, GreaterEqualOp>(op);
-  bool isLogic = isa<AndOp, OrOp, XorOp>(op);
-  if (!isa<PowOp>(op) && elementTypeOf(lhs) != elementTypeOf(rhs))
-    return op->emitOpError("operands must have the same element type");
-  if (isComparison && !resultElement.isInteger(1))
-    return op->emitOpError("result element type must be i1");
+template <typename OpTy>
+static LogicalResult binaryShape(const ShapeErrors &errors,
+                                 typename OpTy::Adaptor op, Shapes &shapes) {
+  Value lhs = op.getLhs(), rhs = op.getRhs();
+  if (!std::is_same_v<OpTy, PowOp> && elementTypeOf(lhs) != elementTypeOf(rhs))
+    return errors.emitOpError("operands must have the same element type");
   // On i1 logical, on wider integers bitwise.
-  if (isLogic && !isa<IntegerType>(elementTypeOf(lhs)))
-    return op->emitOpError("operands must be integer (or i1) tensors");
-  if (!isComparison && resultElement != elementTypeOf(lhs))
-    return op->emitOpError("result element type must match the operands");
+  if (llvm::is_one_of<OpTy, AndOp, OrOp, XorOp>::value &&
+      !isa<IntegerType>(elementTypeOf(lhs)))
+    return errors.emitOpError("operands must be integer (or i1) tensors");
   auto a = shapeOf(lhs), b = shapeOf(rhs);
   if (!a || !b)
-    return success();
-  if (isa<PReluOp>(op)) {
+    return unranked(shapes);
+  if (std::is_same_v<OpTy, PReluOp>) {
     if (!shp::broadcastsTo(*b, *a))
-      return op->emitOpError("slope must broadcast to the input shape");
-    return checkResultShape(op, result, *a, record);
+      return errors.emitOpError("slope must broadcast to the input shape");
+    return inferred(shapes, *a);
   }
   auto shape = shp::broadcast(*a, *b);
   if (!shape)
-    return op->emitOpError() << "operand shapes " << formatShape(*a) << " and "
-                             << formatShape(*b) << " do not broadcast";
-  return checkResultShape(op, result, *shape, record);
+    return errors.emitOpError()
+           << "operand shapes " << formatShape(*a) << " and " << formatShape(*b)
+           << " do not broadcast";
+  return inferred(shapes, *shape);
 }
 
-#define HPS_BINARY_VERIFIER(OP)                                                \
-  LogicalResult OP::verify() { return verifyBinary(*this); }
-HPS_BINARY_VERIFIER(AddOp)
-HPS_BINARY_VERIFIER(SubOp)
-HPS_BINARY_VERIFIER(MulOp)
-HPS_BINARY_VERIFIER(DivOp)
-HPS_BINARY_VERIFIER(PowOp)
-HPS_BINARY_VERIFIER(MaxOp)
-HPS_BINARY_VERIFIER(MinOp)
-HPS_BINARY_VERIFIER(ModOp)
-HPS_BINARY_VERIFIER(PReluOp)
-HPS_BINARY_VERIFIER(AndOp)
-HPS_BINARY_VERIFIER(OrOp)
-HPS_BINARY_VERIFIER(XorOp)
-HPS_BINARY_VERIFIER(EqualOp)
-HPS_BINARY_VERIFIER(LessOp)
-HPS_BINARY_VERIFIER(LessEqualOp)
-HPS_BINARY_VERIFIER(GreaterOp)
-HPS_BINARY_VERIFIER(GreaterEqualOp)
-#undef HPS_BINARY_VERIFIER
+template <typename OpTy> static LogicalResult verifyBinary(OpTy op) {
+  return verifyByShapeRule(op, [&]() -> LogicalResult {
+    Type resultElement = elementTypeOf(op.getResult());
+    bool isComparison = llvm::is_one_of<OpTy, EqualOp, LessOp, LessEqualOp,
+                                        GreaterOp, GreaterEqualOp>::value;
+    if (isComparison && !resultElement.isInteger(1))
+      return op.emitOpError("result element type must be i1");
+    if (!isComparison && resultElement != elementTypeOf(op.getLhs()))
+      return op.emitOpError("result element type must match the operands");
+    return success();
+  });
+}
 
-static LogicalResult verifyShape(WhereOp op, InferredShape *record = nullptr) {
+#define HPS_BINARY_OP(OP)                                                      \
+  HPS_SHARED_SHAPE_RULE(OP, binaryShape<OP>, op)                               \
+  LogicalResult OP::verify() { return verifyBinary(*this); }
+HPS_BINARY_OP(AddOp)
+HPS_BINARY_OP(SubOp)
+HPS_BINARY_OP(MulOp)
+HPS_BINARY_OP(DivOp)
+HPS_BINARY_OP(PowOp)
+HPS_BINARY_OP(MaxOp)
+HPS_BINARY_OP(MinOp)
+HPS_BINARY_OP(ModOp)
+HPS_BINARY_OP(PReluOp)
+HPS_BINARY_OP(AndOp)
+HPS_BINARY_OP(OrOp)
+HPS_BINARY_OP(XorOp)
+HPS_BINARY_OP(EqualOp)
+HPS_BINARY_OP(LessOp)
+HPS_BINARY_OP(LessEqualOp)
+HPS_BINARY_OP(GreaterOp)
+HPS_BINARY_OP(GreaterEqualOp)
+#undef HPS_BINARY_OP
+#undef HPS_SHARED_SHAPE_RULE
+
+LogicalResult WhereOp::inferReturnTypeComponents(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   if (!elementTypeOf(op.getCondition()).isInteger(1))
-    return op.emitOpError("condition must be an i1 tensor");
-  if (elementTypeOf(op.getX()) != elementTypeOf(op.getY()) ||
-      elementTypeOf(op.getX()) != elementTypeOf(op.getResult()))
-    return op.emitOpError("x, y and the result must share an element type");
+    return errors.emitOpError("condition must be an i1 tensor");
   auto c = shapeOf(op.getCondition()), x = shapeOf(op.getX()),
        y = shapeOf(op.getY());
   if (!c || !x || !y)
-    return success();
+    return unranked(shapes);
   auto xy = shp::broadcast(*x, *y);
   auto all = xy ? shp::broadcast(*c, *xy) : std::nullopt;
   if (!all)
-    return op.emitOpError("condition, x and y do not broadcast together");
-  return checkResultShape(op, op.getResult(), *all, record);
+    return errors.emitOpError("condition, x and y do not broadcast together");
+  return inferred(shapes, *all);
 }
 
-LogicalResult WhereOp::verify() { return verifyShape(*this); }
+LogicalResult WhereOp::verify() {
+  return verifyByShapeRule(*this, [&]() -> LogicalResult {
+    if (elementTypeOf(getX()) != elementTypeOf(getY()) ||
+        elementTypeOf(getX()) != elementTypeOf(getResult()))
+      return emitOpError("x, y and the result must share an element type");
+    return success();
+  });
+}
 
 //===----------------------------------------------------------------------===//
 // Data movement.
 //===----------------------------------------------------------------------===//
 
-static LogicalResult verifyShape(ConcatOp op, InferredShape *record = nullptr) {
+LogicalResult ConcatOp::inferReturnTypeComponents(MLIRContext *,
+                                                  std::optional<Location> loc,
+                                                  Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   if (op.getInputs().empty())
-    return op.emitOpError("needs at least one input");
+    return errors.emitOpError("needs at least one input");
   auto first = shapeOf(op.getInputs().front());
   if (!first)
-    return success();
+    return unranked(shapes);
   int64_t rank = first->size();
   std::optional<int64_t> axis = shp::normalizeAxis(op.getAxis(), rank);
   if (!axis)
-    return op.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
-                            << " is out of range";
+    return errors.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
+                                << " is out of range";
   SmallVector<int64_t> result(*first);
   result[*axis] = 0;
   for (Value input : op.getInputs()) {
     auto shape = shapeOf(input);
     if (!shape)
-      return success();
+      return unranked(shapes);
     if (static_cast<int64_t>(shape->size()) != rank)
-      return op.emitOpError("inputs must have the same rank");
-    if (elementTypeOf(input) != elementTypeOf(op.getResult()))
-      return op.emitOpError("inputs and result must share an element type");
+      return errors.emitOpError("inputs must have the same rank");
     for (int64_t i = 0; i < rank; ++i) {
       if (i == *axis)
         continue;
       if (staticMismatch((*shape)[i], result[i]))
-        return op.emitOpError() << "inputs differ in dimension " << i;
+        return errors.emitOpError() << "inputs differ in dimension " << i;
       if (result[i] == shp::kDynamic)
         result[i] = (*shape)[i];
     }
@@ -782,68 +912,71 @@ static LogicalResult verifyShape(ConcatOp op, InferredShape *record = nullptr) {
                         ? shp::kDynamic
                         : result[*axis] + extent;
   }
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
-LogicalResult ConcatOp::verify() { return verifyShape(*this); }
+LogicalResult ConcatOp::verify() {
+  return verifyByShapeRule(*this, [&]() -> LogicalResult {
+    Type element = elementTypeOf(getResult());
+    if (llvm::any_of(getInputs(),
+                     [&](Value in) { return elementTypeOf(in) != element; }))
+      return emitOpError("inputs and result must share an element type");
+    return success();
+  });
+}
 
-/// Each piece's shape: the input's with the axis cut to the piece's size;
-/// nullopt for an unranked input or an axis out of range.
-static std::optional<SmallVector<SmallVector<int64_t>>>
-splitShapes(SplitOp op) {
+LogicalResult SplitOp::inferReturnTypeComponents(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
+  if (llvm::any_of(op.getSizes(), [](int64_t s) { return s < 0; }))
+    return errors.emitOpError("sizes must not be negative");
   auto in = shapeOf(op.getInput());
   if (!in)
-    return std::nullopt;
+    return unranked(shapes, op.getSizes().size());
   std::optional<int64_t> axis = shp::normalizeAxis(op.getAxis(), in->size());
   if (!axis)
-    return std::nullopt;
-  SmallVector<SmallVector<int64_t>> shapes;
+    return errors.emitOpError() << "axis " << static_cast<int64_t>(op.getAxis())
+                                << " is out of range";
+  int64_t total = 0;
+  for (int64_t size : op.getSizes())
+    total += size;
+  if (staticMismatch((*in)[*axis], total))
+    return errors.emitOpError() << "sizes add up to " << total
+                                << " but the axis has " << (*in)[*axis];
+  // Each piece is the input with the axis cut to the piece's size.
   for (int64_t size : op.getSizes()) {
     SmallVector<int64_t> shape(*in);
     shape[*axis] = size;
-    shapes.push_back(std::move(shape));
+    shapes.emplace_back(ArrayRef<int64_t>(shape));
   }
-  return shapes;
+  return success();
 }
 
 LogicalResult SplitOp::verify() {
   if (getSizes().size() != getResults().size())
     return emitOpError() << "has " << getResults().size() << " results but "
                          << getSizes().size() << " sizes";
-  if (llvm::any_of(getSizes(), [](int64_t s) { return s < 0; }))
-    return emitOpError("sizes must not be negative");
-  auto in = shapeOf(getInput());
-  if (!in)
-    return success();
-  std::optional<int64_t> axis = shp::normalizeAxis(getAxis(), in->size());
-  if (!axis)
-    return emitOpError() << "axis " << static_cast<int64_t>(getAxis())
-                         << " is out of range";
-  int64_t total = 0;
-  for (int64_t size : getSizes())
-    total += size;
-  if (staticMismatch((*in)[*axis], total))
-    return emitOpError() << "sizes add up to " << total << " but the axis has "
-                         << (*in)[*axis];
-  for (auto [result, expected] : llvm::zip(getResults(), *splitShapes(*this)))
-    if (failed(checkResultShape(*this, result, expected)))
-      return failure();
-  return success();
+  return verifyByShapeRule(*this);
 }
 
-static LogicalResult verifyShape(SliceOp op, InferredShape *record = nullptr) {
+LogicalResult SliceOp::inferReturnTypeComponents(MLIRContext *,
+                                                 std::optional<Location> loc,
+                                                 Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   size_t count = op.getStarts().size();
   if (op.getEnds().size() != count || op.getAxes().size() != count ||
       op.getSteps().size() != count)
-    return op.emitOpError("starts, ends, axes and steps must have one entry "
-                          "per sliced axis");
+    return errors.emitOpError(
+        "starts, ends, axes and steps must have one entry "
+        "per sliced axis");
   if (llvm::is_contained(op.getSteps(), 0))
-    return op.emitOpError("steps must not be zero");
+    return errors.emitOpError("steps must not be zero");
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   FailureOr<SmallVector<int64_t>> axes =
-      normalizeAxes(op, op.getAxes(), in->size());
+      normalizeAxes(errors, op.getAxes(), in->size());
   if (failed(axes))
     return failure();
   SmallVector<int64_t> result(*in);
@@ -855,82 +988,88 @@ static LogicalResult verifyShape(SliceOp op, InferredShape *record = nullptr) {
             : shp::sliceCount(dim, op.getStarts()[i], op.getEnds()[i],
                               op.getSteps()[i]);
   }
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
-LogicalResult SliceOp::verify() { return verifyShape(*this); }
+LogicalResult SliceOp::verify() { return verifyByShapeRule(*this); }
 
-static LogicalResult verifyShape(ReshapeOp op,
-                                 InferredShape *record = nullptr) {
+LogicalResult ReshapeOp::inferReturnTypeComponents(MLIRContext *,
+                                                   std::optional<Location> loc,
+                                                   Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   if (llvm::count(op.getShape(), -1) > 1)
-    return op.emitOpError("at most one dimension may be -1");
+    return errors.emitOpError("at most one dimension may be -1");
   if (llvm::any_of(op.getShape(), [](int64_t d) { return d < -1; }))
-    return op.emitOpError("dimensions must be -1 or more");
+    return errors.emitOpError("dimensions must be -1 or more");
   if (op.getAllowzero() && llvm::is_contained(op.getShape(), 0) &&
       llvm::is_contained(op.getShape(), -1))
-    return op.emitOpError("with allowzero, 0 and -1 cannot both appear");
+    return errors.emitOpError("with allowzero, 0 and -1 cannot both appear");
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   auto result = shp::reshape(*in, op.getShape(), op.getAllowzero());
   if (!result)
-    return op.emitOpError() << "cannot reshape " << formatShape(*in) << " to "
-                            << formatShape(op.getShape());
-  return checkResultShape(op, op.getResult(), *result, record);
+    return errors.emitOpError() << "cannot reshape " << formatShape(*in)
+                                << " to " << formatShape(op.getShape());
+  return inferred(shapes, *result);
 }
 
-LogicalResult ReshapeOp::verify() { return verifyShape(*this); }
+LogicalResult ReshapeOp::verify() { return verifyByShapeRule(*this); }
 
-static LogicalResult verifyShape(TransposeOp op,
-                                 InferredShape *record = nullptr) {
+LogicalResult TransposeOp::inferReturnTypeComponents(
+    MLIRContext *, std::optional<Location> loc, Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   ArrayRef<int64_t> perm = op.getPerm();
   if (perm.size() != in->size())
-    return op.emitOpError()
+    return errors.emitOpError()
            << "perm has " << perm.size() << " entries for rank " << in->size();
   SmallVector<int64_t> result;
   llvm::SmallSet<int64_t, 8> seen;
   for (int64_t p : perm) {
     if (p < 0 || p >= static_cast<int64_t>(in->size()) ||
         !seen.insert(p).second)
-      return op.emitOpError("perm must be a permutation of the axes");
+      return errors.emitOpError("perm must be a permutation of the axes");
     result.push_back((*in)[p]);
   }
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
-LogicalResult TransposeOp::verify() { return verifyShape(*this); }
+LogicalResult TransposeOp::verify() { return verifyByShapeRule(*this); }
 
-static LogicalResult verifyShape(FlattenOp op,
-                                 InferredShape *record = nullptr) {
+LogicalResult FlattenOp::inferReturnTypeComponents(MLIRContext *,
+                                                   std::optional<Location> loc,
+                                                   Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   // Flatten allows axis == rank (everything in the outer dimension).
   int64_t rank = in->size(), axisValue = static_cast<int64_t>(op.getAxis());
   std::optional<int64_t> axis;
   if (axisValue >= -rank && axisValue <= rank)
     axis = axisValue < 0 ? axisValue + rank : axisValue;
   else
-    return op.emitOpError() << "axis " << axisValue << " is out of range";
+    return errors.emitOpError() << "axis " << axisValue << " is out of range";
   auto outer = shp::elementCount(in->take_front(*axis));
   auto inner = shp::elementCount(in->drop_front(*axis));
-  return checkResultShape(
-      op, op.getResult(),
-      {outer.value_or(shp::kDynamic), inner.value_or(shp::kDynamic)}, record);
+  return inferred(
+      shapes, {outer.value_or(shp::kDynamic), inner.value_or(shp::kDynamic)});
 }
 
-LogicalResult FlattenOp::verify() { return verifyShape(*this); }
+LogicalResult FlattenOp::verify() { return verifyByShapeRule(*this); }
 
-static LogicalResult verifyShape(SqueezeOp op,
-                                 InferredShape *record = nullptr) {
+LogicalResult SqueezeOp::inferReturnTypeComponents(MLIRContext *,
+                                                   std::optional<Location> loc,
+                                                   Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   FailureOr<SmallVector<int64_t>> axes =
-      normalizeAxes(op, op.getAxes(), in->size());
+      normalizeAxes(errors, op.getAxes(), in->size());
   if (failed(axes))
     return failure();
   SmallVector<int64_t> result;
@@ -938,60 +1077,68 @@ static LogicalResult verifyShape(SqueezeOp op,
     int64_t dim = (*in)[i];
     bool listed = llvm::is_contained(*axes, i);
     if (listed && staticMismatch(dim, 1))
-      return op.emitOpError()
+      return errors.emitOpError()
              << "cannot squeeze axis " << i << " of extent " << dim;
     if (axes->empty() && dim == shp::kDynamic)
-      return success(); // Which axes go depends on runtime extents.
+      return unranked(shapes); // Which axes go depends on runtime extents.
     if (listed || (axes->empty() && dim == 1))
       continue;
     result.push_back(dim);
   }
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
-LogicalResult SqueezeOp::verify() { return verifyShape(*this); }
+LogicalResult SqueezeOp::verify() { return verifyByShapeRule(*this); }
 
-static LogicalResult verifyShape(UnsqueezeOp op,
-                                 InferredShape *record = nullptr) {
+LogicalResult UnsqueezeOp::inferReturnTypeComponents(
+    MLIRContext *, std::optional<Location> loc, Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   int64_t rank = in->size() + op.getAxes().size();
-  FailureOr<SmallVector<int64_t>> axes = normalizeAxes(op, op.getAxes(), rank);
+  FailureOr<SmallVector<int64_t>> axes =
+      normalizeAxes(errors, op.getAxes(), rank);
   if (failed(axes))
     return failure();
   SmallVector<int64_t> result;
   auto next = in->begin();
   for (int64_t i = 0; i < rank; ++i)
     result.push_back(llvm::is_contained(*axes, i) ? 1 : *next++);
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
-LogicalResult UnsqueezeOp::verify() { return verifyShape(*this); }
+LogicalResult UnsqueezeOp::verify() { return verifyByShapeRule(*this); }
 
-static LogicalResult verifyShape(ExpandOp op, InferredShape *record = nullptr) {
+LogicalResult ExpandOp::inferReturnTypeComponents(MLIRContext *,
+                                                  std::optional<Location> loc,
+                                                  Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   auto result = shp::broadcast(*in, op.getShape());
   if (!result)
-    return op.emitOpError() << "cannot expand " << formatShape(*in) << " to "
-                            << formatShape(op.getShape());
-  return checkResultShape(op, op.getResult(), *result, record);
+    return errors.emitOpError() << "cannot expand " << formatShape(*in)
+                                << " to " << formatShape(op.getShape());
+  return inferred(shapes, *result);
 }
 
-LogicalResult ExpandOp::verify() { return verifyShape(*this); }
+LogicalResult ExpandOp::verify() { return verifyByShapeRule(*this); }
 
-static LogicalResult verifyShape(PadOp op, InferredShape *record = nullptr) {
+LogicalResult PadOp::inferReturnTypeComponents(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   int64_t rank = in->size();
   if (static_cast<int64_t>(op.getPads().size()) != 2 * rank)
-    return op.emitOpError()
+    return errors.emitOpError()
            << "expects " << 2 * rank << " pads for rank " << rank;
   if (op.getValue().getType() != elementTypeOf(op.getInput()))
-    return op.emitOpError("pad value must have the input's element type");
+    return errors.emitOpError("pad value must have the input's element type");
   SmallVector<int64_t> result;
   for (int64_t i = 0; i < rank; ++i) {
     int64_t dim = (*in)[i];
@@ -999,15 +1146,17 @@ static LogicalResult verifyShape(PadOp op, InferredShape *record = nullptr) {
                          ? dim
                          : dim + op.getPads()[i] + op.getPads()[rank + i]);
     if (result.back() < 0 && dim != shp::kDynamic)
-      return op.emitOpError() << "pads crop axis " << i << " below zero";
+      return errors.emitOpError() << "pads crop axis " << i << " below zero";
   }
-  return checkResultShape(op, op.getResult(), result, record);
+  return inferred(shapes, result);
 }
 
-LogicalResult PadOp::verify() { return verifyShape(*this); }
+LogicalResult PadOp::verify() { return verifyByShapeRule(*this); }
 
-/// The [start, end) axis range ONNX Shape selects, clamped to the rank.
-static std::pair<int64_t, int64_t> shapeRange(ShapeOp op, int64_t rank) {
+/// The [start, end) axis range ONNX Shape selects, clamped to the rank; `op`
+/// is a ShapeOp or its adaptor.
+template <typename ShapeLike>
+static std::pair<int64_t, int64_t> shapeRange(ShapeLike op, int64_t rank) {
   auto clampAxis = [rank](int64_t axis) {
     if (axis < 0)
       axis += rank;
@@ -1018,15 +1167,17 @@ static std::pair<int64_t, int64_t> shapeRange(ShapeOp op, int64_t rank) {
   return {start, std::max(start, end)};
 }
 
-static LogicalResult verifyShape(ShapeOp op, InferredShape *record = nullptr) {
+LogicalResult ShapeOp::inferReturnTypeComponents(MLIRContext *,
+                                                 std::optional<Location>,
+                                                 Adaptor op, Shapes &shapes) {
   auto in = shapeOf(op.getInput());
   if (!in)
-    return success();
+    return unranked(shapes);
   auto [start, end] = shapeRange(op, in->size());
-  return checkResultShape(op, op.getResult(), {end - start}, record);
+  return inferred(shapes, {end - start});
 }
 
-LogicalResult ShapeOp::verify() { return verifyShape(*this); }
+LogicalResult ShapeOp::verify() { return verifyByShapeRule(*this); }
 
 OpFoldResult ShapeOp::fold(FoldAdaptor) {
   auto in = shapeOf(getInput());
@@ -1045,102 +1196,115 @@ OpFoldResult ShapeOp::fold(FoldAdaptor) {
 /// data.shape[axis+1:], which is also the shape of a scatter's updates;
 /// std::nullopt when unknown (unranked operands), failure() once reported.
 static FailureOr<std::optional<SmallVector<int64_t>>>
-gatheredShape(Operation *op, Value dataValue, Value indicesValue,
+gatheredShape(const ShapeErrors &errors, Value dataValue, Value indicesValue,
               int64_t axisValue) {
   if (!isInteger(indicesValue))
-    return op->emitOpError("indices must be an integer tensor");
+    return errors.emitOpError("indices must be an integer tensor");
   auto data = shapeOf(dataValue), indices = shapeOf(indicesValue);
   if (!data || !indices)
     return std::optional<SmallVector<int64_t>>();
   if (data->empty())
-    return op->emitOpError("data must have rank at least 1");
+    return errors.emitOpError("data must have rank at least 1");
   std::optional<int64_t> axis = shp::normalizeAxis(axisValue, data->size());
   if (!axis)
-    return op->emitOpError() << "axis " << axisValue << " is out of range";
+    return errors.emitOpError() << "axis " << axisValue << " is out of range";
   SmallVector<int64_t> result(data->take_front(*axis));
   llvm::append_range(result, *indices);
   llvm::append_range(result, data->drop_front(*axis + 1));
   return std::optional<SmallVector<int64_t>>(std::move(result));
 }
 
-static LogicalResult verifyShape(GatherOp op, InferredShape *record = nullptr) {
+LogicalResult GatherOp::inferReturnTypeComponents(MLIRContext *,
+                                                  std::optional<Location> loc,
+                                                  Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   auto gathered =
-      gatheredShape(op, op.getData(), op.getIndices(), op.getAxis());
+      gatheredShape(errors, op.getData(), op.getIndices(), op.getAxis());
   if (failed(gathered))
     return failure();
   if (!*gathered)
-    return success();
-  return checkResultShape(op, op.getResult(), **gathered, record);
+    return unranked(shapes);
+  return inferred(shapes, **gathered);
 }
 
-LogicalResult GatherOp::verify() { return verifyShape(*this); }
+LogicalResult GatherOp::verify() { return verifyByShapeRule(*this); }
 
 /// Scatter writes gather's result shape back into data's shape.
-static LogicalResult verifyShape(ScatterOp op,
-                                 InferredShape *record = nullptr) {
-  if (elementTypeOf(op.getUpdates()) != elementTypeOf(op.getData()) ||
-      elementTypeOf(op.getResult()) != elementTypeOf(op.getData()))
-    return op.emitOpError(
-        "data, updates and result must have the same element type");
+LogicalResult ScatterOp::inferReturnTypeComponents(MLIRContext *,
+                                                   std::optional<Location> loc,
+                                                   Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
   auto gathered =
-      gatheredShape(op, op.getData(), op.getIndices(), op.getAxis());
+      gatheredShape(errors, op.getData(), op.getIndices(), op.getAxis());
   if (failed(gathered))
     return failure();
   if (!*gathered)
-    return success();
+    return unranked(shapes);
   const SmallVector<int64_t> &expected = **gathered;
   if (auto updates = shapeOf(op.getUpdates())) {
     bool ok = updates->size() == expected.size();
     for (size_t i = 0; ok && i < expected.size(); ++i)
       ok = !staticMismatch((*updates)[i], expected[i]);
     if (!ok)
-      return op.emitOpError()
+      return errors.emitOpError()
              << "updates shape " << formatShape(*updates)
              << " does not match the gathered shape " << formatShape(expected);
   }
-  return checkResultShape(op, op.getResult(), *shapeOf(op.getData()), record);
+  return inferred(shapes, *shapeOf(op.getData()));
 }
 
-LogicalResult ScatterOp::verify() { return verifyShape(*this); }
+LogicalResult ScatterOp::verify() {
+  if (elementTypeOf(getUpdates()) != elementTypeOf(getData()) ||
+      elementTypeOf(getResult()) != elementTypeOf(getData()))
+    return emitOpError(
+        "data, updates and result must have the same element type");
+  return verifyByShapeRule(*this);
+}
 
 /// Shared by the lookup and its parameter-server form: rows of a [rows, dim]
 /// table picked by integer ids, optionally pooled over the ids' last axis.
-static LogicalResult verifyLookup(Operation *op, Value ids, int64_t dim,
-                                  EmbeddingPooling pooling, Value result,
-                                  InferredShape *record = nullptr) {
+static LogicalResult lookupShape(const ShapeErrors &errors, Value ids,
+                                 int64_t dim, EmbeddingPooling pooling,
+                                 Shapes &shapes) {
   if (!isInteger(ids))
-    return op->emitOpError("ids must be an integer tensor");
+    return errors.emitOpError("ids must be an integer tensor");
   auto idsShape = shapeOf(ids);
   if (!idsShape)
-    return success();
+    return unranked(shapes);
   SmallVector<int64_t> expected(*idsShape);
   if (pooling != EmbeddingPooling::None) {
     if (idsShape->empty())
-      return op->emitOpError("pooling needs ids of rank at least 1");
+      return errors.emitOpError("pooling needs ids of rank at least 1");
     expected.pop_back();
   }
   expected.push_back(dim);
-  return checkResultShape(op, result, expected, record);
+  return inferred(shapes, expected);
 }
 
-static LogicalResult verifyShape(EmbeddingLookupOp op,
-                                 InferredShape *record = nullptr) {
-  if (failed(checkRank(op, op.getTable(), "table", 2, 2)))
+LogicalResult EmbeddingLookupOp::inferReturnTypeComponents(
+    MLIRContext *, std::optional<Location> loc, Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
+  if (failed(checkRank(errors, op.getTable(), "table", 2, 2)))
     return failure();
   auto table = shapeOf(op.getTable());
-  return verifyLookup(op, op.getIds(), table ? (*table)[1] : shp::kDynamic,
-                      op.getPooling(), op.getResult(), record);
+  return lookupShape(errors, op.getIds(), table ? (*table)[1] : shp::kDynamic,
+                     op.getPooling(), shapes);
 }
 
-LogicalResult EmbeddingLookupOp::verify() { return verifyShape(*this); }
+LogicalResult EmbeddingLookupOp::verify() { return verifyByShapeRule(*this); }
 
-LogicalResult PSPullOp::verify() {
-  auto table = cast<RankedTensorType>(getTableType());
+LogicalResult PSPullOp::inferReturnTypeComponents(MLIRContext *,
+                                                  std::optional<Location> loc,
+                                                  Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
+  auto table = cast<RankedTensorType>(op.getTableType());
   if (table.getRank() != 2)
-    return emitOpError("table must be 2-D (rows x dim)");
-  return verifyLookup(*this, getIds(), table.getDimSize(1), getPooling(),
-                      getRows());
+    return errors.emitOpError("table must be 2-D (rows x dim)");
+  return lookupShape(errors, op.getIds(), table.getDimSize(1), op.getPooling(),
+                     shapes);
 }
+
+LogicalResult PSPullOp::verify() { return verifyByShapeRule(*this); }
 
 /// Shapes both loss ops share: a batch-first prediction and a label of the
 /// kind's form; static shapes only (losses come after import bound them).
@@ -1195,71 +1359,69 @@ LogicalResult LossGradOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
-// Result shape inference: the verifiers' shape rules, recorded.
-//===----------------------------------------------------------------------===//
-
-LogicalResult DeterminantOp::verify() {
-  if (failed(checkRank(*this, getInput(), "input", 2)))
-    return failure();
-  Type element = elementTypeOf(getInput());
-  if (!element.isF32() && !element.isF64())
-    return emitOpError("input must be f32 or f64");
-  if (elementTypeOf(getResult()) != element)
-    return emitOpError("result must have the input's element type");
-  std::optional<ArrayRef<int64_t>> input = shapeOf(getInput());
-  if (!input)
-    return success();
-  if (staticMismatch(input->back(), (*input)[input->size() - 2]))
-    return emitOpError("input must end in square matrices");
-  return checkResultShape(*this, getResult(), input->drop_back(2));
-}
-
-//===----------------------------------------------------------------------===//
 // Data-dependent extents.
 //===----------------------------------------------------------------------===//
 
 /// `count` of a data-dependent op: an i64 scalar.
 static LogicalResult verifyCount(Operation *op, Value count) {
-  return checkRank(op, count, "count", 0, 0);
+  return checkRank(ShapeErrors(op), count, "count", 0, 0);
+}
+
+LogicalResult NonZeroOp::inferReturnTypeComponents(MLIRContext *,
+                                                   std::optional<Location> loc,
+                                                   Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
+  if (failed(checkRank(errors, op.getInput(), "input", 1)))
+    return failure();
+  std::optional<ArrayRef<int64_t>> input = shapeOf(op.getInput());
+  if (!input)
+    return unranked(shapes, 2);
+  std::optional<int64_t> numel = shp::elementCount(*input);
+  shapes.emplace_back(
+      ArrayRef<int64_t>{int64_t(input->size()), numel.value_or(shp::kDynamic)});
+  return inferred(shapes, {}); // count
 }
 
 LogicalResult NonZeroOp::verify() {
-  if (failed(checkRank(*this, getInput(), "input", 1)) ||
-      failed(verifyCount(*this, getCount())))
+  return verifyByShapeRule(*this,
+                           [&] { return verifyCount(*this, getCount()); });
+}
+
+LogicalResult UniqueOp::inferReturnTypeComponents(MLIRContext *,
+                                                  std::optional<Location> loc,
+                                                  Adaptor op, Shapes &shapes) {
+  ShapeErrors errors(loc, getOperationName());
+  if (failed(checkRank(errors, op.getInput(), "input", 1)))
     return failure();
-  std::optional<ArrayRef<int64_t>> input = shapeOf(getInput());
+  std::optional<ArrayRef<int64_t>> input = shapeOf(op.getInput());
   if (!input)
-    return success();
-  std::optional<int64_t> numel = shp::elementCount(*input);
-  return checkResultShape(
-      *this, getIndices(),
-      {int64_t(input->size()), numel.value_or(shp::kDynamic)});
+    return unranked(shapes, 5);
+  int64_t rank = input->size();
+  auto axis = static_cast<int64_t>(op.getAxis());
+  if (axis < 0 || axis >= rank)
+    return errors.emitOpError()
+           << "axis " << axis << " is not in [0, " << rank << ")";
+  // values, then first_indices, inverse and counts, then count.
+  shapes.emplace_back(*input);
+  shapes.append(3, ShapedTypeComponents(ArrayRef<int64_t>{(*input)[axis]}));
+  return inferred(shapes, {});
 }
 
 LogicalResult UniqueOp::verify() {
-  if (failed(checkRank(*this, getInput(), "input", 1)) ||
-      failed(verifyCount(*this, getCount())))
-    return failure();
-  if (getValues().getType() != getInput().getType())
-    return emitOpError("values must have the input's type");
-  std::optional<ArrayRef<int64_t>> input = shapeOf(getInput());
-  if (!input)
-    return success();
-  int64_t rank = input->size();
-  auto axis = static_cast<int64_t>(getAxis());
-  if (axis < 0 || axis >= rank)
-    return emitOpError() << "axis " << axis << " is not in [0, " << rank << ")";
-  int64_t extent = (*input)[axis];
-  for (Value result : {getFirstIndices(), getInverse(), getCounts()})
-    if (failed(checkResultShape(*this, result, {extent})))
+  return verifyByShapeRule(*this, [&]() -> LogicalResult {
+    if (failed(verifyCount(*this, getCount())))
       return failure();
-  return success();
+    if (getValues().getType() != getInput().getType())
+      return emitOpError("values must have the input's type");
+    return success();
+  });
 }
 
 LogicalResult NonMaxSuppressionOp::verify() {
-  if (failed(checkRank(*this, getBoxes(), "boxes", 3, 3)) ||
-      failed(checkRank(*this, getScores(), "scores", 3, 3)) ||
-      failed(checkRank(*this, getSelected(), "selected", 2, 2)) ||
+  ShapeErrors errors(*this);
+  if (failed(checkRank(errors, getBoxes(), "boxes", 3, 3)) ||
+      failed(checkRank(errors, getScores(), "scores", 3, 3)) ||
+      failed(checkRank(errors, getSelected(), "selected", 2, 2)) ||
       failed(verifyCount(*this, getCount())))
     return failure();
   for (Value scalar :
@@ -1288,57 +1450,46 @@ LogicalResult NonMaxSuppressionOp::verify() {
   return success();
 }
 
+/// The shapes the rule of `op` gives its results, unranked where unknown;
+/// nullopt where `op` has no rule or the rule rejects the operands (the
+/// verifier reports that).
+static std::optional<SmallVector<ShapedTypeComponents>>
+inferResultShapes(Operation *op) {
+  SmallVector<ShapedTypeComponents> shapes;
+  if (op->hasTrait<OpTrait::SameOperandsAndResultShape>()) {
+    if (op->getNumOperands() == 0)
+      return std::nullopt;
+    std::optional<ArrayRef<int64_t>> shape = shapeOf(op->getOperand(0));
+    shapes.append(op->getNumResults(), shape ? ShapedTypeComponents(*shape)
+                                             : ShapedTypeComponents());
+    return shapes;
+  }
+  auto rule = dyn_cast<InferShapedTypeOpInterface>(op);
+  if (!rule ||
+      failed(rule.inferReturnTypeComponents(
+          op->getContext(), std::nullopt, op->getOperands(),
+          op->getRawDictionaryAttrs(), op->getPropertiesStorage(),
+          op->getRegions(), shapes)) ||
+      shapes.size() != op->getNumResults())
+    return std::nullopt;
+  return shapes;
+}
+
 std::optional<SmallVector<int64_t>> heterps::hps::inferValueShape(Value value) {
   auto result = dyn_cast<OpResult>(value);
   if (!result)
     return std::nullopt;
-  auto split = dyn_cast<SplitOp>(result.getOwner());
-  if (!split)
-    return inferResultShape(result.getOwner());
-  // Inconsistent sizes are the verifier's to report.
-  std::optional<SmallVector<SmallVector<int64_t>>> shapes = splitShapes(split);
-  if (!shapes || shapes->size() != split.getNumResults())
+  auto shapes = inferResultShapes(result.getOwner());
+  if (!shapes || !(*shapes)[result.getResultNumber()].hasRank())
     return std::nullopt;
-  return (*shapes)[result.getResultNumber()];
+  return SmallVector<int64_t>((*shapes)[result.getResultNumber()].getDims());
 }
 
 std::optional<SmallVector<int64_t>>
 heterps::hps::inferResultShape(Operation *op) {
-  if (op->getNumResults() != 1 || op->getNumOperands() == 0)
+  if (op->getNumResults() != 1)
     return std::nullopt;
-  if (op->hasTrait<OpTrait::SameOperandsAndResultShape>()) {
-    if (auto shape = shapeOf(op->getOperand(0)))
-      return SmallVector<int64_t>(*shape);
-    return std::nullopt;
-  }
-  // A rule that rejects the operands reports it when the op is verified;
-  // here it only means "no shape".
-  ScopedDiagnosticHandler silence(op->getContext(),
-                                  [](Diagnostic &) { return success(); });
-  InferredShape shape;
-  LogicalResult ok =
-      llvm::TypeSwitch<Operation *, LogicalResult>(op)
-          .Case<GemmOp, MatMulOp, ConvOp, BatchNormOp, LayerNormOp, ReduceOp,
-                WhereOp, ConcatOp, SliceOp, ReshapeOp, TransposeOp, FlattenOp,
-                SqueezeOp, UnsqueezeOp, ExpandOp, PadOp, ShapeOp, GatherOp,
-                ScatterOp, EmbeddingLookupOp>(
-              [&](auto typed) { return verifyShape(typed, &shape); })
-          .Case<MaxPoolOp, AvgPoolOp>(
-              [&](auto typed) { return verifyWindowPool(typed, &shape); })
-          .Case<GlobalMaxPoolOp, GlobalAvgPoolOp>([&](auto typed) {
-            return verifyGlobalPool(typed, typed.getInput(), typed.getResult(),
-                                    &shape);
-          })
-          .Case<SoftmaxOp, LogSoftmaxOp>(
-              [&](auto typed) { return verifySoftmax(typed, &shape); })
-          .Case<AddOp, SubOp, MulOp, DivOp, PowOp, MaxOp, MinOp, ModOp, PReluOp,
-                AndOp, OrOp, XorOp, EqualOp, LessOp, LessEqualOp, GreaterOp,
-                GreaterEqualOp>(
-              [&](Operation *binary) { return verifyBinary(binary, &shape); })
-          .Default([](Operation *) { return failure(); });
-  if (failed(ok))
-    return std::nullopt;
-  return shape;
+  return inferValueShape(op->getResult(0));
 }
 
 #define GET_OP_CLASSES

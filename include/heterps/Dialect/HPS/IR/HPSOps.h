@@ -9,6 +9,7 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace heterps::hps::autodiff {
@@ -36,14 +37,16 @@ std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
 /// and integer-bounded clips of such (a quantized value in f32).
 bool holdsIntegers(mlir::Value value);
 
-/// The result shape the operands of a single-result hps op imply, by the
-/// same rule its verifier checks; nullopt where an operand's rank is unknown,
-/// the operands are inconsistent or the op has no such rule. Import leaves
-/// results unranked where ONNX shape inference gave up (shapes computed at
-/// run time), and legalization refines them with this.
+/// The result shape the operands of a single-result op imply: its operand's
+/// with SameOperandsAndResultShape, else its InferShapedTypeOpInterface rule
+/// (asked without a location, so a rule that rejects the operands stays
+/// silent); nullopt where an operand's rank is unknown, the operands are
+/// inconsistent or the op has no such rule. Import leaves results unranked
+/// where ONNX shape inference gave up (shapes computed at run time), and
+/// legalization refines them with this.
 std::optional<llvm::SmallVector<int64_t>> inferResultShape(mlir::Operation *op);
 
-/// inferResultShape for one result of any hps op: also each piece of an
+/// inferResultShape for any one result of an op, e.g. each piece of an
 /// hps.split.
 std::optional<llvm::SmallVector<int64_t>> inferValueShape(mlir::Value value);
 

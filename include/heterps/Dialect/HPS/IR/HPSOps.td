@@ -3,8 +3,10 @@
 // Layer ops of the hps dialect. Every layer op:
 //  - works on builtin tensor types and is free of side effects,
 //  - carries an optional inherent `device` attribute (PlacedOpInterface),
-//  - has a verifier that checks ranks, attributes and, where both are static,
-//    that the result shape is the one the op's semantics give.
+//  - has a verifier that checks ranks and attributes. An op whose result
+//    shapes follow from its operands (HPS_ShapeRuleOp) implements
+//    inferReturnTypeComponents with that rule, and its verifier checks the
+//    results against it, dynamic extents matching any.
 // Semantics follow ONNX (numpy broadcasting, NCHW layouts); the legalization
 // patterns resolve ONNX's per-opset variations into these canonical forms.
 //
@@ -19,6 +21,7 @@ include "heterps/Dialect/HPS/IR/HPSInterfaces.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/BuiltinAttributeInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 class HPS_Op<string mnemonic, list<Trait> traits = []>
@@ -33,6 +36,11 @@ class HPS_LayerOp<string mnemonic, list<Trait> traits = []>
   let assemblyFormat =
       "operands attr-dict `:` functional-type(operands, results)";
 }
+
+// A layer op whose result shapes its operands and attributes give: the rule
+// is its inferReturnTypeComponents (also what shape refinement asks).
+class HPS_ShapeRuleOp<string mnemonic, list<Trait> traits = []>
+    : HPS_LayerOp<mnemonic, !listconcat([InferShapedTypeOpAdaptor], traits)>;
 
 //===----------------------------------------------------------------------===//
 // Values: constants, weights, absent optional inputs, generic ONNX nodes.
@@ -121,7 +129,7 @@ def HPS_YieldOp : HPS_Op<"yield", [Pure, ReturnLike, Terminator,
 // Linear algebra and convolution.
 //===----------------------------------------------------------------------===//
 
-def HPS_GemmOp : HPS_LayerOp<"gemm"> {
+def HPS_GemmOp : HPS_ShapeRuleOp<"gemm"> {
   let summary = "alpha * op(A) x op(B) + beta * C, C broadcast to (M, N)";
   let arguments = !con((ins AnyTensor:$a, AnyTensor:$b, Optional<AnyTensor>:$c,
                         DefaultValuedAttr<F32Attr, "1.0">:$alpha,
@@ -130,13 +138,13 @@ def HPS_GemmOp : HPS_LayerOp<"gemm"> {
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_MatMulOp : HPS_LayerOp<"matmul"> {
+def HPS_MatMulOp : HPS_ShapeRuleOp<"matmul"> {
   let summary = "numpy matmul: batched, broadcasting, 1-D operands promoted";
   let arguments = !con((ins AnyTensor:$a, AnyTensor:$b), Placement);
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_DeterminantOp : HPS_LayerOp<"determinant"> {
+def HPS_DeterminantOp : HPS_ShapeRuleOp<"determinant"> {
   let summary = "Determinants of the trailing square matrices (ONNX Det)";
   let description = [{
     `input` is [..., n, n] f32 or f64; the result has the leading shape and
@@ -146,7 +154,7 @@ def HPS_DeterminantOp : HPS_LayerOp<"determinant"> {
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_ConvOp : HPS_LayerOp<"conv"> {
+def HPS_ConvOp : HPS_ShapeRuleOp<"conv"> {
   let summary = "N-d grouped convolution, NC[D]HW layout, explicit padding";
   let description = [{
     `pads` holds the begin pads of every spatial axis, then the end pads.
@@ -287,7 +295,8 @@ def HPS_RecurrenceGradOp : HPS_LayerOp<"recurrence_grad",
 // Pooling and normalization.
 //===----------------------------------------------------------------------===//
 
-class HPS_WindowPoolOp<string mnemonic, dag extra> : HPS_LayerOp<mnemonic> {
+class HPS_WindowPoolOp<string mnemonic, dag extra>
+    : HPS_ShapeRuleOp<mnemonic> {
   let arguments = !con((ins AnyTensor:$input,
                         DenseI64ArrayAttr:$kernel_shape,
                         DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
@@ -305,19 +314,19 @@ def HPS_AvgPoolOp : HPS_WindowPoolOp<"avg_pool",
   let summary = "Average pooling over spatial windows";
 }
 
-def HPS_GlobalMaxPoolOp : HPS_LayerOp<"global_max_pool"> {
+def HPS_GlobalMaxPoolOp : HPS_ShapeRuleOp<"global_max_pool"> {
   let summary = "Max over all spatial axes, keeping them as size 1";
   let arguments = !con((ins AnyTensor:$input), Placement);
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_GlobalAvgPoolOp : HPS_LayerOp<"global_avg_pool"> {
+def HPS_GlobalAvgPoolOp : HPS_ShapeRuleOp<"global_avg_pool"> {
   let summary = "Mean over all spatial axes, keeping them as size 1";
   let arguments = !con((ins AnyTensor:$input), Placement);
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_BatchNormOp : HPS_LayerOp<"batch_norm"> {
+def HPS_BatchNormOp : HPS_ShapeRuleOp<"batch_norm"> {
   let summary = "Batch normalization with running statistics (axis 1)";
   let arguments = !con((ins AnyTensor:$input, AnyTensor:$scale,
                         AnyTensor:$bias, AnyTensor:$mean, AnyTensor:$variance,
@@ -326,7 +335,7 @@ def HPS_BatchNormOp : HPS_LayerOp<"batch_norm"> {
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_LayerNormOp : HPS_LayerOp<"layer_norm"> {
+def HPS_LayerNormOp : HPS_ShapeRuleOp<"layer_norm"> {
   let summary = "Normalizes over the axes from `axis` to the last";
   let arguments = !con((ins AnyTensor:$input, AnyTensor:$scale,
                         Optional<AnyTensor>:$bias,
@@ -336,21 +345,21 @@ def HPS_LayerNormOp : HPS_LayerOp<"layer_norm"> {
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_SoftmaxOp : HPS_LayerOp<"softmax"> {
+def HPS_SoftmaxOp : HPS_ShapeRuleOp<"softmax"> {
   let summary = "Softmax along one axis";
   let arguments = !con((ins AnyTensor:$input,
                         DefaultValuedAttr<I64Attr, "-1">:$axis), Placement);
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_LogSoftmaxOp : HPS_LayerOp<"log_softmax"> {
+def HPS_LogSoftmaxOp : HPS_ShapeRuleOp<"log_softmax"> {
   let summary = "Log of softmax along one axis";
   let arguments = !con((ins AnyTensor:$input,
                         DefaultValuedAttr<I64Attr, "-1">:$axis), Placement);
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_ReduceOp : HPS_LayerOp<"reduce"> {
+def HPS_ReduceOp : HPS_ShapeRuleOp<"reduce"> {
   let summary = "Reduction over `axes` (all axes when empty)";
   let arguments = !con((ins HPS_ReduceKindAttr:$kind, AnyTensor:$input,
                         DenseI64ArrayAttr:$axes, UnitAttr:$keepdims),
@@ -424,7 +433,7 @@ def HPS_ClipOp : HPS_UnaryOp<"clip", "min(max(x, min), max); a missing bound is 
     (ins OptionalAttr<F64Attr>:$min, OptionalAttr<F64Attr>:$max)>;
 
 class HPS_BinaryOp<string mnemonic, string doc, list<Trait> traits = []>
-    : HPS_LayerOp<mnemonic, traits> {
+    : HPS_ShapeRuleOp<mnemonic, traits> {
   let summary = doc # " (numpy broadcasting)";
   let arguments = !con((ins AnyTensor:$lhs, AnyTensor:$rhs), Placement);
   let results = (outs AnyTensor:$result);
@@ -456,7 +465,7 @@ def HPS_LessEqualOp : HPS_BinaryOp<"less_equal", "lhs <= rhs">;
 def HPS_GreaterOp : HPS_BinaryOp<"greater", "lhs > rhs">;
 def HPS_GreaterEqualOp : HPS_BinaryOp<"greater_equal", "lhs >= rhs">;
 
-def HPS_WhereOp : HPS_LayerOp<"where"> {
+def HPS_WhereOp : HPS_ShapeRuleOp<"where"> {
   let summary = "condition ? x : y, all three broadcast together";
   let arguments = !con((ins AnyTensor:$condition, AnyTensor:$x, AnyTensor:$y),
                        Placement);
@@ -476,7 +485,7 @@ def HPS_CastOp : HPS_LayerOp<"cast", [SameOperandsAndResultShape]> {
 // Data movement.
 //===----------------------------------------------------------------------===//
 
-def HPS_ConcatOp : HPS_LayerOp<"concat"> {
+def HPS_ConcatOp : HPS_ShapeRuleOp<"concat"> {
   let summary = "Joins tensors along `axis`";
   let arguments = !con((ins Variadic<AnyTensor>:$inputs, I64Attr:$axis),
                        Placement);
@@ -484,14 +493,14 @@ def HPS_ConcatOp : HPS_LayerOp<"concat"> {
   let hasFolder = 1;
 }
 
-def HPS_SplitOp : HPS_LayerOp<"split"> {
+def HPS_SplitOp : HPS_ShapeRuleOp<"split"> {
   let summary = "Cuts a tensor along `axis` into pieces of `sizes`";
   let arguments = !con((ins AnyTensor:$input, I64Attr:$axis,
                         DenseI64ArrayAttr:$sizes), Placement);
   let results = (outs Variadic<AnyTensor>:$results);
 }
 
-def HPS_SliceOp : HPS_LayerOp<"slice"> {
+def HPS_SliceOp : HPS_ShapeRuleOp<"slice"> {
   let summary = "Strided slice with ONNX semantics (negative and clamped bounds)";
   let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$starts,
                         DenseI64ArrayAttr:$ends, DenseI64ArrayAttr:$axes,
@@ -500,7 +509,7 @@ def HPS_SliceOp : HPS_LayerOp<"slice"> {
   let hasFolder = 1;
 }
 
-def HPS_ReshapeOp : HPS_LayerOp<"reshape"> {
+def HPS_ReshapeOp : HPS_ShapeRuleOp<"reshape"> {
   let summary = "Reshape to `shape`: -1 infers one dim, 0 copies the input dim";
   let description = [{
     A 0 in `shape` copies the input's dim at that position unless `allowzero`
@@ -512,7 +521,7 @@ def HPS_ReshapeOp : HPS_LayerOp<"reshape"> {
   let hasFolder = 1;
 }
 
-def HPS_TransposeOp : HPS_LayerOp<"transpose"> {
+def HPS_TransposeOp : HPS_ShapeRuleOp<"transpose"> {
   let summary = "Permutes axes: result dim i is input dim perm[i]";
   let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$perm),
                        Placement);
@@ -520,14 +529,14 @@ def HPS_TransposeOp : HPS_LayerOp<"transpose"> {
   let hasFolder = 1;
 }
 
-def HPS_FlattenOp : HPS_LayerOp<"flatten"> {
+def HPS_FlattenOp : HPS_ShapeRuleOp<"flatten"> {
   let summary = "Collapses to 2-D: dims before `axis`, dims from `axis` on";
   let arguments = !con((ins AnyTensor:$input, I64Attr:$axis), Placement);
   let results = (outs AnyTensor:$result);
   let hasFolder = 1;
 }
 
-def HPS_SqueezeOp : HPS_LayerOp<"squeeze"> {
+def HPS_SqueezeOp : HPS_ShapeRuleOp<"squeeze"> {
   let summary = "Removes size-1 `axes` (all size-1 axes when empty)";
   let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$axes),
                        Placement);
@@ -535,7 +544,7 @@ def HPS_SqueezeOp : HPS_LayerOp<"squeeze"> {
   let hasFolder = 1;
 }
 
-def HPS_UnsqueezeOp : HPS_LayerOp<"unsqueeze"> {
+def HPS_UnsqueezeOp : HPS_ShapeRuleOp<"unsqueeze"> {
   let summary = "Inserts size-1 `axes`, numbered in the result";
   let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$axes),
                        Placement);
@@ -543,7 +552,7 @@ def HPS_UnsqueezeOp : HPS_LayerOp<"unsqueeze"> {
   let hasFolder = 1;
 }
 
-def HPS_ExpandOp : HPS_LayerOp<"expand"> {
+def HPS_ExpandOp : HPS_ShapeRuleOp<"expand"> {
   let summary = "Broadcasts the input together with `shape`";
   let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$shape),
                        Placement);
@@ -551,14 +560,14 @@ def HPS_ExpandOp : HPS_LayerOp<"expand"> {
   let hasFolder = 1;
 }
 
-def HPS_PadOp : HPS_LayerOp<"pad"> {
+def HPS_PadOp : HPS_ShapeRuleOp<"pad"> {
   let summary = "Pads every axis by `pads` (begins, then ends; negative crops)";
   let arguments = !con((ins AnyTensor:$input, DenseI64ArrayAttr:$pads,
                         HPS_PadModeAttr:$mode, TypedAttrInterface:$value), Placement);
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_ShapeOp : HPS_LayerOp<"shape"> {
+def HPS_ShapeOp : HPS_ShapeRuleOp<"shape"> {
   let summary = "The extents of `input` from axis `start` to `end` as i64";
   let description = [{
     Folds to a constant when those extents are static; otherwise it feeds
@@ -571,7 +580,7 @@ def HPS_ShapeOp : HPS_LayerOp<"shape"> {
   let hasFolder = 1;
 }
 
-def HPS_GatherOp : HPS_LayerOp<"gather"> {
+def HPS_GatherOp : HPS_ShapeRuleOp<"gather"> {
   let summary = "Dense gather of `data` slices along `axis` by `indices`";
   let description = [{
     Negative indices count from the end of the axis, as in ONNX.
@@ -582,7 +591,7 @@ def HPS_GatherOp : HPS_LayerOp<"gather"> {
   let hasFolder = 1;
 }
 
-def HPS_ScatterOp : HPS_LayerOp<"scatter"> {
+def HPS_ScatterOp : HPS_ShapeRuleOp<"scatter"> {
   let summary = "Writes `updates` into a copy of `data` along `axis` at "
                 "`indices`";
   let description = [{
@@ -604,7 +613,7 @@ def HPS_ScatterOp : HPS_LayerOp<"scatter"> {
   let results = (outs AnyTensor:$result);
 }
 
-def HPS_EmbeddingLookupOp : HPS_LayerOp<"embedding_lookup"> {
+def HPS_EmbeddingLookupOp : HPS_ShapeRuleOp<"embedding_lookup"> {
   let summary = "Sparse embedding lookup: rows of `table` picked by `ids`";
   let description = [{
     `table` is [rows, dim]; the result is ids.shape + [dim] without pooling,
@@ -628,7 +637,7 @@ def HPS_EmbeddingLookupOp : HPS_LayerOp<"embedding_lookup"> {
 // extents").
 //===----------------------------------------------------------------------===//
 
-def HPS_NonZeroOp : HPS_LayerOp<"non_zero"> {
+def HPS_NonZeroOp : HPS_ShapeRuleOp<"non_zero"> {
   let summary = "Coordinates of the nonzero elements (ONNX NonZero)";
   let description = [{
     `indices` is [rank(input), numel(input)]: column k holds the coordinates
@@ -639,7 +648,7 @@ def HPS_NonZeroOp : HPS_LayerOp<"non_zero"> {
   let results = (outs I64Tensor:$indices, I64Tensor:$count);
 }
 
-def HPS_UniqueOp : HPS_LayerOp<"unique"> {
+def HPS_UniqueOp : HPS_ShapeRuleOp<"unique"> {
   let summary = "The distinct slices of `input` along `axis` (ONNX Unique)";
   let description = [{
     Slices along `axis` compare equal when every element does. `values` has

@@ -27,7 +27,8 @@ def HPS_RecvOp : HPS_Op<"recv"> {
   let assemblyFormat = "$channel attr-dict `:` type($value)";
 }
 
-def HPS_PSPullOp : HPS_Op<"ps_pull", [HPS_PlacedOpInterface]> {
+def HPS_PSPullOp : HPS_Op<"ps_pull", [HPS_PlacedOpInterface,
+                                     InferShapedTypeOpAdaptor]> {
   let summary = "Pulls the rows of a sparse table from the parameter server";
   let description = [{
     What an `hps.embedding_lookup` becomes in a stage: the table lives in the

@@ -395,20 +395,24 @@ FailureOr<ConvGeometry> convGeometry(ONNXNode node, PatternRewriter &rewriter,
   channels.zeroShape.assign(filter->size(), 1);
   channels.scaleShape.assign(filter->size() - 1, 1);
   channels.zeroShape[0] = channels.scaleShape[0] = channels.length;
-  // Only the shapes can be probed: the ops built below take other element
-  // types than the node's operands.
-  OpBuilder detached(node.getOp()->getContext());
-  Operation *probe = detached.create<ConvOp>(
-      node.getLoc(), node.resultType(), node.input(0), node.input(filterIndex),
-      Value(), detached.getDenseI64ArrayAttr(window->strides),
-      detached.getDenseI64ArrayAttr(window->pads),
-      detached.getDenseI64ArrayAttr(window->dilations),
-      detached.getI64IntegerAttr(geometry.group), DeviceAttr(), UnitAttr());
-  std::optional<SmallVector<int64_t>> shape = inferResultShape(probe);
-  probe->destroy();
+  // The hps conv's shape rule on the node's operands: the shapes the convs
+  // built below will have, whatever their element types.
+  Builder b(node.getOp()->getContext());
+  ConvOp::Properties geometryAttrs;
+  geometryAttrs.setStrides(b.getDenseI64ArrayAttr(window->strides));
+  geometryAttrs.setPads(b.getDenseI64ArrayAttr(window->pads));
+  geometryAttrs.setDilations(b.getDenseI64ArrayAttr(window->dilations));
+  geometryAttrs.setGroup(b.getI64IntegerAttr(geometry.group));
+  SmallVector<ShapedTypeComponents> shapes;
+  LogicalResult inferred = ConvOp::inferReturnTypeComponents(
+      b.getContext(), std::nullopt,
+      ConvOp::Adaptor(ValueRange{node.input(0), node.input(filterIndex)},
+                      nullptr, geometryAttrs),
+      shapes);
   auto resultType = dyn_cast<RankedTensorType>(node.resultType());
-  if (!shape || !resultType ||
-      failed(verifyCompatibleShape(*shape, resultType.getShape())))
+  if (failed(inferred) || !shapes.front().hasRank() || !resultType ||
+      failed(verifyCompatibleShape(shapes.front().getDims(),
+                                   resultType.getShape())))
     return fail(node, rewriter, "the hps conv would not verify");
   return geometry;
 }
