@@ -278,13 +278,14 @@ def make_inputs(model, batch, rng):
 # The two systems
 
 class Ours:
-    def __init__(self, heterps, model, batch, threads, work, gpu=False):
+    def __init__(self, heterps, model, batch, threads, work, gpu=False, flags=()):
         self.heterps, self.threads, self.work = heterps, threads, work
         self.env = None  # the environment of `heterps run` (None: ours)
         self.bundle = os.path.join(work, "bundle")
         cluster, strategy = ("h100-host.yaml", "gpu-only") if gpu else ("local-cpu.yaml", "cpu-only")
         cmd = [heterps, "compile", model, "--cluster", os.path.join(ROOT, "clusters", cluster),
                "--throughput", "1", "--strategy", strategy, "--batch", str(batch), "-o", self.bundle]
+        cmd += list(flags)
         t0 = time.perf_counter()
         r = sh(cmd)
         self.compile_seconds = time.perf_counter() - t0
