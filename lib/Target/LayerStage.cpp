@@ -6,6 +6,7 @@
 #include "RuntimeKinds.h"
 #include "WeightsFile.h"
 #include "heterps/Dialect/HPS/IR/HPSDialect.h"
+#include "heterps/Dialect/HPS/IR/HPSShapes.h"
 #include "heterps/Target/Passes.h"
 
 #include "mlir/IR/Builders.h"
@@ -59,25 +60,26 @@ FailureOr<RankedTensorType> boundType(Type type, int64_t batch) {
   return RankedTensorType::get(shape, tensor.getElementType());
 }
 
-/// The extent operand `index` of `layer` indexes, when it holds indices.
-std::optional<int64_t> indexedExtent(Operation *layer, unsigned index,
+/// The extent `operand` of `layer` indexes, when it holds indices.
+std::optional<int64_t> indexedExtent(Operation *layer, Value operand,
                                      int64_t batch) {
   auto extentOf = [&](Value data, int64_t axis) -> std::optional<int64_t> {
     FailureOr<RankedTensorType> type = boundType(data.getType(), batch);
-    if (failed(type) || type->getRank() == 0)
+    if (failed(type))
       return std::nullopt;
-    int64_t rank = type->getRank();
-    return type->getDimSize(((axis % rank) + rank) % rank);
+    std::optional<int64_t> normal =
+        shapes::normalizeAxis(axis, type->getRank());
+    return normal ? std::optional(type->getDimSize(*normal)) : std::nullopt;
   };
-  if (auto lookup = dyn_cast<EmbeddingLookupOp>(layer))
-    if (layer->getOperand(index) == lookup.getIds())
-      return extentOf(lookup.getTable(), 0);
-  if (auto gather = dyn_cast<GatherOp>(layer))
-    if (layer->getOperand(index) == gather.getIndices())
-      return extentOf(gather.getData(), gather.getAxis());
-  if (auto scatter = dyn_cast<ScatterOp>(layer))
-    if (layer->getOperand(index) == scatter.getIndices())
-      return extentOf(scatter.getData(), scatter.getAxis());
+  if (auto lookup = dyn_cast<EmbeddingLookupOp>(layer);
+      lookup && operand == lookup.getIds())
+    return extentOf(lookup.getTable(), 0);
+  if (auto gather = dyn_cast<GatherOp>(layer);
+      gather && operand == gather.getIndices())
+    return extentOf(gather.getData(), gather.getAxis());
+  if (auto scatter = dyn_cast<ScatterOp>(layer);
+      scatter && operand == scatter.getIndices())
+    return extentOf(scatter.getData(), scatter.getAxis());
   return std::nullopt;
 }
 
@@ -102,22 +104,21 @@ heterps::target::prepareLayerStage(Operation *layer,
   for (auto [index, operand] : llvm::enumerate(layer->getOperands())) {
     if (llvm::is_contained(arguments, operand))
       continue;
-    Operation *def = operand.getDefiningOp();
-    auto weight = dyn_cast_or_null<WeightOp>(def);
-    bool table = isa<EmbeddingLookupOp>(layer) &&
-                 operand == cast<EmbeddingLookupOp>(layer).getTable();
-    if (isa_and_nonnull<ConstantOp>(def) ||
-        (weight && !options.training &&
-         !(table && tensorBytes(weight.getType()) > options.maxTableBytes))) {
-      if (!llvm::is_contained(stored, def))
-        stored.push_back(def);
-      continue;
-    }
     FailureOr<RankedTensorType> type =
         boundType(operand.getType(), options.batch);
     if (failed(type))
       return error("operand " + Twine(index) + " is not a ranked tensor");
-    if (table && tensorBytes(*type) > options.maxTableBytes) {
+    Operation *def = operand.getDefiningOp();
+    auto lookup = dyn_cast<EmbeddingLookupOp>(layer);
+    bool largeTable = lookup && operand == lookup.getTable() &&
+                      tensorBytes(*type) > options.maxTableBytes;
+    if (isa_and_nonnull<ConstantOp>(def) ||
+        (isa_and_nonnull<WeightOp>(def) && !options.training && !largeTable)) {
+      if (!llvm::is_contained(stored, def))
+        stored.push_back(def);
+      continue;
+    }
+    if (largeTable) {
       int64_t rowBytes =
           tensorBytes(*type) / std::max<int64_t>(type->getDimSize(0), 1);
       *type = RankedTensorType::get(
@@ -128,22 +129,9 @@ heterps::target::prepareLayerStage(Operation *layer,
     arguments.push_back(operand);
     argumentTypes.push_back(*type);
   }
-  SmallVector<Type> resultTypes;
-  for (Type type : layer->getResultTypes()) {
-    if (isa<NoneType>(type)) { // an optional result left out
-      resultTypes.push_back(type);
-      continue;
-    }
-    FailureOr<RankedTensorType> bound = boundType(type, options.batch);
-    if (failed(bound))
-      return error("a result is not a ranked tensor");
-    resultTypes.push_back(*bound);
-  }
-
   // A pipeline of one stage, as the stage passes expect it.
   auto stage = builder.create<func::FuncOp>(
-      layer->getLoc(), "layer",
-      builder.getFunctionType(argumentTypes, resultTypes));
+      layer->getLoc(), "layer", builder.getFunctionType(argumentTypes, {}));
   stage->setAttr("hps.device", DeviceAttr::get(context, options.deviceClass));
   auto main = builder.create<func::FuncOp>(layer->getLoc(), "main",
                                            builder.getFunctionType({}, {}));
@@ -161,21 +149,24 @@ heterps::target::prepareLayerStage(Operation *layer,
   // The bound operands imply the results' shapes where the op has a shape
   // rule (a concat along the batch axis is twice the batch); elsewhere
   // dynamic extents are the batch.
-  for (auto [value, type] : llvm::zip(clone->getResults(), resultTypes)) {
+  for (OpResult value : clone->getResults()) {
+    if (isa<NoneType>(value.getType()))
+      continue; // an optional result left out
+    FailureOr<RankedTensorType> type =
+        boundType(value.getType(), options.batch);
+    if (failed(type))
+      return error("a result is not a ranked tensor");
     std::optional<SmallVector<int64_t>> shape = inferValueShape(value);
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    if (tensor && shape && !ShapedType::isDynamicShape(*shape))
-      type = RankedTensorType::get(*shape, tensor.getElementType());
-    value.setType(type);
+    if (shape && !ShapedType::isDynamicShape(*shape))
+      *type = RankedTensorType::get(*shape, type->getElementType());
+    value.setType(*type);
   }
-  stage.setType(builder.getFunctionType(argumentTypes, resultTypes));
+  stage.setType(
+      builder.getFunctionType(argumentTypes, clone->getResultTypes()));
   builder.create<func::ReturnOp>(layer->getLoc(), clone->getResults());
   result.stage = stage;
-  for (Value value : arguments) {
-    unsigned index =
-        llvm::find(layer->getOperands(), value) - layer->getOperands().begin();
-    result.indexExtents.push_back(indexedExtent(layer, index, options.batch));
-  }
+  for (Value value : arguments)
+    result.indexExtents.push_back(indexedExtent(layer, value, options.batch));
 
   // The passes' diagnostics become the error.
   std::string diagnostics;

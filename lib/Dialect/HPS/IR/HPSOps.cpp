@@ -1485,13 +1485,6 @@ std::optional<SmallVector<int64_t>> heterps::hps::inferValueShape(Value value) {
   return SmallVector<int64_t>((*shapes)[result.getResultNumber()].getDims());
 }
 
-std::optional<SmallVector<int64_t>>
-heterps::hps::inferResultShape(Operation *op) {
-  if (op->getNumResults() != 1)
-    return std::nullopt;
-  return inferValueShape(op->getResult(0));
-}
-
 #define GET_OP_CLASSES
 #include "heterps/Dialect/HPS/IR/HPSOps.cpp.inc"
 

@@ -37,17 +37,14 @@ std::optional<llvm::SmallVector<int64_t>> getConstantInts(mlir::Value value);
 /// and integer-bounded clips of such (a quantized value in f32).
 bool holdsIntegers(mlir::Value value);
 
-/// The result shape the operands of a single-result op imply: its operand's
-/// with SameOperandsAndResultShape, else its InferShapedTypeOpInterface rule
+/// The shape the operands of `value`'s op imply for it (any result, e.g.
+/// each piece of an hps.split): its operand's with
+/// SameOperandsAndResultShape, else the op's InferShapedTypeOpInterface rule
 /// (asked without a location, so a rule that rejects the operands stays
 /// silent); nullopt where an operand's rank is unknown, the operands are
 /// inconsistent or the op has no such rule. Import leaves results unranked
 /// where ONNX shape inference gave up (shapes computed at run time), and
 /// legalization refines them with this.
-std::optional<llvm::SmallVector<int64_t>> inferResultShape(mlir::Operation *op);
-
-/// inferResultShape for any one result of an op, e.g. each piece of an
-/// hps.split.
 std::optional<llvm::SmallVector<int64_t>> inferValueShape(mlir::Value value);
 
 /// Set by partitioning on a training module's backward ops (the loss
