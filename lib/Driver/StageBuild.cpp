@@ -3,7 +3,8 @@
 // CPU stages: the C++ compiler against libheterps_rt_cpu. GPU stages: nvcc
 // against libheterps_rt_gpu when a CUDA toolkit exists (with or without a
 // GPU), and always also the C++ compiler, so `heterps run
-// --gpu-stages-on-cpu` works anywhere. All compilers run at once.
+// --gpu-stages-on-cpu` works anywhere. A training bundle's pass-key program
+// builds like a CPU stage. All compilers run at once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,8 +137,16 @@ bool buildStages(StringRef bundle, std::string &error) {
     error = manifestPath.str().str() + " has no 'stages' array";
     return false;
   }
-  for (const json::Value &stageValue : *stages) {
-    const json::Object *stagePtr = stageValue.getAsObject();
+  // The stages, then the pass-key program of a training bundle (a CPU
+  // program like a stage's; none where the manifest says it is
+  // unavailable).
+  std::vector<const json::Object *> programs;
+  for (const json::Value &stageValue : *stages)
+    programs.push_back(stageValue.getAsObject());
+  if (const json::Object *passKeys = root->getObject("pass_keys");
+      passKeys && passKeys->get("libraries"))
+    programs.push_back(passKeys);
+  for (const json::Object *stagePtr : programs) {
     const json::Object *outputsPtr =
         stagePtr ? stagePtr->getObject("libraries") : nullptr;
     if (!outputsPtr || !stagePtr->getString("source") ||

@@ -2,14 +2,17 @@
 //
 // Writes a bundle: each stage's program (StageEmitter.cpp), the manifest
 // that tells the runtime how stages, channels, inputs and outputs connect,
-// the training section, and weights.bin; installed in one rename so that a
-// failure leaves nothing half-written.
+// the training section, the pass-key program of a training bundle, and
+// weights.bin; installed in one rename so that a failure leaves nothing
+// half-written.
 //
 //===----------------------------------------------------------------------===//
 
+#include "BundlePrograms.h"
 #include "KernelCalls.h"
 #include "StageEmitter.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
+#include "heterps/Dialect/HPS/Transforms/PassKeys.h"
 #include "heterps/Dialect/HPSRT/IR/HPSRTOps.h"
 #include "heterps/Target/Passes.h"
 #include "heterps/Target/PlanExport.h"
@@ -177,44 +180,110 @@ bool heterps::target::installBundleDirectory(StringRef staging,
 
 namespace {
 
-/// The stage functions of a partitioned module in pipeline order, each
-/// with its device class.
-FailureOr<SmallVector<std::pair<func::FuncOp, DeviceAttr>>>
-pipelineStages(ModuleOp module) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  auto pipeline =
-      main ? main->getAttrOfType<ArrayAttr>("hps.pipeline") : ArrayAttr();
-  if (!pipeline)
+/// The programs of a partitioned module: the stage functions in pipeline
+/// order, each with its device class, and the pass-key program.
+struct Programs {
+  SmallVector<std::pair<func::FuncOp, DeviceAttr>> stages;
+  BundlePrograms all;
+};
+
+FailureOr<Programs> bundleProgramsOf(ModuleOp module) {
+  std::optional<BundlePrograms> all = bundlePrograms(module);
+  if (!all)
     return emitError(module.getLoc())
            << "--hps-to-stages needs a partitioned module (run "
               "--hps-place and --hps-partition first)";
-  SmallVector<std::pair<func::FuncOp, DeviceAttr>> stages;
-  for (Attribute symbol : pipeline) {
-    auto func = module.lookupSymbol<func::FuncOp>(
-        cast<FlatSymbolRefAttr>(symbol).getValue());
+  Programs programs{{}, *all};
+  for (auto [symbol, func] : all->stages) {
     if (!func)
-      return main.emitError() << "pipeline stage " << symbol << " is missing";
+      return all->main.emitError()
+             << "pipeline stage " << symbol << " is missing";
     auto device = func->getAttrOfType<DeviceAttr>("hps.device");
     if (!device)
       return func.emitError() << "stage has no hps.device";
-    stages.push_back({func, device});
+    programs.stages.push_back({func, device});
   }
-  return stages;
+  return programs;
+}
+
+/// The manifest's "pass_keys" section for the pass-key program `keys`,
+/// emitted as `program`: its inputs (bundle input names) and outputs (each
+/// pull's table and ids) in the program's order, which is its receives'
+/// and sends' order.
+FailureOr<llvm::json::Object>
+passKeysSection(func::FuncOp keys, const StageProgram &program,
+                ArrayRef<std::string> inputNames) {
+  auto tables = keys->getAttrOfType<ArrayAttr>(kPassKeysAttrName);
+  auto inputs = keys->getAttrOfType<DenseI64ArrayAttr>(kPassKeyInputsAttrName);
+  // The pass's contract: the k-th receive reads bundle input inputs[k], the
+  // k-th send carries the ids of table tables[k].
+  llvm::StringMap<int64_t> inputOf;
+  llvm::StringMap<std::pair<StringRef, Value>> outputOf;
+  for (Operation &op : keys.getBody().front()) {
+    if (auto recv = dyn_cast<RecvOp>(op)) {
+      int64_t k = inputOf.size();
+      if (!inputs || k >= inputs.size() || inputs[k] < 0 ||
+          inputs[k] >= int64_t(inputNames.size()))
+        return recv.emitError() << "no bundle input for this receive in "
+                                << kPassKeyInputsAttrName;
+      inputOf[recv.getChannel()] = inputs[k];
+    } else if (auto send = dyn_cast<SendOp>(op)) {
+      size_t k = outputOf.size();
+      auto table = tables && k < tables.size() ? dyn_cast<StringAttr>(tables[k])
+                                               : nullptr;
+      if (!table)
+        return send.emitError()
+               << "no table for this send in " << kPassKeysAttrName;
+      outputOf[send.getChannel()] = {table.getValue(), send.getValue()};
+    }
+  }
+  if (inputs && int64_t(inputOf.size()) != inputs.size())
+    return keys.emitError() << kPassKeyInputsAttrName
+                            << " lists more inputs than the program receives";
+  if (!tables || outputOf.size() != tables.size())
+    return keys.emitError()
+           << kPassKeysAttrName << " lists more tables than the program sends";
+  llvm::json::Array inputList, outputList;
+  for (const std::string &channel : program.inputChannels)
+    inputList.push_back(inputNames[inputOf.lookup(channel)]);
+  for (const std::string &channel : program.outputChannels) {
+    auto [table, ids] = outputOf.lookup(channel);
+    auto type = cast<RankedTensorType>(ids.getType());
+    outputList.push_back(
+        llvm::json::Object{{"table", table},
+                           {"dtype", dtypeName(type.getElementType())},
+                           {"shape", shapeJSON(type.getShape())}});
+  }
+  std::string name = keys.getSymName().str();
+  return llvm::json::Object{
+      {"name", name},
+      {"device", keys->getAttrOfType<DeviceAttr>("hps.device").getName()},
+      {"kind", "cpu"},
+      {"source", name + ".cpp"},
+      {"libraries", llvm::json::Object{{"cpu", name + ".so"}}},
+      {"inputs", std::move(inputList)},
+      {"outputs", std::move(outputList)},
+      {"kernels", static_cast<int64_t>(program.kernelCount)},
+      {"peak_memory_bytes", static_cast<int64_t>(program.arenaBytes)},
+      {"weights",
+       llvm::json::Object{
+           {"offset", static_cast<int64_t>(program.weightsBegin)},
+           {"bytes",
+            static_cast<int64_t>(program.weightsEnd - program.weightsBegin)}}},
+  };
 }
 
 } // namespace
 
 LogicalResult heterps::target::printStagePrograms(ModuleOp module,
                                                   raw_ostream &os) {
-  FailureOr<SmallVector<std::pair<func::FuncOp, DeviceAttr>>> stages =
-      pipelineStages(module);
-  if (failed(stages))
+  FailureOr<Programs> programs = bundleProgramsOf(module);
+  if (failed(programs))
     return failure();
   llvm::StringMap<TableEntry> tables;
   TrainedState trained;
   bool training = module->hasAttr("hps.training");
-  for (auto [func, device] : *stages) {
-    bool gpu = device.getKind() == DeviceKind::GPU;
+  auto print = [&](func::FuncOp func, bool gpu) {
     FailureOr<StageProgram> program =
         emitStageProgram(func, gpu, tables, training ? &trained : nullptr);
     if (failed(program))
@@ -222,19 +291,30 @@ LogicalResult heterps::target::printStagePrograms(ModuleOp module,
     os << "// ----- " << func.getSymName() << (gpu ? ".cu" : ".cpp")
        << " -----\n"
        << program->text;
-  }
+    return success();
+  };
+  for (auto [func, device] : programs->stages)
+    if (failed(print(func, device.getKind() == DeviceKind::GPU)))
+      return failure();
+  // The pass-key program runs on the host CPU.
+  if (func::FuncOp keys = programs->all.passKeys)
+    return print(keys, /*gpu=*/false);
   return success();
 }
 
 LogicalResult heterps::target::writeStageBundle(ModuleOp module,
                                                 StringRef directory) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
-  FailureOr<SmallVector<std::pair<func::FuncOp, DeviceAttr>>> stages =
-      pipelineStages(module);
-  if (failed(stages))
+  FailureOr<Programs> programs = bundleProgramsOf(module);
+  if (failed(programs))
     return failure();
+  func::FuncOp main = programs->all.main;
 
+  // Every program's share of weights.bin, in the order --hps-pack-weights
+  // laid them out.
   WeightsFile weights;
+  for (func::FuncOp func : programs->all.inWeightsOrder())
+    if (failed(writeStageWeights(func, weights)))
+      return failure();
   llvm::StringMap<TableEntry> tables;
   auto training = module->getAttrOfType<DictionaryAttr>("hps.training");
   TrainedState trainedState;
@@ -250,7 +330,7 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
     return entry;
   };
 
-  for (auto [index, stage] : llvm::enumerate(*stages)) {
+  for (auto [index, stage] : llvm::enumerate(programs->stages)) {
     auto [func, device] = stage;
     int64_t replicas = 1;
     if (auto attr = func->getAttrOfType<IntegerAttr>("hps.replicas"))
@@ -260,7 +340,7 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
 
     FailureOr<StageProgram> program =
         emitStageProgram(func, gpu, tables, trained);
-    if (failed(program) || failed(writeStageWeights(func, weights)))
+    if (failed(program))
       return failure();
     for (Operation &op : func.getBody().front()) {
       if (auto recv = dyn_cast<RecvOp>(op))
@@ -328,6 +408,7 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
   // The caller's side: @main sends inputs and receives outputs; a constant
   // output travels in the weights file.
   llvm::json::Array inputs, outputs;
+  SmallVector<std::string> inputNames;
   Block &body = main.getBody().front();
   auto nameOf = [&](DictionaryAttr attrs, StringRef fallback) {
     if (attrs)
@@ -348,8 +429,9 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
         channelType(arg, send.getChannel()).from = -1;
       }
     DictionaryAttr attrs = main.getArgAttrDict(i);
+    inputNames.push_back(nameOf(attrs, ("input_" + Twine(i)).str()));
     inputs.push_back(llvm::json::Object{
-        {"name", nameOf(attrs, ("input_" + Twine(i)).str())},
+        {"name", inputNames.back()},
         {"dtype", dtypeName(type.getElementType())},
         {"shape", shapeJSON(type.getShape())},
         {"batched", attrs && attrs.get("hps.batched") != nullptr},
@@ -399,6 +481,27 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
     outputs.push_back(std::move(output));
   }
 
+  // The pass-key program (--hps-outline-pass-keys), a CPU program like a
+  // stage's: the runtime's pass cache runs it on a pass's batches to learn
+  // every key the pass pulls. Its weights were written with the stages'.
+  std::optional<llvm::json::Object> passKeys;
+  if (func::FuncOp keys = programs->all.passKeys) {
+    FailureOr<StageProgram> program =
+        emitStageProgram(keys, /*gpu=*/false, tables, trained);
+    if (failed(program))
+      return failure();
+    FailureOr<llvm::json::Object> section =
+        passKeysSection(keys, *program, inputNames);
+    if (failed(section))
+      return failure();
+    files.emplace_back(keys.getSymName().str() + ".cpp",
+                       std::move(program->text));
+    passKeys = std::move(*section);
+  } else if (auto why = module->getAttrOfType<StringAttr>(
+                 kPassKeysUnavailableAttrName)) {
+    passKeys = llvm::json::Object{{"unavailable", why.getValue()}};
+  }
+
   llvm::json::Array channelArray;
   for (auto &[name, entry] : channels)
     channelArray.push_back(llvm::json::Object{
@@ -423,6 +526,8 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
   };
   if (auto batch = main->getAttrOfType<IntegerAttr>("hps.batch"))
     manifest["batch"] = batch.getInt();
+  if (passKeys)
+    manifest["pass_keys"] = std::move(*passKeys);
   if (trained) {
     FailureOr<llvm::json::Object> section =
         trainingSection(module, training, trainedState, weights);

@@ -2,13 +2,15 @@
 //
 // A bundle's weights.bin holds every stage's weights, constants and static
 // shapes, each 64-byte aligned, a stage's share one contiguous range (a GPU
-// stage uploads it in one copy), stages in pipeline order. Trained
-// parameters are not there: the parameter server serves them. What follows
-// the stages' shares (the training section's initial values, tables) is the
-// bundle writer's.
+// stage uploads it in one copy), stages in pipeline order, then the
+// pass-key program's share (BundlePrograms.h). Trained parameters are not
+// there: the parameter server serves them. What follows the programs'
+// shares (the training section's initial values, tables) is the bundle
+// writer's.
 //
 //===----------------------------------------------------------------------===//
 
+#include "BundlePrograms.h"
 #include "RuntimeKinds.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Target/Passes.h"
@@ -47,16 +49,12 @@ std::optional<uint64_t> weightBytes(Operation *op) {
 struct PackWeights : public target::impl::HPSPackWeightsBase<PackWeights> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto main = module.lookupSymbol<func::FuncOp>("main");
-    auto pipeline =
-        main ? main->getAttrOfType<ArrayAttr>("hps.pipeline") : ArrayAttr();
-    if (!pipeline)
+    std::optional<BundlePrograms> programs = bundlePrograms(module);
+    if (!programs)
       return; // not partitioned: the translation says so
     Builder builder(module.getContext());
     uint64_t size = 0;
-    for (Attribute symbol : pipeline) {
-      auto stage = module.lookupSymbol<func::FuncOp>(
-          cast<FlatSymbolRefAttr>(symbol).getValue());
+    for (func::FuncOp stage : programs->inWeightsOrder()) {
       if (!stage || stage.isExternal())
         continue; // the translation reports it
       size = alignUp(size);

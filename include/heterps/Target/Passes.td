@@ -121,7 +121,9 @@ def HPSPackWeights : Pass<"hps-pack-weights", "::mlir::ModuleOp"> {
     frozen weights (once per name), constants and static shapes in op order,
     each 64-byte aligned. Each gets `hpsrt.weights_offset` (bytes from the
     file's start) and the stage `hpsrt.weights_range` ([begin, end)).
-    Trained weights are served by the parameter server and get none.
+    Trained weights are served by the parameter server and get none. The
+    pass-key program (`@pass_keys`) gets its share after all the stages',
+    so that it moves none of theirs.
   }];
 }
 

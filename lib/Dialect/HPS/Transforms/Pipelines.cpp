@@ -47,13 +47,16 @@ void buildPlanPipeline(OpPassManager &pm,
   }
   pm.addPass(createHPSPartition());
   pm.addPass(createHPSVerifyPartition());
+  // The runtime's pass cache computes a pass's keys with it.
+  if (options.train)
+    pm.addPass(createHPSOutlinePassKeys());
 }
 
 void registerHPSPipelines() {
   PassPipelineRegistration<CompilePipelineOptions>(
       "hps-compile-pipeline",
       "What `heterps compile` runs on an imported model: legalize, bound "
-      "extents, place, [autodiff,] partition and verify",
+      "extents, place, [autodiff,] partition, verify[, outline pass keys]",
       [](OpPassManager &pm, const CompilePipelineOptions &options) {
         buildLegalizePipeline(pm, options);
         buildPlanPipeline(pm, options);

@@ -1,5 +1,6 @@
 //===- VerifyPartition.cpp - placement and partition agree ----------------===//
 
+#include "heterps/Dialect/HPS/Transforms/PassKeys.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -24,10 +25,15 @@ struct VerifyPartitionPass
       return op->emitError();
     };
 
+    // The pass-key program's channels are the runtime's, not the
+    // pipeline's, and it is no stage.
+    func::FuncOp passKeys = getPassKeyProgram(module);
     llvm::StringMap<SendOp> senders;
     llvm::StringMap<RecvOp> receivers;
     unsigned stageCount = 0;
     module.walk([&](Operation *op) {
+      if (passKeys && passKeys->isProperAncestor(op))
+        return;
       if (auto send = dyn_cast<SendOp>(op)) {
         if (!senders.try_emplace(send.getChannel(), send).second)
           fail(op) << "channel '" << send.getChannel()
@@ -53,6 +59,8 @@ struct VerifyPartitionPass
             << "channel '" << entry.getKey() << "' has no sender";
 
     for (auto func : module.getOps<func::FuncOp>()) {
+      if (func == passKeys)
+        continue;
       auto device = func->getAttrOfType<DeviceAttr>("hps.device");
       if (!device) {
         // @main: the driver, which must hold no layer any more.

@@ -95,8 +95,36 @@ def HPSVerifyPartition : Pass<"hps-verify-partition", "::mlir::ModuleOp"> {
   let description = [{
     Every op of a stage runs on the stage's device class, every channel has
     exactly one sender and one receiver of the same type, every stage in the
-    plan exists with its replica count, and no layer is left in @main.
+    plan exists with its replica count, and no layer is left in @main. The
+    pass-key program (`hps.pass_keys`, from `--hps-outline-pass-keys`) is
+    skipped: its channels are the runtime's, not the pipeline's.
   }];
+}
+
+def HPSOutlinePassKeys : Pass<"hps-outline-pass-keys", "::mlir::ModuleOp"> {
+  let summary = "Outline the ids of every parameter-server pull as a CPU "
+                "program of the bundle inputs";
+  let description = [{
+    For a partitioned training module (`hps.training`): traces the ids of
+    every `hps.ps_pull` of the pipeline's stages (pipeline order, op order)
+    back through the stages' ops and channels to `@main`'s graph inputs, and
+    clones that slice into `func.func @pass_keys()` on `cpu.host`, placed
+    after the stages. It receives the inputs it needs on channels
+    `pass_keys.inK` (their bundle input indices in `hps.pass_key_inputs`),
+    computes each value once, and sends each pull's ids on
+    `pass_keys.outK` (their tables in `hps.pass_keys`, one per pull). The
+    runtime's pass cache runs it over a pass's batches to learn every key
+    the pass pulls before running the stages.
+
+    A slice may hold constants, frozen weights and pure hps ops without
+    regions. Where some pull's ids depend on anything else (another pull, a
+    push, a trained or server-updated weight, an op with regions or side
+    effects) no program is made: the module attribute
+    `hps.pass_keys_unavailable` says why, naming the table and the op. That
+    is not an error; the bundle still trains without a pass cache. A module
+    without pulls, or not training, is left as it is.
+  }];
+  let dependentDialects = ["::heterps::hps::HPSDialect"];
 }
 
 def HPSAutodiff : Pass<"hps-autodiff", "::mlir::ModuleOp"> {
