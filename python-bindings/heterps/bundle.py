@@ -98,7 +98,9 @@ class Bundle:
         --train`` (docs/CLI.md): steps or samples, batch, log_every, eval
         (like data), eval_every, seed, shuffle, threads, gpu_stages_on_cpu,
         hash_buckets, checkpoint_dir, checkpoint_every (steps, or a time such
-        as "30s"), resume, dump_parameters. Training runs on a thread of its
+        as "30s"), resume, dump_parameters, pass_steps (train in passes
+        through the pass cache), ps_memory_rows and ps_storage_dir (sparse
+        rows beyond the memory budget in RocksDB). Training runs on a thread of its
         own; leaving the loop early or Ctrl-C stops it after the current
         step. Raises heterps.Error with the trainer's message.
         """

@@ -119,7 +119,9 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
           gpu_stages_on_cpu: bool = False, hash_buckets: int = 0,
           checkpoint_dir: Union[str, os.PathLike, None] = None,
           checkpoint_every: Union[int, str, None] = None, resume: bool = False,
-          dump_parameters: Union[str, os.PathLike, None] = None) -> Training:
+          dump_parameters: Union[str, os.PathLike, None] = None, pass_steps: int = 0,
+          ps_memory_rows: int = 0,
+          ps_storage_dir: Union[str, os.PathLike, None] = None) -> Training:
     scratch: List[tempfile.TemporaryDirectory] = []
     try:
         data_file, data_inputs = _files(data, "data", scratch)
@@ -131,7 +133,9 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
             os.fspath(checkpoint_dir) if checkpoint_dir is not None else "",
             str(checkpoint_every) if checkpoint_every is not None else "",
             bool(resume),
-            os.fspath(dump_parameters) if dump_parameters is not None else "")
+            os.fspath(dump_parameters) if dump_parameters is not None else "",
+            int(pass_steps), int(ps_memory_rows),
+            os.fspath(ps_storage_dir) if ps_storage_dir is not None else "")
     except BaseException:
         for directory_ in scratch:
             directory_.cleanup()

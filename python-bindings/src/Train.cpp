@@ -211,7 +211,8 @@ void bindTraining(py::module_ &module) {
                        bool shuffle, int threads, bool gpuStagesOnCpu,
                        int64_t hashBuckets, const std::string &checkpointDir,
                        const std::string &checkpointEvery, bool resume,
-                       const std::string &dumpParameters) {
+                       const std::string &dumpParameters, int64_t passSteps,
+                       int64_t psMemoryRows, const std::string &psStorageDir) {
              auto bundle = std::make_shared<const Bundle>(directory);
              if (!bundle->training())
                throw Error("'" + directory +
@@ -241,6 +242,9 @@ void bindTraining(py::module_ &module) {
              }
              options.resume = resume;
              options.dumpParameters = dumpParameters;
+             options.passSteps = passSteps;
+             options.psMemoryRows = psMemoryRows;
+             options.psStorageDir = psStorageDir;
              return std::make_unique<Training>(std::move(bundle),
                                                std::move(options));
            }),
@@ -251,7 +255,8 @@ void bindTraining(py::module_ &module) {
            py::arg("threads"), py::arg("gpu_stages_on_cpu"),
            py::arg("hash_buckets"), py::arg("checkpoint_dir"),
            py::arg("checkpoint_every"), py::arg("resume"),
-           py::arg("dump_parameters"),
+           py::arg("dump_parameters"), py::arg("pass_steps") = 0,
+           py::arg("ps_memory_rows") = 0, py::arg("ps_storage_dir") = "",
            "Starts training; the options are those of `heterps run --train` "
            "(docs/CLI.md).")
       .def("next", &Training::next,

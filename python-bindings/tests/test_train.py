@@ -117,3 +117,31 @@ def test_metrics_match_the_cli(training_bundle, tmp_path):
     ours = comparable(training_bundle.train(data, steps=40, log_every=10, seed=5,
                                             eval=evaluation))
     assert len(expected) == 5 and ours == expected
+
+
+def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_path):
+    """pass_steps trains in passes through the pass cache, ps_memory_rows /
+    ps_storage_dir keep rows beyond the budget in RocksDB: NCF's four
+    embedding tables end bit for bit as on the direct path."""
+    require_models()
+    bundle = heterps.compile(str(SHIPPED["ncf"].file), cluster=str(LOCAL_CPU), train=True,
+                             loss="bce", optimizer="adagrad", learning_rate=0.05, batch=64,
+                             static_batch=True, strategy="cpu-only", cache_dir=cache_dir)
+    rng = np.random.default_rng(5)
+    rows = 640
+    data = {"user_input_0": rng.integers(0, 3706, (rows, 1)).astype(np.int64),
+            "item_input_0": rng.integers(0, 3706, (rows, 1)).astype(np.int64),
+            "label": rng.integers(0, 2, (rows, 1)).astype(np.float32)}
+    direct = bundle.train(data, steps=12, batch=128, dump_parameters=tmp_path / "direct").run()
+    passes = bundle.train(data, steps=12, batch=128, dump_parameters=tmp_path / "passes",
+                          pass_steps=5, ps_memory_rows=40,
+                          ps_storage_dir=tmp_path / "rocksdb").run()
+    assert passes["train_loss"] == direct["train_loss"]
+    files = sorted(p.name for p in (tmp_path / "direct").iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "passes").iterdir())
+    assert any(name.endswith(".rows.npy") for name in files)
+    for name in files:
+        a, b = np.load(tmp_path / "direct" / name), np.load(tmp_path / "passes" / name)
+        assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8)), name
+    with pytest.raises(heterps.Error, match=r"--ps-memory-rows and --ps-storage-dir go together"):
+        bundle.train(data, steps=1, ps_memory_rows=40).run()

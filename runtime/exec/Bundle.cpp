@@ -107,6 +107,74 @@ int indexOf(const std::vector<Spec> &specs, const std::string &name) {
   return -1;
 }
 
+/// What a stage and the pass-key program share: name, device class and
+/// libraries.
+void parseProgram(const Reader &r, StageSpec &spec) {
+  spec.name = r.string("name");
+  spec.device = r.string("device");
+  spec.gpu = r.string("kind") == "gpu";
+  const json &libraries = r.field("libraries");
+  if (!libraries.is_object() || !libraries.contains("cpu"))
+    r.fail("has no CPU library in 'libraries'");
+  for (auto &[kind, file] : libraries.items()) {
+    if (!file.is_string())
+      r.fail("has a library that is not a file name");
+    spec.libraries[kind] = file.get<std::string>();
+  }
+  spec.peakMemoryBytes =
+      r.has("peak_memory_bytes") ? r.integer("peak_memory_bytes") : 0;
+}
+
+/// The manifest's "pass_keys" section: the program, or why there is none.
+PassKeysSpec parsePassKeys(const json &value,
+                           const std::vector<InputSpec> &inputs,
+                           const TrainingSpec &training) {
+  Reader r(value, "pass_keys");
+  PassKeysSpec spec;
+  if (r.has("unavailable")) {
+    spec.unavailable = r.string("unavailable");
+    return spec;
+  }
+  spec.program.index = -1;
+  parseProgram(r, spec.program);
+  if (spec.program.gpu)
+    r.fail("runs on a GPU; the pass-key program runs on the host");
+  const json &names = r.array("inputs");
+  for (size_t i = 0; i < names.size(); ++i) {
+    int index = names[i].is_string()
+                    ? indexOf(inputs, names[i].get<std::string>())
+                    : -1;
+    if (index < 0)
+      r.fail("names an unknown input " + names[i].dump());
+    spec.inputs.push_back(index);
+  }
+  const json &outputs = r.array("outputs");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Reader output(outputs[i], r.at("outputs", i));
+    TensorSpec ids;
+    ids.name = output.string("table");
+    try {
+      ids.dtype = parseDType(output.string("dtype"));
+    } catch (const Error &error) {
+      output.fail(error.what());
+    }
+    if (ids.dtype != DType::I64 && ids.dtype != DType::I32)
+      output.fail(std::string("holds ") + dtypeName(ids.dtype) +
+                  "; ids are i64 or i32");
+    for (const json &extent : output.array("shape")) {
+      if (!extent.is_number_integer() || extent.get<int64_t>() < 0)
+        output.fail("has a bad extent in 'shape'");
+      ids.shape.push_back(extent.get<int64_t>());
+    }
+    if (indexOf(training.tables, ids.name) < 0)
+      output.fail("names table '" + ids.name +
+                  "', which the training section does not list");
+    spec.tables.push_back(ids.name);
+    spec.outputs.push_back(std::move(ids));
+  }
+  return spec;
+}
+
 OptimizerSpec parseOptimizer(const Reader &r) {
   OptimizerSpec spec;
   spec.kind = r.string("kind");
@@ -297,9 +365,7 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
     Reader r(stages[i], root.at("stages", i));
     StageSpec spec;
     spec.index = static_cast<int>(i);
-    spec.name = r.string("name");
-    spec.device = r.string("device");
-    spec.gpu = r.string("kind") == "gpu";
+    parseProgram(r, spec);
     spec.replicas = static_cast<int>(r.integer("replicas"));
     if (spec.replicas < 1)
       r.fail("has replicas < 1");
@@ -309,13 +375,6 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
       spec.outputs.push_back(channel(r, name));
     for (const json &name : r.array("tables"))
       spec.tables.push_back(name.get<std::string>());
-    const json &libraries = r.field("libraries");
-    if (!libraries.is_object() || !libraries.contains("cpu"))
-      r.fail("has no CPU library in 'libraries'");
-    for (auto &[kind, file] : libraries.items())
-      spec.libraries[kind] = file.get<std::string>();
-    spec.peakMemoryBytes =
-        r.has("peak_memory_bytes") ? r.integer("peak_memory_bytes") : 0;
     stageSpecs.push_back(std::move(spec));
   }
   // Channels go forward only: a frame visits the stages in order.
@@ -398,6 +457,12 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
   if (root.has("training"))
     trainingSpec =
         parseTraining(root.field("training"), inputSpecs, outputSpecs);
+  if (root.has("pass_keys")) {
+    if (!trainingSpec)
+      root.fail("has a 'pass_keys' section but no 'training' section");
+    passKeysSpec =
+        parsePassKeys(root.field("pass_keys"), inputSpecs, *trainingSpec);
+  }
 
   // weights.bin, mapped read-only: stages on the CPU read it in place.
   Reader weights(root.field("weights"), "weights");

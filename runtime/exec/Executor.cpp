@@ -137,7 +137,11 @@ int StageProgram::pushDense(void *self, const char *name, const float *gradient,
 
 StageProgram::StageProgram(const Bundle &bundle, int index,
                            const ExecutorOptions &options, int replicas)
-    : bundle(bundle), stage(&bundle.stages().at(index)), options(options),
+    : StageProgram(bundle, bundle.stages().at(index), options, replicas) {}
+
+StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
+                           const ExecutorOptions &options, int replicas)
+    : bundle(bundle), stage(&spec), options(options),
       library(std::make_unique<Library>()) {
   const StageSpec &stage = *this->stage;
   std::string kind = stage.gpu && !options.gpuStagesOnCpu ? "gpu" : "cpu";

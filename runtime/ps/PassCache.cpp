@@ -13,10 +13,9 @@ PassCache::~PassCache() = default;
 
 void PassCache::addPassKeys(const std::string &table, const uint64_t *ids,
                             size_t count) {
-  if (passOpen)
+  if (prepared)
     throw Error("pass cache: keys of table '" + table +
-                "' added during a pass; add the next pass's keys after "
-                "endPass");
+                "' added after the next pass was prepared");
   std::vector<uint64_t> &keys = pendingKeys[table];
   keys.insert(keys.end(), ids, ids + count);
 }
@@ -24,6 +23,12 @@ void PassCache::addPassKeys(const std::string &table, const uint64_t *ids,
 void PassCache::beginPass() {
   if (passOpen)
     throw Error("pass cache: beginPass during a pass; call endPass first");
+  if (prepared) {
+    openPrepared();
+    prepared = false;
+    passOpen = true;
+    return;
+  }
   // A failed load drops the keys: they were for the pass that did not open.
   std::map<std::string, std::vector<uint64_t>> keys = std::move(pendingKeys);
   pendingKeys.clear();
@@ -36,6 +41,25 @@ void PassCache::endPass() {
     throw Error("pass cache: endPass without a pass");
   writeBackPass();
   passOpen = false;
+}
+
+void PassCache::prepareNextPass() {
+  if (!passOpen)
+    throw Error("pass cache: prepareNextPass outside a pass; call beginPass "
+                "with the keys instead");
+  if (prepared)
+    throw Error("pass cache: the next pass is already prepared");
+  std::map<std::string, std::vector<uint64_t>> keys = std::move(pendingKeys);
+  pendingKeys.clear();
+  prepareLoad(std::move(keys));
+  prepared = true;
+}
+
+void PassCache::discardPreparedPass() {
+  pendingKeys.clear();
+  if (prepared)
+    dropPrepared();
+  prepared = false;
 }
 
 namespace {
@@ -77,12 +101,43 @@ thread_local CallScratch callScratch;
 
 } // namespace
 
+/// A prepared pass's table: rows of keys the running pass does not hold
+/// are loaded; those it holds come from it at its end.
+struct PreparedTable {
+  CachedTable table;
+  /// (slot here, slot in the running pass) of the shared keys.
+  std::vector<std::pair<uint32_t, uint32_t>> shared;
+};
+
 struct HostPassCache::Impl {
   ParameterServer &server;
   /// The tables of the current pass.
   std::map<std::string, CachedTable> tables;
+  /// The prepared next pass.
+  std::map<std::string, PreparedTable> next;
   /// Tables of earlier passes, kept for their allocations.
   std::map<std::string, CachedTable> spare;
+
+  /// A table for a pass: a spare one's memory, `keys` indexed, rows
+  /// reserved (not loaded).
+  CachedTable takeTable(const std::string &name, std::vector<uint64_t> keys) {
+    CachedTable table;
+    if (auto kept = spare.find(name); kept != spare.end()) {
+      table = std::move(kept->second);
+      spare.erase(kept);
+    }
+    const SparseTableConfig &config = server.tableConfig(name);
+    table.dim = config.dim;
+    table.rowFloats = server.rowFloats(name);
+    table.optimizer = config.optimizer;
+    table.index.build(name, std::move(keys));
+    table.reserveRows(table.index.size() * table.rowFloats);
+    return table;
+  }
+  void retire(const std::string &name, CachedTable &table) {
+    table.index.clear();
+    spare[name] = std::move(table);
+  }
 
   explicit Impl(ParameterServer &server) : server(server) {}
 
@@ -112,17 +167,8 @@ void HostPassCache::loadPass(
     std::map<std::string, std::vector<uint64_t>> keys) {
   try {
     for (auto &[name, ids] : keys) {
-      CachedTable &table = impl->tables[name];
-      if (auto kept = impl->spare.find(name); kept != impl->spare.end()) {
-        table = std::move(kept->second);
-        impl->spare.erase(kept);
-      }
-      const SparseTableConfig &config = impl->server.tableConfig(name);
-      table.dim = config.dim;
-      table.rowFloats = impl->server.rowFloats(name);
-      table.optimizer = config.optimizer;
-      table.index.build(name, std::move(ids));
-      table.reserveRows(table.index.size() * table.rowFloats);
+      CachedTable &table = impl->tables[name] =
+          impl->takeTable(name, std::move(ids));
       impl->server.pullRows(name, table.index.keys().data(), table.index.size(),
                             table.rows.get());
     }
@@ -137,14 +183,71 @@ void HostPassCache::writeBackPass() {
   for (auto &[name, table] : impl->tables)
     impl->server.writeRows(name, table.index.keys().data(), table.index.size(),
                            table.rows.get());
+  // The rows the prepared pass shares with this one, as they end it.
+  for (auto &[name, prepared] : impl->next) {
+    auto running = impl->tables.find(name);
+    for (auto [slot, from] : prepared.shared)
+      std::memcpy(prepared.table.row(slot), running->second.row(from),
+                  prepared.table.rowFloats * sizeof(float));
+    prepared.shared.clear();
+  }
   retireTables();
 }
 
-void HostPassCache::retireTables() {
-  for (auto &[name, table] : impl->tables) {
-    table.index.clear();
-    impl->spare[name] = std::move(table);
+void HostPassCache::prepareLoad(
+    std::map<std::string, std::vector<uint64_t>> keys) {
+  std::vector<uint64_t> missing;
+  std::vector<uint32_t> missingSlots;
+  std::vector<float> loaded;
+  try {
+    for (auto &[name, ids] : keys) {
+      PreparedTable &prepared = impl->next[name];
+      prepared.table = impl->takeTable(name, std::move(ids));
+      CachedTable &table = prepared.table;
+      auto running = impl->tables.find(name);
+      missing.clear();
+      missingSlots.clear();
+      const std::vector<uint64_t> &sorted = table.index.keys();
+      for (uint32_t slot = 0; slot < sorted.size(); ++slot) {
+        const uint32_t *from = running == impl->tables.end()
+                                   ? nullptr
+                                   : running->second.index.find(sorted[slot]);
+        if (from) {
+          prepared.shared.push_back({slot, *from});
+        } else {
+          missing.push_back(sorted[slot]);
+          missingSlots.push_back(slot);
+        }
+      }
+      loaded.resize(missing.size() * table.rowFloats);
+      impl->server.pullRows(name, missing.data(), missing.size(),
+                            loaded.data());
+      for (size_t i = 0; i < missing.size(); ++i)
+        std::memcpy(table.row(missingSlots[i]),
+                    loaded.data() + i * table.rowFloats,
+                    table.rowFloats * sizeof(float));
+    }
+  } catch (...) {
+    dropPrepared();
+    throw;
   }
+}
+
+void HostPassCache::openPrepared() {
+  for (auto &[name, prepared] : impl->next)
+    impl->tables[name] = std::move(prepared.table);
+  impl->next.clear();
+}
+
+void HostPassCache::dropPrepared() {
+  for (auto &[name, prepared] : impl->next)
+    impl->retire(name, prepared.table);
+  impl->next.clear();
+}
+
+void HostPassCache::retireTables() {
+  for (auto &[name, table] : impl->tables)
+    impl->retire(name, table);
   impl->tables.clear();
 }
 

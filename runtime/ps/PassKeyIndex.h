@@ -59,6 +59,8 @@ public:
   /// The slot of every id into `slots`. Throws Error naming the table and
   /// the first id the pass does not hold (nothing of the cache changes).
   void slotsOf(const uint64_t *ids, size_t count, uint32_t *slots) const;
+  /// The slot of `key`, or null when the pass does not hold it.
+  const uint32_t *find(uint64_t key) const { return slotOfKey.find(key); }
 
   /// Groups `count` ids, given by their slots, into `plan` (sort by key,
   /// then runs of equal keys).

@@ -2,6 +2,7 @@
 
 #include "heterps/Runtime/Trainer.h"
 
+#include "StepReader.h"
 #include "TrainMetrics.h"
 
 #include "heterps/Runtime/Executor.h"
@@ -327,6 +328,17 @@ TrainSummary Trainer::run() {
     if (!leader && !path.empty())
       resumed = FoundCheckpoint{path, verifyCheckpoint(path)};
   }
+  if (o.passSteps < 0)
+    throw Error("--pass-steps must be at least 0");
+  if (o.psMemoryRows < 0)
+    throw Error("--ps-memory-rows must be at least 0");
+  if (group && (o.passSteps > 0 || o.psMemoryRows > 0))
+    throw Error(
+        std::string(o.passSteps > 0 ? "--pass-steps" : "--ps-memory-rows") +
+        " is for a single process, not an MPI job");
+  if ((o.psMemoryRows > 0) != !o.psStorageDir.empty())
+    throw Error("--ps-memory-rows and --ps-storage-dir go together: the rows "
+                "beyond the memory limit live in RocksDB under the directory");
   // Per-step losses need every worker's results every step, which groups
   // gather only at log steps.
   if (!o.lossLog.empty() && group)
@@ -429,6 +441,9 @@ TrainSummary Trainer::run() {
                                : int(std::thread::hardware_concurrency())));
   if (group)
     serverOptions.store = &group->store();
+  serverOptions.memoryRowsPerShard = static_cast<size_t>(o.psMemoryRows);
+  serverOptions.storageDirectory = o.psStorageDir;
+  serverOptions.passCache = o.passSteps > 0;
   TrainingServer server(bundle, serverOptions);
   if (resumed) {
     server.load(resumed->path + "/ps");
@@ -476,9 +491,17 @@ TrainSummary Trainer::run() {
   // Time-based checkpoints count from the last one, or from here.
   Clock::time_point lastCheckpointTime = Clock::now();
 
+  // Steps come from here; with a pass cache, in passes whose rows go back
+  // to the server before anything reads the server's copy.
+  StepReader steps(
+      bundle, *source, server, o.passSteps,
+      [&](int64_t step) { return step == lastStep ? lastStepSamples : batch; },
+      lastStep);
+
   auto checkpoint = [&]() {
     if (!leader)
       return;
+    steps.endPass();
     summary.lastCheckpoint = writeCheckpoint(
         o.checkpointDir, state,
         [&](const std::string &path) { server.save(path); }, o.keepCheckpoints);
@@ -494,6 +517,7 @@ TrainSummary Trainer::run() {
     const Clock::time_point evalStart = Clock::now();
     const int workers = group ? group->size() : 1;
     const int64_t rank = group ? group->rank() : 0;
+    steps.endPass();
     evalSource->restart();
     TrainMetrics metrics(spec);
     SampleResults results;
@@ -569,7 +593,7 @@ TrainSummary Trainer::run() {
              "scores): no AUC\n";
   };
 
-  std::vector<HostTensor> stepInputs, sliceInputs;
+  std::vector<HostTensor> sliceInputs;
   // The progress window.
   TrainMetrics window(spec);
   int64_t windowFirstStep = state.step + 1;
@@ -635,13 +659,9 @@ TrainSummary Trainer::run() {
       const int64_t stepSamples =
           state.step + 1 == lastStep ? lastStepSamples : batch;
       const int64_t stepMicroBatches = stepSamples / microBatch;
-      int64_t count = source->next(stepSamples, stepInputs);
-      if (count < stepSamples) {
-        std::string warning = source->warning();
-        throw Error("the training data " + source->describe() +
-                    " holds no valid rows" +
-                    (warning.empty() ? std::string() : " (" + warning + ")"));
-      }
+      const StepData &step = steps.take(state.step + 1);
+      const std::vector<HostTensor> &stepInputs = step.inputs;
+      int64_t count = stepSamples;
       // A worker runs its slice; the single process all of the step.
       if (group) {
         const StepSlice mySlice =
@@ -670,7 +690,7 @@ TrainSummary Trainer::run() {
       consistent = true;
       ++state.step;
       state.samples += stepSamples;
-      state.position = source->position();
+      state.position = step.position;
       heartbeat.setStep(state.step);
       // What a step ends with: the debug kill of the MPI tests, then the
       // faults of HETERPS_FAULT (after the step's checkpoint, if any).
@@ -769,6 +789,9 @@ TrainSummary Trainer::run() {
     }
     throw;
   }
+  // The pass's rows back on the server before the last checkpoint, the
+  // dump and the final evaluation read them.
+  steps.endPass();
   summary.seconds = secondsSince(runStart);
   summary.steps = state.step;
   summary.samples = state.samples;

@@ -121,14 +121,23 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
                                TrainingServerOptions options)
     : spec_(spec), refreshOnlyLookedUp(options.refreshOnlyLookedUp) {
   if (options.store) {
+    if (options.passCache || options.memoryRowsPerShard != 0)
+      throw Error("a pass cache and a memory limit on the tables need the "
+                  "in-process parameter server (a single process)");
     store = options.store;
   } else {
     if (options.shards == 0)
       throw Error("the parameter server needs at least one shard");
+    if (options.memoryRowsPerShard != 0 && options.storageDirectory.empty())
+      throw Error("a memory limit on the sparse tables needs a storage "
+                  "directory for the rows beyond it (--ps-storage-dir)");
     ps::ParameterServerConfig config;
     config.numShards = options.shards;
+    config.storageDirectory = options.storageDirectory;
     server = std::make_unique<ps::ParameterServer>(config);
     store = server.get();
+    if (options.passCache)
+      cache = std::make_unique<ps::HostPassCache>(*server);
   }
   ps::OptimizerConfig optimizer = optimizerConfig(spec_.optimizer);
 
@@ -190,6 +199,7 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
     table.seed = mix(options.seed ^ hashName(spec.name));
     table.initScale = options.initScale;
     table.optimizer = optimizer;
+    table.cacheRowsPerShard = options.memoryRowsPerShard;
     store->createSparseTable(table);
     if (!tablesByName.emplace(spec.name, std::move(entry)).second)
       throw Error("sparse table '" + spec.name + "' is listed twice");
@@ -280,7 +290,9 @@ void TrainingServer::pullRows(const std::string &name, const int64_t *ids,
   if (count == 0)
     return;
   // Evaluation creates no row (nor evicts one from a row cache).
-  if (evalMode())
+  if (inPass())
+    cache->pull(entry.serverName, keyScratch.data(), count, rows);
+  else if (evalMode())
     store->peek(entry.serverName, keyScratch.data(), count, rows);
   else
     store->pull(entry.serverName, keyScratch.data(), count, rows);
@@ -403,10 +415,14 @@ void TrainingServer::finishStep(int64_t microBatches) {
         *gradient++ = value / scale;
     }
     recycle(*entry);
-    // The server sums duplicate ids in this order, then updates each row
-    // once.
-    store->push(entry->serverName, stepKeys.data(), keyCount,
-                stepGradients.data());
+    // The server (or the pass cache, alike) sums duplicate ids in this
+    // order, then updates each row once.
+    if (inPass())
+      cache->push(entry->serverName, stepKeys.data(), keyCount,
+                  stepGradients.data());
+    else
+      store->push(entry->serverName, stepKeys.data(), keyCount,
+                  stepGradients.data());
   }
   // A remote store applies the step once every worker's pushes are in.
   store->endStep();
@@ -422,6 +438,47 @@ void TrainingServer::discardStep() {
     std::lock_guard<std::mutex> lock(entry->mutex);
     recycle(*entry);
   }
+}
+
+void TrainingServer::setEvalMode(bool eval) {
+  if (eval && inPass())
+    throw Error("evaluation during a pass: end the pass first (the server's "
+                "rows of its ids are stale until then)");
+  evalMode_.store(eval);
+}
+
+void TrainingServer::addPassKeys(const std::string &name, const int64_t *ids,
+                                 size_t count) {
+  if (!cache)
+    throw Error("the training server has no pass cache");
+  const Table &entry = table(name);
+  toKeys(entry, ids, count, keyScratch);
+  cache->addPassKeys(entry.serverName, keyScratch.data(), count);
+}
+
+void TrainingServer::beginPass() {
+  if (!cache)
+    throw Error("the training server has no pass cache");
+  if (evalMode())
+    throw Error("a pass cannot begin in eval mode");
+  cache->beginPass();
+}
+
+void TrainingServer::endPass() {
+  if (!cache)
+    throw Error("the training server has no pass cache");
+  cache->endPass();
+}
+
+void TrainingServer::prepareNextPass() {
+  if (!cache)
+    throw Error("the training server has no pass cache");
+  cache->prepareNextPass();
+}
+
+void TrainingServer::discardPreparedPass() {
+  if (cache)
+    cache->discardPreparedPass();
 }
 
 void TrainingServer::refreshDense() {
@@ -444,17 +501,30 @@ void TrainingServer::refreshDense() {
     std::copy(values[i].begin(), values[i].end(), refreshed[i]->live.begin());
 }
 
+namespace {
+void checkNoPass(bool inPass, const char *what) {
+  if (inPass)
+    throw Error(std::string(what) +
+                " during a pass: end the pass first (the server's rows of "
+                "its ids are stale until then)");
+}
+} // namespace
+
 void TrainingServer::save(const std::string &directory) {
+  checkNoPass(inPass(), "a checkpoint");
   store->save(directory);
 }
 
 void TrainingServer::load(const std::string &directory) {
+  checkNoPass(inPass(), "loading a checkpoint");
+  discardPreparedPass(); // its rows are the old ones
   discardStep();
   store->load(directory);
   refreshDense();
 }
 
 void TrainingServer::dumpParameters(const std::string &directory) {
+  checkNoPass(inPass(), "a parameter dump");
   std::error_code error;
   fs::create_directories(directory, error);
   if (error)

@@ -20,6 +20,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 using namespace heterps::rt;
 using namespace heterps::rt::ps;
@@ -46,18 +47,32 @@ std::vector<float> trainDirect(ParameterServer &server,
   return pulled;
 }
 
-/// The same through a pass cache, `passBatches` batches per pass.
+/// The same through a pass cache, `passBatches` batches per pass. With
+/// `prepareAhead` each pass after the first is prepared on a thread of its
+/// own while the one before it pulls and pushes (as the trainer does).
 std::vector<float> trainThroughCache(ParameterServer &server,
                                      const std::vector<Batch> &batches,
-                                     size_t passBatches) {
+                                     size_t passBatches,
+                                     bool prepareAhead = false) {
   HostPassCache cache(server);
   const size_t dim = server.tableConfig("emb").dim;
-  std::vector<float> pulled;
-  for (size_t first = 0; first < batches.size(); first += passBatches) {
+  auto addKeys = [&](size_t first) {
     const size_t last = std::min(batches.size(), first + passBatches);
     for (size_t b = first; b < last; ++b)
       cache.addPassKeys("emb", batches[b].ids.data(), batches[b].ids.size());
+  };
+  std::vector<float> pulled;
+  for (size_t first = 0; first < batches.size(); first += passBatches) {
+    const size_t last = std::min(batches.size(), first + passBatches);
+    if (!cache.nextPassPrepared())
+      addKeys(first);
     cache.beginPass();
+    std::thread preparing;
+    if (prepareAhead && last < batches.size())
+      preparing = std::thread([&, last] {
+        addKeys(last);
+        cache.prepareNextPass();
+      });
     for (size_t b = first; b < last; ++b) {
       server.setLearningRateScale(scaleOf(b));
       const Batch &batch = batches[b];
@@ -67,6 +82,9 @@ std::vector<float> trainThroughCache(ParameterServer &server,
       cache.push("emb", batch.ids.data(), batch.ids.size(),
                  batch.gradients.data());
     }
+    if (preparing.joinable())
+      preparing.join();
+    EXPECT_EQ(cache.nextPassPrepared(), prepareAhead && last < batches.size());
     cache.endPass();
   }
   return pulled;
@@ -87,20 +105,23 @@ TEST(PassCacheTest, TrainsBitIdenticalToTheHostServer) {
   const uint64_t keySpace = 600;
   const auto batches = makeBatches(12, 256, keySpace, 8, 5);
   for (const NamedOptimizer &optimizer : optimizers()) {
-    for (size_t passBatches : {1, 4, 5, 12}) {
-      SCOPED_TRACE(std::string(optimizer.name) + ", passes of " +
-                   std::to_string(passBatches) + " batches");
-      ParameterServer direct(serverConfig(2));
-      ParameterServer cached(serverConfig(2));
-      direct.createSparseTable(tableConfig("emb", 8, optimizer.config));
-      cached.createSparseTable(tableConfig("emb", 8, optimizer.config));
-      EXPECT_TRUE(bitIdentical(trainDirect(direct, batches),
-                               trainThroughCache(cached, batches, passBatches)))
-          << "pulled values differ";
-      EXPECT_EQ(direct.rowCount("emb"), cached.rowCount("emb"));
-      expectSameRows(snapshot(direct, "emb", keySpace),
-                     snapshot(cached, "emb", keySpace));
-    }
+    for (size_t passBatches : {1, 4, 5, 12})
+      for (bool prepareAhead : {false, true}) {
+        SCOPED_TRACE(std::string(optimizer.name) + ", passes of " +
+                     std::to_string(passBatches) + " batches" +
+                     (prepareAhead ? ", each prepared during the last" : ""));
+        ParameterServer direct(serverConfig(2));
+        ParameterServer cached(serverConfig(2));
+        direct.createSparseTable(tableConfig("emb", 8, optimizer.config));
+        cached.createSparseTable(tableConfig("emb", 8, optimizer.config));
+        EXPECT_TRUE(bitIdentical(
+            trainDirect(direct, batches),
+            trainThroughCache(cached, batches, passBatches, prepareAhead)))
+            << "pulled values differ";
+        EXPECT_EQ(direct.rowCount("emb"), cached.rowCount("emb"));
+        expectSameRows(snapshot(direct, "emb", keySpace),
+                       snapshot(cached, "emb", keySpace));
+      }
   }
 }
 
@@ -190,19 +211,23 @@ TEST(PassCacheTest, TableLargerThanMemoryTrainsThroughPasses) {
   ScratchDirectory storage(kScratch, "tier");
   const uint64_t keySpace = 3000;
   const auto batches = makeBatches(16, 128, keySpace, 4, 9);
-  for (const NamedOptimizer &optimizer : optimizers()) {
-    SCOPED_TRACE(optimizer.name);
-    ParameterServer direct(serverConfig(2));
-    ParameterServer tiered(serverConfig(2, storage.path.string()));
-    direct.createSparseTable(tableConfig("emb", 4, optimizer.config));
-    tiered.createSparseTable(tableConfig("emb", 4, optimizer.config, 100));
-    EXPECT_TRUE(bitIdentical(trainDirect(direct, batches),
-                             trainThroughCache(tiered, batches, 4)));
-    EXPECT_EQ(direct.rowCount("emb"), tiered.rowCount("emb"));
-    EXPECT_GT(tiered.rowCount("emb"), 1000u);
-    expectSameRows(snapshot(direct, "emb", keySpace),
-                   snapshot(tiered, "emb", keySpace));
-  }
+  for (const NamedOptimizer &optimizer : optimizers())
+    for (bool prepareAhead : {false, true}) {
+      SCOPED_TRACE(
+          std::string(optimizer.name) +
+          (prepareAhead ? ", each pass prepared during the last" : ""));
+      ParameterServer direct(serverConfig(2));
+      ParameterServer tiered(serverConfig(2, storage.path.string()));
+      direct.createSparseTable(tableConfig("emb", 4, optimizer.config));
+      tiered.createSparseTable(tableConfig("emb", 4, optimizer.config, 100));
+      EXPECT_TRUE(
+          bitIdentical(trainDirect(direct, batches),
+                       trainThroughCache(tiered, batches, 4, prepareAhead)));
+      EXPECT_EQ(direct.rowCount("emb"), tiered.rowCount("emb"));
+      EXPECT_GT(tiered.rowCount("emb"), 1000u);
+      expectSameRows(snapshot(direct, "emb", keySpace),
+                     snapshot(tiered, "emb", keySpace));
+    }
 }
 
 TEST(PassCacheTest, CacheHoldsOnlyThePassKeys) {
@@ -269,11 +294,38 @@ TEST(PassCacheTest, MisuseThrowsAClearError) {
   expectError([&] { cache.pull("other", inPass, 2, out); },
               "table 'other' is not in this pass");
   expectError([&] { cache.beginPass(); }, "during a pass");
-  expectError([&] { cache.addPassKeys("emb", inPass, 2); }, "during a pass");
+  // Keys added during a pass are the next one's; once it is prepared, no
+  // more can join it.
+  cache.addPassKeys("emb", outside, 2);
+  cache.prepareNextPass();
+  expectError([&] { cache.addPassKeys("emb", inPass, 2); },
+              "after the next pass was prepared");
+  expectError([&] { cache.prepareNextPass(); }, "already prepared");
   // The cache still works after every refusal.
   cache.push("emb", inPass, 2, gradients);
   cache.endPass();
   EXPECT_FALSE(bitIdentical(before, server.pull("emb", {10, 11})));
+  // The prepared pass starts from the rows the last one ended with.
+  cache.beginPass();
+  EXPECT_EQ(cache.passKeyCount("emb"), 2u);
+  std::vector<float> prepared(4);
+  cache.pull("emb", outside, 2, prepared.data());
+  EXPECT_TRUE(bitIdentical(prepared, server.pull("emb", {10, 12})));
+  cache.endPass();
+  expectError([&] { cache.prepareNextPass(); }, "outside a pass");
+  // A discarded preparation leaves nothing behind.
+  cache.addPassKeys("emb", inPass, 2);
+  cache.beginPass();
+  cache.addPassKeys("emb", outside, 2);
+  cache.prepareNextPass();
+  cache.discardPreparedPass();
+  cache.endPass();
+  EXPECT_FALSE(cache.nextPassPrepared());
+  cache.addPassKeys("emb", outside, 2);
+  cache.beginPass();
+  expectError([&] { cache.pull("emb", inPass, 2, out); },
+              "id 11 of table 'emb' is not in this pass");
+  cache.endPass();
 
   // A table the server does not have fails at beginPass, no pass opens.
   cache.addPassKeys("missing", inPass, 2);

@@ -56,6 +56,17 @@ struct Fixture {
   }
 };
 
+/// `body` throws Error whose text contains `text`.
+template <typename F> void expectErrorContaining(F &&body, const char *text) {
+  try {
+    body();
+    ADD_FAILURE() << "no error; expected one containing \"" << text << "\"";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find(text), std::string::npos)
+        << error.what();
+  }
+}
+
 std::vector<float> values(const float *data, size_t n) {
   return std::vector<float>(data, data + n);
 }
@@ -486,6 +497,88 @@ TEST(TrainingServer, DumpsParametersAndTouchedRows) {
                                                rows.begin() + 4)); // id 2
   EXPECT_EQ(values(row + 2, 2),
             std::vector<float>(rows.begin(), rows.begin() + 2)); // id 7
+}
+
+/// Two steps through the pass cache, with duplicate and negative ids, give
+/// the rows, optimizer state and dense values of the direct server, to the
+/// bit, in memory and with the RocksDB tier holding 2 rows per shard.
+TEST(TrainingServer, PassCacheStepsEqualTheDirectServer) {
+  for (size_t memoryRows : {size_t(0), size_t(2)}) {
+    ScratchDirectory scratch(kScratch, "pass-" + std::to_string(memoryRows));
+    Fixture fixture("adagrad");
+    auto direct = fixture.server(7, 2);
+    TrainingServerOptions options;
+    options.seed = 7;
+    options.shards = 2;
+    options.passCache = true;
+    options.memoryRowsPerShard = memoryRows;
+    options.storageDirectory = memoryRows ? scratch / "rocks" : "";
+    TrainingServer cached(fixture.spec, fixture.weights.data(),
+                          fixture.weights.size(), options);
+    const std::vector<std::vector<int64_t>> steps = {{1, 1, 3, -1},
+                                                     {3, 4, 9, 0, 4}};
+    for (const std::vector<int64_t> &ids : steps)
+      cached.addPassKeys("emb", ids.data(), ids.size());
+    cached.beginPass();
+    EXPECT_TRUE(cached.inPass());
+    for (const std::vector<int64_t> &ids : steps) {
+      std::vector<float> rows = pull(*direct, ids);
+      EXPECT_EQ(pull(cached, ids), rows);
+      std::vector<float> gradients(ids.size() * 2);
+      std::iota(gradients.begin(), gradients.end(), 0.5f);
+      float dense[4] = {0.25f, -1, 2, 0.5f};
+      for (TrainingServer *server : {direct.get(), &cached}) {
+        MicroBatchScope scope(0, 0);
+        server->pushRows("emb", ids.data(), ids.size(), gradients.data());
+        server->pushDense("dense/w", dense, 4);
+        server->finishStep(1);
+      }
+    }
+    cached.endPass();
+    EXPECT_FALSE(cached.inPass());
+    for (int64_t id = 0; id < 10; ++id)
+      EXPECT_EQ(cached.parameterStore().readRow("emb", uint64_t(id)),
+                direct->parameterStore().readRow("emb", uint64_t(id)))
+          << "id " << id << ", memory rows " << memoryRows;
+    EXPECT_EQ(values(cached.lookupParameter("dense/w"), 4),
+              values(direct->lookupParameter("dense/w"), 4));
+  }
+}
+
+TEST(TrainingServer, PassCacheRefusesWhatNeedsTheServersRows) {
+  ScratchDirectory scratch(kScratch, "pass-errors");
+  Fixture fixture;
+  TrainingServerOptions options;
+  options.passCache = true;
+  TrainingServer server(fixture.spec, fixture.weights.data(),
+                        fixture.weights.size(), options);
+  std::vector<int64_t> ids = {2, 5};
+  server.addPassKeys("emb", ids.data(), ids.size());
+  server.beginPass();
+  expectErrorContaining([&] { server.setEvalMode(true); },
+                        "evaluation during a pass");
+  expectErrorContaining([&] { server.save(scratch / "ckpt"); },
+                        "a checkpoint during a pass");
+  expectErrorContaining([&] { server.dumpParameters(scratch / "dump"); },
+                        "a parameter dump during a pass");
+  // An id the pass does not hold is an error naming it.
+  expectErrorContaining([&] { pull(server, {3}); }, "3");
+  server.endPass();
+  server.save(scratch / "ckpt");
+  std::vector<int64_t> outside = {10};
+  expectErrorContaining(
+      [&] { server.addPassKeys("emb", outside.data(), outside.size()); },
+      "id 10 is outside [-10, 10)");
+  expectErrorContaining(
+      [&] { fixture.server()->addPassKeys("emb", ids.data(), ids.size()); },
+      "no pass cache");
+  options.memoryRowsPerShard = 4;
+  expectErrorContaining(
+      [&] {
+        TrainingServer(fixture.spec, fixture.weights.data(),
+                       fixture.weights.size(), options);
+      },
+      "--ps-storage-dir");
 }
 
 TEST(TrainingServer, RejectsABadSpec) {

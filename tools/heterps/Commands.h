@@ -51,6 +51,11 @@ struct TrainOptions {
   bool resume = false;
   uint64_t seed = 1;
   unsigned psShards = 0; // 0: one per thread
+  /// --ps-memory-rows / --ps-storage-dir: the RocksDB tier (0: none).
+  int64_t psMemoryRows = 0;
+  std::string psStorageDir;
+  /// --pass-steps: steps per pass of the pass cache (0: none).
+  int64_t passSteps = 0;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

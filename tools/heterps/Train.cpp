@@ -88,6 +88,9 @@ int train(const TrainOptions &options) {
     trainer.seed = options.seed;
     trainer.hashBuckets = options.hashBuckets;
     trainer.psShards = options.psShards;
+    trainer.psMemoryRows = options.psMemoryRows;
+    trainer.psStorageDir = options.psStorageDir;
+    trainer.passSteps = options.passSteps;
     trainer.threads = options.threads;
     trainer.gpuStagesOnCpu = options.gpuStagesOnCpu;
     trainer.framesInFlight = options.framesInFlight;

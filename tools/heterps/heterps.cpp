@@ -275,6 +275,21 @@ static cl::opt<unsigned>
              cl::desc("Shards of every sparse table, served in parallel "
                       "(default: one per thread)"),
              cl::sub(runCommand));
+static cl::opt<int64_t> psMemoryRows(
+    "ps-memory-rows", cl::init(0),
+    cl::desc("--train: keep at most this many rows of each sparse table per "
+             "shard in memory, the rest in RocksDB under --ps-storage-dir"),
+    cl::sub(runCommand));
+static cl::opt<std::string> psStorageDir(
+    "ps-storage-dir",
+    cl::desc("--train: where sparse rows beyond --ps-memory-rows live "
+             "(RocksDB; its contents are replaced)"),
+    cl::value_desc("dir"), cl::sub(runCommand));
+static cl::opt<int64_t> passSteps(
+    "pass-steps", cl::init(0),
+    cl::desc("--train: train in passes of this many steps, loading each "
+             "pass's sparse rows once before its steps (0: no pass cache)"),
+    cl::sub(runCommand));
 static cl::opt<std::string> dumpParameters(
     "dump-parameters",
     cl::desc("After training, write every dense parameter and touched "
@@ -536,6 +551,9 @@ int main(int argc, char **argv) {
     options.seed = trainSeed;
     options.hashBuckets = hashBuckets;
     options.psShards = psShards;
+    options.psMemoryRows = psMemoryRows;
+    options.psStorageDir = psStorageDir;
+    options.passSteps = passSteps;
     options.threads = threads;
     options.gpuStagesOnCpu = gpuStagesOnCpu;
     options.framesInFlight = frames;
@@ -576,6 +594,9 @@ int main(int argc, char **argv) {
                                              &trainSeed,
                                              &hashBuckets,
                                              &psShards,
+                                             &psMemoryRows,
+                                             &psStorageDir,
+                                             &passSteps,
                                              &dumpParameters,
                                              &lossLog,
                                              &mpiWorker,

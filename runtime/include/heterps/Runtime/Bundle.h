@@ -124,6 +124,22 @@ struct TrainableTable {
   int64_t dim = 0;
 };
 
+/// The pass-key program of a training bundle (manifest "pass_keys"): from
+/// the bundle inputs of one micro-batch it computes the ids every sparse
+/// pull of the stages reads, so that a pass cache (PassCache.h) can load a
+/// pass's rows before the stages run.
+struct PassKeysSpec {
+  /// Why the compiler could not build it (ids computed from pulled or
+  /// trained values); empty when `program` is there.
+  std::string unavailable;
+  /// Its stage-ABI library: inputs and outputs are not channels but the
+  /// tensors below, in this order.
+  StageSpec program;
+  std::vector<int> inputs;         // bundle input indices
+  std::vector<TensorSpec> outputs; // ids of one micro-batch
+  std::vector<std::string> tables; // the table each output's ids index
+};
+
 /// The manifest's "training" section (absent in inference bundles).
 struct TrainingSpec {
   /// "bce", "softmax_ce" or "mse".
@@ -160,6 +176,10 @@ public:
   const TrainingSpec *training() const {
     return trainingSpec ? &*trainingSpec : nullptr;
   }
+  /// The pass-key program section; null when the manifest has none.
+  const PassKeysSpec *passKeys() const {
+    return passKeysSpec ? &*passKeysSpec : nullptr;
+  }
   const char *weights() const { return weightsData; }
   size_t weightsBytes() const { return weightsSize; }
   /// Absolute path of a file of the bundle.
@@ -175,6 +195,7 @@ private:
   std::vector<StageSpec> stageSpecs;
   std::vector<TableSpec> tableSpecs;
   std::optional<TrainingSpec> trainingSpec;
+  std::optional<PassKeysSpec> passKeysSpec;
   const char *weightsData = nullptr;
   size_t weightsSize = 0;
   void *mapping = nullptr;

@@ -116,6 +116,10 @@ public:
   /// say) and creates `replicas` instances; throws Error naming the stage.
   StageProgram(const Bundle &bundle, int index, const ExecutorOptions &options,
                int replicas);
+  /// The same for a program of `bundle` that is not a pipeline stage (the
+  /// pass-key program); `spec` must outlive this.
+  StageProgram(const Bundle &bundle, const StageSpec &spec,
+               const ExecutorOptions &options, int replicas);
   ~StageProgram();
   StageProgram(const StageProgram &) = delete;
   StageProgram &operator=(const StageProgram &) = delete;

@@ -20,6 +20,15 @@
 //                            optimizer (the server's code) to the cached row
 //   endPass()                writes every cached row and its state back
 //
+// The next pass can be prepared while one runs, as Paddle's pass pipeline
+// does: addPassKeys during a pass records keys for the next one, and
+// prepareNextPass() (on another thread than the pass's pulls and pushes)
+// loads the rows of those the running pass does not hold; endPass() then
+// copies the rows both passes hold into it, and beginPass() opens it
+// without reading the server. The server's rows of keys outside the
+// running pass do not change during it, so a prepared pass starts from the
+// rows beginPass would have loaded.
+//
 // Semantics: the same pulls and pushes give bit for bit the rows and
 // optimizer state of the synchronous host server (ParameterServer::push sums
 // duplicates in the same order and runs the same optimizer code), including
@@ -51,17 +60,31 @@ class PassCache {
 public:
   virtual ~PassCache();
 
-  /// Records ids the next pass will touch in `table`. Between passes only.
+  /// Records ids the next pass will touch in `table` (during a pass: the
+  /// pass after it).
   void addPassKeys(const std::string &table, const uint64_t *ids, size_t count);
-  /// Starts the pass over the recorded ids (and forgets them). Ids of a
-  /// table that was given none, and tables not given at all, are not in the
-  /// pass: pulling or pushing them throws Error. If loading fails (Error,
-  /// e.g. a table the server does not have), no pass opens.
+  /// Starts the pass over the recorded ids (and forgets them), or opens the
+  /// prepared pass. Ids of a table that was given none, and tables not
+  /// given at all, are not in the pass: pulling or pushing them throws
+  /// Error. If loading fails (Error, e.g. a table the server does not
+  /// have), no pass opens.
   void beginPass();
-  /// Writes the pass's rows back and empties the cache. If the write-back
-  /// fails (Error), the pass stays open and nothing is lost.
+  /// Writes the pass's rows back and empties the cache (a prepared next
+  /// pass gets the rows it shares with this one). If the write-back fails
+  /// (Error), the pass stays open and nothing is lost.
   void endPass();
   bool inPass() const { return passOpen; }
+
+  /// During a pass: loads, for the keys recorded since it began, the rows
+  /// this pass does not hold. May run on its own thread while the pass's
+  /// pulls and pushes go on; nothing else may use the server's sparse
+  /// tables meanwhile, and endPass must wait for it. If it fails (Error),
+  /// nothing is prepared.
+  void prepareNextPass();
+  bool nextPassPrepared() const { return prepared; }
+  /// Forgets the prepared pass (its rows were read before the server
+  /// changed, or its keys are no longer wanted).
+  void discardPreparedPass();
 
   /// Distinct ids of `table` the current pass holds (0: not in the pass).
   virtual size_t passKeyCount(const std::string &table) const = 0;
@@ -79,12 +102,21 @@ public:
 protected:
   /// Loads the rows of `keys` (per table; unsorted, with duplicates).
   virtual void loadPass(std::map<std::string, std::vector<uint64_t>> keys) = 0;
-  /// Writes every row of the pass back to the host server, then drops them.
+  /// Writes every row of the pass back to the host server, then drops them;
+  /// first gives a prepared pass the rows it shares with this one.
   virtual void writeBackPass() = 0;
+  /// Loads the rows of `keys` the open pass does not hold into a pass of
+  /// its own, not yet open.
+  virtual void
+  prepareLoad(std::map<std::string, std::vector<uint64_t>> keys) = 0;
+  /// Makes the prepared pass the current one (after writeBackPass).
+  virtual void openPrepared() = 0;
+  virtual void dropPrepared() = 0;
 
 private:
   std::map<std::string, std::vector<uint64_t>> pendingKeys;
   bool passOpen = false;
+  bool prepared = false;
 };
 
 /// The pass cache in host memory, over an in-process server.
@@ -102,6 +134,9 @@ public:
 protected:
   void loadPass(std::map<std::string, std::vector<uint64_t>> keys) override;
   void writeBackPass() override;
+  void prepareLoad(std::map<std::string, std::vector<uint64_t>> keys) override;
+  void openPrepared() override;
+  void dropPrepared() override;
 
 private:
   /// Ends the pass's tables, keeping their memory for the next pass.

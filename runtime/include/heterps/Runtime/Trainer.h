@@ -116,6 +116,16 @@ struct TrainerOptions {
   int64_t hashBuckets = 0;
   /// Shards of every sparse table (0: one per thread of `threads`).
   size_t psShards = 0;
+  /// Keep at most this many rows of each sparse table per shard in memory,
+  /// the rest in RocksDB under psStorageDir (0: all in memory). A single
+  /// process only.
+  int64_t psMemoryRows = 0;
+  std::string psStorageDir;
+  /// Train in passes of this many steps through a pass cache (PassCache.h):
+  /// the pass's sparse rows are loaded once, before its steps, and written
+  /// back after them (0: every pull and push goes to the server). Needs the
+  /// bundle's pass-key program; a single process only.
+  int64_t passSteps = 0;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

@@ -28,6 +28,7 @@
 #include "heterps/Runtime/Executor.h"
 #include "heterps/Runtime/ParameterServer.h"
 #include "heterps/Runtime/ParameterStore.h"
+#include "heterps/Runtime/PassCache.h"
 
 #include <atomic>
 #include <cstdint>
@@ -56,6 +57,14 @@ struct TrainingServerOptions {
   /// runs one stage; the others' parameters are not its to refresh). The
   /// first refresh, before any lookup, still reads all of them.
   bool refreshOnlyLookedUp = false;
+  /// In-process server only: keep at most this many rows of each sparse
+  /// table per shard in memory and the rest in RocksDB under
+  /// `storageDirectory` (the SSD tier); 0: every row in memory.
+  size_t memoryRowsPerShard = 0;
+  std::string storageDirectory;
+  /// In-process server only: serve the pulls and pushes of a pass from a
+  /// pass cache (PassCache.h) between beginPass and endPass.
+  bool passCache = false;
 };
 
 /// The optimizer of a bundle as the parameter server takes it.
@@ -100,8 +109,30 @@ public:
   /// the parameters stay those of the last finished step.
   void discardStep();
   /// Eval mode: pushes are discarded, parameters stay as they are.
-  void setEvalMode(bool eval) { evalMode_.store(eval); }
+  /// Throws Error when turned on during a pass.
+  void setEvalMode(bool eval);
   bool evalMode() const { return evalMode_.load(); }
+
+  /// The pass cache (TrainingServerOptions::passCache): records ids the
+  /// next pass pulls from `table` (bundle table name; checked like a pull's
+  /// ids), between passes.
+  void addPassKeys(const std::string &table, const int64_t *ids, size_t count);
+  /// Loads the recorded ids' rows; until endPass the steps' pulls and
+  /// pushes of sparse rows go to the cache. Not in eval mode.
+  void beginPass();
+  /// Writes the pass's rows back to the server. Checkpoints, evaluation and
+  /// parameter dumps need the pass ended (they throw Error otherwise).
+  void endPass();
+  bool inPass() const { return cache && cache->inPass(); }
+  /// During a pass, on another thread than its steps: loads the rows of
+  /// the ids added since it began that it does not hold, so that the
+  /// beginPass after its endPass reads nothing (PassCache.h). The steps of
+  /// the pass may run meanwhile; checkpoints, evaluation and endPass wait
+  /// for it.
+  void prepareNextPass();
+  /// Forgets a prepared pass and the ids added for it.
+  void discardPreparedPass();
+  bool nextPassPrepared() const { return cache && cache->nextPassPrepared(); }
 
   /// Re-reads the dense parameters from the store (a process that joins a
   /// multi-process run after the parameters moved, a stage rank): every
@@ -165,6 +196,7 @@ private:
 
   TrainingSpec spec_;
   std::unique_ptr<ps::ParameterServer> server;
+  std::unique_ptr<ps::PassCache> cache;
   ps::ParameterStore *store = nullptr; // server, or the options' store
   bool refreshOnlyLookedUp = false;
   std::map<std::string, std::unique_ptr<Dense>> denseByName;

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""CPU training throughput with the pass cache (`--pass-steps`) against the
+direct path, with the sparse tables in memory and on the RocksDB tier, and
+PyTorch on the CPU as the peer.
+
+One Wide & Deep CTR model (bench/generate_ctr_model.py --layout criteo) is
+compiled once for the CPU and trained `--steps` steps of `--batch` on the
+same synthetic Criteo data (`heterps datagen`) with `heterps run --train` in
+these configurations:
+- memory, direct: every row in memory, each pull and push to the server
+  (what training did before the pass cache);
+- memory, passes: the same with passes of `--pass-steps` steps;
+- RocksDB, direct: at most R rows per table and shard in memory, the rest
+  in RocksDB (--ps-memory-rows / --ps-storage-dir), for each R of
+  `--memory-rows` (a pass's working set is about 10^5 rows per table);
+- RocksDB, passes: the same with passes.
+All must log the same loss at every step, to the last digit (checked:
+the benchmark stops otherwise). PyTorch trains the same model on the same
+data in the same rounds (bench_training.torch_train: nn.Embedding sparse
+tables in memory, Adagrad, data parsed beforehand). The table gives the
+median samples/s over `--rounds` rounds (configurations interleaved within
+a round) and the ratios.
+
+Usage: bench_pass_cache.py --build build [--threads 2] [--batch 1024]
+       [--steps 120] [--pass-steps 32] [--memory-rows 2000,20000] [--rounds 3]
+       [--out docs/benchmarks/training.md]
+"""
+import argparse
+import os
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import bench_training  # noqa: E402  (sh, model_and_data, compile_bundle, ...)
+
+def configs(memory_rows):
+    """(memory rows per shard or 0 for every row in memory, passes)."""
+    return [(rows, passes) for rows in [0] + memory_rows for passes in (False, True)]
+
+
+def label(rows, passes):
+    tier = "in memory" if rows == 0 else f"RocksDB, {rows} rows per shard in memory"
+    return f"{tier}, {'passes' if passes else 'direct'}"
+
+
+def train(args, heterps, bundle, data_file, work, rows, passes):
+    """One run: samples/s and the per-step loss log's text."""
+    loss_log = os.path.join(work, "loss.txt")
+    cmd = [heterps, "run", bundle, "--train", "--data", data_file, "--steps", str(args.steps),
+           "--batch", str(args.batch), "--threads", str(args.threads), "--log-every",
+           str(args.steps), "--hash-buckets", str(args.buckets), "--loss-log", loss_log]
+    storage = os.path.join(work, "rocksdb")
+    if rows:
+        shutil.rmtree(storage, ignore_errors=True)
+        cmd += ["--ps-memory-rows", str(rows), "--ps-storage-dir", storage]
+    if passes:
+        cmd += ["--pass-steps", str(args.pass_steps)]
+    text = bench_training.sh(cmd)
+    rate = float(re.search(r"done: .*?([0-9.e+]+) samples/s", text).group(1))
+    with open(loss_log) as f:
+        losses = f.read()
+    os.remove(loss_log)
+    shutil.rmtree(storage, ignore_errors=True)
+    return rate, losses
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--build", default=os.path.join(bench_training.PROJECT, "build"))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=1024)
+    parser.add_argument("--steps", type=int, default=120)
+    parser.add_argument("--pass-steps", type=int, default=32)
+    parser.add_argument("--memory-rows", default="2000,20000",
+                        help="rows per table and shard kept in memory on the RocksDB tier "
+                             "(comma-separated: one pair of configurations each)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--hidden", default="256,128")
+    parser.add_argument("--dim", type=int, default=16)
+    parser.add_argument("--buckets", type=int, default=100000)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--out", help="write the table into this markdown file too")
+    args = parser.parse_args()
+    heterps = os.path.join(args.build, "bin", "heterps")
+    hidden = [int(w) for w in args.hidden.split(",") if w]
+    rows = args.steps * args.batch
+    memory_rows = [int(r) for r in args.memory_rows.split(",") if r]
+    all_configs = configs(memory_rows)
+    rates = {config: [] for config in all_configs}
+    torch_rates = []
+    with tempfile.TemporaryDirectory(prefix="hps-bench-pass-") as work:
+        model, data_file = bench_training.model_and_data(args, heterps, work, rows)
+        bundle = bench_training.compile_bundle(args, heterps, model,
+                                               os.path.join(work, "ctr.bundle"), "adagrad", args.lr)
+        data = bench_training.read_criteo(data_file, args.buckets, rows)
+        reference = None
+        for _ in range(args.rounds):
+            for rows, passes in all_configs:
+                rate, losses = train(args, heterps, bundle, data_file, work, rows, passes)
+                if reference is None:
+                    reference = losses
+                elif losses != reference:
+                    sys.exit(f"{label(rows, passes)}: the per-step losses differ from the "
+                             "direct path's")
+                rates[(rows, passes)].append(rate)
+            torch_rates.append(bench_training.torch_round(args, data, hidden)[0])
+            print("round: " + ", ".join(f"{label(*c)} {rates[c][-1]:.0f}" for c in all_configs) +
+                  f", PyTorch {torch_rates[-1]:.0f}", file=sys.stderr, flush=True)
+    median = {config: statistics.median(values) for config, values in rates.items()}
+    torch_median = statistics.median(torch_rates)
+    base = median[(0, False)]
+    lines = [
+        f"Wide & Deep CTR model: 26 fields x {args.buckets} buckets x dim {args.dim}, MLP "
+        f"{args.hidden}, Adagrad lr {args.lr}; batch {args.batch}, {args.steps} steps, passes of "
+        f"{args.pass_steps} steps; median of {args.rounds} rounds. "
+        + bench_training.provenance(args.build, args.threads) + ".",
+        "",
+        "| configuration | samples/s | vs in memory, direct | vs the same tier, direct "
+        "| vs PyTorch (CPU) |",
+        "|---|---|---|---|---|",
+    ]
+    for rows, passes in all_configs:
+        rate = median[(rows, passes)]
+        lines.append(f"| {label(rows, passes)} | {rate:,.0f} | x{rate / base:.2f} | "
+                     f"x{rate / median[(rows, False)]:.2f} | x{rate / torch_median:.2f} |")
+    lines.append(f"| PyTorch (CPU, sparse nn.Embedding, in memory) | {torch_median:,.0f} | "
+                 f"x{torch_median / base:.2f} | | x1.00 |")
+    lines += ["", "Every configuration logged the same loss at every step (9 digits)."]
+    text = "\n".join(lines)
+    print(text)
+    if args.out:
+        bench_training.write_section(args.out, "pass-cache", text)
+
+
+if __name__ == "__main__":
+    main()

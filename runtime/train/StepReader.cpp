@@ -1,0 +1,127 @@
+//===- StepReader.cpp - A training run's steps, read in passes ------------===//
+
+#include "StepReader.h"
+
+namespace heterps::rt::train {
+
+StepReader::StepReader(const Bundle &bundle, data::BatchSource &source,
+                       TrainingServer &server, int64_t passSteps,
+                       std::function<int64_t(int64_t)> samplesOf,
+                       int64_t lastStep)
+    : source(source), server(server), passSteps(passSteps),
+      samplesOf(std::move(samplesOf)), lastStep(lastStep) {
+  // One kernel thread: it runs beside the training's.
+  if (passSteps > 0)
+    keys = std::make_unique<PassKeyProgram>(bundle, 1);
+}
+
+StepReader::~StepReader() {
+  if (preparing.valid())
+    preparing.wait(); // its error, if any, no longer matters
+}
+
+void StepReader::read(int64_t step, StepData &data) {
+  if (data.inputs.empty() && !spareInputs.empty()) {
+    data.inputs = std::move(spareInputs.back());
+    spareInputs.pop_back();
+  }
+  const int64_t samples = samplesOf(step);
+  if (source.next(samples, data.inputs) < samples) {
+    std::string warning = source.warning();
+    throw Error("the training data " + source.describe() +
+                " holds no valid rows" +
+                (warning.empty() ? std::string() : " (" + warning + ")"));
+  }
+  data.position = source.position();
+}
+
+void StepReader::readPass(int64_t first, std::deque<StepData> &steps) {
+  while (static_cast<int64_t>(steps.size()) < passSteps &&
+         first + static_cast<int64_t>(steps.size()) <= lastStep) {
+    steps.emplace_back();
+    read(first + static_cast<int64_t>(steps.size()) - 1, steps.back());
+  }
+  for (size_t i = 0; i < steps.size(); ++i)
+    keys->run(steps[i].inputs, samplesOf(first + int64_t(i)),
+              [&](const std::string &table, const int64_t *ids, size_t count) {
+                server.addPassKeys(table, ids, count);
+              });
+}
+
+void StepReader::startPreparing() {
+  const int64_t first = nextStep + static_cast<int64_t>(passData.size());
+  if (first > lastStep)
+    return;
+  // Only this thread uses the source, the key program and the server's
+  // sparse tables until finishPreparing.
+  preparing = std::async(std::launch::async, [this, first] {
+    readPass(first, preparedData);
+    server.prepareNextPass();
+  });
+}
+
+void StepReader::finishPreparing() {
+  if (!preparing.valid())
+    return;
+  try {
+    preparing.get();
+  } catch (...) {
+    // Reported when a pass next opens: a run stopping now never needs
+    // those steps.
+    preparationError = std::current_exception();
+    server.discardPreparedPass();
+  }
+}
+
+void StepReader::openPass(int64_t step) {
+  if (preparationError)
+    std::rethrow_exception(preparationError);
+  // Ended early, the steps read for it and for the dropped next pass make
+  // one pass; otherwise the prepared pass's steps start here.
+  if (!server.nextPassPrepared())
+    readPass(step, passData);
+  server.beginPass();
+  startPreparing();
+}
+
+const StepData &StepReader::take(int64_t step) {
+  if (passSteps == 0) {
+    read(step, current);
+    return current;
+  }
+  if (passData.empty()) {
+    // The open pass is done; the prepared one follows it.
+    endPass();
+    passData.swap(preparedData);
+    nextStep = step;
+    openPass(step);
+  } else if (!server.inPass()) {
+    openPass(step);
+  }
+  if (step != nextStep)
+    throw Error("internal: step " + std::to_string(step) +
+                " taken out of order (expected " + std::to_string(nextStep) +
+                ")");
+  if (!current.inputs.empty())
+    spareInputs.push_back(std::move(current.inputs));
+  current = std::move(passData.front());
+  passData.pop_front();
+  ++nextStep;
+  return current;
+}
+
+void StepReader::endPass() {
+  finishPreparing();
+  if (!server.inPass())
+    return;
+  if (!passData.empty()) {
+    // Early: the prepared pass loaded rows this one has yet to change.
+    server.discardPreparedPass();
+    for (StepData &data : preparedData)
+      passData.push_back(std::move(data));
+    preparedData.clear();
+  }
+  server.endPass();
+}
+
+} // namespace heterps::rt::train

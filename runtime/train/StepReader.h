@@ -1,0 +1,100 @@
+//===- StepReader.h - A training run's steps, read in passes ----*- C++ -*-===//
+//
+// Where the trainer takes each step's samples. Without a pass cache a step
+// is read when it runs. With one (--pass-steps K), steps come in passes of
+// K: the bundle's pass-key program computes the ids each of a pass's steps
+// pulls, and the training server's pass cache loads those rows once
+// (beginPass) before the pass's first step; they go back to the server
+// (endPass) after its last step, or earlier, before a checkpoint, an
+// evaluation or the end of the run.
+//
+// While a pass trains, a thread of its own prepares the next one, as
+// Paddle's pass pipeline does: it reads the next K steps, computes their
+// ids and loads the rows the running pass does not hold
+// (TrainingServer::prepareNextPass), so that the data reading, the id
+// computation and the server's reads overlap the training. A pass ended
+// early drops the prepared one; the steps read for it then join the next
+// pass. Private to runtime/train.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_TRAIN_STEPREADER_H
+#define HETERPS_RUNTIME_TRAIN_STEPREADER_H
+
+#include "heterps/Runtime/BatchSource.h"
+#include "heterps/Runtime/PassKeyProgram.h"
+#include "heterps/Runtime/TrainingServer.h"
+
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace heterps::rt::train {
+
+struct StepData {
+  std::vector<HostTensor> inputs;
+  /// The source's position after this step's samples (for a checkpoint
+  /// taken after the step).
+  std::string position;
+};
+
+class StepReader {
+public:
+  /// `samplesOf(step)`: the samples of training step `step` (1-based);
+  /// `lastStep`: the run's last step. `passSteps` 0 reads each step when it
+  /// runs; otherwise `server` must have a pass cache and `bundle` a
+  /// pass-key program.
+  StepReader(const Bundle &bundle, data::BatchSource &source,
+             TrainingServer &server, int64_t passSteps,
+             std::function<int64_t(int64_t step)> samplesOf, int64_t lastStep);
+  ~StepReader();
+
+  /// The data of `step`, the step after the previous call's, valid until
+  /// the next call; opens a pass first where one is due. Throws Error when
+  /// the source runs dry (also when the next pass's preparation found it
+  /// so).
+  const StepData &take(int64_t step);
+  /// Ends the open pass, if any (its rows go back to the server), after
+  /// the next pass's preparation.
+  void endPass();
+
+private:
+  /// Reads `step` from the source into `data`, reusing spare tensors.
+  void read(int64_t step, StepData &data);
+  /// Reads steps from `first` into `steps` until it holds `passSteps` (or
+  /// the run ends) and gives their ids to the server's pass cache.
+  void readPass(int64_t first, std::deque<StepData> &steps);
+  /// Starts preparing the pass after the open one, if steps remain.
+  void startPreparing();
+  /// Waits for the preparation; keeps its error for the next openPass.
+  void finishPreparing();
+  /// Opens the pass whose first step is `step`: the prepared one, or one
+  /// over passData read up to `passSteps` steps.
+  void openPass(int64_t step);
+
+  data::BatchSource &source;
+  TrainingServer &server;
+  const int64_t passSteps;
+  std::unique_ptr<PassKeyProgram> keys;
+  std::function<int64_t(int64_t)> samplesOf;
+  const int64_t lastStep;
+  /// The open pass's steps not yet taken, from `nextStep` on.
+  std::deque<StepData> passData;
+  int64_t nextStep = 0;
+  /// The steps of the pass being prepared (after passData's).
+  std::deque<StepData> preparedData;
+  std::future<void> preparing;
+  std::exception_ptr preparationError;
+  /// What take() returned last; its tensors are reused.
+  StepData current;
+  std::vector<std::vector<HostTensor>> spareInputs;
+};
+
+} // namespace heterps::rt::train
+
+#endif // HETERPS_RUNTIME_TRAIN_STEPREADER_H
