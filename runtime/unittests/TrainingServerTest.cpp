@@ -501,11 +501,13 @@ TEST(TrainingServer, DumpsParametersAndTouchedRows) {
 
 /// Two steps through the pass cache, with duplicate and negative ids, give
 /// the rows, optimizer state and dense values of the direct server, to the
-/// bit, in memory and with the RocksDB tier holding 2 rows per shard.
+/// bit, in memory and with the RocksDB tier holding 2 rows per shard; two
+/// tables, whose pushes the cache serves at once.
 TEST(TrainingServer, PassCacheStepsEqualTheDirectServer) {
   for (size_t memoryRows : {size_t(0), size_t(2)}) {
     ScratchDirectory scratch(kScratch, "pass-" + std::to_string(memoryRows));
     Fixture fixture("adagrad");
+    fixture.spec.tables.push_back({"wide", 10, 2});
     auto direct = fixture.server(7, 2);
     TrainingServerOptions options;
     options.seed = 7;
@@ -518,7 +520,8 @@ TEST(TrainingServer, PassCacheStepsEqualTheDirectServer) {
     const std::vector<std::vector<int64_t>> steps = {{1, 1, 3, -1},
                                                      {3, 4, 9, 0, 4}};
     for (const std::vector<int64_t> &ids : steps)
-      cached.addPassKeys("emb", ids.data(), ids.size());
+      for (const char *table : {"emb", "wide"})
+        cached.addPassKeys(table, ids.data(), ids.size());
     cached.beginPass();
     EXPECT_TRUE(cached.inPass());
     for (const std::vector<int64_t> &ids : steps) {
@@ -526,20 +529,23 @@ TEST(TrainingServer, PassCacheStepsEqualTheDirectServer) {
       EXPECT_EQ(pull(cached, ids), rows);
       std::vector<float> gradients(ids.size() * 2);
       std::iota(gradients.begin(), gradients.end(), 0.5f);
+      std::vector<float> wide(gradients.rbegin(), gradients.rend());
       float dense[4] = {0.25f, -1, 2, 0.5f};
       for (TrainingServer *server : {direct.get(), &cached}) {
         MicroBatchScope scope(0, 0);
         server->pushRows("emb", ids.data(), ids.size(), gradients.data());
+        server->pushRows("wide", ids.data(), ids.size(), wide.data());
         server->pushDense("dense/w", dense, 4);
         server->finishStep(1);
       }
     }
     cached.endPass();
     EXPECT_FALSE(cached.inPass());
-    for (int64_t id = 0; id < 10; ++id)
-      EXPECT_EQ(cached.parameterStore().readRow("emb", uint64_t(id)),
-                direct->parameterStore().readRow("emb", uint64_t(id)))
-          << "id " << id << ", memory rows " << memoryRows;
+    for (const char *table : {"emb", "wide"})
+      for (int64_t id = 0; id < 10; ++id)
+        EXPECT_EQ(cached.parameterStore().readRow(table, uint64_t(id)),
+                  direct->parameterStore().readRow(table, uint64_t(id)))
+            << table << " id " << id << ", memory rows " << memoryRows;
     EXPECT_EQ(values(cached.lookupParameter("dense/w"), 4),
               values(direct->lookupParameter("dense/w"), 4));
   }
