@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchFlags.h"
 #include "heterps/Runtime/PassCache.h"
 
 #include <algorithm>
@@ -50,39 +51,38 @@ struct Options {
 
 Options parseOptions(int argc, char **argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "bench_pass_cache: %s needs a value\n",
-                   flag.c_str());
-      std::exit(2);
-    }
-    const std::string value = argv[++i];
-    if (flag == "--keys")
-      options.keys = std::stoull(value);
-    else if (flag == "--dim")
-      options.dim = std::stoul(value);
-    else if (flag == "--batch")
-      options.batch = std::stoul(value);
-    else if (flag == "--pass-batches")
-      options.passBatches = std::stoul(value);
-    else if (flag == "--passes")
-      options.passes = std::stoul(value);
-    else if (flag == "--repeats")
-      options.repeats = std::stoul(value);
-    else if (flag == "--shards")
-      options.shards = std::stoul(value);
-    else if (flag == "--storage")
-      options.storage = value;
-    else if (flag == "--tier" && (value == "memory" || value == "rocksdb"))
-      options.tiers = {value == "rocksdb"};
-    else if (flag == "--ids" && (value == "uniform" || value == "power"))
-      options.skews = {value == "power"};
-    else {
-      std::fprintf(stderr, "bench_pass_cache: unknown flag %s\n", flag.c_str());
-      std::exit(2);
-    }
-  }
+  auto count = [](size_t &field) {
+    return [&field](const std::string &value) {
+      field = std::stoul(value);
+      return true;
+    };
+  };
+  heterps::bench::parseFlags("bench_pass_cache", argc, argv,
+                             {{"--keys",
+                               [&](const std::string &value) {
+                                 options.keys = std::stoull(value);
+                                 return true;
+                               }},
+                              {"--dim", count(options.dim)},
+                              {"--batch", count(options.batch)},
+                              {"--pass-batches", count(options.passBatches)},
+                              {"--passes", count(options.passes)},
+                              {"--repeats", count(options.repeats)},
+                              {"--shards", count(options.shards)},
+                              {"--storage",
+                               [&](const std::string &value) {
+                                 options.storage = value;
+                                 return true;
+                               }},
+                              {"--tier",
+                               [&](const std::string &value) {
+                                 options.tiers = {value == "rocksdb"};
+                                 return value == "memory" || value == "rocksdb";
+                               }},
+                              {"--ids", [&](const std::string &value) {
+                                 options.skews = {value == "power"};
+                                 return value == "uniform" || value == "power";
+                               }}});
   return options;
 }
 

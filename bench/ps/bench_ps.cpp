@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchFlags.h"
 #include "heterps/Runtime/ParameterServer.h"
 
 #include <chrono>
@@ -44,35 +45,45 @@ struct Options {
 
 Options parseOptions(int argc, char **argv) {
   Options options;
-  for (int i = 1; i < argc; ++i) {
-    const std::string flag = argv[i];
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "bench_ps: %s needs a value\n", flag.c_str());
-      std::exit(2);
-    }
-    const std::string value = argv[++i];
-    if (flag == "--keys")
-      options.keys = std::stoull(value);
-    else if (flag == "--dim")
-      options.dim = std::stoul(value);
-    else if (flag == "--batch")
-      options.batch = std::stoul(value);
-    else if (flag == "--threads")
-      options.threads = std::stoi(value);
-    else if (flag == "--seconds")
-      options.seconds = std::stod(value);
-    else if (flag == "--storage")
-      options.storage = value;
-    else if (flag == "--shards") {
-      options.shards.clear();
-      std::stringstream list(value);
-      for (std::string item; std::getline(list, item, ',');)
-        options.shards.push_back(std::stoul(item));
-    } else {
-      std::fprintf(stderr, "bench_ps: unknown flag %s\n", flag.c_str());
-      std::exit(2);
-    }
-  }
+  heterps::bench::parseFlags("bench_ps", argc, argv,
+                             {{"--keys",
+                               [&](const std::string &value) {
+                                 options.keys = std::stoull(value);
+                                 return true;
+                               }},
+                              {"--dim",
+                               [&](const std::string &value) {
+                                 options.dim = std::stoul(value);
+                                 return true;
+                               }},
+                              {"--batch",
+                               [&](const std::string &value) {
+                                 options.batch = std::stoul(value);
+                                 return true;
+                               }},
+                              {"--threads",
+                               [&](const std::string &value) {
+                                 options.threads = std::stoi(value);
+                                 return options.threads > 0;
+                               }},
+                              {"--seconds",
+                               [&](const std::string &value) {
+                                 options.seconds = std::stod(value);
+                                 return options.seconds > 0;
+                               }},
+                              {"--storage",
+                               [&](const std::string &value) {
+                                 options.storage = value;
+                                 return true;
+                               }},
+                              {"--shards", [&](const std::string &value) {
+                                 options.shards.clear();
+                                 std::stringstream list(value);
+                                 for (std::string item;
+                                      std::getline(list, item, ',');)
+                                   options.shards.push_back(std::stoul(item));
+                                 return !options.shards.empty();
+                               }}});
   return options;
 }
 
