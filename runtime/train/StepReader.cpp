@@ -21,9 +21,12 @@ StepReader::~StepReader() {
 }
 
 void StepReader::read(int64_t step, StepData &data) {
-  if (data.inputs.empty() && !spareInputs.empty()) {
-    data.inputs = std::move(spareInputs.back());
-    spareInputs.pop_back();
+  if (data.inputs.empty()) {
+    std::lock_guard<std::mutex> lock(spareMutex);
+    if (!spareInputs.empty()) {
+      data.inputs = std::move(spareInputs.back());
+      spareInputs.pop_back();
+    }
   }
   const int64_t samples = samplesOf(step);
   if (source.next(samples, data.inputs) < samples) {
@@ -66,9 +69,10 @@ void StepReader::finishPreparing() {
   try {
     preparing.get();
   } catch (...) {
-    // Reported when a pass next opens: a run stopping now never needs
-    // those steps.
+    // Reported when those steps are taken: a run stopping now never needs
+    // them.
     preparationError = std::current_exception();
+    preparedData.clear();
     server.discardPreparedPass();
   }
 }
@@ -82,6 +86,14 @@ void StepReader::openPass(int64_t step) {
     readPass(step, passData);
   server.beginPass();
   startPreparing();
+}
+
+void StepReader::recycleCurrent() {
+  if (current.inputs.empty())
+    return;
+  std::lock_guard<std::mutex> lock(spareMutex);
+  spareInputs.push_back(std::move(current.inputs));
+  current.inputs.clear();
 }
 
 const StepData &StepReader::take(int64_t step) {
@@ -102,8 +114,7 @@ const StepData &StepReader::take(int64_t step) {
     throw Error("internal: step " + std::to_string(step) +
                 " taken out of order (expected " + std::to_string(nextStep) +
                 ")");
-  if (!current.inputs.empty())
-    spareInputs.push_back(std::move(current.inputs));
+  recycleCurrent();
   current = std::move(passData.front());
   passData.pop_front();
   ++nextStep;

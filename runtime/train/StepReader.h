@@ -31,6 +31,7 @@
 #include <functional>
 #include <future>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -71,8 +72,11 @@ private:
   void readPass(int64_t first, std::deque<StepData> &steps);
   /// Starts preparing the pass after the open one, if steps remain.
   void startPreparing();
-  /// Waits for the preparation; keeps its error for the next openPass.
+  /// Waits for the preparation; keeps its error for when its steps are
+  /// taken.
   void finishPreparing();
+  /// Gives current's tensors to the next read.
+  void recycleCurrent();
   /// Opens the pass whose first step is `step`: the prepared one, or one
   /// over passData read up to `passSteps` steps.
   void openPass(int64_t step);
@@ -92,6 +96,8 @@ private:
   std::exception_ptr preparationError;
   /// What take() returned last; its tensors are reused.
   StepData current;
+  /// Tensors of steps trained, for reads on either thread.
+  std::mutex spareMutex;
   std::vector<std::vector<HostTensor>> spareInputs;
 };
 
