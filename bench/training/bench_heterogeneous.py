@@ -12,7 +12,9 @@ their prices):
   in-process parameter server on the host and copied to the GPU);
 - sparse-on-cpu: embeddings and their pooling on the CPU beside the parameter
   server, the dense tower on the GPU (the paper's heterogeneous plan);
-- rl: whatever the RL scheduler picks at --target samples/s.
+- rl: whatever the RL scheduler picks at --target samples/s;
+- with --pass-steps K, each plan again in passes of K steps through the
+  pass cache (`heterps run --train --pass-steps K`).
 Each trains `--steps` steps of `--batch` on the same synthetic Criteo data
 (`heterps datagen`) with `heterps run --train`; the table reports the median
 samples/s over `--rounds` rounds (plans interleaved within a round), the
@@ -45,11 +47,12 @@ def sh(cmd):
     return result.stdout + result.stderr
 
 
-def train_round(args, bundle, data_file):
+def train_round(args, bundle, data_file, passes=False):
     text = sh([args.heterps, "run", bundle, "--train", "--data", data_file, "--steps",
                str(args.steps), "--batch", str(args.batch), "--threads", str(args.threads),
                "--log-every", str(args.steps), "--hash-buckets", str(args.buckets)] +
-              (["--gpu-stages-on-cpu"] if args.gpu_stages_on_cpu else []))
+              (["--gpu-stages-on-cpu"] if args.gpu_stages_on_cpu else []) +
+              (["--pass-steps", str(args.pass_steps)] if passes else []))
     rate = float(re.search(r"done: .*?([0-9.e+]+) samples/s", text).group(1))
     loss = float(re.search(r"train loss ([0-9.]+)", text).group(1))
     return rate, loss
@@ -77,6 +80,9 @@ def main():
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--target", type=float, default=1e6, help="rl plan's samples/s target")
     parser.add_argument("--plans", default="cpu-only,gpu-only,sparse-on-cpu,rl")
+    parser.add_argument("--pass-steps", type=int, default=0,
+                        help="also train every plan in passes of this many steps through the "
+                             "pass cache (rows 'PLAN + passes')")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--gpu-stages-on-cpu", action="store_true",
                         help="plumbing check on a machine without a GPU (no timings)")
@@ -104,6 +110,10 @@ def main():
             with open(os.path.join(bundle, "manifest.json")) as f:
                 shapes[plan], prices[plan] = describe(json.load(f))
             bundles[plan] = bundle
+            if args.pass_steps > 0:
+                # The same bundle, trained in passes.
+                bundles[plan + " + passes"] = bundle
+                shapes[plan + " + passes"], prices[plan + " + passes"] = shapes[plan], prices[plan]
         rates = {p: [] for p in bundles}
         losses = {p: [] for p in bundles}
         torch_rates, torch_losses = [], []
@@ -113,7 +123,8 @@ def main():
         for _ in range(args.rounds):
             for plan, bundle in bundles.items():
                 try:
-                    rate, loss = train_round(args, bundle, data_file)
+                    rate, loss = train_round(args, bundle, data_file,
+                                             passes=plan.endswith(" + passes"))
                 except RuntimeError as error:
                     failures[plan] = str(error)[-400:]
                     continue
