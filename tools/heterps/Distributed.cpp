@@ -200,6 +200,11 @@ int launch(const LaunchOptions &options) {
         throw Error("'" + word +
                     "' after -- would shard each worker's in-process server; "
                     "give the shard ranks as `launch --ps-shards S` before --");
+      if (name == "pass-steps" || name == "ps-memory-rows" ||
+          name == "ps-storage-dir")
+        throw Error("'" + word +
+                    "' after -- is for a single process (`heterps run "
+                    "--train`): an MPI job's tables live on its shard ranks");
       if (name == "consistency" || name == "staleness")
         throw Error("'" + word +
                     "' after -- would reach the workers only; give it to "
