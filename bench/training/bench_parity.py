@@ -128,9 +128,7 @@ def main():
     parser.add_argument("--batch", type=int, default=256)
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--eval-rows", type=int, default=20000)
-    parser.add_argument("--hidden", default="256,128")
-    parser.add_argument("--dim", type=int, default=16)
-    parser.add_argument("--buckets", type=int, default=10000)
+    bt.add_model_arguments(parser, buckets=10000)
     parser.add_argument("--optimizers", default="sgd:0.1,adagrad:0.05,adam:0.001",
                         help="KIND:LR,... (sgd, adagrad, adam)")
     parser.add_argument("--out", help="write the table into this markdown file too")

@@ -80,9 +80,7 @@ def main():
                         help="rows per table and shard kept in memory on the RocksDB tier "
                              "(comma-separated: one pair of configurations each)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--hidden", default="256,128")
-    parser.add_argument("--dim", type=int, default=16)
-    parser.add_argument("--buckets", type=int, default=100000)
+    bench_training.add_model_arguments(parser, buckets=100000)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--out", help="write the table into this markdown file too")
     args = parser.parse_args()

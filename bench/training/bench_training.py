@@ -91,6 +91,13 @@ def model_and_data(args, heterps, work, rows):
     return model, data_file
 
 
+def add_model_arguments(parser, buckets):
+    """The flags model_and_data reads: the Wide & Deep model's shape."""
+    parser.add_argument("--hidden", default="256,128")
+    parser.add_argument("--dim", type=int, default=16)
+    parser.add_argument("--buckets", type=int, default=buckets)
+
+
 def compile_bundle(args, heterps, model, path, optimizer, lr):
     sh([heterps, "compile", model, "--cluster", os.path.join(PROJECT, "clusters", "local-cpu.yaml"),
         "--throughput", "1", "--strategy", "cpu-only", "--train", "--loss", "bce", "--optimizer",
@@ -376,9 +383,7 @@ def main():
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--eval-rows", type=int, default=20000)
-    parser.add_argument("--hidden", default="256,128")
-    parser.add_argument("--dim", type=int, default=16)
-    parser.add_argument("--buckets", type=int, default=10000)
+    add_model_arguments(parser, buckets=10000)
     parser.add_argument("--lr", type=float, default=0.05)
     parser.add_argument("--out", help="write the table into this markdown file too")
     args = parser.parse_args()

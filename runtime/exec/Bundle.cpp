@@ -80,6 +80,10 @@ public:
   }
   void tensor(TensorSpec &spec) const {
     spec.name = string("name");
+    typeAndShape(spec);
+    spec.batched = boolean("batched", false);
+  }
+  void typeAndShape(TensorSpec &spec) const {
     try {
       spec.dtype = parseDType(string("dtype"));
     } catch (const Error &error) {
@@ -90,7 +94,6 @@ public:
         fail("has a bad extent in 'shape'");
       spec.shape.push_back(extent.get<int64_t>());
     }
-    spec.batched = boolean("batched", false);
   }
 
 private:
@@ -153,19 +156,10 @@ PassKeysSpec parsePassKeys(const json &value,
     Reader output(outputs[i], r.at("outputs", i));
     TensorSpec ids;
     ids.name = output.string("table");
-    try {
-      ids.dtype = parseDType(output.string("dtype"));
-    } catch (const Error &error) {
-      output.fail(error.what());
-    }
+    output.typeAndShape(ids);
     if (ids.dtype != DType::I64 && ids.dtype != DType::I32)
       output.fail(std::string("holds ") + dtypeName(ids.dtype) +
                   "; ids are i64 or i32");
-    for (const json &extent : output.array("shape")) {
-      if (!extent.is_number_integer() || extent.get<int64_t>() < 0)
-        output.fail("has a bad extent in 'shape'");
-      ids.shape.push_back(extent.get<int64_t>());
-    }
     if (indexOf(training.tables, ids.name) < 0)
       output.fail("names table '" + ids.name +
                   "', which the training section does not list");

@@ -48,22 +48,27 @@ void PassKeyProgram::run(const std::vector<HostTensor> &inputs, int64_t samples,
     throw Error("pass-key program: " + std::to_string(samples) +
                 " samples are not a whole number of micro-batches of " +
                 std::to_string(microBatch));
+  // Each input's data and the bytes of one sample (0: not batched, the
+  // same tensor for every micro-batch), checked once.
+  std::vector<const char *> data(spec.inputs.size());
+  std::vector<size_t> sampleBytes(spec.inputs.size());
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    const InputSpec &input = bundle.inputs()[spec.inputs[i]];
+    const HostTensor &tensor = inputs[spec.inputs[i]];
+    sampleBytes[i] = input.batched ? input.bytes() / input.shape[0] : 0;
+    if (tensor.bytes() <
+        (input.batched ? sampleBytes[i] * size_t(samples) : input.bytes()))
+      throw Error("pass-key program: input '" + input.name +
+                  "' holds fewer than " + std::to_string(samples) + " samples");
+    data[i] = tensor.data.data();
+  }
   std::vector<const void *> in(spec.inputs.size());
   std::vector<void *> out;
   for (AlignedBuffer &buffer : outputs)
     out.push_back(buffer.data());
   for (int64_t first = 0; first < samples; first += microBatch) {
-    for (size_t i = 0; i < spec.inputs.size(); ++i) {
-      const InputSpec &input = bundle.inputs()[spec.inputs[i]];
-      const HostTensor &tensor = inputs[spec.inputs[i]];
-      size_t sampleBytes = input.batched ? input.bytes() / input.shape[0] : 0;
-      if (tensor.bytes() <
-          (input.batched ? sampleBytes * size_t(samples) : input.bytes()))
-        throw Error("pass-key program: input '" + input.name +
-                    "' holds fewer than " + std::to_string(samples) +
-                    " samples");
-      in[i] = tensor.data.data() + sampleBytes * size_t(first);
-    }
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i] = data[i] + sampleBytes[i] * size_t(first);
     std::string error =
         program->run(0, first / microBatch, in.data(), out.data());
     if (!error.empty())

@@ -440,41 +440,45 @@ void TrainingServer::discardStep() {
   }
 }
 
+namespace {
+void checkNoPass(bool inPass, const char *what) {
+  if (inPass)
+    throw Error(std::string(what) +
+                " during a pass: end the pass first (the server's rows of "
+                "its ids are stale until then)");
+}
+} // namespace
+
 void TrainingServer::setEvalMode(bool eval) {
-  if (eval && inPass())
-    throw Error("evaluation during a pass: end the pass first (the server's "
-                "rows of its ids are stale until then)");
+  if (eval)
+    checkNoPass(inPass(), "evaluation");
   evalMode_.store(eval);
+}
+
+ps::PassCache &TrainingServer::passCache() {
+  if (!cache)
+    throw Error("the training server has no pass cache");
+  return *cache;
 }
 
 void TrainingServer::addPassKeys(const std::string &name, const int64_t *ids,
                                  size_t count) {
-  if (!cache)
-    throw Error("the training server has no pass cache");
+  ps::PassCache &passes = passCache();
   const Table &entry = table(name);
   toKeys(entry, ids, count, keyScratch);
-  cache->addPassKeys(entry.serverName, keyScratch.data(), count);
+  passes.addPassKeys(entry.serverName, keyScratch.data(), count);
 }
 
 void TrainingServer::beginPass() {
-  if (!cache)
-    throw Error("the training server has no pass cache");
+  ps::PassCache &passes = passCache();
   if (evalMode())
     throw Error("a pass cannot begin in eval mode");
-  cache->beginPass();
+  passes.beginPass();
 }
 
-void TrainingServer::endPass() {
-  if (!cache)
-    throw Error("the training server has no pass cache");
-  cache->endPass();
-}
+void TrainingServer::endPass() { passCache().endPass(); }
 
-void TrainingServer::prepareNextPass() {
-  if (!cache)
-    throw Error("the training server has no pass cache");
-  cache->prepareNextPass();
-}
+void TrainingServer::prepareNextPass() { passCache().prepareNextPass(); }
 
 void TrainingServer::discardPreparedPass() {
   if (cache)
@@ -500,15 +504,6 @@ void TrainingServer::refreshDense() {
     // In place: stages hold on to the pointer lookupParameter gave them.
     std::copy(values[i].begin(), values[i].end(), refreshed[i]->live.begin());
 }
-
-namespace {
-void checkNoPass(bool inPass, const char *what) {
-  if (inPass)
-    throw Error(std::string(what) +
-                " during a pass: end the pass first (the server's rows of "
-                "its ids are stale until then)");
-}
-} // namespace
 
 void TrainingServer::save(const std::string &directory) {
   checkNoPass(inPass(), "a checkpoint");

@@ -185,6 +185,8 @@ private:
   };
 
   Dense &dense(const std::string &name) const;
+  /// The pass cache; throws Error when the server has none.
+  ps::PassCache &passCache();
   Table &table(const std::string &name) const;
   /// Ids as server keys; throws for ids outside [-rows, rows).
   void toKeys(const Table &table, const int64_t *ids, size_t count,
