@@ -212,7 +212,8 @@ void bindTraining(py::module_ &module) {
                        int64_t hashBuckets, const std::string &checkpointDir,
                        const std::string &checkpointEvery, bool resume,
                        const std::string &dumpParameters, int64_t passSteps,
-                       int64_t psMemoryRows, const std::string &psStorageDir) {
+                       const std::string &passMemory, int64_t psMemoryRows,
+                       const std::string &psStorageDir) {
              auto bundle = std::make_shared<const Bundle>(directory);
              if (!bundle->training())
                throw Error("'" + directory +
@@ -243,6 +244,8 @@ void bindTraining(py::module_ &module) {
              options.resume = resume;
              options.dumpParameters = dumpParameters;
              options.passSteps = passSteps;
+             if (!passMemory.empty())
+               options.passMemoryBytes = train::parseMemorySize(passMemory);
              options.psMemoryRows = psMemoryRows;
              options.psStorageDir = psStorageDir;
              return std::make_unique<Training>(std::move(bundle),
@@ -256,7 +259,8 @@ void bindTraining(py::module_ &module) {
            py::arg("hash_buckets"), py::arg("checkpoint_dir"),
            py::arg("checkpoint_every"), py::arg("resume"),
            py::arg("dump_parameters"), py::arg("pass_steps") = 0,
-           py::arg("ps_memory_rows") = 0, py::arg("ps_storage_dir") = "",
+           py::arg("pass_memory") = "", py::arg("ps_memory_rows") = 0,
+           py::arg("ps_storage_dir") = "",
            "Starts training; the options are those of `heterps run --train` "
            "(docs/CLI.md).")
       .def("next", &Training::next,

@@ -120,9 +120,10 @@ def test_metrics_match_the_cli(training_bundle, tmp_path):
 
 
 def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_path):
-    """pass_steps trains in passes through the pass cache, ps_memory_rows /
-    ps_storage_dir keep rows beyond the budget in RocksDB: NCF's four
-    embedding tables end bit for bit as on the direct path."""
+    """pass_steps trains in passes through the pass cache (pass_memory cuts
+    them short), ps_memory_rows / ps_storage_dir keep rows beyond the budget
+    in RocksDB: NCF's four embedding tables end bit for bit as on the direct
+    path."""
     require_models()
     bundle = heterps.compile(str(SHIPPED["ncf"].file), cluster=str(LOCAL_CPU), train=True,
                              loss="bce", optimizer="adagrad", learning_rate=0.05, batch=64,
@@ -133,10 +134,14 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
             "item_input_0": rng.integers(0, 3706, (rows, 1)).astype(np.int64),
             "label": rng.integers(0, 2, (rows, 1)).astype(np.float32)}
     direct = bundle.train(data, steps=12, batch=128, dump_parameters=tmp_path / "direct").run()
-    passes = bundle.train(data, steps=12, batch=128, dump_parameters=tmp_path / "passes",
-                          pass_steps=5, ps_memory_rows=40,
-                          ps_storage_dir=tmp_path / "rocksdb").run()
+    training = bundle.train(data, steps=12, batch=128, dump_parameters=tmp_path / "passes",
+                            pass_steps=5, pass_memory="600K", ps_memory_rows=40,
+                            ps_storage_dir=tmp_path / "rocksdb")
+    passes = training.run()
     assert passes["train_loss"] == direct["train_loss"]
+    # The memory bound cut the passes of 5 steps short.
+    counts = [line for line in training.log if line.startswith("passes: ")]
+    assert len(counts) == 1 and not counts[0].endswith(" to 5 steps"), training.log
     files = sorted(p.name for p in (tmp_path / "direct").iterdir())
     assert files == sorted(p.name for p in (tmp_path / "passes").iterdir())
     assert any(name.endswith(".rows.npy") for name in files)
@@ -145,3 +150,5 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
         assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8)), name
     with pytest.raises(heterps.Error, match=r"--ps-memory-rows and --ps-storage-dir go together"):
         bundle.train(data, steps=1, ps_memory_rows=40).run()
+    with pytest.raises(heterps.Error, match=r"--pass-memory '1\.5': give bytes"):
+        bundle.train(data, steps=1, pass_steps=2, pass_memory=1.5).run()

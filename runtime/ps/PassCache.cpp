@@ -5,9 +5,15 @@
 #include "Optimizers.h"
 #include "PassKeyIndex.h"
 
+#include <cstdio>
 #include <cstring>
+#include <unordered_map>
 
 namespace heterps::rt::ps {
+
+struct PassCache::DistinctKeys {
+  std::unordered_map<std::string, FlatKeyMap> tables;
+};
 
 PassCache::~PassCache() = default;
 
@@ -18,6 +24,89 @@ void PassCache::addPassKeys(const std::string &table, const uint64_t *ids,
                 "' added after the next pass was prepared");
   std::vector<uint64_t> &keys = pendingKeys[table];
   keys.insert(keys.end(), ids, ids + count);
+  if (!pendingDistinct)
+    return;
+  FlatKeyMap &seen = pendingDistinct->tables[table];
+  const size_t rowBytes = bytesPerRow(table);
+  for (size_t i = 0; i < count; ++i)
+    if (seen.emplace(ids[i], 0).second)
+      pendingBytes += rowBytes;
+}
+
+void PassCache::setMemoryLimit(size_t bytes) {
+  if (passOpen || !pendingKeys.empty())
+    throw Error("pass cache: the memory limit is set before any keys");
+  limitBytes = bytes;
+  if (bytes == 0)
+    pendingDistinct.reset();
+  else
+    pendingDistinct = std::make_unique<DistinctKeys>();
+}
+
+namespace {
+/// "812 bytes", "30.5 KiB", "1.2 GiB".
+std::string describeBytes(size_t bytes) {
+  const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  double value = double(bytes);
+  int unit = 0;
+  while (value >= 1024 && unit < 4) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.1f %s", value,
+                units[unit]);
+  return text;
+}
+} // namespace
+
+bool PassCache::addStepKeys(const std::vector<StepKeys> &step) {
+  if (prepared)
+    throw Error("pass cache: a step's keys added after the next pass was "
+                "prepared");
+  if (!pendingDistinct) {
+    for (const StepKeys &keys : step)
+      addPassKeys(keys.table, keys.ids.data(), keys.ids.size());
+    return true;
+  }
+  // Count the step's new distinct rows, remembering them to undo.
+  std::vector<std::pair<FlatKeyMap *, uint64_t>> added;
+  size_t stepBytes = 0;
+  for (const StepKeys &keys : step) {
+    FlatKeyMap &seen = pendingDistinct->tables[keys.table];
+    const size_t rowBytes = bytesPerRow(keys.table);
+    for (uint64_t id : keys.ids)
+      if (seen.emplace(id, 0).second) {
+        added.emplace_back(&seen, id);
+        stepBytes += rowBytes;
+      }
+  }
+  const size_t passBytes = limitBytes / 2;
+  if (pendingBytes + stepBytes > passBytes) {
+    for (auto [seen, id] : added)
+      seen->erase(id);
+    if (pendingKeys.empty())
+      throw Error("pass cache: one step touches " +
+                  std::to_string(added.size()) + " distinct rows (" +
+                  describeBytes(stepBytes) + "), more than a pass may hold (" +
+                  describeBytes(passBytes) + ", half the memory limit of " +
+                  describeBytes(limitBytes) + ")");
+    return false;
+  }
+  pendingBytes += stepBytes;
+  for (const StepKeys &keys : step) {
+    std::vector<uint64_t> &pending = pendingKeys[keys.table];
+    pending.insert(pending.end(), keys.ids.begin(), keys.ids.end());
+  }
+  return true;
+}
+
+void PassCache::clearPendingKeys() {
+  pendingKeys.clear();
+  pendingBytes = 0;
+  if (pendingDistinct)
+    for (auto &[name, seen] : pendingDistinct->tables)
+      seen.clear();
 }
 
 void PassCache::beginPass() {
@@ -31,7 +120,7 @@ void PassCache::beginPass() {
   }
   // A failed load drops the keys: they were for the pass that did not open.
   std::map<std::string, std::vector<uint64_t>> keys = std::move(pendingKeys);
-  pendingKeys.clear();
+  clearPendingKeys();
   loadPass(std::move(keys));
   passOpen = true;
 }
@@ -50,13 +139,13 @@ void PassCache::prepareNextPass() {
   if (prepared)
     throw Error("pass cache: the next pass is already prepared");
   std::map<std::string, std::vector<uint64_t>> keys = std::move(pendingKeys);
-  pendingKeys.clear();
+  clearPendingKeys();
   prepareLoad(std::move(keys));
   prepared = true;
 }
 
 void PassCache::discardPreparedPass() {
-  pendingKeys.clear();
+  clearPendingKeys();
   if (prepared)
     dropPrepared();
   prepared = false;
@@ -161,6 +250,11 @@ HostPassCache::~HostPassCache() = default;
 size_t HostPassCache::passKeyCount(const std::string &table) const {
   auto found = impl->tables.find(table);
   return found == impl->tables.end() ? 0 : found->second.index.size();
+}
+
+size_t HostPassCache::bytesPerRow(const std::string &table) const {
+  return impl->server.rowFloats(table) * sizeof(float) +
+         PassKeyIndex::kBytesPerKey;
 }
 
 void HostPassCache::loadPass(

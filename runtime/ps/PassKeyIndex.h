@@ -45,6 +45,10 @@ void sortByHighBits(std::vector<uint64_t> &values, unsigned firstBit,
 
 class PassKeyIndex {
 public:
+  /// Most memory the index takes per key: the sorted key, the sort's
+  /// scratch and the map's 16-byte slots (at least 35% full).
+  static constexpr size_t kBytesPerKey = 8 + 8 + 46;
+
   /// Sorts and deduplicates `keys` and indexes them; replaces what was
   /// there. `table` names the table in errors.
   void build(std::string table, std::vector<uint64_t> keys);

@@ -2,6 +2,8 @@
 
 #include "StepReader.h"
 
+#include <algorithm>
+
 namespace heterps::rt::train {
 
 StepReader::StepReader(const Bundle &bundle, data::BatchSource &source,
@@ -39,16 +41,37 @@ void StepReader::read(int64_t step, StepData &data) {
 }
 
 void StepReader::readPass(int64_t first, std::deque<StepData> &steps) {
-  while (static_cast<int64_t>(steps.size()) < passSteps &&
-         first + static_cast<int64_t>(steps.size()) <= lastStep) {
-    steps.emplace_back();
-    read(first + static_cast<int64_t>(steps.size()) - 1, steps.back());
-  }
-  for (size_t i = 0; i < steps.size(); ++i)
-    keys->run(steps[i].inputs, samplesOf(first + int64_t(i)),
+  for (int64_t step = first;
+       static_cast<int64_t>(steps.size()) < passSteps && step <= lastStep;
+       ++step) {
+    StepData data;
+    if (!readAhead.empty()) {
+      data = std::move(readAhead.front());
+      readAhead.pop_front();
+    } else {
+      read(step, data);
+    }
+    size_t pulls = 0;
+    keys->run(data.inputs, samplesOf(step),
               [&](const std::string &table, const int64_t *ids, size_t count) {
-                server.addPassKeys(table, ids, count);
+                if (pulls == stepKeys.size())
+                  stepKeys.emplace_back();
+                server.passKeysOf(table, ids, count, stepKeys[pulls++]);
               });
+    stepKeys.resize(pulls);
+    bool fits;
+    try {
+      fits = server.addStepPassKeys(stepKeys);
+    } catch (const Error &error) {
+      throw Error("step " + std::to_string(step) + ": " + error.what() +
+                  "; raise --pass-memory or lower --batch");
+    }
+    if (!fits) {
+      readAhead.push_front(std::move(data)); // the next pass's first step
+      break;
+    }
+    steps.push_back(std::move(data));
+  }
 }
 
 void StepReader::startPreparing() {
@@ -80,11 +103,17 @@ void StepReader::finishPreparing() {
 void StepReader::openPass(int64_t step) {
   if (preparationError)
     std::rethrow_exception(preparationError);
-  // Ended early, the steps read for it and for the dropped next pass make
-  // one pass; otherwise the prepared pass's steps start here.
+  // The prepared pass's steps start here; without one (the first pass, or
+  // after one ended early) the pass is read now.
   if (!server.nextPassPrepared())
     readPass(step, passData);
   server.beginPass();
+  const int64_t stepsInPass = static_cast<int64_t>(passData.size());
+  counts.fewestSteps = counts.passes == 0
+                           ? stepsInPass
+                           : std::min(counts.fewestSteps, stepsInPass);
+  counts.mostSteps = std::max(counts.mostSteps, stepsInPass);
+  ++counts.passes;
   startPreparing();
 }
 
@@ -107,8 +136,6 @@ const StepData &StepReader::take(int64_t step) {
     passData.swap(preparedData);
     nextStep = step;
     openPass(step);
-  } else if (!server.inPass()) {
-    openPass(step);
   }
   if (step != nextStep)
     throw Error("internal: step " + std::to_string(step) +
@@ -126,11 +153,15 @@ void StepReader::endPass() {
   if (!server.inPass())
     return;
   if (!passData.empty()) {
-    // Early: the prepared pass loaded rows this one has yet to change.
+    // Early: the prepared pass loaded rows this one has yet to change. The
+    // steps of both, then those read ahead, start the next pass.
     server.discardPreparedPass();
-    for (StepData &data : preparedData)
-      passData.push_back(std::move(data));
+    for (auto data = preparedData.rbegin(); data != preparedData.rend(); ++data)
+      readAhead.push_front(std::move(*data));
+    for (auto data = passData.rbegin(); data != passData.rend(); ++data)
+      readAhead.push_front(std::move(*data));
     preparedData.clear();
+    passData.clear();
   }
   server.endPass();
 }

@@ -14,7 +14,9 @@
 // (TrainingServer::prepareNextPass), so that the data reading, the id
 // computation and the server's reads overlap the training. A pass ended
 // early drops the prepared one; the steps read for it then join the next
-// pass. Private to runtime/train.
+// pass. With a memory limit on the pass cache, a pass also ends before the
+// step whose rows would not fit (PassCache::addStepKeys), which then starts
+// the next one. Private to runtime/train.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,11 +66,21 @@ public:
   /// the next pass's preparation.
   void endPass();
 
+  /// Passes opened so far, and the fewest and most steps one was given.
+  struct PassCounts {
+    int64_t passes = 0;
+    int64_t fewestSteps = 0;
+    int64_t mostSteps = 0;
+  };
+  PassCounts passCounts() const { return counts; }
+
 private:
   /// Reads `step` from the source into `data`, reusing spare tensors.
   void read(int64_t step, StepData &data);
-  /// Reads steps from `first` into `steps` until it holds `passSteps` (or
-  /// the run ends) and gives their ids to the server's pass cache.
+  /// Fills `steps` (empty) from `first` on with the steps read ahead, then
+  /// from the source, until it holds `passSteps`, the run ends or the next
+  /// step's rows would not fit the pass cache's memory, giving their ids to
+  /// the server's pass cache; a step that did not fit is kept read ahead.
   void readPass(int64_t first, std::deque<StepData> &steps);
   /// Starts preparing the pass after the open one, if steps remain.
   void startPreparing();
@@ -92,6 +104,12 @@ private:
   int64_t nextStep = 0;
   /// The steps of the pass being prepared (after passData's).
   std::deque<StepData> preparedData;
+  /// Steps read but in no pass (after preparedData's): one that did not fit
+  /// its pass, or a pass's steps when it ended early.
+  std::deque<StepData> readAhead;
+  /// One step's ids per pull (readPass's scratch).
+  std::vector<ps::PassCache::StepKeys> stepKeys;
+  PassCounts counts;
   std::future<void> preparing;
   std::exception_ptr preparationError;
   /// What take() returned last; its tensors are reused.

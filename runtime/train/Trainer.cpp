@@ -99,6 +99,34 @@ CheckpointInterval parseCheckpointInterval(const std::string &text) {
   return interval;
 }
 
+int64_t parseMemorySize(const std::string &text) {
+  auto fail = [&]() {
+    return Error("--pass-memory '" + text +
+                 "': give bytes (1073741824) or a size (512M, 1.5G; K, M, G "
+                 "and T are powers of 1024)");
+  };
+  std::string number = text;
+  double unit = 1;
+  if (!number.empty()) {
+    const char suffixes[] = "KMGT";
+    if (const char *suffix = std::strchr(suffixes, number.back());
+        suffix && *suffix) {
+      unit = std::ldexp(1.0, 10 * int(suffix - suffixes + 1));
+      number.pop_back();
+    }
+  }
+  // A plain decimal number: no sign, exponent or spaces.
+  if (number.empty() ||
+      number.find_first_not_of("0123456789.") != std::string::npos ||
+      std::count(number.begin(), number.end(), '.') > (unit > 1 ? 1 : 0) ||
+      number == "." || number.size() > 18)
+    throw fail();
+  const double bytes = std::stod(number) * unit;
+  if (!(bytes >= 1) || bytes > 9e18)
+    throw fail();
+  return static_cast<int64_t>(bytes);
+}
+
 double LearningRateSchedule::at(int64_t step) const {
   if (!warmup() || step >= end)
     return scale;
@@ -332,6 +360,11 @@ TrainSummary Trainer::run() {
     throw Error("--pass-steps must be at least 0");
   if (o.psMemoryRows < 0)
     throw Error("--ps-memory-rows must be at least 0");
+  if (o.passMemoryBytes < 0)
+    throw Error("--pass-memory must be at least 0");
+  if (o.passMemoryBytes > 0 && o.passSteps == 0)
+    throw Error("--pass-memory needs --pass-steps (the most steps a pass "
+                "reads ahead)");
   if (group && (o.passSteps > 0 || o.psMemoryRows > 0))
     throw Error(
         std::string(o.passSteps > 0 ? "--pass-steps" : "--ps-memory-rows") +
@@ -444,6 +477,7 @@ TrainSummary Trainer::run() {
   serverOptions.memoryRowsPerShard = static_cast<size_t>(o.psMemoryRows);
   serverOptions.storageDirectory = o.psStorageDir;
   serverOptions.passCache = o.passSteps > 0;
+  serverOptions.passMemoryBytes = static_cast<size_t>(o.passMemoryBytes);
   TrainingServer server(bundle, serverOptions);
   if (resumed) {
     server.load(resumed->path + "/ps");
@@ -839,6 +873,11 @@ TrainSummary Trainer::run() {
                           : std::string())
         << "\n";
   logData();
+  if (o.passSteps > 0 && trained > 0) {
+    const StepReader::PassCounts passes = steps.passCounts();
+    log << "passes: " << passes.passes << ", of " << passes.fewestSteps
+        << " to " << passes.mostSteps << " steps\n";
+  }
   if (trained > 0)
     log << "train loss " << fixed(summary.trainLoss) << window.metricText()
         << " (steps " << windowFirstStep << "-" << state.step << ")\n";

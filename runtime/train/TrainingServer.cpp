@@ -136,9 +136,13 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
     config.storageDirectory = options.storageDirectory;
     server = std::make_unique<ps::ParameterServer>(config);
     store = server.get();
-    if (options.passCache)
+    if (options.passCache) {
       cache = std::make_unique<ps::HostPassCache>(*server);
+      cache->setMemoryLimit(options.passMemoryBytes);
+    }
   }
+  if (options.passMemoryBytes != 0 && !cache)
+    throw Error("a memory limit on passes needs the pass cache");
   ps::OptimizerConfig optimizer = optimizerConfig(spec_.optimizer);
 
   std::set<std::string> taken;
@@ -467,6 +471,19 @@ void TrainingServer::addPassKeys(const std::string &name, const int64_t *ids,
   const Table &entry = table(name);
   toKeys(entry, ids, count, keyScratch);
   passes.addPassKeys(entry.serverName, keyScratch.data(), count);
+}
+
+void TrainingServer::passKeysOf(const std::string &name, const int64_t *ids,
+                                size_t count,
+                                ps::PassCache::StepKeys &keys) const {
+  const Table &entry = table(name);
+  toKeys(entry, ids, count, keys.ids);
+  keys.table = entry.serverName;
+}
+
+bool TrainingServer::addStepPassKeys(
+    const std::vector<ps::PassCache::StepKeys> &step) {
+  return passCache().addStepKeys(step);
 }
 
 void TrainingServer::beginPass() {

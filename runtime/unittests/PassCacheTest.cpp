@@ -259,6 +259,98 @@ TEST(PassCacheTest, CacheHoldsOnlyThePassKeys) {
   EXPECT_EQ(server.rowCount("emb"), rowsBefore + newIds);
 }
 
+/// One step's ids of table "emb" (and, when given, of table "wide").
+std::vector<PassCache::StepKeys> stepOf(std::vector<uint64_t> emb,
+                                        std::vector<uint64_t> wide = {}) {
+  std::vector<PassCache::StepKeys> step{{"emb", std::move(emb)}};
+  if (!wide.empty())
+    step.push_back({"wide", std::move(wide)});
+  return step;
+}
+
+TEST(PassCacheTest, MemoryLimitEndsThePassBeforeTheStepThatWouldNotFit) {
+  ParameterServer server(serverConfig(2));
+  server.createSparseTable(tableConfig("emb", 4, adagrad()));
+  server.createSparseTable(tableConfig("wide", 1, sgd(0.1f, 0.0f)));
+  HostPassCache cache(server);
+  const size_t embRow = cache.bytesPerRow("emb");
+  const size_t wideRow = cache.bytesPerRow("wide");
+  // Rows, optimizer state and the key index; wider rows cost more.
+  EXPECT_EQ(embRow, server.rowFloats("emb") * sizeof(float) +
+                        PassKeyIndex::kBytesPerKey);
+  EXPECT_GT(embRow, wideRow);
+
+  // A pass may hold half the limit: 6 rows of "emb" and 2 of "wide".
+  const size_t passBytes = 6 * embRow + 2 * wideRow;
+  cache.setMemoryLimit(2 * passBytes + 1);
+  EXPECT_TRUE(cache.addStepKeys(stepOf({1, 2, 3, 2}, {7})));
+  EXPECT_EQ(cache.pendingPassBytes(), 3 * embRow + wideRow);
+  // Duplicates within and across steps count once.
+  EXPECT_TRUE(cache.addStepKeys(stepOf({3, 4, 5, 1}, {7, 8})));
+  EXPECT_EQ(cache.pendingPassBytes(), 5 * embRow + 2 * wideRow);
+  // Two new rows would pass the bound: nothing of the step is added.
+  EXPECT_FALSE(cache.addStepKeys(stepOf({6, 9, 1})));
+  EXPECT_EQ(cache.pendingPassBytes(), 5 * embRow + 2 * wideRow);
+  // The refused step's ids were not kept: id 6 alone still fits.
+  EXPECT_TRUE(cache.addStepKeys(stepOf({6, 6, 2})));
+  EXPECT_EQ(cache.pendingPassBytes(), passBytes);
+  cache.beginPass();
+  EXPECT_EQ(cache.passKeyCount("emb"), 6u);
+  EXPECT_EQ(cache.passKeyCount("wide"), 2u);
+  EXPECT_EQ(cache.pendingPassBytes(), 0u);
+
+  // During the pass, the next one is counted afresh.
+  EXPECT_TRUE(cache.addStepKeys(stepOf({1, 2, 3, 4, 5, 6}, {7, 8})));
+  EXPECT_FALSE(cache.addStepKeys(stepOf({10})));
+  cache.prepareNextPass();
+  EXPECT_EQ(cache.pendingPassBytes(), 0u);
+  cache.endPass();
+  cache.beginPass();
+  EXPECT_EQ(cache.passKeyCount("emb"), 6u);
+  cache.endPass();
+}
+
+TEST(PassCacheTest, StepLargerThanAPassThrowsAndAddsNothing) {
+  ParameterServer server(serverConfig(1));
+  server.createSparseTable(tableConfig("emb", 4, adagrad()));
+  HostPassCache cache(server);
+  cache.setMemoryLimit(2 * 3 * cache.bytesPerRow("emb"));
+  try {
+    cache.addStepKeys(stepOf({1, 2, 3, 4}));
+    FAIL() << "a step of 4 rows fitted a pass of 3";
+  } catch (const Error &error) {
+    EXPECT_NE(
+        std::string(error.what()).find("one step touches 4 distinct rows"),
+        std::string::npos)
+        << error.what();
+    EXPECT_NE(std::string(error.what()).find("more than a pass may hold"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(cache.pendingPassBytes(), 0u);
+  EXPECT_TRUE(cache.addStepKeys(stepOf({1, 2, 3})));
+  cache.beginPass();
+  EXPECT_EQ(cache.passKeyCount("emb"), 3u);
+  cache.endPass();
+  // Keys recorded first fix the limit.
+  cache.addPassKeys("emb", std::vector<uint64_t>{1}.data(), 1);
+  EXPECT_THROW(cache.setMemoryLimit(1 << 20), Error);
+}
+
+TEST(PassCacheTest, WithoutALimitEveryStepFits) {
+  ParameterServer server(serverConfig(1));
+  server.createSparseTable(tableConfig("emb", 4, adagrad()));
+  HostPassCache cache(server);
+  std::vector<uint64_t> ids(10000);
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = i;
+  EXPECT_TRUE(cache.addStepKeys(stepOf(ids)));
+  EXPECT_EQ(cache.pendingPassBytes(), 0u);
+  cache.beginPass();
+  EXPECT_EQ(cache.passKeyCount("emb"), ids.size());
+  cache.endPass();
+}
+
 TEST(PassCacheTest, MisuseThrowsAClearError) {
   ParameterServer server(serverConfig(2));
   server.createSparseTable(tableConfig("emb", 2, adagrad()));

@@ -56,6 +56,8 @@ struct TrainOptions {
   std::string psStorageDir;
   /// --pass-steps: steps per pass of the pass cache (0: none).
   int64_t passSteps = 0;
+  /// --pass-memory: the pass cache's memory bound (empty: none).
+  std::string passMemory;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

@@ -91,6 +91,8 @@ int train(const TrainOptions &options) {
     trainer.psMemoryRows = options.psMemoryRows;
     trainer.psStorageDir = options.psStorageDir;
     trainer.passSteps = options.passSteps;
+    if (!options.passMemory.empty())
+      trainer.passMemoryBytes = train::parseMemorySize(options.passMemory);
     trainer.threads = options.threads;
     trainer.gpuStagesOnCpu = options.gpuStagesOnCpu;
     trainer.framesInFlight = options.framesInFlight;

@@ -290,6 +290,13 @@ static cl::opt<int64_t> passSteps(
     cl::desc("--train: train in passes of this many steps, loading each "
              "pass's sparse rows once before its steps (0: no pass cache)"),
     cl::sub(runCommand));
+static cl::opt<std::string> passMemory(
+    "pass-memory",
+    cl::desc("--train, with --pass-steps: the most memory the pass cache "
+             "holds, the running pass and the next one prepared beside it "
+             "(512M, 2G); a pass ends early where its next step's rows "
+             "would not fit"),
+    cl::value_desc("size"), cl::sub(runCommand));
 static cl::opt<std::string> dumpParameters(
     "dump-parameters",
     cl::desc("After training, write every dense parameter and touched "
@@ -554,6 +561,7 @@ int main(int argc, char **argv) {
     options.psMemoryRows = psMemoryRows;
     options.psStorageDir = psStorageDir;
     options.passSteps = passSteps;
+    options.passMemory = passMemory;
     options.threads = threads;
     options.gpuStagesOnCpu = gpuStagesOnCpu;
     options.framesInFlight = frames;
@@ -597,6 +605,7 @@ int main(int argc, char **argv) {
                                              &psMemoryRows,
                                              &psStorageDir,
                                              &passSteps,
+                                             &passMemory,
                                              &dumpParameters,
                                              &lossLog,
                                              &mpiWorker,

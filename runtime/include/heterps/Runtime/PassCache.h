@@ -29,6 +29,13 @@
 // running pass do not change during it, so a prepared pass starts from the
 // rows beginPass would have loaded.
 //
+// Memory: setMemoryLimit bounds what the cache holds, the running pass and
+// the one prepared beside it together; addStepKeys then admits a step's
+// keys to the next pass only while that pass's distinct rows (bytesPerRow
+// each: the row, its optimizer state and its share of the key index) fit in
+// half the limit, so the caller ends a pass where the next step would not
+// fit (the HBM tier's capacity in GPU memory).
+//
 // Semantics: the same pulls and pushes give bit for bit the rows and
 // optimizer state of the synchronous host server (ParameterServer::push sums
 // duplicates in the same order and runs the same optimizer code), including
@@ -63,6 +70,27 @@ public:
   /// Records ids the next pass will touch in `table` (during a pass: the
   /// pass after it).
   void addPassKeys(const std::string &table, const uint64_t *ids, size_t count);
+
+  /// One table's ids in one step.
+  struct StepKeys {
+    std::string table;
+    std::vector<uint64_t> ids;
+  };
+  /// Bounds the cache's memory (0: no bound): a pass holds at most half of
+  /// it, the other half being the next pass prepared during it.
+  void setMemoryLimit(size_t bytes);
+  size_t memoryLimit() const { return limitBytes; }
+  /// Adds one step's ids, every table's, to the next pass if its distinct
+  /// rows still fit in half the memory limit (always, without a limit);
+  /// returns false and adds nothing when they do not: the pass is full.
+  /// Throws Error, adding nothing, when the step alone does not fit.
+  bool addStepKeys(const std::vector<StepKeys> &step);
+  /// Memory of the next pass's distinct rows recorded so far (0 without a
+  /// memory limit, which leaves them uncounted).
+  size_t pendingPassBytes() const { return pendingBytes; }
+  /// Memory one cached row of `table` takes: its floats (weights and
+  /// optimizer state) and its share of the key index.
+  virtual size_t bytesPerRow(const std::string &table) const = 0;
   /// Starts the pass over the recorded ids (and forgets them), or opens the
   /// prepared pass. Ids of a table that was given none, and tables not
   /// given at all, are not in the pass: pulling or pushing them throws
@@ -114,7 +142,15 @@ protected:
   virtual void dropPrepared() = 0;
 
 private:
+  /// Forgets the recorded keys (and their count).
+  void clearPendingKeys();
+
   std::map<std::string, std::vector<uint64_t>> pendingKeys;
+  /// With a memory limit: the distinct keys among pendingKeys, per table.
+  struct DistinctKeys;
+  std::unique_ptr<DistinctKeys> pendingDistinct;
+  size_t limitBytes = 0;
+  size_t pendingBytes = 0;
   bool passOpen = false;
   bool prepared = false;
 };
@@ -126,6 +162,7 @@ public:
   ~HostPassCache() override;
 
   size_t passKeyCount(const std::string &table) const override;
+  size_t bytesPerRow(const std::string &table) const override;
   void pull(const std::string &table, const uint64_t *ids, size_t count,
             float *out) override;
   void push(const std::string &table, const uint64_t *ids, size_t count,

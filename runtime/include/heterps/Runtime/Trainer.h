@@ -80,6 +80,10 @@ struct LearningRateSchedule {
 void parseLearningRateWarmup(const std::string &text,
                              LearningRateSchedule &schedule);
 
+/// Parses --pass-memory's value: bytes, or a number with K, M, G or T
+/// (powers of 1024; "512M", "1.5G"); throws Error saying what it takes.
+int64_t parseMemorySize(const std::string &text);
+
 struct TrainerOptions {
   std::string data; // Criteo TSV to train on (looped over epochs)
   std::string eval; // Criteo TSV to evaluate on; empty: no evaluation
@@ -126,6 +130,10 @@ struct TrainerOptions {
   /// back after them (0: every pull and push goes to the server). Needs the
   /// bundle's pass-key program; a single process only.
   int64_t passSteps = 0;
+  /// With passSteps: the most memory the pass cache may hold, the running
+  /// pass and the next one prepared beside it (PassCache::setMemoryLimit);
+  /// a pass ends early where its next step's rows would not fit. 0: none.
+  int64_t passMemoryBytes = 0;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

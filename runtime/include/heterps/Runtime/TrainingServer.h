@@ -65,6 +65,9 @@ struct TrainingServerOptions {
   /// In-process server only: serve the pulls and pushes of a pass from a
   /// pass cache (PassCache.h) between beginPass and endPass.
   bool passCache = false;
+  /// With the pass cache: the most memory it may hold (PassCache.h's
+  /// setMemoryLimit: a pass at most half of it); 0: no bound.
+  size_t passMemoryBytes = 0;
 };
 
 /// The optimizer of a bundle as the parameter server takes it.
@@ -117,6 +120,13 @@ public:
   /// next pass pulls from `table` (bundle table name; checked like a pull's
   /// ids), between passes.
   void addPassKeys(const std::string &table, const int64_t *ids, size_t count);
+  /// One pull's ids as the pass cache takes them (checked like a pull's
+  /// ids), for addStepPassKeys; any thread.
+  void passKeysOf(const std::string &table, const int64_t *ids, size_t count,
+                  ps::PassCache::StepKeys &keys) const;
+  /// Records one step's ids for the next pass if they fit its memory
+  /// (PassCache::addStepKeys); false adds nothing: the pass is full.
+  bool addStepPassKeys(const std::vector<ps::PassCache::StepKeys> &step);
   /// Loads the recorded ids' rows; until endPass the steps' pulls and
   /// pushes of sparse rows go to the cache. Not in eval mode.
   void beginPass();
