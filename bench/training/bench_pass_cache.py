@@ -13,7 +13,12 @@ these configurations:
 - RocksDB, direct: at most R rows per table and shard in memory, the rest
   in RocksDB (--ps-memory-rows / --ps-storage-dir), for each R of
   `--memory-rows` (a pass's working set is about 10^5 rows per table);
-- RocksDB, passes: the same with passes.
+- RocksDB, passes: the same with passes;
+- memory, passes within a cap: every row in the server's memory, passes
+  whose cache may hold at most SIZE (`--pass-memory`) for each SIZE of
+  `--pass-memory`, so a pass ends early where its next step's rows would
+  not fit: the table is larger than the cache, as a table larger than GPU
+  memory is for the HBM tier.
 All must log the same loss at every step, to the last digit (checked:
 the benchmark stops otherwise). PyTorch trains the same model on the same
 data in the same rounds (bench_training.torch_train: nn.Embedding sparse
@@ -22,7 +27,8 @@ median samples/s over `--rounds` rounds (configurations interleaved within
 a round) and the ratios.
 
 Usage: bench_pass_cache.py --build build [--threads 2] [--batch 1024]
-       [--steps 120] [--pass-steps 32] [--memory-rows 2000,20000] [--rounds 3]
+       [--steps 120] [--pass-steps 32] [--memory-rows 2000,20000]
+       [--pass-memory 16M,64M] [--rounds 3]
        [--out docs/benchmarks/training.md]
 """
 import argparse
@@ -37,13 +43,20 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench_training  # noqa: E402  (sh, model_and_data, compile_bundle, ...)
 
-def configs(memory_rows):
-    """(memory rows per shard or 0 for every row in memory, passes)."""
-    return [(rows, passes) for rows in [0] + memory_rows for passes in (False, True)]
+# Per configuration: (passes, fewest steps, most steps) of its last run.
+pass_counts = {}
+
+def configs(memory_rows, pass_memory):
+    """(memory rows per shard or 0 for every row in memory, passes: False for
+    the direct path, True for passes, or the cache's memory cap)."""
+    return ([(rows, passes) for rows in [0] + memory_rows for passes in (False, True)] +
+            [(0, cap) for cap in pass_memory])
 
 
 def label(rows, passes):
     tier = "in memory" if rows == 0 else f"RocksDB, {rows} rows per shard in memory"
+    if isinstance(passes, str):
+        return f"{tier}, passes in a cache of at most {passes}"
     return f"{tier}, {'passes' if passes else 'direct'}"
 
 
@@ -59,8 +72,13 @@ def train(args, heterps, bundle, data_file, work, rows, passes):
         cmd += ["--ps-memory-rows", str(rows), "--ps-storage-dir", storage]
     if passes:
         cmd += ["--pass-steps", str(args.pass_steps)]
+    if isinstance(passes, str):
+        cmd += ["--pass-memory", passes]
     text = bench_training.sh(cmd)
     rate = float(re.search(r"done: .*?([0-9.e+]+) samples/s", text).group(1))
+    counts = re.search(r"passes: ([0-9]+), of ([0-9]+) to ([0-9]+) steps", text)
+    if counts:
+        pass_counts[(rows, passes)] = counts.groups()
     with open(loss_log) as f:
         losses = f.read()
     os.remove(loss_log)
@@ -79,6 +97,9 @@ def main():
     parser.add_argument("--memory-rows", default="2000,20000",
                         help="rows per table and shard kept in memory on the RocksDB tier "
                              "(comma-separated: one pair of configurations each)")
+    parser.add_argument("--pass-memory", default="16M,64M",
+                        help="memory caps of the pass cache over tables in memory "
+                             "(comma-separated: one configuration each)")
     parser.add_argument("--rounds", type=int, default=3)
     bench_training.add_model_arguments(parser, buckets=100000)
     parser.add_argument("--lr", type=float, default=0.05)
@@ -88,7 +109,7 @@ def main():
     hidden = [int(w) for w in args.hidden.split(",") if w]
     rows = args.steps * args.batch
     memory_rows = [int(r) for r in args.memory_rows.split(",") if r]
-    all_configs = configs(memory_rows)
+    all_configs = configs(memory_rows, [c for c in args.pass_memory.split(",") if c])
     rates = {config: [] for config in all_configs}
     torch_rates = []
     with tempfile.TemporaryDirectory(prefix="hps-bench-pass-") as work:
@@ -129,6 +150,11 @@ def main():
     lines.append(f"| PyTorch (CPU, sparse nn.Embedding, in memory) | {torch_median:,.0f} | "
                  f"x{torch_median / base:.2f} | | x1.00 |")
     lines += ["", "Every configuration logged the same loss at every step (9 digits)."]
+    capped = [c for c in all_configs if isinstance(c[1], str)]
+    if capped:
+        lines += ["", "Passes under a memory cap (the run's `passes:` line): " + "; ".join(
+            f"{c[1]}: {pass_counts[c][0]} passes of {pass_counts[c][1]} to {pass_counts[c][2]} "
+            "steps" for c in capped) + f" (uncapped: {pass_counts[(0, True)][0]} passes)."]
     text = "\n".join(lines)
     print(text)
     if args.out:

@@ -201,6 +201,7 @@ StagePlan CostModel::provision(unsigned cls, unsigned begin, unsigned end,
       best.seconds = estimate.seconds;
       best.throughput = throughput;
       best.fitsMemory = estimate.fitsMemory;
+      best.memoryBytes = estimate.memoryBytes;
     }
     if (estimate.fitsMemory && throughput >= targetThroughput) {
       best.meetsTarget = true;
@@ -208,6 +209,23 @@ StagePlan CostModel::provision(unsigned cls, unsigned begin, unsigned end,
     }
   }
   return best;
+}
+
+std::optional<double>
+CostModel::passCacheMemoryBytes(const Evaluation &plan) const {
+  if (!layerGraph.training())
+    return std::nullopt;
+  std::optional<double> least;
+  for (const StagePlan &stage : plan.stages) {
+    if (embeddingCountPrefix[stage.end] == embeddingCountPrefix[stage.begin])
+      continue;
+    const double free =
+        clusterSpec.classes[stage.deviceClass].memoryGiB * kGiB -
+        stage.memoryBytes;
+    const double share = costOptions.passCacheMemoryShare * std::max(free, 0.0);
+    least = least ? std::min(*least, share) : share;
+  }
+  return least;
 }
 
 double CostModel::boundarySeconds(unsigned cut, unsigned fromCls,

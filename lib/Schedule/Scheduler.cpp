@@ -105,6 +105,7 @@ Expected<Plan> schedule::solve(StringRef strategy,
     plan.bestReachableThroughput = std::max(bound, plan.throughput);
     plan.bestReachableIsBound = true;
   }
+  plan.passCacheMemoryBytes = model.passCacheMemoryBytes(plan);
   plan.solveSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

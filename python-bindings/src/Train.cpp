@@ -245,7 +245,7 @@ void bindTraining(py::module_ &module) {
              options.dumpParameters = dumpParameters;
              options.passSteps = passSteps;
              if (!passMemory.empty())
-               options.passMemoryBytes = train::parseMemorySize(passMemory);
+               train::parsePassMemory(passMemory, options);
              options.psMemoryRows = psMemoryRows;
              options.psStorageDir = psStorageDir;
              return std::make_unique<Training>(std::move(bundle),

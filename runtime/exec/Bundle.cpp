@@ -458,6 +458,16 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
         parsePassKeys(root.field("pass_keys"), inputSpecs, *trainingSpec);
   }
 
+  // Of the plan, only what the runtime acts on; the rest is for tools.
+  if (root.has("plan")) {
+    Reader plan(root.field("plan"), "plan");
+    if (plan.has("pass_memory_bytes")) {
+      plannedPassMemory = plan.integer("pass_memory_bytes");
+      if (*plannedPassMemory < 0)
+        plan.fail("'pass_memory_bytes' is negative");
+    }
+  }
+
   // weights.bin, mapped read-only: stages on the CPU read it in place.
   Reader weights(root.field("weights"), "weights");
   std::string weightsPath = path(weights.string("file"));

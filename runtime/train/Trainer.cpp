@@ -99,12 +99,17 @@ CheckpointInterval parseCheckpointInterval(const std::string &text) {
   return interval;
 }
 
-int64_t parseMemorySize(const std::string &text) {
+void parsePassMemory(const std::string &text, TrainerOptions &options) {
   auto fail = [&]() {
     return Error("--pass-memory '" + text +
-                 "': give bytes (1073741824) or a size (512M, 1.5G; K, M, G "
-                 "and T are powers of 1024)");
+                 "': give bytes (1073741824), a size (512M, 1.5G; K, M, G "
+                 "and T are powers of 1024) or auto (the plan's)");
   };
+  if (text == "auto") {
+    options.passMemoryFromPlan = true;
+    options.passMemoryBytes = 0;
+    return;
+  }
   std::string number = text;
   double unit = 1;
   if (!number.empty()) {
@@ -124,7 +129,8 @@ int64_t parseMemorySize(const std::string &text) {
   const double bytes = std::stod(number) * unit;
   if (!(bytes >= 1) || bytes > 9e18)
     throw fail();
-  return static_cast<int64_t>(bytes);
+  options.passMemoryFromPlan = false;
+  options.passMemoryBytes = static_cast<int64_t>(bytes);
 }
 
 double LearningRateSchedule::at(int64_t step) const {
@@ -362,7 +368,20 @@ TrainSummary Trainer::run() {
     throw Error("--ps-memory-rows must be at least 0");
   if (o.passMemoryBytes < 0)
     throw Error("--pass-memory must be at least 0");
-  if (o.passMemoryBytes > 0 && o.passSteps == 0)
+  int64_t passMemoryBytes = o.passMemoryBytes;
+  if (o.passMemoryFromPlan) {
+    std::optional<int64_t> planned = bundle.plannedPassMemoryBytes();
+    if (!planned)
+      throw Error("--pass-memory auto: the plan of " + bundle.directory() +
+                  " gives no memory for a pass cache (no stage of it looks "
+                  "up sparse rows, or an older compiler made it); give a size");
+    if (*planned == 0)
+      throw Error("--pass-memory auto: the plan of " + bundle.directory() +
+                  " leaves no memory for a pass cache on the devices that "
+                  "look up sparse rows; give a size");
+    passMemoryBytes = *planned;
+  }
+  if ((passMemoryBytes > 0 || o.passMemoryFromPlan) && o.passSteps == 0)
     throw Error("--pass-memory needs --pass-steps (the most steps a pass "
                 "reads ahead)");
   if (group && (o.passSteps > 0 || o.psMemoryRows > 0))
@@ -477,7 +496,11 @@ TrainSummary Trainer::run() {
   serverOptions.memoryRowsPerShard = static_cast<size_t>(o.psMemoryRows);
   serverOptions.storageDirectory = o.psStorageDir;
   serverOptions.passCache = o.passSteps > 0;
-  serverOptions.passMemoryBytes = static_cast<size_t>(o.passMemoryBytes);
+  serverOptions.passMemoryBytes = static_cast<size_t>(passMemoryBytes);
+  if (o.passMemoryFromPlan)
+    log << "pass cache: at most " << passMemoryBytes << " bytes ("
+        << fixed(double(passMemoryBytes) / (1 << 20), 1)
+        << " MiB), as the plan gives\n";
   TrainingServer server(bundle, serverOptions);
   if (resumed) {
     server.load(resumed->path + "/ps");

@@ -92,7 +92,7 @@ int train(const TrainOptions &options) {
     trainer.psStorageDir = options.psStorageDir;
     trainer.passSteps = options.passSteps;
     if (!options.passMemory.empty())
-      trainer.passMemoryBytes = train::parseMemorySize(options.passMemory);
+      train::parsePassMemory(options.passMemory, trainer);
     trainer.threads = options.threads;
     trainer.gpuStagesOnCpu = options.gpuStagesOnCpu;
     trainer.framesInFlight = options.framesInFlight;

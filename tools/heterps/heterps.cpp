@@ -294,8 +294,9 @@ static cl::opt<std::string> passMemory(
     "pass-memory",
     cl::desc("--train, with --pass-steps: the most memory the pass cache "
              "holds, the running pass and the next one prepared beside it "
-             "(512M, 2G); a pass ends early where its next step's rows "
-             "would not fit"),
+             "(512M, 2G; auto: what the plan leaves free on the devices "
+             "that look up rows); a pass ends early where its next step's "
+             "rows would not fit"),
     cl::value_desc("size"), cl::sub(runCommand));
 static cl::opt<std::string> dumpParameters(
     "dump-parameters",

@@ -241,6 +241,44 @@ TEST(CostModel, MemoryLimitsPlacement) {
   EXPECT_NE(onGpu.infeasibleReason.find("does not fit"), std::string::npos);
 }
 
+TEST(CostModel, PassCacheMemoryIsWhatLookupStagesLeaveFree) {
+  const double gib = 1024.0 * 1024 * 1024;
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  graph.layers = {embedding("emb"), dense("fc", 1e6, 1e9, {0})};
+  CostModel model(graph, spec, simpleOptions());
+  // The lookup on a CPU (64 GiB), the gemm on a GPU: the CPU's stage sets it.
+  Evaluation split = model.evaluate({0, 1}, 1);
+  ASSERT_EQ(split.stages.size(), 2u);
+  const StagePlan &lookup = split.stages[0];
+  EXPECT_DOUBLE_EQ(lookup.memoryBytes,
+                   model.stage(0, 0, 1, lookup.replicas).memoryBytes);
+  ASSERT_TRUE(model.passCacheMemoryBytes(split));
+  EXPECT_DOUBLE_EQ(*model.passCacheMemoryBytes(split),
+                   0.8 * (64 * gib - lookup.memoryBytes));
+  // Both on the GPU (16 GiB): what the 4 GB of trained weights leave.
+  Evaluation gpu = model.evaluate({1, 1}, 1);
+  ASSERT_EQ(gpu.stages.size(), 1u);
+  EXPECT_GT(gpu.stages[0].memoryBytes, 4e9);
+  EXPECT_DOUBLE_EQ(*model.passCacheMemoryBytes(gpu),
+                   0.8 * (16 * gib - gpu.stages[0].memoryBytes));
+
+  // A stage that does not fit leaves nothing.
+  LayerGraph huge;
+  huge.layers = {embedding("emb"), dense("huge", 1e6, 5e9, {0})};
+  CostModel hugeModel(huge, spec, simpleOptions());
+  EXPECT_EQ(*hugeModel.passCacheMemoryBytes(hugeModel.evaluate({1, 1}, 1)), 0);
+
+  // No lookup, or no training: no pass cache.
+  LayerGraph dense1;
+  dense1.layers = {dense("fc", 1e6, 1e6, {})};
+  CostModel denseModel(dense1, spec, simpleOptions());
+  EXPECT_FALSE(denseModel.passCacheMemoryBytes(denseModel.evaluate({1}, 1)));
+  graph.mode = Mode::Inference;
+  CostModel inference(graph, spec, simpleOptions());
+  EXPECT_FALSE(inference.passCacheMemoryBytes(inference.evaluate({0, 1}, 1)));
+}
+
 TEST(CostModel, EvaluatePipeline) {
   ClusterSpec spec = twoClassCluster();
   LayerGraph graph;

@@ -45,6 +45,10 @@ struct CostOptions {
   double trainingWorkFactor = 3.0;
   /// Training keeps weights, gradients and two optimizer moments.
   double trainingParameterMemoryFactor = 4.0;
+  /// Share of a device's memory left free by its stage that a pass cache
+  /// (the parameter server's tier on that device) may take; the rest covers
+  /// the runtime's context, allocator slack and the estimate's error.
+  double passCacheMemoryShare = 0.8;
   /// [DeviceKind][LayerKind].
   Efficiency efficiency[2][kNumLayerKinds];
 
@@ -110,6 +114,7 @@ struct StagePlan {
   double throughput = 0; ///< Samples per second.
   bool meetsTarget = false;
   bool fitsMemory = true;
+  double memoryBytes = 0; ///< Needed on each replica.
 };
 
 /// A placement evaluated against a target.
@@ -201,6 +206,13 @@ public:
   Evaluation evaluateRuns(llvm::ArrayRef<LayerRun> runs,
                           double targetThroughput,
                           std::optional<double> provisionThroughput = {}) const;
+
+  /// The memory a pass cache may hold (PassCache::setMemoryLimit) when the
+  /// plan trains: on each device of a stage that looks up sparse rows, the
+  /// share `passCacheMemoryShare` of what the stage leaves free of its
+  /// class's memory; the least over those stages, 0 when one leaves none.
+  /// Empty for inference and for plans without lookups.
+  std::optional<double> passCacheMemoryBytes(const Evaluation &plan) const;
 
 private:
   const LayerGraph &layerGraph;

@@ -80,6 +80,8 @@ struct Plan : cost::Evaluation {
   double bestReachableThroughput = 0;
   bool bestReachableIsBound = false;
   double solveSeconds = 0;
+  /// What a pass cache may hold (CostModel::passCacheMemoryBytes).
+  std::optional<double> passCacheMemoryBytes;
 };
 
 /// The strategy names `solve` accepts: rl, dp, brute, greedy, cpu-only,

@@ -184,6 +184,9 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
           b.getNamedAttr("replicas", b.getI64IntegerAttr(stage.replicas)),
           b.getNamedAttr("seconds_per_batch", b.getF64FloatAttr(stage.seconds)),
           b.getNamedAttr("throughput", b.getF64FloatAttr(stage.throughput)),
+          b.getNamedAttr(
+              "memory_bytes",
+              b.getI64IntegerAttr(static_cast<int64_t>(stage.memoryBytes))),
           b.getNamedAttr("layers", b.getArrayAttr(layers)),
       }));
     }
@@ -204,6 +207,10 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
                        b.getBoolAttr(plan.bestReachableIsBound)),
         b.getNamedAttr("stages", b.getArrayAttr(stages)),
     };
+    if (plan.passCacheMemoryBytes)
+      fields.push_back(b.getNamedAttr("pass_memory_bytes",
+                                      b.getI64IntegerAttr(static_cast<int64_t>(
+                                          *plan.passCacheMemoryBytes))));
     if (plan.bottleneckLayer)
       fields.push_back(b.getNamedAttr(
           "bottleneck",

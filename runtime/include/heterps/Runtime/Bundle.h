@@ -180,6 +180,12 @@ public:
   const PassKeysSpec *passKeys() const {
     return passKeysSpec ? &*passKeysSpec : nullptr;
   }
+  /// The memory the placement plan gives a pass cache (the manifest's
+  /// plan.pass_memory_bytes: what the devices of the stages that pull rows
+  /// leave free); empty when the plan names none.
+  std::optional<int64_t> plannedPassMemoryBytes() const {
+    return plannedPassMemory;
+  }
   const char *weights() const { return weightsData; }
   size_t weightsBytes() const { return weightsSize; }
   /// Absolute path of a file of the bundle.
@@ -196,6 +202,7 @@ private:
   std::vector<TableSpec> tableSpecs;
   std::optional<TrainingSpec> trainingSpec;
   std::optional<PassKeysSpec> passKeysSpec;
+  std::optional<int64_t> plannedPassMemory;
   const char *weightsData = nullptr;
   size_t weightsSize = 0;
   void *mapping = nullptr;

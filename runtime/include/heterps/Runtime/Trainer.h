@@ -80,10 +80,6 @@ struct LearningRateSchedule {
 void parseLearningRateWarmup(const std::string &text,
                              LearningRateSchedule &schedule);
 
-/// Parses --pass-memory's value: bytes, or a number with K, M, G or T
-/// (powers of 1024; "512M", "1.5G"); throws Error saying what it takes.
-int64_t parseMemorySize(const std::string &text);
-
 struct TrainerOptions {
   std::string data; // Criteo TSV to train on (looped over epochs)
   std::string eval; // Criteo TSV to evaluate on; empty: no evaluation
@@ -134,6 +130,9 @@ struct TrainerOptions {
   /// pass and the next one prepared beside it (PassCache::setMemoryLimit);
   /// a pass ends early where its next step's rows would not fit. 0: none.
   int64_t passMemoryBytes = 0;
+  /// Take passMemoryBytes from the bundle's plan instead
+  /// (Bundle::plannedPassMemoryBytes; --pass-memory auto).
+  bool passMemoryFromPlan = false;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;
@@ -155,6 +154,11 @@ struct TrainerOptions {
   /// evaluates, checkpoints and dumps. Null: a single process.
   WorkerGroup *group = nullptr;
 };
+
+/// Parses --pass-memory's value into `options`: "auto" (the plan's), bytes,
+/// or a number with K, M, G or T (powers of 1024; "512M", "1.5G"); throws
+/// Error saying what it takes.
+void parsePassMemory(const std::string &text, TrainerOptions &options);
 
 /// Why a run stopped before its last step: a signal (stopRequested) or the
 /// stop file; a signal to any worker wins.
