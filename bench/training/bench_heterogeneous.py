@@ -14,7 +14,9 @@ their prices):
   server, the dense tower on the GPU (the paper's heterogeneous plan);
 - rl: whatever the RL scheduler picks at --target samples/s;
 - with --pass-steps K, each plan again in passes of K steps through the
-  pass cache (`heterps run --train --pass-steps K`).
+  pass cache (`heterps run --train --pass-steps K`), for each device of
+  --pass-cache-devices: rows 'PLAN + passes' (host memory) and
+  'PLAN + GPU passes' (`--pass-cache-device gpu`, the HBM tier).
 Each trains `--steps` steps of `--batch` on the same synthetic Criteo data
 (`heterps datagen`) with `heterps run --train`; the table reports the median
 samples/s over `--rounds` rounds (plans interleaved within a round), the
@@ -47,12 +49,18 @@ def sh(cmd):
     return result.stdout + result.stderr
 
 
-def train_round(args, bundle, data_file, passes=False):
+# The suffix of a plan's row trained in passes, by the pass cache's device.
+PASS_ROWS = {"host": " + passes", "gpu": " + GPU passes"}
+
+
+def train_round(args, bundle, data_file, passes=None):
+    """passes: None for the direct path, else the pass cache's device."""
     text = sh([args.heterps, "run", bundle, "--train", "--data", data_file, "--steps",
                str(args.steps), "--batch", str(args.batch), "--threads", str(args.threads),
                "--log-every", str(args.steps), "--hash-buckets", str(args.buckets)] +
               (["--gpu-stages-on-cpu"] if args.gpu_stages_on_cpu else []) +
-              (["--pass-steps", str(args.pass_steps)] if passes else []))
+              (["--pass-steps", str(args.pass_steps), "--pass-cache-device", passes]
+               if passes else []))
     rate = float(re.search(r"done: .*?([0-9.e+]+) samples/s", text).group(1))
     loss = float(re.search(r"train loss ([0-9.]+)", text).group(1))
     return rate, loss
@@ -83,6 +91,9 @@ def main():
     parser.add_argument("--pass-steps", type=int, default=0,
                         help="also train every plan in passes of this many steps through the "
                              "pass cache (rows 'PLAN + passes')")
+    parser.add_argument("--pass-cache-devices", default="host",
+                        help="where the pass cache of those rows lives: host, gpu or both "
+                             "(comma-separated)")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--gpu-stages-on-cpu", action="store_true",
                         help="plumbing check on a machine without a GPU (no timings)")
@@ -112,8 +123,10 @@ def main():
             bundles[plan] = bundle
             if args.pass_steps > 0:
                 # The same bundle, trained in passes.
-                bundles[plan + " + passes"] = bundle
-                shapes[plan + " + passes"], prices[plan + " + passes"] = shapes[plan], prices[plan]
+                for device in args.pass_cache_devices.split(","):
+                    row = plan + PASS_ROWS[device]
+                    bundles[row] = bundle
+                    shapes[row], prices[row] = shapes[plan], prices[plan]
         rates = {p: [] for p in bundles}
         losses = {p: [] for p in bundles}
         torch_rates, torch_losses = [], []
@@ -123,8 +136,10 @@ def main():
         for _ in range(args.rounds):
             for plan, bundle in bundles.items():
                 try:
-                    rate, loss = train_round(args, bundle, data_file,
-                                             passes=plan.endswith(" + passes"))
+                    rate, loss = train_round(
+                        args, bundle, data_file,
+                        passes=next((device for device, suffix in PASS_ROWS.items()
+                                     if plan.endswith(suffix)), None))
                 except RuntimeError as error:
                     failures[plan] = str(error)[-400:]
                     continue

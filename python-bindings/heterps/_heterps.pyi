@@ -74,7 +74,8 @@ class Training:
                  shuffle: bool, threads: int, gpu_stages_on_cpu: bool,
                  hash_buckets: int, checkpoint_dir: str, checkpoint_every: str,
                  resume: bool, dump_parameters: str, pass_steps: int = 0,
-                 pass_memory: str = "", ps_memory_rows: int = 0, ps_storage_dir: str = "") -> None: ...
+                 pass_memory: str = "", pass_cache_device: str = "host",
+                 ps_memory_rows: int = 0, ps_storage_dir: str = "") -> None: ...
     def next(self) -> Optional[str]:
         """The next line of the trainer's log, None once it ended; raises
         Error with the trainer's error."""

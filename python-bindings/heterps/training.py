@@ -120,7 +120,8 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
           checkpoint_dir: Union[str, os.PathLike, None] = None,
           checkpoint_every: Union[int, str, None] = None, resume: bool = False,
           dump_parameters: Union[str, os.PathLike, None] = None, pass_steps: int = 0,
-          pass_memory: Union[int, str, None] = None, ps_memory_rows: int = 0,
+          pass_memory: Union[int, str, None] = None, pass_cache_device: str = "host",
+          ps_memory_rows: int = 0,
           ps_storage_dir: Union[str, os.PathLike, None] = None) -> Training:
     scratch: List[tempfile.TemporaryDirectory] = []
     try:
@@ -135,6 +136,7 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
             bool(resume),
             os.fspath(dump_parameters) if dump_parameters is not None else "",
             int(pass_steps), str(pass_memory) if pass_memory is not None else "",
+            str(pass_cache_device),
             int(ps_memory_rows),
             os.fspath(ps_storage_dir) if ps_storage_dir is not None else "")
     except BaseException:

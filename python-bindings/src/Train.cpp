@@ -212,7 +212,8 @@ void bindTraining(py::module_ &module) {
                        int64_t hashBuckets, const std::string &checkpointDir,
                        const std::string &checkpointEvery, bool resume,
                        const std::string &dumpParameters, int64_t passSteps,
-                       const std::string &passMemory, int64_t psMemoryRows,
+                       const std::string &passMemory,
+                       const std::string &passCacheDevice, int64_t psMemoryRows,
                        const std::string &psStorageDir) {
              auto bundle = std::make_shared<const Bundle>(directory);
              if (!bundle->training())
@@ -246,6 +247,10 @@ void bindTraining(py::module_ &module) {
              options.passSteps = passSteps;
              if (!passMemory.empty())
                train::parsePassMemory(passMemory, options);
+             if (passCacheDevice != "host" && passCacheDevice != "gpu")
+               throw Error("pass_cache_device '" + passCacheDevice +
+                           "': give 'host' or 'gpu'");
+             options.passCacheOnGpu = passCacheDevice == "gpu";
              options.psMemoryRows = psMemoryRows;
              options.psStorageDir = psStorageDir;
              return std::make_unique<Training>(std::move(bundle),
@@ -259,8 +264,8 @@ void bindTraining(py::module_ &module) {
            py::arg("hash_buckets"), py::arg("checkpoint_dir"),
            py::arg("checkpoint_every"), py::arg("resume"),
            py::arg("dump_parameters"), py::arg("pass_steps") = 0,
-           py::arg("pass_memory") = "", py::arg("ps_memory_rows") = 0,
-           py::arg("ps_storage_dir") = "",
+           py::arg("pass_memory") = "", py::arg("pass_cache_device") = "host",
+           py::arg("ps_memory_rows") = 0, py::arg("ps_storage_dir") = "",
            "Starts training; the options are those of `heterps run --train` "
            "(docs/CLI.md).")
       .def("next", &Training::next,

@@ -1,6 +1,7 @@
 //===- Optimizers.cpp - Row updates and the first-touch initialiser -------===//
 
 #include "Optimizers.h"
+#include "OptimizerRules.h"
 
 #include <cmath>
 
@@ -105,49 +106,34 @@ void applyOptimizer(const OptimizerConfig &config, size_t dim, float *weights,
   case OptimizerKind::Sgd:
     if (config.momentum == 0.0f) {
       for (size_t i = 0; i < dim; ++i)
-        weights[i] -= lr * gradient[i];
+        rules::sgd(weights[i], gradient[i], lr);
     } else {
-      for (size_t i = 0; i < dim; ++i) {
-        state[i] = config.momentum * state[i] + gradient[i];
-        weights[i] -= lr * state[i];
-      }
+      for (size_t i = 0; i < dim; ++i)
+        rules::sgdMomentum(weights[i], state[i], gradient[i], lr,
+                           config.momentum);
     }
     break;
   case OptimizerKind::Adam: {
-    float *firstMoment = state;
-    float *secondMoment = state + dim;
     float &beta1Power = state[2 * dim];
     float &beta2Power = state[2 * dim + 1];
     beta1Power *= config.beta1;
     beta2Power *= config.beta2;
     const float firstCorrection = 1.0f - beta1Power;
     const float secondCorrection = 1.0f - beta2Power;
-    for (size_t i = 0; i < dim; ++i) {
-      const float g = gradient[i];
-      firstMoment[i] =
-          config.beta1 * firstMoment[i] + (1.0f - config.beta1) * g;
-      secondMoment[i] =
-          config.beta2 * secondMoment[i] + (1.0f - config.beta2) * g * g;
-      const float corrected = firstMoment[i] / firstCorrection;
-      weights[i] -=
-          lr * corrected /
-          (std::sqrt(secondMoment[i] / secondCorrection) + config.epsilon);
-    }
+    for (size_t i = 0; i < dim; ++i)
+      rules::adam(weights[i], state[i], state[dim + i], gradient[i], lr,
+                  config.beta1, config.beta2, config.epsilon, firstCorrection,
+                  secondCorrection);
     break;
   }
   case OptimizerKind::Adagrad:
-    for (size_t i = 0; i < dim; ++i) {
-      const float g = gradient[i];
-      state[i] += g * g;
-      weights[i] -= lr * g / (std::sqrt(state[i]) + config.epsilon);
-    }
-    break;
-  case OptimizerKind::MovingAverage: {
-    const float keep = config.momentum, take = 1.0f - config.momentum;
     for (size_t i = 0; i < dim; ++i)
-      weights[i] = keep * weights[i] + take * gradient[i];
+      rules::adagrad(weights[i], state[i], gradient[i], lr, config.epsilon);
     break;
-  }
+  case OptimizerKind::MovingAverage:
+    for (size_t i = 0; i < dim; ++i)
+      rules::movingAverage(weights[i], gradient[i], config.momentum);
+    break;
   }
 }
 

@@ -15,6 +15,7 @@ struct PassCache::DistinctKeys {
   std::unordered_map<std::string, FlatKeyMap> tables;
 };
 
+PassCache::PassCache() = default;
 PassCache::~PassCache() = default;
 
 void PassCache::addPassKeys(const std::string &table, const uint64_t *ids,
@@ -229,17 +230,6 @@ struct HostPassCache::Impl {
   }
 
   explicit Impl(ParameterServer &server) : server(server) {}
-
-  CachedTable &table(const std::string &name, bool passOpen) {
-    if (!passOpen)
-      throw Error("pass cache: table '" + name +
-                  "' used outside a pass; call beginPass first");
-    auto found = tables.find(name);
-    if (found == tables.end())
-      throw Error("pass cache: table '" + name +
-                  "' is not in this pass (no keys were added for it)");
-    return found->second;
-  }
 };
 
 HostPassCache::HostPassCache(ParameterServer &server)
@@ -299,20 +289,9 @@ void HostPassCache::prepareLoad(
       prepared.table = impl->takeTable(name, std::move(ids));
       CachedTable &table = prepared.table;
       auto running = impl->tables.find(name);
-      missing.clear();
-      missingSlots.clear();
-      const std::vector<uint64_t> &sorted = table.index.keys();
-      for (uint32_t slot = 0; slot < sorted.size(); ++slot) {
-        const uint32_t *from = running == impl->tables.end()
-                                   ? nullptr
-                                   : running->second.index.find(sorted[slot]);
-        if (from) {
-          prepared.shared.push_back({slot, *from});
-        } else {
-          missing.push_back(sorted[slot]);
-          missingSlots.push_back(slot);
-        }
-      }
+      table.index.splitByRunningPass(
+          running == impl->tables.end() ? nullptr : &running->second.index,
+          prepared.shared, missing, missingSlots);
       loaded.resize(missing.size() * table.rowFloats);
       impl->server.pullRows(name, missing.data(), missing.size(),
                             loaded.data());
@@ -347,7 +326,7 @@ void HostPassCache::retireTables() {
 
 void HostPassCache::pull(const std::string &tableName, const uint64_t *ids,
                          size_t count, float *out) {
-  CachedTable &table = impl->table(tableName, inPass());
+  CachedTable &table = passTable(impl->tables, tableName);
   std::vector<uint32_t> &slots = callScratch.slots;
   slots.resize(count);
   table.index.slotsOf(ids, count, slots.data());
@@ -363,7 +342,7 @@ void HostPassCache::pull(const std::string &tableName, const uint64_t *ids,
 
 void HostPassCache::push(const std::string &tableName, const uint64_t *ids,
                          size_t count, const float *gradients) {
-  CachedTable &table = impl->table(tableName, inPass());
+  CachedTable &table = passTable(impl->tables, tableName);
   std::vector<uint32_t> &slots = callScratch.slots;
   slots.resize(count);
   // Every id is checked before any row changes.

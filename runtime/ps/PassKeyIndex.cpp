@@ -79,6 +79,23 @@ void PassKeyIndex::slotsOf(const uint64_t *ids, size_t count,
   }
 }
 
+void PassKeyIndex::splitByRunningPass(
+    const PassKeyIndex *running,
+    std::vector<std::pair<uint32_t, uint32_t>> &shared,
+    std::vector<uint64_t> &missing, std::vector<uint32_t> &missingSlots) const {
+  missing.clear();
+  missingSlots.clear();
+  for (uint32_t slot = 0; slot < sortedKeys.size(); ++slot) {
+    const uint32_t *from = running ? running->find(sortedKeys[slot]) : nullptr;
+    if (from) {
+      shared.push_back({slot, *from});
+    } else {
+      missing.push_back(sortedKeys[slot]);
+      missingSlots.push_back(slot);
+    }
+  }
+}
+
 void PassKeyIndex::planMerge(const uint32_t *slots, size_t count,
                              MergePlan &plan) {
   if (count > std::numeric_limits<uint32_t>::max())

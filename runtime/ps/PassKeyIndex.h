@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace heterps::rt::ps {
@@ -65,6 +66,15 @@ public:
   void slotsOf(const uint64_t *ids, size_t count, uint32_t *slots) const;
   /// The slot of `key`, or null when the pass does not hold it.
   const uint32_t *find(uint64_t key) const { return slotOfKey.find(key); }
+
+  /// For a pass prepared while `running` (null: none) is open: the keys
+  /// both hold, as (slot here, slot in running), into `shared`, and the
+  /// others with their slots here into `missing` / `missingSlots` (those
+  /// two are emptied first).
+  void splitByRunningPass(const PassKeyIndex *running,
+                          std::vector<std::pair<uint32_t, uint32_t>> &shared,
+                          std::vector<uint64_t> &missing,
+                          std::vector<uint32_t> &missingSlots) const;
 
   /// Groups `count` ids, given by their slots, into `plan` (sort by key,
   /// then runs of equal keys).

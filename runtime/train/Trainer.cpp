@@ -381,6 +381,8 @@ TrainSummary Trainer::run() {
                   "look up sparse rows; give a size");
     passMemoryBytes = *planned;
   }
+  if (o.passCacheOnGpu && o.passSteps == 0)
+    throw Error("--pass-cache-device gpu needs --pass-steps");
   if ((passMemoryBytes > 0 || o.passMemoryFromPlan) && o.passSteps == 0)
     throw Error("--pass-memory needs --pass-steps (the most steps a pass "
                 "reads ahead)");
@@ -497,6 +499,7 @@ TrainSummary Trainer::run() {
   serverOptions.storageDirectory = o.psStorageDir;
   serverOptions.passCache = o.passSteps > 0;
   serverOptions.passMemoryBytes = static_cast<size_t>(passMemoryBytes);
+  serverOptions.passCacheOnGpu = o.passCacheOnGpu;
   if (o.passMemoryFromPlan)
     log << "pass cache: at most " << passMemoryBytes << " bytes ("
         << fixed(double(passMemoryBytes) / (1 << 20), 1)

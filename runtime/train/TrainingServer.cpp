@@ -1,6 +1,7 @@
 //===- TrainingServer.cpp - The parameter server of a training run --------===//
 
 #include "heterps/Runtime/TrainingServer.h"
+#include "heterps/Runtime/CudaPassCache.h"
 
 #include "heterps/Runtime/StageABI.h"
 #include "heterps/Runtime/Tensor.h"
@@ -137,12 +138,17 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
     server = std::make_unique<ps::ParameterServer>(config);
     store = server.get();
     if (options.passCache) {
-      cache = std::make_unique<ps::HostPassCache>(*server);
+      if (options.passCacheOnGpu)
+        cache = ps::makeCudaPassCache(*server);
+      else
+        cache = std::make_unique<ps::HostPassCache>(*server);
       cache->setMemoryLimit(options.passMemoryBytes);
     }
   }
   if (options.passMemoryBytes != 0 && !cache)
     throw Error("a memory limit on passes needs the pass cache");
+  if (options.passCacheOnGpu && !cache)
+    throw Error("a pass cache on the GPU needs the pass cache");
   ps::OptimizerConfig optimizer = optimizerConfig(spec_.optimizer);
 
   std::set<std::string> taken;

@@ -11,7 +11,7 @@
 // Internal to the server (not installed); tested directly below.
 #include "../ps/PassKeyIndex.h"
 
-#include "ParameterServerFixtures.h"
+#include "PassCacheFixtures.h"
 #include "TestSupport.h"
 
 #include <gtest/gtest.h>
@@ -30,77 +30,6 @@ namespace {
 
 const char *const kScratch = "heterps-pass-cache-test";
 
-/// The learning-rate scale of batch b: it changes mid-pass, so the cache
-/// must read it at push time as the server does.
-float scaleOf(size_t batch) { return batch < 5 ? 1.0f : 0.5f; }
-
-/// Pulls then pushes every batch on the server; returns all pulled values.
-std::vector<float> trainDirect(ParameterServer &server,
-                               const std::vector<Batch> &batches) {
-  std::vector<float> pulled;
-  for (size_t b = 0; b < batches.size(); ++b) {
-    server.setLearningRateScale(scaleOf(b));
-    std::vector<float> rows = server.pull("emb", batches[b].ids);
-    pulled.insert(pulled.end(), rows.begin(), rows.end());
-    server.push("emb", batches[b].ids, batches[b].gradients);
-  }
-  return pulled;
-}
-
-/// The same through a pass cache, `passBatches` batches per pass. With
-/// `prepareAhead` each pass after the first is prepared on a thread of its
-/// own while the one before it pulls and pushes (as the trainer does).
-std::vector<float> trainThroughCache(ParameterServer &server,
-                                     const std::vector<Batch> &batches,
-                                     size_t passBatches,
-                                     bool prepareAhead = false) {
-  HostPassCache cache(server);
-  const size_t dim = server.tableConfig("emb").dim;
-  auto addKeys = [&](size_t first) {
-    const size_t last = std::min(batches.size(), first + passBatches);
-    for (size_t b = first; b < last; ++b)
-      cache.addPassKeys("emb", batches[b].ids.data(), batches[b].ids.size());
-  };
-  std::vector<float> pulled;
-  for (size_t first = 0; first < batches.size(); first += passBatches) {
-    const size_t last = std::min(batches.size(), first + passBatches);
-    if (!cache.nextPassPrepared())
-      addKeys(first);
-    cache.beginPass();
-    std::thread preparing;
-    if (prepareAhead && last < batches.size())
-      preparing = std::thread([&, last] {
-        addKeys(last);
-        cache.prepareNextPass();
-      });
-    for (size_t b = first; b < last; ++b) {
-      server.setLearningRateScale(scaleOf(b));
-      const Batch &batch = batches[b];
-      std::vector<float> rows(batch.ids.size() * dim);
-      cache.pull("emb", batch.ids.data(), batch.ids.size(), rows.data());
-      pulled.insert(pulled.end(), rows.begin(), rows.end());
-      cache.push("emb", batch.ids.data(), batch.ids.size(),
-                 batch.gradients.data());
-    }
-    if (preparing.joinable())
-      preparing.join();
-    EXPECT_EQ(cache.nextPassPrepared(), prepareAhead && last < batches.size());
-    cache.endPass();
-  }
-  return pulled;
-}
-
-struct NamedOptimizer {
-  const char *name;
-  OptimizerConfig config;
-};
-std::vector<NamedOptimizer> optimizers() {
-  return {{"adagrad", adagrad()},
-          {"adam", adam()},
-          {"sgd-momentum", sgd(0.05f, 0.9f)},
-          {"sgd", sgd(0.05f, 0.0f)}};
-}
-
 TEST(PassCacheTest, TrainsBitIdenticalToTheHostServer) {
   const uint64_t keySpace = 600;
   const auto batches = makeBatches(12, 256, keySpace, 8, 5);
@@ -110,17 +39,8 @@ TEST(PassCacheTest, TrainsBitIdenticalToTheHostServer) {
         SCOPED_TRACE(std::string(optimizer.name) + ", passes of " +
                      std::to_string(passBatches) + " batches" +
                      (prepareAhead ? ", each prepared during the last" : ""));
-        ParameterServer direct(serverConfig(2));
-        ParameterServer cached(serverConfig(2));
-        direct.createSparseTable(tableConfig("emb", 8, optimizer.config));
-        cached.createSparseTable(tableConfig("emb", 8, optimizer.config));
-        EXPECT_TRUE(bitIdentical(
-            trainDirect(direct, batches),
-            trainThroughCache(cached, batches, passBatches, prepareAhead)))
-            << "pulled values differ";
-        EXPECT_EQ(direct.rowCount("emb"), cached.rowCount("emb"));
-        expectSameRows(snapshot(direct, "emb", keySpace),
-                       snapshot(cached, "emb", keySpace));
+        expectCacheTrainsLikeTheServer(batches, keySpace, 8, optimizer.config,
+                                       passBatches, prepareAhead);
       }
   }
 }

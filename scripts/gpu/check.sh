@@ -5,6 +5,8 @@
 #
 #   probe      the machine: GPU, driver, compilers, Python packages
 #   unit       the CUDA kernels against host references (heterps_rt_gpu_tests)
+#              and the pass cache in GPU memory against the host server, bit
+#              for bit (heterps_rt_gpu_pass_cache_tests)
 #   models     every shipped model compiled with GPU stages (gpu-only, and
 #              mixed CPU/GPU plans), the long RNN/GRU/LSTM cases
 #              (hps.recurrence), a generated transformer and quantized
@@ -19,6 +21,10 @@
 #   gradcheck  every gradient rule's CUDA kernels against finite differences
 #   train      Wide & Deep trained with GPU stages (gpu-only and sparse-on-cpu)
 #              reaches the ground truth's AUC within 0.01
+#   train-passes  the CTR model trained in passes through the pass cache in
+#              GPU memory (--pass-cache-device gpu), also under a memory
+#              bound and across a checkpoint: every loss and parameter bit
+#              of the direct path
 #   train-recurrent  an LSTM classifier trained 16 steps on the GPU
 #              (Recurrent and RecurrentGrad kernels) ends with the CPU
 #              run's parameters (1e-5 relative)
@@ -47,7 +53,7 @@ out=${GPU_OUT:-/tmp/heterps-gpu-out}
 jobs=${JOBS:-$(nproc)}
 prefix=/tmp/heterps-gpu
 sections=("$@")
-[ ${#sections[@]} -gt 0 ] || sections=(probe unit models data-dependent fused gradcheck train train-recurrent)
+[ ${#sections[@]} -gt 0 ] || sections=(probe unit models data-dependent fused gradcheck train train-passes train-recurrent)
 failed=0
 
 say() { printf '%s\n' "$*"; }
@@ -101,11 +107,14 @@ section_probe() {
 }
 
 section_unit() {
-  "$prefix/bin/heterps_rt_gpu_tests" > "$out/unit.log" 2>&1
-  local status=$?
-  grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/unit.log" | sed 's/^/      /'
-  grep -q "SKIPPED" "$out/unit.log" && status=1 # a GPU machine skips nothing
-  verdict "unit: heterps_rt_gpu_tests" $status "$out/unit.log"
+  local test status
+  for test in heterps_rt_gpu_tests heterps_rt_gpu_pass_cache_tests; do
+    "$prefix/bin/$test" > "$out/$test.log" 2>&1
+    status=$?
+    grep -E "^\[  (PASSED|FAILED|SKIPPED) " "$out/$test.log" | sed 's/^/      /'
+    grep -q "SKIPPED" "$out/$test.log" && status=1 # a GPU machine skips nothing
+    verdict "unit: $test" $status "$out/$test.log"
+  done
 }
 
 # name | model | compare_with_ort.py flags
@@ -225,6 +234,38 @@ section_train() {
   done
 }
 
+section_train-passes() {
+  # The pass cache in GPU memory: the same losses at every step and the same
+  # parameter bits as the direct path, for passes of 7 steps, and for passes
+  # cut short by a memory bound (1 MiB: a step's ~5,400 rows take ~340 KiB
+  # in GPU memory) with checkpoints inside passes.
+  local work="$prefix/work/passes" inputs="$root/test/Integration/Inputs"
+  mkdir -p "$work"
+  local run="--train --data $work/d.tsv --steps 40 --batch 512 --hash-buckets 1000 --log-every 10"
+  {
+    # shellcheck disable=SC2086
+    $py "$root/bench/generate_ctr_model.py" --layout criteo --hidden 64,32 --buckets 1000 \
+      --batch 256 -o "$work/m.onnx" &&
+      "$heterps" datagen ctr --rows 30000 --seed 1 --model-seed 7 -o "$work/d.tsv" &&
+      "$heterps" compile "$work/m.onnx" --cluster "$root/clusters/h100-host.yaml" \
+        --throughput 1 --strategy gpu-only --train --loss bce --optimizer adam --lr 0.05 \
+        --batch 256 -o "$work/b" &&
+      "$heterps" run "$work/b" $run --loss-log "$work/direct.loss" --dump-parameters "$work/direct" &&
+      "$heterps" run "$work/b" $run --loss-log "$work/gpu.loss" --dump-parameters "$work/gpu" \
+        --pass-steps 7 --pass-cache-device gpu &&
+      "$heterps" run "$work/b" $run --loss-log "$work/bound.loss" --dump-parameters "$work/bound" \
+        --pass-steps 7 --pass-cache-device gpu --pass-memory 1M --checkpoint-dir "$work/ckpt" \
+        --checkpoint-every 10 2> "$work/bound.log" &&
+      grep -E "^passes: .* to [1-6] steps" "$work/bound.log" &&
+      diff "$work/direct.loss" "$work/gpu.loss" && diff "$work/direct.loss" "$work/bound.loss" &&
+      $py "$inputs/compare_training.py" params "$work/direct" "$work/gpu" &&
+      $py "$inputs/compare_training.py" params "$work/direct" "$work/bound"
+  } > "$out/train-passes.log" 2>&1
+  local status=$?
+  tail -n 3 "$out/train-passes.log" | sed 's/^/      /'
+  verdict "train-passes: the GPU pass cache trains bit for bit as the direct path" $status "$out/train-passes.log"
+}
+
 section_train-recurrent() {
   local work="$prefix/work/recurrent" inputs="$root/test/Integration/Inputs"
   mkdir -p "$work"
@@ -251,7 +292,8 @@ section_train-recurrent() {
 section_bench() {
   # shellcheck disable=SC2086
   $py "$root/bench/training/bench_heterogeneous.py" --heterps "$heterps" \
-    --cluster "$root/clusters/h100-host.yaml" --threads "$jobs" --pass-steps 32 ${BENCH_FLAGS:-} \
+    --cluster "$root/clusters/h100-host.yaml" --threads "$jobs" --pass-steps 32 \
+    --pass-cache-devices host,gpu ${BENCH_FLAGS:-} \
     --out "$out/heterogeneous-training.md" > "$out/bench.log" 2>&1
   local status=$?
   tail -n 20 "$out/bench.log" | sed 's/^/      /'

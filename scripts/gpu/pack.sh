@@ -20,7 +20,7 @@ trap 'rm -rf "$staging"' EXIT
 mkdir -p "$staging/bin" "$staging/lib"
 cp "$build/bin/heterps" "$staging/bin/"
 cp "$build"/lib/libheterps_rt_*.so "$staging/lib/"
-for test in heterps_rt_gpu_tests; do
+for test in heterps_rt_gpu_tests heterps_rt_gpu_pass_cache_tests; do
   [ -x "$build/runtime/$test" ] && cp "$build/runtime/$test" "$staging/bin/"
 done
 # The machine's own: glibc, the C++ runtime, CUDA (must match its driver).

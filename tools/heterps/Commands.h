@@ -58,6 +58,8 @@ struct TrainOptions {
   int64_t passSteps = 0;
   /// --pass-memory: the pass cache's memory bound (empty: none).
   std::string passMemory;
+  /// --pass-cache-device gpu: the pass cache in GPU memory.
+  bool passCacheOnGpu = false;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

@@ -93,6 +93,7 @@ int train(const TrainOptions &options) {
     trainer.passSteps = options.passSteps;
     if (!options.passMemory.empty())
       train::parsePassMemory(options.passMemory, trainer);
+    trainer.passCacheOnGpu = options.passCacheOnGpu;
     trainer.threads = options.threads;
     trainer.gpuStagesOnCpu = options.gpuStagesOnCpu;
     trainer.framesInFlight = options.framesInFlight;

@@ -298,6 +298,15 @@ static cl::opt<std::string> passMemory(
              "that look up rows); a pass ends early where its next step's "
              "rows would not fit"),
     cl::value_desc("size"), cl::sub(runCommand));
+enum class PassCacheDevice { Host, Gpu };
+static cl::opt<PassCacheDevice> passCacheDevice(
+    "pass-cache-device", cl::init(PassCacheDevice::Host),
+    cl::desc("--train, with --pass-steps: where the pass cache keeps its "
+             "rows"),
+    cl::values(clEnumValN(PassCacheDevice::Host, "host", "host memory"),
+               clEnumValN(PassCacheDevice::Gpu, "gpu",
+                          "GPU memory (the HBM tier; bit for bit the host's)")),
+    cl::sub(runCommand));
 static cl::opt<std::string> dumpParameters(
     "dump-parameters",
     cl::desc("After training, write every dense parameter and touched "
@@ -563,6 +572,7 @@ int main(int argc, char **argv) {
     options.psStorageDir = psStorageDir;
     options.passSteps = passSteps;
     options.passMemory = passMemory;
+    options.passCacheOnGpu = passCacheDevice == PassCacheDevice::Gpu;
     options.threads = threads;
     options.gpuStagesOnCpu = gpuStagesOnCpu;
     options.framesInFlight = frames;
@@ -607,6 +617,7 @@ int main(int argc, char **argv) {
                                              &psStorageDir,
                                              &passSteps,
                                              &passMemory,
+                                             &passCacheDevice,
                                              &dumpParameters,
                                              &lossLog,
                                              &mpiWorker,

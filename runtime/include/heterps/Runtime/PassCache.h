@@ -5,9 +5,8 @@
 // state, in one compact table per sparse table: the HBM tier of Paddle's
 // PSGPUWrapper (BeginPass / EndPass), here as an interface with a host-memory
 // implementation (HostPassCache) so that its semantics are tested without
-// a GPU. A CUDA implementation (none yet) would keep the rows in device
-// memory behind the same interface and reuse the key index and merge plan
-// (ps/PassKeyIndex.h).
+// a GPU, and a CUDA one (CudaPassCache.h) that keeps the rows in device
+// memory and reuses the key index and merge plan (ps/PassKeyIndex.h).
 //
 //   addPassKeys(table, ids)  the ids the pass's batches will touch (any
 //                            order, duplicates allowed), batch by batch
@@ -65,6 +64,8 @@ namespace heterps::rt::ps {
 
 class PassCache {
 public:
+  // Out of line: DistinctKeys is complete only in PassCache.cpp.
+  PassCache();
   virtual ~PassCache();
 
   /// Records ids the next pass will touch in `table` (during a pass: the
@@ -128,6 +129,21 @@ public:
                     const float *gradients) = 0;
 
 protected:
+  /// Table `name` of the open pass among an implementation's `tables`;
+  /// throws Error when no pass is open or the pass lacks the table.
+  template <typename Table>
+  Table &passTable(std::map<std::string, Table> &tables,
+                   const std::string &name) const {
+    if (!passOpen)
+      throw Error("pass cache: table '" + name +
+                  "' used outside a pass; call beginPass first");
+    auto found = tables.find(name);
+    if (found == tables.end())
+      throw Error("pass cache: table '" + name +
+                  "' is not in this pass (no keys were added for it)");
+    return found->second;
+  }
+
   /// Loads the rows of `keys` (per table; unsorted, with duplicates).
   virtual void loadPass(std::map<std::string, std::vector<uint64_t>> keys) = 0;
   /// Writes every row of the pass back to the host server, then drops them;

@@ -133,6 +133,9 @@ struct TrainerOptions {
   /// Take passMemoryBytes from the bundle's plan instead
   /// (Bundle::plannedPassMemoryBytes; --pass-memory auto).
   bool passMemoryFromPlan = false;
+  /// With passSteps: keep the pass cache in GPU memory (the HBM tier,
+  /// CudaPassCache.h) instead of host memory.
+  bool passCacheOnGpu = false;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

@@ -68,6 +68,9 @@ struct TrainingServerOptions {
   /// With the pass cache: the most memory it may hold (PassCache.h's
   /// setMemoryLimit: a pass at most half of it); 0: no bound.
   size_t passMemoryBytes = 0;
+  /// Keep the pass cache's rows in GPU memory (CudaPassCache.h) instead of
+  /// host memory.
+  bool passCacheOnGpu = false;
 };
 
 /// The optimizer of a bundle as the parameter server takes it.

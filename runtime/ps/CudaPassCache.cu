@@ -1,0 +1,401 @@
+//===- CudaPassCache.cu - The pass cache in GPU memory --------------------===//
+//
+// Built with --fmad=false (runtime/CMakeLists.txt): the optimizer arithmetic
+// (OptimizerRules.h) must round as the host's does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Runtime/CudaPassCache.h"
+
+#include "OptimizerRules.h"
+#include "Optimizers.h"
+#include "PassKeyIndex.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace heterps::rt::ps {
+namespace {
+
+void check(cudaError_t status, const std::string &what) {
+  if (status != cudaSuccess)
+    throw Error("pass cache on the GPU: " + what + ": " +
+                cudaGetErrorString(status));
+}
+
+/// Device memory for `count` T, grown on demand (contents not kept) and
+/// kept from pass to pass.
+template <typename T> class DeviceArray {
+public:
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray &) = delete;
+  DeviceArray &operator=(const DeviceArray &) = delete;
+  DeviceArray(DeviceArray &&other) noexcept { swap(other); }
+  DeviceArray &operator=(DeviceArray &&other) noexcept {
+    swap(other);
+    return *this;
+  }
+  ~DeviceArray() {
+    if (pointer)
+      cudaFree(pointer);
+  }
+
+  T *data() const { return pointer; }
+  void reserve(size_t count) {
+    if (count <= capacity)
+      return;
+    T *fresh = nullptr;
+    check(cudaMalloc(reinterpret_cast<void **>(&fresh), count * sizeof(T)),
+          "allocating " + std::to_string(count * sizeof(T)) + " bytes");
+    if (pointer)
+      cudaFree(pointer);
+    pointer = fresh;
+    capacity = count;
+  }
+  void upload(const T *host, size_t count, cudaStream_t stream) {
+    reserve(count);
+    if (count)
+      check(cudaMemcpyAsync(pointer, host, count * sizeof(T),
+                            cudaMemcpyHostToDevice, stream),
+            "copying to the GPU");
+  }
+  void download(T *host, size_t count, cudaStream_t stream) const {
+    if (count)
+      check(cudaMemcpyAsync(host, pointer, count * sizeof(T),
+                            cudaMemcpyDeviceToHost, stream),
+            "copying from the GPU");
+  }
+
+private:
+  void swap(DeviceArray &other) {
+    std::swap(pointer, other.pointer);
+    std::swap(capacity, other.capacity);
+  }
+  T *pointer = nullptr;
+  size_t capacity = 0;
+};
+
+/// The optimizer of one push, with the learning-rate scale of that moment.
+struct UpdateRule {
+  OptimizerKind kind;
+  float rate, momentum, beta1, beta2, epsilon;
+};
+
+/// out[i * dim + d] = row(slots[i])[d].
+__global__ void gatherRows(const float *rows, size_t rowFloats,
+                           const uint32_t *slots, size_t count, unsigned dim,
+                           float *out) {
+  const size_t total = count * dim;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total;
+       i += size_t(gridDim.x) * blockDim.x)
+    out[i] = rows[size_t(slots[i / dim]) * rowFloats + i % dim];
+}
+
+/// One block per run of the merge plan: each element of the run's row sums
+/// its gradients in batch order (as the host does), then is updated.
+__global__ void mergeAndUpdate(float *rows, size_t rowFloats, unsigned dim,
+                               const uint32_t *runSlots,
+                               const uint32_t *runStarts,
+                               const uint32_t *positions,
+                               const float *gradients, UpdateRule rule) {
+  float *weights = rows + size_t(runSlots[blockIdx.x]) * rowFloats;
+  float *state = weights + dim;
+  const uint32_t first = runStarts[blockIdx.x];
+  const uint32_t last = runStarts[blockIdx.x + 1];
+  // Adam's bias corrections: the row's beta powers, one step on.
+  float beta1Power = 0, beta2Power = 0;
+  if (rule.kind == OptimizerKind::Adam) {
+    beta1Power = state[2 * dim] * rule.beta1;
+    beta2Power = state[2 * dim + 1] * rule.beta2;
+  }
+  for (unsigned d = threadIdx.x; d < dim; d += blockDim.x) {
+    float gradient = gradients[size_t(positions[first]) * dim + d];
+    for (uint32_t k = first + 1; k < last; ++k)
+      gradient += gradients[size_t(positions[k]) * dim + d];
+    switch (rule.kind) {
+    case OptimizerKind::Sgd:
+      if (rule.momentum == 0.0f)
+        rules::sgd(weights[d], gradient, rule.rate);
+      else
+        rules::sgdMomentum(weights[d], state[d], gradient, rule.rate,
+                           rule.momentum);
+      break;
+    case OptimizerKind::Adam:
+      rules::adam(weights[d], state[d], state[dim + d], gradient, rule.rate,
+                  rule.beta1, rule.beta2, rule.epsilon, 1.0f - beta1Power,
+                  1.0f - beta2Power);
+      break;
+    case OptimizerKind::Adagrad:
+      rules::adagrad(weights[d], state[d], gradient, rule.rate, rule.epsilon);
+      break;
+    case OptimizerKind::MovingAverage:
+      rules::movingAverage(weights[d], gradient, rule.momentum);
+      break;
+    }
+  }
+  if (rule.kind == OptimizerKind::Adam) {
+    __syncthreads(); // every thread has read the old powers
+    if (threadIdx.x == 0) {
+      state[2 * dim] = beta1Power;
+      state[2 * dim + 1] = beta2Power;
+    }
+  }
+}
+
+unsigned blocksFor(size_t threads, unsigned blockSize) {
+  const size_t blocks = (threads + blockSize - 1) / blockSize;
+  return static_cast<unsigned>(std::min<size_t>(blocks, 65535));
+}
+
+/// A table of the open pass: the index on the host, the rows on the GPU.
+struct DeviceTable {
+  PassKeyIndex index;
+  size_t dim = 0;
+  size_t rowFloats = 0;
+  OptimizerConfig optimizer;
+  DeviceArray<float> rows;
+};
+
+/// A table of the prepared next pass, in host memory until it opens.
+struct PreparedTable {
+  PassKeyIndex index;
+  std::vector<float> rows;
+  /// (slot here, slot in the running pass) of the shared keys.
+  std::vector<std::pair<uint32_t, uint32_t>> shared;
+};
+
+class CudaPassCache : public PassCache {
+public:
+  CudaPassCache(ParameterServer &server, int device)
+      : server(server), device(device) {
+    int devices = 0;
+    cudaError_t status = cudaGetDeviceCount(&devices);
+    if (status != cudaSuccess)
+      throw Error(std::string("pass cache on the GPU: no usable CUDA device "
+                              "(") +
+                  cudaGetErrorString(status) + ")");
+    if (device < 0 || device >= devices)
+      throw Error("pass cache on the GPU: no CUDA device " +
+                  std::to_string(device) + " (" + std::to_string(devices) +
+                  " found)");
+    check(cudaSetDevice(device), "selecting the device");
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+          "creating a stream");
+  }
+  ~CudaPassCache() override {
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+
+  size_t passKeyCount(const std::string &table) const override {
+    auto found = tables.find(table);
+    return found == tables.end() ? 0 : found->second.index.size();
+  }
+  /// What a row takes in GPU memory (the key index stays on the host).
+  size_t bytesPerRow(const std::string &table) const override {
+    return server.rowFloats(table) * sizeof(float);
+  }
+
+  void pull(const std::string &tableName, const uint64_t *ids, size_t count,
+            float *out) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    DeviceTable &table = tableWithSlots(tableName, ids, count);
+    if (count == 0)
+      return;
+    check(cudaSetDevice(device), "selecting the device");
+    deviceSlots.upload(slots.data(), count, stream);
+    const size_t floats = count * table.dim;
+    deviceValues.reserve(floats);
+    gatherRows<<<blocksFor(floats, 256), 256, 0, stream>>>(
+        table.rows.data(), table.rowFloats, deviceSlots.data(), count,
+        static_cast<unsigned>(table.dim), deviceValues.data());
+    check(cudaGetLastError(), "gathering rows");
+    deviceValues.download(out, floats, stream);
+    check(cudaStreamSynchronize(stream),
+          "pulling from table '" + tableName + "'");
+  }
+
+  void push(const std::string &tableName, const uint64_t *ids, size_t count,
+            const float *gradients) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    // Every id is checked before any row changes.
+    DeviceTable &table = tableWithSlots(tableName, ids, count);
+    if (count == 0)
+      return;
+    PassKeyIndex::planMerge(slots.data(), count, plan);
+    const OptimizerConfig optimizer =
+        scaledOptimizer(table.optimizer, server.learningRateScale());
+    const UpdateRule rule{optimizer.kind,     optimizer.learningRate,
+                          optimizer.momentum, optimizer.beta1,
+                          optimizer.beta2,    optimizer.epsilon};
+    check(cudaSetDevice(device), "selecting the device");
+    deviceValues.upload(gradients, count * table.dim, stream);
+    deviceSlots.upload(plan.slots.data(), plan.runs(), stream);
+    deviceRunStarts.upload(plan.runStarts.data(), plan.runs() + 1, stream);
+    devicePositions.upload(plan.positions.data(), count, stream);
+    for (size_t first = 0; first < plan.runs(); first += 65535) {
+      const size_t runs = std::min<size_t>(plan.runs() - first, 65535);
+      const unsigned threads = static_cast<unsigned>(
+          std::min<size_t>(256, (table.dim + 31) / 32 * 32));
+      mergeAndUpdate<<<static_cast<unsigned>(runs), threads, 0, stream>>>(
+          table.rows.data(), table.rowFloats, static_cast<unsigned>(table.dim),
+          deviceSlots.data() + first, deviceRunStarts.data() + first,
+          devicePositions.data(), deviceValues.data(), rule);
+      check(cudaGetLastError(), "updating rows");
+    }
+    check(cudaStreamSynchronize(stream),
+          "pushing to table '" + tableName + "'");
+  }
+
+protected:
+  void loadPass(std::map<std::string, std::vector<uint64_t>> keys) override {
+    try {
+      check(cudaSetDevice(device), "selecting the device");
+      for (auto &[name, ids] : keys) {
+        DeviceTable &table = takeTable(name);
+        table.index.build(name, std::move(ids));
+        staging.resize(table.index.size() * table.rowFloats);
+        server.pullRows(name, table.index.keys().data(), table.index.size(),
+                        staging.data());
+        table.rows.upload(staging.data(), staging.size(), stream);
+        check(cudaStreamSynchronize(stream), "loading table '" + name + "'");
+      }
+    } catch (...) {
+      retireTables(); // no pass opens
+      throw;
+    }
+  }
+
+  void writeBackPass() override {
+    check(cudaSetDevice(device), "selecting the device");
+    // Everything is read back before anything is written: a failed copy
+    // leaves the pass open and the server unchanged.
+    std::map<std::string, std::vector<float>> rows;
+    for (auto &[name, table] : tables) {
+      std::vector<float> &host = rows[name];
+      host.resize(table.index.size() * table.rowFloats);
+      table.rows.download(host.data(), host.size(), stream);
+    }
+    check(cudaStreamSynchronize(stream), "reading the pass's rows back");
+    for (auto &[name, table] : tables)
+      server.writeRows(name, table.index.keys().data(), table.index.size(),
+                       rows[name].data());
+    // The rows the prepared pass shares with this one, as they end it.
+    for (auto &[name, prepared] : next) {
+      auto running = tables.find(name);
+      if (running == tables.end())
+        continue; // nothing shared
+      const std::vector<float> &from = rows[name];
+      const size_t rowFloats = running->second.rowFloats;
+      for (auto [slot, source] : prepared.shared)
+        std::memcpy(prepared.rows.data() + size_t(slot) * rowFloats,
+                    from.data() + size_t(source) * rowFloats,
+                    rowFloats * sizeof(float));
+      prepared.shared.clear();
+    }
+    retireTables();
+  }
+
+  void prepareLoad(std::map<std::string, std::vector<uint64_t>> keys) override {
+    std::vector<uint64_t> missing;
+    std::vector<uint32_t> missingSlots;
+    std::vector<float> loaded;
+    try {
+      for (auto &[name, ids] : keys) {
+        PreparedTable &prepared = next[name];
+        const size_t rowFloats = server.rowFloats(name);
+        prepared.index.build(name, std::move(ids));
+        prepared.rows.resize(prepared.index.size() * rowFloats);
+        auto running = tables.find(name);
+        prepared.index.splitByRunningPass(
+            running == tables.end() ? nullptr : &running->second.index,
+            prepared.shared, missing, missingSlots);
+        loaded.resize(missing.size() * rowFloats);
+        server.pullRows(name, missing.data(), missing.size(), loaded.data());
+        for (size_t i = 0; i < missing.size(); ++i)
+          std::memcpy(prepared.rows.data() +
+                          size_t(missingSlots[i]) * rowFloats,
+                      loaded.data() + i * rowFloats, rowFloats * sizeof(float));
+      }
+    } catch (...) {
+      dropPrepared();
+      throw;
+    }
+  }
+
+  void openPrepared() override {
+    check(cudaSetDevice(device), "selecting the device");
+    for (auto &[name, prepared] : next) {
+      DeviceTable &table = takeTable(name);
+      table.index = std::move(prepared.index);
+      table.rows.upload(prepared.rows.data(), prepared.rows.size(), stream);
+    }
+    next.clear();
+    check(cudaStreamSynchronize(stream), "opening the prepared pass");
+  }
+
+  void dropPrepared() override { next.clear(); }
+
+private:
+  /// The open pass's table `name`, with the slots of `ids` in `slots`;
+  /// throws Error naming the table or the first id the pass lacks.
+  DeviceTable &tableWithSlots(const std::string &name, const uint64_t *ids,
+                              size_t count) {
+    DeviceTable &table = passTable(tables, name);
+    slots.resize(count);
+    table.index.slotsOf(ids, count, slots.data());
+    return table;
+  }
+  /// A table for the pass being opened, with the device memory an earlier
+  /// pass's table of that name had.
+  DeviceTable &takeTable(const std::string &name) {
+    DeviceTable &table = tables[name];
+    if (auto kept = spare.find(name); kept != spare.end()) {
+      table.rows = std::move(kept->second);
+      spare.erase(kept);
+    }
+    const SparseTableConfig &config = server.tableConfig(name);
+    table.dim = config.dim;
+    table.rowFloats = server.rowFloats(name);
+    table.optimizer = config.optimizer;
+    return table;
+  }
+  /// Ends the pass's tables, keeping their device memory for the next pass.
+  void retireTables() {
+    for (auto &[name, table] : tables)
+      spare[name] = std::move(table.rows);
+    tables.clear();
+  }
+
+  ParameterServer &server;
+  const int device;
+  cudaStream_t stream = nullptr;
+  std::map<std::string, DeviceTable> tables;
+  std::map<std::string, PreparedTable> next;
+  /// Device memory of tables of earlier passes.
+  std::map<std::string, DeviceArray<float>> spare;
+  // Per call, under `mutex` (pulls may come from several stage threads).
+  std::mutex mutex;
+  std::vector<uint32_t> slots;
+  MergePlan plan;
+  std::vector<float> staging;
+  DeviceArray<uint32_t> deviceSlots, deviceRunStarts, devicePositions;
+  DeviceArray<float> deviceValues;
+};
+
+} // namespace
+
+bool cudaPassCacheBuilt() { return true; }
+
+std::unique_ptr<PassCache> makeCudaPassCache(ParameterServer &server,
+                                             int device) {
+  return std::make_unique<CudaPassCache>(server, device);
+}
+
+} // namespace heterps::rt::ps

@@ -1,0 +1,113 @@
+//===- GpuPassCacheTest.cpp - The pass cache in GPU memory ----------------===//
+//
+// Training through the CUDA pass cache must give, bit for bit, what the
+// host server gives (and so what HostPassCache gives): every pulled value,
+// every row and every optimizer state. Without a usable GPU the tests check
+// the cache's error and skip; scripts/gpu/check.sh counts a skip as a
+// failure.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Runtime/CudaPassCache.h"
+
+#include "PassCacheFixtures.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <tuple>
+
+using namespace heterps::rt;
+using namespace heterps::rt::ps;
+using namespace heterps::rt::testsupport;
+
+namespace {
+
+const CacheFactory kGpuCache = [](ParameterServer &server) {
+  return makeCudaPassCache(server);
+};
+
+/// Skips the test where the cache cannot be made, after checking that the
+/// reason is one clear error.
+#define REQUIRE_GPU_PASS_CACHE()                                               \
+  do {                                                                         \
+    ParameterServer probe(serverConfig(1));                                    \
+    try {                                                                      \
+      makeCudaPassCache(probe);                                                \
+    } catch (const Error &error) {                                             \
+      EXPECT_NE(std::string(error.what()).find("pass cache on the GPU: "),     \
+                std::string::npos)                                             \
+          << error.what();                                                     \
+      GTEST_SKIP() << error.what();                                            \
+    }                                                                          \
+  } while (false)
+
+TEST(GpuPassCacheTest, BuiltWithCuda) {
+  // CI builds the CUDA runtime wherever a toolkit is found; the stub would
+  // make every GPU pass cache request fail.
+  EXPECT_TRUE(cudaPassCacheBuilt());
+}
+
+TEST(GpuPassCacheTest, TrainsBitIdenticalToTheHostServer) {
+  REQUIRE_GPU_PASS_CACHE();
+  const uint64_t keySpace = 600;
+  const auto batches = makeBatches(12, 256, keySpace, 8, 5);
+  for (const NamedOptimizer &optimizer : optimizers())
+    for (size_t passBatches : {1, 5, 12})
+      for (bool prepareAhead : {false, true}) {
+        SCOPED_TRACE(std::string(optimizer.name) + ", passes of " +
+                     std::to_string(passBatches) + " batches" +
+                     (prepareAhead ? ", each prepared during the last" : ""));
+        expectCacheTrainsLikeTheServer(batches, keySpace, 8, optimizer.config,
+                                       passBatches, prepareAhead, kGpuCache);
+      }
+}
+
+TEST(GpuPassCacheTest, WideRowsAndLargePushesUpdateLikeTheHost) {
+  REQUIRE_GPU_PASS_CACHE();
+  // Rows wider than a block (300 > 256 threads) and a push of more distinct
+  // ids than one kernel launch takes (70,000 runs > 65,535 blocks).
+  const uint64_t keySpace = 400000;
+  const auto wide = makeBatches(3, 64, 1000, 300, 7);
+  const auto large = makeBatches(2, 90000, keySpace, 4, 8);
+  ASSERT_GT(std::set<uint64_t>(large[0].ids.begin(), large[0].ids.end()).size(),
+            65535u);
+  for (const NamedOptimizer &optimizer : optimizers()) {
+    SCOPED_TRACE(optimizer.name);
+    for (const auto &[batches, dim, keys] :
+         {std::tuple{wide, size_t(300), uint64_t(1000)},
+          std::tuple{large, size_t(4), keySpace}}) {
+      expectCacheTrainsLikeTheServer(batches, keys, dim, optimizer.config, 2,
+                                     false, kGpuCache);
+    }
+  }
+}
+
+TEST(GpuPassCacheTest, IdsOutsideThePassThrowBeforeAnyRowChanges) {
+  REQUIRE_GPU_PASS_CACHE();
+  ParameterServer server(serverConfig(1));
+  server.createSparseTable(tableConfig("emb", 4, adagrad()));
+  std::unique_ptr<PassCache> cache = makeCudaPassCache(server);
+  const std::vector<uint64_t> keys = {1, 2, 3};
+  cache->addPassKeys("emb", keys.data(), keys.size());
+  cache->beginPass();
+  std::vector<float> before(3 * 4), after(3 * 4);
+  cache->pull("emb", keys.data(), keys.size(), before.data());
+  const std::vector<uint64_t> outside = {2, 9};
+  const std::vector<float> gradients(2 * 4, 1.0f);
+  try {
+    cache->push("emb", outside.data(), outside.size(), gradients.data());
+    FAIL() << "id 9 is not in the pass";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("9"), std::string::npos)
+        << error.what();
+  }
+  cache->pull("emb", keys.data(), keys.size(), after.data());
+  EXPECT_TRUE(bitIdentical(before, after));
+  std::vector<float> row(4);
+  EXPECT_THROW(cache->pull("other", keys.data(), 1, row.data()), Error);
+  cache->endPass();
+  EXPECT_EQ(cache->bytesPerRow("emb"), server.rowFloats("emb") * sizeof(float));
+}
+
+} // namespace
