@@ -135,6 +135,21 @@ int StageProgram::pushDense(void *self, const char *name, const float *gradient,
                           errorBytes);
 }
 
+int StageProgram::rowsOnDevice(void *self, const char *table) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.rowsOnDevice(target.context, table);
+}
+int StageProgram::pullRowsToDevice(void *self, const char *table,
+                                   const int64_t *ids, size_t count,
+                                   float *rows, char *error,
+                                   size_t errorBytes) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.pullRowsToDevice(target.context, table, ids, count, rows, error,
+                                 errorBytes);
+}
+
 StageProgram::StageProgram(const Bundle &bundle, int index,
                            const ExecutorOptions &options, int replicas)
     : StageProgram(bundle, bundle.stages().at(index), options, replicas) {}
@@ -173,9 +188,10 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
       ::dlsym(handle, "hps_stage_destroy"));
   if (!version || !library->create || !library->run || !library->destroy)
     throw Error(describe(stage) + ": " + path + " is not a stage program");
-  if (version() != HPS_STAGE_ABI_VERSION)
+  if (version() < HPS_STAGE_ABI_OLDEST || version() > HPS_STAGE_ABI_VERSION)
     throw Error(describe(stage) + ": " + path + " was built for stage ABI " +
-                std::to_string(version()) + ", this runtime has " +
+                std::to_string(version()) + ", this runtime loads " +
+                std::to_string(HPS_STAGE_ABI_OLDEST) + " to " +
                 std::to_string(HPS_STAGE_ABI_VERSION));
 
   HpsStageConfig config{};
@@ -192,6 +208,10 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
     config.pullRows = &StageProgram::pullRows;
     config.pushRows = &StageProgram::pushRows;
     config.pushDense = &StageProgram::pushDense;
+    if (server->rowsOnDevice && server->pullRowsToDevice) {
+      config.rowsOnDevice = &StageProgram::rowsOnDevice;
+      config.pullRowsToDevice = &StageProgram::pullRowsToDevice;
+    }
   }
   for (int r = 0; r < replicas; ++r) {
     char error[1024] = "";

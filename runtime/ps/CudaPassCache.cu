@@ -81,6 +81,23 @@ private:
   size_t capacity = 0;
 };
 
+/// Makes `device` current for a call and restores the caller's: stage
+/// threads call in with their own device current.
+class DeviceScope {
+public:
+  explicit DeviceScope(int device) {
+    check(cudaGetDevice(&previous), "reading the current device");
+    if (previous != device)
+      check(cudaSetDevice(device), "selecting the device");
+  }
+  ~DeviceScope() { cudaSetDevice(previous); }
+  DeviceScope(const DeviceScope &) = delete;
+  DeviceScope &operator=(const DeviceScope &) = delete;
+
+private:
+  int previous = 0;
+};
+
 /// The optimizer of one push, with the learning-rate scale of that moment.
 struct UpdateRule {
   OptimizerKind kind;
@@ -205,25 +222,34 @@ public:
   void pull(const std::string &tableName, const uint64_t *ids, size_t count,
             float *out) override {
     std::lock_guard<std::mutex> lock(mutex);
+    DeviceScope scope(device);
     DeviceTable &table = tableWithSlots(tableName, ids, count);
     if (count == 0)
       return;
-    check(cudaSetDevice(device), "selecting the device");
-    deviceSlots.upload(slots.data(), count, stream);
-    const size_t floats = count * table.dim;
-    deviceValues.reserve(floats);
-    gatherRows<<<blocksFor(floats, 256), 256, 0, stream>>>(
-        table.rows.data(), table.rowFloats, deviceSlots.data(), count,
-        static_cast<unsigned>(table.dim), deviceValues.data());
-    check(cudaGetLastError(), "gathering rows");
-    deviceValues.download(out, floats, stream);
+    deviceValues.reserve(count * table.dim);
+    gather(table, count, deviceValues.data());
+    deviceValues.download(out, count * table.dim, stream);
     check(cudaStreamSynchronize(stream),
           "pulling from table '" + tableName + "'");
+  }
+
+  bool rowsOnDevice() const override { return true; }
+  void pullToDevice(const std::string &tableName, const uint64_t *ids,
+                    size_t count, float *deviceOut) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    DeviceScope scope(device);
+    DeviceTable &table = tableWithSlots(tableName, ids, count);
+    if (count == 0)
+      return;
+    gather(table, count, deviceOut);
+    check(cudaStreamSynchronize(stream),
+          "pulling from table '" + tableName + "' into GPU memory");
   }
 
   void push(const std::string &tableName, const uint64_t *ids, size_t count,
             const float *gradients) override {
     std::lock_guard<std::mutex> lock(mutex);
+    DeviceScope scope(device);
     // Every id is checked before any row changes.
     DeviceTable &table = tableWithSlots(tableName, ids, count);
     if (count == 0)
@@ -234,7 +260,6 @@ public:
     const UpdateRule rule{optimizer.kind,     optimizer.learningRate,
                           optimizer.momentum, optimizer.beta1,
                           optimizer.beta2,    optimizer.epsilon};
-    check(cudaSetDevice(device), "selecting the device");
     deviceValues.upload(gradients, count * table.dim, stream);
     deviceSlots.upload(plan.slots.data(), plan.runs(), stream);
     deviceRunStarts.upload(plan.runStarts.data(), plan.runs() + 1, stream);
@@ -255,8 +280,8 @@ public:
 
 protected:
   void loadPass(std::map<std::string, std::vector<uint64_t>> keys) override {
+    DeviceScope scope(device);
     try {
-      check(cudaSetDevice(device), "selecting the device");
       for (auto &[name, ids] : keys) {
         DeviceTable &table = takeTable(name);
         table.index.build(name, std::move(ids));
@@ -273,7 +298,7 @@ protected:
   }
 
   void writeBackPass() override {
-    check(cudaSetDevice(device), "selecting the device");
+    DeviceScope scope(device);
     // Everything is read back before anything is written: a failed copy
     // leaves the pass open and the server unchanged.
     std::map<std::string, std::vector<float>> rows;
@@ -330,7 +355,7 @@ protected:
   }
 
   void openPrepared() override {
-    check(cudaSetDevice(device), "selecting the device");
+    DeviceScope scope(device);
     for (auto &[name, prepared] : next) {
       DeviceTable &table = takeTable(name);
       table.index = std::move(prepared.index);
@@ -343,6 +368,16 @@ protected:
   void dropPrepared() override { next.clear(); }
 
 private:
+  /// Rows of the slots in `slots` (count of them) into `out`, on `stream`.
+  void gather(const DeviceTable &table, size_t count, float *out) {
+    deviceSlots.upload(slots.data(), count, stream);
+    const size_t floats = count * table.dim;
+    gatherRows<<<blocksFor(floats, 256), 256, 0, stream>>>(
+        table.rows.data(), table.rowFloats, deviceSlots.data(), count,
+        static_cast<unsigned>(table.dim), out);
+    check(cudaGetLastError(), "gathering rows");
+  }
+
   /// The open pass's table `name`, with the slots of `ids` in `slots`;
   /// throws Error naming the table or the first id the pass lacks.
   DeviceTable &tableWithSlots(const std::string &name, const uint64_t *ids,

@@ -34,6 +34,12 @@ void PassCache::addPassKeys(const std::string &table, const uint64_t *ids,
       pendingBytes += rowBytes;
 }
 
+void PassCache::pullToDevice(const std::string &table, const uint64_t *, size_t,
+                             float *) {
+  throw Error("pass cache: the rows of table '" + table +
+              "' are in host memory, not on a GPU");
+}
+
 void PassCache::setMemoryLimit(size_t bytes) {
   if (passOpen || !pendingKeys.empty())
     throw Error("pass cache: the memory limit is set before any keys");

@@ -239,6 +239,24 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
                                                        gradients);
     });
   };
+  if (cache && cache->rowsOnDevice()) {
+    callbacks.rowsOnDevice = [](void *context, const char *table) -> int {
+      try {
+        return static_cast<TrainingServer *>(context)->rowsOnDevice(table);
+      } catch (...) {
+        return 0;
+      }
+    };
+    callbacks.pullRowsToDevice = [](void *context, const char *table,
+                                    const int64_t *ids, size_t count,
+                                    float *rows, char *error,
+                                    size_t errorBytes) {
+      return guarded(error, errorBytes, [&] {
+        static_cast<TrainingServer *>(context)->pullRowsToDevice(table, ids,
+                                                                 count, rows);
+      });
+    };
+  }
   callbacks.pushDense = [](void *context, const char *name,
                            const float *gradient, size_t count, char *error,
                            size_t errorBytes) {
@@ -306,6 +324,27 @@ void TrainingServer::pullRows(const std::string &name, const int64_t *ids,
     store->peek(entry.serverName, keyScratch.data(), count, rows);
   else
     store->pull(entry.serverName, keyScratch.data(), count, rows);
+}
+
+bool TrainingServer::rowsOnDevice(const std::string &name) const {
+  if (!inPass() || !cache->rowsOnDevice())
+    return false;
+  auto found = tablesByName.find(name);
+  return found != tablesByName.end() &&
+         cache->passKeyCount(found->second->serverName) > 0;
+}
+
+void TrainingServer::pullRowsToDevice(const std::string &name,
+                                      const int64_t *ids, size_t count,
+                                      float *deviceRows) {
+  if (!rowsOnDevice(name))
+    throw Error("the rows of sparse table '" + name +
+                "' are not in GPU memory (no pass of the GPU pass cache "
+                "holds them)");
+  Table &entry = table(name);
+  toKeys(entry, ids, count, keyScratch);
+  if (count != 0)
+    cache->pullToDevice(entry.serverName, keyScratch.data(), count, deviceRows);
 }
 
 template <typename Entry>

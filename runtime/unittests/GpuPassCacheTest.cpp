@@ -12,6 +12,7 @@
 
 #include "PassCacheFixtures.h"
 
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <set>
@@ -81,6 +82,36 @@ TEST(GpuPassCacheTest, WideRowsAndLargePushesUpdateLikeTheHost) {
                                      false, kGpuCache);
     }
   }
+}
+
+TEST(GpuPassCacheTest, PullToDeviceGathersThePulledRows) {
+  REQUIRE_GPU_PASS_CACHE();
+  const auto batches = makeBatches(2, 512, 2000, 16, 9);
+  ParameterServer server(serverConfig(2));
+  server.createSparseTable(tableConfig("emb", 16, adam()));
+  std::unique_ptr<PassCache> cache = makeCudaPassCache(server);
+  EXPECT_TRUE(cache->rowsOnDevice());
+  for (const Batch &batch : batches)
+    cache->addPassKeys("emb", batch.ids.data(), batch.ids.size());
+  cache->beginPass();
+  for (const Batch &batch : batches) {
+    const size_t floats = batch.ids.size() * 16;
+    std::vector<float> onHost(floats), fromDevice(floats);
+    cache->pull("emb", batch.ids.data(), batch.ids.size(), onHost.data());
+    float *device = nullptr;
+    ASSERT_EQ(
+        cudaMalloc(reinterpret_cast<void **>(&device), floats * sizeof(float)),
+        cudaSuccess);
+    cache->pullToDevice("emb", batch.ids.data(), batch.ids.size(), device);
+    ASSERT_EQ(cudaMemcpy(fromDevice.data(), device, floats * sizeof(float),
+                         cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    cudaFree(device);
+    EXPECT_TRUE(bitIdentical(onHost, fromDevice));
+    cache->push("emb", batch.ids.data(), batch.ids.size(),
+                batch.gradients.data());
+  }
+  cache->endPass();
 }
 
 TEST(GpuPassCacheTest, IdsOutsideThePassThrowBeforeAnyRowChanges) {

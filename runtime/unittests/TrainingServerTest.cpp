@@ -561,6 +561,14 @@ TEST(TrainingServer, PassCacheRefusesWhatNeedsTheServersRows) {
   std::vector<int64_t> ids = {2, 5};
   server.addPassKeys("emb", ids.data(), ids.size());
   server.beginPass();
+  // The host cache's rows are not in GPU memory: stages get no device pull.
+  EXPECT_FALSE(server.rowsOnDevice("emb"));
+  EXPECT_EQ(server.stageServer()->rowsOnDevice, nullptr);
+  EXPECT_EQ(server.stageServer()->pullRowsToDevice, nullptr);
+  float row[4];
+  expectErrorContaining(
+      [&] { server.pullRowsToDevice("emb", ids.data(), 1, row); },
+      "are not in GPU memory");
   expectErrorContaining([&] { server.setEvalMode(true); },
                         "evaluation during a pass");
   expectErrorContaining([&] { server.save(scratch / "ckpt"); },

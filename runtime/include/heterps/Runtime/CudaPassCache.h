@@ -11,9 +11,9 @@
 // server's rows and state. A prepared next pass is loaded into host memory
 // while a pass runs and uploaded when it opens.
 //
-// pull and push take host buffers, as the stage ABI's callbacks do today;
-// a GPU stage reading the rows in place needs device-pointer callbacks
-// (issue 42's stage-ABI change).
+// pullToDevice gathers rows straight into device memory: GPU stages pull
+// through it (stage ABI 3's pullRowsToDevice). push takes host gradients:
+// the training server sums a step's micro-batches on the host first.
 //
 //===----------------------------------------------------------------------===//
 

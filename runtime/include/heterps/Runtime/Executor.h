@@ -36,6 +36,11 @@ struct StageServer {
                   size_t errorBytes) = nullptr;
   int (*pushDense)(void *context, const char *name, const float *gradient,
                    size_t count, char *error, size_t errorBytes) = nullptr;
+  /// Optional (GPU stages; null: rows come through the host).
+  int (*rowsOnDevice)(void *context, const char *table) = nullptr;
+  int (*pullRowsToDevice)(void *context, const char *table, const int64_t *ids,
+                          size_t count, float *rows, char *error,
+                          size_t errorBytes) = nullptr;
 };
 
 /// Which micro-batch the calling thread is running a stage on, valid inside
@@ -148,6 +153,10 @@ private:
                       size_t errorBytes);
   static int pushDense(void *self, const char *name, const float *gradient,
                        size_t count, char *error, size_t errorBytes);
+  static int rowsOnDevice(void *self, const char *table);
+  static int pullRowsToDevice(void *self, const char *table, const int64_t *ids,
+                              size_t count, float *rows, char *error,
+                              size_t errorBytes);
 };
 
 class Executor {

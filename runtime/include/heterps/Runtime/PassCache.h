@@ -122,6 +122,13 @@ public:
   /// the first id the pass does not hold, or if no pass is open.
   virtual void pull(const std::string &table, const uint64_t *ids, size_t count,
                     float *out) = 0;
+  /// Whether the rows live in GPU memory (pullToDevice serves them there).
+  virtual bool rowsOnDevice() const { return false; }
+  /// pull into the memory of the current CUDA device; the rows are written
+  /// when it returns. Throws Error where rows are not on a GPU.
+  virtual void pullToDevice(const std::string &table, const uint64_t *ids,
+                            size_t count, float *deviceOut);
+
   /// `gradients` holds count * dim floats, row i for ids[i]; duplicate ids
   /// are summed in batch order, then the optimizer runs once per distinct
   /// id. An id not in the pass throws Error before any row changes.

@@ -17,7 +17,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#define HPS_STAGE_ABI_VERSION 2
+#define HPS_STAGE_ABI_VERSION 3
+/// The oldest stage ABI this runtime loads: each version only appends to
+/// HpsStageConfig.
+#define HPS_STAGE_ABI_OLDEST 2
 
 extern "C" {
 
@@ -57,6 +60,18 @@ struct HpsStageConfig {
   /// micro-batch's mean loss.
   int (*pushDense)(void *server, const char *name, const float *gradient,
                    size_t count, char *error, size_t errorBytes);
+
+  // GPU stages (ABI 3). Null where the server keeps no rows in GPU memory.
+
+  /// Non-zero while the rows of `table` are in this process's GPU memory (a
+  /// pass of the pass cache on the GPU): pullRowsToDevice then serves them
+  /// without a copy through the host. It does not change during a run.
+  int (*rowsOnDevice)(void *server, const char *table);
+  /// pullRows with `rows` in the memory of the current CUDA device (ids on
+  /// the host); the rows are written when it returns.
+  int (*pullRowsToDevice)(void *server, const char *table, const int64_t *ids,
+                          size_t count, float *rows, char *error,
+                          size_t errorBytes);
 };
 
 /// Served by the training server itself; a model parameter of the same name

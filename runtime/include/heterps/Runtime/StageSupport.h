@@ -138,10 +138,22 @@ inline void stagePullRows(backend::Context &ctx, const HpsStageConfig &config,
   const int64_t *hostIds = static_cast<const int64_t *>(ids);
   float *hostRows = static_cast<float *>(rows);
   if (!backend::kHostMemory) {
+    // The download also waits for the stage's earlier kernels, so `rows`
+    // is free to be written.
     staging.ids.resize(count);
-    staging.values.resize(count * dim);
     ctx.download(staging.ids.data(), ids, count * sizeof(int64_t));
     hostIds = staging.ids.data();
+    if (config.rowsOnDevice && config.pullRowsToDevice &&
+        config.rowsOnDevice(config.server, table)) {
+      serverCall("pulling rows of table '" + std::string(table) + "'",
+                 [&](char *error, size_t bytes) {
+                   return config.pullRowsToDevice(
+                       config.server, table, hostIds, count,
+                       static_cast<float *>(rows), error, bytes);
+                 });
+      return;
+    }
+    staging.values.resize(count * dim);
     hostRows = staging.values.data();
   }
   serverCall("pulling rows of table '" + std::string(table) + "'",

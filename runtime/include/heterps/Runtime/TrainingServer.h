@@ -102,6 +102,13 @@ public:
   /// Gather); ids outside [-rows, rows) are an error naming table and id.
   void pullRows(const std::string &table, const int64_t *ids, size_t count,
                 float *rows);
+  /// Whether a pass of a pass cache in GPU memory holds `table`'s rows now,
+  /// so pullRowsToDevice serves them.
+  bool rowsOnDevice(const std::string &table) const;
+  /// pullRows into the memory of the current CUDA device; throws Error
+  /// unless rowsOnDevice(table).
+  void pullRowsToDevice(const std::string &table, const int64_t *ids,
+                        size_t count, float *deviceRows);
   /// Accumulates the gradients of one micro-batch (dropped in eval mode).
   void pushRows(const std::string &table, const int64_t *ids, size_t count,
                 const float *gradients);
