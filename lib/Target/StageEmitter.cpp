@@ -452,6 +452,7 @@ LogicalResult StageEmitter::emit() {
     os << "  HpsStageConfig config;\n"
        << "  ServerStaging staging;\n"
        << "  std::vector<char *> parameterCopies;\n"
+       << "  std::vector<uint64_t> parameterVersions; // of each upload\n"
        << "  bool evaluating = false;\n";
   for (auto [cls, count] : kernelsPerClass)
     os << "  std::unique_ptr<backend::" << cls << "> k" << cls << "[" << count
@@ -473,8 +474,8 @@ LogicalResult StageEmitter::emit() {
        << tables[table].shape[0] * tables[table].shape[1] *
               (tables[table].dtype == "f64" ? 8 : 4)
        << ", tableCopies));\n";
-  // A GPU keeps a device copy of each trainable parameter, refreshed on
-  // every run; host backends read the server's value in place.
+  // A GPU keeps a device copy of each trainable parameter, uploaded again
+  // when the server's values changed; host backends read them in place.
   std::string parameterPrologue;
   for (auto [slot, name] : llvm::enumerate(parameterNames)) {
     uint64_t bytes =
@@ -482,10 +483,12 @@ LogicalResult StageEmitter::emit() {
         sizeof(float);
     os << "    parameterCopies.push_back(backend::kHostMemory ? nullptr : "
           "static_cast<char *>(ctx.allocate("
-       << bytes << ")));\n";
+       << bytes << ")));\n"
+       << "    parameterVersions.push_back(0);\n";
     parameterPrologue +=
         llvm::formatv("    param{0} = stageParameter(ctx, config, "
-                      "\"{1}\", parameterCopies[{0}], {2});\n",
+                      "\"{1}\", parameterCopies[{0}], {2}, "
+                      "parameterVersions[{0}]);\n",
                       slot, name, bytes)
             .str();
   }

@@ -140,6 +140,11 @@ int StageProgram::rowsOnDevice(void *self, const char *table) {
       *static_cast<StageProgram *>(self)->options.server;
   return target.rowsOnDevice(target.context, table);
 }
+uint64_t StageProgram::parameterVersion(void *self) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.parameterVersion(target.context);
+}
 int StageProgram::pullRowsToDevice(void *self, const char *table,
                                    const int64_t *ids, size_t count,
                                    float *rows, char *error,
@@ -208,6 +213,8 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
     config.pullRows = &StageProgram::pullRows;
     config.pushRows = &StageProgram::pushRows;
     config.pushDense = &StageProgram::pushDense;
+    if (server->parameterVersion)
+      config.parameterVersion = &StageProgram::parameterVersion;
     if (server->rowsOnDevice && server->pullRowsToDevice) {
       config.rowsOnDevice = &StageProgram::rowsOnDevice;
       config.pullRowsToDevice = &StageProgram::pullRowsToDevice;

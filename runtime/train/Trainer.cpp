@@ -500,6 +500,10 @@ TrainSummary Trainer::run() {
   serverOptions.passCache = o.passSteps > 0;
   serverOptions.passMemoryBytes = static_cast<size_t>(passMemoryBytes);
   serverOptions.passCacheOnGpu = o.passCacheOnGpu;
+  if (o.passSteps > 0 && !o.passCacheOnGpu && o.psMemoryRows == 0)
+    log << "note: passes through host memory over tables that are all in "
+           "memory cost time (docs/benchmarks/training.md#pass-cache); they "
+           "pay with --ps-memory-rows or --pass-cache-device gpu\n";
   if (o.passMemoryFromPlan)
     log << "pass cache: at most " << passMemoryBytes << " bytes ("
         << fixed(double(passMemoryBytes) / (1 << 20), 1)

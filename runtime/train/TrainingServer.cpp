@@ -239,6 +239,9 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
                                                        gradients);
     });
   };
+  callbacks.parameterVersion = [](void *context) -> uint64_t {
+    return static_cast<TrainingServer *>(context)->parameterVersion();
+  };
   if (cache && cache->rowsOnDevice()) {
     callbacks.rowsOnDevice = [](void *context, const char *table) -> int {
       try {
@@ -501,7 +504,8 @@ void checkNoPass(bool inPass, const char *what) {
 void TrainingServer::setEvalMode(bool eval) {
   if (eval)
     checkNoPass(inPass(), "evaluation");
-  evalMode_.store(eval);
+  if (evalMode_.exchange(eval) != eval)
+    ++parameterVersion_; // the training flags read differently
 }
 
 ps::PassCache &TrainingServer::passCache() {
@@ -565,6 +569,7 @@ void TrainingServer::refreshDense() {
   for (size_t i = 0; i < refreshed.size(); ++i)
     // In place: stages hold on to the pointer lookupParameter gave them.
     std::copy(values[i].begin(), values[i].end(), refreshed[i]->live.begin());
+  ++parameterVersion_;
 }
 
 void TrainingServer::save(const std::string &directory) {

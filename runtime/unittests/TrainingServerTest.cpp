@@ -84,12 +84,28 @@ TEST(TrainingServer, DenseStartsFromTheWeightsAndLivesInPlace) {
   ASSERT_NE(live, nullptr);
   EXPECT_EQ(values(live, 4), (std::vector<float>{1, 2, 3, 4}));
   EXPECT_EQ(server->lookupParameter("nope"), nullptr);
+  // The version a GPU stage re-uploads on: unchanged by pulls and pushes,
+  // changed by the step's refresh and by a switch to or from evaluation.
+  const StageServer &callbacks = *server->stageServer();
+  ASSERT_NE(callbacks.parameterVersion, nullptr);
+  const uint64_t before = callbacks.parameterVersion(callbacks.context);
   float gradient[4] = {1, 1, 1, 1};
   server->pushDense("dense/w", gradient, 4);
+  pull(*server, {1});
+  EXPECT_EQ(server->parameterVersion(), before);
   server->finishStep(1);
+  const uint64_t stepped = server->parameterVersion();
+  EXPECT_NE(stepped, before);
   // Same pointer, new value: stages keep what lookupParameter gave them.
   EXPECT_EQ(server->lookupParameter("dense/w"), live);
   EXPECT_EQ(values(live, 4), (std::vector<float>{0, 1, 2, 3}));
+  server->setEvalMode(true);
+  const uint64_t evaluating = server->parameterVersion();
+  EXPECT_NE(evaluating, stepped);
+  server->setEvalMode(true);
+  EXPECT_EQ(server->parameterVersion(), evaluating);
+  server->setEvalMode(false);
+  EXPECT_NE(server->parameterVersion(), evaluating);
 }
 
 /// A parameter server that records the dense parameters read from it.

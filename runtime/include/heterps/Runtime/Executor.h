@@ -41,6 +41,8 @@ struct StageServer {
   int (*pullRowsToDevice)(void *context, const char *table, const int64_t *ids,
                           size_t count, float *rows, char *error,
                           size_t errorBytes) = nullptr;
+  /// Optional (null: stages upload parameters on every run).
+  uint64_t (*parameterVersion)(void *context) = nullptr;
 };
 
 /// Which micro-batch the calling thread is running a stage on, valid inside
@@ -154,6 +156,7 @@ private:
   static int pushDense(void *self, const char *name, const float *gradient,
                        size_t count, char *error, size_t errorBytes);
   static int rowsOnDevice(void *self, const char *table);
+  static uint64_t parameterVersion(void *self);
   static int pullRowsToDevice(void *self, const char *table, const int64_t *ids,
                               size_t count, float *rows, char *error,
                               size_t errorBytes);

@@ -72,6 +72,11 @@ struct HpsStageConfig {
   int (*pullRowsToDevice)(void *server, const char *table, const int64_t *ids,
                           size_t count, float *rows, char *error,
                           size_t errorBytes);
+  /// Changes whenever a value lookupParameter handed out may have changed
+  /// (a step's update, a checkpoint load, a switch between training and
+  /// evaluation), so a GPU stage uploads its parameters once per change
+  /// instead of on every run. Null: upload on every run.
+  uint64_t (*parameterVersion)(void *server);
 };
 
 /// Served by the training server itself; a model parameter of the same name

@@ -87,11 +87,13 @@ inline const char *stageTable(backend::Context &ctx,
 
 /// Training: trainable dense parameter `name` in backend memory for this
 /// run. The host value is live (the server updates it between steps), so
-/// host backends read it in place and a GPU uploads it into `slot` on every
-/// run.
+/// host backends read it in place and a GPU uploads it into `slot`: on
+/// every run, or with ABI 3's parameterVersion only when the server's
+/// values changed since the upload `uploaded` records (0: none yet).
 inline const char *stageParameter(backend::Context &ctx,
                                   const HpsStageConfig &config,
-                                  const char *name, char *slot, size_t bytes) {
+                                  const char *name, char *slot, size_t bytes,
+                                  uint64_t &uploaded) {
   const float *host = config.lookupParameter
                           ? config.lookupParameter(config.server, name)
                           : nullptr;
@@ -100,7 +102,13 @@ inline const char *stageParameter(backend::Context &ctx,
                 name + "' (is this a training run?)");
   if (backend::kHostMemory)
     return reinterpret_cast<const char *>(host);
+  // Versions count from 0; `uploaded` holds version + 1.
+  const uint64_t current =
+      config.parameterVersion ? config.parameterVersion(config.server) + 1 : 0;
+  if (current != 0 && uploaded == current)
+    return slot;
   ctx.upload(slot, host, bytes);
+  uploaded = current;
   return slot;
 }
 

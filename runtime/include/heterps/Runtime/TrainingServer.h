@@ -91,6 +91,11 @@ public:
 
   /// What ExecutorOptions::server takes; valid while this server lives.
   const StageServer *stageServer() const { return &callbacks; }
+  /// Changes whenever a value lookupParameter handed out may have changed:
+  /// after each refresh of the dense parameters (every step, a load) and a
+  /// switch between training and evaluation (StageABI.h's
+  /// parameterVersion).
+  uint64_t parameterVersion() const { return parameterVersion_.load(); }
 
   // The callbacks as C++ (they throw Error; the C entry points turn that
   // into their error text). Safe to call from several threads at once.
@@ -232,6 +237,7 @@ private:
   std::vector<float> stepGradients;
   std::atomic<bool> evalMode_{false};
   std::atomic<uint64_t> arrivals{0};
+  std::atomic<uint64_t> parameterVersion_{0};
   StageServer callbacks;
 };
 
