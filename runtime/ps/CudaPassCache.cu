@@ -7,8 +7,8 @@
 
 #include "heterps/Runtime/CudaPassCache.h"
 
-#include "OptimizerRules.h"
 #include "Optimizers.h"
+#include "PassCacheKernels.h"
 #include "PassKeyIndex.h"
 
 #include <cuda_runtime.h>
@@ -98,12 +98,6 @@ private:
   int previous = 0;
 };
 
-/// The optimizer of one push, with the learning-rate scale of that moment.
-struct UpdateRule {
-  OptimizerKind kind;
-  float rate, momentum, beta1, beta2, epsilon;
-};
-
 /// out[i * dim + d] = row(slots[i])[d].
 __global__ void gatherRows(const float *rows, size_t rowFloats,
                            const uint32_t *slots, size_t count, unsigned dim,
@@ -111,58 +105,23 @@ __global__ void gatherRows(const float *rows, size_t rowFloats,
   const size_t total = count * dim;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < total;
        i += size_t(gridDim.x) * blockDim.x)
-    out[i] = rows[size_t(slots[i / dim]) * rowFloats + i % dim];
+    kernels::gatherElement(rows, rowFloats, slots, dim, i, out);
 }
 
-/// One block per run of the merge plan: each element of the run's row sums
-/// its gradients in batch order (as the host does), then is updated.
+/// One block per run of the merge plan (PassCacheKernels.h).
 __global__ void mergeAndUpdate(float *rows, size_t rowFloats, unsigned dim,
                                const uint32_t *runSlots,
                                const uint32_t *runStarts,
                                const uint32_t *positions,
-                               const float *gradients, UpdateRule rule) {
-  float *weights = rows + size_t(runSlots[blockIdx.x]) * rowFloats;
-  float *state = weights + dim;
-  const uint32_t first = runStarts[blockIdx.x];
-  const uint32_t last = runStarts[blockIdx.x + 1];
-  // Adam's bias corrections: the row's beta powers, one step on.
-  float beta1Power = 0, beta2Power = 0;
-  if (rule.kind == OptimizerKind::Adam) {
-    beta1Power = state[2 * dim] * rule.beta1;
-    beta2Power = state[2 * dim + 1] * rule.beta2;
-  }
-  for (unsigned d = threadIdx.x; d < dim; d += blockDim.x) {
-    float gradient = gradients[size_t(positions[first]) * dim + d];
-    for (uint32_t k = first + 1; k < last; ++k)
-      gradient += gradients[size_t(positions[k]) * dim + d];
-    switch (rule.kind) {
-    case OptimizerKind::Sgd:
-      if (rule.momentum == 0.0f)
-        rules::sgd(weights[d], gradient, rule.rate);
-      else
-        rules::sgdMomentum(weights[d], state[d], gradient, rule.rate,
-                           rule.momentum);
-      break;
-    case OptimizerKind::Adam:
-      rules::adam(weights[d], state[d], state[dim + d], gradient, rule.rate,
-                  rule.beta1, rule.beta2, rule.epsilon, 1.0f - beta1Power,
-                  1.0f - beta2Power);
-      break;
-    case OptimizerKind::Adagrad:
-      rules::adagrad(weights[d], state[d], gradient, rule.rate, rule.epsilon);
-      break;
-    case OptimizerKind::MovingAverage:
-      rules::movingAverage(weights[d], gradient, rule.momentum);
-      break;
-    }
-  }
-  if (rule.kind == OptimizerKind::Adam) {
-    __syncthreads(); // every thread has read the old powers
-    if (threadIdx.x == 0) {
-      state[2 * dim] = beta1Power;
-      state[2 * dim + 1] = beta2Power;
-    }
-  }
+                               const float *gradients,
+                               kernels::UpdateRule rule) {
+  const uint32_t slot = runSlots[blockIdx.x];
+  kernels::updateRowElements(rows, rowFloats, dim, slot, runStarts[blockIdx.x],
+                             runStarts[blockIdx.x + 1], positions, gradients,
+                             rule, threadIdx.x, blockDim.x);
+  __syncthreads(); // every thread has read the row's old state
+  if (threadIdx.x == 0)
+    kernels::advanceRowState(rows, rowFloats, dim, slot, rule);
 }
 
 unsigned blocksFor(size_t threads, unsigned blockSize) {
@@ -257,9 +216,7 @@ public:
     PassKeyIndex::planMerge(slots.data(), count, plan);
     const OptimizerConfig optimizer =
         scaledOptimizer(table.optimizer, server.learningRateScale());
-    const UpdateRule rule{optimizer.kind,     optimizer.learningRate,
-                          optimizer.momentum, optimizer.beta1,
-                          optimizer.beta2,    optimizer.epsilon};
+    const kernels::UpdateRule rule = kernels::updateRule(optimizer);
     deviceValues.upload(gradients, count * table.dim, stream);
     deviceSlots.upload(plan.slots.data(), plan.runs(), stream);
     deviceRunStarts.upload(plan.runStarts.data(), plan.runs() + 1, stream);

@@ -9,6 +9,8 @@
 #include "heterps/Runtime/PassCache.h"
 
 // Internal to the server (not installed); tested directly below.
+#include "../ps/Optimizers.h"
+#include "../ps/PassCacheKernels.h"
 #include "../ps/PassKeyIndex.h"
 
 #include "PassCacheFixtures.h"
@@ -43,6 +45,76 @@ TEST(PassCacheTest, TrainsBitIdenticalToTheHostServer) {
                                        passBatches, prepareAhead);
       }
   }
+}
+
+/// The GPU pass cache's training (CudaPassCache.cu) with its kernels'
+/// threads run one after another on the CPU: one pass over every batch, a
+/// gather per pull, and per push blocks of `threads` threads, each block's
+/// phase 1 on every thread before its phase 2 (the kernel's barrier).
+/// Returns every pulled value; the rows go back to `server`.
+std::vector<float> trainThroughSimulatedGpu(ParameterServer &server,
+                                            const std::vector<Batch> &batches,
+                                            unsigned threads) {
+  const SparseTableConfig &config = server.tableConfig("emb");
+  const unsigned dim = static_cast<unsigned>(config.dim);
+  const size_t rowFloats = server.rowFloats("emb");
+  std::vector<uint64_t> keys;
+  for (const Batch &batch : batches)
+    keys.insert(keys.end(), batch.ids.begin(), batch.ids.end());
+  PassKeyIndex index;
+  index.build("emb", keys);
+  std::vector<float> rows(index.size() * rowFloats);
+  server.pullRows("emb", index.keys().data(), index.size(), rows.data());
+  std::vector<float> pulled;
+  std::vector<uint32_t> slots;
+  MergePlan plan;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const Batch &batch = batches[b];
+    slots.resize(batch.ids.size());
+    index.slotsOf(batch.ids.data(), batch.ids.size(), slots.data());
+    const size_t first = pulled.size();
+    pulled.resize(first + batch.ids.size() * dim);
+    for (size_t i = 0; i < batch.ids.size() * dim; ++i)
+      kernels::gatherElement(rows.data(), rowFloats, slots.data(), dim, i,
+                             pulled.data() + first);
+    PassKeyIndex::planMerge(slots.data(), slots.size(), plan);
+    const kernels::UpdateRule rule =
+        kernels::updateRule(scaledOptimizer(config.optimizer, scaleOf(b)));
+    for (size_t run = 0; run < plan.runs(); ++run) {
+      for (unsigned thread = 0; thread < threads; ++thread)
+        kernels::updateRowElements(
+            rows.data(), rowFloats, dim, plan.slots[run], plan.runStarts[run],
+            plan.runStarts[run + 1], plan.positions.data(),
+            batch.gradients.data(), rule, thread, threads);
+      kernels::advanceRowState(rows.data(), rowFloats, dim, plan.slots[run],
+                               rule);
+    }
+  }
+  server.writeRows("emb", index.keys().data(), index.size(), rows.data());
+  return pulled;
+}
+
+TEST(PassCacheTest, GpuKernelsComputeTheHostServersRows) {
+  // Rows narrower and wider than a block; blocks of one warp and of 256.
+  for (const NamedOptimizer &optimizer : optimizers())
+    for (size_t dim : {8, 300})
+      for (unsigned threads : {32u, 256u}) {
+        SCOPED_TRACE(std::string(optimizer.name) + ", dim " +
+                     std::to_string(dim) + ", " + std::to_string(threads) +
+                     " threads per block");
+        const uint64_t keySpace = 400;
+        const auto batches = makeBatches(8, 128, keySpace, dim, 11);
+        ParameterServer direct(serverConfig(2));
+        ParameterServer simulated(serverConfig(2));
+        direct.createSparseTable(tableConfig("emb", dim, optimizer.config));
+        simulated.createSparseTable(tableConfig("emb", dim, optimizer.config));
+        EXPECT_TRUE(
+            bitIdentical(trainDirect(direct, batches),
+                         trainThroughSimulatedGpu(simulated, batches, threads)))
+            << "pulled values differ";
+        expectSameRows(snapshot(direct, "emb", keySpace),
+                       snapshot(simulated, "emb", keySpace));
+      }
 }
 
 TEST(PassCacheTest, DuplicateIdsMergeInBatchOrder) {

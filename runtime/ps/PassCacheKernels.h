@@ -1,0 +1,101 @@
+//===- PassCacheKernels.h - What the GPU pass cache's threads do -*- C++
+//-*-===//
+//
+// Internal to the parameter server: the work of one thread of the CUDA pass
+// cache's kernels (CudaPassCache.cu), as host-and-device functions, so that
+// the CPU tests run the same code over a simulated grid and compare it
+// with HostPassCache bit for bit (PassCacheTest's kernel tests). The
+// kernels add only the CUDA indexing and the barrier between the two
+// phases of an update.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_RUNTIME_PS_PASSCACHEKERNELS_H
+#define HETERPS_RUNTIME_PS_PASSCACHEKERNELS_H
+
+#include "OptimizerRules.h"
+
+#include "heterps/Runtime/ParameterServer.h"
+
+#include <cstddef>
+#include <cstdint>
+
+namespace heterps::rt::ps::kernels {
+
+/// The optimizer of one push, with the learning-rate scale of that moment.
+struct UpdateRule {
+  OptimizerKind kind;
+  float rate, momentum, beta1, beta2, epsilon;
+};
+
+inline UpdateRule updateRule(const OptimizerConfig &optimizer) {
+  return {optimizer.kind,  optimizer.learningRate, optimizer.momentum,
+          optimizer.beta1, optimizer.beta2,        optimizer.epsilon};
+}
+
+/// Element i of a gather: out[i] = row(slots[i / dim])[i % dim].
+HETERPS_PS_HOST_DEVICE inline void
+gatherElement(const float *rows, size_t rowFloats, const uint32_t *slots,
+              unsigned dim, size_t i, float *out) {
+  out[i] = rows[size_t(slots[i / dim]) * rowFloats + i % dim];
+}
+
+/// Phase 1 of updating the row in `slot` (one block per run of the merge
+/// plan): thread `thread` of `threads` sums, for each of its elements, the
+/// run's gradients in batch order (positions[first..last)) and updates the
+/// element. Adam's bias corrections come from the row's beta powers one
+/// step on, read here and written in phase 2, after every thread's phase 1.
+HETERPS_PS_HOST_DEVICE inline void
+updateRowElements(float *rows, size_t rowFloats, unsigned dim, uint32_t slot,
+                  uint32_t first, uint32_t last, const uint32_t *positions,
+                  const float *gradients, const UpdateRule &rule,
+                  unsigned thread, unsigned threads) {
+  float *weights = rows + size_t(slot) * rowFloats;
+  float *state = weights + dim;
+  float firstCorrection = 0, secondCorrection = 0;
+  if (rule.kind == OptimizerKind::Adam) {
+    firstCorrection = 1.0f - state[2 * dim] * rule.beta1;
+    secondCorrection = 1.0f - state[2 * dim + 1] * rule.beta2;
+  }
+  for (unsigned d = thread; d < dim; d += threads) {
+    float gradient = gradients[size_t(positions[first]) * dim + d];
+    for (uint32_t k = first + 1; k < last; ++k)
+      gradient += gradients[size_t(positions[k]) * dim + d];
+    switch (rule.kind) {
+    case OptimizerKind::Sgd:
+      if (rule.momentum == 0.0f)
+        rules::sgd(weights[d], gradient, rule.rate);
+      else
+        rules::sgdMomentum(weights[d], state[d], gradient, rule.rate,
+                           rule.momentum);
+      break;
+    case OptimizerKind::Adam:
+      rules::adam(weights[d], state[d], state[dim + d], gradient, rule.rate,
+                  rule.beta1, rule.beta2, rule.epsilon, firstCorrection,
+                  secondCorrection);
+      break;
+    case OptimizerKind::Adagrad:
+      rules::adagrad(weights[d], state[d], gradient, rule.rate, rule.epsilon);
+      break;
+    case OptimizerKind::MovingAverage:
+      rules::movingAverage(weights[d], gradient, rule.momentum);
+      break;
+    }
+  }
+}
+
+/// Phase 2, by one thread of the block: Adam's beta powers one step on.
+HETERPS_PS_HOST_DEVICE inline void advanceRowState(float *rows,
+                                                   size_t rowFloats,
+                                                   unsigned dim, uint32_t slot,
+                                                   const UpdateRule &rule) {
+  if (rule.kind != OptimizerKind::Adam)
+    return;
+  float *state = rows + size_t(slot) * rowFloats + dim;
+  state[2 * dim] *= rule.beta1;
+  state[2 * dim + 1] *= rule.beta2;
+}
+
+} // namespace heterps::rt::ps::kernels
+
+#endif // HETERPS_RUNTIME_PS_PASSCACHEKERNELS_H
