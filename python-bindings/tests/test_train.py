@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -152,3 +155,14 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
         bundle.train(data, steps=1, ps_memory_rows=40).run()
     with pytest.raises(heterps.Error, match=r"--pass-memory '1\.5': give bytes"):
         bundle.train(data, steps=1, pass_steps=2, pass_memory=1.5).run()
+    with pytest.raises(heterps.Error, match=r"pass_cache_device 'tpu': give 'host' or 'gpu'"):
+        bundle.train(data, steps=1, pass_steps=2, pass_cache_device="tpu").run()
+    # The pass cache in GPU memory: the direct path's bits where a GPU is,
+    # one clear error before the first step elsewhere.
+    on_gpu = dict(steps=12, batch=128, pass_steps=5, pass_cache_device="gpu",
+                  dump_parameters=tmp_path / "gpu")
+    if shutil.which("nvidia-smi") and subprocess.call(["nvidia-smi", "-L"]) == 0:
+        assert bundle.train(data, **on_gpu).run()["train_loss"] == direct["train_loss"]
+    else:
+        with pytest.raises(heterps.Error, match=r"pass cache on the GPU: no usable CUDA device"):
+            bundle.train(data, **on_gpu).run()

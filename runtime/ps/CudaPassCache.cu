@@ -52,7 +52,8 @@ public:
       return;
     T *fresh = nullptr;
     check(cudaMalloc(reinterpret_cast<void **>(&fresh), count * sizeof(T)),
-          "allocating " + std::to_string(count * sizeof(T)) + " bytes");
+          "allocating " + std::to_string(count * sizeof(T)) +
+              " bytes (--pass-memory bounds what a pass holds)");
     if (pointer)
       cudaFree(pointer);
     pointer = fresh;
