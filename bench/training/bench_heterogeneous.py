@@ -16,7 +16,9 @@ their prices):
 - with --pass-steps K, each plan again in passes of K steps through the
   pass cache (`heterps run --train --pass-steps K`), for each device of
   --pass-cache-devices: rows 'PLAN + passes' (host memory) and
-  'PLAN + GPU passes' (`--pass-cache-device gpu`, the HBM tier).
+  'PLAN + GPU passes' (`--pass-cache-device gpu`, the HBM tier);
+- with --sparse-staleness, each plan again with its sparse updates applied
+  one step late, overlapping the next step (rows 'PLAN + stale sparse').
 Each trains `--steps` steps of `--batch` on the same synthetic Criteo data
 (`heterps datagen`) with `heterps run --train`; the table reports the median
 samples/s over `--rounds` rounds (plans interleaved within a round), the
@@ -53,14 +55,23 @@ def sh(cmd):
 PASS_ROWS = {"host": " + passes", "gpu": " + GPU passes"}
 
 
-def train_round(args, bundle, data_file, passes=None):
-    """passes: None for the direct path, else the pass cache's device."""
+def variants(args):
+    """Row suffix -> the extra `heterps run` flags of each way a plan trains."""
+    rows = {"": []}
+    if args.pass_steps > 0:
+        for device in args.pass_cache_devices.split(","):
+            rows[PASS_ROWS[device]] = ["--pass-steps", str(args.pass_steps),
+                                       "--pass-cache-device", device]
+    if args.sparse_staleness:
+        rows[" + stale sparse"] = ["--sparse-staleness", "1"]
+    return rows
+
+
+def train_round(args, bundle, data_file, flags):
     text = sh([args.heterps, "run", bundle, "--train", "--data", data_file, "--steps",
                str(args.steps), "--batch", str(args.batch), "--threads", str(args.threads),
                "--log-every", str(args.steps), "--hash-buckets", str(args.buckets)] +
-              (["--gpu-stages-on-cpu"] if args.gpu_stages_on_cpu else []) +
-              (["--pass-steps", str(args.pass_steps), "--pass-cache-device", passes]
-               if passes else []))
+              (["--gpu-stages-on-cpu"] if args.gpu_stages_on_cpu else []) + flags)
     rate = float(re.search(r"done: .*?([0-9.e+]+) samples/s", text).group(1))
     loss = float(re.search(r"train loss ([0-9.]+)", text).group(1))
     return rate, loss
@@ -94,6 +105,9 @@ def main():
     parser.add_argument("--pass-cache-devices", default="host",
                         help="where the pass cache of those rows lives: host, gpu or both "
                              "(comma-separated)")
+    parser.add_argument("--sparse-staleness", action="store_true",
+                        help="also train every plan with sparse updates one step late "
+                             "(rows 'PLAN + stale sparse', --sparse-staleness 1)")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--gpu-stages-on-cpu", action="store_true",
                         help="plumbing check on a machine without a GPU (no timings)")
@@ -120,13 +134,10 @@ def main():
                 continue
             with open(os.path.join(bundle, "manifest.json")) as f:
                 shapes[plan], prices[plan] = describe(json.load(f))
-            bundles[plan] = bundle
-            if args.pass_steps > 0:
-                # The same bundle, trained in passes.
-                for device in args.pass_cache_devices.split(","):
-                    row = plan + PASS_ROWS[device]
-                    bundles[row] = bundle
-                    shapes[row], prices[row] = shapes[plan], prices[plan]
+            # The same bundle, trained each way.
+            for suffix, flags in variants(args).items():
+                bundles[plan + suffix] = (bundle, flags)
+                shapes[plan + suffix], prices[plan + suffix] = shapes[plan], prices[plan]
         rates = {p: [] for p in bundles}
         losses = {p: [] for p in bundles}
         torch_rates, torch_losses = [], []
@@ -134,12 +145,9 @@ def main():
         if not args.no_torch:
             data = bench_training.read_criteo(data_file, args.buckets, args.rows)
         for _ in range(args.rounds):
-            for plan, bundle in bundles.items():
+            for plan, (bundle, flags) in bundles.items():
                 try:
-                    rate, loss = train_round(
-                        args, bundle, data_file,
-                        passes=next((device for device, suffix in PASS_ROWS.items()
-                                     if plan.endswith(suffix)), None))
+                    rate, loss = train_round(args, bundle, data_file, flags)
                 except RuntimeError as error:
                     failures[plan] = str(error)[-400:]
                     continue

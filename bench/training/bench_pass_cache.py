@@ -89,10 +89,7 @@ def train(args, heterps, bundle, data_file, work, rows, passes):
 def main():
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--build", default=os.path.join(bench_training.PROJECT, "build"))
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--batch", type=int, default=1024)
-    parser.add_argument("--steps", type=int, default=120)
+    bench_training.add_run_arguments(parser, steps=120)
     parser.add_argument("--pass-steps", type=int, default=32)
     parser.add_argument("--memory-rows", default="2000,20000",
                         help="rows per table and shard kept in memory on the RocksDB tier "
@@ -100,10 +97,6 @@ def main():
     parser.add_argument("--pass-memory", default="16M,64M",
                         help="memory caps of the pass cache over tables in memory "
                              "(comma-separated: one configuration each)")
-    parser.add_argument("--rounds", type=int, default=3)
-    bench_training.add_model_arguments(parser, buckets=100000)
-    parser.add_argument("--lr", type=float, default=0.05)
-    parser.add_argument("--out", help="write the table into this markdown file too")
     args = parser.parse_args()
     heterps = os.path.join(args.build, "bin", "heterps")
     hidden = [int(w) for w in args.hidden.split(",") if w]
@@ -155,10 +148,7 @@ def main():
         lines += ["", "Passes under a memory cap (the run's `passes:` line): " + "; ".join(
             f"{c[1]}: {pass_counts[c][0]} passes of {pass_counts[c][1]} to {pass_counts[c][2]} "
             "steps" for c in capped) + f" (uncapped: {pass_counts[(0, True)][0]} passes)."]
-    text = "\n".join(lines)
-    print(text)
-    if args.out:
-        bench_training.write_section(args.out, "pass-cache", text)
+    bench_training.publish(lines, args.out, "pass-cache")
 
 
 if __name__ == "__main__":

@@ -91,6 +91,20 @@ def model_and_data(args, heterps, work, rows):
     return model, data_file
 
 
+def add_run_arguments(parser, steps):
+    """The flags of a CPU benchmark of `heterps run --train` configurations
+    on the Wide & Deep model: build, threads, batch, steps, rounds, the
+    model (add_model_arguments), learning rate and the markdown output."""
+    parser.add_argument("--build", default=os.path.join(PROJECT, "build"))
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=1024)
+    parser.add_argument("--steps", type=int, default=steps)
+    parser.add_argument("--rounds", type=int, default=3)
+    add_model_arguments(parser, buckets=100000)
+    parser.add_argument("--lr", type=float, default=0.05)
+    parser.add_argument("--out", help="write the table into this markdown file too")
+
+
 def add_model_arguments(parser, buckets):
     """The flags model_and_data reads: the Wide & Deep model's shape."""
     parser.add_argument("--hidden", default="256,128")
@@ -315,9 +329,11 @@ def torch_eval(forward, data, batch=4096):
     return auc(probs, data[0]), float(-np.mean(y * np.log(p) + (1 - y) * np.log(1 - p)))
 
 
-def heterps_train(args, heterps, bundle, data_file, eval_file=None, loss_log=None, dump=None):
-    """One `heterps run --train`: samples/s, the loss of the last 50 steps,
-    and eval AUC and log-loss where `eval_file` is given."""
+def heterps_train(args, heterps, bundle, data_file, eval_file=None, loss_log=None, dump=None,
+                  extra=()):
+    """One `heterps run --train` (with the `extra` flags): samples/s, the
+    loss of the last 50 steps, and eval AUC and log-loss where `eval_file`
+    is given."""
     window = min(50, args.steps)
     cmd = [heterps, "run", bundle, "--train", "--data", data_file, "--steps", str(args.steps),
            "--batch", str(args.batch), "--threads", str(args.threads), "--log-every",
@@ -325,7 +341,7 @@ def heterps_train(args, heterps, bundle, data_file, eval_file=None, loss_log=Non
     cmd += ["--eval", eval_file] if eval_file else []
     cmd += ["--loss-log", loss_log] if loss_log else []
     cmd += ["--dump-parameters", dump] if dump else []
-    text = sh(cmd)
+    text = sh(cmd + list(extra))
     result = {"rate": float(re.search(r"done: .*?([0-9.e+]+) samples/s", text).group(1)),
               # The last progress window: steps - 49 .. steps.
               "loss": float(re.search(r"train loss ([0-9.]+)", text).group(1))}
@@ -353,6 +369,15 @@ def write_section(path, name, text):
         new = old.rstrip() + ("\n\n" if old else "") + block + "\n"
     with open(path, "w") as f:
         f.write(new)
+
+
+def publish(lines, out, name):
+    """Prints a benchmark's table and, with `out`, writes it as section
+    `name` of that markdown file."""
+    text = "\n".join(lines)
+    print(text)
+    if out:
+        write_section(out, name, text)
 
 
 def provenance(build, threads):

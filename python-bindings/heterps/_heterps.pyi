@@ -75,6 +75,7 @@ class Training:
                  hash_buckets: int, checkpoint_dir: str, checkpoint_every: str,
                  resume: bool, dump_parameters: str, pass_steps: int = 0,
                  pass_memory: str = "", pass_cache_device: str = "host",
+                 sparse_staleness: int = 0,
                  ps_memory_rows: int = 0, ps_storage_dir: str = "") -> None: ...
     def next(self) -> Optional[str]:
         """The next line of the trainer's log, None once it ended; raises

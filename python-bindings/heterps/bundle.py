@@ -101,7 +101,8 @@ class Bundle:
         as "30s"), resume, dump_parameters, pass_steps (train in passes
         through the pass cache), pass_memory (the pass cache's memory bound:
         bytes, a size such as "512M", or "auto"), pass_cache_device ("host" or
-        "gpu"), ps_memory_rows and ps_storage_dir
+        "gpu"), sparse_staleness (1: sparse updates one step late, overlapping
+        the next step), ps_memory_rows and ps_storage_dir
         (sparse rows beyond the memory budget in RocksDB). Training runs on a thread of its
         own; leaving the loop early or Ctrl-C stops it after the current
         step. Raises heterps.Error with the trainer's message.

@@ -121,6 +121,7 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
           checkpoint_every: Union[int, str, None] = None, resume: bool = False,
           dump_parameters: Union[str, os.PathLike, None] = None, pass_steps: int = 0,
           pass_memory: Union[int, str, None] = None, pass_cache_device: str = "host",
+          sparse_staleness: int = 0,
           ps_memory_rows: int = 0,
           ps_storage_dir: Union[str, os.PathLike, None] = None) -> Training:
     scratch: List[tempfile.TemporaryDirectory] = []
@@ -136,7 +137,7 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
             bool(resume),
             os.fspath(dump_parameters) if dump_parameters is not None else "",
             int(pass_steps), str(pass_memory) if pass_memory is not None else "",
-            str(pass_cache_device),
+            str(pass_cache_device), int(sparse_staleness),
             int(ps_memory_rows),
             os.fspath(ps_storage_dir) if ps_storage_dir is not None else "")
     except BaseException:

@@ -213,8 +213,8 @@ void bindTraining(py::module_ &module) {
                        const std::string &checkpointEvery, bool resume,
                        const std::string &dumpParameters, int64_t passSteps,
                        const std::string &passMemory,
-                       const std::string &passCacheDevice, int64_t psMemoryRows,
-                       const std::string &psStorageDir) {
+                       const std::string &passCacheDevice, int sparseStaleness,
+                       int64_t psMemoryRows, const std::string &psStorageDir) {
              auto bundle = std::make_shared<const Bundle>(directory);
              if (!bundle->training())
                throw Error("'" + directory +
@@ -251,6 +251,7 @@ void bindTraining(py::module_ &module) {
                throw Error("pass_cache_device '" + passCacheDevice +
                            "': give 'host' or 'gpu'");
              options.passCacheOnGpu = passCacheDevice == "gpu";
+             options.sparseStaleness = sparseStaleness;
              options.psMemoryRows = psMemoryRows;
              options.psStorageDir = psStorageDir;
              return std::make_unique<Training>(std::move(bundle),
@@ -265,7 +266,8 @@ void bindTraining(py::module_ &module) {
            py::arg("checkpoint_every"), py::arg("resume"),
            py::arg("dump_parameters"), py::arg("pass_steps") = 0,
            py::arg("pass_memory") = "", py::arg("pass_cache_device") = "host",
-           py::arg("ps_memory_rows") = 0, py::arg("ps_storage_dir") = "",
+           py::arg("sparse_staleness") = 0, py::arg("ps_memory_rows") = 0,
+           py::arg("ps_storage_dir") = "",
            "Starts training; the options are those of `heterps run --train` "
            "(docs/CLI.md).")
       .def("next", &Training::next,

@@ -381,6 +381,11 @@ TrainSummary Trainer::run() {
                   "look up sparse rows; give a size");
     passMemoryBytes = *planned;
   }
+  if (o.sparseStaleness < 0 || o.sparseStaleness > 1)
+    throw Error("--sparse-staleness must be 0 or 1");
+  if (group && o.sparseStaleness != 0)
+    throw Error("--sparse-staleness is for a single process; an MPI job "
+                "takes --consistency=async --staleness K");
   if (o.passCacheOnGpu && o.passSteps == 0)
     throw Error("--pass-cache-device gpu needs --pass-steps");
   if ((passMemoryBytes > 0 || o.passMemoryFromPlan) && o.passSteps == 0)
@@ -500,6 +505,7 @@ TrainSummary Trainer::run() {
   serverOptions.passCache = o.passSteps > 0;
   serverOptions.passMemoryBytes = static_cast<size_t>(passMemoryBytes);
   serverOptions.passCacheOnGpu = o.passCacheOnGpu;
+  serverOptions.sparseStaleness = o.sparseStaleness;
   if (o.passSteps > 0 && !o.passCacheOnGpu && o.psMemoryRows == 0)
     log << "note: passes through host memory over tables that are all in "
            "memory cost time (docs/benchmarks/training.md#pass-cache); they "
@@ -740,6 +746,8 @@ TrainSummary Trainer::run() {
       std::vector<HostTensor> outputs;
       try {
         // A worker sitting out a short last step only ends it.
+        if (!group)
+          server.beginStep(stepMicroBatches);
         if (count > 0)
           outputs = executor.run(mine);
       } catch (...) {

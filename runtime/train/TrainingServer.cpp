@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <set>
+#include <utility>
 
 namespace heterps::rt::train {
 namespace {
@@ -149,6 +150,13 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
     throw Error("a memory limit on passes needs the pass cache");
   if (options.passCacheOnGpu && !cache)
     throw Error("a pass cache on the GPU needs the pass cache");
+  if (options.sparseStaleness < 0 || options.sparseStaleness > 1)
+    throw Error("sparse staleness must be 0 or 1, got " +
+                std::to_string(options.sparseStaleness));
+  if (options.sparseStaleness != 0 && !server)
+    throw Error("sparse staleness needs the in-process parameter server (a "
+                "single process)");
+  sparseStaleness = options.sparseStaleness;
   ps::OptimizerConfig optimizer = optimizerConfig(spec_.optimizer);
 
   std::set<std::string> taken;
@@ -269,7 +277,17 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
   };
 }
 
-TrainingServer::~TrainingServer() = default;
+TrainingServer::~TrainingServer() {
+  if (!deferredThread.joinable())
+    return;
+  {
+    std::lock_guard<std::mutex> lock(deferredMutex);
+    deferredStopping = true;
+  }
+  deferredSignal.notify_all();
+  deferredThread.join(); // finishes an update it started; errors no longer
+                         // matter
+}
 
 TrainingServer::Dense &TrainingServer::dense(const std::string &name) const {
   auto found = denseByName.find(name);
@@ -318,15 +336,104 @@ void TrainingServer::pullRows(const std::string &name, const int64_t *ids,
                               size_t count, float *rows) {
   Table &entry = table(name);
   toKeys(entry, ids, count, keyScratch);
-  if (count == 0)
-    return;
+  beforePull();
   // Evaluation creates no row (nor evicts one from a row cache).
-  if (inPass())
+  if (count == 0)
+    ;
+  else if (inPass())
     cache->pull(entry.serverName, keyScratch.data(), count, rows);
   else if (evalMode())
     store->peek(entry.serverName, keyScratch.data(), count, rows);
   else
     store->pull(entry.serverName, keyScratch.data(), count, rows);
+  countPull();
+}
+
+void TrainingServer::beforePull() {
+  if (sparseStaleness == 0 || evalMode())
+    return;
+  const int64_t expected = expectedPulls.load();
+  if (expected >= 0 && pullsThisStep.load() >= expected)
+    waitForDeferred(); // beyond the count: finishStep reports it
+}
+
+void TrainingServer::countPull() {
+  if (sparseStaleness == 0 || evalMode())
+    return;
+  const int64_t pulls = ++pullsThisStep;
+  // The step's last pull: its rows were read before the update, as the
+  // staleness promises; the update runs while the step's later stages do.
+  if (pulls == expectedPulls.load() && deferredPending) {
+    std::lock_guard<std::mutex> lock(deferredMutex);
+    if (!deferredThread.joinable())
+      deferredThread = std::thread([this] { applyDeferredUpdates(); });
+    deferredRequested = deferredRunning = true;
+    deferredSignal.notify_all();
+  }
+}
+
+void TrainingServer::beginStep(int64_t microBatches) {
+  pullsThisStep = 0;
+  expectedPulls = pullsPerMicroBatch >= 0 && microBatches > 0
+                      ? pullsPerMicroBatch * microBatches
+                      : -1;
+}
+
+void TrainingServer::pushDeferred() {
+  // Step t's update with step t's learning-rate scale; nothing else uses
+  // the server's sparse rows or its scale until the step ends.
+  const float stepScale = server->learningRateScale();
+  server->setLearningRateScale(deferredScale);
+  struct Restore {
+    ps::ParameterServer &server;
+    float scale;
+    ~Restore() { server.setLearningRateScale(scale); }
+  } restore{*server, stepScale};
+  for (DeferredPush &push : deferred) {
+    if (inPass())
+      cache->push(push.table, push.keys.data(), push.keys.size(),
+                  push.gradients.data());
+    else
+      server->push(push.table, push.keys.data(), push.keys.size(),
+                   push.gradients.data());
+  }
+  deferred.clear();
+  deferredPending = false;
+}
+
+void TrainingServer::waitForDeferred() {
+  std::unique_lock<std::mutex> lock(deferredMutex);
+  deferredSignal.wait(lock, [&] { return !deferredRunning; });
+  if (deferredError)
+    std::rethrow_exception(std::exchange(deferredError, nullptr));
+}
+
+void TrainingServer::applyDeferredUpdates() {
+  std::unique_lock<std::mutex> lock(deferredMutex);
+  while (true) {
+    deferredSignal.wait(lock,
+                        [&] { return deferredRequested || deferredStopping; });
+    if (!deferredRequested)
+      return;
+    deferredRequested = false;
+    lock.unlock();
+    std::exception_ptr error;
+    try {
+      pushDeferred();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    lock.lock();
+    deferredError = error;
+    deferredRunning = false;
+    deferredSignal.notify_all();
+  }
+}
+
+void TrainingServer::applyDeferredUpdate() {
+  waitForDeferred();
+  if (deferredPending)
+    pushDeferred();
 }
 
 bool TrainingServer::rowsOnDevice(const std::string &name) const {
@@ -346,8 +453,10 @@ void TrainingServer::pullRowsToDevice(const std::string &name,
                 "holds them)");
   Table &entry = table(name);
   toKeys(entry, ids, count, keyScratch);
+  beforePull();
   if (count != 0)
     cache->pullToDevice(entry.serverName, keyScratch.data(), count, deviceRows);
+  countPull();
 }
 
 template <typename Entry>
@@ -421,6 +530,20 @@ void TrainingServer::finishStep(int64_t microBatches) {
     discardStep();
     return;
   }
+  if (sparseStaleness != 0) {
+    // The last step's sparse update goes in before this step's: if the
+    // step's pulls did not start it, now.
+    applyDeferredUpdate();
+    const int64_t pulls = pullsThisStep.exchange(0);
+    const int64_t expected = expectedPulls.exchange(-1);
+    if (expected >= 0 && pulls != expected)
+      throw Error("sparse staleness needs the same pulls in every "
+                  "micro-batch: this step made " +
+                  std::to_string(pulls) + ", " + std::to_string(expected) +
+                  " were expected");
+    if (pullsPerMicroBatch < 0 && pulls % microBatches == 0)
+      pullsPerMicroBatch = pulls / microBatches;
+  }
   const float scale = static_cast<float>(microBatches);
   // Maps iterate by name: the order of pushes into the server is fixed too.
   // All dense gradients go in one call (one request per remote shard).
@@ -467,6 +590,13 @@ void TrainingServer::finishStep(int64_t microBatches) {
         *gradient++ = value / scale;
     }
     recycle(*entry);
+    if (sparseStaleness != 0) {
+      deferred.push_back(
+          {entry->serverName,
+           {stepKeys.begin(), stepKeys.begin() + keyCount},
+           {stepGradients.begin(), stepGradients.begin() + valueCount}});
+      continue;
+    }
     // The server (or the pass cache, alike) sums duplicate ids in this
     // order, then updates each row once.
     if (inPass())
@@ -476,12 +606,18 @@ void TrainingServer::finishStep(int64_t microBatches) {
       store->push(entry->serverName, stepKeys.data(), keyCount,
                   stepGradients.data());
   }
+  if (!deferred.empty()) {
+    deferredScale = server->learningRateScale();
+    deferredPending = true;
+  }
   // A remote store applies the step once every worker's pushes are in.
   store->endStep();
   refreshDense();
 }
 
 void TrainingServer::discardStep() {
+  pullsThisStep = 0;
+  expectedPulls = -1;
   for (auto &[name, entry] : denseByName) {
     std::lock_guard<std::mutex> lock(entry->mutex);
     recycle(*entry);
@@ -502,8 +638,10 @@ void checkNoPass(bool inPass, const char *what) {
 } // namespace
 
 void TrainingServer::setEvalMode(bool eval) {
-  if (eval)
+  if (eval) {
     checkNoPass(inPass(), "evaluation");
+    applyDeferredUpdate(); // evaluation sees every finished step
+  }
   if (evalMode_.exchange(eval) != eval)
     ++parameterVersion_; // the training flags read differently
 }
@@ -542,7 +680,11 @@ void TrainingServer::beginPass() {
   passes.beginPass();
 }
 
-void TrainingServer::endPass() { passCache().endPass(); }
+void TrainingServer::endPass() {
+  ps::PassCache &passes = passCache();
+  applyDeferredUpdate(); // into the pass's rows, before they go back
+  passes.endPass();
+}
 
 void TrainingServer::prepareNextPass() { passCache().prepareNextPass(); }
 
@@ -574,6 +716,7 @@ void TrainingServer::refreshDense() {
 
 void TrainingServer::save(const std::string &directory) {
   checkNoPass(inPass(), "a checkpoint");
+  applyDeferredUpdate(); // a checkpoint holds every finished step
   store->save(directory);
 }
 
@@ -581,12 +724,16 @@ void TrainingServer::load(const std::string &directory) {
   checkNoPass(inPass(), "loading a checkpoint");
   discardPreparedPass(); // its rows are the old ones
   discardStep();
+  waitForDeferred(); // an update of the rows being replaced
+  deferred.clear();
+  deferredPending = false;
   store->load(directory);
   refreshDense();
 }
 
 void TrainingServer::dumpParameters(const std::string &directory) {
   checkNoPass(inPass(), "a parameter dump");
+  applyDeferredUpdate();
   std::error_code error;
   fs::create_directories(directory, error);
   if (error)

@@ -611,6 +611,73 @@ TEST(TrainingServer, PassCacheRefusesWhatNeedsTheServersRows) {
       "--ps-storage-dir");
 }
 
+TEST(TrainingServer, SparseStalenessAppliesSparseUpdatesOneStepLate) {
+  ScratchDirectory scratch(kScratch, "staleness");
+  Fixture fixture;
+  TrainingServerOptions options;
+  options.sparseStaleness = 1;
+  TrainingServer server(fixture.spec, fixture.weights.data(),
+                        fixture.weights.size(), options);
+  const std::vector<float> start = pull(server, {3});
+  std::vector<int64_t> three = {3};
+  const float gradient[2] = {1, 2};
+  // The row after n of the updates below (SGD, learning rate 1).
+  auto updated = [&](int n) {
+    std::vector<float> row = start;
+    for (int i = 0; i < n; ++i)
+      for (int d = 0; d < 2; ++d)
+        row[d] -= gradient[d];
+    return row;
+  };
+  const float denseGradient[4] = {1, 1, 1, 1};
+  const float *dense = server.lookupParameter("dense/w");
+
+  // Step 1 (one micro-batch, one pull): the dense update is applied at
+  // once, the sparse one waits.
+  server.beginStep(1);
+  EXPECT_EQ(pull(server, {3}), start);
+  server.pushRows("emb", three.data(), 1, gradient);
+  server.pushDense("dense/w", denseGradient, 4);
+  server.finishStep(1);
+  EXPECT_EQ(values(dense, 4), (std::vector<float>{0, 1, 2, 3}));
+  // Step 2's only pull still reads the row before step 1's update, which
+  // it then starts; finishStep waits for it.
+  server.beginStep(1);
+  EXPECT_EQ(pull(server, {3}), start);
+  server.finishStep(1);
+  EXPECT_EQ(pull(server, {3}), updated(1));
+
+  // Whatever reads or replaces the rows applies a held-back update first.
+  server.beginStep(1);
+  pull(server, {3});
+  server.pushRows("emb", three.data(), 1, gradient);
+  server.finishStep(1);
+  server.save(scratch / "ckpt");
+  EXPECT_EQ(pull(server, {3}), updated(2));
+  server.beginStep(1);
+  pull(server, {3});
+  server.pushRows("emb", three.data(), 1, gradient);
+  server.finishStep(1);
+  server.setEvalMode(true);
+  EXPECT_EQ(pull(server, {3}), updated(3));
+  server.setEvalMode(false);
+
+  // Every micro-batch must pull alike: a step with more pulls is refused.
+  server.beginStep(1);
+  pull(server, {3});
+  pull(server, {3});
+  expectErrorContaining([&] { server.finishStep(1); },
+                        "this step made 2, 1 were expected");
+
+  options.sparseStaleness = 2;
+  expectErrorContaining(
+      [&] {
+        TrainingServer(fixture.spec, fixture.weights.data(),
+                       fixture.weights.size(), options);
+      },
+      "sparse staleness must be 0 or 1");
+}
+
 TEST(TrainingServer, RejectsABadSpec) {
   Fixture fixture;
   fixture.spec.parameters[0].offset = 72; // 16 bytes from 72 > 80

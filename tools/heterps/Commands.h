@@ -60,6 +60,8 @@ struct TrainOptions {
   std::string passMemory;
   /// --pass-cache-device gpu: the pass cache in GPU memory.
   bool passCacheOnGpu = false;
+  /// --sparse-staleness: sparse updates one step late (0 or 1).
+  int sparseStaleness = 0;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

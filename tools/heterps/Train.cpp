@@ -94,6 +94,7 @@ int train(const TrainOptions &options) {
     if (!options.passMemory.empty())
       train::parsePassMemory(options.passMemory, trainer);
     trainer.passCacheOnGpu = options.passCacheOnGpu;
+    trainer.sparseStaleness = options.sparseStaleness;
     trainer.threads = options.threads;
     trainer.gpuStagesOnCpu = options.gpuStagesOnCpu;
     trainer.framesInFlight = options.framesInFlight;

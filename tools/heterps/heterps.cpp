@@ -298,6 +298,12 @@ static cl::opt<std::string> passMemory(
              "that look up rows); a pass ends early where its next step's "
              "rows would not fit"),
     cl::value_desc("size"), cl::sub(runCommand));
+static cl::opt<int> sparseStaleness(
+    "sparse-staleness", cl::init(0),
+    cl::desc("--train, one process: 1 applies each step's sparse update one "
+             "step late, while the next step runs after its pulls (dense "
+             "parameters stay exact); 0: every update before the next step"),
+    cl::sub(runCommand));
 enum class PassCacheDevice { Host, Gpu };
 static cl::opt<PassCacheDevice> passCacheDevice(
     "pass-cache-device", cl::init(PassCacheDevice::Host),
@@ -573,6 +579,7 @@ int main(int argc, char **argv) {
     options.passSteps = passSteps;
     options.passMemory = passMemory;
     options.passCacheOnGpu = passCacheDevice == PassCacheDevice::Gpu;
+    options.sparseStaleness = sparseStaleness;
     options.threads = threads;
     options.gpuStagesOnCpu = gpuStagesOnCpu;
     options.framesInFlight = frames;
@@ -618,6 +625,7 @@ int main(int argc, char **argv) {
                                              &passSteps,
                                              &passMemory,
                                              &passCacheDevice,
+                                             &sparseStaleness,
                                              &dumpParameters,
                                              &lossLog,
                                              &mpiWorker,

@@ -136,6 +136,11 @@ struct TrainerOptions {
   /// With passSteps: keep the pass cache in GPU memory (the HBM tier,
   /// CudaPassCache.h) instead of host memory.
   bool passCacheOnGpu = false;
+  /// 1: each step's sparse update is applied one step late, overlapping the
+  /// next step after its pulls (TrainingServerOptions::sparseStaleness);
+  /// checkpoints, evaluations, dumps and pass ends apply it first. A single
+  /// process only.
+  int sparseStaleness = 0;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

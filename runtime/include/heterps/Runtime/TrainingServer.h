@@ -31,12 +31,15 @@
 #include "heterps/Runtime/PassCache.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace heterps::rt::train {
@@ -71,6 +74,11 @@ struct TrainingServerOptions {
   /// Keep the pass cache's rows in GPU memory (CudaPassCache.h) instead of
   /// host memory.
   bool passCacheOnGpu = false;
+  /// In-process server only: 1 applies a step's sparse update (the
+  /// embedding rows' pushes) one step late, while the next step runs after
+  /// its pulls, so step t pulls rows as updated through step t - 2; dense
+  /// parameters stay exact. 0: every update before the next step.
+  int sparseStaleness = 0;
 };
 
 /// The optimizer of a bundle as the parameter server takes it.
@@ -119,10 +127,20 @@ public:
                 const float *gradients);
   void pushDense(const std::string &name, const float *gradient, size_t count);
 
+  /// Starts a training step of `microBatches` micro-batches. Optional; with
+  /// sparse staleness it lets the previous step's sparse update start as
+  /// soon as this step's last pull is served instead of at finishStep.
+  void beginStep(int64_t microBatches);
   /// Ends a synchronous step of `microBatches` micro-batches: averages what
   /// was pushed, applies it and refreshes the dense parameters. Must not run
-  /// while stages do. In eval mode there is nothing to apply.
+  /// while stages do. In eval mode there is nothing to apply. With sparse
+  /// staleness the sparse part waits for the next step (see
+  /// TrainingServerOptions::sparseStaleness).
   void finishStep(int64_t microBatches);
+  /// Applies a sparse update sparse staleness holds back, if any: before
+  /// anything reads or replaces the server's rows (checkpoints, evaluation,
+  /// dumps, the end of a pass); those do it themselves.
+  void applyDeferredUpdate();
   /// Drops what the current step pushed (a step that failed half-way), so
   /// the parameters stay those of the last finished step.
   void discardStep();
@@ -216,6 +234,26 @@ private:
   /// Ids as server keys; throws for ids outside [-rows, rows).
   void toKeys(const Table &table, const int64_t *ids, size_t count,
               std::vector<uint64_t> &keys) const;
+  /// A step's sparse pushes held back by sparse staleness, in push order.
+  struct DeferredPush {
+    std::string table; // server name
+    std::vector<uint64_t> keys;
+    std::vector<float> gradients;
+  };
+  /// Pushes `deferred` into the server (or the pass cache) with the
+  /// learning-rate scale of their step, then forgets them.
+  void pushDeferred();
+  /// Waits for a deferred update running on its own thread; rethrows its
+  /// error.
+  void waitForDeferred();
+  /// deferredThread's loop: applies each requested deferred update.
+  void applyDeferredUpdates();
+  /// After a pull of a training step: counts it and, at the step's last
+  /// expected pull, starts the deferred update on its own thread.
+  void countPull();
+  /// Before a pull: a pull beyond the expected count waits for the update
+  /// (and finishStep reports the mismatch).
+  void beforePull();
   /// A contribution for the current micro-batch, reusing a spare's buffers.
   template <typename Entry> Contribution takeContribution(Entry &entry);
   /// Moves `entry`'s pending contributions to its spares.
@@ -237,6 +275,23 @@ private:
   std::vector<float> stepGradients;
   std::atomic<bool> evalMode_{false};
   std::atomic<uint64_t> arrivals{0};
+  // Sparse staleness (TrainingServerOptions::sparseStaleness).
+  int sparseStaleness = 0;
+  std::vector<DeferredPush> deferred;
+  float deferredScale = 1.0f;
+  std::atomic<bool> deferredPending{false};
+  // One long-lived thread applies deferred updates: the server's OpenMP
+  // team then lives with it (a thread per update built a team each step,
+  // 5x slower on 2 cores).
+  std::thread deferredThread;
+  std::mutex deferredMutex; // guards the three below
+  std::condition_variable deferredSignal;
+  bool deferredRequested = false, deferredRunning = false,
+       deferredStopping = false;
+  std::exception_ptr deferredError;
+  std::atomic<int64_t> pullsThisStep{0};
+  std::atomic<int64_t> expectedPulls{-1};
+  int64_t pullsPerMicroBatch = -1; // learned from the first training step
   std::atomic<uint64_t> parameterVersion_{0};
   StageServer callbacks;
 };
