@@ -352,19 +352,22 @@ void TrainingServer::pullRows(const std::string &name, const int64_t *ids,
 void TrainingServer::beforePull() {
   if (sparseStaleness == 0 || evalMode())
     return;
+  // Under the lock that starts the update, so that no pull slips in
+  // between the count and the start.
+  std::unique_lock<std::mutex> lock(deferredMutex);
   const int64_t expected = expectedPulls.load();
-  if (expected >= 0 && pullsThisStep.load() >= expected)
-    waitForDeferred(); // beyond the count: finishStep reports it
+  if (expected >= 0 && pullsThisStep.load() >= expected) // finishStep reports
+    deferredSignal.wait(lock, [&] { return !deferredRunning; });
 }
 
 void TrainingServer::countPull() {
   if (sparseStaleness == 0 || evalMode())
     return;
+  std::lock_guard<std::mutex> lock(deferredMutex);
   const int64_t pulls = ++pullsThisStep;
   // The step's last pull: its rows were read before the update, as the
   // staleness promises; the update runs while the step's later stages do.
   if (pulls == expectedPulls.load() && deferredPending) {
-    std::lock_guard<std::mutex> lock(deferredMutex);
     if (!deferredThread.joinable())
       deferredThread = std::thread([this] { applyDeferredUpdates(); });
     deferredRequested = deferredRunning = true;

@@ -30,7 +30,8 @@
 #              run's parameters (1e-5 relative)
 #   bench      training throughput of the CPU-only, GPU-only and
 #              heterogeneous plans, each also in passes of 32 steps through
-#              the pass cache (bench/training/bench_heterogeneous.py)
+#              the host and the GPU pass cache, and with sparse updates one
+#              step late (bench/training/bench_heterogeneous.py)
 #   bench-inference  GPU stages against PyTorch on CUDA
 #              (bench/inference/bench_inference.py --gpu; needs onnx2torch,
 #              installed from $GPU_WHEELS if Python lacks it)
@@ -293,7 +294,7 @@ section_bench() {
   # shellcheck disable=SC2086
   $py "$root/bench/training/bench_heterogeneous.py" --heterps "$heterps" \
     --cluster "$root/clusters/h100-host.yaml" --threads "$jobs" --pass-steps 32 \
-    --pass-cache-devices host,gpu ${BENCH_FLAGS:-} \
+    --pass-cache-devices host,gpu --sparse-staleness ${BENCH_FLAGS:-} \
     --out "$out/heterogeneous-training.md" > "$out/bench.log" 2>&1
   local status=$?
   tail -n 20 "$out/bench.log" | sed 's/^/      /'

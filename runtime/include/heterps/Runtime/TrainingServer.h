@@ -284,7 +284,7 @@ private:
   // team then lives with it (a thread per update built a team each step,
   // 5x slower on 2 cores).
   std::thread deferredThread;
-  std::mutex deferredMutex; // guards the three below
+  std::mutex deferredMutex; // guards the three below and the pull count
   std::condition_variable deferredSignal;
   bool deferredRequested = false, deferredRunning = false,
        deferredStopping = false;
