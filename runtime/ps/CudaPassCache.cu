@@ -50,13 +50,15 @@ public:
   void reserve(size_t count) {
     if (count <= capacity)
       return;
-    T *fresh = nullptr;
-    check(cudaMalloc(reinterpret_cast<void **>(&fresh), count * sizeof(T)),
-          "allocating " + std::to_string(count * sizeof(T)) +
-              " bytes (--pass-memory bounds what a pass holds)");
+    // Freed first: the contents go anyway, and a pass's rows never sit in
+    // GPU memory beside the last pass's.
     if (pointer)
       cudaFree(pointer);
-    pointer = fresh;
+    pointer = nullptr;
+    capacity = 0;
+    check(cudaMalloc(reinterpret_cast<void **>(&pointer), count * sizeof(T)),
+          "allocating " + std::to_string(count * sizeof(T)) +
+              " bytes (--pass-memory bounds what a pass holds)");
     capacity = count;
   }
   void upload(const T *host, size_t count, cudaStream_t stream) {
@@ -178,6 +180,8 @@ public:
   size_t bytesPerRow(const std::string &table) const override {
     return server.rowFloats(table) * sizeof(float);
   }
+  /// The prepared next pass waits in host memory.
+  size_t passesInMemory() const override { return 1; }
 
   void pull(const std::string &tableName, const uint64_t *ids, size_t count,
             float *out) override {

@@ -88,16 +88,22 @@ bool PassCache::addStepKeys(const std::vector<StepKeys> &step) {
         stepBytes += rowBytes;
       }
   }
-  const size_t passBytes = limitBytes / 2;
+  const size_t passes = passesInMemory();
+  const size_t passBytes = limitBytes / passes;
   if (pendingBytes + stepBytes > passBytes) {
     for (auto [seen, id] : added)
       seen->erase(id);
-    if (pendingKeys.empty())
+    if (pendingKeys.empty()) {
+      const std::string share = passes == 1 ? "all of"
+                                : passes == 2
+                                    ? "half"
+                                    : "1/" + std::to_string(passes) + " of";
       throw Error("pass cache: one step touches " +
                   std::to_string(added.size()) + " distinct rows (" +
                   describeBytes(stepBytes) + "), more than a pass may hold (" +
-                  describeBytes(passBytes) + ", half the memory limit of " +
-                  describeBytes(limitBytes) + ")");
+                  describeBytes(passBytes) + ", " + share +
+                  " the memory limit of " + describeBytes(limitBytes) + ")");
+    }
     return false;
   }
   pendingBytes += stepBytes;

@@ -271,6 +271,7 @@ TEST(PassCacheTest, MemoryLimitEndsThePassBeforeTheStepThatWouldNotFit) {
   EXPECT_EQ(embRow, server.rowFloats("emb") * sizeof(float) +
                         PassKeyIndex::kBytesPerKey);
   EXPECT_GT(embRow, wideRow);
+  EXPECT_EQ(cache.passesInMemory(), 2u);
 
   // A pass may hold half the limit: 6 rows of "emb" and 2 of "wide".
   const size_t passBytes = 6 * embRow + 2 * wideRow;

@@ -29,11 +29,12 @@
 // rows beginPass would have loaded.
 //
 // Memory: setMemoryLimit bounds what the cache holds, the running pass and
-// the one prepared beside it together; addStepKeys then admits a step's
-// keys to the next pass only while that pass's distinct rows (bytesPerRow
-// each: the row, its optimizer state and its share of the key index) fit in
-// half the limit, so the caller ends a pass where the next step would not
-// fit (the HBM tier's capacity in GPU memory).
+// (host cache) the one prepared beside it together; addStepKeys then admits
+// a step's keys to the next pass only while that pass's distinct rows
+// (bytesPerRow each: the row, its optimizer state and, on the host, its
+// share of the key index) fit in its share of the limit, so the caller ends
+// a pass where the next step would not fit (the HBM tier's capacity in GPU
+// memory).
 //
 // Semantics: the same pulls and pushes give bit for bit the rows and
 // optimizer state of the synchronous host server (ParameterServer::push sums
@@ -77,12 +78,13 @@ public:
     std::string table;
     std::vector<uint64_t> ids;
   };
-  /// Bounds the cache's memory (0: no bound): a pass holds at most half of
-  /// it, the other half being the next pass prepared during it.
+  /// Bounds the cache's memory (0: no bound): a pass holds at most the
+  /// limit over passesInMemory() (half, where the next pass is prepared
+  /// beside the running one).
   void setMemoryLimit(size_t bytes);
   size_t memoryLimit() const { return limitBytes; }
   /// Adds one step's ids, every table's, to the next pass if its distinct
-  /// rows still fit in half the memory limit (always, without a limit);
+  /// rows still fit its share of the memory limit (always, without one);
   /// returns false and adds nothing when they do not: the pass is full.
   /// Throws Error, adding nothing, when the step alone does not fit.
   bool addStepKeys(const std::vector<StepKeys> &step);
@@ -92,6 +94,9 @@ public:
   /// Memory one cached row of `table` takes: its floats (weights and
   /// optimizer state) and its share of the key index.
   virtual size_t bytesPerRow(const std::string &table) const = 0;
+  /// How many passes share the bounded memory: 2 where the prepared next
+  /// pass sits beside the running one (a pass then gets half the limit).
+  virtual size_t passesInMemory() const { return 2; }
   /// Starts the pass over the recorded ids (and forgets them), or opens the
   /// prepared pass. Ids of a table that was given none, and tables not
   /// given at all, are not in the pass: pulling or pushing them throws
