@@ -58,6 +58,16 @@ SampleResults gatherResults(WorkerGroup &group, const SampleResults &results) {
 
 } // namespace
 
+namespace {
+/// A plain decimal number: digits with at most `points` decimal points, no
+/// sign, exponent or spaces.
+bool isPlainDecimal(const std::string &number, int points) {
+  return !number.empty() && number != "." &&
+         number.find_first_not_of("0123456789.") == std::string::npos &&
+         std::count(number.begin(), number.end(), '.') <= points;
+}
+} // namespace
+
 CheckpointInterval parseCheckpointInterval(const std::string &text) {
   auto fail = [&]() {
     return Error("--checkpoint-every '" + text +
@@ -87,11 +97,8 @@ CheckpointInterval parseCheckpointInterval(const std::string &text) {
   default:
     throw fail();
   }
-  // A plain decimal number before the unit: no sign, exponent or spaces.
   const std::string number = text.substr(0, text.size() - 1);
-  if (number.empty() ||
-      number.find_first_not_of("0123456789.") != std::string::npos ||
-      std::count(number.begin(), number.end(), '.') > 1 || number == ".")
+  if (!isPlainDecimal(number, 1))
     throw fail();
   interval.seconds = std::stod(number) * unit;
   if (!(interval.seconds > 0) || !std::isfinite(interval.seconds))
@@ -120,11 +127,8 @@ void parsePassMemory(const std::string &text, TrainerOptions &options) {
       number.pop_back();
     }
   }
-  // A plain decimal number: no sign, exponent or spaces.
-  if (number.empty() ||
-      number.find_first_not_of("0123456789.") != std::string::npos ||
-      std::count(number.begin(), number.end(), '.') > (unit > 1 ? 1 : 0) ||
-      number == "." || number.size() > 18)
+  // Bytes are whole; a size may have a fraction.
+  if (!isPlainDecimal(number, unit > 1 ? 1 : 0) || number.size() > 18)
     throw fail();
   const double bytes = std::stod(number) * unit;
   if (!(bytes >= 1) || bytes > 9e18)
@@ -368,6 +372,11 @@ TrainSummary Trainer::run() {
     throw Error("--ps-memory-rows must be at least 0");
   if (o.passMemoryBytes < 0)
     throw Error("--pass-memory must be at least 0");
+  if (o.passCacheOnGpu && o.passSteps == 0)
+    throw Error("--pass-cache-device gpu needs --pass-steps");
+  if ((o.passMemoryBytes > 0 || o.passMemoryFromPlan) && o.passSteps == 0)
+    throw Error("--pass-memory needs --pass-steps (the most steps a pass "
+                "reads ahead)");
   int64_t passMemoryBytes = o.passMemoryBytes;
   if (o.passMemoryFromPlan) {
     std::optional<int64_t> planned = bundle.plannedPassMemoryBytes();
@@ -386,11 +395,6 @@ TrainSummary Trainer::run() {
   if (group && o.sparseStaleness != 0)
     throw Error("--sparse-staleness is for a single process; an MPI job "
                 "takes --consistency=async --staleness K");
-  if (o.passCacheOnGpu && o.passSteps == 0)
-    throw Error("--pass-cache-device gpu needs --pass-steps");
-  if ((passMemoryBytes > 0 || o.passMemoryFromPlan) && o.passSteps == 0)
-    throw Error("--pass-memory needs --pass-steps (the most steps a pass "
-                "reads ahead)");
   if (group && (o.passSteps > 0 || o.psMemoryRows > 0))
     throw Error(
         std::string(o.passSteps > 0 ? "--pass-steps" : "--ps-memory-rows") +

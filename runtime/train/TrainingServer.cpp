@@ -338,14 +338,14 @@ void TrainingServer::pullRows(const std::string &name, const int64_t *ids,
   toKeys(entry, ids, count, keyScratch);
   beforePull();
   // Evaluation creates no row (nor evicts one from a row cache).
-  if (count == 0)
-    ;
-  else if (inPass())
-    cache->pull(entry.serverName, keyScratch.data(), count, rows);
-  else if (evalMode())
-    store->peek(entry.serverName, keyScratch.data(), count, rows);
-  else
-    store->pull(entry.serverName, keyScratch.data(), count, rows);
+  if (count != 0) {
+    if (inPass())
+      cache->pull(entry.serverName, keyScratch.data(), count, rows);
+    else if (evalMode())
+      store->peek(entry.serverName, keyScratch.data(), count, rows);
+    else
+      store->pull(entry.serverName, keyScratch.data(), count, rows);
+  }
   countPull();
 }
 
@@ -392,16 +392,22 @@ void TrainingServer::pushDeferred() {
     float scale;
     ~Restore() { server.setLearningRateScale(scale); }
   } restore{*server, stepScale};
-  for (DeferredPush &push : deferred) {
-    if (inPass())
-      cache->push(push.table, push.keys.data(), push.keys.size(),
-                  push.gradients.data());
-    else
-      server->push(push.table, push.keys.data(), push.keys.size(),
-                   push.gradients.data());
-  }
+  for (DeferredPush &push : deferred)
+    pushSparse(push.table, push.keys.data(), push.keys.size(),
+               push.gradients.data());
   deferred.clear();
   deferredPending = false;
+}
+
+void TrainingServer::pushSparse(const std::string &serverName,
+                                const uint64_t *keys, size_t count,
+                                const float *gradients) {
+  // The server (or the pass cache, alike) sums duplicate ids in this
+  // order, then updates each row once.
+  if (inPass())
+    cache->push(serverName, keys, count, gradients);
+  else
+    store->push(serverName, keys, count, gradients);
 }
 
 void TrainingServer::waitForDeferred() {
@@ -600,14 +606,8 @@ void TrainingServer::finishStep(int64_t microBatches) {
            {stepGradients.begin(), stepGradients.begin() + valueCount}});
       continue;
     }
-    // The server (or the pass cache, alike) sums duplicate ids in this
-    // order, then updates each row once.
-    if (inPass())
-      cache->push(entry->serverName, stepKeys.data(), keyCount,
-                  stepGradients.data());
-    else
-      store->push(entry->serverName, stepKeys.data(), keyCount,
-                  stepGradients.data());
+    pushSparse(entry->serverName, stepKeys.data(), keyCount,
+               stepGradients.data());
   }
   if (!deferred.empty()) {
     deferredScale = server->learningRateScale();

@@ -240,6 +240,10 @@ private:
     std::vector<uint64_t> keys;
     std::vector<float> gradients;
   };
+  /// One step's merged gradients of a table (server name) into the pass
+  /// cache during a pass, else the store.
+  void pushSparse(const std::string &serverName, const uint64_t *keys,
+                  size_t count, const float *gradients);
   /// Pushes `deferred` into the server (or the pass cache) with the
   /// learning-rate scale of their step, then forgets them.
   void pushDeferred();
