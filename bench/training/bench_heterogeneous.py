@@ -19,6 +19,10 @@ their prices):
   'PLAN + GPU passes' (`--pass-cache-device gpu`, the HBM tier);
 - with --sparse-staleness, each plan again with its sparse updates applied
   one step late, overlapping the next step (rows 'PLAN + stale sparse').
+- with --pass-steps K, also rl offered the step shapes (`heterps compile
+  --pass-steps K --pass-distinct-fraction U --sparse-staleness 1`) and
+  trained as its plan says, without flags (row 'rl, planned step (...)'):
+  whether the planner's pick is the fastest row.
 Each trains `--steps` steps of `--batch` on the same synthetic Criteo data
 (`heterps datagen`) with `heterps run --train`; the table reports the median
 samples/s over `--rounds` rounds (plans interleaved within a round), the
@@ -105,6 +109,9 @@ def main():
     parser.add_argument("--pass-cache-devices", default="host",
                         help="where the pass cache of those rows lives: host, gpu or both "
                              "(comma-separated)")
+    parser.add_argument("--pass-distinct-fraction", type=float, default=0.05,
+                        help="with --pass-steps: the distinct share of a pass's keys the "
+                             "planner is told (a run in passes reports it)")
     parser.add_argument("--sparse-staleness", action="store_true",
                         help="also train every plan with sparse updates one step late "
                              "(rows 'PLAN + stale sparse', --sparse-staleness 1)")
@@ -115,6 +122,14 @@ def main():
     args = parser.parse_args()
     hidden = [int(w) for w in args.hidden.split(",") if w]
     plans = [p for p in args.plans.split(",") if p]
+    # Plan name -> (strategy, extra compile flags); a planned step trains
+    # without run flags.
+    compiled = {plan: (plan, []) for plan in plans}
+    planned = "rl, planned step"
+    if args.pass_steps > 0:
+        compiled[planned] = ("rl", ["--pass-steps", str(args.pass_steps),
+                                    "--pass-distinct-fraction", str(args.pass_distinct_fraction),
+                                    "--sparse-staleness", "1"])
 
     with tempfile.TemporaryDirectory(prefix="hps-bench-hetero-") as work:
         try:
@@ -122,18 +137,28 @@ def main():
         except SystemExit as error:  # bench_training.sh exits on a failed command
             raise RuntimeError(str(error))
         bundles, shapes, prices, failures = {}, {}, {}, {}
-        for plan in plans:
-            bundle = os.path.join(work, plan + ".bundle")
+        for index, (plan, (strategy, extra)) in enumerate(compiled.items()):
+            bundle = os.path.join(work, f"{strategy}-{index}.bundle")
             try:
                 sh([args.heterps, "compile", model, "--cluster", args.cluster, "--throughput",
-                    str(args.target if plan == "rl" else 1), "--strategy", plan, "--train",
-                    "--loss", "bce", "--optimizer", "adagrad", "--lr", str(args.lr), "--batch",
-                    str(args.batch), "-o", bundle])
+                    str(args.target if strategy == "rl" else 1), "--strategy", strategy,
+                    "--train", "--loss", "bce", "--optimizer", "adagrad", "--lr", str(args.lr),
+                    "--batch", str(args.batch), "-o", bundle, *extra])
             except RuntimeError as error:
                 failures[plan] = str(error).splitlines()[-1]
                 continue
             with open(os.path.join(bundle, "manifest.json")) as f:
-                shapes[plan], prices[plan] = describe(json.load(f))
+                manifest = json.load(f)
+            shapes[plan], prices[plan] = describe(manifest)
+            if extra:
+                step = manifest["plan"]
+                name = (f"{plan} (passes of {step['pass_steps']} in "
+                        f"{step['pass_cache_device']} memory" if "pass_steps" in step
+                        else f"{plan} (direct") + (
+                        ", stale sparse)" if step.get("sparse_staleness") else ")")
+                bundles[name] = (bundle, [])
+                shapes[name], prices[name] = shapes[plan], prices[plan]
+                continue
             # The same bundle, trained each way.
             for suffix, flags in variants(args).items():
                 bundles[plan + suffix] = (bundle, flags)

@@ -20,7 +20,11 @@ these configurations:
   not fit: the table is larger than the cache, as a table larger than GPU
   memory is for the HBM tier.
 All must log the same loss at every step, to the last digit (checked:
-the benchmark stops otherwise). PyTorch trains the same model on the same
+the benchmark stops otherwise). The planner's prices of the same shapes
+follow: the model compiled with `--pass-steps` (offering passes, at the
+distinct share of keys the in-memory passes reported) gives the plan's
+`step_shapes`, whose direct and passes throughputs the table sets beside
+the measured ones (docs/Planning.md, "Step shapes"). PyTorch trains the same model on the same
 data in the same rounds (bench_training.torch_train: nn.Embedding sparse
 tables in memory, Adagrad, data parsed beforehand). The table gives the
 median samples/s over `--rounds` rounds (configurations interleaved within
@@ -32,6 +36,7 @@ Usage: bench_pass_cache.py --build build [--threads 2] [--batch 1024]
        [--out docs/benchmarks/training.md]
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -43,7 +48,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import bench_training  # noqa: E402  (sh, model_and_data, compile_bundle, ...)
 
-# Per configuration: (passes, fewest steps, most steps) of its last run.
+# Per configuration: (passes, fewest steps, most steps, distinct rows in %
+# of the keys) of its last run.
 pass_counts = {}
 
 def configs(memory_rows, pass_memory):
@@ -76,7 +82,8 @@ def train(args, heterps, bundle, data_file, work, rows, passes):
         cmd += ["--pass-memory", passes]
     text = bench_training.sh(cmd)
     rate = float(re.search(r"done: .*?([0-9.e+]+) samples/s", text).group(1))
-    counts = re.search(r"passes: ([0-9]+), of ([0-9]+) to ([0-9]+) steps", text)
+    counts = re.search(r"passes: ([0-9]+), of ([0-9]+) to ([0-9]+) steps; "
+                       r"distinct rows ([0-9.]+)% of the keys", text)
     if counts:
         pass_counts[(rows, passes)] = counts.groups()
     with open(loss_log) as f:
@@ -123,7 +130,8 @@ def main():
             torch_rates.append(bench_training.torch_round(args, data, hidden)[0])
             print("round: " + ", ".join(f"{label(*c)} {rates[c][-1]:.0f}" for c in all_configs) +
                   f", PyTorch {torch_rates[-1]:.0f}", file=sys.stderr, flush=True)
-    median = {config: statistics.median(values) for config, values in rates.items()}
+        median = {config: statistics.median(values) for config, values in rates.items()}
+        priced = priced_shapes(args, heterps, model, work, median)
     torch_median = statistics.median(torch_rates)
     base = median[(0, False)]
     lines = [
@@ -148,7 +156,28 @@ def main():
         lines += ["", "Passes under a memory cap (the run's `passes:` line): " + "; ".join(
             f"{c[1]}: {pass_counts[c][0]} passes of {pass_counts[c][1]} to {pass_counts[c][2]} "
             "steps" for c in capped) + f" (uncapped: {pass_counts[(0, True)][0]} passes)."]
+    lines += ["", *priced]
     bench_training.publish(lines, args.out, "pass-cache")
+
+
+def priced_shapes(args, heterps, model, work, median):
+    """The planner's throughputs of the direct step and of passes over
+    rows in memory, against the measured ones."""
+    distinct = float(pass_counts[(0, True)][3]) / 100
+    bundle = os.path.join(work, "priced.bundle")
+    bench_training.compile_bundle(args, heterps, model, bundle, "adagrad", args.lr,
+                                  ["--pass-steps", str(args.pass_steps),
+                                   "--pass-distinct-fraction", f"{distinct:.4f}"])
+    with open(os.path.join(bundle, "manifest.json")) as f:
+        shapes = {s["pass_steps"]: s["throughput"]
+                  for s in json.load(f)["plan"]["step_shapes"] if s["sparse_staleness"] == 0}
+    predicted = shapes[args.pass_steps] / shapes[0]
+    measured = median[(0, True)] / median[(0, False)]
+    return [
+        f"The planner's prices (clusters/local-cpu.yaml, distinct rows {distinct:.1%} of a "
+        "pass's keys as measured): direct "
+        f"{shapes[0]:,.0f} samples/s, passes {shapes[args.pass_steps]:,.0f}: passes at "
+        f"x{predicted:.2f} the direct step, measured x{measured:.2f} (in memory)."]
 
 
 if __name__ == "__main__":

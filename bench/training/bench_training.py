@@ -112,10 +112,10 @@ def add_model_arguments(parser, buckets):
     parser.add_argument("--buckets", type=int, default=buckets)
 
 
-def compile_bundle(args, heterps, model, path, optimizer, lr):
+def compile_bundle(args, heterps, model, path, optimizer, lr, extra=()):
     sh([heterps, "compile", model, "--cluster", os.path.join(PROJECT, "clusters", "local-cpu.yaml"),
         "--throughput", "1", "--strategy", "cpu-only", "--train", "--loss", "bce", "--optimizer",
-        optimizer, "--lr", str(lr), "--batch", str(args.batch), "-o", path])
+        optimizer, "--lr", str(lr), "--batch", str(args.batch), "-o", path, *extra])
     return path
 
 

@@ -42,6 +42,11 @@ CostOptions::CostOptions() {
   set(DeviceKind::GPU, LayerKind::Pooling, 0.4, 0.7);
   set(DeviceKind::GPU, LayerKind::DataMovement, 0.4, 0.7);
   set(DeviceKind::GPU, LayerKind::EmbeddingLookup, 0.3, 0.3);
+  // CPU: fitted to bench_pass_cache.py on the 2-core build machine (passes
+  // in memory at 0.76x the direct path, docs/benchmarks/training.md). GPU:
+  // an estimate, not yet measured (docs/Planning.md).
+  passCacheKeyUs[static_cast<unsigned>(DeviceKind::CPU)] = 0.13;
+  passCacheKeyUs[static_cast<unsigned>(DeviceKind::GPU)] = 0.005;
 }
 
 double heterps::cost::costPerMillionSamples(double pricePerHour,
@@ -118,17 +123,52 @@ double CostModel::layerOverheadSeconds(unsigned cls) const {
   return clusterSpec.classes[cls].launchOverheadUs * 1e-6 * passes;
 }
 
+CostModel::ServerSeconds CostModel::serverSeconds(unsigned cls, double lookups,
+                                                  double rowBytes, double keys,
+                                                  unsigned replicas) const {
+  ServerSeconds time;
+  if (lookups == 0)
+    return time;
+  const LinkParams link = clusterSpec.parameterServerLink(cls);
+  const double samples = batchSize() / replicas;
+  // One message per embedding layer carrying its rows or their gradients;
+  // the server spends its per-key time on each key.
+  const double oneWay = lookups * link.latencyUs * 1e-6 +
+                        rowBytes * samples / (link.bandwidthGBps * 1e9) +
+                        keys * samples * link.keyUs * 1e-6;
+  if (!layerGraph.training())
+    return {oneWay, 0};
+  const StepShape &shape = costOptions.step;
+  const bool stale = shape.sparseStaleness > 0;
+  const DeviceKind kind = clusterSpec.classes[cls].kind;
+  if (shape.passSteps == 0) {
+    // Pull before forward; push after backward, or during the next step.
+    time = {stale ? oneWay : 2 * oneWay, stale ? oneWay : 0};
+  } else {
+    // A pass loads its distinct rows while the one before trains and writes
+    // them back at its end: per step, the distinct share of the traffic
+    // each way and a pass's messages spread over its steps.
+    const double u = costOptions.passDistinctFraction;
+    const double moved = lookups * link.latencyUs * 1e-6 / shape.passSteps +
+                         u * (oneWay - lookups * link.latencyUs * 1e-6);
+    const double inCache =
+        keys * samples * costOptions.passCacheKeyUs[unsigned(kind)] * 1e-6;
+    time = {inCache + (stale ? 0 : inCache) + moved,
+            moved + (stale ? inCache : 0)};
+  }
+  if (kind == DeviceKind::CPU) // the server's threads share the cores
+    time = {time.waited + time.background, 0};
+  return time;
+}
+
 double CostModel::layerParameterServerSeconds(unsigned layer, unsigned cls,
                                               unsigned replicas) const {
   const Layer &l = layerGraph.layers[layer];
   if (l.kind != LayerKind::EmbeddingLookup)
     return 0;
-  // Pull the rows before forward; push their gradients after backward.
-  double messages = layerGraph.training() ? 2.0 : 1.0;
-  LinkParams link = clusterSpec.parameterServerLink(cls);
-  double keys = l.lookupsPerSample * batchSize() / replicas;
-  double bytes = keys * l.embeddingRowBytes;
-  return messages * (link.transferSeconds(bytes) + keys * link.keyUs * 1e-6);
+  return serverSeconds(cls, 1, l.lookupsPerSample * l.embeddingRowBytes,
+                       l.lookupsPerSample, replicas)
+      .waited;
 }
 
 StageEstimate CostModel::stage(unsigned cls, unsigned begin, unsigned end,
@@ -145,22 +185,12 @@ StageEstimate CostModel::stage(unsigned cls, unsigned begin, unsigned end,
   estimate.computeSeconds = (end - begin) * layerOverheadSeconds(cls) +
                             serial * work + (1 - serial) * work / k;
 
-  double lookups = embeddingCountPrefix[end] - embeddingCountPrefix[begin];
-  if (lookups > 0) {
-    double messages = (layerGraph.training() ? 2.0 : 1.0) * lookups;
-    double bytes = (layerGraph.training() ? 2.0 : 1.0) *
-                   (embeddingBytesPrefix[end] - embeddingBytesPrefix[begin]) *
-                   batchSize() / k;
-    // The server also spends its per-key time on every key pulled and
-    // pushed.
-    double keys = (layerGraph.training() ? 2.0 : 1.0) *
-                  (embeddingKeysPrefix[end] - embeddingKeysPrefix[begin]) *
-                  batchSize() / k;
-    LinkParams link = clusterSpec.parameterServerLink(cls);
-    estimate.parameterServerSeconds = messages * link.latencyUs * 1e-6 +
-                                      bytes / (link.bandwidthGBps * 1e9) +
-                                      keys * link.keyUs * 1e-6;
-  }
+  const ServerSeconds server = serverSeconds(
+      cls, embeddingCountPrefix[end] - embeddingCountPrefix[begin],
+      embeddingBytesPrefix[end] - embeddingBytesPrefix[begin],
+      embeddingKeysPrefix[end] - embeddingKeysPrefix[begin], replicas);
+  estimate.parameterServerSeconds = server.waited;
+  estimate.parameterServerBackgroundSeconds = server.background;
 
   double parameters = parameterPrefix[end] - parameterPrefix[begin];
   if (layerGraph.training() && replicas > 1 && parameters > 0) {
@@ -171,8 +201,10 @@ StageEstimate CostModel::stage(unsigned cls, unsigned begin, unsigned end,
         2.0 * (k - 1) * link.latencyUs * 1e-6;
   }
 
-  estimate.seconds = estimate.computeSeconds + estimate.parameterServerSeconds +
-                     estimate.allReduceSeconds;
+  estimate.seconds =
+      std::max(estimate.computeSeconds + estimate.parameterServerSeconds +
+                   estimate.allReduceSeconds,
+               estimate.parameterServerBackgroundSeconds);
 
   double parameterFactor =
       layerGraph.training() ? costOptions.trainingParameterMemoryFactor : 1.0;
@@ -226,6 +258,18 @@ CostModel::passCacheMemoryBytes(const Evaluation &plan) const {
     least = least ? std::min(*least, share) : share;
   }
   return least;
+}
+
+bool CostModel::passCacheOnGpu(const Evaluation &plan) const {
+  bool any = false;
+  for (const StagePlan &stage : plan.stages) {
+    if (embeddingCountPrefix[stage.end] == embeddingCountPrefix[stage.begin])
+      continue;
+    if (clusterSpec.classes[stage.deviceClass].kind != DeviceKind::GPU)
+      return false;
+    any = true;
+  }
+  return any;
 }
 
 double CostModel::boundarySeconds(unsigned cut, unsigned fromCls,

@@ -88,6 +88,9 @@ void setPipelineOptions(const CompileOptions &options, bool partition,
   pipeline.throughput = options.throughput;
   pipeline.seed = options.seed;
   pipeline.episodes = options.episodes;
+  pipeline.passSteps = options.passSteps;
+  pipeline.passDistinctFraction = options.passDistinctFraction;
+  pipeline.sparseStaleness = options.sparseStaleness;
   pipeline.profile = options.profile;
   if (options.batch > 0)
     pipeline.batch = options.batch;
@@ -133,6 +136,15 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
     return fail("--train needs --loss bce | softmax-ce | mse");
   if (!options.train && !options.loss.empty())
     return fail("--loss is only meaningful with --train");
+  if (!options.train && (options.passSteps > 0 || options.sparseStaleness > 0))
+    return fail(std::string(options.passSteps > 0 ? "--pass-steps"
+                                                  : "--sparse-staleness") +
+                " is a training step shape: it needs --train");
+  if (options.sparseStaleness > 1)
+    return fail("--sparse-staleness=" +
+                std::to_string(options.sparseStaleness) + " must be 0 or 1");
+  if (!(options.passDistinctFraction > 0 && options.passDistinctFraction <= 1))
+    return fail("--pass-distinct-fraction must be in (0, 1]");
   if (options.recurrenceUnrollLimit < 0)
     return fail("--recurrence-unroll-limit=" +
                 std::to_string(options.recurrenceUnrollLimit) +

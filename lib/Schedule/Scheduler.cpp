@@ -5,8 +5,11 @@
 
 #include "llvm/Support/Format.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
+#include <vector>
 
 using namespace llvm;
 using namespace heterps;
@@ -36,32 +39,12 @@ bool schedule::isBetter(const cost::Evaluation &candidate,
   return candidate.throughput > incumbent.throughput;
 }
 
-Expected<Plan> schedule::solve(StringRef strategy,
-                               const cost::LayerGraph &graph,
-                               const cluster::ClusterSpec &cluster,
-                               const Objective &objective,
-                               const StrategyOptions &options) {
-  if (!is_contained(strategyNames(), strategy)) {
-    std::string known;
-    for (StringRef name : strategyNames())
-      known += (known.empty() ? "" : ", ") + name.str();
-    return createStringError(inconvertibleErrorCode(),
-                             "unknown scheduling strategy '" + strategy +
-                                 "' (expected one of: " + known + ")");
-  }
-  if (Error error = graph.verify())
-    return std::move(error);
-  if (cluster.classes.empty())
-    return createStringError(inconvertibleErrorCode(),
-                             "the cluster has no device classes");
-  if (!(objective.targetThroughput > 0) ||
-      !std::isfinite(objective.targetThroughput))
-    return createStringError(inconvertibleErrorCode(),
-                             "the throughput target must be positive");
-  if (!(options.costOptions.batchSize >= 1))
-    return createStringError(inconvertibleErrorCode(),
-                             "the batch size must be at least 1");
-
+/// `strategy`'s plan for the step shape of options.costOptions.
+static Expected<Plan> solveShape(StringRef strategy,
+                                 const cost::LayerGraph &graph,
+                                 const cluster::ClusterSpec &cluster,
+                                 const Objective &objective,
+                                 const StrategyOptions &options) {
   auto start = std::chrono::steady_clock::now();
   cost::CostModel model(graph, cluster, options.costOptions, options.profiles);
   Expected<cost::Evaluation> result = [&]() -> Expected<cost::Evaluation> {
@@ -106,10 +89,81 @@ Expected<Plan> schedule::solve(StringRef strategy,
     plan.bestReachableIsBound = true;
   }
   plan.passCacheMemoryBytes = model.passCacheMemoryBytes(plan);
+  plan.step = options.costOptions.step;
+  plan.passCacheOnGpu = model.passCacheOnGpu(plan);
   plan.solveSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
   return plan;
+}
+
+Expected<Plan> schedule::solve(StringRef strategy,
+                               const cost::LayerGraph &graph,
+                               const cluster::ClusterSpec &cluster,
+                               const Objective &objective,
+                               const StrategyOptions &options) {
+  if (!is_contained(strategyNames(), strategy)) {
+    std::string known;
+    for (StringRef name : strategyNames())
+      known += (known.empty() ? "" : ", ") + name.str();
+    return createStringError(inconvertibleErrorCode(),
+                             "unknown scheduling strategy '" + strategy +
+                                 "' (expected one of: " + known + ")");
+  }
+  if (Error error = graph.verify())
+    return std::move(error);
+  if (cluster.classes.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "the cluster has no device classes");
+  if (!(objective.targetThroughput > 0) ||
+      !std::isfinite(objective.targetThroughput))
+    return createStringError(inconvertibleErrorCode(),
+                             "the throughput target must be positive");
+  if (!(options.costOptions.batchSize >= 1))
+    return createStringError(inconvertibleErrorCode(),
+                             "the batch size must be at least 1");
+  const cost::CostOptions &base = options.costOptions;
+  if (!(base.passDistinctFraction > 0 && base.passDistinctFraction <= 1))
+    return createStringError(inconvertibleErrorCode(),
+                             "the distinct share of a pass's keys must be in "
+                             "(0, 1]");
+  if (base.step.sparseStaleness > 1 || options.maxSparseStaleness > 1)
+    return createStringError(inconvertibleErrorCode(),
+                             "sparse staleness must be 0 or 1");
+
+  std::vector<cost::StepShape> shapes = {base.step};
+  if (graph.training()) {
+    std::vector<unsigned> passChoices = {base.step.passSteps};
+    if (options.passSteps > 0 && options.passSteps != base.step.passSteps)
+      passChoices.push_back(options.passSteps);
+    shapes.clear();
+    for (unsigned passSteps : passChoices)
+      for (unsigned stale = base.step.sparseStaleness;
+           stale <=
+           std::max(base.step.sparseStaleness, options.maxSparseStaleness);
+           ++stale)
+        shapes.push_back({passSteps, stale});
+  }
+  std::optional<Plan> best;
+  std::vector<Plan::PricedShape> priced;
+  double seconds = 0;
+  for (const cost::StepShape &shape : shapes) {
+    StrategyOptions shaped = options;
+    shaped.costOptions.step = shape;
+    Expected<Plan> plan =
+        solveShape(strategy, graph, cluster, objective, shaped);
+    if (!plan)
+      return plan.takeError();
+    seconds += plan->solveSeconds;
+    priced.push_back(
+        {shape, plan->feasible, plan->throughput, plan->costPerMillionSamples});
+    if (!best || isBetter(*plan, *best))
+      best = std::move(*plan);
+  }
+  best->solveSeconds = seconds;
+  if (priced.size() > 1)
+    best->pricedShapes = std::move(priced);
+  return std::move(*best);
 }
 
 void schedule::printPlan(const Plan &plan, const cost::LayerGraph &graph,
@@ -130,6 +184,12 @@ void schedule::printPlan(const Plan &plan, const cost::LayerGraph &graph,
        << format("%.6f", stage.seconds) << " s/batch, "
        << format("%.1f", stage.throughput) << " samples/s\n";
   }
+  if (plan.step.passSteps > 0 || plan.step.sparseStaleness > 0)
+    os << "  step: "
+       << (plan.step.passSteps > 0
+               ? "passes of " + std::to_string(plan.step.passSteps) + " steps"
+               : std::string("direct"))
+       << ", sparse staleness " << plan.step.sparseStaleness << "\n";
   if (!plan.feasible) {
     os << "  reason: " << plan.infeasibleReason << "\n";
     os << "  best reachable throughput: "

@@ -25,6 +25,9 @@ class CompileOptions:
     input_shapes: List[str]
     dims: List[str]
     episodes: int
+    pass_steps: int
+    pass_distinct_fraction: float
+    sparse_staleness: int
     native_layouts: bool
     fuse_elementwise: bool
     train: bool
@@ -73,9 +76,10 @@ class Training:
                  samples: int, log_every: int, eval_every: int, seed: int,
                  shuffle: bool, threads: int, gpu_stages_on_cpu: bool,
                  hash_buckets: int, checkpoint_dir: str, checkpoint_every: str,
-                 resume: bool, dump_parameters: str, pass_steps: int = 0,
-                 pass_memory: str = "", pass_cache_device: str = "host",
-                 sparse_staleness: int = 0,
+                 resume: bool, dump_parameters: str,
+                 pass_steps: Optional[int] = None, pass_memory: str = "",
+                 pass_cache_device: Optional[str] = None,
+                 sparse_staleness: Optional[int] = None,
                  ps_memory_rows: int = 0, ps_storage_dir: str = "") -> None: ...
     def next(self) -> Optional[str]:
         """The next line of the trainer's log, None once it ended; raises

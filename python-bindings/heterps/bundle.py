@@ -102,7 +102,8 @@ class Bundle:
         through the pass cache), pass_memory (the pass cache's memory bound:
         bytes, a size such as "512M", or "auto"), pass_cache_device ("host" or
         "gpu"), sparse_staleness (1: sparse updates one step late, overlapping
-        the next step), ps_memory_rows and ps_storage_dir
+        the next step; pass_steps, pass_cache_device and sparse_staleness
+        default to the bundle's plan), ps_memory_rows and ps_storage_dir
         (sparse rows beyond the memory budget in RocksDB). Training runs on a thread of its
         own; leaving the loop early or Ctrl-C stops it after the current
         step. Raises heterps.Error with the trainer's message.
@@ -172,7 +173,8 @@ def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
     input_shapes=["NAME=2x3"], seed, episodes, native_layouts,
     fuse_elementwise, recurrence_unroll_limit, profile and, with train=True,
     loss, label, train_output, optimizer, learning_rate, momentum,
-    batch_norm.
+    batch_norm, pass_steps, pass_distinct_fraction, sparse_staleness (step
+    shapes the plan may take; training then follows the plan).
 
     Without ``path`` the bundle lives in the compile cache (``cache_dir``,
     default :func:`heterps.default_cache_dir`) under a key of the model's

@@ -48,6 +48,10 @@ void bindCompile(py::module_ &module) {
       .def_readwrite("input_shapes", &CompileOptions::inputShapes)
       .def_readwrite("dims", &CompileOptions::dims)
       .def_readwrite("episodes", &CompileOptions::episodes)
+      .def_readwrite("pass_steps", &CompileOptions::passSteps)
+      .def_readwrite("pass_distinct_fraction",
+                     &CompileOptions::passDistinctFraction)
+      .def_readwrite("sparse_staleness", &CompileOptions::sparseStaleness)
       .def_readwrite("native_layouts", &CompileOptions::nativeLayouts)
       .def_readwrite("fuse_elementwise", &CompileOptions::fuseElementwise)
       .def_readwrite("train", &CompileOptions::train)

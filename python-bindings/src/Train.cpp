@@ -211,10 +211,12 @@ void bindTraining(py::module_ &module) {
                        bool shuffle, int threads, bool gpuStagesOnCpu,
                        int64_t hashBuckets, const std::string &checkpointDir,
                        const std::string &checkpointEvery, bool resume,
-                       const std::string &dumpParameters, int64_t passSteps,
+                       const std::string &dumpParameters,
+                       std::optional<int64_t> passSteps,
                        const std::string &passMemory,
-                       const std::string &passCacheDevice, int sparseStaleness,
-                       int64_t psMemoryRows, const std::string &psStorageDir) {
+                       std::optional<std::string> passCacheDevice,
+                       std::optional<int> sparseStaleness, int64_t psMemoryRows,
+                       const std::string &psStorageDir) {
              auto bundle = std::make_shared<const Bundle>(directory);
              if (!bundle->training())
                throw Error("'" + directory +
@@ -247,10 +249,12 @@ void bindTraining(py::module_ &module) {
              options.passSteps = passSteps;
              if (!passMemory.empty())
                train::parsePassMemory(passMemory, options);
-             if (passCacheDevice != "host" && passCacheDevice != "gpu")
-               throw Error("pass_cache_device '" + passCacheDevice +
-                           "': give 'host' or 'gpu'");
-             options.passCacheOnGpu = passCacheDevice == "gpu";
+             if (passCacheDevice) {
+               if (*passCacheDevice != "host" && *passCacheDevice != "gpu")
+                 throw Error("pass_cache_device '" + *passCacheDevice +
+                             "': give 'host' or 'gpu'");
+               options.passCacheOnGpu = *passCacheDevice == "gpu";
+             }
              options.sparseStaleness = sparseStaleness;
              options.psMemoryRows = psMemoryRows;
              options.psStorageDir = psStorageDir;
@@ -264,10 +268,11 @@ void bindTraining(py::module_ &module) {
            py::arg("threads"), py::arg("gpu_stages_on_cpu"),
            py::arg("hash_buckets"), py::arg("checkpoint_dir"),
            py::arg("checkpoint_every"), py::arg("resume"),
-           py::arg("dump_parameters"), py::arg("pass_steps") = 0,
-           py::arg("pass_memory") = "", py::arg("pass_cache_device") = "host",
-           py::arg("sparse_staleness") = 0, py::arg("ps_memory_rows") = 0,
-           py::arg("ps_storage_dir") = "",
+           py::arg("dump_parameters"), py::arg("pass_steps") = py::none(),
+           py::arg("pass_memory") = "",
+           py::arg("pass_cache_device") = py::none(),
+           py::arg("sparse_staleness") = py::none(),
+           py::arg("ps_memory_rows") = 0, py::arg("ps_storage_dir") = "",
            "Starts training; the options are those of `heterps run --train` "
            "(docs/CLI.md).")
       .def("next", &Training::next,

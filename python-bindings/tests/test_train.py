@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -143,8 +145,9 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
     passes = training.run()
     assert passes["train_loss"] == direct["train_loss"]
     # The memory bound cut the passes of 5 steps short.
-    counts = [line for line in training.log if line.startswith("passes: ")]
-    assert len(counts) == 1 and not counts[0].endswith(" to 5 steps"), training.log
+    counts = [re.match(r"passes: \d+, of \d+ to (\d+) steps; distinct rows [0-9.]+% of the keys$",
+                       line) for line in training.log if line.startswith("passes: ")]
+    assert len(counts) == 1 and counts[0] and int(counts[0].group(1)) < 5, training.log
     files = sorted(p.name for p in (tmp_path / "direct").iterdir())
     assert files == sorted(p.name for p in (tmp_path / "passes").iterdir())
     assert any(name.endswith(".rows.npy") for name in files)
@@ -174,3 +177,36 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
     else:
         with pytest.raises(heterps.Error, match=r"pass cache on the GPU: no usable CUDA device"):
             bundle.train(data, **on_gpu).run()
+
+
+def test_training_follows_the_plans_step_shape(cache_dir, tmp_path):
+    """Offered passes (pass_steps at compile time), a plan whose lookups run
+    on a GPU takes them, records every shape's price, and training follows
+    it unless told otherwise: bit for bit the direct path's losses."""
+    require_models()
+    h100 = Path(LOCAL_CPU).parent / "h100-host.yaml"
+    common = dict(cluster=str(h100), throughput=1, strategy="gpu-only", train=True,
+                  loss="bce", optimizer="adagrad", learning_rate=0.05, batch=64,
+                  static_batch=True, cache_dir=cache_dir)
+    plan = heterps.place(str(SHIPPED["ncf"].file), pass_steps=4, pass_distinct_fraction=0.1,
+                         **common)
+    assert plan["pass_steps"] == 4 and plan["pass_cache_device"] == "gpu", plan
+    assert [(s["pass_steps"], s["sparse_staleness"]) for s in plan["step_shapes"]] == [
+        (0, 0), (4, 0)]
+    bundle = heterps.compile(str(SHIPPED["ncf"].file), pass_steps=4,
+                             pass_distinct_fraction=0.1, **common)
+    assert bundle.plan["pass_steps"] == 4
+    rng = np.random.default_rng(5)
+    rows = 640
+    data = {"user_input_0": rng.integers(0, 3706, (rows, 1)).astype(np.int64),
+            "item_input_0": rng.integers(0, 3706, (rows, 1)).astype(np.int64),
+            "label": rng.integers(0, 2, (rows, 1)).astype(np.float32)}
+    run = dict(steps=10, batch=128, gpu_stages_on_cpu=True)
+    planned = bundle.train(data, pass_cache_device="host", **run)
+    result = planned.run()
+    assert any("passes of 4 steps through a pass cache in host memory, as the plan says"
+               in line for line in planned.log), planned.log
+    assert any(line.startswith("passes: 3, of 2 to 4 steps") for line in planned.log)
+    direct = bundle.train(data, pass_steps=0, **run)
+    assert direct.run()["train_loss"] == result["train_loss"]
+    assert not any("as the plan says" in line for line in direct.log)

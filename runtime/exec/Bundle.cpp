@@ -466,6 +466,23 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
       if (*plannedPassMemory < 0)
         plan.fail("'pass_memory_bytes' is negative");
     }
+    if (plan.has("pass_steps")) {
+      planStep.passSteps = plan.integer("pass_steps");
+      if (planStep.passSteps < 1)
+        plan.fail("'pass_steps' must be at least 1");
+    }
+    if (plan.has("sparse_staleness")) {
+      const int64_t staleness = plan.integer("sparse_staleness");
+      if (staleness < 0 || staleness > 1)
+        plan.fail("'sparse_staleness' must be 0 or 1");
+      planStep.sparseStaleness = static_cast<int>(staleness);
+    }
+    if (plan.has("pass_cache_device")) {
+      const std::string device = plan.string("pass_cache_device");
+      if (device != "host" && device != "gpu")
+        plan.fail("'pass_cache_device' must be \"host\" or \"gpu\"");
+      planStep.passCacheOnGpu = device == "gpu";
+    }
   }
 
   // weights.bin, mapped read-only: stages on the CPU read it in place.

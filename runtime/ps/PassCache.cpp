@@ -129,13 +129,31 @@ void PassCache::beginPass() {
     openPrepared();
     prepared = false;
     passOpen = true;
+    countOpenedPass(preparedKeys);
     return;
   }
   // A failed load drops the keys: they were for the pass that did not open.
   std::map<std::string, std::vector<uint64_t>> keys = std::move(pendingKeys);
   clearPendingKeys();
+  const std::map<std::string, size_t> counts = countKeys(keys);
   loadPass(std::move(keys));
   passOpen = true;
+  countOpenedPass(counts);
+}
+
+std::map<std::string, size_t>
+PassCache::countKeys(const std::map<std::string, std::vector<uint64_t>> &keys) {
+  std::map<std::string, size_t> counts;
+  for (const auto &[table, ids] : keys)
+    counts[table] = ids.size();
+  return counts;
+}
+
+void PassCache::countOpenedPass(const std::map<std::string, size_t> &keys) {
+  for (const auto &[table, count] : keys) {
+    opened.keys += count;
+    opened.distinctRows += passKeyCount(table);
+  }
 }
 
 void PassCache::endPass() {
@@ -153,7 +171,9 @@ void PassCache::prepareNextPass() {
     throw Error("pass cache: the next pass is already prepared");
   std::map<std::string, std::vector<uint64_t>> keys = std::move(pendingKeys);
   clearPendingKeys();
+  std::map<std::string, size_t> counts = countKeys(keys);
   prepareLoad(std::move(keys));
+  preparedKeys = std::move(counts);
   prepared = true;
 }
 

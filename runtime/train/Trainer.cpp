@@ -366,19 +366,34 @@ TrainSummary Trainer::run() {
     if (!leader && !path.empty())
       resumed = FoundCheckpoint{path, verifyCheckpoint(path)};
   }
-  if (o.passSteps < 0)
+  // The step shape: what the flags say, else what the plan was priced
+  // with, else the direct, exact step.
+  // An MPI job's workers do not take the single-process shapes.
+  const Bundle::PlannedStep &plannedStep = bundle.plannedStep();
+  const int64_t passSteps =
+      o.passSteps.value_or(group ? 0 : plannedStep.passSteps);
+  const bool passCacheOnGpu = o.passCacheOnGpu.value_or(
+      passSteps > 0 && !o.passSteps && plannedStep.passCacheOnGpu);
+  const int sparseStaleness =
+      o.sparseStaleness.value_or(group ? 0 : plannedStep.sparseStaleness);
+  // Passes the plan chose keep within the memory it gave them.
+  const bool passMemoryFromPlan =
+      o.passMemoryFromPlan ||
+      (passSteps > 0 && !o.passSteps && o.passMemoryBytes == 0 &&
+       bundle.plannedPassMemoryBytes().value_or(0) > 0);
+  if (passSteps < 0)
     throw Error("--pass-steps must be at least 0");
   if (o.psMemoryRows < 0)
     throw Error("--ps-memory-rows must be at least 0");
   if (o.passMemoryBytes < 0)
     throw Error("--pass-memory must be at least 0");
-  if (o.passCacheOnGpu && o.passSteps == 0)
+  if (passCacheOnGpu && passSteps == 0)
     throw Error("--pass-cache-device gpu needs --pass-steps");
-  if ((o.passMemoryBytes > 0 || o.passMemoryFromPlan) && o.passSteps == 0)
+  if ((o.passMemoryBytes > 0 || o.passMemoryFromPlan) && passSteps == 0)
     throw Error("--pass-memory needs --pass-steps (the most steps a pass "
                 "reads ahead)");
   int64_t passMemoryBytes = o.passMemoryBytes;
-  if (o.passMemoryFromPlan) {
+  if (passMemoryFromPlan) {
     std::optional<int64_t> planned = bundle.plannedPassMemoryBytes();
     if (!planned)
       throw Error("--pass-memory auto: the plan of " + bundle.directory() +
@@ -390,14 +405,14 @@ TrainSummary Trainer::run() {
                   "look up sparse rows; give a size");
     passMemoryBytes = *planned;
   }
-  if (o.sparseStaleness < 0 || o.sparseStaleness > 1)
+  if (sparseStaleness < 0 || sparseStaleness > 1)
     throw Error("--sparse-staleness must be 0 or 1");
-  if (group && o.sparseStaleness != 0)
+  if (group && sparseStaleness != 0)
     throw Error("--sparse-staleness is for a single process; an MPI job "
                 "takes --consistency=async --staleness K");
-  if (group && (o.passSteps > 0 || o.psMemoryRows > 0))
+  if (group && (passSteps > 0 || o.psMemoryRows > 0))
     throw Error(
-        std::string(o.passSteps > 0 ? "--pass-steps" : "--ps-memory-rows") +
+        std::string(passSteps > 0 ? "--pass-steps" : "--ps-memory-rows") +
         " is for a single process, not an MPI job");
   if ((o.psMemoryRows > 0) != !o.psStorageDir.empty())
     throw Error("--ps-memory-rows and --ps-storage-dir go together: the rows "
@@ -506,15 +521,20 @@ TrainSummary Trainer::run() {
     serverOptions.store = &group->store();
   serverOptions.memoryRowsPerShard = static_cast<size_t>(o.psMemoryRows);
   serverOptions.storageDirectory = o.psStorageDir;
-  serverOptions.passCache = o.passSteps > 0;
+  serverOptions.passCache = passSteps > 0;
   serverOptions.passMemoryBytes = static_cast<size_t>(passMemoryBytes);
-  serverOptions.passCacheOnGpu = o.passCacheOnGpu;
-  serverOptions.sparseStaleness = o.sparseStaleness;
-  if (o.passSteps > 0 && !o.passCacheOnGpu && o.psMemoryRows == 0)
+  serverOptions.passCacheOnGpu = passCacheOnGpu;
+  serverOptions.sparseStaleness = sparseStaleness;
+  if (!o.passSteps && passSteps > 0)
+    log << "passes of " << passSteps << " steps through a pass cache in "
+        << (passCacheOnGpu ? "GPU" : "host") << " memory, as the plan says\n";
+  if (!o.sparseStaleness && sparseStaleness > 0)
+    log << "sparse staleness " << sparseStaleness << ", as the plan says\n";
+  if (passSteps > 0 && !passCacheOnGpu && o.psMemoryRows == 0 && o.passSteps)
     log << "note: passes through host memory over tables that are all in "
            "memory cost time (docs/benchmarks/training.md#pass-cache); they "
            "pay with --ps-memory-rows or --pass-cache-device gpu\n";
-  if (o.passMemoryFromPlan)
+  if (passMemoryFromPlan)
     log << "pass cache: at most " << passMemoryBytes << " bytes ("
         << fixed(double(passMemoryBytes) / (1 << 20), 1)
         << " MiB), as the plan gives\n";
@@ -568,7 +588,7 @@ TrainSummary Trainer::run() {
   // Steps come from here; with a pass cache, in passes whose rows go back
   // to the server before anything reads the server's copy.
   StepReader steps(
-      bundle, *source, server, o.passSteps,
+      bundle, *source, server, passSteps,
       [&](int64_t step) { return step == lastStep ? lastStepSamples : batch; },
       lastStep);
 
@@ -915,10 +935,16 @@ TrainSummary Trainer::run() {
                           : std::string())
         << "\n";
   logData();
-  if (o.passSteps > 0 && trained > 0) {
+  if (passSteps > 0 && trained > 0) {
     const StepReader::PassCounts passes = steps.passCounts();
+    const ps::PassCache::KeyCounts keys = server.passKeyCounts();
     log << "passes: " << passes.passes << ", of " << passes.fewestSteps
-        << " to " << passes.mostSteps << " steps\n";
+        << " to " << passes.mostSteps << " steps; distinct rows "
+        << fixed(keys.keys
+                     ? 100.0 * double(keys.distinctRows) / double(keys.keys)
+                     : 0.0,
+                 1)
+        << "% of the keys\n";
   }
   if (trained > 0)
     log << "train loss " << fixed(summary.trainLoss) << window.metricText()

@@ -251,6 +251,30 @@ TEST(PassCacheTest, CacheHoldsOnlyThePassKeys) {
   EXPECT_EQ(server.rowCount("emb"), rowsBefore + newIds);
 }
 
+TEST(PassCacheTest, KeyCountsAddUpTheOpenedPasses) {
+  ParameterServer server(serverConfig(2));
+  server.createSparseTable(tableConfig("emb", 4, adagrad()));
+  server.createSparseTable(tableConfig("wide", 1, adagrad()));
+  HostPassCache cache(server);
+  EXPECT_EQ(cache.keyCounts().keys, 0u);
+  const uint64_t first[] = {1, 2, 2, 3}, wide[] = {7, 7};
+  cache.addPassKeys("emb", first, 4);
+  cache.addPassKeys("wide", wide, 2);
+  cache.beginPass();
+  EXPECT_EQ(cache.keyCounts().keys, 6u);
+  EXPECT_EQ(cache.keyCounts().distinctRows, 4u);
+  // A prepared pass counts when it opens, not before.
+  const uint64_t second[] = {3, 4, 4};
+  cache.addPassKeys("emb", second, 3);
+  cache.prepareNextPass();
+  EXPECT_EQ(cache.keyCounts().keys, 6u);
+  cache.endPass();
+  cache.beginPass();
+  EXPECT_EQ(cache.keyCounts().keys, 9u);
+  EXPECT_EQ(cache.keyCounts().distinctRows, 6u);
+  cache.endPass();
+}
+
 /// One step's ids of table "emb" (and, when given, of table "wide").
 std::vector<PassCache::StepKeys> stepOf(std::vector<uint64_t> emb,
                                         std::vector<uint64_t> wide = {}) {

@@ -54,14 +54,17 @@ struct TrainOptions {
   /// --ps-memory-rows / --ps-storage-dir: the RocksDB tier (0: none).
   int64_t psMemoryRows = 0;
   std::string psStorageDir;
-  /// --pass-steps: steps per pass of the pass cache (0: none).
-  int64_t passSteps = 0;
+  /// --pass-steps: steps per pass of the pass cache (0: none; empty: the
+  /// plan's).
+  std::optional<int64_t> passSteps;
   /// --pass-memory: the pass cache's memory bound (empty: none).
   std::string passMemory;
-  /// --pass-cache-device gpu: the pass cache in GPU memory.
-  bool passCacheOnGpu = false;
-  /// --sparse-staleness: sparse updates one step late (0 or 1).
-  int sparseStaleness = 0;
+  /// --pass-cache-device gpu: the pass cache in GPU memory (empty: the
+  /// plan's).
+  std::optional<bool> passCacheOnGpu;
+  /// --sparse-staleness: sparse updates one step late (0 or 1; empty: the
+  /// plan's).
+  std::optional<int> sparseStaleness;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

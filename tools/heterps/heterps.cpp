@@ -94,6 +94,23 @@ static cl::opt<uint64_t> seed("seed", cl::init(1),
 static cl::opt<unsigned> episodes("episodes", cl::init(1024),
                                   cl::desc("Episodes of the rl strategy"),
                                   cl::sub(compileCommand));
+static cl::opt<unsigned> compilePassSteps(
+    "pass-steps", cl::init(0),
+    cl::desc("--train: also plan training in passes of N steps through a "
+             "pass cache, and take them where the cost model prices the plan "
+             "better (the plan's pass_steps; training follows it)"),
+    cl::sub(compileCommand));
+static cl::opt<double> compilePassDistinctFraction(
+    "pass-distinct-fraction", cl::init(1.0),
+    cl::desc("--train with --pass-steps: of the keys a pass pulls, the share "
+             "that are distinct rows (a run's `passes:` line reports it)"),
+    cl::sub(compileCommand));
+static cl::opt<unsigned> compileSparseStaleness(
+    "sparse-staleness", cl::init(0),
+    cl::desc("--train: let sparse pushes lag at most N steps (0 or 1) where "
+             "the cost model prices the plan better (the plan's "
+             "sparse_staleness; training follows it)"),
+    cl::sub(compileCommand));
 static cl::opt<int64_t>
     batch("batch", cl::init(0),
           cl::desc("Bind the symbolic leading dim of the inputs (the "
@@ -288,7 +305,8 @@ static cl::opt<std::string> psStorageDir(
 static cl::opt<int64_t> passSteps(
     "pass-steps", cl::init(0),
     cl::desc("--train: train in passes of this many steps, loading each "
-             "pass's sparse rows once before its steps (0: no pass cache)"),
+             "pass's sparse rows once before its steps (0: no pass cache; "
+             "default: the plan's pass_steps, else 0)"),
     cl::sub(runCommand));
 static cl::opt<std::string> passMemory(
     "pass-memory",
@@ -302,13 +320,14 @@ static cl::opt<int> sparseStaleness(
     "sparse-staleness", cl::init(0),
     cl::desc("--train, one process: 1 applies each step's sparse update one "
              "step late, while the next step runs after its pulls (dense "
-             "parameters stay exact); 0: every update before the next step"),
+             "parameters stay exact); 0: every update before the next step "
+             "(default: the plan's sparse_staleness, else 0)"),
     cl::sub(runCommand));
 enum class PassCacheDevice { Host, Gpu };
 static cl::opt<PassCacheDevice> passCacheDevice(
     "pass-cache-device", cl::init(PassCacheDevice::Host),
     cl::desc("--train, with --pass-steps: where the pass cache keeps its "
-             "rows"),
+             "rows (default: the plan's pass_cache_device, else host)"),
     cl::values(clEnumValN(PassCacheDevice::Host, "host", "host memory"),
                clEnumValN(PassCacheDevice::Gpu, "gpu",
                           "GPU memory (the HBM tier; bit for bit the host's)")),
@@ -512,6 +531,9 @@ int main(int argc, char **argv) {
     options.strategy = strategy;
     options.seed = seed;
     options.episodes = episodes;
+    options.passSteps = compilePassSteps;
+    options.passDistinctFraction = compilePassDistinctFraction;
+    options.sparseStaleness = compileSparseStaleness;
     options.batch = batch;
     options.staticBatch = staticBatch;
     options.recurrenceUnrollLimit = recurrenceUnrollLimit;
@@ -576,10 +598,14 @@ int main(int argc, char **argv) {
     options.psShards = psShards;
     options.psMemoryRows = psMemoryRows;
     options.psStorageDir = psStorageDir;
-    options.passSteps = passSteps;
+    // Unset step-shape flags leave the choice to the bundle's plan.
+    if (passSteps.getNumOccurrences())
+      options.passSteps = passSteps;
     options.passMemory = passMemory;
-    options.passCacheOnGpu = passCacheDevice == PassCacheDevice::Gpu;
-    options.sparseStaleness = sparseStaleness;
+    if (passCacheDevice.getNumOccurrences())
+      options.passCacheOnGpu = passCacheDevice == PassCacheDevice::Gpu;
+    if (sparseStaleness.getNumOccurrences())
+      options.sparseStaleness = sparseStaleness;
     options.threads = threads;
     options.gpuStagesOnCpu = gpuStagesOnCpu;
     options.framesInFlight = frames;

@@ -190,6 +190,68 @@ TEST(CostModel, ParameterServerTraffic) {
               keyed.parameterServerSeconds, 1e-15);
 }
 
+TEST(CostModel, StepShapesPriceTheServer) {
+  ClusterSpec spec = twoClassCluster();
+  spec.parameterServer.keyUs = 0.1;
+  LayerGraph graph;
+  graph.layers = {embedding("emb")};
+  // One way of a replica's half batch: a message, the rows, the keys.
+  const double keys = 26 * 100 / 2.0, rows = 26 * 64 * 100 / 2.0;
+  const double oneWay = 20e-6 + rows / 5e9 + keys * 0.1e-6;
+  auto priced = [&](StepShape shape, double distinct = 1.0) {
+    CostOptions options = simpleOptions();
+    options.step = shape;
+    options.passDistinctFraction = distinct;
+    return CostModel(graph, spec, options);
+  };
+  const unsigned cpu = 0, gpu = 1;
+
+  StageEstimate direct = priced({}).stage(gpu, 0, 1, 2);
+  EXPECT_NEAR(direct.parameterServerSeconds, 2 * oneWay, 1e-15);
+  EXPECT_EQ(direct.parameterServerBackgroundSeconds, 0);
+
+  // A stale push overlaps the next step on a GPU, not on a CPU (the
+  // server's threads share its cores).
+  StageEstimate stale = priced({0, 1}).stage(gpu, 0, 1, 2);
+  EXPECT_NEAR(stale.parameterServerSeconds, oneWay, 1e-15);
+  EXPECT_NEAR(stale.parameterServerBackgroundSeconds, oneWay, 1e-15);
+  EXPECT_NEAR(stale.seconds, std::max(stale.computeSeconds + oneWay, oneWay),
+              1e-15);
+  EXPECT_LT(stale.seconds, direct.seconds);
+  StageEstimate staleCpu = priced({0, 1}).stage(cpu, 0, 1, 2);
+  EXPECT_NEAR(staleCpu.seconds, priced({}).stage(cpu, 0, 1, 2).seconds, 1e-15);
+
+  // Passes of 10 steps, a tenth of whose keys are distinct: each step looks
+  // its keys up in the cache (pull and push), writes back a tenth of the
+  // traffic and a tenth of a pass's messages, and loads as much for the
+  // next pass in the background.
+  const double moved = 20e-6 / 10 + 0.1 * (oneWay - 20e-6);
+  const double inCacheGpu = keys * 0.005e-6;
+  StageEstimate passes = priced({10, 0}, 0.1).stage(gpu, 0, 1, 2);
+  EXPECT_NEAR(passes.parameterServerSeconds, 2 * inCacheGpu + moved, 1e-15);
+  EXPECT_NEAR(passes.parameterServerBackgroundSeconds, moved, 1e-15);
+  EXPECT_LT(passes.seconds, stale.seconds);
+  StageEstimate stalePasses = priced({10, 1}, 0.1).stage(gpu, 0, 1, 2);
+  EXPECT_NEAR(stalePasses.parameterServerSeconds, inCacheGpu + moved, 1e-15);
+  EXPECT_NEAR(stalePasses.parameterServerBackgroundSeconds, moved + inCacheGpu,
+              1e-15);
+  EXPECT_NEAR(priced({10, 0}, 0.1).layerParameterServerSeconds(0, gpu, 2),
+              passes.parameterServerSeconds, 1e-15);
+
+  // On a CPU the cache's index costs about what the server's does, so
+  // passes over rows in memory cost more than the direct step.
+  const double inCacheCpu = keys * 0.13e-6;
+  StageEstimate cpuPasses = priced({10, 0}, 0.1).stage(cpu, 0, 1, 2);
+  EXPECT_NEAR(cpuPasses.parameterServerSeconds, 2 * inCacheCpu + 2 * moved,
+              1e-15);
+  EXPECT_GT(cpuPasses.seconds, priced({}).stage(cpu, 0, 1, 2).seconds);
+
+  // Inference pulls once, whatever the step shape.
+  graph.mode = Mode::Inference;
+  EXPECT_NEAR(priced({10, 1}, 0.1).stage(gpu, 0, 1, 2).parameterServerSeconds,
+              oneWay, 1e-15);
+}
+
 TEST(CostModel, CutTrafficAndBoundary) {
   ClusterSpec spec = twoClassCluster();
   LayerGraph graph;

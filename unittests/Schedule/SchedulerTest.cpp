@@ -696,6 +696,77 @@ TEST(Scheduler, SparseOnCpuKeepsLookupsBesideTheServer) {
   EXPECT_EQ(graph.layers[plan.stages[0].end - 1].name, "concat");
 }
 
+TEST(Scheduler, StepShapesWinWhereTheyPriceBetter) {
+  llvm::Expected<cluster::ClusterSpec> paper = cluster::loadClusterSpec(
+      std::string(HETERPS_SOURCE_DIR) + "/clusters/paper.yaml");
+  ASSERT_TRUE(!!paper) << llvm::toString(paper.takeError());
+  std::mt19937_64 rng(21);
+  cost::LayerGraph graph = ctrGraph(rng, 24);
+  StrategyOptions shapes;
+  shapes.passSteps = 32;
+  shapes.maxSparseStaleness = 1;
+  shapes.costOptions.passDistinctFraction = 0.05;
+  // Answers a missed target with the fastest plan: throughput decides.
+  const double target = 1e12;
+  auto priced = [&](llvm::StringRef strategy, cost::StepShape shape) {
+    StrategyOptions options;
+    options.costOptions.passDistinctFraction = 0.05;
+    options.costOptions.step = shape;
+    return solveOrDie(strategy, graph, *paper, target, options);
+  };
+
+  // Lookups on GPUs: passes keep rows in HBM and win; the plan is the
+  // fastest of the four shapes.
+  Plan gpu = solveOrDie("gpu-only", graph, *paper, target, shapes);
+  EXPECT_EQ(gpu.step.passSteps, 32u);
+  EXPECT_TRUE(gpu.passCacheOnGpu);
+  Plan gpuDirect = priced("gpu-only", {});
+  EXPECT_EQ(gpuDirect.step, cost::StepShape{});
+  EXPECT_GT(gpu.throughput, gpuDirect.throughput);
+  for (cost::StepShape shape :
+       {cost::StepShape{0, 1}, cost::StepShape{32, 0}, cost::StepShape{32, 1}})
+    EXPECT_GE(gpu.throughput, priced("gpu-only", shape).throughput);
+  EXPECT_DOUBLE_EQ(gpu.throughput, priced("gpu-only", gpu.step).throughput);
+  // The plan keeps every shape's price, in the order solved.
+  ASSERT_EQ(gpu.pricedShapes.size(), 4u);
+  EXPECT_EQ(gpu.pricedShapes[0].step, cost::StepShape{});
+  EXPECT_DOUBLE_EQ(gpu.pricedShapes[0].throughput, gpuDirect.throughput);
+  EXPECT_EQ(gpu.pricedShapes[3].step, (cost::StepShape{32, 1}));
+
+  // Lookups on CPUs: passes through host memory cost more than they save,
+  // and a stale push shares the cores: the exact direct step.
+  Plan cpu = solveOrDie("cpu-only", graph, *paper, target, shapes);
+  EXPECT_EQ(cpu.step, cost::StepShape{});
+  EXPECT_FALSE(cpu.passCacheOnGpu);
+  EXPECT_DOUBLE_EQ(cpu.throughput, priced("cpu-only", {}).throughput);
+
+  // Without passes on offer, a stale push helps the GPU step.
+  StrategyOptions staleOnly;
+  staleOnly.maxSparseStaleness = 1;
+  Plan stale = solveOrDie("gpu-only", graph, *paper, target, staleOnly);
+  EXPECT_EQ(stale.step, (cost::StepShape{0, 1}));
+  EXPECT_GT(stale.throughput, gpuDirect.throughput);
+  EXPECT_EQ(stale.pricedShapes.size(), 2u);
+  EXPECT_TRUE(
+      solveOrDie("gpu-only", graph, *paper, target).pricedShapes.empty());
+
+  // Inference has one step shape.
+  graph.mode = cost::Mode::Inference;
+  EXPECT_EQ(solveOrDie("gpu-only", graph, *paper, target, shapes).step,
+            cost::StepShape{});
+
+  StrategyOptions bad = shapes;
+  bad.maxSparseStaleness = 2;
+  EXPECT_FALSE(!!solve("dp", graph, *paper, Objective{1000}, bad));
+  bad = shapes;
+  bad.costOptions.passDistinctFraction = 0;
+  llvm::Expected<Plan> refused =
+      solve("dp", graph, *paper, Objective{1000}, bad);
+  ASSERT_FALSE(!!refused);
+  EXPECT_NE(llvm::toString(refused.takeError()).find("distinct share"),
+            std::string::npos);
+}
+
 TEST(Scheduler, PaperPresetSplitsCtrModel) {
   // A CTR model on the paper's cluster at a high target: embeddings stay on
   // the CPU servers next to the parameter server, the dense tower goes to a

@@ -33,6 +33,23 @@ struct Efficiency {
   double memory = 0.7;  ///< Of memory bandwidth.
 };
 
+/// How a training step reaches the parameter server's sparse rows
+/// (docs/Planning.md, "Step shapes").
+struct StepShape {
+  /// Steps per pass of a pass cache on the devices that look up rows
+  /// (`heterps run --train --pass-steps`): a pass loads its distinct rows
+  /// once, its steps pull and push them in the cache, and it writes them
+  /// back at its end. 0: every step pulls from and pushes to the server.
+  unsigned passSteps = 0;
+  /// Steps a sparse push may lag behind (`--sparse-staleness`): 0 or 1.
+  unsigned sparseStaleness = 0;
+
+  bool operator==(const StepShape &other) const {
+    return passSteps == other.passSteps &&
+           sparseStaleness == other.sparseStaleness;
+  }
+};
+
 struct CostOptions {
   CostOptions();
 
@@ -49,6 +66,16 @@ struct CostOptions {
   /// (the parameter server's tier on that device) may take; the rest covers
   /// the runtime's context, allocator slack and the estimate's error.
   double passCacheMemoryShare = 0.8;
+  /// The training step priced (training graphs only).
+  StepShape step;
+  /// Of the keys a pass pulls, the share that are distinct rows: what the
+  /// pass loads and writes back. The run reports it (its `passes:` line).
+  double passDistinctFraction = 1.0;
+  /// Microseconds per key pulled or pushed through a pass cache's index on
+  /// a device of each kind [DeviceKind]: on a CPU a hash lookup and the
+  /// push's merge in host memory, on a GPU the same work in HBM, spread
+  /// over the device's threads.
+  double passCacheKeyUs[2];
   /// [DeviceKind][LayerKind].
   Efficiency efficiency[2][kNumLayerKinds];
 
@@ -96,9 +123,16 @@ private:
 
 /// Time of one stage: layers [begin, end) on `replicas` devices of a class.
 struct StageEstimate {
-  double seconds = 0; ///< Per batch: compute + parameter server + all-reduce.
+  /// Per batch: compute + parameter server + all-reduce, or the server's
+  /// background work where that is longer.
+  double seconds = 0;
   double computeSeconds = 0;
+  /// The server's work the step waits for.
   double parameterServerSeconds = 0;
+  /// The server's work that overlaps the step (the next pass's load, a
+  /// stale push): on the host while a GPU computes. On a CPU it shares the
+  /// stage's cores and counts in parameterServerSeconds instead.
+  double parameterServerBackgroundSeconds = 0;
   double allReduceSeconds = 0;
   double memoryBytes = 0; ///< Needed on each replica.
   bool fitsMemory = true;
@@ -170,7 +204,8 @@ public:
   }
   /// Launch overhead of `layer` on `cls`, per batch (once per pass).
   double layerOverheadSeconds(unsigned cls) const;
-  /// Parameter-server seconds of `layer` with `replicas` devices of `cls`.
+  /// Parameter-server seconds of `layer` with `replicas` devices of `cls`
+  /// that the step waits for.
   double layerParameterServerSeconds(unsigned layer, unsigned cls,
                                      unsigned replicas) const;
 
@@ -214,7 +249,22 @@ public:
   /// Empty for inference and for plans without lookups.
   std::optional<double> passCacheMemoryBytes(const Evaluation &plan) const;
 
+  /// Whether every stage of the plan that looks up sparse rows runs on
+  /// GPUs, so that a pass cache belongs in GPU memory (the runtime keeps one
+  /// cache for all of them); false without such stages.
+  bool passCacheOnGpu(const Evaluation &plan) const;
+
 private:
+  struct ServerSeconds {
+    double waited = 0;     ///< The step waits for it.
+    double background = 0; ///< Overlaps the step.
+  };
+  /// The server's time per step for `lookups` embedding layers pulling
+  /// `rowBytes` and `keys` per sample on `replicas` devices of `cls`, in the
+  /// step shape of the options.
+  ServerSeconds serverSeconds(unsigned cls, double lookups, double rowBytes,
+                              double keys, unsigned replicas) const;
+
   const LayerGraph &layerGraph;
   const cluster::ClusterSpec &clusterSpec;
   CostOptions costOptions;

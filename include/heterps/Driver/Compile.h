@@ -35,6 +35,11 @@ struct CompileOptions {
   std::vector<std::string> inputShapes;
   std::vector<std::string> dims; // NAME=N bindings of symbolic dims
   unsigned episodes = 1024;
+  /// Training step shapes the plan may take (--pass-steps,
+  /// --pass-distinct-fraction, --sparse-staleness; hps-place's options).
+  unsigned passSteps = 0;
+  double passDistinctFraction = 1.0;
+  unsigned sparseStaleness = 0;
   bool keepSources = true;
   /// CPU stages keep conv chains in the native layout (--native-layouts).
   bool nativeLayouts = true;

@@ -35,8 +35,18 @@ struct Objective {
 constexpr size_t kDefaultMaxStoredStages = size_t(1) << 24;
 
 struct StrategyOptions {
+  /// Prices placements; its `step` is the step shape every plan starts
+  /// from (the direct, exact step by default).
   cost::CostOptions costOptions;
   const cost::ProfileDatabase *profiles = nullptr;
+
+  // Step shapes a training plan may take besides costOptions.step: each is
+  // solved, and the best plan wins; on a tie the earlier shape (direct
+  // before passes, exact before stale).
+  /// Passes of this many steps (0: none).
+  unsigned passSteps = 0;
+  /// Sparse pushes lagging at most this many steps (0 or 1).
+  unsigned maxSparseStaleness = 0;
 
   // rl: the HeterPS LSTM policy trained with REINFORCE.
   uint64_t seed = 1;
@@ -82,12 +92,26 @@ struct Plan : cost::Evaluation {
   double solveSeconds = 0;
   /// What a pass cache may hold (CostModel::passCacheMemoryBytes).
   std::optional<double> passCacheMemoryBytes;
+  /// The step shape the plan was priced with.
+  cost::StepShape step;
+  /// Its pass cache belongs in GPU memory (CostModel::passCacheOnGpu).
+  bool passCacheOnGpu = false;
+  /// Where several step shapes were priced: each one's best plan, in the
+  /// order solved (the chosen one among them), to show why it won.
+  struct PricedShape {
+    cost::StepShape step;
+    bool feasible = false;
+    double throughput = 0;
+    double costPerMillionSamples = 0;
+  };
+  std::vector<PricedShape> pricedShapes;
 };
 
 /// The strategy names `solve` accepts: rl, dp, brute, greedy, cpu-only,
 /// gpu-only, sparse-on-cpu.
 llvm::ArrayRef<llvm::StringRef> strategyNames();
 
+/// The best plan of `strategy` over the step shapes `options` allows.
 llvm::Expected<Plan> solve(llvm::StringRef strategy,
                            const cost::LayerGraph &graph,
                            const cluster::ClusterSpec &cluster,

@@ -28,6 +28,9 @@ void buildPlanPipeline(OpPassManager &pm,
   place.episodes = options.episodes;
   place.profile = options.profile;
   place.batch = options.batch;
+  place.passSteps = options.passSteps;
+  place.passDistinctFraction = options.passDistinctFraction;
+  place.sparseStaleness = options.sparseStaleness;
   // A training bundle is placed for forward + backward work; autodiff then
   // puts every backward op where its forward op runs.
   place.inference = !options.train;

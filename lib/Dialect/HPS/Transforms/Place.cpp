@@ -111,8 +111,21 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
       return signalPassFailure();
     }
 
+    if (sparseStaleness > 1) {
+      emitError(module.getLoc(), "hps-place: sparse-staleness must be 0 or 1");
+      return signalPassFailure();
+    }
+    if (!(passDistinctFraction > 0 && passDistinctFraction <= 1)) {
+      emitError(module.getLoc(),
+                "hps-place: pass-distinct-fraction must be in (0, 1]");
+      return signalPassFailure();
+    }
+
     schedule::StrategyOptions options;
     options.costOptions.batchSize = static_cast<double>(batch);
+    options.costOptions.passDistinctFraction = passDistinctFraction;
+    options.passSteps = passSteps;
+    options.maxSparseStaleness = sparseStaleness;
     options.profiles = profiles ? &*profiles : nullptr;
     options.seed = seed;
     options.episodes = episodes;
@@ -211,6 +224,31 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
       fields.push_back(b.getNamedAttr("pass_memory_bytes",
                                       b.getI64IntegerAttr(static_cast<int64_t>(
                                           *plan.passCacheMemoryBytes))));
+    if (plan.step.passSteps > 0) {
+      fields.push_back(b.getNamedAttr(
+          "pass_steps", b.getI64IntegerAttr(plan.step.passSteps)));
+      fields.push_back(b.getNamedAttr(
+          "pass_cache_device",
+          b.getStringAttr(plan.passCacheOnGpu ? "gpu" : "host")));
+    }
+    if (plan.step.sparseStaleness > 0)
+      fields.push_back(b.getNamedAttr(
+          "sparse_staleness", b.getI64IntegerAttr(plan.step.sparseStaleness)));
+    if (!plan.pricedShapes.empty()) {
+      SmallVector<Attribute> shapes;
+      for (const schedule::Plan::PricedShape &shape : plan.pricedShapes)
+        shapes.push_back(b.getDictionaryAttr({
+            b.getNamedAttr("pass_steps",
+                           b.getI64IntegerAttr(shape.step.passSteps)),
+            b.getNamedAttr("sparse_staleness",
+                           b.getI64IntegerAttr(shape.step.sparseStaleness)),
+            b.getNamedAttr("feasible", b.getBoolAttr(shape.feasible)),
+            b.getNamedAttr("throughput", b.getF64FloatAttr(shape.throughput)),
+            b.getNamedAttr("cost_per_million_samples",
+                           b.getF64FloatAttr(shape.costPerMillionSamples)),
+        }));
+      fields.push_back(b.getNamedAttr("step_shapes", b.getArrayAttr(shapes)));
+    }
     if (plan.bottleneckLayer)
       fields.push_back(b.getNamedAttr(
           "bottleneck",

@@ -186,6 +186,14 @@ public:
   std::optional<int64_t> plannedPassMemoryBytes() const {
     return plannedPassMemory;
   }
+  /// The training step the plan was priced with (docs/Planning.md, "Step
+  /// shapes"); training follows it unless told otherwise.
+  struct PlannedStep {
+    int64_t passSteps = 0;       ///< plan.pass_steps (0: direct).
+    int sparseStaleness = 0;     ///< plan.sparse_staleness.
+    bool passCacheOnGpu = false; ///< plan.pass_cache_device is "gpu".
+  };
+  const PlannedStep &plannedStep() const { return planStep; }
   const char *weights() const { return weightsData; }
   size_t weightsBytes() const { return weightsSize; }
   /// Absolute path of a file of the bundle.
@@ -203,6 +211,7 @@ private:
   std::optional<TrainingSpec> trainingSpec;
   std::optional<PassKeysSpec> passKeysSpec;
   std::optional<int64_t> plannedPassMemory;
+  PlannedStep planStep;
   const char *weightsData = nullptr;
   size_t weightsSize = 0;
   void *mapping = nullptr;

@@ -123,6 +123,16 @@ public:
   /// Distinct ids of `table` the current pass holds (0: not in the pass).
   virtual size_t passKeyCount(const std::string &table) const = 0;
 
+  /// Over every pass opened so far: the ids recorded for them, and the
+  /// distinct rows they loaded. Their ratio is what the planner calls the
+  /// distinct share of a pass's keys (heterps compile
+  /// --pass-distinct-fraction).
+  struct KeyCounts {
+    size_t keys = 0;
+    size_t distinctRows = 0;
+  };
+  KeyCounts keyCounts() const { return opened; }
+
   /// `count * dim` floats into `out`, row i for ids[i]. Throws Error naming
   /// the first id the pass does not hold, or if no pass is open.
   virtual void pull(const std::string &table, const uint64_t *ids, size_t count,
@@ -172,6 +182,11 @@ protected:
 private:
   /// Forgets the recorded keys (and their count).
   void clearPendingKeys();
+  /// Ids per table of `keys`, for keyCounts once their pass opens.
+  static std::map<std::string, size_t>
+  countKeys(const std::map<std::string, std::vector<uint64_t>> &keys);
+  /// Adds the open pass's `keys` and distinct rows to `opened`.
+  void countOpenedPass(const std::map<std::string, size_t> &keys);
 
   std::map<std::string, std::vector<uint64_t>> pendingKeys;
   /// With a memory limit: the distinct keys among pendingKeys, per table.
@@ -179,6 +194,9 @@ private:
   std::unique_ptr<DistinctKeys> pendingDistinct;
   size_t limitBytes = 0;
   size_t pendingBytes = 0;
+  /// Ids per table of the prepared pass.
+  std::map<std::string, size_t> preparedKeys;
+  KeyCounts opened;
   bool passOpen = false;
   bool prepared = false;
 };

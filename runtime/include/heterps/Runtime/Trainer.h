@@ -124,8 +124,9 @@ struct TrainerOptions {
   /// Train in passes of this many steps through a pass cache (PassCache.h):
   /// the pass's sparse rows are loaded once, before its steps, and written
   /// back after them (0: every pull and push goes to the server). Needs the
-  /// bundle's pass-key program; a single process only.
-  int64_t passSteps = 0;
+  /// bundle's pass-key program; a single process only. Empty: as the
+  /// bundle's plan says (Bundle::plannedStep), else 0.
+  std::optional<int64_t> passSteps;
   /// With passSteps: the most memory the pass cache may hold, the running
   /// pass and the next one prepared beside it (PassCache::setMemoryLimit);
   /// a pass ends early where its next step's rows would not fit. 0: none.
@@ -134,13 +135,14 @@ struct TrainerOptions {
   /// (Bundle::plannedPassMemoryBytes; --pass-memory auto).
   bool passMemoryFromPlan = false;
   /// With passSteps: keep the pass cache in GPU memory (the HBM tier,
-  /// CudaPassCache.h) instead of host memory.
-  bool passCacheOnGpu = false;
+  /// CudaPassCache.h) instead of host memory. Empty: as the plan says, else
+  /// host memory.
+  std::optional<bool> passCacheOnGpu;
   /// 1: each step's sparse update is applied one step late, overlapping the
   /// next step after its pulls (TrainingServerOptions::sparseStaleness);
   /// checkpoints, evaluations, dumps and pass ends apply it first. A single
-  /// process only.
-  int sparseStaleness = 0;
+  /// process only. Empty: as the plan says, else 0.
+  std::optional<int> sparseStaleness;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

@@ -176,6 +176,11 @@ public:
   /// Forgets a prepared pass and the ids added for it.
   void discardPreparedPass();
   bool nextPassPrepared() const { return cache && cache->nextPassPrepared(); }
+  /// Keys and distinct rows of the passes so far (PassCache::keyCounts);
+  /// zero without a pass cache.
+  ps::PassCache::KeyCounts passKeyCounts() const {
+    return cache ? cache->keyCounts() : ps::PassCache::KeyCounts{};
+  }
 
   /// Re-reads the dense parameters from the store (a process that joins a
   /// multi-process run after the parameters moved, a stage rank): every

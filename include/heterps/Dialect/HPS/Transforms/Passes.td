@@ -52,7 +52,10 @@ def HPSPlace : Pass<"hps-place", "::mlir::ModuleOp"> {
     target), writes `device` on every placeable op and records the plan as
     the module attribute `hps.plan`. An unreachable target is reported as a
     warning naming the bottleneck layer and the best reachable throughput,
-    and the plan says `feasible = false`.
+    and the plan says `feasible = false`. A training plan may also take a
+    step shape the options allow (passes through a pass cache, stale sparse
+    pushes) where the cost model prices it better; the plan then records
+    `pass_steps` and `sparse_staleness`, which training follows.
   }];
   let dependentDialects = ["::heterps::hps::HPSDialect"];
   let options = [
@@ -72,6 +75,17 @@ def HPSPlace : Pass<"hps-place", "::mlir::ModuleOp"> {
            "Profile database (JSON) of measured layer times">,
     Option<"inference", "inference", "bool", /*default=*/"false",
            "Plan for inference (forward only) instead of training">,
+    Option<"passSteps", "pass-steps", "unsigned", /*default=*/"0",
+           "Also price training in passes of this many steps through a "
+           "pass cache, and plan with them where that is better">,
+    Option<"passDistinctFraction", "pass-distinct-fraction", "double",
+           /*default=*/"1.0",
+           "Of the keys a pass pulls, the share that are distinct rows "
+           "(a training run's `passes:` line reports it)">,
+    Option<"sparseStaleness", "sparse-staleness", "unsigned",
+           /*default=*/"0",
+           "Let sparse pushes lag at most this many steps (0 or 1) where "
+           "that makes the plan better">,
   ];
 }
 

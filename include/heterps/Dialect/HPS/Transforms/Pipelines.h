@@ -47,6 +47,18 @@ struct CompilePipelineOptions
                             llvm::cl::init(1024)};
   Option<std::string> profile{*this, "profile",
                               llvm::cl::desc("Layer profile database")};
+  Option<unsigned> passSteps{
+      *this, "pass-steps",
+      llvm::cl::desc("Also plan training in passes of this many steps"),
+      llvm::cl::init(0)};
+  Option<double> passDistinctFraction{
+      *this, "pass-distinct-fraction",
+      llvm::cl::desc("Share of a pass's keys that are distinct rows"),
+      llvm::cl::init(1.0)};
+  Option<unsigned> sparseStaleness{
+      *this, "sparse-staleness",
+      llvm::cl::desc("Let sparse pushes lag at most this many steps"),
+      llvm::cl::init(0)};
   Option<bool> partition{
       *this, "partition",
       llvm::cl::desc("Partition into stages after placing (false: place "
