@@ -156,7 +156,9 @@ def main():
                         f"{step['pass_cache_device']} memory" if "pass_steps" in step
                         else f"{plan} (direct") + (
                         ", stale sparse)" if step.get("sparse_staleness") else ")")
-                bundles[name] = (bundle, [])
+                # Off a GPU the plan's GPU cache cannot open: the host's.
+                bundles[name] = (bundle, ["--pass-cache-device", "host"]
+                                 if args.gpu_stages_on_cpu else [])
                 shapes[name], prices[name] = shapes[plan], prices[plan]
                 continue
             # The same bundle, trained each way.

@@ -39,6 +39,21 @@ bool schedule::isBetter(const cost::Evaluation &candidate,
   return candidate.throughput > incumbent.throughput;
 }
 
+/// isBetter, and by at least `gain` (a fraction) in the measure that
+/// decides between the two: cost when both are feasible, else throughput.
+static bool isClearlyBetter(const cost::Evaluation &candidate,
+                            const cost::Evaluation &incumbent, double gain) {
+  if (!isBetter(candidate, incumbent))
+    return false;
+  if (candidate.feasible && incumbent.feasible)
+    return candidate.costPerMillionSamples <=
+           incumbent.costPerMillionSamples * (1 - gain);
+  if (candidate.feasible != incumbent.feasible ||
+      candidate.runnable != incumbent.runnable)
+    return true;
+  return candidate.throughput >= incumbent.throughput * (1 + gain);
+}
+
 /// `strategy`'s plan for the step shape of options.costOptions.
 static Expected<Plan> solveShape(StringRef strategy,
                                  const cost::LayerGraph &graph,
@@ -144,7 +159,9 @@ Expected<Plan> schedule::solve(StringRef strategy,
            ++stale)
         shapes.push_back({passSteps, stale});
   }
-  std::optional<Plan> best;
+  // The best exact plan and the best with stale pushes, kept apart: stale
+  // pushes change the training's numbers, so they must win by a margin.
+  std::optional<Plan> exact, stale;
   std::vector<Plan::PricedShape> priced;
   double seconds = 0;
   for (const cost::StepShape &shape : shapes) {
@@ -157,9 +174,15 @@ Expected<Plan> schedule::solve(StringRef strategy,
     seconds += plan->solveSeconds;
     priced.push_back(
         {shape, plan->feasible, plan->throughput, plan->costPerMillionSamples});
+    std::optional<Plan> &best = shape.sparseStaleness > 0 ? stale : exact;
     if (!best || isBetter(*plan, *best))
       best = std::move(*plan);
   }
+  std::optional<Plan> &best =
+      !exact || (stale &&
+                 isClearlyBetter(*stale, *exact, options.minimumStaleGain))
+          ? stale
+          : exact;
   best->solveSeconds = seconds;
   if (priced.size() > 1)
     best->pricedShapes = std::move(priced);

@@ -31,7 +31,8 @@
 #   bench      training throughput of the CPU-only, GPU-only and
 #              heterogeneous plans, each also in passes of 32 steps through
 #              the host and the GPU pass cache, and with sparse updates one
-#              step late (bench/training/bench_heterogeneous.py)
+#              step late, and rl offered those step shapes, trained as
+#              its plan says (bench/training/bench_heterogeneous.py)
 #   bench-inference  GPU stages against PyTorch on CUDA
 #              (bench/inference/bench_inference.py --gpu; needs onnx2torch,
 #              installed from $GPU_WHEELS if Python lacks it)

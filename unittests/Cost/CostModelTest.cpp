@@ -226,7 +226,9 @@ TEST(CostModel, StepShapesPriceTheServer) {
   // traffic and a tenth of a pass's messages, and loads as much for the
   // next pass in the background.
   const double moved = 20e-6 / 10 + 0.1 * (oneWay - 20e-6);
-  const double inCacheGpu = keys * 0.005e-6;
+  const CostOptions defaults;
+  const double inCacheGpu =
+      keys * defaults.passCacheKeyUs[unsigned(DeviceKind::GPU)] * 1e-6;
   StageEstimate passes = priced({10, 0}, 0.1).stage(gpu, 0, 1, 2);
   EXPECT_NEAR(passes.parameterServerSeconds, 2 * inCacheGpu + moved, 1e-15);
   EXPECT_NEAR(passes.parameterServerBackgroundSeconds, moved, 1e-15);
@@ -240,7 +242,8 @@ TEST(CostModel, StepShapesPriceTheServer) {
 
   // On a CPU the cache's index costs about what the server's does, so
   // passes over rows in memory cost more than the direct step.
-  const double inCacheCpu = keys * 0.13e-6;
+  const double inCacheCpu =
+      keys * defaults.passCacheKeyUs[unsigned(DeviceKind::CPU)] * 1e-6;
   StageEstimate cpuPasses = priced({10, 0}, 0.1).stage(cpu, 0, 1, 2);
   EXPECT_NEAR(cpuPasses.parameterServerSeconds, 2 * inCacheCpu + 2 * moved,
               1e-15);

@@ -42,11 +42,16 @@ struct StrategyOptions {
 
   // Step shapes a training plan may take besides costOptions.step: each is
   // solved, and the best plan wins; on a tie the earlier shape (direct
-  // before passes, exact before stale).
+  // before passes), and an exact one unless a stale one is clearly better
+  // (minimumStaleGain).
   /// Passes of this many steps (0: none).
   unsigned passSteps = 0;
   /// Sparse pushes lagging at most this many steps (0 or 1).
   unsigned maxSparseStaleness = 0;
+  /// A plan with stale pushes (whose losses differ from the exact step's)
+  /// wins only when it is this much better than the best exact one: this
+  /// fraction cheaper, or faster where no plan meets the target.
+  double minimumStaleGain = 0.05;
 
   // rl: the HeterPS LSTM policy trained with REINFORCE.
   uint64_t seed = 1;
