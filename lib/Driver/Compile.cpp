@@ -145,6 +145,9 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
                 std::to_string(options.sparseStaleness) + " must be 0 or 1");
   if (!(options.passDistinctFraction > 0 && options.passDistinctFraction <= 1))
     return fail("--pass-distinct-fraction must be in (0, 1]");
+  if (options.passDistinctFraction != 1 && options.passSteps == 0)
+    return fail("--pass-distinct-fraction prices passes: it needs "
+                "--pass-steps");
   if (options.recurrenceUnrollLimit < 0)
     return fail("--recurrence-unroll-limit=" +
                 std::to_string(options.recurrenceUnrollLimit) +

@@ -11,10 +11,14 @@
 #include "PassCacheKernels.h"
 #include "PassKeyIndex.h"
 
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_run_length_encode.cuh>
+#include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -101,6 +105,28 @@ private:
   int previous = 0;
 };
 
+/// slots[i] = the slot of ids[i] among the pass's sorted keys; where the
+/// pass lacks an id, its slot is keyCount and firstMissing falls to the
+/// least such i.
+__global__ void findSlots(const uint64_t *sortedKeys, uint32_t keyCount,
+                          const uint64_t *ids, size_t count, uint32_t *slots,
+                          unsigned long long *firstMissing) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x) {
+    const uint32_t slot = kernels::findSlot(sortedKeys, keyCount, ids[i]);
+    slots[i] = slot;
+    if (slot == keyCount)
+      atomicMin(firstMissing, static_cast<unsigned long long>(i));
+  }
+}
+
+/// values[i] = i: a push's batch positions before the sort.
+__global__ void batchPositions(uint32_t *values, size_t count) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x)
+    values[i] = static_cast<uint32_t>(i);
+}
+
 /// out[i * dim + d] = row(slots[i])[d].
 __global__ void gatherRows(const float *rows, size_t rowFloats,
                            const uint32_t *slots, size_t count, unsigned dim,
@@ -132,14 +158,24 @@ unsigned blocksFor(size_t threads, unsigned blockSize) {
   return static_cast<unsigned>(std::min<size_t>(blocks, 65535));
 }
 
-/// A table of the open pass: the index on the host, the rows on the GPU.
+/// A table of the open pass: the index on the host, its sorted keys (for
+/// the GPU's lookups) and the rows on the GPU.
 struct DeviceTable {
   PassKeyIndex index;
   size_t dim = 0;
   size_t rowFloats = 0;
   OptimizerConfig optimizer;
+  DeviceArray<uint64_t> keys;
   DeviceArray<float> rows;
 };
+
+/// Bits a radix sort of slots below `count` needs.
+int slotBits(size_t count) {
+  int bits = 1;
+  while (bits < 32 && (size_t(1) << bits) < count)
+    ++bits;
+  return bits;
+}
 
 /// A table of the prepared next pass, in host memory until it opens.
 struct PreparedTable {
@@ -218,22 +254,22 @@ public:
     DeviceTable &table = tableWithSlots(tableName, ids, count);
     if (count == 0)
       return;
-    PassKeyIndex::planMerge(slots.data(), count, plan);
+    if (count > std::numeric_limits<uint32_t>::max())
+      throw Error("pass cache: a push of " + std::to_string(count) +
+                  " ids is too large (at most 2^32 - 1)");
     const OptimizerConfig optimizer =
         scaledOptimizer(table.optimizer, server.learningRateScale());
     const kernels::UpdateRule rule = kernels::updateRule(optimizer);
     deviceValues.upload(gradients, count * table.dim, stream);
-    deviceSlots.upload(plan.slots.data(), plan.runs(), stream);
-    deviceRunStarts.upload(plan.runStarts.data(), plan.runs() + 1, stream);
-    devicePositions.upload(plan.positions.data(), count, stream);
-    for (size_t first = 0; first < plan.runs(); first += 65535) {
-      const size_t runs = std::min<size_t>(plan.runs() - first, 65535);
+    const size_t runs = planMerge(table, count);
+    for (size_t first = 0; first < runs; first += 65535) {
+      const size_t blocks = std::min<size_t>(runs - first, 65535);
       const unsigned threads = static_cast<unsigned>(
           std::min<size_t>(256, (table.dim + 31) / 32 * 32));
-      mergeAndUpdate<<<static_cast<unsigned>(runs), threads, 0, stream>>>(
+      mergeAndUpdate<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
           table.rows.data(), table.rowFloats, static_cast<unsigned>(table.dim),
-          deviceSlots.data() + first, deviceRunStarts.data() + first,
-          devicePositions.data(), deviceValues.data(), rule);
+          runSlots.data() + first, runStarts.data() + first,
+          sortedPositions.data(), deviceValues.data(), rule);
       check(cudaGetLastError(), "updating rows");
     }
     check(cudaStreamSynchronize(stream),
@@ -251,6 +287,8 @@ protected:
         server.pullRows(name, table.index.keys().data(), table.index.size(),
                         staging.data());
         table.rows.upload(staging.data(), staging.size(), stream);
+        table.keys.upload(table.index.keys().data(), table.index.size(),
+                          stream);
         check(cudaStreamSynchronize(stream), "loading table '" + name + "'");
       }
     } catch (...) {
@@ -322,6 +360,7 @@ protected:
       DeviceTable &table = takeTable(name);
       table.index = std::move(prepared.index);
       table.rows.upload(prepared.rows.data(), prepared.rows.size(), stream);
+      table.keys.upload(table.index.keys().data(), table.index.size(), stream);
     }
     next.clear();
     check(cudaStreamSynchronize(stream), "opening the prepared pass");
@@ -330,9 +369,9 @@ protected:
   void dropPrepared() override { next.clear(); }
 
 private:
-  /// Rows of the slots in `slots` (count of them) into `out`, on `stream`.
+  /// Rows of the slots in `deviceSlots` (count of them) into `out`, on
+  /// `stream`.
   void gather(const DeviceTable &table, size_t count, float *out) {
-    deviceSlots.upload(slots.data(), count, stream);
     const size_t floats = count * table.dim;
     gatherRows<<<blocksFor(floats, 256), 256, 0, stream>>>(
         table.rows.data(), table.rowFloats, deviceSlots.data(), count,
@@ -340,14 +379,85 @@ private:
     check(cudaGetLastError(), "gathering rows");
   }
 
-  /// The open pass's table `name`, with the slots of `ids` in `slots`;
-  /// throws Error naming the table or the first id the pass lacks.
+  /// The open pass's table `name`, with the slots of `ids` (host memory)
+  /// in `deviceSlots`, looked up on the GPU; throws Error naming the table
+  /// or the first id the pass lacks.
   DeviceTable &tableWithSlots(const std::string &name, const uint64_t *ids,
                               size_t count) {
     DeviceTable &table = passTable(tables, name);
-    slots.resize(count);
-    table.index.slotsOf(ids, count, slots.data());
+    if (count == 0)
+      return table;
+    deviceIds.upload(ids, count, stream);
+    deviceSlots.reserve(count);
+    const unsigned long long none = ~0ull;
+    firstMissing.upload(&none, 1, stream);
+    findSlots<<<blocksFor(count, 256), 256, 0, stream>>>(
+        table.keys.data(), static_cast<uint32_t>(table.index.size()),
+        deviceIds.data(), count, deviceSlots.data(), firstMissing.data());
+    check(cudaGetLastError(), "looking up ids");
+    unsigned long long missing = none;
+    firstMissing.download(&missing, 1, stream);
+    check(cudaStreamSynchronize(stream),
+          "looking up ids of table '" + name + "'");
+    if (missing != none)
+      throw table.index.missingKeyError(ids[missing]);
     return table;
+  }
+
+  /// Groups the push's `count` slots in `deviceSlots` by slot, as
+  /// PassKeyIndex::planMerge does on the host: a stable radix sort of
+  /// (slot, batch position), then runs of equal slots (runSlots, runStarts
+  /// with runStarts[runs] = count, sortedPositions). Returns the runs.
+  size_t planMerge(const DeviceTable &table, size_t count) {
+    const int endBit = slotBits(table.index.size());
+    positions.reserve(count);
+    sortedSlots.reserve(count);
+    sortedPositions.reserve(count);
+    runSlots.reserve(count);
+    runLengths.reserve(count + 1);
+    runStarts.reserve(count + 1);
+    runCount.reserve(1);
+    batchPositions<<<blocksFor(count, 256), 256, 0, stream>>>(positions.data(),
+                                                              count);
+    check(cudaGetLastError(), "numbering a push");
+    // Lengths past the last run stay 0, so that the scan's entry `runs`
+    // is `count`.
+    check(cudaMemsetAsync(runLengths.data(), 0, (count + 1) * sizeof(uint32_t),
+                          stream),
+          "clearing run lengths");
+    const int items = static_cast<int>(count);
+    size_t sortBytes = 0, encodeBytes = 0, scanBytes = 0;
+    check(cub::DeviceRadixSort::SortPairs(
+              nullptr, sortBytes, deviceSlots.data(), sortedSlots.data(),
+              positions.data(), sortedPositions.data(), items, 0, endBit,
+              stream),
+          "sizing the push's sort");
+    check(cub::DeviceRunLengthEncode::Encode(
+              nullptr, encodeBytes, sortedSlots.data(), runSlots.data(),
+              runLengths.data(), runCount.data(), items, stream),
+          "sizing the push's runs");
+    check(cub::DeviceScan::ExclusiveSum(nullptr, scanBytes, runLengths.data(),
+                                        runStarts.data(), items + 1, stream),
+          "sizing the push's run starts");
+    cubScratch.reserve(std::max({sortBytes, encodeBytes, scanBytes}));
+    check(cub::DeviceRadixSort::SortPairs(
+              cubScratch.data(), sortBytes, deviceSlots.data(),
+              sortedSlots.data(), positions.data(), sortedPositions.data(),
+              items, 0, endBit, stream),
+          "sorting a push by slot");
+    check(cub::DeviceRunLengthEncode::Encode(cubScratch.data(), encodeBytes,
+                                             sortedSlots.data(),
+                                             runSlots.data(), runLengths.data(),
+                                             runCount.data(), items, stream),
+          "grouping a push by slot");
+    check(cub::DeviceScan::ExclusiveSum(cubScratch.data(), scanBytes,
+                                        runLengths.data(), runStarts.data(),
+                                        items + 1, stream),
+          "starting a push's runs");
+    int runs = 0;
+    runCount.download(&runs, 1, stream);
+    check(cudaStreamSynchronize(stream), "planning a push");
+    return static_cast<size_t>(runs);
   }
   /// A table for the pass being opened, with the device memory an earlier
   /// pass's table of that name had.
@@ -379,10 +489,15 @@ private:
   std::map<std::string, DeviceArray<float>> spare;
   // Per call, under `mutex` (pulls may come from several stage threads).
   std::mutex mutex;
-  std::vector<uint32_t> slots;
-  MergePlan plan;
   std::vector<float> staging;
-  DeviceArray<uint32_t> deviceSlots, deviceRunStarts, devicePositions;
+  DeviceArray<uint64_t> deviceIds;
+  DeviceArray<unsigned long long> firstMissing;
+  DeviceArray<uint32_t> deviceSlots;
+  // A push's merge plan (planMerge).
+  DeviceArray<uint32_t> positions, sortedSlots, sortedPositions, runSlots,
+      runLengths, runStarts;
+  DeviceArray<int> runCount;
+  DeviceArray<char> cubScratch;
   DeviceArray<float> deviceValues;
 };
 

@@ -33,6 +33,23 @@ inline UpdateRule updateRule(const OptimizerConfig &optimizer) {
           optimizer.beta1, optimizer.beta2,        optimizer.epsilon};
 }
 
+/// The slot of `id` among a pass's `count` sorted, distinct keys
+/// (PassKeyIndex::keys), or `count` where the pass does not hold it: the
+/// GPU's lookup (a binary search; the host uses the index's hash map), so
+/// the same slot as PassKeyIndex::slotsOf.
+HETERPS_PS_HOST_DEVICE inline uint32_t findSlot(const uint64_t *sortedKeys,
+                                                uint32_t count, uint64_t id) {
+  uint32_t low = 0, high = count;
+  while (low < high) {
+    const uint32_t middle = low + (high - low) / 2;
+    if (sortedKeys[middle] < id)
+      low = middle + 1;
+    else
+      high = middle;
+  }
+  return low < count && sortedKeys[low] == id ? low : count;
+}
+
 /// Element i of a gather: out[i] = row(slots[i / dim])[i % dim].
 HETERPS_PS_HOST_DEVICE inline void
 gatherElement(const float *rows, size_t rowFloats, const uint32_t *slots,

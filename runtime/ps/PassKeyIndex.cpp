@@ -70,13 +70,17 @@ void PassKeyIndex::slotsOf(const uint64_t *ids, size_t count,
       slotOfKey.prefetch(ids[i + kLookAhead]);
     const uint32_t *slot = slotOfKey.find(ids[i]);
     if (!slot)
-      throw Error("pass cache: id " + std::to_string(ids[i]) + " of table '" +
-                  tableName + "' is not in this pass (" +
-                  std::to_string(sortedKeys.size()) +
-                  " keys); add every id the pass's batches touch with "
-                  "addPassKeys before beginPass");
+      throw missingKeyError(ids[i]);
     slots[i] = *slot;
   }
+}
+
+Error PassKeyIndex::missingKeyError(uint64_t id) const {
+  return Error("pass cache: id " + std::to_string(id) + " of table '" +
+               tableName + "' is not in this pass (" +
+               std::to_string(sortedKeys.size()) +
+               " keys); add every id the pass's batches touch with "
+               "addPassKeys before beginPass");
 }
 
 void PassKeyIndex::splitByRunningPass(

@@ -8,8 +8,9 @@
 // batch order: the order in which the host server's push sums them, which
 // is what makes training through the cache bit-identical to it. The row
 // storage and the arithmetic (gather, sum, optimizer) belong to an
-// implementation: host memory in HostPassCache; a GPU implementation keeps
-// the rows in device memory and can use the same slots and merge plan.
+// implementation: host memory in HostPassCache; CudaPassCache keeps the rows
+// and a copy of the sorted keys in GPU memory, where it looks ids up and
+// groups pushes itself, to the same slots and merge plan.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,8 @@
 #define HETERPS_RUNTIME_PS_PASSKEYINDEX_H
 
 #include "FlatKeyMap.h"
+
+#include "heterps/Runtime/Types.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +69,8 @@ public:
   void slotsOf(const uint64_t *ids, size_t count, uint32_t *slots) const;
   /// The slot of `key`, or null when the pass does not hold it.
   const uint32_t *find(uint64_t key) const { return slotOfKey.find(key); }
+  /// The error for a pulled or pushed `id` the pass does not hold.
+  Error missingKeyError(uint64_t id) const;
 
   /// For a pass prepared while `running` (null: none) is open: the keys
   /// both hold, as (slot here, slot in running), into `shared`, and the

@@ -70,8 +70,12 @@ std::vector<float> trainThroughSimulatedGpu(ParameterServer &server,
   MergePlan plan;
   for (size_t b = 0; b < batches.size(); ++b) {
     const Batch &batch = batches[b];
+    // The GPU's lookup: a binary search over the sorted keys.
     slots.resize(batch.ids.size());
-    index.slotsOf(batch.ids.data(), batch.ids.size(), slots.data());
+    for (size_t i = 0; i < batch.ids.size(); ++i)
+      slots[i] =
+          kernels::findSlot(index.keys().data(),
+                            static_cast<uint32_t>(index.size()), batch.ids[i]);
     const size_t first = pulled.size();
     pulled.resize(first + batch.ids.size() * dim);
     for (size_t i = 0; i < batch.ids.size() * dim; ++i)
@@ -115,6 +119,26 @@ TEST(PassCacheTest, GpuKernelsComputeTheHostServersRows) {
         expectSameRows(snapshot(direct, "emb", keySpace),
                        snapshot(simulated, "emb", keySpace));
       }
+}
+
+TEST(PassCacheTest, GpuSlotLookupAgreesWithTheIndex) {
+  std::mt19937_64 random(3);
+  std::vector<uint64_t> keys;
+  for (int i = 0; i < 5000; ++i)
+    keys.push_back(random() % 20000 * 7919); // duplicates, and gaps
+  PassKeyIndex index;
+  index.build("emb", keys);
+  const uint32_t count = static_cast<uint32_t>(index.size());
+  uint32_t slot = 0;
+  for (uint64_t key : keys) {
+    index.slotsOf(&key, 1, &slot);
+    EXPECT_EQ(kernels::findSlot(index.keys().data(), count, key), slot);
+  }
+  // Ids the pass lacks: below, between and above its keys.
+  for (uint64_t id : {uint64_t(1), index.keys()[0] + 1,
+                      index.keys()[count / 2] + 3, index.keys().back() + 1})
+    EXPECT_EQ(kernels::findSlot(index.keys().data(), count, id), count);
+  EXPECT_EQ(kernels::findSlot(nullptr, 0, 42), 0u);
 }
 
 TEST(PassCacheTest, DuplicateIdsMergeInBatchOrder) {
