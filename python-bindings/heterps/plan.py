@@ -20,7 +20,7 @@ class Plan(dict):
                 f"{number(self.get('throughput'))} samples/s against a target of "
                 f"{number(self.get('target'))} ({met}), "
                 f"{number(self.get('cost_per_million_samples'))} per million samples, "
-                f"batch {number(self.get('batch'))}</p>")
+                f"batch {number(self.get('batch'))}{self._step()}</p>")
         rows = []
         for index, stage in enumerate(self.get("stages", [])):
             layers = stage.get("layers", [])
@@ -32,6 +32,18 @@ class Plan(dict):
                         f"<td>{number(stage.get('throughput'))}</td><td>{shown}</td></tr>")
         return (head + "<table><tr><th>stage</th><th>device class</th><th>replicas</th>"
                 "<th>samples/s</th><th>layers</th></tr>" + "".join(rows) + "</table>")
+
+
+    def _step(self) -> str:
+        """The training step shape the plan took, where not the direct one
+        (docs/Planning.md, "Step shapes")."""
+        parts = []
+        if self.get("pass_steps"):
+            parts.append(f"passes of {int(self['pass_steps'])} steps in "
+                         f"{html.escape(str(self.get('pass_cache_device', 'host')))} memory")
+        if self.get("sparse_staleness"):
+            parts.append(f"sparse pushes {int(self['sparse_staleness'])} step late")
+        return "; step: " + ", ".join(parts) if parts else ""
 
 
 def as_plan(value: Dict[str, Any] | None) -> Plan | None:

@@ -80,3 +80,4 @@ def test_plan_renders_as_a_table(tmp_path):
     assert "<table>" in page and "gpu-only" in page and "paper" in page
     assert page.count("<tr><td>") == len(plan["stages"])
     assert all(s["device"] in page for s in plan["stages"])
+    assert "step:" not in page  # the direct step

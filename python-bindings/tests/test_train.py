@@ -193,6 +193,7 @@ def test_training_follows_the_plans_step_shape(cache_dir, tmp_path):
     assert plan["pass_steps"] == 4 and plan["pass_cache_device"] == "gpu", plan
     assert [(s["pass_steps"], s["sparse_staleness"]) for s in plan["step_shapes"]] == [
         (0, 0), (4, 0)]
+    assert "; step: passes of 4 steps in gpu memory</p>" in plan._repr_html_()
     bundle = heterps.compile(str(SHIPPED["ncf"].file), pass_steps=4,
                              pass_distinct_fraction=0.1, **common)
     assert bundle.plan["pass_steps"] == 4

@@ -155,6 +155,16 @@ int StageProgram::pullRowsToDevice(void *self, const char *table,
                                  errorBytes);
 }
 
+int StageProgram::pushRowsFromDevice(void *self, const char *table,
+                                     const int64_t *ids, size_t count,
+                                     const float *gradients, char *error,
+                                     size_t errorBytes) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.pushRowsFromDevice(target.context, table, ids, count, gradients,
+                                   error, errorBytes);
+}
+
 StageProgram::StageProgram(const Bundle &bundle, int index,
                            const ExecutorOptions &options, int replicas)
     : StageProgram(bundle, bundle.stages().at(index), options, replicas) {}
@@ -218,6 +228,8 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
     if (server->rowsOnDevice && server->pullRowsToDevice) {
       config.rowsOnDevice = &StageProgram::rowsOnDevice;
       config.pullRowsToDevice = &StageProgram::pullRowsToDevice;
+      if (server->pushRowsFromDevice)
+        config.pushRowsFromDevice = &StageProgram::pushRowsFromDevice;
     }
   }
   for (int r = 0; r < replicas; ++r) {

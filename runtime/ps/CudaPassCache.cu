@@ -65,6 +65,20 @@ public:
               " bytes (--pass-memory bounds what a pass holds)");
     capacity = count;
   }
+  /// reserve that keeps the contents (copied on `stream`, which it
+  /// synchronizes).
+  void grow(size_t count, cudaStream_t stream) {
+    if (count <= capacity)
+      return;
+    DeviceArray larger;
+    larger.reserve(std::max(count, 2 * capacity));
+    if (capacity)
+      check(cudaMemcpyAsync(larger.pointer, pointer, capacity * sizeof(T),
+                            cudaMemcpyDeviceToDevice, stream),
+            "growing a buffer");
+    check(cudaStreamSynchronize(stream), "growing a buffer");
+    swap(larger);
+  }
   void upload(const T *host, size_t count, cudaStream_t stream) {
     reserve(count);
     if (count)
@@ -120,6 +134,15 @@ __global__ void findSlots(const uint64_t *sortedKeys, uint32_t keyCount,
   }
 }
 
+/// out[i] = in[i] / divisor: staged gradients as the training server
+/// scales a step's pushes.
+__global__ void divideInto(const float *in, size_t count, float divisor,
+                           float *out) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x)
+    out[i] = in[i] / divisor;
+}
+
 /// values[i] = i: a push's batch positions before the sort.
 __global__ void batchPositions(uint32_t *values, size_t count) {
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
@@ -167,6 +190,12 @@ struct DeviceTable {
   OptimizerConfig optimizer;
   DeviceArray<uint64_t> keys;
   DeviceArray<float> rows;
+};
+
+/// A table's gradients staged during a step (stageGradients).
+struct StagedGradients {
+  DeviceArray<float> values;
+  size_t floats = 0; ///< Staged so far.
 };
 
 /// Bits a radix sort of slots below `count` needs.
@@ -254,26 +283,76 @@ public:
     DeviceTable &table = tableWithSlots(tableName, ids, count);
     if (count == 0)
       return;
-    if (count > std::numeric_limits<uint32_t>::max())
-      throw Error("pass cache: a push of " + std::to_string(count) +
-                  " ids is too large (at most 2^32 - 1)");
-    const OptimizerConfig optimizer =
-        scaledOptimizer(table.optimizer, server.learningRateScale());
-    const kernels::UpdateRule rule = kernels::updateRule(optimizer);
     deviceValues.upload(gradients, count * table.dim, stream);
-    const size_t runs = planMerge(table, count);
-    for (size_t first = 0; first < runs; first += 65535) {
-      const size_t blocks = std::min<size_t>(runs - first, 65535);
-      const unsigned threads = static_cast<unsigned>(
-          std::min<size_t>(256, (table.dim + 31) / 32 * 32));
-      mergeAndUpdate<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
-          table.rows.data(), table.rowFloats, static_cast<unsigned>(table.dim),
-          runSlots.data() + first, runStarts.data() + first,
-          sortedPositions.data(), deviceValues.data(), rule);
-      check(cudaGetLastError(), "updating rows");
-    }
+    update(table, count);
     check(cudaStreamSynchronize(stream),
           "pushing to table '" + tableName + "'");
+  }
+
+  size_t stageGradients(const std::string &tableName, const float *gradients,
+                        size_t floats) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    DeviceScope scope(device);
+    StagedGradients &buffer = staged[tableName];
+    const size_t offset = buffer.floats;
+    buffer.values.grow(offset + floats, stream);
+    if (floats)
+      check(cudaMemcpyAsync(buffer.values.data() + offset, gradients,
+                            floats * sizeof(float), cudaMemcpyDefault, stream),
+            "staging gradients of table '" + tableName + "'");
+    // The stage may reuse its buffer once this returns.
+    check(cudaStreamSynchronize(stream),
+          "staging gradients of table '" + tableName + "'");
+    buffer.floats = offset + floats;
+    return offset;
+  }
+
+  void pushStaged(const std::string &tableName, const uint64_t *ids,
+                  size_t count, const std::vector<StagedSegment> &segments,
+                  float divisor) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    DeviceScope scope(device);
+    StagedGradients &buffer = staged[tableName];
+    struct Forget {
+      StagedGradients &buffer;
+      ~Forget() { buffer.floats = 0; }
+    } forget{buffer};
+    DeviceTable &table = tableWithSlots(tableName, ids, count);
+    size_t floats = 0;
+    for (const StagedSegment &segment : segments) {
+      if (segment.offset + segment.floats > buffer.floats)
+        throw Error("pass cache: staged gradients of table '" + tableName +
+                    "' end at " + std::to_string(buffer.floats) +
+                    " floats, a segment at " +
+                    std::to_string(segment.offset + segment.floats));
+      floats += segment.floats;
+    }
+    if (floats != count * table.dim)
+      throw Error("pass cache: " + std::to_string(floats) +
+                  " staged gradients of table '" + tableName + "' for " +
+                  std::to_string(count) + " ids");
+    if (count == 0)
+      return;
+    // In segment order, divided as the training server divides: the
+    // floats the host path would push.
+    deviceValues.reserve(floats);
+    size_t at = 0;
+    for (const StagedSegment &segment : segments) {
+      divideInto<<<blocksFor(segment.floats, 256), 256, 0, stream>>>(
+          buffer.values.data() + segment.offset, segment.floats, divisor,
+          deviceValues.data() + at);
+      check(cudaGetLastError(), "gathering staged gradients");
+      at += segment.floats;
+    }
+    update(table, count);
+    check(cudaStreamSynchronize(stream),
+          "pushing staged gradients to table '" + tableName + "'");
+  }
+
+  void discardStaged() override {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &[name, buffer] : staged)
+      buffer.floats = 0;
   }
 
 protected:
@@ -404,6 +483,29 @@ private:
     return table;
   }
 
+  /// Updates the rows of the `count` slots in `deviceSlots` with the
+  /// gradients in `deviceValues` (count x dim floats), merged by slot in
+  /// batch order, on `stream`.
+  void update(const DeviceTable &table, size_t count) {
+    if (count > std::numeric_limits<uint32_t>::max())
+      throw Error("pass cache: a push of " + std::to_string(count) +
+                  " ids is too large (at most 2^32 - 1)");
+    const OptimizerConfig optimizer =
+        scaledOptimizer(table.optimizer, server.learningRateScale());
+    const kernels::UpdateRule rule = kernels::updateRule(optimizer);
+    const size_t runs = planMerge(table, count);
+    for (size_t first = 0; first < runs; first += 65535) {
+      const size_t blocks = std::min<size_t>(runs - first, 65535);
+      const unsigned threads = static_cast<unsigned>(
+          std::min<size_t>(256, (table.dim + 31) / 32 * 32));
+      mergeAndUpdate<<<static_cast<unsigned>(blocks), threads, 0, stream>>>(
+          table.rows.data(), table.rowFloats, static_cast<unsigned>(table.dim),
+          runSlots.data() + first, runStarts.data() + first,
+          sortedPositions.data(), deviceValues.data(), rule);
+      check(cudaGetLastError(), "updating rows");
+    }
+  }
+
   /// Groups the push's `count` slots in `deviceSlots` by slot, as
   /// PassKeyIndex::planMerge does on the host: a stable radix sort of
   /// (slot, batch position), then runs of equal slots (runSlots, runStarts
@@ -487,6 +589,8 @@ private:
   std::map<std::string, PreparedTable> next;
   /// Device memory of tables of earlier passes.
   std::map<std::string, DeviceArray<float>> spare;
+  /// Per table, under `mutex`.
+  std::map<std::string, StagedGradients> staged;
   // Per call, under `mutex` (pulls may come from several stage threads).
   std::mutex mutex;
   std::vector<float> staging;

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <unordered_map>
 
 namespace heterps::rt::ps {
@@ -239,6 +240,10 @@ struct HostPassCache::Impl {
   std::map<std::string, PreparedTable> next;
   /// Tables of earlier passes, kept for their allocations.
   std::map<std::string, CachedTable> spare;
+  /// The step's staged gradients per table (stageGradients).
+  std::mutex stagedMutex;
+  std::map<std::string, std::vector<float>> staged;
+  std::vector<float> assembled;
 
   /// A table for a pass: a spare one's memory, `keys` indexed, rows
   /// reserved (not loaded).
@@ -403,6 +408,48 @@ void HostPassCache::push(const std::string &tableName, const uint64_t *ids,
     float *row = table.row(plan.slots[run]);
     applyOptimizer(optimizer, dim, row, row + dim, gradient);
   }
+}
+
+size_t HostPassCache::stageGradients(const std::string &table,
+                                     const float *gradients, size_t floats) {
+  std::lock_guard<std::mutex> lock(impl->stagedMutex);
+  std::vector<float> &buffer = impl->staged[table];
+  const size_t offset = buffer.size();
+  buffer.insert(buffer.end(), gradients, gradients + floats);
+  return offset;
+}
+
+void HostPassCache::pushStaged(const std::string &table, const uint64_t *ids,
+                               size_t count,
+                               const std::vector<StagedSegment> &segments,
+                               float divisor) {
+  std::vector<float> &assembled = impl->assembled;
+  {
+    std::lock_guard<std::mutex> lock(impl->stagedMutex);
+    std::vector<float> &buffer = impl->staged[table];
+    assembled.clear();
+    for (const StagedSegment &segment : segments) {
+      if (segment.offset + segment.floats > buffer.size())
+        throw Error("pass cache: staged gradients of table '" + table +
+                    "' end at " + std::to_string(buffer.size()) +
+                    " floats, a segment at " +
+                    std::to_string(segment.offset + segment.floats));
+      for (size_t i = 0; i < segment.floats; ++i)
+        assembled.push_back(buffer[segment.offset + i] / divisor);
+    }
+    buffer.clear();
+  }
+  if (assembled.size() != count * passTable(impl->tables, table).dim)
+    throw Error("pass cache: " + std::to_string(assembled.size()) +
+                " staged gradients of table '" + table + "' for " +
+                std::to_string(count) + " ids");
+  push(table, ids, count, assembled.data());
+}
+
+void HostPassCache::discardStaged() {
+  std::lock_guard<std::mutex> lock(impl->stagedMutex);
+  for (auto &[table, buffer] : impl->staged)
+    buffer.clear();
 }
 
 } // namespace heterps::rt::ps

@@ -267,6 +267,15 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
                                                                  count, rows);
       });
     };
+    if (sparseStaleness == 0)
+      callbacks.pushRowsFromDevice =
+          [](void *context, const char *table, const int64_t *ids, size_t count,
+             const float *gradients, char *error, size_t errorBytes) {
+            return guarded(error, errorBytes, [&] {
+              static_cast<TrainingServer *>(context)->pushRowsInCache(
+                  table, ids, count, gradients);
+            });
+          };
   }
   callbacks.pushDense = [](void *context, const char *name,
                            const float *gradient, size_t count, char *error,
@@ -502,6 +511,29 @@ void TrainingServer::pushRows(const std::string &name, const int64_t *ids,
   entry.pending.push_back(std::move(contribution));
 }
 
+void TrainingServer::pushRowsInCache(const std::string &name,
+                                     const int64_t *ids, size_t count,
+                                     const float *gradients) {
+  Table &entry = table(name);
+  if (!inPass())
+    throw Error("gradients of sparse table '" + name +
+                "' pushed in the pass cache's memory outside a pass");
+  if (sparseStaleness != 0)
+    throw Error("gradients of sparse table '" + name +
+                "' pushed in the pass cache's memory with sparse staleness, "
+                "whose held-back update keeps them on the host");
+  if (evalMode() || count == 0)
+    return;
+  Contribution contribution = takeContribution(entry);
+  toKeys(entry, ids, count, contribution.ids);
+  contribution.values.clear();
+  contribution.staged = true;
+  contribution.stagedOffset = cache->stageGradients(
+      entry.serverName, gradients, count * size_t(entry.spec->dim));
+  std::lock_guard<std::mutex> lock(entry.mutex);
+  entry.pending.push_back(std::move(contribution));
+}
+
 void TrainingServer::pushDense(const std::string &name, const float *gradient,
                                size_t count) {
   Dense &entry = dense(name);
@@ -583,10 +615,30 @@ void TrainingServer::finishStep(int64_t microBatches) {
     if (entry->pending.empty())
       continue;
     sortContributions(entry->pending);
+    const bool staged = entry->pending.front().staged;
     size_t keyCount = 0, valueCount = 0;
     for (const Contribution &contribution : entry->pending) {
+      if (contribution.staged != staged)
+        throw Error("a step pushed gradients of sparse table '" + name +
+                    "' both through the host and in the pass cache's memory");
       keyCount += contribution.ids.size();
       valueCount += contribution.values.size();
+    }
+    if (staged) {
+      // Concatenated and scaled in the cache, in this order.
+      stepKeys.resize(keyCount);
+      stagedSegments.clear();
+      uint64_t *key = stepKeys.data();
+      for (const Contribution &contribution : entry->pending) {
+        key = std::copy(contribution.ids.begin(), contribution.ids.end(), key);
+        stagedSegments.push_back(
+            {contribution.stagedOffset,
+             contribution.ids.size() * size_t(entry->spec->dim)});
+      }
+      recycle(*entry);
+      cache->pushStaged(entry->serverName, stepKeys.data(), keyCount,
+                        stagedSegments, scale);
+      continue;
     }
     // Reused buffers, sized once and filled in place.
     stepKeys.resize(keyCount);
@@ -621,6 +673,8 @@ void TrainingServer::finishStep(int64_t microBatches) {
 void TrainingServer::discardStep() {
   pullsThisStep = 0;
   expectedPulls = -1;
+  if (cache)
+    cache->discardStaged();
   for (auto &[name, entry] : denseByName) {
     std::lock_guard<std::mutex> lock(entry->mutex);
     recycle(*entry);

@@ -114,6 +114,53 @@ TEST(GpuPassCacheTest, PullToDeviceGathersThePulledRows) {
   cache->endPass();
 }
 
+/// Gradients staged from GPU memory in pieces, then pushed as one step
+/// divided by its micro-batches, update the rows as the host cache does
+/// with the same step pushed from host memory.
+TEST(GpuPassCacheTest, StagedDeviceGradientsUpdateLikeHostPushes) {
+  REQUIRE_GPU_PASS_CACHE();
+  const auto batches = makeBatches(3, 700, 3000, 16, 12);
+  ParameterServer gpu(serverConfig(2)), host(serverConfig(2));
+  for (ParameterServer *server : {&gpu, &host})
+    server->createSparseTable(tableConfig("emb", 16, adagrad()));
+  std::unique_ptr<PassCache> device = makeCudaPassCache(gpu);
+  HostPassCache onHost(host);
+  for (PassCache *cache : {device.get(), static_cast<PassCache *>(&onHost)}) {
+    for (const Batch &batch : batches)
+      cache->addPassKeys("emb", batch.ids.data(), batch.ids.size());
+    cache->beginPass();
+  }
+  std::vector<uint64_t> ids;
+  std::vector<float> divided;
+  std::vector<PassCache::StagedSegment> segments;
+  // Staged in reverse order; pushed in batch order.
+  std::vector<size_t> offsets(batches.size());
+  for (size_t b = batches.size(); b-- > 0;) {
+    const std::vector<float> &gradients = batches[b].gradients;
+    float *staging = nullptr;
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void **>(&staging),
+                         gradients.size() * sizeof(float)),
+              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(staging, gradients.data(),
+                         gradients.size() * sizeof(float),
+                         cudaMemcpyHostToDevice),
+              cudaSuccess);
+    offsets[b] = device->stageGradients("emb", staging, gradients.size());
+    cudaFree(staging); // staged: the buffer may go
+  }
+  for (size_t b = 0; b < batches.size(); ++b) {
+    ids.insert(ids.end(), batches[b].ids.begin(), batches[b].ids.end());
+    for (float value : batches[b].gradients)
+      divided.push_back(value / 3.0f);
+    segments.push_back({offsets[b], batches[b].gradients.size()});
+  }
+  device->pushStaged("emb", ids.data(), ids.size(), segments, 3.0f);
+  onHost.push("emb", ids.data(), ids.size(), divided.data());
+  device->endPass();
+  onHost.endPass();
+  expectSameRows(snapshot(gpu, "emb", 3000), snapshot(host, "emb", 3000));
+}
+
 TEST(GpuPassCacheTest, IdsOutsideThePassThrowBeforeAnyRowChanges) {
   REQUIRE_GPU_PASS_CACHE();
   ParameterServer server(serverConfig(1));

@@ -567,6 +567,88 @@ TEST(TrainingServer, PassCacheStepsEqualTheDirectServer) {
   }
 }
 
+/// Gradients staged in the pass cache's memory (what a GPU stage pushes
+/// through pushRowsFromDevice; host memory for the host cache) give the
+/// host path's rows and state to the bit: three micro-batches arriving out
+/// of order, averaged, with duplicates across them.
+TEST(TrainingServer, StagedPushesEqualHostPushes) {
+  Fixture fixture("adagrad");
+  TrainingServerOptions options;
+  options.seed = 7;
+  options.shards = 2;
+  options.passCache = true;
+  TrainingServer host(fixture.spec, fixture.weights.data(),
+                      fixture.weights.size(), options);
+  TrainingServer staged(fixture.spec, fixture.weights.data(),
+                        fixture.weights.size(), options);
+  const std::vector<std::vector<int64_t>> microBatches = {
+      {1, 1, 3}, {3, 9, -1}, {0, 1}};
+  for (TrainingServer *server : {&host, &staged}) {
+    for (const std::vector<int64_t> &ids : microBatches)
+      server->addPassKeys("emb", ids.data(), ids.size());
+    server->beginPass();
+  }
+  for (int step = 0; step < 2; ++step) {
+    for (int b : {2, 0, 1}) {
+      const std::vector<int64_t> &ids = microBatches[b];
+      std::vector<float> gradients(ids.size() * 2);
+      std::iota(gradients.begin(), gradients.end(), 0.25f * float(b + step));
+      MicroBatchScope scope(b, 0);
+      host.pushRows("emb", ids.data(), ids.size(), gradients.data());
+      staged.pushRowsInCache("emb", ids.data(), ids.size(), gradients.data());
+    }
+    host.finishStep(3);
+    staged.finishStep(3);
+  }
+  // A discarded step's staged gradients are gone, not pushed next step.
+  std::vector<int64_t> ids = {1};
+  float gradient[2] = {100, 100};
+  {
+    MicroBatchScope scope(0, 0);
+    staged.pushRowsInCache("emb", ids.data(), 1, gradient);
+  }
+  staged.discardStep();
+  for (TrainingServer *server : {&host, &staged})
+    server->endPass();
+  for (int64_t id = 0; id < 10; ++id)
+    EXPECT_EQ(staged.parameterStore().readRow("emb", uint64_t(id)),
+              host.parameterStore().readRow("emb", uint64_t(id)))
+        << "id " << id;
+  // Outside a pass, and mixed with host pushes in one step: errors.
+  expectErrorContaining(
+      [&] { staged.pushRowsInCache("emb", ids.data(), 1, gradient); },
+      "outside a pass");
+  staged.addPassKeys("emb", ids.data(), 1);
+  staged.beginPass();
+  {
+    MicroBatchScope scope(0, 0);
+    staged.pushRowsInCache("emb", ids.data(), 1, gradient);
+  }
+  {
+    MicroBatchScope scope(1, 0);
+    staged.pushRows("emb", ids.data(), 1, gradient);
+  }
+  expectErrorContaining([&] { staged.finishStep(2); },
+                        "both through the host and in the pass cache's");
+  staged.discardStep();
+  staged.endPass();
+  // The host cache's rows are not in GPU memory: no device push for stages.
+  EXPECT_EQ(staged.stageServer()->pushRowsFromDevice, nullptr);
+  // Sparse staleness holds its update's gradients on the host.
+  options.sparseStaleness = 1;
+  TrainingServer stale(fixture.spec, fixture.weights.data(),
+                       fixture.weights.size(), options);
+  stale.addPassKeys("emb", ids.data(), 1);
+  stale.beginPass();
+  expectErrorContaining(
+      [&] {
+        MicroBatchScope scope(0, 0);
+        stale.pushRowsInCache("emb", ids.data(), 1, gradient);
+      },
+      "with sparse staleness");
+  stale.endPass();
+}
+
 TEST(TrainingServer, PassCacheRefusesWhatNeedsTheServersRows) {
   ScratchDirectory scratch(kScratch, "pass-errors");
   Fixture fixture;

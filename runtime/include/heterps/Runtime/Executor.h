@@ -43,6 +43,11 @@ struct StageServer {
                           size_t errorBytes) = nullptr;
   /// Optional (null: stages upload parameters on every run).
   uint64_t (*parameterVersion)(void *context) = nullptr;
+  /// Optional, with rowsOnDevice (null: gradients come through the host).
+  int (*pushRowsFromDevice)(void *context, const char *table,
+                            const int64_t *ids, size_t count,
+                            const float *gradients, char *error,
+                            size_t errorBytes) = nullptr;
 };
 
 /// Which micro-batch the calling thread is running a stage on, valid inside
@@ -160,6 +165,10 @@ private:
   static int pullRowsToDevice(void *self, const char *table, const int64_t *ids,
                               size_t count, float *rows, char *error,
                               size_t errorBytes);
+  static int pushRowsFromDevice(void *self, const char *table,
+                                const int64_t *ids, size_t count,
+                                const float *gradients, char *error,
+                                size_t errorBytes);
 };
 
 class Executor {

@@ -150,6 +150,30 @@ public:
   virtual void push(const std::string &table, const uint64_t *ids, size_t count,
                     const float *gradients) = 0;
 
+  // A step's pushes whose gradients are in the memory the cache keeps its
+  // rows in (GPU memory for the GPU cache), gathered there for the step's
+  // merged push instead of going through the host. Any thread.
+
+  /// Copies `floats` gradients of `table` (in the cache's memory) into the
+  /// cache's step buffer; returns where they start there.
+  virtual size_t stageGradients(const std::string &table,
+                                const float *gradients, size_t floats) = 0;
+  /// Staged gradients [offset, offset + floats) of one contribution.
+  struct StagedSegment {
+    size_t offset = 0;
+    size_t floats = 0;
+  };
+  /// push(table, ids, count, g) where g is the segments concatenated in
+  /// order, each value divided by `divisor` (the step's micro-batches, as
+  /// the training server scales the gradients it pushes); then forgets
+  /// what `table` had staged.
+  virtual void pushStaged(const std::string &table, const uint64_t *ids,
+                          size_t count,
+                          const std::vector<StagedSegment> &segments,
+                          float divisor) = 0;
+  /// Forgets every staged gradient (a discarded step).
+  virtual void discardStaged() = 0;
+
 protected:
   /// Table `name` of the open pass among an implementation's `tables`;
   /// throws Error when no pass is open or the pass lacks the table.
@@ -213,6 +237,12 @@ public:
             float *out) override;
   void push(const std::string &table, const uint64_t *ids, size_t count,
             const float *gradients) override;
+  size_t stageGradients(const std::string &table, const float *gradients,
+                        size_t floats) override;
+  void pushStaged(const std::string &table, const uint64_t *ids, size_t count,
+                  const std::vector<StagedSegment> &segments,
+                  float divisor) override;
+  void discardStaged() override;
 
 protected:
   void loadPass(std::map<std::string, std::vector<uint64_t>> keys) override;

@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#define HPS_STAGE_ABI_VERSION 3
+#define HPS_STAGE_ABI_VERSION 4
 /// The oldest stage ABI this runtime loads: each version only appends to
 /// HpsStageConfig.
 #define HPS_STAGE_ABI_OLDEST 2
@@ -77,6 +77,16 @@ struct HpsStageConfig {
   /// evaluation), so a GPU stage uploads its parameters once per change
   /// instead of on every run. Null: upload on every run.
   uint64_t (*parameterVersion)(void *server);
+
+  // GPU stages (ABI 4). Null where the server cannot take gradients in GPU
+  // memory.
+
+  /// pushRows with `gradients` in the memory of the current CUDA device
+  /// (ids on the host), while rowsOnDevice(table): they stay in GPU memory
+  /// for the step's update. The stage may reuse the buffer once it returns.
+  int (*pushRowsFromDevice)(void *server, const char *table, const int64_t *ids,
+                            size_t count, const float *gradients, char *error,
+                            size_t errorBytes);
 };
 
 /// Served by the training server itself; a model parameter of the same name

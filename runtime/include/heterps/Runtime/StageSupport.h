@@ -184,11 +184,23 @@ inline void stagePushRows(backend::Context &ctx, const HpsStageConfig &config,
   const int64_t *hostIds = static_cast<const int64_t *>(ids);
   const float *hostGrads = static_cast<const float *>(gradients);
   if (!backend::kHostMemory) {
+    // The download also waits for the stage's earlier kernels, so the
+    // gradients are written.
     staging.ids.resize(count);
-    staging.values.resize(count * dim);
     ctx.download(staging.ids.data(), ids, count * sizeof(int64_t));
-    ctx.download(staging.values.data(), gradients, count * dim * sizeof(float));
     hostIds = staging.ids.data();
+    if (config.rowsOnDevice && config.pushRowsFromDevice &&
+        config.rowsOnDevice(config.server, table)) {
+      serverCall("pushing gradients of table '" + std::string(table) + "'",
+                 [&](char *error, size_t bytes) {
+                   return config.pushRowsFromDevice(
+                       config.server, table, hostIds, count,
+                       static_cast<const float *>(gradients), error, bytes);
+                 });
+      return;
+    }
+    staging.values.resize(count * dim);
+    ctx.download(staging.values.data(), gradients, count * dim * sizeof(float));
     hostGrads = staging.values.data();
   }
   serverCall("pushing gradients of table '" + std::string(table) + "'",

@@ -125,6 +125,14 @@ public:
   /// Accumulates the gradients of one micro-batch (dropped in eval mode).
   void pushRows(const std::string &table, const int64_t *ids, size_t count,
                 const float *gradients);
+  /// pushRows with `gradients` in the pass cache's memory (GPU memory for
+  /// the GPU cache: a GPU stage's own buffer), staged there for the step's
+  /// push (PassCache::stageGradients) instead of copied to the host: the
+  /// same update, bit for bit. Needs an open pass and no sparse staleness
+  /// (its held-back update keeps gradients in host memory); a step's
+  /// pushes of one table come all one way or all the other.
+  void pushRowsInCache(const std::string &table, const int64_t *ids,
+                       size_t count, const float *gradients);
   void pushDense(const std::string &name, const float *gradient, size_t count);
 
   /// Starts a training step of `microBatches` micro-batches. Optional; with
@@ -214,6 +222,10 @@ private:
     uint64_t arrival;
     std::vector<float> values;
     std::vector<uint64_t> ids; // sparse only
+    /// pushRowsInCache: the gradients are in the pass cache, from here on
+    /// (values stays empty).
+    bool staged = false;
+    size_t stagedOffset = 0;
   };
   struct Dense {
     const TrainableParameter *spec = nullptr;
@@ -282,6 +294,7 @@ private:
   // step does not reallocate (and page-fault) them.
   std::vector<uint64_t> stepKeys;
   std::vector<float> stepGradients;
+  std::vector<ps::PassCache::StagedSegment> stagedSegments;
   std::atomic<bool> evalMode_{false};
   std::atomic<uint64_t> arrivals{0};
   // Sparse staleness (TrainingServerOptions::sparseStaleness).
