@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <ostream>
 #include <thread>
 #include <utility>
@@ -538,7 +539,20 @@ TrainSummary Trainer::run() {
     log << "pass cache: at most " << passMemoryBytes << " bytes ("
         << fixed(double(passMemoryBytes) / (1 << 20), 1)
         << " MiB), as the plan gives\n";
-  TrainingServer server(bundle, serverOptions);
+  std::unique_ptr<TrainingServer> madeServer = [&] {
+    try {
+      return std::make_unique<TrainingServer>(bundle, serverOptions);
+    } catch (const Error &error) {
+      if (!passCacheOnGpu || o.passCacheOnGpu)
+        throw;
+      throw Error(std::string(error.what()) + "; the plan of " +
+                  bundle.directory() +
+                  " keeps the pass cache in GPU memory: --pass-cache-device "
+                  "host keeps it in host memory, --pass-steps 0 trains "
+                  "without passes");
+    }
+  }();
+  TrainingServer &server = *madeServer;
   if (resumed) {
     server.load(resumed->path + "/ps");
     if (leader) // shards count their applied steps from here
