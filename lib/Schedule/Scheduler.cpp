@@ -146,19 +146,21 @@ Expected<Plan> schedule::solve(StringRef strategy,
     return createStringError(inconvertibleErrorCode(),
                              "sparse staleness must be 0 or 1");
 
-  std::vector<cost::StepShape> shapes = {base.step};
-  if (graph.training()) {
-    std::vector<unsigned> passChoices = {base.step.passSteps};
-    if (options.passSteps > 0 && options.passSteps != base.step.passSteps)
-      passChoices.push_back(options.passSteps);
-    shapes.clear();
-    for (unsigned passSteps : passChoices)
-      for (unsigned stale = base.step.sparseStaleness;
-           stale <=
-           std::max(base.step.sparseStaleness, options.maxSparseStaleness);
-           ++stale)
-        shapes.push_back({passSteps, stale});
-  }
+  // Inference has one step; training, each offered pass length (the
+  // base's first) with each staleness up to the most allowed.
+  std::vector<cost::StepShape> shapes;
+  std::vector<unsigned> passChoices = {base.step.passSteps};
+  if (graph.training() && options.passSteps > 0 &&
+      options.passSteps != base.step.passSteps)
+    passChoices.push_back(options.passSteps);
+  const unsigned mostStale =
+      graph.training()
+          ? std::max(base.step.sparseStaleness, options.maxSparseStaleness)
+          : base.step.sparseStaleness;
+  for (unsigned passSteps : passChoices)
+    for (unsigned stale = base.step.sparseStaleness; stale <= mostStale;
+         ++stale)
+      shapes.push_back({passSteps, stale});
   // The best exact plan and the best with stale pushes, kept apart: stale
   // pushes change the training's numbers, so they must win by a margin.
   std::optional<Plan> exact, stale;

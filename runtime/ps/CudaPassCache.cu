@@ -318,19 +318,8 @@ public:
       ~Forget() { buffer.floats = 0; }
     } forget{buffer};
     DeviceTable &table = tableWithSlots(tableName, ids, count);
-    size_t floats = 0;
-    for (const StagedSegment &segment : segments) {
-      if (segment.offset + segment.floats > buffer.floats)
-        throw Error("pass cache: staged gradients of table '" + tableName +
-                    "' end at " + std::to_string(buffer.floats) +
-                    " floats, a segment at " +
-                    std::to_string(segment.offset + segment.floats));
-      floats += segment.floats;
-    }
-    if (floats != count * table.dim)
-      throw Error("pass cache: " + std::to_string(floats) +
-                  " staged gradients of table '" + tableName + "' for " +
-                  std::to_string(count) + " ids");
+    const size_t floats = checkStagedSegments(tableName, segments,
+                                              buffer.floats, count * table.dim);
     if (count == 0)
       return;
     // In segment order, divided as the training server divides: the

@@ -142,6 +142,26 @@ void PassCache::beginPass() {
   countOpenedPass(counts);
 }
 
+size_t
+PassCache::checkStagedSegments(const std::string &table,
+                               const std::vector<StagedSegment> &segments,
+                               size_t stagedFloats, size_t expectedFloats) {
+  size_t floats = 0;
+  for (const StagedSegment &segment : segments) {
+    if (segment.offset + segment.floats > stagedFloats)
+      throw Error("pass cache: staged gradients of table '" + table +
+                  "' end at " + std::to_string(stagedFloats) +
+                  " floats, a segment at " +
+                  std::to_string(segment.offset + segment.floats));
+    floats += segment.floats;
+  }
+  if (floats != expectedFloats)
+    throw Error("pass cache: " + std::to_string(floats) +
+                " staged gradients of table '" + table + "' for " +
+                std::to_string(expectedFloats) + " floats of rows");
+  return floats;
+}
+
 std::map<std::string, size_t>
 PassCache::countKeys(const std::map<std::string, std::vector<uint64_t>> &keys) {
   std::map<std::string, size_t> counts;
@@ -423,26 +443,21 @@ void HostPassCache::pushStaged(const std::string &table, const uint64_t *ids,
                                size_t count,
                                const std::vector<StagedSegment> &segments,
                                float divisor) {
+  const size_t dim = passTable(impl->tables, table).dim;
   std::vector<float> &assembled = impl->assembled;
   {
     std::lock_guard<std::mutex> lock(impl->stagedMutex);
     std::vector<float> &buffer = impl->staged[table];
+    struct Forget {
+      std::vector<float> &buffer;
+      ~Forget() { buffer.clear(); }
+    } forget{buffer};
+    checkStagedSegments(table, segments, buffer.size(), count * dim);
     assembled.clear();
-    for (const StagedSegment &segment : segments) {
-      if (segment.offset + segment.floats > buffer.size())
-        throw Error("pass cache: staged gradients of table '" + table +
-                    "' end at " + std::to_string(buffer.size()) +
-                    " floats, a segment at " +
-                    std::to_string(segment.offset + segment.floats));
+    for (const StagedSegment &segment : segments)
       for (size_t i = 0; i < segment.floats; ++i)
         assembled.push_back(buffer[segment.offset + i] / divisor);
-    }
-    buffer.clear();
   }
-  if (assembled.size() != count * passTable(impl->tables, table).dim)
-    throw Error("pass cache: " + std::to_string(assembled.size()) +
-                " staged gradients of table '" + table + "' for " +
-                std::to_string(count) + " ids");
   push(table, ids, count, assembled.data());
 }
 

@@ -624,33 +624,28 @@ void TrainingServer::finishStep(int64_t microBatches) {
       keyCount += contribution.ids.size();
       valueCount += contribution.values.size();
     }
-    if (staged) {
-      // Concatenated and scaled in the cache, in this order.
-      stepKeys.resize(keyCount);
-      stagedSegments.clear();
-      uint64_t *key = stepKeys.data();
-      for (const Contribution &contribution : entry->pending) {
-        key = std::copy(contribution.ids.begin(), contribution.ids.end(), key);
-        stagedSegments.push_back(
-            {contribution.stagedOffset,
-             contribution.ids.size() * size_t(entry->spec->dim)});
-      }
-      recycle(*entry);
-      cache->pushStaged(entry->serverName, stepKeys.data(), keyCount,
-                        stagedSegments, scale);
-      continue;
-    }
-    // Reused buffers, sized once and filled in place.
+    // Reused buffers, sized once and filled in place; staged gradients are
+    // concatenated and scaled in the cache instead, in this order.
     stepKeys.resize(keyCount);
     stepGradients.resize(valueCount);
+    stagedSegments.clear();
     uint64_t *key = stepKeys.data();
     float *gradient = stepGradients.data();
     for (const Contribution &contribution : entry->pending) {
       key = std::copy(contribution.ids.begin(), contribution.ids.end(), key);
+      if (staged)
+        stagedSegments.push_back(
+            {contribution.stagedOffset,
+             contribution.ids.size() * size_t(entry->spec->dim)});
       for (float value : contribution.values)
         *gradient++ = value / scale;
     }
     recycle(*entry);
+    if (staged) {
+      cache->pushStaged(entry->serverName, stepKeys.data(), keyCount,
+                        stagedSegments, scale);
+      continue;
+    }
     if (sparseStaleness != 0) {
       deferred.push_back(
           {entry->serverName,

@@ -175,6 +175,12 @@ public:
   virtual void discardStaged() = 0;
 
 protected:
+  /// For pushStaged: throws Error unless every segment lies within the
+  /// `stagedFloats` `table` holds and they add up to `expectedFloats`;
+  /// returns their sum.
+  static size_t checkStagedSegments(const std::string &table,
+                                    const std::vector<StagedSegment> &segments,
+                                    size_t stagedFloats, size_t expectedFloats);
   /// Table `name` of the open pass among an implementation's `tables`;
   /// throws Error when no pass is open or the pass lacks the table.
   template <typename Table>
