@@ -19,6 +19,10 @@ their prices):
   'PLAN + GPU passes' (`--pass-cache-device gpu`, the HBM tier);
 - with --sparse-staleness, each plan again with its sparse updates applied
   one step late, overlapping the next step (rows 'PLAN + stale sparse').
+- with --dense-through-host, each plan with GPU stages again with their
+  dense parameters and gradients through the host every step, as before
+  the dense cache (`--dense-parameters-on-gpu=false`, rows
+  'PLAN + dense via host'): what keeping them in GPU memory gains.
 - with --pass-steps K, also rl offered the step shapes (`heterps compile
   --pass-steps K --pass-distinct-fraction U --sparse-staleness 1`) and
   trained as its plan says, without flags (row 'rl, planned step (...)'):
@@ -59,9 +63,11 @@ def sh(cmd):
 PASS_ROWS = {"host": " + passes", "gpu": " + GPU passes"}
 
 
-def variants(args):
-    """Row suffix -> the extra `heterps run` flags of each way a plan trains."""
+def variants(args, plan):
+    """Row suffix -> the extra `heterps run` flags of each way `plan` trains."""
     rows = {"": []}
+    if args.dense_through_host and plan != "cpu-only":
+        rows[" + dense via host"] = ["--dense-parameters-on-gpu=false"]
     if args.pass_steps > 0:
         for device in args.pass_cache_devices.split(","):
             rows[PASS_ROWS[device]] = ["--pass-steps", str(args.pass_steps),
@@ -115,6 +121,10 @@ def main():
     parser.add_argument("--sparse-staleness", action="store_true",
                         help="also train every plan with sparse updates one step late "
                              "(rows 'PLAN + stale sparse', --sparse-staleness 1)")
+    parser.add_argument("--dense-through-host", action="store_true",
+                        help="also train every plan with GPU stages with its dense parameters "
+                             "through the host (rows 'PLAN + dense via host', "
+                             "--dense-parameters-on-gpu=false)")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--gpu-stages-on-cpu", action="store_true",
                         help="plumbing check on a machine without a GPU (no timings)")
@@ -162,7 +172,7 @@ def main():
                 shapes[name], prices[name] = shapes[plan], prices[plan]
                 continue
             # The same bundle, trained each way.
-            for suffix, flags in variants(args).items():
+            for suffix, flags in variants(args, plan).items():
                 bundles[plan + suffix] = (bundle, flags)
                 shapes[plan + suffix], prices[plan + suffix] = shapes[plan], prices[plan]
         rates = {p: [] for p in bundles}

@@ -80,7 +80,8 @@ class Training:
                  pass_steps: Optional[int] = None, pass_memory: str = "",
                  pass_cache_device: Optional[str] = None,
                  sparse_staleness: Optional[int] = None,
-                 ps_memory_rows: int = 0, ps_storage_dir: str = "") -> None: ...
+                 ps_memory_rows: int = 0, ps_storage_dir: str = "",
+                 dense_parameters_on_gpu: bool = True) -> None: ...
     def next(self) -> Optional[str]:
         """The next line of the trainer's log, None once it ended; raises
         Error with the trainer's error."""

@@ -104,8 +104,10 @@ class Bundle:
         "gpu"), sparse_staleness (1: sparse updates one step late, overlapping
         the next step; pass_steps, pass_cache_device and sparse_staleness
         default to the bundle's plan), ps_memory_rows and ps_storage_dir
-        (sparse rows beyond the memory budget in RocksDB). Training runs on a thread of its
-        own; leaving the loop early or Ctrl-C stops it after the current
+        (sparse rows beyond the memory budget in RocksDB),
+        dense_parameters_on_gpu (False: GPU stages' dense parameters and
+        gradients go through the host every step). Training runs on a
+        thread of its own; leaving the loop early or Ctrl-C stops it after the current
         step. Raises heterps.Error with the trainer's message.
         """
         from .training import start

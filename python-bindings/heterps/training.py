@@ -125,7 +125,8 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
           pass_cache_device: Optional[str] = None,
           sparse_staleness: Optional[int] = None,
           ps_memory_rows: int = 0,
-          ps_storage_dir: Union[str, os.PathLike, None] = None) -> Training:
+          ps_storage_dir: Union[str, os.PathLike, None] = None,
+          dense_parameters_on_gpu: bool = True) -> Training:
     scratch: List[tempfile.TemporaryDirectory] = []
     try:
         data_file, data_inputs = _files(data, "data", scratch)
@@ -143,7 +144,8 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
             None if pass_cache_device is None else str(pass_cache_device),
             None if sparse_staleness is None else int(sparse_staleness),
             int(ps_memory_rows),
-            os.fspath(ps_storage_dir) if ps_storage_dir is not None else "")
+            os.fspath(ps_storage_dir) if ps_storage_dir is not None else "",
+            bool(dense_parameters_on_gpu))
     except BaseException:
         for directory_ in scratch:
             directory_.cleanup()

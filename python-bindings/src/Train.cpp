@@ -216,7 +216,8 @@ void bindTraining(py::module_ &module) {
                        const std::string &passMemory,
                        std::optional<std::string> passCacheDevice,
                        std::optional<int> sparseStaleness, int64_t psMemoryRows,
-                       const std::string &psStorageDir) {
+                       const std::string &psStorageDir,
+                       bool denseParametersOnGpu) {
              auto bundle = std::make_shared<const Bundle>(directory);
              if (!bundle->training())
                throw Error("'" + directory +
@@ -258,6 +259,7 @@ void bindTraining(py::module_ &module) {
              options.sparseStaleness = sparseStaleness;
              options.psMemoryRows = psMemoryRows;
              options.psStorageDir = psStorageDir;
+             options.denseParametersOnGpu = denseParametersOnGpu;
              return std::make_unique<Training>(std::move(bundle),
                                                std::move(options));
            }),
@@ -273,6 +275,7 @@ void bindTraining(py::module_ &module) {
            py::arg("pass_cache_device") = py::none(),
            py::arg("sparse_staleness") = py::none(),
            py::arg("ps_memory_rows") = 0, py::arg("ps_storage_dir") = "",
+           py::arg("dense_parameters_on_gpu") = true,
            "Starts training; the options are those of `heterps run --train` "
            "(docs/CLI.md).")
       .def("next", &Training::next,

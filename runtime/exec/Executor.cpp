@@ -165,6 +165,24 @@ int StageProgram::pushRowsFromDevice(void *self, const char *table,
                                    error, errorBytes);
 }
 
+int StageProgram::parameterOnDevice(void *self, const char *name,
+                                    const float **values, char *error,
+                                    size_t errorBytes) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.parameterOnDevice(target.context, name, values, error,
+                                  errorBytes);
+}
+
+int StageProgram::pushDenseFromDevice(void *self, const char *name,
+                                      const float *gradient, size_t count,
+                                      char *error, size_t errorBytes) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.pushDenseFromDevice(target.context, name, gradient, count,
+                                    error, errorBytes);
+}
+
 StageProgram::StageProgram(const Bundle &bundle, int index,
                            const ExecutorOptions &options, int replicas)
     : StageProgram(bundle, bundle.stages().at(index), options, replicas) {}
@@ -230,6 +248,10 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
       config.pullRowsToDevice = &StageProgram::pullRowsToDevice;
       if (server->pushRowsFromDevice)
         config.pushRowsFromDevice = &StageProgram::pushRowsFromDevice;
+    }
+    if (server->parameterOnDevice && server->pushDenseFromDevice) {
+      config.parameterOnDevice = &StageProgram::parameterOnDevice;
+      config.pushDenseFromDevice = &StageProgram::pushDenseFromDevice;
     }
   }
   for (int r = 0; r < replicas; ++r) {

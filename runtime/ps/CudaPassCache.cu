@@ -7,6 +7,7 @@
 
 #include "heterps/Runtime/CudaPassCache.h"
 
+#include "CudaMemory.cuh"
 #include "Optimizers.h"
 #include "PassCacheKernels.h"
 #include "PassKeyIndex.h"
@@ -27,97 +28,17 @@
 namespace heterps::rt::ps {
 namespace {
 
+struct PassCacheErrors {
+  static constexpr const char *name = "pass cache on the GPU";
+  static constexpr const char *memoryHint =
+      " (--pass-memory bounds what a pass holds)";
+};
 void check(cudaError_t status, const std::string &what) {
-  if (status != cudaSuccess)
-    throw Error("pass cache on the GPU: " + what + ": " +
-                cudaGetErrorString(status));
+  cuda::check<PassCacheErrors>(status, what);
 }
-
-/// Device memory for `count` T, grown on demand (contents not kept) and
-/// kept from pass to pass.
-template <typename T> class DeviceArray {
-public:
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray &) = delete;
-  DeviceArray &operator=(const DeviceArray &) = delete;
-  DeviceArray(DeviceArray &&other) noexcept { swap(other); }
-  DeviceArray &operator=(DeviceArray &&other) noexcept {
-    swap(other);
-    return *this;
-  }
-  ~DeviceArray() {
-    if (pointer)
-      cudaFree(pointer);
-  }
-
-  T *data() const { return pointer; }
-  void reserve(size_t count) {
-    if (count <= capacity)
-      return;
-    // Freed first: the contents go anyway, and a pass's rows never sit in
-    // GPU memory beside the last pass's.
-    if (pointer)
-      cudaFree(pointer);
-    pointer = nullptr;
-    capacity = 0;
-    check(cudaMalloc(reinterpret_cast<void **>(&pointer), count * sizeof(T)),
-          "allocating " + std::to_string(count * sizeof(T)) +
-              " bytes (--pass-memory bounds what a pass holds)");
-    capacity = count;
-  }
-  /// reserve that keeps the contents (copied on `stream`, which it
-  /// synchronizes).
-  void grow(size_t count, cudaStream_t stream) {
-    if (count <= capacity)
-      return;
-    DeviceArray larger;
-    larger.reserve(std::max(count, 2 * capacity));
-    if (capacity)
-      check(cudaMemcpyAsync(larger.pointer, pointer, capacity * sizeof(T),
-                            cudaMemcpyDeviceToDevice, stream),
-            "growing a buffer");
-    check(cudaStreamSynchronize(stream), "growing a buffer");
-    swap(larger);
-  }
-  void upload(const T *host, size_t count, cudaStream_t stream) {
-    reserve(count);
-    if (count)
-      check(cudaMemcpyAsync(pointer, host, count * sizeof(T),
-                            cudaMemcpyHostToDevice, stream),
-            "copying to the GPU");
-  }
-  void download(T *host, size_t count, cudaStream_t stream) const {
-    if (count)
-      check(cudaMemcpyAsync(host, pointer, count * sizeof(T),
-                            cudaMemcpyDeviceToHost, stream),
-            "copying from the GPU");
-  }
-
-private:
-  void swap(DeviceArray &other) {
-    std::swap(pointer, other.pointer);
-    std::swap(capacity, other.capacity);
-  }
-  T *pointer = nullptr;
-  size_t capacity = 0;
-};
-
-/// Makes `device` current for a call and restores the caller's: stage
-/// threads call in with their own device current.
-class DeviceScope {
-public:
-  explicit DeviceScope(int device) {
-    check(cudaGetDevice(&previous), "reading the current device");
-    if (previous != device)
-      check(cudaSetDevice(device), "selecting the device");
-  }
-  ~DeviceScope() { cudaSetDevice(previous); }
-  DeviceScope(const DeviceScope &) = delete;
-  DeviceScope &operator=(const DeviceScope &) = delete;
-
-private:
-  int previous = 0;
-};
+template <typename T> using DeviceArray = cuda::DeviceArray<T, PassCacheErrors>;
+using DeviceScope = cuda::DeviceScope<PassCacheErrors>;
+using cuda::blocksFor;
 
 /// slots[i] = the slot of ids[i] among the pass's sorted keys; where the
 /// pass lacks an id, its slot is keyCount and firstMissing falls to the
@@ -176,11 +97,6 @@ __global__ void mergeAndUpdate(float *rows, size_t rowFloats, unsigned dim,
     kernels::advanceRowState(rows, rowFloats, dim, slot, rule);
 }
 
-unsigned blocksFor(size_t threads, unsigned blockSize) {
-  const size_t blocks = (threads + blockSize - 1) / blockSize;
-  return static_cast<unsigned>(std::min<size_t>(blocks, 65535));
-}
-
 /// A table of the open pass: the index on the host, its sorted keys (for
 /// the GPU's lookups) and the rows on the GPU.
 struct DeviceTable {
@@ -218,19 +134,7 @@ class CudaPassCache : public PassCache {
 public:
   CudaPassCache(ParameterServer &server, int device)
       : server(server), device(device) {
-    int devices = 0;
-    cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess)
-      throw Error(std::string("pass cache on the GPU: no usable CUDA device "
-                              "(") +
-                  cudaGetErrorString(status) + ")");
-    if (device < 0 || device >= devices)
-      throw Error("pass cache on the GPU: no CUDA device " +
-                  std::to_string(device) + " (" + std::to_string(devices) +
-                  " found)");
-    check(cudaSetDevice(device), "selecting the device");
-    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
-          "creating a stream");
+    stream = cuda::openStream<PassCacheErrors>(device);
   }
   ~CudaPassCache() override {
     if (stream)

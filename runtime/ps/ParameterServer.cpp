@@ -516,6 +516,26 @@ void ParameterServer::pushDense(const std::string &name,
                  param.values.data(), param.state.data(), gradient.data());
 }
 
+OptimizerConfig
+ParameterServer::scaledDenseOptimizer(const std::string &name) const {
+  return impl->scaled(impl->dense(name).optimizer);
+}
+
+void ParameterServer::writeDense(const std::string &name,
+                                 const std::vector<float> &valuesAndState) {
+  DenseParam &param = impl->dense(name);
+  std::lock_guard<std::mutex> lock(param.mutex);
+  if (valuesAndState.size() != param.values.size() + param.state.size())
+    throw Error("parameter server: dense parameter '" + name + "' has " +
+                std::to_string(param.values.size() + param.state.size()) +
+                " values and state floats, " +
+                std::to_string(valuesAndState.size()) + " were written");
+  std::copy(valuesAndState.begin(),
+            valuesAndState.begin() + param.values.size(), param.values.begin());
+  std::copy(valuesAndState.begin() + param.values.size(), valuesAndState.end(),
+            param.state.begin());
+}
+
 void ParameterServer::setLearningRateScale(float scale) {
   if (!std::isfinite(scale) || !(scale >= 0.0f))
     throw Error("parameter server: learning-rate scale " +

@@ -22,16 +22,8 @@
 
 namespace heterps::rt::ps::kernels {
 
-/// The optimizer of one push, with the learning-rate scale of that moment.
-struct UpdateRule {
-  OptimizerKind kind;
-  float rate, momentum, beta1, beta2, epsilon;
-};
-
-inline UpdateRule updateRule(const OptimizerConfig &optimizer) {
-  return {optimizer.kind,  optimizer.learningRate, optimizer.momentum,
-          optimizer.beta1, optimizer.beta2,        optimizer.epsilon};
-}
+using rules::UpdateRule;
+using rules::updateRule;
 
 /// The slot of `id` among a pass's `count` sorted, distinct keys
 /// (PassKeyIndex::keys), or `count` where the pass does not hold it: the
@@ -69,35 +61,13 @@ updateRowElements(float *rows, size_t rowFloats, unsigned dim, uint32_t slot,
                   unsigned thread, unsigned threads) {
   float *weights = rows + size_t(slot) * rowFloats;
   float *state = weights + dim;
-  float firstCorrection = 0, secondCorrection = 0;
-  if (rule.kind == OptimizerKind::Adam) {
-    firstCorrection = 1.0f - state[2 * dim] * rule.beta1;
-    secondCorrection = 1.0f - state[2 * dim + 1] * rule.beta2;
-  }
+  const rules::Corrections corrections =
+      rules::adamCorrections(state, dim, rule);
   for (unsigned d = thread; d < dim; d += threads) {
     float gradient = gradients[size_t(positions[first]) * dim + d];
     for (uint32_t k = first + 1; k < last; ++k)
       gradient += gradients[size_t(positions[k]) * dim + d];
-    switch (rule.kind) {
-    case OptimizerKind::Sgd:
-      if (rule.momentum == 0.0f)
-        rules::sgd(weights[d], gradient, rule.rate);
-      else
-        rules::sgdMomentum(weights[d], state[d], gradient, rule.rate,
-                           rule.momentum);
-      break;
-    case OptimizerKind::Adam:
-      rules::adam(weights[d], state[d], state[dim + d], gradient, rule.rate,
-                  rule.beta1, rule.beta2, rule.epsilon, firstCorrection,
-                  secondCorrection);
-      break;
-    case OptimizerKind::Adagrad:
-      rules::adagrad(weights[d], state[d], gradient, rule.rate, rule.epsilon);
-      break;
-    case OptimizerKind::MovingAverage:
-      rules::movingAverage(weights[d], gradient, rule.momentum);
-      break;
-    }
+    rules::updateElement(weights, state, dim, d, gradient, rule, corrections);
   }
 }
 
@@ -106,11 +76,7 @@ HETERPS_PS_HOST_DEVICE inline void advanceRowState(float *rows,
                                                    size_t rowFloats,
                                                    unsigned dim, uint32_t slot,
                                                    const UpdateRule &rule) {
-  if (rule.kind != OptimizerKind::Adam)
-    return;
-  float *state = rows + size_t(slot) * rowFloats + dim;
-  state[2 * dim] *= rule.beta1;
-  state[2 * dim + 1] *= rule.beta2;
+  rules::advanceState(rows + size_t(slot) * rowFloats + dim, dim, rule);
 }
 
 } // namespace heterps::rt::ps::kernels

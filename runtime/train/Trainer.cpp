@@ -526,6 +526,10 @@ TrainSummary Trainer::run() {
   serverOptions.passMemoryBytes = static_cast<size_t>(passMemoryBytes);
   serverOptions.passCacheOnGpu = passCacheOnGpu;
   serverOptions.sparseStaleness = sparseStaleness;
+  // Made when a GPU stage first asks for a parameter: a bundle without one
+  // never touches CUDA.
+  if (!group && o.denseParametersOnGpu && !o.gpuStagesOnCpu)
+    serverOptions.denseCache = DenseCacheKind::Gpu;
   if (!o.passSteps && passSteps > 0)
     log << "passes of " << passSteps << " steps through a pass cache in "
         << (passCacheOnGpu ? "GPU" : "host") << " memory, as the plan says\n";

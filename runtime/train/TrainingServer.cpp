@@ -157,6 +157,10 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
     throw Error("sparse staleness needs the in-process parameter server (a "
                 "single process)");
   sparseStaleness = options.sparseStaleness;
+  if (options.denseCache != DenseCacheKind::None && !server)
+    throw Error("a dense cache needs the in-process parameter server (a "
+                "single process)");
+  denseCacheKind = options.denseCache;
   ps::OptimizerConfig optimizer = optimizerConfig(spec_.optimizer);
 
   std::set<std::string> taken;
@@ -284,6 +288,24 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
       static_cast<TrainingServer *>(context)->pushDense(name, gradient, count);
     });
   };
+  if (denseCacheKind == DenseCacheKind::Gpu) {
+    callbacks.parameterOnDevice = [](void *context, const char *name,
+                                     const float **values, char *error,
+                                     size_t errorBytes) {
+      return guarded(error, errorBytes, [&] {
+        *values =
+            static_cast<TrainingServer *>(context)->parameterInCache(name);
+      });
+    };
+    callbacks.pushDenseFromDevice = [](void *context, const char *name,
+                                       const float *gradient, size_t count,
+                                       char *error, size_t errorBytes) {
+      return guarded(error, errorBytes, [&] {
+        static_cast<TrainingServer *>(context)->pushDenseInCache(name, gradient,
+                                                                 count);
+      });
+    };
+  }
 }
 
 TrainingServer::~TrainingServer() {
@@ -333,8 +355,16 @@ void TrainingServer::toKeys(const Table &table, const int64_t *ids,
 const float *TrainingServer::lookupParameter(const std::string &name) const {
   auto found = denseByName.find(name);
   if (found != denseByName.end()) {
-    found->second->lookedUp = true;
-    return found->second->live.data();
+    Dense &entry = *found->second;
+    if (!entry.lookedUp && entry.inCache) {
+      // The cache's copy is the value; `live` follows it from now on
+      // (refreshDense). Marked after the read: a second caller waits here.
+      std::lock_guard<std::mutex> lock(denseCacheMutex);
+      if (!entry.lookedUp)
+        denseCache_->readValues(entry.serverName, entry.live.data());
+    }
+    entry.lookedUp = true;
+    return entry.live.data();
   }
   if (trainingFlags.count(name) || name == HPS_TRAINING_MODE_PARAMETER)
     return evalMode() ? &kFlagOff : &kFlagOn;
@@ -534,19 +564,71 @@ void TrainingServer::pushRowsInCache(const std::string &name,
   entry.pending.push_back(std::move(contribution));
 }
 
-void TrainingServer::pushDense(const std::string &name, const float *gradient,
-                               size_t count) {
+TrainingServer::Dense &
+TrainingServer::denseForGradient(const std::string &name, size_t count) const {
   Dense &entry = dense(name);
   if (count != entry.live.size())
     throw Error("dense parameter '" + name + "' has " +
                 std::to_string(entry.live.size()) +
                 " values but its gradient has " + std::to_string(count));
+  return entry;
+}
+
+void TrainingServer::pushDense(const std::string &name, const float *gradient,
+                               size_t count) {
+  Dense &entry = denseForGradient(name, count);
   if (evalMode())
     return;
   Contribution contribution = takeContribution(entry);
   contribution.values.assign(gradient, gradient + count);
   std::lock_guard<std::mutex> lock(entry.mutex);
   entry.pending.push_back(std::move(contribution));
+}
+
+ps::DenseCache &TrainingServer::denseCache() {
+  if (denseCacheKind == DenseCacheKind::None)
+    throw Error("the training server has no dense cache");
+  if (!denseCache_)
+    denseCache_ = denseCacheKind == DenseCacheKind::Gpu
+                      ? ps::makeCudaDenseCache(*server)
+                      : std::make_unique<ps::HostDenseCache>(*server);
+  return *denseCache_;
+}
+
+const float *TrainingServer::parameterInCache(const std::string &name) {
+  if (trainingFlags.count(name) || name == HPS_TRAINING_MODE_PARAMETER)
+    return nullptr;
+  Dense &entry = dense(name);
+  std::lock_guard<std::mutex> lock(denseCacheMutex);
+  const float *values = denseCache().adopt(entry.serverName);
+  entry.inCache = true;
+  return values;
+}
+
+bool TrainingServer::denseInCache(const std::string &name) const {
+  return dense(name).inCache;
+}
+
+void TrainingServer::pushDenseInCache(const std::string &name,
+                                      const float *gradient, size_t count) {
+  Dense &entry = denseForGradient(name, count);
+  if (evalMode())
+    return;
+  parameterInCache(name);
+  Contribution contribution = takeContribution(entry);
+  contribution.values.clear();
+  contribution.staged = true;
+  contribution.stagedOffset =
+      denseCache_->stageGradient(entry.serverName, gradient, count);
+  std::lock_guard<std::mutex> lock(entry.mutex);
+  entry.pending.push_back(std::move(contribution));
+}
+
+void TrainingServer::readDenseValues(const Dense &entry, float *out) {
+  if (entry.inCache)
+    denseCache_->readValues(entry.serverName, out);
+  else
+    std::copy(entry.live.begin(), entry.live.end(), out);
 }
 
 namespace {
@@ -595,6 +677,21 @@ void TrainingServer::finishStep(int64_t microBatches) {
     if (entry->pending.empty())
       continue; // no gradient this step: the optimizer leaves it alone
     sortContributions(entry->pending);
+    if (entry->inCache) {
+      // Updated in the cache, in the same order; a host push joins the
+      // staged ones there.
+      std::vector<size_t> offsets;
+      for (const Contribution &contribution : entry->pending)
+        offsets.push_back(
+            contribution.staged
+                ? contribution.stagedOffset
+                : denseCache_->stageGradient(entry->serverName,
+                                             contribution.values.data(),
+                                             contribution.values.size()));
+      recycle(*entry);
+      denseCache_->update(entry->serverName, offsets, scale);
+      continue;
+    }
     // Summed in the first contribution's buffer, which then leaves it.
     std::vector<float> sum = std::move(entry->pending.front().values);
     for (size_t c = 1; c < entry->pending.size(); ++c) {
@@ -670,6 +767,8 @@ void TrainingServer::discardStep() {
   expectedPulls = -1;
   if (cache)
     cache->discardStaged();
+  if (denseCache_)
+    denseCache_->discardStaged();
   for (auto &[name, entry] : denseByName) {
     std::lock_guard<std::mutex> lock(entry->mutex);
     recycle(*entry);
@@ -752,23 +851,33 @@ void TrainingServer::refreshDense() {
   const bool onlyLookedUp = refreshOnlyLookedUp && anyLookedUp;
   std::vector<Dense *> refreshed;
   std::vector<std::string> names;
-  for (auto &[name, entry] : denseByName)
+  for (auto &[name, entry] : denseByName) {
+    if (entry->inCache) {
+      // The server's copy is stale; a stage that holds `live` gets the
+      // cache's.
+      if (entry->lookedUp)
+        denseCache_->readValues(entry->serverName, entry->live.data());
+      continue;
+    }
     if (!onlyLookedUp || entry->lookedUp) {
       refreshed.push_back(entry.get());
       names.push_back(entry->serverName);
     }
+  }
+  ++parameterVersion_;
   if (names.empty())
     return;
   std::vector<std::vector<float>> values = store->pullDenseMany(names);
   for (size_t i = 0; i < refreshed.size(); ++i)
     // In place: stages hold on to the pointer lookupParameter gave them.
     std::copy(values[i].begin(), values[i].end(), refreshed[i]->live.begin());
-  ++parameterVersion_;
 }
 
 void TrainingServer::save(const std::string &directory) {
   checkNoPass(inPass(), "a checkpoint");
   applyDeferredUpdate(); // a checkpoint holds every finished step
+  if (denseCache_)       // its parameters' values are the checkpoint's
+    denseCache_->writeBack();
   store->save(directory);
 }
 
@@ -780,6 +889,8 @@ void TrainingServer::load(const std::string &directory) {
   deferred.clear();
   deferredPending = false;
   store->load(directory);
+  if (denseCache_)
+    denseCache_->reload();
   refreshDense();
 }
 
@@ -803,7 +914,7 @@ void TrainingServer::dumpParameters(const std::string &directory) {
     const Dense &entry = dense(parameter.name);
     HostTensor tensor(DType::F32, parameter.shape);
     if (tensor.bytes())
-      std::memcpy(tensor.data.data(), entry.live.data(), tensor.bytes());
+      readDenseValues(entry, reinterpret_cast<float *>(tensor.data.data()));
     writeNpy(fileFor(parameter.name, i, ".npy"), tensor);
   }
   for (size_t i = 0; i < spec_.tables.size(); ++i) {

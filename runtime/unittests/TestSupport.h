@@ -23,6 +23,7 @@
 #include <fstream>
 #include <iterator>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <unistd.h>
@@ -43,6 +44,18 @@ inline std::string processId() { return std::to_string(::getpid()); }
 /// The name of the running GoogleTest test: a scratch tag unique per test.
 inline std::string currentTestName() {
   return ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
+
+/// `body` throws an error (the runtime's Error is one) whose text contains
+/// `text`.
+template <typename F> void expectErrorContaining(F &&body, const char *text) {
+  try {
+    body();
+    ADD_FAILURE() << "no error; expected one containing \"" << text << "\"";
+  } catch (const std::runtime_error &error) {
+    EXPECT_NE(std::string(error.what()).find(text), std::string::npos)
+        << error.what();
+  }
 }
 #endif
 

@@ -2,6 +2,7 @@
 
 #include "heterps/Runtime/TrainingServer.h"
 #include "heterps/Runtime/Executor.h"
+#include "heterps/Runtime/StageABI.h"
 #include "heterps/Runtime/Tensor.h"
 
 #include "TestSupport.h"
@@ -55,17 +56,6 @@ struct Fixture {
                                             weights.size(), options);
   }
 };
-
-/// `body` throws Error whose text contains `text`.
-template <typename F> void expectErrorContaining(F &&body, const char *text) {
-  try {
-    body();
-    ADD_FAILURE() << "no error; expected one containing \"" << text << "\"";
-  } catch (const Error &error) {
-    EXPECT_NE(std::string(error.what()).find(text), std::string::npos)
-        << error.what();
-  }
-}
 
 std::vector<float> values(const float *data, size_t n) {
   return std::vector<float>(data, data + n);
@@ -647,6 +637,140 @@ TEST(TrainingServer, StagedPushesEqualHostPushes) {
       },
       "with sparse staleness");
   stale.endPass();
+}
+
+/// Dense parameters adopted into a dense cache (what GPU stages read and
+/// push through parameterOnDevice and pushDenseFromDevice; host memory for
+/// the host cache) train as on the host path, to the bit: micro-batches
+/// arriving out of order, a host push mixed in, a learning-rate change, a
+/// discarded step; checkpoints, dumps and host lookups see the cache's
+/// values.
+TEST(TrainingServer, DenseCacheTrainsAsTheHostPath) {
+  ScratchDirectory scratch(kScratch, "dense-cache");
+  for (const char *optimizer : {"sgd", "adam", "adagrad"}) {
+    SCOPED_TRACE(optimizer);
+    Fixture fixture(optimizer);
+    TrainingServerOptions options;
+    options.seed = 7;
+    TrainingServer host(fixture.spec, fixture.weights.data(),
+                        fixture.weights.size(), options);
+    options.denseCache = DenseCacheKind::Host;
+    TrainingServer cached(fixture.spec, fixture.weights.data(),
+                          fixture.weights.size(), options);
+    EXPECT_FALSE(cached.denseInCache("dense/w"));
+    const float *inCache = cached.parameterInCache("dense/w");
+    ASSERT_NE(inCache, nullptr);
+    EXPECT_TRUE(cached.denseInCache("dense/w"));
+    EXPECT_EQ(values(inCache, 4), (std::vector<float>{1, 2, 3, 4}));
+    // The host cache is no GPU's: stages are not offered it.
+    EXPECT_EQ(cached.stageServer()->parameterOnDevice, nullptr);
+    EXPECT_EQ(cached.stageServer()->pushDenseFromDevice, nullptr);
+    const float *hostLive = nullptr;
+    for (int step = 0; step < 4; ++step) {
+      if (step == 2)
+        for (TrainingServer *server : {&host, &cached})
+          server->parameterStore().setLearningRateScale(0.5f);
+      for (int b : {2, 0, 1}) {
+        float gradient[4];
+        for (int i = 0; i < 4; ++i)
+          gradient[i] = 0.1f * float(i + 1) * float(b + 1) + 0.01f * step;
+        MicroBatchScope scope(b, 0);
+        host.pushDense("dense/w", gradient, 4);
+        if (b == 1)
+          cached.pushDense("dense/w", gradient, 4); // a host stage's push
+        else
+          cached.pushDenseInCache("dense/w", gradient, 4);
+      }
+      host.finishStep(3);
+      cached.finishStep(3);
+      EXPECT_EQ(values(inCache, 4), values(host.lookupParameter("dense/w"), 4))
+          << "step " << step;
+      if (step == 1) // a host stage looks it up after the adoption
+        hostLive = cached.lookupParameter("dense/w");
+      if (hostLive) {
+        EXPECT_EQ(values(hostLive, 4), values(inCache, 4)) << "step " << step;
+      }
+    }
+    // A discarded step's staged gradients are never applied.
+    float large[4] = {100, 100, 100, 100};
+    {
+      MicroBatchScope scope(0, 0);
+      cached.pushDenseInCache("dense/w", large, 4);
+    }
+    cached.discardStep();
+    cached.finishStep(1);
+    host.finishStep(1);
+    EXPECT_EQ(values(inCache, 4), values(host.lookupParameter("dense/w"), 4));
+    // Checkpoints and dumps hold the cache's values and state.
+    const std::string checkpoint = scratch / (std::string(optimizer) + "-ckpt");
+    cached.save(checkpoint);
+    auto restored = fixture.server();
+    restored->load(checkpoint);
+    EXPECT_EQ(restored->parameterStore().readDense("dense_w"),
+              host.parameterStore().readDense("dense_w"));
+    const std::string dump = scratch / (std::string(optimizer) + "-dump");
+    cached.dumpParameters(dump);
+    HostTensor dumped = readTensorFile(dump + "/dense_w.npy");
+    EXPECT_EQ(values(reinterpret_cast<const float *>(dumped.data.data()), 4),
+              values(inCache, 4));
+    // A checkpoint load replaces the cache's values too.
+    float gradient[4] = {1, 1, 1, 1};
+    cached.pushDenseInCache("dense/w", gradient, 4);
+    cached.finishStep(1);
+    EXPECT_NE(values(inCache, 4), values(host.lookupParameter("dense/w"), 4));
+    cached.load(checkpoint);
+    EXPECT_EQ(values(inCache, 4), values(host.lookupParameter("dense/w"), 4));
+    EXPECT_EQ(values(hostLive, 4), values(inCache, 4));
+    // Errors: a wrong size; a training flag is served on the host only.
+    expectErrorContaining(
+        [&] { cached.pushDenseInCache("dense/w", gradient, 3); },
+        "has 4 values but its gradient has 3");
+    EXPECT_EQ(cached.parameterInCache(HPS_TRAINING_MODE_PARAMETER), nullptr);
+    expectErrorContaining([&] { host.parameterInCache("dense/w"); },
+                          "no dense cache");
+  }
+}
+
+/// The GPU dense cache is offered to stages, made when the first asks: on
+/// a machine without a GPU that ask is one clear error.
+TEST(TrainingServer, GpuDenseCacheIsMadeWhenAStageAsks) {
+  Fixture fixture;
+  TrainingServerOptions options;
+  options.denseCache = DenseCacheKind::Gpu;
+  TrainingServer server(fixture.spec, fixture.weights.data(),
+                        fixture.weights.size(), options);
+  const StageServer &callbacks = *server.stageServer();
+  ASSERT_NE(callbacks.parameterOnDevice, nullptr);
+  ASSERT_NE(callbacks.pushDenseFromDevice, nullptr);
+  const float *flag = &fixture.spec.optimizer.learningRate;
+  char error[256] = "";
+  EXPECT_EQ(callbacks.parameterOnDevice(callbacks.context,
+                                        HPS_TRAINING_MODE_PARAMETER, &flag,
+                                        error, sizeof error),
+            0);
+  EXPECT_EQ(flag, nullptr) << "a training flag is served on the host";
+  const float *values = nullptr;
+  if (callbacks.parameterOnDevice(callbacks.context, "dense/w", &values, error,
+                                  sizeof error) == 0) {
+    // A GPU is here (GpuDenseCacheTest checks its updates).
+    EXPECT_NE(values, nullptr);
+    EXPECT_TRUE(server.denseInCache("dense/w"));
+  } else {
+    EXPECT_NE(std::string(error).find("dense parameters on the GPU: "),
+              std::string::npos)
+        << error;
+    // The parameter stays the server's.
+    EXPECT_FALSE(server.denseInCache("dense/w"));
+  }
+  // An MPI worker's parameters live in the shared store: no dense cache.
+  ps::ParameterServer shared{ps::ParameterServerConfig{}};
+  options.store = &shared;
+  expectErrorContaining(
+      [&] {
+        TrainingServer remote(fixture.spec, fixture.weights.data(),
+                              fixture.weights.size(), options);
+      },
+      "a dense cache needs the in-process parameter server");
 }
 
 TEST(TrainingServer, PassCacheRefusesWhatNeedsTheServersRows) {

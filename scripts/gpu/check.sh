@@ -21,18 +21,21 @@
 #   gradcheck  every gradient rule's CUDA kernels against finite differences
 #   train      Wide & Deep trained with GPU stages (gpu-only and sparse-on-cpu)
 #              reaches the ground truth's AUC within 0.01
-#   train-passes  the CTR model trained in passes through the pass cache in
+#   train-passes  the CTR model trained with its dense parameters in GPU
+#              memory (the default), in passes through the pass cache in
 #              GPU memory (--pass-cache-device gpu), also under a memory
-#              bound and across a checkpoint: every loss and parameter bit
-#              of the direct path
+#              bound, across checkpoints and resumed from one: every loss
+#              and parameter bit of the path through the host
+#              (--dense-parameters-on-gpu=false)
 #   train-recurrent  an LSTM classifier trained 16 steps on the GPU
 #              (Recurrent and RecurrentGrad kernels) ends with the CPU
 #              run's parameters (1e-5 relative)
 #   bench      training throughput of the CPU-only, GPU-only and
 #              heterogeneous plans, each also in passes of 32 steps through
 #              the host and the GPU pass cache, and with sparse updates one
-#              step late, and rl offered those step shapes, trained as
-#              its plan says (bench/training/bench_heterogeneous.py)
+#              step late, and with dense parameters through the host
+#              instead of GPU memory, and rl offered those step shapes,
+#              trained as its plan says (bench/training/bench_heterogeneous.py)
 #   bench-inference  GPU stages against PyTorch on CUDA
 #              (bench/inference/bench_inference.py --gpu; needs onnx2torch,
 #              installed from $GPU_WHEELS if Python lacks it)
@@ -237,10 +240,11 @@ section_train() {
 }
 
 section_train-passes() {
-  # The pass cache in GPU memory: the same losses at every step and the same
-  # parameter bits as the direct path, for passes of 7 steps, and for passes
-  # cut short by a memory bound (1 MiB: a step's ~5,400 rows take ~340 KiB
-  # in GPU memory) with checkpoints inside passes.
+  # Dense parameters and the pass cache in GPU memory: the same losses at
+  # every step and the same parameter bits as the path through the host,
+  # directly, for passes of 7 steps, and for passes cut short by a memory
+  # bound (1 MiB: a step's ~5,400 rows take ~340 KiB in GPU memory) with
+  # checkpoints inside passes, and resumed from the checkpoint of step 20.
   local work="$prefix/work/passes" inputs="$root/test/Integration/Inputs"
   mkdir -p "$work"
   local run="--train --data $work/d.tsv --steps 40 --batch 512 --hash-buckets 1000 --log-every 10"
@@ -252,20 +256,28 @@ section_train-passes() {
       "$heterps" compile "$work/m.onnx" --cluster "$root/clusters/h100-host.yaml" \
         --throughput 1 --strategy gpu-only --train --loss bce --optimizer adam --lr 0.05 \
         --batch 256 -o "$work/b" &&
+      "$heterps" run "$work/b" $run --loss-log "$work/host.loss" --dump-parameters "$work/host" \
+        --dense-parameters-on-gpu=false &&
       "$heterps" run "$work/b" $run --loss-log "$work/direct.loss" --dump-parameters "$work/direct" &&
       "$heterps" run "$work/b" $run --loss-log "$work/gpu.loss" --dump-parameters "$work/gpu" \
         --pass-steps 7 --pass-cache-device gpu &&
       "$heterps" run "$work/b" $run --loss-log "$work/bound.loss" --dump-parameters "$work/bound" \
         --pass-steps 7 --pass-cache-device gpu --pass-memory 1M --checkpoint-dir "$work/ckpt" \
-        --checkpoint-every 10 2> "$work/bound.log" &&
+        --checkpoint-every 10 --keep-checkpoints 5 2> "$work/bound.log" &&
       grep -E "^passes: .* to [1-6] steps" "$work/bound.log" &&
-      diff "$work/direct.loss" "$work/gpu.loss" && diff "$work/direct.loss" "$work/bound.loss" &&
-      $py "$inputs/compare_training.py" params "$work/direct" "$work/gpu" &&
-      $py "$inputs/compare_training.py" params "$work/direct" "$work/bound"
+      rm -rf "$work/ckpt/step-30" "$work/ckpt/step-40" &&
+      "$heterps" run "$work/b" $run --loss-log "$work/resumed.loss" --dump-parameters "$work/resumed" \
+        --checkpoint-dir "$work/ckpt" --resume &&
+      diff "$work/host.loss" "$work/direct.loss" && diff "$work/host.loss" "$work/gpu.loss" &&
+      diff "$work/host.loss" "$work/bound.loss" &&
+      diff <(sed -n '21,$p' "$work/host.loss") "$work/resumed.loss" &&
+      for run in direct gpu bound resumed; do
+        $py "$inputs/compare_training.py" params "$work/host" "$work/$run" || exit 1
+      done
   } > "$out/train-passes.log" 2>&1
   local status=$?
   tail -n 3 "$out/train-passes.log" | sed 's/^/      /'
-  verdict "train-passes: the GPU pass cache trains bit for bit as the direct path" $status "$out/train-passes.log"
+  verdict "train-passes: dense parameters and the pass cache in GPU memory train bit for bit as through the host" $status "$out/train-passes.log"
 }
 
 section_train-recurrent() {
@@ -295,7 +307,7 @@ section_bench() {
   # shellcheck disable=SC2086
   $py "$root/bench/training/bench_heterogeneous.py" --heterps "$heterps" \
     --cluster "$root/clusters/h100-host.yaml" --threads "$jobs" --pass-steps 32 \
-    --pass-cache-devices host,gpu --sparse-staleness ${BENCH_FLAGS:-} \
+    --pass-cache-devices host,gpu --sparse-staleness --dense-through-host ${BENCH_FLAGS:-} \
     --out "$out/heterogeneous-training.md" > "$out/bench.log" 2>&1
   local status=$?
   tail -n 20 "$out/bench.log" | sed 's/^/      /'

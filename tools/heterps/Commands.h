@@ -65,6 +65,8 @@ struct TrainOptions {
   /// --sparse-staleness: sparse updates one step late (0 or 1; empty: the
   /// plan's).
   std::optional<int> sparseStaleness;
+  /// --dense-parameters-on-gpu.
+  bool denseParametersOnGpu = true;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

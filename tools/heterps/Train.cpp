@@ -95,6 +95,7 @@ int train(const TrainOptions &options) {
       train::parsePassMemory(options.passMemory, trainer);
     trainer.passCacheOnGpu = options.passCacheOnGpu;
     trainer.sparseStaleness = options.sparseStaleness;
+    trainer.denseParametersOnGpu = options.denseParametersOnGpu;
     trainer.threads = options.threads;
     trainer.gpuStagesOnCpu = options.gpuStagesOnCpu;
     trainer.framesInFlight = options.framesInFlight;

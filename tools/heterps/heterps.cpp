@@ -332,6 +332,12 @@ static cl::opt<PassCacheDevice> passCacheDevice(
                clEnumValN(PassCacheDevice::Gpu, "gpu",
                           "GPU memory (the HBM tier; bit for bit the host's)")),
     cl::sub(runCommand));
+static cl::opt<bool> denseParametersOnGpu(
+    "dense-parameters-on-gpu", cl::init(true),
+    cl::desc("--train, one process: GPU stages keep the dense parameters "
+             "they train in GPU memory and update them there (bit for bit "
+             "the host's); false: through the host every step"),
+    cl::sub(runCommand));
 static cl::opt<std::string> dumpParameters(
     "dump-parameters",
     cl::desc("After training, write every dense parameter and touched "
@@ -606,6 +612,7 @@ int main(int argc, char **argv) {
       options.passCacheOnGpu = passCacheDevice == PassCacheDevice::Gpu;
     if (sparseStaleness.getNumOccurrences())
       options.sparseStaleness = sparseStaleness;
+    options.denseParametersOnGpu = denseParametersOnGpu;
     options.threads = threads;
     options.gpuStagesOnCpu = gpuStagesOnCpu;
     options.framesInFlight = frames;
@@ -652,6 +659,7 @@ int main(int argc, char **argv) {
                                              &passMemory,
                                              &passCacheDevice,
                                              &sparseStaleness,
+                                             &denseParametersOnGpu,
                                              &dumpParameters,
                                              &lossLog,
                                              &mpiWorker,

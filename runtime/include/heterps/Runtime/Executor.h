@@ -48,6 +48,14 @@ struct StageServer {
                             const int64_t *ids, size_t count,
                             const float *gradients, char *error,
                             size_t errorBytes) = nullptr;
+  /// Optional, both or neither (GPU stages; null: dense parameters and
+  /// their gradients come through the host).
+  int (*parameterOnDevice)(void *context, const char *name,
+                           const float **values, char *error,
+                           size_t errorBytes) = nullptr;
+  int (*pushDenseFromDevice)(void *context, const char *name,
+                             const float *gradient, size_t count, char *error,
+                             size_t errorBytes) = nullptr;
 };
 
 /// Which micro-batch the calling thread is running a stage on, valid inside
@@ -169,6 +177,12 @@ private:
                                 const int64_t *ids, size_t count,
                                 const float *gradients, char *error,
                                 size_t errorBytes);
+  static int parameterOnDevice(void *self, const char *name,
+                               const float **values, char *error,
+                               size_t errorBytes);
+  static int pushDenseFromDevice(void *self, const char *name,
+                                 const float *gradient, size_t count,
+                                 char *error, size_t errorBytes);
 };
 
 class Executor {

@@ -182,6 +182,15 @@ public:
   void pushDense(const std::string &name,
                  const std::vector<float> &gradient) override;
 
+  /// The optimizer pushDense applies to dense parameter `name` now: its
+  /// own, with the learning-rate scale of this moment.
+  OptimizerConfig scaledDenseOptimizer(const std::string &name) const;
+  /// Replaces dense parameter `name`'s values and optimizer state with
+  /// `valuesAndState`, laid out as readDense returns them: a dense cache
+  /// (DenseCache.h) handing back what it updated.
+  void writeDense(const std::string &name,
+                  const std::vector<float> &valuesAndState);
+
   /// Scales the learning rate of every later update (ParameterStore).
   void setLearningRateScale(float scale) override;
   float learningRateScale() const;

@@ -17,7 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#define HPS_STAGE_ABI_VERSION 4
+#define HPS_STAGE_ABI_VERSION 5
 /// The oldest stage ABI this runtime loads: each version only appends to
 /// HpsStageConfig.
 #define HPS_STAGE_ABI_OLDEST 2
@@ -87,6 +87,23 @@ struct HpsStageConfig {
   int (*pushRowsFromDevice)(void *server, const char *table, const int64_t *ids,
                             size_t count, const float *gradients, char *error,
                             size_t errorBytes);
+
+  // GPU stages (ABI 5). Null where the server keeps no dense parameters in
+  // GPU memory.
+
+  /// Sets *values to dense parameter `name` in the memory of the current
+  /// CUDA device, where the server keeps it and runs its optimizer from now
+  /// on: it stays at that address and changes only between steps, so the
+  /// stage reads it in place. Null where the server serves `name` on the
+  /// host only (a training flag): lookupParameter then.
+  int (*parameterOnDevice)(void *server, const char *name, const float **values,
+                           char *error, size_t errorBytes);
+  /// pushDense with `gradient` in the memory of the current CUDA device,
+  /// which stays there for the step's update. The stage may reuse the
+  /// buffer once it returns.
+  int (*pushDenseFromDevice)(void *server, const char *name,
+                             const float *gradient, size_t count, char *error,
+                             size_t errorBytes);
 };
 
 /// Served by the training server itself; a model parameter of the same name

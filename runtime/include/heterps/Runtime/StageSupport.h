@@ -85,15 +85,34 @@ inline const char *stageTable(backend::Context &ctx,
   return copy;
 }
 
+/// Calls a training callback, turning its error into an exception.
+template <typename F> void serverCall(const std::string &what, F &&call) {
+  char message[512] = "";
+  if (call(message, sizeof(message)) != 0)
+    throw Error(what + ": " + message);
+}
+
 /// Training: trainable dense parameter `name` in backend memory for this
-/// run. The host value is live (the server updates it between steps), so
-/// host backends read it in place and a GPU uploads it into `slot`: on
-/// every run, or with ABI 3's parameterVersion only when the server's
-/// values changed since the upload `uploaded` records (0: none yet).
+/// run. Where the server keeps it in GPU memory (ABI 5's
+/// parameterOnDevice), a GPU reads it there in place. Otherwise the host
+/// value is live (the server updates it between steps), so host backends
+/// read it in place and a GPU uploads it into `slot`: on every run, or with
+/// ABI 3's parameterVersion only when the server's values changed since the
+/// upload `uploaded` records (0: none yet).
 inline const char *stageParameter(backend::Context &ctx,
                                   const HpsStageConfig &config,
                                   const char *name, char *slot, size_t bytes,
                                   uint64_t &uploaded) {
+  if (!backend::kHostMemory && config.parameterOnDevice) {
+    const float *device = nullptr;
+    serverCall("reading dense parameter '" + std::string(name) + "'",
+               [&](char *error, size_t errorBytes) {
+                 return config.parameterOnDevice(config.server, name, &device,
+                                                 error, errorBytes);
+               });
+    if (device)
+      return reinterpret_cast<const char *>(device);
+  }
   const float *host = config.lookupParameter
                           ? config.lookupParameter(config.server, name)
                           : nullptr;
@@ -127,13 +146,6 @@ struct ServerStaging {
   std::vector<int64_t> ids;
   std::vector<float> values;
 };
-
-/// Calls a training callback, turning its error into an exception.
-template <typename F> void serverCall(const std::string &what, F &&call) {
-  char message[512] = "";
-  if (call(message, sizeof(message)) != 0)
-    throw Error(what + ": " + message);
-}
 
 /// Training: pulls the rows of `count` ids (i64, backend memory) of sparse
 /// table `table` into `rows` (count x dim floats, backend memory).
@@ -218,6 +230,17 @@ inline void stagePushDense(backend::Context &ctx, const HpsStageConfig &config,
     throw Error(std::string("the parameter server cannot take gradients of '") +
                 name + "' (is this a training run?)");
   const float *host = static_cast<const float *>(gradient);
+  if (!backend::kHostMemory && config.pushDenseFromDevice) {
+    // The server copies it on its own stream: the kernels writing it first.
+    ctx.synchronize();
+    serverCall("pushing the gradient of '" + std::string(name) + "'",
+               [&](char *error, size_t bytes) {
+                 return config.pushDenseFromDevice(
+                     config.server, name, static_cast<const float *>(gradient),
+                     count, error, bytes);
+               });
+    return;
+  }
   if (!backend::kHostMemory) {
     staging.values.resize(count);
     ctx.download(staging.values.data(), gradient, count * sizeof(float));

@@ -143,6 +143,12 @@ struct TrainerOptions {
   /// checkpoints, evaluations, dumps and pass ends apply it first. A single
   /// process only. Empty: as the plan says, else 0.
   std::optional<int> sparseStaleness;
+  /// GPU stages keep the dense parameters they train in GPU memory and run
+  /// their optimizer there (TrainingServerOptions::denseCache, stage ABI
+  /// 5), bit for bit the host's update; false: their values and gradients
+  /// cross to the host server every step. A single process only (an MPI
+  /// worker's parameters live in the shared store).
+  bool denseParametersOnGpu = true;
   int threads = 0;
   bool gpuStagesOnCpu = false;
   int framesInFlight = 4;

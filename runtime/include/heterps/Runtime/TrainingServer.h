@@ -25,6 +25,7 @@
 #define HETERPS_RUNTIME_TRAININGSERVER_H
 
 #include "heterps/Runtime/Bundle.h"
+#include "heterps/Runtime/DenseCache.h"
 #include "heterps/Runtime/Executor.h"
 #include "heterps/Runtime/ParameterServer.h"
 #include "heterps/Runtime/ParameterStore.h"
@@ -43,6 +44,18 @@
 #include <vector>
 
 namespace heterps::rt::train {
+
+/// Where the dense parameters that stages train in their own memory live
+/// (TrainingServerOptions::denseCache).
+enum class DenseCacheKind {
+  /// Nowhere: every stage reads the server's host values.
+  None,
+  /// Host memory (HostDenseCache): what a GPU's cache does, testable
+  /// without one; stages gain nothing by it.
+  Host,
+  /// GPU memory (makeCudaDenseCache), made when a GPU stage first asks.
+  Gpu,
+};
 
 struct TrainingServerOptions {
   /// Seeds the sparse tables' first-touch initialiser (each table draws from
@@ -79,6 +92,12 @@ struct TrainingServerOptions {
   /// its pulls, so step t pulls rows as updated through step t - 2; dense
   /// parameters stay exact. 0: every update before the next step.
   int sparseStaleness = 0;
+  /// In-process server only: serve parameterInCache and pushDenseInCache
+  /// (stage ABI 5's parameterOnDevice and pushDenseFromDevice, offered with
+  /// Gpu) from a dense cache (DenseCache.h): a parameter a stage asks for
+  /// that way is updated in the cache's memory from then on, bit for bit
+  /// as on the host.
+  DenseCacheKind denseCache = DenseCacheKind::None;
 };
 
 /// The optimizer of a bundle as the parameter server takes it.
@@ -134,6 +153,17 @@ public:
   void pushRowsInCache(const std::string &table, const int64_t *ids,
                        size_t count, const float *gradients);
   void pushDense(const std::string &name, const float *gradient, size_t count);
+  /// Dense parameter `name` in the dense cache's memory (GPU memory for the
+  /// GPU cache), taken into the cache on first use: it stays at that
+  /// address, updated in place between steps. Null for a training flag
+  /// (served on the host only). Throws Error without a dense cache.
+  const float *parameterInCache(const std::string &name);
+  /// pushDense with `gradient` in the dense cache's memory, staged there
+  /// for the step's update: the same update, bit for bit.
+  void pushDenseInCache(const std::string &name, const float *gradient,
+                        size_t count);
+  /// Whether dense parameter `name` is updated in the dense cache.
+  bool denseInCache(const std::string &name) const;
 
   /// Starts a training step of `microBatches` micro-batches. Optional; with
   /// sparse staleness it lets the previous step's sparse update start as
@@ -222,8 +252,8 @@ private:
     uint64_t arrival;
     std::vector<float> values;
     std::vector<uint64_t> ids; // sparse only
-    /// pushRowsInCache: the gradients are in the pass cache, from here on
-    /// (values stays empty).
+    /// pushRowsInCache or pushDenseInCache: the gradients are in the pass
+    /// or dense cache, from here on (values stays empty).
     bool staged = false;
     size_t stagedOffset = 0;
   };
@@ -232,6 +262,8 @@ private:
     std::string serverName;
     std::vector<float> live; // what lookupParameter hands out; never resized
     mutable std::atomic<bool> lookedUp{false}; // a stage holds `live`
+    /// Updated in the dense cache, whose copy is the parameter's value.
+    std::atomic<bool> inCache{false};
     std::mutex mutex;
     std::vector<Contribution> pending;
     std::vector<Contribution> spare; // finished steps' buffers, for reuse
@@ -245,6 +277,12 @@ private:
   };
 
   Dense &dense(const std::string &name) const;
+  /// dense(name), checked to take a gradient of `count` floats.
+  Dense &denseForGradient(const std::string &name, size_t count) const;
+  /// The dense cache, made on first use; throws Error without one.
+  ps::DenseCache &denseCache();
+  /// `entry`'s current values into `out` (its size of floats).
+  void readDenseValues(const Dense &entry, float *out);
   /// The pass cache; throws Error when the server has none.
   ps::PassCache &passCache();
   Table &table(const std::string &name) const;
@@ -283,6 +321,10 @@ private:
   TrainingSpec spec_;
   std::unique_ptr<ps::ParameterServer> server;
   std::unique_ptr<ps::PassCache> cache;
+  DenseCacheKind denseCacheKind = DenseCacheKind::None;
+  // Making it, adopting into it, a host lookup of an adopted parameter.
+  mutable std::mutex denseCacheMutex;
+  std::unique_ptr<ps::DenseCache> denseCache_;
   ps::ParameterStore *store = nullptr; // server, or the options' store
   bool refreshOnlyLookedUp = false;
   std::map<std::string, std::unique_ptr<Dense>> denseByName;
