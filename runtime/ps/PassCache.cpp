@@ -388,6 +388,7 @@ void HostPassCache::pull(const std::string &tableName, const uint64_t *ids,
   slots.resize(count);
   table.index.slotsOf(ids, count, slots.data());
   const size_t dim = table.dim;
+#pragma omp parallel for schedule(static) if (count >= kParallelPassIds)
   for (size_t i = 0; i < count; ++i) {
 #if defined(__GNUC__)
     if (i + kLookAhead < count)
@@ -409,24 +410,31 @@ void HostPassCache::push(const std::string &tableName, const uint64_t *ids,
   const size_t dim = table.dim;
   const OptimizerConfig optimizer =
       scaledOptimizer(table.optimizer, impl->server.learningRateScale());
-  std::vector<float> &merged = callScratch.merged;
-  merged.resize(dim);
-  for (size_t run = 0; run < plan.runs(); ++run) {
-    const uint32_t *first = plan.positions.data() + plan.runStarts[run];
-    const uint32_t *last = plan.positions.data() + plan.runStarts[run + 1];
-    const float *gradient = gradients + size_t(*first) * dim;
-    if (last - first > 1) {
-      // In batch order, as the server sums a push's duplicates.
-      std::memcpy(merged.data(), gradient, dim * sizeof(float));
-      for (const uint32_t *position = first + 1; position != last; ++position) {
-        const float *more = gradients + size_t(*position) * dim;
-        for (size_t i = 0; i < dim; ++i)
-          merged[i] += more[i];
+  // Runs update distinct rows: a large push updates them on OpenMP threads.
+  const size_t runs = plan.runs();
+#pragma omp parallel if (count >= kParallelPassIds)
+  {
+    std::vector<float> &merged = callScratch.merged;
+    merged.resize(dim);
+#pragma omp for schedule(static)
+    for (size_t run = 0; run < runs; ++run) {
+      const uint32_t *first = plan.positions.data() + plan.runStarts[run];
+      const uint32_t *last = plan.positions.data() + plan.runStarts[run + 1];
+      const float *gradient = gradients + size_t(*first) * dim;
+      if (last - first > 1) {
+        // In batch order, as the server sums a push's duplicates.
+        std::memcpy(merged.data(), gradient, dim * sizeof(float));
+        for (const uint32_t *position = first + 1; position != last;
+             ++position) {
+          const float *more = gradients + size_t(*position) * dim;
+          for (size_t i = 0; i < dim; ++i)
+            merged[i] += more[i];
+        }
+        gradient = merged.data();
       }
-      gradient = merged.data();
+      float *row = table.row(plan.slots[run]);
+      applyOptimizer(optimizer, dim, row, row + dim, gradient);
     }
-    float *row = table.row(plan.slots[run]);
-    applyOptimizer(optimizer, dim, row, row + dim, gradient);
   }
 }
 

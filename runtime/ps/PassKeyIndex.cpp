@@ -63,16 +63,35 @@ void PassKeyIndex::clear() {
 
 void PassKeyIndex::slotsOf(const uint64_t *ids, size_t count,
                            uint32_t *slots) const {
-  // Random ids miss the cache on their index slot: fetch a few ahead.
-  constexpr size_t kLookAhead = 8;
-  for (size_t i = 0; i < count; ++i) {
-    if (i + kLookAhead < count)
-      slotOfKey.prefetch(ids[i + kLookAhead]);
-    const uint32_t *slot = slotOfKey.find(ids[i]);
-    if (!slot)
-      throw missingKeyError(ids[i]);
-    slots[i] = *slot;
+  // The first missing index of [begin, end), or `count`. Random ids miss
+  // the cache on their index slot: fetch a few ahead.
+  auto lookUp = [&](size_t begin, size_t end) {
+    constexpr size_t kLookAhead = 8;
+    for (size_t i = begin; i < end; ++i) {
+      if (i + kLookAhead < end)
+        slotOfKey.prefetch(ids[i + kLookAhead]);
+      const uint32_t *slot = slotOfKey.find(ids[i]);
+      if (!slot)
+        return i;
+      slots[i] = *slot;
+    }
+    return count;
+  };
+  size_t firstMissing = count;
+  if (count < kParallelPassIds) {
+    firstMissing = lookUp(0, count);
+  } else {
+    // The map is only read; the least missing index is the serial error.
+    const size_t chunks = (count + kParallelPassIds - 1) / kParallelPassIds;
+#pragma omp parallel for schedule(static) reduction(min : firstMissing)
+    for (size_t chunk = 0; chunk < chunks; ++chunk)
+      firstMissing =
+          std::min(firstMissing,
+                   lookUp(chunk * kParallelPassIds,
+                          std::min(count, (chunk + 1) * kParallelPassIds)));
   }
+  if (firstMissing < count)
+    throw missingKeyError(ids[firstMissing]);
 }
 
 Error PassKeyIndex::missingKeyError(uint64_t id) const {

@@ -47,6 +47,10 @@ struct MergePlan {
 void sortByHighBits(std::vector<uint64_t> &values, unsigned firstBit,
                     std::vector<uint64_t> &scratch);
 
+/// Below this many ids a pass cache's call stays on the calling thread: an
+/// OpenMP parallel region costs more than it saves (as the server's).
+constexpr size_t kParallelPassIds = 2048;
+
 class PassKeyIndex {
 public:
   /// Most memory the index takes per key: the sorted key, the sort's
@@ -64,8 +68,9 @@ public:
   const std::vector<uint64_t> &keys() const { return sortedKeys; }
   size_t size() const { return sortedKeys.size(); }
 
-  /// The slot of every id into `slots`. Throws Error naming the table and
-  /// the first id the pass does not hold (nothing of the cache changes).
+  /// The slot of every id into `slots`, a large call on OpenMP threads.
+  /// Throws Error naming the table and the first id the pass does not hold
+  /// (nothing of the cache changes).
   void slotsOf(const uint64_t *ids, size_t count, uint32_t *slots) const;
   /// The slot of `key`, or null when the pass does not hold it.
   const uint32_t *find(uint64_t key) const { return slotOfKey.find(key); }
