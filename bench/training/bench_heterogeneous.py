@@ -84,7 +84,10 @@ def train_round(args, bundle, data_file, flags):
               (["--gpu-stages-on-cpu"] if args.gpu_stages_on_cpu else []) + flags)
     rate = float(re.search(r"done: .*?([0-9.e+]+) samples/s", text).group(1))
     loss = float(re.search(r"train loss ([0-9.]+)", text).group(1))
-    return rate, loss
+    times = re.search(r"time per step: ([0-9.]+) ms = data ([0-9.]+) \+ stages ([0-9.]+) "
+                      r"\+ update ([0-9.]+) \+ other ([0-9.]+); parameter-server calls in the "
+                      r"stages ([0-9.]+)", text)
+    return rate, loss, [float(t) for t in times.groups()]
 
 
 def describe(manifest):
@@ -177,6 +180,7 @@ def main():
                 shapes[plan + suffix], prices[plan + suffix] = shapes[plan], prices[plan]
         rates = {p: [] for p in bundles}
         losses = {p: [] for p in bundles}
+        step_times = {p: [] for p in bundles}
         torch_rates, torch_losses = [], []
         data = None
         if not args.no_torch:
@@ -184,12 +188,13 @@ def main():
         for _ in range(args.rounds):
             for plan, (bundle, flags) in bundles.items():
                 try:
-                    rate, loss = train_round(args, bundle, data_file, flags)
+                    rate, loss, times = train_round(args, bundle, data_file, flags)
                 except RuntimeError as error:
                     failures[plan] = str(error)[-400:]
                     continue
                 rates[plan].append(rate)
                 losses[plan].append(loss)
+                step_times[plan].append(times)
                 print(f"round: {plan} {rate:,.0f} samples/s, loss {loss:.4f}", file=sys.stderr,
                       flush=True)
             if data is not None:
@@ -228,6 +233,18 @@ def main():
         rate = statistics.median(torch_rates)
         lines.append(f"| PyTorch {torch.__version__} on the GPU (peer) | cuda | {rate:,.0f} | | | "
                      f"{statistics.median(torch_losses):.4f} |")
+    lines += [
+        "",
+        "Where a step's time goes (`heterps run`'s `time per step` line, ms, medians): "
+        "waiting for data, running the stages, ending the step (the server's update), "
+        "the rest; and the stages' parameter-server calls, summed over stage threads.",
+        "",
+        "| plan | ms per step | data | stages | update | other | server calls in stages |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for plan, *_ in rows:
+        medians = [statistics.median(column) for column in zip(*step_times[plan])]
+        lines.append(f"| {plan} | " + " | ".join(f"{m:.2f}" for m in medians) + " |")
     lines.append("")
     by_plan = {r[0]: r for r in rows}
     for hetero in ("sparse-on-cpu", "rl"):

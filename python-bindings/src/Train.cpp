@@ -153,6 +153,12 @@ public:
     }
     result["interrupted"] = done.interrupted;
     result["last_checkpoint"] = done.lastCheckpoint;
+    py::dict stepSeconds;
+    stepSeconds["data"] = done.stepTimes.data;
+    stepSeconds["stages"] = done.stepTimes.stages;
+    stepSeconds["update"] = done.stepTimes.update;
+    stepSeconds["server_calls"] = done.stepTimes.serverCalls;
+    result["step_seconds"] = stepSeconds;
     return result;
   }
 

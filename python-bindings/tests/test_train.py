@@ -46,6 +46,10 @@ def test_metrics_per_log_interval(training_bundle):
     summary = run.summary
     assert summary["steps"] == 100 and summary["samples"] == 3200 and not summary["interrupted"]
     assert summary["eval_accuracy"] == pytest.approx(evaluation["accuracy"], abs=1e-4)
+    times = summary["step_seconds"]
+    assert set(times) == {"data", "stages", "update", "server_calls"}
+    assert times["stages"] > 0 and times["update"] > 0
+    assert times["data"] + times["stages"] + times["update"] <= summary["seconds"]
 
 
 def test_leaving_the_loop_stops_after_a_checkpoint(training_bundle, tmp_path):

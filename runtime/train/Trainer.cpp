@@ -710,6 +710,8 @@ TrainSummary Trainer::run() {
   TrainMetrics window(spec);
   int64_t windowFirstStep = state.step + 1;
   Clock::time_point windowStart = Clock::now(), runStart = Clock::now();
+  // The evaluation before training (and a resumed server) called it too.
+  const double serverCallsBefore = server.serverCallSeconds();
   int64_t lastEvalStep = -1;
 
   // Synchronous workers meet every step; asynchronous ones only at sync
@@ -771,7 +773,9 @@ TrainSummary Trainer::run() {
       const int64_t stepSamples =
           state.step + 1 == lastStep ? lastStepSamples : batch;
       const int64_t stepMicroBatches = stepSamples / microBatch;
+      Clock::time_point phaseStart = Clock::now();
       const StepData &step = steps.take(state.step + 1);
+      summary.stepTimes.data += secondsSince(phaseStart);
       const std::vector<HostTensor> &stepInputs = step.inputs;
       int64_t count = stepSamples;
       // A worker runs its slice; the single process all of the step.
@@ -788,10 +792,12 @@ TrainSummary Trainer::run() {
       std::vector<HostTensor> outputs;
       try {
         // A worker sitting out a short last step only ends it.
+        phaseStart = Clock::now();
         if (!group)
           server.beginStep(stepMicroBatches);
         if (count > 0)
           outputs = executor.run(mine);
+        summary.stepTimes.stages += secondsSince(phaseStart);
       } catch (...) {
         // What the failed step pushed must not reach a later step.
         server.discardStep();
@@ -800,7 +806,9 @@ TrainSummary Trainer::run() {
         throw;
       }
       consistent = false;
+      phaseStart = Clock::now();
       finishStep(stepMicroBatches);
+      summary.stepTimes.update += secondsSince(phaseStart);
       consistent = true;
       ++state.step;
       state.samples += stepSamples;
@@ -907,6 +915,8 @@ TrainSummary Trainer::run() {
   // dump and the final evaluation read them.
   steps.endPass();
   summary.seconds = secondsSince(runStart);
+  summary.stepTimes.serverCalls =
+      server.serverCallSeconds() - serverCallsBefore;
   summary.steps = state.step;
   summary.samples = state.samples;
   summary.position = state.position;
@@ -953,6 +963,20 @@ TrainSummary Trainer::run() {
                           : std::string())
         << "\n";
   logData();
+  if (trained > 0) {
+    // Where a step's time goes: what to speed up (docs/Training.md).
+    const TrainSummary::StepTimes &times = summary.stepTimes;
+    auto ms = [&](double seconds) {
+      return fixed(1e3 * seconds / double(trained), 2);
+    };
+    log << "time per step: " << ms(summary.seconds) << " ms = data "
+        << ms(times.data) << " + stages " << ms(times.stages) << " + update "
+        << ms(times.update) << " + other "
+        << ms(std::max(0.0, summary.seconds - times.data - times.stages -
+                                times.update))
+        << "; parameter-server calls in the stages " << ms(times.serverCalls)
+        << " (summed over stage threads)\n";
+  }
   if (passSteps > 0 && trained > 0) {
     const StepReader::PassCounts passes = steps.passCounts();
     const ps::PassCache::KeyCounts keys = server.passKeyCounts();

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -117,6 +118,19 @@ TrainingServer::TrainingServer(const Bundle &bundle,
             return *bundle.training();
           }(),
           bundle.weights(), bundle.weightsBytes(), options) {}
+
+template <typename F>
+int TrainingServer::serveCall(void *context, char *error, size_t errorBytes,
+                              F &&body) {
+  const auto start = std::chrono::steady_clock::now();
+  const int status = guarded(error, errorBytes, std::forward<F>(body));
+  static_cast<TrainingServer *>(context)->callNanoseconds.fetch_add(
+      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - start)
+                   .count()),
+      std::memory_order_relaxed);
+  return status;
+}
 
 TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
                                size_t weightsBytes,
@@ -239,14 +253,14 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
   callbacks.pullRows = [](void *context, const char *table, const int64_t *ids,
                           size_t count, float *rows, char *error,
                           size_t errorBytes) {
-    return guarded(error, errorBytes, [&] {
+    return serveCall(context, error, errorBytes, [&] {
       static_cast<TrainingServer *>(context)->pullRows(table, ids, count, rows);
     });
   };
   callbacks.pushRows = [](void *context, const char *table, const int64_t *ids,
                           size_t count, const float *gradients, char *error,
                           size_t errorBytes) {
-    return guarded(error, errorBytes, [&] {
+    return serveCall(context, error, errorBytes, [&] {
       static_cast<TrainingServer *>(context)->pushRows(table, ids, count,
                                                        gradients);
     });
@@ -266,7 +280,7 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
                                     const int64_t *ids, size_t count,
                                     float *rows, char *error,
                                     size_t errorBytes) {
-      return guarded(error, errorBytes, [&] {
+      return serveCall(context, error, errorBytes, [&] {
         static_cast<TrainingServer *>(context)->pullRowsToDevice(table, ids,
                                                                  count, rows);
       });
@@ -275,7 +289,7 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
       callbacks.pushRowsFromDevice =
           [](void *context, const char *table, const int64_t *ids, size_t count,
              const float *gradients, char *error, size_t errorBytes) {
-            return guarded(error, errorBytes, [&] {
+            return serveCall(context, error, errorBytes, [&] {
               static_cast<TrainingServer *>(context)->pushRowsInCache(
                   table, ids, count, gradients);
             });
@@ -284,7 +298,7 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
   callbacks.pushDense = [](void *context, const char *name,
                            const float *gradient, size_t count, char *error,
                            size_t errorBytes) {
-    return guarded(error, errorBytes, [&] {
+    return serveCall(context, error, errorBytes, [&] {
       static_cast<TrainingServer *>(context)->pushDense(name, gradient, count);
     });
   };
@@ -292,7 +306,7 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
     callbacks.parameterOnDevice = [](void *context, const char *name,
                                      const float **values, char *error,
                                      size_t errorBytes) {
-      return guarded(error, errorBytes, [&] {
+      return serveCall(context, error, errorBytes, [&] {
         *values =
             static_cast<TrainingServer *>(context)->parameterInCache(name);
       });
@@ -300,7 +314,7 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
     callbacks.pushDenseFromDevice = [](void *context, const char *name,
                                        const float *gradient, size_t count,
                                        char *error, size_t errorBytes) {
-      return guarded(error, errorBytes, [&] {
+      return serveCall(context, error, errorBytes, [&] {
         static_cast<TrainingServer *>(context)->pushDenseInCache(name, gradient,
                                                                  count);
       });
@@ -564,8 +578,8 @@ void TrainingServer::pushRowsInCache(const std::string &name,
   entry.pending.push_back(std::move(contribution));
 }
 
-TrainingServer::Dense &
-TrainingServer::denseForGradient(const std::string &name, size_t count) const {
+TrainingServer::Dense &TrainingServer::denseForGradient(const std::string &name,
+                                                        size_t count) const {
   Dense &entry = dense(name);
   if (count != entry.live.size())
     throw Error("dense parameter '" + name + "' has " +

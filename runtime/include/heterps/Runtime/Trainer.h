@@ -196,6 +196,13 @@ struct TrainSummary {
   StopReason stopReason = StopReason::None;
   std::string lastCheckpoint; // empty if none was written or resumed from
   std::string position;       // the data position after the last step
+  /// Where this run's training steps spent their wall time, in seconds:
+  /// waiting for their data (and a pass's start), running the stages, and
+  /// ending the steps (the server's update, a pass's end); and, inside the
+  /// stages, their parameter-server calls, summed over the stage threads.
+  struct StepTimes {
+    double data = 0, stages = 0, update = 0, serverCalls = 0;
+  } stepTimes;
 };
 
 // How Criteo data maps onto a bundle (CriteoBatchSource.h).

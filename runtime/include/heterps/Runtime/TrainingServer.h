@@ -162,6 +162,11 @@ public:
   /// for the step's update: the same update, bit for bit.
   void pushDenseInCache(const std::string &name, const float *gradient,
                         size_t count);
+  /// Wall time the stages spent in this server's callbacks so far, summed
+  /// over the threads calling them.
+  double serverCallSeconds() const {
+    return 1e-9 * double(callNanoseconds.load(std::memory_order_relaxed));
+  }
   /// Whether dense parameter `name` is updated in the dense cache.
   bool denseInCache(const std::string &name) const;
 
@@ -313,6 +318,10 @@ private:
   /// Before a pull: a pull beyond the expected count waits for the update
   /// (and finishStep reports the mismatch).
   void beforePull();
+  /// A stage's callback into the server (`context`): runs `body` as
+  /// guarded() does and adds its time to callNanoseconds.
+  template <typename F>
+  static int serveCall(void *context, char *error, size_t errorBytes, F &&body);
   /// A contribution for the current micro-batch, reusing a spare's buffers.
   template <typename Entry> Contribution takeContribution(Entry &entry);
   /// Moves `entry`'s pending contributions to its spares.
@@ -357,6 +366,7 @@ private:
   std::atomic<int64_t> expectedPulls{-1};
   int64_t pullsPerMicroBatch = -1; // learned from the first training step
   std::atomic<uint64_t> parameterVersion_{0};
+  std::atomic<uint64_t> callNanoseconds{0}; // serverCallSeconds
   StageServer callbacks;
 };
 
