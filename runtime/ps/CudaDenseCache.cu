@@ -60,6 +60,16 @@ public:
 
   float *adopt(const std::string &name) override {
     std::lock_guard<std::mutex> lock(mutex);
+    // Stages read the values in place: they must run on this device.
+    int current = 0;
+    check(cudaGetDevice(&current), "reading the current device");
+    if (current != device)
+      throw Error(std::string(DenseCacheErrors::name) +
+                  ": a stage on CUDA device " + std::to_string(current) +
+                  " asks for '" + name + "', kept on device " +
+                  std::to_string(device) +
+                  " (one process trains on one GPU; "
+                  "--dense-parameters-on-gpu=false reads it from the host)");
     auto found = parameters.find(name);
     if (found != parameters.end())
       return found->second.row.data();
@@ -110,15 +120,16 @@ public:
       ~Forget() { floats = 0; }
     } forget{parameter.stagedFloats};
     checkOffsets(name, offsets, parameter.size, parameter.stagedFloats);
-    if (parameter.size == 0)
-      return;
-    deviceOffsets.upload(offsets.data(), offsets.size(), stream);
     const rules::UpdateRule rule =
         rules::updateRule(server.scaledDenseOptimizer(name));
-    updateDense<<<cuda::blocksFor(parameter.size, 256), 256, 0, stream>>>(
-        parameter.row.data(), parameter.size, parameter.staged.data(),
-        deviceOffsets.data(), offsets.size(), divisor, rule);
-    check(cudaGetLastError(), "updating '" + name + "'");
+    if (parameter.size != 0) {
+      deviceOffsets.upload(offsets.data(), offsets.size(), stream);
+      updateDense<<<cuda::blocksFor(parameter.size, 256), 256, 0, stream>>>(
+          parameter.row.data(), parameter.size, parameter.staged.data(),
+          deviceOffsets.data(), offsets.size(), divisor, rule);
+      check(cudaGetLastError(), "updating '" + name + "'");
+    }
+    // Adam's powers move on even without values, as on the host.
     advanceDenseState<<<1, 1, 0, stream>>>(parameter.row.data(), parameter.size,
                                            rule);
     check(cudaGetLastError(), "updating '" + name + "'");
@@ -156,9 +167,17 @@ public:
 
   void reload() override {
     DeviceScope scope(device);
+    // Same sizes (a checkpoint load checks them), so `row` stays where
+    // stages read it.
     std::map<std::string, std::vector<float>> rows;
-    for (auto &[name, parameter] : parameters)
+    for (auto &[name, parameter] : parameters) {
       rows[name] = server.readDense(name);
+      if (rows[name].size() != parameter.rowFloats)
+        throw Error(std::string(DenseCacheErrors::name) + ": '" + name +
+                    "' changed size from " +
+                    std::to_string(parameter.rowFloats) + " to " +
+                    std::to_string(rows[name].size()) + " floats");
+    }
     for (auto &[name, parameter] : parameters)
       parameter.row.upload(rows[name].data(), rows[name].size(), stream);
     check(cudaStreamSynchronize(stream), "reloading dense parameters");

@@ -130,8 +130,13 @@ void HostDenseCache::writeBack() {
 void HostDenseCache::reload() {
   // Everything is read before anything changes.
   std::map<std::string, std::vector<float>> rows;
-  for (auto &[name, parameter] : impl->parameters)
+  for (auto &[name, parameter] : impl->parameters) {
     rows[name] = impl->server.readDense(name);
+    if (rows[name].size() != parameter.row.size())
+      throw Error("dense cache: '" + name + "' changed size from " +
+                  std::to_string(parameter.row.size()) + " to " +
+                  std::to_string(rows[name].size()) + " floats");
+  }
   for (auto &[name, parameter] : impl->parameters)
     std::copy(rows[name].begin(), rows[name].end(), parameter.row.begin());
 }

@@ -376,8 +376,10 @@ const float *TrainingServer::lookupParameter(const std::string &name) const {
       std::lock_guard<std::mutex> lock(denseCacheMutex);
       if (!entry.lookedUp)
         denseCache_->readValues(entry.serverName, entry.live.data());
+      entry.lookedUp = true;
+    } else {
+      entry.lookedUp = true;
     }
-    entry.lookedUp = true;
     return entry.live.data();
   }
   if (trainingFlags.count(name) || name == HPS_TRAINING_MODE_PARAMETER)

@@ -26,7 +26,7 @@ const DenseCacheFactory kHostCache = [](ParameterServer &server) {
 
 TEST(DenseCacheTest, HostCacheUpdatesAsTheServer) {
   for (const auto &[name, optimizer] : denseOptimizers())
-    for (size_t size : {1, 7, 1000}) {
+    for (size_t size : {0, 1, 7, 1000}) {
       SCOPED_TRACE(std::string(name) + ", " + std::to_string(size) + " values");
       expectDenseCacheTrainsLikeTheServer(makeDenseSteps(6, size, 3),
                                           initialDenseValues(size), optimizer,

@@ -54,6 +54,9 @@ public:
     EXPECT_EQ(
         cudaMemcpy(buffer, gradient.data(), bytes, cudaMemcpyHostToDevice),
         cudaSuccess);
+    // A copy from pageable memory may return before it lands; the cache
+    // copies on a stream of its own (a stage synchronises its stream too).
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     const size_t offset = cache.stageGradient(
         name, static_cast<float *>(buffer), gradient.size());
     EXPECT_EQ(cudaMemset(buffer, 0xff, bytes), cudaSuccess);
@@ -74,10 +77,12 @@ TEST(GpuDenseCacheTest, DeviceGradientsUpdateLikeTheHostServer) {
                                         const std::vector<float> &gradient) {
     return device.stage(cache, name, gradient);
   };
-  // Sizes around a block (256) and, with Adam, past a full grid's threads
-  // (65,535 blocks of 256), so the grid-stride loop runs more than once.
+  // No values (Adam's powers still move on), sizes around a block (256)
+  // and, with Adam, past a full grid's threads (65,535 blocks of 256), so
+  // the grid-stride loop runs more than once.
   for (const auto &[name, optimizer] : denseOptimizers())
-    for (size_t size : {size_t(1), size_t(257), size_t(17'000'000)}) {
+    for (size_t size :
+         {size_t(0), size_t(1), size_t(257), size_t(17'000'000)}) {
       if (size > 1'000'000 && optimizer.kind != OptimizerKind::Adam)
         continue;
       SCOPED_TRACE(std::string(name) + ", " + std::to_string(size) + " values");
@@ -91,8 +96,9 @@ TEST(GpuDenseCacheTest, HostGradientsUpdateLikeTheHostServer) {
   REQUIRE_GPU_DENSE_CACHE();
   for (const auto &[name, optimizer] : denseOptimizers()) {
     SCOPED_TRACE(name);
-    expectDenseCacheTrainsLikeTheServer(
-        makeDenseSteps(6, 1000, 9), initialDenseValues(1000), optimizer, kGpuCache);
+    expectDenseCacheTrainsLikeTheServer(makeDenseSteps(6, 1000, 9),
+                                        initialDenseValues(1000), optimizer,
+                                        kGpuCache);
   }
 }
 
