@@ -243,13 +243,15 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
     config.pushDense = &StageProgram::pushDense;
     if (server->parameterVersion)
       config.parameterVersion = &StageProgram::parameterVersion;
-    if (server->rowsOnDevice && server->pullRowsToDevice) {
+    // Memory of a GPU for a stage that runs on one only.
+    const bool onGpu = kind == "gpu";
+    if (onGpu && server->rowsOnDevice && server->pullRowsToDevice) {
       config.rowsOnDevice = &StageProgram::rowsOnDevice;
       config.pullRowsToDevice = &StageProgram::pullRowsToDevice;
       if (server->pushRowsFromDevice)
         config.pushRowsFromDevice = &StageProgram::pushRowsFromDevice;
     }
-    if (server->parameterOnDevice && server->pushDenseFromDevice) {
+    if (onGpu && server->parameterOnDevice && server->pushDenseFromDevice) {
       config.parameterOnDevice = &StageProgram::parameterOnDevice;
       config.pushDenseFromDevice = &StageProgram::pushDenseFromDevice;
     }

@@ -13,6 +13,7 @@
 #include "heterps/Runtime/Executor.h"
 #include "heterps/Runtime/Tensor.h"
 #include "heterps/Runtime/Trainer.h"
+#include "heterps/Runtime/TrainingServer.h"
 
 #include "TestSupport.h"
 
@@ -23,6 +24,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <sstream>
 
 using namespace heterps::rt;
@@ -44,7 +46,10 @@ json channel(const char *name, const char *dtype, json shape, int from,
               {"to", to}};
 }
 
-json stageManifest(int replicas, double learningRate = 0.1) {
+/// `asGpuStage`: the executor takes the fixture (host code) for a GPU
+/// stage's build, so it offers the GPU callbacks.
+json stageManifest(int replicas, double learningRate = 0.1,
+                   bool asGpuStage = false) {
   auto input = [](const char *name, const char *dtype, json shape) {
     return json{{"name", name},
                 {"dtype", dtype},
@@ -71,13 +76,15 @@ json stageManifest(int replicas, double learningRate = 0.1) {
         channel("loss", "f32", {8}, 0, -1)}},
       {"stages",
        {{{"name", "stage_0"},
-         {"device", "cpu.test"},
-         {"kind", "cpu"},
+         {"device", asGpuStage ? "gpu.test" : "cpu.test"},
+         {"kind", asGpuStage ? "gpu" : "cpu"},
          {"replicas", replicas},
          {"inputs", {"dense", "ids", "label"}},
          {"outputs", {"prob", "loss"}},
          {"tables", json::array()},
-         {"libraries", {{"cpu", "stage_0.so"}}}}}},
+         {"libraries", asGpuStage
+                           ? json{{"cpu", "stage_0.so"}, {"gpu", "stage_0.so"}}
+                           : json{{"cpu", "stage_0.so"}}}}}},
       {"inputs",
        {input("dense", "f32", {8, 13}), input("ids", "i64", {8, 26}),
         input("label", "f32", {8, 1})}},
@@ -122,11 +129,12 @@ protected:
 
   /// A bundle directory with `replicas` replicas of the fixture stage.
   std::unique_ptr<Bundle> makeBundle(const std::string &name, int replicas,
-                                     double learningRate = 0.1) {
+                                     double learningRate = 0.1,
+                                     bool asGpuStage = false) {
     std::string directory = path(name);
     fs::create_directories(directory);
     std::ofstream(directory + "/manifest.json")
-        << stageManifest(replicas, learningRate);
+        << stageManifest(replicas, learningRate, asGpuStage);
     std::string weights(128, '\0');
     std::ofstream(directory + "/weights.bin", std::ios::binary) << weights;
     fs::copy_file(HETERPS_TEST_TRAINING_STAGE, directory + "/stage_0.so",
@@ -334,6 +342,87 @@ TEST_F(TrainingEndToEnd, InferenceRunsRefuseTrainingStages) {
               std::string::npos)
         << error.what();
   }
+}
+
+/// Stage ABI 5 through the executor: three replicas of a stage that reads
+/// its dense parameters through parameterOnDevice and pushes them through
+/// pushDenseFromDevice (into a host dense cache: what a GPU stage does with
+/// the GPU's) train, micro-batches pushing concurrently, to the bits of the
+/// same stage going through the host. A CPU stage is not offered them.
+TEST_F(TrainingEndToEnd, DenseParametersInTheCacheTrainAsThroughTheHost) {
+  auto bundle = makeBundle("dense-cache", 3, 0.1, /*asGpuStage=*/true);
+  TrainingServerOptions options;
+  options.shards = 2;
+  TrainingServer host(*bundle, options);
+  options.denseCache = DenseCacheKind::Host;
+  TrainingServer cached(*bundle, options);
+  // What the server offers a GPU stage, here over its host cache.
+  StageServer offered = *cached.stageServer();
+  offered.parameterOnDevice = [](void *context, const char *name,
+                                 const float **values, char *, size_t) {
+    *values = static_cast<TrainingServer *>(context)->parameterInCache(name);
+    return 0;
+  };
+  offered.pushDenseFromDevice = [](void *context, const char *name,
+                                   const float *gradient, size_t count, char *,
+                                   size_t) {
+    static_cast<TrainingServer *>(context)->pushDenseInCache(name, gradient,
+                                                             count);
+    return 0;
+  };
+  ExecutorOptions hostOptions, cachedOptions;
+  hostOptions.server = host.stageServer();
+  cachedOptions.server = &offered;
+  Executor hostExecutor(*bundle, hostOptions);
+  Executor cachedExecutor(*bundle, cachedOptions);
+  EXPECT_TRUE(cached.denseInCache("dense/w") && cached.denseInCache("bias"));
+  {
+    auto cpuBundle = makeBundle("dense-cache-cpu", 1);
+    TrainingServer other(*cpuBundle, options);
+    StageServer offeredToCpu = *other.stageServer();
+    offeredToCpu.parameterOnDevice = offered.parameterOnDevice;
+    offeredToCpu.pushDenseFromDevice = offered.pushDenseFromDevice;
+    ExecutorOptions cpuOptions;
+    cpuOptions.server = &offeredToCpu;
+    Executor cpuExecutor(*cpuBundle, cpuOptions);
+    EXPECT_FALSE(other.denseInCache("dense/w"));
+  }
+
+  std::mt19937 random(5);
+  std::uniform_int_distribution<int64_t> id(0, 255);
+  std::normal_distribution<float> value;
+  for (int step = 0; step < 12; ++step) {
+    // Six micro-batches of 8 samples a step, over the three replicas.
+    const int64_t samples = 48;
+    std::vector<HostTensor> inputs = {HostTensor(DType::F32, {samples, 13}),
+                                      HostTensor(DType::I64, {samples, 26}),
+                                      HostTensor(DType::F32, {samples, 1})};
+    auto *dense = reinterpret_cast<float *>(inputs[0].data.data());
+    auto *ids = reinterpret_cast<int64_t *>(inputs[1].data.data());
+    auto *labels = reinterpret_cast<float *>(inputs[2].data.data());
+    for (int64_t i = 0; i < samples * 13; ++i)
+      dense[i] = value(random);
+    for (int64_t i = 0; i < samples * 26; ++i)
+      ids[i] = id(random);
+    for (int64_t i = 0; i < samples; ++i)
+      labels[i] = float(i % 3 == 0);
+    hostExecutor.run(inputs);
+    host.finishStep(6);
+    cachedExecutor.run(inputs);
+    cached.finishStep(6);
+  }
+  for (const auto &[name, size] :
+       {std::pair<std::string, size_t>{"dense/w", 13}, {"bias", 1}}) {
+    const float *inCache = cached.parameterInCache(name);
+    const float *live = host.lookupParameter(name);
+    EXPECT_EQ(std::vector<float>(inCache, inCache + size),
+              std::vector<float>(live, live + size))
+        << name;
+  }
+  for (uint64_t key = 0; key < 26 * 256; key += 97)
+    EXPECT_EQ(cached.parameterStore().readRow("emb", key),
+              host.parameterStore().readRow("emb", key))
+        << "row " << key;
 }
 
 } // namespace

@@ -7,7 +7,10 @@
 // by j * kBuckets, and odd fields address their row with a negative id, as
 // ONNX Gather allows). Each run is one micro-batch of kBatch samples: the
 // forward pass, the per-sample bce loss, and the gradients of the
-// micro-batch's mean loss pushed to the server.
+// micro-batch's mean loss pushed to the server. Where the server offers
+// stage ABI 5's parameterOnDevice and pushDenseFromDevice, the stage reads
+// and pushes its dense parameters through them, as a GPU stage does (here
+// the "device" memory is a host dense cache's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,8 +58,18 @@ void *hps_stage_create(const HpsStageConfig *config, char *error,
     return nullptr;
   }
   auto *stage = new Stage{*config};
-  stage->weights = config->lookupParameter(config->server, "dense/w");
-  stage->bias = config->lookupParameter(config->server, "bias");
+  if (config->parameterOnDevice) {
+    if (config->parameterOnDevice(config->server, "dense/w", &stage->weights,
+                                  error, errorBytes) != 0 ||
+        config->parameterOnDevice(config->server, "bias", &stage->bias, error,
+                                  errorBytes) != 0) {
+      delete stage;
+      return nullptr;
+    }
+  } else {
+    stage->weights = config->lookupParameter(config->server, "dense/w");
+    stage->bias = config->lookupParameter(config->server, "bias");
+  }
   if (!stage->weights || !stage->bias) {
     setError(error, errorBytes, "the server lacks 'dense/w' or 'bias'");
     delete stage;
@@ -102,10 +115,12 @@ int hps_stage_run(void *opaque, const void *const *inputs, void *const *outputs,
     for (int64_t j = 0; j < kSparse; ++j)
       stage.rowGradients[i * kSparse + j] = g;
   }
-  if (config.pushDense(config.server, "dense/w", weightGradient, kDense, error,
-                       errorBytes) != 0 ||
-      config.pushDense(config.server, "bias", &biasGradient, 1, error,
-                       errorBytes) != 0 ||
+  auto pushDense = config.pushDenseFromDevice ? config.pushDenseFromDevice
+                                              : config.pushDense;
+  if (pushDense(config.server, "dense/w", weightGradient, kDense, error,
+                errorBytes) != 0 ||
+      pushDense(config.server, "bias", &biasGradient, 1, error, errorBytes) !=
+          0 ||
       config.pushRows(config.server, "emb", stage.ids.data(), stage.ids.size(),
                       stage.rowGradients.data(), error, errorBytes) != 0)
     return 1;

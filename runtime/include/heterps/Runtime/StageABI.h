@@ -61,7 +61,8 @@ struct HpsStageConfig {
   int (*pushDense)(void *server, const char *name, const float *gradient,
                    size_t count, char *error, size_t errorBytes);
 
-  // GPU stages (ABI 3). Null where the server keeps no rows in GPU memory.
+  // GPU stages (ABI 3). Null where the server keeps no rows in GPU memory,
+  // and for stages that do not run on a GPU (so for ABI 4 and 5).
 
   /// Non-zero while the rows of `table` are in this process's GPU memory (a
   /// pass of the pass cache on the GPU): pullRowsToDevice then serves them
