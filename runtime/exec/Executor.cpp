@@ -183,6 +183,16 @@ int StageProgram::pushDenseFromDevice(void *self, const char *name,
                                     error, errorBytes);
 }
 
+int StageProgram::pullRowsByDeviceIds(void *self, const char *table,
+                                      const int64_t *ids, size_t count,
+                                      float *rows, char *error,
+                                      size_t errorBytes) {
+  const StageServer &target =
+      *static_cast<StageProgram *>(self)->options.server;
+  return target.pullRowsByDeviceIds(target.context, table, ids, count, rows,
+                                    error, errorBytes);
+}
+
 StageProgram::StageProgram(const Bundle &bundle, int index,
                            const ExecutorOptions &options, int replicas)
     : StageProgram(bundle, bundle.stages().at(index), options, replicas) {}
@@ -250,6 +260,8 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
       config.pullRowsToDevice = &StageProgram::pullRowsToDevice;
       if (server->pushRowsFromDevice)
         config.pushRowsFromDevice = &StageProgram::pushRowsFromDevice;
+      if (server->pullRowsByDeviceIds)
+        config.pullRowsByDeviceIds = &StageProgram::pullRowsByDeviceIds;
     }
     if (onGpu && server->parameterOnDevice && server->pushDenseFromDevice) {
       config.parameterOnDevice = &StageProgram::parameterOnDevice;

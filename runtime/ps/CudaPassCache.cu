@@ -55,6 +55,24 @@ __global__ void findSlots(const uint64_t *sortedKeys, uint32_t keyCount,
   }
 }
 
+/// findSlots over a stage's ids (i64, the user's, in device memory) of a
+/// table of `rows` rows: an id outside [-rows, rows) or whose key the pass
+/// lacks gets slot keyCount, and firstBad falls to the least such i.
+__global__ void findSlotsOfIds(const uint64_t *sortedKeys, uint32_t keyCount,
+                               const int64_t *ids, size_t count, int64_t rows,
+                               uint32_t *slots, unsigned long long *firstBad) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count;
+       i += size_t(gridDim.x) * blockDim.x) {
+    uint64_t key = 0;
+    const uint32_t slot = kernels::keyOfId(ids[i], rows, key)
+                              ? kernels::findSlot(sortedKeys, keyCount, key)
+                              : keyCount;
+    slots[i] = slot;
+    if (slot == keyCount)
+      atomicMin(firstBad, static_cast<unsigned long long>(i));
+  }
+}
+
 /// out[i] = in[i] / divisor: staged gradients as the training server
 /// scales a step's pushes.
 __global__ void divideInto(const float *in, size_t count, float divisor,
@@ -174,6 +192,40 @@ public:
     DeviceTable &table = tableWithSlots(tableName, ids, count);
     if (count == 0)
       return;
+    gather(table, count, deviceOut);
+    check(cudaStreamSynchronize(stream),
+          "pulling from table '" + tableName + "' into GPU memory");
+  }
+
+  void pullIds(const std::string &tableName, const int64_t *ids, size_t count,
+               int64_t rows, const std::string &displayName,
+               float *deviceOut) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    DeviceScope scope(device);
+    DeviceTable &table = passTable(tables, tableName);
+    if (count == 0)
+      return;
+    deviceSlots.reserve(count);
+    const unsigned long long none = ~0ull;
+    firstMissing.upload(&none, 1, stream);
+    findSlotsOfIds<<<blocksFor(count, 256), 256, 0, stream>>>(
+        table.keys.data(), static_cast<uint32_t>(table.index.size()), ids,
+        count, rows, deviceSlots.data(), firstMissing.data());
+    check(cudaGetLastError(), "looking up ids");
+    unsigned long long bad = none;
+    firstMissing.download(&bad, 1, stream);
+    check(cudaStreamSynchronize(stream),
+          "looking up ids of table '" + tableName + "'");
+    if (bad != none) {
+      // The first bad id, for the error the host's lookup would give.
+      int64_t id = 0;
+      check(cudaMemcpy(&id, ids + bad, sizeof id, cudaMemcpyDeviceToHost),
+            "reading a pulled id");
+      uint64_t key = 0;
+      if (!kernels::keyOfId(id, rows, key))
+        throw idOutsideTable(displayName, rows, id);
+      throw table.index.missingKeyError(key);
+    }
     gather(table, count, deviceOut);
     check(cudaStreamSynchronize(stream),
           "pulling from table '" + tableName + "' into GPU memory");

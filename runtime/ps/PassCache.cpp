@@ -3,6 +3,7 @@
 #include "heterps/Runtime/PassCache.h"
 
 #include "Optimizers.h"
+#include "PassCacheKernels.h"
 #include "PassKeyIndex.h"
 
 #include <cstdio>
@@ -39,6 +40,16 @@ void PassCache::pullToDevice(const std::string &table, const uint64_t *, size_t,
                              float *) {
   throw Error("pass cache: the rows of table '" + table +
               "' are in host memory, not on a GPU");
+}
+
+void PassCache::pullIds(const std::string &table, const int64_t *ids,
+                        size_t count, int64_t rows,
+                        const std::string &displayName, float *out) {
+  std::vector<uint64_t> keys(count);
+  for (size_t i = 0; i < count; ++i)
+    if (!kernels::keyOfId(ids[i], rows, keys[i]))
+      throw idOutsideTable(displayName, rows, ids[i]);
+  pull(table, keys.data(), count, out);
 }
 
 void PassCache::setMemoryLimit(size_t bytes) {

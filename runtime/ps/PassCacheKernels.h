@@ -25,6 +25,17 @@ namespace heterps::rt::ps::kernels {
 using rules::UpdateRule;
 using rules::updateRule;
 
+/// The server key of `id` of a table of `rows` rows (negative ids count
+/// from the end, as in ONNX Gather): false for an id outside [-rows, rows).
+/// The training server's rule, also run by the GPU on ids in its memory.
+HETERPS_PS_HOST_DEVICE inline bool keyOfId(int64_t id, int64_t rows,
+                                           uint64_t &key) {
+  if (id < -rows || id >= rows)
+    return false;
+  key = static_cast<uint64_t>(id < 0 ? id + rows : id);
+  return true;
+}
+
 /// The slot of `id` among a pass's `count` sorted, distinct keys
 /// (PassKeyIndex::keys), or `count` where the pass does not hold it: the
 /// GPU's lookup (a binary search; the host uses the index's hash map), so

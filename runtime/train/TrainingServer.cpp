@@ -276,6 +276,15 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
         return 0;
       }
     };
+    callbacks.pullRowsByDeviceIds = [](void *context, const char *table,
+                                       const int64_t *ids, size_t count,
+                                       float *rows, char *error,
+                                       size_t errorBytes) {
+      return serveCall(context, error, errorBytes, [&] {
+        static_cast<TrainingServer *>(context)->pullRowsInCache(table, ids,
+                                                                count, rows);
+      });
+    };
     callbacks.pullRowsToDevice = [](void *context, const char *table,
                                     const int64_t *ids, size_t count,
                                     float *rows, char *error,
@@ -358,10 +367,7 @@ void TrainingServer::toKeys(const Table &table, const int64_t *ids,
   for (size_t i = 0; i < count; ++i) {
     int64_t id = ids[i];
     if (id < -rows || id >= rows)
-      throw Error("sparse table '" + table.spec->name + "' has " +
-                  std::to_string(rows) + " rows; id " + std::to_string(id) +
-                  " is outside [" + std::to_string(-rows) + ", " +
-                  std::to_string(rows) + ")");
+      throw ps::idOutsideTable(table.spec->name, rows, id);
     keys[i] = static_cast<uint64_t>(id < 0 ? id + rows : id);
   }
 }
@@ -520,6 +526,20 @@ void TrainingServer::pullRowsToDevice(const std::string &name,
   beforePull();
   if (count != 0)
     cache->pullToDevice(entry.serverName, keyScratch.data(), count, deviceRows);
+  countPull();
+}
+
+void TrainingServer::pullRowsInCache(const std::string &name,
+                                     const int64_t *ids, size_t count,
+                                     float *rows) {
+  Table &entry = table(name);
+  if (!inPass())
+    throw Error("rows of sparse table '" + name +
+                "' pulled in the pass cache's memory outside a pass");
+  beforePull();
+  if (count != 0)
+    cache->pullIds(entry.serverName, ids, count, entry.spec->rows,
+                   entry.spec->name, rows);
   countPull();
 }
 

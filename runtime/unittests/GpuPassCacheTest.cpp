@@ -15,6 +15,7 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <tuple>
 
@@ -112,6 +113,79 @@ TEST(GpuPassCacheTest, PullToDeviceGathersThePulledRows) {
                 batch.gradients.data());
   }
   cache->endPass();
+}
+
+/// Ids in GPU memory (a stage's own, negative ones counting from the end)
+/// pull the rows their keys pull, and the first bad id gets the host's
+/// error: outside the table, or not in the pass.
+TEST(GpuPassCacheTest, DeviceIdsPullTheRowsOfTheirKeys) {
+  REQUIRE_GPU_PASS_CACHE();
+  const int64_t rows = 2000;
+  const auto batches = makeBatches(1, 3000, uint64_t(rows), 16, 21);
+  const Batch &batch = batches[0];
+  ParameterServer server(serverConfig(2));
+  server.createSparseTable(tableConfig("emb", 16, adam()));
+  std::unique_ptr<PassCache> cache = makeCudaPassCache(server);
+  cache->addPassKeys("emb", batch.ids.data(), batch.ids.size());
+  cache->beginPass();
+  // Every other id as its negative alias.
+  std::vector<int64_t> ids(batch.ids.size());
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = i % 2 ? int64_t(batch.ids[i]) - rows : int64_t(batch.ids[i]);
+  const size_t floats = ids.size() * 16;
+  std::vector<float> onHost(floats), fromDevice(floats);
+  cache->pull("emb", batch.ids.data(), batch.ids.size(), onHost.data());
+  int64_t *deviceIds = nullptr;
+  float *deviceRows = nullptr;
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void **>(&deviceIds),
+                       ids.size() * sizeof(int64_t)),
+            cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void **>(&deviceRows),
+                       floats * sizeof(float)),
+            cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(deviceIds, ids.data(), ids.size() * sizeof(int64_t),
+                       cudaMemcpyHostToDevice),
+            cudaSuccess);
+  cache->pullIds("emb", deviceIds, ids.size(), rows, "user_emb", deviceRows);
+  ASSERT_EQ(cudaMemcpy(fromDevice.data(), deviceRows, floats * sizeof(float),
+                       cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  EXPECT_TRUE(bitIdentical(onHost, fromDevice));
+  // The first bad id of each kind, behind good ones: the host cache's
+  // errors.
+  ParameterServer hostServer(serverConfig(2));
+  hostServer.createSparseTable(tableConfig("emb", 16, adam()));
+  HostPassCache hostCache(hostServer);
+  hostCache.addPassKeys("emb", batch.ids.data(), batch.ids.size());
+  hostCache.beginPass();
+  uint64_t absent = 0;
+  while (std::find(batch.ids.begin(), batch.ids.end(), absent) !=
+         batch.ids.end())
+    ++absent;
+  for (int64_t bad : {rows, -rows - 1, int64_t(absent)}) {
+    std::vector<int64_t> withBad = {ids[0], ids[1], bad, rows};
+    ASSERT_EQ(cudaMemcpy(deviceIds, withBad.data(),
+                         withBad.size() * sizeof(int64_t),
+                         cudaMemcpyHostToDevice),
+              cudaSuccess);
+    std::string expected;
+    try {
+      hostCache.pullIds("emb", &bad, 1, rows, "user_emb", onHost.data());
+    } catch (const Error &error) {
+      expected = error.what();
+    }
+    try {
+      cache->pullIds("emb", deviceIds, withBad.size(), rows, "user_emb",
+                     deviceRows);
+      ADD_FAILURE() << "id " << bad << " pulled";
+    } catch (const Error &error) {
+      EXPECT_EQ(std::string(error.what()), expected) << "id " << bad;
+    }
+  }
+  cudaFree(deviceIds);
+  cudaFree(deviceRows);
+  cache->endPass();
+  hostCache.endPass();
 }
 
 /// Gradients staged from GPU memory in pieces, then pushed as one step

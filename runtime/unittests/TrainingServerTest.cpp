@@ -773,6 +773,52 @@ TEST(TrainingServer, GpuDenseCacheIsMadeWhenAStageAsks) {
       "a dense cache needs the in-process parameter server");
 }
 
+/// Pulls with ids and rows in the pass cache's memory (what a GPU stage
+/// pulls through pullRowsByDeviceIds; host memory for the host cache) give
+/// the rows of host pulls, negative ids included, and the same errors.
+TEST(TrainingServer, PullsInTheCachesMemoryEqualHostPulls) {
+  Fixture fixture("adagrad");
+  TrainingServerOptions options;
+  options.passCache = true;
+  TrainingServer server(fixture.spec, fixture.weights.data(),
+                        fixture.weights.size(), options);
+  const std::vector<int64_t> ids = {1, -1, 3, 9, 1, -7};
+  std::vector<float> inCache(ids.size() * 2), onHost(ids.size() * 2);
+  expectErrorContaining(
+      [&] {
+        server.pullRowsInCache("emb", ids.data(), ids.size(), inCache.data());
+      },
+      "outside a pass");
+  server.addPassKeys("emb", ids.data(), ids.size());
+  server.beginPass();
+  server.pullRowsInCache("emb", ids.data(), ids.size(), inCache.data());
+  server.pullRows("emb", ids.data(), ids.size(), onHost.data());
+  EXPECT_EQ(inCache, onHost);
+  EXPECT_EQ(std::vector<float>(inCache.begin() + 2, inCache.begin() + 4),
+            std::vector<float>(inCache.begin() + 6, inCache.begin() + 8))
+      << "id -1 is row 9";
+  // The same errors as the host pull's: an id outside the table, one the
+  // pass does not hold.
+  for (int64_t bad : {int64_t(10), int64_t(-11), int64_t(5)}) {
+    std::string hostError, cacheError;
+    try {
+      server.pullRows("emb", &bad, 1, onHost.data());
+    } catch (const Error &error) {
+      hostError = error.what();
+    }
+    try {
+      server.pullRowsInCache("emb", &bad, 1, inCache.data());
+    } catch (const Error &error) {
+      cacheError = error.what();
+    }
+    EXPECT_FALSE(hostError.empty()) << bad;
+    EXPECT_EQ(cacheError, hostError) << bad;
+  }
+  // The host cache's rows are not in GPU memory: stages are not offered it.
+  EXPECT_EQ(server.stageServer()->pullRowsByDeviceIds, nullptr);
+  server.endPass();
+}
+
 TEST(TrainingServer, PassCacheRefusesWhatNeedsTheServersRows) {
   ScratchDirectory scratch(kScratch, "pass-errors");
   Fixture fixture;

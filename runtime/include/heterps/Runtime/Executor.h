@@ -56,6 +56,10 @@ struct StageServer {
   int (*pushDenseFromDevice)(void *context, const char *name,
                              const float *gradient, size_t count, char *error,
                              size_t errorBytes) = nullptr;
+  /// Optional, with pullRowsToDevice (null: ids come through the host).
+  int (*pullRowsByDeviceIds)(void *context, const char *table,
+                             const int64_t *ids, size_t count, float *rows,
+                             char *error, size_t errorBytes) = nullptr;
 };
 
 /// Which micro-batch the calling thread is running a stage on, valid inside
@@ -182,6 +186,9 @@ private:
                                size_t errorBytes);
   static int pushDenseFromDevice(void *self, const char *name,
                                  const float *gradient, size_t count,
+                                 char *error, size_t errorBytes);
+  static int pullRowsByDeviceIds(void *self, const char *table,
+                                 const int64_t *ids, size_t count, float *rows,
                                  char *error, size_t errorBytes);
 };
 

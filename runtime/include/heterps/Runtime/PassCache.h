@@ -143,6 +143,15 @@ public:
   /// when it returns. Throws Error where rows are not on a GPU.
   virtual void pullToDevice(const std::string &table, const uint64_t *ids,
                             size_t count, float *deviceOut);
+  /// pull with the ids and the rows in the cache's memory (a GPU stage's
+  /// own buffers, for the GPU cache): ids of a table of `rows` rows, the
+  /// user's (negative ones count from the end), turned into keys where they
+  /// are. Throws Error naming `displayName` and the first id outside
+  /// [-rows, rows), or the first the pass does not hold. The host cache's
+  /// way copies the ids into keys and pulls.
+  virtual void pullIds(const std::string &table, const int64_t *ids,
+                       size_t count, int64_t rows,
+                       const std::string &displayName, float *out);
 
   /// `gradients` holds count * dim floats, row i for ids[i]; duplicate ids
   /// are summed in batch order, then the optimizer runs once per distinct

@@ -105,6 +105,12 @@ struct HpsStageConfig {
   int (*pushDenseFromDevice)(void *server, const char *name,
                              const float *gradient, size_t count, char *error,
                              size_t errorBytes);
+  /// pullRowsToDevice with `ids` in the memory of the current CUDA device
+  /// too (written when called: the stage synchronises first), checked and
+  /// looked up there. Set with pullRowsToDevice.
+  int (*pullRowsByDeviceIds)(void *server, const char *table,
+                             const int64_t *ids, size_t count, float *rows,
+                             char *error, size_t errorBytes);
 };
 
 /// Served by the training server itself; a model parameter of the same name

@@ -157,6 +157,19 @@ inline void stagePullRows(backend::Context &ctx, const HpsStageConfig &config,
                 table + "' (is this a training run?)");
   const int64_t *hostIds = static_cast<const int64_t *>(ids);
   float *hostRows = static_cast<float *>(rows);
+  if (!backend::kHostMemory && config.pullRowsByDeviceIds &&
+      config.rowsOnDevice && config.rowsOnDevice(config.server, table)) {
+    // The server reads the ids and writes `rows` on a stream of its own:
+    // the stage's kernels are done with both first.
+    ctx.synchronize();
+    serverCall("pulling rows of table '" + std::string(table) + "'",
+               [&](char *error, size_t bytes) {
+                 return config.pullRowsByDeviceIds(
+                     config.server, table, static_cast<const int64_t *>(ids),
+                     count, static_cast<float *>(rows), error, bytes);
+               });
+    return;
+  }
   if (!backend::kHostMemory) {
     // The download also waits for the stage's earlier kernels, so `rows`
     // is free to be written.

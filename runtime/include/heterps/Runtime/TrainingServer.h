@@ -141,6 +141,11 @@ public:
   /// unless rowsOnDevice(table).
   void pullRowsToDevice(const std::string &table, const int64_t *ids,
                         size_t count, float *deviceRows);
+  /// pullRows with `ids` and `rows` in the pass cache's memory (GPU memory
+  /// for the GPU cache: a GPU stage's own buffers), the ids checked and
+  /// looked up there: neither crosses to the host. Needs an open pass.
+  void pullRowsInCache(const std::string &table, const int64_t *ids,
+                       size_t count, float *rows);
   /// Accumulates the gradients of one micro-batch (dropped in eval mode).
   void pushRows(const std::string &table, const int64_t *ids, size_t count,
                 const float *gradients);
