@@ -19,6 +19,10 @@ their prices):
   'PLAN + GPU passes' (`--pass-cache-device gpu`, the HBM tier);
 - with --sparse-staleness, each plan again with its sparse updates applied
   one step late, overlapping the next step (rows 'PLAN + stale sparse').
+- with --micro-batches M, each plan of more than one stage again compiled
+  for micro-batches of --batch / M and trained in steps of --batch, so its
+  stages overlap the step's M micro-batches (rows 'PLAN, M micro-batches');
+  a step of one micro-batch (the other rows) runs them one after another.
 - with --dense-through-host, each plan with GPU stages again with their
   dense parameters and gradients through the host every step, as before
   the dense cache (`--dense-parameters-on-gpu=false`, rows
@@ -128,6 +132,10 @@ def main():
                         help="also train every plan with GPU stages with its dense parameters "
                              "through the host (rows 'PLAN + dense via host', "
                              "--dense-parameters-on-gpu=false)")
+    parser.add_argument("--micro-batches", type=int, default=1,
+                        help="also train every plan of several stages in steps of this many "
+                             "micro-batches (compiled for --batch / M; rows 'PLAN, M "
+                             "micro-batches')")
     parser.add_argument("--no-torch", action="store_true")
     parser.add_argument("--gpu-stages-on-cpu", action="store_true",
                         help="plumbing check on a machine without a GPU (no timings)")
@@ -144,25 +152,42 @@ def main():
                                     "--pass-distinct-fraction", str(args.pass_distinct_fraction),
                                     "--sparse-staleness", "1"])
 
+    if args.micro_batches < 1 or args.batch % args.micro_batches:
+        parser.error("--micro-batches must divide --batch")
     with tempfile.TemporaryDirectory(prefix="hps-bench-hetero-") as work:
         try:
             model, data_file = bench_training.model_and_data(args, args.heterps, work, args.rows)
         except SystemExit as error:  # bench_training.sh exits on a failed command
             raise RuntimeError(str(error))
         bundles, shapes, prices, failures = {}, {}, {}, {}
+
+        def compile_plan(strategy, extra, batch, bundle):
+            sh([args.heterps, "compile", model, "--cluster", args.cluster, "--throughput",
+                str(args.target if strategy == "rl" else 1), "--strategy", strategy,
+                "--train", "--loss", "bce", "--optimizer", "adagrad", "--lr", str(args.lr),
+                "--batch", str(batch), "-o", bundle, *extra])
+            with open(os.path.join(bundle, "manifest.json")) as f:
+                return json.load(f)
+
         for index, (plan, (strategy, extra)) in enumerate(compiled.items()):
             bundle = os.path.join(work, f"{strategy}-{index}.bundle")
             try:
-                sh([args.heterps, "compile", model, "--cluster", args.cluster, "--throughput",
-                    str(args.target if strategy == "rl" else 1), "--strategy", strategy,
-                    "--train", "--loss", "bce", "--optimizer", "adagrad", "--lr", str(args.lr),
-                    "--batch", str(args.batch), "-o", bundle, *extra])
+                manifest = compile_plan(strategy, extra, args.batch, bundle)
             except RuntimeError as error:
                 failures[plan] = str(error).splitlines()[-1]
                 continue
-            with open(os.path.join(bundle, "manifest.json")) as f:
-                manifest = json.load(f)
             shapes[plan], prices[plan] = describe(manifest)
+            if args.micro_batches > 1 and not extra and len(manifest["stages"]) > 1:
+                # Stages of micro-batches of batch / M, trained in steps of
+                # the batch: the pipeline overlaps them.
+                name = f"{plan}, {args.micro_batches} micro-batches"
+                small = os.path.join(work, f"{strategy}-{index}-micro.bundle")
+                try:
+                    shapes[name], prices[name] = describe(compile_plan(
+                        strategy, extra, args.batch // args.micro_batches, small))
+                    bundles[name] = (small, [])
+                except RuntimeError as error:
+                    failures[name] = str(error).splitlines()[-1]
             if extra:
                 step = manifest["plan"]
                 name = (f"{plan} (passes of {step['pass_steps']} in "

@@ -535,6 +535,14 @@ TrainSummary Trainer::run() {
         << (passCacheOnGpu ? "GPU" : "host") << " memory, as the plan says\n";
   if (!o.sparseStaleness && sparseStaleness > 0)
     log << "sparse staleness " << sparseStaleness << ", as the plan says\n";
+  // The planner prices a pipeline whose stages overlap micro-batches; a
+  // step of one runs them one after another.
+  if (bundle.stages().size() > 1 && batch == microBatch && leader)
+    log << "note: a step of one micro-batch runs the plan's "
+        << bundle.stages().size()
+        << " stages one after another; --batch " << 4 * microBatch
+        << " (4 micro-batches of " << microBatch
+        << ") lets them overlap, as the plan's throughput assumes\n";
   if (passSteps > 0 && !passCacheOnGpu && o.psMemoryRows == 0 && o.passSteps)
     log << "note: passes through host memory over tables that are all in "
            "memory cost time (docs/benchmarks/training.md#pass-cache); they "

@@ -34,7 +34,8 @@
 #              heterogeneous plans, each also in passes of 32 steps through
 #              the host and the GPU pass cache, and with sparse updates one
 #              step late, and with dense parameters through the host
-#              instead of GPU memory, and rl offered those step shapes,
+#              instead of GPU memory, plans of several stages also in steps
+#              of 4 micro-batches, and rl offered those step shapes,
 #              trained as its plan says (bench/training/bench_heterogeneous.py)
 #   bench-inference  GPU stages against PyTorch on CUDA
 #              (bench/inference/bench_inference.py --gpu; needs onnx2torch,
@@ -307,7 +308,8 @@ section_bench() {
   # shellcheck disable=SC2086
   $py "$root/bench/training/bench_heterogeneous.py" --heterps "$heterps" \
     --cluster "$root/clusters/h100-host.yaml" --threads "$jobs" --pass-steps 32 \
-    --pass-cache-devices host,gpu --sparse-staleness --dense-through-host ${BENCH_FLAGS:-} \
+    --pass-cache-devices host,gpu --sparse-staleness --dense-through-host \
+    --micro-batches 4 ${BENCH_FLAGS:-} \
     --out "$out/heterogeneous-training.md" > "$out/bench.log" 2>&1
   local status=$?
   tail -n 20 "$out/bench.log" | sed 's/^/      /'
