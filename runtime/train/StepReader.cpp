@@ -18,8 +18,20 @@ StepReader::StepReader(const Bundle &bundle, data::BatchSource &source,
 }
 
 StepReader::~StepReader() {
+  // Their errors, if any, no longer matter.
   if (preparing.valid())
-    preparing.wait(); // its error, if any, no longer matters
+    preparing.wait();
+  if (readingAhead.valid())
+    readingAhead.wait();
+}
+
+void StepReader::startReadingAhead(int64_t step) {
+  if (step > lastStep)
+    return;
+  readingAheadStep = step;
+  // Only this thread uses the source until the step is taken.
+  readingAhead =
+      std::async(std::launch::async, [this, step] { read(step, nextData); });
 }
 
 void StepReader::read(int64_t step, StepData &data) {
@@ -127,7 +139,18 @@ void StepReader::recycleCurrent() {
 
 const StepData &StepReader::take(int64_t step) {
   if (passSteps == 0) {
-    read(step, current);
+    recycleCurrent();
+    if (readingAhead.valid()) {
+      if (readingAheadStep != step)
+        throw Error("internal: step " + std::to_string(step) +
+                    " taken out of order (expected " +
+                    std::to_string(readingAheadStep) + ")");
+      readingAhead.get(); // a read's error is this step's
+      std::swap(current, nextData);
+    } else {
+      read(step, current);
+    }
+    startReadingAhead(step + 1);
     return current;
   }
   if (passData.empty()) {
@@ -149,6 +172,8 @@ const StepData &StepReader::take(int64_t step) {
 }
 
 void StepReader::endPass() {
+  if (readingAhead.valid())
+    readingAhead.wait(); // an error of a step never taken does not matter
   finishPreparing();
   if (!server.inPass())
     return;
