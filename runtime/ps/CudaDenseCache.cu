@@ -172,11 +172,7 @@ public:
     std::map<std::string, std::vector<float>> rows;
     for (auto &[name, parameter] : parameters) {
       rows[name] = server.readDense(name);
-      if (rows[name].size() != parameter.rowFloats)
-        throw Error(std::string(DenseCacheErrors::name) + ": '" + name +
-                    "' changed size from " +
-                    std::to_string(parameter.rowFloats) + " to " +
-                    std::to_string(rows[name].size()) + " floats");
+      checkReloadedSize(name, parameter.rowFloats, rows[name].size());
     }
     for (auto &[name, parameter] : parameters)
       parameter.row.upload(rows[name].data(), rows[name].size(), stream);
@@ -194,7 +190,7 @@ private:
   Parameter &find(const std::string &name) {
     auto found = parameters.find(name);
     if (found == parameters.end())
-      throw Error("dense cache: parameter '" + name + "' was not adopted");
+      throw notAdopted(name);
     return found->second;
   }
 

@@ -205,25 +205,19 @@ public:
     DeviceTable &table = passTable(tables, tableName);
     if (count == 0)
       return;
-    deviceSlots.reserve(count);
-    const unsigned long long none = ~0ull;
-    firstMissing.upload(&none, 1, stream);
-    findSlotsOfIds<<<blocksFor(count, 256), 256, 0, stream>>>(
-        table.keys.data(), static_cast<uint32_t>(table.index.size()), ids,
-        count, rows, deviceSlots.data(), firstMissing.data());
-    check(cudaGetLastError(), "looking up ids");
-    unsigned long long bad = none;
-    firstMissing.download(&bad, 1, stream);
-    check(cudaStreamSynchronize(stream),
-          "looking up ids of table '" + tableName + "'");
-    if (bad != none) {
+    const unsigned long long bad =
+        lookUpSlots(tableName, count, [&](unsigned long long *firstBad) {
+          findSlotsOfIds<<<blocksFor(count, 256), 256, 0, stream>>>(
+              table.keys.data(), static_cast<uint32_t>(table.index.size()), ids,
+              count, rows, deviceSlots.data(), firstBad);
+        });
+    if (bad != kNoneBad) {
       // The first bad id, for the error the host's lookup would give.
       int64_t id = 0;
       check(cudaMemcpy(&id, ids + bad, sizeof id, cudaMemcpyDeviceToHost),
             "reading a pulled id");
       uint64_t key = 0;
-      if (!kernels::keyOfId(id, rows, key))
-        throw idOutsideTable(displayName, rows, id);
+      keysOfIds(displayName, rows, &id, 1, &key); // throws if outside
       throw table.index.missingKeyError(key);
     }
     gather(table, count, deviceOut);
@@ -412,20 +406,34 @@ private:
     if (count == 0)
       return table;
     deviceIds.upload(ids, count, stream);
-    deviceSlots.reserve(count);
-    const unsigned long long none = ~0ull;
-    firstMissing.upload(&none, 1, stream);
-    findSlots<<<blocksFor(count, 256), 256, 0, stream>>>(
-        table.keys.data(), static_cast<uint32_t>(table.index.size()),
-        deviceIds.data(), count, deviceSlots.data(), firstMissing.data());
-    check(cudaGetLastError(), "looking up ids");
-    unsigned long long missing = none;
-    firstMissing.download(&missing, 1, stream);
-    check(cudaStreamSynchronize(stream),
-          "looking up ids of table '" + name + "'");
-    if (missing != none)
+    const unsigned long long missing =
+        lookUpSlots(name, count, [&](unsigned long long *firstBad) {
+          findSlots<<<blocksFor(count, 256), 256, 0, stream>>>(
+              table.keys.data(), static_cast<uint32_t>(table.index.size()),
+              deviceIds.data(), count, deviceSlots.data(), firstBad);
+        });
+    if (missing != kNoneBad)
       throw table.index.missingKeyError(ids[missing]);
     return table;
+  }
+
+  /// No bad id (lookUpSlots).
+  static constexpr unsigned long long kNoneBad = ~0ull;
+  /// Runs `launch(firstBad)`, a kernel that fills `deviceSlots` with the
+  /// slots of `count` ids and lowers *firstBad to the least index whose id
+  /// it cannot place; returns that index, or kNoneBad.
+  template <typename Launch>
+  unsigned long long lookUpSlots(const std::string &table, size_t count,
+                                 Launch &&launch) {
+    deviceSlots.reserve(count);
+    firstMissing.upload(&kNoneBad, 1, stream);
+    launch(firstMissing.data());
+    check(cudaGetLastError(), "looking up ids");
+    unsigned long long bad = kNoneBad;
+    firstMissing.download(&bad, 1, stream);
+    check(cudaStreamSynchronize(stream),
+          "looking up ids of table '" + table + "'");
+    return bad;
   }
 
   /// Updates the rows of the `count` slots in `deviceSlots` with the

@@ -12,6 +12,18 @@ namespace heterps::rt::ps {
 
 DenseCache::~DenseCache() = default;
 
+Error DenseCache::notAdopted(const std::string &name) {
+  return Error("dense cache: parameter '" + name + "' was not adopted");
+}
+
+void DenseCache::checkReloadedSize(const std::string &name, size_t rowFloats,
+                                   size_t reloaded) {
+  if (reloaded != rowFloats)
+    throw Error("dense cache: '" + name + "' changed size from " +
+                std::to_string(rowFloats) + " to " + std::to_string(reloaded) +
+                " floats");
+}
+
 void DenseCache::checkGradientSize(const std::string &name, size_t count,
                                    size_t size) {
   if (count != size)
@@ -45,7 +57,7 @@ struct HostDenseCache::Impl {
   Parameter &parameter(const std::string &name) {
     auto found = parameters.find(name);
     if (found == parameters.end())
-      throw Error("dense cache: parameter '" + name + "' was not adopted");
+      throw notAdopted(name);
     return found->second;
   }
 
@@ -132,10 +144,7 @@ void HostDenseCache::reload() {
   std::map<std::string, std::vector<float>> rows;
   for (auto &[name, parameter] : impl->parameters) {
     rows[name] = impl->server.readDense(name);
-    if (rows[name].size() != parameter.row.size())
-      throw Error("dense cache: '" + name + "' changed size from " +
-                  std::to_string(parameter.row.size()) + " to " +
-                  std::to_string(rows[name].size()) + " floats");
+    checkReloadedSize(name, parameter.row.size(), rows[name].size());
   }
   for (auto &[name, parameter] : impl->parameters)
     std::copy(rows[name].begin(), rows[name].end(), parameter.row.begin());

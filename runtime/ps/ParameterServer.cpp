@@ -516,12 +516,6 @@ void ParameterServer::pushDense(const std::string &name,
                  param.values.data(), param.state.data(), gradient.data());
 }
 
-Error idOutsideTable(const std::string &table, int64_t rows, int64_t id) {
-  return Error("sparse table '" + table + "' has " + std::to_string(rows) +
-               " rows; id " + std::to_string(id) + " is outside [" +
-               std::to_string(-rows) + ", " + std::to_string(rows) + ")");
-}
-
 OptimizerConfig
 ParameterServer::scaledDenseOptimizer(const std::string &name) const {
   return impl->scaled(impl->dense(name).optimizer);

@@ -42,13 +42,20 @@ void PassCache::pullToDevice(const std::string &table, const uint64_t *, size_t,
               "' are in host memory, not on a GPU");
 }
 
+void keysOfIds(const std::string &table, int64_t rows, const int64_t *ids,
+               size_t count, uint64_t *keys) {
+  for (size_t i = 0; i < count; ++i)
+    if (!kernels::keyOfId(ids[i], rows, keys[i]))
+      throw Error("sparse table '" + table + "' has " + std::to_string(rows) +
+                  " rows; id " + std::to_string(ids[i]) + " is outside [" +
+                  std::to_string(-rows) + ", " + std::to_string(rows) + ")");
+}
+
 void PassCache::pullIds(const std::string &table, const int64_t *ids,
                         size_t count, int64_t rows,
                         const std::string &displayName, float *out) {
   std::vector<uint64_t> keys(count);
-  for (size_t i = 0; i < count; ++i)
-    if (!kernels::keyOfId(ids[i], rows, keys[i]))
-      throw idOutsideTable(displayName, rows, ids[i]);
+  keysOfIds(displayName, rows, ids, count, keys.data());
   pull(table, keys.data(), count, out);
 }
 

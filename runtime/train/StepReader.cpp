@@ -28,7 +28,6 @@ StepReader::~StepReader() {
 void StepReader::startReadingAhead(int64_t step) {
   if (step > lastStep)
     return;
-  readingAheadStep = step;
   // Only this thread uses the source until the step is taken.
   readingAhead =
       std::async(std::launch::async, [this, step] { read(step, nextData); });
@@ -137,20 +136,27 @@ void StepReader::recycleCurrent() {
   current.inputs.clear();
 }
 
+namespace {
+void checkInOrder(int64_t step, int64_t expected) {
+  if (step != expected)
+    throw Error("internal: step " + std::to_string(step) +
+                " taken out of order (expected " + std::to_string(expected) +
+                ")");
+}
+} // namespace
+
 const StepData &StepReader::take(int64_t step) {
   if (passSteps == 0) {
     recycleCurrent();
     if (readingAhead.valid()) {
-      if (readingAheadStep != step)
-        throw Error("internal: step " + std::to_string(step) +
-                    " taken out of order (expected " +
-                    std::to_string(readingAheadStep) + ")");
+      checkInOrder(step, nextStep);
       readingAhead.get(); // a read's error is this step's
       std::swap(current, nextData);
     } else {
       read(step, current);
     }
-    startReadingAhead(step + 1);
+    nextStep = step + 1;
+    startReadingAhead(nextStep);
     return current;
   }
   if (passData.empty()) {
@@ -160,10 +166,7 @@ const StepData &StepReader::take(int64_t step) {
     nextStep = step;
     openPass(step);
   }
-  if (step != nextStep)
-    throw Error("internal: step " + std::to_string(step) +
-                " taken out of order (expected " + std::to_string(nextStep) +
-                ")");
+  checkInOrder(step, nextStep);
   recycleCurrent();
   current = std::move(passData.front());
   passData.pop_front();

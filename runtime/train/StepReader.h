@@ -106,7 +106,8 @@ private:
   std::unique_ptr<PassKeyProgram> keys;
   std::function<int64_t(int64_t)> samplesOf;
   const int64_t lastStep;
-  /// The open pass's steps not yet taken, from `nextStep` on.
+  /// The open pass's steps not yet taken, from `nextStep` on (without
+  /// passes, nextStep is the step to take next).
   std::deque<StepData> passData;
   int64_t nextStep = 0;
   /// The steps of the pass being prepared (after passData's).
@@ -119,9 +120,8 @@ private:
   PassCounts counts;
   std::future<void> preparing;
   std::exception_ptr preparationError;
-  /// Without passes: the step being read ahead, and its number.
+  /// Without passes: step nextStep, being read ahead.
   std::future<void> readingAhead;
-  int64_t readingAheadStep = 0;
   StepData nextData;
   /// What take() returned last; its tensors are reused.
   StepData current;

@@ -539,9 +539,8 @@ TrainSummary Trainer::run() {
   // step of one runs them one after another.
   if (bundle.stages().size() > 1 && batch == microBatch && leader)
     log << "note: a step of one micro-batch runs the plan's "
-        << bundle.stages().size()
-        << " stages one after another; --batch " << 4 * microBatch
-        << " (4 micro-batches of " << microBatch
+        << bundle.stages().size() << " stages one after another; --batch "
+        << 4 * microBatch << " (4 micro-batches of " << microBatch
         << ") lets them overlap, as the plan's throughput assumes\n";
   if (passSteps > 0 && !passCacheOnGpu && o.psMemoryRows == 0 && o.passSteps)
     log << "note: passes through host memory over tables that are all in "

@@ -362,14 +362,8 @@ TrainingServer::Table &TrainingServer::table(const std::string &name) const {
 
 void TrainingServer::toKeys(const Table &table, const int64_t *ids,
                             size_t count, std::vector<uint64_t> &keys) const {
-  const int64_t rows = table.spec->rows;
   keys.resize(count);
-  for (size_t i = 0; i < count; ++i) {
-    int64_t id = ids[i];
-    if (id < -rows || id >= rows)
-      throw ps::idOutsideTable(table.spec->name, rows, id);
-    keys[i] = static_cast<uint64_t>(id < 0 ? id + rows : id);
-  }
+  ps::keysOfIds(table.spec->name, table.spec->rows, ids, count, keys.data());
 }
 
 const float *TrainingServer::lookupParameter(const std::string &name) const {

@@ -75,6 +75,12 @@ public:
   virtual void reload() = 0;
 
 protected:
+  /// The error for a parameter used before it was adopted.
+  static Error notAdopted(const std::string &name);
+  /// For reload: throws Error unless `name` keeps its `rowFloats` (its
+  /// values and state) at `reloaded`, so stages keep reading it in place.
+  static void checkReloadedSize(const std::string &name, size_t rowFloats,
+                                size_t reloaded);
   /// Throws Error unless `count` is the size of `name`.
   static void checkGradientSize(const std::string &name, size_t count,
                                 size_t size);

@@ -104,10 +104,6 @@ struct ParameterServerConfig {
   std::string storageDirectory;
 };
 
-/// The error for `id` outside [-rows, rows) of the sparse table the user
-/// calls `table`.
-Error idOutsideTable(const std::string &table, int64_t rows, int64_t id);
-
 /// Pass as `worker` to pull without the staleness check (evaluation, tools).
 constexpr int kNoWorker = -1;
 

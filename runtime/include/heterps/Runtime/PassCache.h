@@ -63,6 +63,14 @@
 
 namespace heterps::rt::ps {
 
+/// The server keys of `count` ids of a sparse table of `rows` rows, which
+/// the user calls `table` (negative ids count from the end, as in ONNX
+/// Gather): keys[i] for ids[i]. Throws Error naming the table and the first
+/// id outside [-rows, rows). The training server's rule, which the pass
+/// caches apply to ids in their own memory too.
+void keysOfIds(const std::string &table, int64_t rows, const int64_t *ids,
+               size_t count, uint64_t *keys);
+
 class PassCache {
 public:
   // Out of line: DistinctKeys is complete only in PassCache.cpp.
