@@ -99,9 +99,11 @@ training_demo() {
     echo "   (no GPU here: the GPU-class stages run their CPU build, so the speed"
     echo "   below is this machine's, not the plan's)"
   fi
+  # Steps of the plan's micro-batches (its step line above): 100 of them
+  # go over the data about twice.
   "$bin/heterps" run "$out/bundle" --train --data "$out/train.tsv" \
-    --eval "$out/eval.tsv" --steps 200 --hash-buckets 100000 --log-every 40 \
-    --eval-every 100 $gpu_flag
+    --eval "$out/eval.tsv" --steps 100 --hash-buckets 100000 --log-every 20 \
+    --eval-every 50 $gpu_flag
   echo
   echo "Bundle, plans and data are in $out."
 }

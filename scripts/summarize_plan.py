@@ -23,6 +23,11 @@ def describe(plan):
     print(f"  price ${plan['price_per_hour']:.2f}/hour, "
           f"${plan['cost_per_million_samples']:.4f} per million samples, "
           f"solved in {plan['solve_seconds'] * 1000:.1f} ms")
+    if plan.get("micro_batches"):
+        count = int(plan["micro_batches"])
+        print(f"  training steps of {count} micro-batch{'es' if count > 1 else ''} "
+              f"({count * int(plan['batch'])} samples): "
+              f"{plan['step_throughput']:.0f} samples/s")
     if not plan["feasible"]:
         print(f"  best reachable {plan['best_reachable_throughput']:.0f} samples/s, "
               f"bottleneck '{plan.get('bottleneck', '?')}'")
@@ -34,6 +39,13 @@ def describe(plan):
 
 def devices(plan):
     return " + ".join(f"{s['replicas']} x {s['device']}" for s in plan["stages"])
+
+
+def step(plan):
+    """A training plan's step: its micro-batches and their samples/s."""
+    if not plan.get("micro_batches"):
+        return ""
+    return f"{int(plan['micro_batches'])} x {int(plan['batch'])}: {plan['step_throughput']:.0f}"
 
 
 def main():
@@ -53,12 +65,12 @@ def main():
         rows.append((name, load(path)))
     base = plan["cost_per_million_samples"]
     print(f"\n  {'plan':10s} {'devices':28s} {'samples/s':>10s} {'$/hour':>8s} "
-          f"{'$/M samples':>12s} {'vs ' + plan['strategy']:>8s}  target")
+          f"{'$/M samples':>12s} {'vs ' + plan['strategy']:>8s}  target  step")
     for name, p in rows:
         met = "met" if p["feasible"] else "missed"
         print(f"  {name:10s} {devices(p):28s} {p['throughput']:10.0f} "
               f"{p['price_per_hour']:8.2f} {p['cost_per_million_samples']:12.4f} "
-              f"{p['cost_per_million_samples'] / base:7.2f}x  {met}")
+              f"{p['cost_per_million_samples'] / base:7.2f}x  {met:6s}  {step(p)}")
     return 0
 
 

@@ -95,9 +95,11 @@ def train_round(args, bundle, data_file, flags):
 
 
 def describe(manifest):
+    """The plan's stages, price, and the planner's samples/s for the steps
+    the bench trains (compiled with their micro-batches fixed)."""
     plan = manifest["plan"]
     stages = " + ".join(f"{s['device']} x{s['replicas']}" for s in plan["stages"])
-    return stages, plan["price_per_hour"]
+    return stages, (plan["price_per_hour"], plan["step_throughput"])
 
 
 def main():
@@ -162,10 +164,12 @@ def main():
         bundles, shapes, prices, failures = {}, {}, {}, {}
 
         def compile_plan(strategy, extra, batch, bundle):
+            # Priced for the steps trained: --batch of args.batch.
             sh([args.heterps, "compile", model, "--cluster", args.cluster, "--throughput",
                 str(args.target if strategy == "rl" else 1), "--strategy", strategy,
                 "--train", "--loss", "bce", "--optimizer", "adagrad", "--lr", str(args.lr),
-                "--batch", str(batch), "-o", bundle, *extra])
+                "--batch", str(batch), "--micro-batches", str(args.batch // batch),
+                "-o", bundle, *extra])
             with open(os.path.join(bundle, "manifest.json")) as f:
                 return json.load(f)
 
@@ -238,8 +242,9 @@ def main():
         if not rates[plan]:
             continue
         rate = statistics.median(rates[plan])
-        rows.append((plan, shapes[plan], rate, prices[plan], cost(prices[plan], rate),
-                     statistics.median(losses[plan])))
+        price, planned = prices[plan]
+        rows.append((plan, shapes[plan], rate, price, cost(price, rate),
+                     statistics.median(losses[plan]), planned))
         if plan in ("cpu-only", "gpu-only"):
             best_single[plan] = rate
     lines = [
@@ -248,16 +253,18 @@ def main():
         f"{args.steps} steps per round, median of {args.rounds} rounds; cluster "
         f"{os.path.basename(args.cluster)}.",
         "",
-        "| plan | stages | samples/s | $/hour | $ per million samples | final train loss |",
-        "|---|---|---|---|---|---|",
+        "| plan | stages | samples/s | $/hour | $ per million samples | final train loss "
+        "| planner's samples/s for these steps |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for plan, shape, rate, price, dollars, loss in rows:
-        lines.append(f"| {plan} | {shape} | {rate:,.0f} | {price:.2f} | {dollars:.4f} | {loss:.4f} |")
+    for plan, shape, rate, price, dollars, loss, planned in rows:
+        lines.append(f"| {plan} | {shape} | {rate:,.0f} | {price:.2f} | {dollars:.4f} | "
+                     f"{loss:.4f} | {planned:,.0f} |")
     if torch_rates:
         import torch
         rate = statistics.median(torch_rates)
         lines.append(f"| PyTorch {torch.__version__} on the GPU (peer) | cuda | {rate:,.0f} | | | "
-                     f"{statistics.median(torch_losses):.4f} |")
+                     f"{statistics.median(torch_losses):.4f} | |")
     lines += [
         "",
         "Where a step's time goes (`heterps run`'s `time per step` line, ms, medians): "

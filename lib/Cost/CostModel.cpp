@@ -272,6 +272,45 @@ bool CostModel::passCacheOnGpu(const Evaluation &plan) const {
   return any;
 }
 
+double CostModel::stepSeconds(const Evaluation &plan,
+                              unsigned microBatches) const {
+  assert(microBatches >= 1 && !plan.stages.empty());
+  const double crossings = layerGraph.training() ? 2 : 1;
+  // The first micro-batch's way through the pipeline, then the longest
+  // that a unit (stage or link) keeps the rest beyond it: the makespan of
+  // identical jobs in a flow line.
+  double firstThrough = 0, longestExtra = 0;
+  for (unsigned s = 0, e = plan.stages.size(); s != e; ++s) {
+    const StagePlan &stagePlan = plan.stages[s];
+    // A replica runs a micro-batch whole, in its time alone; the replicas
+    // together pass one at most every stagePlan.seconds (the pipeline's
+    // period, with their all-reduce).
+    const double alone =
+        stage(stagePlan.deviceClass, stagePlan.begin, stagePlan.end, 1).seconds;
+    const unsigned rounds =
+        (microBatches + stagePlan.replicas - 1) / stagePlan.replicas;
+    firstThrough += alone;
+    longestExtra = std::max(
+        longestExtra,
+        std::max(rounds * alone, microBatches * stagePlan.seconds) - alone);
+    if (s + 1 == e)
+      break;
+    firstThrough += crossings * plan.boundarySeconds[s];
+    longestExtra =
+        std::max(longestExtra, (microBatches - 1) * plan.boundarySeconds[s]);
+  }
+  return firstThrough + longestExtra;
+}
+
+unsigned CostModel::fewestMicroBatchesReaching(const Evaluation &plan,
+                                               double goal,
+                                               unsigned most) const {
+  for (unsigned count = 1; count < most; ++count)
+    if (count * batchSize() / stepSeconds(plan, count) >= goal)
+      return count;
+  return std::max(most, 1u);
+}
+
 double CostModel::boundarySeconds(unsigned cut, unsigned fromCls,
                                   unsigned toCls) const {
   assert(cut > 0 && cut < numLayers());

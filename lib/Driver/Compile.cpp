@@ -91,6 +91,7 @@ void setPipelineOptions(const CompileOptions &options, bool partition,
   pipeline.passSteps = options.passSteps;
   pipeline.passDistinctFraction = options.passDistinctFraction;
   pipeline.sparseStaleness = options.sparseStaleness;
+  pipeline.microBatches = options.microBatches;
   pipeline.profile = options.profile;
   if (options.batch > 0)
     pipeline.batch = options.batch;
@@ -140,6 +141,8 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
     return fail(std::string(options.passSteps > 0 ? "--pass-steps"
                                                   : "--sparse-staleness") +
                 " is a training step shape: it needs --train");
+  if (!options.train && options.microBatches > 0)
+    return fail("--micro-batches sets a training step: it needs --train");
   if (options.sparseStaleness > 1)
     return fail("--sparse-staleness=" +
                 std::to_string(options.sparseStaleness) + " must be 0 or 1");

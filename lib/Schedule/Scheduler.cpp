@@ -106,6 +106,18 @@ static Expected<Plan> solveShape(StringRef strategy,
   plan.passCacheMemoryBytes = model.passCacheMemoryBytes(plan);
   plan.step = options.costOptions.step;
   plan.passCacheOnGpu = model.passCacheOnGpu(plan);
+  if (graph.training()) {
+    plan.microBatches =
+        options.microBatches
+            ? options.microBatches
+            : model.fewestMicroBatchesReaching(
+                  plan,
+                  std::min(objective.targetThroughput,
+                           options.stepShareOfPipeline * plan.throughput),
+                  options.maxMicroBatches);
+    plan.stepThroughput = plan.microBatches * model.batchSize() /
+                          model.stepSeconds(plan, plan.microBatches);
+  }
   plan.solveSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -215,6 +227,10 @@ void schedule::printPlan(const Plan &plan, const cost::LayerGraph &graph,
                ? "passes of " + std::to_string(plan.step.passSteps) + " steps"
                : std::string("direct"))
        << ", sparse staleness " << plan.step.sparseStaleness << "\n";
+  if (plan.microBatches > 0)
+    os << "  steps of " << plan.microBatches
+       << (plan.microBatches == 1 ? " micro-batch: " : " micro-batches: ")
+       << format("%.1f", plan.stepThroughput) << " samples/s\n";
   if (!plan.feasible) {
     os << "  reason: " << plan.infeasibleReason << "\n";
     os << "  best reachable throughput: "

@@ -176,7 +176,8 @@ def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
     fuse_elementwise, recurrence_unroll_limit, profile and, with train=True,
     loss, label, train_output, optimizer, learning_rate, momentum,
     batch_norm, pass_steps, pass_distinct_fraction, sparse_staleness (step
-    shapes the plan may take; training then follows the plan).
+    shapes the plan may take; training then follows the plan) and
+    micro_batches (a training step's micro-batches; 0: the planner's).
 
     Without ``path`` the bundle lives in the compile cache (``cache_dir``,
     default :func:`heterps.default_cache_dir`) under a key of the model's

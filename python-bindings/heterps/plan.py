@@ -43,6 +43,9 @@ class Plan(dict):
                          f"{html.escape(str(self.get('pass_cache_device', 'host')))} memory")
         if self.get("sparse_staleness"):
             parts.append(f"sparse pushes {int(self['sparse_staleness'])} step late")
+        if int(self.get("micro_batches", 1)) > 1:
+            parts.append(f"{int(self['micro_batches'])} micro-batches per step, "
+                         f"{float(self['step_throughput']):.1f} samples/s")
         return "; step: " + ", ".join(parts) if parts else ""
 
 

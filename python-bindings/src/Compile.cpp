@@ -52,6 +52,7 @@ void bindCompile(py::module_ &module) {
       .def_readwrite("pass_distinct_fraction",
                      &CompileOptions::passDistinctFraction)
       .def_readwrite("sparse_staleness", &CompileOptions::sparseStaleness)
+      .def_readwrite("micro_batches", &CompileOptions::microBatches)
       .def_readwrite("native_layouts", &CompileOptions::nativeLayouts)
       .def_readwrite("fuse_elementwise", &CompileOptions::fuseElementwise)
       .def_readwrite("train", &CompileOptions::train)

@@ -34,7 +34,8 @@ def test_place_matches_the_cli_plan(tmp_path):
     subprocess.run([tools / "heterps-translate", "--import-onnx", model, "-o", imported], check=True)
     placed = subprocess.run(
         [tools / "heterps-opt", "--hps-legalize-onnx=strict=1",
-         f"--hps-place=cluster={PAPER} throughput=100000 strategy=gpu-only", imported],
+         f"--hps-place=cluster={PAPER} throughput=100000 strategy=gpu-only inference=true",
+         imported],
         check=True, capture_output=True, text=True).stdout
     printed = subprocess.run([tools / "heterps-translate", "--hps-to-plan"], input=placed,
                              check=True, capture_output=True, text=True).stdout

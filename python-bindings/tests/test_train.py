@@ -183,6 +183,28 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
             bundle.train(data, **on_gpu).run()
 
 
+def test_plans_say_their_micro_batches_per_step(cache_dir):
+    """A training plan records the micro-batches of a step (chosen, or fixed
+    by micro_batches) and what such steps reach; the plan's summary says so
+    where a step takes more than one."""
+    require_models()
+    h100 = Path(LOCAL_CPU).parent / "h100-host.yaml"
+    common = dict(cluster=str(h100), throughput=1, strategy="sparse-on-cpu", train=True,
+                  loss="bce", optimizer="adagrad", batch=64, static_batch=True,
+                  cache_dir=cache_dir)
+    chosen = heterps.place(str(SHIPPED["ncf"].file), **common)
+    assert chosen["micro_batches"] >= 1
+    assert 0 < chosen["step_throughput"] <= chosen["throughput"]
+    fixed = heterps.place(str(SHIPPED["ncf"].file), micro_batches=3, **common)
+    assert fixed["micro_batches"] == 3, fixed
+    assert chosen["step_throughput"] != fixed["step_throughput"]
+    assert "3 micro-batches per step, " in fixed._repr_html_()
+    inference = heterps.place(str(SHIPPED["ncf"].file), cluster=str(h100), throughput=1,
+                              strategy="sparse-on-cpu", batch=64, static_batch=True,
+                              cache_dir=cache_dir)
+    assert "micro_batches" not in inference
+
+
 def test_training_follows_the_plans_step_shape(cache_dir, tmp_path):
     """Offered passes (pass_steps at compile time), a plan whose lookups run
     on a GPU takes them, records every shape's price, and training follows

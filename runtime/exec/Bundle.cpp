@@ -477,6 +477,11 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
         plan.fail("'sparse_staleness' must be 0 or 1");
       planStep.sparseStaleness = static_cast<int>(staleness);
     }
+    if (plan.has("micro_batches")) {
+      planStep.microBatches = plan.integer("micro_batches");
+      if (planStep.microBatches < 1)
+        plan.fail("'micro_batches' must be at least 1");
+    }
     if (plan.has("pass_cache_device")) {
       const std::string device = plan.string("pass_cache_device");
       if (device != "host" && device != "gpu")

@@ -293,7 +293,12 @@ TrainSummary Trainer::run() {
   if (microBatch <= 0)
     throw Error("bundle '" + bundle.directory() +
                 "' has no compiled batch; compile it with --batch");
-  const int64_t batch = o.batch > 0 ? o.batch : microBatch;
+  // Steps of the plan's micro-batches let its stages overlap as priced
+  // (an MPI job's steps are the job's).
+  const int64_t plannedMicroBatches =
+      o.group ? 1 : bundle.plannedStep().microBatches;
+  const int64_t batch =
+      o.batch > 0 ? o.batch : plannedMicroBatches * microBatch;
   if (o.batch < 0 || batch % microBatch != 0)
     throw Error("--batch " + std::to_string(o.batch) +
                 " is not a multiple of the bundle's batch " +
@@ -535,13 +540,18 @@ TrainSummary Trainer::run() {
         << (passCacheOnGpu ? "GPU" : "host") << " memory, as the plan says\n";
   if (!o.sparseStaleness && sparseStaleness > 0)
     log << "sparse staleness " << sparseStaleness << ", as the plan says\n";
-  // The planner prices a pipeline whose stages overlap micro-batches; a
-  // step of one runs them one after another.
-  if (bundle.stages().size() > 1 && batch == microBatch && leader)
-    log << "note: a step of one micro-batch runs the plan's "
-        << bundle.stages().size() << " stages one after another; --batch "
-        << 4 * microBatch << " (4 micro-batches of " << microBatch
-        << ") lets them overlap, as the plan's throughput assumes\n";
+  if (o.batch == 0 && plannedMicroBatches > 1)
+    log << "steps of " << plannedMicroBatches << " micro-batches of "
+        << microBatch << " (" << batch << " samples), as the plan says\n";
+  // Fewer micro-batches than the plan's fill and drain its stages more
+  // often than it priced (docs/Planning.md, "The step").
+  if (batch / microBatch < plannedMicroBatches && leader)
+    log << "note: steps of " << batch / microBatch
+        << (batch == microBatch ? " micro-batch" : " micro-batches")
+        << " keep the plan's stages from overlapping as it "
+           "priced; its throughput assumes steps of "
+        << plannedMicroBatches << " (--batch "
+        << plannedMicroBatches * microBatch << ")\n";
   if (passSteps > 0 && !passCacheOnGpu && o.psMemoryRows == 0 && o.passSteps)
     log << "note: passes through host memory over tables that are all in "
            "memory cost time (docs/benchmarks/training.md#pass-cache); they "

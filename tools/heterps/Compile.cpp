@@ -7,13 +7,47 @@
 
 #include "Commands.h"
 
+#include "llvm/Support/Format.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace heterps::driver {
 
+/// The training step the plan of the bundle just written chose
+/// (docs/Planning.md, "The step"): what its training runs take by default.
+static void printPlannedStep(const std::string &bundle) {
+  auto buffer = llvm::MemoryBuffer::getFile(bundle + "/manifest.json");
+  if (!buffer)
+    return;
+  llvm::Expected<llvm::json::Value> manifest =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!manifest) {
+    llvm::consumeError(manifest.takeError());
+    return;
+  }
+  const llvm::json::Object *root = manifest->getAsObject();
+  const llvm::json::Object *plan = root ? root->getObject("plan") : nullptr;
+  if (!plan)
+    return;
+  std::optional<int64_t> count = plan->getInteger("micro_batches");
+  std::optional<int64_t> batch = plan->getInteger("batch");
+  std::optional<double> step = plan->getNumber("step_throughput");
+  std::optional<double> pipeline = plan->getNumber("throughput");
+  if (!count || !batch || !step || !pipeline)
+    return;
+  llvm::errs() << "heterps compile: training steps of " << *count
+               << (*count == 1 ? " micro-batch" : " micro-batches") << " of "
+               << *batch << " (" << *count * *batch << " samples): "
+               << llvm::format("%.0f", *step)
+               << " samples/s; the pipeline full: "
+               << llvm::format("%.0f", *pipeline) << "\n";
+}
+
 int compile(const CompileOptions &options) {
   if (!compileBundle(options, llvm::errs()))
     return 1;
+  printPlannedStep(options.output);
   llvm::errs() << "heterps compile: wrote " << options.output << "\n";
   return 0;
 }

@@ -111,6 +111,12 @@ static cl::opt<unsigned> compileSparseStaleness(
              "the cost model prices the plan better (the plan's "
              "sparse_staleness; training follows it)"),
     cl::sub(compileCommand));
+static cl::opt<unsigned> compileMicroBatches(
+    "micro-batches", cl::init(0),
+    cl::desc("--train: micro-batches of --batch per training step (the "
+             "plan's micro_batches; 0: the fewest that let the stages reach "
+             "the target, at most 32)"),
+    cl::sub(compileCommand));
 static cl::opt<int64_t>
     batch("batch", cl::init(0),
           cl::desc("Bind the symbolic leading dim of the inputs (the "
@@ -540,6 +546,7 @@ int main(int argc, char **argv) {
     options.passSteps = compilePassSteps;
     options.passDistinctFraction = compilePassDistinctFraction;
     options.sparseStaleness = compileSparseStaleness;
+    options.microBatches = compileMicroBatches;
     options.batch = batch;
     options.staticBatch = staticBatch;
     options.recurrenceUnrollLimit = recurrenceUnrollLimit;

@@ -392,6 +392,68 @@ TEST(CostModel, EvaluatePipeline) {
       << missed.infeasibleReason;
 }
 
+// A step of M micro-batches as the runtime runs it: the first micro-batch
+// through every stage (one replica each) and boundary (and back, in
+// training), then the rest queued at the unit that passes them slowest.
+TEST(CostModel, StepOfMicroBatchesFillsAndDrainsThePipeline) {
+  ClusterSpec spec = twoClassCluster();
+  LayerGraph graph;
+  graph.layers = {embedding("emb"), dense("fc1", 2e8, 0, {0}),
+                  dense("fc2", 2e8, 0, {1})};
+  CostModel model(graph, spec, simpleOptions());
+  Evaluation plan = model.evaluate({0, 1, 1}, 1e4);
+  ASSERT_EQ(plan.stages.size(), 2u);
+  ASSERT_TRUE(plan.feasible) << plan.infeasibleReason;
+  const StagePlan &cpu = plan.stages[0], &gpu = plan.stages[1];
+  ASSERT_EQ(cpu.replicas, 1u);
+  ASSERT_GT(gpu.replicas, 1u) << "the case needs a stage of replicas";
+  const double gpuAlone = model.stage(1, 1, 3, 1).seconds;
+  const double boundary = plan.boundarySeconds[0];
+  const double through = cpu.seconds + 2 * boundary + gpuAlone;
+
+  // One micro-batch: the stages one after another, one GPU working.
+  EXPECT_DOUBLE_EQ(model.stepSeconds(plan, 1), through);
+  // Up to the GPU replicas, each takes one micro-batch whole, at most one
+  // every gpu.seconds; the CPU stage queues them.
+  const unsigned k = gpu.replicas;
+  EXPECT_DOUBLE_EQ(model.stepSeconds(plan, k),
+                   through +
+                       std::max({(k - 1) * cpu.seconds,
+                                 std::max(gpuAlone, k * gpu.seconds) - gpuAlone,
+                                 (k - 1) * boundary}));
+  // Beyond, whichever unit keeps them longest.
+  const unsigned m = 4 * k;
+  EXPECT_DOUBLE_EQ(
+      model.stepSeconds(plan, m),
+      through + std::max({(m - 1) * cpu.seconds,
+                          std::max(4 * gpuAlone, m * gpu.seconds) - gpuAlone,
+                          (m - 1) * boundary}));
+  // No step beats the pipeline.
+  for (unsigned count = 1; count != 3 * k; ++count)
+    EXPECT_LE(count * 100 / model.stepSeconds(plan, count), plan.throughput);
+  // Many micro-batches reach the pipeline's throughput.
+  const double many = 1e4 * 100 / model.stepSeconds(plan, 1e4);
+  EXPECT_LT(many, plan.throughput);
+  EXPECT_GT(many, 0.99 * plan.throughput);
+
+  // The fewest reaching a goal: that count reaches it, one fewer does not.
+  const double goal = 0.9 * plan.throughput;
+  const unsigned fewest = model.fewestMicroBatchesReaching(plan, goal, 64);
+  ASSERT_GT(fewest, 1u);
+  ASSERT_LT(fewest, 64u);
+  EXPECT_GE(fewest * 100 / model.stepSeconds(plan, fewest), goal);
+  EXPECT_LT((fewest - 1) * 100 / model.stepSeconds(plan, fewest - 1), goal);
+  EXPECT_EQ(model.fewestMicroBatchesReaching(plan, 2 * plan.throughput, 8), 8u);
+
+  // Inference crosses each boundary once.
+  graph.mode = Mode::Inference;
+  CostModel inference(graph, spec, simpleOptions());
+  Evaluation forward = inference.evaluate({0, 1, 1}, 1e4);
+  EXPECT_DOUBLE_EQ(inference.stepSeconds(forward, 1),
+                   forward.stages[0].seconds + forward.boundarySeconds[0] +
+                       inference.stage(1, 1, 3, 1).seconds);
+}
+
 // evaluateRuns is evaluate() without the per-layer work: on random
 // placements of a mixed graph, split into random runs (adjacent runs of one
 // class included, and empty ones), at targets every plan meets, some meet

@@ -696,6 +696,49 @@ TEST(Scheduler, SparseOnCpuKeepsLookupsBesideTheServer) {
   EXPECT_EQ(graph.layers[plan.stages[0].end - 1].name, "concat");
 }
 
+// A training plan says how many micro-batches a step takes for its stages
+// to reach the target; a count the user fixes is priced as given.
+TEST(Scheduler, TrainingPlansChooseTheirMicroBatchesPerStep) {
+  llvm::Expected<cluster::ClusterSpec> paper = cluster::loadClusterSpec(
+      std::string(HETERPS_SOURCE_DIR) + "/clusters/paper.yaml");
+  ASSERT_TRUE(!!paper) << llvm::toString(paper.takeError());
+  std::mt19937_64 rng(5);
+  cost::LayerGraph graph = ctrGraph(rng, 24);
+  ASSERT_TRUE(graph.training());
+  // Near what the pipeline reaches, so that a step of one micro-batch
+  // does not.
+  const double target =
+      0.95 * solveOrDie("sparse-on-cpu", graph, *paper, 1000).throughput;
+  Plan plan = solveOrDie("sparse-on-cpu", graph, *paper, target);
+  ASSERT_TRUE(plan.feasible) << plan.infeasibleReason;
+  ASSERT_EQ(plan.stages.size(), 2u);
+  cost::CostModel model(graph, *paper);
+  auto stepThroughput = [&](unsigned count) {
+    return count * model.batchSize() / model.stepSeconds(plan, count);
+  };
+  const double goal = std::min(target, 0.9 * plan.throughput);
+  ASSERT_GT(plan.microBatches, 1u);
+  EXPECT_DOUBLE_EQ(plan.stepThroughput, stepThroughput(plan.microBatches));
+  EXPECT_GE(plan.stepThroughput, goal);
+  EXPECT_LT(stepThroughput(plan.microBatches - 1), goal);
+  EXPECT_LE(plan.stepThroughput, plan.throughput);
+
+  StrategyOptions one;
+  one.microBatches = 1;
+  Plan single = solveOrDie("sparse-on-cpu", graph, *paper, target, one);
+  EXPECT_EQ(single.microBatches, 1u);
+  EXPECT_DOUBLE_EQ(single.stepThroughput, stepThroughput(1));
+  EXPECT_LT(single.stepThroughput, plan.stepThroughput);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printPlan(single, graph, *paper, os);
+  EXPECT_NE(text.find("steps of 1 micro-batch: "), std::string::npos) << text;
+
+  graph.mode = cost::Mode::Inference;
+  EXPECT_EQ(solveOrDie("sparse-on-cpu", graph, *paper, target).microBatches,
+            0u);
+}
+
 TEST(Scheduler, StepShapesWinWhereTheyPriceBetter) {
   llvm::Expected<cluster::ClusterSpec> paper = cluster::loadClusterSpec(
       std::string(HETERPS_SOURCE_DIR) + "/clusters/paper.yaml");

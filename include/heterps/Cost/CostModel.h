@@ -254,6 +254,19 @@ public:
   /// cache for all of them); false without such stages.
   bool passCacheOnGpu(const Evaluation &plan) const;
 
+  /// Seconds of one training step (or one inference call) of
+  /// `microBatches` micro-batches through the plan, as the runtime runs
+  /// it: a replica takes whole micro-batches, a micro-batch crosses every
+  /// boundary (and back, in training), and the step ends when its last
+  /// micro-batch does. Its throughput tends to the plan's as the count
+  /// grows; at one micro-batch the stages run one after another.
+  double stepSeconds(const Evaluation &plan, unsigned microBatches) const;
+
+  /// The fewest micro-batches per step, at most `most`, whose step reaches
+  /// `goal` samples per second; `most` when none does.
+  unsigned fewestMicroBatchesReaching(const Evaluation &plan, double goal,
+                                      unsigned most) const;
+
 private:
   struct ServerSeconds {
     double waited = 0;     ///< The step waits for it.

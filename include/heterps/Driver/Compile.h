@@ -40,6 +40,8 @@ struct CompileOptions {
   unsigned passSteps = 0;
   double passDistinctFraction = 1.0;
   unsigned sparseStaleness = 0;
+  /// --micro-batches: a training step's micro-batches (0: the planner's).
+  unsigned microBatches = 0;
   bool keepSources = true;
   /// CPU stages keep conv chains in the native layout (--native-layouts).
   bool nativeLayouts = true;

@@ -53,6 +53,14 @@ struct StrategyOptions {
   /// fraction cheaper, or faster where no plan meets the target.
   double minimumStaleGain = 0.05;
 
+  /// Training: micro-batches per step. 0: the fewest, at most
+  /// maxMicroBatches, whose step reaches the target, or stepShareOfPipeline
+  /// of the plan's throughput where that is lower (the search prices the
+  /// pipeline full; a step of a few micro-batches fills and drains it).
+  unsigned microBatches = 0;
+  unsigned maxMicroBatches = 32;
+  double stepShareOfPipeline = 0.9;
+
   // rl: the HeterPS LSTM policy trained with REINFORCE.
   uint64_t seed = 1;
   unsigned episodes = 1024;
@@ -101,6 +109,11 @@ struct Plan : cost::Evaluation {
   cost::StepShape step;
   /// Its pass cache belongs in GPU memory (CostModel::passCacheOnGpu).
   bool passCacheOnGpu = false;
+  /// Training: micro-batches per step that the run takes
+  /// (StrategyOptions::microBatches), and the throughput of such steps
+  /// (CostModel::stepSeconds); 0 for inference.
+  unsigned microBatches = 0;
+  double stepThroughput = 0;
   /// Where several step shapes were priced: each one's best plan, in the
   /// order solved (the chosen one among them), to show why it won.
   struct PricedShape {

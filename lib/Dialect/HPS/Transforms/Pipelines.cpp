@@ -31,6 +31,7 @@ void buildPlanPipeline(OpPassManager &pm,
   place.passSteps = options.passSteps;
   place.passDistinctFraction = options.passDistinctFraction;
   place.sparseStaleness = options.sparseStaleness;
+  place.microBatches = options.microBatches;
   // A training bundle is placed for forward + backward work; autodiff then
   // puts every backward op where its forward op runs.
   place.inference = !options.train;

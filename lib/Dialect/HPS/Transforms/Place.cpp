@@ -126,6 +126,7 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
     options.costOptions.passDistinctFraction = passDistinctFraction;
     options.passSteps = passSteps;
     options.maxSparseStaleness = sparseStaleness;
+    options.microBatches = microBatches;
     options.profiles = profiles ? &*profiles : nullptr;
     options.seed = seed;
     options.episodes = episodes;
@@ -234,6 +235,12 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
     if (plan.step.sparseStaleness > 0)
       fields.push_back(b.getNamedAttr(
           "sparse_staleness", b.getI64IntegerAttr(plan.step.sparseStaleness)));
+    if (plan.microBatches > 0) {
+      fields.push_back(b.getNamedAttr("micro_batches",
+                                      b.getI64IntegerAttr(plan.microBatches)));
+      fields.push_back(b.getNamedAttr("step_throughput",
+                                      b.getF64FloatAttr(plan.stepThroughput)));
+    }
     if (!plan.pricedShapes.empty()) {
       SmallVector<Attribute> shapes;
       for (const schedule::Plan::PricedShape &shape : plan.pricedShapes)

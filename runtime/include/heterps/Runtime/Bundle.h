@@ -192,6 +192,7 @@ public:
     int64_t passSteps = 0;       ///< plan.pass_steps (0: direct).
     int sparseStaleness = 0;     ///< plan.sparse_staleness.
     bool passCacheOnGpu = false; ///< plan.pass_cache_device is "gpu".
+    int64_t microBatches = 1;    ///< plan.micro_batches: per step.
   };
   const PlannedStep &plannedStep() const { return planStep; }
   const char *weights() const { return weightsData; }

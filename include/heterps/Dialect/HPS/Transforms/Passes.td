@@ -55,7 +55,11 @@ def HPSPlace : Pass<"hps-place", "::mlir::ModuleOp"> {
     and the plan says `feasible = false`. A training plan may also take a
     step shape the options allow (passes through a pass cache, stale sparse
     pushes) where the cost model prices it better; the plan then records
-    `pass_steps` and `sparse_staleness`, which training follows.
+    `pass_steps` and `sparse_staleness`, which training follows. A training
+    plan also records `micro_batches`, the micro-batches per step that let
+    its stages overlap enough to reach the target (or 0.9 of the plan's
+    throughput), and `step_throughput`, that of such steps; training takes
+    steps of that many micro-batches unless told otherwise.
   }];
   let dependentDialects = ["::heterps::hps::HPSDialect"];
   let options = [
@@ -86,6 +90,9 @@ def HPSPlace : Pass<"hps-place", "::mlir::ModuleOp"> {
            /*default=*/"0",
            "Let sparse pushes lag at most this many steps (0 or 1) where "
            "that makes the plan better">,
+    Option<"microBatches", "micro-batches", "unsigned", /*default=*/"0",
+           "Training: micro-batches per step (0: the fewest that reach the "
+           "target, at most 32)">,
   ];
 }
 

@@ -59,6 +59,10 @@ struct CompilePipelineOptions
       *this, "sparse-staleness",
       llvm::cl::desc("Let sparse pushes lag at most this many steps"),
       llvm::cl::init(0)};
+  Option<unsigned> microBatches{
+      *this, "micro-batches",
+      llvm::cl::desc("Training: micro-batches per step (0: the planner's)"),
+      llvm::cl::init(0)};
   Option<bool> partition{
       *this, "partition",
       llvm::cl::desc("Partition into stages after placing (false: place "
