@@ -23,6 +23,11 @@
 // RUN: heterps-opt --hps-place="cluster=%S/../../../clusters/paper.yaml strategy=sparse-on-cpu throughput=3e6 batch=512 micro-batches=1" %s | FileCheck %s --check-prefix=FIXED
 // FIXED: hps.plan = {{{.*}}micro_batches = 1 : i64,
 // FIXED-SAME: step_throughput = {{[12][0-9][0-9][0-9][0-9][0-9][0-9]}}.{{[0-9]+}} : f64
+// RUN: heterps-opt --hps-place="cluster=%S/../../../clusters/paper.yaml strategy=sparse-on-cpu throughput=3e6 batch=512 micro-batches=1" %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=FIXEDWARNING
+// FIXEDWARNING: warning: training steps of 1 micro-batch reach {{[0-9.]+}} samples/s, below the target 3000000; the pipeline full reaches 4139574.0
+// Steps that reach the target say nothing.
+// RUN: heterps-opt --hps-place="cluster=%S/../../../clusters/paper.yaml strategy=sparse-on-cpu throughput=3e6 batch=512" %s -o /dev/null 2>&1 | FileCheck %s --allow-empty --check-prefix=NOWARNING
+// NOWARNING-NOT: warning
 //
 // Inference has no step.
 // RUN: heterps-opt --hps-place="cluster=%S/../../../clusters/paper.yaml strategy=sparse-on-cpu throughput=3e6 batch=512 inference=true" %s | FileCheck %s --check-prefix=INFERENCE

@@ -150,6 +150,16 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
           DeviceAttr::get(context, spec->classes[cls].name));
     module->setAttr("hps.plan", planAttr(*plan, extracted, *spec));
 
+    // A pipeline that meets the target, in steps too short to fill it.
+    if (plan->feasible && plan->microBatches > 0 &&
+        plan->stepThroughput < throughput)
+      emitWarning(main.getLoc()) << llvm::formatv(
+          "training steps of {0} micro-batch{1} reach {2:F1} samples/s, "
+          "below the target {3:F0}; the pipeline full reaches {4:F1} "
+          "(docs/Planning.md, \"The step\")",
+          plan->microBatches, plan->microBatches == 1 ? "" : "es",
+          plan->stepThroughput, double(throughput), plan->throughput);
+
     if (!plan->feasible) {
       // Memory or device counts can rule a plan out at any throughput; then
       // the bottleneck and the target are beside the point.
