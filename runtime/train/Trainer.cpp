@@ -23,6 +23,8 @@
 #include <thread>
 #include <utility>
 
+#include <unistd.h>
+
 namespace heterps::rt::train {
 namespace {
 
@@ -258,6 +260,26 @@ openSource(const Bundle &bundle, const TrainerOptions &o, bool evaluation) {
                                                    std::move(reader));
 }
 
+/// Refuses a step whose inputs the machine cannot hold: the step trained
+/// and the next one read ahead take them twice. Allocating them would end
+/// the process instead of naming the batch.
+void checkStepFitsMemory(const Bundle &bundle, int64_t batch,
+                         const std::string &batchFrom) {
+  double sampleBytes = 0;
+  for (const InputSpec &input : bundle.inputs())
+    if (input.batched && input.shape[0] > 0)
+      sampleBytes += double(input.bytes()) / double(input.shape[0]);
+  const double stepBytes = 2 * sampleBytes * double(batch);
+  const double machineBytes =
+      double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  if (machineBytes > 0 && stepBytes > machineBytes)
+    throw Error(batchFrom + ": a step of " + std::to_string(batch) +
+                " samples holds " + fixed(stepBytes / (1 << 30), 1) +
+                " GiB of inputs (the step and the next one read ahead), "
+                "more than this machine's " +
+                fixed(machineBytes / (1 << 30), 1) + " GiB of memory");
+}
+
 } // namespace
 
 TrainSummary Trainer::run() {
@@ -304,6 +326,11 @@ TrainSummary Trainer::run() {
                 " is not a multiple of the bundle's batch " +
                 std::to_string(microBatch) +
                 " (a step is a whole number of micro-batches)");
+  checkStepFitsMemory(bundle, batch,
+                      o.batch > 0 ? "--batch " + std::to_string(o.batch)
+                                  : "the plan's " +
+                                        std::to_string(plannedMicroBatches) +
+                                        " micro-batches a step");
   if (o.samples < 0 || (o.samples > 0 && o.steps != 0))
     throw Error("give the run's length as --steps N or as --samples N, not "
                 "both");
