@@ -47,7 +47,7 @@ class Bundle:
     """
 
     def __init__(self, path: Union[str, os.PathLike], *, threads: int = 0,
-                 gpu_stages_on_cpu: bool = False, frames_in_flight: int = 4):
+                 gpu_stages_on_cpu: bool = False, frames_in_flight: int = 0):
         self.path = Path(path)
         self._session = _heterps.Session(os.fspath(self.path), threads,
                                          gpu_stages_on_cpu, frames_in_flight)

@@ -56,7 +56,7 @@ void bindSession(py::module_ &module) {
            }),
            py::arg("directory"), py::arg("threads") = 0,
            py::arg("gpu_stages_on_cpu") = false,
-           py::arg("frames_in_flight") = 4,
+           py::arg("frames_in_flight") = 0,
            "Reads and checks the bundle; raises heterps.Error naming what "
            "is wrong.")
       .def_property_readonly(

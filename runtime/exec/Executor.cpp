@@ -2,6 +2,7 @@
 
 #include "heterps/Runtime/Executor.h"
 #include "heterps/Runtime/AlignedBuffer.h"
+#include "heterps/Runtime/MachineMemory.h"
 #include "heterps/Runtime/StageABI.h"
 
 #include <algorithm>
@@ -295,6 +296,25 @@ std::string StageProgram::run(int replica, int64_t microBatch,
   return "";
 }
 
+/// Frames in flight: as asked, else one per stage replica and one more so
+/// that a step of as many micro-batches keeps every replica working; beyond
+/// 4 only within an eighth of the machine's memory (a frame holds every
+/// channel of a micro-batch).
+static size_t framesFor(const Bundle &bundle, const ExecutorOptions &options) {
+  if (options.framesInFlight > 0)
+    return size_t(options.framesInFlight);
+  size_t replicas = 0;
+  for (const StageSpec &stage : bundle.stages())
+    replicas += stage.replicas;
+  double frameBytes = 0;
+  for (const ChannelSpec &channel : bundle.channels())
+    frameBytes += double(channel.bytes());
+  const double budget = machineMemoryBytes() / 8;
+  const size_t affordable =
+      frameBytes > 0 && budget > 0 ? size_t(budget / frameBytes) : replicas + 1;
+  return std::max<size_t>(4, std::min(replicas + 1, affordable));
+}
+
 struct Executor::Impl {
   const Bundle &bundle;
   ExecutorOptions options;
@@ -314,7 +334,7 @@ struct Executor::Impl {
       for (size_t s = 0; s < stages.size(); ++s)
         programs.push_back(std::make_unique<StageProgram>(
             bundle, static_cast<int>(s), options, stages[s].replicas));
-    size_t inFlight = std::max(1, options.framesInFlight);
+    const size_t inFlight = framesFor(bundle, options);
     // Remote stages schedule themselves: no queues, no replica threads.
     if (!options.remote)
       for (size_t i = 0; i < stages.size(); ++i)
@@ -415,6 +435,8 @@ Executor::Executor(const Bundle &bundle, ExecutorOptions options)
 }
 
 Executor::~Executor() { impl->stop(); }
+
+size_t Executor::framesInFlight() const { return impl->frames.size(); }
 
 std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
   const Bundle &bundle = impl->bundle;

@@ -8,6 +8,7 @@
 #include "heterps/Runtime/Executor.h"
 #include "heterps/Runtime/FaultInjection.h"
 #include "heterps/Runtime/Heartbeat.h"
+#include "heterps/Runtime/MachineMemory.h"
 #include "heterps/Runtime/TrainingServer.h"
 #include "heterps/Runtime/WorkerGroup.h"
 
@@ -22,8 +23,6 @@
 #include <ostream>
 #include <thread>
 #include <utility>
-
-#include <unistd.h>
 
 namespace heterps::rt::train {
 namespace {
@@ -270,8 +269,7 @@ void checkStepFitsMemory(const Bundle &bundle, int64_t batch,
     if (input.batched && input.shape[0] > 0)
       sampleBytes += double(input.bytes()) / double(input.shape[0]);
   const double stepBytes = 2 * sampleBytes * double(batch);
-  const double machineBytes =
-      double(::sysconf(_SC_PHYS_PAGES)) * double(::sysconf(_SC_PAGE_SIZE));
+  const double machineBytes = machineMemoryBytes();
   if (machineBytes > 0 && stepBytes > machineBytes)
     throw Error(batchFrom + ": a step of " + std::to_string(batch) +
                 " samples holds " + fixed(stepBytes / (1 << 30), 1) +

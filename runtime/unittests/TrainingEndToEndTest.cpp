@@ -344,6 +344,21 @@ TEST_F(TrainingEndToEnd, InferenceRunsRefuseTrainingStages) {
   }
 }
 
+/// By default every stage replica can hold a micro-batch, and one more is
+/// being fed: a step of as many keeps them all working.
+TEST_F(TrainingEndToEnd, FramesInFlightKeepEveryReplicaWorking) {
+  for (int replicas : {1, 3, 6}) {
+    auto bundle = makeBundle("frames-" + std::to_string(replicas), replicas);
+    TrainingServer server(*bundle, {});
+    ExecutorOptions options;
+    options.server = server.stageServer();
+    EXPECT_EQ(Executor(*bundle, options).framesInFlight(),
+              size_t(std::max(4, replicas + 1)));
+    options.framesInFlight = 2;
+    EXPECT_EQ(Executor(*bundle, options).framesInFlight(), 2u);
+  }
+}
+
 /// Stage ABI 5 through the executor: three replicas of a stage that reads
 /// its dense parameters through parameterOnDevice and pushes them through
 /// pushDenseFromDevice (into a host dense cache: what a GPU stage does with

@@ -26,7 +26,7 @@ struct RunOptions {
   std::vector<std::string> inputs; // NAME=FILE
   int threads = 0;
   bool gpuStagesOnCpu = false;
-  int framesInFlight = 4;
+  int framesInFlight = 0;
   unsigned repeat = 0;
 };
 
@@ -69,7 +69,7 @@ struct TrainOptions {
   bool denseParametersOnGpu = true;
   int threads = 0;
   bool gpuStagesOnCpu = false;
-  int framesInFlight = 4;
+  int framesInFlight = 0;
   /// --mpi-worker: train as a worker rank of an MPI job (heterps launch).
   bool mpiWorker = false;
   bool shuffle = false;

@@ -212,9 +212,11 @@ static cl::opt<bool> gpuStagesOnCpu(
     "gpu-stages-on-cpu",
     cl::desc("Run GPU-class stages with their CPU build (no GPU needed)"),
     cl::sub(runCommand));
-static cl::opt<int> frames("frames", cl::init(4),
-                           cl::desc("Micro-batches in flight"),
-                           cl::sub(runCommand));
+static cl::opt<int>
+    frames("frames", cl::init(0),
+           cl::desc("Micro-batches in flight (0: one per stage replica and "
+                    "one more, at least 4)"),
+           cl::sub(runCommand));
 static cl::opt<unsigned>
     repeat("repeat", cl::init(0),
            cl::desc("Also time this many further runs and report latency "

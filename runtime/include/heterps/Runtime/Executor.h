@@ -119,8 +119,12 @@ struct ExecutorOptions {
   /// Run GPU-class stages with their CPU build instead of failing when no
   /// GPU is usable.
   bool gpuStagesOnCpu = false;
-  /// Micro-batches in flight at once (bounded queues between stages).
-  int framesInFlight = 4;
+  /// Micro-batches in flight at once (bounded queues between stages); 0:
+  /// one per stage replica and one more, at least 4, so that a step of as
+  /// many micro-batches keeps every replica working, as the plan's step
+  /// is priced (docs/Planning.md, "The step"); beyond 4 only within an
+  /// eighth of the machine's memory.
+  int framesInFlight = 0;
   /// Training: the parameter server the stages read dense parameters and
   /// sparse rows from and push gradients to; it must outlive the executor.
   /// Null for inference (the training callbacks are then null and a training
@@ -209,6 +213,8 @@ public:
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs) {
     return run(viewsOf(inputs));
   }
+  /// Micro-batches in flight at once (ExecutorOptions::framesInFlight).
+  size_t framesInFlight() const;
 
   struct Impl;
 

@@ -151,7 +151,7 @@ struct TrainerOptions {
   bool denseParametersOnGpu = true;
   int threads = 0;
   bool gpuStagesOnCpu = false;
-  int framesInFlight = 4;
+  int framesInFlight = 0; ///< ExecutorOptions::framesInFlight.
   /// Where to write every parameter as .npy after training; empty: nowhere.
   std::string dumpParameters;
   /// Where to write each step's mean per-sample loss, one "STEP LOSS" line
