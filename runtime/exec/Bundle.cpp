@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
@@ -478,9 +479,11 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
       planStep.sparseStaleness = static_cast<int>(staleness);
     }
     if (plan.has("micro_batches")) {
+      // The compiler's count is 32 bits wide; a step of more would overflow
+      // its samples.
       planStep.microBatches = plan.integer("micro_batches");
-      if (planStep.microBatches < 1)
-        plan.fail("'micro_batches' must be at least 1");
+      if (planStep.microBatches < 1 || planStep.microBatches > UINT32_MAX)
+        plan.fail("'micro_batches' must be in [1, 4294967295]");
     }
     if (plan.has("pass_cache_device")) {
       const std::string device = plan.string("pass_cache_device");
