@@ -95,8 +95,9 @@ def train_round(args, bundle, data_file, flags):
 
 
 def describe(manifest):
-    """The plan's stages, price, and the planner's samples/s for the steps
-    the bench trains (compiled with their micro-batches fixed)."""
+    """The plan's stages, and its figures: the price and the planner's
+    samples/s for the steps the bench trains (compiled with their
+    micro-batches fixed)."""
     plan = manifest["plan"]
     stages = " + ".join(f"{s['device']} x{s['replicas']}" for s in plan["stages"])
     return stages, (plan["price_per_hour"], plan["step_throughput"])
@@ -161,7 +162,7 @@ def main():
             model, data_file = bench_training.model_and_data(args, args.heterps, work, args.rows)
         except SystemExit as error:  # bench_training.sh exits on a failed command
             raise RuntimeError(str(error))
-        bundles, shapes, prices, failures = {}, {}, {}, {}
+        bundles, shapes, figures, failures = {}, {}, {}, {}
 
         def compile_plan(strategy, extra, batch, bundle):
             # Priced for the steps trained: --batch of args.batch.
@@ -180,14 +181,14 @@ def main():
             except RuntimeError as error:
                 failures[plan] = str(error).splitlines()[-1]
                 continue
-            shapes[plan], prices[plan] = describe(manifest)
+            shapes[plan], figures[plan] = describe(manifest)
             if args.micro_batches > 1 and not extra and len(manifest["stages"]) > 1:
                 # Stages of micro-batches of batch / M, trained in steps of
                 # the batch: the pipeline overlaps them.
                 name = f"{plan}, {args.micro_batches} micro-batches"
                 small = os.path.join(work, f"{strategy}-{index}-micro.bundle")
                 try:
-                    shapes[name], prices[name] = describe(compile_plan(
+                    shapes[name], figures[name] = describe(compile_plan(
                         strategy, extra, args.batch // args.micro_batches, small))
                     bundles[name] = (small, [])
                 except RuntimeError as error:
@@ -201,12 +202,12 @@ def main():
                 # Off a GPU the plan's GPU cache cannot open: the host's.
                 bundles[name] = (bundle, ["--pass-cache-device", "host"]
                                  if args.gpu_stages_on_cpu else [])
-                shapes[name], prices[name] = shapes[plan], prices[plan]
+                shapes[name], figures[name] = shapes[plan], figures[plan]
                 continue
             # The same bundle, trained each way.
             for suffix, flags in variants(args, plan).items():
                 bundles[plan + suffix] = (bundle, flags)
-                shapes[plan + suffix], prices[plan + suffix] = shapes[plan], prices[plan]
+                shapes[plan + suffix], figures[plan + suffix] = shapes[plan], figures[plan]
         rates = {p: [] for p in bundles}
         losses = {p: [] for p in bundles}
         step_times = {p: [] for p in bundles}
@@ -242,7 +243,7 @@ def main():
         if not rates[plan]:
             continue
         rate = statistics.median(rates[plan])
-        price, planned = prices[plan]
+        price, planned = figures[plan]
         rows.append((plan, shapes[plan], rate, price, cost(price, rate),
                      statistics.median(losses[plan]), planned))
         if plan in ("cpu-only", "gpu-only"):

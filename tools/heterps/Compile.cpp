@@ -38,8 +38,8 @@ static void printPlannedStep(const std::string &bundle) {
     return;
   llvm::errs() << "heterps compile: training steps of " << *count
                << (*count == 1 ? " micro-batch" : " micro-batches") << " of "
-               << *batch << " (" << *count * *batch << " samples): "
-               << llvm::format("%.0f", *step)
+               << *batch << " (" << *count * *batch
+               << " samples): " << llvm::format("%.0f", *step)
                << " samples/s; the pipeline full: "
                << llvm::format("%.0f", *pipeline) << "\n";
 }
