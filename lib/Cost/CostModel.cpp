@@ -208,9 +208,12 @@ StageEstimate CostModel::stage(unsigned cls, unsigned begin, unsigned end,
 
   double parameterFactor =
       layerGraph.training() ? costOptions.trainingParameterMemoryFactor : 1.0;
+  // A replica runs whole micro-batches (the executor hands each replica
+  // its own, as the step is priced), so every one holds a micro-batch's
+  // activations: replicas add throughput, not memory.
   double activations = activationPrefix[end] - activationPrefix[begin];
   estimate.memoryBytes =
-      parameters * parameterFactor + std::ceil(batchSize() / k) * activations;
+      parameters * parameterFactor + batchSize() * activations;
   estimate.fitsMemory = estimate.memoryBytes <= device.memoryGiB * kGiB;
   return estimate;
 }

@@ -304,6 +304,17 @@ TEST(CostModel, MemoryLimitsPlacement) {
   Evaluation onGpu = model.evaluate({1}, 1);
   EXPECT_FALSE(onGpu.feasible);
   EXPECT_NE(onGpu.infeasibleReason.find("does not fit"), std::string::npos);
+
+  // Outputs of 2e8 bytes a sample: a micro-batch of 100 needs 20 GB on
+  // each replica, which runs whole micro-batches, so more GPUs do not help.
+  LayerGraph wide;
+  wide.layers = {elementwise("wide", {})};
+  wide.layers[0].outputBytesPerSample = 2e8;
+  CostModel wideModel(wide, spec, simpleOptions());
+  EXPECT_FALSE(wideModel.stage(1, 0, 1, 1).fitsMemory);
+  EXPECT_FALSE(wideModel.stage(1, 0, 1, 4).fitsMemory);
+  EXPECT_DOUBLE_EQ(wideModel.stage(1, 0, 1, 4).memoryBytes,
+                   wideModel.stage(1, 0, 1, 1).memoryBytes);
 }
 
 TEST(CostModel, PassCacheMemoryIsWhatLookupStagesLeaveFree) {

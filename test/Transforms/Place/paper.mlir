@@ -7,10 +7,11 @@
 // An inference plan has no pass cache.
 // RUN: heterps-opt --hps-place="cluster=%S/../../../clusters/paper.yaml strategy=dp throughput=200000 batch=512 inference=true" %s | FileCheck %s --check-prefix=INFERENCE
 
-// Each stage says the memory one replica needs; a pass cache may take 0.8
-// of what the lookup stage leaves of a cpu.xeon's 32 GiB:
-// 0.8 x (34359738368 - 9481472) = 27480205516.
-// CHECK: module attributes {hps.plan = {{{.*}}feasible = true{{.*}}pass_memory_bytes = 27480205516 : i64{{.*}}stages = [{device = #hps.device<"cpu.xeon">, layers = ["embedding"], memory_bytes = 9481472 : i64, replicas = 7{{.*}}}, {device = #hps.device<"gpu.v100">, layers = ["squash", "fc1", "relu1", "fc2", "relu2", "fc3", "prob"], memory_bytes = {{[0-9]+}} : i64, replicas = 3
+// Each stage says the memory one replica needs (a whole micro-batch of 512:
+// replicas add throughput, not memory); a pass cache may take 0.8 of what
+// the lookup stage leaves of a cpu.xeon's 32 GiB:
+// 0.8 x (34359738368 - 65601536) = 27435309465.
+// CHECK: module attributes {hps.plan = {{{.*}}feasible = true{{.*}}pass_memory_bytes = 27435309465 : i64{{.*}}stages = [{device = #hps.device<"cpu.xeon">, layers = ["embedding"], memory_bytes = 65601536 : i64, replicas = 7{{.*}}}, {device = #hps.device<"gpu.v100">, layers = ["squash", "fc1", "relu1", "fc2", "relu2", "fc3", "prob"], memory_bytes = {{[0-9]+}} : i64, replicas = 3
 // CHECK-LABEL: func @main
 // CHECK: hps.embedding_lookup {{.*}}device = #hps.device<"cpu.xeon">
 // CHECK: hps.gemm {{.*}}device = #hps.device<"gpu.v100">
