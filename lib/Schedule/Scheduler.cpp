@@ -54,6 +54,37 @@ static bool isClearlyBetter(const cost::Evaluation &candidate,
   return candidate.throughput >= incumbent.throughput * (1 + gain);
 }
 
+/// `strategy`'s placement against `objective`, priced by `model`.
+static Expected<cost::Evaluation> runStrategy(StringRef strategy,
+                                              const cost::CostModel &model,
+                                              const Objective &objective,
+                                              const StrategyOptions &options) {
+  if (strategy == "rl")
+    return schedule::detail::solveReinforcement(model, objective, options);
+  if (strategy == "dp")
+    return schedule::detail::solveDynamicProgramming(model, objective,
+                                                     options);
+  if (strategy == "brute")
+    return schedule::detail::solveBruteForce(model, objective, options);
+  if (strategy == "greedy")
+    return schedule::detail::solveGreedy(model, objective, options);
+  if (strategy == "cpu-only")
+    return schedule::detail::solveSingleKind(cluster::DeviceKind::CPU, model,
+                                             objective);
+  if (strategy == "gpu-only")
+    return schedule::detail::solveSingleKind(cluster::DeviceKind::GPU, model,
+                                             objective);
+  return schedule::detail::solveSparseOnCpu(model, objective);
+}
+
+/// Samples per second of training steps of `microBatches` through `plan`.
+static double stepThroughputOf(const cost::CostModel &model,
+                               const cost::Evaluation &plan,
+                               unsigned microBatches) {
+  return microBatches * model.batchSize() /
+         model.stepSeconds(plan, microBatches);
+}
+
 /// `strategy`'s plan for the step shape of options.costOptions.
 static Expected<Plan> solveShape(StringRef strategy,
                                  const cost::LayerGraph &graph,
@@ -62,26 +93,37 @@ static Expected<Plan> solveShape(StringRef strategy,
                                  const StrategyOptions &options) {
   auto start = std::chrono::steady_clock::now();
   cost::CostModel model(graph, cluster, options.costOptions, options.profiles);
-  Expected<cost::Evaluation> result = [&]() -> Expected<cost::Evaluation> {
-    if (strategy == "rl")
-      return schedule::detail::solveReinforcement(model, objective, options);
-    if (strategy == "dp")
-      return schedule::detail::solveDynamicProgramming(model, objective,
-                                                       options);
-    if (strategy == "brute")
-      return schedule::detail::solveBruteForce(model, objective, options);
-    if (strategy == "greedy")
-      return schedule::detail::solveGreedy(model, objective, options);
-    if (strategy == "cpu-only")
-      return schedule::detail::solveSingleKind(cluster::DeviceKind::CPU, model,
-                                               objective);
-    if (strategy == "gpu-only")
-      return schedule::detail::solveSingleKind(cluster::DeviceKind::GPU, model,
-                                               objective);
-    return schedule::detail::solveSparseOnCpu(model, objective);
-  }();
+  Expected<cost::Evaluation> result =
+      runStrategy(strategy, model, objective, options);
   if (!result)
     return result.takeError();
+  // Training runs steps, not the pipeline full: a plan whose pipeline meets
+  // the target but whose steps of the most micro-batches allowed do not is
+  // searched again against a target raised by the shortfall, a few times,
+  // keeping the last plan whose pipeline met its target. The strategies
+  // price the pipeline (the max-min dynamic program cannot carry the sum of
+  // stage latencies that fills a step), so this prices the step around them.
+  const unsigned mostMicroBatches =
+      options.microBatches ? options.microBatches : options.maxMicroBatches;
+  if (graph.training() && isSearching(strategy)) {
+    Objective raised = objective;
+    for (unsigned round = 0; round < options.maxStepSearches; ++round) {
+      if (!result->feasible)
+        break;
+      const double reached =
+          stepThroughputOf(model, *result, mostMicroBatches);
+      if (reached >= objective.targetThroughput)
+        break;
+      raised.targetThroughput *= objective.targetThroughput / reached;
+      Expected<cost::Evaluation> again =
+          runStrategy(strategy, model, raised, options);
+      if (!again)
+        return again.takeError();
+      if (!again->feasible)
+        break;
+      result = std::move(again);
+    }
+  }
 
   Plan plan;
   static_cast<cost::Evaluation &>(plan) = std::move(*result);
@@ -107,16 +149,19 @@ static Expected<Plan> solveShape(StringRef strategy,
   plan.step = options.costOptions.step;
   plan.passCacheOnGpu = model.passCacheOnGpu(plan);
   if (graph.training()) {
-    plan.microBatches =
-        options.microBatches
-            ? options.microBatches
-            : model.fewestMicroBatchesReaching(
-                  plan,
-                  std::min(objective.targetThroughput,
-                           options.stepShareOfPipeline * plan.throughput),
-                  options.maxMicroBatches);
-    plan.stepThroughput = plan.microBatches * model.batchSize() /
-                          model.stepSeconds(plan, plan.microBatches);
+    // Steps that reach the target where some number of micro-batches
+    // allowed does; else most of what the full pipeline gives.
+    const double goal =
+        stepThroughputOf(model, plan, mostMicroBatches) >=
+                objective.targetThroughput
+            ? objective.targetThroughput
+            : std::min(objective.targetThroughput,
+                       options.stepShareOfPipeline * plan.throughput);
+    plan.microBatches = options.microBatches
+                            ? options.microBatches
+                            : model.fewestMicroBatchesReaching(
+                                  plan, goal, options.maxMicroBatches);
+    plan.stepThroughput = stepThroughputOf(model, plan, plan.microBatches);
   }
   plan.solveSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

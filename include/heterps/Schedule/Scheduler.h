@@ -55,11 +55,17 @@ struct StrategyOptions {
 
   /// Training: micro-batches per step. 0: the fewest, at most
   /// maxMicroBatches, whose step reaches the target, or stepShareOfPipeline
-  /// of the plan's throughput where that is lower (the search prices the
-  /// pipeline full; a step of a few micro-batches fills and drains it).
+  /// of the plan's throughput where no step count allowed reaches it (the
+  /// search prices the pipeline full; a step of a few micro-batches fills
+  /// and drains it).
   unsigned microBatches = 0;
   unsigned maxMicroBatches = 32;
   double stepShareOfPipeline = 0.9;
+  /// Training, searching strategies: how many times a plan whose pipeline
+  /// meets the target but whose steps (of microBatches, else
+  /// maxMicroBatches) do not is searched again against a target raised by
+  /// the shortfall. 0: the pipeline's plan stands.
+  unsigned maxStepSearches = 3;
 
   // rl: the HeterPS LSTM policy trained with REINFORCE.
   uint64_t seed = 1;

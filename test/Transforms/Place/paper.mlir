@@ -2,6 +2,7 @@
 // IO-bound embedding lookup (1000 multi-hot ids per sample, sum-pooled) runs
 // on cheap CPU units next to the parameter server, the wide GEMMs on a GPU.
 // RUN: heterps-opt --hps-place="cluster=%S/../../../clusters/paper.yaml strategy=dp throughput=200000 batch=512" %s | FileCheck %s
+// RUN: heterps-opt --hps-place="cluster=%S/../../../clusters/paper.yaml strategy=dp throughput=200000 batch=512" %s 2>&1 | FileCheck %s --check-prefix=STEP
 // RUN: heterps-opt --hps-place="cluster=%S/../../../clusters/paper.yaml strategy=rl throughput=200000 seed=7 batch=512" %s | FileCheck %s
 // RUN: heterps-opt --hps-place="cluster=%S/../../../clusters/paper.yaml strategy=greedy throughput=200000 batch=512" %s | FileCheck %s --check-prefix=ANY
 // An inference plan has no pass cache.
@@ -11,7 +12,14 @@
 // replicas add throughput, not memory); a pass cache may take 0.8 of what
 // the lookup stage leaves of a cpu.xeon's 32 GiB:
 // 0.8 x (34359738368 - 65601536) = 27435309465.
-// CHECK: module attributes {hps.plan = {{{.*}}feasible = true{{.*}}pass_memory_bytes = 27435309465 : i64{{.*}}stages = [{device = #hps.device<"cpu.xeon">, layers = ["embedding"], memory_bytes = 65601536 : i64, replicas = 7{{.*}}}, {device = #hps.device<"gpu.v100">, layers = ["squash", "fc1", "relu1", "fc2", "relu2", "fc3", "prob"], memory_bytes = {{[0-9]+}} : i64, replicas = 3
+// CHECK: module attributes {hps.plan = {{{.*}}feasible = true{{.*}}pass_memory_bytes = 27435309465 : i64{{.*}}stages = [{device = #hps.device<"cpu.xeon">, layers = ["embedding"], memory_bytes = 65601536 : i64, replicas = 9{{.*}}}, {device = #hps.device<"gpu.v100">, layers = ["squash", "fc1", "relu1", "fc2", "relu2", "fc3", "prob"], memory_bytes = {{[0-9]+}} : i64, replicas = 5
+// Training runs steps: the cheapest pipeline meeting 200,000 (7 + 3
+// replicas, 202,744 samples/s) reaches only 171,590 in steps of 32
+// micro-batches, so the search raised its target until steps did: 9 + 5
+// replicas, 257,450 full, steps of 29 micro-batches 200,753, and no
+// warning.
+// STEP-NOT: warning
+// STEP: micro_batches = 29 : i64{{.*}}step_throughput = 20075{{[0-9]}}.{{[0-9]+}} : f64
 // CHECK-LABEL: func @main
 // CHECK: hps.embedding_lookup {{.*}}device = #hps.device<"cpu.xeon">
 // CHECK: hps.gemm {{.*}}device = #hps.device<"gpu.v100">
