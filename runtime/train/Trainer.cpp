@@ -313,12 +313,13 @@ TrainSummary Trainer::run() {
   if (microBatch <= 0)
     throw Error("bundle '" + bundle.directory() +
                 "' has no compiled batch; compile it with --batch");
-  // Steps of the plan's micro-batches let its stages overlap as priced
-  // (an MPI job's steps are the job's).
-  const int64_t plannedMicroBatches =
-      o.group ? 1 : bundle.plannedStep().microBatches;
+  // Steps of the plan's micro-batches let its stages overlap as priced;
+  // the workers of an MPI job each run their own pipeline, so by default
+  // each takes the plan's micro-batches of every step.
+  const int64_t plannedMicroBatches = bundle.plannedStep().microBatches;
+  const int64_t workers = o.group ? o.group->size() : 1;
   const int64_t batch =
-      o.batch > 0 ? o.batch : plannedMicroBatches * microBatch;
+      o.batch > 0 ? o.batch : workers * plannedMicroBatches * microBatch;
   if (o.batch < 0 || batch % microBatch != 0)
     throw Error("--batch " + std::to_string(o.batch) +
                 " is not a multiple of the bundle's batch " +
@@ -328,7 +329,11 @@ TrainSummary Trainer::run() {
                       o.batch > 0 ? "--batch " + std::to_string(o.batch)
                                   : "the plan's " +
                                         std::to_string(plannedMicroBatches) +
-                                        " micro-batches a step");
+                                        " micro-batches a step" +
+                                        (o.group ? " on each of " +
+                                                       std::to_string(workers) +
+                                                       " workers"
+                                                 : std::string()));
   if (o.samples < 0 || (o.samples > 0 && o.steps != 0))
     throw Error("give the run's length as --steps N or as --samples N, not "
                 "both");
@@ -565,18 +570,24 @@ TrainSummary Trainer::run() {
         << (passCacheOnGpu ? "GPU" : "host") << " memory, as the plan says\n";
   if (!o.sparseStaleness && sparseStaleness > 0)
     log << "sparse staleness " << sparseStaleness << ", as the plan says\n";
-  if (o.batch == 0 && plannedMicroBatches > 1)
+  if (o.batch == 0 && plannedMicroBatches > 1) {
     log << "steps of " << plannedMicroBatches << " micro-batches of "
-        << microBatch << " (" << batch << " samples), as the plan says\n";
+        << microBatch;
+    if (group)
+      log << " on each of " << workers << " workers";
+    log << " (" << batch << " samples), as the plan says\n";
+  }
   // Fewer micro-batches than the plan's fill and drain its stages more
   // often than it priced (docs/Planning.md, "The step").
-  if (batch / microBatch < plannedMicroBatches && leader)
-    log << "note: steps of " << batch / microBatch
-        << (batch == microBatch ? " micro-batch" : " micro-batches")
+  const int64_t workerMicroBatches = batch / microBatch / workers;
+  if (workerMicroBatches < plannedMicroBatches && leader)
+    log << "note: steps of " << workerMicroBatches
+        << (workerMicroBatches == 1 ? " micro-batch" : " micro-batches")
+        << (group ? " a worker" : "")
         << " keep the plan's stages from overlapping as it "
            "priced; its throughput assumes steps of "
         << plannedMicroBatches << " (--batch "
-        << plannedMicroBatches * microBatch << ")\n";
+        << workers * plannedMicroBatches * microBatch << ")\n";
   if (passSteps > 0 && !passCacheOnGpu && o.psMemoryRows == 0 && o.passSteps)
     log << "note: passes through host memory over tables that are all in "
            "memory cost time (docs/benchmarks/training.md#pass-cache); they "
