@@ -15,13 +15,22 @@ diagnostic text; an input of the wrong dtype or shape raises ``ValueError``
 naming the input.
 """
 
-from ._heterps import Error
-from .bundle import Bundle, TensorInfo, compile, place
-from .cluster import Cluster
-from .plan import Plan
-from .session import InferenceSession, NodeArg
-from .training import Training
-from ._cache import default_cache_dir
+import os as _os
+
+# Training alternates OpenMP kernels with serial parameter-server and data
+# work; spinning OpenMP workers steal the cores that work needs (2.5-5x
+# slower steps on shared cores). The OpenMP runtime the native module links
+# reads this once, when it loads (just below, unless something loaded it
+# before); a user's own setting wins.
+_os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+from ._heterps import Error  # noqa: E402
+from .bundle import Bundle, TensorInfo, compile, place  # noqa: E402
+from .cluster import Cluster  # noqa: E402
+from .plan import Plan  # noqa: E402
+from .session import InferenceSession, NodeArg  # noqa: E402
+from .training import Training  # noqa: E402
+from ._cache import default_cache_dir  # noqa: E402
 
 __all__ = [
     "Bundle",

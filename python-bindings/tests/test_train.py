@@ -237,3 +237,21 @@ def test_training_follows_the_plans_step_shape(cache_dir, tmp_path):
     direct = bundle.train(data, pass_steps=0, **run)
     assert direct.run()["train_loss"] == result["train_loss"]
     assert not any("as the plan says" in line for line in direct.log)
+
+
+def test_training_waits_passively_in_openmp():
+    """The OpenMP runtime the native module links reads OMP_WAIT_POLICY as
+    it loads; importing heterps sets it first (spinning workers steal the
+    cores the parameter server needs), unless the user set it."""
+    import os
+    import sys
+
+    def spin_counts(extra):
+        env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+        env.update(extra, OMP_DISPLAY_ENV="verbose")
+        result = subprocess.run([sys.executable, "-c", "import heterps"], env=env,
+                                capture_output=True, text=True, check=True)
+        return re.findall(r"GOMP_SPINCOUNT = '(\d+)'", result.stdout + result.stderr)
+
+    assert spin_counts({}) == ["0"]
+    assert spin_counts({"OMP_WAIT_POLICY": "ACTIVE"}) != ["0"]
