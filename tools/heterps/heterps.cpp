@@ -545,8 +545,9 @@ int main(int argc, char **argv) {
   if (argc > 1 && StringRef(argv[1]) == "elastic")
     return elasticCommand(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "HeterPS driver\n");
-  // Stage ranks train too.
-  if ((runCommand && trainMode) || gradcheckCommand || stageRankCommand)
+  // Stage ranks and parameter-server shards train too.
+  if ((runCommand && trainMode) || gradcheckCommand || stageRankCommand ||
+      psShardCommand)
     waitPassivelyInOpenMP(argv);
   if (compileCommand) {
     CompileOptions options;
