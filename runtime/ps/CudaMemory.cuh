@@ -25,9 +25,13 @@ namespace heterps::rt::ps::cuda {
 
 template <typename Owner>
 void check(cudaError_t status, const std::string &what) {
-  if (status != cudaSuccess)
-    throw Error(std::string(Owner::name) + ": " + what + ": " +
-                cudaGetErrorString(status));
+  if (status == cudaSuccess)
+    return;
+  // Clears the thread's last error, so that a later launch check does not
+  // report this one against a launch that succeeded.
+  cudaGetLastError();
+  throw Error(std::string(Owner::name) + ": " + what + ": " +
+              cudaGetErrorString(status));
 }
 
 /// Device memory for `count` T, grown on demand (reserve drops the
@@ -118,8 +122,8 @@ private:
   int previous = 0;
 };
 
-/// A non-blocking stream on CUDA device `device`, which it makes current;
-/// throws Error when no such device is usable.
+/// A non-blocking stream on CUDA device `device`, leaving the caller's
+/// current device as it was; throws Error when no such device is usable.
 template <typename Owner> cudaStream_t openStream(int device) {
   int devices = 0;
   cudaError_t status = cudaGetDeviceCount(&devices);
@@ -130,7 +134,8 @@ template <typename Owner> cudaStream_t openStream(int device) {
     throw Error(std::string(Owner::name) + ": no CUDA device " +
                 std::to_string(device) + " (" + std::to_string(devices) +
                 " found)");
-  check<Owner>(cudaSetDevice(device), "selecting the device");
+  // On `device`, whichever device the calling stage thread has current.
+  DeviceScope<Owner> scope(device);
   cudaStream_t stream = nullptr;
   check<Owner>(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
                "creating a stream");

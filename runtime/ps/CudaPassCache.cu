@@ -163,9 +163,11 @@ public:
     auto found = tables.find(table);
     return found == tables.end() ? 0 : found->second.index.size();
   }
-  /// What a row takes in GPU memory (the key index stays on the host).
+  /// What a row takes in GPU memory: its floats and its key (the pass's
+  /// sorted keys, which findSlots searches there; the key index stays on
+  /// the host).
   size_t bytesPerRow(const std::string &table) const override {
-    return server.rowFloats(table) * sizeof(float);
+    return server.rowFloats(table) * sizeof(float) + sizeof(uint64_t);
   }
   /// The prepared next pass waits in host memory.
   size_t passesInMemory() const override { return 1; }
@@ -313,6 +315,7 @@ protected:
       retireTables(); // no pass opens
       throw;
     }
+    spare.clear(); // tables this pass lacks give their memory back
   }
 
   void writeBackPass() override {
@@ -374,14 +377,22 @@ protected:
 
   void openPrepared() override {
     DeviceScope scope(device);
-    for (auto &[name, prepared] : next) {
-      DeviceTable &table = takeTable(name);
-      table.index = std::move(prepared.index);
-      table.rows.upload(prepared.rows.data(), prepared.rows.size(), stream);
-      table.keys.upload(table.index.keys().data(), table.index.size(), stream);
+    try {
+      for (auto &[name, prepared] : next) {
+        DeviceTable &table = takeTable(name);
+        table.index = std::move(prepared.index);
+        table.rows.upload(prepared.rows.data(), prepared.rows.size(), stream);
+        table.keys.upload(table.index.keys().data(), table.index.size(),
+                          stream);
+      }
+      // The host copies are read until the stream is done with them.
+      check(cudaStreamSynchronize(stream), "opening the prepared pass");
+    } catch (...) {
+      retireTables(); // no pass opens
+      throw;
     }
     next.clear();
-    check(cudaStreamSynchronize(stream), "opening the prepared pass");
+    spare.clear(); // tables this pass lacks give their memory back
   }
 
   void dropPrepared() override { next.clear(); }
@@ -440,9 +451,10 @@ private:
   /// gradients in `deviceValues` (count x dim floats), merged by slot in
   /// batch order, on `stream`.
   void update(const DeviceTable &table, size_t count) {
-    if (count > std::numeric_limits<uint32_t>::max())
+    // CUB takes int item counts, planMerge count + 1 of them.
+    if (count > size_t(std::numeric_limits<int>::max() - 1))
       throw Error("pass cache: a push of " + std::to_string(count) +
-                  " ids is too large (at most 2^32 - 1)");
+                  " ids is too large (at most 2^31 - 2 on the GPU)");
     const OptimizerConfig optimizer =
         scaledOptimizer(table.optimizer, server.learningRateScale());
     const kernels::UpdateRule rule = kernels::updateRule(optimizer);

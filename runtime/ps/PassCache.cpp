@@ -145,8 +145,14 @@ void PassCache::beginPass() {
   if (passOpen)
     throw Error("pass cache: beginPass during a pass; call endPass first");
   if (prepared) {
-    openPrepared();
+    // A failed open (GPU memory) drops the prepared pass, half moved.
     prepared = false;
+    try {
+      openPrepared();
+    } catch (...) {
+      dropPrepared();
+      throw;
+    }
     passOpen = true;
     countOpenedPass(preparedKeys);
     return;
