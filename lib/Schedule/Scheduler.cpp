@@ -62,8 +62,7 @@ static Expected<cost::Evaluation> runStrategy(StringRef strategy,
   if (strategy == "rl")
     return schedule::detail::solveReinforcement(model, objective, options);
   if (strategy == "dp")
-    return schedule::detail::solveDynamicProgramming(model, objective,
-                                                     options);
+    return schedule::detail::solveDynamicProgramming(model, objective, options);
   if (strategy == "brute")
     return schedule::detail::solveBruteForce(model, objective, options);
   if (strategy == "greedy")
@@ -110,8 +109,7 @@ static Expected<Plan> solveShape(StringRef strategy,
     for (unsigned round = 0; round < options.maxStepSearches; ++round) {
       if (!result->feasible)
         break;
-      const double reached =
-          stepThroughputOf(model, *result, mostMicroBatches);
+      const double reached = stepThroughputOf(model, *result, mostMicroBatches);
       if (reached >= objective.targetThroughput)
         break;
       raised.targetThroughput *= objective.targetThroughput / reached;

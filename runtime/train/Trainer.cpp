@@ -325,15 +325,14 @@ TrainSummary Trainer::run() {
                 " is not a multiple of the bundle's batch " +
                 std::to_string(microBatch) +
                 " (a step is a whole number of micro-batches)");
-  checkStepFitsMemory(bundle, batch,
-                      o.batch > 0 ? "--batch " + std::to_string(o.batch)
-                                  : "the plan's " +
-                                        std::to_string(plannedMicroBatches) +
-                                        " micro-batches a step" +
-                                        (o.group ? " on each of " +
-                                                       std::to_string(workers) +
-                                                       " workers"
-                                                 : std::string()));
+  checkStepFitsMemory(
+      bundle, batch,
+      o.batch > 0
+          ? "--batch " + std::to_string(o.batch)
+          : "the plan's " + std::to_string(plannedMicroBatches) +
+                " micro-batches a step" +
+                (o.group ? " on each of " + std::to_string(workers) + " workers"
+                         : std::string()));
   if (o.samples < 0 || (o.samples > 0 && o.steps != 0))
     throw Error("give the run's length as --steps N or as --samples N, not "
                 "both");
