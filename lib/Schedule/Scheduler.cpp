@@ -104,6 +104,8 @@ static Expected<Plan> solveShape(StringRef strategy,
   // stage latencies that fills a step), so this prices the step around them.
   const unsigned mostMicroBatches =
       options.microBatches ? options.microBatches : options.maxMicroBatches;
+  unsigned stepSearches = 0;
+  double firstStepThroughput = 0, firstCost = 0;
   if (graph.training() && isSearching(strategy)) {
     Objective raised = objective;
     for (unsigned round = 0; round < options.maxStepSearches; ++round) {
@@ -112,6 +114,10 @@ static Expected<Plan> solveShape(StringRef strategy,
       const double reached = stepThroughputOf(model, *result, mostMicroBatches);
       if (reached >= objective.targetThroughput)
         break;
+      if (round == 0) {
+        firstStepThroughput = reached;
+        firstCost = result->costPerMillionSamples;
+      }
       raised.targetThroughput *= objective.targetThroughput / reached;
       Expected<cost::Evaluation> again =
           runStrategy(strategy, model, raised, options);
@@ -120,6 +126,7 @@ static Expected<Plan> solveShape(StringRef strategy,
       if (!again->feasible)
         break;
       result = std::move(again);
+      ++stepSearches;
     }
   }
 
@@ -160,6 +167,11 @@ static Expected<Plan> solveShape(StringRef strategy,
                             : model.fewestMicroBatchesReaching(
                                   plan, goal, options.maxMicroBatches);
     plan.stepThroughput = stepThroughputOf(model, plan, plan.microBatches);
+    if (stepSearches > 0) {
+      plan.stepSearches = stepSearches;
+      plan.firstPlanStepThroughput = firstStepThroughput;
+      plan.firstPlanCostPerMillionSamples = firstCost;
+    }
   }
   plan.solveSeconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)

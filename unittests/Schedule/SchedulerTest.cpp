@@ -769,10 +769,17 @@ TEST(Scheduler, SearchesAgainUntilTrainingStepsMeetTheTarget) {
     EXPECT_LT(first.stepThroughput, asked);
     Plan plan = solveOrDie("dp", graph, *paper, asked);
     ASSERT_TRUE(plan.feasible) << plan.infeasibleReason;
-    // Never a slower pipeline than the first plan's.
+    EXPECT_EQ(first.stepSearches, 0u);
+    // Never a slower pipeline than the first plan's, which it remembers.
     EXPECT_GE(plan.throughput, first.throughput);
+    if (plan.stepSearches > 0) {
+      EXPECT_DOUBLE_EQ(plan.firstPlanStepThroughput, stepThroughput(first, 32));
+      EXPECT_DOUBLE_EQ(plan.firstPlanCostPerMillionSamples,
+                       first.costPerMillionSamples);
+    }
     if (plan.stepThroughput >= asked) {
       ++raised;
+      EXPECT_GT(plan.stepSearches, 0u);
       target = asked;
       EXPECT_GT(plan.throughput, first.throughput);
       EXPECT_LT(stepThroughput(plan, plan.microBatches - 1), asked);

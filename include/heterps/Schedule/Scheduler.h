@@ -120,6 +120,13 @@ struct Plan : cost::Evaluation {
   /// (CostModel::stepSeconds); 0 for inference.
   unsigned microBatches = 0;
   double stepThroughput = 0;
+  /// Training, searching strategies: how many searches against a raised
+  /// target (StrategyOptions::maxStepSearches) made this plan, and the
+  /// first plan's steps of the most micro-batches allowed and cost per
+  /// million samples, which made them necessary; 0 when none was.
+  unsigned stepSearches = 0;
+  double firstPlanStepThroughput = 0;
+  double firstPlanCostPerMillionSamples = 0;
   /// Where several step shapes were priced: each one's best plan, in the
   /// order solved (the chosen one among them), to show why it won.
   struct PricedShape {

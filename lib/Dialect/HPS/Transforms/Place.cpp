@@ -150,6 +150,22 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
           DeviceAttr::get(context, spec->classes[cls].name));
     module->setAttr("hps.plan", planAttr(*plan, extracted, *spec));
 
+    // Why the plan differs from the cheapest pipeline meeting the target.
+    if (plan->stepSearches > 0) {
+      const double change = 100 * (plan->costPerMillionSamples /
+                                       plan->firstPlanCostPerMillionSamples -
+                                   1);
+      emitRemark(main.getLoc()) << llvm::formatv(
+          "the cheapest pipeline meeting the target trains steps of at most "
+          "{0} micro-batches at {1:F1} samples/s; searched again {2} "
+          "time{3} for steps that reach it, at {4:F0}% {5} per sample "
+          "(docs/Planning.md, \"The step\")",
+          microBatches ? unsigned(microBatches) : options.maxMicroBatches,
+          plan->firstPlanStepThroughput, plan->stepSearches,
+          plan->stepSearches == 1 ? "" : "s", std::abs(change),
+          change >= 0 ? "more" : "less");
+    }
+
     // A pipeline that meets the target, in steps too short to fill it.
     if (plan->feasible && plan->microBatches > 0 &&
         plan->stepThroughput < throughput)
