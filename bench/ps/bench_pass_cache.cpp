@@ -18,6 +18,7 @@
 
 #include "BenchFlags.h"
 #include "heterps/Runtime/PassCache.h"
+#include "heterps/Runtime/PassiveOpenMPWaits.h"
 
 #include <algorithm>
 #include <chrono>
@@ -261,10 +262,10 @@ std::string millions(double value) {
 } // namespace
 
 int main(int argc, char **argv) {
-  const Options options = parseOptions(argc, argv);
   // As training runs have it (docs/Training.md): spinning OpenMP workers of
   // the server's parallel shards starve everything else on a busy machine.
-  setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/0);
+  heterps::rt::runWithPassiveOpenMPWaits(argv);
+  const Options options = parseOptions(argc, argv);
   std::vector<Result> results;
   try {
     for (bool tiered : options.tiers)

@@ -23,9 +23,9 @@
 #include "Distributed.h"
 #include "Elastic.h"
 #include "Job.h"
+#include "heterps/Runtime/PassiveOpenMPWaits.h"
 
 #include <cstdlib>
-#include <unistd.h>
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -525,19 +525,6 @@ consistencyOptions(const char *command) {
   return options;
 }
 
-/// Training alternates OpenMP kernels with serial parameter-server and
-/// data work; spinning OpenMP workers steal the cores that work needs (2.5
-/// to 5x slower steps on 2 shared cores). libgomp reads OMP_WAIT_POLICY
-/// once, as it loads, which is before main (this binary links it), so a
-/// process that trains runs itself again with the variable set. A user's
-/// own setting wins; without /proc the process runs on as it is.
-static void waitPassivelyInOpenMP(char **argv) {
-  if (std::getenv("OMP_WAIT_POLICY"))
-    return;
-  ::setenv("OMP_WAIT_POLICY", "PASSIVE", /*overwrite=*/1);
-  ::execv("/proc/self/exe", argv);
-}
-
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc > 1 && StringRef(argv[1]) == "job")
@@ -548,7 +535,7 @@ int main(int argc, char **argv) {
   // Stage ranks and parameter-server shards train too.
   if ((runCommand && trainMode) || gradcheckCommand || stageRankCommand ||
       psShardCommand)
-    waitPassivelyInOpenMP(argv);
+    heterps::rt::runWithPassiveOpenMPWaits(argv);
   if (compileCommand) {
     CompileOptions options;
     options.model = model;
