@@ -1,4 +1,4 @@
-//===- PassiveOpenMPWaits.h - OpenMP workers that sleep when idle -*- C++ -*-===//
+//===- PassiveOpenMPWaits.h - OpenMP workers that sleep -------*- C++ -*-===//
 //
 // Training alternates OpenMP kernels with serial parameter-server and data
 // work; spinning OpenMP workers steal the cores that work needs (2.5 to 5x
