@@ -83,6 +83,8 @@ public:
     spec.name = string("name");
     typeAndShape(spec);
     spec.batched = boolean("batched", false);
+    if (spec.batched && spec.shape.empty())
+      fail("is batched but has no dims (the batch is dim 0)");
   }
   void typeAndShape(TensorSpec &spec) const {
     try {
@@ -90,11 +92,32 @@ public:
     } catch (const Error &error) {
       fail(error.what());
     }
+    // Extents whose product (in bytes) fits 63 bits: every size computed
+    // from them is exact.
+    uint64_t bytes = dtypeSize(spec.dtype);
     for (const json &extent : array("shape")) {
       if (!extent.is_number_integer() || extent.get<int64_t>() < 0)
         fail("has a bad extent in 'shape'");
-      spec.shape.push_back(extent.get<int64_t>());
+      const int64_t value = extent.get<int64_t>();
+      if (__builtin_mul_overflow(bytes, uint64_t(value), &bytes) ||
+          bytes > uint64_t(INT64_MAX))
+        fail("has a shape too large to hold");
+      spec.shape.push_back(value);
     }
+  }
+  /// A non-negative integer field that fits an int (counts, indices).
+  int count(const char *name) const {
+    const int64_t value = integer(name);
+    if (value < 0 || value > INT32_MAX)
+      fail(std::string("'") + name + "' is out of range");
+    return static_cast<int>(value);
+  }
+  /// A non-negative byte offset.
+  size_t offset(const char *name) const {
+    const int64_t value = integer(name);
+    if (value < 0)
+      fail(std::string("'") + name + "' is negative");
+    return static_cast<size_t>(value);
   }
 
 private:
@@ -344,8 +367,12 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
     Reader r(channels[i], root.at("channels", i));
     ChannelSpec spec;
     r.tensor(spec);
-    spec.from = static_cast<int>(r.integer("from"));
-    spec.to = static_cast<int>(r.integer("to"));
+    // A stage index, or -1: the caller.
+    const int64_t from = r.integer("from"), to = r.integer("to");
+    if (from < -1 || from > INT32_MAX || to < -1 || to > INT32_MAX)
+      r.fail("names a stage out of range in 'from' or 'to'");
+    spec.from = static_cast<int>(from);
+    spec.to = static_cast<int>(to);
     channelIndex[spec.name] = static_cast<int>(i);
     channelSpecs.push_back(std::move(spec));
   }
@@ -361,15 +388,21 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
     StageSpec spec;
     spec.index = static_cast<int>(i);
     parseProgram(r, spec);
-    spec.replicas = static_cast<int>(r.integer("replicas"));
-    if (spec.replicas < 1)
-      r.fail("has replicas < 1");
+    // A thread per replica.
+    const int64_t replicas = r.integer("replicas");
+    if (replicas < 1 || replicas > kMostReplicas)
+      r.fail("has " + std::to_string(replicas) + " replicas (1 to " +
+             std::to_string(kMostReplicas) + ")");
+    spec.replicas = static_cast<int>(replicas);
     for (const json &name : r.array("inputs"))
       spec.inputs.push_back(channel(r, name));
     for (const json &name : r.array("outputs"))
       spec.outputs.push_back(channel(r, name));
-    for (const json &name : r.array("tables"))
+    for (const json &name : r.array("tables")) {
+      if (!name.is_string())
+        r.fail("has a table name that is not a string");
       spec.tables.push_back(name.get<std::string>());
+    }
     stageSpecs.push_back(std::move(spec));
   }
   // Channels go forward only: a frame visits the stages in order.
@@ -400,18 +433,19 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
       spec.index = channel(r, r.field("channel"));
     } else if (r.has("input")) {
       spec.source = OutputSpec::Input;
-      spec.index = static_cast<int>(r.integer("input"));
-      if (spec.index < 0 || spec.index >= static_cast<int>(inputSpecs.size()))
+      const int64_t input = r.integer("input");
+      if (input < 0 || input >= static_cast<int64_t>(inputSpecs.size()))
         r.fail("names an unknown input");
+      spec.index = static_cast<int>(input);
     } else {
       spec.source = OutputSpec::Constant;
-      spec.offset = r.integer("constant_offset");
+      spec.offset = r.offset("constant_offset");
     }
     spec.hidden = r.boolean("hidden", false);
     if (r.has("extent")) {
       Reader extent(r.field("extent"), root.at("outputs", i) + ".extent");
-      spec.extentOutput = static_cast<int>(extent.integer("output"));
-      spec.extentAxis = static_cast<int>(extent.integer("axis"));
+      spec.extentOutput = extent.count("output");
+      spec.extentAxis = extent.count("axis");
       if (spec.extentAxis < 0 ||
           spec.extentAxis >= static_cast<int>(spec.shape.size()))
         extent.fail("names an axis the output does not have");
@@ -442,12 +476,11 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
     Reader r(table, "tables[" + std::to_string(tableSpecs.size()) + "]");
     TableSpec spec;
     spec.name = r.string("name");
-    spec.dtype = parseDType(r.string("dtype"));
-    for (const json &extent : r.array("shape"))
-      spec.shape.push_back(extent.get<int64_t>());
-    spec.offset = r.integer("offset");
+    r.typeAndShape(spec);
+    spec.offset = r.offset("offset");
     tableSpecs.push_back(std::move(spec));
   }
+  checkDataFlow();
 
   if (root.has("training"))
     trainingSpec =
@@ -519,14 +552,16 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
     weightsData = static_cast<const char *>(mapping);
   }
   ::close(fd);
+  auto outside = [&](size_t offset, size_t bytes) {
+    return offset > weightsSize || bytes > weightsSize - offset;
+  };
   for (const TableSpec &table : tableSpecs)
-    if (table.offset + numElements(table.shape) * dtypeSize(table.dtype) >
-        weightsSize)
+    if (outside(table.offset, table.bytes()))
       throw Error("manifest.json: table '" + table.name +
                   "' lies outside weights.bin");
   for (const OutputSpec &output : outputSpecs)
     if (output.source == OutputSpec::Constant &&
-        output.offset + output.bytes() > weightsSize)
+        outside(output.offset, output.bytes()))
       throw Error("manifest.json: constant output '" + output.name +
                   "' lies outside weights.bin");
   if (trainingSpec)
@@ -546,6 +581,62 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
 Bundle::~Bundle() {
   if (mapping)
     ::munmap(mapping, mappingSize);
+}
+
+void Bundle::checkDataFlow() const {
+  auto fail = [](const std::string &what) {
+    throw Error("manifest.json: " + what);
+  };
+  auto checkBatch = [&](const TensorSpec &spec, const char *kind) {
+    if (spec.batched && batchSize > 0 && spec.shape[0] != batchSize)
+      fail(std::string(kind) + " '" + spec.name + "' is batched but dim 0 is " +
+           std::to_string(spec.shape[0]) + ", not the batch " +
+           std::to_string(batchSize));
+  };
+  // What a channel carries must fill it exactly: the executor copies one
+  // into the other.
+  auto checkCarries = [&](const TensorSpec &spec, const char *kind,
+                          const ChannelSpec &channel) {
+    if (spec.dtype != channel.dtype || spec.bytes() != channel.bytes())
+      fail(std::string(kind) + " '" + spec.name + "' (" +
+           dtypeName(spec.dtype) + " " + shapeString(spec.shape) +
+           ") does not match its channel '" + channel.name + "' (" +
+           dtypeName(channel.dtype) + " " + shapeString(channel.shape) + ")");
+  };
+  std::vector<int> producers(channelSpecs.size(), 0);
+  for (const InputSpec &input : inputSpecs) {
+    checkBatch(input, "input");
+    for (int c : input.channels) {
+      const ChannelSpec &channel = channelSpecs[c];
+      checkCarries(input, "input", channel);
+      if (channel.from != -1)
+        fail("channel '" + channel.name + "' is fed by input '" + input.name +
+             "' but says it comes from stage " + std::to_string(channel.from));
+      ++producers[c];
+    }
+  }
+  for (const OutputSpec &output : outputSpecs) {
+    checkBatch(output, "output");
+    if (output.source == OutputSpec::Channel)
+      checkCarries(output, "output", channelSpecs[output.index]);
+  }
+  for (const StageSpec &stage : stageSpecs)
+    for (int c : stage.outputs) {
+      const ChannelSpec &channel = channelSpecs[c];
+      if (channel.from != stage.index)
+        fail("stage '" + stage.name + "' writes channel '" + channel.name +
+             "', which says it comes from " +
+             (channel.from < 0 ? std::string("the caller")
+                               : "stage " + std::to_string(channel.from)));
+      ++producers[c];
+    }
+  for (size_t c = 0; c < channelSpecs.size(); ++c) {
+    checkBatch(channelSpecs[c], "channel");
+    if (producers[c] != 1)
+      fail("channel '" + channelSpecs[c].name + "' has " +
+           std::to_string(producers[c]) +
+           " producers (inputs and stage outputs); it needs one");
+  }
 }
 
 std::string Bundle::path(const std::string &file) const {

@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <mutex>
 #include <sys/stat.h>
+#include <system_error>
 #include <thread>
 
 namespace heterps::rt {
@@ -349,9 +350,23 @@ struct Executor::Impl {
       frames.back()->useOwnBuffers();
       free->push(frames.back().get());
     }
-    for (size_t s = 0; s < queues.size(); ++s)
-      for (int r = 0; r < stages[s].replicas; ++r)
-        workers.emplace_back([this, s, r] { work(s, r); });
+    std::vector<int> started(queues.size(), 0);
+    try {
+      for (size_t s = 0; s < queues.size(); ++s)
+        for (int r = 0; r < stages[s].replicas; ++r, ++started[s])
+          workers.emplace_back([this, s, r] { work(s, r); });
+    } catch (const std::system_error &error) {
+      // Too many threads: the started ones end before the error leaves.
+      for (size_t s = 0; s < queues.size(); ++s)
+        for (int r = 0; r < started[s]; ++r)
+          queues[s]->push(nullptr);
+      for (std::thread &worker : workers)
+        worker.join();
+      workers.clear();
+      throw Error(std::string("cannot start a thread for every stage "
+                              "replica: ") +
+                  error.what());
+    }
   }
 
   /// A replica's loop: run every frame that reaches it, pass it on. A frame
@@ -464,8 +479,9 @@ std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
   if (samples == 0)
     frameCount = 0;
   // A data-dependent extent covers the whole call (NonZero of a batch is
-  // not the micro-batches' NonZeros joined).
-  if (frameCount > 1)
+  // not the micro-batches' NonZeros joined), and the padding of a short
+  // call would count in it.
+  if (samples >= 0 && samples != batch)
     for (const OutputSpec &spec : bundle.outputs())
       if (spec.extentOutput >= 0)
         throw Error("output '" + spec.name +

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -71,6 +72,9 @@ std::vector<char> toRowMajor(const std::vector<char> &columnMajor,
 /// The header of a .npy file whose first bytes are `prefix` (at least the
 /// whole header; the data may follow). `fileBytes` is the file's size, to
 /// check that the data is all there.
+/// The longest .npy header read: numpy's own max_header_size.
+constexpr size_t kMaxNpyHeader = 10000;
+
 NpyHeader parseNpyHeader(const std::string &path, const std::string &prefix,
                          uint64_t fileBytes) {
   auto bad = [&](const std::string &why) {
@@ -95,6 +99,13 @@ NpyHeader parseNpyHeader(const std::string &path, const std::string &prefix,
   } else {
     throw bad("unknown format version " + std::to_string(major));
   }
+  // numpy itself reads headers of at most 10,000 bytes (max_header_size);
+  // the regexes below recurse per character, so a huge one would overflow
+  // the stack.
+  if (headerLength > kMaxNpyHeader)
+    throw bad("header of " + std::to_string(headerLength) +
+              " bytes is longer than numpy reads (" +
+              std::to_string(kMaxNpyHeader) + ")");
   if (headerStart + headerLength > prefix.size())
     throw bad("header runs past the end of the file");
   std::string header = prefix.substr(headerStart, headerLength);
@@ -125,12 +136,21 @@ NpyHeader parseNpyHeader(const std::string &path, const std::string &prefix,
                          std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
     throw bad("no 'shape' in the header");
   std::string dims = match[1];
-  std::regex number("[0-9]+");
+  std::regex number("-?[0-9]+");
+  uint64_t expected = dtypeSize(parsed.dtype);
   for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number);
-       it != std::sregex_iterator(); ++it)
-    parsed.shape.push_back(std::stoll(it->str()));
+       it != std::sregex_iterator(); ++it) {
+    const std::string text = it->str();
+    int64_t extent = -1;
+    const auto [end, status] =
+        std::from_chars(text.data(), text.data() + text.size(), extent);
+    if (status != std::errc() || extent < 0)
+      throw bad("has a bad extent " + text + " in its shape");
+    if (__builtin_mul_overflow(expected, uint64_t(extent), &expected))
+      throw bad("has a shape too large to hold");
+    parsed.shape.push_back(extent);
+  }
   parsed.dataOffset = headerStart + headerLength;
-  const uint64_t expected = numElements(parsed.shape) * dtypeSize(parsed.dtype);
   if (fileBytes - parsed.dataOffset != expected)
     throw bad("holds " + std::to_string(fileBytes - parsed.dataOffset) +
               " data bytes but shape " + shapeString(parsed.shape) + " of " +
@@ -306,9 +326,8 @@ void writeNpy(const std::string &path, const HostTensor &tensor) {
   }
 }
 
-/// The largest header numpy writes is far below this (format 2-3 allow
-/// 4 GiB, which no real array needs).
-constexpr size_t kMaxNpyPrefix = 1 << 20;
+/// Enough for any header numpy reads (kMaxNpyHeader).
+constexpr size_t kMaxNpyPrefix = 1 << 16;
 
 MappedNpy MappedNpy::open(const std::string &path) {
   const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -74,10 +74,8 @@ struct StageSpec {
   size_t peakMemoryBytes = 0;
 };
 
-struct TableSpec {
-  std::string name;
-  DType dtype = DType::F32;
-  Shape shape;
+/// A constant table a stage reads from weights.bin (never batched).
+struct TableSpec : TensorSpec {
   size_t offset = 0;
 };
 
@@ -200,7 +198,16 @@ public:
   /// Absolute path of a file of the bundle.
   std::string path(const std::string &file) const;
 
+  /// The most replicas a stage may have (a thread each).
+  static constexpr int64_t kMostReplicas = 4096;
+
 private:
+  /// Every channel comes from one producer (an input or a stage output)
+  /// and holds what it carries: an input's or output's dtype and size, the
+  /// compiled batch in dim 0 of batched tensors; throws Error naming the
+  /// channel.
+  void checkDataFlow() const;
+
   std::string dir;
   int64_t batchSize = 0;
   std::vector<InputSpec> inputSpecs;
