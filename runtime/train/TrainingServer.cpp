@@ -6,6 +6,8 @@
 #include "heterps/Runtime/StageABI.h"
 #include "heterps/Runtime/Tensor.h"
 
+#include "../ps/CheckpointFiles.h"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -903,12 +905,84 @@ void TrainingServer::refreshDense() {
     std::copy(values[i].begin(), values[i].end(), refreshed[i]->live.begin());
 }
 
+namespace {
+/// The checkpoint file of a sparse update sparse staleness holds back.
+constexpr const char *kHeldBackUpdateFile = "held-back-sparse-update";
+constexpr uint64_t kHeldBackUpdateMagic = 0x3150555348535048; // "HPSHSUP1"
+} // namespace
+
 void TrainingServer::save(const std::string &directory) {
   checkNoPass(inPass(), "a checkpoint");
-  applyDeferredUpdate(); // a checkpoint holds every finished step
-  if (denseCache_)       // its parameters' values are the checkpoint's
+  // A held-back update is saved as it is, not applied: applying it would
+  // make the checkpoint's step pull fresher rows than an uninterrupted run
+  // does, so a run resumed from a checkpoint it did not plan (a stop, a
+  // time-based one) would train differently.
+  waitForDeferred();
+  if (denseCache_) // its parameters' values are the checkpoint's
     denseCache_->writeBack();
   store->save(directory);
+  if (sparseStaleness == 0)
+    return;
+  ps::ChecksummedWriter out(
+      (fs::path(directory) / kHeldBackUpdateFile).string());
+  out.writeValue(kHeldBackUpdateMagic);
+  out.writeValue(deferredScale);
+  out.writeValue(uint64_t(deferredPending ? deferred.size() : 0));
+  if (deferredPending)
+    for (const DeferredPush &push : deferred) {
+      out.writeValue(uint64_t(push.table.size()));
+      out.write(push.table.data(), push.table.size());
+      out.writeValue(uint64_t(push.keys.size()));
+      out.write(push.keys.data(), push.keys.size() * sizeof(uint64_t));
+      out.writeValue(uint64_t(push.gradients.size()));
+      out.write(push.gradients.data(), push.gradients.size() * sizeof(float));
+    }
+  out.finish();
+}
+
+void TrainingServer::loadHeldBackUpdate(const std::string &directory) {
+  const fs::path path = fs::path(directory) / kHeldBackUpdateFile;
+  if (!fs::exists(path))
+    return;
+  ps::CheckpointReader in(path.string());
+  in.verifyChecksum();
+  auto corrupt = [&](const std::string &what) {
+    return Error("checkpoint: '" + path.string() + "' is corrupt: " + what);
+  };
+  if (in.readValue<uint64_t>() != kHeldBackUpdateMagic)
+    throw corrupt("not a held-back sparse update");
+  const float scale = in.readValue<float>();
+  const uint64_t pushes = in.readValue<uint64_t>();
+  std::vector<DeferredPush> loaded;
+  for (uint64_t p = 0; p < pushes; ++p) {
+    DeferredPush push;
+    auto count = [&](uint64_t elementBytes) {
+      const uint64_t n = in.readValue<uint64_t>();
+      if (n > (in.payloadSize() - in.position()) / elementBytes)
+        throw corrupt("a length runs past its end");
+      return n;
+    };
+    push.table.resize(count(1));
+    in.read(push.table.data(), push.table.size());
+    bool known = false;
+    for (const auto &[name, table] : tablesByName)
+      known = known || table->serverName == push.table;
+    if (!known)
+      throw corrupt("it updates table '" + push.table +
+                    "', which this bundle does not train");
+    push.keys.resize(count(sizeof(uint64_t)));
+    in.read(push.keys.data(), push.keys.size() * sizeof(uint64_t));
+    push.gradients.resize(count(sizeof(float)));
+    in.read(push.gradients.data(), push.gradients.size() * sizeof(float));
+    loaded.push_back(std::move(push));
+  }
+  deferred = std::move(loaded);
+  deferredScale = scale;
+  deferredPending = !deferred.empty();
+  // A run without sparse staleness, or one that trains in passes (whose
+  // ends apply it), takes it now.
+  if (deferredPending && (sparseStaleness == 0 || cache))
+    pushDeferred();
 }
 
 void TrainingServer::load(const std::string &directory) {
@@ -919,6 +993,7 @@ void TrainingServer::load(const std::string &directory) {
   deferred.clear();
   deferredPending = false;
   store->load(directory);
+  loadHeldBackUpdate(directory);
   if (denseCache_)
     denseCache_->reload();
   refreshDense();

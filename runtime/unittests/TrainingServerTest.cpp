@@ -899,13 +899,28 @@ TEST(TrainingServer, SparseStalenessAppliesSparseUpdatesOneStepLate) {
   server.finishStep(1);
   EXPECT_EQ(pull(server, {3}), updated(1));
 
-  // Whatever reads or replaces the rows applies a held-back update first.
+  // A checkpoint saves a held-back update as it is, still held, and a
+  // server that loads it holds it again (one without staleness applies it).
   server.beginStep(1);
   pull(server, {3});
   server.pushRows("emb", three.data(), 1, gradient);
   server.finishStep(1);
   server.save(scratch / "ckpt");
-  EXPECT_EQ(pull(server, {3}), updated(2));
+  EXPECT_EQ(pull(server, {3}), updated(1));
+  {
+    TrainingServer resumed(fixture.spec, fixture.weights.data(),
+                           fixture.weights.size(), options);
+    resumed.load(scratch / "ckpt");
+    EXPECT_EQ(pull(resumed, {3}), updated(1));
+    resumed.setEvalMode(true);
+    EXPECT_EQ(pull(resumed, {3}), updated(2));
+    TrainingServerOptions exact;
+    TrainingServer synchronous(fixture.spec, fixture.weights.data(),
+                               fixture.weights.size(), exact);
+    synchronous.load(scratch / "ckpt");
+    EXPECT_EQ(pull(synchronous, {3}), updated(2));
+  }
+  // Whatever else reads the rows applies a held-back update first.
   server.beginStep(1);
   pull(server, {3});
   server.pushRows("emb", three.data(), 1, gradient);

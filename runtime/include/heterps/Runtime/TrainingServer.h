@@ -236,8 +236,9 @@ public:
   void refreshDense();
 
   /// Checkpoint of every parameter and optimizer state (ParameterServer
-  /// save), and its inverse; load refreshes the dense parameters. Neither
-  /// may run while stages do.
+  /// save), with the sparse update sparse staleness holds back saved beside
+  /// them, not applied; and its inverse. load refreshes the dense
+  /// parameters. Neither may run while stages do.
   void save(const std::string &directory);
   void load(const std::string &directory);
 
@@ -315,6 +316,9 @@ private:
   /// Waits for a deferred update running on its own thread; rethrows its
   /// error.
   void waitForDeferred();
+  /// Restores the held-back update a checkpoint in `directory` saved, if
+  /// any (applied at once without sparse staleness or with a pass cache).
+  void loadHeldBackUpdate(const std::string &directory);
   /// deferredThread's loop: applies each requested deferred update.
   void applyDeferredUpdates();
   /// After a pull of a training step: counts it and, at the step's last
