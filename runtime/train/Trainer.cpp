@@ -13,6 +13,7 @@
 #include "heterps/Runtime/WorkerGroup.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <thread>
 #include <utility>
@@ -259,6 +261,40 @@ openSource(const Bundle &bundle, const TrainerOptions &o, bool evaluation) {
                                                    std::move(reader));
 }
 
+/// The per-step loss log: new, or for a run resumed at `resumedStep` the
+/// lines of the steps through it (a killed run may have written later
+/// ones, which the resumed run writes again), rewritten in one rename.
+std::ofstream openLossLog(const std::string &path,
+                          std::optional<int64_t> resumedStep) {
+  auto cannot = [&] {
+    return Error("cannot write the loss log '" + path +
+                 "': " + std::strerror(errno));
+  };
+  if (resumedStep) {
+    std::ifstream in(path);
+    std::string kept, line;
+    while (std::getline(in, line)) {
+      long long step = 0;
+      if (std::sscanf(line.c_str(), "%lld", &step) == 1 && step <= *resumedStep)
+        kept += line + "\n";
+    }
+    const std::string temporary = path + ".tmp";
+    {
+      std::ofstream out(temporary, std::ios::trunc);
+      if (!(out << kept) || !out.flush())
+        throw cannot();
+    }
+    if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+      std::remove(temporary.c_str());
+      throw cannot();
+    }
+  }
+  std::ofstream log(path, resumedStep ? std::ios::app : std::ios::trunc);
+  if (!log)
+    throw cannot();
+  return log;
+}
+
 /// Refuses a step whose inputs the machine cannot hold: the step trained
 /// and the next one read ahead take them twice. Allocating them would end
 /// the process instead of naming the batch.
@@ -456,12 +492,6 @@ TrainSummary Trainer::run() {
   // gather only at log steps.
   if (!o.lossLog.empty() && group)
     throw Error("--loss-log is for a single process, not an MPI job");
-  std::ofstream lossLog;
-  if (!o.lossLog.empty()) {
-    lossLog.open(o.lossLog, resumed ? std::ios::app : std::ios::trunc);
-    if (!lossLog)
-      throw Error("cannot write the loss log '" + o.lossLog + "'");
-  }
   TrainerState state;
   state.seed = o.seed;
   state.bundle = identity;
@@ -643,6 +673,13 @@ TrainSummary Trainer::run() {
     if (stages)
       stages->endFinishStep();
   };
+
+  // Opened once everything above succeeded, so a refused run leaves an
+  // old log as it was.
+  std::ofstream lossLog;
+  if (!o.lossLog.empty())
+    lossLog = openLossLog(
+        o.lossLog, resumed ? std::optional<int64_t>(state.step) : std::nullopt);
 
   TrainSummary summary;
   summary.firstStep = state.step;
