@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sys/stat.h>
 
 namespace heterps::driver {
@@ -88,10 +89,25 @@ int run(const RunOptions &options) {
       if (::mkdir(options.outputDir.c_str(), 0777) != 0 && errno != EEXIST)
         throw Error("cannot create '" + options.outputDir +
                     "': " + std::strerror(errno));
-      for (size_t i = 0; i < outputs.size(); ++i)
-        writeNpy(options.outputDir + "/" +
-                     fileNameFor(session.bundle().outputs()[i].name) + ".npy",
-                 outputs[i]);
+      // One file per output, even where two names map to one file name;
+      // all of them or none.
+      std::set<std::string> taken;
+      std::vector<std::string> written;
+      try {
+        for (size_t i = 0; i < outputs.size(); ++i) {
+          std::string file = fileNameFor(session.bundle().outputs()[i].name);
+          for (int n = 1; !taken.insert(file).second; ++n)
+            file = fileNameFor(session.bundle().outputs()[i].name) + "_" +
+                   std::to_string(n);
+          const std::string path = options.outputDir + "/" + file + ".npy";
+          writeNpy(path, outputs[i]);
+          written.push_back(path);
+        }
+      } catch (...) {
+        for (const std::string &path : written)
+          std::remove(path.c_str());
+        throw;
+      }
     }
     return 0;
   } catch (const std::exception &error) {
