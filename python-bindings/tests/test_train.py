@@ -162,14 +162,18 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
         bundle.train(data, steps=1, ps_memory_rows=40).run()
     with pytest.raises(heterps.Error, match=r"--pass-memory '1\.5': give bytes"):
         bundle.train(data, steps=1, pass_steps=2, pass_memory=1.5).run()
-    # Sparse updates one step late: deterministic, and exactly the direct
-    # path when every step ends in a checkpoint (which applies them first).
+    # Sparse updates one step late: deterministic, exactly the direct path
+    # when every step ends in an evaluation (which applies them first), and
+    # unchanged by checkpoints (which save them unapplied).
     stale = [bundle.train(data, steps=12, batch=128, sparse_staleness=1,
                           threads=threads).run()["train_loss"] for threads in (1, 2)]
     assert stale[0] == stale[1] != direct["train_loss"]
+    evaluated = bundle.train(data, steps=12, batch=128, sparse_staleness=1,
+                             eval=data, eval_every=1).run()
+    assert evaluated["train_loss"] == direct["train_loss"]
     every = bundle.train(data, steps=12, batch=128, sparse_staleness=1,
                          checkpoint_dir=tmp_path / "every", checkpoint_every=1).run()
-    assert every["train_loss"] == direct["train_loss"]
+    assert every["train_loss"] == stale[0]
     with pytest.raises(heterps.Error, match=r"pass_cache_device 'tpu': give 'host' or 'gpu'"):
         bundle.train(data, steps=1, pass_steps=2, pass_cache_device="tpu").run()
     # The pass cache in GPU memory: the direct path's bits where a GPU is,
