@@ -6,7 +6,8 @@
 
 Every job succeeded exactly once (the service started it once, its job
 directory's report.json says succeeded after one supervisor's life, with no
-restart), and at least K resizes were applied across the jobs (of which at
+restart, each attempt starting where the one before it stopped), and at
+least K resizes were applied across the jobs (of which at
 least so many to fewer and to more workers). With --solo, each named job's
 final eval AUC (in STATE/jobs/ID.log) is within M of the one in LOG, a run
 of the same job alone.
@@ -55,9 +56,17 @@ def main():
             errors.append("%s: report %s, %d restarts" % (job["id"], report["outcome"], report["restarts"]))
         if report["samples"] != args.samples:
             errors.append("%s trained %d samples" % (job["id"], report["samples"]))
-        firsts = [a for a in report["attempts"] if a["start_step"] == 0]
-        if len(firsts) != 1:
-            errors.append("%s: %d attempts started from step 0" % (job["id"], len(firsts)))
+        # Nothing trained twice or lost: the first attempt starts from step
+        # 0 and each later one where the one before it stopped (a resize
+        # checkpoints as it stops, also a resize before the first step).
+        attempts = report["attempts"]
+        if not attempts or attempts[0]["start_step"] != 0:
+            errors.append("%s: its first attempt did not start from step 0" % job["id"])
+        for before, after in zip(attempts, attempts[1:]):
+            if after["start_step"] != before["end_step"]:
+                errors.append("%s: attempt %d started from step %d, not where attempt %d stopped (%d)"
+                              % (job["id"], after["attempt"], after["start_step"],
+                                 before["attempt"], before["end_step"]))
         resizes += len(report["resizes"])
         for resize in report["resizes"]:
             change = resize["to"]["workers"] - resize["from"]["workers"]
