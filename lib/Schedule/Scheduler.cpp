@@ -102,8 +102,7 @@ static Expected<Plan> solveShape(StringRef strategy,
   // keeping the last plan whose pipeline met its target. The strategies
   // price the pipeline (the max-min dynamic program cannot carry the sum of
   // stage latencies that fills a step), so this prices the step around them.
-  const unsigned mostMicroBatches =
-      options.microBatches ? options.microBatches : options.maxMicroBatches;
+  const unsigned mostMicroBatches = options.mostMicroBatches();
   unsigned stepSearches = 0;
   double firstStepThroughput = 0, firstCost = 0;
   if (graph.training() && isSearching(strategy)) {

@@ -630,13 +630,11 @@ void Bundle::checkDataFlow() const {
                                : "stage " + std::to_string(channel.from)));
       ++producers[c];
     }
-  for (size_t c = 0; c < channelSpecs.size(); ++c) {
-    checkBatch(channelSpecs[c], "channel");
+  for (size_t c = 0; c < channelSpecs.size(); ++c)
     if (producers[c] != 1)
       fail("channel '" + channelSpecs[c].name + "' has " +
            std::to_string(producers[c]) +
            " producers (inputs and stage outputs); it needs one");
-  }
 }
 
 std::string Bundle::path(const std::string &file) const {

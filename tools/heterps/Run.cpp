@@ -95,10 +95,11 @@ int run(const RunOptions &options) {
       std::vector<std::string> written;
       try {
         for (size_t i = 0; i < outputs.size(); ++i) {
-          std::string file = fileNameFor(session.bundle().outputs()[i].name);
+          const std::string base =
+              fileNameFor(session.bundle().outputs()[i].name);
+          std::string file = base;
           for (int n = 1; !taken.insert(file).second; ++n)
-            file = fileNameFor(session.bundle().outputs()[i].name) + "_" +
-                   std::to_string(n);
+            file = base + "_" + std::to_string(n);
           const std::string path = options.outputDir + "/" + file + ".npy";
           writeNpy(path, outputs[i]);
           written.push_back(path);

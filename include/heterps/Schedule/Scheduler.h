@@ -61,6 +61,10 @@ struct StrategyOptions {
   unsigned microBatches = 0;
   unsigned maxMicroBatches = 32;
   double stepShareOfPipeline = 0.9;
+  /// The most micro-batches a step may take: the fixed count, or the most.
+  unsigned mostMicroBatches() const {
+    return microBatches ? microBatches : maxMicroBatches;
+  }
   /// Training, searching strategies: how many times a plan whose pipeline
   /// meets the target but whose steps (of microBatches, else
   /// maxMicroBatches) do not is searched again against a target raised by

@@ -160,10 +160,9 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
           "{0} micro-batches at {1:F1} samples/s; searched again {2} "
           "time{3} for steps that reach it, at {4:F0}% {5} per sample "
           "(docs/Planning.md, \"The step\")",
-          microBatches ? unsigned(microBatches) : options.maxMicroBatches,
-          plan->firstPlanStepThroughput, plan->stepSearches,
-          plan->stepSearches == 1 ? "" : "s", std::abs(change),
-          change >= 0 ? "more" : "less");
+          options.mostMicroBatches(), plan->firstPlanStepThroughput,
+          plan->stepSearches, plan->stepSearches == 1 ? "" : "s",
+          std::abs(change), change >= 0 ? "more" : "less");
     }
 
     // A pipeline that meets the target, in steps too short to fill it.
