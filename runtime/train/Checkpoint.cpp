@@ -10,13 +10,19 @@
 //   seed <s>
 //   bundle <16 hex digits>
 //   batch <b>
+//   shuffle <0 or 1>
+//   hash-buckets <ids per sparse field; 0: ids fed as they are>
+//   lr-scale <x>
+//   lr-warmup <from> <start step> <end step>   (0 0 0: none)
+//   sparse-staleness <s>
 //   file <path relative to the checkpoint> <bytes> <crc32, 8 hex digits>
 //   ...
 //   crc32 <8 hex digits over every line before>
 //
 // Listing every file with its CRC lets a checkpoint be verified without
 // knowing the parameter server's format, and catches a file swapped in from
-// another checkpoint.
+// another checkpoint. Version 1 lacks the lines from shuffle to
+// sparse-staleness (the recipe).
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +35,7 @@
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <iomanip>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -42,7 +49,9 @@ namespace fs = std::filesystem;
 
 constexpr const char *kStateName = "trainer-state";
 constexpr const char *kStateMagic = "heterps-trainer-state";
-constexpr int kStateVersion = 1;
+constexpr int kStateVersion = 2;
+constexpr const char *kRecipeKeys[] = {"shuffle", "hash-buckets", "lr-scale",
+                                       "lr-warmup", "sparse-staleness"};
 
 uint32_t updateCrc(uint32_t crc, const void *data, size_t bytes) {
   const auto *cursor = static_cast<const Bytef *>(data);
@@ -216,13 +225,23 @@ writeCheckpoint(const std::string &directory, const TrainerState &state,
   std::sort(files.begin(), files.end());
 
   std::ostringstream text;
-  text << kStateMagic << " " << kStateVersion << "\n"
+  text << kStateMagic << " " << (state.recipe ? kStateVersion : 1) << "\n"
        << "step " << state.step << "\n"
        << "samples " << state.samples << "\n"
        << "data " << state.position << "\n"
        << "seed " << state.seed << "\n"
        << "bundle " << state.bundle << "\n"
        << "batch " << state.batch << "\n";
+  if (state.recipe) {
+    const TrainerState::Recipe &recipe = *state.recipe;
+    const LearningRateSchedule &rate = recipe.learningRate;
+    text << std::setprecision(17) << "shuffle " << int(recipe.shuffle) << "\n"
+         << "hash-buckets " << recipe.hashBuckets << "\n"
+         << "lr-scale " << rate.scale << "\n"
+         << "lr-warmup " << rate.from << " " << rate.start << " " << rate.end
+         << "\n"
+         << "sparse-staleness " << recipe.sparseStaleness << "\n";
+  }
   for (const std::string &file : files) {
     if (file.find_first_of(" \n") != std::string::npos)
       throw Error("checkpoint file name '" + file + "' holds a blank");
@@ -301,8 +320,10 @@ TrainerState verifyCheckpoint(const std::string &checkpoint) {
     if (key == kStateMagic) {
       int version = 0;
       fields >> version;
-      if (version != kStateVersion)
+      if (version != 1 && version != kStateVersion)
         throw corrupt("unsupported version " + std::to_string(version));
+      if (version >= 2)
+        state.recipe.emplace();
       header = true;
       continue;
     }
@@ -324,6 +345,21 @@ TrainerState verifyCheckpoint(const std::string &checkpoint) {
       fields >> state.bundle;
     } else if (key == "batch") {
       fields >> state.batch;
+    } else if (state.recipe && key == "shuffle") {
+      int shuffle = -1;
+      fields >> shuffle;
+      if (shuffle != 0 && shuffle != 1)
+        throw corrupt("bad line '" + line + "'");
+      state.recipe->shuffle = shuffle == 1;
+    } else if (state.recipe && key == "hash-buckets") {
+      fields >> state.recipe->hashBuckets;
+    } else if (state.recipe && key == "lr-scale") {
+      fields >> state.recipe->learningRate.scale;
+    } else if (state.recipe && key == "lr-warmup") {
+      LearningRateSchedule &rate = state.recipe->learningRate;
+      fields >> rate.from >> rate.start >> rate.end;
+    } else if (state.recipe && key == "sparse-staleness") {
+      fields >> state.recipe->sparseStaleness;
     } else if (key == "file") {
       std::string name, crc;
       uint64_t size = 0;
@@ -344,6 +380,10 @@ TrainerState verifyCheckpoint(const std::string &checkpoint) {
   for (const char *key : {"step", "samples", "data", "seed", "bundle", "batch"})
     if (!seen.count(key))
       throw corrupt(std::string("no '") + key + "' line");
+  if (state.recipe)
+    for (const char *key : kRecipeKeys)
+      if (!seen.count(key))
+        throw corrupt(std::string("no '") + key + "' line");
   bool hasServer = false;
   for (const auto &[name, size, crc] : files) {
     const fs::path path = directory / name;

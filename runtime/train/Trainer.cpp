@@ -42,6 +42,54 @@ std::string shortNumber(double value) {
   return text;
 }
 
+/// The learning-rate flags that give `rate`, as a user would write them.
+std::string learningRateFlags(const LearningRateSchedule &rate) {
+  std::string flags = "--lr-scale " + shortNumber(rate.scale);
+  if (rate.warmup())
+    flags += " --lr-warmup " + shortNumber(rate.from) + ":" +
+             std::to_string(rate.start) + ":" + std::to_string(rate.end);
+  return flags;
+}
+
+bool sameSchedule(const LearningRateSchedule &a,
+                  const LearningRateSchedule &b) {
+  if (a.scale != b.scale || a.warmup() != b.warmup())
+    return false;
+  return !a.warmup() ||
+         (a.from == b.from && a.start == b.start && a.end == b.end);
+}
+
+/// A resume under flags that change what the steps compute: hash buckets
+/// that give every raw value another row are refused, the rest warned
+/// about (a user may mean to change them).
+void checkResumedRecipe(const std::string &checkpoint,
+                        const TrainerState::Recipe &saved,
+                        const TrainerState::Recipe &now, std::ostream &log) {
+  if (saved.hashBuckets > 0 && now.hashBuckets > 0 &&
+      saved.hashBuckets != now.hashBuckets)
+    throw Error("cannot resume from " + checkpoint +
+                ": it was trained with --hash-buckets " +
+                std::to_string(saved.hashBuckets) + ", this run hashes into " +
+                std::to_string(now.hashBuckets) +
+                " ids per sparse field, so its trained rows would stand for "
+                "other values; give --hash-buckets " +
+                std::to_string(saved.hashBuckets));
+  const std::string differs =
+      ": the result will differ from an uninterrupted run\n";
+  if (saved.shuffle != now.shuffle)
+    log << "warning: " << checkpoint << " was trained "
+        << (saved.shuffle ? "with" : "without") << " --shuffle, this run "
+        << (now.shuffle ? "shuffles" : "does not") << differs;
+  if (!sameSchedule(saved.learningRate, now.learningRate))
+    log << "warning: " << checkpoint << " was trained with "
+        << learningRateFlags(saved.learningRate) << ", this run uses "
+        << learningRateFlags(now.learningRate) << differs;
+  if (saved.sparseStaleness != now.sparseStaleness)
+    log << "warning: " << checkpoint << " was trained with sparse staleness "
+        << saved.sparseStaleness << ", this run uses " << now.sparseStaleness
+        << differs;
+}
+
 /// The classes of a softmax_ce prediction ([N, C] f32), 0 if it is not one.
 int64_t predictionClasses(const Bundle &bundle, const TrainingSpec &spec) {
   const OutputSpec &prediction = bundle.outputs()[spec.predictionOutput];
@@ -497,6 +545,11 @@ TrainSummary Trainer::run() {
   state.bundle = identity;
   state.batch = batch;
   state.position = source->position();
+  state.recipe = TrainerState::Recipe{o.shuffle, source->hashBuckets(),
+                                      o.learningRate, sparseStaleness};
+  if (resumed && resumed->state.recipe)
+    checkResumedRecipe(resumed->path, *resumed->state.recipe, *state.recipe,
+                       log);
   if (resumed && resumed->state.seed != o.seed)
     state.seed = resumed->state.seed;
   // After the seed is known: a resumed run continues the same order.

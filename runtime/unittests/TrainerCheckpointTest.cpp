@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
+#include <zlib.h>
 
 using namespace heterps::rt;
 using namespace heterps::rt::train;
@@ -286,9 +287,61 @@ TEST(TrainerCheckpoint, WritesAndVerifies) {
   EXPECT_EQ(state.seed, 42u);
   EXPECT_EQ(state.bundle, expected.bundle);
   EXPECT_EQ(state.batch, 8);
+  // Without a recipe: trainer-state version 1, as before it had one.
+  EXPECT_FALSE(state.recipe);
+  EXPECT_EQ(
+      readText(path + "/trainer-state").rfind("heterps-trainer-state 1\n", 0),
+      0u);
   // Rewriting a step replaces it.
   writeFake(scratch / "ckpt", 10);
   EXPECT_EQ(listCheckpoints(scratch / "ckpt").size(), 1u);
+}
+
+TEST(TrainerCheckpoint, RecordsTheFlagsThatChangeTraining) {
+  ScratchDirectory scratch(kScratch, "recipe");
+  TrainerState state = sampleState(3);
+  TrainerState::Recipe recipe;
+  recipe.shuffle = true;
+  recipe.hashBuckets = 1000;
+  recipe.learningRate.scale = 0.1; // not exact in binary: must round-trip
+  recipe.learningRate.from = 1.0 / 3;
+  recipe.learningRate.start = 5;
+  recipe.learningRate.end = 50;
+  recipe.sparseStaleness = 1;
+  state.recipe = recipe;
+  const std::string path = writeCheckpoint(
+      scratch / "ckpt", state,
+      [&](const std::string &server) { fakeServer(server, 3); }, 2);
+  TrainerState read = verifyCheckpoint(path);
+  ASSERT_TRUE(read.recipe);
+  EXPECT_TRUE(read.recipe->shuffle);
+  EXPECT_EQ(read.recipe->hashBuckets, 1000);
+  EXPECT_EQ(read.recipe->learningRate.scale, 0.1);
+  EXPECT_EQ(read.recipe->learningRate.from, 1.0 / 3);
+  EXPECT_EQ(read.recipe->learningRate.start, 5);
+  EXPECT_EQ(read.recipe->learningRate.end, 50);
+  EXPECT_EQ(read.recipe->sparseStaleness, 1);
+
+  // A version-2 state without one of the recipe's lines is corrupt.
+  std::string text = readText(path + "/trainer-state");
+  const size_t line = text.find("sparse-staleness 1\n");
+  ASSERT_NE(line, std::string::npos);
+  text.erase(line, std::string("sparse-staleness 1\n").size());
+  text.erase(text.rfind("crc32 "));
+  char crc[16];
+  std::snprintf(
+      crc, sizeof crc, "%08x",
+      unsigned(::crc32(0, reinterpret_cast<const Bytef *>(text.data()),
+                       unsigned(text.size()))));
+  writeText(path + "/trainer-state", text + "crc32 " + crc + "\n");
+  try {
+    verifyCheckpoint(path);
+    ADD_FAILURE() << "a state without its sparse-staleness line verified";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("no 'sparse-staleness' line"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(TrainerCheckpoint, DetectsCorruption) {
@@ -504,6 +557,46 @@ TEST_F(TrainerLoop, ResumesWhereAnUninterruptedRunIs) {
   EXPECT_EQ(a.samples, b.samples);
   EXPECT_EQ(readText(whole.checkpointDir + "/step-9/ps/dense.bin"),
             readText(second.checkpointDir + "/step-9/ps/dense.bin"));
+}
+
+TEST_F(TrainerLoop, ResumeChecksTheFlagsThatChangeTraining) {
+  TrainerOptions o = options(2);
+  o.checkpointDir = scratch / "ckpt";
+  o.hashBuckets = 50;
+  train(*bundle, o);
+  o.resume = true;
+  o.steps = 4;
+  // Other hash buckets give every raw value another row: refused, and the
+  // checkpoint is left as it was.
+  o.hashBuckets = 60;
+  try {
+    train(*bundle, o);
+    ADD_FAILURE() << "resumed with other hash buckets";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("cannot resume from " + o.checkpointDir +
+                        "/step-2: it was trained with --hash-buckets 50, "
+                        "this run hashes into 60"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(listCheckpoints(o.checkpointDir).back().step, 2);
+  // Another learning rate is the user's to choose: warned about.
+  o.hashBuckets = 50;
+  o.learningRate.scale = 0.5;
+  TrainRun run = train(*bundle, o);
+  EXPECT_EQ(run.summary.firstStep, 2);
+  EXPECT_NE(run.log.find("warning: " + o.checkpointDir +
+                         "/step-2 was trained with --lr-scale 1, this run "
+                         "uses --lr-scale 0.5: the result will differ from "
+                         "an uninterrupted run"),
+            std::string::npos)
+      << run.log;
+  // The checkpoint records this run's flags; resumed alike, no warning.
+  o.steps = 5;
+  run = train(*bundle, o);
+  EXPECT_EQ(run.summary.firstStep, 4);
+  EXPECT_EQ(run.log.find("warning:"), std::string::npos) << run.log;
 }
 
 TEST_F(TrainerLoop, ResumeFallsBackPastACorruptCheckpoint) {

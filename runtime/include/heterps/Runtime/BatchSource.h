@@ -51,6 +51,9 @@ public:
   /// `seed` and the epoch (positions keep naming one place). Throws Error
   /// where the source cannot (a file read as a stream).
   virtual void shuffle(uint64_t seed);
+  /// Ids per sparse field that raw values are hashed into (Criteo data's
+  /// --hash-buckets); 0 where ids are fed as they are.
+  virtual int64_t hashBuckets() const { return 0; }
 };
 
 /// Makes `inputs` one tensor per input of `specs`, with `rows` samples in

@@ -46,6 +46,9 @@ public:
   void restart() override;
   std::string describe() const override;
   std::string warning() const override;
+  int64_t hashBuckets() const override {
+    return options.tableSizes.empty() ? 0 : options.tableSizes[0];
+  }
 
 private:
   const Bundle &bundle;

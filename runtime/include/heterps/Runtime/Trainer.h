@@ -239,6 +239,16 @@ struct TrainerState {
   uint64_t seed = 0;
   std::string bundle; // bundleIdentity() of the bundle that trained
   int64_t batch = 0;  // samples per step
+  /// The flags that change what the steps compute (absent from checkpoints
+  /// written before trainer-state version 2).
+  struct Recipe {
+    bool shuffle = false;
+    /// BatchSource::hashBuckets(): what --hash-buckets resolved to.
+    int64_t hashBuckets = 0;
+    LearningRateSchedule learningRate;
+    int sparseStaleness = 0;
+  };
+  std::optional<Recipe> recipe;
 };
 
 /// A stable identity of a bundle: 16 hex digits of a hash of its
