@@ -142,16 +142,22 @@ def main():
 
 NOTES = """## Reading
 
-- Goodput first (`priced-value`) cuts the mean JCT 4-5x at about the
-  baseline's cost: the mixed CPU + GPU plans are cheaper per sample than
-  whole GPUs, which pays for running wider. Cost first (`priced-cost`) costs
-  22-26% less than whole GPUs, meets every deadline on paper.yaml, and is
+- Goodput first (`priced-value`) cuts the mean JCT 2.4-4x (JCT ratio
+  0.24-0.36 roofline, 0.28-0.42 calibrated) at 0.98-1.41x the baseline's
+  cost: it runs jobs wide, on mixed CPU + GPU plans whole GPUs cannot use.
+  Cost first (`priced-cost`) costs 13-18% (roofline) or 5-9% (calibrated)
+  less than whole GPUs, meets all but one deadline on paper.yaml, and is
   still faster than the FIFO baseline (which queues behind its requests).
-- The model: a job's rate for an allocation is the cost model's throughput of
-  its best placement plan within those devices, with the default or the
-  calibrated efficiencies. The whole-GPU baseline gets the same planner on
-  its GPUs alone, so the difference is the allocation, not a better or worse
-  model of the job.
+- The model: a job's rate for an allocation is the cost model's throughput
+  of the training steps of its best placement plan within those devices
+  (the plan's micro-batches fill and drain the pipeline every step), with
+  the default or the calibrated efficiencies. The whole-GPU baseline gets
+  the same planner on its GPUs alone, so the difference is the allocation,
+  not a better or worse model of the job. Until 2026-12-01 the rates were
+  the full pipeline's, which flattered multi-stage mixed plans: with those,
+  `priced-value` read 0.18-0.27 in JCT at 0.87-1.08x the cost and
+  `priced-cost` 0.74-0.78x the cost (roofline); the baseline's single-stage
+  whole-GPU plans rate alike either way.
 - Cost counts devices held (whole-GPU: every GPU asked for, until the end;
   priced policies: the devices the plan uses, restarts included).
 - Not measured on real clusters; CTR jobs have no statistical-efficiency

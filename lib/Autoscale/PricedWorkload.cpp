@@ -4,8 +4,9 @@
 // the cluster's counts are set to the budget (classes with none removed) and
 // the exact strategy (dp) is asked for an unreachable throughput, so that it
 // answers with the fastest plan that runs within the budget. The devices
-// that plan really uses, its throughput and its price are one choice; the
-// Pareto front over all budgets is what the allocator sees.
+// that plan really uses, the throughput of its training steps and its price
+// are one choice; the Pareto front over all budgets is what the allocator
+// sees.
 //
 //===----------------------------------------------------------------------===//
 
@@ -164,13 +165,15 @@ fastestWithin(const cost::LayerGraph &graph,
       schedule::solve("dp", graph, spec, schedule::Objective{1e18}, strategy);
   if (!plan)
     return plan.takeError();
-  if (!plan->runnable || !(plan->throughput > 0))
+  if (!plan->runnable || !(plan->stepThroughput > 0))
     return std::nullopt;
   RatedChoice choice;
   choice.devices.assign(cluster.classes.size(), 0);
   for (const cost::StagePlan &stage : plan->stages)
     choice.devices[kept[stage.deviceClass]] += stage.replicas;
-  choice.throughput = plan->throughput;
+  // A job trains in steps (the plan's micro-batches, filled and drained
+  // each step), slower than the pipeline full.
+  choice.throughput = plan->stepThroughput;
   for (size_t c = 0; c < cluster.classes.size(); ++c)
     choice.pricePerHour += choice.devices[c] * cluster.classes[c].pricePerHour;
   return choice;
