@@ -410,19 +410,29 @@ struct Executor::Impl {
     RemoteStages &remote = *options.remote;
     remote.begin(frameCount);
     std::deque<Frame *> sent;
+    // A send or receive that throws (a lost rank) leaves the frames it had
+    // in flight to the next call, not lost with this one.
+    struct ReturnFrames {
+      std::deque<Frame *> &sent;
+      BoundedQueue<Frame *> &free;
+      ~ReturnFrames() {
+        for (Frame *frame : sent)
+          free.push(frame);
+      }
+    } returnFrames{sent, *free};
     for (int64_t next = 0, received = 0; received < frameCount;) {
       Frame *frame = nullptr;
       if (next < frameCount && free->tryPop(frame)) {
+        sent.push_back(frame);
         feed(frame, next++);
         remote.sendInputs(frame->sequence, frame->data.data());
-        sent.push_back(frame);
         continue;
       }
       frame = sent.front();
-      sent.pop_front();
       if (!remote.receiveOutputs(frame->sequence, frame->data.data()))
         frame->error = "micro-batch " + std::to_string(frame->sequence) +
                        " failed in a remote stage";
+      sent.pop_front();
       collect(frame);
       free->push(frame);
       ++received;
@@ -582,11 +592,14 @@ std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
   } else {
     // The caller feeds frames while free ones remain and collects finished
     // ones otherwise; every frame in flight fits in every queue, so no push
-    // blocks.
+    // blocks. After a failed micro-batch it feeds no more and waits for the
+    // ones in flight: the call fails either way.
     int64_t sent = 0;
-    for (int64_t received = 0; received < frameCount;) {
+    for (int64_t received = 0;
+         received < (firstError.empty() ? frameCount : sent);) {
       Frame *frame = nullptr;
-      if (sent < frameCount && impl->free->tryPop(frame)) {
+      if (sent < frameCount && firstError.empty() &&
+          impl->free->tryPop(frame)) {
         feed(frame, sent++);
         impl->queues.empty() ? impl->done->push(frame)
                              : impl->queues[0]->push(frame);

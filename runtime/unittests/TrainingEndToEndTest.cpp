@@ -19,6 +19,8 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -341,6 +343,48 @@ TEST_F(TrainingEndToEnd, InferenceRunsRefuseTrainingStages) {
     EXPECT_NE(std::string(error.what()).find("needs a training run"),
               std::string::npos)
         << error.what();
+  }
+}
+
+/// A call whose first micro-batch fails feeds no more than were in flight
+/// by then, and the executor takes the next call with all of its frames.
+TEST_F(TrainingEndToEnd, AFailedMicroBatchStopsFeedingItsCall) {
+  auto bundle = makeBundle("stops", 1);
+  TrainingServer server(*bundle, {});
+  // The server's own pull, counted, failing micro-batch 0 (callbacks take
+  // no capture: the count and the pull live in statics).
+  static std::atomic<int> pulls;
+  static decltype(StageServer::pullRows) serverPull;
+  StageServer wrapped = *server.stageServer();
+  serverPull = wrapped.pullRows;
+  wrapped.pullRows = [](void *context, const char *table, const int64_t *ids,
+                        size_t count, float *rows, char *error,
+                        size_t errorBytes) {
+    ++pulls;
+    if (currentMicroBatch().microBatch == 0) {
+      std::snprintf(error, errorBytes, "the test fails micro-batch 0");
+      return 1;
+    }
+    return serverPull(context, table, ids, count, rows, error, errorBytes);
+  };
+  ExecutorOptions options;
+  options.server = &wrapped;
+  Executor executor(*bundle, options);
+  const int64_t microBatches = 64, samples = 8 * microBatches;
+  std::vector<HostTensor> inputs = {HostTensor(DType::F32, {samples, 13}),
+                                    HostTensor(DType::I64, {samples, 26}),
+                                    HostTensor(DType::F32, {samples, 1})};
+  for (int call = 0; call < 3; ++call) {
+    pulls = 0;
+    try {
+      executor.run(inputs);
+      ADD_FAILURE() << "a call with a failed micro-batch succeeded";
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what()).find("the test fails micro-batch 0"),
+                std::string::npos)
+          << error.what();
+    }
+    EXPECT_LE(pulls.load(), int(executor.framesInFlight()));
   }
 }
 
