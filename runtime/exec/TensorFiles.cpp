@@ -5,6 +5,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
@@ -285,7 +286,21 @@ HostTensor readTensorFile(const std::string &path) {
   return parseTensorProto(path, bytes);
 }
 
-void writeNpy(const std::string &path, const HostTensor &tensor) {
+std::string safeFileName(const std::string &name) {
+  std::string safe;
+  for (char c : name)
+    safe += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
+                    c == '-' || c == '.'
+                ? c
+                : '_';
+  return safe.empty() || safe[0] == '.' ? "_" + safe : safe;
+}
+
+namespace {
+
+/// Writes `tensor` as .npy to `path` + ".partial" and returns that name; on
+/// failure removes it and throws naming `path`.
+std::string writeNpyBeside(const std::string &path, const HostTensor &tensor) {
   const char *descr = nullptr;
   for (const NpyType &type : kNpyTypes)
     if (type.dtype == tensor.dtype)
@@ -317,12 +332,47 @@ void writeNpy(const std::string &path, const HostTensor &tensor) {
     out.write(length, 2);
     out << header;
     out.write(tensor.data.data(), tensor.data.size());
-    if (!out.flush())
-      throw Error("cannot write '" + path + "': " + std::strerror(errno));
+    if (!out.flush()) {
+      const int reason = errno;
+      out.close();
+      std::remove(temporary.c_str());
+      throw Error("cannot write '" + path + "': " + std::strerror(reason));
+    }
   }
+  return temporary;
+}
+
+void moveIntoPlace(const std::string &temporary, const std::string &path) {
   if (std::rename(temporary.c_str(), path.c_str()) != 0) {
+    const int reason = errno;
     std::remove(temporary.c_str());
-    throw Error("cannot write '" + path + "': " + std::strerror(errno));
+    throw Error("cannot write '" + path + "': " + std::strerror(reason));
+  }
+}
+
+} // namespace
+
+void writeNpy(const std::string &path, const HostTensor &tensor) {
+  moveIntoPlace(writeNpyBeside(path, tensor), path);
+}
+
+NpyFileSet::~NpyFileSet() {
+  for (const auto &[temporary, path] : staged)
+    std::remove(temporary.c_str());
+}
+
+void NpyFileSet::write(const std::string &path, const HostTensor &tensor) {
+  for (const auto &entry : staged)
+    if (entry.second == path)
+      throw Error("'" + path + "' is written twice");
+  staged.emplace_back(writeNpyBeside(path, tensor), path);
+}
+
+void NpyFileSet::commit() {
+  while (!staged.empty()) {
+    auto [temporary, path] = staged.front();
+    staged.erase(staged.begin());
+    moveIntoPlace(temporary, path);
   }
 }
 

@@ -39,24 +39,11 @@ uint64_t mix(uint64_t value) {
   return value ^ (value >> 31);
 }
 
-/// `name` with characters outside [A-Za-z0-9_-.] replaced by '_' (ONNX
-/// initializer names may hold '/' or ':'; the parameter server and file
-/// systems may not), never "", "." or "..".
-std::string safeName(const std::string &name) {
-  std::string safe;
-  for (char c : name)
-    safe += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-                    c == '-' || c == '.'
-                ? c
-                : '_';
-  return safe.empty() || safe[0] == '.' ? "_" + safe : safe;
-}
-
 /// A safe name not in `taken` (a suffix ".<index>" resolves collisions of
 /// names that differed only in replaced characters); records it.
 std::string uniqueSafeName(const std::string &name, size_t index,
                            std::set<std::string> &taken) {
-  std::string safe = safeName(name);
+  std::string safe = safeFileName(name);
   if (!taken.insert(safe).second) {
     safe += "." + std::to_string(index);
     taken.insert(safe);
@@ -449,9 +436,19 @@ void TrainingServer::pushDeferred() {
     float scale;
     ~Restore() { server.setLearningRateScale(scale); }
   } restore{*server, stepScale};
-  for (DeferredPush &push : deferred)
-    pushSparse(push.table, push.keys.data(), push.keys.size(),
-               push.gradients.data());
+  // A push that fails (a RocksDB or CUDA error) leaves only the pushes not
+  // yet applied held back, so that neither a retry nor a checkpoint's copy
+  // applies one twice.
+  size_t applied = 0;
+  try {
+    for (; applied < deferred.size(); ++applied)
+      pushSparse(deferred[applied].table, deferred[applied].keys.data(),
+                 deferred[applied].keys.size(),
+                 deferred[applied].gradients.data());
+  } catch (...) {
+    deferred.erase(deferred.begin(), deferred.begin() + applied);
+    throw;
+  }
   deferred.clear();
   deferredPending = false;
 }
@@ -1006,6 +1003,9 @@ void TrainingServer::dumpParameters(const std::string &directory) {
   fs::create_directories(directory, error);
   if (error)
     throw Error("cannot create '" + directory + "': " + error.message());
+  // Every file or, when one cannot be written, none: a failed dump leaves
+  // an earlier one in DIR as it was.
+  NpyFileSet files;
   std::set<std::string> taken;
   auto fileFor = [&](const std::string &name, size_t index,
                      const std::string &suffix) {
@@ -1020,7 +1020,7 @@ void TrainingServer::dumpParameters(const std::string &directory) {
     HostTensor tensor(DType::F32, parameter.shape);
     if (tensor.bytes())
       readDenseValues(entry, reinterpret_cast<float *>(tensor.data.data()));
-    writeNpy(fileFor(parameter.name, i, ".npy"), tensor);
+    files.write(fileFor(parameter.name, i, ".npy"), tensor);
   }
   for (size_t i = 0; i < spec_.tables.size(); ++i) {
     const TrainableTable &spec = spec_.tables[i];
@@ -1052,9 +1052,10 @@ void TrainingServer::dumpParameters(const std::string &directory) {
     }
     // Both files from one safe name, so they pair up.
     std::string base = fileFor(spec.name, spec_.parameters.size() + i, "");
-    writeNpy(base + ".ids.npy", idTensor);
-    writeNpy(base + ".rows.npy", rowTensor);
+    files.write(base + ".ids.npy", idTensor);
+    files.write(base + ".rows.npy", rowTensor);
   }
+  files.commit();
 }
 
 } // namespace heterps::rt::train

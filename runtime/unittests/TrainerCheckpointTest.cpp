@@ -521,6 +521,36 @@ TEST_F(TrainerLoop, TrainsEvaluatesAndReports) {
   EXPECT_TRUE(fs::exists(scratch / "dump/emb.ids.npy"));
 }
 
+TEST_F(TrainerLoop, AFailedDumpLeavesTheEarlierOne) {
+  TrainerOptions o = options(2);
+  o.dumpParameters = scratch / "dump";
+  train(*bundle, o);
+  // Marks a file of the earlier dump (this model's w does not train).
+  const std::string earlier = "the earlier dump";
+  writeText(scratch / "dump/w.npy", earlier);
+  // The dump's last file cannot be written (its temporary's name is taken
+  // by a directory): the run fails naming it, and every file of the
+  // earlier dump stays as it was, with no temporary left beside them.
+  fs::create_directory(scratch / "dump/emb.rows.npy.partial");
+  o.steps = 4;
+  try {
+    train(*bundle, o);
+    ADD_FAILURE() << "a dump that could not be written succeeded";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("cannot write '" + o.dumpParameters + "/emb.rows.npy'"),
+              std::string::npos)
+        << error.what();
+  }
+  EXPECT_EQ(readText(scratch / "dump/w.npy"), earlier);
+  EXPECT_FALSE(fs::exists(scratch / "dump/w.npy.partial"));
+  EXPECT_FALSE(fs::exists(scratch / "dump/emb.ids.npy.partial"));
+  // Once it can be written, the dump is the new run's.
+  fs::remove(scratch / "dump/emb.rows.npy.partial");
+  train(*bundle, o);
+  EXPECT_NE(readText(scratch / "dump/w.npy"), earlier);
+}
+
 TEST_F(TrainerLoop, ResumesWhereAnUninterruptedRunIs) {
   TrainerOptions whole = options(9);
   whole.checkpointDir = scratch / "whole";

@@ -17,20 +17,6 @@
 #include <sys/stat.h>
 
 namespace heterps::driver {
-namespace {
-
-/// A file name for an output: ONNX names may hold '/' or ':'.
-std::string fileNameFor(const std::string &name) {
-  std::string file;
-  for (char c : name)
-    file += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ||
-                    c == '-' || c == '.'
-                ? c
-                : '_';
-  return file.empty() || file[0] == '.' ? "_" + file : file;
-}
-
-} // namespace
 
 int run(const RunOptions &options) {
   using namespace heterps::rt;
@@ -92,23 +78,16 @@ int run(const RunOptions &options) {
       // One file per output, even where two names map to one file name;
       // all of them or none.
       std::set<std::string> taken;
-      std::vector<std::string> written;
-      try {
-        for (size_t i = 0; i < outputs.size(); ++i) {
-          const std::string base =
-              fileNameFor(session.bundle().outputs()[i].name);
-          std::string file = base;
-          for (int n = 1; !taken.insert(file).second; ++n)
-            file = base + "_" + std::to_string(n);
-          const std::string path = options.outputDir + "/" + file + ".npy";
-          writeNpy(path, outputs[i]);
-          written.push_back(path);
-        }
-      } catch (...) {
-        for (const std::string &path : written)
-          std::remove(path.c_str());
-        throw;
+      NpyFileSet files;
+      for (size_t i = 0; i < outputs.size(); ++i) {
+        const std::string base =
+            safeFileName(session.bundle().outputs()[i].name);
+        std::string file = base;
+        for (int n = 1; !taken.insert(file).second; ++n)
+          file = base + "_" + std::to_string(n);
+        files.write(options.outputDir + "/" + file + ".npy", outputs[i]);
       }
+      files.commit();
     }
     return 0;
   } catch (const std::exception &error) {

@@ -12,6 +12,7 @@
 #include "heterps/Runtime/Types.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace heterps::rt {
@@ -94,8 +95,32 @@ private:
   uint64_t mappedBytes = 0;
 };
 
+/// `name` with characters outside [A-Za-z0-9_-.] replaced by '_' (ONNX
+/// names may hold '/' or ':'; file systems and the parameter server may
+/// not), never "", "." or "..": the file name of an output or parameter.
+std::string safeFileName(const std::string &name);
+
 /// Writes `tensor` as .npy, atomically (a temporary file renamed into place).
 void writeNpy(const std::string &path, const HostTensor &tensor);
+
+/// .npy files written together: all of them or, when one fails, none. Each
+/// is written beside its path (path.partial) and all are moved into place
+/// by commit(); files not committed are removed, and the files they would
+/// have replaced stay as they were.
+class NpyFileSet {
+public:
+  NpyFileSet() = default;
+  ~NpyFileSet();
+  NpyFileSet(const NpyFileSet &) = delete;
+  NpyFileSet &operator=(const NpyFileSet &) = delete;
+
+  /// Throws Error naming `path` when it cannot be written.
+  void write(const std::string &path, const HostTensor &tensor);
+  void commit();
+
+private:
+  std::vector<std::pair<std::string, std::string>> staged; // temporary, path
+};
 
 } // namespace heterps::rt
 
