@@ -69,6 +69,8 @@ public:
   uint64_t arenaBytes = 0;
   uint64_t weightsBegin = 0, weightsEnd = 0;
   SmallVector<std::string> inputChannels, outputChannels;
+  /// The bytes of each channel's buffer, in the same order.
+  SmallVector<uint64_t> inputBytes, outputBytes;
   SmallVector<std::string> tableNames;
   unsigned kernelCount = 0;
 
@@ -558,6 +560,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
       .Case([&](RecvOp recv) {
         unsigned index = inputChannels.size();
         inputChannels.push_back(recv.getChannel().str());
+        inputBytes.push_back(info(recv.getValue()).bytes);
         // Read in place on host backends, uploaded to its slot on a GPU.
         std::string slot = ptr(recv.getValue());
         std::string name = "in" + std::to_string(index);
@@ -572,6 +575,7 @@ LogicalResult StageEmitter::emitOp(Operation *op) {
       .Case([&](SendOp send) {
         unsigned index = outputChannels.size();
         outputChannels.push_back(send.getChannel().str());
+        outputBytes.push_back(info(send.getValue()).bytes);
         std::string name = "out" + std::to_string(index);
         auto io = ioPointer.find(rootOf(send.getValue()));
         if (io != ioPointer.end() && io->second == name)
@@ -710,6 +714,18 @@ LogicalResult StageEmitter::recordServerTable(hpsrt::ServerTableOp table) {
   return success();
 }
 
+/// The member of the stage class that lists its buffers' bytes for
+/// hps_stage_buffers (stage ABI 6).
+std::string bufferBytesMember(StringRef name, ArrayRef<uint64_t> bytes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "  static constexpr std::array<uint64_t, " << bytes.size() << "> "
+     << name << "{{";
+  llvm::interleaveComma(bytes, os);
+  os << "}};\n";
+  return text;
+}
+
 } // namespace
 
 FailureOr<heterps::target::StageProgram>
@@ -734,7 +750,9 @@ heterps::target::emitStageProgram(func::FuncOp stage, bool gpu,
      << "namespace {\nusing namespace heterps::rt;\n"
      << "using namespace heterps::rt::stage;\n\n"
      << emitter.functors << "struct Stage {\n"
-     << emitter.source << "};\n} // namespace\n\n"
+     << bufferBytesMember("kInputBytes", emitter.inputBytes)
+     << bufferBytesMember("kOutputBytes", emitter.outputBytes) << emitter.source
+     << "};\n} // namespace\n\n"
      << "HPS_DEFINE_STAGE_ENTRY_POINTS(Stage, \"" << description << "\")\n";
   program.arenaBytes = emitter.arenaBytes;
   program.weightsBegin = emitter.weightsBegin;

@@ -96,6 +96,7 @@ struct StageProgram::Library {
   decltype(&hps_stage_create) create = nullptr;
   decltype(&hps_stage_run) run = nullptr;
   decltype(&hps_stage_destroy) destroy = nullptr;
+  decltype(&hps_stage_buffers) buffers = nullptr; // stage ABI 6 and later
 };
 
 const void *StageProgram::lookupTable(void *self, const char *name) {
@@ -195,11 +196,25 @@ int StageProgram::pullRowsByDeviceIds(void *self, const char *table,
                                     error, errorBytes);
 }
 
+/// A pipeline stage's buffers: its channels.
+static StageBuffers channelBuffers(const Bundle &bundle,
+                                   const StageSpec &stage) {
+  StageBuffers buffers;
+  for (int channel : stage.inputs)
+    buffers.inputs.push_back(bundle.channels().at(channel).bytes());
+  for (int channel : stage.outputs)
+    buffers.outputs.push_back(bundle.channels().at(channel).bytes());
+  return buffers;
+}
+
 StageProgram::StageProgram(const Bundle &bundle, int index,
                            const ExecutorOptions &options, int replicas)
-    : StageProgram(bundle, bundle.stages().at(index), options, replicas) {}
+    : StageProgram(bundle, bundle.stages().at(index),
+                   channelBuffers(bundle, bundle.stages().at(index)), options,
+                   replicas) {}
 
 StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
+                           const StageBuffers &buffers,
                            const ExecutorOptions &options, int replicas)
     : bundle(bundle), stage(&spec), options(options),
       library(std::make_unique<Library>()) {
@@ -238,6 +253,14 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
                 std::to_string(version()) + ", this runtime loads " +
                 std::to_string(HPS_STAGE_ABI_OLDEST) + " to " +
                 std::to_string(HPS_STAGE_ABI_VERSION));
+  if (version() >= 6) {
+    library->buffers = reinterpret_cast<decltype(library->buffers)>(
+        ::dlsym(handle, "hps_stage_buffers"));
+    if (!library->buffers)
+      throw Error(describe(stage) + ": " + path + " was built for stage ABI " +
+                  std::to_string(version()) + " but lacks hps_stage_buffers");
+  }
+  checkBuffers(buffers);
 
   HpsStageConfig config{};
   config.weights = bundle.weights();
@@ -279,6 +302,35 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
       throw Error(describe(stage) + ": " + error);
     }
     instances.push_back(instance);
+  }
+}
+
+void StageProgram::checkBuffers(const StageBuffers &buffers) const {
+  if (!library->buffers)
+    return; // built before stage ABI 6: trusted
+  size_t counts[2] = {};
+  const uint64_t *bytes[2] = {};
+  library->buffers(&counts[0], &bytes[0], &counts[1], &bytes[1]);
+  const std::vector<uint64_t> *expected[2] = {&buffers.inputs,
+                                              &buffers.outputs};
+  const char *kind[2] = {"input", "output"};
+  for (int k = 0; k < 2; ++k) {
+    const std::string which = std::string(kind[k]) + "s";
+    if (counts[k] != expected[k]->size())
+      throw Error(describe(*stage) + ": its library takes " +
+                  std::to_string(counts[k]) + " " + which +
+                  ", the manifest lists " +
+                  std::to_string(expected[k]->size()) +
+                  "; the library does not belong to this manifest "
+                  "(rebuild the bundle with `heterps compile`)");
+    for (size_t i = 0; i < counts[k]; ++i)
+      if (bytes[k][i] != (*expected[k])[i])
+        throw Error(describe(*stage) + ": its library's " + kind[k] + " " +
+                    std::to_string(i) + " holds " +
+                    std::to_string(bytes[k][i]) + " bytes, the manifest's " +
+                    std::to_string((*expected[k])[i]) +
+                    "; the library does not belong to this manifest "
+                    "(rebuild the bundle with `heterps compile`)");
   }
 }
 

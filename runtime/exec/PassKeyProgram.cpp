@@ -19,6 +19,17 @@ const PassKeysSpec &passKeysOf(const Bundle &bundle) {
   return *spec;
 }
 
+/// Its buffers: one micro-batch of each input it reads, the ids of each
+/// pull.
+StageBuffers programBuffers(const Bundle &bundle, const PassKeysSpec &spec) {
+  StageBuffers buffers;
+  for (int input : spec.inputs)
+    buffers.inputs.push_back(bundle.inputs().at(input).bytes());
+  for (const TensorSpec &ids : spec.outputs)
+    buffers.outputs.push_back(ids.bytes());
+  return buffers;
+}
+
 ExecutorOptions programOptions(int threads) {
   ExecutorOptions options;
   options.threadsPerStage = threads;
@@ -30,6 +41,7 @@ ExecutorOptions programOptions(int threads) {
 PassKeyProgram::PassKeyProgram(const Bundle &bundle, int threads)
     : bundle(bundle), spec(passKeysOf(bundle)),
       program(std::make_unique<StageProgram>(bundle, spec.program,
+                                             programBuffers(bundle, spec),
                                              programOptions(threads), 1)) {
   for (const TensorSpec &ids : spec.outputs)
     outputs.emplace_back(ids.bytes());

@@ -51,6 +51,19 @@ const char *hps_stage_describe(void) {
   return "stage_0 (cpu.test): logistic regression";
 }
 
+void hps_stage_buffers(size_t *inputCount, const uint64_t **inputBytes,
+                       size_t *outputCount, const uint64_t **outputBytes) {
+  // dense f32 [kBatch, kDense], ids i64 [kBatch, kSparse], labels f32
+  // [kBatch, 1]; probabilities f32 [kBatch, 1], losses f32 [kBatch].
+  static const uint64_t in[] = {kBatch * kDense * 4, kBatch * kSparse * 8,
+                                kBatch * 4};
+  static const uint64_t out[] = {kBatch * 4, kBatch * 4};
+  *inputCount = 3;
+  *inputBytes = in;
+  *outputCount = 2;
+  *outputBytes = out;
+}
+
 void *hps_stage_create(const HpsStageConfig *config, char *error,
                        size_t errorBytes) {
   if (!config->lookupParameter) {

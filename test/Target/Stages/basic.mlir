@@ -34,6 +34,11 @@ func.func private @table_holder() {
 }
 
 // CPU: #include "heterps/Runtime/StageSupport.h"
+// The bytes of its buffers, which the runtime checks against the manifest's
+// channels (stage ABI 6): ids i64 8x3 in, rows f32 8x16 out.
+// CPU: struct Stage {
+// CPU-NEXT: static constexpr std::array<uint64_t, 1> kInputBytes{{[{][{]}}192{{[}][}]}};
+// CPU-NEXT: static constexpr std::array<uint64_t, 1> kOutputBytes{{[{][{]}}512{{[}][}]}};
 // CPU: static constexpr size_t kArenaBytes = 704;
 // CPU: std::unique_ptr<backend::EmbeddingLookup> kEmbeddingLookup[1];
 // CPU: char *out0 = nullptr;
@@ -51,6 +56,8 @@ func.func private @table_holder() {
 // CPU: HPS_DEFINE_STAGE_ENTRY_POINTS(Stage, "stage_0 on cpu.xeon (1 kernels)")
 
 // GPU: Compiled by nvcc for the GPU, or as C++ for the CPU
+// GPU: static constexpr std::array<uint64_t, 1> kInputBytes{{[{][{]}}512{{[}][}]}};
+// GPU-NEXT: static constexpr std::array<uint64_t, 1> kOutputBytes{{[{][{]}}128{{[}][}]}};
 // GPU: kGemm[0] = std::make_unique<backend::Gemm>(ctx, DType::F32, 8, 4, 16, false, false, 1.000000000e+00f, 1.000000000e+00f, nullptr, Activation{UnaryKind::Relu}, true);
 // GPU-NOT: backend::Unary
 // GPU-NOT: backend::Reshape

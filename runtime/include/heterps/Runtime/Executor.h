@@ -136,18 +136,28 @@ struct ExecutorOptions {
   RemoteStages *remote = nullptr;
 };
 
+/// The bytes of each buffer a stage program reads and writes, in the order
+/// of its C ABI's arrays (StageABI.h's hps_stage_buffers).
+struct StageBuffers {
+  std::vector<uint64_t> inputs, outputs;
+};
+
 /// The replicas of one stage, loaded and created in this process: what the
 /// executor runs per stage, and what a stage rank of an MPI job runs alone.
 class StageProgram {
 public:
   /// Loads stage `index` of `bundle` (its GPU or CPU build as `options`
-  /// say) and creates `replicas` instances; throws Error naming the stage.
+  /// say) and creates `replicas` instances; throws Error naming the stage,
+  /// also when its library (stage ABI 6 and later) does not take buffers of
+  /// its channels' bytes.
   StageProgram(const Bundle &bundle, int index, const ExecutorOptions &options,
                int replicas);
   /// The same for a program of `bundle` that is not a pipeline stage (the
-  /// pass-key program); `spec` must outlive this.
+  /// pass-key program), whose buffers are `buffers`; `spec` must outlive
+  /// this.
   StageProgram(const Bundle &bundle, const StageSpec &spec,
-               const ExecutorOptions &options, int replicas);
+               const StageBuffers &buffers, const ExecutorOptions &options,
+               int replicas);
   ~StageProgram();
   StageProgram(const StageProgram &) = delete;
   StageProgram &operator=(const StageProgram &) = delete;
@@ -165,6 +175,10 @@ private:
   struct Library; // the stage ABI's entry points
   std::unique_ptr<Library> library;
   std::vector<void *> instances;
+
+  /// Throws Error naming the stage unless its library takes `buffers`
+  /// (libraries before stage ABI 6 do not say and are trusted).
+  void checkBuffers(const StageBuffers &buffers) const;
 
   static const void *lookupTable(void *self, const char *name);
   static const float *lookupParameter(void *self, const char *name);

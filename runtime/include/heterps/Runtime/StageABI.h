@@ -17,9 +17,9 @@
 #include <cstddef>
 #include <cstdint>
 
-#define HPS_STAGE_ABI_VERSION 5
+#define HPS_STAGE_ABI_VERSION 6
 /// The oldest stage ABI this runtime loads: each version only appends to
-/// HpsStageConfig.
+/// HpsStageConfig (and ABI 6 adds hps_stage_buffers).
 #define HPS_STAGE_ABI_OLDEST 2
 
 extern "C" {
@@ -122,6 +122,13 @@ struct HpsStageConfig {
 int hps_stage_abi_version(void);
 /// The stage's name and device class as the compiler saw them.
 const char *hps_stage_describe(void);
+/// The bytes of each buffer hps_stage_run reads (`inputs`) and writes
+/// (`outputs`), in the order of its arrays (ABI 6). The compiler writes the
+/// same sizes into the manifest's channels; the runtime checks one against
+/// the other before it creates the stage, so a library that does not
+/// belong to its manifest is refused instead of reading past a buffer.
+void hps_stage_buffers(size_t *inputCount, const uint64_t **inputBytes,
+                       size_t *outputCount, const uint64_t **outputBytes);
 /// Builds kernels, uploads weights; null on failure.
 void *hps_stage_create(const HpsStageConfig *config, char *error,
                        size_t errorBytes);

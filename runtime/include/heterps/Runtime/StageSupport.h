@@ -14,6 +14,7 @@
 #include "heterps/Runtime/StageABI.h"
 #include "heterps/Runtime/Types.h"
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -320,11 +321,20 @@ template <typename F> bool guarded(char *error, size_t errorBytes, F &&body) {
 
 } // namespace heterps::rt::stage
 
-/// The C entry points of StageABI.h for the generated class `StageClass`.
+/// The C entry points of StageABI.h for the generated class `StageClass`,
+/// whose std::array members kInputBytes and kOutputBytes list the bytes of
+/// its buffers.
 #define HPS_DEFINE_STAGE_ENTRY_POINTS(StageClass, description)                 \
   extern "C" {                                                                 \
   int hps_stage_abi_version(void) { return HPS_STAGE_ABI_VERSION; }            \
   const char *hps_stage_describe(void) { return description; }                 \
+  void hps_stage_buffers(size_t *inputCount, const uint64_t **inputBytes,      \
+                         size_t *outputCount, const uint64_t **outputBytes) {  \
+    *inputCount = StageClass::kInputBytes.size();                              \
+    *inputBytes = StageClass::kInputBytes.data();                              \
+    *outputCount = StageClass::kOutputBytes.size();                            \
+    *outputBytes = StageClass::kOutputBytes.data();                            \
+  }                                                                            \
   void *hps_stage_create(const HpsStageConfig *config, char *error,            \
                          size_t errorBytes) {                                  \
     StageClass *stage = nullptr;                                               \
