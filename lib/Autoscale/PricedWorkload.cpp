@@ -172,7 +172,9 @@ fastestWithin(const cost::LayerGraph &graph,
   for (const cost::StagePlan &stage : plan->stages)
     choice.devices[kept[stage.deviceClass]] += stage.replicas;
   // A job trains in steps (the plan's micro-batches, filled and drained
-  // each step), slower than the pipeline full.
+  // each step), slower than the pipeline full. The plan is the fastest
+  // pipeline's: a shallower plan within the budget could step faster, a
+  // choice the table misses (the dynamic program ranks pipelines).
   choice.throughput = plan->stepThroughput;
   for (size_t c = 0; c < cluster.classes.size(); ++c)
     choice.pricePerHour += choice.devices[c] * cluster.classes[c].pricePerHour;

@@ -369,6 +369,13 @@ void NpyFileSet::write(const std::string &path, const HostTensor &tensor) {
 }
 
 void NpyFileSet::commit() {
+  // What would make a rename fail is checked before the first: a path
+  // taken by a directory or other non-file.
+  for (const auto &[temporary, path] : staged) {
+    struct stat status {};
+    if (::lstat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
+      throw Error("cannot write '" + path + "': it exists and is not a file");
+  }
   while (!staged.empty()) {
     auto [temporary, path] = staged.front();
     staged.erase(staged.begin());

@@ -13,7 +13,7 @@
 //   shuffle <0 or 1>
 //   hash-buckets <ids per sparse field; 0: ids fed as they are>
 //   lr-scale <x>
-//   lr-warmup <from> <start step> <end step>   (0 0 0: none)
+//   lr-warmup <from> <start step> <end step>   (none where end <= start)
 //   sparse-staleness <s>
 //   file <path relative to the checkpoint> <bytes> <crc32, 8 hex digits>
 //   ...
@@ -233,7 +233,7 @@ writeCheckpoint(const std::string &directory, const TrainerState &state,
        << "bundle " << state.bundle << "\n"
        << "batch " << state.batch << "\n";
   if (state.recipe) {
-    const TrainerState::Recipe &recipe = *state.recipe;
+    const TrainingRecipe &recipe = *state.recipe;
     const LearningRateSchedule &rate = recipe.learningRate;
     text << std::setprecision(17) << "shuffle " << int(recipe.shuffle) << "\n"
          << "hash-buckets " << recipe.hashBuckets << "\n"

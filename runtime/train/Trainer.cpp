@@ -42,11 +42,18 @@ std::string shortNumber(double value) {
   return text;
 }
 
-/// The learning-rate flags that give `rate`, as a user would write them.
-std::string learningRateFlags(const LearningRateSchedule &rate) {
-  std::string flags = "--lr-scale " + shortNumber(rate.scale);
+/// The learning-rate flags that give `rate`, as a user would write them
+/// (`digits` significant digits).
+std::string learningRateFlags(const LearningRateSchedule &rate,
+                              int digits = 6) {
+  auto number = [&](double value) {
+    char text[40];
+    std::snprintf(text, sizeof text, "%.*g", digits, value);
+    return std::string(text);
+  };
+  std::string flags = "--lr-scale " + number(rate.scale);
   if (rate.warmup())
-    flags += " --lr-warmup " + shortNumber(rate.from) + ":" +
+    flags += " --lr-warmup " + number(rate.from) + ":" +
              std::to_string(rate.start) + ":" + std::to_string(rate.end);
   return flags;
 }
@@ -63,8 +70,8 @@ bool sameSchedule(const LearningRateSchedule &a,
 /// that give every raw value another row are refused, the rest warned
 /// about (a user may mean to change them).
 void checkResumedRecipe(const std::string &checkpoint,
-                        const TrainerState::Recipe &saved,
-                        const TrainerState::Recipe &now, std::ostream &log) {
+                        const TrainingRecipe &saved, const TrainingRecipe &now,
+                        std::ostream &log) {
   if (saved.hashBuckets > 0 && now.hashBuckets > 0 &&
       saved.hashBuckets != now.hashBuckets)
     throw Error("cannot resume from " + checkpoint +
@@ -80,10 +87,16 @@ void checkResumedRecipe(const std::string &checkpoint,
     log << "warning: " << checkpoint << " was trained "
         << (saved.shuffle ? "with" : "without") << " --shuffle, this run "
         << (now.shuffle ? "shuffles" : "does not") << differs;
-  if (!sameSchedule(saved.learningRate, now.learningRate))
+  if (!sameSchedule(saved.learningRate, now.learningRate)) {
+    // Schedules that differ past the short form's digits show all of them.
+    const int digits = learningRateFlags(saved.learningRate) ==
+                               learningRateFlags(now.learningRate)
+                           ? 17
+                           : 6;
     log << "warning: " << checkpoint << " was trained with "
-        << learningRateFlags(saved.learningRate) << ", this run uses "
-        << learningRateFlags(now.learningRate) << differs;
+        << learningRateFlags(saved.learningRate, digits) << ", this run uses "
+        << learningRateFlags(now.learningRate, digits) << differs;
+  }
   if (saved.sparseStaleness != now.sparseStaleness)
     log << "warning: " << checkpoint << " was trained with sparse staleness "
         << saved.sparseStaleness << ", this run uses " << now.sparseStaleness
@@ -545,8 +558,8 @@ TrainSummary Trainer::run() {
   state.bundle = identity;
   state.batch = batch;
   state.position = source->position();
-  state.recipe = TrainerState::Recipe{o.shuffle, source->hashBuckets(),
-                                      o.learningRate, sparseStaleness};
+  state.recipe = TrainingRecipe{o.shuffle, source->hashBuckets(),
+                                o.learningRate, sparseStaleness};
   if (resumed && resumed->state.recipe)
     checkResumedRecipe(resumed->path, *resumed->state.recipe, *state.recipe,
                        log);

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <initializer_list>
 #include <set>
 #include <utility>
 
@@ -39,16 +40,29 @@ uint64_t mix(uint64_t value) {
   return value ^ (value >> 31);
 }
 
-/// A safe name not in `taken` (a suffix ".<index>" resolves collisions of
-/// names that differed only in replaced characters); records it.
+/// A safe name whose forms name + suffix are none of them in `taken` (a
+/// suffix ".<index>", then ".<index>.<n>", resolves collisions of names
+/// that differed only in replaced characters); records those forms.
 std::string uniqueSafeName(const std::string &name, size_t index,
-                           std::set<std::string> &taken) {
-  std::string safe = safeFileName(name);
-  if (!taken.insert(safe).second) {
-    safe += "." + std::to_string(index);
-    taken.insert(safe);
+                           std::set<std::string> &taken,
+                           std::initializer_list<const char *> suffixes = {
+                               ""}) {
+  const std::string safe = safeFileName(name);
+  for (int attempt = 0;; ++attempt) {
+    std::string candidate =
+        attempt == 0 ? safe : safe + "." + std::to_string(index);
+    if (attempt > 1)
+      candidate += "." + std::to_string(attempt - 1);
+    const bool free =
+        std::none_of(suffixes.begin(), suffixes.end(), [&](const char *suffix) {
+          return taken.count(candidate + suffix);
+        });
+    if (free) {
+      for (const char *suffix : suffixes)
+        taken.insert(candidate + suffix);
+      return candidate;
+    }
   }
-  return safe;
 }
 
 /// Copies `message` into a C caller's error buffer.
@@ -438,7 +452,8 @@ void TrainingServer::pushDeferred() {
   } restore{*server, stepScale};
   // A push that fails (a RocksDB or CUDA error) leaves only the pushes not
   // yet applied held back, so that neither a retry nor a checkpoint's copy
-  // applies one twice.
+  // applies a whole push twice (a push that fails part-way, over shards,
+  // is the store's to undo).
   size_t applied = 0;
   try {
     for (; applied < deferred.size(); ++applied)
@@ -1006,10 +1021,12 @@ void TrainingServer::dumpParameters(const std::string &directory) {
   // Every file or, when one cannot be written, none: a failed dump leaves
   // an earlier one in DIR as it was.
   NpyFileSet files;
+  // File names without ".npy": a table's two claimed together, so that no
+  // parameter's name (a parameter 'emb.ids') takes one of them.
   std::set<std::string> taken;
   auto fileFor = [&](const std::string &name, size_t index,
-                     const std::string &suffix) {
-    return (fs::path(directory) / (uniqueSafeName(name, index, taken) + suffix))
+                     std::initializer_list<const char *> suffixes) {
+    return (fs::path(directory) / uniqueSafeName(name, index, taken, suffixes))
         .string();
   };
   for (size_t i = 0; i < spec_.parameters.size(); ++i) {
@@ -1020,7 +1037,7 @@ void TrainingServer::dumpParameters(const std::string &directory) {
     HostTensor tensor(DType::F32, parameter.shape);
     if (tensor.bytes())
       readDenseValues(entry, reinterpret_cast<float *>(tensor.data.data()));
-    files.write(fileFor(parameter.name, i, ".npy"), tensor);
+    files.write(fileFor(parameter.name, i, {""}) + ".npy", tensor);
   }
   for (size_t i = 0; i < spec_.tables.size(); ++i) {
     const TrainableTable &spec = spec_.tables[i];
@@ -1051,7 +1068,8 @@ void TrainingServer::dumpParameters(const std::string &directory) {
       std::memcpy(rowTensor.data.data(), rows.data(), rowTensor.bytes());
     }
     // Both files from one safe name, so they pair up.
-    std::string base = fileFor(spec.name, spec_.parameters.size() + i, "");
+    std::string base =
+        fileFor(spec.name, spec_.parameters.size() + i, {".ids", ".rows"});
     files.write(base + ".ids.npy", idTensor);
     files.write(base + ".rows.npy", rowTensor);
   }

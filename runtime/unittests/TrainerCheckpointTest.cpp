@@ -300,7 +300,7 @@ TEST(TrainerCheckpoint, WritesAndVerifies) {
 TEST(TrainerCheckpoint, RecordsTheFlagsThatChangeTraining) {
   ScratchDirectory scratch(kScratch, "recipe");
   TrainerState state = sampleState(3);
-  TrainerState::Recipe recipe;
+  TrainingRecipe recipe;
   recipe.shuffle = true;
   recipe.hashBuckets = 1000;
   recipe.learningRate.scale = 0.1; // not exact in binary: must round-trip

@@ -505,6 +505,26 @@ TEST(TrainingServer, DumpsParametersAndTouchedRows) {
             std::vector<float>(rows.begin(), rows.begin() + 2)); // id 7
 }
 
+/// A parameter whose name is one of a table's files ('emb.ids') takes it;
+/// the table's two files move aside together, so every file of the dump is
+/// written once.
+TEST(TrainingServer, DumpNamesNeverCollide) {
+  ScratchDirectory scratch(kScratch, "dump-names");
+  Fixture fixture;
+  fixture.spec.parameters[0].name = "emb.ids";
+  auto server = fixture.server();
+  pull(*server, {7});
+  server->dumpParameters(scratch / "dump");
+  HostTensor dense = readTensorFile(scratch / "dump/emb.ids.npy");
+  EXPECT_EQ(dense.shape, (Shape{2, 2}));
+  // The table's are named by its index (after the one parameter's).
+  HostTensor ids = readTensorFile(scratch / "dump/emb.1.ids.npy");
+  EXPECT_EQ(ids.shape, (Shape{1}));
+  HostTensor rows = readTensorFile(scratch / "dump/emb.1.rows.npy");
+  EXPECT_EQ(rows.shape, (Shape{1, 2}));
+  EXPECT_FALSE(fs::exists(scratch / "dump/emb.rows.npy"));
+}
+
 /// Two steps through the pass cache, with duplicate and negative ids, give
 /// the rows, optimizer state and dense values of the direct server, to the
 /// bit, in memory and with the RocksDB tier holding 2 rows per shard; two

@@ -229,6 +229,16 @@ private:
 // Checkpoints (used by Trainer; public for tools and tests)
 //===----------------------------------------------------------------------===//
 
+/// The flags that change what a run's steps compute, which a checkpoint
+/// records so that a resume under others is caught.
+struct TrainingRecipe {
+  bool shuffle = false;
+  /// BatchSource::hashBuckets(): what --hash-buckets resolved to.
+  int64_t hashBuckets = 0;
+  LearningRateSchedule learningRate;
+  int sparseStaleness = 0;
+};
+
 /// What a checkpoint records besides the parameter server.
 struct TrainerState {
   int64_t step = 0;
@@ -239,16 +249,8 @@ struct TrainerState {
   uint64_t seed = 0;
   std::string bundle; // bundleIdentity() of the bundle that trained
   int64_t batch = 0;  // samples per step
-  /// The flags that change what the steps compute (absent from checkpoints
-  /// written before trainer-state version 2).
-  struct Recipe {
-    bool shuffle = false;
-    /// BatchSource::hashBuckets(): what --hash-buckets resolved to.
-    int64_t hashBuckets = 0;
-    LearningRateSchedule learningRate;
-    int sparseStaleness = 0;
-  };
-  std::optional<Recipe> recipe;
+  /// Absent from checkpoints written before trainer-state version 2.
+  std::optional<TrainingRecipe> recipe;
 };
 
 /// A stable identity of a bundle: 16 hex digits of a hash of its
