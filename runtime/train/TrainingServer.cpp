@@ -480,6 +480,8 @@ void TrainingServer::pushSparse(const std::string &serverName,
 }
 
 void TrainingServer::waitForDeferred() {
+  if (restoreFailure)
+    std::rethrow_exception(restoreFailure);
   std::unique_lock<std::mutex> lock(deferredMutex);
   deferredSignal.wait(lock, [&] { return !deferredRunning; });
   if (deferredError)
@@ -833,12 +835,69 @@ void checkNoPass(bool inPass, const char *what) {
 } // namespace
 
 void TrainingServer::setEvalMode(bool eval) {
-  if (eval) {
+  if (eval && !evalMode_.load()) {
     checkNoPass(inPass(), "evaluation");
-    applyDeferredUpdate(); // evaluation sees every finished step
+    // The evaluation sees every finished step, the held-back update too,
+    // and training goes on as without it.
+    waitForDeferred();
+    if (deferredPending && server)
+      showHeldBackUpdate();
+    else
+      applyDeferredUpdate(); // a store of the options' own: applied for good
   }
+  if (!eval && evalMode_.load())
+    hideHeldBackUpdate();
   if (evalMode_.exchange(eval) != eval)
-    ++parameterVersion_; // the training flags read differently
+    ++parameterVersion_; // the training flags (and shown rows) read otherwise
+}
+
+void TrainingServer::showHeldBackUpdate() {
+  std::map<std::string, std::vector<uint64_t>> keysOf;
+  for (const DeferredPush &push : deferred)
+    keysOf[push.table].insert(keysOf[push.table].end(), push.keys.begin(),
+                              push.keys.end());
+  std::vector<RowsBefore> before;
+  for (auto &[table, keys] : keysOf) {
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+    RowsBefore rows{table, std::move(keys), {}};
+    rows.rows.resize(rows.keys.size() * server->rowFloats(table));
+    // The rows exist: the step that pushed to them pulled them.
+    server->pullRows(table, rows.keys.data(), rows.keys.size(),
+                     rows.rows.data());
+    before.push_back(std::move(rows));
+  }
+  heldDuringEvaluation = deferred;
+  heldScaleDuringEvaluation = deferredScale;
+  rowsBeforeEvaluation = std::move(before);
+  try {
+    pushDeferred();
+  } catch (...) {
+    hideHeldBackUpdate();
+    throw;
+  }
+}
+
+void TrainingServer::hideHeldBackUpdate() noexcept {
+  if (rowsBeforeEvaluation.empty() && heldDuringEvaluation.empty())
+    return;
+  try {
+    for (const RowsBefore &rows : rowsBeforeEvaluation)
+      server->writeRows(rows.table, rows.keys.data(), rows.keys.size(),
+                        rows.rows.data());
+  } catch (const std::exception &error) {
+    restoreFailure = std::make_exception_ptr(
+        Error(std::string("the rows an evaluation saw with the held-back "
+                          "sparse update could not be put back: ") +
+              error.what()));
+  } catch (...) {
+    restoreFailure = std::current_exception();
+  }
+  rowsBeforeEvaluation.clear();
+  deferred = std::move(heldDuringEvaluation);
+  heldDuringEvaluation.clear();
+  deferredScale = heldScaleDuringEvaluation;
+  deferredPending = !deferred.empty();
 }
 
 ps::PassCache &TrainingServer::passCache() {

@@ -940,7 +940,9 @@ TEST(TrainingServer, SparseStalenessAppliesSparseUpdatesOneStepLate) {
     synchronous.load(scratch / "ckpt");
     EXPECT_EQ(pull(synchronous, {3}), updated(2));
   }
-  // Whatever else reads the rows applies a held-back update first.
+  // An evaluation sees the held-back update applied; after it the rows
+  // are as before and the update is held back again, so evaluations do
+  // not change training.
   server.beginStep(1);
   pull(server, {3});
   server.pushRows("emb", three.data(), 1, gradient);
@@ -948,6 +950,15 @@ TEST(TrainingServer, SparseStalenessAppliesSparseUpdatesOneStepLate) {
   server.setEvalMode(true);
   EXPECT_EQ(pull(server, {3}), updated(3));
   server.setEvalMode(false);
+  EXPECT_EQ(pull(server, {3}), updated(2));
+  server.setEvalMode(true);
+  EXPECT_EQ(pull(server, {3}), updated(3));
+  server.setEvalMode(false);
+  // The next step's pull reads the rows before it, and starts it.
+  server.beginStep(1);
+  EXPECT_EQ(pull(server, {3}), updated(2));
+  server.finishStep(1);
+  EXPECT_EQ(pull(server, {3}), updated(3));
 
   // Every micro-batch must pull alike: a step with more pulls is refused.
   server.beginStep(1);

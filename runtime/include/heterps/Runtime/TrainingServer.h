@@ -316,6 +316,13 @@ private:
   /// Waits for a deferred update running on its own thread; rethrows its
   /// error.
   void waitForDeferred();
+  /// For an evaluation: applies the held-back update after keeping the rows
+  /// it changes, so the evaluation sees every finished step.
+  void showHeldBackUpdate();
+  /// After it: puts those rows back and holds the update back again, so
+  /// evaluations do not change training. Never throws; a failure poisons
+  /// the server (restoreFailure).
+  void hideHeldBackUpdate() noexcept;
   /// Restores the held-back update a checkpoint in `directory` saved, if
   /// any (applied at once without sparse staleness or with a pass cache).
   void loadHeldBackUpdate(const std::string &directory);
@@ -371,6 +378,19 @@ private:
   bool deferredRequested = false, deferredRunning = false,
        deferredStopping = false;
   std::exception_ptr deferredError;
+  // An evaluation's view of a held-back update: the whole rows (weights and
+  // optimizer state) it changed as they were, per table, and the update.
+  struct RowsBefore {
+    std::string table; // server name
+    std::vector<uint64_t> keys;
+    std::vector<float> rows;
+  };
+  std::vector<RowsBefore> rowsBeforeEvaluation;
+  std::vector<DeferredPush> heldDuringEvaluation;
+  float heldScaleDuringEvaluation = 1.0f;
+  /// Rows an evaluation changed could not be put back: every later step,
+  /// checkpoint and evaluation fails with it.
+  std::exception_ptr restoreFailure;
   std::atomic<int64_t> pullsThisStep{0};
   std::atomic<int64_t> expectedPulls{-1};
   int64_t pullsPerMicroBatch = -1; // learned from the first training step
