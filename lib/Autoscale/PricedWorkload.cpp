@@ -273,16 +273,22 @@ Expected<RateTable> buildRateTable(const CtrModelSize &size,
     table.whole[c].assign(cluster.classes[c].count + 1, 0.0);
     if (cluster.classes[c].kind != cluster::DeviceKind::GPU)
       continue;
+    // Counts on the budget grid (1, 2, 4, ..., the class's count: what
+    // jobs ask for); a count between two takes the lower one's plan, still
+    // available on more GPUs (held, idle).
+    const std::vector<int> grid = budgetGrid(cluster.classes[c].count);
     for (unsigned g = 1; g <= cluster.classes[c].count; ++g) {
+      table.whole[c][g] = table.whole[c][g - 1];
+      if (!llvm::is_contained(grid, int(g)))
+        continue;
       std::vector<int> budget(numClasses, 0);
       budget[c] = g;
       auto choice = fastestWithin(graph, cluster, budget, strategy);
       if (!choice)
         return choice.takeError();
       ++table.plansSolved;
-      table.whole[c][g] = *choice ? (*choice)->throughput : 0.0;
-      // A plan on fewer GPUs is still available on more (held, idle).
-      table.whole[c][g] = std::max(table.whole[c][g], table.whole[c][g - 1]);
+      if (*choice)
+        table.whole[c][g] = std::max(table.whole[c][g], (*choice)->throughput);
     }
   }
   return table;

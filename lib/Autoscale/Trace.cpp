@@ -315,6 +315,8 @@ Expected<std::vector<WorkloadJob>> parseWorkload(StringRef text,
       return time.takeError();
     if (*time < 0)
       return fileError(file, row.line, "column 'time' is negative");
+    if (*time > kMostSubmitSeconds)
+      return fileError(file, row.line, "column 'time' is past 1e8 s (3 years)");
     job.submitTime = *time;
     job.application = row.cells[column(*table, "application")].str();
     if (!is_contained(traceApplications(), StringRef(job.application)))
@@ -419,6 +421,12 @@ generateWorkload(const GeneratorOptions &options) {
     std::discrete_distribution<size_t> pickRequest(w.begin(), w.end());
     const Request &request = choices[pickRequest(rng)];
     job.name = job.application + "-" + std::to_string(i);
+    if (time > kMostSubmitSeconds)
+      return createStringError(
+          inconvertibleErrorCode(),
+          "--rate %g spreads %d jobs past 1e8 s (3 years); give a higher "
+          "rate or fewer jobs",
+          options.ratePerHour, options.jobs);
     job.submitTime = std::round(time);
     job.gpus = request.gpus;
     job.batch = request.batch;

@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Cluster/ClusterSpec.h"
+#include "heterps/Cluster/YamlLimits.h"
 
 #include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -171,6 +173,9 @@ bool ClusterParser::copy(yaml::Node *node, YNode &out) {
       if (!copy(&item, out.items.back()))
         return false;
     }
+  } else if (auto *block = dyn_cast<yaml::BlockScalarNode>(node)) {
+    out.kind = YNode::Scalar;
+    out.value = block->getValue().str();
   } else if (isa<yaml::NullNode>(node)) {
     out.kind = YNode::Null;
   } else {
@@ -196,6 +201,11 @@ bool ClusterParser::number(const YNode *node, StringRef field, double &out) {
     return false;
   if (StringRef(text).trim().getAsDouble(out) || !std::isfinite(out))
     return error(node, "'" + field + "' must be a number, got '" + text + "'");
+  // Speeds, sizes and times of 1e-9 or less make the plans' times overflow.
+  if (out != 0 && std::abs(out) < 1e-9)
+    return error(node, "'" + field + "' of " + text +
+                           " is too small: give 0 or a number of at least "
+                           "1e-9");
   return true;
 }
 
@@ -264,6 +274,16 @@ bool ClusterParser::parseClass(const YNode *node, ClusterSpec &spec) {
   std::string what = "device class '" + cls.name + "'";
   if (cls.name.empty())
     return error(map["name"], "device class name is empty");
+  // Class names reach generated code, file names and messages.
+  if (auto bad = llvm::find_if(cls.name,
+                               [](char c) {
+                                 return !isAlnum(c) && c != '.' && c != '_' &&
+                                        c != '-';
+                               });
+      bad != cls.name.end())
+    return error(map["name"], "device class name '" + cls.name +
+                                  "' holds a character other than letters, "
+                                  "digits, '.', '_' and '-'");
   if (cls.name == kParameterServerEndpoint)
     return error(map["name"],
                  "'" + cls.name + "' is reserved for the parameter server");
@@ -311,6 +331,11 @@ bool ClusterParser::parseClass(const YNode *node, ClusterSpec &spec) {
     return false;
   if (cls.count == 0)
     return error(map["count"], "'count' of " + what + " must be at least 1");
+  // Planners and schedulers keep per-device state; a class far beyond any
+  // cluster is a typo.
+  if (cls.count > kMostDevicesPerClass)
+    return error(map["count"], "'count' of " + what + " must be at most " +
+                                   Twine(kMostDevicesPerClass));
   if (map.count("per_machine")) {
     if (!unsignedNumber(map["per_machine"], "per_machine", cls.perMachine))
       return false;
@@ -481,6 +506,9 @@ Expected<ClusterSpec> ClusterParser::parse() {
       return false;
     if (map.count("name") && !scalar(map["name"], "name", spec.name))
       return false;
+    if (llvm::any_of(spec.name, [](char c) { return isPrint(c) == 0; }))
+      return error(map["name"], "the cluster's name holds a control "
+                                "character");
 
     const YNode *classes = map["device_classes"];
     if (classes->kind != YNode::Sequence)
@@ -520,15 +548,14 @@ Expected<ClusterSpec> ClusterParser::parse() {
 
 Expected<ClusterSpec> heterps::cluster::parseClusterSpec(StringRef yamlText,
                                                          StringRef bufferName) {
+  if (Error error = checkYamlNesting(yamlText, bufferName))
+    return std::move(error);
   return ClusterParser(yamlText, bufferName).parse();
 }
 
 Expected<ClusterSpec> heterps::cluster::loadClusterSpec(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
-      MemoryBuffer::getFile(path, /*IsText=*/true);
-  if (!file)
-    return createStringError(
-        file.getError(), "cannot read cluster file '%s': %s",
-        path.str().c_str(), file.getError().message().c_str());
-  return parseClusterSpec((*file)->getBuffer(), path);
+  Expected<std::string> text = readYamlFile(path, "cluster file");
+  if (!text)
+    return text.takeError();
+  return parseClusterSpec(*text, path);
 }

@@ -137,17 +137,19 @@ Error inlineExternalData(StringRef path, onnx::GraphProto &graph) {
   for (onnx::TensorProto &tensor : *graph.mutable_initializer()) {
     if (tensor.data_location() != onnx::TensorProto::EXTERNAL)
       continue;
+    std::string what = "external data of initializer '" + tensor.name() + "'";
     std::string location;
     int64_t offset = 0, length = -1;
     for (const auto &entry : tensor.external_data()) {
-      if (entry.key() == "location")
+      if (entry.key() == "location") {
         location = entry.value();
-      else if (entry.key() == "offset")
-        offset = std::stoll(entry.value());
-      else if (entry.key() == "length")
-        length = std::stoll(entry.value());
+      } else if (entry.key() == "offset" || entry.key() == "length") {
+        int64_t &value = entry.key() == "offset" ? offset : length;
+        if (StringRef(entry.value()).getAsInteger(10, value) || value < 0)
+          return what + ": its " + entry.key() + " '" + entry.value() +
+                 "' is not a byte count";
+      }
     }
-    std::string what = "external data of initializer '" + tensor.name() + "'";
     if (location.empty())
       return what + " has no location";
     if (sys::path::is_absolute(location) || StringRef(location).contains(".."))
@@ -165,7 +167,7 @@ Error inlineExternalData(StringRef path, onnx::GraphProto &graph) {
     int64_t size = (*buffer)->getBufferSize();
     if (length < 0)
       length = size - offset;
-    if (offset < 0 || offset + length > size)
+    if (offset > size || length > size - offset)
       return what + ": '" + std::string(file) + "' holds " +
              std::to_string(size) + " bytes, fewer than offset " +
              std::to_string(offset) + " + length " + std::to_string(length);
@@ -446,6 +448,16 @@ Error checkAndInferAtKnownIR(onnx::ModelProto &model) {
     } catch (const std::exception &e) {
       return describeONNXNode(node, i) + " is invalid: " + e.what();
     }
+    // ONNX's convolution and pooling shape inference divides by these
+    // unchecked (a stride of 0 is SIGFPE).
+    for (const onnx::AttributeProto &attribute : node.attribute())
+      if (attribute.name() == "strides" || attribute.name() == "dilations" ||
+          attribute.name() == "kernel_shape")
+        for (int64_t value : attribute.ints())
+          if (value < 1)
+            return describeONNXNode(node, i) + " is invalid: its '" +
+                   attribute.name() + "' holds " + std::to_string(value) +
+                   "; every one must be at least 1";
     for (const std::string &output : node.output())
       scope.add(output);
   }

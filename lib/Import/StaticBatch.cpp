@@ -85,8 +85,11 @@ void setIntAttribute(onnx::NodeProto &node, const std::string &name,
 Error prepareStaticBatch(onnx::ModelProto &model, int64_t batch,
                          const std::function<Error(onnx::ModelProto &)> &infer,
                          LoadedModel &result, StaticBatchCarriers &carriers) {
-  if (batch <= 0)
+  if (batch == 0)
     return "--static-batch needs --batch";
+  if (batch < 0)
+    return "--static-batch: --batch " + std::to_string(batch) +
+           " must be at least 1";
   onnx::ModelProto probe = model;
   if (Error error = infer(probe); !error.empty())
     return error;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Jobs/JobSpec.h"
+#include "heterps/Cluster/YamlLimits.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -367,22 +368,22 @@ template <> struct MappingTraits<RawJob> {
 namespace heterps::jobs {
 
 Expected<JobSpec> parseJobFile(const std::string &path) {
-  auto buffer = MemoryBuffer::getFile(path);
-  if (!buffer)
-    return createStringError(buffer.getError(), "cannot read job file '%s': %s",
-                             path.c_str(), buffer.getError().message().c_str());
+  Expected<std::string> text = cluster::readYamlFile(path, "job file");
+  if (!text)
+    return text.takeError();
   std::string diagnostics;
   RawJob raw;
   {
-    yaml::Input input((*buffer)->getMemBufferRef(), nullptr,
-                      [](const SMDiagnostic &diag, void *context) {
-                        auto *out = static_cast<std::string *>(context);
-                        if (!out->empty())
-                          return;
-                        raw_string_ostream os(*out);
-                        diag.print(nullptr, os, /*ShowColors=*/false);
-                      },
-                      &diagnostics);
+    yaml::Input input(
+        MemoryBufferRef(*text, path), nullptr,
+        [](const SMDiagnostic &diag, void *context) {
+          auto *out = static_cast<std::string *>(context);
+          if (!out->empty())
+            return;
+          raw_string_ostream os(*out);
+          diag.print(nullptr, os, /*ShowColors=*/false);
+        },
+        &diagnostics);
     input >> raw;
     if (input.error()) {
       if (diagnostics.empty())

@@ -354,14 +354,33 @@ std::string StageProgram::run(int replica, int64_t microBatch,
 /// 4 only within an eighth of the machine's memory (a frame holds every
 /// channel of a micro-batch).
 static size_t framesFor(const Bundle &bundle, const ExecutorOptions &options) {
-  if (options.framesInFlight > 0)
-    return size_t(options.framesInFlight);
+  if (options.framesInFlight < 0)
+    throw Error("--frames " + std::to_string(options.framesInFlight) +
+                " must be at least 0 (0: as the stages need)");
+  if (options.threadsPerStage < 0)
+    throw Error("--threads " + std::to_string(options.threadsPerStage) +
+                " must be at least 0 (0: the backend's default)");
   size_t replicas = 0;
   for (const StageSpec &stage : bundle.stages())
     replicas += stage.replicas;
   double frameBytes = 0;
   for (const ChannelSpec &channel : bundle.channels())
     frameBytes += double(channel.bytes());
+  if (options.framesInFlight > 0) {
+    // Asked for: refused where the frames alone would take half the
+    // machine's memory, instead of being killed for it.
+    if (options.framesInFlight > 65536)
+      throw Error("--frames " + std::to_string(options.framesInFlight) +
+                  " is more than 65536 micro-batches in flight");
+    const double bytes = double(options.framesInFlight) * frameBytes;
+    const double memory = machineMemoryBytes();
+    if (memory > 0 && bytes > memory / 2)
+      throw Error("--frames " + std::to_string(options.framesInFlight) +
+                  " would hold " + std::to_string(int64_t(bytes / (1 << 20))) +
+                  " MiB of micro-batches, more than half of this machine's "
+                  "memory; give fewer");
+    return size_t(options.framesInFlight);
+  }
   const double budget = machineMemoryBytes() / 8;
   const size_t affordable =
       frameBytes > 0 && budget > 0 ? size_t(budget / frameBytes) : replicas + 1;
@@ -383,11 +402,12 @@ struct Executor::Impl {
 
   void start() {
     const auto &stages = bundle.stages();
+    // First: the options' errors come before any stage loads.
+    const size_t inFlight = framesFor(bundle, options);
     if (!options.remote)
       for (size_t s = 0; s < stages.size(); ++s)
         programs.push_back(std::make_unique<StageProgram>(
             bundle, static_cast<int>(s), options, stages[s].replicas));
-    const size_t inFlight = framesFor(bundle, options);
     // Remote stages schedule themselves: no queues, no replica threads.
     if (!options.remote)
       for (size_t i = 0; i < stages.size(); ++i)

@@ -25,6 +25,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -126,6 +127,18 @@ struct Flags {
     }
     return true;
   }
+  /// A given flag's value within [low, high] (what keeps a simulation of
+  /// years of intervals from running for hours).
+  bool within(StringRef name, double value, double low, double high,
+              StringRef unit) {
+    if (!has(name) || (value >= low && value <= high))
+      return true;
+    raw_string_ostream os(error);
+    error.clear();
+    os << "--" << name << ": '" << get(name) << "' is outside "
+       << format("%g", low) << " to " << format("%g", high) << " " << unit;
+    return false;
+  }
   bool integer(StringRef name, int64_t &out) {
     if (!has(name))
       return true;
@@ -157,7 +170,9 @@ int simulatePricedCommand(ArrayRef<std::string> args) {
       !flags.number("interval", base.interval) ||
       !flags.number("resize-cost", base.resizeCost, true) ||
       !flags.number("hysteresis", base.hysteresis, true) ||
-      !flags.number("horizon", base.horizon, true))
+      !flags.number("horizon", base.horizon, true) ||
+      !flags.within("rate", mix.ratePerHour, 0.01, 1e6, "jobs per hour") ||
+      !flags.within("interval", base.interval, 1, 86400, "seconds"))
     return fail("simulate", flags.error);
   if (jobs > 100000)
     return fail("simulate", "--priced-mix: at most 100000 jobs");
@@ -282,7 +297,9 @@ int simulateCommand(ArrayRef<std::string> args) {
       !flags.number("hysteresis", base.hysteresis, true) ||
       !flags.number("horizon", base.horizon, true) ||
       !flags.number("nodes", nodes) || !flags.number("gpus-per-node", gpus) ||
-      !flags.number("max-gpus-per-job", maxPerJob, true))
+      !flags.number("max-gpus-per-job", maxPerJob, true) ||
+      !flags.within("load", base.load, 0.01, 100, "times the trace's rate") ||
+      !flags.within("interval", base.interval, 1, 86400, "seconds"))
     return fail("simulate", flags.error);
   if (nodes != std::floor(nodes) || gpus != std::floor(gpus) ||
       maxPerJob != std::floor(maxPerJob) || nodes > 4096 || gpus > 64)
@@ -362,25 +379,32 @@ int generateCommand(ArrayRef<std::string> args) {
   GeneratorOptions options;
   int64_t jobs = 0, seed = 1;
   if (!flags.integer("jobs", jobs) ||
-      !flags.number("rate", options.ratePerHour))
+      !flags.number("rate", options.ratePerHour) ||
+      !flags.within("rate", options.ratePerHour, 0.01, 1e6, "jobs per hour"))
     return fail("generate", flags.error);
-  if (flags.has("seed") && StringRef(flags.get("seed")).getAsInteger(10, seed))
-    return fail("generate",
-                "--seed: '" + flags.get("seed") + "' is not an integer");
+  if (flags.has("seed") &&
+      (StringRef(flags.get("seed")).getAsInteger(10, seed) || seed < 0))
+    return fail("generate", "--seed: '" + flags.get("seed") +
+                                "' is not a non-negative integer");
   if (jobs > 1000000)
     return fail("generate", "--jobs: at most 1000000");
   options.jobs = int(jobs);
   options.seed = uint64_t(seed);
   if (flags.has("mix")) {
+    const std::string mix = flags.get("mix");
     SmallVector<StringRef> parts;
-    StringRef(flags.get("mix")).split(parts, ',', -1, false);
+    StringRef(mix).split(parts, ',', -1, false);
+    if (parts.empty())
+      return fail("generate", "--mix: give app=weight,...");
     for (StringRef part : parts) {
       auto [app, weight] = part.split('=');
       double w;
-      if (weight.trim().getAsDouble(w))
+      if (weight.trim().getAsDouble(w) || !std::isfinite(w))
         return fail("generate",
-                    "--mix: expected app=weight, got '" + part + "'");
-      options.mix[app.trim().str()] = w;
+                    "--mix: expected app=weight, got '" + part.str() + "'");
+      if (!options.mix.emplace(app.trim().str(), w).second)
+        return fail("generate",
+                    "--mix: '" + app.trim().str() + "' is given twice");
     }
   }
   auto workload = generateWorkload(options);

@@ -187,6 +187,24 @@ TEST(ClusterSpec, ErrorsNameFileLineAndProblem) {
       {"missing network",
        std::string(kValid).substr(0, std::string(kValid).find("network:")),
        "bad.yaml:1:1:", "missing required field 'network'"},
+      {"huge count", edited("count: 4", "count: 2147483647"), "bad.yaml:9:12:",
+       "'count' of device class 'cpu.a' must be at most "
+       "10000"},
+      {"quote in a class name", edited("name: cpu.a", "name: 'cpu.a\"b'"),
+       "bad.yaml:3:11:", "holds a character other than letters, digits"},
+      {"subnormal speed", edited("peak_gflops: 1000", "peak_gflops: 1e-320"),
+       "bad.yaml:5:18:", "is too small"},
+      {"deep flow nesting",
+       edited("name: test",
+              "name: " + std::string(100000, '[') + std::string(100000, ']')),
+       "bad.yaml:1:71:",
+       "nested too deeply (more than 64 levels of [ ] and "
+       "{ })"},
+      {"deep block nesting",
+       edited("name: test", "name:\n" + std::string(2000, ' ') + "x: 1"),
+       "bad.yaml:2:2001:",
+       "nested too deeply (a line starts more than 1024 "
+       "columns in)"},
   };
   for (const BadCase &bad : cases) {
     std::string message = errorOf(bad.text);
@@ -195,6 +213,14 @@ TEST(ClusterSpec, ErrorsNameFileLineAndProblem) {
     EXPECT_NE(message.find(bad.message), std::string::npos)
         << bad.what << ": " << message;
   }
+}
+
+TEST(ClusterSpec, BlockScalarsAreScalars) {
+  llvm::Expected<ClusterSpec> spec = parseClusterSpec(
+      edited("price_per_hour: 1.5", "price_per_hour: |\n      1.25"),
+      "ok.yaml");
+  ASSERT_TRUE(!!spec) << llvm::toString(spec.takeError());
+  EXPECT_DOUBLE_EQ(spec->classes[0].pricePerHour, 1.25);
 }
 
 TEST(ClusterSpec, SyntaxErrorLine) {

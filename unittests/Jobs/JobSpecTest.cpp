@@ -38,6 +38,10 @@ protected:
       *out = *job;
     return "";
   }
+  std::string parseDirectoryAsJobFile() {
+    llvm::Expected<JobSpec> job = parseJobFile(path("b"));
+    return job ? "" : llvm::toString(job.takeError());
+  }
   llvm::SmallString<128> directory;
 };
 
@@ -133,6 +137,17 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
   error = errorFor("name: ctr", "name: a b");
   EXPECT_NE(error.find("name 'a b' must be"), std::string::npos) << error;
   EXPECT_NE(parse("- a list\n"), "");
+  // Nested 100,000 deep: LLVM's YAML reader would overflow the stack.
+  error = errorFor("name: ctr", "name: " + std::string(100000, '[') +
+                                    std::string(100000, ']'));
+  EXPECT_NE(error.find("job.yaml:1:71: error: nested too deeply"),
+            std::string::npos)
+      << error;
+  error = parseDirectoryAsJobFile();
+  EXPECT_NE(error.find("cannot read job file '" + path("b") +
+                       "': not a regular file"),
+            std::string::npos)
+      << error;
 }
 
 TEST_F(JobFileTest, ShapesMustFitTheBundlesBatch) {

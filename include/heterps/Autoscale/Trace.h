@@ -78,6 +78,10 @@ parseValidation(llvm::StringRef text, llvm::StringRef file);
 //===----------------------------------------------------------------------===//
 
 /// One job of a workload (workloads/workload-N.csv).
+/// The latest submit time a workload may hold, in seconds (3.2 years): the
+/// simulators step through every interval up to it.
+inline constexpr double kMostSubmitSeconds = 1e8;
+
 struct WorkloadJob {
   std::string name;
   double submitTime = 0; // seconds from the start

@@ -57,6 +57,9 @@ struct LinkParams {
   }
 };
 
+/// The most devices a class may count (a cluster file's `count`).
+inline constexpr unsigned kMostDevicesPerClass = 10000;
+
 /// The endpoint name that stands for the parameter server in links.
 inline constexpr llvm::StringLiteral kParameterServerEndpoint = "ps";
 

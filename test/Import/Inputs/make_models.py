@@ -46,6 +46,27 @@ def external_data(out):
                     size_threshold=0)
 
 
+def external_bad_length(out):
+    """external_data's model with a length that is not a byte count."""
+    external_data(out)
+    model = onnx.load(os.path.join(out, "external.onnx"), load_external_data=False)
+    for entry in model.graph.initializer[0].external_data:
+        if entry.key == "length":
+            entry.value = "18446744073709551615"
+    onnx.save(model, os.path.join(out, "bad_length.onnx"))
+
+
+def zero_stride(out):
+    """A convolution with a stride of 0 (ONNX's shape inference divides by it)."""
+    w = numpy_helper.from_array(np.ones((1, 1, 3, 3), dtype=np.float32), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["y"], name="conv", strides=[0, 1])], "stride",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 8, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "zero_stride.onnx"), check=False)
+
+
 def old_ir(out):
     """IR 3: initializers are also listed as graph inputs."""
     w = numpy_helper.from_array(np.full((4, 3), 0.5, dtype=np.float32), "w")

@@ -18,6 +18,9 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cmath>
+#include <utility>
+
 namespace heterps::hps {
 #define GEN_PASS_DEF_HPSAUTODIFF
 #include "heterps/Dialect/HPS/Transforms/Passes.h.inc"
@@ -133,6 +136,14 @@ LogicalResult AutodiffPass::run() {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.isExternal())
     return module.emitError("hps-autodiff: the module has no @main to train");
+  // The parameter server refuses these too, but only when a run starts.
+  for (auto [name, value] :
+       {std::pair<const char *, double>{"learning-rate", learningRate},
+        {"momentum", momentum}})
+    if (!std::isfinite(value) || value < 0)
+      return module.emitError("hps-autodiff: ")
+             << name << " " << value
+             << " must be a finite number of at least 0";
 
   std::optional<LossKind> kind =
       llvm::StringSwitch<std::optional<LossKind>>(loss)

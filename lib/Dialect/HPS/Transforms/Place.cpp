@@ -183,7 +183,7 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
         // At the op's location, without the op: MLIR would print a whole
         // function (thousands of lines on a deep model) under the warning.
         emitWarning(main.getLoc())
-            << "no plan fits the cluster at " << batch
+            << "no plan fits the cluster at " << int64_t(batch)
             << " samples per step: " << plan->infeasibleReason;
         return;
       }
