@@ -155,6 +155,17 @@ struct Flags {
 /// (docs/Autoscaler.md, "Heterogeneous, priced"): a generated mix of HeterPS
 /// CTR jobs under the allocator's objectives and the whole-GPU baseline.
 int simulatePricedCommand(ArrayRef<std::string> args) {
+  // The trace simulation's flags, given with --cluster.
+  for (const std::string &arg : args)
+    for (StringRef traceOnly : {"--workload", "--traces", "--policy", "--load",
+                                "--nodes", "--gpus-per-node",
+                                "--max-gpus-per-job", "--per-job"})
+      if (StringRef(arg) == traceOnly || StringRef(arg).starts_with(
+                                             (traceOnly + "=").str()))
+        return fail("simulate", traceOnly.str() +
+                                    " is for a trace's simulation (--workload); "
+                                    "with --cluster the policies are "
+                                    "--objective value|cost|baseline|all");
   Flags flags;
   if (!flags.parse(args,
                    {"cluster", "priced-mix", "seed", "rate", "objective",
