@@ -336,6 +336,10 @@ Expected<std::vector<WorkloadJob>> parseWorkload(StringRef text,
                        "column 'num_replicas': must be a positive count");
     if (*batch <= 0)
       return fileError(file, row.line, "column 'batch_size': must be positive");
+    // Far past any trace's batch, where the model's rates round to nothing.
+    if (*batch > 100'000'000)
+      return fileError(file, row.line,
+                       "column 'batch_size': more than 100000000 samples");
     job.gpus = *gpus;
     job.batch = *batch;
     jobs.push_back(std::move(job));

@@ -157,15 +157,16 @@ struct Flags {
 int simulatePricedCommand(ArrayRef<std::string> args) {
   // The trace simulation's flags, given with --cluster.
   for (const std::string &arg : args)
-    for (StringRef traceOnly : {"--workload", "--traces", "--policy", "--load",
-                                "--nodes", "--gpus-per-node",
-                                "--max-gpus-per-job", "--per-job"})
-      if (StringRef(arg) == traceOnly || StringRef(arg).starts_with(
-                                             (traceOnly + "=").str()))
-        return fail("simulate", traceOnly.str() +
-                                    " is for a trace's simulation (--workload); "
-                                    "with --cluster the policies are "
-                                    "--objective value|cost|baseline|all");
+    for (StringRef traceOnly :
+         {"--workload", "--traces", "--policy", "--load", "--nodes",
+          "--gpus-per-node", "--max-gpus-per-job", "--per-job"})
+      if (StringRef(arg) == traceOnly ||
+          StringRef(arg).starts_with((traceOnly + "=").str()))
+        return fail("simulate",
+                    traceOnly.str() +
+                        " is for a trace's simulation (--workload); "
+                        "with --cluster the policies are "
+                        "--objective value|cost|baseline|all");
   Flags flags;
   if (!flags.parse(args,
                    {"cluster", "priced-mix", "seed", "rate", "objective",
