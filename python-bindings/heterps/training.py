@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import tempfile
 import warnings
@@ -113,6 +114,19 @@ def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.Tempor
     return "", files
 
 
+def _integer(name: str, value: Any, minimum: int = -(2 ** 63),
+             maximum: int = 2 ** 63) -> int:
+    """`value` as an int for the trainer, or an error naming `name`:
+    floats, strings and bools are not counts (int() would silently take
+    3.5 as 3 and "128" as 128)."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    number = operator.index(value)
+    if not minimum <= number < maximum:
+        raise ValueError(f"{name}={number} is outside [{minimum}, {maximum})")
+    return number
+
+
 def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
           batch: int = 0, log_every: int = 100, eval: Optional[Data] = None,
           eval_every: int = 0, seed: int = 1, shuffle: bool = False, threads: int = 0,
@@ -132,18 +146,22 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
         data_file, data_inputs = _files(data, "data", scratch)
         eval_file, eval_inputs = _files(eval, "eval", scratch)
         native = _heterps.Training(
-            directory, data_file, data_inputs, eval_file, eval_inputs, int(batch),
-            int(steps), int(samples), int(log_every), int(eval_every), int(seed),
-            bool(shuffle), int(threads), bool(gpu_stages_on_cpu), int(hash_buckets),
+            directory, data_file, data_inputs, eval_file, eval_inputs,
+            _integer("batch", batch), _integer("steps", steps),
+            _integer("samples", samples), _integer("log_every", log_every),
+            _integer("eval_every", eval_every), _integer("seed", seed, 0, 2 ** 64),
+            bool(shuffle), _integer("threads", threads, 0, 4097), bool(gpu_stages_on_cpu),
+            _integer("hash_buckets", hash_buckets),
             os.fspath(checkpoint_dir) if checkpoint_dir is not None else "",
             str(checkpoint_every) if checkpoint_every is not None else "",
             bool(resume),
             os.fspath(dump_parameters) if dump_parameters is not None else "",
-            None if pass_steps is None else int(pass_steps),
+            None if pass_steps is None else _integer("pass_steps", pass_steps),
             str(pass_memory) if pass_memory is not None else "",
             None if pass_cache_device is None else str(pass_cache_device),
-            None if sparse_staleness is None else int(sparse_staleness),
-            int(ps_memory_rows),
+            None if sparse_staleness is None
+            else _integer("sparse_staleness", sparse_staleness),
+            _integer("ps_memory_rows", ps_memory_rows),
             os.fspath(ps_storage_dir) if ps_storage_dir is not None else "",
             bool(dense_parameters_on_gpu))
     except BaseException:

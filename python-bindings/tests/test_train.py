@@ -72,6 +72,16 @@ def test_training_errors(training_bundle, compiled):
         list(training_bundle.train(data, steps=1))
     with pytest.raises(TypeError, match=r"Criteo TSV path or a dict"):
         training_bundle.train(42, steps=1)
+    # Counts are integers, named when not: int() would take 3.5 as 3.
+    with pytest.raises(TypeError, match=r"steps must be an integer, got 3\.5"):
+        training_bundle.train(task(64, 4), steps=3.5)
+    with pytest.raises(TypeError, match=r"batch must be an integer, got '64'"):
+        training_bundle.train(task(64, 4), steps=1, batch="64")
+    with pytest.raises(ValueError, match=r"seed=-1 is outside \[0, "):
+        training_bundle.train(task(64, 4), steps=1, seed=-1)
+    with pytest.raises(ValueError, match=r"threads=1099511627776 is outside"):
+        training_bundle.train(task(64, 4), steps=1, threads=2 ** 40)
+    assert next(iter(training_bundle.train(task(64, 4), steps=np.int64(1))))
 
 
 def test_ctrl_c_stops_training(training_bundle, tmp_path):

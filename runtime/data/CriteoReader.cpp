@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace heterps::rt::data {
 
@@ -126,6 +127,11 @@ CriteoReader::CriteoReader(const std::string &path, ReaderOptions options)
   file_ = std::fopen(path_.c_str(), "rb");
   if (!file_)
     throw Error("CriteoReader: cannot open '" + path_ + "': " + errnoText());
+  struct stat status {};
+  if (::fstat(::fileno(file_), &status) == 0 && S_ISDIR(status.st_mode)) {
+    std::fclose(file_);
+    throw Error("CriteoReader: '" + path_ + "' is a directory, not a file");
+  }
   // We do our own buffering in big chunks; stdio's would be a second copy.
   std::setvbuf(file_, nullptr, _IONBF, 0);
   if (fseeko(file_, 0, SEEK_END) != 0) {
@@ -248,7 +254,7 @@ bool CriteoReader::parseLine(const char *line, size_t length, CtrBatch &batch,
       if (!delimited(p))
         return fail(MalformedReason::FieldCount);
     } else {
-      int64_t x;
+      int64_t x = 0;
       auto [next, ec] = std::from_chars(p, end, x);
       if (ec != std::errc() || !delimited(next))
         return fail(MalformedReason::BadInteger);

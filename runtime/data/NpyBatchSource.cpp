@@ -145,7 +145,7 @@ NpyBatchSource::NpyBatchSource(const std::vector<InputSpec> &specs,
     arrays.push_back(std::move(array));
     files.push_back(input);
   }
-  restart();
+  NpyBatchSource::restart(); // no subclass is built yet
 }
 
 int64_t NpyBatchSource::next(int64_t want, std::vector<HostTensor> &inputs) {
@@ -253,6 +253,20 @@ void NpyBatchSource::checkClassIds(int input, int64_t classes) const {
                   " has class id " + std::to_string(ids[i]) + ", outside [0, " +
                   std::to_string(classes) + ") of the prediction's " +
                   std::to_string(classes) + " classes");
+}
+
+void NpyBatchSource::checkProbabilities(int input) const {
+  const MappedNpy &array = arrays.at(size_t(input));
+  if (array.dtype != DType::F32)
+    return; // the input's dtype was checked against the bundle's
+  const auto *values = reinterpret_cast<const float *>(array.data());
+  const size_t count = size_t(array.bytes() / sizeof(float));
+  for (size_t i = 0; i < count; ++i)
+    if (!(values[i] >= 0 && values[i] <= 1))
+      throw Error(flag + " " + files[input].name + "=" + files[input].path +
+                  ": sample " + std::to_string(i / (count / size_t(rows))) +
+                  " has label " + std::to_string(values[i]) +
+                  ", outside [0, 1] of a binary cross-entropy's labels");
 }
 
 } // namespace heterps::rt::data

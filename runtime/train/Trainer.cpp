@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -24,6 +25,7 @@
 #include <optional>
 #include <ostream>
 #include <thread>
+#include <unistd.h>
 #include <utility>
 
 namespace heterps::rt::train {
@@ -309,6 +311,8 @@ openSource(const Bundle &bundle, const TrainerOptions &o, bool evaluation) {
         bundle.inputs()[spec.labelInput].dtype == DType::I64)
       if (int64_t classes = predictionClasses(bundle, spec))
         source->checkClassIds(spec.labelInput, classes);
+    if (spec.loss == "bce")
+      source->checkProbabilities(spec.labelInput);
     return source;
   }
   const std::string &path = evaluation ? o.eval : o.data;
@@ -356,16 +360,65 @@ std::ofstream openLossLog(const std::string &path,
   return log;
 }
 
+/// Refuses a directory the run would write into only after training (a
+/// checkpoint, a parameter dump) that cannot be written: found then, the
+/// training would be lost. `path` may not exist yet; its nearest existing
+/// ancestor must then take a new entry.
+void checkWritableDirectory(const std::string &path, const char *flag) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::path existing = fs::absolute(path, error);
+  while (!existing.empty() && !fs::exists(existing, error) &&
+         existing != existing.parent_path())
+    existing = existing.parent_path();
+  auto refuse = [&](const std::string &why) {
+    return Error(std::string(flag) + " '" + path + "': " + why);
+  };
+  if (!fs::is_directory(existing, error))
+    throw refuse("'" + existing.string() + "' is not a directory");
+  std::string probe = (existing / ".heterps-write-test-XXXXXX").string();
+  const int descriptor = ::mkstemp(probe.data());
+  if (descriptor < 0)
+    throw refuse("cannot write in '" + existing.string() +
+                 "': " + std::strerror(errno));
+  ::close(descriptor);
+  ::unlink(probe.c_str());
+}
+
 /// Refuses a step whose inputs the machine cannot hold: the step trained
 /// and the next one read ahead take them twice. Allocating them would end
 /// the process instead of naming the batch.
-void checkStepFitsMemory(const Bundle &bundle, int64_t batch,
-                         const std::string &batchFrom) {
+/// Bytes of one sample of every batched input.
+double sampleInputBytes(const Bundle &bundle) {
   double sampleBytes = 0;
   for (const InputSpec &input : bundle.inputs())
     if (input.batched && input.shape[0] > 0)
       sampleBytes += double(input.bytes()) / double(input.shape[0]);
-  const double stepBytes = 2 * sampleBytes * double(batch);
+  return sampleBytes;
+}
+
+/// Refuses passes whose steps, read ahead, the machine cannot hold: a pass
+/// trains while the next one's steps are read (two passes of data at once).
+void checkPassFitsMemory(const Bundle &bundle, int64_t batch, int64_t passSteps,
+                         int64_t runSteps) {
+  const int64_t steps = runSteps > 0 ? std::min(passSteps, runSteps)
+                                     : passSteps; // none past the run's end
+  const double passBytes =
+      2 * sampleInputBytes(bundle) * double(batch) * double(steps);
+  const double machineBytes = machineMemoryBytes();
+  if (machineBytes > 0 && passBytes > machineBytes / 2)
+    throw Error("--pass-steps " + std::to_string(passSteps) +
+                ": two passes of " + std::to_string(steps) + " steps of " +
+                std::to_string(batch) + " samples hold " +
+                fixed(passBytes / (1 << 30), 1) +
+                " GiB of inputs, more than half of this machine's " +
+                fixed(machineBytes / (1 << 30), 1) +
+                " GiB of memory; give fewer steps");
+}
+
+void checkStepFitsMemory(const Bundle &bundle, int64_t batch,
+                         const std::string &batchFrom) {
+  const double stepBytes = 2 * sampleInputBytes(bundle) * double(batch);
   const double machineBytes = machineMemoryBytes();
   if (machineBytes > 0 && stepBytes > machineBytes)
     throw Error(batchFrom + ": a step of " + std::to_string(batch) +
@@ -430,11 +483,16 @@ TrainSummary Trainer::run() {
                 " micro-batches a step" +
                 (o.group ? " on each of " + std::to_string(workers) + " workers"
                          : std::string()));
-  if (o.samples < 0 || (o.samples > 0 && o.steps != 0))
+  if (o.samples > 0 && o.steps != 0)
     throw Error("give the run's length as --steps N or as --samples N, not "
                 "both");
-  if (o.samples == 0 && o.steps < 1)
-    throw Error("--steps must be at least 1");
+  // Past 2^53 the step arithmetic overflows (and no run gets there).
+  constexpr int64_t kMostSamplesOrSteps = int64_t(1) << 53;
+  if (o.samples < 0 || o.samples > kMostSamplesOrSteps)
+    throw Error("--samples " + std::to_string(o.samples) +
+                " must be 1 to 2^53");
+  if (o.samples == 0 && (o.steps < 1 || o.steps > kMostSamplesOrSteps))
+    throw Error("--steps " + std::to_string(o.steps) + " must be 1 to 2^53");
   if (o.logEvery < 1)
     throw Error("--log-every must be at least 1");
   if (o.evalEvery < 0 || (o.evalEvery > 0 && !hasEval))
@@ -450,6 +508,14 @@ TrainSummary Trainer::run() {
     throw Error("--resume needs --checkpoint-dir DIR");
   if (o.keepCheckpoints < 1)
     throw Error("--keep-checkpoints must be at least 1");
+  // Threads and shards are made up front; far past any machine they would
+  // exhaust memory or the thread limit before naming the flag.
+  if (o.threads < 0 || o.threads > 4096)
+    throw Error("--threads " + std::to_string(o.threads) +
+                " must be 0 (as many as cores) to 4096");
+  if (o.psShards > 4096)
+    throw Error("--ps-shards " + std::to_string(o.psShards) +
+                " must be at most 4096");
   o.learningRate.check();
 
   // Data-parallel workers: each trains on its slice of the step's
@@ -471,8 +537,24 @@ TrainSummary Trainer::run() {
 
   std::unique_ptr<data::BatchSource> source = openSource(bundle, o, false);
   std::unique_ptr<data::BatchSource> evalSource;
-  if (hasEval)
+  if (hasEval) {
     evalSource = openSource(bundle, o, true);
+    // Read now, not at the first evaluation after hours of training.
+    std::vector<HostTensor> probe;
+    if (evalSource->next(microBatch, probe) == 0) {
+      const std::string warning = evalSource->warning();
+      throw Error("the evaluation data " + evalSource->describe() +
+                  " holds no valid rows" +
+                  (warning.empty() ? std::string() : " (" + warning + ")"));
+    }
+    evalSource->restart();
+  }
+
+  // Checked now, not after hours of training.
+  if (leader && !o.checkpointDir.empty())
+    checkWritableDirectory(o.checkpointDir, "--checkpoint-dir");
+  if (leader && !o.dumpParameters.empty())
+    checkWritableDirectory(o.dumpParameters, "--dump-parameters");
 
   // Resume, or refuse to mix a new run into an old run's checkpoints.
   const std::string identity = bundleIdentity(bundle);
@@ -515,6 +597,8 @@ TrainSummary Trainer::run() {
        bundle.plannedPassMemoryBytes().value_or(0) > 0);
   if (passSteps < 0)
     throw Error("--pass-steps must be at least 0");
+  if (passSteps > 0)
+    checkPassFitsMemory(bundle, batch, passSteps, o.steps);
   if (o.psMemoryRows < 0)
     throw Error("--ps-memory-rows must be at least 0");
   if (o.passMemoryBytes < 0)
@@ -988,7 +1072,9 @@ TrainSummary Trainer::run() {
         std::snprintf(line, sizeof line, "%lld %.9g\n",
                       static_cast<long long>(state.step),
                       sum / double(results.losses.size()));
-        lossLog << line << std::flush;
+        if (!(lossLog << line << std::flush))
+          throw Error("cannot write the loss log '" + o.lossLog +
+                      "': " + std::strerror(errno));
       }
       const bool logStep =
           state.step % o.logEvery == 0 || state.step == lastStep;

@@ -600,6 +600,11 @@ int main(int argc, char **argv) {
                          "N, not both");
       return 1;
     }
+    if (trainSamples.getNumOccurrences() && trainSamples < 1) {
+      reportError("run", "--samples " + std::to_string(trainSamples) +
+                             " must be 1 to 2^53");
+      return 1;
+    }
     TrainOptions options;
     options.bundle = bundle;
     options.data = trainData;

@@ -65,6 +65,10 @@ public:
   /// Throws Error naming the input, its file and the first sample whose
   /// class id (input `input`, i64) lies outside [0, classes).
   void checkClassIds(int input, int64_t classes) const;
+  /// Throws Error naming the input, its file and the first sample whose
+  /// label (input `input`, f32) is not in [0, 1], NaN included (binary
+  /// cross-entropy; Criteo data's reader refuses such lines alike).
+  void checkProbabilities(int input) const;
 
 private:
   std::vector<InputSpec> specs;
