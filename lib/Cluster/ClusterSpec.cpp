@@ -506,7 +506,9 @@ Expected<ClusterSpec> ClusterParser::parse() {
       return false;
     if (map.count("name") && !scalar(map["name"], "name", spec.name))
       return false;
-    if (llvm::any_of(spec.name, [](char c) { return isPrint(c) == 0; }))
+    if (llvm::any_of(spec.name, [](char c) {
+          return (unsigned char)c < 0x20 || c == 0x7f; // UTF-8 is fine
+        }))
       return error(map["name"], "the cluster's name holds a control "
                                 "character");
 

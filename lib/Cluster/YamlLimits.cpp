@@ -15,41 +15,66 @@ constexpr unsigned kMostIndent = 1024;
 } // namespace
 
 Error checkYamlNesting(StringRef text, StringRef bufferName) {
-  unsigned line = 1, flow = 0;
+  unsigned line = 1, flow = 0, indicators = 0;
   size_t lineStart = 0;
   auto tooDeep = [&](size_t at, const char *how) {
     return createStringError(
         inconvertibleErrorCode(), "%s:%u:%u: error: nested too deeply (%s)",
         bufferName.str().c_str(), line, unsigned(at - lineStart + 1), how);
   };
-  bool atIndent = true; // before the line's first character besides "- "
+  auto isBreak = [&](size_t i) { return text[i] == '\n' || text[i] == '\r'; };
+  // After a line break at i (\r\n is one), the next line starts.
+  auto newLine = [&](size_t &i) {
+    if (text[i] == '\r' && i + 1 < text.size() && text[i + 1] == '\n')
+      ++i;
+    ++line;
+    lineStart = i + 1;
+    indicators = 0;
+  };
+  auto spaceOrEnd = [&](size_t i) {
+    return i >= text.size() || text[i] == ' ' || text[i] == '\t' || isBreak(i);
+  };
+  // Where a value (a quoted scalar, a flow collection) may begin: at a
+  // line's start, after an indicator ("- ", "? ", ": ") or, in flow,
+  // after "[", "{" or ",". Elsewhere a quote or bracket is plain text.
+  bool valueMayStart = true, leading = true;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (c == '\n') {
-      ++line;
-      lineStart = i + 1;
-      atIndent = true;
+    if (isBreak(i)) {
+      newLine(i);
+      valueMayStart = leading = true;
       continue;
     }
-    if (atIndent) {
-      if (c == ' ' || (c == '-' && i + 1 < text.size() && text[i + 1] == ' '))
-        continue;
-      atIndent = false;
+    if (c == ' ' || c == '\t')
+      continue;
+    if (c == '#' &&
+        (i == lineStart || text[i - 1] == ' ' || text[i - 1] == '\t')) {
+      while (i + 1 < text.size() && !isBreak(i + 1))
+        ++i;
+      continue;
+    }
+    if ((c == '-' || c == '?' || c == ':') && spaceOrEnd(i + 1)) {
+      // Each block indicator may open a level: LLVM's parser recurses.
+      if (++indicators > kMostIndent)
+        return tooDeep(i, "more than 1024 block indicators on a line");
+      valueMayStart = true;
+      continue;
+    }
+    if (leading) {
+      leading = false;
       if (i - lineStart > kMostIndent)
         return tooDeep(i, "a line starts more than 1024 columns in");
     }
-    if (c == '#' &&
-        (i == lineStart || text[i - 1] == ' ' || text[i - 1] == '\t')) {
-      while (i + 1 < text.size() && text[i + 1] != '\n')
-        ++i;
-    } else if (c == '"' || c == '\'') {
+    if ((c == '"' || c == '\'') && valueMayStart) {
       // A quoted scalar's brackets are text ('' and \" do not end it).
       for (++i; i < text.size(); ++i) {
-        if (text[i] == '\n') {
-          ++line;
-          lineStart = i + 1;
+        if (isBreak(i)) {
+          newLine(i);
         } else if (c == '"' && text[i] == '\\') {
-          ++i;
+          if (i + 1 < text.size() && isBreak(i + 1))
+            newLine(++i);
+          else
+            ++i;
         } else if (text[i] == c) {
           if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'')
             ++i;
@@ -57,11 +82,18 @@ Error checkYamlNesting(StringRef text, StringRef bufferName) {
             break;
         }
       }
-    } else if (c == '[' || c == '{') {
+      valueMayStart = false;
+    } else if ((c == '[' || c == '{') && (valueMayStart || flow > 0)) {
       if (++flow > kMostFlowDepth)
         return tooDeep(i, "more than 64 levels of [ ] and { }");
+      valueMayStart = true;
     } else if ((c == ']' || c == '}') && flow > 0) {
       --flow;
+      valueMayStart = false;
+    } else if (c == ',' && flow > 0) {
+      valueMayStart = true;
+    } else {
+      valueMayStart = false;
     }
   }
   return Error::success();

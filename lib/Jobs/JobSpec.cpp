@@ -329,9 +329,17 @@ template <> struct MappingTraits<RawJob> {
     if (job.samples.has_value() == job.steps.has_value())
       return "give the job's length as exactly one of samples or steps "
              "(steps at the initial batch)";
-    if ((job.samples && *job.samples < 1) || (job.steps && *job.steps < 1))
-      return job.samples ? "samples must be at least 1"
-                         : "steps must be at least 1";
+    // The trainer takes at most 2^53 samples or steps (its step
+    // arithmetic); a job past it would fail on every launch.
+    constexpr int64_t kMost = int64_t(1) << 53;
+    if (job.samples && (*job.samples < 1 || *job.samples > kMost))
+      return "samples must be 1 to 2^53";
+    if (job.steps &&
+        (*job.steps < 1 || *job.steps > kMost ||
+         *job.steps >
+             kMost / std::max<int64_t>(1, job.batch.initial.value_or(1))))
+      return "steps must be at least 1, and steps x the initial batch at "
+             "most 2^53 samples";
     if (job.consistency != "sync" && job.consistency != "async")
       return "consistency '" + job.consistency + "' is not sync or async";
     if (job.staleness < -1)

@@ -400,16 +400,15 @@ double sampleInputBytes(const Bundle &bundle) {
 /// Refuses passes whose steps, read ahead, the machine cannot hold: a pass
 /// trains while the next one's steps are read (two passes of data at once).
 void checkPassFitsMemory(const Bundle &bundle, int64_t batch, int64_t passSteps,
-                         int64_t runSteps) {
+                         int64_t runSteps, const std::string &passStepsFrom) {
   const int64_t steps = runSteps > 0 ? std::min(passSteps, runSteps)
                                      : passSteps; // none past the run's end
   const double passBytes =
       2 * sampleInputBytes(bundle) * double(batch) * double(steps);
   const double machineBytes = machineMemoryBytes();
   if (machineBytes > 0 && passBytes > machineBytes / 2)
-    throw Error("--pass-steps " + std::to_string(passSteps) +
-                ": two passes of " + std::to_string(steps) + " steps of " +
-                std::to_string(batch) + " samples hold " +
+    throw Error(passStepsFrom + ": two passes of " + std::to_string(steps) +
+                " steps of " + std::to_string(batch) + " samples hold " +
                 fixed(passBytes / (1 << 30), 1) +
                 " GiB of inputs, more than half of this machine's " +
                 fixed(machineBytes / (1 << 30), 1) +
@@ -598,7 +597,11 @@ TrainSummary Trainer::run() {
   if (passSteps < 0)
     throw Error("--pass-steps must be at least 0");
   if (passSteps > 0)
-    checkPassFitsMemory(bundle, batch, passSteps, o.steps);
+    checkPassFitsMemory(
+        bundle, batch, passSteps,
+        o.samples > 0 ? (o.samples + batch - 1) / batch : o.steps,
+        o.passSteps ? "--pass-steps " + std::to_string(passSteps)
+                    : "the plan's pass_steps " + std::to_string(passSteps));
   if (o.psMemoryRows < 0)
     throw Error("--ps-memory-rows must be at least 0");
   if (o.passMemoryBytes < 0)

@@ -200,6 +200,20 @@ TEST(ClusterSpec, ErrorsNameFileLineAndProblem) {
        "bad.yaml:1:71:",
        "nested too deeply (more than 64 levels of [ ] and "
        "{ })"},
+      {"deep nesting after an apostrophe in a plain scalar",
+       edited("name: test", "name: it's\nx: " + std::string(100000, '[') +
+                                std::string(100000, ']')),
+       "bad.yaml:2:68:", "more than 64 levels of [ ] and { }"},
+      {"deep block sequences on one line",
+       edited(
+           "name: test", "x:\n" +
+                             [] {
+                               std::string dashes;
+                               for (int i = 0; i < 100000; ++i)
+                                 dashes += "-\t";
+                               return dashes + "x";
+                             }()),
+       "bad.yaml:2:2049:", "more than 1024 block indicators on a line"},
       {"deep block nesting",
        edited("name: test", "name:\n" + std::string(2000, ' ') + "x: 1"),
        "bad.yaml:2:2001:",

@@ -143,6 +143,9 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
   EXPECT_NE(error.find("job.yaml:1:71: error: nested too deeply"),
             std::string::npos)
       << error;
+  error = errorFor("samples: 8192", "samples: 18014398509481985");
+  EXPECT_NE(error.find("samples must be 1 to 2^53"), std::string::npos)
+      << error;
   error = parseDirectoryAsJobFile();
   EXPECT_NE(error.find("cannot read job file '" + path("b") +
                        "': not a regular file"),
