@@ -366,6 +366,7 @@ static size_t framesFor(const Bundle &bundle, const ExecutorOptions &options) {
   double frameBytes = 0;
   for (const ChannelSpec &channel : bundle.channels())
     frameBytes += double(channel.bytes());
+  const double memory = machineMemoryBytes();
   if (options.framesInFlight > 0) {
     // Asked for: refused where the frames alone would take half the
     // machine's memory, instead of being killed for it.
@@ -373,7 +374,6 @@ static size_t framesFor(const Bundle &bundle, const ExecutorOptions &options) {
       throw Error("--frames " + std::to_string(options.framesInFlight) +
                   " is more than 65536 micro-batches in flight");
     const double bytes = double(options.framesInFlight) * frameBytes;
-    const double memory = machineMemoryBytes();
     if (memory > 0 && bytes > memory / 2)
       throw Error("--frames " + std::to_string(options.framesInFlight) +
                   " would hold " + std::to_string(int64_t(bytes / (1 << 20))) +
@@ -381,7 +381,7 @@ static size_t framesFor(const Bundle &bundle, const ExecutorOptions &options) {
                   "memory; give fewer");
     return size_t(options.framesInFlight);
   }
-  const double budget = machineMemoryBytes() / 8;
+  const double budget = memory / 8;
   const size_t affordable =
       frameBytes > 0 && budget > 0 ? size_t(budget / frameBytes) : replicas + 1;
   return std::max<size_t>(4, std::min(replicas + 1, affordable));

@@ -376,11 +376,11 @@ void NpyFileSet::commit() {
     if (::lstat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
       throw Error("cannot write '" + path + "': it exists and is not a file");
   }
-  while (!staged.empty()) {
-    auto [temporary, path] = staged.front();
-    staged.erase(staged.begin());
+  // A rename that still fails leaves the rest to the destructor (removing
+  // a temporary already moved into place finds nothing).
+  for (const auto &[temporary, path] : staged)
     moveIntoPlace(temporary, path);
-  }
+  staged.clear();
 }
 
 /// Enough for any header numpy reads (kMaxNpyHeader).

@@ -37,10 +37,11 @@ double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// "2", "0.5", "1e-06": a number as a user would write it.
-std::string shortNumber(double value) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", value);
+/// "2", "0.5", "1e-06": a number as a user would write it, to `digits`
+/// significant digits.
+std::string shortNumber(double value, int digits = 6) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
   return text;
 }
 
@@ -48,14 +49,9 @@ std::string shortNumber(double value) {
 /// (`digits` significant digits).
 std::string learningRateFlags(const LearningRateSchedule &rate,
                               int digits = 6) {
-  auto number = [&](double value) {
-    char text[40];
-    std::snprintf(text, sizeof text, "%.*g", digits, value);
-    return std::string(text);
-  };
-  std::string flags = "--lr-scale " + number(rate.scale);
+  std::string flags = "--lr-scale " + shortNumber(rate.scale, digits);
   if (rate.warmup())
-    flags += " --lr-warmup " + number(rate.from) + ":" +
+    flags += " --lr-warmup " + shortNumber(rate.from, digits) + ":" +
              std::to_string(rate.start) + ":" + std::to_string(rate.end);
   return flags;
 }
@@ -385,9 +381,6 @@ void checkWritableDirectory(const std::string &path, const char *flag) {
   ::unlink(probe.c_str());
 }
 
-/// Refuses a step whose inputs the machine cannot hold: the step trained
-/// and the next one read ahead take them twice. Allocating them would end
-/// the process instead of naming the batch.
 /// Bytes of one sample of every batched input.
 double sampleInputBytes(const Bundle &bundle) {
   double sampleBytes = 0;
@@ -415,6 +408,9 @@ void checkPassFitsMemory(const Bundle &bundle, int64_t batch, int64_t passSteps,
                 " GiB of memory; give fewer steps");
 }
 
+/// Refuses a step whose inputs the machine cannot hold: the step trained
+/// and the next one read ahead take them twice. Allocating them would end
+/// the process instead of naming the batch.
 void checkStepFitsMemory(const Bundle &bundle, int64_t batch,
                          const std::string &batchFrom) {
   const double stepBytes = 2 * sampleInputBytes(bundle) * double(batch);
