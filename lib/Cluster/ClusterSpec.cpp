@@ -180,7 +180,7 @@ bool ClusterParser::copy(yaml::Node *node, YNode &out) {
     out.kind = YNode::Null;
   } else {
     sourceMgr.PrintMessage(out.loc, SourceMgr::DK_Error,
-                           "YAML aliases and tags are not supported here");
+                           "YAML aliases are not supported here");
     return false;
   }
   // A syntax error inside ends the iteration early; it has been reported.
@@ -551,6 +551,8 @@ Expected<ClusterSpec> ClusterParser::parse() {
 Expected<ClusterSpec> heterps::cluster::parseClusterSpec(StringRef yamlText,
                                                          StringRef bufferName) {
   if (Error error = checkYamlNesting(yamlText, bufferName))
+    return std::move(error);
+  if (Error error = checkNoYamlTags(yamlText, bufferName))
     return std::move(error);
   return ClusterParser(yamlText, bufferName).parse();
 }

@@ -4,6 +4,8 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/YAMLParser.h"
 
 using namespace llvm;
 
@@ -99,6 +101,53 @@ Error checkYamlNesting(StringRef text, StringRef bufferName) {
   return Error::success();
 }
 
+namespace {
+/// The first node under `node` (itself included) with a tag; null if none
+/// (or where the text stops parsing: the reader reports that itself).
+yaml::Node *firstTagged(yaml::Node *node) {
+  if (!node)
+    return nullptr;
+  if (!node->getRawTag().empty())
+    return node;
+  if (auto *mapping = dyn_cast<yaml::MappingNode>(node)) {
+    for (yaml::KeyValueNode &entry : *mapping) {
+      if (yaml::Node *found = firstTagged(entry.getKey()))
+        return found;
+      if (yaml::Node *found = firstTagged(entry.getValue()))
+        return found;
+    }
+  } else if (auto *sequence = dyn_cast<yaml::SequenceNode>(node)) {
+    for (yaml::Node &item : *sequence)
+      if (yaml::Node *found = firstTagged(&item))
+        return found;
+  }
+  return nullptr;
+}
+} // namespace
+
+Error checkNoYamlTags(StringRef text, StringRef bufferName) {
+  SourceMgr sourceMgr;
+  // Syntax errors are the reader's to report, with its own context.
+  sourceMgr.setDiagHandler([](const SMDiagnostic &, void *) {});
+  yaml::Stream stream(MemoryBufferRef(text, bufferName), sourceMgr);
+  for (yaml::Document &document : stream) {
+    yaml::Node *tagged = firstTagged(document.getRoot());
+    if (!tagged)
+      continue;
+    std::string message;
+    raw_string_ostream os(message);
+    sourceMgr.setDiagHandler(nullptr);
+    SMDiagnostic diagnostic = sourceMgr.GetMessage(
+        tagged->getSourceRange().Start, SourceMgr::DK_Error,
+        "YAML tags are not supported here ('" + tagged->getRawTag() +
+            "'): every field has its own type");
+    diagnostic.print(nullptr, os, /*ShowColors=*/false);
+    return createStringError(inconvertibleErrorCode(), "%s",
+                             StringRef(message).rtrim().str().c_str());
+  }
+  return Error::success();
+}
+
 Expected<std::string> readYamlFile(StringRef path, StringRef what) {
   sys::fs::file_status status;
   if (std::error_code error = sys::fs::status(path, status))
@@ -124,6 +173,8 @@ Expected<std::string> readYamlFile(StringRef path, StringRef what) {
                              file.getError().message().c_str());
   std::string text = (*file)->getBuffer().str();
   if (Error error = checkYamlNesting(text, path))
+    return std::move(error);
+  if (Error error = checkNoYamlTags(text, path))
     return std::move(error);
   return text;
 }

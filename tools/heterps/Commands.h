@@ -104,6 +104,11 @@ int gradcheck(const GradCheckOptions &options);
 int datagen(int64_t rows, uint64_t seed, const std::string &output,
             std::optional<uint64_t> modelSeed, int64_t maxVocab);
 
+/// True when `command` or any of its `args` asks for help (--help, -h):
+/// the job and elastic families print their usage then, to stdout.
+bool isHelpRequest(llvm::StringRef command,
+                   const std::vector<std::string> &args);
+
 /// "heterps <command>: error: " + message, on stderr.
 void reportError(llvm::StringRef command, const llvm::Twine &message);
 

@@ -435,12 +435,18 @@ int generateCommand(ArrayRef<std::string> args) {
 int elasticCommand(int argc, char **argv) {
   // argv[0] is the program, argv[1] "elastic".
   std::vector<std::string> args(argv + 2, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+  if (args.empty()) {
     errs() << kUsage;
-    return args.empty() ? 1 : 0;
+    return 1;
   }
   std::string command = args[0];
   args.erase(args.begin());
+  if (isHelpRequest(command, args)) {
+    const bool service = is_contained(
+        {"serve", "submit", "status", "cancel", "predict"}, command);
+    outs() << (service ? elasticServeUsage() : kUsage);
+    return 0;
+  }
   if (command == "simulate")
     return simulateCommand(args);
   if (command == "generate")

@@ -43,7 +43,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace heterps::autoscale;
 
-const char *const kUsage =
+const char *const kServeUsage =
     "usage:\n"
     "  heterps elastic serve --state DIR [--backend local|slurm]\n"
     "      [--capacity N | --cluster HOSTFILE] [--interval 60s]\n"
@@ -54,6 +54,12 @@ const char *const kUsage =
     "  heterps elastic predict --state DIR [--json] [--startup S]\n"
     "      [--resize-pause S] [--finish S]\n"
     "(docs/Autoscaler.md, \"The service\")\n";
+
+} // namespace
+
+const char *elasticServeUsage() { return kServeUsage; }
+
+namespace {
 
 /// The service's state file, or an error naming the directory or file.
 llvm::Expected<ServiceState> loadState(const ServiceFiles &files) {
@@ -98,7 +104,7 @@ struct Words {
           std::find(switches.begin(), switches.end(), name) != switches.end();
       if (!isSwitch &&
           std::find(known.begin(), known.end(), name) == known.end()) {
-        error = "unknown flag '" + word + "'\n" + kUsage;
+        error = "unknown flag '" + word + "'\n" + kServeUsage;
       } else if (isSwitch) {
         flags[name] = "1";
       } else if (equals != std::string::npos) {
@@ -145,7 +151,7 @@ int elasticServeCommand(const std::vector<std::string> &args) {
   if (!words.positional.empty())
     return fail("serve", "unexpected argument '" + words.positional[0] + "'");
   if (!words.has("state"))
-    return fail("serve", std::string("--state DIR is required\n") + kUsage);
+    return fail("serve", std::string("--state DIR is required\n") + kServeUsage);
   ServiceOptions options;
   options.stateDirectory = absolute(words.get("state"));
   options.backend = words.get("backend", "local");
@@ -197,7 +203,7 @@ int elasticSubmitCommand(const std::vector<std::string> &args) {
     return fail("submit", words.error);
   if (!words.has("state") || words.positional.size() != 1)
     return fail("submit",
-                std::string("needs --state DIR and one job file\n") + kUsage);
+                std::string("needs --state DIR and one job file\n") + kServeUsage);
   std::string path = absolute(words.positional[0]);
   llvm::Expected<jobs::JobSpec> spec = jobs::parseJobFile(path);
   if (!spec)
@@ -243,7 +249,7 @@ int elasticStatusCommand(const std::vector<std::string> &args) {
   if (!words.error.empty())
     return fail("status", words.error);
   if (!words.has("state") || !words.positional.empty())
-    return fail("status", std::string("needs --state DIR\n") + kUsage);
+    return fail("status", std::string("needs --state DIR\n") + kServeUsage);
   std::string dir = absolute(words.get("state"));
   ServiceFiles files(dir);
   llvm::Expected<ServiceState> state = loadState(files);
@@ -297,7 +303,7 @@ int elasticCancelCommand(const std::vector<std::string> &args) {
     return fail("cancel", words.error);
   if (!words.has("state") || words.positional.size() != 1)
     return fail("cancel",
-                std::string("needs --state DIR and a job id\n") + kUsage);
+                std::string("needs --state DIR and a job id\n") + kServeUsage);
   if (llvm::Error error =
           requestCancel(absolute(words.get("state")), words.positional[0]))
     return fail("cancel", llvm::toString(std::move(error)));
@@ -310,7 +316,7 @@ int elasticPredictCommand(const std::vector<std::string> &args) {
   if (!words.error.empty())
     return fail("predict", words.error);
   if (!words.has("state") || !words.positional.empty())
-    return fail("predict", std::string("needs --state DIR\n") + kUsage);
+    return fail("predict", std::string("needs --state DIR\n") + kServeUsage);
   PredictOptions options;
   for (auto [flag, out] :
        {std::pair{"startup", &options.startupSeconds},

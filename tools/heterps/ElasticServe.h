@@ -14,6 +14,8 @@ int elasticServeCommand(const std::vector<std::string> &args);
 int elasticSubmitCommand(const std::vector<std::string> &args);
 int elasticStatusCommand(const std::vector<std::string> &args);
 int elasticCancelCommand(const std::vector<std::string> &args);
+/// The service commands' usage text.
+const char *elasticServeUsage();
 /// Replays a finished service run in simulation (ServicePrediction.h).
 int elasticPredictCommand(const std::vector<std::string> &args);
 

@@ -412,12 +412,16 @@ int stopJob(const std::vector<std::string> &args) {
 int jobCommand(int argc, char **argv) {
   // argv[0] is the program, argv[1] "job".
   std::vector<std::string> args(argv + 2, argv + argc);
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+  if (args.empty()) {
     std::cerr << kUsage;
-    return args.empty() ? 1 : 0;
+    return 1;
   }
   const std::string command = args[0];
   args.erase(args.begin());
+  if (isHelpRequest(command, args)) {
+    std::cout << kUsage;
+    return 0;
+  }
   try {
     if (command == "run")
       return runJob(args);

@@ -509,6 +509,11 @@ static cl::opt<double> gradcheckTolerance("tolerance", cl::init(2e-2),
                                           cl::sub(gradcheckCommand));
 
 namespace heterps::driver {
+bool isHelpRequest(StringRef command, const std::vector<std::string> &args) {
+  auto isHelp = [](StringRef word) { return word == "--help" || word == "-h"; };
+  return isHelp(command) || llvm::any_of(args, isHelp);
+}
+
 void reportError(StringRef command, const Twine &message) {
   WithColor::error(errs(), ("heterps " + command).str()) << message << "\n";
 }
@@ -531,6 +536,10 @@ int main(int argc, char **argv) {
     return jobCommand(argc, argv);
   if (argc > 1 && StringRef(argv[1]) == "elastic")
     return elasticCommand(argc, argv);
+  // LLVM's own flags (code generation for every target) are not the
+  // driver's: `heterps --help` lists the subcommands.
+  cl::HideUnrelatedOptions(ArrayRef<const cl::OptionCategory *>{},
+                           cl::SubCommand::getTopLevel());
   cl::ParseCommandLineOptions(argc, argv, "HeterPS driver\n");
   // Stage ranks and parameter-server shards train too.
   if ((runCommand && trainMode) || gradcheckCommand || stageRankCommand ||

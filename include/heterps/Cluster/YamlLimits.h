@@ -23,13 +23,19 @@ inline constexpr uint64_t kMostYamlBytes = 16u << 20;
 /// Reads the YAML file `path` (`what` names it in errors: "cluster file"):
 /// a regular file of at most kMostYamlBytes whose flow collections ('[',
 /// '{') nest at most 64 deep and whose lines start at most 1024 columns in
-/// (block nesting); else an Error naming the file and, for nesting, its
-/// line and column.
+/// (block nesting) and with no tags (checkNoYamlTags); else an Error naming
+/// the file and, for nesting and tags, the line and column.
 llvm::Expected<std::string> readYamlFile(llvm::StringRef path,
                                          llvm::StringRef what);
 
 /// The nesting check of readYamlFile on `text`, errors naming `bufferName`.
 llvm::Error checkYamlNesting(llvm::StringRef text, llvm::StringRef bufferName);
+
+/// An Error naming the line and column of the first tag ("!!str") in
+/// `text`: the readers type every field themselves, and a tag that
+/// changed a value's type would be silently ignored. Call after
+/// checkYamlNesting (the walk recurses).
+llvm::Error checkNoYamlTags(llvm::StringRef text, llvm::StringRef bufferName);
 
 } // namespace heterps::cluster
 
