@@ -133,6 +133,27 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
     compilation.fail(message);
     return OwningOpRef<ModuleOp>();
   };
+  if (!(options.throughput > 0) || !std::isfinite(options.throughput))
+    return fail("--throughput must be a positive, finite number of "
+                "samples/s, not " +
+                std::to_string(options.throughput));
+  if (options.batch < 0)
+    return fail("--batch=" + std::to_string(options.batch) +
+                " must be 0 (the model's own) or more");
+  if (!options.train) {
+    // What only training reads, set away from its default without --train.
+    const CompileOptions defaults;
+    const std::pair<bool, const char *> trainingOnly[] = {
+        {options.label != defaults.label, "--label"},
+        {options.trainOutput != defaults.trainOutput, "--train-output"},
+        {options.optimizer != defaults.optimizer, "--optimizer"},
+        {options.learningRate != defaults.learningRate, "--lr"},
+        {options.momentum != defaults.momentum, "--momentum"},
+        {options.batchNorm != defaults.batchNorm, "--batch-norm"}};
+    for (const auto &[set, flag] : trainingOnly)
+      if (set)
+        return fail(Twine(flag) + " needs --train");
+  }
   if (options.train && options.loss.empty())
     return fail("--train needs --loss bce | softmax-ce | mse");
   if (!options.train && !options.loss.empty())

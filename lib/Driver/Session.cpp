@@ -33,6 +33,12 @@ std::vector<HostTensor> Session::run(const std::vector<TensorView> &inputs) {
                 " inputs; " + std::to_string(inputs.size()) + " were given");
   for (size_t i = 0; i < inputs.size(); ++i)
     checkInput(i, inputs[i]);
+  // Its stages read their parameters from the training server.
+  if (opened->training())
+    throw Error("'" + opened->directory() +
+                "' is a training bundle: train it (heterps run --train, "
+                "Bundle.train); for inference, compile the model without "
+                "--train");
   if (!executor)
     executor = std::make_unique<Executor>(*opened, options);
   return executor->run(inputs);

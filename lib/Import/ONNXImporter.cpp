@@ -721,7 +721,10 @@ bool parseInputShape(StringRef text, InputBindings &bindings,
     }
     shape.push_back(extent);
   }
-  bindings.shapes[name.str()] = std::move(shape);
+  if (!bindings.shapes.emplace(name.str(), std::move(shape)).second) {
+    error = "input '" + name.str() + "' has two shapes";
+    return false;
+  }
   return true;
 }
 
@@ -735,7 +738,10 @@ bool parseDimBinding(StringRef text, InputBindings &bindings,
             "' is not NAME=N (a symbolic dim's name and a positive extent)";
     return false;
   }
-  bindings.dims[name.str()] = extent;
+  if (!bindings.dims.emplace(name.str(), extent).second) {
+    error = "dim '" + name.str() + "' is bound twice";
+    return false;
+  }
   return true;
 }
 

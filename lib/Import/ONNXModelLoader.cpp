@@ -130,6 +130,41 @@ Error checkOpsets(onnx::ModelProto &model) {
   return {};
 }
 
+/// Where an initializer kept in an external file has its bytes.
+struct ExternalData {
+  std::string file;
+  int64_t offset = 0, length = -1; // -1: to the file's end
+};
+
+/// `tensor`'s external data resolved against the model's `directory`, or
+/// an error naming the initializer.
+Error externalDataOf(const onnx::TensorProto &tensor, StringRef directory,
+                     ExternalData &out) {
+  std::string what = "external data of initializer '" + tensor.name() + "'";
+  std::string location;
+  for (const auto &entry : tensor.external_data()) {
+    if (entry.key() == "location") {
+      location = entry.value();
+    } else if (entry.key() == "offset" || entry.key() == "length") {
+      int64_t &value = entry.key() == "offset" ? out.offset : out.length;
+      if (StringRef(entry.value()).getAsInteger(10, value) || value < 0)
+        return what + ": its " + entry.key() + " '" + entry.value() +
+               "' is not a byte count";
+    }
+  }
+  if (location.empty())
+    return what + " has no location";
+  if (sys::path::is_absolute(location) || StringRef(location).contains(".."))
+    return what +
+           " must be a relative path inside the model's directory, "
+           "not '" +
+           location + "'";
+  SmallString<256> file = directory;
+  sys::path::append(file, location);
+  out.file = std::string(file);
+  return {};
+}
+
 /// Moves weights kept in external files (model.onnx.data and the like) into
 /// the tensors themselves.
 Error inlineExternalData(StringRef path, onnx::GraphProto &graph) {
@@ -137,40 +172,23 @@ Error inlineExternalData(StringRef path, onnx::GraphProto &graph) {
   for (onnx::TensorProto &tensor : *graph.mutable_initializer()) {
     if (tensor.data_location() != onnx::TensorProto::EXTERNAL)
       continue;
+    ExternalData data;
+    if (Error error = externalDataOf(tensor, directory, data); !error.empty())
+      return error;
     std::string what = "external data of initializer '" + tensor.name() + "'";
-    std::string location;
-    int64_t offset = 0, length = -1;
-    for (const auto &entry : tensor.external_data()) {
-      if (entry.key() == "location") {
-        location = entry.value();
-      } else if (entry.key() == "offset" || entry.key() == "length") {
-        int64_t &value = entry.key() == "offset" ? offset : length;
-        if (StringRef(entry.value()).getAsInteger(10, value) || value < 0)
-          return what + ": its " + entry.key() + " '" + entry.value() +
-                 "' is not a byte count";
-      }
-    }
-    if (location.empty())
-      return what + " has no location";
-    if (sys::path::is_absolute(location) || StringRef(location).contains(".."))
-      return what +
-             " must be a relative path inside the model's directory, "
-             "not '" +
-             location + "'";
-    SmallString<256> file = directory;
-    sys::path::append(file, location);
-    auto buffer = MemoryBuffer::getFile(file, /*IsText=*/false,
+    auto buffer = MemoryBuffer::getFile(data.file, /*IsText=*/false,
                                         /*RequiresNullTerminator=*/false);
     if (!buffer)
-      return what + ": cannot read '" + std::string(file) +
+      return what + ": cannot read '" + data.file +
              "': " + buffer.getError().message();
     int64_t size = (*buffer)->getBufferSize();
+    int64_t offset = data.offset, length = data.length;
     if (length < 0)
       length = size - offset;
     if (offset > size || length > size - offset)
-      return what + ": '" + std::string(file) + "' holds " +
-             std::to_string(size) + " bytes, fewer than offset " +
-             std::to_string(offset) + " + length " + std::to_string(length);
+      return what + ": '" + data.file + "' holds " + std::to_string(size) +
+             " bytes, fewer than offset " + std::to_string(offset) +
+             " + length " + std::to_string(length);
     tensor.set_raw_data((*buffer)->getBufferStart() + offset, length);
     tensor.clear_external_data();
     tensor.set_data_location(onnx::TensorProto::DEFAULT);
@@ -333,13 +351,21 @@ Error bindNamedDims(onnx::GraphProto &graph, const InputBindings &bindings) {
     if (bindings.shapes.count(input->name()))
       continue; // its whole shape is given
     auto *shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
-    for (auto &dim : *shape->mutable_dim()) {
+    for (int index = 0; index < shape->dim_size(); ++index) {
+      auto &dim = *shape->mutable_dim(index);
       if (!dim.has_dim_param())
         continue;
       names.insert(dim.dim_param());
       auto bound = bindings.dims.find(dim.dim_param());
       if (bound == bindings.dims.end())
         continue;
+      // The batch binds every input's leading dim: two extents for one
+      // dim would leave the batch and the shapes disagreeing.
+      if (index == 0 && bindings.batch > 0 && bound->second != bindings.batch)
+        return "--dim " + bound->first + "=" + std::to_string(bound->second) +
+               " binds the leading dim of input '" + input->name() +
+               "', which the batch binds to " + std::to_string(bindings.batch) +
+               ": give one of them";
       used.insert(bound->first);
       dim.set_dim_value(bound->second);
     }
@@ -494,6 +520,26 @@ std::string describeONNXNode(const onnx::NodeProto &node, int index) {
   if (node.name().empty() && node.output_size() > 0)
     text += " -> '" + node.output(0) + "'";
   return text + ")";
+}
+
+std::vector<std::string> externalDataFiles(StringRef path, StringRef contents) {
+  auto model = std::make_unique<onnx::ModelProto>();
+  std::vector<std::string> files;
+  try {
+    if (!parseModel(path, contents, *model).empty())
+      return files;
+  } catch (const std::exception &) {
+    return files;
+  }
+  SmallString<256> directory = sys::path::parent_path(path);
+  for (const onnx::TensorProto &tensor : model->graph().initializer()) {
+    ExternalData data;
+    if (tensor.data_location() == onnx::TensorProto::EXTERNAL &&
+        externalDataOf(tensor, directory, data).empty() &&
+        !llvm::is_contained(files, data.file))
+      files.push_back(data.file);
+  }
+  return files;
 }
 
 LoadedModel loadONNXModel(StringRef path, StringRef contents,

@@ -6,9 +6,9 @@ import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Sequence
 
-from . import _heterps
+from . import _checks, _heterps
 
 
 def default_cache_dir() -> Path:
@@ -29,14 +29,33 @@ def _compiler_identity() -> str:
     return f"{stat.st_size}:{stat.st_mtime_ns}"
 
 
-def cache_key(model: bytes, cluster_text: str, options: Mapping[str, Any]) -> str:
-    """A hex digest of everything that decides what a compile produces."""
+def _file_digest(path: str) -> bytes:
+    """The contents' digest of a file a compile reads; a missing one keys
+    as missing (the compile itself then reports it)."""
     digest = hashlib.sha256()
-    for part in (
+    try:
+        with open(path, "rb") as file:
+            for block in iter(lambda: file.read(1 << 20), b""):
+                digest.update(block)
+    except OSError:
+        return b"missing"
+    return digest.digest()
+
+
+def cache_key(model: bytes, cluster_text: str, options: Mapping[str, Any],
+              read_files: Sequence[str] = ()) -> str:
+    """A hex digest of everything that decides what a compile produces:
+    the model, the cluster, the options and the contents of the other
+    files the compile reads (`read_files`: external data, a profile)."""
+    digest = hashlib.sha256()
+    parts = [
         _compiler_identity().encode(),
         cluster_text.encode(),
         json.dumps(dict(options), sort_keys=True, default=str).encode(),
-    ):
+    ]
+    for path in read_files:
+        parts += [os.fsencode(path), _file_digest(path)]
+    for part in parts:
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
     digest.update(model)
@@ -44,4 +63,6 @@ def cache_key(model: bytes, cluster_text: str, options: Mapping[str, Any]) -> st
 
 
 def resolve(cache_dir: Optional[os.PathLike | str]) -> Path:
-    return Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if cache_dir is None:
+        return default_cache_dir()
+    return Path(_checks.path("cache_dir", cache_dir))

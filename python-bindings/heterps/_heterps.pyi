@@ -44,6 +44,10 @@ def compile(options: CompileOptions) -> None:
     """Compiles options.model into the bundle directory options.output;
     raises Error with the compiler's diagnostics."""
 
+def external_data_files(path: str, contents: bytes) -> List[str]:
+    """The files holding the model's external data, as the importer
+    resolves them (for the compile cache's key)."""
+
 def place(options: CompileOptions) -> str:
     """The placement plan of options.model as JSON text, without building."""
 

@@ -25,14 +25,14 @@ def model_bytes(model: Any, example_inputs: Any = None) -> Tuple[bytes, str]:
         return bytes(model), "<bytes>"
     if hasattr(model, "SerializeToString") and hasattr(model, "graph"):
         return model.SerializeToString(), getattr(model.graph, "name", "") or "<onnx.ModelProto>"
-    if _looks_like_torch(model):
+    if looks_like_module(model):
         return _export_torch(model, example_inputs), type(model).__name__
     raise TypeError(
         "model must be a path, ONNX bytes, an onnx.ModelProto or a "
         f"torch.nn.Module, not {type(model).__name__}")
 
 
-def _looks_like_torch(model: Any) -> bool:
+def looks_like_module(model: Any) -> bool:
     return any(cls.__module__.startswith("torch") for cls in type(model).__mro__)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import shutil
@@ -11,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional
 
 import numpy as np
 
-from . import _cache, _heterps
-from ._models import model_bytes
+from . import _cache, _checks, _heterps
+from ._models import looks_like_module, model_bytes
 from .cluster import ClusterLike, as_cluster
 from .plan import Plan, as_plan
 
@@ -48,9 +49,11 @@ class Bundle:
 
     def __init__(self, path: Union[str, os.PathLike], *, threads: int = 0,
                  gpu_stages_on_cpu: bool = False, frames_in_flight: int = 0):
-        self.path = Path(path)
-        self._session = _heterps.Session(os.fspath(self.path), threads,
-                                         gpu_stages_on_cpu, frames_in_flight)
+        self.path = Path(_checks.path("path", path))
+        self._session = _heterps.Session(
+            os.fspath(self.path), _checks.integer("threads", threads, 0, 2 ** 31),
+            _checks.boolean("gpu_stages_on_cpu", gpu_stages_on_cpu),
+            _checks.integer("frames_in_flight", frames_in_flight, 0, 2 ** 31))
         self.inputs: List[TensorInfo] = _infos(self._session.inputs)
         self.outputs: List[TensorInfo] = _infos(self._session.outputs)
         #: True when :func:`heterps.compile` found this bundle in its cache.
@@ -112,6 +115,12 @@ class Bundle:
         """
         from .training import start
 
+        known = [name for name in inspect.signature(start).parameters
+                 if name not in ("directory", "data")]
+        for key in options:
+            if key not in known:
+                raise TypeError(f"unknown training option '{key}' (the options: "
+                                + ", ".join(known) + ")")
         return start(os.fspath(self.path), data, **options)
 
     def __repr__(self) -> str:
@@ -133,28 +142,66 @@ def _ordered(inputs: Sequence[TensorInfo], feeds: Mapping[str, Any]) -> List[Any
     return [feeds[info.name] for info in inputs]
 
 
+# The value ranges of CompileOptions' integer fields: their C++ types
+# (include/heterps/Driver/Compile.h). What a value means is the compiler's
+# to check, with the command line's flag names.
+_INTEGER_RANGES = {
+    "seed": (0, 2 ** 64), "batch": (0, 2 ** 63),
+    "recurrence_unroll_limit": (0, 2 ** 63), "episodes": (0, 2 ** 32),
+    "pass_steps": (0, 2 ** 32), "sparse_staleness": (0, 2 ** 32),
+    "micro_batches": (0, 2 ** 32),
+}
+_NOT_OPTIONS = ("model", "model_bytes", "cluster", "output")
+
+
+def _set_option(options: "_heterps.CompileOptions", key: str, value: Any) -> None:
+    """Sets one compile option, checked against the type of its default."""
+    if key.startswith("_") or key in _NOT_OPTIONS or not hasattr(options, key):
+        known = sorted(name for name in dir(options)
+                       if not name.startswith("_") and name not in _NOT_OPTIONS)
+        raise TypeError(f"unknown compile option '{key}' (the options: "
+                        + ", ".join(known) + ")")
+    default = getattr(options, key)
+    if isinstance(default, bool):
+        value = _checks.boolean(key, value)
+    elif isinstance(default, int):
+        value = _checks.integer(key, value, *_INTEGER_RANGES[key])
+    elif isinstance(default, float):
+        value = _checks.real(key, value)
+    elif isinstance(default, list):
+        value = _checks.texts(key, value)
+    elif key == "profile":
+        value = _checks.path(key, value)
+    else:
+        value = _checks.text(key, value)
+    setattr(options, key, value)
+
+
 def _options(model: Any, cluster: ClusterLike, throughput: float, batch: int,
              strategy: str, train: bool, cache_dir: Path, example_inputs: Any,
-             extra: Mapping[str, Any]) -> Tuple["_heterps.CompileOptions", bytes, str, Dict[str, Any]]:
+             extra: Mapping[str, Any]
+             ) -> Tuple["_heterps.CompileOptions", bytes, str, Dict[str, Any], List[str]]:
     data, name = model_bytes(model, example_inputs)
+    if example_inputs is not None and not looks_like_module(model):
+        raise TypeError("example_inputs is for a torch.nn.Module; this model "
+                        "is " + type(model).__name__)
     resolved = as_cluster(cluster)
     options = _heterps.CompileOptions()
     options.model = name
     options.model_bytes = data
     options.cluster = resolved.file(cache_dir)
-    options.throughput = float(throughput)
-    options.batch = int(batch)
-    options.strategy = strategy
-    options.train = bool(train)
-    for key, value in extra.items():
-        if not hasattr(options, key) or key in ("model", "model_bytes", "cluster", "output"):
-            raise TypeError(f"unknown compile option '{key}'")
-        setattr(options, key, list(value) if key in ("dims", "input_shapes") else value)
+    for key, value in (("throughput", throughput), ("batch", batch),
+                       ("strategy", strategy), ("train", train), *extra.items()):
+        _set_option(options, key, value)
     # What decides the result, for the cache key: every option but where
-    # the model and the cluster are (their contents are keyed instead).
+    # the model and the cluster are (their contents are keyed instead),
+    # and the contents of the other files the compile reads.
     keyed = {key: getattr(options, key) for key in dir(options)
-             if not key.startswith("_") and key not in ("model", "model_bytes", "cluster", "output")}
-    return options, data, resolved.text, keyed
+             if not key.startswith("_") and key not in _NOT_OPTIONS}
+    read_files = _heterps.external_data_files(name, data)
+    if options.profile:
+        read_files.append(options.profile)
+    return options, data, resolved.text, keyed, read_files
 
 
 def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
@@ -187,14 +234,14 @@ def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
     Raises heterps.Error with the compiler's diagnostics.
     """
     cache = _cache.resolve(cache_dir)
-    compile_options, data, cluster_text, keyed = _options(
+    compile_options, data, cluster_text, keyed, read_files = _options(
         model, cluster, throughput, batch, strategy, train, cache,
         example_inputs, options)
     if path is not None:
-        compile_options.output = os.fspath(path)
+        compile_options.output = _checks.path("path", path)
         _heterps.compile(compile_options)
         return Bundle(path)
-    target = cache / "bundles" / _cache.cache_key(data, cluster_text, keyed)
+    target = cache / "bundles" / _cache.cache_key(data, cluster_text, keyed, read_files)
     if (target / "manifest.json").exists():
         try:
             bundle = Bundle(target)
@@ -229,7 +276,7 @@ def place(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
     dict ``heterps-translate --hps-to-plan`` prints (same arguments as
     :func:`compile`), shown in notebooks as a table of stages. Raises
     heterps.Error with the compiler's diagnostics."""
-    compile_options, _, _, _ = _options(
+    compile_options, _, _, _, _ = _options(
         model, cluster, throughput, batch, strategy, train,
         _cache.resolve(cache_dir), example_inputs, options)
     return Plan(json.loads(_heterps.place(compile_options)))

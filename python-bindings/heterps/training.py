@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import operator
 import os
 import tempfile
 import warnings
@@ -10,7 +9,7 @@ from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
 
 import numpy as np
 
-from . import _heterps
+from . import _checks, _heterps
 
 Data = Union[str, os.PathLike, Mapping[str, Union[np.ndarray, str, os.PathLike]]]
 
@@ -114,17 +113,17 @@ def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.Tempor
     return "", files
 
 
-def _integer(name: str, value: Any, minimum: int = -(2 ** 63),
-             maximum: int = 2 ** 63) -> int:
-    """`value` as an int for the trainer, or an error naming `name`:
-    floats, strings and bools are not counts (int() would silently take
-    3.5 as 3 and "128" as 128)."""
-    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
-        raise TypeError(f"{name} must be an integer, got {value!r}")
-    number = operator.index(value)
-    if not minimum <= number < maximum:
-        raise ValueError(f"{name}={number} is outside [{minimum}, {maximum})")
-    return number
+def _optional_path(name: str, value: Any) -> str:
+    return "" if value is None else _checks.path(name, value)
+
+
+def _count_or_text(name: str, value: Any) -> str:
+    """A count (an int) or a size or time written out ("512M", "30s")."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return str(_checks.integer(name, value))
 
 
 def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
@@ -147,23 +146,29 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
         eval_file, eval_inputs = _files(eval, "eval", scratch)
         native = _heterps.Training(
             directory, data_file, data_inputs, eval_file, eval_inputs,
-            _integer("batch", batch), _integer("steps", steps),
-            _integer("samples", samples), _integer("log_every", log_every),
-            _integer("eval_every", eval_every), _integer("seed", seed, 0, 2 ** 64),
-            bool(shuffle), _integer("threads", threads, 0, 4097), bool(gpu_stages_on_cpu),
-            _integer("hash_buckets", hash_buckets),
-            os.fspath(checkpoint_dir) if checkpoint_dir is not None else "",
-            str(checkpoint_every) if checkpoint_every is not None else "",
-            bool(resume),
-            os.fspath(dump_parameters) if dump_parameters is not None else "",
-            None if pass_steps is None else _integer("pass_steps", pass_steps),
-            str(pass_memory) if pass_memory is not None else "",
-            None if pass_cache_device is None else str(pass_cache_device),
+            _checks.integer("batch", batch),
+            _checks.integer("steps", steps),
+            _checks.integer("samples", samples),
+            _checks.integer("log_every", log_every),
+            _checks.integer("eval_every", eval_every),
+            _checks.integer("seed", seed, 0, 2 ** 64),
+            _checks.boolean("shuffle", shuffle),
+            _checks.integer("threads", threads, 0, 4097),
+            _checks.boolean("gpu_stages_on_cpu", gpu_stages_on_cpu),
+            _checks.integer("hash_buckets", hash_buckets),
+            _optional_path("checkpoint_dir", checkpoint_dir),
+            _count_or_text("checkpoint_every", checkpoint_every),
+            _checks.boolean("resume", resume),
+            _optional_path("dump_parameters", dump_parameters),
+            None if pass_steps is None else _checks.integer("pass_steps", pass_steps),
+            _count_or_text("pass_memory", pass_memory),
+            None if pass_cache_device is None
+            else _checks.text("pass_cache_device", pass_cache_device),
             None if sparse_staleness is None
-            else _integer("sparse_staleness", sparse_staleness),
-            _integer("ps_memory_rows", ps_memory_rows),
-            os.fspath(ps_storage_dir) if ps_storage_dir is not None else "",
-            bool(dense_parameters_on_gpu))
+            else _checks.integer("sparse_staleness", sparse_staleness),
+            _checks.integer("ps_memory_rows", ps_memory_rows),
+            _optional_path("ps_storage_dir", ps_storage_dir),
+            _checks.boolean("dense_parameters_on_gpu", dense_parameters_on_gpu))
     except BaseException:
         for directory_ in scratch:
             directory_.cleanup()

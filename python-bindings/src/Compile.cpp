@@ -9,6 +9,7 @@
 #include "Errors.h"
 
 #include "heterps/Driver/Compile.h"
+#include "heterps/Import/ONNXModelLoader.h"
 
 #include <pybind11/stl.h>
 
@@ -80,6 +81,16 @@ void bindCompile(py::module_ &module) {
       py::arg("options"),
       "Compiles options.model into the bundle directory options.output; "
       "raises heterps.Error with the compiler's diagnostics.");
+
+  module.def(
+      "external_data_files",
+      [](const std::string &path, const py::bytes &contents) {
+        return import::externalDataFiles(path,
+                                         static_cast<std::string>(contents));
+      },
+      py::arg("path"), py::arg("contents"),
+      "The files holding the model's external data, as the importer "
+      "resolves them (for the compile cache's key).");
 
   module.def(
       "place",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import heterps
@@ -71,3 +72,51 @@ def test_concurrent_compiles_share_one_entry(model, tmp_path):
             lambda _: heterps.compile(model, cluster=str(LOCAL_CPU), cache_dir=tmp_path), range(2)))
     assert bundles[0].path == bundles[1].path
     assert entries(tmp_path) == [bundles[0].path.name]
+
+
+def test_files_the_compile_reads_are_part_of_the_key(tmp_path):
+    """External weights and a profile change what a compile builds: a new
+    file's contents are a new entry, not the old bundle."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.ones((4, 3), np.float32), "W")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    (tmp_path / "m").mkdir()
+    onnx.save_model(model, str(tmp_path / "m" / "m.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="w.bin", size_threshold=0)
+    x = np.ones((2, 4), np.float32)
+    options = dict(cluster=str(LOCAL_CPU), throughput=1000, strategy="dp",
+                   cache_dir=tmp_path / "cache")
+    first = heterps.compile(tmp_path / "m" / "m.onnx", **options)
+    assert first.run({"x": x})["y"].tolist() == [[4.0] * 3] * 2
+    np.full((4, 3), 2.0, np.float32).tofile(tmp_path / "m" / "w.bin")
+    second = heterps.compile(tmp_path / "m" / "m.onnx", **options)
+    assert not second.from_cache
+    assert second.run({"x": x})["y"].tolist() == [[8.0] * 3] * 2
+
+    profile = tmp_path / "profile.json"
+    profile.write_text('{"version": 1, "entries": []}')
+    profiled = heterps.compile(tmp_path / "m" / "m.onnx", profile=profile, **options)
+    assert not profiled.from_cache
+    profile.write_text('{"version": 1, "entries": []}\n')
+    assert not heterps.compile(tmp_path / "m" / "m.onnx", profile=profile, **options).from_cache
+
+
+def test_a_damaged_stage_library_is_rebuilt(model, tmp_path):
+    """A library cut short (a disk that filled up) would kill the process
+    when loaded: opening refuses it, and the cache builds the entry anew."""
+    first = heterps.compile(model, cluster=str(LOCAL_CPU), cache_dir=tmp_path)
+    library = next(first.path.glob("stage_*.so"))
+    data = library.read_bytes()
+    library.write_bytes(data[: len(data) // 2])
+    with pytest.raises(heterps.Error, match=r"stage_0\.so is cut short or damaged"):
+        heterps.Bundle(first.path)
+    again = heterps.compile(model, cluster=str(LOCAL_CPU), cache_dir=tmp_path)
+    assert not again.from_cache and again.path == first.path
+    assert heterps.Bundle(again.path).run({"image": np.zeros(again.inputs[0].shape, np.float32)})

@@ -104,3 +104,50 @@ def test_bundle_that_is_not_one(tmp_path):
 def test_model_of_unknown_type(tmp_path):
     with pytest.raises(TypeError, match=r"model must be a path"):
         heterps.compile(42, cache_dir=tmp_path)
+
+
+def test_compile_options_are_typed_and_named(tmp_path):
+    """pybind11 and int() would coerce 3.5 to 3 and "no" to True, or fail
+    without naming the option: every option is checked by its name."""
+    model = str(SHIPPED["mnist-mlp"].file)
+    cases = [
+        (dict(batch=3.5), TypeError, r"batch must be an integer, got 3\.5"),
+        (dict(batch="4"), TypeError, r"batch must be an integer"),
+        (dict(batch=True), TypeError, r"batch must be an integer, got True"),
+        (dict(batch=-1), ValueError, r"batch=-1 is outside \[0, "),
+        (dict(throughput="1e3"), TypeError, r"throughput must be a number"),
+        (dict(throughput=float("inf")), ValueError, r"throughput must be finite"),
+        (dict(train="no"), TypeError, r"train must be True or False, got 'no'"),
+        (dict(static_batch=2), TypeError, r"static_batch must be True or False"),
+        (dict(seed=-1), ValueError, r"seed=-1 is outside \[0, "),
+        (dict(episodes=2.5), TypeError, r"episodes must be an integer"),
+        (dict(strategy=5), TypeError, r"strategy must be a string, got 5"),
+        (dict(dims="N=4"), TypeError, r"dims must be a list of strings"),
+        (dict(input_shapes=[4]), TypeError, r"input_shapes must be a list of strings"),
+        (dict(learning_rate="0.1"), TypeError, r"learning_rate must be a number"),
+        (dict(profile=123), TypeError, r"profile must be a path"),
+        (dict(path=5), TypeError, r"path must be a path"),
+        (dict(cache_dir=5), TypeError, r"cache_dir must be a path"),
+        (dict(__class__=1), TypeError, r"unknown compile option '__class__'"),
+        (dict(example_inputs=1), TypeError, r"example_inputs is for a torch.nn.Module"),
+    ]
+    for options, error, message in cases:
+        options.setdefault("cache_dir", tmp_path)
+        with pytest.raises(error, match=message):
+            heterps.compile(model, cluster=str(LOCAL_CPU), **options)
+    # What only training reads, without train=True: the compiler's error.
+    with pytest.raises(heterps.Error, match=r"--optimizer needs --train"):
+        heterps.place(model, str(LOCAL_CPU), 1000, "dp", optimizer="sgd", cache_dir=tmp_path)
+    with pytest.raises(heterps.Error, match=r"dim 'N' is bound twice"):
+        heterps.place(model, str(LOCAL_CPU), 1000, "dp", dims=["N=4", "N=8"], cache_dir=tmp_path)
+
+
+def test_bundle_options_are_typed_and_named(compiled):
+    bundle = compiled("mnist-mlp")
+    for options, error, message in [
+            (dict(threads=3.5), TypeError, r"threads must be an integer"),
+            (dict(threads=True), TypeError, r"threads must be an integer"),
+            (dict(frames_in_flight=2 ** 31), ValueError, r"frames_in_flight=2147483648 is outside"),
+            (dict(gpu_stages_on_cpu="no"), TypeError, r"gpu_stages_on_cpu must be True or False")]:
+        with pytest.raises(error, match=message):
+            heterps.Bundle(bundle.path, **options)

@@ -82,6 +82,15 @@ def test_training_errors(training_bundle, compiled):
     with pytest.raises(ValueError, match=r"threads=1099511627776 is outside"):
         training_bundle.train(task(64, 4), steps=1, threads=2 ** 40)
     assert next(iter(training_bundle.train(task(64, 4), steps=np.int64(1))))
+    # One NaN feature would train every parameter it reaches to NaN.
+    poisoned = task(64, 4)
+    poisoned["image"][5, 0, 3, 7] = np.nan
+    with pytest.raises(heterps.Error, match=r"image=.*: sample 5 holds NaN \(element 91\)"):
+        training_bundle.train(poisoned, steps=1).run()
+    poisoned["image"][5, 0, 3, 7] = 0
+    poisoned["image"][63, 0, 0, 0] = -np.inf
+    with pytest.raises(heterps.Error, match=r"sample 63 holds -inf"):
+        training_bundle.train(task(64, 4), eval=poisoned, steps=1).run()
 
 
 def test_ctrl_c_stops_training(training_bundle, tmp_path):
@@ -170,8 +179,10 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
         assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8)), name
     with pytest.raises(heterps.Error, match=r"--ps-memory-rows and --ps-storage-dir go together"):
         bundle.train(data, steps=1, ps_memory_rows=40).run()
-    with pytest.raises(heterps.Error, match=r"--pass-memory '1\.5': give bytes"):
+    with pytest.raises(TypeError, match=r"pass_memory must be an integer, got 1\.5"):
         bundle.train(data, steps=1, pass_steps=2, pass_memory=1.5).run()
+    with pytest.raises(heterps.Error, match=r"--pass-memory '1\.5': give bytes"):
+        bundle.train(data, steps=1, pass_steps=2, pass_memory="1.5").run()
     # Sparse updates one step late: deterministic, and unchanged by
     # evaluations (which see them applied and put the rows back after) and
     # by checkpoints (which save them unapplied).
@@ -270,3 +281,19 @@ def test_training_waits_passively_in_openmp():
 
     assert spin_counts({}) == ["0"]
     assert spin_counts({"OMP_WAIT_POLICY": "ACTIVE"}) != ["0"]
+
+
+def test_training_options_are_typed_and_named(training_bundle):
+    """bool("no") is True: flags are True or False, and an unknown option
+    is named as Bundle.train's."""
+    for options, message in [(dict(shuffle="no"), r"shuffle must be True or False, got 'no'"),
+                             (dict(resume=1), r"resume must be True or False"),
+                             (dict(dense_parameters_on_gpu="false"), r"dense_parameters_on_gpu must be"),
+                             (dict(checkpoint_dir=123), r"checkpoint_dir must be a path"),
+                             (dict(checkpoint_every=2.5), r"checkpoint_every must be an integer"),
+                             (dict(turbo=1), r"unknown training option 'turbo' \(the options: steps, ")]:
+        with pytest.raises(TypeError, match=message):
+            training_bundle.train(task(64, 4), steps=1, **options)
+    with pytest.raises(heterps.Error, match=r"is a training bundle: train it"):
+        training_bundle.run({name: value[:training_bundle.batch]
+                             for name, value in task(64, 4).items()})

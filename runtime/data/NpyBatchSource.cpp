@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -159,18 +160,24 @@ int64_t NpyBatchSource::next(int64_t want, std::vector<HostTensor> &inputs) {
   // possibly several times when a step is longer than the data.
   for (int64_t filled = 0; filled < count;) {
     int64_t run = std::min<int64_t>(count - filled, rows - int64_t(at.row));
+    // Only the samples read are checked: the arrays may be larger than
+    // memory, and a run may touch few of their pages.
     if (shuffleSeed) {
       const std::vector<int64_t> &samples = orderOf(at.epoch);
       for (int64_t k = 0; k < run; ++k)
-        for (size_t i = 0; i < arrays.size(); ++i)
+        for (size_t i = 0; i < arrays.size(); ++i) {
+          checkFinite(i, samples[at.row + k], 1);
           std::memcpy(inputs[i].data.data() + (filled + k) * sampleBytes[i],
                       arrays[i].data() + samples[at.row + k] * sampleBytes[i],
                       sampleBytes[i]);
+        }
     } else {
-      for (size_t i = 0; i < arrays.size(); ++i)
+      for (size_t i = 0; i < arrays.size(); ++i) {
+        checkFinite(i, int64_t(at.row), run);
         std::memcpy(inputs[i].data.data() + filled * sampleBytes[i],
                     arrays[i].data() + at.row * sampleBytes[i],
                     run * sampleBytes[i]);
+      }
     }
     filled += run;
     at.row += uint64_t(run);
@@ -267,6 +274,34 @@ void NpyBatchSource::checkProbabilities(int input) const {
                   ": sample " + std::to_string(i / (count / size_t(rows))) +
                   " has label " + std::to_string(values[i]) +
                   ", outside [0, 1] of a binary cross-entropy's labels");
+}
+
+void NpyBatchSource::checkFinite(size_t input, int64_t row,
+                                 int64_t count) const {
+  const MappedNpy &array = arrays[input];
+  if (array.dtype != DType::F32)
+    return;
+  const size_t perSample = sampleBytes[input] / sizeof(float);
+  const auto *bits = reinterpret_cast<const uint32_t *>(
+      array.data() + size_t(row) * sampleBytes[input]);
+  const uint32_t *end = bits + size_t(count) * perSample;
+  // All exponent bits set: an infinity or a NaN.
+  const uint32_t *bad = std::find_if(bits, end, [](uint32_t value) {
+    return (value & 0x7f800000u) == 0x7f800000u;
+  });
+  if (bad == end)
+    return;
+  const size_t at = size_t(bad - bits);
+  float value;
+  std::memcpy(&value, bad, sizeof(value));
+  throw Error(flag + " " + files[input].name + "=" + files[input].path +
+              ": sample " + std::to_string(size_t(row) + at / perSample) +
+              " holds " +
+              (std::isnan(value) ? "NaN"
+               : value > 0       ? "inf"
+                                 : "-inf") +
+              " (element " + std::to_string(at % perSample) +
+              "); training needs finite values");
 }
 
 } // namespace heterps::rt::data

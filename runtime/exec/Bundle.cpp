@@ -2,6 +2,8 @@
 
 #include "heterps/Runtime/Bundle.h"
 
+#include "SharedObject.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -525,6 +527,20 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
       planStep.passCacheOnGpu = device == "gpu";
     }
   }
+
+  // Libraries cut short would kill the process when loaded; a missing one
+  // is reported by the stage that needs it (a GPU build may be absent).
+  auto checkLibraries = [&](const StageSpec &program) {
+    for (const auto &[kind, file] : program.libraries) {
+      struct stat status {};
+      if (::stat(path(file).c_str(), &status) == 0 && S_ISREG(status.st_mode))
+        checkSharedObjectWhole(path(file));
+    }
+  };
+  for (const StageSpec &stage : stageSpecs)
+    checkLibraries(stage);
+  if (passKeysSpec && passKeysSpec->unavailable.empty())
+    checkLibraries(passKeysSpec->program);
 
   // weights.bin, mapped read-only: stages on the CPU read it in place.
   Reader weights(root.field("weights"), "weights");

@@ -64,6 +64,13 @@ struct InputBindings {
 LoadedModel loadONNXModel(llvm::StringRef path, llvm::StringRef contents,
                           const InputBindings &bindings = {});
 
+/// The files whose bytes the model keeps outside itself (its initializers'
+/// external data), resolved as loadONNXModel resolves them; none for a
+/// model that does not parse (loadONNXModel reports it). What a compile
+/// reads besides the model, for caches keyed by contents.
+std::vector<std::string> externalDataFiles(llvm::StringRef path,
+                                           llvm::StringRef contents);
+
 /// How diagnostics name a node: its name, or its index and first output.
 std::string describeONNXNode(const onnx::NodeProto &node, int index);
 

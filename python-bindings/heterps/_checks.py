@@ -1,0 +1,66 @@
+"""Argument checks that name the argument: pybind11 and the builtins would
+coerce silently (int(3.5) is 3, bool("no") is True) or fail without naming
+which argument was wrong."""
+
+from __future__ import annotations
+
+import math
+import numbers
+import operator
+import os
+from typing import Any, List, Sequence
+
+import numpy as np
+
+
+def integer(name: str, value: Any, minimum: int = -(2 ** 63),
+            maximum: int = 2 ** 63) -> int:
+    """`value` as an int in [minimum, maximum): floats, strings and bools
+    are not counts."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__"):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    number = operator.index(value)
+    if not minimum <= number < maximum:
+        raise ValueError(f"{name}={number} is outside [{minimum}, {maximum})")
+    return number
+
+
+def boolean(name: str, value: Any) -> bool:
+    """`value` as a bool: True or False (NumPy's too), not a string or a
+    number that would read as one."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def real(name: str, value: Any) -> float:
+    """`value` as a finite float: an int or float (NumPy's too), not a
+    string or a bool."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be finite, got {number}")
+    return number
+
+
+def text(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {value!r}")
+    return value
+
+
+def texts(name: str, value: Any) -> List[str]:
+    """A list or tuple of strings (a single string is not a list of them)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a list of strings, got {value!r}")
+    for item in value:
+        if not isinstance(item, str):
+            raise TypeError(f"{name} must be a list of strings, got {value!r}")
+    return list(value)
+
+
+def path(name: str, value: Any) -> str:
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path, got {value!r}")
+    return os.fspath(value)
