@@ -9,11 +9,14 @@
 #include "heterps/Jobs/JobSpec.h"
 #include "heterps/Cluster/YamlLimits.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/YAMLParser.h"
 #include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -75,6 +78,23 @@ std::optional<double> parseDuration(const std::string &text) {
       value < 0)
     return std::nullopt;
   return value * scale;
+}
+
+std::string checkpointIntervalError(const std::string &text) {
+  StringRef trimmed = StringRef(text).trim();
+  if (!trimmed.empty() && llvm::all_of(trimmed, llvm::isDigit)) {
+    int64_t steps = 0;
+    if (trimmed.getAsInteger(10, steps) || steps < 1 ||
+        steps > (int64_t(1) << 53))
+      return "'" + text + "' steps must be 1 to 2^53";
+    return "";
+  }
+  std::optional<double> seconds = parseDuration(text);
+  if (trimmed.ends_with("ms") || !seconds)
+    return "'" + text + "' is neither steps (10) nor a time (30s, 2m, 1h)";
+  if (!(*seconds > 0))
+    return "'" + text + "' must be a time above 0";
+  return "";
 }
 
 std::string JobSpec::checkShape(const JobShape &shape,
@@ -164,7 +184,8 @@ struct RawJob {
   RawBackend backend;
 };
 
-std::string checkRange(const char *field, RawRange &range, int64_t lowest) {
+std::string checkRange(const char *field, RawRange &range, int64_t lowest,
+                       int64_t highest) {
   if (!range.initial)
     return std::string(field) + ": 'initial' is required";
   range.min = range.min.value_or(*range.initial);
@@ -172,6 +193,9 @@ std::string checkRange(const char *field, RawRange &range, int64_t lowest) {
   if (*range.min < lowest)
     return std::string(field) + ": min " + std::to_string(*range.min) +
            " is below " + std::to_string(lowest);
+  if (*range.max > highest)
+    return std::string(field) + ": max " + std::to_string(*range.max) +
+           " is above " + std::to_string(highest);
   if (*range.min > *range.max)
     return std::string(field) + ": min " + std::to_string(*range.min) +
            " is greater than max " + std::to_string(*range.max);
@@ -211,8 +235,8 @@ template <> struct MappingTraits<RawLearningRate> {
     if (rate.rule != "linear" && rate.rule != "sqrt" && rate.rule != "none")
       return "learning_rate: rule '" + rate.rule +
              "' is not one of linear, sqrt, none";
-    if (rate.warmupSteps < 0)
-      return "learning_rate: warmup_steps must not be negative";
+    if (rate.warmupSteps < 0 || rate.warmupSteps > (int64_t(1) << 53))
+      return "learning_rate: warmup_steps must be 0 to 2^53";
     return "";
   }
 };
@@ -222,19 +246,13 @@ template <> struct MappingTraits<RawCheckpoint> {
     io.mapOptional("keep", checkpoint.keep);
   }
   static std::string validate(IO &, RawCheckpoint &checkpoint) {
-    int64_t steps = 0;
-    if (!StringRef(checkpoint.every).getAsInteger(10, steps)) {
-      if (steps < 1)
-        return "checkpoint: every must be at least 1 step";
-    } else if (StringRef(checkpoint.every).ends_with("ms") ||
-               !checkDuration("checkpoint: every", checkpoint.every).empty()) {
-      // As heterps run --checkpoint-every takes it.
-      return "checkpoint: every '" + checkpoint.every +
-             "' is neither steps (10) nor a time (30s, 2m, 1h)";
-    }
-    if (checkpoint.keep < 2)
-      return "checkpoint: keep must be at least 2 (a corrupt newest "
-             "checkpoint falls back on the one before)";
+    if (std::string why = checkpointIntervalError(checkpoint.every);
+        !why.empty())
+      return "checkpoint: every " + why;
+    if (checkpoint.keep < 2 || checkpoint.keep > kMostCount)
+      return "checkpoint: keep must be 2 to " + std::to_string(kMostCount) +
+             " (2: a corrupt newest checkpoint falls back on the one "
+             "before)";
     return "";
   }
 };
@@ -248,10 +266,11 @@ template <> struct MappingTraits<RawRestart> {
     io.mapOptional("capacity_wait", restart.capacityWait);
   }
   static std::string validate(IO &, RawRestart &restart) {
-    if (restart.maxRestarts < 0)
-      return "restart: max_restarts must not be negative";
-    if (restart.excludeHostAfter < 1)
-      return "restart: exclude_host_after must be at least 1";
+    if (restart.maxRestarts < 0 || restart.maxRestarts > kMostCount)
+      return "restart: max_restarts must be 0 to " + std::to_string(kMostCount);
+    if (restart.excludeHostAfter < 1 || restart.excludeHostAfter > kMostCount)
+      return "restart: exclude_host_after must be 1 to " +
+             std::to_string(kMostCount);
     for (auto [field, text] :
          {std::pair<const char *, const std::string *>{"restart: backoff",
                                                        &restart.backoff},
@@ -285,8 +304,8 @@ template <> struct MappingTraits<RawBackend> {
         (!backend.partition.empty() || backend.nodes ||
          !backend.sbatchArgs.empty()))
       return "backend: partition, nodes and sbatch_args are for kind slurm";
-    if (backend.nodes < 0)
-      return "backend: nodes must not be negative";
+    if (backend.nodes < 0 || backend.nodes > kMostRanks)
+      return "backend: nodes must be 0 to " + std::to_string(kMostRanks);
     return checkDuration("backend: signal_lead", backend.signalLead);
   }
 };
@@ -317,12 +336,12 @@ template <> struct MappingTraits<RawJob> {
                  c == '_' || c == '.';
         }))
       return "name '" + job.name + "' must be letters, digits, '-', '_' or '.'";
-    for (auto [field, range, lowest] :
+    for (auto [field, range, highest] :
          {std::tuple<const char *, RawRange *, int64_t>{"workers", &job.workers,
-                                                        1},
-          {"ps_shards", &job.shards, 1},
-          {"batch", &job.batch, 1}})
-      if (std::string why = checkRange(field, *range, lowest); !why.empty())
+                                                        kMostRanks},
+          {"ps_shards", &job.shards, kMostRanks},
+          {"batch", &job.batch, kMostBatch}})
+      if (std::string why = checkRange(field, *range, 1, highest); !why.empty())
         return why;
     if (job.gradientNoiseScale < 0)
       return "gradient_noise_scale must not be negative";
@@ -342,8 +361,8 @@ template <> struct MappingTraits<RawJob> {
              "most 2^53 samples";
     if (job.consistency != "sync" && job.consistency != "async")
       return "consistency '" + job.consistency + "' is not sync or async";
-    if (job.staleness < -1)
-      return "staleness must be -1 (no bound) or more";
+    if (job.staleness < -1 || job.staleness > kMostCount)
+      return "staleness must be -1 (no bound) to " + std::to_string(kMostCount);
     // The supervisor owns these flags: it sets them on every launch.
     static const StringRef owned[] = {"--data",
                                       "--eval",
@@ -379,6 +398,19 @@ Expected<JobSpec> parseJobFile(const std::string &path) {
   Expected<std::string> text = cluster::readYamlFile(path, "job file");
   if (!text)
     return text.takeError();
+  {
+    // yaml::Input dereferences the root of an empty document.
+    SourceMgr sourceMgr;
+    sourceMgr.setDiagHandler([](const SMDiagnostic &, void *) {});
+    yaml::Stream stream(MemoryBufferRef(*text, path), sourceMgr);
+    yaml::document_iterator document = stream.begin();
+    if (document == stream.end() || !document->getRoot() ||
+        isa<yaml::NullNode>(document->getRoot()))
+      return createStringError(inconvertibleErrorCode(),
+                               "%s: not a job file (it is empty; a job file "
+                               "is a YAML mapping, docs/Jobs.md)",
+                               path.c_str());
+  }
   std::string diagnostics;
   RawJob raw;
   {

@@ -5,9 +5,14 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
+#include <fstream>
 #include <spawn.h>
+#include <thread>
 #include <unistd.h>
 
 extern char **environ;
@@ -60,6 +65,52 @@ llvm::Expected<pid_t> spawnProcessGroup(const std::vector<std::string> &argv,
         std::error_code(error, std::generic_category()),
         "cannot start '%s': %s", argv.front().c_str(), std::strerror(error));
   return child;
+}
+
+namespace {
+/// The pids of this machine's processes whose environment holds `entry`
+/// (zombies, whose environment reads empty, are not among them).
+std::vector<pid_t> processesWithEnvironment(const std::string &entry) {
+  std::vector<pid_t> found;
+  std::error_code error;
+  for (const auto &process :
+       std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = process.path().filename().string();
+    pid_t pid = 0;
+    if (llvm::StringRef(name).getAsInteger(10, pid) || pid == ::getpid())
+      continue;
+    std::ifstream environ(process.path() / "environ", std::ios::binary);
+    std::string variable;
+    while (std::getline(environ, variable, '\0'))
+      if (variable == entry) {
+        found.push_back(pid);
+        break;
+      }
+  }
+  return found;
+}
+} // namespace
+
+int killProcessesWithEnvironment(const std::string &name,
+                                 const std::string &value, double waitSeconds) {
+  const std::string entry = name + "=" + value;
+  std::vector<pid_t> signalled;
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration<double>(waitSeconds);
+  // A launcher may start a rank while the first ones die: look again until
+  // none is left.
+  for (;;) {
+    std::vector<pid_t> left = processesWithEnvironment(entry);
+    if (left.empty() || std::chrono::steady_clock::now() > until)
+      break;
+    for (pid_t pid : left) {
+      ::kill(pid, SIGKILL);
+      if (std::find(signalled.begin(), signalled.end(), pid) == signalled.end())
+        signalled.push_back(pid);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return int(signalled.size());
 }
 
 } // namespace heterps::jobs

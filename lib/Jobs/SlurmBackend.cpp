@@ -204,9 +204,7 @@ public:
   void terminate() override {
     if (!running || jobId.empty())
       return;
-    // SIGKILL to the batch shell and every step at once, as on mpirun: a
-    // rank warned by SIGTERM could checkpoint a step counted as lost.
-    runCommand({"scancel", "--signal=KILL", "--full", jobId});
+    cancelSlurmJob(jobId);
     for (int i = 0; i < 100 && poll().state == AttemptState::Running; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     running = false;
@@ -354,6 +352,12 @@ private:
 };
 
 } // namespace
+
+void cancelSlurmJob(const std::string &jobId) {
+  // SIGKILL to the batch shell and every step at once, as on mpirun: a
+  // rank warned by SIGTERM could checkpoint a step counted as lost.
+  runCommand({"scancel", "--signal=KILL", "--full", jobId});
+}
 
 Expected<std::unique_ptr<Backend>>
 makeSlurmBackend(const BackendSpec &spec, const std::string &jobName,

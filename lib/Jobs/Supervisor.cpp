@@ -23,6 +23,7 @@
 #include <ostream>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 using namespace llvm;
 
@@ -37,19 +38,25 @@ double unixSeconds() {
 }
 
 Error writeFileAtomically(const std::string &path, const std::string &text) {
-  const std::string temporary = path + ".tmp";
+  // A name of this process's own: two writers (two `job resize`s) never
+  // write into one file.
+  const std::string temporary = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::trunc);
     out << text;
     out.close();
-    if (!out)
+    if (!out) {
+      sys::fs::remove(temporary);
       return createStringError(inconvertibleErrorCode(), "cannot write '%s'",
                                temporary.c_str());
+    }
   }
-  if (std::error_code error = sys::fs::rename(temporary, path))
+  if (std::error_code error = sys::fs::rename(temporary, path)) {
+    sys::fs::remove(temporary);
     return createStringError(error, "cannot rename '%s' to '%s': %s",
                              temporary.c_str(), path.c_str(),
                              error.message().c_str());
+  }
   return Error::success();
 }
 
@@ -161,6 +168,24 @@ static json::Object shapeJson(const JobShape &shape) {
                       {"batch", shape.batch}};
 }
 
+std::optional<EarlierRun> parseEarlierRun(const json::Object &state) {
+  const json::Object *shape = state.getObject("shape");
+  if (!shape)
+    return std::nullopt;
+  EarlierRun earlier;
+  earlier.shape.workers = int(shape->getInteger("workers").value_or(0));
+  earlier.shape.shards = int(shape->getInteger("ps_shards").value_or(0));
+  earlier.shape.batch = shape->getInteger("batch").value_or(0);
+  earlier.learningRateScale =
+      state.getNumber("learning_rate_scale").value_or(1.0);
+  earlier.attempts = int(std::clamp<int64_t>(
+      state.getInteger("attempt").value_or(0), 0, kMostCount));
+  if (!(earlier.learningRateScale > 0) ||
+      !std::isfinite(earlier.learningRateScale))
+    earlier.learningRateScale = 1;
+  return earlier;
+}
+
 static json::Array stringsJson(const std::vector<std::string> &strings) {
   json::Array array;
   for (const std::string &text : strings)
@@ -214,6 +239,7 @@ std::string reportJson(const JobReport &report) {
   json::Object root{{"job", report.job},
                     {"outcome", report.outcome},
                     {"message", report.message},
+                    {"earlier_attempts", report.earlierAttempts},
                     {"attempts", std::move(attempts)},
                     {"restarts", report.restarts},
                     {"preemptions", report.preemptions},
@@ -321,6 +347,7 @@ struct Supervisor::Impl {
   std::vector<std::string> pendingFaults;
   std::string phase = "starting";
   int attempt = 0;
+  bool stateWriteFailing = false;
   int64_t step = 0;
   double lastStateWrite = 0;
   int64_t lastStateStep = -1;
@@ -361,7 +388,17 @@ struct Supervisor::Impl {
       state["last_resize_id"] = report.resizes.back().id;
     std::string text;
     raw_string_ostream(text) << json::Value(std::move(state)) << "\n";
-    consumeError(writeFileAtomically(files.state, text));
+    // Said once per failing stretch: a full disk fails every write.
+    if (Error error = writeFileAtomically(files.state, text)) {
+      if (!stateWriteFailing)
+        say(toString(std::move(error)) +
+            "; `job status` shows an older state until it can be written");
+      else
+        consumeError(std::move(error));
+      stateWriteFailing = true;
+    } else {
+      stateWriteFailing = false;
+    }
   }
 
   /// The shape to run, waiting (bounded) for capacity when the minimum does
@@ -612,6 +649,22 @@ JobReport Supervisor::Impl::run() {
   wanted = job.initial;
   schedule.scale =
       learningRateScale(job.learningRateRule, wanted.batch, job.initial.batch);
+  if (const std::optional<EarlierRun> &earlier = self.options.earlier) {
+    // The job goes on where the supervisor before left it: in the shape
+    // it was resized to, at its learning rate, its attempts numbered on.
+    attempt = earlier->attempts;
+    report.earlierAttempts = earlier->attempts;
+    if (std::string why =
+            job.checkShape(earlier->shape, self.options.microBatch);
+        why.empty()) {
+      wanted = earlier->shape;
+      schedule.scale = earlier->learningRateScale;
+    } else {
+      say("the job was left in " + earlier->shape.describe() +
+          ", which the job file no longer allows (" + why + "); going on in " +
+          wanted.describe());
+    }
+  }
   corruptPending = self.options.faults.corruptCheckpointOnRestart;
   SmallVector<StringRef> specs;
   StringRef(self.options.faults.rankFaults).split(specs, ';', -1, false);
@@ -953,8 +1006,11 @@ JobReport Supervisor::Impl::run() {
   phase = report.outcome;
   step = report.steps;
   writeState(true);
-  if (Error error = writeFileAtomically(files.report, reportJson(report)))
+  std::string reportWhere = "; report " + files.report;
+  if (Error error = writeFileAtomically(files.report, reportJson(report))) {
     say(toString(std::move(error)));
+    reportWhere = "; no report (it could not be written)";
+  }
   say(report.outcome + ": " + std::to_string(report.samples) + " of " +
       std::to_string(job.samples) + " samples, " +
       std::to_string(report.attempts.size()) + " attempts, " +
@@ -962,7 +1018,7 @@ JobReport Supervisor::Impl::run() {
       std::to_string(report.stepsRedone) + " steps redone, " +
       fixed(report.secondsLost, 1) + " s lost" +
       (report.message.empty() ? std::string() : "; " + report.message) +
-      "; report " + files.report);
+      reportWhere);
   return report;
 }
 

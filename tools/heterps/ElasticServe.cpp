@@ -151,7 +151,8 @@ int elasticServeCommand(const std::vector<std::string> &args) {
   if (!words.positional.empty())
     return fail("serve", "unexpected argument '" + words.positional[0] + "'");
   if (!words.has("state"))
-    return fail("serve", std::string("--state DIR is required\n") + kServeUsage);
+    return fail("serve",
+                std::string("--state DIR is required\n") + kServeUsage);
   ServiceOptions options;
   options.stateDirectory = absolute(words.get("state"));
   options.backend = words.get("backend", "local");
@@ -202,8 +203,8 @@ int elasticSubmitCommand(const std::vector<std::string> &args) {
   if (!words.error.empty())
     return fail("submit", words.error);
   if (!words.has("state") || words.positional.size() != 1)
-    return fail("submit",
-                std::string("needs --state DIR and one job file\n") + kServeUsage);
+    return fail("submit", std::string("needs --state DIR and one job file\n") +
+                              kServeUsage);
   std::string path = absolute(words.positional[0]);
   llvm::Expected<jobs::JobSpec> spec = jobs::parseJobFile(path);
   if (!spec)

@@ -33,8 +33,10 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -99,14 +101,22 @@ private:
 };
 
 int64_t integerFlag(const std::string &name, const std::string &value,
-                    int64_t lowest) {
+                    int64_t lowest, int64_t highest) {
   int64_t number = 0;
-  if (llvm::StringRef(value).getAsInteger(10, number) || number < lowest)
-    throw Error("--" + name + " '" + value +
-                "' must be a whole number of at "
-                "least " +
-                std::to_string(lowest));
+  if (llvm::StringRef(value).getAsInteger(10, number) || number < lowest ||
+      number > highest)
+    throw Error("--" + name + " '" + value + "' must be a whole number from " +
+                std::to_string(lowest) + " to " + std::to_string(highest));
   return number;
+}
+
+/// `path` absolute and normal, without a trailing separator ("." is the
+/// directory's own name in messages, not "dir/").
+std::string absoluteDirectory(const std::string &path) {
+  fs::path normal = fs::absolute(path).lexically_normal();
+  if (!normal.has_filename() && normal.has_parent_path())
+    normal = normal.parent_path();
+  return normal.string();
 }
 
 double durationFlag(const std::string &name, const std::string &value) {
@@ -198,108 +208,6 @@ extern "C" void stopSupervisor(int) {
     supervisor->requestStop();
 }
 
-int runJob(const std::vector<std::string> &args) {
-  if (args.empty())
-    throw Error(std::string("job run needs a job file\n") + kUsage);
-  llvm::Expected<JobSpec> parsed = parseJobFile(args[0]);
-  if (!parsed)
-    throw Error(llvm::toString(parsed.takeError()));
-  JobSpec job = std::move(*parsed);
-  std::string jobDirectory = job.name + ".job";
-  InjectedFaults faults;
-  Flags flags({args.begin() + 1, args.end()});
-  std::string name, value;
-  while (flags.next(name, value, {"corrupt-checkpoint-on-restart"})) {
-    if (name == "job-dir")
-      jobDirectory = value;
-    else if (name == "backend") {
-      if (value != "mpirun" && value != "slurm")
-        throw Error("--backend '" + value + "' is not mpirun or slurm");
-      if (value == "slurm" && !job.backend.hostfile.empty())
-        throw Error("--backend slurm: the job file's backend names a "
-                    "hostfile, which is for mpirun");
-      job.backend.kind =
-          value == "slurm" ? BackendKind::Slurm : BackendKind::Mpirun;
-    } else if (name == "max-restarts")
-      job.restart.maxRestarts = int(integerFlag(name, value, 0));
-    else if (name == "heartbeat-timeout")
-      job.restart.heartbeatTimeoutSeconds = durationFlag(name, value);
-    else if (name == "checkpoint-every") {
-      // Steps or a time, as heterps run --checkpoint-every takes it.
-      int64_t steps = 0;
-      if (!llvm::StringRef(value).getAsInteger(10, steps))
-        integerFlag(name, value, 1);
-      else if (llvm::StringRef(value).ends_with("ms") || !parseDuration(value))
-        throw Error("--checkpoint-every '" + value +
-                    "': give steps (10) or a time (30s, 2m, 1h)");
-      job.checkpoint.every = value;
-    } else if (name == "min-workers") {
-      job.workers.min = integerFlag(name, value, 1);
-      if (job.workers.min > job.initial.workers)
-        throw Error("--min-workers " + value + " is above the job's " +
-                    std::to_string(job.initial.workers) + " workers");
-    } else if (name == "inject")
-      faults.rankFaults += (faults.rankFaults.empty() ? "" : ";") + value;
-    else if (name == "corrupt-checkpoint-on-restart")
-      faults.corruptCheckpointOnRestart = true;
-    else
-      throw Error("unknown flag --" + name + " of job run\n" + kUsage);
-  }
-  // Everything is checked before anything is started or written.
-  rt::train::parseFaultSpecs(faults.rankFaults);
-  rt::Bundle bundle(job.bundle);
-  if (!bundle.training())
-    throw Error("bundle '" + job.bundle +
-                "' is not a training bundle; compile the model with --train");
-  if (llvm::Error error = checkJobAgainstBundle(job, bundle.batch()))
-    throw Error(llvm::toString(std::move(error)));
-  jobDirectory = fs::absolute(jobDirectory).lexically_normal().string();
-  JobFiles files(jobDirectory);
-  RuntimeProbe probe(rt::train::bundleIdentity(bundle));
-  if (fs::exists(files.checkpoints)) {
-    // Another job's checkpoints are an error now, not after a launch.
-    std::string warnings;
-    probe.newestCheckpoint(files.checkpoints, warnings);
-  }
-  std::unique_ptr<Backend> backend;
-  if (job.backend.kind == BackendKind::Slurm) {
-    llvm::Expected<std::unique_ptr<Backend>> slurm =
-        makeSlurmBackend(job.backend, job.name, jobDirectory);
-    if (!slurm)
-      throw Error(llvm::toString(slurm.takeError()));
-    backend = std::move(*slurm);
-  } else {
-    if (!llvm::sys::findProgramByName("mpirun"))
-      throw Error("cannot find 'mpirun' on PATH; install Open MPI (Debian: "
-                  "openmpi-bin)");
-    backend = makeMpirunBackend(job.backend, jobDirectory);
-  }
-
-  fs::create_directories(jobDirectory);
-  // One supervisor per job directory.
-  int lockFd = ::open(files.lock.c_str(), O_CREAT | O_RDWR, 0644);
-  if (lockFd < 0 || ::flock(lockFd, LOCK_EX | LOCK_NB) != 0)
-    throw Error("job directory '" + jobDirectory + "' is already supervised (" +
-                files.lock + " is locked)");
-  std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(lockFd, 0) != 0 ||
-      ::write(lockFd, pid.data(), pid.size()) != ssize_t(pid.size()))
-    throw Error("cannot write '" + files.lock + "'");
-
-  SupervisorOptions options;
-  options.jobDirectory = jobDirectory;
-  options.heterps = selfPath();
-  options.microBatch = bundle.batch();
-  options.faults = faults;
-  Supervisor supervisor(job, options, *backend, probe, std::cerr);
-  signalledSupervisor = &supervisor;
-  std::signal(SIGINT, stopSupervisor);
-  std::signal(SIGTERM, stopSupervisor);
-  JobReport report = supervisor.run();
-  signalledSupervisor = nullptr;
-  return report.outcome == "succeeded" ? 0 : 1;
-}
-
 /// The supervisor's state.json, or an error naming the directory.
 llvm::json::Object readState(const JobFiles &files) {
   auto buffer = llvm::MemoryBuffer::getFile(files.state);
@@ -324,10 +232,147 @@ bool supervised(const JobFiles &files) {
   return held;
 }
 
+int runJob(const std::vector<std::string> &args) {
+  if (args.empty())
+    throw Error(std::string("job run needs a job file\n") + kUsage);
+  llvm::Expected<JobSpec> parsed = parseJobFile(args[0]);
+  if (!parsed)
+    throw Error(llvm::toString(parsed.takeError()));
+  JobSpec job = std::move(*parsed);
+  std::string jobDirectory = job.name + ".job";
+  InjectedFaults faults;
+  Flags flags({args.begin() + 1, args.end()});
+  std::string name, value;
+  while (flags.next(name, value, {"corrupt-checkpoint-on-restart"})) {
+    if (name == "job-dir")
+      jobDirectory = value;
+    else if (name == "backend") {
+      if (value != "mpirun" && value != "slurm")
+        throw Error("--backend '" + value + "' is not mpirun or slurm");
+      if (value == "slurm" && !job.backend.hostfile.empty())
+        throw Error("--backend slurm: the job file's backend names a "
+                    "hostfile, which is for mpirun");
+      job.backend.kind =
+          value == "slurm" ? BackendKind::Slurm : BackendKind::Mpirun;
+    } else if (name == "max-restarts")
+      job.restart.maxRestarts = int(integerFlag(name, value, 0, kMostCount));
+    else if (name == "heartbeat-timeout") {
+      job.restart.heartbeatTimeoutSeconds = durationFlag(name, value);
+      if (job.restart.heartbeatTimeoutSeconds < 1)
+        throw Error("--heartbeat-timeout '" + value + "' must be at least 1s");
+    } else if (name == "checkpoint-every") {
+      // Steps or a time, as heterps run --checkpoint-every takes it.
+      if (std::string why = checkpointIntervalError(value); !why.empty())
+        throw Error("--checkpoint-every " + why);
+      job.checkpoint.every = value;
+    } else if (name == "min-workers") {
+      job.workers.min = integerFlag(name, value, 1, kMostRanks);
+      if (job.workers.min > job.initial.workers)
+        throw Error("--min-workers " + value + " is above the job's " +
+                    std::to_string(job.initial.workers) + " workers");
+    } else if (name == "inject")
+      faults.rankFaults += (faults.rankFaults.empty() ? "" : ";") + value;
+    else if (name == "corrupt-checkpoint-on-restart")
+      faults.corruptCheckpointOnRestart = true;
+    else
+      throw Error("unknown flag --" + name + " of job run\n" + kUsage);
+  }
+  // Everything is checked before anything is started or written.
+  rt::train::parseFaultSpecs(faults.rankFaults);
+  rt::Bundle bundle(job.bundle);
+  if (!bundle.training())
+    throw Error("bundle '" + job.bundle +
+                "' is not a training bundle; compile the model with --train");
+  if (llvm::Error error = checkJobAgainstBundle(job, bundle.batch()))
+    throw Error(llvm::toString(std::move(error)));
+  jobDirectory = absoluteDirectory(jobDirectory);
+  JobFiles files(jobDirectory);
+  RuntimeProbe probe(rt::train::bundleIdentity(bundle));
+  if (fs::exists(files.checkpoints)) {
+    // Another job's checkpoints are an error now, not after a launch.
+    std::string warnings;
+    probe.newestCheckpoint(files.checkpoints, warnings);
+  }
+  std::unique_ptr<Backend> backend;
+  if (job.backend.kind == BackendKind::Slurm) {
+    llvm::Expected<std::unique_ptr<Backend>> slurm =
+        makeSlurmBackend(job.backend, job.name, jobDirectory);
+    if (!slurm)
+      throw Error(llvm::toString(slurm.takeError()));
+    backend = std::move(*slurm);
+  } else {
+    if (!llvm::sys::findProgramByName("mpirun"))
+      throw Error("cannot find 'mpirun' on PATH; install Open MPI (Debian: "
+                  "openmpi-bin)");
+    backend = makeMpirunBackend(job.backend, jobDirectory);
+  }
+
+  // A directory another job's supervisor started is that job's: its
+  // checkpoints would be resumed as this job's.
+  std::optional<llvm::json::Object> previous;
+  if (fs::exists(files.state)) {
+    previous = readState(files);
+    const std::string owner = previous->getString("job").value_or("").str();
+    if (owner != job.name)
+      throw Error("job directory '" + jobDirectory + "' holds job '" + owner +
+                  "' (" + files.state + "), not '" + job.name +
+                  "'; give this job another --job-dir");
+    if (previous->getString("phase").value_or("") == "succeeded") {
+      std::cerr << "heterps job: job '" << job.name << "' in '" << jobDirectory
+                << "' has already succeeded; nothing to run (report "
+                << files.report << ")\n";
+      return 0;
+    }
+  }
+
+  fs::create_directories(jobDirectory);
+  // One supervisor per job directory.
+  // Close-on-exec: an attempt that outlived a killed supervisor must not
+  // hold the lock, or no later supervisor could take the job up.
+  int lockFd = ::open(files.lock.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lockFd < 0 || ::flock(lockFd, LOCK_EX | LOCK_NB) != 0)
+    throw Error("job directory '" + jobDirectory + "' is already supervised (" +
+                files.lock + " is locked)");
+  std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lockFd, 0) != 0 ||
+      ::write(lockFd, pid.data(), pid.size()) != ssize_t(pid.size()))
+    throw Error("cannot write '" + files.lock + "'");
+
+  SupervisorOptions options;
+  if (previous) {
+    // A supervisor killed with SIGKILL left its attempt running: it would
+    // go on writing checkpoints beside this one's ranks.
+    const std::string ended = endLeftoverAttempt(
+        previous->getString("engine_id").value_or("").str(), files.heartbeats);
+    if (!ended.empty())
+      std::cerr << "heterps job: " << ended << "\n";
+    options.earlier = parseEarlierRun(*previous);
+    // The earlier supervisor's report stays beside this one's.
+    if (options.earlier && fs::exists(files.report)) {
+      std::error_code ignored;
+      fs::rename(files.report,
+                 files.directory + "/report-until-attempt-" +
+                     std::to_string(options.earlier->attempts) + ".json",
+                 ignored);
+    }
+  }
+  options.jobDirectory = jobDirectory;
+  options.heterps = selfPath();
+  options.microBatch = bundle.batch();
+  options.faults = faults;
+  Supervisor supervisor(job, options, *backend, probe, std::cerr);
+  signalledSupervisor = &supervisor;
+  std::signal(SIGINT, stopSupervisor);
+  std::signal(SIGTERM, stopSupervisor);
+  JobReport report = supervisor.run();
+  signalledSupervisor = nullptr;
+  return report.outcome == "succeeded" ? 0 : 1;
+}
+
 int resizeJob(const std::vector<std::string> &args) {
   if (args.empty())
     throw Error(std::string("job resize needs a job directory\n") + kUsage);
-  JobFiles files(fs::absolute(args[0]).lexically_normal().string());
+  JobFiles files(absoluteDirectory(args[0]));
   readState(files);
   if (!supervised(files))
     throw Error("job '" + files.directory +
@@ -338,11 +383,11 @@ int resizeJob(const std::vector<std::string> &args) {
   std::string name, value;
   while (flags.next(name, value)) {
     if (name == "workers")
-      request.workers = int(integerFlag(name, value, 1));
+      request.workers = int(integerFlag(name, value, 1, kMostRanks));
     else if (name == "ps-shards")
-      request.shards = int(integerFlag(name, value, 1));
+      request.shards = int(integerFlag(name, value, 1, kMostRanks));
     else if (name == "batch")
-      request.batch = integerFlag(name, value, 1);
+      request.batch = integerFlag(name, value, 1, kMostBatch);
     else if (name == "wait")
       wait = durationFlag(name, value);
     else
@@ -353,9 +398,31 @@ int resizeJob(const std::vector<std::string> &args) {
                 "--batch");
   request.id = std::to_string(::getpid()) + "-" +
                std::to_string(int64_t(unixSeconds() * 1000));
+  // One request waits at a time: link() puts it in place only where none
+  // is, so a second `job resize` is refused instead of overwriting it.
+  const std::string temporary =
+      files.resizeRequest + ".new." + std::to_string(::getpid());
   if (llvm::Error error =
-          writeFileAtomically(files.resizeRequest, resizeRequestJson(request)))
+          writeFileAtomically(temporary, resizeRequestJson(request)))
     throw Error(llvm::toString(std::move(error)));
+  const int linked = ::link(temporary.c_str(), files.resizeRequest.c_str());
+  const int linkError = errno;
+  fs::remove(temporary);
+  if (linked != 0 && linkError == EEXIST) {
+    std::string pending = "another resize";
+    if (auto text = llvm::MemoryBuffer::getFile(files.resizeRequest))
+      if (llvm::Expected<ResizeRequest> other =
+              parseResizeRequest((*text)->getBuffer().str()))
+        pending = "resize " + other->id;
+      else
+        llvm::consumeError(other.takeError());
+    throw Error(pending +
+                " is waiting for the supervisor; ask again once it is "
+                "applied (`heterps job status` shows last_resize_id)");
+  }
+  if (linked != 0)
+    throw Error("cannot write '" + files.resizeRequest +
+                "': " + std::strerror(linkError));
   std::cout << "resize " << request.id << " requested\n";
   const double until = unixSeconds() + wait;
   while (unixSeconds() < until) {
@@ -382,7 +449,7 @@ int resizeJob(const std::vector<std::string> &args) {
 int jobStatus(const std::vector<std::string> &args) {
   if (args.size() != 1)
     throw Error(std::string("job status needs one job directory\n") + kUsage);
-  JobFiles files(fs::absolute(args[0]).lexically_normal().string());
+  JobFiles files(absoluteDirectory(args[0]));
   llvm::json::Object state = readState(files);
   state["supervised"] = supervised(files);
   llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(state)))
@@ -393,12 +460,21 @@ int jobStatus(const std::vector<std::string> &args) {
 int stopJob(const std::vector<std::string> &args) {
   if (args.size() != 1)
     throw Error(std::string("job stop needs one job directory\n") + kUsage);
-  JobFiles files(fs::absolute(args[0]).lexically_normal().string());
-  readState(files);
+  JobFiles files(absoluteDirectory(args[0]));
+  llvm::json::Object state = readState(files);
   std::ifstream lock(files.lock);
   int pid = 0;
-  if (!supervised(files) || !(lock >> pid) || pid <= 0)
-    throw Error("job '" + files.directory + "' has no running supervisor");
+  if (!supervised(files) || !(lock >> pid) || pid <= 0) {
+    // A supervisor killed with SIGKILL may have left its attempt running.
+    const std::string ended = endLeftoverAttempt(
+        state.getString("engine_id").value_or("").str(), files.heartbeats);
+    if (ended.empty())
+      throw Error("job '" + files.directory + "' has no running supervisor");
+    std::cout << "the job's supervisor is gone; " << ended
+              << " (`heterps job run` resumes the job from its newest "
+                 "checkpoint)\n";
+    return 0;
+  }
   if (::kill(pid, SIGTERM) != 0)
     throw Error("cannot signal the supervisor (pid " + std::to_string(pid) +
                 ")");

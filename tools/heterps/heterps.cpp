@@ -546,14 +546,6 @@ int main(int argc, char **argv) {
       psShardCommand)
     heterps::rt::runWithPassiveOpenMPWaits(argv);
   if (compileCommand) {
-    if (!compileTrain)
-      for (cl::Option *option : std::initializer_list<cl::Option *>{
-               &compileLabel, &compileTrainOutput, &compileOptimizer,
-               &compileLearningRate, &compileMomentum, &compileBatchNorm})
-        if (option->getNumOccurrences()) {
-          reportError("compile", "--" + option->ArgStr + " needs --train");
-          return 1;
-        }
     CompileOptions options;
     options.model = model;
     options.cluster = cluster;

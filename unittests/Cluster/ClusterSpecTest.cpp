@@ -214,8 +214,8 @@ TEST(ClusterSpec, ErrorsNameFileLineAndProblem) {
                                return dashes + "x";
                              }()),
        "bad.yaml:2:2049:", "more than 1024 block indicators on a line"},
-      {"a tag", edited("count: 4", "count: !!str 4"), "bad.yaml:9:18:",
-       "YAML tags are not supported here ('!!str')"},
+      {"a tag", edited("count: 4", "count: !!str 4"),
+       "bad.yaml:9:18:", "YAML tags are not supported here ('!!str')"},
       {"a tag on a mapping", edited("name: test", "name: test\nx: !!map {}"),
        "bad.yaml:2:11:", "YAML tags are not supported here ('!!map')"},
       {"deep block nesting",

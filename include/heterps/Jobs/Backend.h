@@ -88,6 +88,18 @@ llvm::Expected<std::unique_ptr<Backend>>
 makeSlurmBackend(const BackendSpec &spec, const std::string &jobName,
                  const std::string &jobDirectory);
 
+/// Ends what the attempt `engineId` (Backend::attemptId, as a job's
+/// state.json records it) still runs after its supervisor was killed: for
+/// a Slurm job, the batch job; on one machine, every process whose
+/// environment names the job's `heartbeatDirectory` (the launch, mpirun
+/// and the ranks here; ranks on other hosts end when their daemon loses
+/// mpirun). A message saying what was ended, empty when nothing was left.
+std::string endLeftoverAttempt(const std::string &engineId,
+                               const std::string &heartbeatDirectory);
+
+/// SIGKILLs Slurm job `jobId` and every step of it.
+void cancelSlurmJob(const std::string &jobId);
+
 /// The rank ends a launcher's output reports: mpirun's "process rank R ...
 /// exited on signal N", "Process name: [[J,1],R] Exit code: C",
 /// "MPI_ABORT was invoked on rank R", "Remote daemon: ... on node H" (a

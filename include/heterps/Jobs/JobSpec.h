@@ -131,6 +131,18 @@ llvm::Error checkJobAgainstBundle(const JobSpec &job, int64_t microBatch);
 /// Parses "30", "30s", "2m", "1h", "250ms" as seconds; nullopt if malformed.
 std::optional<double> parseDuration(const std::string &text);
 
+/// The most workers or parameter-server shards a job runs (heterps launch
+/// takes as many), its largest batch, and the most of a count such as
+/// max_restarts or keep (an int, and past any use).
+inline constexpr int64_t kMostRanks = 4096;
+inline constexpr int64_t kMostBatch = 100000000;
+inline constexpr int64_t kMostCount = 1000000;
+
+/// Why `text` is not a checkpoint interval as `heterps run
+/// --checkpoint-every` takes it (steps 1 to 2^53, or a positive time such
+/// as 30s or 2m); empty when it is.
+std::string checkpointIntervalError(const std::string &text);
+
 } // namespace heterps::jobs
 
 #endif // HETERPS_JOBS_JOBSPEC_H

@@ -37,6 +37,15 @@ struct SpawnOptions {
 llvm::Expected<pid_t> spawnProcessGroup(const std::vector<std::string> &argv,
                                         const SpawnOptions &options);
 
+/// SIGKILLs every process of this machine whose environment holds
+/// `name`=`value` exactly (stopped ones too; never the caller) and waits,
+/// up to `waitSeconds`, until none is left; returns how many it signalled.
+/// What a supervisor that was killed left running carries the job's own
+/// directories in its environment, whatever its process group.
+int killProcessesWithEnvironment(const std::string &name,
+                                 const std::string &value,
+                                 double waitSeconds = 10);
+
 } // namespace heterps::jobs
 
 #endif // HETERPS_JOBS_PROCESS_H

@@ -22,6 +22,8 @@
 #include "heterps/Jobs/Backend.h"
 #include "heterps/Jobs/JobSpec.h"
 
+#include "llvm/Support/JSON.h"
+
 #include <atomic>
 #include <cstdint>
 #include <iosfwd>
@@ -75,8 +77,22 @@ struct InjectedFaults {
   bool corruptCheckpointOnRestart = false;
 };
 
+/// Where a supervisor before this one left the job (its state.json).
+struct EarlierRun {
+  JobShape shape;
+  double learningRateScale = 1;
+  int attempts = 0;
+};
+
+/// Where a job's state.json leaves it; nullopt when it holds no shape.
+/// The shape is checked against the job by the supervisor.
+std::optional<EarlierRun> parseEarlierRun(const llvm::json::Object &state);
+
 struct SupervisorOptions {
   std::string jobDirectory;
+  /// The job's earlier supervisor, if any: this one goes on in its shape
+  /// and numbers its attempts after the earlier ones.
+  std::optional<EarlierRun> earlier;
   /// The heterps executable (for `heterps launch`).
   std::string heterps;
   int64_t microBatch = 0;
@@ -129,6 +145,9 @@ struct JobReport {
   std::string job, outcome; // succeeded, failed, stopped
   std::string message;
   std::vector<AttemptRecord> attempts;
+  /// Attempts of the job's earlier supervisors (their logs are
+  /// attempt-1.log on); `attempts` are this supervisor's, numbered after.
+  int earlierAttempts = 0;
   std::vector<FailureRecord> failures;
   std::vector<ResizeRecord> resizes;
   std::vector<std::string> excludedHosts;

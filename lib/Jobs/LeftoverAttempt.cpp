@@ -1,0 +1,36 @@
+//===- LeftoverAttempt.cpp - What a killed supervisor left running --------===//
+//
+// A supervisor killed with SIGKILL cannot end its attempt: the launch,
+// mpirun and the ranks (or the Slurm batch job) go on training and writing
+// checkpoints into the job directory. The next supervisor of the directory,
+// and `heterps job stop`, end them before anything else.
+//
+//===----------------------------------------------------------------------===//
+
+#include "heterps/Jobs/Backend.h"
+#include "heterps/Jobs/Process.h"
+
+#include "llvm/ADT/StringRef.h"
+
+namespace heterps::jobs {
+
+std::string endLeftoverAttempt(const std::string &engineId,
+                               const std::string &heartbeatDirectory) {
+  llvm::StringRef id(engineId);
+  if (id.consume_front("slurm job ") && !id.empty()) {
+    cancelSlurmJob(id.str());
+    return "cancelled " + engineId + ", which its supervisor left running";
+  }
+  // Every process the supervisor started carries the heartbeat directory:
+  // found by it, whatever process group or parent it now has.
+  const int ended =
+      killProcessesWithEnvironment("HETERPS_HEARTBEAT_DIR", heartbeatDirectory);
+  if (ended == 0)
+    return "";
+  return "ended " + std::to_string(ended) + " process" +
+         (ended == 1 ? "" : "es") + " of " +
+         (engineId.empty() ? std::string("an attempt") : engineId) +
+         ", which its supervisor left running";
+}
+
+} // namespace heterps::jobs
