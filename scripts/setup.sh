@@ -9,7 +9,7 @@ DEB_PACKAGES=(
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
   libdnnl-dev libgtest-dev libgmock-dev nlohmann-json3-dev librocksdb-dev
   zlib1g-dev libzstd-dev libedit-dev libcurl4-openssl-dev libxml2-dev
-  openmpi-bin libopenmpi-dev clang-tidy
+  openmpi-bin libopenmpi-dev openssh-client clang-tidy
 )
 # pybind11 (2.12+, for NumPy 2) builds the Python bindings; pytest runs
 # their tests.

@@ -10,6 +10,7 @@
 #include "heterps/Jobs/Backend.h"
 #include "heterps/Jobs/Process.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -52,6 +53,11 @@ std::vector<RankExit> parseLauncherOutput(const std::string &text) {
   // Remote daemon: [[27539,0],2] on node n2": the host is gone.
   static const std::regex lostHost(
       R"(Remote daemon:\s*\[\[\d+,\d+\],\d+\] on node (\S+))");
+  // ssh, starting mpirun's daemon on a host that is down or unknown: "ssh:
+  // Could not resolve hostname h: ...", "ssh: connect to host h port 22:
+  // ...": the host is gone too.
+  static const std::regex unreachableHost(
+      R"(ssh: (?:Could not resolve hostname|connect to host) ([^\s:]+))");
   struct Match {
     size_t position;
     RankExit exit;
@@ -79,12 +85,13 @@ std::vector<RankExit> parseLauncherOutput(const std::string &text) {
     exit.exitCode = std::stoi((*it)[2]);
     matches.push_back({size_t(it->position()), exit});
   }
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), lostHost);
-       it != std::sregex_iterator(); ++it) {
-    RankExit exit;
-    exit.host = (*it)[1];
-    matches.push_back({size_t(it->position()), exit});
-  }
+  for (const std::regex *hostGone : {&lostHost, &unreachableHost})
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), *hostGone);
+         it != std::sregex_iterator(); ++it) {
+      RankExit exit;
+      exit.host = (*it)[1];
+      matches.push_back({size_t(it->position()), exit});
+    }
   for (auto it = std::sregex_iterator(text.begin(), text.end(), task);
        it != std::sregex_iterator(); ++it) {
     RankExit exit;
@@ -113,12 +120,16 @@ struct HostSlots {
   std::string line;
 };
 
-/// "host slots=N" lines; '#' starts a comment.
-std::vector<HostSlots> readHostfile(const std::string &path) {
-  std::vector<HostSlots> hosts;
+/// "host slots=N" lines; '#' starts a comment. An error names the file
+/// and line of a host without a usable slot count, or a file of none.
+Expected<std::vector<HostSlots>> readHostfile(const std::string &path) {
   std::ifstream in(path);
+  if (!in)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot read hostfile '%s'", path.c_str());
+  std::vector<HostSlots> hosts;
   std::string line;
-  while (std::getline(in, line)) {
+  for (int number = 1; std::getline(in, line); ++number) {
     StringRef text = StringRef(line).split('#').first.trim();
     if (text.empty())
       continue;
@@ -128,17 +139,40 @@ std::vector<HostSlots> readHostfile(const std::string &path) {
     text.split(words, ' ', -1, false);
     host.host = words.front().str();
     for (StringRef word : words)
-      if (word.consume_front("slots="))
-        word.getAsInteger(10, host.slots);
+      if (word.consume_front("slots=") &&
+          (word.getAsInteger(10, host.slots) || host.slots < 1 ||
+           host.slots > kMostRanks))
+        return createStringError(
+            inconvertibleErrorCode(),
+            "hostfile '%s', line %d: slots='%s' must be a whole number from "
+            "1 to %lld",
+            path.c_str(), number, word.str().c_str(), (long long)kMostRanks);
     hosts.push_back(host);
   }
+  if (hosts.empty())
+    return createStringError(inconvertibleErrorCode(),
+                             "hostfile '%s' names no host (\"host slots=N\" "
+                             "lines)",
+                             path.c_str());
   return hosts;
+}
+
+/// Whether `host` is among `excluded`, which names hosts as mpirun and
+/// ssh report them: Open MPI shortens a hostfile's "n2.cluster" to "n2".
+bool isExcluded(const HostSlots &host,
+                const std::vector<std::string> &excluded) {
+  const std::string shortName = StringRef(host.host).split('.').first.str();
+  return llvm::any_of(excluded, [&](const std::string &name) {
+    return name == host.host || name == shortName;
+  });
 }
 
 class MpirunBackend : public Backend {
 public:
-  MpirunBackend(BackendSpec spec, std::string jobDirectory)
-      : spec(std::move(spec)), jobDirectory(std::move(jobDirectory)) {}
+  MpirunBackend(BackendSpec spec, std::string jobDirectory,
+                std::vector<HostSlots> hosts)
+      : spec(std::move(spec)), jobDirectory(std::move(jobDirectory)),
+        hosts(std::move(hosts)) {}
   ~MpirunBackend() override { MpirunBackend::terminate(); }
 
   BackendKind kind() const override { return BackendKind::Mpirun; }
@@ -152,10 +186,8 @@ public:
       const std::string hostfile =
           jobDirectory + "/hostfile-attempt-" + std::to_string(request.attempt);
       std::ofstream out(hostfile);
-      for (const HostSlots &host : readHostfile(spec.hostfile))
-        if (std::find(request.excludedHosts.begin(),
-                      request.excludedHosts.end(),
-                      host.host) == request.excludedHosts.end())
+      for (const HostSlots &host : hosts)
+        if (!isExcluded(host, request.excludedHosts))
           out << host.line << "\n";
       if (!out)
         return createStringError(inconvertibleErrorCode(), "cannot write '%s'",
@@ -228,9 +260,8 @@ public:
     if (spec.hostfile.empty())
       return std::nullopt;
     int slots = 0;
-    for (const HostSlots &host : readHostfile(spec.hostfile))
-      if (std::find(excluded.begin(), excluded.end(), host.host) ==
-          excluded.end())
+    for (const HostSlots &host : hosts)
+      if (!isExcluded(host, excluded))
         slots += host.slots;
     return slots;
   }
@@ -242,15 +273,24 @@ public:
 private:
   BackendSpec spec;
   std::string jobDirectory;
+  /// The hostfile's hosts, read once when the job starts.
+  std::vector<HostSlots> hosts;
   pid_t pid = -1;
   std::optional<AttemptStatus> finished;
 };
 
 } // namespace
 
-std::unique_ptr<Backend> makeMpirunBackend(const BackendSpec &spec,
-                                           const std::string &jobDirectory) {
-  return std::make_unique<MpirunBackend>(spec, jobDirectory);
+Expected<std::unique_ptr<Backend>>
+makeMpirunBackend(const BackendSpec &spec, const std::string &jobDirectory) {
+  std::vector<HostSlots> hosts;
+  if (!spec.hostfile.empty()) {
+    Expected<std::vector<HostSlots>> read = readHostfile(spec.hostfile);
+    if (!read)
+      return read.takeError();
+    hosts = std::move(*read);
+  }
+  return std::make_unique<MpirunBackend>(spec, jobDirectory, std::move(hosts));
 }
 
 } // namespace heterps::jobs

@@ -318,6 +318,36 @@ private:
   std::streamoff offset = 0;
 };
 
+/// The first error heterps itself printed in an attempt's log ("heterps
+/// run: error: ...", as "heterps run: ...", or a flag the command line
+/// refused); empty when none. Ranks write the log at once, so a line may
+/// begin with another rank's words.
+std::string firstOwnError(StringRef log) {
+  SmallVector<StringRef> lines;
+  log.split(lines, '\n');
+  const StringRef marker = ": error: ";
+  // LLVM's command-line parser words its refusals so.
+  static const StringRef flagErrors[] = {
+      "heterps: Unknown command line argument", "heterps: for the ",
+      "heterps: Not enough positional", "heterps: Too many positional"};
+  for (StringRef line : lines) {
+    line = line.trim();
+    if (size_t at = line.find(marker); at != StringRef::npos) {
+      size_t program = line.take_front(at).rfind("heterps ");
+      // The launcher's own error only says that a rank failed.
+      if (program != StringRef::npos &&
+          !line.substr(program).starts_with("heterps launch:"))
+        return (line.slice(program, at) + ": " +
+                line.drop_front(at + marker.size()))
+            .str();
+    }
+    for (StringRef start : flagErrors)
+      if (size_t at = line.find(start); at != StringRef::npos)
+        return line.drop_front(at).str();
+  }
+  return "";
+}
+
 std::string readWholeFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -340,6 +370,8 @@ struct Supervisor::Impl {
   /// A failure whose cost is known only once the next attempt resumes and
   /// steps.
   std::optional<size_t> openFailure;
+  /// Whether an attempt of this supervisor's reached a step.
+  bool trainedInThisRun = false;
   std::optional<size_t> openResize;
   double openSince = 0;
   bool corruptPending = false;
@@ -959,6 +991,28 @@ JobReport Supervisor::Impl::run() {
     }
     record.end = "failure";
     report.attempts.push_back(record);
+    // A job that fails before its first step with one of heterps's own
+    // errors (a flag, the data, a directory) fails alike on every restart:
+    // said now, with the error, instead of after every restart is spent.
+    // Only before this supervisor's first step: a job that has trained
+    // may meet a passing failure on the way up.
+    std::string startError;
+    // (mpirun names the rank that exited, or, racing the others' ends,
+    // none: "lost".)
+    if (!firstStep && !trainedInThisRun && !self.stopRequested &&
+        !report.failures.empty() &&
+        (report.failures.back().kind == "exit" ||
+         report.failures.back().kind == "lost"))
+      startError = firstOwnError(readWholeFile(files.attemptLog(attempt)));
+    if (!startError.empty()) {
+      report.outcome = "failed";
+      report.message = "attempt " + std::to_string(attempt) +
+                       " failed before its first step: " + startError +
+                       "; a restart would fail alike, so none was made "
+                       "(fix the job and run it again)";
+      break;
+    }
+    trainedInThisRun = trainedInThisRun || firstStep;
     if (self.stopRequested) {
       report.outcome = "stopped";
       report.message = "stopped on request after a failure";

@@ -304,7 +304,11 @@ int runJob(const std::vector<std::string> &args) {
     if (!llvm::sys::findProgramByName("mpirun"))
       throw Error("cannot find 'mpirun' on PATH; install Open MPI (Debian: "
                   "openmpi-bin)");
-    backend = makeMpirunBackend(job.backend, jobDirectory);
+    llvm::Expected<std::unique_ptr<Backend>> mpirun =
+        makeMpirunBackend(job.backend, jobDirectory);
+    if (!mpirun)
+      throw Error(llvm::toString(mpirun.takeError()));
+    backend = std::move(*mpirun);
   }
 
   // A directory another job's supervisor started is that job's: its

@@ -57,6 +57,19 @@ TEST(LauncherOutput, LostHost) {
   EXPECT_EQ(exits[0].host, "n2");
 }
 
+TEST(LauncherOutput, UnreachableHost) {
+  // mpirun starting its daemon over ssh on a host that is down or unknown.
+  for (const char *text :
+       {"ssh: Could not resolve hostname n3.invalid: Name or service not "
+        "known\n",
+        "ssh: connect to host n3.invalid port 22: No route to host\n"}) {
+    std::vector<RankExit> exits = parseLauncherOutput(text);
+    ASSERT_EQ(exits.size(), 1u) << text;
+    EXPECT_EQ(exits[0].mpiRank, -1);
+    EXPECT_EQ(exits[0].host, "n3.invalid");
+  }
+}
+
 TEST(LauncherOutput, NothingToBlame) {
   EXPECT_TRUE(parseLauncherOutput("step 5/20 loss 0.6\ndone\n").empty());
 }

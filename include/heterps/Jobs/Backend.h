@@ -78,8 +78,9 @@ public:
 /// Runs attempts as a local process group; with a hostfile, mpirun places
 /// the ranks on its hosts (excluded ones are left out of the hostfile it
 /// gets).
-std::unique_ptr<Backend> makeMpirunBackend(const BackendSpec &spec,
-                                           const std::string &jobDirectory);
+/// Fails naming the hostfile and line where one is malformed.
+llvm::Expected<std::unique_ptr<Backend>>
+makeMpirunBackend(const BackendSpec &spec, const std::string &jobDirectory);
 
 /// Runs attempts as Slurm batch jobs whose script runs the launch inside
 /// the allocation; fails at once, naming the command, when the controller
