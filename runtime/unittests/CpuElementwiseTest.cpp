@@ -462,6 +462,17 @@ TEST(CpuElementwiseUnary, BoolNotAndUnsupported) {
   Unary(ctx, DType::F32, UnaryKind::Exp, {}, 0).run(nullptr, nullptr);
 }
 
+TEST(CpuElementwiseUnary, ReluKeepsNaN) {
+  // As onnxruntime and the GPU kernels do.
+  Context ctx(1);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x{nan, -1, 2}, y(3);
+  Unary(ctx, DType::F32, UnaryKind::Relu, {}, 3).run(x.data(), y.data());
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_EQ(y[1], 0.f);
+  EXPECT_EQ(y[2], 2.f);
+}
+
 //===----------------------------------------------------------------------===//
 // Binary
 //===----------------------------------------------------------------------===//

@@ -45,7 +45,7 @@ HPS_HD inline C unaryOp(C x, const UnaryArgs<C> &p) {
   if constexpr (K == U::Identity) {
     return x;
   } else if constexpr (K == U::Relu) {
-    return x > C(0) ? x : C(0);
+    return x < C(0) ? C(0) : x; // keeps NaN, as onnxruntime and the GPU do
   } else if constexpr (K == U::Abs) {
     if constexpr (std::is_unsigned_v<C>)
       return x;
