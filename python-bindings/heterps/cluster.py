@@ -8,6 +8,8 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Union
 
+import numpy as np
+
 
 class Cluster:
     """A cluster description: loaded from a YAML file (``Cluster.load``) or
@@ -16,7 +18,7 @@ class Cluster:
     def __init__(self, spec: Mapping[str, Any], name: Optional[str] = None):
         if not isinstance(spec, Mapping):
             raise TypeError("Cluster(spec) takes a dict; use Cluster.load(path) for a file")
-        self._spec: Optional[Dict[str, Any]] = dict(spec)
+        self._spec: Optional[Dict[str, Any]] = _plain(dict(spec), "cluster")
         # JSON is YAML: the compiler's cluster reader takes it as it is.
         self._text = json.dumps(self._spec, indent=1, sort_keys=True)
         self._path: Optional[str] = None
@@ -29,8 +31,14 @@ class Cluster:
         cluster = cls.__new__(cls)
         cluster._spec = None
         cluster._path = os.fspath(path)
-        with open(cluster._path, "r", encoding="utf-8") as file:
-            cluster._text = file.read()
+        try:
+            with open(cluster._path, "r", encoding="utf-8") as file:
+                cluster._text = file.read()
+        except UnicodeDecodeError as error:
+            from ._heterps import Error
+
+            raise Error(f"cannot read cluster file '{cluster._path}': byte "
+                        f"{error.start} is not UTF-8 text") from None
         cluster.name = Path(cluster._path).stem
         return cluster
 
@@ -76,6 +84,26 @@ class Cluster:
     def __repr__(self) -> str:
         origin = self._path if self._path is not None else "dict"
         return f"heterps.Cluster({self.name!r} from {origin})"
+
+
+def _plain(value: Any, where: str) -> Any:
+    """`value` with NumPy scalars as Python numbers, checked to be what
+    JSON holds; a TypeError names where in the dict anything else is."""
+    if isinstance(value, Mapping):
+        plain = {}
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TypeError(f"{where}: key {key!r} must be a string")
+            plain[key] = _plain(item, f"{where}.{key}")
+        return plain
+    if isinstance(value, (list, tuple)):
+        return [_plain(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    raise TypeError(f"{where} must be a number, string, list or dict, not "
+                    f"{type(value).__name__}")
 
 
 ClusterLike = Union[Cluster, str, os.PathLike, Mapping[str, Any]]

@@ -151,3 +151,20 @@ def test_bundle_options_are_typed_and_named(compiled):
             (dict(gpu_stages_on_cpu="no"), TypeError, r"gpu_stages_on_cpu must be True or False")]:
         with pytest.raises(error, match=message):
             heterps.Bundle(bundle.path, **options)
+
+
+def test_cluster_dicts_and_files(tmp_path):
+    """NumPy numbers are numbers; anything JSON cannot hold is named where
+    it is; a file that is not UTF-8 is named."""
+    spec = heterps.Cluster.local_cpu().spec
+    spec["device_classes"][0]["count"] = np.int64(1)
+    spec["device_classes"][0]["peak_gflops"] = np.float32(50)
+    assert heterps.Cluster(spec).spec["device_classes"][0]["count"] == 1
+    spec["device_classes"][0]["count"] = object()
+    with pytest.raises(TypeError, match=r"cluster.device_classes\[0\].count must be a number"):
+        heterps.Cluster(spec)
+    with pytest.raises(TypeError, match=r"cluster: key 3 must be a string"):
+        heterps.Cluster({3: "x"})
+    (tmp_path / "latin1.yaml").write_bytes(b"name: caf\xe9\n")
+    with pytest.raises(heterps.Error, match=r"cannot read cluster file '.*latin1.yaml': byte 9 is not UTF-8"):
+        heterps.Cluster.load(tmp_path / "latin1.yaml")

@@ -40,6 +40,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <functional>
 #include <iosfwd>
 #include <optional>
@@ -186,8 +187,11 @@ struct TrainSummary {
   int64_t samples = 0;   // samples trained on, from the start
   double seconds = 0;    // wall time of this run's steps
   /// Over the last progress window: the mean loss and, as the loss has
-  /// them, the AUC (bce) or the accuracy (softmax_ce); NaN where none.
-  double trainLoss = 0, trainAuc = 0, trainAccuracy = 0;
+  /// them, the AUC (bce) or the accuracy (softmax_ce); NaN where none (a
+  /// run stopped before its first step has none).
+  double trainLoss = std::numeric_limits<double>::quiet_NaN(),
+         trainAuc = std::numeric_limits<double>::quiet_NaN(),
+         trainAccuracy = std::numeric_limits<double>::quiet_NaN();
   bool evaluated = false;
   /// The mean loss, and the AUC and log-loss (bce) or accuracy (softmax_ce).
   double evalLoss = 0, evalAuc = 0, evalLogLoss = 0, evalAccuracy = 0;
