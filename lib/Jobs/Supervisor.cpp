@@ -1044,6 +1044,12 @@ JobReport Supervisor::Impl::run() {
     const double until = unixSeconds() + delay;
     while (unixSeconds() < until && !self.stopRequested)
       sleepFor(std::min(0.1, delay));
+    // A stop asked for during the back-off: no attempt only to stop it.
+    if (self.stopRequested) {
+      report.outcome = "stopped";
+      report.message = "stopped on request while restarting";
+      break;
+    }
   }
 
   std::string ignored;

@@ -41,6 +41,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <sys/file.h>
 #include <thread>
@@ -232,6 +233,31 @@ bool supervised(const JobFiles &files) {
   return held;
 }
 
+/// A fault that names a rank the job never runs, or the same fault twice,
+/// would never fire (or fire once): a test or demonstration that meant it
+/// would pass without it.
+void checkFaultsFitJob(const std::vector<rt::train::FaultSpec> &specs,
+                       const JobSpec &job) {
+  std::set<std::string> seen;
+  for (const rt::train::FaultSpec &spec : specs) {
+    if (!seen.insert(spec.text).second)
+      throw Error("--inject " + spec.text + " is given twice; each fires once");
+    if (!spec.host.empty())
+      continue;
+    if (spec.role == rt::train::RankRole::Stage)
+      throw Error("--inject " + spec.text +
+                  " names a stage rank; a job runs workers and shards");
+    const bool worker = spec.role == rt::train::RankRole::Worker;
+    const int64_t most = worker ? job.workers.max : job.shards.max;
+    if (spec.index >= most)
+      throw Error("--inject " + spec.text + " names " +
+                  (worker ? "worker " : "shard ") + std::to_string(spec.index) +
+                  ", but the job runs at most " + std::to_string(most) +
+                  (worker ? " workers" : " shards") +
+                  " (numbered from 0): it would never fire");
+  }
+}
+
 int runJob(const std::vector<std::string> &args) {
   if (args.empty())
     throw Error(std::string("job run needs a job file\n") + kUsage);
@@ -278,7 +304,7 @@ int runJob(const std::vector<std::string> &args) {
       throw Error("unknown flag --" + name + " of job run\n" + kUsage);
   }
   // Everything is checked before anything is started or written.
-  rt::train::parseFaultSpecs(faults.rankFaults);
+  checkFaultsFitJob(rt::train::parseFaultSpecs(faults.rankFaults), job);
   rt::Bundle bundle(job.bundle);
   if (!bundle.training())
     throw Error("bundle '" + job.bundle +

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <thread>
 
 using namespace heterps::jobs;
 
@@ -231,6 +232,78 @@ TEST_F(SupervisorTest, GivesUpAfterMaxRestarts) {
   EXPECT_EQ(report.restarts, 2);
   EXPECT_EQ(report.failures[0].kind, "lost");
   EXPECT_NE(report.message.find("max_restarts 2"), std::string::npos);
+}
+
+TEST_F(SupervisorTest, AnErrorOfItsOwnBeforeTheFirstStepIsNotRestarted) {
+  // The trainer refused a flag: every restart would fail alike.
+  engine.scenarios = {{1, 1,
+                       "heterps run: error: --no-such-flag is unknown\n"
+                       "Process name: [[5012,1],2]\n  Exit code:    1\n"}};
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "failed");
+  EXPECT_EQ(engine.starts.size(), 1u);
+  EXPECT_EQ(report.restarts, 0);
+  EXPECT_NE(report.message.find("attempt 1 failed before its first step: "
+                                "heterps run: --no-such-flag is unknown"),
+            std::string::npos)
+      << report.message;
+}
+
+TEST_F(SupervisorTest, AFailureAfterStepsIsRestartedEvenWithAnError) {
+  // Training had begun: the error may pass (a full disk freed, a file
+  // back), so the job restarts as after any failure.
+  engine.scenarios = {{4, 1,
+                       "heterps run: error: cannot write a checkpoint\n"
+                       "Process name: [[5012,1],2]\n  Exit code:    1\n"},
+                      {5, 0, ""}};
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded");
+  EXPECT_EQ(report.restarts, 1);
+}
+
+TEST_F(SupervisorTest, GoesOnWhereAnEarlierSupervisorLeftTheJob) {
+  engine.scenarios = {{5, 0, ""}};
+  options.earlier = EarlierRun{{3, 2, 1024}, 2.0, 4};
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded");
+  ASSERT_EQ(engine.starts.size(), 1u);
+  EXPECT_EQ(engine.starts[0].attempt, 5);
+  EXPECT_EQ(engine.starts[0].shape, (JobShape{3, 2, 1024}));
+  EXPECT_EQ(report.earlierAttempts, 4);
+  EXPECT_NE(engine.starts[0].logPath.find("attempt-5.log"), std::string::npos);
+  // A shape the job file no longer allows: the initial one, said so.
+  options.earlier = EarlierRun{{9, 2, 1024}, 2.0, 4};
+  engine.starts.clear();
+  engine.checkpoints.clear();
+  run();
+  ASSERT_EQ(engine.starts.size(), 1u);
+  EXPECT_EQ(engine.starts[0].shape, job.initial);
+  EXPECT_NE(log.str().find("which the job file no longer allows"),
+            std::string::npos);
+}
+
+TEST_F(SupervisorTest, AStopDuringTheBackOffStartsNoAttempt) {
+  engine.scenarios = {{3, 137, kWorkerKilled}, {5, 0, ""}};
+  job.restart.backoffSeconds = 5;
+  Supervisor supervisor(job, options, engine, engine, log);
+  // Asked once the supervisor says it is restarting.
+  std::thread asker([&] {
+    const std::string state = std::string(directory) + "/state.json";
+    for (int i = 0; i < 2000; ++i) {
+      std::ifstream in(state);
+      std::string text((std::istreambuf_iterator<char>(in)),
+                       std::istreambuf_iterator<char>());
+      if (text.find("\"restarting\"") != std::string::npos)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    supervisor.requestStop();
+  });
+  JobReport report = supervisor.run();
+  asker.join();
+  EXPECT_EQ(report.outcome, "stopped");
+  EXPECT_EQ(engine.starts.size(), 1u);
+  EXPECT_EQ(report.message, "stopped on request while restarting");
 }
 
 TEST_F(SupervisorTest, LeavesOutAFailingHostAndShrinks) {
