@@ -38,9 +38,11 @@ constexpr int64_t kInlineElementLimit = 64;
 
 class Importer {
 public:
-  Importer(StringRef path, MLIRContext *context)
+  Importer(StringRef path, MLIRContext *context,
+           import::StrictInferenceError strictInference)
       : path(path), builder(context),
-        fileLoc(FileLineColLoc::get(context, path, 0, 0)) {}
+        fileLoc(FileLineColLoc::get(context, path, 0, 0)),
+        strictInference(std::move(strictInference)) {}
 
   OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
 
@@ -72,6 +74,7 @@ private:
   StringRef path;
   OpBuilder builder;
   Location fileLoc;
+  import::StrictInferenceError strictInference;
   bool hadError = false;
   llvm::StringMap<Value> values;
   /// While importing a subgraph: the bindings it shadowed, to restore.
@@ -535,6 +538,16 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
       builder.getStringAttr(domain), builder.getI64IntegerAttr(opset),
       builder.getDictionaryAttr(attrs), inputs, subgraphNames,
       hps::DeviceAttr(), subgraphs.size());
+  // Why ONNX rejects it, for the legalizer's error if it stays unlegalized.
+  // ONNX names an unnamed node by its op type only: the first such node
+  // of that type is taken for it.
+  if (!strictInference.opType.empty() &&
+      node.op_type() == strictInference.opType &&
+      node.name() == strictInference.node) {
+    op->setAttr(hps::OnnxNodeOp::kShapeInferenceErrorAttr,
+                builder.getStringAttr(strictInference.message));
+    strictInference.opType.clear();
+  }
   for (auto [attr, region] : llvm::zip(subgraphs, op.getBodies()))
     if (::failed(importSubgraph(attr->g(), node, region,
                                 what + " subgraph '" + attr->name() + "'")))
@@ -681,7 +694,8 @@ OwningOpRef<ModuleOp> importONNX(StringRef path, StringRef contents,
     emitError(FileLineColLoc::get(context, path, 0, 0)) << loaded.error;
     return nullptr;
   }
-  OwningOpRef<ModuleOp> module = Importer(path, context).run(*loaded.model);
+  OwningOpRef<ModuleOp> module =
+      Importer(path, context, loaded.strictInference).run(*loaded.model);
   if (module && bindings.batch > 0) {
     // Record the bound batch so that a runtime can split larger inputs.
     auto main = module->lookupSymbol<func::FuncOp>("main");

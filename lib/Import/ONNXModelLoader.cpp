@@ -511,6 +511,35 @@ Error checkAndInferAtKnownIR(onnx::ModelProto &model) {
 
 } // namespace
 
+/// What ONNX's strict shape inference says of the first node it rejects
+/// (runs after the lenient pass, which typed the graph).
+StrictInferenceError strictInferenceError(onnx::ModelProto &model) {
+  StrictInferenceError found;
+  try {
+    onnx::ShapeInferenceOptions options(/*check_type=*/false,
+                                        /*strict_mode=*/1,
+                                        /*data_prop=*/true);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options);
+  } catch (const std::exception &e) {
+    // "[ShapeInferenceError] (op_type:MatMul, node name: m): [...] Why",
+    // the node name left out for an unnamed node.
+    StringRef text = StringRef(e.what()).split('\n').first;
+    size_t at = text.find("(op_type:");
+    if (at == StringRef::npos)
+      return found;
+    auto [where, why] = text.drop_front(at + 9).split("): ");
+    auto [opType, name] = where.split(", node name: ");
+    found.opType = opType.str();
+    found.node = name.str();
+    why = why.trim();
+    while (why.starts_with("[") && why.contains("] "))
+      why = why.split("] ").second;
+    found.message = why.str();
+  }
+  return found;
+}
+
 std::string describeONNXNode(const onnx::NodeProto &node, int index) {
   // Unnamed nodes (common in hand-written and text models) are named by
   // their position and first output, which the user can find in the file.
@@ -585,6 +614,7 @@ LoadedModel loadONNXModel(StringRef path, StringRef contents,
     result.error = std::move(error);
     return result;
   }
+  result.strictInference = strictInferenceError(*model);
   result.model = std::move(model);
   return result;
 }

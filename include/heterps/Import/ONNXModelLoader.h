@@ -25,8 +25,19 @@ class NodeProto;
 namespace heterps::import {
 
 /// A model read and checked, or the one error that stopped it.
+/// A node ONNX's strict shape inference rejects: the import takes such
+/// models (runtimes accept what exporters write), and says why where the
+/// node then fails to legalize.
+struct StrictInferenceError {
+  std::string opType; // empty when every node passes
+  std::string node;   // its name; empty for an unnamed node
+  std::string message;
+};
+
 struct LoadedModel {
   std::unique_ptr<onnx::ModelProto> model;
+  /// The first node strict shape inference rejects, if any.
+  StrictInferenceError strictInference;
   /// Empty on success; otherwise names the node or tensor at fault.
   std::string error;
   /// Inputs and outputs whose leading dim is the batch bound by

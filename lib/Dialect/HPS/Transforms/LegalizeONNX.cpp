@@ -310,6 +310,9 @@ struct LegalizeONNXPass
       }
       if (std::optional<std::string> why = explainControlFlow(node))
         diag << ": " << *why;
+      else if (auto rejected = node->getAttrOfType<StringAttr>(
+                   OnnxNodeOp::kShapeInferenceErrorAttr))
+        diag << ": ONNX shape inference rejects it: " << rejected.getValue();
       else if (unknown)
         diag << ": its input " << unknown->getOperandNumber()
              << " has no known rank (its shape is computed at run time)";

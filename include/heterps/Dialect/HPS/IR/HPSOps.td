@@ -100,6 +100,11 @@ def HPS_OnnxNodeOp : HPS_Op<"onnx_node", [HPS_PlacedOpInterface]> {
     regions, named in order by `subgraphs`. A region's block arguments are
     the subgraph's formal inputs and `hps.yield` returns its outputs; like an
     ONNX subgraph, a region reads values of the enclosing scopes directly.
+
+    A node ONNX's strict shape inference rejects carries why, in the
+    discardable string attribute `onnx.shape_inference_error`: the import
+    takes such models (runtimes accept what exporters write), and the
+    legalizer says it where the node then fails to legalize.
   }];
   let arguments = (ins StrAttr:$op_type, StrAttr:$domain, I64Attr:$opset,
                    DictionaryAttr:$attrs, Variadic<AnyType>:$inputs,
@@ -115,6 +120,9 @@ def HPS_OnnxNodeOp : HPS_Op<"onnx_node", [HPS_PlacedOpInterface]> {
   let extraClassDeclaration = [{
     /// The region of the graph attribute `name`, or null.
     ::mlir::Region *getSubgraph(::llvm::StringRef name);
+    /// Why ONNX's strict shape inference rejects the node (a StringAttr).
+    static constexpr ::llvm::StringLiteral kShapeInferenceErrorAttr =
+        "onnx.shape_inference_error";
   }];
 }
 
