@@ -440,12 +440,13 @@ int resizeJob(const std::vector<std::string> &args) {
   fs::remove(temporary);
   if (linked != 0 && linkError == EEXIST) {
     std::string pending = "another resize";
-    if (auto text = llvm::MemoryBuffer::getFile(files.resizeRequest))
+    if (auto text = llvm::MemoryBuffer::getFile(files.resizeRequest)) {
       if (llvm::Expected<ResizeRequest> other =
               parseResizeRequest((*text)->getBuffer().str()))
         pending = "resize " + other->id;
       else
         llvm::consumeError(other.takeError());
+    }
     throw Error(pending +
                 " is waiting for the supervisor; ask again once it is "
                 "applied (`heterps job status` shows last_resize_id)");
