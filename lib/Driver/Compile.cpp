@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Driver/Compile.h"
+#include "heterps/Driver/Session.h"
 #include "heterps/Driver/StageBuild.h"
 
 #include "heterps/Dialect/HPS/IR/HPSDialect.h"
@@ -285,6 +286,13 @@ bool compileBundle(const CompileOptions &options,
   if (!buildStages(staging, error)) {
     (void)llvm::sys::fs::remove_directories(staging);
     return compilation.fail(error);
+  }
+  // What the runtime would refuse (a shape too large to hold, bindings the
+  // manifest's checks find at odds) is refused here, before it is a bundle.
+  if (std::optional<std::string> refused = bundleOpenError(staging)) {
+    (void)llvm::sys::fs::remove_directories(staging);
+    return compilation.fail("the runtime would not open the bundle built: " +
+                            *refused);
   }
   if (!target::installBundleDirectory(staging, options.output, error))
     return compilation.fail(error);

@@ -10,6 +10,15 @@ namespace heterps::driver {
 
 using namespace heterps::rt;
 
+std::optional<std::string> bundleOpenError(const std::string &directory) {
+  try {
+    Bundle bundle(directory);
+  } catch (const std::exception &error) {
+    return std::string(error.what());
+  }
+  return std::nullopt;
+}
+
 Session::Session(const std::string &directory, const ExecutorOptions &options)
     : opened(std::make_unique<Bundle>(directory)), options(options) {}
 

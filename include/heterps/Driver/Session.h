@@ -13,10 +13,17 @@
 #include "heterps/Runtime/Executor.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace heterps::driver {
+
+/// Why the runtime would refuse to open the bundle `directory` (its own
+/// reading and checks of it, the message it would throw), or nullopt: a
+/// compile checks what it wrote before putting it in place, so that the
+/// compiler and the runtime agree on every bundle that exists.
+std::optional<std::string> bundleOpenError(const std::string &directory);
 
 class Session {
 public:
