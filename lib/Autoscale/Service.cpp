@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <sstream>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -350,10 +351,16 @@ static bool validShape(const ServiceJob &job, int workers, int64_t batch) {
 }
 
 static std::vector<int64_t> batchChoices(const ServiceJob &job, int count) {
-  std::set<int64_t> batches{job.initialBatch, job.minBatch, job.maxBatch};
   int64_t step = std::max<int64_t>(job.microBatch, 1);
+  // A step larger than the whole job trains nothing more (a noise scale
+  // of 1e308 asked for the batch of 10^8 that one machine cannot hold).
+  const int64_t largest = std::max(
+      {job.minBatch, job.initialBatch,
+       job.samples > 0 ? std::min(job.maxBatch, job.samples / step * step)
+                       : job.maxBatch});
+  std::set<int64_t> batches{job.initialBatch, job.minBatch, largest};
   for (int k = 1; k + 1 < count; ++k) {
-    int64_t b = job.minBatch + (job.maxBatch - job.minBatch) * k / (count - 1);
+    int64_t b = job.minBatch + (largest - job.minBatch) * k / (count - 1);
     batches.insert(std::max(job.minBatch, b / step * step));
   }
   return {batches.begin(), batches.end()};
@@ -509,6 +516,10 @@ static std::optional<std::string> readFile(const std::string &path) {
   return (*buffer)->getBuffer().str();
 }
 
+namespace {
+Expected<std::string> adjustedJobFile(const ServiceJob &job);
+} // namespace
+
 Expected<std::string> submitJob(const std::string &stateDirectory,
                                 ServiceJob job) {
   ServiceFiles files(stateDirectory);
@@ -525,6 +536,24 @@ Expected<std::string> submitJob(const std::string &stateDirectory,
       consumeError(state.takeError());
   }
   job.submittedAt = unixSeconds();
+  // The job as submitted, not as its file reads when it starts: a copy,
+  // its paths absolute, under a name of this submitter's own.
+  fs::create_directories(files.jobFiles, ec);
+  {
+    ServiceJob initial = job;
+    initial.workers = job.initialWorkers;
+    initial.batch = job.initialBatch;
+    Expected<std::string> snapshot = adjustedJobFile(initial);
+    if (!snapshot)
+      return snapshot.takeError();
+    const std::string copy =
+        formatv("{0}/{1}-submitted-{2}-{3}.yaml", files.jobFiles, job.name,
+                ::getpid(), int64_t(job.submittedAt * 1e6))
+            .str();
+    if (Error error = writeFileAtomically(copy, *snapshot))
+      return std::move(error);
+    job.jobFile = copy;
+  }
   std::string tmp = files.inbox + "/.submit-" + std::to_string(::getpid());
   // link() publishes the file under a name nobody else has: two submitters
   // never get one id.
@@ -568,25 +597,18 @@ Error requestCancel(const std::string &stateDirectory, const std::string &id) {
 }
 
 Expected<int> hostfileCapacity(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    return failure("cannot read the hostfile '" + path + "'");
-  int slots = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream words(line.substr(0, line.find('#')));
-    std::string host, word;
-    if (!(words >> host))
-      continue;
-    int n = 1;
-    while (words >> word)
-      if (word.rfind("slots=", 0) == 0)
-        n = std::atoi(word.c_str() + 6);
-    slots += n;
-  }
-  if (slots <= 0)
-    return failure("the hostfile '" + path + "' has no slots");
-  return slots;
+  Expected<std::vector<jobs::HostSlots>> hosts = jobs::readHostfile(path);
+  if (!hosts)
+    return hosts.takeError();
+  int64_t slots = 0;
+  for (const jobs::HostSlots &host : *hosts)
+    slots += host.slots;
+  if (slots > kMostServiceSlots)
+    return failure(formatv("the hostfile '{0}' holds {1} slots, more than "
+                           "the {2} a service shares",
+                           path, slots, kMostServiceSlots)
+                       .str());
+  return int(slots);
 }
 
 Expected<int> slurmCapacity() {
@@ -633,6 +655,23 @@ bool processAlive(int pid) {
   if (done == pid)
     return false;
   return ::kill(pid, 0) == 0 || errno == EPERM;
+}
+
+/// Whether `pid` is a supervisor of `jobDirectory` (`heterps job run ...
+/// --job-dir DIR`): a pid recorded before the service went down may since
+/// name any other process.
+bool isSupervisorOf(int pid, const std::string &jobDirectory) {
+  if (pid <= 0 || !processAlive(pid))
+    return false;
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline",
+                   std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string arg; std::getline(in, arg, '\0');)
+    args.push_back(arg);
+  for (size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--job-dir" && args[i + 1] == jobDirectory)
+      return llvm::is_contained(args, "job") && llvm::is_contained(args, "run");
+  return false;
 }
 
 /// The pid in a job directory's supervisor.lock when a supervisor holds it,
@@ -779,7 +818,7 @@ void Loop::recover() {
       continue;
     std::string dir = files.jobDirectory(job.id);
     int pid = supervisorPid(dir);
-    if (pid > 0 || processAlive(job.pid)) {
+    if (pid > 0 || isSupervisorOf(job.pid, dir)) {
       if (pid > 1)
         job.pid = pid;
       job.shapeStep = -1;
@@ -797,7 +836,14 @@ void Loop::readInbox() {
   std::vector<std::string> names;
   for (const auto &entry : fs::directory_iterator(files.inbox, ec))
     names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
+  // Submissions before cancels: a job submitted and cancelled between two
+  // passes is dropped before it starts.
+  std::stable_sort(names.begin(), names.end(),
+                   [](const std::string &a, const std::string &b) {
+                     bool cancelA = StringRef(a).starts_with("cancel-");
+                     bool cancelB = StringRef(b).starts_with("cancel-");
+                     return cancelA != cancelB ? cancelB : a < b;
+                   });
   for (const std::string &name : names) {
     if (name.empty() || name[0] == '.')
       continue;
@@ -813,7 +859,9 @@ void Loop::readInbox() {
           triggers.push_back("cancel of " + job->id);
         } else if (job->active() && !job->cancelRequested) {
           job->cancelRequested = true;
-          ::kill(job->pid, SIGTERM); // it checkpoints and stops
+          // It checkpoints and stops; never a process that is not its.
+          if (isSupervisorOf(job->pid, files.jobDirectory(job->id)))
+            ::kill(job->pid, SIGTERM);
           decide({0, job->id, "cancel", job->workers, job->batch,
                   "asked its supervisor to checkpoint and stop"});
         }
@@ -881,7 +929,7 @@ void Loop::end(ServiceJob &job, const std::string &why) {
 
 void Loop::observe(ServiceJob &job) {
   std::string dir = files.jobDirectory(job.id);
-  if (!processAlive(job.pid)) {
+  if (!isSupervisorOf(job.pid, dir)) {
     // A supervisor started by the service's previous life may still hold the
     // lock under another pid.
     int pid = supervisorPid(dir);
@@ -1131,7 +1179,20 @@ Error Loop::run(const std::atomic<bool> &stop) {
   else
     return slots.takeError();
   dirty = true;
+  struct stat held {};
+  ::fstat(lockFd, &held);
   while (!stop) {
+    // A lock file removed or replaced lets a second service in, and each
+    // would write the state from its own jobs: stop before writing.
+    struct stat now {};
+    if (::stat(files.lock.c_str(), &now) != 0 || now.st_ino != held.st_ino ||
+        now.st_dev != held.st_dev)
+      return failure("'" + files.lock +
+                     "' was removed or replaced, so another service may "
+                     "share '" +
+                     files.directory +
+                     "'; stopping without writing the state (the jobs go "
+                     "on; start one service on the directory again)");
     readInbox();
     for (ServiceJob &job : state.jobs)
       if (job.active())

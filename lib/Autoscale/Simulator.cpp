@@ -478,8 +478,14 @@ std::string formatResultJSON(const SimulationResult &result, bool perJob,
     out.attribute("completed_in_window", result.completedInWindow);
     fixed("window_s", result.window, 1);
     out.attribute("queued_or_dropped", result.queuedOrDropped);
-    fixed("mean_jct_s", result.meanJct, 1);
-    fixed("p99_jct_s", result.p99Jct, 1);
+    // No job done: no JCT (0 would read as the best of the policies).
+    if (result.completed == 0) {
+      out.attribute("mean_jct_s", nullptr);
+      out.attribute("p99_jct_s", nullptr);
+    } else {
+      fixed("mean_jct_s", result.meanJct, 1);
+      fixed("p99_jct_s", result.p99Jct, 1);
+    }
     fixed("makespan_s", result.makespan, 1);
     fixed("utilization", result.utilization, 4);
     out.attribute("rescales", result.rescales);

@@ -327,6 +327,13 @@ bool ClusterParser::parseClass(const YNode *node, ClusterSpec &spec) {
   if (cls.pricePerHour < 0)
     return error(map["price_per_hour"],
                  "'price_per_hour' of " + what + " must not be negative");
+  // Costs sum prices over hours and devices: far past any machine's
+  // price they overflow to infinity.
+  if (cls.pricePerHour > kMostPricePerHour)
+    return error(map["price_per_hour"],
+                 "'price_per_hour' of " + what + " must be at most " +
+                     std::to_string(int64_t(kMostPricePerHour)) +
+                     " (USD per device-hour)");
   if (!unsignedNumber(map["count"], "count", cls.count))
     return false;
   if (cls.count == 0)

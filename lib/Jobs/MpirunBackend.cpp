@@ -112,16 +112,6 @@ std::vector<RankExit> parseLauncherOutput(const std::string &text) {
   return exits;
 }
 
-namespace {
-
-struct HostSlots {
-  std::string host;
-  int slots = 1;
-  std::string line;
-};
-
-/// "host slots=N" lines; '#' starts a comment. An error names the file
-/// and line of a host without a usable slot count, or a file of none.
 Expected<std::vector<HostSlots>> readHostfile(const std::string &path) {
   std::ifstream in(path);
   if (!in)
@@ -156,6 +146,8 @@ Expected<std::vector<HostSlots>> readHostfile(const std::string &path) {
                              path.c_str());
   return hosts;
 }
+
+namespace {
 
 /// Whether `host` is among `excluded`, which names hosts as mpirun and
 /// ssh report them: Open MPI shortens a hostfile's "n2.cluster" to "n2".

@@ -59,6 +59,12 @@ const char *const kUsage =
     "docs/Autoscaler.md\n";
 
 /// Prints an error; library errors already name their file and line.
+/// A job-completion time for the tables: "-" where no job completed (0
+/// would read as the best of the policies).
+std::string jctText(int64_t completed, double seconds) {
+  return completed == 0 ? "-" : formatv("{0:F0}", seconds).str();
+}
+
 int fail(StringRef command, const Twine &message) {
   std::string text = message.str();
   if (StringRef(text).contains(": error: "))
@@ -184,7 +190,8 @@ int simulatePricedCommand(ArrayRef<std::string> args) {
       !flags.number("hysteresis", base.hysteresis, true) ||
       !flags.number("horizon", base.horizon, true) ||
       !flags.within("rate", mix.ratePerHour, 0.01, 1e6, "jobs per hour") ||
-      !flags.within("interval", base.interval, 1, 86400, "seconds"))
+      !flags.within("interval", base.interval, 1, 86400, "seconds") ||
+      !flags.within("resize-cost", base.resizeCost, 0, 86400, "seconds"))
     return fail("simulate", flags.error);
   if (jobs > 100000)
     return fail("simulate", "--priced-mix: at most 100000 jobs");
@@ -281,8 +288,9 @@ int simulatePricedCommand(ArrayRef<std::string> args) {
                     "cost USD", "floors met", "rescales");
   for (const PricedResult &r : results)
     outs() << formatv(
-        "{0,-13} {1,5} {2,9} {3,11:F0} {4,11:F0} {5,10:F2} {6,11} {7,8}\n",
-        r.policy, r.jobs, r.completed, r.meanJct, r.makespan, r.cost,
+        "{0,-13} {1,5} {2,9} {3,11} {4,11:F0} {5,10:F2} {6,11} {7,8}\n",
+        r.policy, r.jobs, r.completed, jctText(r.completed, r.meanJct),
+        r.makespan, r.cost,
         formatv("{0}/{1}", r.metDeadline, r.withDeadline).str(), r.rescales);
   return 0;
 }
@@ -311,7 +319,8 @@ int simulateCommand(ArrayRef<std::string> args) {
       !flags.number("nodes", nodes) || !flags.number("gpus-per-node", gpus) ||
       !flags.number("max-gpus-per-job", maxPerJob, true) ||
       !flags.within("load", base.load, 0.01, 100, "times the trace's rate") ||
-      !flags.within("interval", base.interval, 1, 86400, "seconds"))
+      !flags.within("interval", base.interval, 1, 86400, "seconds") ||
+      !flags.within("resize-cost", base.resizeCost, 0, 86400, "seconds"))
     return fail("simulate", flags.error);
   if (nodes != std::floor(nodes) || gpus != std::floor(gpus) ||
       maxPerJob != std::floor(maxPerJob) || nodes > 4096 || gpus > 64)
@@ -372,10 +381,11 @@ int simulateCommand(ArrayRef<std::string> args) {
                     "policy", "jobs", "completed", "in-window", "mean JCT s",
                     "p99 JCT s", "makespan s", "util", "rescales");
   for (const SimulationResult &r : results)
-    outs() << formatv("{0,-13} {1,5} {2,9} {3,9} {4,11:F0} {5,11:F0} "
+    outs() << formatv("{0,-13} {1,5} {2,9} {3,9} {4,11} {5,11} "
                       "{6,11:F0} {7,6:F3} {8,8}\n",
                       r.policy, r.jobs, r.completed, r.completedInWindow,
-                      r.meanJct, r.p99Jct, r.makespan, r.utilization,
+                      jctText(r.completed, r.meanJct),
+                      jctText(r.completed, r.p99Jct), r.makespan, r.utilization,
                       r.rescales);
   return 0;
 }

@@ -178,9 +178,10 @@ int elasticServeCommand(const std::vector<std::string> &args) {
   if (words.has("capacity")) {
     std::string text = words.get("capacity");
     if (llvm::StringRef(text).getAsInteger(10, options.capacity) ||
-        options.capacity <= 0)
+        options.capacity <= 0 || options.capacity > kMostServiceSlots)
       return fail("serve", "--capacity: '" + text +
-                               "' is not a positive number of slots");
+                               "' is not a number of slots from 1 to " +
+                               std::to_string(kMostServiceSlots));
   } else if (words.has("cluster")) {
     llvm::Expected<int> slots = hostfileCapacity(words.get("cluster"));
     if (!slots)

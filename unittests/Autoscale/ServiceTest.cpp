@@ -1,10 +1,12 @@
 //===- ServiceTest.cpp - The autoscaler service's planning and state ------===//
 
 #include "heterps/Autoscale/Service.h"
+#include "heterps/Jobs/JobSpec.h"
 
 #include "gtest/gtest.h"
 
 #include <filesystem>
+#include <fstream>
 
 using namespace heterps::autoscale;
 
@@ -35,6 +37,31 @@ const PlannedJob &planned(const Plan &plan, const std::string &id) {
   static PlannedJob none;
   ADD_FAILURE() << "no plan for " << id;
   return none;
+}
+
+TEST(ServiceTest, NoBatchLargerThanTheWholeJob) {
+  // A large gradient-noise scale makes larger batches pay; none is larger
+  // than the job's samples (a batch of 10^8 for 12,800 samples once).
+  ServiceState state;
+  ServiceJob job = fakeJob("a", 1, 1);
+  job.maxBatch = 100000000;
+  job.samples = 12800;
+  job.noiseScale = 1e308;
+  state.jobs.push_back(job);
+  Plan plan = planAllocation(state, {4, 0.02, 0.05, 3});
+  EXPECT_LE(planned(plan, "a").batch, 12800);
+  EXPECT_GE(planned(plan, "a").batch, 128);
+}
+
+TEST(ServiceTest, PlansOnTheMostSlots) {
+  // kMostServiceSlots bounds the dynamic program's tables (a billion slots
+  // ran out of memory); at the bound it plans at once.
+  ServiceState state;
+  for (int i = 0; i < 8; ++i)
+    state.jobs.push_back(fakeJob("j" + std::to_string(i), 1, 64));
+  Plan plan = planAllocation(state, {int(kMostServiceSlots), 0.02, 0.05, 3});
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(planned(plan, "j" + std::to_string(i)).workers, 4); // 256 / 64
 }
 
 TEST(ServiceTest, LoneJobGetsItsMaximum) {
@@ -206,12 +233,34 @@ TEST(ServiceTest, MalformedStateIsAnError) {
 TEST(ServiceTest, SubmissionsGetDistinctIds) {
   std::string dir = testing::TempDir() + "/service-submit";
   std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/in/b");
+  std::ofstream(dir + "/in/d.tsv") << "";
   ServiceJob job = fakeJob("ctr", 1, 2);
+  job.jobFile = dir + "/in/job.yaml";
+  std::ofstream(job.jobFile)
+      << "name: ctr\nbundle: b\ndata: d.tsv\nsamples: 1280\n"
+         "workers: {initial: 1, max: 2}\nps_shards: {initial: 1}\n"
+         "batch: {initial: 128, max: 256}\n";
   auto first = submitJob(dir, job);
   auto second = submitJob(dir, job);
   ASSERT_TRUE(bool(first) && bool(second));
   EXPECT_EQ(*first, "ctr-1");
   EXPECT_EQ(*second, "ctr-2");
+  // The job as submitted is kept: editing or removing the file after the
+  // submit changes nothing the service runs.
+  std::filesystem::remove(job.jobFile);
+  std::ifstream in(dir + "/inbox/ctr-1.json");
+  std::string text((std::istreambuf_iterator<char>(in)),
+                   std::istreambuf_iterator<char>());
+  llvm::Expected<ServiceJob> submitted = parseSubmission(text);
+  ASSERT_TRUE(bool(submitted)) << llvm::toString(submitted.takeError());
+  const std::string kept = submitted->jobFile;
+  EXPECT_NE(kept, job.jobFile);
+  llvm::Expected<heterps::jobs::JobSpec> spec =
+      heterps::jobs::parseJobFile(kept);
+  ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
+  EXPECT_EQ(spec->samples, 1280);
+  EXPECT_TRUE(std::filesystem::equivalent(spec->data, dir + "/in/d.tsv"));
   EXPECT_TRUE(bool(requestCancel(dir, "ctr-1")) == false);
   auto missing = requestCancel(dir, "nope");
   EXPECT_TRUE(bool(missing));

@@ -214,6 +214,9 @@ TEST(ClusterSpec, ErrorsNameFileLineAndProblem) {
                                return dashes + "x";
                              }()),
        "bad.yaml:2:2049:", "more than 1024 block indicators on a line"},
+      {"price past any machine's",
+       edited("price_per_hour: 3", "price_per_hour: 1e308"),
+       "bad.yaml:", "must be at most 1000000 (USD per device-hour)"},
       {"a tag", edited("count: 4", "count: !!str 4"),
        "bad.yaml:9:18:", "YAML tags are not supported here ('!!str')"},
       {"a tag on a mapping", edited("name: test", "name: test\nx: !!map {}"),

@@ -214,6 +214,10 @@ llvm::Error runService(const ServiceOptions &options, std::ostream &log,
 /// %c'`), or an error.
 llvm::Expected<int> slurmCapacity();
 
+/// The most slots a service shares (--capacity, a hostfile): its dynamic
+/// program's tables grow with them, and a billion ran out of memory.
+inline constexpr int64_t kMostServiceSlots = 65536;
+
 /// The sum of "host slots=N" lines of a hostfile.
 llvm::Expected<int> hostfileCapacity(const std::string &path);
 

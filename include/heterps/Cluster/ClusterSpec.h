@@ -59,6 +59,8 @@ struct LinkParams {
 
 /// The most devices a class may count (a cluster file's `count`).
 inline constexpr unsigned kMostDevicesPerClass = 10000;
+/// The highest price_per_hour a class may have (USD per device-hour).
+inline constexpr double kMostPricePerHour = 1e6;
 
 /// The endpoint name that stands for the parameter server in links.
 inline constexpr llvm::StringLiteral kParameterServerEndpoint = "ps";

@@ -75,6 +75,18 @@ public:
   virtual std::string attemptId() const = 0;
 };
 
+/// One line of an mpirun hostfile: "host slots=N" (1 when left out).
+struct HostSlots {
+  std::string host;
+  int slots = 1;
+  std::string line;
+};
+
+/// The hosts of an mpirun hostfile ('#' starts a comment); an error names
+/// the file and the line of a slot count that is not 1 to kMostRanks, or a
+/// file that names no host.
+llvm::Expected<std::vector<HostSlots>> readHostfile(const std::string &path);
+
 /// Runs attempts as a local process group; with a hostfile, mpirun places
 /// the ranks on its hosts (excluded ones are left out of the hostfile it
 /// gets).
