@@ -145,7 +145,17 @@ static json::Object jobJson(const ServiceJob &job) {
 static Expected<ServiceJob> jobFromJson(const json::Object &o) {
   ServiceJob job;
   auto str = [&](StringRef key) { return o.getString(key).value_or("").str(); };
-  auto integer = [&](StringRef key) { return o.getInteger(key).value_or(0); };
+  // A field that is there must be what it says (a file edited by hand).
+  std::string wrong;
+  auto integer = [&](StringRef key) -> int64_t {
+    const json::Value *v = o.get(key);
+    if (!v)
+      return 0;
+    std::optional<int64_t> n = v->getAsInteger();
+    if ((!n || *n < -1) && wrong.empty())
+      wrong = "'" + key.str() + "' is not a whole number of at least -1";
+    return n.value_or(0);
+  };
   auto number = [&](StringRef key) { return o.getNumber(key).value_or(0); };
   job.id = str("id");
   job.name = str("name");
@@ -169,6 +179,12 @@ static Expected<ServiceJob> jobFromJson(const json::Object &o) {
     return failure("job '" + job.id + "' has an empty range");
   if (o.getString("phase"))
     job.phase = str("phase");
+  static const StringRef phases[] = {"queued", "running", "succeeded", "failed",
+                                     "cancelled"};
+  if (!llvm::is_contained(phases, job.phase))
+    return failure("job '" + job.id + "' has phase '" + job.phase +
+                   "', none of queued, running, succeeded, failed, "
+                   "cancelled");
   job.reason = str("reason");
   job.workers = int(integer("workers"));
   job.batch = integer("batch");
@@ -196,6 +212,8 @@ static Expected<ServiceJob> jobFromJson(const json::Object &o) {
         job.rates.push_back({int(r->getInteger("workers").value_or(0)),
                              r->getInteger("batch").value_or(0),
                              r->getNumber("steps_per_second").value_or(0)});
+  if (!wrong.empty())
+    return failure("job '" + job.id + "': " + wrong);
   return job;
 }
 
@@ -243,6 +261,8 @@ Expected<ServiceState> parseServiceState(const std::string &text) {
       Expected<ServiceJob> job = jobFromJson(*v.getAsObject());
       if (!job)
         return job.takeError();
+      if (state.find(job->id))
+        return failure("job '" + job->id + "' is listed twice");
       state.jobs.push_back(std::move(*job));
     }
   if (const json::Array *decisions = o->getArray("decisions"))

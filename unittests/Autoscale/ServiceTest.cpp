@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 using namespace heterps::autoscale;
 
@@ -228,6 +229,34 @@ TEST(ServiceTest, MalformedStateIsAnError) {
   auto bad = parseServiceState(R"({"jobs": [{"id": "a"}]})");
   ASSERT_FALSE(bool(bad));
   EXPECT_NE(llvm::toString(bad.takeError()).find("ranges"), std::string::npos);
+  // A file edited by hand: each mistake is named, not run as a default.
+  ServiceState state;
+  state.jobs.push_back(fakeJob("a", 1, 4, "running", 3));
+  state.jobs.back().pauseStep = std::numeric_limits<int64_t>::max();
+  const std::string good = serviceStateJson(state);
+  ASSERT_TRUE(bool(parseServiceState(good)));
+  auto edited = [&](const std::string &from, const std::string &to) {
+    std::string text = good;
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    text.replace(at, from.size(), to);
+    auto parsed = parseServiceState(text);
+    return parsed ? std::string() : llvm::toString(parsed.takeError());
+  };
+  EXPECT_NE(edited("\"phase\": \"running\"", "\"phase\": \"exploded\"")
+                .find("job 'a' has phase 'exploded', none of"),
+            std::string::npos);
+  EXPECT_NE(edited("\"workers\": 3", "\"workers\": \"two\"")
+                .find("job 'a': 'workers' is not a whole number"),
+            std::string::npos);
+  EXPECT_NE(edited("\"workers\": 3", "\"workers\": 1e300")
+                .find("'workers' is not a whole number"),
+            std::string::npos);
+  state.jobs.push_back(state.jobs.back());
+  auto twice = parseServiceState(serviceStateJson(state));
+  ASSERT_FALSE(bool(twice));
+  EXPECT_NE(llvm::toString(twice.takeError()).find("job 'a' is listed twice"),
+            std::string::npos);
 }
 
 TEST(ServiceTest, SubmissionsGetDistinctIds) {
