@@ -293,6 +293,8 @@ ArrayRef<StringRef> traceApplications() {
 
 Expected<std::vector<WorkloadJob>> parseWorkload(StringRef text,
                                                  StringRef file) {
+  // Spreadsheets write a byte-order mark, invisible in the header's error.
+  text.consume_front("\xEF\xBB\xBF");
   auto table =
       parseTable(text, file,
                  {"name", "time", "application", "num_replicas", "batch_size"});

@@ -210,6 +210,9 @@ int simulatePricedCommand(ArrayRef<std::string> args) {
       if (!parsed)
         return fail("simulate", "--objective: unknown objective '" + name +
                                     "' (value, cost, baseline, all)");
+      if (llvm::is_contained(policies, *parsed))
+        return fail("simulate",
+                    "--objective: '" + name.trim() + "' is given twice");
       policies.push_back(*parsed);
     }
   }
@@ -342,6 +345,9 @@ int simulateCommand(ArrayRef<std::string> args) {
         return fail("simulate",
                     "--policy: unknown policy '" + name +
                         "' (static, fixed-batch, elastic, elastic-srtf, all)");
+      if (llvm::is_contained(policies, *parsed))
+        return fail("simulate",
+                    "--policy: '" + name.trim() + "' is given twice");
       policies.push_back(*parsed);
     }
   }
@@ -421,9 +427,11 @@ int generateCommand(ArrayRef<std::string> args) {
     for (StringRef part : parts) {
       auto [app, weight] = part.split('=');
       double w;
-      if (weight.trim().getAsDouble(w) || !std::isfinite(w))
-        return fail("generate",
-                    "--mix: expected app=weight, got '" + part.str() + "'");
+      // Weights are summed: bounded so the sum stays finite.
+      if (weight.trim().getAsDouble(w) || !(w >= 0 && w <= 1e6))
+        return fail("generate", "--mix: expected app=weight with a weight "
+                                "from 0 to 1e6, got '" +
+                                    part.str() + "'");
       if (!options.mix.emplace(app.trim().str(), w).second)
         return fail("generate",
                     "--mix: '" + app.trim().str() + "' is given twice");
