@@ -213,6 +213,18 @@ writeCheckpoint(const std::string &directory, const TrainerState &state,
     throw Error("cannot create '" + temporary.string() +
                 "': " + error.message());
 
+  // A checkpoint that cannot be written whole (a full disk) leaves
+  // nothing: its part would take the space the next one needs.
+  struct RemoveUnlessKept {
+    const fs::path &path;
+    bool kept = false;
+    ~RemoveUnlessKept() {
+      std::error_code ignored;
+      if (!kept)
+        fs::remove_all(path, ignored);
+    }
+  } partial{temporary};
+
   writeServer((temporary / "ps").string());
 
   std::vector<std::string> files;
@@ -266,6 +278,7 @@ writeCheckpoint(const std::string &directory, const TrainerState &state,
   if (error)
     throw Error("cannot rename '" + temporary.string() + "' to '" +
                 final.string() + "': " + error.message());
+  partial.kept = true;
   syncPath(directory);
   fs::remove_all(previous, error);
 

@@ -410,6 +410,27 @@ TEST(TrainerCheckpoint, ResumeSkipsCorruptCheckpoints) {
   }
 }
 
+TEST(TrainerCheckpoint, AFailedWriteLeavesNothing) {
+  // The server's part fails half-written (a full disk): no step-K.tmp is
+  // left to take the space the next checkpoint needs, and the checkpoint
+  // before stays.
+  ScratchDirectory scratch(kScratch, "failed");
+  std::string directory = scratch / "ckpt";
+  writeFake(directory, 10);
+  EXPECT_THROW(writeCheckpoint(
+                   directory, sampleState(20),
+                   [&](const std::string &path) {
+                     fakeServer(path, 20);
+                     throw Error("No space left on device");
+                   },
+                   10),
+               Error);
+  EXPECT_FALSE(fs::exists(directory + "/step-20.tmp"));
+  std::vector<CheckpointEntry> entries = listCheckpoints(directory);
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0].step, 10);
+}
+
 TEST(TrainerCheckpoint, KeepsTheNewest) {
   ScratchDirectory scratch(kScratch, "keep");
   std::string directory = scratch / "ckpt";
