@@ -312,6 +312,9 @@ int simulateCommand(ArrayRef<std::string> args) {
   if (!flags.has("workload") || !flags.has("traces"))
     return fail("simulate",
                 Twine("--workload and --traces are required\n") + kUsage);
+  if (flags.has("per-job") && !flags.has("json"))
+    return fail("simulate", "--per-job adds each job to the JSON output: it "
+                            "needs --json");
   SimulatorOptions base;
   double nodes = base.nodes, gpus = base.gpusPerNode, maxPerJob = 0;
   if (!flags.number("load", base.load) ||

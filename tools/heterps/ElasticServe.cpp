@@ -254,6 +254,27 @@ int elasticStatusCommand(const std::vector<std::string> &args) {
     return fail("status", std::string("needs --state DIR\n") + kServeUsage);
   std::string dir = absolute(words.get("state"));
   ServiceFiles files(dir);
+  // Submitted before any service ran: the inbox is all there is.
+  if (!fs::exists(files.state) && fs::is_directory(files.inbox)) {
+    std::vector<std::string> waiting;
+    for (const fs::directory_entry &entry : fs::directory_iterator(files.inbox))
+      if (entry.path().extension() == ".json" &&
+          entry.path().filename().string()[0] != '.')
+        waiting.push_back(entry.path().stem().string());
+    std::sort(waiting.begin(), waiting.end());
+    if (!waiting.empty()) {
+      llvm::outs() << "service: not started on '" << dir << "'; "
+                   << waiting.size()
+                   << (waiting.size() == 1 ? " submission waits"
+                                           : " submissions wait")
+                   << " in its inbox:";
+      for (const std::string &id : waiting)
+        llvm::outs() << " " << id;
+      llvm::outs() << " (`heterps elastic serve --state " << dir
+                   << "` runs them)\n";
+      return 0;
+    }
+  }
   llvm::Expected<ServiceState> state = loadState(files);
   if (!state)
     return fail("status", llvm::toString(state.takeError()));
