@@ -394,6 +394,42 @@ template <> struct MappingTraits<RawJob> {
 
 namespace heterps::jobs {
 
+namespace {
+/// `diagnostic` as text; one the job's own checks raised at the file's
+/// start (yaml::Input's validate hooks have no field to point at) is put
+/// at the top-level field its message begins with ("samples must be ...").
+std::string placedAtItsField(const SMDiagnostic &diagnostic, StringRef text,
+                             StringRef path) {
+  std::string out;
+  raw_string_ostream os(out);
+  StringRef message = diagnostic.getMessage();
+  const StringRef field =
+      message.take_while([](char c) { return c != ' ' && c != ':'; });
+  if (diagnostic.getLineNo() == 1 && diagnostic.getColumnNo() == 0 &&
+      !field.empty()) {
+    SourceMgr sourceMgr;
+    sourceMgr.setDiagHandler([](const SMDiagnostic &, void *) {});
+    yaml::Stream stream(MemoryBufferRef(text, path), sourceMgr);
+    yaml::document_iterator document = stream.begin();
+    if (document != stream.end())
+      if (auto *root = dyn_cast_or_null<yaml::MappingNode>(document->getRoot()))
+        for (yaml::KeyValueNode &entry : *root) {
+          auto *key = dyn_cast_or_null<yaml::ScalarNode>(entry.getKey());
+          SmallString<32> storage;
+          if (key && key->getValue(storage) == field && entry.getValue()) {
+            sourceMgr
+                .GetMessage(entry.getValue()->getSourceRange().Start,
+                            SourceMgr::DK_Error, message)
+                .print(nullptr, os, /*ShowColors=*/false);
+            return StringRef(out).rtrim().str();
+          }
+        }
+  }
+  diagnostic.print(nullptr, os, /*ShowColors=*/false);
+  return StringRef(out).rtrim().str();
+}
+} // namespace
+
 Expected<JobSpec> parseJobFile(const std::string &path) {
   Expected<std::string> text = cluster::readYamlFile(path, "job file");
   if (!text)
@@ -411,26 +447,25 @@ Expected<JobSpec> parseJobFile(const std::string &path) {
                                "is a YAML mapping, docs/Jobs.md)",
                                path.c_str());
   }
-  std::string diagnostics;
+  std::optional<SMDiagnostic> first;
   RawJob raw;
   {
     yaml::Input input(
         MemoryBufferRef(*text, path), nullptr,
         [](const SMDiagnostic &diag, void *context) {
-          auto *out = static_cast<std::string *>(context);
-          if (!out->empty())
-            return;
-          raw_string_ostream os(*out);
-          diag.print(nullptr, os, /*ShowColors=*/false);
+          auto *out = static_cast<std::optional<SMDiagnostic> *>(context);
+          if (!*out)
+            *out = diag;
         },
-        &diagnostics);
+        &first);
     input >> raw;
     if (input.error()) {
-      if (diagnostics.empty())
-        diagnostics = path + ": not a job file (a YAML mapping)\n";
-      StringRef text = StringRef(diagnostics).rtrim();
+      if (!first)
+        return createStringError(inconvertibleErrorCode(),
+                                 "%s: not a job file (a YAML mapping)",
+                                 path.c_str());
       return createStringError(inconvertibleErrorCode(), "%s",
-                               text.str().c_str());
+                               placedAtItsField(*first, *text, path).c_str());
     }
   }
 

@@ -143,6 +143,11 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
   EXPECT_NE(error.find("job.yaml:1:71: error: nested too deeply"),
             std::string::npos)
       << error;
+  // The job's own checks point at the field, not at the file's start.
+  error = errorFor("samples: 8192", "samples: -5");
+  EXPECT_NE(error.find("job.yaml:4:10: error: samples must be 1 to 2^53"),
+            std::string::npos)
+      << error;
   error = errorFor("samples: 8192", "samples: !!str 8192");
   EXPECT_NE(error.find("job.yaml:4:16: error: YAML tags are not supported "
                        "here ('!!str')"),
