@@ -47,15 +47,20 @@ class Training:
     trainer wrote. Leaving the loop early (or Ctrl-C) stops training after
     the current step, checkpointing it where checkpoints are configured."""
 
-    def __init__(self, native: "_heterps.Training", scratch: Optional[tempfile.TemporaryDirectory]):
+    def __init__(self, native: "_heterps.Training", scratch: Optional[tempfile.TemporaryDirectory],
+                 arrays: Optional[Dict[str, str]] = None):
         self._native = native
         self._scratch = scratch
+        self._arrays = arrays or {}
         self.log: List[str] = []
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
         try:
             while True:
-                line = self._native.next()
+                try:
+                    line = self._native.next()
+                except _heterps.Error as error:
+                    raise _heterps.Error(_named_arrays(str(error), self._arrays)) from None
                 if line is None:
                     return
                 self.log.append(line)
@@ -87,7 +92,16 @@ class Training:
         return self._native.summary
 
 
-def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.TemporaryDirectory]):
+def _named_arrays(message: str, arrays: Mapping[str, str]) -> str:
+    """`message` with the scratch files of arrays named as the caller
+    knows them: "the data array 'dense'", not a flag and a temporary path."""
+    for written, name in arrays.items():
+        message = message.replace(written, name)
+    return message
+
+
+def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.TemporaryDirectory],
+           arrays: Optional[Dict[str, str]] = None):
     """(Criteo TSV path, {input name: .npy path}) for `data`."""
     if data is None:
         return "", {}
@@ -110,6 +124,8 @@ def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.Tempor
         path = os.path.join(scratch_holder[0].name, f"{role}-{len(files)}.npy")
         np.save(path, np.ascontiguousarray(value))
         files[name] = path
+        if arrays is not None:
+            arrays[f"--{role}-input {name}={path}"] = f"the {role} array '{name}'"
     return "", files
 
 
@@ -141,9 +157,10 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
           ps_storage_dir: Union[str, os.PathLike, None] = None,
           dense_parameters_on_gpu: bool = True) -> Training:
     scratch: List[tempfile.TemporaryDirectory] = []
+    arrays: Dict[str, str] = {}
     try:
-        data_file, data_inputs = _files(data, "data", scratch)
-        eval_file, eval_inputs = _files(eval, "eval", scratch)
+        data_file, data_inputs = _files(data, "data", scratch, arrays)
+        eval_file, eval_inputs = _files(eval, "eval", scratch, arrays)
         native = _heterps.Training(
             directory, data_file, data_inputs, eval_file, eval_inputs,
             _checks.integer("batch", batch),
@@ -169,8 +186,12 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
             _checks.integer("ps_memory_rows", ps_memory_rows),
             _optional_path("ps_storage_dir", ps_storage_dir),
             _checks.boolean("dense_parameters_on_gpu", dense_parameters_on_gpu))
+    except _heterps.Error as error:
+        for directory_ in scratch:
+            directory_.cleanup()
+        raise _heterps.Error(_named_arrays(str(error), arrays)) from None
     except BaseException:
         for directory_ in scratch:
             directory_.cleanup()
         raise
-    return Training(native, scratch[0] if scratch else None)
+    return Training(native, scratch[0] if scratch else None, arrays)
