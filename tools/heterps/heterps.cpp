@@ -530,6 +530,14 @@ consistencyOptions(const char *command) {
   return options;
 }
 
+// LLVM's own -h (an alias of --help) groups with the letters after it, so
+// any unknown flag starting with h (--hash-bucket for --hash-buckets)
+// printed the help and exited 0 without running anything. An option of
+// that name, taken whole, keeps LLVM's out of every subcommand; main turns
+// a plain -h into --help.
+static cl::opt<bool> shortHelp("h", cl::desc("Alias for --help"), cl::Hidden,
+                               cl::sub(cl::SubCommand::getAll()));
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc > 1 && StringRef(argv[1]) == "job")
@@ -540,6 +548,10 @@ int main(int argc, char **argv) {
   // driver's: `heterps --help` lists the subcommands.
   cl::HideUnrelatedOptions(ArrayRef<const cl::OptionCategory *>{},
                            cl::SubCommand::getTopLevel());
+  // -h is --help, before the checks of required arguments, as --help is.
+  for (int i = 1; i < argc; ++i)
+    if (StringRef(argv[i]) == "-h")
+      argv[i] = const_cast<char *>("--help");
   cl::ParseCommandLineOptions(argc, argv, "HeterPS driver\n");
   // Stage ranks and parameter-server shards train too.
   if ((runCommand && trainMode) || gradcheckCommand || stageRankCommand ||
