@@ -9,6 +9,7 @@
 
 #include "heterps/Runtime/CtrDataGen.h"
 #include "heterps/Runtime/CtrDataMetrics.h"
+#include "heterps/Runtime/MachineMemory.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ostream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace heterps::rt::data {
@@ -283,6 +285,17 @@ CtrGenResult generateCtrData(int64_t rows, uint64_t seed,
                              const CtrGenOptions &options) {
   if (rows <= 0)
     throw Error("datagen: rows must be positive, got " + std::to_string(rows));
+  // Every row's score and label stay in memory for the ground-truth AUC.
+  const double needed =
+      double(rows) * (sizeof(double) + sizeof(float) +
+                      (options.keepProbabilities ? sizeof(float) : 0));
+  if (needed > 0.5 * machineMemoryBytes())
+    throw Error("datagen: --rows " + std::to_string(rows) + " needs " +
+                std::to_string(int64_t(needed / double(1 << 30))) +
+                " GiB of memory for its ground-truth AUC, more than half of "
+                "this machine's " +
+                std::to_string(int64_t(machineMemoryBytes() / (1 << 30))) +
+                " GiB; write fewer rows");
   std::vector<int64_t> vocabSizes =
       options.vocabSizes.empty() ? defaultVocabSizes() : options.vocabSizes;
   if (vocabSizes.size() != size_t(kNumSparse))
@@ -313,6 +326,12 @@ CtrGenResult generateCtrData(int64_t rows, uint64_t seed,
   LogLossMeter logLoss;
   double probabilitySum = 0;
 
+  // The rename below replaces what is at the path: a FIFO, a device or a
+  // link would be replaced, not written through.
+  struct stat target {};
+  if (::lstat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode))
+    throw Error("datagen: '" + path +
+                "' exists and is not a regular file; not replacing it");
   // A unique temporary in the target's directory, so rename is atomic.
   std::string tempPath = path + ".tmp." + std::to_string(getpid());
   try {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <optional>
 #include <sched.h>
 #include <thread>
@@ -265,6 +266,12 @@ MpiJob::~MpiJob() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized)
+    return;
+  // Destroyed by an error on its way out (a worker group that could not be
+  // built): MPI_Finalize would wait for ranks that wait for this one. The
+  // job ends by the abort that follows, or by this process's exit without
+  // it, which mpirun takes as the job's failure.
+  if (std::uncaught_exceptions() > 0)
     return;
   if (comms_->role != MPI_COMM_NULL)
     MPI_Comm_free(&comms_->role);

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -649,6 +651,25 @@ TEST(CtrDatagen, ErrorsAndCommand) {
   EXPECT_EQ(runDatagenCommand(10, 7, missingDir + "/x.tsv", failure), 1);
   EXPECT_EQ(failure.str().rfind("error: ", 0), 0u) << failure.str();
   EXPECT_EQ(runDatagenCommand(-1, 7, file.path(), failure), 1);
+  // Rows past the machine's memory (the ground-truth AUC keeps every
+  // score) are refused before anything is written, not killed for memory.
+  std::ostringstream huge;
+  EXPECT_EQ(runDatagenCommand(int64_t(1) << 50, 7, dir + "huge.tsv", huge), 1);
+  EXPECT_NE(huge.str().find("GiB of memory for its ground-truth AUC"),
+            std::string::npos)
+      << huge.str();
+  // A path that is not a regular file (a FIFO, a device) is not replaced.
+  const std::string fifo = dir + "fifo_" + std::to_string(getpid());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  std::ostringstream special;
+  EXPECT_EQ(runDatagenCommand(10, 7, fifo, special), 1);
+  EXPECT_NE(special.str().find("is not a regular file; not replacing it"),
+            std::string::npos)
+      << special.str();
+  struct stat kept {};
+  ASSERT_EQ(::lstat(fifo.c_str(), &kept), 0);
+  EXPECT_TRUE(S_ISFIFO(kept.st_mode));
+  ::unlink(fifo.c_str());
 }
 
 /// Logistic regression over the reader's features: one weight per

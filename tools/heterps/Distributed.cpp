@@ -25,11 +25,14 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
 #include <streambuf>
+#include <sys/types.h>
 
 namespace heterps::driver {
 namespace {
@@ -163,6 +166,15 @@ std::optional<ConsistencyOptions> parseConsistency(const std::string &mode,
   options.staleness = staleness;
   return options;
 }
+
+namespace {
+/// The mpirun a launch waits for, for the signal handler.
+std::atomic<pid_t> launchedMpirun{0};
+extern "C" void forwardToMpirun(int signal) {
+  if (pid_t pid = launchedMpirun.load())
+    ::kill(pid, signal);
+}
+} // namespace
 
 int launch(const LaunchOptions &options) {
   try {
@@ -309,8 +321,20 @@ int launch(const LaunchOptions &options) {
     std::cerr.flush();
     std::vector<llvm::StringRef> args(command.begin(), command.end());
     std::string message;
-    int code = llvm::sys::ExecuteAndWait(mpirun, args, std::nullopt, {}, 0, 0,
-                                         &message);
+    llvm::sys::ProcessInfo child =
+        llvm::sys::ExecuteNoWait(mpirun, args, std::nullopt, {}, 0, &message);
+    if (child.Pid <= 0)
+      throw Error("'" + mpirun + "' " +
+                  (message.empty() ? std::string("failed") : message));
+    // SIGTERM or SIGINT to the launch go to mpirun, which ends the ranks:
+    // else they would train on, orphaned, beside a relaunch.
+    launchedMpirun = child.Pid;
+    std::signal(SIGTERM, forwardToMpirun);
+    std::signal(SIGINT, forwardToMpirun);
+    llvm::sys::ProcessInfo done =
+        llvm::sys::Wait(child, std::nullopt, &message);
+    launchedMpirun = 0;
+    int code = done.ReturnCode;
     if (code < 0)
       throw Error("'" + mpirun + "' " +
                   (message.empty() ? std::string("failed") : message));

@@ -196,6 +196,17 @@ HostTensor randomInput(const InputSpec &spec, const TrainingSpec &training,
 
 int gradcheck(const GradCheckOptions &options) {
   try {
+    // Zero directions checked nothing and passed; a step or tolerance that
+    // is not a small positive number blamed (or passed) every gradient.
+    if (options.directions < 1 || options.directions > 1000)
+      throw Error("--directions " + std::to_string(options.directions) +
+                  " must be 1 to 1000");
+    if (!(options.epsilon > 0 && options.epsilon <= 1))
+      throw Error("--epsilon " + std::to_string(options.epsilon) +
+                  " must be above 0 and at most 1");
+    if (!(options.tolerance > 0 && options.tolerance < 1))
+      throw Error("--tolerance " + std::to_string(options.tolerance) +
+                  " must be above 0 and below 1");
     Bundle bundle(options.bundle);
     if (!bundle.training())
       throw Error("'" + options.bundle +
@@ -210,6 +221,8 @@ int gradcheck(const GradCheckOptions &options) {
       size_t split = text.rfind('=');
       if (split == std::string::npos || split == 0)
         throw Error("--input '" + text + "' is not NAME=FILE");
+      if (files.count(text.substr(0, split)))
+        throw Error("--input " + text.substr(0, split) + " is given twice");
       files[text.substr(0, split)] = text.substr(split + 1);
     }
     std::mt19937_64 rng(options.seed);

@@ -740,6 +740,11 @@ int main(int argc, char **argv) {
                                  "' (the kind there is: ctr)");
       return 1;
     }
+    if (datagenMaxVocab.getNumOccurrences() && datagenMaxVocab < 1) {
+      reportError("datagen", "--max-vocab " + std::to_string(datagenMaxVocab) +
+                                 " must be at least 1");
+      return 1;
+    }
     std::optional<uint64_t> modelSeed;
     if (datagenModelSeed.getNumOccurrences())
       modelSeed = datagenModelSeed;
@@ -747,6 +752,14 @@ int main(int argc, char **argv) {
                    datagenMaxVocab);
   }
   if (launchCommand) {
+    // 0 (the default) takes the counts from the plan; given, they are ranks.
+    for (cl::opt<int> *count : {&launchWorkers, &launchShards})
+      if (count->getNumOccurrences() && (*count < 1 || *count > 4096)) {
+        reportError("launch", "--" + count->ArgStr + " " +
+                                  std::to_string(int(*count)) +
+                                  " must be 1 to 4096");
+        return 1;
+      }
     LaunchOptions options;
     options.bundle = launchArgs.front();
     options.runFlags.assign(std::next(launchArgs.begin()), launchArgs.end());
