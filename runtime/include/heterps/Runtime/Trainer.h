@@ -40,9 +40,9 @@
 
 #include <atomic>
 #include <cstdint>
-#include <limits>
 #include <functional>
 #include <iosfwd>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
