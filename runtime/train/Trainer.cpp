@@ -4,6 +4,7 @@
 
 #include "StepReader.h"
 #include "TrainMetrics.h"
+#include "WorkerAgreement.h"
 
 #include "heterps/Runtime/Executor.h"
 #include "heterps/Runtime/FaultInjection.h"
@@ -289,6 +290,42 @@ Trainer::Trainer(const Bundle &bundle, TrainerOptions options,
 
 namespace {
 
+/// The settings the workers of a group must share (WorkerAgreement.h):
+/// those that decide when they meet (length, log, evaluation and
+/// checkpoint steps) and what they compute.
+std::vector<SharedSetting> settingsWorkersShare(const Bundle &bundle,
+                                                const TrainerOptions &o,
+                                                int64_t batch, bool hasEval) {
+  auto count = [](const char *flag, int64_t value) {
+    return value > 0 ? std::string(flag) + " " + std::to_string(value)
+                     : "no " + std::string(flag);
+  };
+  std::vector<SharedSetting> settings = {
+      // Paths may differ between machines; the manifest may not.
+      {"bundle", "the bundle whose manifest hashes to " +
+                     bundleIdentity(bundle)},
+      {"batch", "--batch " + std::to_string(batch)},
+      {"length", o.samples > 0 ? "--samples " + std::to_string(o.samples)
+                               : "--steps " + std::to_string(o.steps)},
+      {"log", "--log-every " + std::to_string(o.logEvery)},
+      {"eval", hasEval ? count("--eval-every", o.evalEvery) + " and "
+                                                              "evaluation data"
+                       : std::string("no evaluation data (--eval)")},
+      {"checkpoint-dir",
+       o.checkpointDir.empty() ? "no --checkpoint-dir" : "a --checkpoint-dir"},
+      {"checkpoint-every",
+       o.checkpointEverySeconds > 0
+           ? "--checkpoint-every " + shortNumber(o.checkpointEverySeconds, 17) +
+                 "s"
+           : count("--checkpoint-every", o.checkpointEvery)},
+      {"seed", "--seed " + std::to_string(o.seed)},
+      {"shuffle", o.shuffle ? "--shuffle" : "no --shuffle"},
+      {"hash-buckets", count("--hash-buckets", o.hashBuckets)},
+      {"learning rate", learningRateFlags(o.learningRate, 17)},
+  };
+  return settings;
+}
+
 /// The data the options name for training (looped) or for evaluation (one
 /// pass): .npy arrays or Criteo TSV; null when there is none. Opening reads
 /// and checks everything, so bad data fails before a step runs.
@@ -519,8 +556,12 @@ TrainSummary Trainer::run() {
   WorkerGroup *group = o.group;
   const bool leader = !group || group->leader();
   StepSlice slice{0, batch / microBatch};
-  if (group)
+  if (group) {
+    // Before the first collective: workers that disagree would meet at
+    // different steps and wait for each other for ever.
+    checkWorkersAgree(*group, settingsWorkersShare(bundle, o, batch, hasEval));
     slice = stepSlice(batch / microBatch, group->size(), group->rank());
+  }
 
   // Liveness for a supervisor, and the faults a test asked for: both read
   // the environment, and a malformed HETERPS_FAULT fails the run here.
