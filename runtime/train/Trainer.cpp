@@ -302,8 +302,8 @@ std::vector<SharedSetting> settingsWorkersShare(const Bundle &bundle,
   };
   std::vector<SharedSetting> settings = {
       // Paths may differ between machines; the manifest may not.
-      {"bundle", "the bundle whose manifest hashes to " +
-                     bundleIdentity(bundle)},
+      {"bundle",
+       "the bundle whose manifest hashes to " + bundleIdentity(bundle)},
       {"batch", "--batch " + std::to_string(batch)},
       {"length", o.samples > 0 ? "--samples " + std::to_string(o.samples)
                                : "--steps " + std::to_string(o.steps)},
@@ -361,9 +361,13 @@ openSource(const Bundle &bundle, const TrainerOptions &o, bool evaluation) {
 
 /// The per-step loss log: new, or for a run resumed at `resumedStep` the
 /// lines of the steps through it (a killed run may have written later
-/// ones, which the resumed run writes again), rewritten in one rename.
+/// ones, which the resumed run writes again), rewritten in one rename. A
+/// file that is not a loss log is refused rather than rewritten; a log
+/// that lacks steps before the resumed one (another file, or one begun
+/// later) is used with a warning naming the steps it lacks.
 std::ofstream openLossLog(const std::string &path,
-                          std::optional<int64_t> resumedStep) {
+                          std::optional<int64_t> resumedStep,
+                          std::ostream &warnings) {
   auto cannot = [&] {
     return Error("cannot write the loss log '" + path +
                  "': " + std::strerror(errno));
@@ -371,16 +375,50 @@ std::ofstream openLossLog(const std::string &path,
   if (resumedStep) {
     std::ifstream in(path);
     std::string kept, line;
+    int64_t lineNumber = 0, first = 0, last = 0;
+    bool gap = false;
     while (std::getline(in, line)) {
+      ++lineNumber;
       long long step = 0;
-      if (std::sscanf(line.c_str(), "%lld", &step) == 1 && step <= *resumedStep)
-        kept += line + "\n";
+      double loss = 0;
+      int used = 0;
+      const bool parsed =
+          std::sscanf(line.c_str(), "%lld %lf%n", &step, &loss, &used) == 2 &&
+          size_t(used) == line.size() && step >= 1;
+      // A kill can cut the last line short; it is a step's to write again.
+      if (!parsed && in.eof())
+        break;
+      if (!parsed)
+        throw Error("--loss-log '" + path + "' line " +
+                    std::to_string(lineNumber) + " is not 'STEP LOSS' ('" +
+                    line.substr(0, 60) +
+                    "'); it is not a loss log, and resuming would rewrite "
+                    "it: give another file");
+      if (step > *resumedStep)
+        continue;
+      gap = gap || (last > 0 && step != last + 1);
+      first = first ? first : step;
+      last = step;
+      kept += line + "\n";
     }
+    if (first == 0 && *resumedStep > 0)
+      warnings << "warning: the loss log '" << path << "' holds no step up to "
+               << *resumedStep
+               << ", where this run resumes; it will lack steps 1-"
+               << *resumedStep << "\n";
+    else if (gap || first != 1 || last != *resumedStep)
+      warnings << "warning: the loss log '" << path << "' holds steps " << first
+               << "-" << last << (gap ? " with gaps" : "")
+               << " and this run resumes after step " << *resumedStep
+               << "; it will lack the steps missing from it\n";
     const std::string temporary = path + ".tmp";
     {
       std::ofstream out(temporary, std::ios::trunc);
-      if (!(out << kept) || !out.flush())
-        throw cannot();
+      if (!(out << kept) || !out.flush()) {
+        const Error error = cannot();
+        std::remove(temporary.c_str());
+        throw error;
+      }
     }
     if (std::rename(temporary.c_str(), path.c_str()) != 0) {
       std::remove(temporary.c_str());
@@ -869,7 +907,8 @@ TrainSummary Trainer::run() {
   std::ofstream lossLog;
   if (!o.lossLog.empty())
     lossLog = openLossLog(
-        o.lossLog, resumed ? std::optional<int64_t>(state.step) : std::nullopt);
+        o.lossLog, resumed ? std::optional<int64_t>(state.step) : std::nullopt,
+        log);
 
   TrainSummary summary;
   summary.firstStep = state.step;
