@@ -16,7 +16,9 @@
 #include "llvm/Support/Path.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -116,7 +118,8 @@ Expected<std::vector<HostSlots>> readHostfile(const std::string &path) {
   std::ifstream in(path);
   if (!in)
     return createStringError(inconvertibleErrorCode(),
-                             "cannot read hostfile '%s'", path.c_str());
+                             "cannot read hostfile '%s': %s", path.c_str(),
+                             std::strerror(errno));
   std::vector<HostSlots> hosts;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {

@@ -9,6 +9,7 @@
 #include "Distributed.h"
 #include "Commands.h"
 
+#include "heterps/Jobs/Backend.h"
 #include "heterps/Runtime/Bundle.h"
 #include "heterps/Runtime/FaultInjection.h"
 #include "heterps/Runtime/Types.h"
@@ -276,6 +277,32 @@ int launch(const LaunchOptions &options) {
     std::string mpirun = options.mpirun.empty() ? "mpirun" : options.mpirun;
     std::vector<std::string> command{mpirun};
     if (!options.hostfile.empty()) {
+      // Read as the job supervisor reads it, so a missing or malformed
+      // hostfile, or one with too few slots, is named here rather than in
+      // mpirun's page of ORTE text.
+      llvm::Expected<std::vector<jobs::HostSlots>> hosts =
+          jobs::readHostfile(options.hostfile);
+      if (!hosts)
+        throw Error(llvm::toString(hosts.takeError()));
+      // A line without slots= gets what mpirun finds there (its cores).
+      int64_t slots = 0;
+      bool counted = true;
+      for (const jobs::HostSlots &host : *hosts) {
+        slots += host.slots;
+        counted = counted && host.line.find("slots=") != std::string::npos;
+      }
+      const int64_t ranks = int64_t(shards) + workers + stageRanks;
+      const bool oversubscribe = std::any_of(
+          options.mpirunArgs.begin(), options.mpirunArgs.end(),
+          [](const std::string &arg) {
+            return arg == "--oversubscribe" || arg == "-oversubscribe";
+          });
+      if (counted && slots < ranks && !oversubscribe)
+        throw Error("--hostfile '" + options.hostfile + "' gives " +
+                    std::to_string(slots) + " slots and the job has " +
+                    std::to_string(ranks) + " ranks (" + shape +
+                    "); add slots, lower --workers or --ps-shards, or pass "
+                    "--mpirun-arg=--oversubscribe");
       command.push_back("--hostfile");
       command.push_back(options.hostfile);
     }
