@@ -310,6 +310,8 @@ struct LegalizeONNXPass
       }
       if (std::optional<std::string> why = explainControlFlow(node))
         diag << ": " << *why;
+      else if (std::optional<std::string> why = explainDataMovement(node))
+        diag << ": " << *why;
       else if (auto rejected = node->getAttrOfType<StringAttr>(
                    OnnxNodeOp::kShapeInferenceErrorAttr))
         diag << ": ONNX shape inference rejects it: " << rejected.getValue();

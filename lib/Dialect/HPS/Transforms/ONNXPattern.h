@@ -169,6 +169,10 @@ void populatePreviewTrainingPatterns(mlir::RewritePatternSet &patterns);
 /// Why an If, Loop or Scan node (or a sequence) cannot be resolved at
 /// compile time, for the strict pass's error; std::nullopt for other nodes.
 std::optional<std::string> explainControlFlow(OnnxNodeOp op);
+
+/// Why a data-movement node the patterns left stays (a Reshape to another
+/// element count), or std::nullopt. Defined in ONNX/DataMovement.cpp.
+std::optional<std::string> explainDataMovement(OnnxNodeOp op);
 /// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
 void populateFusionPatterns(mlir::RewritePatternSet &patterns);
 /// Not per op, and applied before all others: rewrites the quantized node

@@ -204,6 +204,14 @@ LogicalResult legalizeReshape(ONNXNode node, PatternRewriter &rewriter) {
       unitIf(rewriter, *allowZero), DeviceAttr());
 }
 
+/// "2x6": a static shape as the messages write it.
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text;
+  for (int64_t dim : shape)
+    text += (text.empty() ? "" : "x") + std::to_string(dim);
+  return text.empty() ? "a scalar" : text;
+}
+
 /// Flatten: axis in [0, rank] (negative from opset 11), default 1.
 LogicalResult legalizeFlatten(ONNXNode node, PatternRewriter &rewriter) {
   return replaceNodeChecked<FlattenOp>(
@@ -612,6 +620,47 @@ LogicalResult legalizeGather(ONNXNode node, PatternRewriter &rewriter) {
 }
 
 } // namespace
+
+std::optional<std::string> explainDataMovement(OnnxNodeOp op) {
+  ONNXNode node(op);
+  if (op.getOpType() != "Reshape" || !node.input(1))
+    return std::nullopt;
+  auto input = rankedShape(node.input(0));
+  std::optional<bool> allowZero = getFlag(node, "allowzero");
+  if (!input || llvm::is_contained(*input, ShapedType::kDynamic) || !allowZero)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> target =
+      reshapeTarget(node.input(0), node.input(1), *allowZero);
+  if (!target)
+    return std::nullopt;
+  int64_t elements = 1, kept = 1;
+  bool inferred = false;
+  for (int64_t dim : *input)
+    elements *= dim;
+  for (auto [i, dim] : llvm::enumerate(*target)) {
+    if (dim == -1)
+      inferred = true;
+    else if (dim == 0 && !*allowZero && i < input->size())
+      kept *= (*input)[i];
+    else if (dim < 0)
+      return "its shape holds " + std::to_string(dim) +
+             ", which is neither -1 nor an extent";
+    else
+      kept *= dim;
+  }
+  std::string shape;
+  for (int64_t dim : *target)
+    shape += (shape.empty() ? "" : ", ") + std::to_string(dim);
+  const std::string what = "it reshapes " + formatShape(*input) + " (" +
+                           std::to_string(elements) + " elements) to [" +
+                           shape + "]";
+  if (!inferred && kept != elements)
+    return what + ", " + std::to_string(kept) + " elements";
+  if (inferred && (kept == 0 || elements % kept != 0))
+    return what + ", whose known extents (" + std::to_string(kept) +
+           " elements) do not divide it";
+  return std::nullopt;
+}
 
 void populateDataMovementPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldResolvedShapeValue>(patterns.getContext());
