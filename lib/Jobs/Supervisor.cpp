@@ -376,7 +376,7 @@ struct Supervisor::Impl {
   double openSince = 0;
   bool corruptPending = false;
   /// Fault specs that have not fired yet.
-  std::vector<std::string> pendingFaults;
+  std::vector<RankFault> pendingFaults;
   std::string phase = "starting";
   int attempt = 0;
   bool stateWriteFailing = false;
@@ -467,10 +467,21 @@ struct Supervisor::Impl {
   /// Drops the fault specs that fired in this attempt (their ranks said so).
   void forgetFiredFaults() {
     const std::string output = readWholeFile(files.attemptLog(attempt));
-    llvm::erase_if(pendingFaults, [&](const std::string &spec) {
-      return output.find("heterps: fault injection: " + spec + ":") !=
+    llvm::erase_if(pendingFaults, [&](const RankFault &fault) {
+      return output.find("heterps: fault injection: " + fault.spec + ":") !=
              std::string::npos;
     });
+  }
+
+  /// The pending specs whose rank `shape` runs, for HETERPS_FAULT.
+  std::vector<std::string> faultsFor(const JobShape &shape) const {
+    std::vector<std::string> specs;
+    for (const RankFault &fault : pendingFaults)
+      if (fault.rank == RankFault::Rank::EveryRankOnHost ||
+          fault.index < (fault.rank == RankFault::Rank::Worker ? shape.workers
+                                                               : shape.shards))
+        specs.push_back(fault.spec);
+    return specs;
   }
 
   std::vector<std::string> command(const JobShape &shape) {
@@ -698,11 +709,7 @@ JobReport Supervisor::Impl::run() {
     }
   }
   corruptPending = self.options.faults.corruptCheckpointOnRestart;
-  SmallVector<StringRef> specs;
-  StringRef(self.options.faults.rankFaults).split(specs, ';', -1, false);
-  for (StringRef spec : specs)
-    if (!spec.trim().empty())
-      pendingFaults.push_back(spec.trim().str());
+  pendingFaults = self.options.faults.rankFaults;
   sys::fs::create_directories(files.checkpoints);
   sys::fs::create_directories(files.heartbeats);
   sys::fs::remove(files.stopFile);
@@ -780,9 +787,8 @@ JobReport Supervisor::Impl::run() {
     request.command = command(shape);
     request.environment = {{"HETERPS_HEARTBEAT_DIR", files.heartbeats},
                            {"HETERPS_STOP_FILE", files.stopFile}};
-    if (!pendingFaults.empty())
-      request.environment.push_back(
-          {"HETERPS_FAULT", join(pendingFaults, ";")});
+    if (std::vector<std::string> faults = faultsFor(shape); !faults.empty())
+      request.environment.push_back({"HETERPS_FAULT", join(faults, ";")});
     request.excludedHosts = excluded;
     request.logPath = files.attemptLog(attempt);
     follower.reset(request.logPath);

@@ -130,6 +130,33 @@ std::vector<FaultSpec> parseFaultSpecs(const std::string &text) {
   return specs;
 }
 
+void checkFaultsFitRanks(const std::vector<FaultSpec> &specs,
+                         const RankCounts &ranks, const std::string &source) {
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const FaultSpec &spec = specs[i];
+    for (size_t j = 0; j < i; ++j)
+      if (specs[j].text == spec.text)
+        throw Error(source + spec.text +
+                    " is given twice; each fires once");
+    if (!spec.host.empty())
+      continue;
+    const int count = spec.role == RankRole::Worker  ? ranks.workers
+                      : spec.role == RankRole::Shard ? ranks.shards
+                                                     : ranks.stages;
+    if (spec.index < count)
+      continue;
+    const std::string role = rankRoleName(spec.role);
+    throw Error(source + spec.text + " names " + role + " " +
+                std::to_string(spec.index) + ", but the job runs " +
+                (ranks.atMost && count > 0 ? "at most " : "") +
+                (count == 0
+                     ? "no " + role + " ranks"
+                     : std::to_string(count) + " " + role +
+                           (count == 1 ? "" : "s") + " (numbered from 0)") +
+                ": it would never fire");
+  }
+}
+
 void checkLivenessEnvironment() {
   (void)HeartbeatOptions::fromEnvironment(RankRole::Worker);
   (void)FaultInjector::fromEnvironment(RankRole::Worker, 0);

@@ -608,6 +608,11 @@ TrainSummary Trainer::run() {
                       HeartbeatOptions::fromEnvironment(RankRole::Worker));
   const FaultInjector faults =
       FaultInjector::fromEnvironment(RankRole::Worker, rank);
+  // An MPI job's launcher knows its ranks and checks them.
+  if (const char *specs = std::getenv("HETERPS_FAULT");
+      !group && specs && *specs)
+    checkFaultsFitRanks(parseFaultSpecs(specs), RankCounts{},
+                        "environment variable HETERPS_FAULT: ");
 
   std::unique_ptr<data::BatchSource> source = openSource(bundle, o, false);
   std::unique_ptr<data::BatchSource> evalSource;

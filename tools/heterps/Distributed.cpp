@@ -333,6 +333,10 @@ int launch(const LaunchOptions &options) {
     rt::mpi::checkWaitEnvironment();
 #endif
     rt::train::checkLivenessEnvironment();
+    if (const char *faults = std::getenv("HETERPS_FAULT"); faults && *faults)
+      rt::train::checkFaultsFitRanks(rt::train::parseFaultSpecs(faults),
+                                     {workers, shards, stageRanks},
+                                     "environment variable HETERPS_FAULT: ");
     if (mpirun.find('/') == std::string::npos) {
       llvm::ErrorOr<std::string> found = llvm::sys::findProgramByName(mpirun);
       if (!found)

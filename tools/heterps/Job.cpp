@@ -233,29 +233,30 @@ bool supervised(const JobFiles &files) {
   return held;
 }
 
-/// A fault that names a rank the job never runs, or the same fault twice,
-/// would never fire (or fire once): a test or demonstration that meant it
-/// would pass without it.
-void checkFaultsFitJob(const std::vector<rt::train::FaultSpec> &specs,
-                       const JobSpec &job) {
-  std::set<std::string> seen;
-  for (const rt::train::FaultSpec &spec : specs) {
-    if (!seen.insert(spec.text).second)
-      throw Error("--inject " + spec.text + " is given twice; each fires once");
-    if (!spec.host.empty())
-      continue;
-    if (spec.role == rt::train::RankRole::Stage)
-      throw Error("--inject " + spec.text +
-                  " names a stage rank; a job runs workers and shards");
-    const bool worker = spec.role == rt::train::RankRole::Worker;
-    const int64_t most = worker ? job.workers.max : job.shards.max;
-    if (spec.index >= most)
-      throw Error("--inject " + spec.text + " names " +
-                  (worker ? "worker " : "shard ") + std::to_string(spec.index) +
-                  ", but the job runs at most " + std::to_string(most) +
-                  (worker ? " workers" : " shards") +
-                  " (numbered from 0): it would never fire");
+/// The --inject specs, refused where one names a rank the job never runs
+/// (at its largest) or is given twice, with the rank each names.
+std::vector<RankFault> rankFaultsOfJob(const std::string &specs,
+                                       const JobSpec &job) {
+  const std::vector<rt::train::FaultSpec> parsed =
+      rt::train::parseFaultSpecs(specs);
+  rt::train::RankCounts ranks;
+  ranks.workers = int(job.workers.max);
+  ranks.shards = int(job.shards.max);
+  ranks.stages = 0;
+  ranks.atMost = true;
+  rt::train::checkFaultsFitRanks(parsed, ranks, "--inject ");
+  std::vector<RankFault> faults;
+  for (const rt::train::FaultSpec &spec : parsed) {
+    RankFault fault;
+    fault.spec = spec.text;
+    fault.index = spec.index;
+    fault.rank = !spec.host.empty() ? RankFault::Rank::EveryRankOnHost
+                 : spec.role == rt::train::RankRole::Worker
+                     ? RankFault::Rank::Worker
+                     : RankFault::Rank::Shard;
+    faults.push_back(std::move(fault));
   }
+  return faults;
 }
 
 int runJob(const std::vector<std::string> &args) {
@@ -267,6 +268,7 @@ int runJob(const std::vector<std::string> &args) {
   JobSpec job = std::move(*parsed);
   std::string jobDirectory = job.name + ".job";
   InjectedFaults faults;
+  std::string injected;
   Flags flags({args.begin() + 1, args.end()});
   std::string name, value;
   while (flags.next(name, value, {"corrupt-checkpoint-on-restart"})) {
@@ -297,14 +299,14 @@ int runJob(const std::vector<std::string> &args) {
         throw Error("--min-workers " + value + " is above the job's " +
                     std::to_string(job.initial.workers) + " workers");
     } else if (name == "inject")
-      faults.rankFaults += (faults.rankFaults.empty() ? "" : ";") + value;
+      injected += (injected.empty() ? "" : ";") + value;
     else if (name == "corrupt-checkpoint-on-restart")
       faults.corruptCheckpointOnRestart = true;
     else
       throw Error("unknown flag --" + name + " of job run\n" + kUsage);
   }
   // Everything is checked before anything is started or written.
-  checkFaultsFitJob(rt::train::parseFaultSpecs(faults.rankFaults), job);
+  faults.rankFaults = rankFaultsOfJob(injected, job);
   rt::Bundle bundle(job.bundle);
   if (!bundle.training())
     throw Error("bundle '" + job.bundle +

@@ -164,6 +164,14 @@ protected:
     Supervisor supervisor(job, options, engine, engine, log);
     return supervisor.run();
   }
+  /// `job resize` to 3 workers and a batch of 1024 during the first attempt.
+  void resizeToThreeWorkersAtPoll5() {
+    engine.onPoll = [this](int attempt, int poll) {
+      if (attempt == 1 && poll == 5)
+        std::ofstream(std::string(directory) + "/resize-request.json")
+            << resizeRequestJson({"r1", 3, 0, 1024});
+    };
+  }
   llvm::SmallString<128> directory;
   JobSpec job;
   SupervisorOptions options;
@@ -176,7 +184,8 @@ const char *const kWorkerKilled =
     "signal 9 (Killed).\n";
 
 TEST_F(SupervisorTest, RestartsFromTheCheckpointAndBlamesTheRank) {
-  options.faults.rankFaults = "kill:worker:0@6;kill:shard:1@30";
+  options.faults.rankFaults = {{"kill:worker:0@6", RankFault::Rank::Worker, 0},
+                               {"kill:shard:1@30", RankFault::Rank::Shard, 1}};
   engine.scenarios = {{7, 1,
                        "heterps: fault injection: kill:worker:0@6: worker 0 "
                        "on h1 kills itself after step 6\n" +
@@ -342,11 +351,7 @@ TEST_F(SupervisorTest, WaitsBoundedlyForCapacityThenFails) {
 TEST_F(SupervisorTest, ResizesAtAStepBoundaryAndRampsTheLearningRate) {
   job.warmupSteps = 4;
   engine.scenarios = {{1000, 0}, {5, 0}};
-  engine.onPoll = [&](int attempt, int poll) {
-    if (attempt == 1 && poll == 5)
-      std::ofstream(std::string(directory) + "/resize-request.json")
-          << resizeRequestJson({"r1", 3, 0, 1024});
-  };
+  resizeToThreeWorkersAtPoll5();
   JobReport report = run();
   EXPECT_EQ(report.outcome, "succeeded") << log.str();
   EXPECT_EQ(report.restarts, 0);
@@ -364,6 +369,29 @@ TEST_F(SupervisorTest, ResizesAtAStepBoundaryAndRampsTheLearningRate) {
                   std::to_string(at + 4)));
   EXPECT_TRUE(has("--samples"));
   EXPECT_EQ(report.samples, job.samples);
+}
+
+TEST_F(SupervisorTest, AFaultWaitsForAShapeThatRunsItsRank) {
+  // Worker 2 exists only after the resize to 3 workers: the first attempt
+  // (2 workers, whose launch would refuse the spec) does not get it.
+  options.faults.rankFaults = {
+      {"kill:worker:2@30", RankFault::Rank::Worker, 2},
+      {"kill:shard:1@40", RankFault::Rank::Shard, 1},
+      {"kill-host:h1@50", RankFault::Rank::EveryRankOnHost, 0}};
+  engine.scenarios = {{1000, 0}, {5, 0}};
+  resizeToThreeWorkersAtPoll5();
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << log.str();
+  ASSERT_EQ(engine.starts.size(), 2u);
+  auto faultsOf = [](const LaunchRequest &request) {
+    for (const auto &[name, value] : request.environment)
+      if (name == "HETERPS_FAULT")
+        return value;
+    return std::string("(none)");
+  };
+  EXPECT_EQ(faultsOf(engine.starts[0]), "kill:shard:1@40;kill-host:h1@50");
+  EXPECT_EQ(faultsOf(engine.starts[1]),
+            "kill:worker:2@30;kill:shard:1@40;kill-host:h1@50");
 }
 
 TEST_F(SupervisorTest, RefusesAResizeOutsideTheRanges) {

@@ -68,11 +68,20 @@ public:
 };
 
 /// Fault injection the supervisor carries out itself or hands the ranks.
+/// One HETERPS_FAULT spec for the ranks, and the rank it names.
+struct RankFault {
+  enum class Rank { Worker, Shard, EveryRankOnHost };
+  std::string spec; ///< As HETERPS_FAULT takes it: "kill:worker:1@30".
+  Rank rank = Rank::Worker;
+  int index = 0; ///< The worker's or shard's number.
+};
+
 struct InjectedFaults {
-  /// HETERPS_FAULT specs for the ranks (';'-separated). Each fires once:
-  /// a spec whose line "heterps: fault injection: SPEC:" is in an
-  /// attempt's output is not given to later attempts, which redo its step.
-  std::string rankFaults;
+  /// Each fires once: a spec whose line "heterps: fault injection: SPEC:"
+  /// is in an attempt's output is not given to later attempts, which redo
+  /// its step. An attempt gets the specs whose rank it runs; the others
+  /// wait for a shape that has it.
+  std::vector<RankFault> rankFaults;
   /// Damage the newest checkpoint before the first restart.
   bool corruptCheckpointOnRestart = false;
 };

@@ -55,6 +55,20 @@ struct FaultSpec {
 /// spec looks like.
 std::vector<FaultSpec> parseFaultSpecs(const std::string &text);
 
+/// The ranks of a job, by role.
+struct RankCounts {
+  int workers = 1, shards = 0, stages = 0;
+  /// The counts are the most a job may run (a supervisor's range).
+  bool atMost = false;
+};
+
+/// Throws Error naming the first spec that names a rank past `ranks` (it
+/// would never fire, and a test that meant it would pass without it) or
+/// that is given twice (each fires once). `source` starts the message
+/// ("environment variable HETERPS_FAULT: ", "--inject ").
+void checkFaultsFitRanks(const std::vector<FaultSpec> &specs,
+                         const RankCounts &ranks, const std::string &source);
+
 /// Throws Error, as every rank would at start-up, for a malformed
 /// HETERPS_FAULT or HETERPS_HEARTBEAT_INTERVAL_MS: a launcher checks once.
 void checkLivenessEnvironment();
