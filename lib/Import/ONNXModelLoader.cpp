@@ -28,6 +28,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <functional>
+#include <map>
 #include <set>
 
 using namespace llvm;
@@ -452,6 +454,93 @@ Error checkAndInfer(onnx::ModelProto &model) {
   return error;
 }
 
+/// The strides, dilations and kernel_shape of every node, subgraphs and
+/// model-local functions included: ONNX's convolution and pooling shape
+/// inference divides by them unchecked (a stride of 0 is SIGFPE).
+Error checkWindowAttributes(const onnx::GraphProto &graph,
+                            const std::string &where) {
+  for (int i = 0; i < graph.node_size(); ++i) {
+    const onnx::NodeProto &node = graph.node(i);
+    for (const onnx::AttributeProto &attribute : node.attribute()) {
+      if (attribute.name() == "strides" || attribute.name() == "dilations" ||
+          attribute.name() == "kernel_shape")
+        for (int64_t value : attribute.ints())
+          if (value < 1)
+            return describeONNXNode(node, i) + where + " is invalid: its '" +
+                   attribute.name() + "' holds " + std::to_string(value) +
+                   "; every one must be at least 1";
+      const std::string inside =
+          " in the '" + attribute.name() + "' of " + describeONNXNode(node, i);
+      if (attribute.has_g())
+        if (Error error = checkWindowAttributes(attribute.g(), inside + where);
+            !error.empty())
+          return error;
+      for (const onnx::GraphProto &body : attribute.graphs())
+        if (Error error = checkWindowAttributes(body, inside + where);
+            !error.empty())
+          return error;
+    }
+  }
+  return {};
+}
+
+Error checkWindowAttributes(const onnx::ModelProto &model) {
+  if (Error error = checkWindowAttributes(model.graph(), ""); !error.empty())
+    return error;
+  for (const onnx::FunctionProto &function : model.functions()) {
+    onnx::GraphProto body;
+    *body.mutable_node() = function.node();
+    if (Error error = checkWindowAttributes(body, " of model-local function '" +
+                                                      function.domain() + "." +
+                                                      function.name() + "'");
+        !error.empty())
+      return error;
+  }
+  return {};
+}
+
+/// Model-local functions may not call themselves, directly or through
+/// others: ONNX's function shape inference recurses without end.
+Error checkFunctionCalls(const onnx::ModelProto &model) {
+  std::map<std::pair<std::string, std::string>, const onnx::FunctionProto *>
+      functions;
+  for (const onnx::FunctionProto &function : model.functions())
+    functions[{function.domain(), function.name()}] = &function;
+  // Depth-first, colouring functions on the path (1) and done (2).
+  std::map<const onnx::FunctionProto *, int> state;
+  std::vector<std::string> path;
+  std::function<Error(const onnx::FunctionProto &)> visit =
+      [&](const onnx::FunctionProto &function) -> Error {
+    const std::string name = function.domain() + "." + function.name();
+    int &mark = state[&function];
+    if (mark == 2)
+      return {};
+    if (mark == 1) {
+      std::string cycle;
+      for (auto it = std::find(path.begin(), path.end(), name);
+           it != path.end(); ++it)
+        cycle += "'" + *it + "' calls ";
+      return "model-local function '" + name + "' calls itself (" + cycle +
+             "'" + name + "'); ONNX functions may not recurse";
+    }
+    mark = 1;
+    path.push_back(name);
+    for (const onnx::NodeProto &node : function.node()) {
+      auto callee = functions.find({node.domain(), node.op_type()});
+      if (callee != functions.end())
+        if (Error error = visit(*callee->second); !error.empty())
+          return error;
+    }
+    path.pop_back();
+    state[&function] = 2;
+    return {};
+  };
+  for (const onnx::FunctionProto &function : model.functions())
+    if (Error error = visit(function); !error.empty())
+      return error;
+  return {};
+}
+
 Error checkAndInferAtKnownIR(onnx::ModelProto &model) {
   registerNewerOpsetSchemas();
   // Check node by node first so that an error names the node at fault.
@@ -474,19 +563,13 @@ Error checkAndInferAtKnownIR(onnx::ModelProto &model) {
     } catch (const std::exception &e) {
       return describeONNXNode(node, i) + " is invalid: " + e.what();
     }
-    // ONNX's convolution and pooling shape inference divides by these
-    // unchecked (a stride of 0 is SIGFPE).
-    for (const onnx::AttributeProto &attribute : node.attribute())
-      if (attribute.name() == "strides" || attribute.name() == "dilations" ||
-          attribute.name() == "kernel_shape")
-        for (int64_t value : attribute.ints())
-          if (value < 1)
-            return describeONNXNode(node, i) + " is invalid: its '" +
-                   attribute.name() + "' holds " + std::to_string(value) +
-                   "; every one must be at least 1";
     for (const std::string &output : node.output())
       scope.add(output);
   }
+  if (Error error = checkWindowAttributes(model); !error.empty())
+    return error;
+  if (Error error = checkFunctionCalls(model); !error.empty())
+    return error;
   registerMicrosoftSchemas();
   fixONNXSchemas();
   try {

@@ -67,6 +67,51 @@ def zero_stride(out):
          os.path.join(out, "zero_stride.onnx"), check=False)
 
 
+def nested_zero_stride(out):
+    """Stride 0 inside an If branch and inside a model-local function."""
+    f = TensorProto.FLOAT
+    w = numpy_helper.from_array(np.ones((3, 2, 3, 3), dtype=np.float32), "w")
+    branch = lambda name, strides: helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], [name], strides=strides)], name, [],
+        [helper.make_tensor_value_info(name, f, None)])
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=branch("t", [0, 0]),
+                          else_branch=branch("e", [1, 1]))], "g",
+        [helper.make_tensor_value_info("x", f, [1, 2, 4, 4]),
+         helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", f, None)], [w])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "stride_in_if.onnx"), check=False)
+    opsets = [helper.make_opsetid("", 13), helper.make_opsetid("my", 1)]
+    pool = helper.make_function("my", "Pool", ["a"], ["b"], [
+        helper.make_node("MaxPool", ["a"], ["b"], kernel_shape=[2, 2], strides=[0, 2])],
+        opsets)
+    graph = helper.make_graph(
+        [helper.make_node("Pool", ["x"], ["y"], domain="my")], "g",
+        [helper.make_tensor_value_info("x", f, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info("y", f, None)])
+    save(helper.make_model(graph, opset_imports=opsets, functions=[pool]),
+         os.path.join(out, "stride_in_function.onnx"), check=False)
+
+
+def recursive_functions(out):
+    """A function calling itself, and two calling each other."""
+    f = TensorProto.FLOAT
+    opsets = [helper.make_opsetid("", 13), helper.make_opsetid("my", 1)]
+    call = lambda name: helper.make_node(name, ["a"], ["b"], domain="my")
+    graph = lambda name: helper.make_graph(
+        [helper.make_node(name, ["x"], ["y"], domain="my")], "g",
+        [helper.make_tensor_value_info("x", f, [2, 4])],
+        [helper.make_tensor_value_info("y", f, [2, 4])])
+    rec = helper.make_function("my", "Rec", ["a"], ["b"], [call("Rec")], opsets)
+    save(helper.make_model(graph("Rec"), opset_imports=opsets, functions=[rec]),
+         os.path.join(out, "recursive.onnx"), check=False)
+    ping = helper.make_function("my", "Ping", ["a"], ["b"], [call("Pong")], opsets)
+    pong = helper.make_function("my", "Pong", ["a"], ["b"], [call("Ping")], opsets)
+    save(helper.make_model(graph("Ping"), opset_imports=opsets, functions=[ping, pong]),
+         os.path.join(out, "mutual.onnx"), check=False)
+
+
 def old_ir(out):
     """IR 3: initializers are also listed as graph inputs."""
     w = numpy_helper.from_array(np.full((4, 3), 0.5, dtype=np.float32), "w")
