@@ -695,6 +695,7 @@ void checkInput(const InputSpec &spec, DType dtype, const Shape &shape) {
 }
 
 HostTensor readInput(const InputSpec &spec, const std::string &path) {
+  requireRegularTensorFile(path);
   char magic[6] = {};
   {
     std::ifstream probe(path, std::ios::binary);

@@ -22,11 +22,14 @@ namespace heterps::rt {
 namespace {
 
 std::string readAll(const std::string &path) {
+  requireRegularTensorFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in)
     throw Error("cannot open '" + path + "': " + std::strerror(errno));
   std::ostringstream contents;
   contents << in.rdbuf();
+  if (contents.str().empty())
+    throw Error("'" + path + "' is empty; give a .npy or TensorProto file");
   return contents.str();
 }
 
@@ -220,8 +223,18 @@ HostTensor parseTensorProto(const std::string &path, const std::string &bytes) {
                 "' is neither a .npy file nor an ONNX TensorProto");
   HostTensor tensor;
   tensor.dtype = fromOnnx(proto.data_type(), path);
-  for (int64_t dim : proto.dims())
+  // The byte count below must not wrap (a 20-byte file of dims 2^62 x 4
+  // needed "0" bytes and was copied from as if it held them).
+  uint64_t byteCount = dtypeSize(tensor.dtype);
+  for (int64_t dim : proto.dims()) {
+    if (dim < 0)
+      throw Error("'" + path + "': TensorProto dim " +
+                  std::to_string(tensor.shape.size()) + " is " +
+                  std::to_string(dim) + ", below 0");
+    if (__builtin_mul_overflow(byteCount, uint64_t(dim), &byteCount))
+      throw Error("'" + path + "': TensorProto has a shape too large to hold");
     tensor.shape.push_back(dim);
+  }
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
     throw Error("'" + path + "': external tensor data is not supported");
   if (!proto.raw_data().empty()) {
@@ -274,6 +287,16 @@ HostTensor parseTensorProto(const std::string &path, const std::string &bytes) {
 }
 
 } // namespace
+
+void requireRegularTensorFile(const std::string &path) {
+  struct stat status;
+  if (::stat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
+    throw Error("'" + path + "' is not a regular file (a " +
+                (S_ISDIR(status.st_mode)    ? "directory"
+                 : S_ISFIFO(status.st_mode) ? "FIFO"
+                                            : "device or socket") +
+                "); give a .npy or TensorProto file");
+}
 
 std::vector<TensorView> viewsOf(const std::vector<HostTensor> &tensors) {
   return std::vector<TensorView>(tensors.begin(), tensors.end());

@@ -53,6 +53,10 @@ std::vector<TensorView> viewsOf(const std::vector<HostTensor> &tensors);
 /// (.pb) file, chosen by content. Throws Error naming the file and what is
 /// wrong with it.
 HostTensor readTensorFile(const std::string &path);
+/// Throws Error unless `path` is a regular file (or does not exist, which
+/// opening it reports): a FIFO or a device (/dev/zero) would be read, or
+/// waited on, for ever.
+void requireRegularTensorFile(const std::string &path);
 
 /// What a .npy header says.
 struct NpyHeader {
