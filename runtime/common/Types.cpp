@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstring>
+#include <sys/stat.h>
 
 namespace heterps::rt {
 namespace {
@@ -158,6 +159,17 @@ void checkRecurrentParams(const RecurrentParams &p) {
   if (p.input < 0)
     throw Error("Recurrent: input size " + std::to_string(p.input) +
                 " is negative");
+}
+
+void requireRegularFile(const std::string &path) {
+  struct stat status {};
+  if (::stat(path.c_str(), &status) != 0 || S_ISREG(status.st_mode))
+    return;
+  throw Error("'" + path + "' is " +
+              (S_ISDIR(status.st_mode)    ? "a directory"
+               : S_ISFIFO(status.st_mode) ? "a FIFO"
+                                          : "a device or socket") +
+              ", not a regular file");
 }
 
 } // namespace heterps::rt

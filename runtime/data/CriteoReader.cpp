@@ -124,14 +124,14 @@ CriteoReader::CriteoReader(const std::string &path, ReaderOptions options)
   // A line must fit, and tiny buffers would only make reads slow.
   if (options_.bufferBytes < 64)
     throw Error("CriteoReader: bufferBytes must be at least 64");
+  try {
+    requireRegularFile(path_);
+  } catch (const Error &error) {
+    throw Error(std::string("CriteoReader: ") + error.what());
+  }
   file_ = std::fopen(path_.c_str(), "rb");
   if (!file_)
     throw Error("CriteoReader: cannot open '" + path_ + "': " + errnoText());
-  struct stat status {};
-  if (::fstat(::fileno(file_), &status) == 0 && S_ISDIR(status.st_mode)) {
-    std::fclose(file_);
-    throw Error("CriteoReader: '" + path_ + "' is a directory, not a file");
-  }
   // We do our own buffering in big chunks; stdio's would be a second copy.
   std::setvbuf(file_, nullptr, _IONBF, 0);
   if (fseeko(file_, 0, SEEK_END) != 0) {

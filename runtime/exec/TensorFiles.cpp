@@ -289,13 +289,12 @@ HostTensor parseTensorProto(const std::string &path, const std::string &bytes) {
 } // namespace
 
 void requireRegularTensorFile(const std::string &path) {
-  struct stat status;
-  if (::stat(path.c_str(), &status) == 0 && !S_ISREG(status.st_mode))
-    throw Error("'" + path + "' is not a regular file (a " +
-                (S_ISDIR(status.st_mode)    ? "directory"
-                 : S_ISFIFO(status.st_mode) ? "FIFO"
-                                            : "device or socket") +
-                "); give a .npy or TensorProto file");
+  try {
+    requireRegularFile(path);
+  } catch (const Error &error) {
+    throw Error(std::string(error.what()) +
+                "; give a .npy or TensorProto file");
+  }
 }
 
 std::vector<TensorView> viewsOf(const std::vector<HostTensor> &tensors) {

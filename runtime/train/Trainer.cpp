@@ -385,8 +385,9 @@ std::ofstream openLossLog(const std::string &path,
       const bool parsed =
           std::sscanf(line.c_str(), "%lld %lf%n", &step, &loss, &used) == 2 &&
           size_t(used) == line.size() && step >= 1;
-      // A kill can cut the last line short; it is a step's to write again.
-      if (!parsed && in.eof())
+      // A kill or a full disk can cut the last line short, even to one
+      // that parses ("265 0.4042"): it is a step's to write again.
+      if (in.eof())
         break;
       if (!parsed)
         throw Error("--loss-log '" + path + "' line " +
@@ -429,6 +430,61 @@ std::ofstream openLossLog(const std::string &path,
   if (!log)
     throw cannot();
   return log;
+}
+
+/// Refuses a --loss-log that would overwrite something else: the run's
+/// data, a file of the bundle or the checkpoints, a FIFO or device (opening
+/// one blocks), or, for a new run, a file that is not a loss log.
+void checkLossLogTarget(const Bundle &bundle, const TrainerOptions &o,
+                        bool resuming) {
+  namespace fs = std::filesystem;
+  const std::string &path = o.lossLog;
+  std::error_code error;
+  const fs::file_status status = fs::status(path, error);
+  if (!fs::exists(status))
+    return;
+  auto refuse = [&](const std::string &why) {
+    return Error("--loss-log '" + path + "' " + why +
+                 "; give a file of its own");
+  };
+  if (!fs::is_regular_file(status))
+    throw refuse("is not a regular file");
+  std::vector<std::pair<std::string, std::string>> others;
+  for (const std::string *file : {&o.data, &o.eval})
+    if (!file->empty())
+      others.push_back({*file, file == &o.data ? "--data" : "--eval"});
+  for (const data::NpyInput &input : o.dataInputs)
+    others.push_back({input.path, "--data-input " + input.name});
+  for (const data::NpyInput &input : o.evalInputs)
+    others.push_back({input.path, "--eval-input " + input.name});
+  for (const auto &[file, flag] : others)
+    if (fs::equivalent(path, file, error))
+      throw refuse("is the " + flag + " file");
+  const fs::path target = fs::weakly_canonical(path, error);
+  for (const auto &[directory, what] :
+       {std::pair<std::string, std::string>{bundle.directory(), "the bundle"},
+        {o.checkpointDir, "--checkpoint-dir"}}) {
+    if (directory.empty())
+      continue;
+    const fs::path inside = fs::weakly_canonical(directory, error);
+    auto mismatch = std::mismatch(inside.begin(), inside.end(), target.begin(),
+                                  target.end());
+    if (mismatch.first == inside.end())
+      throw refuse("is inside " + what + " '" + directory + "'");
+  }
+  if (resuming)
+    return; // openLossLog reads it and refuses what is not a loss log.
+  std::ifstream in(path);
+  std::string line;
+  if (std::getline(in, line)) {
+    long long step = 0;
+    double loss = 0;
+    int used = 0;
+    if (std::sscanf(line.c_str(), "%lld %lf%n", &step, &loss, &used) != 2 ||
+        size_t(used) != line.size())
+      throw refuse("holds something other than a loss log (line 1: '" +
+                   line.substr(0, 60) + "'), which a new run would replace");
+  }
 }
 
 /// Refuses a directory the run would write into only after training (a
@@ -910,6 +966,8 @@ TrainSummary Trainer::run() {
   // Opened once everything above succeeded, so a refused run leaves an
   // old log as it was.
   std::ofstream lossLog;
+  if (!o.lossLog.empty())
+    checkLossLogTarget(bundle, o, resumed.has_value());
   if (!o.lossLog.empty())
     lossLog = openLossLog(
         o.lossLog, resumed ? std::optional<int64_t>(state.step) : std::nullopt,

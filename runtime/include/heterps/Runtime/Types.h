@@ -57,6 +57,13 @@ struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Throws Error "'PATH' is a FIFO, not a regular file" (a directory, a
+/// device or socket) where `path` exists and is not a regular file; a
+/// missing one is left to its opening. Readers check before they open: a
+/// FIFO without a writer blocks the open, a device (/dev/zero) reads for
+/// ever.
+void requireRegularFile(const std::string &path);
+
 /// Elementwise functions of one tensor. Parameters live in UnaryParams.
 enum class UnaryKind {
   Identity,
