@@ -15,14 +15,19 @@
 //   lr-scale <x>
 //   lr-warmup <from> <start step> <end step>   (none where end <= start)
 //   sparse-staleness <s>
-//   file <path relative to the checkpoint> <bytes> <crc32, 8 hex digits>
+//   file <path relative to the checkpoint> <bytes> <checksum, 8 hex digits>
 //   ...
 //   crc32 <8 hex digits over every line before>
 //
 // Listing every file with its CRC lets a checkpoint be verified without
 // knowing the parameter server's format, and catches a file swapped in from
-// another checkpoint. Version 1 lacks the lines from shuffle to
-// sparse-staleness (the recipe).
+// another checkpoint. From version 3 a file's checksum is the Adler-32 of
+// its name, a NUL and its bytes. Versions 1 and 2 listed each whole file's
+// CRC32, but the parameter server's files end with the CRC32 of what
+// precedes it, and the CRC32 of such a file is the same constant
+// (0x2144df1c) for every one: no swap was caught. Being linear, no CRC32 of
+// it can tell two such files of one length apart; Adler-32 is not. Version
+// 1 lacks the lines from shuffle to sparse-staleness (the recipe).
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,7 +54,7 @@ namespace fs = std::filesystem;
 
 constexpr const char *kStateName = "trainer-state";
 constexpr const char *kStateMagic = "heterps-trainer-state";
-constexpr int kStateVersion = 2;
+constexpr int kStateVersion = 3;
 constexpr const char *kRecipeKeys[] = {"shuffle", "hash-buckets", "lr-scale",
                                        "lr-warmup", "sparse-staleness"};
 
@@ -77,18 +82,37 @@ std::string hex(uint64_t value, int digits) {
   return text;
 }
 
-/// Size and CRC32 of a whole file.
-std::pair<uint64_t, uint32_t> fileChecksum(const fs::path &path) {
+/// Adler-32 of `bytes` after `sum`, in pieces that fit zlib's uInt.
+uint32_t updateAdler(uint32_t sum, const void *data, size_t bytes) {
+  const auto *cursor = static_cast<const Bytef *>(data);
+  while (bytes > 0) {
+    const uInt piece = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
+    sum = static_cast<uint32_t>(::adler32(sum, cursor, piece));
+    cursor += piece;
+    bytes -= piece;
+  }
+  return sum;
+}
+
+/// Size and checksum of a file as the trainer state lists it: from
+/// version 3 (`named`) the Adler-32 of its listed `name`, a NUL and its
+/// bytes, before that the CRC32 of its bytes.
+std::pair<uint64_t, uint32_t>
+fileChecksum(const fs::path &path, const std::string &name, bool named) {
   std::FILE *file = std::fopen(path.c_str(), "rb");
   if (!file)
     throw Error("checkpoint file '" + path.string() +
                 "' cannot be read: " + std::strerror(errno));
   std::vector<char> buffer(1 << 20);
-  uint32_t crc = static_cast<uint32_t>(::crc32(0, nullptr, 0));
+  uint32_t crc = named ? static_cast<uint32_t>(::adler32(0, nullptr, 0))
+                       : static_cast<uint32_t>(::crc32(0, nullptr, 0));
+  if (named)
+    crc = updateAdler(crc, name.c_str(), name.size() + 1);
   uint64_t bytes = 0;
   size_t got;
   while ((got = std::fread(buffer.data(), 1, buffer.size(), file)) > 0) {
-    crc = updateCrc(crc, buffer.data(), got);
+    crc = named ? updateAdler(crc, buffer.data(), got)
+                : updateCrc(crc, buffer.data(), got);
     bytes += got;
   }
   bool failed = std::ferror(file);
@@ -257,7 +281,8 @@ writeCheckpoint(const std::string &directory, const TrainerState &state,
   for (const std::string &file : files) {
     if (file.find_first_of(" \n") != std::string::npos)
       throw Error("checkpoint file name '" + file + "' holds a blank");
-    auto [bytes, crc] = fileChecksum(temporary / file);
+    auto [bytes, crc] = fileChecksum(temporary / file, file,
+                                     /*named=*/state.recipe.has_value());
     text << "file " << file << " " << bytes << " " << hex(crc, 8) << "\n";
   }
   std::string body = text.str();
@@ -325,7 +350,7 @@ TrainerState verifyCheckpoint(const std::string &checkpoint) {
   std::vector<std::tuple<std::string, uint64_t, std::string>> files;
   std::istringstream lines(body);
   std::string line;
-  bool header = false;
+  bool header = false, namedChecksums = false;
   while (std::getline(lines, line)) {
     std::istringstream fields(line);
     std::string key;
@@ -333,10 +358,11 @@ TrainerState verifyCheckpoint(const std::string &checkpoint) {
     if (key == kStateMagic) {
       int version = 0;
       fields >> version;
-      if (version != 1 && version != kStateVersion)
+      if (version < 1 || version > kStateVersion)
         throw corrupt("unsupported version " + std::to_string(version));
       if (version >= 2)
         state.recipe.emplace();
+      namedChecksums = version >= 3;
       header = true;
       continue;
     }
@@ -403,14 +429,15 @@ TrainerState verifyCheckpoint(const std::string &checkpoint) {
     std::error_code error;
     if (!fs::is_regular_file(path, error))
       throw Error("checkpoint file '" + path.string() + "' is missing");
-    auto [bytes, actual] = fileChecksum(path);
+    auto [bytes, actual] = fileChecksum(path, name, namedChecksums);
     if (bytes != size)
       throw Error("checkpoint file '" + path.string() +
                   "' is corrupt: " + std::to_string(bytes) +
                   " bytes, the trainer state says " + std::to_string(size));
     if (hex(actual, 8) != crc)
       throw Error("checkpoint file '" + path.string() +
-                  "' is corrupt: its CRC32 differs from the trainer state's");
+                  "' is corrupt: its checksum differs from the trainer "
+                  "state's");
     // A multi-process run's shards each write a part, ps/shard-<r>/.
     hasServer = hasServer || name == "ps/metadata" ||
                 (name.compare(0, 9, "ps/shard-") == 0 && name.size() > 9 + 9 &&

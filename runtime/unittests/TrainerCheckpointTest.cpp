@@ -10,6 +10,7 @@
 #include "heterps/Runtime/Trainer.h"
 #include "heterps/Runtime/TrainingServer.h"
 
+#include "../ps/CheckpointFiles.h"
 #include "TestSupport.h"
 
 #include <gtest/gtest.h>
@@ -375,6 +376,44 @@ TEST(TrainerCheckpoint, DetectsCorruption) {
   std::string e = writeFake(scratch / "ckpt", 5);
   fs::resize_file(e + "/ps/dense.bin", 999);
   expectError(e, "999 bytes");
+}
+
+TEST(TrainerCheckpoint, CatchesAFileSwappedInFromAnotherCheckpoint) {
+  // The server's files end with their own CRC32, as ParameterServer::save
+  // writes them: the CRC32 of each whole file is then one constant, so the
+  // trainer state must checksum something else to tell them apart.
+  ScratchDirectory scratch(kScratch, "swapped");
+  auto server = [](int64_t step) {
+    return [step](const std::string &path) {
+      fs::create_directories(path);
+      for (const char *name : {"metadata", "dense.bin"}) {
+        ps::ChecksummedWriter writer(path + "/" + name);
+        const std::string bytes(100, char(step));
+        writer.write(bytes.data(), bytes.size());
+        writer.finish();
+      }
+    };
+  };
+  TrainerState state = sampleState(1);
+  state.recipe = TrainingRecipe();
+  const std::string first =
+      writeCheckpoint(scratch / "ckpt", state, server(1), 5);
+  state = sampleState(2);
+  state.recipe = TrainingRecipe();
+  const std::string second =
+      writeCheckpoint(scratch / "ckpt", state, server(2), 5);
+  EXPECT_EQ(verifyCheckpoint(second).step, 2);
+  fs::copy_file(first + "/ps/dense.bin", second + "/ps/dense.bin",
+                fs::copy_options::overwrite_existing);
+  try {
+    verifyCheckpoint(second);
+    ADD_FAILURE() << "a file of step 1 verified in step 2's checkpoint";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("ps/dense.bin' is corrupt: its checksum differs"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(TrainerCheckpoint, ResumeSkipsCorruptCheckpoints) {
