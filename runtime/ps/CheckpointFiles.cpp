@@ -12,19 +12,24 @@
 #include <zlib.h>
 
 namespace heterps::rt::ps {
+
+uint32_t updateZlibChecksum(ZlibChecksum update, uint32_t sum, const void *data,
+                            size_t bytes) {
+  const auto *cursor = static_cast<const Bytef *>(data);
+  while (bytes > 0) {
+    const uInt piece = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
+    sum = static_cast<uint32_t>(update(sum, cursor, piece));
+    cursor += piece;
+    bytes -= piece;
+  }
+  return sum;
+}
+
 namespace {
 constexpr size_t kIoBuffer = 1 << 20;
 
 uint32_t updateCrc(uint32_t crc, const void *data, size_t bytes) {
-  const auto *cursor = static_cast<const Bytef *>(data);
-  // zlib's crc32 takes a uInt length; feed huge buffers in pieces.
-  while (bytes > 0) {
-    const uInt piece = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
-    crc = static_cast<uint32_t>(::crc32(crc, cursor, piece));
-    cursor += piece;
-    bytes -= piece;
-  }
-  return crc;
+  return updateZlibChecksum(::crc32, crc, data, bytes);
 }
 
 std::string systemError() { return std::strerror(errno); }

@@ -17,6 +17,13 @@
 
 namespace heterps::rt::ps {
 
+/// zlib's crc32 or adler32.
+using ZlibChecksum = unsigned long (*)(unsigned long, const unsigned char *,
+                                       unsigned);
+/// `sum` continued over `bytes` by `update`, in pieces that fit zlib's uInt.
+uint32_t updateZlibChecksum(ZlibChecksum update, uint32_t sum, const void *data,
+                            size_t bytes);
+
 /// Buffered writer that checksums what it writes; finish() appends the CRC,
 /// flushes and fsyncs.
 class ChecksummedWriter {

@@ -33,6 +33,8 @@
 
 #include "heterps/Runtime/Trainer.h"
 
+#include "../ps/CheckpointFiles.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -59,15 +61,7 @@ constexpr const char *kRecipeKeys[] = {"shuffle", "hash-buckets", "lr-scale",
                                        "lr-warmup", "sparse-staleness"};
 
 uint32_t updateCrc(uint32_t crc, const void *data, size_t bytes) {
-  const auto *cursor = static_cast<const Bytef *>(data);
-  // zlib's crc32 takes a uInt length; feed huge buffers in pieces.
-  while (bytes > 0) {
-    uInt piece = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
-    crc = static_cast<uint32_t>(::crc32(crc, cursor, piece));
-    cursor += piece;
-    bytes -= piece;
-  }
-  return crc;
+  return ps::updateZlibChecksum(::crc32, crc, data, bytes);
 }
 
 uint32_t textCrc(const std::string &text) {
@@ -80,18 +74,6 @@ std::string hex(uint64_t value, int digits) {
   std::snprintf(text, sizeof text, "%0*llx", digits,
                 static_cast<unsigned long long>(value));
   return text;
-}
-
-/// Adler-32 of `bytes` after `sum`, in pieces that fit zlib's uInt.
-uint32_t updateAdler(uint32_t sum, const void *data, size_t bytes) {
-  const auto *cursor = static_cast<const Bytef *>(data);
-  while (bytes > 0) {
-    const uInt piece = static_cast<uInt>(std::min<size_t>(bytes, 1u << 30));
-    sum = static_cast<uint32_t>(::adler32(sum, cursor, piece));
-    cursor += piece;
-    bytes -= piece;
-  }
-  return sum;
 }
 
 /// Size and checksum of a file as the trainer state lists it: from
@@ -107,12 +89,12 @@ fileChecksum(const fs::path &path, const std::string &name, bool named) {
   uint32_t crc = named ? static_cast<uint32_t>(::adler32(0, nullptr, 0))
                        : static_cast<uint32_t>(::crc32(0, nullptr, 0));
   if (named)
-    crc = updateAdler(crc, name.c_str(), name.size() + 1);
+    crc = ps::updateZlibChecksum(::adler32, crc, name.c_str(), name.size() + 1);
   uint64_t bytes = 0;
   size_t got;
   while ((got = std::fread(buffer.data(), 1, buffer.size(), file)) > 0) {
-    crc = named ? updateAdler(crc, buffer.data(), got)
-                : updateCrc(crc, buffer.data(), got);
+    crc = ps::updateZlibChecksum(named ? ::adler32 : ::crc32, crc,
+                                 buffer.data(), got);
     bytes += got;
   }
   bool failed = std::ferror(file);
