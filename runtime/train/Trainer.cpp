@@ -1121,7 +1121,7 @@ TrainSummary Trainer::run() {
 
   // False while finishStep applies a step: an error there may leave the
   // parameters half-updated, which no checkpoint may record as a step.
-  bool consistent = true;
+  bool consistent = true, diverged = false;
   try {
     while (state.step < lastStep) {
       uint32_t requests = 0;
@@ -1206,6 +1206,26 @@ TrainSummary Trainer::run() {
       SampleResults results =
           count > 0 ? window.collect(outputs, mine[labelInput], count)
                     : SampleResults();
+      // A diverged run stops at its first non-finite loss, writing no
+      // checkpoint of what it diverged to: going on, its checkpoints would
+      // push out the last good ones.
+      if (auto bad =
+              std::find_if(results.losses.begin(), results.losses.end(),
+                           [](float loss) { return !std::isfinite(loss); });
+          bad != results.losses.end()) {
+        diverged = true;
+        std::string message =
+            "the training loss of step " + std::to_string(state.step) + " is " +
+            (std::isnan(*bad) ? "NaN" : "infinite") +
+            ": training diverged (a learning rate too high? --lr-scale, or "
+            "compile with a lower --lr); its parameters were not "
+            "checkpointed";
+        if (lastCheckpointStep >= state.step - 1 && lastCheckpointStep > 0)
+          message += ", but those of step " +
+                     std::to_string(lastCheckpointStep) +
+                     ", which gave it, were: resume from an earlier one";
+        throw Error(message);
+      }
       if (lossLog.is_open() && !results.losses.empty()) {
         double sum = 0;
         for (float loss : results.losses)
@@ -1283,8 +1303,9 @@ TrainSummary Trainer::run() {
     // error. Not so in an asynchronous job, where other workers' later
     // steps are already applied in part: its last sync point's checkpoint
     // stands.
-    if (!o.checkpointDir.empty() && consistent && !meetAtSyncPoints &&
-        state.step > lastCheckpointStep && state.step > summary.firstStep) {
+    if (!o.checkpointDir.empty() && consistent && !diverged &&
+        !meetAtSyncPoints && state.step > lastCheckpointStep &&
+        state.step > summary.firstStep) {
       try {
         checkpoint();
       } catch (const std::exception &error) {
