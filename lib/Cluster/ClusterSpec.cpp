@@ -204,8 +204,8 @@ bool ClusterParser::number(const YNode *node, StringRef field, double &out) {
   // Speeds, sizes and times of 1e-9 or less make the plans' times overflow.
   if (out != 0 && std::abs(out) < 1e-9)
     return error(node, "'" + field + "' of " + text +
-                           " is too small: give 0 or a number of at least "
-                           "1e-9");
+                           " is too small: give a number of at least 1e-9 "
+                           "(or 0 where the field allows it)");
   return true;
 }
 
@@ -309,6 +309,16 @@ bool ClusterParser::parseClass(const YNode *node, ClusterSpec &spec) {
   else
     return error(map["kind"], "unknown device kind '" + kind + "' in " + what +
                                   " (expected cpu or gpu)");
+  // The compiler knows a class by its name alone (hps.device "gpu.a100"),
+  // and the prefix decides how its stages are built: the two must agree.
+  if (!StringRef(cls.name).starts_with(kind))
+    return error(map["name"], what + " is of kind '" + kind +
+                                  "' but its name does not start with '" +
+                                  kind +
+                                  "': the compiler builds a class's "
+                                  "stages by its name's prefix (cpu: oneDNN, "
+                                  "gpu: CUDA); name it '" +
+                                  kind + "." + cls.name + "'");
 
   auto positive = [&](StringRef field, double &out) {
     if (!number(map[field], field, out))

@@ -217,6 +217,12 @@ TEST(ClusterSpec, ErrorsNameFileLineAndProblem) {
       {"price past any machine's",
        edited("price_per_hour: 3", "price_per_hour: 1e308"),
        "bad.yaml:", "must be at most 1000000 (USD per device-hour)"},
+      {"a cpu class named as a gpu", edited("name: cpu.a", "name: gpu.z"),
+       "bad.yaml:3:11:",
+       "device class 'gpu.z' is of kind 'cpu' but its name does not start "
+       "with 'cpu'"},
+      {"a class named without its kind", edited("name: cpu.a", "name: xeon"),
+       "bad.yaml:3:11:", "name it 'cpu.xeon'"},
       {"a tag", edited("count: 4", "count: !!str 4"),
        "bad.yaml:9:18:", "YAML tags are not supported here ('!!str')"},
       {"a tag on a mapping", edited("name: test", "name: test\nx: !!map {}"),
