@@ -68,7 +68,8 @@ struct StrategyOptions {
   /// Training, searching strategies: how many times a plan whose pipeline
   /// meets the target but whose steps (of microBatches, else
   /// maxMicroBatches) do not is searched again against a target raised by
-  /// the shortfall. 0: the pipeline's plan stands.
+  /// the shortfall; a plan so found replaces it only where its steps reach
+  /// the target. 0: the pipeline's plan stands.
   unsigned maxStepSearches = 3;
 
   // rl: the HeterPS LSTM policy trained with REINFORCE.
