@@ -26,7 +26,7 @@ func.func @two_extents(%x: tensor<6xf32>, %y: tensor<6xf32>) -> tensor<1x6xi64> 
   %i, %n = hps.non_zero %x : (tensor<6xf32>) -> (tensor<1x6xi64>, tensor<i64>)
   // expected-note @+1 {{the data-dependent op}}
   %j, %m = hps.non_zero %y : (tensor<6xf32>) -> (tensor<1x6xi64>, tensor<i64>)
-  // expected-error @+1 {{combines it with another data-dependent extent}}
+  // expected-error @+1 {{combines it with positions of another extent or axis}}
   %s = hps.add %i, %j : tensor<1x6xi64>, tensor<1x6xi64> -> tensor<1x6xi64>
   return %s : tensor<1x6xi64>
 }

@@ -1,0 +1,69 @@
+//===- PositionFollower.h - Positions kept apart along an axis -*- C++ -*-===//
+//
+// Two analyses ask how ops treat the positions along one axis of a value:
+// --hps-bound-extents follows the padding of a data-dependent extent
+// (NonZero's capacity), --hps-mark-sample-mixing the samples of the batch
+// axis, which the runtime cuts into micro-batches and pads. Either value
+// stays correct through an op that computes each position along that axis
+// from the same position of its operands, wherever the op puts the axis;
+// the rules of which ops do live here, once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HETERPS_LIB_DIALECT_HPS_TRANSFORMS_POSITIONFOLLOWER_H
+#define HETERPS_LIB_DIALECT_HPS_TRANSFORMS_POSITIONFOLLOWER_H
+
+#include "mlir/IR/Operation.h"
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
+
+#include <optional>
+
+namespace heterps::hps {
+
+/// A value whose positions along `axis` are followed, and what they come
+/// from: the count of a data-dependent extent, or the first batched input.
+/// Positions of two sources never combine.
+struct FollowedAxis {
+  int64_t axis;
+  mlir::Value source;
+  bool operator==(const FollowedAxis &other) const {
+    return axis == other.axis && source == other.source;
+  }
+};
+
+class PositionFollower {
+public:
+  /// Called when an op reads a followed value and does not keep its
+  /// positions apart: the op, the value's axis, and why ("reduces over
+  /// that axis").
+  using Reject = llvm::function_ref<void(
+      mlir::Operation *, const FollowedAxis &, const llvm::Twine &)>;
+
+  void follow(mlir::Value value, FollowedAxis axis) { followed[value] = axis; }
+  std::optional<FollowedAxis> axisOf(mlir::Value value) const {
+    auto found = followed.find(value);
+    if (found == followed.end())
+      return std::nullopt;
+    return found->second;
+  }
+  bool empty() const { return followed.empty(); }
+
+  /// Follows the positions of `op`'s followed operands into its results;
+  /// failure after calling `reject` where it mixes them.
+  mlir::LogicalResult propagate(mlir::Operation *op, Reject reject);
+
+private:
+  mlir::LogicalResult broadcastRule(mlir::Operation *op,
+                                    const FollowedAxis &first, Reject reject);
+  void setAll(mlir::Operation *op, FollowedAxis axis) {
+    for (mlir::Value result : op->getResults())
+      followed[result] = axis;
+  }
+
+  llvm::DenseMap<mlir::Value, FollowedAxis> followed;
+};
+
+} // namespace heterps::hps
+
+#endif // HETERPS_LIB_DIALECT_HPS_TRANSFORMS_POSITIONFOLLOWER_H
