@@ -460,6 +460,11 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
             {"output", attrs.getAs<IntegerAttr>("hps.extent_output").getInt()}};
     if (attrs && attrs.get("hps.extent_count"))
       output["hidden"] = true;
+    // An output that mixes samples (--hps-mark-sample-mixing): the runtime
+    // runs whole batches only.
+    if (attrs)
+      if (auto why = attrs.getAs<StringAttr>("hps.mixes_samples"))
+        output["mixes_samples"] = why.str();
     if (auto recv = value.getDefiningOp<RecvOp>()) {
       output["channel"] = recv.getChannel();
     } else if (auto arg = dyn_cast<BlockArgument>(value)) {

@@ -444,6 +444,8 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
       spec.offset = r.offset("constant_offset");
     }
     spec.hidden = r.boolean("hidden", false);
+    if (r.has("mixes_samples"))
+      spec.mixesSamples = r.string("mixes_samples");
     if (r.has("extent")) {
       Reader extent(r.field("extent"), root.at("outputs", i) + ".extent");
       spec.extentOutput = extent.count("output");

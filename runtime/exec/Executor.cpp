@@ -563,14 +563,23 @@ std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
   // A data-dependent extent covers the whole call (NonZero of a batch is
   // not the micro-batches' NonZeros joined), and the padding of a short
   // call would count in it.
+  // So does an output that mixes samples: micro-batches would give it
+  // another answer. (Training steps are whole micro-batches by design.)
   if (samples >= 0 && samples != batch)
-    for (const OutputSpec &spec : bundle.outputs())
+    for (const OutputSpec &spec : bundle.outputs()) {
       if (spec.extentOutput >= 0)
         throw Error("output '" + spec.name +
                     "' has a data-dependent extent, so the model runs "
                     "whole batches only: feed " +
                     std::to_string(batch) + " samples, not " +
                     std::to_string(samples));
+      if (!spec.mixesSamples.empty() && !bundle.training())
+        throw Error("output '" + spec.name +
+                    "' mixes the samples of a batch (" + spec.mixesSamples +
+                    "), so the model runs whole batches only: feed " +
+                    std::to_string(batch) + " samples, not " +
+                    std::to_string(samples));
+    }
 
   std::vector<HostTensor> outputs;
   for (const OutputSpec &spec : bundle.outputs()) {

@@ -16,6 +16,7 @@ void buildLegalizePipeline(OpPassManager &pm,
   legalize.recurrenceUnrollLimit = options.recurrenceUnrollLimit;
   pm.addPass(createHPSLegalizeONNX(legalize));
   pm.addPass(createHPSBoundExtents());
+  pm.addPass(createHPSMarkSampleMixing());
 }
 
 void buildPlanPipeline(OpPassManager &pm,

@@ -56,6 +56,9 @@ struct OutputSpec : TensorSpec {
   int extentAxis = 0;
   /// Holds another output's extent; not one of the model's outputs.
   bool hidden = false;
+  /// Why the output mixes the samples of a batch (--hps-mark-sample-mixing),
+  /// so that the model runs whole batches only; empty where it does not.
+  std::string mixesSamples;
 };
 
 /// Cuts `tensor` (an output of `spec`'s capacity) down to `count` positions

@@ -43,6 +43,21 @@ def HPSBoundExtents : Pass<"hps-bound-extents", "::mlir::ModuleOp"> {
   }];
 }
 
+def HPSMarkSampleMixing : Pass<"hps-mark-sample-mixing", "::mlir::ModuleOp"> {
+  let summary = "Mark the outputs that mix the samples of a batch";
+  let description = [{
+    The runtime cuts a call's samples into micro-batches of the compiled
+    batch and pads the last one: right only where each output sample is
+    computed from the same input sample alone. This pass follows the
+    samples of @main's batched inputs (axis 0) through the ops that keep
+    positions apart (PositionFollower: the rules of --hps-bound-extents).
+    A result that mixes them (a softmax or reduction over the batch, a
+    Shape of a batched value, an unbatched result computed from samples)
+    gets `hps.mixes_samples`, a string saying which op mixes them; the
+    runtime then runs the model on whole batches only.
+  }];
+}
+
 def HPSPlace : Pass<"hps-place", "::mlir::ModuleOp"> {
   let summary = "Give every layer a device class of the cluster";
   let description = [{

@@ -96,7 +96,8 @@ struct CompilePipelineOptions
                                   "the running statistics, as constants"))};
 };
 
-/// --hps-legalize-onnx (strict) and --hps-bound-extents.
+/// --hps-legalize-onnx (strict), --hps-bound-extents and
+/// --hps-mark-sample-mixing.
 void buildLegalizePipeline(mlir::OpPassManager &pm,
                            const CompilePipelineOptions &options);
 
