@@ -201,10 +201,21 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
     error() << what << " has a negative dimension";
     return failure();
   }
-  auto type = RankedTensorType::get(shape, *element);
-  int64_t count = type.getNumElements();
   bool isBool = element->isInteger(1);
   size_t width = isBool ? 1 : element->getIntOrFloatBitWidth() / 8;
+  // Counted with overflow checks: dims 2^32 x 2^32 wrapped to 0 elements,
+  // which no data then matched, and the run aborted.
+  int64_t count = 1, byteCount = 0;
+  for (int64_t dim : shape)
+    if (__builtin_mul_overflow(count, dim, &count)) {
+      error() << what << " has a shape too large to hold";
+      return failure();
+    }
+  if (__builtin_mul_overflow(count, int64_t(width), &byteCount)) {
+    error() << what << " has a shape too large to hold";
+    return failure();
+  }
+  auto type = RankedTensorType::get(shape, *element);
 
   std::vector<char> bytes;
   if (tensor.has_raw_data()) {
@@ -230,7 +241,7 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
       break;
     }
   }
-  if (bytes.size() != static_cast<size_t>(count) * width) {
+  if (bytes.size() != static_cast<size_t>(byteCount)) {
     error() << what << " holds " << bytes.size() / std::max<size_t>(width, 1)
             << " values but its shape " << type << " needs " << count;
     return failure();

@@ -164,6 +164,20 @@ Error externalDataOf(const onnx::TensorProto &tensor, StringRef directory,
   SmallString<256> file = directory;
   sys::path::append(file, location);
   out.file = std::string(file);
+  // Resolved, a link must stay inside the directory too (as onnxruntime
+  // requires), and the file must be a regular one: a FIFO or /dev/zero was
+  // read for ever.
+  SmallString<256> real, realDirectory;
+  if (!sys::fs::real_path(out.file, real) &&
+      !sys::fs::real_path(directory.empty() ? "." : directory, realDirectory)) {
+    if (!StringRef(real).starts_with(realDirectory.str().str() + "/"))
+      return what + " '" + location + "' resolves to '" + std::string(real) +
+             "', outside the model's directory";
+    sys::fs::file_status status;
+    if (!sys::fs::status(real, status) &&
+        status.type() != sys::fs::file_type::regular_file)
+      return what + " '" + location + "' is not a regular file";
+  }
   return {};
 }
 

@@ -112,6 +112,47 @@ def recursive_functions(out):
          os.path.join(out, "mutual.onnx"), check=False)
 
 
+def external_not_inside(out):
+    """External data behind a link out of the model's directory, and in a FIFO."""
+    for name, make in [("escape", lambda path: os.symlink("../secret.bin", path)),
+                       ("fifo", os.mkfifo)]:
+        directory = os.path.join(out, name)
+        os.makedirs(directory, exist_ok=True)
+        data = os.path.join(directory, "w.bin")
+        if os.path.lexists(data):
+            os.remove(data)
+        make(data)
+        w = TensorProto()
+        w.name, w.data_type = "w", TensorProto.FLOAT
+        w.dims.extend([4])
+        w.data_location = TensorProto.EXTERNAL
+        for key, value in [("location", "w.bin"), ("offset", "0"), ("length", "16")]:
+            entry = w.external_data.add()
+            entry.key, entry.value = key, value
+        graph = helper.make_graph(
+            [helper.make_node("Add", ["x", "w"], ["y"])], name,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [w])
+        save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+             os.path.join(directory, "model.onnx"), check=False)
+    with open(os.path.join(out, "secret.bin"), "wb") as secret:
+        secret.write(np.ones(4, dtype=np.float32).tobytes())
+
+
+def huge_initializer(out):
+    """An initializer of dims 2^32 x 2^32 and no data (the count wraps to 0)."""
+    w = TensorProto()
+    w.name, w.data_type = "w", TensorProto.FLOAT
+    w.dims.extend([2**32, 2**32])
+    graph = helper.make_graph(
+        [helper.make_node("ReduceSum", ["w"], ["s"], keepdims=0),
+         helper.make_node("Add", ["x", "s"], ["y"])], "huge",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], [w])
+    save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+         os.path.join(out, "huge_initializer.onnx"), check=False)
+
+
 def old_ir(out):
     """IR 3: initializers are also listed as graph inputs."""
     w = numpy_helper.from_array(np.full((4, 3), 0.5, dtype=np.float32), "w")

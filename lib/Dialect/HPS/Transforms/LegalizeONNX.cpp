@@ -312,6 +312,8 @@ struct LegalizeONNXPass
         diag << ": " << *why;
       else if (std::optional<std::string> why = explainDataMovement(node))
         diag << ": " << *why;
+      else if (std::optional<std::string> why = explainValues(node))
+        diag << ": " << *why;
       else if (auto rejected = node->getAttrOfType<StringAttr>(
                    OnnxNodeOp::kShapeInferenceErrorAttr))
         diag << ": ONNX shape inference rejects it: " << rejected.getValue();

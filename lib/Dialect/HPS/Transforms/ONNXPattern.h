@@ -173,6 +173,10 @@ std::optional<std::string> explainControlFlow(OnnxNodeOp op);
 /// Why a data-movement node the patterns left stays (a Reshape to another
 /// element count), or std::nullopt. Defined in ONNX/DataMovement.cpp.
 std::optional<std::string> explainDataMovement(OnnxNodeOp op);
+
+/// Why a ConstantOfShape or Range the patterns left stays (too many
+/// elements to fold), or std::nullopt. Defined in ONNX/Values.cpp.
+std::optional<std::string> explainValues(OnnxNodeOp op);
 /// Not per op: recognises decomposed layers (LayerNorm, GELU) in hps ops.
 void populateFusionPatterns(mlir::RewritePatternSet &patterns);
 /// Not per op, and applied before all others: rewrites the quantized node

@@ -70,6 +70,33 @@ LogicalResult legalizeConstant(ONNXNode node, PatternRewriter &rewriter) {
   return replaceWithConstant(node, value, rewriter);
 }
 
+/// Folded constants end up in the bundle's weights: past these they could
+/// be neither built (a Range folds one attribute per element) nor written
+/// (a ConstantOfShape of 2^40 elements aborted the compiler out of memory).
+constexpr int64_t kMostConstantElements = int64_t(1) << 31;
+constexpr int64_t kMostRangeElements = int64_t(1) << 24;
+
+/// The elements of `shape`, or std::nullopt past int64.
+std::optional<int64_t> elementsOf(ArrayRef<int64_t> shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(count, dim, &count))
+      return std::nullopt;
+  return count;
+}
+
+/// The elements of Range(start, limit, delta) (delta != 0), saturated at
+/// int64's largest, without the overflow of limit - start.
+int64_t rangeCount(int64_t start, int64_t limit, int64_t delta) {
+  const __int128 span = static_cast<__int128>(limit) - start;
+  if ((delta > 0 && span <= 0) || (delta < 0 && span >= 0))
+    return 0;
+  const __int128 magnitude = delta > 0 ? delta : -static_cast<__int128>(delta);
+  const __int128 distance = span > 0 ? span : -span;
+  const __int128 count = (distance + magnitude - 1) / magnitude;
+  return count > INT64_MAX ? INT64_MAX : static_cast<int64_t>(count);
+}
+
 /// ConstantOfShape: a splat of the one-element `value` (default float 0)
 /// over a constant shape.
 LogicalResult legalizeConstantOfShape(ONNXNode node,
@@ -77,6 +104,9 @@ LogicalResult legalizeConstantOfShape(ONNXNode node,
   std::optional<SmallVector<int64_t>> shape = getConstantInts(node.input(0));
   if (!shape || llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
     return fail(node, rewriter, "shape is not constant");
+  std::optional<int64_t> elements = elementsOf(*shape);
+  if (!elements || *elements > kMostConstantElements)
+    return fail(node, rewriter, "too many elements");
   Attribute fill = rewriter.getF32FloatAttr(0);
   if (Attribute attr = node.getAttr("value")) {
     auto value = dyn_cast<DenseElementsAttr>(attr);
@@ -101,16 +131,22 @@ LogicalResult legalizeRange(ONNXNode node, PatternRewriter &rewriter) {
         (*d)[0] == 0)
       return fail(node, rewriter, "inputs not constant scalars");
     int64_t start = (*s)[0], limit = (*l)[0], delta = (*d)[0];
-    for (int64_t v = start; delta > 0 ? v < limit : v > limit; v += delta)
-      values.push_back(IntegerAttr::get(element, v));
+    // Counted, not stepped: start + i * delta may pass int64 at the limit.
+    const int64_t count = rangeCount(start, limit, delta);
+    if (count > kMostRangeElements)
+      return fail(node, rewriter, "too many elements");
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(IntegerAttr::get(element, start + i * delta));
   } else {
     std::optional<double> start = getConstantScalar(node.input(0));
     std::optional<double> limit = getConstantScalar(node.input(1));
     std::optional<double> delta = getConstantScalar(node.input(2));
     if (!start || !limit || !delta || *delta == 0 || !isa<FloatType>(element))
       return fail(node, rewriter, "inputs not constant scalars");
-    int64_t count = std::max<int64_t>(
-        0, static_cast<int64_t>(std::ceil((*limit - *start) / *delta)));
+    const double steps = std::ceil((*limit - *start) / *delta);
+    if (!std::isfinite(steps) || steps > double(kMostRangeElements))
+      return fail(node, rewriter, "too many elements");
+    int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
     for (int64_t i = 0; i < count; ++i)
       values.push_back(FloatAttr::get(element, *start + i * *delta));
   }
@@ -121,6 +157,44 @@ LogicalResult legalizeRange(ONNXNode node, PatternRewriter &rewriter) {
 }
 
 } // namespace
+
+std::optional<std::string> explainValues(OnnxNodeOp op) {
+  ONNXNode node(op);
+  if (op.getOpType() == "ConstantOfShape") {
+    std::optional<SmallVector<int64_t>> shape = getConstantInts(node.input(0));
+    if (!shape)
+      return std::nullopt;
+    std::optional<int64_t> elements = elementsOf(*shape);
+    if (elements && *elements <= kMostConstantElements)
+      return std::nullopt;
+    return "its constant would hold " +
+           (elements ? std::to_string(*elements) : std::string("over 2^63")) +
+           " elements, more than the " + std::to_string(kMostConstantElements) +
+           " a folded constant may";
+  }
+  if (op.getOpType() == "Range") {
+    auto s = getConstantInts(node.input(0)), l = getConstantInts(node.input(1)),
+         d = getConstantInts(node.input(2));
+    std::optional<double> fs = getConstantScalar(node.input(0)),
+                          fl = getConstantScalar(node.input(1)),
+                          fd = getConstantScalar(node.input(2));
+    double count = 0;
+    if (s && l && d && s->size() == 1 && l->size() == 1 && d->size() == 1 &&
+        (*d)[0] != 0)
+      count = double(rangeCount((*s)[0], (*l)[0], (*d)[0]));
+    else if (fs && fl && fd && *fd != 0)
+      count = std::ceil((*fl - *fs) / *fd);
+    else
+      return std::nullopt;
+    if (count <= double(kMostRangeElements))
+      return std::nullopt;
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", count);
+    return std::string("it makes ") + text + " elements, more than the " +
+           std::to_string(kMostRangeElements) + " a folded Range may";
+  }
+  return std::nullopt;
+}
 
 LogicalResult foldConstantScatterND(ONNXNode node, PatternRewriter &rewriter) {
   auto data =
