@@ -553,6 +553,24 @@ int main(int argc, char **argv) {
     if (StringRef(argv[i]) == "-h")
       argv[i] = const_cast<char *>("--help");
   cl::ParseCommandLineOptions(argc, argv, "HeterPS driver\n");
+  // LLVM takes a scalar option given twice, the last one winning: a second
+  // --data trained on one of two files without a word.
+  for (cl::SubCommand *sub : cl::getRegisteredSubcommands()) {
+    if (!*sub)
+      continue;
+    for (auto &entry : cl::getRegisteredOptions(*sub)) {
+      cl::Option *option = entry.second;
+      const bool once = option->getNumOccurrencesFlag() == cl::Optional ||
+                        option->getNumOccurrencesFlag() == cl::Required;
+      if (once && option->getNumOccurrences() > 1 &&
+          entry.first() == option->ArgStr) {
+        reportError(sub->getName(), "--" + option->ArgStr + " is given " +
+                                        Twine(option->getNumOccurrences()) +
+                                        " times; give it once");
+        return 1;
+      }
+    }
+  }
   // Stage ranks and parameter-server shards train too.
   if ((runCommand && trainMode) || gradcheckCommand || stageRankCommand ||
       psShardCommand)
