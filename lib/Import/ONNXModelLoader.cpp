@@ -216,6 +216,8 @@ Error inlineExternalData(StringRef path, onnx::GraphProto &graph) {
 /// node output; nodes are put in topological order, and a cycle is an
 /// error naming a node on it.
 Error validateAndSortNodes(onnx::GraphProto &graph) {
+  if (graph.output_size() == 0)
+    return "the graph has no outputs: a run would compute nothing";
   StringSet<> defined;
   for (const auto &input : graph.input())
     defined.insert(input.name());

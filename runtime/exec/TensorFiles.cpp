@@ -12,7 +12,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <fstream>
-#include <regex>
+#include <optional>
 #include <sstream>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -103,53 +103,120 @@ NpyHeader parseNpyHeader(const std::string &path, const std::string &prefix,
   } else {
     throw bad("unknown format version " + std::to_string(major));
   }
-  // numpy itself reads headers of at most 10,000 bytes (max_header_size);
-  // the regexes below recurse per character, so a huge one would overflow
-  // the stack.
+  // numpy itself reads headers of at most 10,000 bytes (max_header_size).
   if (headerLength > kMaxNpyHeader)
     throw bad("header of " + std::to_string(headerLength) +
               " bytes is longer than numpy reads (" +
               std::to_string(kMaxNpyHeader) + ")");
   if (headerStart + headerLength > prefix.size())
     throw bad("header runs past the end of the file");
-  std::string header = prefix.substr(headerStart, headerLength);
-  std::smatch match;
-  if (!std::regex_search(header, match,
-                         std::regex("'descr'\\s*:\\s*'([^']*)'")))
-    throw bad("no 'descr' in the header");
-  std::string descr = match[1];
-  if (descr.size() == 3 && descr[0] == '=')
-    descr[0] = '<';
+  const std::string header = prefix.substr(headerStart, headerLength);
+  // The header is a Python dict literal of exactly numpy's three keys:
+  // {'descr': '<f4', 'fortran_order': False, 'shape': (2, 4), }. Read as
+  // numpy reads it, so that a key given twice or an odd value is refused
+  // instead of half-read.
+  size_t at = 0;
+  auto blanks = [&] {
+    while (at < header.size() &&
+           std::isspace(static_cast<unsigned char>(header[at])))
+      ++at;
+  };
+  auto expect = [&](char c, const char *where) {
+    blanks();
+    if (at >= header.size() || header[at] != c)
+      throw bad(std::string("header: expected '") + c + "' " + where);
+    ++at;
+  };
+  auto quoted = [&](const char *what) {
+    blanks();
+    if (at >= header.size() || (header[at] != '\'' && header[at] != '"'))
+      throw bad(std::string("header: expected a quoted ") + what);
+    const char quote = header[at++];
+    const size_t end = header.find(quote, at);
+    if (end == std::string::npos)
+      throw bad(std::string("header: unterminated ") + what);
+    std::string text = header.substr(at, end - at);
+    at = end + 1;
+    return text;
+  };
+  std::optional<std::string> descr;
+  std::optional<bool> fortran;
+  std::optional<std::vector<int64_t>> dims;
+  uint64_t expected = 0;
   NpyHeader parsed;
+  expect('{', "at its start");
+  for (blanks(); at < header.size() && header[at] != '}'; blanks()) {
+    const std::string key = quoted("key");
+    expect(':', "after a key");
+    blanks();
+    if (key == "descr") {
+      if (descr)
+        throw bad("header: 'descr' given twice");
+      descr = quoted("'descr'");
+    } else if (key == "fortran_order") {
+      if (fortran)
+        throw bad("header: 'fortran_order' given twice");
+      if (header.compare(at, 4, "True") == 0)
+        fortran = true, at += 4;
+      else if (header.compare(at, 5, "False") == 0)
+        fortran = false, at += 5;
+      else
+        throw bad("header: 'fortran_order' is neither True nor False");
+    } else if (key == "shape") {
+      if (dims)
+        throw bad("header: 'shape' given twice");
+      expect('(', "to start 'shape'");
+      dims.emplace();
+      for (blanks(); at < header.size() && header[at] != ')'; blanks()) {
+        int64_t extent = -1;
+        const auto [end, status] = std::from_chars(
+            header.data() + at, header.data() + header.size(), extent);
+        if (status != std::errc() || extent < 0) {
+          const size_t stop = header.find_first_of(",)", at);
+          throw bad("has a bad extent " +
+                    header.substr(at, stop == std::string::npos
+                                          ? std::string::npos
+                                          : stop - at) +
+                    " in its shape");
+        }
+        at = end - header.data();
+        dims->push_back(extent);
+        blanks();
+        if (at < header.size() && header[at] == ',')
+          ++at;
+      }
+      expect(')', "to end 'shape'");
+    } else {
+      throw bad("header: unknown key '" + key + "'");
+    }
+    blanks();
+    if (at < header.size() && header[at] == ',')
+      ++at;
+  }
+  expect('}', "at its end");
+  if (!descr)
+    throw bad("no 'descr' in the header");
+  if (!fortran)
+    throw bad("no 'fortran_order' in the header");
+  if (!dims)
+    throw bad("no 'shape' in the header");
+  std::string type = *descr;
+  if (type.size() == 3 && type[0] == '=')
+    type[0] = '<';
   bool known = false;
-  for (const NpyType &type : kNpyTypes)
-    if (descr == type.descr ||
-        (descr[0] == '|' &&
-         descr.substr(1) == std::string(type.descr).substr(1)))
-      parsed.dtype = type.dtype, known = true;
+  for (const NpyType &candidate : kNpyTypes)
+    if (type == candidate.descr ||
+        (!type.empty() && type[0] == '|' &&
+         type.substr(1) == std::string(candidate.descr).substr(1)))
+      parsed.dtype = candidate.dtype, known = true;
   if (!known)
-    throw bad("element type '" + descr +
+    throw bad("element type '" + *descr +
               "' is not supported (little-endian numeric or bool only)");
   // numpy saves a transposed (Fortran-contiguous) array in column-major
   // order.
-  parsed.fortranOrder =
-      std::regex_search(header, match,
-                        std::regex("'fortran_order'\\s*:\\s*(True|False)")) &&
-      match[1] == "True";
-  if (!std::regex_search(header, match,
-                         std::regex("'shape'\\s*:\\s*\\(([^)]*)\\)")))
-    throw bad("no 'shape' in the header");
-  std::string dims = match[1];
-  std::regex number("-?[0-9]+");
-  uint64_t expected = dtypeSize(parsed.dtype);
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number);
-       it != std::sregex_iterator(); ++it) {
-    const std::string text = it->str();
-    int64_t extent = -1;
-    const auto [end, status] =
-        std::from_chars(text.data(), text.data() + text.size(), extent);
-    if (status != std::errc() || extent < 0)
-      throw bad("has a bad extent " + text + " in its shape");
+  parsed.fortranOrder = *fortran;
+  expected = dtypeSize(parsed.dtype);
+  for (int64_t extent : *dims) {
     if (__builtin_mul_overflow(expected, uint64_t(extent), &expected))
       throw bad("has a shape too large to hold");
     parsed.shape.push_back(extent);

@@ -243,19 +243,32 @@ TEST(NpyBatchSource, NamesFilesThatAreNoArrays) {
   EXPECT_ERROR(NpyBatchSource(specs(), files(scratch, "empty.npy"), true),
                "is not a .npy file");
 
-  // A header without a shape, and data cut short.
+  // A header with another key than numpy's, one given twice, or an odd
+  // value (numpy refuses them; a regex search read them half), and data
+  // cut short.
   std::string bytes;
   {
     std::ifstream in(scratch / "x.npy", std::ios::binary);
     bytes.assign(std::istreambuf_iterator<char>(in), {});
   }
-  std::string noShape = bytes;
-  noShape.replace(noShape.find("'shape'"), 7, "'shapf'");
-  std::ofstream(scratch / "noshape.npy", std::ios::binary) << noShape;
+  auto edited = [&](const std::string &name, const std::string &from,
+                    const std::string &to) {
+    std::string text = bytes;
+    ASSERT_EQ(from.size(), to.size()) << "the header's length is fixed";
+    text.replace(text.find(from), from.size(), to);
+    std::ofstream(scratch / name, std::ios::binary) << text;
+  };
+  edited("noshape.npy", "'shape'", "'shapf'");
   EXPECT_ERROR(NpyBatchSource(specs(), files(scratch, "noshape.npy"), true),
                "--data-input x=" + scratch / "noshape.npy" + ": '" +
                    scratch / "noshape.npy" +
-                   "' is not a valid .npy file: no 'shape'");
+                   "' is not a valid .npy file: header: unknown key 'shapf'");
+  edited("maybe.npy", "False", "Maybe");
+  EXPECT_ERROR(NpyBatchSource(specs(), files(scratch, "maybe.npy"), true),
+               "header: 'fortran_order' is neither True nor False");
+  edited("twice.npy", "'fortran_order': False", "'descr': '<f4',       ");
+  EXPECT_ERROR(NpyBatchSource(specs(), files(scratch, "twice.npy"), true),
+               "header: 'descr' given twice");
   std::ofstream(scratch / "short.npy", std::ios::binary)
       << bytes.substr(0, bytes.size() - 3);
   EXPECT_ERROR(NpyBatchSource(specs(), files(scratch, "short.npy"), true),

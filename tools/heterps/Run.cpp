@@ -31,7 +31,11 @@ int run(const RunOptions &options) {
       size_t split = text.rfind('=');
       if (split == std::string::npos || split == 0)
         throw Error("--input '" + text + "' is not NAME=FILE");
-      files[text.substr(0, split)] = text.substr(split + 1);
+      auto [it, added] =
+          files.try_emplace(text.substr(0, split), text.substr(split + 1));
+      if (!added)
+        throw Error("--input names '" + it->first + "' twice ('" + it->second +
+                    "' and '" + text.substr(split + 1) + "')");
     }
     std::vector<HostTensor> inputs;
     for (const InputSpec &spec : session.inputs()) {
