@@ -51,9 +51,14 @@ Expected<ProfileDatabase> ProfileDatabase::parse(StringRef jsonText,
       return fail("entry " + Twine(i) +
                   " needs key, device_class, batch_size and "
                   "seconds_per_batch");
-    if (!(*batch > 0) || !(*seconds >= 0) || !std::isfinite(*seconds))
-      return fail("entry " + Twine(i) +
-                  " needs a positive batch_size and a non-negative time");
+    // Bounded so that scaled to any batch a layer's time stays finite: a
+    // time of 1e308, or a batch of 1e-300, priced plans at inf (invalid
+    // JSON in the plan) and 2.8e301 per million samples.
+    if (!(*batch >= 1 && *batch <= 1e9) || *batch != std::floor(*batch) ||
+        !(*seconds >= 0 && *seconds <= 1e6))
+      return fail("entry " + Twine(i) + " ('" + *key + "' on " + *cls +
+                  ") needs a batch_size that is a whole number from 1 to "
+                  "1e9 and a seconds_per_batch from 0 to 1e6");
     db.record(*key, *cls, *batch, *seconds);
   }
   return db;

@@ -10,6 +10,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace heterps;
 
@@ -24,8 +26,12 @@ llvm::json::Value toJSON(Attribute attr) {
     return flag.getValue();
   if (auto integer = dyn_cast<IntegerAttr>(attr))
     return integer.getInt();
-  if (auto real = dyn_cast<FloatAttr>(attr))
-    return real.getValueAsDouble();
+  // JSON has no inf or NaN (llvm::json would write them as such, which no
+  // reader takes): a number that is not finite is null.
+  if (auto real = dyn_cast<FloatAttr>(attr)) {
+    const double value = real.getValueAsDouble();
+    return std::isfinite(value) ? llvm::json::Value(value) : nullptr;
+  }
   if (auto device = dyn_cast<hps::DeviceAttr>(attr))
     return device.getName().str();
   if (auto array = dyn_cast<ArrayAttr>(attr)) {

@@ -575,6 +575,25 @@ TEST(CostModel, ProfileDatabaseOverridesRoofline) {
   ASSERT_FALSE(!!bad);
   EXPECT_NE(llvm::toString(bad.takeError()).find("bad.json: entry 0"),
             std::string::npos);
+
+  // Times and batches that scaled to a plan's batch would not stay finite.
+  for (const char *entry :
+       {R"({"key": "l0", "device_class": "cpu", "batch_size": 256,
+            "seconds_per_batch": 1e308})",
+        R"({"key": "l0", "device_class": "cpu", "batch_size": 1e-300,
+            "seconds_per_batch": 0.001})",
+        R"({"key": "l0", "device_class": "cpu", "batch_size": 2.5,
+            "seconds_per_batch": 0.001})"}) {
+    llvm::Expected<ProfileDatabase> extreme = ProfileDatabase::parse(
+        std::string(R"({"version": 1, "entries": [)") + entry + "]}",
+        "extreme.json");
+    ASSERT_FALSE(!!extreme) << entry;
+    EXPECT_NE(llvm::toString(extreme.takeError())
+                  .find("extreme.json: entry 0 ('l0' on cpu) needs a "
+                        "batch_size that is a whole number from 1 to 1e9"),
+              std::string::npos)
+        << entry;
+  }
 }
 
 TEST(LayerGraph, VerifyRejectsBadGraphs) {
