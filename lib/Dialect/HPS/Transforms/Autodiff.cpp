@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
+#include <limits>
 #include <utility>
 
 namespace heterps::hps {
@@ -140,10 +141,14 @@ LogicalResult AutodiffPass::run() {
   for (auto [name, value] :
        {std::pair<const char *, double>{"learning-rate", learningRate},
         {"momentum", momentum}})
-    if (!std::isfinite(value) || value < 0)
+    // The server keeps them as floats: 1e39 passed as a double and became
+    // inf there.
+    if (!std::isfinite(value) || value < 0 ||
+        value > std::numeric_limits<float>::max())
       return module.emitError("hps-autodiff: ")
              << name << " " << value
-             << " must be a finite number of at least 0";
+             << " must be a finite number of at least 0 (and at most "
+             << std::numeric_limits<float>::max() << ", a float's largest)";
 
   std::optional<LossKind> kind =
       llvm::StringSwitch<std::optional<LossKind>>(loss)
@@ -203,6 +208,12 @@ LogicalResult AutodiffPass::run() {
     return main.emitError() << "hps-autodiff: softmax-ce needs a [N, C] "
                                "prediction, got "
                             << prediction.getType();
+  // One class: every loss is 0 and nothing trains.
+  if (*kind == LossKind::SoftmaxCE && predictionType.getDimSize(1) < 2)
+    return main.emitError() << "hps-autodiff: softmax-ce needs at least 2 "
+                               "classes, and the prediction "
+                            << prediction.getType()
+                            << " has 1; a single score trains with bce";
   for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
     if (auto name = main.getArgAttrOfType<StringAttr>(i, "hps.name");
         name && name.getValue() == label)
