@@ -12,6 +12,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstring>
+#include <new>
 #include <filesystem>
 #include <initializer_list>
 #include <set>
@@ -78,6 +79,8 @@ template <typename F> int guarded(char *error, size_t errorBytes, F &&body) {
   try {
     body();
     return 0;
+  } catch (const std::bad_alloc &) {
+    report("out of memory (a smaller --batch needs less)", error, errorBytes);
   } catch (const std::exception &e) {
     report(e.what(), error, errorBytes);
   } catch (...) {

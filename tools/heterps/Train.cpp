@@ -17,6 +17,7 @@
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <new>
 
 namespace heterps::driver {
 namespace {
@@ -139,6 +140,18 @@ int train(const TrainOptions &options) {
       return 128 + int(stopSignal);
     }
     return 0;
+  } catch (const std::bad_alloc &) {
+    reportError(
+        "run",
+        (distributed
+             ? "worker " + std::to_string(distributed->group().rank()) + ": "
+             : std::string()) +
+            "out of memory: this machine cannot hold a step of "
+            "--batch " +
+            std::to_string(options.batch) +
+            " (0: the plan's) with this bundle; lower --batch");
+    abortDistributedJob(1);
+    return 1;
   } catch (const std::exception &error) {
     reportError(
         "run",

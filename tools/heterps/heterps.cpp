@@ -26,6 +26,7 @@
 #include "heterps/Runtime/PassiveOpenMPWaits.h"
 
 #include <cstdlib>
+#include <new>
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -571,6 +572,11 @@ int main(int argc, char **argv) {
       }
     }
   }
+  // The runtime is built with exceptions and reports a failed allocation
+  // (a --batch too large for this machine) as an error; LLVM's handler,
+  // which InitLLVM installs, would abort with a crash report instead.
+  if (runCommand || gradcheckCommand || stageRankCommand || psShardCommand)
+    std::set_new_handler(nullptr);
   // Stage ranks and parameter-server shards train too.
   if ((runCommand && trainMode) || gradcheckCommand || stageRankCommand ||
       psShardCommand)
