@@ -150,10 +150,17 @@ void CriteoBatchSource::restart() {
 std::string CriteoBatchSource::describe() const { return "'" + path + "'"; }
 
 std::string CriteoBatchSource::warning() const {
-  if (!reader->stats().malformed)
+  const ReadStats &stats = reader->stats();
+  if (!stats.malformed)
     return "";
-  return std::to_string(reader->stats().malformed) +
-         " malformed lines skipped in '" + path + "'";
+  // Counted per read: a bad line is skipped again in every epoch.
+  std::string text = std::to_string(stats.malformed) +
+                     " malformed lines skipped in '" + path + "'";
+  if (reader->position().epoch > 0)
+    text += " (a line counts once per pass over the file)";
+  if (!stats.firstMalformed.empty())
+    text += "; the first, " + data::describe(stats.firstMalformed.front());
+  return text;
 }
 
 } // namespace heterps::rt::data

@@ -96,16 +96,21 @@ std::string ReadStats::summary() const {
     if (byReason[i])
       out << "  " << malformedReasonName(MalformedReason(i)) << ": "
           << byReason[i] << "\n";
-  for (const MalformedLine &bad : firstMalformed) {
-    out << "  epoch " << bad.epoch << " line " << bad.lineNumber << ": "
-        << malformedReasonName(bad.reason);
-    if (bad.reason == MalformedReason::FieldCount)
-      out << " (" << bad.field << ", expected " << kNumFields << ")";
-    else if (bad.field >= 0)
-      out << " in field " << bad.field;
-    out << "\n";
-  }
+  for (const MalformedLine &bad : firstMalformed)
+    out << "  epoch " << bad.epoch << " " << describe(bad) << "\n";
   return out.str();
+}
+
+std::string describe(const MalformedLine &bad) {
+  std::string text = "line " + std::to_string(bad.lineNumber) + ": " +
+                     malformedReasonName(bad.reason);
+  // Columns from 1, as cut and awk count them (column 1: the label).
+  if (bad.reason == MalformedReason::FieldCount)
+    text += " (" + std::to_string(bad.field) + " columns, expected " +
+            std::to_string(kNumFields) + ")";
+  else if (bad.field >= 0)
+    text += " in column " + std::to_string(bad.field + 1);
+  return text;
 }
 
 CriteoReader::CriteoReader(const std::string &path, ReaderOptions options)

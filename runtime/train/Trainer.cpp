@@ -20,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -447,8 +448,18 @@ void checkLossLogTarget(const Bundle &bundle, const TrainerOptions &o,
     return Error("--loss-log '" + path + "' " + why +
                  "; give a file of its own");
   };
+  // A device (/dev/stdout) or a pipe a process reads takes the lines; a
+  // FIFO nobody reads would block the open, past SIGTERM.
+  if (fs::is_fifo(status)) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+      throw refuse("is a FIFO that no process reads");
+    ::close(fd);
+  }
+  if (fs::is_directory(status))
+    throw refuse("is a directory");
   if (!fs::is_regular_file(status))
-    throw refuse("is not a regular file");
+    return;
   std::vector<std::pair<std::string, std::string>> others;
   for (const std::string *file : {&o.data, &o.eval})
     if (!file->empty())

@@ -248,7 +248,7 @@ TEST(CriteoReader, MalformedLinesAreCountedAndSkipped) {
   }
   EXPECT_EQ(stats.byReason[int(MalformedReason::BadHex)], 4u);
   std::string summary = stats.summary();
-  EXPECT_NE(summary.find("line 8: bad label in field 0"), std::string::npos)
+  EXPECT_NE(summary.find("line 8: bad label in column 1"), std::string::npos)
       << summary;
 
   // Only the first few are kept; all are counted.

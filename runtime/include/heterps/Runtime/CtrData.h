@@ -104,6 +104,10 @@ struct MalformedLine {
   int field = -1;
 };
 
+/// "line 5: bad hex in column 20", "line 7: wrong field count (38
+/// columns, expected 40)"; columns count from 1 (the label).
+std::string describe(const MalformedLine &bad);
+
 /// Counts since the reader was opened (seek does not reset them).
 struct ReadStats {
   uint64_t lines = 0;     // lines consumed, valid or not
