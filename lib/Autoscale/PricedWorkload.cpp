@@ -160,9 +160,11 @@ fastestWithin(const cost::LayerGraph &graph,
   cluster::ClusterSpec spec = restrictCluster(cluster, budget, kept);
   if (spec.classes.empty())
     return std::nullopt;
-  // An unreachable target: dp answers with the fastest runnable placement.
-  Expected<schedule::Plan> plan =
-      schedule::solve("dp", graph, spec, schedule::Objective{1e18}, strategy);
+  // An unreachable target (the most solve takes): dp answers with the
+  // fastest runnable placement.
+  Expected<schedule::Plan> plan = schedule::solve(
+      "dp", graph, spec, schedule::Objective{schedule::kMostTargetThroughput},
+      strategy);
   if (!plan)
     return plan.takeError();
   if (!plan->runnable || !(plan->stepThroughput > 0))

@@ -199,10 +199,13 @@ Expected<Plan> schedule::solve(StringRef strategy,
   if (cluster.classes.empty())
     return createStringError(inconvertibleErrorCode(),
                              "the cluster has no device classes");
+  // A target of 1e40 printed as about 1e30.
   if (!(objective.targetThroughput > 0) ||
-      !std::isfinite(objective.targetThroughput))
-    return createStringError(inconvertibleErrorCode(),
-                             "the throughput target must be positive");
+      !(objective.targetThroughput <= kMostTargetThroughput))
+    return createStringError(
+        inconvertibleErrorCode(),
+        "the throughput target %g must be above 0 and at most 1e15 samples/s",
+        objective.targetThroughput);
   if (!(options.costOptions.batchSize >= 1))
     return createStringError(inconvertibleErrorCode(),
                              "the batch size must be at least 1");

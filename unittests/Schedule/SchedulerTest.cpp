@@ -668,7 +668,10 @@ TEST(Scheduler, Errors) {
             std::string::npos);
   EXPECT_NE(errorOf("sparse-on-cpu", 1).find("needs a cpu and a gpu"),
             std::string::npos);
-  EXPECT_NE(errorOf("dp", 0).find("must be positive"), std::string::npos);
+  EXPECT_NE(errorOf("dp", 0).find("must be above 0 and at most 1e15"),
+            std::string::npos);
+  EXPECT_NE(errorOf("dp", 1e40).find("the throughput target 1e+40 must be"),
+            std::string::npos);
   EXPECT_NE(errorOf("brute", 1).find("brute force refuses 20 layers"),
             std::string::npos);
   graph.layers[3].inputs = {7};

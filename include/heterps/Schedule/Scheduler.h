@@ -27,8 +27,13 @@ namespace heterps {
 namespace schedule {
 
 /// Minimise cost per million samples subject to throughput >= target.
+/// The largest target solve takes: past it no cluster reaches, and plans'
+/// arithmetic and messages lose their digits.
+constexpr double kMostTargetThroughput = 1e15;
+
 struct Objective {
-  double targetThroughput = 0; ///< Samples per second.
+  /// Samples per second, above 0 and at most kMostTargetThroughput.
+  double targetThroughput = 0;
 };
 
 /// StrategyOptions::maxStoredStages by default: 384 MiB of stage table.
