@@ -557,6 +557,117 @@ Error checkFunctionCalls(const onnx::ModelProto &model) {
   return {};
 }
 
+/// Replaces every call of a model-local function (exporters such as
+/// PyTorch's dynamo write a Swish or a layer as one) by the function's
+/// body: its values renamed under the call's name, its inputs and outputs
+/// bound to the call's, attributes that refer to the call's (ref_attr_name)
+/// resolved (one the call leaves out is left out). Calls nested in bodies are
+/// inlined in turn; recursion was refused before.
+Error inlineLocalFunctions(onnx::ModelProto &model) {
+  if (model.functions_size() == 0)
+    return {};
+  if (Error error = checkFunctionCalls(model); !error.empty())
+    return error;
+  std::map<std::pair<std::string, std::string>, const onnx::FunctionProto *>
+      functions;
+  for (const onnx::FunctionProto &function : model.functions())
+    functions[{function.domain(), function.name()}] = &function;
+  // The model's opsets must be the ones each body was written for; a
+  // domain only a body imports is added.
+  std::map<std::string, int64_t> opsets;
+  for (const auto &opset : model.opset_import())
+    opsets[opset.domain() == "ai.onnx" ? "" : opset.domain()] = opset.version();
+  for (const onnx::FunctionProto &function : model.functions())
+    for (const auto &opset : function.opset_import()) {
+      const std::string domain =
+          opset.domain() == "ai.onnx" ? "" : opset.domain();
+      auto [it, added] = opsets.try_emplace(domain, opset.version());
+      if (added) {
+        auto *imported = model.add_opset_import();
+        imported->set_domain(domain);
+        imported->set_version(opset.version());
+      } else if (it->second != opset.version()) {
+        return "model-local function '" + function.domain() + "." +
+               function.name() + "' is written for opset " +
+               std::to_string(opset.version()) + " of domain '" + domain +
+               "', and the model imports opset " + std::to_string(it->second);
+      }
+    }
+
+  onnx::GraphProto &graph = *model.mutable_graph();
+  for (;;) {
+    bool inlined = false;
+    google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+    for (int i = 0; i < graph.node_size(); ++i) {
+      const onnx::NodeProto &call = graph.node(i);
+      auto found = functions.find({call.domain(), call.op_type()});
+      if (found == functions.end()) {
+        *nodes.Add() = call;
+        continue;
+      }
+      inlined = true;
+      const onnx::FunctionProto &function = *found->second;
+      const std::string prefix =
+          (call.name().empty() ? call.op_type() + "_" + std::to_string(i)
+                               : call.name()) +
+          "/";
+      std::map<std::string, std::string> names;
+      for (int k = 0; k < function.input_size(); ++k)
+        names[function.input(k)] = k < call.input_size() ? call.input(k) : "";
+      for (int k = 0; k < function.output_size(); ++k)
+        names[function.output(k)] =
+            k < call.output_size() ? call.output(k) : "";
+      auto renamed = [&](const std::string &name) {
+        if (name.empty())
+          return name;
+        auto it = names.find(name);
+        return it != names.end() ? it->second : prefix + name;
+      };
+      for (int b = 0; b < function.node_size(); ++b) {
+        onnx::NodeProto node = function.node(b);
+        node.set_name(prefix + (node.name().empty()
+                                    ? node.op_type() + "_" + std::to_string(b)
+                                    : node.name()));
+        for (std::string &input : *node.mutable_input())
+          input = renamed(input);
+        for (std::string &output : *node.mutable_output())
+          output = renamed(output);
+        google::protobuf::RepeatedPtrField<onnx::AttributeProto> attributes;
+        for (const onnx::AttributeProto &attribute : node.attribute()) {
+          if (attribute.has_g() || attribute.graphs_size() > 0)
+            return "model-local function '" + function.domain() + "." +
+                   function.name() + "' holds a subgraph (in its node " +
+                   describeONNXNode(function.node(b), b) +
+                   "); HeterPS inlines functions without subgraphs";
+          if (attribute.ref_attr_name().empty()) {
+            *attributes.Add() = attribute;
+            continue;
+          }
+          // The caller's value, else none (this ONNX has no defaults in
+          // FunctionProto).
+          const onnx::AttributeProto *value = nullptr;
+          for (const onnx::AttributeProto &given : call.attribute())
+            if (given.name() == attribute.ref_attr_name())
+              value = &given;
+          if (!value)
+            continue;
+          onnx::AttributeProto *bound = attributes.Add();
+          *bound = *value;
+          bound->set_name(attribute.name());
+        }
+        *node.mutable_attribute() = std::move(attributes);
+        *nodes.Add() = std::move(node);
+      }
+    }
+    *graph.mutable_node() = std::move(nodes);
+    if (!inlined)
+      break;
+  }
+  // Calls inside subgraphs (an If's branches) stay calls, which ONNX's
+  // inference follows into the functions kept here.
+  return {};
+}
+
 Error checkAndInferAtKnownIR(onnx::ModelProto &model) {
   registerNewerOpsetSchemas();
   // Check node by node first so that an error names the node at fault.
@@ -702,6 +813,8 @@ LoadedModel loadONNXModel(StringRef path, StringRef contents,
       error = bindInputShapes(*model->mutable_graph(), bindings, result);
     if (error.empty() && bindings.requireStatic)
       error = checkInputsStatic(*model->mutable_graph());
+    if (error.empty())
+      error = inlineLocalFunctions(*model);
     if (error.empty())
       error = checkAndInfer(*model);
     if (error.empty() && bindings.staticBatch)
