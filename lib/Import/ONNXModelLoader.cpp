@@ -27,6 +27,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -209,6 +210,78 @@ Error inlineExternalData(StringRef path, onnx::GraphProto &graph) {
     tensor.clear_external_data();
     tensor.set_data_location(onnx::TensorProto::DEFAULT);
   }
+  return {};
+}
+
+/// Sparse initializers (values at flat or coordinate indices of a dense
+/// shape) become dense ones, as onnxruntime reads them.
+Error densifySparseInitializers(onnx::GraphProto &graph) {
+  for (const onnx::SparseTensorProto &sparse : graph.sparse_initializer()) {
+    const onnx::TensorProto &values = sparse.values();
+    const std::string what = "sparse initializer '" + values.name() + "'";
+    if (values.data_type() != onnx::TensorProto::FLOAT &&
+        values.data_type() != onnx::TensorProto::INT64)
+      return what + ": only float and int64 values are supported";
+    int64_t count = 1;
+    for (int64_t dim : sparse.dims())
+      if (dim < 0 || __builtin_mul_overflow(count, dim, &count) ||
+          count > (int64_t(1) << 31))
+        return what + " has a dense shape too large to hold";
+    const bool isFloat = values.data_type() == onnx::TensorProto::FLOAT;
+    const size_t width = isFloat ? 4 : 8;
+    const std::string &raw = values.raw_data();
+    const int64_t given = !raw.empty() ? int64_t(raw.size() / width)
+                                       : (isFloat ? values.float_data_size()
+                                                  : values.int64_data_size());
+    // Indices: [NNZ] flat positions, or [NNZ, rank] coordinates.
+    const onnx::TensorProto &indices = sparse.indices();
+    std::vector<int64_t> index(indices.int64_data().begin(),
+                               indices.int64_data().end());
+    if (!indices.raw_data().empty()) {
+      index.resize(indices.raw_data().size() / 8);
+      std::memcpy(index.data(), indices.raw_data().data(), index.size() * 8);
+    }
+    const int64_t rank = sparse.dims_size();
+    const bool coordinates = indices.dims_size() == 2;
+    if (given * (coordinates ? rank : 1) != int64_t(index.size()))
+      return what + ": " + std::to_string(given) + " values but " +
+             std::to_string(index.size()) + " indices";
+    std::string dense(size_t(count) * width, '\0');
+    for (int64_t v = 0; v < given; ++v) {
+      int64_t flat = 0;
+      if (coordinates) {
+        for (int64_t d = 0; d < rank; ++d) {
+          const int64_t at = index[v * rank + d];
+          if (at < 0 || at >= sparse.dims(d))
+            return what + ": index " + std::to_string(at) +
+                   " is out of its dim " + std::to_string(d);
+          flat = flat * sparse.dims(d) + at;
+        }
+      } else {
+        flat = index[v];
+      }
+      if (flat < 0 || flat >= count)
+        return what + ": index " + std::to_string(flat) +
+               " is out of its shape";
+      char *to = dense.data() + flat * width;
+      if (!raw.empty())
+        std::memcpy(to, raw.data() + v * width, width);
+      else if (isFloat) {
+        const float value = values.float_data(int(v));
+        std::memcpy(to, &value, width);
+      } else {
+        const int64_t value = values.int64_data(int(v));
+        std::memcpy(to, &value, width);
+      }
+    }
+    onnx::TensorProto *tensor = graph.add_initializer();
+    tensor->set_name(values.name());
+    tensor->set_data_type(values.data_type());
+    for (int64_t dim : sparse.dims())
+      tensor->add_dims(dim);
+    tensor->set_raw_data(std::move(dense));
+  }
+  graph.clear_sparse_initializer();
   return {};
 }
 
@@ -792,6 +865,8 @@ LoadedModel loadONNXModel(StringRef path, StringRef contents,
       error = checkOpsets(*model);
     if (error.empty())
       error = inlineExternalData(path, *model->mutable_graph());
+    if (error.empty())
+      error = densifySparseInitializers(*model->mutable_graph());
     if (error.empty())
       error = validateAndSortNodes(*model->mutable_graph());
     if (error.empty() && !bindings.dims.empty())

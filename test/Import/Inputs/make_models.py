@@ -153,6 +153,24 @@ def huge_initializer(out):
          os.path.join(out, "huge_initializer.onnx"), check=False)
 
 
+def sparse_initializers(out):
+    """Weights given as sparse initializers: flat indices, and coordinates."""
+    for name, indices in [("sparse_flat", np.array([1, 3], dtype=np.int64)),
+                          ("sparse_coords",
+                           np.array([[0, 1], [1, 1]], dtype=np.int64))]:
+        shape = [4] if name == "sparse_flat" else [2, 2]
+        values = numpy_helper.from_array(np.array([5, 7], dtype=np.float32), "w")
+        sparse = helper.make_sparse_tensor(
+            values, numpy_helper.from_array(indices, ""), shape)
+        graph = helper.make_graph(
+            [helper.make_node("Add", ["x", "w"], ["y"])], name,
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+        graph.sparse_initializer.append(sparse)
+        save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+             os.path.join(out, name + ".onnx"))
+
+
 def old_ir(out):
     """IR 3: initializers are also listed as graph inputs."""
     w = numpy_helper.from_array(np.full((4, 3), 0.5, dtype=np.float32), "w")
