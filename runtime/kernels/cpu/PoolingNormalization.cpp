@@ -831,6 +831,7 @@ struct Reduce::Impl {
   /// Sum or mean over the leading axes only (a bias's gradient): x read as
   /// [leadingRows, leadingCols] and summed row after row, contiguously.
   int64_t leadingRows = 0, leadingCols = 0;
+  int64_t inputElements = 0;
 
   Impl(Context &ctx, ReduceKind kind, const Shape &x,
        const std::vector<int64_t> &axes, const Shape &y, bool f64)
@@ -854,6 +855,7 @@ struct Reduce::Impl {
     if (numElements(y) != numElements(kept))
       throw Error("Reduce: y of shape " + shapeString(y) +
                   " does not hold the result " + shapeString(kept));
+    inputElements = numElements(x);
 
     parallel =
         worthThreads(double(numElements(x)) * (kind == ReduceKind::LogSumExp
@@ -1007,16 +1009,21 @@ struct Reduce::Impl {
       if (kind == ReduceKind::LogSum)
         acc = std::log(acc);
       return T(acc);
+    // As onnxruntime: the first element, replaced by each greater (less)
+    // one. A NaN never replaces it, and one that comes first stays, so
+    // ArgMax (built on this) finds what onnxruntime finds.
     case ReduceKind::Max: {
-      T best = -std::numeric_limits<T>::infinity();
-      for (size_t i = 0; i != count; ++i)
-        best = std::max(best, base[at[i]]);
+      T best = count ? base[at[0]] : -std::numeric_limits<T>::infinity();
+      for (size_t i = 1; i < count; ++i)
+        if (base[at[i]] > best)
+          best = base[at[i]];
       return best;
     }
     case ReduceKind::Min: {
-      T best = std::numeric_limits<T>::infinity();
-      for (size_t i = 0; i != count; ++i)
-        best = std::min(best, base[at[i]]);
+      T best = count ? base[at[0]] : std::numeric_limits<T>::infinity();
+      for (size_t i = 1; i < count; ++i)
+        if (base[at[i]] < best)
+          best = base[at[i]];
       return best;
     }
     case ReduceKind::Prod:
@@ -1075,8 +1082,21 @@ struct Reduce::Impl {
         out[o] = reduceOne(in + outputBase[o]);
   }
 
+  /// Whether the input holds a NaN, where oneDNN's max (min) depends on
+  /// its position within a vector.
+  bool holdsNaN(const void *x) const {
+    if (kind != ReduceKind::Max && kind != ReduceKind::Min)
+      return false;
+    const float *in = static_cast<const float *>(x);
+    bool found = false;
+#pragma omp simd reduction(|| : found)
+    for (int64_t i = 0; i < inputElements; ++i)
+      found = found || in[i] != in[i];
+    return found;
+  }
+
   void run(const void *x, void *y) {
-    if (useDnnl) {
+    if (useDnnl && !holdsNaN(x)) {
       bind(src, x);
       bind(dst, y);
       execute("Reduce", reduction, stream, args, parallel);

@@ -3,7 +3,7 @@
 // ArgMax / ArgMin (6-17) on f32: the extreme kept along the axis, the
 // positions that equal it take their index from a float iota (the others
 // the extent, or -1 with select_last_index), and the min (max) of those is
-// cast to i64.
+// cast to i64; where none equals it (a NaN extreme), 0.
 // CHECK-LABEL: func @argmax
 func.func @argmax(%x: tensor<2x3xf32>) -> (tensor<2xi64>, tensor<1x3xi64>) {
   // CHECK-DAG: %[[IOTA:.*]] = hps.constant dense<{{\[}}[0.000000e+00, 1.000000e+00, 2.000000e+00]]> : tensor<1x3xf32>
@@ -12,11 +12,15 @@ func.func @argmax(%x: tensor<2x3xf32>) -> (tensor<2xi64>, tensor<1x3xi64>) {
   // CHECK: %[[E:.*]] = hps.equal %arg0, %[[M]]
   // CHECK: %[[W:.*]] = hps.where %[[E]], %[[IOTA]], %[[MISS]]
   // CHECK: %[[I:.*]] = hps.reduce min %[[W]] {axes = array<i64: 1>} : (tensor<2x3xf32>) -> tensor<2xf32>
-  // CHECK: %[[A:.*]] = hps.cast %[[I]] : (tensor<2xf32>) -> tensor<2xi64>
+  // CHECK: %[[MISSED:.*]] = hps.greater_equal %[[I]], %[[MISS]]
+  // CHECK: %[[J:.*]] = hps.where %[[MISSED]], %{{.*}}, %[[I]]
+  // CHECK: %[[A:.*]] = hps.cast %[[J]] : (tensor<2xf32>) -> tensor<2xi64>
   %0 = hps.onnx_node "ArgMax"(%x) {attrs = {axis = 1 : i64, keepdims = 0 : i64}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>) -> tensor<2xi64>
   // CHECK: hps.reduce min %arg0 {axes = array<i64: 0>, keepdims}
   // CHECK: %[[L:.*]] = hps.reduce max {{.*}} {axes = array<i64: 0>, keepdims} : (tensor<2x3xf32>) -> tensor<1x3xf32>
-  // CHECK: %[[B:.*]] = hps.cast %[[L]] : (tensor<1x3xf32>) -> tensor<1x3xi64>
+  // CHECK: %[[BELOW:.*]] = hps.less %[[L]]
+  // CHECK: %[[K:.*]] = hps.where %[[BELOW]], %{{.*}}, %[[L]]
+  // CHECK: %[[B:.*]] = hps.cast %[[K]] : (tensor<1x3xf32>) -> tensor<1x3xi64>
   // CHECK: return %[[A]], %[[B]]
   %1 = hps.onnx_node "ArgMin"(%x) {attrs = {select_last_index = 1 : i64}, domain = "", opset = 12 : i64} : (tensor<2x3xf32>) -> tensor<1x3xi64>
   return %0, %1 : tensor<2xi64>, tensor<1x3xi64>

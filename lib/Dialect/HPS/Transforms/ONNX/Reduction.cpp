@@ -158,6 +158,20 @@ LogicalResult legalizeArgExtreme(ONNXNode node, PatternRewriter &rewriter) {
       ReduceKindAttr::get(context, *last ? ReduceKind::Max : ReduceKind::Min),
       candidates, axes, *keepdims ? rewriter.getUnitAttr() : UnitAttr(),
       device);
+  // No position equals the extreme where NaN made it NaN: the index would
+  // be the miss, past the axis. Such a row answers 0, as onnxruntime does
+  // for a row that starts with NaN (or holds nothing else).
+  auto outFloat = RankedTensorType::get(outShape, f32);
+  auto outFlags = RankedTensorType::get(outShape, rewriter.getI1Type());
+  Value missed =
+      *last
+          ? Value(rewriter.create<LessOp>(
+                loc, outFlags, index, floatScalar(rewriter, loc, 0.0f), device))
+          : Value(rewriter.create<GreaterEqualOp>(
+                loc, outFlags, index, floatScalar(rewriter, loc, float(extent)),
+                device));
+  index = rewriter.create<WhereOp>(
+      loc, outFloat, missed, floatScalar(rewriter, loc, 0.0f), index, device);
   Value result = rewriter.create<CastOp>(
       loc, RankedTensorType::get(outShape, rewriter.getI64Type()), index,
       device);
