@@ -85,11 +85,12 @@ std::optional<int64_t> elementsOf(ArrayRef<int64_t> shape) {
   return count;
 }
 
-/// The elements of Range(start, limit, delta) (delta != 0), saturated at
-/// int64's largest, without the overflow of limit - start.
+/// The elements of Range(start, limit, delta) (0 for a delta of 0, which
+/// the callers refuse first), saturated at int64's largest, without the
+/// overflow of limit - start.
 int64_t rangeCount(int64_t start, int64_t limit, int64_t delta) {
   const __int128 span = static_cast<__int128>(limit) - start;
-  if ((delta > 0 && span <= 0) || (delta < 0 && span >= 0))
+  if (delta == 0 || (delta > 0 && span <= 0) || (delta < 0 && span >= 0))
     return 0;
   const __int128 magnitude = delta > 0 ? delta : -static_cast<__int128>(delta);
   const __int128 distance = span > 0 ? span : -span;
