@@ -149,7 +149,8 @@ static Expected<Plan> solveShape(StringRef strategy,
     if (isSearching(strategy) && isBetter(*fastest, plan))
       static_cast<cost::Evaluation &>(plan) = std::move(*fastest);
   } else {
-    plan.bestReachableThroughput = std::max(bound, plan.throughput);
+    plan.bestReachableThroughput =
+        std::max(bound, plan.runnable ? plan.throughput : 0.0);
     plan.bestReachableIsBound = true;
   }
   plan.passCacheMemoryBytes = model.passCacheMemoryBytes(plan);

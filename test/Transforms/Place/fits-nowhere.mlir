@@ -1,0 +1,16 @@
+// No placement fits in memory (two 1 MiB weights, 1 MiB devices): the
+// warning says nothing is reachable, and the plan's
+// best_reachable_throughput is 0, not the throughput of a plan no device
+// can hold (907,058 before 2026-12-01).
+//
+// RUN: heterps-opt --hps-place="cluster=%S/Inputs/fits-nowhere.yaml throughput=1 strategy=dp inference=1" %s 2>&1 | FileCheck %s
+// CHECK: warning: {{.*}}throughput target 1.000000e+00 samples/s cannot be met: the best reachable is at most 0.0 samples/s; {{.*}}does not fit in the memory of cpu.small
+// CHECK: hps.plan = {{{.*}}best_reachable_throughput = 0.000000e+00 : f64
+func.func @main(%x: tensor<?x512xf32>) -> tensor<?x512xf32> {
+  %w0 = hps.weight "w0" dense<0.01> : tensor<512x512xf32>
+  %v0 = hps.gemm %x, %w0 : (tensor<?x512xf32>, tensor<512x512xf32>) -> tensor<?x512xf32> loc("l0")
+  %v1 = hps.relu %v0 : tensor<?x512xf32> loc("l1")
+  %w2 = hps.weight "w2" dense<0.01> : tensor<512x512xf32>
+  %v2 = hps.gemm %v1, %w2 : (tensor<?x512xf32>, tensor<512x512xf32>) -> tensor<?x512xf32> loc("l2")
+  return %v2 : tensor<?x512xf32>
+}
