@@ -306,9 +306,13 @@ Error validateAndSortNodes(onnx::GraphProto &graph) {
         return describeONNXNode(graph.node(i), i) + " writes tensor '" +
                output + "', which is already defined";
     }
-  for (const auto &output : graph.output())
+  StringSet<> outputs;
+  for (const auto &output : graph.output()) {
     if (!defined.contains(output.name()) && !producer.count(output.name()))
       return "graph output '" + output.name() + "' is never computed";
+    if (!outputs.insert(output.name()).second)
+      return "graph output '" + output.name() + "' is listed twice";
+  }
   std::vector<int> pending(count, 0);
   std::vector<std::vector<int>> consumers(count);
   for (int i = 0; i < count; ++i)
