@@ -291,6 +291,17 @@ Error densifySparseInitializers(onnx::GraphProto &graph) {
 Error validateAndSortNodes(onnx::GraphProto &graph) {
   if (graph.output_size() == 0)
     return "the graph has no outputs: a run would compute nothing";
+  for (const auto *values : {&graph.input(), &graph.output()})
+    for (const onnx::ValueInfoProto &value : *values)
+      if (value.type().has_tensor_type())
+        for (int d = 0; d < value.type().tensor_type().shape().dim_size(); ++d)
+          if (const auto &dim = value.type().tensor_type().shape().dim(d);
+              dim.has_dim_value() && dim.dim_value() < 0)
+            return "graph " +
+                   std::string(values == &graph.input() ? "input" : "output") +
+                   " '" + value.name() + "' declares dim " + std::to_string(d) +
+                   " as " + std::to_string(dim.dim_value()) +
+                   "; an extent is at least 0";
   StringSet<> defined;
   for (const auto &input : graph.input())
     defined.insert(input.name());
