@@ -719,10 +719,19 @@ OwningOpRef<ModuleOp> importONNX(StringRef path, StringRef contents,
       if (auto name = main.getArgAttrOfType<StringAttr>(i, "hps.name");
           name && marked(loaded.batchedInputs, name.getValue()))
         main.setArgAttr(i, "hps.batched", builder.getUnitAttr());
-    for (unsigned i = 0; i < main.getNumResults(); ++i)
+    for (unsigned i = 0; i < main.getNumResults(); ++i) {
+      // An output declared with an open leading dim follows the batch only
+      // where inference gives it the batch's extent: one computed from a
+      // fixed-size input is not batched (the runtime refused its bundle).
+      auto type = dyn_cast<RankedTensorType>(main.getResultTypes()[i]);
+      if (type &&
+          (type.getRank() == 0 ||
+           (!type.isDynamicDim(0) && type.getDimSize(0) != bindings.batch)))
+        continue;
       if (auto name = main.getResultAttrOfType<StringAttr>(i, "hps.name");
           name && marked(loaded.batchedOutputs, name.getValue()))
         main.setResultAttr(i, "hps.batched", builder.getUnitAttr());
+    }
   }
   return module;
 }
