@@ -136,8 +136,7 @@ void checkFaultsFitRanks(const std::vector<FaultSpec> &specs,
     const FaultSpec &spec = specs[i];
     for (size_t j = 0; j < i; ++j)
       if (specs[j].text == spec.text)
-        throw Error(source + spec.text +
-                    " is given twice; each fires once");
+        throw Error(source + spec.text + " is given twice; each fires once");
     if (!spec.host.empty())
       continue;
     const int count = spec.role == RankRole::Worker  ? ranks.workers

@@ -12,9 +12,9 @@
 #include <cctype>
 #include <chrono>
 #include <cstring>
-#include <new>
 #include <filesystem>
 #include <initializer_list>
+#include <new>
 #include <set>
 #include <utility>
 

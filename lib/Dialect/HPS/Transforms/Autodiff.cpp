@@ -210,10 +210,10 @@ LogicalResult AutodiffPass::run() {
                             << prediction.getType();
   // One class: every loss is 0 and nothing trains.
   if (*kind == LossKind::SoftmaxCE && predictionType.getDimSize(1) < 2)
-    return main.emitError() << "hps-autodiff: softmax-ce needs at least 2 "
-                               "classes, and the prediction "
-                            << prediction.getType()
-                            << " has 1; a single score trains with bce";
+    return main.emitError()
+           << "hps-autodiff: softmax-ce needs at least 2 "
+              "classes, and the prediction "
+           << prediction.getType() << " has 1; a single score trains with bce";
   for (unsigned i = 0, e = main.getNumArguments(); i < e; ++i)
     if (auto name = main.getArgAttrOfType<StringAttr>(i, "hps.name");
         name && name.getValue() == label)

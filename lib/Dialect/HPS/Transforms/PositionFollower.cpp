@@ -96,7 +96,8 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
   auto same = [&](Operation *reader) -> LogicalResult {
     for (const FollowedAxis &p : inputs)
       if (!(p == first))
-        return refuse(reader, "combines it with positions of another extent or axis");
+        return refuse(reader,
+                      "combines it with positions of another extent or axis");
     for (Value operand : reader->getOperands())
       if (!axisOf(operand) && isa<RankedTensorType>(operand.getType()) &&
           rankOf(operand) == rankOf(reader->getResult(0)) &&
@@ -277,7 +278,8 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
           if (!mine)
             return refuse(matmul, "contracts over that axis");
           if (to && *to != *mine)
-            return refuse(matmul, "combines it with positions of another extent or axis");
+            return refuse(
+                matmul, "combines it with positions of another extent or axis");
           to = mine;
         }
         // A batch axis pairs each position with the other operand's.
