@@ -360,6 +360,18 @@ openSource(const Bundle &bundle, const TrainerOptions &o, bool evaluation) {
                                                    std::move(reader));
 }
 
+/// The step of a loss-log line ("STEP LOSS", as the trainer writes it and
+/// nothing after), or std::nullopt for any other line.
+std::optional<long long> lossLogStep(const std::string &line) {
+  long long step = 0;
+  double loss = 0;
+  int used = 0;
+  if (std::sscanf(line.c_str(), "%lld %lf%n", &step, &loss, &used) != 2 ||
+      size_t(used) != line.size())
+    return std::nullopt;
+  return step;
+}
+
 /// The per-step loss log: new, or for a run resumed at `resumedStep` the
 /// lines of the steps through it (a killed run may have written later
 /// ones, which the resumed run writes again), rewritten in one rename. A
@@ -380,12 +392,9 @@ std::ofstream openLossLog(const std::string &path,
     bool gap = false;
     while (std::getline(in, line)) {
       ++lineNumber;
-      long long step = 0;
-      double loss = 0;
-      int used = 0;
-      const bool parsed =
-          std::sscanf(line.c_str(), "%lld %lf%n", &step, &loss, &used) == 2 &&
-          size_t(used) == line.size() && step >= 1;
+      const std::optional<long long> parsedStep = lossLogStep(line);
+      const bool parsed = parsedStep && *parsedStep >= 1;
+      const long long step = parsedStep.value_or(0);
       // A kill or a full disk can cut the last line short, even to one
       // that parses ("265 0.4042"): it is a step's to write again.
       if (in.eof())
@@ -487,15 +496,9 @@ void checkLossLogTarget(const Bundle &bundle, const TrainerOptions &o,
     return; // openLossLog reads it and refuses what is not a loss log.
   std::ifstream in(path);
   std::string line;
-  if (std::getline(in, line)) {
-    long long step = 0;
-    double loss = 0;
-    int used = 0;
-    if (std::sscanf(line.c_str(), "%lld %lf%n", &step, &loss, &used) != 2 ||
-        size_t(used) != line.size())
-      throw refuse("holds something other than a loss log (line 1: '" +
-                   line.substr(0, 60) + "'), which a new run would replace");
-  }
+  if (std::getline(in, line) && !lossLogStep(line))
+    throw refuse("holds something other than a loss log (line 1: '" +
+                 line.substr(0, 60) + "'), which a new run would replace");
 }
 
 /// Refuses a directory the run would write into only after training (a
