@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Checks what `heterps elastic serve` left in its state directory.
 
-  check_serve.py STATE --jobs N --samples S --min-resizes K
-      [--min-shrinks K] [--min-grows K] [--solo ID=LOG ... --auc-margin M]
+  check_serve.py STATE --jobs N --samples S [--samples ID=S ...]
+      --min-resizes K [--min-shrinks K] [--min-grows K]
+      [--solo ID=LOG ... --auc-margin M]
 
 Every job succeeded exactly once (the service started it once, its job
 directory's report.json says succeeded after one supervisor's life, with no
 restart, each attempt starting where the one before it stopped), and at
 least K resizes were applied across the jobs (of which at
-least so many to fewer and to more workers). With --solo, each named job's
+least so many to fewer and to more workers). Every job trained S samples,
+or the S given for its ID. With --solo, each named job's
 final eval AUC (in STATE/jobs/ID.log) is within M of the one in LOG, a run
 of the same job alone.
 """
@@ -30,7 +32,7 @@ def main():
     parser.add_argument("state")
     parser.add_argument("--jobs", type=int, required=True)
     parser.add_argument("--min-resizes", type=int, default=0)
-    parser.add_argument("--samples", type=int, required=True)
+    parser.add_argument("--samples", action="append", required=True)
     parser.add_argument("--min-shrinks", type=int, default=0)
     parser.add_argument("--min-grows", type=int, default=0)
     parser.add_argument("--solo", action="append", default=[])
@@ -39,6 +41,10 @@ def main():
     with open(os.path.join(args.state, "state.json")) as file:
         state = json.load(file)
     jobs = state["jobs"]
+    samples = {}
+    for value in args.samples:
+        job_id, _, count = value.rpartition("=")
+        samples[job_id] = int(count)
     errors = []
     if len(jobs) != args.jobs:
         errors.append("%d jobs, expected %d" % (len(jobs), args.jobs))
@@ -54,7 +60,7 @@ def main():
             report = json.load(file)
         if report["outcome"] != "succeeded" or report["restarts"] != 0:
             errors.append("%s: report %s, %d restarts" % (job["id"], report["outcome"], report["restarts"]))
-        if report["samples"] != args.samples:
+        if report["samples"] != samples.get(job["id"], samples.get("")):
             errors.append("%s trained %d samples" % (job["id"], report["samples"]))
         # Nothing trained twice or lost: the first attempt starts from step
         # 0 and each later one where the one before it stopped (a resize
