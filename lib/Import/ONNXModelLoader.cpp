@@ -876,6 +876,10 @@ LoadedModel loadONNXModel(StringRef path, StringRef contents,
   Error error;
   try {
     error = parseModel(path, contents, *model);
+    if (error.empty() && model->ir_version() > hps::kMaxONNXIRVersion)
+      error = "unsupported IR version " + std::to_string(model->ir_version()) +
+              " (the newest supported is " +
+              std::to_string(hps::kMaxONNXIRVersion) + ")";
     if (error.empty())
       error = checkOpsets(*model);
     if (error.empty())

@@ -20,6 +20,10 @@ constexpr int64_t kMinONNXOpset = 6;
 /// 20 is what torch.onnx's default exporter writes; from 23 it writes
 /// Attention and RMSNormalization.
 constexpr int64_t kMaxONNXOpset = 25;
+/// Newest IR (file format) version read: 14, ONNX 1.23's, which is also the
+/// newest onnxruntime 1.32 loads. A later IR may change what the file's
+/// fields mean; such a model is refused rather than guessed at.
+constexpr int64_t kMaxONNXIRVersion = 14;
 } // namespace heterps::hps
 
 #endif // HETERPS_DIALECT_HPS_IR_ONNXOPSETS_H
