@@ -4,6 +4,7 @@
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 
+#include "mlir/Rewrite/PatternApplicator.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -193,6 +194,38 @@ LogicalResult refuseDataDependentShapes(ModuleOp module) {
       });
 }
 
+/// Why the patterns of `node`'s op type and opset turn it down, as they
+/// said it with notifyMatchFailure, "; "-joined; empty if none said. The
+/// patterns are at their fixpoint, so trying them again changes nothing.
+std::string patternFailureReasons(OnnxNodeOp node,
+                                  const FrozenRewritePatternSet &patterns) {
+  struct Collector : public RewriterBase::Listener {
+    std::string reasons;
+    void notifyMatchFailure(Location loc,
+                            function_ref<void(Diagnostic &)> reason) override {
+      Diagnostic diag(loc, DiagnosticSeverity::Remark);
+      reason(diag);
+      std::string text = diag.str();
+      // A verifier's message starts with the hps op's name ("'hps.conv'
+      // op "), which the user never wrote.
+      if (StringRef(text).starts_with("'hps.")) {
+        size_t end = text.find("' op ");
+        if (end != std::string::npos)
+          text = text.substr(end + 5);
+      }
+      if (!text.empty() && reasons.find(text) == std::string::npos)
+        reasons += (reasons.empty() ? "" : "; ") + text;
+    }
+  } collector;
+  PatternRewriter rewriter(node.getContext());
+  rewriter.setListener(&collector);
+  rewriter.setInsertionPoint(node);
+  PatternApplicator applicator(patterns);
+  applicator.applyDefaultCostModel();
+  (void)applicator.matchAndRewrite(node, rewriter);
+  return collector.reasons;
+}
+
 struct LegalizeONNXPass
     : public heterps::hps::impl::HPSLegalizeONNXBase<LegalizeONNXPass> {
   using HPSLegalizeONNXBase::HPSLegalizeONNXBase;
@@ -320,6 +353,9 @@ struct LegalizeONNXPass
       else if (unknown)
         diag << ": its input " << unknown->getOperandNumber()
              << " has no known rank (its shape is computed at run time)";
+      else if (std::string why = patternFailureReasons(node, patterns);
+               !why.empty())
+        diag << ": " << why;
       else
         diag << " with these attributes and input types";
       if (nodes.size() > 1)

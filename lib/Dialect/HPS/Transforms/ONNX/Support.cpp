@@ -206,9 +206,12 @@ Value repeatAxes(ONNXNode node, PatternRewriter &rewriter, Value input,
   return reshapeTo(node, rewriter, copies, result);
 }
 
-bool verifiesQuietly(Operation *op) {
-  ScopedDiagnosticHandler quiet(op->getContext(),
-                                [](Diagnostic &) { return success(); });
+bool verifiesQuietly(Operation *op, std::string *firstError) {
+  ScopedDiagnosticHandler quiet(op->getContext(), [&](Diagnostic &diag) {
+    if (firstError && firstError->empty())
+      *firstError = diag.str();
+    return success();
+  });
   return succeeded(verify(op));
 }
 

@@ -100,17 +100,20 @@ mlir::Value denseFloatConstant(mlir::PatternRewriter &rewriter,
                                mlir::Type element,
                                llvm::ArrayRef<double> values);
 
-/// True if `op` verifies; its diagnostics are dropped.
-bool verifiesQuietly(mlir::Operation *op);
+/// True if `op` verifies. Its diagnostics are not reported; the first
+/// one's text goes to `firstError` where given.
+bool verifiesQuietly(mlir::Operation *op, std::string *firstError = nullptr);
 
-/// True if the op `build` creates with the OpBuilder it is given verifies.
-/// The builder is detached and the probe destroyed, never inserted: a
-/// pattern that fails must leave the IR as it found it.
+/// True if the op `build` creates with the OpBuilder it is given verifies;
+/// otherwise the verifier's first message goes to `why` where given. The
+/// builder is detached and the probe destroyed, never inserted: a pattern
+/// that fails must leave the IR as it found it.
 template <typename Build>
-bool probeVerifies(mlir::MLIRContext *context, Build &&build) {
+bool probeVerifies(mlir::MLIRContext *context, Build &&build,
+                   std::string *why = nullptr) {
   mlir::OpBuilder detached(context);
   mlir::Operation *probe = build(detached);
-  bool valid = verifiesQuietly(probe);
+  bool valid = verifiesQuietly(probe, why);
   probe->destroy();
   return valid;
 }
@@ -123,11 +126,15 @@ template <typename OpTy, typename... Args>
 mlir::LogicalResult replaceNodeChecked(ONNXNode node,
                                        mlir::PatternRewriter &rewriter,
                                        Args... args) {
-  if (!probeVerifies(rewriter.getContext(), [&](mlir::OpBuilder &builder) {
-        return builder.create<OpTy>(node.getLoc(), node.resultType(), args...);
-      }))
-    return rewriter.notifyMatchFailure(node.getOp(),
-                                       "the hps op would not verify");
+  std::string why;
+  if (!probeVerifies(
+          rewriter.getContext(),
+          [&](mlir::OpBuilder &builder) {
+            return builder.create<OpTy>(node.getLoc(), node.resultType(),
+                                        args...);
+          },
+          &why))
+    return rewriter.notifyMatchFailure(node.getOp(), why);
   return replaceNode<OpTy>(node, rewriter, args...);
 }
 

@@ -1,0 +1,19 @@
+// RUN: heterps-opt --hps-legalize-onnx=strict --split-input-file -verify-diagnostics %s
+
+// A node no pattern takes is named with what its pattern said, here the
+// hps op's verifier: the filter's channels times the group must be the
+// input's.
+func.func @conv_group_mismatch(%x: tensor<1x4x8x8xf32>, %w: tensor<6x3x3x3xf32>) -> tensor<1x6x6x6xf32> {
+  // expected-error @+1 {{no legalization for ONNX op 'Conv' (domain '', opset 13): input has 4 channels but filter expects 3 x group 2}}
+  %0 = hps.onnx_node "Conv"(%x, %w) {attrs = {group = 2 : i64}, domain = "", opset = 13 : i64} : (tensor<1x4x8x8xf32>, tensor<6x3x3x3xf32>) -> tensor<1x6x6x6xf32>
+  return %0 : tensor<1x6x6x6xf32>
+}
+
+// -----
+
+// A pattern's own refusal.
+func.func @dropout_training(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{no legalization for ONNX op 'Dropout' (domain '', opset 6): training mode (is_test=0)}}
+  %0 = hps.onnx_node "Dropout"(%x) {attrs = {is_test = 0 : i64}, domain = "", opset = 6 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
