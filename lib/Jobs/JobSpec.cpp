@@ -336,6 +336,8 @@ template <> struct MappingTraits<RawJob> {
                  c == '_' || c == '.';
         }))
       return "name '" + job.name + "' must be letters, digits, '-', '_' or '.'";
+    if (job.name == "." || job.name == "..")
+      return "name '" + job.name + "' names a directory; give the job a name";
     for (auto [field, range, highest] :
          {std::tuple<const char *, RawRange *, int64_t>{"workers", &job.workers,
                                                         kMostRanks},
@@ -343,8 +345,11 @@ template <> struct MappingTraits<RawJob> {
           {"batch", &job.batch, kMostBatch}})
       if (std::string why = checkRange(field, *range, 1, highest); !why.empty())
         return why;
-    if (job.gradientNoiseScale < 0)
-      return "gradient_noise_scale must not be negative";
+    // Not NaN or infinite either: the service's state is JSON, which has
+    // neither, and a submission holding one was dropped unread.
+    if (!std::isfinite(job.gradientNoiseScale) || job.gradientNoiseScale < 0)
+      return "gradient_noise_scale must be a finite number of samples, at "
+             "least 0";
     if (job.samples.has_value() == job.steps.has_value())
       return "give the job's length as exactly one of samples or steps "
              "(steps at the initial batch)";

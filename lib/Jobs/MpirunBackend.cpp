@@ -206,6 +206,10 @@ public:
     if (!child)
       return child.takeError();
     pid = *child;
+    heartbeatDirectory.clear();
+    for (const auto &[name, value] : request.environment)
+      if (name == "HETERPS_HEARTBEAT_DIR")
+        heartbeatDirectory = value;
     finished.reset();
     return Error::success();
   }
@@ -225,9 +229,7 @@ public:
                                              : -1;
     status.state =
         status.exitCode == 0 ? AttemptState::Succeeded : AttemptState::Failed;
-    // Ranks mpirun left behind (it does not wait for stopped ones) go with
-    // their group.
-    ::kill(-pid, SIGKILL);
+    endRanks();
     finished = status;
     pid = -1;
     return status;
@@ -243,6 +245,7 @@ public:
     ::kill(-pid, SIGKILL);
     int wstatus = 0;
     waitpid(pid, &wstatus, 0);
+    endRanks();
     AttemptStatus status;
     status.state = AttemptState::Failed;
     status.exitCode = 128 + SIGKILL;
@@ -266,8 +269,22 @@ public:
   }
 
 private:
+  /// Ends what is left of the attempt on this machine. Its launch and
+  /// mpirun are in the process group, but Open MPI gives every rank a
+  /// group of its own: with the launch killed, mpirun killed with it left
+  /// the ranks training and checkpointing into the next attempt. They carry
+  /// the attempt's heartbeat directory, as the leftovers of a killed
+  /// supervisor do.
+  void endRanks() {
+    ::kill(-pid, SIGKILL);
+    if (!heartbeatDirectory.empty())
+      killProcessesWithEnvironment("HETERPS_HEARTBEAT_DIR", heartbeatDirectory);
+  }
+
   BackendSpec spec;
   std::string jobDirectory;
+  /// The attempt's HETERPS_HEARTBEAT_DIR, which its processes carry.
+  std::string heartbeatDirectory;
   /// The hostfile's hosts, read once when the job starts.
   std::vector<HostSlots> hosts;
   pid_t pid = -1;

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -60,8 +61,25 @@ Error writeFileAtomically(const std::string &path, const std::string &text) {
   return Error::success();
 }
 
+/// `path` through its symlinks, as far as it exists. An attempt's processes
+/// carry its heartbeat directory in their environment, which is how a later
+/// supervisor or `job stop` finds what a killed one left running
+/// (LeftoverAttempt.cpp): every path to one job directory must give one
+/// string.
+static std::string resolvedPath(std::string path) {
+  std::error_code error;
+  std::filesystem::path resolved =
+      std::filesystem::weakly_canonical(path, error);
+  if (error)
+    return path;
+  std::string text = resolved.string();
+  while (text.size() > 1 && text.back() == '/')
+    text.pop_back();
+  return text;
+}
+
 JobFiles::JobFiles(std::string directoryPath)
-    : directory(std::move(directoryPath)) {
+    : directory(resolvedPath(std::move(directoryPath))) {
   auto in = [&](const char *name) {
     SmallString<256> path(directory);
     sys::path::append(path, name);
@@ -348,6 +366,22 @@ std::string firstOwnError(StringRef log) {
   return "";
 }
 
+/// mpirun's refusals that no restart changes, with what to do, or "".
+std::string firstMpirunRefusal(StringRef log) {
+  // (Open MPI words it so for one program, and so for several: a job's
+  // shards and workers.)
+  if (log.contains("There are not enough slots available in the system") ||
+      log.contains("All nodes which are allocated for this job are already "
+                   "filled"))
+    return "mpirun: there are not enough slots for the job's ranks (give a "
+           "backend hostfile with more slots, fewer workers or ps_shards, or "
+           "--oversubscribe in backend.mpirun_args)";
+  if (log.contains("mpirun has detected an attempt to run as root"))
+    return "mpirun refuses to run as root (add --allow-run-as-root to "
+           "backend.mpirun_args)";
+  return "";
+}
+
 std::string readWholeFile(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;
@@ -384,6 +418,8 @@ struct Supervisor::Impl {
   double lastStateWrite = 0;
   int64_t lastStateStep = -1;
   std::string resizeError;
+  /// A resize request to the shape the job already had, answered at once.
+  std::string noopResizeId;
   std::string engineId;
 
   Impl(Supervisor &self)
@@ -416,7 +452,9 @@ struct Supervisor::Impl {
                        {"engine_id", engineId},
                        {"resize_error", resizeError},
                        {"updated_at", now}};
-    if (!report.resizes.empty())
+    if (!noopResizeId.empty())
+      state["last_resize_id"] = noopResizeId;
+    else if (!report.resizes.empty())
       state["last_resize_id"] = report.resizes.back().id;
     std::string text;
     raw_string_ostream(text) << json::Value(std::move(state)) << "\n";
@@ -675,6 +713,16 @@ struct Supervisor::Impl {
       return std::nullopt;
     }
     resizeError.clear();
+    if (shape == current) {
+      // Answered as applied: a stop, checkpoint and relaunch would change
+      // nothing.
+      noopResizeId = request->id;
+      say("resize " + request->id + " asks for " + shape.describe() +
+          ", the job's shape; nothing to do");
+      writeState(true);
+      return std::nullopt;
+    }
+    noopResizeId.clear();
     return std::make_pair(*request, shape);
   }
 
@@ -1008,8 +1056,12 @@ JobReport Supervisor::Impl::run() {
     if (!firstStep && !trainedInThisRun && !self.stopRequested &&
         !report.failures.empty() &&
         (report.failures.back().kind == "exit" ||
-         report.failures.back().kind == "lost"))
-      startError = firstOwnError(readWholeFile(files.attemptLog(attempt)));
+         report.failures.back().kind == "lost")) {
+      const std::string log = readWholeFile(files.attemptLog(attempt));
+      startError = firstOwnError(log);
+      if (startError.empty())
+        startError = firstMpirunRefusal(log);
+    }
     if (!startError.empty()) {
       report.outcome = "failed";
       report.message = "attempt " + std::to_string(attempt) +

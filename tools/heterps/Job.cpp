@@ -313,8 +313,8 @@ int runJob(const std::vector<std::string> &args) {
                 "' is not a training bundle; compile the model with --train");
   if (llvm::Error error = checkJobAgainstBundle(job, bundle.batch()))
     throw Error(llvm::toString(std::move(error)));
-  jobDirectory = absoluteDirectory(jobDirectory);
-  JobFiles files(jobDirectory);
+  JobFiles files(absoluteDirectory(jobDirectory));
+  jobDirectory = files.directory;
   RuntimeProbe probe(rt::train::bundleIdentity(bundle));
   if (fs::exists(files.checkpoints)) {
     // Another job's checkpoints are an error now, not after a launch.

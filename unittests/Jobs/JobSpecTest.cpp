@@ -130,12 +130,19 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
   error = errorFor("samples: 8192", "samples: 8192\nsteps: 3");
   EXPECT_NE(error.find("exactly one of samples or steps"), std::string::npos)
       << error;
-  error = errorFor("samples: 8192", "samples: 8192\ngradient_noise_scale: -1");
-  EXPECT_NE(error.find("gradient_noise_scale must not be negative"),
-            std::string::npos)
-      << error;
+  for (const char *scale : {"-1", "nan", "1e999", "-inf"}) {
+    error = errorFor("samples: 8192", std::string("samples: 8192\n"
+                                                  "gradient_noise_scale: ") +
+                                          scale);
+    EXPECT_NE(error.find("gradient_noise_scale must be a finite number"),
+              std::string::npos)
+        << scale << ": " << error;
+  }
   error = errorFor("name: ctr", "name: a b");
   EXPECT_NE(error.find("name 'a b' must be"), std::string::npos) << error;
+  error = errorFor("name: ctr", "name: ..");
+  EXPECT_NE(error.find("name '..' names a directory"), std::string::npos)
+      << error;
   EXPECT_NE(parse("- a list\n"), "");
   // Nested 100,000 deep: LLVM's YAML reader would overflow the stack.
   error = errorFor("name: ctr", "name: " + std::string(100000, '[') +

@@ -34,7 +34,8 @@ def attempt_processes(heartbeats):
 
 def main():
     heterps, job, job_dir, step = sys.argv[1:5]
-    job_dir = os.path.abspath(job_dir)
+    # The supervisor names the directory by its real path.
+    job_dir = os.path.realpath(job_dir)
     supervisor = subprocess.Popen([heterps, "job", "run", job, "--job-dir", job_dir] + sys.argv[5:])
     deadline = time.time() + 300
     while True:
