@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import os
 from pathlib import Path
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Iterator, Mapping, Optional, Sequence
 
 from . import _checks, _heterps
 
@@ -66,3 +68,13 @@ def resolve(cache_dir: Optional[os.PathLike | str]) -> Path:
     if cache_dir is None:
         return default_cache_dir()
     return Path(_checks.path("cache_dir", cache_dir))
+
+
+@contextlib.contextmanager
+def locked(cache: Path) -> Iterator[None]:
+    """Holds the cache's lock: putting an entry in place (or a broken one
+    aside) is one step for every process that compiles into `cache`."""
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(cache / "bundles.lock", "a") as file:
+        fcntl.flock(file, fcntl.LOCK_EX)
+        yield

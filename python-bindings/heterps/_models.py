@@ -46,10 +46,33 @@ def _export_torch(model: Any, example_inputs: Optional[Any]) -> bytes:
         ) from None
     if example_inputs is None:
         raise ValueError(
-            "a PyTorch module needs example_inputs= (a tensor or a tuple of "
-            "tensors) to be exported to ONNX")
-    if not isinstance(example_inputs, tuple):
+            "a PyTorch module needs example_inputs= (a tensor, or a tuple or "
+            "list of tensors) to be exported to ONNX")
+    if isinstance(example_inputs, list):
+        example_inputs = tuple(example_inputs)
+    elif not isinstance(example_inputs, tuple):
         example_inputs = (example_inputs,)
+    # Exported as torch.onnx exports by default, in eval mode (BatchNorm's
+    # running statistics, no Dropout), and without side effects on the
+    # module: the forward that counts the outputs must not update those
+    # statistics or draw from torch's generators, and torch.onnx restores
+    # the root's mode to every submodule.
+    modes = ([(module, module.training) for module in model.modules()]
+             if isinstance(model, torch.nn.Module) else [])
+    devices = range(torch.cuda.device_count()) if torch.cuda.is_initialized() else []
+    try:
+        with torch.random.fork_rng(devices=devices):
+            if modes:
+                model.eval()
+            return _export(model, example_inputs)
+    finally:
+        for module, training in modes:
+            module.training = training
+
+
+def _export(model: Any, example_inputs: Tuple[Any, ...]) -> bytes:
+    import torch
+
     options = {}
     # torch 2.9+ exports through torch.export and onnxscript by default;
     # without onnxscript the TorchScript exporter still works.

@@ -53,7 +53,9 @@ class Bundle:
         self._session = _heterps.Session(
             os.fspath(self.path), _checks.integer("threads", threads, 0, 2 ** 31),
             _checks.boolean("gpu_stages_on_cpu", gpu_stages_on_cpu),
-            _checks.integer("frames_in_flight", frames_in_flight, 0, 2 ** 31))
+            # The runtime's bound, which it checks only as the first run
+            # starts the stages.
+            _checks.integer("frames_in_flight", frames_in_flight, 0, 65537))
         self.inputs: List[TensorInfo] = _infos(self._session.inputs)
         self.outputs: List[TensorInfo] = _infos(self._session.outputs)
         #: True when :func:`heterps.compile` found this bundle in its cache.
@@ -242,30 +244,35 @@ def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
         _heterps.compile(compile_options)
         return Bundle(path)
     target = cache / "bundles" / _cache.cache_key(data, cluster_text, keyed, read_files)
-    if (target / "manifest.json").exists():
-        try:
-            bundle = Bundle(target)
-            bundle.from_cache = True
-            return bundle
-        except _heterps.Error:
-            # A damaged entry (a disk filled up, a file removed): rebuild it.
-            shutil.rmtree(target, ignore_errors=True)
+    cached = _cached(target)
+    if cached is not None:
+        cached.from_cache = True
+        return cached
     target.parent.mkdir(parents=True, exist_ok=True)
-    # Built under a name of this call's own, then renamed into place: two
-    # processes compiling the same model do not write into one directory,
-    # and the one that loses the race opens the winner's bundle.
+    # Built under a name of this call's own, then put in place under the
+    # cache's lock: two processes compiling the same model do not write
+    # into one directory, the one that comes second opens the first one's
+    # bundle, and a broken entry is replaced by one of them only.
     building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     compile_options.output = os.fspath(building / "bundle")
     try:
         _heterps.compile(compile_options)
-        try:
-            os.rename(building / "bundle", target)
-        except OSError:
-            if not (target / "manifest.json").exists():
-                raise
+        with _cache.locked(cache):
+            if _cached(target) is None:
+                if os.path.lexists(target):
+                    os.rename(target, building / "broken")
+                os.rename(building / "bundle", target)
     finally:
         shutil.rmtree(building, ignore_errors=True)
     return Bundle(target)
+
+
+def _cached(entry: Path) -> Optional[Bundle]:
+    """The cache entry `entry`, opened; None where there is none or it
+    would not run (a disk that filled up, a file removed or overwritten)."""
+    if not entry.exists() or _heterps.bundle_run_error(os.fspath(entry)) is not None:
+        return None
+    return Bundle(entry)
 
 
 def place(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,

@@ -31,14 +31,18 @@ class Cluster:
         cluster = cls.__new__(cls)
         cluster._spec = None
         cluster._path = os.fspath(path)
+        from ._heterps import Error
+
         try:
             with open(cluster._path, "r", encoding="utf-8") as file:
                 cluster._text = file.read()
         except UnicodeDecodeError as error:
-            from ._heterps import Error
-
             raise Error(f"cannot read cluster file '{cluster._path}': byte "
                         f"{error.start} is not UTF-8 text") from None
+        except OSError as error:
+            # As a model file that cannot be read (the compiler's error).
+            raise Error(f"cannot read cluster file '{cluster._path}': "
+                        f"{error.strerror}") from None
         cluster.name = Path(cluster._path).stem
         return cluster
 

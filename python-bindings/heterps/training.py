@@ -117,6 +117,10 @@ def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.Tempor
             continue
         if not isinstance(value, np.ndarray):
             raise ValueError(f"{role} input '{name}' must be a numpy.ndarray or a .npy path")
+        # np.save would pickle the objects, which the trainer cannot read.
+        if value.dtype.hasobject:
+            raise ValueError(f"{role} input '{name}' holds Python objects (dtype {value.dtype}); "
+                             "give an array of numbers or bools")
         # The trainer maps its data from .npy files (arrays larger than
         # memory train too): arrays go to a scratch file for the run.
         if not scratch_holder:
@@ -125,7 +129,13 @@ def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.Tempor
         np.save(path, np.ascontiguousarray(value))
         files[name] = path
         if arrays is not None:
-            arrays[f"--{role}-input {name}={path}"] = f"the {role} array '{name}'"
+            # The trainer names a file after its flag, as NAME=FILE, or
+            # quoted; the longest first.
+            named = f"the {role} array '{name}'"
+            arrays[f"--{role}-input {name}={path}: '{path}'"] = named
+            arrays[f"--{role}-input {name}={path}"] = named
+            arrays[f"{name}={path}"] = named
+            arrays[f"'{path}'"] = named
     return "", files
 
 
@@ -182,7 +192,7 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
             None if pass_cache_device is None
             else _checks.text("pass_cache_device", pass_cache_device),
             None if sparse_staleness is None
-            else _checks.integer("sparse_staleness", sparse_staleness),
+            else _checks.integer("sparse_staleness", sparse_staleness, -(2 ** 31), 2 ** 31),
             _checks.integer("ps_memory_rows", ps_memory_rows),
             _optional_path("ps_storage_dir", ps_storage_dir),
             _checks.boolean("dense_parameters_on_gpu", dense_parameters_on_gpu))

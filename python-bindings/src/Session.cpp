@@ -41,6 +41,15 @@ py::tuple describe(const TensorSpec &spec) {
 } // namespace
 
 void bindSession(py::module_ &module) {
+  module.def(
+      "bundle_run_error",
+      [](const std::string &directory) {
+        py::gil_scoped_release release;
+        return driver::bundleRunError(directory);
+      },
+      py::arg("directory"),
+      "Why the bundle would not open or its CPU stages would not load as a "
+      "run loads them, or None (the compile cache's check of an entry).");
   py::class_<PySession>(module, "Session",
                         "A compiled bundle opened for inference.")
       .def(py::init([](const std::string &directory, int threads,

@@ -120,3 +120,55 @@ def test_a_damaged_stage_library_is_rebuilt(model, tmp_path):
     again = heterps.compile(model, cluster=str(LOCAL_CPU), cache_dir=tmp_path)
     assert not again.from_cache and again.path == first.path
     assert heterps.Bundle(again.path).run({"image": np.zeros(again.inputs[0].shape, np.float32)})
+
+
+@pytest.mark.parametrize("damage", ["removed", "zero-filled", "random bytes", "a directory"])
+def test_a_stage_library_that_would_not_load_is_rebuilt(model, tmp_path, damage):
+    """Opening a bundle reads its manifest and weights; its stages load on
+    the first run. A cache entry whose library would not load is built
+    anew, not handed back to fail every run."""
+    first = heterps.compile(model, cluster=str(LOCAL_CPU), cache_dir=tmp_path)
+    library = next(first.path.glob("stage_*.so"))
+    size = library.stat().st_size
+    library.unlink()
+    if damage == "zero-filled":
+        library.write_bytes(bytes(size))
+    elif damage == "random bytes":
+        library.write_bytes(np.random.default_rng(0).bytes(size))
+    elif damage == "a directory":
+        library.mkdir()
+    again = heterps.compile(model, cluster=str(LOCAL_CPU), cache_dir=tmp_path)
+    assert not again.from_cache and again.path == first.path
+    assert again.run({"image": np.zeros(again.inputs[0].shape, np.float32)})
+    assert heterps.compile(model, cluster=str(LOCAL_CPU), cache_dir=tmp_path).from_cache
+    assert entries(tmp_path) == [first.path.name]
+
+
+_COMPILE_IN_A_PROCESS = """
+import sys, heterps
+bundle = heterps.compile(sys.argv[1], cluster=sys.argv[2], cache_dir=sys.argv[3])
+print(bundle.path, bundle.from_cache)
+"""
+
+
+def test_an_entry_without_its_manifest_is_replaced_once(model, tmp_path):
+    """An entry left without manifest.json (its other files there) is
+    replaced; four processes compiling at once share the one new entry."""
+    import os
+    import subprocess
+    import sys
+
+    first = heterps.compile(model, cluster=str(LOCAL_CPU), cache_dir=tmp_path)
+    (first.path / "manifest.json").unlink()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    processes = [subprocess.Popen([sys.executable, "-c", _COMPILE_IN_A_PROCESS, model,
+                                   str(LOCAL_CPU), str(tmp_path)],
+                                  stdout=subprocess.PIPE, text=True, env=env)
+                 for _ in range(4)]
+    printed = [process.communicate()[0].split() for process in processes]
+    assert all(process.returncode == 0 for process in processes)
+    assert {path for path, _ in printed} == {str(first.path)}
+    assert entries(tmp_path) == [first.path.name]
+    again = heterps.compile(model, cluster=str(LOCAL_CPU), cache_dir=tmp_path)
+    assert again.from_cache
+    assert again.run({"image": np.zeros(again.inputs[0].shape, np.float32)})

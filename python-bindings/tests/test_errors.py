@@ -148,6 +148,8 @@ def test_bundle_options_are_typed_and_named(compiled):
             (dict(threads=3.5), TypeError, r"threads must be an integer"),
             (dict(threads=True), TypeError, r"threads must be an integer"),
             (dict(frames_in_flight=2 ** 31), ValueError, r"frames_in_flight=2147483648 is outside"),
+            # The runtime's bound, refused on opening rather than at the first run.
+            (dict(frames_in_flight=65537), ValueError, r"frames_in_flight=65537 is outside \[0, 65537\)"),
             (dict(gpu_stages_on_cpu="no"), TypeError, r"gpu_stages_on_cpu must be True or False")]:
         with pytest.raises(error, match=message):
             heterps.Bundle(bundle.path, **options)
@@ -168,3 +170,28 @@ def test_cluster_dicts_and_files(tmp_path):
     (tmp_path / "latin1.yaml").write_bytes(b"name: caf\xe9\n")
     with pytest.raises(heterps.Error, match=r"cannot read cluster file '.*latin1.yaml': byte 9 is not UTF-8"):
         heterps.Cluster.load(tmp_path / "latin1.yaml")
+    # A missing file is the compiler's error, as a missing model is.
+    with pytest.raises(heterps.Error, match=r"cannot read cluster file '.*missing.yaml': No such file"):
+        heterps.Cluster.load(tmp_path / "missing.yaml")
+    with pytest.raises(heterps.Error, match=r"cannot read cluster file '.*missing.yaml'"):
+        heterps.place(str(SHIPPED["mnist-mlp"].file), str(tmp_path / "missing.yaml"),
+                      cache_dir=tmp_path)
+
+
+def test_batched_inputs_that_disagree_are_both_named(tmp_path):
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["a", "b"], ["y"])], "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, ["N", 3]) for n in "ab"],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    session = heterps.InferenceSession(model, batch=2, cache_dir=tmp_path)
+    feeds = {"a": np.zeros((4, 3), np.float32), "b": np.zeros((3, 3), np.float32)}
+    message = r"batched inputs disagree on the number of samples: 'a' holds 4, 'b' holds 3"
+    with pytest.raises(heterps.Error, match=message):
+        session.run(None, feeds)
+    with pytest.raises(heterps.Error, match=message):
+        session.bundle.run(feeds)

@@ -50,3 +50,47 @@ def test_torch_module_trains(tmp_path):
     losses = [m["loss"] for m in bundle.train({info.name: x, "label": y}, steps=60, log_every=20)
               if m["kind"] == "train"]
     assert len(losses) == 3 and losses[-1] < losses[0]
+
+
+def test_a_module_in_train_mode_is_exported_as_it_was(tmp_path):
+    """A module in train mode is exported in eval mode, as torch.onnx
+    exports it, from the state it had: the call updates no BatchNorm
+    statistics, draws nothing from torch's generator and leaves every
+    submodule's mode as it was."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3),
+                                 torch.nn.Dropout(0.5), torch.nn.Sequential(torch.nn.Linear(3, 2)))
+    module[1].running_mean.fill_(0.5)
+    module[3].eval()
+    x = torch.randn(8, 4)
+    modes = [m.training for m in module.modules()]
+    norm = {name: value.clone() for name, value in module[1].state_dict().items()}
+    with torch.no_grad():
+        expected = module.eval()(x).numpy()
+    module.train()
+    module[3].eval()
+    generator = torch.get_rng_state()
+    session = heterps.InferenceSession(module, example_inputs=x, batch=8, cache_dir=tmp_path)
+    assert torch.equal(torch.get_rng_state(), generator)
+    assert [m.training for m in module.modules()] == modes
+    for name, value in module[1].state_dict().items():
+        assert torch.equal(value, norm[name]), name
+    [ours] = session.run(None, {"input_0": x.numpy()})
+    np.testing.assert_allclose(ours, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_example_inputs_as_a_list(tmp_path):
+    """A list of example inputs is one tensor per positional input, as a tuple."""
+    torch = pytest.importorskip("torch")
+
+    class Add(torch.nn.Module):
+        def forward(self, a, b):
+            return a + 2 * b
+
+    a, b = torch.ones(2, 3), torch.full((2, 3), 3.0)
+    bundle = heterps.compile(Add(), example_inputs=[a, b], batch=2, cache_dir=tmp_path)
+    assert [info.name for info in bundle.inputs] == ["input_0", "input_1"]
+    [result] = bundle.run({"input_0": a.numpy(), "input_1": b.numpy()}).values()
+    assert result.tolist() == [[7.0] * 3] * 2
+    assert heterps.compile(Add(), example_inputs=(a, b), batch=2, cache_dir=tmp_path).from_cache

@@ -81,6 +81,9 @@ def test_training_errors(training_bundle, compiled):
         training_bundle.train(task(64, 4), steps=1, seed=-1)
     with pytest.raises(ValueError, match=r"threads=1099511627776 is outside"):
         training_bundle.train(task(64, 4), steps=1, threads=2 ** 40)
+    # The trainer's field is 32 bits wide: pybind11 would refuse it unnamed.
+    with pytest.raises(ValueError, match=r"sparse_staleness=1099511627776 is outside"):
+        training_bundle.train(task(64, 4), steps=1, sparse_staleness=2 ** 40)
     assert next(iter(training_bundle.train(task(64, 4), steps=np.int64(1))))
     # One NaN feature would train every parameter it reaches to NaN.
     poisoned = task(64, 4)
@@ -92,6 +95,26 @@ def test_training_errors(training_bundle, compiled):
     poisoned["image"][63, 0, 0, 0] = -np.inf
     with pytest.raises(heterps.Error, match=r"sample 63 holds -inf"):
         training_bundle.train(task(64, 4), eval=poisoned, steps=1).run()
+
+
+def test_training_errors_name_the_arrays(training_bundle):
+    """Errors about arrays name them as given, wherever the trainer names
+    the scratch file it reads them from."""
+    data = task(64, 4)
+    data["label"] = data["label"][:50]
+    with pytest.raises(heterps.Error) as caught:
+        training_bundle.train(data, steps=1).run()
+    assert str(caught.value).endswith(
+        "the arrays disagree on the number of samples: the data array 'image' holds 64, "
+        "the data array 'label' holds 50")
+    data["label"] = task(64, 4)["label"].astype("<U2")
+    with pytest.raises(heterps.Error) as caught:
+        training_bundle.train(task(64, 4), eval=data, steps=1).run()
+    assert str(caught.value).startswith(
+        "the eval array 'label' is not a valid .npy file: element type '<U2' is not supported")
+    data["label"] = data["label"].astype(object)
+    with pytest.raises(ValueError, match=r"data input 'label' holds Python objects \(dtype object\)"):
+        training_bundle.train(data, steps=1)
 
 
 def test_ctrl_c_stops_training(training_bundle, tmp_path):

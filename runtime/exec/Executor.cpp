@@ -92,12 +92,52 @@ MicroBatchScope::MicroBatchScope(int64_t microBatch, int stage)
 
 MicroBatchScope::~MicroBatchScope() { currentContext = saved; }
 
-struct StageProgram::Library {
+struct StageEntryPoints {
   decltype(&hps_stage_create) create = nullptr;
   decltype(&hps_stage_run) run = nullptr;
   decltype(&hps_stage_destroy) destroy = nullptr;
   decltype(&hps_stage_buffers) buffers = nullptr; // stage ABI 6 and later
 };
+
+/// Binds the stage ABI's entry points of the dlopened `handle` into
+/// `library`; "" or why `path` is no stage program this runtime loads.
+static std::string bindStageLibrary(void *handle, const std::string &path,
+                                    StageEntryPoints &library) {
+  auto version = reinterpret_cast<decltype(&hps_stage_abi_version)>(
+      ::dlsym(handle, "hps_stage_abi_version"));
+  library.create = reinterpret_cast<decltype(library.create)>(
+      ::dlsym(handle, "hps_stage_create"));
+  library.run =
+      reinterpret_cast<decltype(library.run)>(::dlsym(handle, "hps_stage_run"));
+  library.destroy = reinterpret_cast<decltype(library.destroy)>(
+      ::dlsym(handle, "hps_stage_destroy"));
+  if (!version || !library.create || !library.run || !library.destroy)
+    return path + " is not a stage program";
+  if (version() < HPS_STAGE_ABI_OLDEST || version() > HPS_STAGE_ABI_VERSION)
+    return path + " was built for stage ABI " + std::to_string(version()) +
+           ", this runtime loads " + std::to_string(HPS_STAGE_ABI_OLDEST) +
+           " to " + std::to_string(HPS_STAGE_ABI_VERSION);
+  if (version() >= 6) {
+    library.buffers = reinterpret_cast<decltype(library.buffers)>(
+        ::dlsym(handle, "hps_stage_buffers"));
+    if (!library.buffers)
+      return path + " was built for stage ABI " + std::to_string(version()) +
+             " but lacks hps_stage_buffers";
+  }
+  return "";
+}
+
+std::string stageLibraryError(const std::string &path) {
+  void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle)
+    return "cannot load " + path + ": " + ::dlerror();
+  StageEntryPoints library;
+  std::string error = bindStageLibrary(handle, path, library);
+  // Closed again: a library rebuilt at this path must be the one a run
+  // then loads, not this one.
+  ::dlclose(handle);
+  return error;
+}
 
 const void *StageProgram::lookupTable(void *self, const char *name) {
   const Bundle &bundle = static_cast<StageProgram *>(self)->bundle;
@@ -217,7 +257,7 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
                            const StageBuffers &buffers,
                            const ExecutorOptions &options, int replicas)
     : bundle(bundle), stage(&spec), options(options),
-      library(std::make_unique<Library>()) {
+      library(std::make_unique<StageEntryPoints>()) {
   const StageSpec &stage = *this->stage;
   std::string kind = stage.gpu && !options.gpuStagesOnCpu ? "gpu" : "cpu";
   auto file = stage.libraries.find(kind);
@@ -238,28 +278,9 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
   void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!handle)
     throw Error(describe(stage) + ": cannot load " + path + ": " + ::dlerror());
-  auto version = reinterpret_cast<decltype(&hps_stage_abi_version)>(
-      ::dlsym(handle, "hps_stage_abi_version"));
-  library->create = reinterpret_cast<decltype(library->create)>(
-      ::dlsym(handle, "hps_stage_create"));
-  library->run = reinterpret_cast<decltype(library->run)>(
-      ::dlsym(handle, "hps_stage_run"));
-  library->destroy = reinterpret_cast<decltype(library->destroy)>(
-      ::dlsym(handle, "hps_stage_destroy"));
-  if (!version || !library->create || !library->run || !library->destroy)
-    throw Error(describe(stage) + ": " + path + " is not a stage program");
-  if (version() < HPS_STAGE_ABI_OLDEST || version() > HPS_STAGE_ABI_VERSION)
-    throw Error(describe(stage) + ": " + path + " was built for stage ABI " +
-                std::to_string(version()) + ", this runtime loads " +
-                std::to_string(HPS_STAGE_ABI_OLDEST) + " to " +
-                std::to_string(HPS_STAGE_ABI_VERSION));
-  if (version() >= 6) {
-    library->buffers = reinterpret_cast<decltype(library->buffers)>(
-        ::dlsym(handle, "hps_stage_buffers"));
-    if (!library->buffers)
-      throw Error(describe(stage) + ": " + path + " was built for stage ABI " +
-                  std::to_string(version()) + " but lacks hps_stage_buffers");
-  }
+  if (std::string error = bindStageLibrary(handle, path, *library);
+      !error.empty())
+    throw Error(describe(stage) + ": " + error);
   checkBuffers(buffers);
 
   HpsStageConfig config{};
@@ -543,17 +564,18 @@ std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
                 " inputs, got " + std::to_string(inputs.size()));
   // Samples in this call: batched inputs agree on dim 0.
   int64_t samples = -1;
+  const InputSpec *first = nullptr;
   for (size_t i = 0; i < specs.size(); ++i) {
     const InputSpec &spec = specs[i];
     const TensorView &tensor = inputs[i];
     checkInput(spec, tensor.dtype, tensor.shape);
     if (spec.batched) {
       if (samples >= 0 && samples != tensor.shape[0])
-        throw Error("batched inputs disagree on the number of samples (" +
-                    std::to_string(samples) + " vs " +
-                    std::to_string(tensor.shape[0]) + " in '" + spec.name +
-                    "')");
+        throw Error("batched inputs disagree on the number of samples: '" +
+                    first->name + "' holds " + std::to_string(samples) + ", '" +
+                    spec.name + "' holds " + std::to_string(tensor.shape[0]));
       samples = tensor.shape[0];
+      first = first ? first : &spec;
     }
   }
   int64_t batch = bundle.batch() > 0 ? bundle.batch() : 1;

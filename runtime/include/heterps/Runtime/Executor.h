@@ -142,6 +142,14 @@ struct StageBuffers {
   std::vector<uint64_t> inputs, outputs;
 };
 
+/// The stage ABI's entry points of a loaded stage library (Executor.cpp).
+struct StageEntryPoints;
+
+/// "" when the stage library `path` loads as a run loads it (a stage
+/// program of a stage ABI this runtime takes), else why not. The library
+/// is unloaded again.
+std::string stageLibraryError(const std::string &path);
+
 /// The replicas of one stage, loaded and created in this process: what the
 /// executor runs per stage, and what a stage rank of an MPI job runs alone.
 class StageProgram {
@@ -172,8 +180,7 @@ private:
   const Bundle &bundle;
   const StageSpec *stage;
   ExecutorOptions options;
-  struct Library; // the stage ABI's entry points
-  std::unique_ptr<Library> library;
+  std::unique_ptr<StageEntryPoints> library;
   std::vector<void *> instances;
 
   /// Throws Error naming the stage unless its library takes `buffers`
