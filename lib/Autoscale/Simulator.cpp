@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <optional>
 
 using namespace llvm;
 
@@ -271,12 +272,15 @@ Expected<SimulationResult> simulate(const std::vector<WorkloadJob> &workload,
   result.window = window;
   const double horizon =
       options.horizon > 0 ? options.horizon : window + 30 * 86400.0;
-  // Submission order for FIFO.
+  // Submission order, for FIFO and every tie after it (the allocator's
+  // job order, placement): by time, then name (unique), so that the order
+  // of the workload's rows changes nothing.
   std::vector<size_t> order(jobs.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
-  llvm::stable_sort(order, [&](size_t a, size_t b) {
-    return jobs[a].submit < jobs[b].submit;
+  llvm::sort(order, [&](size_t a, size_t b) {
+    return std::make_pair(jobs[a].submit, StringRef(jobs[a].spec->name)) <
+           std::make_pair(jobs[b].submit, StringRef(jobs[b].spec->name));
   });
 
   double now = 0;
@@ -284,9 +288,20 @@ Expected<SimulationResult> simulate(const std::vector<WorkloadJob> &workload,
   while (finished < jobs.size() && now < horizon) {
     // Jobs the policy sees: arrived, not finished, not dropped.
     std::vector<size_t> active;
+    std::optional<double> nextArrival;
     for (size_t i : order)
-      if (jobs[i].submit <= now && !jobs[i].done && jobs[i].reason.empty())
-        active.push_back(i);
+      if (!jobs[i].done && jobs[i].reason.empty()) {
+        if (jobs[i].submit <= now)
+          active.push_back(i);
+        else if (!nextArrival)
+          nextArrival = jobs[i].submit;
+      }
+    // An idle cluster waits for the next arrival at the first decision
+    // after it, not one interval at a time (a trace may idle for years).
+    if (active.empty() && nextArrival) {
+      now = std::ceil(*nextArrival / options.interval) * options.interval;
+      continue;
+    }
     // What each active job should run with: (GPUs, batch); 0 GPUs: queued.
     std::map<size_t, std::pair<int, int64_t>> decision;
     if (options.policy == Policy::Static) {
@@ -376,7 +391,11 @@ Expected<SimulationResult> simulate(const std::vector<WorkloadJob> &workload,
 
     // Apply: release what changed first, then place, largest first.
     std::vector<size_t> moved;
-    for (auto &[i, shape] : decision) {
+    for (size_t i : active) {
+      auto decided = decision.find(i);
+      if (decided == decision.end())
+        continue;
+      const std::pair<int, int64_t> &shape = decided->second;
       Job &job = jobs[i];
       if (shape.first == job.gpus) {
         job.batch = shape.second ? shape.second : job.batch; // batch: free
@@ -444,8 +463,11 @@ Expected<SimulationResult> simulate(const std::vector<WorkloadJob> &workload,
   }
   result.completed = jcts.size();
   result.queuedOrDropped = result.jobs - result.completed;
-  if (result.completed < result.jobs)
-    result.makespan = std::max(result.makespan, now);
+  // Jobs still queued or running at the end make it at least the end;
+  // dropped ones (larger than the cluster) never ran and do not count.
+  if (llvm::any_of(
+          jobs, [](const Job &job) { return !job.done && job.reason.empty(); }))
+    result.makespan = std::max(result.makespan, std::min(now, horizon));
   if (!jcts.empty()) {
     llvm::sort(jcts);
     double sum = 0;

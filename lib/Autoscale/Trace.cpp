@@ -177,6 +177,12 @@ Error parseSteps(StringRef text, StringRef file, bool byPlacement,
       return fileError(file, row.line,
                        "nodes, replicas, local batch and step time must be "
                        "positive (and replicas at least the nodes)");
+    // The synchronisation is a part of the step: a step of accumulated
+    // micro-batches repeats the rest, and would take no time without it.
+    if (sample.syncTime >= sample.stepTime)
+      return fileError(file, row.line,
+                       "sync_time must be below step_time (it is a part of "
+                       "the step)");
     if (byPlacement)
       trace.placements[placement].push_back(sample);
     else

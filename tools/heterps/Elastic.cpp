@@ -46,7 +46,7 @@ const char *const kUsage =
     "      [--policy static|fixed-batch|elastic|elastic-srtf|all] [--load X]\n"
     "      [--json] [--per-job] [--nodes N] [--gpus-per-node G]\n"
     "      [--interval SECONDS] [--resize-cost SECONDS] [--hysteresis H]\n"
-    "      [--horizon SECONDS]\n"
+    "      [--horizon SECONDS] [--max-gpus-per-job G]\n"
     "  heterps elastic simulate --cluster FILE.yaml [--priced-mix N]\n"
     "      [--seed S] [--rate JOBS_PER_HOUR]\n"
     "      [--objective value|cost|baseline|all]\n"
@@ -326,10 +326,12 @@ int simulateCommand(ArrayRef<std::string> args) {
       !flags.number("max-gpus-per-job", maxPerJob, true) ||
       !flags.within("load", base.load, 0.01, 100, "times the trace's rate") ||
       !flags.within("interval", base.interval, 1, 86400, "seconds") ||
-      !flags.within("resize-cost", base.resizeCost, 0, 86400, "seconds"))
+      !flags.within("resize-cost", base.resizeCost, 0, 86400, "seconds") ||
+      !flags.within("horizon", base.horizon, 0, 1e9, "seconds"))
     return fail("simulate", flags.error);
   if (nodes != std::floor(nodes) || gpus != std::floor(gpus) ||
-      maxPerJob != std::floor(maxPerJob) || nodes > 4096 || gpus > 64)
+      maxPerJob != std::floor(maxPerJob) || nodes > 4096 || gpus > 64 ||
+      maxPerJob > 4096 * 64)
     return fail("simulate", "--nodes, --gpus-per-node and --max-gpus-per-job "
                             "take whole numbers (at most 4096 nodes of 64)");
   base.nodes = int(nodes);

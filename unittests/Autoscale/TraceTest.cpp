@@ -168,6 +168,12 @@ TEST(TraceTest, MalformedTraceFilesNameFileAndLine) {
                 "s.csv", trace)),
             "s.csv:2: error: nodes, replicas, local batch and step time must "
             "be positive (and replicas at least the nodes)");
+  // A step of accumulated micro-batches would take no time (or less).
+  EXPECT_EQ(errorOf(parsePlacements("placement,local_bsz,step_time,sync_time\n"
+                                    "1,10,0.5,0.5\n",
+                                    "p.csv", trace)),
+            "p.csv:2: error: sync_time must be below step_time (it is a part "
+            "of the step)");
   EXPECT_EQ(errorOf(parseValidation("progress,iteration,metric,grad_sqr,"
                                     "grad_var\n2,1,0,1,1\n1,2,0,1,1\n",
                                     "v.csv")),
