@@ -6,6 +6,7 @@
 
 #include "heterps/Autoscale/Service.h"
 #include "heterps/Autoscale/Allocator.h"
+#include "heterps/Jobs/Backend.h"
 #include "heterps/Jobs/JobSpec.h"
 #include "heterps/Jobs/Process.h"
 #include "heterps/Jobs/Supervisor.h"
@@ -125,6 +126,7 @@ static json::Object jobJson(const ServiceJob &job) {
       {"batch", job.batch},
       {"pid", job.pid},
       {"starts", job.starts},
+      {"supervisor_losses", job.supervisorLosses},
       {"resizes", job.resizes},
       {"pending_resize", job.pendingResize},
       {"cancel_requested", job.cancelRequested},
@@ -190,6 +192,7 @@ static Expected<ServiceJob> jobFromJson(const json::Object &o) {
   job.batch = integer("batch");
   job.pid = int(integer("pid"));
   job.starts = int(integer("starts"));
+  job.supervisorLosses = int(integer("supervisor_losses"));
   job.resizes = int(integer("resizes"));
   job.pendingResize = str("pending_resize");
   job.cancelRequested = o.getBoolean("cancel_requested").value_or(false);
@@ -777,6 +780,9 @@ Expected<std::string> adjustedJobFile(const ServiceJob &job) {
   return out;
 }
 
+/// Supervisors lost (killed without a report) before a job is given up.
+constexpr int kMostSupervisorLosses = 3;
+
 class Loop {
 public:
   Loop(const ServiceOptions &options, std::ostream &log)
@@ -817,6 +823,10 @@ private:
   void readInbox();
   void observe(ServiceJob &job);
   void end(ServiceJob &job, const std::string &why);
+  /// A job whose supervisor ended without writing its report: ends what
+  /// that supervisor left running, and starts a new one unless the job was
+  /// cancelled or lost too many. True if it started one.
+  bool supervisorLost(ServiceJob &job, const jobs::JobFiles &jobFiles);
   void replan();
   void start(ServiceJob &job, const std::string &reason, double gain);
   void resize(ServiceJob &job, int workers, int64_t batch,
@@ -917,9 +927,12 @@ void Loop::readInbox() {
 }
 
 void Loop::end(ServiceJob &job, const std::string &why) {
-  std::string report = jobs::JobFiles(files.jobDirectory(job.id)).report;
+  jobs::JobFiles jobFiles(files.jobDirectory(job.id));
+  std::optional<std::string> reportText = readFile(jobFiles.report);
+  if (!reportText && supervisorLost(job, jobFiles))
+    return;
   std::string outcome = "failed", message = "no report.json";
-  if (std::optional<std::string> text = readFile(report)) {
+  if (const std::optional<std::string> &text = reportText) {
     if (Expected<json::Value> v = json::parse(*text)) {
       if (const json::Object *o = v->getAsObject()) {
         outcome = o->getString("outcome").value_or("failed").str();
@@ -945,6 +958,38 @@ void Loop::end(ServiceJob &job, const std::string &why) {
               (message.empty() ? "" : ": " + message)});
   triggers.push_back((outcome == "succeeded" ? "completion of " : "end of ") +
                      job.id);
+}
+
+bool Loop::supervisorLost(ServiceJob &job, const jobs::JobFiles &jobFiles) {
+  // A supervisor killed (SIGKILL, the out-of-memory killer) leaves its
+  // attempt training in the job's slots: end it first, whatever comes next.
+  std::string engineId;
+  if (std::optional<std::string> text = readFile(jobFiles.state)) {
+    if (Expected<json::Value> v = json::parse(*text)) {
+      if (const json::Object *o = v->getAsObject())
+        engineId = o->getString("engine_id").value_or("").str();
+    } else {
+      consumeError(v.takeError());
+    }
+  }
+  const std::string ended =
+      jobs::endLeftoverAttempt(engineId, jobFiles.heartbeats);
+  if (!ended.empty())
+    log << "heterps elastic: " << job.id << ": " << ended << "\n";
+  if (job.cancelRequested || job.supervisorLosses >= kMostSupervisorLosses)
+    return false;
+  // The job is not lost with it: a new supervisor on the same directory
+  // resumes from the newest checkpoint, in the allocation the job holds.
+  job.supervisorLosses++;
+  decide({0, job.id, "supervisor-lost", job.workers, job.batch,
+          formatv("its supervisor ended without a report ({0} of at most {1} "
+                  "times); starting it again",
+                  job.supervisorLosses, kMostSupervisorLosses)
+              .str()});
+  job.pid = 0;
+  job.pendingResize.clear();
+  start(job, "a new supervisor after the loss of the last", 0);
+  return true;
 }
 
 void Loop::observe(ServiceJob &job) {

@@ -56,6 +56,9 @@ struct ServiceJob {
   int64_t batch = 0;
   int pid = 0;    // its `heterps job run` process
   int starts = 0; // how many times the service started it (should be 1)
+  /// How often its supervisor ended without a report (killed) and the
+  /// service started it again.
+  int supervisorLosses = 0;
   int resizes = 0;
   std::string pendingResize; // id of a resize not yet applied
   bool cancelRequested = false;
