@@ -88,8 +88,11 @@ public:
     // geometric grid between the smallest and largest.
     for (auto &[batch, rows] : model.traces().validation)
       batches.push_back(batch);
-    for (double b = model.initBatch(); b < model.maxBatch(); b *= M_SQRT2)
-      batches.push_back(int64_t(std::llround(b)));
+    double grid = model.initBatch();
+    while (grid < model.maxBatch()) {
+      batches.push_back(int64_t(std::llround(grid)));
+      grid *= M_SQRT2;
+    }
     llvm::sort(batches);
     batches.erase(std::unique(batches.begin(), batches.end()), batches.end());
   }

@@ -54,6 +54,17 @@ def submit(heterps, state, path):
     return out.stdout.split()[-1]
 
 
+def stop(service, who):
+    """Stops the service with SIGTERM, as a user would; bounded."""
+    if service.poll() is None:
+        service.send_signal(signal.SIGTERM)
+        try:
+            service.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            service.kill()
+            sys.exit(who + ": the service did not stop on SIGTERM")
+
+
 def main():
     args = sys.argv[1:]
     keep = args[0] == "--keep-service"
@@ -83,13 +94,7 @@ def main():
                        for i in ids)
         wait("every job to end", done)
     finally:
-        if service.poll() is None:
-            service.send_signal(signal.SIGTERM)
-            try:
-                service.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                service.kill()
-                sys.exit("drive_service: the service did not stop on SIGTERM")
+        stop(service, "drive_service")
     sys.stderr.write("drive_service: service exit %d\n" % service.returncode)
 
 

@@ -17,30 +17,9 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from drive_service import job, status, submit, wait  # noqa: E402
-
-
-def attempt_processes(heartbeats):
-    entry = ("HETERPS_HEARTBEAT_DIR=" + heartbeats).encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/environ" % name, "rb") as file:
-                if entry in file.read().split(b"\0"):
-                    found.append(int(name))
-        except OSError:
-            pass
-    return found
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as file:
-            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+from drive_service import job, status, stop, submit, wait  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from attempt_processes import alive, attempt_processes  # noqa: E402
 
 
 def main():
@@ -66,13 +45,7 @@ def main():
         print("%s: %s" % (job_id, job(status(heterps, state), job_id).get("phase")))
         print("first attempt outlived its supervisor: %s" % ("yes" if left else "no"))
     finally:
-        if service.poll() is None:
-            service.send_signal(signal.SIGTERM)
-            try:
-                service.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                service.kill()
-                sys.exit("kill_job_supervisor: the service did not stop on SIGTERM")
+        stop(service, "kill_job_supervisor")
 
 
 if __name__ == "__main__":

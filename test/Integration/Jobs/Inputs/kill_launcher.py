@@ -12,45 +12,16 @@ attempt (its environment names the job's heartbeat directory). Once the
 supervisor starts attempt 2, prints which of them still run, then waits for
 the job and prints its exit code. Every wait is bounded.
 """
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
 
-
-def attempt_processes(heartbeats):
-    entry = ("HETERPS_HEARTBEAT_DIR=" + heartbeats).encode()
-    found = {}
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/environ" % name, "rb") as file:
-                if entry not in file.read().split(b"\0"):
-                    continue
-            with open("/proc/%s/cmdline" % name, "rb") as file:
-                found[int(name)] = file.read().split(b"\0")
-        except OSError:
-            pass
-    return found
-
-
-def alive(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as file:
-            return file.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def read_state(job_dir):
-    try:
-        with open(os.path.join(job_dir, "state.json")) as file:
-            return json.load(file)
-    except (OSError, ValueError):
-        return {}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from attempt_processes import alive, attempt_processes  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from drive_job import state  # noqa: E402
 
 
 def wait_for(what, predicate, supervisor, deadline):
@@ -68,15 +39,15 @@ def main():
     job_dir = os.path.realpath(job_dir)
     supervisor = subprocess.Popen([heterps, "job", "run", job, "--job-dir", job_dir] + sys.argv[5:])
     deadline = time.time() + 300
-    wait_for("step " + step, lambda: read_state(job_dir).get("phase") == "running"
-             and read_state(job_dir).get("step", 0) >= int(step), supervisor, deadline)
+    wait_for("step " + step, lambda: state(job_dir).get("phase") == "running"
+             and state(job_dir).get("step", 0) >= int(step), supervisor, deadline)
     processes = attempt_processes(os.path.join(job_dir, "heartbeats"))
     launches = [pid for pid, argv in processes.items() if len(argv) > 1 and argv[1] == b"launch"]
     if len(launches) != 1:
         sys.exit("expected one launch process, found %d" % len(launches))
     os.kill(launches[0], signal.SIGKILL)
     print("killed the launch; %d other processes of attempt 1" % (len(processes) - 1))
-    wait_for("attempt 2", lambda: read_state(job_dir).get("attempt", 0) >= 2, supervisor, deadline)
+    wait_for("attempt 2", lambda: state(job_dir).get("attempt", 0) >= 2, supervisor, deadline)
     left = [pid for pid in processes if pid != launches[0] and alive(pid)]
     print("attempt 1 still runs at attempt 2: %s" % (" ".join(map(str, left)) if left else "nothing"))
     try:

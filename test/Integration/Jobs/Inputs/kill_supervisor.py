@@ -16,20 +16,8 @@ import subprocess
 import sys
 import time
 
-
-def attempt_processes(heartbeats):
-    entry = ("HETERPS_HEARTBEAT_DIR=" + heartbeats).encode()
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open("/proc/%s/environ" % name, "rb") as file:
-                if entry in file.read().split(b"\0"):
-                    found.append(int(name))
-        except OSError:
-            pass
-    return found
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from attempt_processes import attempt_processes  # noqa: E402
 
 
 def main():
