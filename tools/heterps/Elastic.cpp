@@ -99,6 +99,11 @@ struct Flags {
         error = "unknown flag '" + words[i] + "'";
         return false;
       }
+      // A flag given twice is refused: the last would win unsaid.
+      if (values.count(name)) {
+        error = "flag '--" + name + "' is given twice";
+        return false;
+      }
       if (is_contained(switches, name)) {
         values[name] = "1";
         continue;
