@@ -73,3 +73,20 @@ func.func @gemm_6(%a: tensor<2x3xf32>, %b: tensor<3x4xf32>, %c: tensor<4xf32>, %
   %1 = hps.onnx_node "Gemm"(%a, %b, %full) {attrs = {}, domain = "", opset = 6 : i64} : (tensor<2x3xf32>, tensor<3x4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32>
   return %0, %1 : tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// f64 (and integers): hps.gemm's kernels take f32 only, so the product is
+// an hps.matmul (exact loops), with the transposes, alpha and beta apart.
+// CHECK-LABEL: func @gemm_f64
+func.func @gemm_f64(%a: tensor<3x2xf64>, %b: tensor<4x3xf64>, %c: tensor<4xf64>) -> tensor<2x4xf64> {
+  // CHECK: %[[A:.*]] = hps.transpose %arg0 {perm = array<i64: 1, 0>} : (tensor<3x2xf64>) -> tensor<2x3xf64>
+  // CHECK: %[[B:.*]] = hps.transpose %arg1 {perm = array<i64: 1, 0>} : (tensor<4x3xf64>) -> tensor<3x4xf64>
+  // CHECK: %[[P:.*]] = hps.matmul %[[A]], %[[B]] : (tensor<2x3xf64>, tensor<3x4xf64>) -> tensor<2x4xf64>
+  // CHECK: %[[S:.*]] = hps.mul %[[P]], %{{.*}} : tensor<2x4xf64>, tensor<f64> -> tensor<2x4xf64>
+  // CHECK: %[[C:.*]] = hps.mul %arg2, %{{.*}} : tensor<4xf64>, tensor<f64> -> tensor<4xf64>
+  // CHECK: hps.add %[[S]], %[[C]] : tensor<2x4xf64>, tensor<4xf64> -> tensor<2x4xf64>
+  // CHECK-NOT: hps.gemm
+  %0 = hps.onnx_node "Gemm"(%a, %b, %c) {attrs = {alpha = 2.0 : f32, beta = 0.5 : f32, transA = 1 : i64, transB = 1 : i64}, domain = "", opset = 13 : i64} : (tensor<3x2xf64>, tensor<4x3xf64>, tensor<4xf64>) -> tensor<2x4xf64>
+  return %0 : tensor<2x4xf64>
+}

@@ -24,6 +24,41 @@ namespace {
 
 /// Gemm: Y = alpha * op(A) op(B) + beta * C with A and B 2-D. Before opset 11
 /// a node without C is malformed and stays generic.
+/// Gemm of f64 or integers: hps.gemm's kernels (oneDNN, cuBLAS) take f32,
+/// hps.matmul's exact loops the rest. Y = alpha * op(A) op(B) + beta * C.
+LogicalResult decomposeGemm(ONNXNode node, PatternRewriter &rewriter,
+                            bool transA, bool transB) {
+  auto result = dyn_cast<RankedTensorType>(node.resultType());
+  auto a = rankedShape(node.input(0)), b = rankedShape(node.input(1));
+  if (!result || !a || !b || a->size() != 2 || b->size() != 2)
+    return fail(node, rewriter, "unranked operands");
+  Location loc = node.getLoc();
+  Type element = result.getElementType();
+  DeviceAttr device;
+  auto transposed = [&](Value value, ArrayRef<int64_t> shape) -> Value {
+    return rewriter.create<TransposeOp>(
+        loc, RankedTensorType::get({shape[1], shape[0]}, element), value,
+        rewriter.getDenseI64ArrayAttr({1, 0}), device);
+  };
+  Value lhs = transA ? transposed(node.input(0), *a) : node.input(0);
+  Value rhs = transB ? transposed(node.input(1), *b) : node.input(1);
+  Value y = rewriter.create<MatMulOp>(loc, result, lhs, rhs, device);
+  const double alpha = node.getFloat("alpha", 1.0f);
+  const double beta = node.getFloat("beta", 1.0f);
+  if (alpha != 1)
+    y = rewriter.create<MulOp>(
+        loc, result, y, scalarConstant(rewriter, loc, element, alpha), device);
+  if (Value c = node.input(2)) {
+    if (beta != 1)
+      c = rewriter.create<MulOp>(loc, c.getType(), c,
+                                 scalarConstant(rewriter, loc, element, beta),
+                                 device);
+    y = rewriter.create<AddOp>(loc, result, y, c, device);
+  }
+  replaceNodeWith(node, y, rewriter);
+  return success();
+}
+
 LogicalResult legalizeGemm(ONNXNode node, PatternRewriter &rewriter) {
   if (node.getOpset() < 11 && !node.input(2))
     return fail(node, rewriter, "C is required before opset 11");
@@ -31,6 +66,10 @@ LogicalResult legalizeGemm(ONNXNode node, PatternRewriter &rewriter) {
   std::optional<bool> transB = getFlag(node, "transB");
   if (!transA || !transB)
     return fail(node, rewriter, "transA/transB must be 0 or 1");
+  if (auto type = dyn_cast<ShapedType>(node.resultType());
+      type &&
+      (type.getElementType().isF64() || type.getElementType().isInteger()))
+    return decomposeGemm(node, rewriter, *transA, *transB);
   return replaceNodeChecked<GemmOp>(
       node, rewriter, node.input(0), node.input(1), node.input(2),
       rewriter.getF32FloatAttr(node.getFloat("alpha", 1.0f)),
