@@ -336,6 +336,11 @@ template <> struct MappingTraits<RawJob> {
                  c == '_' || c == '.';
         }))
       return "name '" + job.name + "' must be letters, digits, '-', '_' or '.'";
+    // It names files (the service's "NAME-submitted-PID-TIME.yaml"), and a
+    // file name has at most 255 bytes.
+    if (job.name.size() > 128)
+      return "name '" + job.name.substr(0, 20) + "...' is " +
+             std::to_string(job.name.size()) + " characters long; at most 128";
     if (job.name == "." || job.name == "..")
       return "name '" + job.name + "' names a directory; give the job a name";
     for (auto [field, range, highest] :

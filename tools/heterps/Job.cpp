@@ -401,6 +401,15 @@ int runJob(const std::vector<std::string> &args) {
   return report.outcome == "succeeded" ? 0 : 1;
 }
 
+/// "; it has ended: succeeded" for a job whose supervisor finished it, or
+/// "" (a job whose supervisor was killed is still running).
+std::string endedPhase(const llvm::json::Object &state) {
+  llvm::StringRef phase = state.getString("phase").value_or("");
+  if (phase == "succeeded" || phase == "failed" || phase == "stopped")
+    return "; it has ended: " + phase.str();
+  return "";
+}
+
 int resizeJob(const std::vector<std::string> &args) {
   if (args.empty())
     throw Error(std::string("job resize needs a job directory\n") + kUsage);
@@ -408,7 +417,8 @@ int resizeJob(const std::vector<std::string> &args) {
   readState(files);
   if (!supervised(files))
     throw Error("job '" + files.directory +
-                "' has no running supervisor to resize it");
+                "' has no running supervisor to resize it" +
+                endedPhase(readState(files)));
   ResizeRequest request;
   double wait = 600;
   Flags flags({args.begin() + 1, args.end()});
@@ -502,7 +512,8 @@ int stopJob(const std::vector<std::string> &args) {
     const std::string ended = endLeftoverAttempt(
         state.getString("engine_id").value_or("").str(), files.heartbeats);
     if (ended.empty())
-      throw Error("job '" + files.directory + "' has no running supervisor");
+      throw Error("job '" + files.directory + "' has no running supervisor" +
+                  endedPhase(state));
     std::cout << "the job's supervisor is gone; " << ended
               << " (`heterps job run` resumes the job from its newest "
                  "checkpoint)\n";

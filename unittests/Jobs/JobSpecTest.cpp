@@ -140,6 +140,9 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
   }
   error = errorFor("name: ctr", "name: a b");
   EXPECT_NE(error.find("name 'a b' must be"), std::string::npos) << error;
+  error = errorFor("name: ctr", "name: " + std::string(240, 'a'));
+  EXPECT_NE(error.find("characters long; at most 128"), std::string::npos)
+      << error;
   error = errorFor("name: ctr", "name: ..");
   EXPECT_NE(error.find("name '..' names a directory"), std::string::npos)
       << error;
