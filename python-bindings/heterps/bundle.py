@@ -67,6 +67,13 @@ class Bundle:
         return self._session.batch
 
     @property
+    def mixes_samples(self) -> Optional[str]:
+        """Why a run takes exactly :attr:`batch` samples (an output mixes
+        the samples of a batch: a softmax or mean over it), or None where
+        any number of samples runs."""
+        return self._session.mixes_samples
+
+    @property
     def plan(self) -> Optional[Plan]:
         """The placement plan, with the fields ``heterps-translate
         --hps-to-plan`` prints (None for a model without layers); a dict

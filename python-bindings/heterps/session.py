@@ -30,9 +30,11 @@ class NodeArg(NamedTuple):
     """onnxruntime's type name, e.g. "tensor(float)"."""
 
 
-def _node_arg(info: TensorInfo) -> NodeArg:
+def _node_arg(info: TensorInfo, any_samples: bool) -> NodeArg:
     shape: List[Union[int, str]] = list(info.shape)
-    if info.batched and shape:
+    # "batch" where any number of samples runs; a model whose outputs mix
+    # the samples runs its compiled batch only, which its shape then says.
+    if info.batched and shape and any_samples:
         shape[0] = "batch"
     return NodeArg(info.name, shape, _ORT_TYPES[info.type])
 
@@ -69,10 +71,12 @@ class InferenceSession:
         return self._bundle
 
     def get_inputs(self) -> List[NodeArg]:
-        return [_node_arg(info) for info in self._bundle.inputs]
+        any_samples = self._bundle.mixes_samples is None
+        return [_node_arg(info, any_samples) for info in self._bundle.inputs]
 
     def get_outputs(self) -> List[NodeArg]:
-        return [_node_arg(info) for info in self._bundle.outputs]
+        any_samples = self._bundle.mixes_samples is None
+        return [_node_arg(info, any_samples) for info in self._bundle.outputs]
 
     def get_providers(self) -> List[str]:
         return ["HeterPSExecutionProvider"]

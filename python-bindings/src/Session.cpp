@@ -91,6 +91,16 @@ void bindSession(py::module_ &module) {
           [](const PySession &self) { return self.session->bundle().batch(); },
           "The compiled micro-batch (0 when no input is batched).")
       .def_property_readonly(
+          "mixes_samples",
+          [](const PySession &self) -> std::optional<std::string> {
+            for (const OutputSpec &spec : self.session->outputs())
+              if (!spec.mixesSamples.empty())
+                return "output '" + spec.name + "': " + spec.mixesSamples;
+            return std::nullopt;
+          },
+          "Why a run takes exactly the compiled batch of samples (an output "
+          "mixes them), or None.")
+      .def_property_readonly(
           "training",
           [](const PySession &self) {
             return self.session->bundle().training() != nullptr;

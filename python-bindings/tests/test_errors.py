@@ -195,3 +195,29 @@ def test_batched_inputs_that_disagree_are_both_named(tmp_path):
         session.run(None, feeds)
     with pytest.raises(heterps.Error, match=message):
         session.bundle.run(feeds)
+
+
+def test_a_model_that_mixes_samples_shows_its_batch(tmp_path):
+    """An output that mixes the samples of a batch (a mean over it) runs
+    the compiled batch only: the session's shapes give that number, not
+    "batch", and the bundle says why; a model that keeps them apart takes
+    any number."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    def session(nodes, shape):
+        graph = helper.make_graph(
+            nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        return heterps.InferenceSession(model, batch=2, cache_dir=tmp_path)
+
+    mixing = session([helper.make_node("ReduceMean", ["x"], ["y"], axes=[0])], [1, 4])
+    assert mixing.get_inputs()[0].shape == [2, 4]
+    assert "output 'y'" in mixing.bundle.mixes_samples
+    with pytest.raises(heterps.Error):
+        mixing.run(None, {"x": np.zeros((3, 4), np.float32)})
+    apart = session([helper.make_node("Relu", ["x"], ["y"])], ["N", 4])
+    assert apart.get_inputs()[0].shape == ["batch", 4]
+    assert apart.bundle.mixes_samples is None
