@@ -70,8 +70,13 @@ Expected<Table> parseTable(StringRef text, StringRef file,
       cell = cell.trim();
     if (!haveHeader) {
       haveHeader = true;
-      for (StringRef cell : cells)
+      for (StringRef cell : cells) {
+        // A second column of one name would be read as the first.
+        if (is_contained(table.header, cell))
+          return fileError(file, i + 1,
+                           "column '" + cell + "' appears twice in the header");
         table.header.push_back(cell.str());
+      }
       for (StringRef name : required)
         if (!is_contained(table.header, name))
           return fileError(file, i + 1,

@@ -115,8 +115,12 @@ Expected<ApplicationModel> ApplicationModel::create(ApplicationTrace trace) {
                                  "': no validation or placement traces");
   model.epochs = epochsOf(trace.name);
   size_t rows = SIZE_MAX;
+  int64_t shortest = 0; // the batch of the validation file with fewest rows
   for (auto &[batch, validation] : trace.validation)
-    rows = std::min(rows, validation.size());
+    if (validation.size() < rows) {
+      rows = validation.size();
+      shortest = batch;
+    }
   // An application outside the study's six runs for as many epochs as every
   // validation file has rows.
   if (model.epochs == 0)
@@ -124,9 +128,9 @@ Expected<ApplicationModel> ApplicationModel::create(ApplicationTrace trace) {
   if (rows < size_t(model.epochs))
     return createStringError(
         inconvertibleErrorCode(),
-        "application '%s': %d epochs of work but a validation file has only "
-        "%zu rows",
-        trace.name.c_str(), model.epochs, rows);
+        "application '%s': %d epochs of work but its validation file of "
+        "batch %lld has only %zu rows",
+        trace.name.c_str(), model.epochs, (long long)shortest, rows);
   model.minLocal = INT_MAX;
   model.maxLocal = 0;
   std::map<int, std::map<int, std::vector<StepSample>>> raw;

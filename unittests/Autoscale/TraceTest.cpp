@@ -168,6 +168,10 @@ TEST(TraceTest, MalformedTraceFilesNameFileAndLine) {
                 "s.csv", trace)),
             "s.csv:2: error: nodes, replicas, local batch and step time must "
             "be positive (and replicas at least the nodes)");
+  EXPECT_EQ(errorOf(parsePlacements(
+                "placement,local_bsz,step_time,sync_time,step_time\n", "p.csv",
+                trace)),
+            "p.csv:1: error: column 'step_time' appears twice in the header");
   // A step of accumulated micro-batches would take no time (or less).
   EXPECT_EQ(errorOf(parsePlacements("placement,local_bsz,step_time,sync_time\n"
                                     "1,10,0.5,0.5\n",
