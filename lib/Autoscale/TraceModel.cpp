@@ -71,19 +71,29 @@ std::vector<StepSample> byLocalBatch(std::vector<StepSample> samples) {
 }
 
 /// The placement without empty nodes, as its lexicographically smallest
-/// rotation: the study measured one rotation of each.
+/// rotation: the study measured one rotation of each. The traces write one
+/// digit per node; a node of 10 or more replicas (--gpus-per-node above 9)
+/// makes a key of its own, ",12,4", which no trace holds and no other
+/// placement shares (all such nodes once read as '9', so a job on 12 GPUs
+/// of a node took the step time cached for one on 15).
 std::string normalise(ArrayRef<int> placement) {
-  std::string digits;
+  std::vector<int> nodes;
   for (int replicas : placement)
     if (replicas > 0)
-      digits += replicas < 10 ? char('0' + replicas) : '9';
-  std::string best = digits;
-  for (size_t i = 1; i < digits.size(); ++i) {
-    std::string rotation = digits.substr(i) + digits.substr(0, i);
+      nodes.push_back(replicas);
+  std::vector<int> best = nodes;
+  for (size_t i = 1; i < nodes.size(); ++i) {
+    std::vector<int> rotation(nodes.begin() + i, nodes.end());
+    rotation.insert(rotation.end(), nodes.begin(), nodes.begin() + i);
     if (rotation < best)
-      best = rotation;
+      best = std::move(rotation);
   }
-  return best;
+  const bool digits = llvm::all_of(best, [](int r) { return r < 10; });
+  std::string key;
+  for (int replicas : best)
+    key += digits ? std::string(1, char('0' + replicas))
+                  : "," + std::to_string(replicas);
+  return key;
 }
 
 /// Epochs of work per application (the study's rules).

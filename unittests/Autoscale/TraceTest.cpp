@@ -107,6 +107,15 @@ TEST(TraceTest, StepTimeInterpolatedOverTheGrid) {
   EXPECT_DOUBLE_EQ(model.stepTime({2, 2, 2, 2, 2, 2, 2, 2}, 20).step, 8.0);
 }
 
+TEST(TraceTest, NodesOfTenOrMoreReplicasKeepTheirOwnStepTime) {
+  // Nodes of 10 or more GPUs (--gpus-per-node above 9) once all read as 9
+  // replicas: 4 nodes of 13 replicas and of 15 shared one cached step time.
+  ApplicationModel model = toyModel();
+  EXPECT_DOUBLE_EQ(model.stepTime({10, 1, 1, 1}, 10).step, 6.25);
+  EXPECT_DOUBLE_EQ(model.stepTime({12, 1, 1, 1}, 10).step, 6.75);
+  EXPECT_DOUBLE_EQ(model.stepTime({1, 1, 12, 1}, 10).step, 6.75);
+}
+
 TEST(TraceTest, GradientStatisticsAndGain) {
   ApplicationModel model = toyModel();
   auto [sqr, var] = model.gradStats(20, 0);
