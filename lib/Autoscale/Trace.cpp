@@ -112,6 +112,9 @@ Expected<double> number(const Table &table, const Table::Row &row,
   return value;
 }
 
+/// The most nodes, replicas or local batch a trace row may give.
+constexpr int64_t kMostTraceCount = 1000000;
+
 Expected<int64_t> integer(const Table &table, const Table::Row &row,
                           StringRef name, StringRef file) {
   StringRef cell = row.cells[column(table, name)];
@@ -162,12 +165,18 @@ Error parseSteps(StringRef text, StringRef file, bool byPlacement,
       auto replicas = integer(*table, row, "num_replicas", file);
       if (!replicas)
         return replicas.takeError();
-      sample.nodes = *nodes;
-      sample.replicas = *replicas;
+      // Counts of one machine room, held as int.
+      if (*nodes > kMostTraceCount || *replicas > kMostTraceCount)
+        return fileError(file, row.line,
+                         "num_nodes and num_replicas must be at most 1e6");
+      sample.nodes = int(*nodes);
+      sample.replicas = int(*replicas);
     }
     auto local = integer(*table, row, "local_bsz", file);
     if (!local)
       return local.takeError();
+    if (*local > kMostTraceCount)
+      return fileError(file, row.line, "local_bsz must be at most 1e6");
     auto step = number(*table, row, "step_time", file);
     if (!step)
       return step.takeError();

@@ -181,6 +181,10 @@ TEST(TraceTest, MalformedTraceFilesNameFileAndLine) {
                 "placement,local_bsz,step_time,sync_time,step_time\n", "p.csv",
                 trace)),
             "p.csv:1: error: column 'step_time' appears twice in the header");
+  EXPECT_EQ(errorOf(parsePlacements("placement,local_bsz,step_time,sync_time\n"
+                                    "1,4294967306,1.0,0.0\n",
+                                    "p.csv", trace)),
+            "p.csv:2: error: local_bsz must be at most 1e6");
   // A step of accumulated micro-batches would take no time (or less).
   EXPECT_EQ(errorOf(parsePlacements("placement,local_bsz,step_time,sync_time\n"
                                     "1,10,0.5,0.5\n",
