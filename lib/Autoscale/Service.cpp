@@ -942,7 +942,9 @@ void Loop::end(ServiceJob &job, const std::string &why) {
       consumeError(v.takeError());
     }
   }
-  if (outcome == "stopped" && job.cancelRequested)
+  // A cancelled job whose supervisor was killed before its report is
+  // cancelled all the same: what it left running was ended above.
+  if (job.cancelRequested && (outcome == "stopped" || !reportText))
     outcome = "cancelled";
   else if (outcome != "succeeded")
     outcome = "failed";
