@@ -91,7 +91,7 @@ private:
     while (appliedSteps < steps) {
       ++appliedSteps;
       heartbeat.setStep(firstStep + appliedSteps);
-      faults.stepFinished(firstStep + appliedSteps);
+      faults.stepFinished(firstStep + appliedSteps, heartbeat);
     }
   }
 

@@ -353,7 +353,7 @@ private:
     case kStageFinishStep:
       server->finishStep(in.get<int64_t>());
       heartbeat.setStep(++finishedSteps);
-      faults.stepFinished(finishedSteps);
+      faults.stepFinished(finishedSteps, heartbeat);
       return false;
     case kStageEvalMode:
       server->setEvalMode(in.get<uint8_t>() != 0);

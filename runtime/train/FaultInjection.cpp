@@ -189,10 +189,13 @@ std::string FaultInjector::describe(const FaultSpec &spec) const {
          std::to_string(spec.step);
 }
 
-void FaultInjector::act(int64_t step) const {
+void FaultInjector::act(int64_t step, Heartbeat &heartbeat) const {
   for (const FaultSpec &spec : mine) {
     if (spec.step != step)
       continue;
+    // The supervisor counts the steps a killed rank lost from its last
+    // beat; the beat thread, woken by the step, may not have written yet.
+    heartbeat.beatNow();
     // One write: ranks of a job share mpirun's stderr.
     const std::string line =
         "heterps: fault injection: " + describe(spec) + "\n";

@@ -228,6 +228,16 @@ void Heartbeat::beat() {
   if (path_.empty())
     return;
   beatStep = step_.load(std::memory_order_relaxed);
+  write();
+}
+
+void Heartbeat::beatNow() {
+  if (!path_.empty())
+    write();
+}
+
+void Heartbeat::write() {
+  std::lock_guard<std::mutex> lock(writing);
   const std::string text = line() + "\n";
   const int fd =
       ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

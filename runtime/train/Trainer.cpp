@@ -1214,7 +1214,7 @@ TrainSummary Trainer::run() {
       auto stepDone = [&] {
         if (group)
           group->stepFinished(state.step);
-        faults.stepFinished(state.step);
+        faults.stepFinished(state.step, heartbeat);
       };
 
       SampleResults results =

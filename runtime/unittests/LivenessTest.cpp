@@ -300,21 +300,29 @@ TEST(FaultInjector, KeepsTheSpecsOfItsRank) {
   EXPECT_EQ(shard.describe(specs[1]),
             "hang:shard:1@3: shard 1 on hostA stops itself after step 3");
   // Steps without a fault do nothing.
-  worker1.stepFinished(6);
-  worker1.stepFinished(8);
+  Heartbeat none(RankRole::Worker, 1, HeartbeatOptions());
+  worker1.stepFinished(6, none);
+  worker1.stepFinished(8, none);
 }
 
 /// Runs `injector.stepFinished(step)` in a child process whose stderr goes
-/// to a pipe; returns the wait status (WUNTRACED) and what it printed.
-std::pair<int, std::string> inChild(const FaultInjector &injector,
-                                    int64_t step) {
+/// to a pipe and whose heartbeat goes to `beats` (a beat a minute, so only
+/// the step wakes it); returns the wait status (WUNTRACED) and what it
+/// printed.
+std::pair<int, std::string> inChild(const FaultInjector &injector, int64_t step,
+                                    const std::string &beats) {
   int pipeEnds[2];
   EXPECT_EQ(::pipe(pipeEnds), 0);
   const pid_t child = ::fork();
   if (child == 0) {
     ::dup2(pipeEnds[1], STDERR_FILENO);
     ::close(pipeEnds[0]);
-    injector.stepFinished(step);
+    HeartbeatOptions options;
+    options.directory = beats;
+    options.intervalMs = 60000;
+    Heartbeat heartbeat(RankRole::Worker, 0, options);
+    heartbeat.setStep(step);
+    injector.stepFinished(step, heartbeat);
     std::_Exit(0); // the fault did not happen
   }
   ::close(pipeEnds[1]);
@@ -334,11 +342,20 @@ std::pair<int, std::string> inChild(const FaultInjector &injector,
 }
 
 TEST(FaultInjector, KillsStopsOrExitsAfterItsStep) {
+  ScratchDirectory scratch("heterps-liveness-test", currentTestName());
+  const std::string beats = scratch / "beats";
   std::vector<FaultSpec> specs =
       parseFaultSpecs("kill:worker:0@2;hang:shard:0@3;exit:stage:0@4");
+  auto inChild = [&](const FaultInjector &injector, int64_t step) {
+    return ::inChild(injector, step, beats);
+  };
   auto [killed, killedText] =
       inChild(FaultInjector(RankRole::Worker, 0, "h", specs), 2);
   EXPECT_TRUE(WIFSIGNALED(killed) && WTERMSIG(killed) == SIGKILL);
+  // Its last beat says the step it died after: a supervisor counts the
+  // steps it lost from there (the beat thread may not have written it).
+  EXPECT_NE(readText(beats + "/worker-0").find("step=2 "), std::string::npos)
+      << readText(beats + "/worker-0");
   EXPECT_EQ(killedText, "heterps: fault injection: kill:worker:0@2: worker 0 "
                         "on h kills itself after step 2\n");
 

@@ -83,10 +83,11 @@ public:
                 const std::vector<FaultSpec> &specs);
 
   /// This rank has finished step `step`: does what a spec for that step
-  /// says (the process dies, stops or exits) after its line on stderr.
-  void stepFinished(int64_t step) const {
+  /// says (the process dies, stops or exits) after its line on stderr and
+  /// after `heartbeat` has written that step.
+  void stepFinished(int64_t step, Heartbeat &heartbeat) const {
     if (!mine.empty())
-      act(step);
+      act(step, heartbeat);
   }
   bool empty() const { return mine.empty(); }
 
@@ -94,7 +95,7 @@ public:
   std::string describe(const FaultSpec &spec) const;
 
 private:
-  void act(int64_t step) const;
+  void act(int64_t step, Heartbeat &heartbeat) const;
 
   RankRole role;
   int index;

@@ -98,6 +98,10 @@ public:
     if (beating)
       wake.notify_one();
   }
+  /// Writes the beat from the calling thread before it returns: a rank
+  /// about to end itself (an injected fault) says its last step first,
+  /// which the thread, woken by setStep, may not have written yet.
+  void beatNow();
   /// Whether the stop file has appeared (once seen, it stays seen).
   bool stopRequested() const {
     return stopSeen.load(std::memory_order_relaxed);
@@ -110,6 +114,8 @@ public:
 private:
   void run();
   void beat();
+  /// Writes the beat's line (either thread, one at a time).
+  void write();
   void lookForStopFile();
   /// The first failure's warning, on stderr in one write; later ones are
   /// dropped (a full disk would otherwise warn twice a second).
@@ -120,8 +126,11 @@ private:
   std::string path_, temporary;
   std::atomic<int64_t> step_{0};
   std::atomic<bool> stopSeen{false};
-  bool warned = false; // by the thread only
+  bool warned = false; // under `writing`
   std::mutex mutex;
+  /// Held while a beat is written: the thread's and beatNow's share the
+  /// temporary file.
+  std::mutex writing;
   std::condition_variable wake;
   bool stopping = false;
   /// The step of the last beat (the thread's own).
