@@ -171,7 +171,11 @@ std::optional<ConsistencyOptions> parseConsistency(const std::string &mode,
 namespace {
 /// The mpirun a launch waits for, for the signal handler.
 std::atomic<pid_t> launchedMpirun{0};
+/// The signal the launch forwarded (0: none): the job then stopped on
+/// request, not by a failure.
+volatile std::sig_atomic_t forwardedSignal = 0;
 extern "C" void forwardToMpirun(int signal) {
+  forwardedSignal = signal;
   if (pid_t pid = launchedMpirun.load())
     ::kill(pid, signal);
 }
@@ -369,6 +373,14 @@ int launch(const LaunchOptions &options) {
     if (code < 0)
       throw Error("'" + mpirun + "' " +
                   (message.empty() ? std::string("failed") : message));
+    if (forwardedSignal) {
+      // A stop asked for (an operator, a scheduler): said as one, with the
+      // shell's code for the signal, so that it reads apart from a crash.
+      std::cerr << "heterps launch: stopped by signal " << int(forwardedSignal)
+                << "; the ranks were ended (their last --checkpoint-dir "
+                   "checkpoint stands)\n";
+      return 128 + int(forwardedSignal);
+    }
     if (code != 0)
       reportError("launch", "the MPI job failed (exit code " +
                                 std::to_string(code) + ")");
