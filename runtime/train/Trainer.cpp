@@ -324,6 +324,22 @@ std::vector<SharedSetting> settingsWorkersShare(const Bundle &bundle,
       {"hash-buckets", count("--hash-buckets", o.hashBuckets)},
       {"learning rate", learningRateFlags(o.learningRate, 17)},
   };
+  // The data itself: the paths may differ between machines, node-local
+  // copies of one path may differ in content, and workers on other data
+  // train silently wrong (or fail only at the end of an evaluation).
+  auto data = [](const std::string &what, const std::string &tsv,
+                 const std::vector<data::NpyInput> &arrays) {
+    std::string shown = what + " of ";
+    if (!tsv.empty())
+      shown += fileFingerprint(tsv);
+    for (const data::NpyInput &array : arrays)
+      shown += (&array == &arrays.front() ? "" : "; ") + array.name + " " +
+               fileFingerprint(array.path);
+    return SharedSetting{what, shown};
+  };
+  settings.push_back(data("training data", o.data, o.dataInputs));
+  if (hasEval)
+    settings.push_back(data("evaluation data", o.eval, o.evalInputs));
   return settings;
 }
 

@@ -5,7 +5,51 @@
 #include "heterps/Runtime/Types.h"
 #include "heterps/Runtime/WorkerGroup.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <vector>
+#include <zlib.h>
+
 namespace heterps::rt::train {
+
+std::string fileFingerprint(const std::string &path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat status;
+  if (fd < 0 || ::fstat(fd, &status) != 0) {
+    const int error = errno;
+    if (fd >= 0)
+      ::close(fd);
+    throw Error("cannot read '" + path + "': " + std::strerror(error));
+  }
+  constexpr off_t kPart = 1 << 20;
+  const off_t size = status.st_size;
+  uLong crc = ::crc32(0, nullptr, 0);
+  std::vector<unsigned char> buffer(kPart);
+  // The first MiB, and the last where the file is longer.
+  for (off_t start : {off_t(0), std::max(kPart, size - kPart)}) {
+    const off_t end = std::min(size, start + kPart);
+    for (off_t at = start; at < end;) {
+      const ssize_t got = ::pread(fd, buffer.data(), size_t(end - at), at);
+      if (got <= 0) {
+        const int error = got < 0 ? errno : EIO;
+        ::close(fd);
+        throw Error("cannot read '" + path + "': " + std::strerror(error));
+      }
+      crc = ::crc32(crc, buffer.data(), uInt(got));
+      at += got;
+    }
+  }
+  ::close(fd);
+  char text[96];
+  std::snprintf(text, sizeof text,
+                "%lld bytes, CRC32 of its first and last MiB %08lx",
+                (long long)size, (unsigned long)crc);
+  return text;
+}
 
 std::string encodeSettings(const std::vector<SharedSetting> &settings) {
   // Length-prefixed, so names and values may hold any byte.

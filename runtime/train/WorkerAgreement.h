@@ -28,6 +28,13 @@ struct SharedSetting {
   std::string name, shown;
 };
 
+/// How a worker shows a data file it reads, for the others to compare: its
+/// size and a CRC32 of its first and last MiB. Paths may differ between
+/// machines, and node-local copies of one path may differ in content;
+/// reading the whole file would cost as much as an epoch. Throws Error
+/// naming `path` when it cannot be read.
+std::string fileFingerprint(const std::string &path);
+
 /// Compares this worker's `settings` with the leader's (a broadcast, so
 /// every worker of `group` must call it at the same point, with the same
 /// names in the same order). Throws Error naming the first that differs,
