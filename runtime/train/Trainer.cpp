@@ -724,7 +724,9 @@ TrainSummary Trainer::run() {
   // Resume, or refuse to mix a new run into an old run's checkpoints.
   const std::string identity = bundleIdentity(bundle);
   std::optional<FoundCheckpoint> resumed;
+  std::optional<CheckpointDirectoryLock> checkpointLock;
   if (!o.checkpointDir.empty() && leader) {
+    checkpointLock.emplace(o.checkpointDir);
     tidyCheckpointDirectory(o.checkpointDir);
     if (o.resume) {
       resumed = findResumeCheckpoint(o.checkpointDir, identity, log);

@@ -506,6 +506,28 @@ TEST(TrainerCheckpoint, TidiesWhatAKilledRunLeft) {
   EXPECT_NO_THROW(verifyCheckpoint(entries[1].path));
 }
 
+TEST(TrainerCheckpoint, OneRunAtATimeHoldsADirectory) {
+  // A second run on a directory in use, even one about to be refused, once
+  // tidied the first one's checkpoint in progress away as a leftover.
+  ScratchDirectory scratch(kScratch, "lock");
+  const std::string directory = scratch / "ckpt";
+  {
+    CheckpointDirectoryLock first(directory);
+    try {
+      CheckpointDirectoryLock second(directory, 0.2);
+      ADD_FAILURE() << "a second lock of a held directory";
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what())
+                    .find("is in use by another run (pid " +
+                          std::to_string(::getpid()) + ", still after 0 s)"),
+                std::string::npos)
+          << error.what();
+    }
+  }
+  // Released with its holder.
+  EXPECT_NO_THROW(CheckpointDirectoryLock again(directory, 0));
+}
+
 TEST(TrainerCheckpoint, HoldsARealServer) {
   ScratchDirectory scratch(kScratch, "server");
   writeBundle(scratch / "b", passThroughManifest());

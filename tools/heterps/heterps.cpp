@@ -25,6 +25,7 @@
 #include "Job.h"
 #include "heterps/Runtime/PassiveOpenMPWaits.h"
 
+#include <csignal>
 #include <cstdlib>
 #include <new>
 
@@ -577,6 +578,10 @@ int main(int argc, char **argv) {
   // which InitLLVM installs, would abort with a crash report instead.
   if (runCommand || gradcheckCommand || stageRankCommand || psShardCommand)
     std::set_new_handler(nullptr);
+  // A file past the size limit (ulimit -f) is then a write error, EFBIG,
+  // which names the file; SIGXFSZ's default ended the process with LLVM's
+  // crash report.
+  std::signal(SIGXFSZ, SIG_IGN);
   // Stage ranks and parameter-server shards train too.
   if ((runCommand && trainMode) || gradcheckCommand || stageRankCommand ||
       psShardCommand)
