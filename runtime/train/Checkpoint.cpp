@@ -176,11 +176,12 @@ std::vector<CheckpointEntry> listCheckpoints(const std::string &directory) {
 CheckpointDirectoryLock::CheckpointDirectoryLock(const std::string &directory,
                                                  double waitSeconds) {
   std::error_code error;
+  created = !fs::exists(directory, error);
   fs::create_directories(directory, error);
   if (error)
     throw Error("cannot create checkpoint directory '" + directory +
                 "': " + error.message());
-  const std::string path = (fs::path(directory) / ".lock").string();
+  path = (fs::path(directory) / ".lock").string();
   fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
     throw Error("cannot open '" + path + "': " + std::strerror(errno));
@@ -218,8 +219,18 @@ CheckpointDirectoryLock::CheckpointDirectoryLock(const std::string &directory,
 }
 
 CheckpointDirectoryLock::~CheckpointDirectoryLock() {
-  if (fd >= 0)
-    ::close(fd); // releases the lock
+  if (fd < 0)
+    return;
+  // A run that made the directory and wrote no checkpoint into it (it
+  // failed first) leaves nothing behind.
+  const fs::path directory = fs::path(path).parent_path();
+  std::error_code error;
+  if (created && std::distance(fs::directory_iterator(directory, error),
+                               fs::directory_iterator()) == 1) {
+    ::unlink(path.c_str());
+    fs::remove(directory, error);
+  }
+  ::close(fd); // releases the lock
 }
 
 void tidyCheckpointDirectory(const std::string &directory) {

@@ -524,6 +524,8 @@ TEST(TrainerCheckpoint, OneRunAtATimeHoldsADirectory) {
           << error.what();
     }
   }
+  // A run that made the directory and wrote nothing into it leaves none.
+  EXPECT_FALSE(fs::exists(directory));
   // Released with its holder.
   EXPECT_NO_THROW(CheckpointDirectoryLock again(directory, 0));
 }

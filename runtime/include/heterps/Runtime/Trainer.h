@@ -284,6 +284,8 @@ public:
   CheckpointDirectoryLock &operator=(const CheckpointDirectoryLock &) = delete;
 
 private:
+  std::string path;     // DIR/.lock
+  bool created = false; // DIR did not exist before
   int fd = -1;
 };
 
