@@ -28,5 +28,5 @@ ctest --test-dir "$BUILD_DIR" --output-on-failure -j"$(nproc)" || ctest_status=$
 
 # The Python bindings (docs/Python.md) against onnxruntime, on the package
 # the build assembled; their compile cache is a temporary directory.
-PYTHONPATH="$BUILD_DIR/python" "${PYTHON:-python3}" -m pytest -q -p no:cacheprovider python-bindings/tests
+PYTHONPATH="$BUILD_DIR/python" "${PYTHON:-python3}" -m pytest -q -rs -p no:cacheprovider python-bindings/tests
 exit "$ctest_status"

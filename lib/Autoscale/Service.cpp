@@ -780,6 +780,22 @@ Expected<std::string> adjustedJobFile(const ServiceJob &job) {
   return out;
 }
 
+/// The job's state.json as its supervisor last wrote it; nullopt where
+/// there is none or it does not parse (a write under way).
+static std::optional<json::Object> readJobState(const jobs::JobFiles &files) {
+  std::optional<std::string> text = readFile(files.state);
+  if (!text)
+    return std::nullopt;
+  Expected<json::Value> value = json::parse(*text);
+  if (!value) {
+    consumeError(value.takeError());
+    return std::nullopt;
+  }
+  if (json::Object *object = value->getAsObject())
+    return std::move(*object);
+  return std::nullopt;
+}
+
 /// Supervisors lost (killed without a report) before a job is given up.
 constexpr int kMostSupervisorLosses = 3;
 
@@ -966,14 +982,8 @@ bool Loop::supervisorLost(ServiceJob &job, const jobs::JobFiles &jobFiles) {
   // A supervisor killed (SIGKILL, the out-of-memory killer) leaves its
   // attempt training in the job's slots: end it first, whatever comes next.
   std::string engineId;
-  if (std::optional<std::string> text = readFile(jobFiles.state)) {
-    if (Expected<json::Value> v = json::parse(*text)) {
-      if (const json::Object *o = v->getAsObject())
-        engineId = o->getString("engine_id").value_or("").str();
-    } else {
-      consumeError(v.takeError());
-    }
-  }
+  if (std::optional<json::Object> jobState = readJobState(jobFiles))
+    engineId = jobState->getString("engine_id").value_or("").str();
   const std::string ended =
       jobs::endLeftoverAttempt(engineId, jobFiles.heartbeats);
   if (!ended.empty())
@@ -1007,17 +1017,10 @@ void Loop::observe(ServiceJob &job) {
     end(job, "");
     return;
   }
-  std::optional<std::string> text = readFile(jobs::JobFiles(dir).state);
-  if (!text)
+  std::optional<json::Object> jobState = readJobState(jobs::JobFiles(dir));
+  if (!jobState)
     return;
-  Expected<json::Value> v = json::parse(*text);
-  if (!v) {
-    consumeError(v.takeError());
-    return;
-  }
-  const json::Object *o = v->getAsObject();
-  if (!o)
-    return;
+  const json::Object *o = &*jobState;
   std::string phase = o->getString("phase").value_or("").str();
   int64_t step = o->getInteger("step").value_or(0);
   if (step > job.lastStep) {

@@ -527,14 +527,12 @@ std::string formatResultJSON(const SimulationResult &result, bool perJob,
             out.attribute("application", job.application);
             fixed("submit_s", job.submitTime, 1);
             // null for a job that never started (or finished), not -1.
-            if (job.startTime >= 0)
-              fixed("start_s", job.startTime, 1);
-            else
-              out.attribute("start_s", nullptr);
-            if (job.finishTime >= 0)
-              fixed("finish_s", job.finishTime, 1);
-            else
-              out.attribute("finish_s", nullptr);
+            for (auto [key, time] : {std::pair{"start_s", job.startTime},
+                                     std::pair{"finish_s", job.finishTime}})
+              if (time >= 0)
+                fixed(key, time, 1);
+              else
+                out.attribute(key, nullptr);
             if (job.finishTime >= 0)
               fixed("jct_s", job.finishTime - job.submitTime, 1);
             fixed("gpu_s", job.gpuSeconds, 0);

@@ -19,25 +19,20 @@ std::optional<std::string> bundleOpenError(const std::string &directory) {
   return std::nullopt;
 }
 
-std::optional<std::string> bundleRunError(const std::string &directory) {
-  try {
-    Bundle bundle(directory);
-    std::vector<const StageSpec *> programs;
-    for (const StageSpec &stage : bundle.stages())
-      programs.push_back(&stage);
-    if (const PassKeysSpec *keys = bundle.passKeys();
-        keys && keys->unavailable.empty())
-      programs.push_back(&keys->program);
-    for (const StageSpec *program : programs) {
-      auto cpu = program->libraries.find("cpu");
-      if (cpu == program->libraries.end())
-        continue;
-      if (std::string error = stageLibraryError(bundle.path(cpu->second));
-          !error.empty())
-        return error;
-    }
-  } catch (const std::exception &error) {
-    return std::string(error.what());
+std::optional<std::string> stageLibrariesError(const Bundle &bundle) {
+  std::vector<const StageSpec *> programs;
+  for (const StageSpec &stage : bundle.stages())
+    programs.push_back(&stage);
+  if (const PassKeysSpec *keys = bundle.passKeys();
+      keys && keys->unavailable.empty())
+    programs.push_back(&keys->program);
+  for (const StageSpec *program : programs) {
+    auto cpu = program->libraries.find("cpu");
+    if (cpu == program->libraries.end())
+      continue;
+    if (std::string error = stageLibraryError(bundle.path(cpu->second));
+        !error.empty())
+      return error;
   }
   return std::nullopt;
 }

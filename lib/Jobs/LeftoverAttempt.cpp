@@ -14,6 +14,13 @@
 
 namespace heterps::jobs {
 
+int endAttemptProcesses(const std::string &heartbeatDirectory) {
+  // Every process the supervisor started carries the heartbeat directory:
+  // found by it, whatever process group or parent it now has.
+  return killProcessesWithEnvironment("HETERPS_HEARTBEAT_DIR",
+                                      heartbeatDirectory);
+}
+
 std::string endLeftoverAttempt(const std::string &engineId,
                                const std::string &heartbeatDirectory) {
   llvm::StringRef id(engineId);
@@ -21,10 +28,7 @@ std::string endLeftoverAttempt(const std::string &engineId,
     cancelSlurmJob(id.str());
     return "cancelled " + engineId + ", which its supervisor left running";
   }
-  // Every process the supervisor started carries the heartbeat directory:
-  // found by it, whatever process group or parent it now has.
-  const int ended =
-      killProcessesWithEnvironment("HETERPS_HEARTBEAT_DIR", heartbeatDirectory);
+  const int ended = endAttemptProcesses(heartbeatDirectory);
   if (ended == 0)
     return "";
   return "ended " + std::to_string(ended) + " process" +

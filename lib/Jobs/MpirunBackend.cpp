@@ -206,10 +206,7 @@ public:
     if (!child)
       return child.takeError();
     pid = *child;
-    heartbeatDirectory.clear();
-    for (const auto &[name, value] : request.environment)
-      if (name == "HETERPS_HEARTBEAT_DIR")
-        heartbeatDirectory = value;
+    heartbeatDirectory = request.heartbeatDirectory;
     finished.reset();
     return Error::success();
   }
@@ -272,18 +269,17 @@ private:
   /// Ends what is left of the attempt on this machine. Its launch and
   /// mpirun are in the process group, but Open MPI gives every rank a
   /// group of its own: with the launch killed, mpirun killed with it left
-  /// the ranks training and checkpointing into the next attempt. They carry
-  /// the attempt's heartbeat directory, as the leftovers of a killed
-  /// supervisor do.
+  /// the ranks training and checkpointing into the next attempt. They are
+  /// found as the leftovers of a killed supervisor are.
   void endRanks() {
     ::kill(-pid, SIGKILL);
     if (!heartbeatDirectory.empty())
-      killProcessesWithEnvironment("HETERPS_HEARTBEAT_DIR", heartbeatDirectory);
+      endAttemptProcesses(heartbeatDirectory);
   }
 
   BackendSpec spec;
   std::string jobDirectory;
-  /// The attempt's HETERPS_HEARTBEAT_DIR, which its processes carry.
+  /// The attempt's LaunchRequest::heartbeatDirectory.
   std::string heartbeatDirectory;
   /// The hostfile's hosts, read once when the job starts.
   std::vector<HostSlots> hosts;

@@ -833,6 +833,7 @@ JobReport Supervisor::Impl::run() {
     request.attempt = attempt;
     request.shape = shape;
     request.command = command(shape);
+    request.heartbeatDirectory = files.heartbeats;
     request.environment = {{"HETERPS_HEARTBEAT_DIR", files.heartbeats},
                            {"HETERPS_STOP_FILE", files.stopFile}};
     if (std::vector<std::string> faults = faultsFor(shape); !faults.empty())

@@ -51,10 +51,6 @@ def external_data_files(path: str, contents: bytes) -> List[str]:
 def place(options: CompileOptions) -> str:
     """The placement plan of options.model as JSON text, without building."""
 
-def bundle_run_error(directory: str) -> Optional[str]:
-    """Why the bundle would not open or its CPU stages would not load as a
-    run loads them, or None."""
-
 # (name, shape, dtype name, NumPy dtype or None, batched)
 _Spec = Tuple[str, Tuple[int, ...], str, Optional[np.dtype], bool]
 
@@ -72,6 +68,7 @@ class Session:
     def batch(self) -> int: ...
     @property
     def mixes_samples(self) -> Optional[str]: ...
+    def stages_error(self) -> Optional[str]: ...
     @property
     def training(self) -> bool: ...
     def run(self, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:

@@ -277,9 +277,13 @@ def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
 def _cached(entry: Path) -> Optional[Bundle]:
     """The cache entry `entry`, opened; None where there is none or it
     would not run (a disk that filled up, a file removed or overwritten)."""
-    if not entry.exists() or _heterps.bundle_run_error(os.fspath(entry)) is not None:
+    if not entry.exists():
         return None
-    return Bundle(entry)
+    try:
+        bundle = Bundle(entry)
+    except _heterps.Error:
+        return None
+    return bundle if bundle._session.stages_error() is None else None
 
 
 def place(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,

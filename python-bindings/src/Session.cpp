@@ -41,15 +41,6 @@ py::tuple describe(const TensorSpec &spec) {
 } // namespace
 
 void bindSession(py::module_ &module) {
-  module.def(
-      "bundle_run_error",
-      [](const std::string &directory) {
-        py::gil_scoped_release release;
-        return driver::bundleRunError(directory);
-      },
-      py::arg("directory"),
-      "Why the bundle would not open or its CPU stages would not load as a "
-      "run loads them, or None (the compile cache's check of an entry).");
   py::class_<PySession>(module, "Session",
                         "A compiled bundle opened for inference.")
       .def(py::init([](const std::string &directory, int threads,
@@ -90,6 +81,14 @@ void bindSession(py::module_ &module) {
           "batch",
           [](const PySession &self) { return self.session->bundle().batch(); },
           "The compiled micro-batch (0 when no input is batched).")
+      .def(
+          "stages_error",
+          [](const PySession &self) {
+            py::gil_scoped_release release;
+            return driver::stageLibrariesError(self.session->bundle());
+          },
+          "Why a CPU stage library would not load as a run loads it, or None "
+          "(the compile cache's check of an entry).")
       .def_property_readonly(
           "mixes_samples",
           [](const PySession &self) -> std::optional<std::string> {

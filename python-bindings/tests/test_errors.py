@@ -179,7 +179,7 @@ def test_cluster_dicts_and_files(tmp_path):
 
 
 def test_batched_inputs_that_disagree_are_both_named(tmp_path):
-    pytest.importorskip("onnx")
+    pytest.importorskip("onnx", reason="the test model is built with onnx.helper")
     from onnx import TensorProto, helper
 
     graph = helper.make_graph(
@@ -202,7 +202,7 @@ def test_a_model_that_mixes_samples_shows_its_batch(tmp_path):
     the compiled batch only: the session's shapes give that number, not
     "batch", and the bundle says why; a model that keeps them apart takes
     any number."""
-    pytest.importorskip("onnx")
+    pytest.importorskip("onnx", reason="the test model is built with onnx.helper")
     from onnx import TensorProto, helper
 
     def session(nodes, shape):

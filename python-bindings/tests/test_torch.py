@@ -22,7 +22,7 @@ def test_torch_module_without_torch(tmp_path, monkeypatch):
 
 def test_torch_module(tmp_path):
     """A PyTorch module, exported through torch.onnx, gives torch's results."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="the model is a PyTorch module")
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3)).eval()
     x = torch.randn(2, 8)
@@ -36,7 +36,7 @@ def test_torch_module(tmp_path):
 def test_torch_module_trains(tmp_path):
     """A PyTorch module is exported with a symbolic batch, so its training
     bundle has batched outputs and trains from arrays."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="the model is a PyTorch module")
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
     bundle = heterps.compile(module, example_inputs=torch.randn(32, 8), batch=32, train=True,
@@ -57,7 +57,7 @@ def test_a_module_in_train_mode_is_exported_as_it_was(tmp_path):
     exports it, from the state it had: the call updates no BatchNorm
     statistics, draws nothing from torch's generator and leaves every
     submodule's mode as it was."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="the model is a PyTorch module")
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.BatchNorm1d(3),
                                  torch.nn.Dropout(0.5), torch.nn.Sequential(torch.nn.Linear(3, 2)))
@@ -82,7 +82,7 @@ def test_a_module_in_train_mode_is_exported_as_it_was(tmp_path):
 
 def test_example_inputs_as_a_list(tmp_path):
     """A list of example inputs is one tensor per positional input, as a tuple."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="the model is a PyTorch module")
 
     class Add(torch.nn.Module):
         def forward(self, a, b):

@@ -346,11 +346,8 @@ TEST(FaultInjector, KillsStopsOrExitsAfterItsStep) {
   const std::string beats = scratch / "beats";
   std::vector<FaultSpec> specs =
       parseFaultSpecs("kill:worker:0@2;hang:shard:0@3;exit:stage:0@4");
-  auto inChild = [&](const FaultInjector &injector, int64_t step) {
-    return ::inChild(injector, step, beats);
-  };
   auto [killed, killedText] =
-      inChild(FaultInjector(RankRole::Worker, 0, "h", specs), 2);
+      inChild(FaultInjector(RankRole::Worker, 0, "h", specs), 2, beats);
   EXPECT_TRUE(WIFSIGNALED(killed) && WTERMSIG(killed) == SIGKILL);
   // Its last beat says the step it died after: a supervisor counts the
   // steps it lost from there (the beat thread may not have written it).
@@ -360,20 +357,20 @@ TEST(FaultInjector, KillsStopsOrExitsAfterItsStep) {
                         "on h kills itself after step 2\n");
 
   auto [stopped, stoppedText] =
-      inChild(FaultInjector(RankRole::Shard, 0, "h", specs), 3);
+      inChild(FaultInjector(RankRole::Shard, 0, "h", specs), 3, beats);
   EXPECT_TRUE(WIFSTOPPED(stopped) && WSTOPSIG(stopped) == SIGSTOP);
   EXPECT_EQ(stoppedText, "heterps: fault injection: hang:shard:0@3: shard 0 "
                          "on h stops itself after step 3\n");
 
   auto [exited, exitedText] =
-      inChild(FaultInjector(RankRole::Stage, 0, "h", specs), 4);
+      inChild(FaultInjector(RankRole::Stage, 0, "h", specs), 4, beats);
   EXPECT_TRUE(WIFEXITED(exited) && WEXITSTATUS(exited) == kFaultExitCode);
   EXPECT_EQ(exitedText, "heterps: fault injection: exit:stage:0@4: stage 0 "
                         "on h exits 3 after step 4\n");
 
   // Another step: the child goes on (and exits 0).
   auto [untouched, untouchedText] =
-      inChild(FaultInjector(RankRole::Worker, 0, "h", specs), 3);
+      inChild(FaultInjector(RankRole::Worker, 0, "h", specs), 3, beats);
   EXPECT_TRUE(WIFEXITED(untouched) && WEXITSTATUS(untouched) == 0);
   EXPECT_EQ(untouchedText, "");
 }

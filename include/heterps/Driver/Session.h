@@ -25,11 +25,11 @@ namespace heterps::driver {
 /// compiler and the runtime agree on every bundle that exists.
 std::optional<std::string> bundleOpenError(const std::string &directory);
 
-/// bundleOpenError, and then why one of its CPU stage libraries (the
-/// pass-key program's too) would not load as a run loads it: opening a
-/// bundle reads its manifest and weights only, the stages load on its
-/// first run. GPU builds are not loaded (that would load CUDA).
-std::optional<std::string> bundleRunError(const std::string &directory);
+/// Why one of the opened bundle's CPU stage libraries (the pass-key
+/// program's too) would not load as a run loads it, or nullopt: opening a
+/// bundle reads its manifest and weights only, the stages load on its first
+/// run. GPU builds are not loaded (that would load CUDA).
+std::optional<std::string> stageLibrariesError(const rt::Bundle &bundle);
 
 class Session {
 public:

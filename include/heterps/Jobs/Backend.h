@@ -31,6 +31,9 @@ struct LaunchRequest {
   std::vector<std::string> command;
   /// Added to the environment of the launch and of every rank.
   std::vector<std::pair<std::string, std::string>> environment;
+  /// The job's heartbeat directory, which that environment names to every
+  /// process of the attempt (endAttemptProcesses finds them by it).
+  std::string heartbeatDirectory;
   std::vector<std::string> excludedHosts;
   /// Where the attempt's output goes (the launcher's and every rank's).
   std::string logPath;
@@ -109,6 +112,11 @@ makeSlurmBackend(const BackendSpec &spec, const std::string &jobName,
 /// mpirun). A message saying what was ended, empty when nothing was left.
 std::string endLeftoverAttempt(const std::string &engineId,
                                const std::string &heartbeatDirectory);
+
+/// SIGKILLs every process of this machine whose environment names
+/// `heartbeatDirectory` as HETERPS_HEARTBEAT_DIR: the launch, mpirun and the
+/// ranks of an attempt, whatever their process group; returns how many.
+int endAttemptProcesses(const std::string &heartbeatDirectory);
 
 /// SIGKILLs Slurm job `jobId` and every step of it.
 void cancelSlurmJob(const std::string &jobId);
