@@ -201,7 +201,7 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
     for name in files:
         a, b = np.load(tmp_path / "direct" / name), np.load(tmp_path / "passes" / name)
         assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8)), name
-    with pytest.raises(heterps.Error, match=r"--ps-memory-rows and --ps-storage-dir go together"):
+    with pytest.raises(heterps.Error, match=r"--ps-memory-rows needs --ps-storage-dir DIR"):
         bundle.train(data, steps=1, ps_memory_rows=40).run()
     with pytest.raises(TypeError, match=r"pass_memory must be an integer, got 1\.5"):
         bundle.train(data, steps=1, pass_steps=2, pass_memory=1.5).run()

@@ -6,6 +6,7 @@
 #include "FlatKeyMap.h"
 #include "Optimizers.h"
 #include "ShardStore.h"
+#include "heterps/Runtime/DirectoryLock.h"
 
 #include <algorithm>
 #include <atomic>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <sstream>
 #include <zlib.h>
@@ -203,6 +205,9 @@ void forEachShard(const std::vector<std::vector<uint32_t>> &groups,
 
 struct ParameterServer::Impl {
   ParameterServerConfig config;
+  /// One server at a time opens databases under the storage directory:
+  /// each replaces what it finds there. Held until the tables are closed.
+  std::optional<DirectoryLock> storageLock;
   StepClock clock;
   // Guards the two maps (not the rows): lookups share it.
   mutable std::shared_mutex registryMutex;
@@ -306,9 +311,25 @@ ParameterServer::ParameterServer(ParameterServerConfig config)
     throw Error("parameter server: numShards must be at least 1");
   if (impl->config.numWorkers == 0)
     throw Error("parameter server: numWorkers must be at least 1");
+  if (!impl->config.storageDirectory.empty())
+    impl->storageLock.emplace(impl->config.storageDirectory,
+                              "parameter-server storage directory",
+                              impl->config.storageLockWaitSeconds);
 }
 
-ParameterServer::~ParameterServer() = default;
+ParameterServer::~ParameterServer() {
+  if (!impl || !impl->storageLock)
+    return;
+  // The tables' databases go with them (ShardStore); then their folders,
+  // and the lock removes a storage directory the server made.
+  std::vector<std::string> names;
+  for (const auto &entry : impl->tables)
+    names.push_back(entry.first);
+  impl->tables.clear();
+  std::error_code ignored;
+  for (const std::string &name : names)
+    fs::remove(fs::path(impl->config.storageDirectory) / name, ignored);
+}
 
 const ParameterServerConfig &ParameterServer::config() const {
   return impl->config;

@@ -43,7 +43,15 @@ ShardStore::ShardStore(size_t rowFloats, size_t cacheRows,
   }
 }
 
-ShardStore::~ShardStore() = default;
+ShardStore::~ShardStore() {
+  if (!database)
+    return;
+  database.reset(); // closes it
+  // Rows outlive the run only in checkpoints: the database is scratch,
+  // which would hold its disk until the next run replaced it.
+  std::error_code ignored;
+  std::filesystem::remove_all(databasePath, ignored);
+}
 
 void ShardStore::openDatabase() {
   std::error_code ignored;

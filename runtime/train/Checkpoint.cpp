@@ -37,7 +37,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -47,8 +46,6 @@
 #include <map>
 #include <ostream>
 #include <sstream>
-#include <sys/file.h>
-#include <thread>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -171,66 +168,6 @@ std::vector<CheckpointEntry> listCheckpoints(const std::string &directory) {
               return a.step < b.step;
             });
   return entries;
-}
-
-CheckpointDirectoryLock::CheckpointDirectoryLock(const std::string &directory,
-                                                 double waitSeconds) {
-  std::error_code error;
-  created = !fs::exists(directory, error);
-  fs::create_directories(directory, error);
-  if (error)
-    throw Error("cannot create checkpoint directory '" + directory +
-                "': " + error.message());
-  path = (fs::path(directory) / ".lock").string();
-  fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw Error("cannot open '" + path + "': " + std::strerror(errno));
-  // A run that was just ended (the ranks of a job's last attempt, killed
-  // on another node) may hold it a moment longer: wait a while first.
-  int lockError = 0;
-  const auto until = std::chrono::steady_clock::now() +
-                     std::chrono::duration<double>(waitSeconds);
-  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    lockError = errno;
-    if (lockError != EWOULDBLOCK || std::chrono::steady_clock::now() > until)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    lockError = 0;
-  }
-  if (lockError != 0) {
-    char holder[32] = "";
-    const ssize_t got = ::pread(fd, holder, sizeof holder - 1, 0);
-    holder[got > 0 ? got : 0] = '\0';
-    ::close(fd);
-    fd = -1;
-    if (lockError == EWOULDBLOCK)
-      throw Error("checkpoint directory '" + directory +
-                  "' is in use by another run (pid " +
-                  std::string(holder).substr(0, std::strcspn(holder, "\n")) +
-                  ", still after " + std::to_string(int(waitSeconds)) +
-                  " s); wait for it or choose another directory");
-    throw Error("cannot lock '" + path + "': " + std::strerror(lockError));
-  }
-  // The holder's pid, for the message of the next run that finds it held
-  // (for messages only: the lock holds without it).
-  const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(fd, 0) == 0)
-    (void)!::pwrite(fd, pid.data(), pid.size(), 0);
-}
-
-CheckpointDirectoryLock::~CheckpointDirectoryLock() {
-  if (fd < 0)
-    return;
-  // A run that made the directory and wrote no checkpoint into it (it
-  // failed first) leaves nothing behind.
-  const fs::path directory = fs::path(path).parent_path();
-  std::error_code error;
-  if (created && std::distance(fs::directory_iterator(directory, error),
-                               fs::directory_iterator()) == 1) {
-    ::unlink(path.c_str());
-    fs::remove(directory, error);
-  }
-  ::close(fd); // releases the lock
 }
 
 void tidyCheckpointDirectory(const std::string &directory) {

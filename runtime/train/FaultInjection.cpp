@@ -183,6 +183,14 @@ FaultInjector::FaultInjector(RankRole role, int index, const std::string &host,
       mine.push_back(spec);
 }
 
+std::vector<FaultSpec> FaultInjector::after(int64_t lastStep) const {
+  std::vector<FaultSpec> late;
+  for (const FaultSpec &spec : mine)
+    if (spec.step > lastStep)
+      late.push_back(spec);
+  return late;
+}
+
 std::string FaultInjector::describe(const FaultSpec &spec) const {
   return spec.text + ": " + rankRoleName(role) + " " + std::to_string(index) +
          " on " + host + " " + actionText(spec.action) + " after step " +

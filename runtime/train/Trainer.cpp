@@ -6,6 +6,7 @@
 #include "TrainMetrics.h"
 #include "WorkerAgreement.h"
 
+#include "heterps/Runtime/DirectoryLock.h"
 #include "heterps/Runtime/Executor.h"
 #include "heterps/Runtime/FaultInjection.h"
 #include "heterps/Runtime/Heartbeat.h"
@@ -724,9 +725,9 @@ TrainSummary Trainer::run() {
   // Resume, or refuse to mix a new run into an old run's checkpoints.
   const std::string identity = bundleIdentity(bundle);
   std::optional<FoundCheckpoint> resumed;
-  std::optional<CheckpointDirectoryLock> checkpointLock;
+  std::optional<DirectoryLock> checkpointLock;
   if (!o.checkpointDir.empty() && leader) {
-    checkpointLock.emplace(o.checkpointDir);
+    checkpointLock.emplace(o.checkpointDir, "checkpoint directory");
     tidyCheckpointDirectory(o.checkpointDir);
     if (o.resume) {
       resumed = findResumeCheckpoint(o.checkpointDir, identity, log);
@@ -801,9 +802,13 @@ TrainSummary Trainer::run() {
     throw Error(
         std::string(passSteps > 0 ? "--pass-steps" : "--ps-memory-rows") +
         " is for a single process, not an MPI job");
-  if ((o.psMemoryRows > 0) != !o.psStorageDir.empty())
-    throw Error("--ps-memory-rows and --ps-storage-dir go together: the rows "
-                "beyond the memory limit live in RocksDB under the directory");
+  if (o.psMemoryRows > 0 && o.psStorageDir.empty())
+    throw Error("--ps-memory-rows needs --ps-storage-dir DIR: the rows "
+                "beyond the memory limit live in RocksDB under DIR");
+  if (o.psMemoryRows == 0 && !o.psStorageDir.empty())
+    throw Error("--ps-storage-dir needs --ps-memory-rows R of at least 1: "
+                "the rows per shard each sparse table keeps in memory, the "
+                "rest living in RocksDB under the directory");
   // Per-step losses need every worker's results every step, which groups
   // gather only at log steps.
   if (!o.lossLog.empty() && group)
@@ -889,6 +894,11 @@ TrainSummary Trainer::run() {
                   std::to_string(lastMicroBatches) +
                   (lastMicroBatches == 1 ? " worker" : " workers"));
   }
+
+  // A test whose fault never fires would pass without what it checks.
+  for (const FaultSpec &late : faults.after(lastStep))
+    log << "warning: HETERPS_FAULT " << late.text << ": the run ends at step "
+        << lastStep << ", before step " << late.step << "; it will not fire\n";
 
   TrainingServerOptions serverOptions;
   serverOptions.seed = state.seed;

@@ -329,6 +329,40 @@ TEST(ParameterServerTest, RocksDbTierTrainsLikeInMemory) {
   }
 }
 
+TEST(ParameterServerTest, StorageDirectoryHoldsOneServer) {
+  ScratchDirectory scratch(kScratch, "storage-lock");
+  const std::string storage = scratch / "rocks";
+  auto batches = makeBatches(10, 256, 4000, 8, 11);
+  ParameterServer reference(serverConfig(2));
+  reference.createSparseTable(tableConfig("emb", 8, adam()));
+  {
+    ParameterServer first(serverConfig(2, storage));
+    first.createSparseTable(tableConfig("emb", 8, adam(), 100));
+    (void)train(first, "emb", batches);
+    (void)train(reference, "emb", batches);
+    // A second server on the directory would replace the first's
+    // databases, and with them the rows evicted to them.
+    ParameterServerConfig second = serverConfig(2, storage);
+    second.storageLockWaitSeconds = 0.2;
+    try {
+      ParameterServer refused(second);
+      ADD_FAILURE() << "a second server on a held storage directory";
+    } catch (const Error &error) {
+      EXPECT_NE(std::string(error.what())
+                    .find("parameter-server storage directory '" + storage +
+                          "' is in use by another run (pid " + processId()),
+                std::string::npos)
+          << error.what();
+    }
+    expectSameRows(snapshot(reference, "emb", 4000),
+                   snapshot(first, "emb", 4000));
+  }
+  // The databases are scratch: they go with their tables, and the
+  // directory with them where the server made it.
+  EXPECT_FALSE(fs::exists(storage));
+  EXPECT_NO_THROW(ParameterServer again(serverConfig(2, storage)));
+}
+
 /// A server with an in-memory table, a RocksDB-tier table and two dense
 /// parameters, trained a little.
 std::unique_ptr<ParameterServer>

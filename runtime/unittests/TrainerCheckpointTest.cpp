@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "heterps/Runtime/DirectoryLock.h"
 #include "heterps/Runtime/Trainer.h"
 #include "heterps/Runtime/TrainingServer.h"
 
@@ -512,9 +513,9 @@ TEST(TrainerCheckpoint, OneRunAtATimeHoldsADirectory) {
   ScratchDirectory scratch(kScratch, "lock");
   const std::string directory = scratch / "ckpt";
   {
-    CheckpointDirectoryLock first(directory);
+    DirectoryLock first(directory, "checkpoint directory");
     try {
-      CheckpointDirectoryLock second(directory, 0.2);
+      DirectoryLock second(directory, "checkpoint directory", 0.2);
       ADD_FAILURE() << "a second lock of a held directory";
     } catch (const Error &error) {
       EXPECT_NE(std::string(error.what())
@@ -527,7 +528,7 @@ TEST(TrainerCheckpoint, OneRunAtATimeHoldsADirectory) {
   // A run that made the directory and wrote nothing into it leaves none.
   EXPECT_FALSE(fs::exists(directory));
   // Released with its holder.
-  EXPECT_NO_THROW(CheckpointDirectoryLock again(directory, 0));
+  EXPECT_NO_THROW(DirectoryLock again(directory, "checkpoint directory", 0));
 }
 
 TEST(TrainerCheckpoint, HoldsARealServer) {

@@ -90,6 +90,9 @@ public:
       act(step, heartbeat);
   }
   bool empty() const { return mine.empty(); }
+  /// This rank's specs for steps after `lastStep`: a run that ends there
+  /// never fires them.
+  std::vector<FaultSpec> after(int64_t lastStep) const;
 
   /// "<spec>: <role> <index> on <host> kills itself after step <S>".
   std::string describe(const FaultSpec &spec) const;

@@ -100,8 +100,11 @@ struct ParameterServerConfig {
   /// slowest one (< 0: no bound).
   int64_t staleness = 0;
   /// Where tables with a cache keep their RocksDB databases
-  /// (DIR/<table>/shard-<k>); whatever is there is discarded on creation.
+  /// (DIR/<table>/shard-<k>); whatever is there is discarded on creation,
+  /// and each is removed when its table is. One server at a time holds DIR
+  /// (DIR/.lock): another waits up to storageLockWaitSeconds, then throws.
   std::string storageDirectory;
+  double storageLockWaitSeconds = 30;
 };
 
 /// Pass as `worker` to pull without the staleness check (evaluation, tools).

@@ -269,26 +269,6 @@ struct CheckpointEntry {
 /// are not listed); none if DIR does not exist.
 std::vector<CheckpointEntry> listCheckpoints(const std::string &directory);
 
-/// Holds DIR/.lock (an exclusive flock, created with DIR) for its lifetime:
-/// one run at a time writes and tidies a checkpoint directory. A second
-/// run on it, even one about to be refused, removed the first one's
-/// checkpoint in progress as a killed run's leftover. Waits up to
-/// `waitSeconds` for a holder that is ending, then throws Error naming DIR
-/// and its pid.
-class CheckpointDirectoryLock {
-public:
-  explicit CheckpointDirectoryLock(const std::string &directory,
-                                   double waitSeconds = 30);
-  ~CheckpointDirectoryLock();
-  CheckpointDirectoryLock(const CheckpointDirectoryLock &) = delete;
-  CheckpointDirectoryLock &operator=(const CheckpointDirectoryLock &) = delete;
-
-private:
-  std::string path;     // DIR/.lock
-  bool created = false; // DIR did not exist before
-  int fd = -1;
-};
-
 /// Finishes what a killed run left behind in DIR: removes temporaries
 /// (step-<k>.tmp) and puts back a checkpoint moved aside to be replaced
 /// (step-<k>.old without step-<k>).

@@ -1,0 +1,73 @@
+//===- DirectoryLock.cpp - One run at a time in a directory ---------------===//
+
+#include "heterps/Runtime/DirectoryLock.h"
+#include "heterps/Runtime/Types.h"
+
+#include <chrono>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <sys/file.h>
+#include <thread>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace heterps::rt {
+
+DirectoryLock::DirectoryLock(const std::string &directory,
+                             const std::string &what, double waitSeconds) {
+  std::error_code error;
+  created = !fs::exists(directory, error);
+  fs::create_directories(directory, error);
+  if (error)
+    throw Error("cannot create " + what + " '" + directory +
+                "': " + error.message());
+  path = (fs::path(directory) / ".lock").string();
+  fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw Error("cannot open '" + path + "': " + std::strerror(errno));
+  int lockError = 0;
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration<double>(waitSeconds);
+  while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    lockError = errno;
+    if (lockError != EWOULDBLOCK || std::chrono::steady_clock::now() > until)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    lockError = 0;
+  }
+  if (lockError != 0) {
+    char holder[32] = "";
+    const ssize_t got = ::pread(fd, holder, sizeof holder - 1, 0);
+    holder[got > 0 ? got : 0] = '\0';
+    ::close(fd);
+    fd = -1;
+    if (lockError == EWOULDBLOCK)
+      throw Error(what + " '" + directory + "' is in use by another run (pid " +
+                  std::string(holder).substr(0, std::strcspn(holder, "\n")) +
+                  ", still after " + std::to_string(int(waitSeconds)) +
+                  " s); wait for it or choose another directory");
+    throw Error("cannot lock '" + path + "': " + std::strerror(lockError));
+  }
+  // The holder's pid, for the message of the next run that finds it held
+  // (for messages only: the lock holds without it).
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(fd, 0) == 0)
+    (void)!::pwrite(fd, pid.data(), pid.size(), 0);
+}
+
+DirectoryLock::~DirectoryLock() {
+  if (fd < 0)
+    return;
+  const fs::path directory = fs::path(path).parent_path();
+  std::error_code error;
+  if (created && std::distance(fs::directory_iterator(directory, error),
+                               fs::directory_iterator()) == 1) {
+    ::unlink(path.c_str());
+    fs::remove(directory, error);
+  }
+  ::close(fd); // releases the lock
+}
+
+} // namespace heterps::rt
