@@ -552,20 +552,38 @@ double sampleInputBytes(const Bundle &bundle) {
   return sampleBytes;
 }
 
+/// Bytes of the server keys the pass-key program computes for one sample
+/// (8 a key), 0 without the program.
+double sampleKeyBytes(const Bundle &bundle) {
+  const PassKeysSpec *keys = bundle.passKeys();
+  double sampleBytes = 0;
+  if (keys && keys->unavailable.empty())
+    for (const TensorSpec &output : keys->outputs)
+      if (!output.shape.empty() && output.shape[0] > 0)
+        sampleBytes +=
+            8.0 * double(numElements(output.shape)) / double(output.shape[0]);
+  return sampleBytes;
+}
+
 /// Refuses passes whose steps, read ahead, the machine cannot hold: a pass
 /// trains while the next one's steps are read (two passes of data at once).
+/// A sample held costs twice its inputs and keys: the CTR model of
+/// bench/generate_ctr_model.py (264 bytes of inputs, 416 of keys) held
+/// 1.2 KB a sample in passes of 64 and 128 steps (docs/Training.md).
 void checkPassFitsMemory(const Bundle &bundle, int64_t batch, int64_t passSteps,
                          int64_t runSteps, const std::string &passStepsFrom) {
   const int64_t steps = runSteps > 0 ? std::min(passSteps, runSteps)
                                      : passSteps; // none past the run's end
-  const double passBytes =
-      2 * sampleInputBytes(bundle) * double(batch) * double(steps);
+  const double passBytes = 2 * 2 *
+                           (sampleInputBytes(bundle) + sampleKeyBytes(bundle)) *
+                           double(batch) * double(steps);
   const double machineBytes = machineMemoryBytes();
   if (machineBytes > 0 && passBytes > machineBytes / 2)
     throw Error(passStepsFrom + ": two passes of " + std::to_string(steps) +
-                " steps of " + std::to_string(batch) + " samples hold " +
+                " steps of " + std::to_string(batch) + " samples hold about " +
                 fixed(passBytes / (1 << 30), 1) +
-                " GiB of inputs, more than half of this machine's " +
+                " GiB (their inputs and sparse keys), more than half of this "
+                "machine's " +
                 fixed(machineBytes / (1 << 30), 1) +
                 " GiB of memory; give fewer steps");
 }

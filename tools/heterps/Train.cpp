@@ -58,8 +58,13 @@ int train(const TrainOptions &options) {
   // Outside the try: an error must abort the MPI job after its message,
   // not finalise MPI while other ranks wait on this one.
   std::unique_ptr<DistributedWorker> distributed;
+  // The steps a pass reads ahead (the flag's, else the plan's), for the
+  // out-of-memory message.
+  int64_t passSteps = 0;
   try {
     Bundle bundle(options.bundle);
+    passSteps = options.passSteps.value_or(
+        options.mpiWorker ? 0 : bundle.plannedStep().passSteps);
     train::TrainerOptions trainer;
     trainer.data = options.data;
     trainer.eval = options.eval;
@@ -148,8 +153,12 @@ int train(const TrainOptions &options) {
              : std::string()) +
             "out of memory: this machine cannot hold a step of "
             "--batch " +
-            std::to_string(options.batch) +
-            " (0: the plan's) with this bundle; lower --batch");
+            std::to_string(options.batch) + " (0: the plan's)" +
+            (passSteps > 0 ? ", read ahead in passes of " +
+                                 std::to_string(passSteps) + " steps,"
+                           : std::string()) +
+            " with this bundle; lower --batch" +
+            (passSteps > 0 ? " or --pass-steps" : ""));
     abortDistributedJob(1);
     return 1;
   } catch (const std::exception &error) {
