@@ -203,6 +203,12 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
         assert a.dtype == b.dtype and np.array_equal(a.view(np.uint8), b.view(np.uint8)), name
     with pytest.raises(heterps.Error, match=r"--ps-memory-rows needs --ps-storage-dir DIR"):
         bundle.train(data, steps=1, ps_memory_rows=40).run()
+    # An id outside its table: named with the step whose ids a pass reads.
+    bad = dict(data, item_input_0=data["item_input_0"].copy())
+    bad["item_input_0"][300, 0] = 99999
+    with pytest.raises(heterps.Error, match=r"step 3: the ids the pass reads ahead: "
+                                            r"sparse table '.*' has \d+ rows; id 99999 is outside"):
+        bundle.train(bad, steps=4, batch=128, pass_steps=2).run()
     with pytest.raises(TypeError, match=r"pass_memory must be an integer, got 1\.5"):
         bundle.train(data, steps=1, pass_steps=2, pass_memory=1.5).run()
     with pytest.raises(heterps.Error, match=r"--pass-memory '1\.5': give bytes"):

@@ -27,34 +27,45 @@ DirectoryLock::DirectoryLock(const std::string &directory,
   fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
     throw Error("cannot open '" + path + "': " + std::strerror(errno));
+  auto holder = [&] {
+    char text[32] = "";
+    const ssize_t got = ::pread(fd, text, sizeof text - 1, 0);
+    text[got > 0 ? got : 0] = '\0';
+    return std::string(text).substr(0, std::strcspn(text, "\n"));
+  };
+  const std::string self = std::to_string(::getpid());
   int lockError = 0;
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::duration<double>(waitSeconds);
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     lockError = errno;
-    if (lockError != EWOULDBLOCK || std::chrono::steady_clock::now() > until)
+    // This process holds it (as another of its directories): waiting
+    // cannot help.
+    if (lockError != EWOULDBLOCK || holder() == self ||
+        std::chrono::steady_clock::now() > until)
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     lockError = 0;
   }
   if (lockError != 0) {
-    char holder[32] = "";
-    const ssize_t got = ::pread(fd, holder, sizeof holder - 1, 0);
-    holder[got > 0 ? got : 0] = '\0';
+    const std::string pid = holder();
     ::close(fd);
     fd = -1;
+    if (lockError == EWOULDBLOCK && pid == self)
+      throw Error(what + " '" + directory +
+                  "' is in use by this process already (pid " + pid +
+                  "); give each run and each use its own directory");
     if (lockError == EWOULDBLOCK)
       throw Error(what + " '" + directory + "' is in use by another run (pid " +
-                  std::string(holder).substr(0, std::strcspn(holder, "\n")) +
-                  ", still after " + std::to_string(int(waitSeconds)) +
+                  pid + ", still after " + std::to_string(int(waitSeconds)) +
                   " s); wait for it or choose another directory");
     throw Error("cannot lock '" + path + "': " + std::strerror(lockError));
   }
   // The holder's pid, for the message of the next run that finds it held
   // (for messages only: the lock holds without it).
-  const std::string pid = std::to_string(::getpid()) + "\n";
+  const std::string line = self + "\n";
   if (::ftruncate(fd, 0) == 0)
-    (void)!::pwrite(fd, pid.data(), pid.size(), 0);
+    (void)!::pwrite(fd, line.data(), line.size(), 0);
 }
 
 DirectoryLock::~DirectoryLock() {

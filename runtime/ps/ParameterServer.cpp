@@ -313,8 +313,7 @@ ParameterServer::ParameterServer(ParameterServerConfig config)
     throw Error("parameter server: numWorkers must be at least 1");
   if (!impl->config.storageDirectory.empty())
     impl->storageLock.emplace(impl->config.storageDirectory,
-                              "parameter-server storage directory",
-                              impl->config.storageLockWaitSeconds);
+                              "parameter-server storage directory");
 }
 
 ParameterServer::~ParameterServer() {

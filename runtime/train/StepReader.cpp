@@ -63,13 +63,26 @@ void StepReader::readPass(int64_t first, std::deque<StepData> &steps) {
       read(step, data);
     }
     size_t pulls = 0;
-    keys->run(data.inputs, samplesOf(step),
-              [&](const std::string &table, const int64_t *ids, size_t count) {
-                if (pulls == stepKeys.size())
-                  stepKeys.emplace_back();
-                server.passKeysOf(table, ids, count, stepKeys[pulls++]);
-              });
+    try {
+      keys->run(
+          data.inputs, samplesOf(step),
+          [&](const std::string &table, const int64_t *ids, size_t count) {
+            if (pulls == stepKeys.size())
+              stepKeys.emplace_back();
+            server.passKeysOf(table, ids, count, stepKeys[pulls++]);
+          });
+    } catch (const Error &error) {
+      throw Error("step " + std::to_string(step) +
+                  ": the ids the pass reads ahead: " + error.what());
+    }
     stepKeys.resize(pulls);
+    // With sparse staleness the step before a pass's first applies its
+    // update during that step: the pass holds its rows too. A pass not
+    // prepared gets them from the server's held-back update instead.
+    const bool carries = step == first && carriedStep == first - 1 &&
+                         server.holdsBackSparseUpdates();
+    if (carries)
+      stepKeys.insert(stepKeys.end(), carriedKeys.begin(), carriedKeys.end());
     bool fits;
     try {
       fits = server.addStepPassKeys(stepKeys);
@@ -77,9 +90,15 @@ void StepReader::readPass(int64_t first, std::deque<StepData> &steps) {
       throw Error("step " + std::to_string(step) + ": " + error.what() +
                   "; raise --pass-memory or lower --batch");
     }
+    if (carries)
+      stepKeys.resize(pulls);
     if (!fits) {
       readAhead.push_front(std::move(data)); // the next pass's first step
       break;
+    }
+    if (server.holdsBackSparseUpdates()) {
+      carriedStep = step;
+      carriedKeys = stepKeys;
     }
     steps.push_back(std::move(data));
   }

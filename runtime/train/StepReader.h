@@ -117,6 +117,10 @@ private:
   std::deque<StepData> readAhead;
   /// One step's ids per pull (readPass's scratch).
   std::vector<ps::PassCache::StepKeys> stepKeys;
+  /// With sparse staleness: the last step given to a pass, and its ids,
+  /// which the pass after it holds too (TrainingServer::beginPass).
+  int64_t carriedStep = -1;
+  std::vector<ps::PassCache::StepKeys> carriedKeys;
   PassCounts counts;
   std::future<void> preparing;
   std::exception_ptr preparationError;

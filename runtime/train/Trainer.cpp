@@ -543,6 +543,17 @@ void checkWritableDirectory(const std::string &path, const char *flag) {
   ::unlink(probe.c_str());
 }
 
+/// Whether two paths, which need not exist yet, name one directory.
+bool sameDirectory(const std::string &a, const std::string &b) {
+  auto resolved = [](const std::string &path) {
+    std::error_code error;
+    std::filesystem::path real = std::filesystem::weakly_canonical(path, error);
+    return error ? std::filesystem::absolute(path, error).lexically_normal()
+                 : real;
+  };
+  return resolved(a) == resolved(b);
+}
+
 /// Bytes of one sample of every batched input.
 double sampleInputBytes(const Bundle &bundle) {
   double sampleBytes = 0;
@@ -820,6 +831,12 @@ TrainSummary Trainer::run() {
     throw Error(
         std::string(passSteps > 0 ? "--pass-steps" : "--ps-memory-rows") +
         " is for a single process, not an MPI job");
+  if (!o.psStorageDir.empty() && !o.checkpointDir.empty() &&
+      sameDirectory(o.psStorageDir, o.checkpointDir))
+    throw Error("--ps-storage-dir and --checkpoint-dir are both '" +
+                o.psStorageDir +
+                "': the storage tier's databases are the run's scratch, "
+                "replaced at its start; give them different directories");
   if (o.psMemoryRows > 0 && o.psStorageDir.empty())
     throw Error("--ps-memory-rows needs --ps-storage-dir DIR: the rows "
                 "beyond the memory limit live in RocksDB under DIR");

@@ -934,12 +934,18 @@ void TrainingServer::beginPass() {
   ps::PassCache &passes = passCache();
   if (evalMode())
     throw Error("a pass cannot begin in eval mode");
+  waitForDeferred();
+  if (deferredPending && !passes.nextPassPrepared())
+    for (const DeferredPush &push : deferred)
+      passes.addPassKeys(push.table, push.keys.data(), push.keys.size());
   passes.beginPass();
 }
 
 void TrainingServer::endPass() {
   ps::PassCache &passes = passCache();
-  applyDeferredUpdate(); // into the pass's rows, before they go back
+  // A held-back update stays held: the rows go back without it, and the
+  // next pass holds its rows (beginPass).
+  waitForDeferred();
   passes.endPass();
 }
 
@@ -1053,9 +1059,8 @@ void TrainingServer::loadHeldBackUpdate(const std::string &directory) {
   deferred = std::move(loaded);
   deferredScale = scale;
   deferredPending = !deferred.empty();
-  // A run without sparse staleness, or one that trains in passes (whose
-  // ends apply it), takes it now.
-  if (deferredPending && (sparseStaleness == 0 || cache))
+  // A run without sparse staleness takes it now.
+  if (deferredPending && sparseStaleness == 0)
     pushDeferred();
 }
 

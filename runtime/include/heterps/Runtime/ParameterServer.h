@@ -102,9 +102,8 @@ struct ParameterServerConfig {
   /// Where tables with a cache keep their RocksDB databases
   /// (DIR/<table>/shard-<k>); whatever is there is discarded on creation,
   /// and each is removed when its table is. One server at a time holds DIR
-  /// (DIR/.lock): another waits up to storageLockWaitSeconds, then throws.
+  /// (DIR/.lock, DirectoryLock.h).
   std::string storageDirectory;
-  double storageLockWaitSeconds = 30;
 };
 
 /// Pass as `worker` to pull without the staleness check (evaluation, tools).

@@ -209,11 +209,19 @@ public:
   /// (PassCache::addStepKeys); false adds nothing: the pass is full.
   bool addStepPassKeys(const std::vector<ps::PassCache::StepKeys> &step);
   /// Loads the recorded ids' rows; until endPass the steps' pulls and
-  /// pushes of sparse rows go to the cache. Not in eval mode.
+  /// pushes of sparse rows go to the cache. Not in eval mode. With sparse
+  /// staleness a pass holds the rows of the update held back (a pass not
+  /// prepared adds their keys here; a prepared one was given the keys of
+  /// the step before its first, which are those: StepReader).
   void beginPass();
   /// Writes the pass's rows back to the server. Checkpoints, evaluation and
-  /// parameter dumps need the pass ended (they throw Error otherwise).
+  /// parameter dumps need the pass ended (they throw Error otherwise). An
+  /// update sparse staleness holds back stays held, for the next step to
+  /// apply as within a pass: where passes end changes no result.
   void endPass();
+  /// Whether sparse updates are held back a step (the next pass must hold
+  /// the rows of its first step's predecessor).
+  bool holdsBackSparseUpdates() const { return sparseStaleness != 0; }
   bool inPass() const { return cache && cache->inPass(); }
   /// During a pass, on another thread than its steps: loads the rows of
   /// the ids added since it began that it does not hold, so that the
