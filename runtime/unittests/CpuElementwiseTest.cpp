@@ -385,6 +385,24 @@ TEST(CpuElementwiseUnary, HandComputedActivations) {
   EXPECT_EQ((std::vector<float>{-4, -3, -1, 0, 1, 2, 2, 2, -100}), clip);
 }
 
+TEST(CpuElementwiseUnary, ClampedKindsCarryNaN) {
+  // Celu was the sum of two clamps and HardSigmoid clamped with t < 1 ? t
+  // : 1: NaN came out 0 and 1, where onnxruntime keeps it.
+  Context ctx(0);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (auto [kind, params] :
+       {std::pair{UnaryKind::Celu, UnaryParams{}},
+        std::pair{UnaryKind::HardSigmoid, UnaryParams{}}}) {
+    params.alpha = kind == UnaryKind::Celu ? 1.0f : 0.2f;
+    params.beta = 0.5f;
+    std::vector<float> x{nan, -1, 0, 1}, y(4);
+    Unary(ctx, DType::F32, kind, params, 4).run(x.data(), y.data());
+    EXPECT_TRUE(std::isnan(y[0])) << int(kind);
+    for (int i = 1; i < 4; ++i)
+      EXPECT_FALSE(std::isnan(y[i])) << int(kind) << " " << i;
+  }
+}
+
 TEST(CpuElementwiseUnary, InPlace) {
   Context ctx(2);
   ctx.enterThread();

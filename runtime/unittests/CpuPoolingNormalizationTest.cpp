@@ -402,6 +402,31 @@ TEST(CpuPoolingSoftmax, HandComputed) {
   expectClose(y, {std::log(0.25f), std::log(0.75f)}, "log softmax");
 }
 
+TEST(CpuPoolingSoftmax, RowsWithNaNOrInfinityAreNaN) {
+  // exp(x - max) is NaN somewhere in such a row, so is its sum, and so is
+  // every entry (as in onnxruntime); other rows are untouched. Along the
+  // innermost axis (oneDNN) and another (the loop).
+  Context ctx(0);
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (bool log : {false, true}) {
+    std::vector<float> x{inf, 0, 1, nan, 0, 1, 0, 0, 0}, y(9);
+    Softmax rows(ctx, DType::F32, {3, 3}, 1, log);
+    rows.run(x.data(), y.data());
+    for (int i = 0; i < 6; ++i)
+      EXPECT_TRUE(std::isnan(y[i])) << i << (log ? " log" : "");
+    for (int i = 6; i < 9; ++i)
+      EXPECT_NEAR(y[i], log ? -std::log(3.f) : 1.f / 3, 1e-5) << i;
+    Softmax columns(ctx, DType::F32, {3, 3}, 0, log);
+    std::vector<float> t{inf, nan, 0, 0, 0, 0, 1, 1, 0};
+    columns.run(t.data(), y.data());
+    for (int i : {0, 1, 3, 4, 6, 7})
+      EXPECT_TRUE(std::isnan(y[i])) << i << (log ? " log" : "");
+    for (int i : {2, 5, 8})
+      EXPECT_FALSE(std::isnan(y[i])) << i;
+  }
+}
+
 TEST(CpuPoolingSoftmax, RandomAgainstReference) {
   Context ctx(0);
   struct Case {

@@ -736,6 +736,24 @@ struct Softmax::Impl {
     return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
   }
 
+  /// Makes every entry of a row NaN where one is: oneDNN leaves the others
+  /// of a row holding NaN or +inf (whose sum of exponentials is NaN) finite,
+  /// where onnxruntime and runColumns give NaN throughout.
+  void spreadNaN(float *out) const {
+    const int64_t block = axisSize * inner;
+#pragma omp parallel for schedule(static) if (parallel)
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        float *row = out + o * block + i;
+        bool nan = false;
+        for (int64_t a = 0; a < axisSize; ++a)
+          nan |= std::isnan(row[a * inner]);
+        if (nan)
+          for (int64_t a = 0; a < axisSize; ++a)
+            row[a * inner] = std::numeric_limits<float>::quiet_NaN();
+      }
+  }
+
   /// Columns [begin, end) of one [axis, inner] block: max, then the sum of
   /// exp(x - max), then the result, each pass contiguous along inner.
   void runColumns(const float *in, float *out, int64_t begin, int64_t end,
@@ -784,6 +802,7 @@ struct Softmax::Impl {
       bind(src, x);
       bind(dst, y);
       execute("Softmax", softmax, stream, args, parallel);
+      spreadNaN(static_cast<float *>(y));
       return;
     }
     const float *in = static_cast<const float *>(x);

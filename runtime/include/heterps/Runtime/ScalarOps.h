@@ -118,14 +118,15 @@ HPS_HD inline C unaryOp(C x, const UnaryArgs<C> &p) {
   } else if constexpr (K == U::Elu) {
     return x > C(0) ? x : p.alpha * std::expm1(x);
   } else if constexpr (K == U::Celu) {
-    C neg = p.alpha * std::expm1(x / p.alpha);
-    return (x > C(0) ? x : C(0)) + (neg < C(0) ? neg : C(0));
+    // max(0, x) + min(0, alpha (e^(x/alpha) - 1)), carrying NaN (the sum
+    // of two clamps turned it into 0), as the GPU kernel writes it.
+    return x >= C(0) ? x : p.alpha * std::expm1(x / p.alpha);
   } else if constexpr (K == U::Selu) {
     return p.beta * (x > C(0) ? x : p.alpha * std::expm1(x));
   } else if constexpr (K == U::HardSigmoid) {
-    C t = p.alpha * x + p.beta;
-    t = t < C(1) ? t : C(1);
-    return t > C(0) ? t : C(0);
+    // Clamped so that NaN stays NaN (t < 1 ? t : 1 made it 1).
+    const C t = p.alpha * x + p.beta;
+    return t < C(0) ? C(0) : (t > C(1) ? C(1) : t);
   } else if constexpr (K == U::ThresholdedRelu) {
     return x > p.alpha ? x : C(0);
   }
