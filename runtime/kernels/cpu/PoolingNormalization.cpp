@@ -3,7 +3,8 @@
 // oneDNN primitives built once per kernel, with loops where oneDNN has no
 // exact (or no fast) equivalent: global pooling, the include-pad average of
 // ceil-mode windows, and reductions oneDNN would only run in its reference
-// implementation or not at all (f64, which the loop reduces as it does f32).
+// implementation or not at all (f64, which the loop reduces as it does f32,
+// and i32 / i64, whose sums wrap).
 //
 //===----------------------------------------------------------------------===//
 
@@ -838,7 +839,9 @@ void Softmax::run(const void *x, void *y) { impl->run(x, y); }
 struct Reduce::Impl {
   dnnl::stream &stream;
   ReduceKind kind;
-  bool f64; // the loop only: oneDNN 2.6 reduces no f64
+  /// F32, F64, I32 or I64; oneDNN 2.6 reduces only the first, the loop
+  /// every one.
+  DType type;
   bool useDnnl = false;
   bool parallel = false; // worthThreads
   dnnl::reduction reduction;
@@ -853,8 +856,8 @@ struct Reduce::Impl {
   int64_t inputElements = 0;
 
   Impl(Context &ctx, ReduceKind kind, const Shape &x,
-       const std::vector<int64_t> &axes, const Shape &y, bool f64)
-      : stream(ctx.impl().stream), kind(kind), f64(f64) {
+       const std::vector<int64_t> &axes, const Shape &y, DType type)
+      : stream(ctx.impl().stream), kind(kind), type(type) {
     if (axes.empty())
       throw Error("Reduce: axes must not be empty");
     std::vector<bool> reduced(x.size(), false);
@@ -883,8 +886,8 @@ struct Reduce::Impl {
     // oneDNN where it is exact and has a real implementation: it needs at
     // least one axis that shrinks and no empty extent, and its reference
     // reduction is slower than the loop below.
-    if (!f64 && kind != ReduceKind::LogSumExp && reducesSomething &&
-        numElements(x) != 0)
+    if (type == DType::F32 && kind != ReduceKind::LogSumExp &&
+        reducesSomething && numElements(x) != 0)
       useDnnl = tryDnnl(ctx.impl().engine, x, kept);
     if (!useDnnl || kind == ReduceKind::Max || kind == ReduceKind::Min)
       buildLoop(x, reduced);
@@ -975,8 +978,10 @@ struct Reduce::Impl {
     size_t prefix = 0;
     while (prefix < rank && reduced[prefix])
       ++prefix;
-    if ((kind == ReduceKind::Sum || kind == ReduceKind::Mean) && prefix > 0 &&
-        prefix < rank &&
+    // Floats only: integer sums wrap (reduceOneInteger).
+    const bool floats = type == DType::F32 || type == DType::F64;
+    if (floats && (kind == ReduceKind::Sum || kind == ReduceKind::Mean) &&
+        prefix > 0 && prefix < rank &&
         std::none_of(reduced.begin() + prefix, reduced.end(),
                      [](bool r) { return r; })) {
       leadingRows = reducedOffsets.size();
@@ -1012,6 +1017,8 @@ struct Reduce::Impl {
   /// One output from the elements at `base` + reducedOffsets; sums and
   /// products accumulate in double (f32 inputs) or long double (f64).
   template <typename T> T reduceOne(const T *base) const {
+    if constexpr (std::is_integral_v<T>)
+      return reduceOneInteger(base);
     using Acc =
         std::conditional_t<std::is_same_v<T, float>, double, long double>;
     const std::vector<int64_t> &at = reducedOffsets;
@@ -1074,6 +1081,70 @@ struct Reduce::Impl {
     return T(0);
   }
 
+  /// reduceOne for integers: sums, products and squares wrap (through the
+  /// unsigned type; onnxruntime's results past the type's range differ),
+  /// a mean divides the sum, the logarithms and L2 are computed in double
+  /// and truncated.
+  template <typename T> T reduceOneInteger(const T *base) const {
+    using U = std::make_unsigned_t<T>;
+    const std::vector<int64_t> &at = reducedOffsets;
+    const size_t count = at.size();
+    auto sumOf = [&](auto term) {
+      U acc = 0;
+      for (size_t i = 0; i != count; ++i)
+        acc += term(base[at[i]]);
+      return T(acc);
+    };
+    auto value = [](T x) { return U(x); };
+    auto magnitude = [](T x) { return x < 0 ? U(0) - U(x) : U(x); };
+    auto square = [](T x) { return U(x) * U(x); };
+    switch (kind) {
+    case ReduceKind::Sum:
+      return sumOf(value);
+    case ReduceKind::Mean:
+      return count ? T(sumOf(value) / T(count)) : T(0);
+    case ReduceKind::LogSum:
+      return T(std::log(double(sumOf(value))));
+    case ReduceKind::Max:
+    case ReduceKind::Min: {
+      const bool max = kind == ReduceKind::Max;
+      T best = count ? base[at[0]]
+               : max ? std::numeric_limits<T>::lowest()
+                     : std::numeric_limits<T>::max();
+      for (size_t i = 1; i < count; ++i)
+        if (max ? base[at[i]] > best : base[at[i]] < best)
+          best = base[at[i]];
+      return best;
+    }
+    case ReduceKind::Prod: {
+      U acc = 1;
+      for (size_t i = 0; i != count; ++i)
+        acc *= U(base[at[i]]);
+      return T(acc);
+    }
+    case ReduceKind::L1:
+      return sumOf(magnitude);
+    case ReduceKind::SumSquare:
+      return sumOf(square);
+    case ReduceKind::L2: {
+      // In double, as onnxruntime: the squares of large ids overflow.
+      double acc = 0;
+      for (size_t i = 0; i != count; ++i)
+        acc += double(base[at[i]]) * double(base[at[i]]);
+      return T(std::sqrt(acc));
+    }
+    case ReduceKind::LogSumExp: {
+      double top = -std::numeric_limits<double>::infinity(), acc = 0;
+      for (size_t i = 0; i != count; ++i)
+        top = std::max(top, double(base[at[i]]));
+      for (size_t i = 0; i != count; ++i)
+        acc += std::exp(double(base[at[i]]) - top);
+      return count ? T(top + std::log(acc)) : std::numeric_limits<T>::lowest();
+    }
+    }
+    return T(0);
+  }
+
   template <typename T> void runLoop(const void *x, void *y) const {
     const T *in = static_cast<const T *>(x);
     T *out = static_cast<T *>(y);
@@ -1120,8 +1191,12 @@ struct Reduce::Impl {
       bind(dst, y);
       execute("Reduce", reduction, stream, args, parallel);
       fixInfiniteExtremes(x, y);
-    } else if (f64) {
+    } else if (type == DType::F64) {
       runLoop<double>(x, y);
+    } else if (type == DType::I64) {
+      runLoop<int64_t>(x, y);
+    } else if (type == DType::I32) {
+      runLoop<int32_t>(x, y);
     } else {
       runLoop<float>(x, y);
     }
@@ -1130,9 +1205,9 @@ struct Reduce::Impl {
 
 Reduce::Reduce(Context &ctx, DType type, ReduceKind kind, const Shape &x,
                const std::vector<int64_t> &axes, const Shape &y) {
-  if (type != DType::F64)
+  if (type != DType::F64 && type != DType::I32 && type != DType::I64)
     requireF32("Reduce", type);
-  impl = std::make_unique<Impl>(ctx, kind, x, axes, y, type == DType::F64);
+  impl = std::make_unique<Impl>(ctx, kind, x, axes, y, type);
 }
 
 Reduce::~Reduce() = default;
