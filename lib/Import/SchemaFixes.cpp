@@ -1,5 +1,11 @@
 //===- SchemaFixes.cpp - Corrections to ONNX 1.12's op schemas ------------===//
 //
+// ONNX 1.12's pooling shape inference with ceil_mode keeps a last window
+// that starts in the end padding, where onnxruntime, PyTorch (whose
+// exports declare that shape) and later ONNX drop it: such a model's
+// declared output contradicted the inferred one and its import failed.
+// The rule below is hps's (HPSShapes.cpp, windowCount).
+//
 // ONNX 1.12's STFT shape inference reads a missing onesided as 0 (the
 // schema's default is 1) and then counts frames from the one-sided bin
 // count instead of the frame length. For any one-sided STFT it infers a
@@ -82,6 +88,55 @@ void inferSTFT(InferenceContext &ctx) {
   onnx::updateOutputShape(ctx, 0, result);
 }
 
+/// After ONNX's own pooling inference: with ceil_mode and explicit pads
+/// (or VALID, none), drops from each spatial extent a last window that
+/// would start in the end padding or past the input.
+void dropWindowsStartingInPadding(InferenceContext &ctx) {
+  const std::string autoPad = onnx::getAttribute(ctx, "auto_pad", "NOTSET");
+  if (onnx::getAttribute(ctx, "ceil_mode", 0) == 0 ||
+      (autoPad != "NOTSET" && autoPad != "VALID") ||
+      !onnx::hasInputShape(ctx, 0) || ctx.getNumOutputs() == 0)
+    return;
+  onnx::TypeProto *output = ctx.getOutputType(0);
+  if (!output || !output->has_tensor_type() ||
+      !output->tensor_type().has_shape())
+    return;
+  const onnx::TensorShapeProto &input = onnx::getInputShape(ctx, 0);
+  onnx::TensorShapeProto *shape =
+      output->mutable_tensor_type()->mutable_shape();
+  const onnx::AttributeProto *stridesAttr = ctx.getAttribute("strides");
+  const onnx::AttributeProto *padsAttr = ctx.getAttribute("pads");
+  const int spatial = input.dim_size() - 2;
+  if (spatial < 1 || shape->dim_size() != input.dim_size())
+    return;
+  for (int i = 0; i < spatial; ++i) {
+    const int64_t stride = stridesAttr && stridesAttr->ints_size() == spatial
+                               ? stridesAttr->ints(i)
+                               : 1;
+    const int64_t padBegin =
+        autoPad == "NOTSET" && padsAttr && padsAttr->ints_size() == 2 * spatial
+            ? padsAttr->ints(i)
+            : 0;
+    const onnx::TensorShapeProto::Dimension &in = input.dim(i + 2);
+    onnx::TensorShapeProto::Dimension *out = shape->mutable_dim(i + 2);
+    if (stride > 0 && in.has_dim_value() && out->has_dim_value() &&
+        out->dim_value() > 1 &&
+        (out->dim_value() - 1) * stride >= in.dim_value() + padBegin)
+      out->set_dim_value(out->dim_value() - 1);
+  }
+}
+
+/// Runs `schema`'s inference, then dropWindowsStartingInPadding.
+void fixPoolingInference(const onnx::OpSchema *schema) {
+  onnx::InferenceFunction original = schema->GetTypeAndShapeInferenceFunction();
+  const_cast<onnx::OpSchema *>(schema)->TypeAndShapeInferenceFunction(
+      [original](InferenceContext &ctx) {
+        if (original)
+          original(ctx);
+        dropWindowsStartingInPadding(ctx);
+      });
+}
+
 } // namespace
 
 void fixONNXSchemas() {
@@ -93,6 +148,17 @@ void fixONNXSchemas() {
             onnx::OpSchemaRegistry::Schema("STFT", 17, ""))
       const_cast<onnx::OpSchema *>(stft)->TypeAndShapeInferenceFunction(
           inferSTFT);
+    // Every registered version with ceil_mode (from 10).
+    for (const char *name : {"MaxPool", "AveragePool", "LpPool"}) {
+      const onnx::OpSchema *previous = nullptr;
+      for (int version = 10; version <= 25; ++version) {
+        const onnx::OpSchema *schema =
+            onnx::OpSchemaRegistry::Schema(name, version, "");
+        if (schema && schema != previous && schema->since_version() >= 10)
+          fixPoolingInference(schema);
+        previous = schema ? schema : previous;
+      }
+    }
   });
 }
 
