@@ -28,3 +28,17 @@ func.func @tile_generic(%x: tensor<2x3xf32>, %r: tensor<2xi64>) -> (tensor<?x?xf
   %1 = hps.onnx_node "Tile"(%x, %z) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<0x3xf32>
   return %0, %1 : tensor<?x?xf32>, tensor<0x3xf32>
 }
+
+// -----
+
+// An empty input: the views keep its empty axis (allowzero; a 0 in a
+// reshape's shape otherwise copies the input's extent, and the verifier
+// refused the view [2, 0, 3] -> [1, 2, 0, 3]).
+// CHECK-LABEL: func @tile_empty
+func.func @tile_empty(%x: tensor<2x0x3xf32>) -> tensor<4x0x3xf32> {
+  %r = hps.constant dense<[2, 1, 1]> : tensor<3xi64>
+  // CHECK: hps.reshape %arg0 {allowzero, shape = array<i64: 1, 2, 0, 3>}
+  // CHECK-NOT: hps.onnx_node
+  %0 = hps.onnx_node "Tile"(%x, %r) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x0x3xf32>, tensor<3xi64>) -> tensor<4x0x3xf32>
+  return %0 : tensor<4x0x3xf32>
+}

@@ -366,9 +366,12 @@ struct FuseEmbeddingPooling : OpRewritePattern<ReduceOp> {
     auto resultShape = rankedShape(op.getResult());
     if (!resultShape || llvm::is_contained(*resultShape, shapes::kDynamic))
       return failure();
+    // A 0 in the target is an empty axis, not a copy of the input's.
     rewriter.replaceOpWithNewOp<ReshapeOp>(
         op, op.getType(), pooled, rewriter.getDenseI64ArrayAttr(*resultShape),
-        UnitAttr(), op.getDeviceAttr());
+        llvm::is_contained(*resultShape, 0) ? rewriter.getUnitAttr()
+                                            : UnitAttr(),
+        op.getDeviceAttr());
     return success();
   }
 };

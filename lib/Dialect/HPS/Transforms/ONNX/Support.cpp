@@ -166,10 +166,13 @@ Value reshapeTo(ONNXNode node, PatternRewriter &rewriter, Value value,
       ranked && ranked.hasStaticShape() && ranked.getShape() == shape)
     return value;
   Type element = cast<ShapedType>(value.getType()).getElementType();
+  // A 0 in the target is an empty axis, not a copy of the input's.
+  UnitAttr allowZero =
+      llvm::is_contained(shape, 0) ? rewriter.getUnitAttr() : UnitAttr();
   return rewriter.create<ReshapeOp>(node.getLoc(),
                                     RankedTensorType::get(shape, element),
                                     value, rewriter.getDenseI64ArrayAttr(shape),
-                                    UnitAttr(), node.getOp().getDeviceAttr());
+                                    allowZero, node.getOp().getDeviceAttr());
 }
 
 /// Repeats every axis i of `input` (static shape) `factors[i]` times, as
