@@ -427,6 +427,29 @@ TEST(CpuPoolingSoftmax, RowsWithNaNOrInfinityAreNaN) {
   }
 }
 
+TEST(CpuPoolingSoftmax, Float64KeepsDoublePrecision) {
+  // Logits 2^-40 apart: equal in f32, not in f64.
+  Context ctx(0);
+  const double tiny = std::ldexp(1.0, -40);
+  std::vector<double> x{0, tiny, 1, 1 + tiny}, y(4);
+  for (bool log : {false, true})
+    for (int64_t axis : {0, 1}) {
+      Softmax softmax(ctx, DType::F64, {2, 2}, axis, log);
+      softmax.run(x.data(), y.data());
+      for (int i = 0; i < 4; ++i) {
+        const int a = axis == 1 ? i - i % 2 : i % 2,
+                  b = axis == 1 ? a + 1 : a + 2;
+        const double top = std::max(x[a], x[b]);
+        const double sum = std::exp(x[a] - top) + std::exp(x[b] - top);
+        const double want =
+            log ? x[i] - top - std::log(sum) : std::exp(x[i] - top) / sum;
+        EXPECT_NEAR(y[i], want, 1e-15) << i << " axis " << axis;
+      }
+      if (axis == 1) // the row [0, 2^-40]: two values
+        EXPECT_NE(y[0], y[1]);
+    }
+}
+
 TEST(CpuPoolingSoftmax, RandomAgainstReference) {
   Context ctx(0);
   struct Case {

@@ -683,6 +683,7 @@ void LayerNorm::run(const void *x, const void *scale, const void *bias,
 struct Softmax::Impl {
   dnnl::stream &stream;
   bool empty = false, log;
+  bool f64;              // the loop only: oneDNN 2.6 has no f64 softmax
   bool parallel = false; // worthThreads
   dnnl::primitive softmax;
   dnnl::memory src, dst, scratchpad;
@@ -692,8 +693,8 @@ struct Softmax::Impl {
   bool useLoop = false;
   int64_t outer = 1, axisSize = 1, inner = 1;
 
-  Impl(Context &ctx, const Shape &x, int64_t axis, bool log)
-      : stream(ctx.impl().stream), log(log) {
+  Impl(Context &ctx, const Shape &x, int64_t axis, bool log, bool f64)
+      : stream(ctx.impl().stream), log(log), f64(f64) {
     Dims dims = atLeast1D(x);
     if (axis < 0 || axis >= int64_t(dims.size()))
       throw Error("Softmax: axis " + std::to_string(axis) +
@@ -706,6 +707,10 @@ struct Softmax::Impl {
       (i < axis ? outer : i == axis ? axisSize : inner) *= dims[i];
     parallel =
         worthThreads(kTranscendentalElementWork * double(numElements(x)));
+    if (f64) {
+      useLoop = true;
+      return;
+    }
     const dnnl::engine &engine = ctx.impl().engine;
     SerialScope serial(!parallel);
     withDnnl("Softmax", [&] {
@@ -757,33 +762,34 @@ struct Softmax::Impl {
 
   /// Columns [begin, end) of one [axis, inner] block: max, then the sum of
   /// exp(x - max), then the result, each pass contiguous along inner.
-  void runColumns(const float *in, float *out, int64_t begin, int64_t end,
-                  float *top, float *sum) const {
+  template <typename T>
+  void runColumns(const T *in, T *out, int64_t begin, int64_t end, T *top,
+                  T *sum) const {
     int64_t width = end - begin;
     in += begin;
     out += begin;
-    std::fill(top, top + width, -std::numeric_limits<float>::infinity());
-    std::fill(sum, sum + width, 0.f);
+    std::fill(top, top + width, -std::numeric_limits<T>::infinity());
+    std::fill(sum, sum + width, T(0));
     for (int64_t a = 0; a < axisSize; ++a) {
-      const float *row = in + a * inner;
+      const T *row = in + a * inner;
 #pragma omp simd
       for (int64_t i = 0; i < width; ++i)
         top[i] = std::max(top[i], row[i]);
     }
     for (int64_t a = 0; a < axisSize; ++a) {
-      const float *row = in + a * inner;
-      float *result = out + a * inner;
+      const T *row = in + a * inner;
+      T *result = out + a * inner;
       for (int64_t i = 0; i < width; ++i) {
-        float shifted = row[i] - top[i];
-        float e = std::exp(shifted);
+        T shifted = row[i] - top[i];
+        T e = std::exp(shifted);
         sum[i] += e;
         result[i] = log ? shifted : e;
       }
     }
     for (int64_t i = 0; i < width; ++i)
-      sum[i] = log ? std::log(sum[i]) : 1.f / sum[i];
+      sum[i] = log ? std::log(sum[i]) : T(1) / sum[i];
     for (int64_t a = 0; a < axisSize; ++a) {
-      float *result = out + a * inner;
+      T *result = out + a * inner;
       if (log) {
 #pragma omp simd
         for (int64_t i = 0; i < width; ++i)
@@ -806,15 +812,20 @@ struct Softmax::Impl {
       spreadNaN(static_cast<float *>(y));
       return;
     }
-    const float *in = static_cast<const float *>(x);
-    float *out = static_cast<float *>(y);
+    if (f64)
+      runLoop(static_cast<const double *>(x), static_cast<double *>(y));
+    else
+      runLoop(static_cast<const float *>(x), static_cast<float *>(y));
+  }
+
+  template <typename T> void runLoop(const T *in, T *out) const {
     // Work items are column chunks of each block, so that a small outer
     // extent still spreads over the threads.
     constexpr int64_t chunk = 256;
     int64_t chunks = (inner + chunk - 1) / chunk, block = axisSize * inner;
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t item = 0; item < outer * chunks; ++item) {
-      float top[chunk], sum[chunk];
+      T top[chunk], sum[chunk];
       int64_t o = item / chunks, begin = item % chunks * chunk;
       runColumns(in + o * block, out + o * block, begin,
                  std::min(begin + chunk, inner), top, sum);
@@ -824,8 +835,9 @@ struct Softmax::Impl {
 
 Softmax::Softmax(Context &ctx, DType type, const Shape &x, int64_t axis,
                  bool log) {
-  requireF32("Softmax", type);
-  impl = std::make_unique<Impl>(ctx, x, axis, log);
+  if (type != DType::F64)
+    requireF32("Softmax", type);
+  impl = std::make_unique<Impl>(ctx, x, axis, log, type == DType::F64);
 }
 
 Softmax::~Softmax() = default;
