@@ -17,3 +17,13 @@ func.func @dropout_training(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = hps.onnx_node "Dropout"(%x) {attrs = {is_test = 0 : i64}, domain = "", opset = 6 : i64} : (tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// Tile: the reason is the zero repeat, not "not constant".
+func.func @tile_zero_repeat(%x: tensor<2x3xf32>) -> tensor<0x3xf32> {
+  %z = hps.constant dense<[0, 1]> : tensor<2xi64>
+  // expected-error @+1 {{no legalization for ONNX op 'Tile' (domain '', opset 13): a repeat below 1 (an empty result) is not supported}}
+  %0 = hps.onnx_node "Tile"(%x, %z) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<0x3xf32>
+  return %0 : tensor<0x3xf32>
+}

@@ -332,10 +332,13 @@ LogicalResult legalizeBlockShuffle(ONNXNode node, PatternRewriter &rewriter) {
 LogicalResult legalizeTile(ONNXNode node, PatternRewriter &rewriter) {
   auto type = dyn_cast<RankedTensorType>(node.input(0).getType());
   std::optional<SmallVector<int64_t>> repeats = getConstantInts(node.input(1));
-  if (!type || !type.hasStaticShape() || !repeats ||
-      repeats->size() != static_cast<size_t>(type.getRank()) ||
-      llvm::any_of(*repeats, [](int64_t r) { return r < 1; }))
-    return fail(node, rewriter, "repeats not constant and positive");
+  if (!type || !type.hasStaticShape())
+    return fail(node, rewriter, "the input's shape is not static");
+  if (!repeats || repeats->size() != static_cast<size_t>(type.getRank()))
+    return fail(node, rewriter, "repeats are not constant, one per axis");
+  if (llvm::any_of(*repeats, [](int64_t r) { return r < 1; }))
+    return fail(node, rewriter,
+                "a repeat below 1 (an empty result) is not supported");
   return replaceNodeWithCompatible(
       node, repeatAxes(node, rewriter, node.input(0), *repeats, true),
       rewriter);
