@@ -98,6 +98,20 @@ LogicalResult replaceNodeWithCompatible(ONNXNode node, Value value,
     if (!verifiesQuietly(last))
       rewriter.modifyOpInPlace(last, [&] { value.setType(refined); });
   }
+  // A value no op made here (a function argument: Einsum "ij->ij") or that
+  // others read keeps its type: a view of it takes the declared one.
+  auto staticType =
+      value ? dyn_cast<RankedTensorType>(value.getType()) : RankedTensorType();
+  if (staticType && staticType.hasStaticShape() &&
+      !canReplaceWithType(node, staticType) &&
+      getElementTypeOrSelf(staticType) == getElementTypeOrSelf(expected) &&
+      succeeded(verifyCompatibleShape(staticType, expected))) {
+    ArrayRef<int64_t> shape = staticType.getShape();
+    value = rewriter.create<ReshapeOp>(
+        node.getLoc(), expected, value, rewriter.getDenseI64ArrayAttr(shape),
+        llvm::is_contained(shape, 0) ? rewriter.getUnitAttr() : UnitAttr(),
+        node.getOp().getDeviceAttr());
+  }
   if (!value || !canReplaceWithType(node, value.getType())) {
     eraseUnusedChain(value, rewriter);
     return fail(node, rewriter, "the replacement's type differs");
