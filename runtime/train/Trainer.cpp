@@ -320,6 +320,9 @@ std::vector<SharedSetting> settingsWorkersShare(const Bundle &bundle,
            ? "--checkpoint-every " + shortNumber(o.checkpointEverySeconds, 17) +
                  "s"
            : count("--checkpoint-every", o.checkpointEvery)},
+      // Worker 0 writes the dump: one given to another only was ignored.
+      {"dump-parameters", o.dumpParameters.empty() ? "no --dump-parameters"
+                                                   : "a --dump-parameters"},
       {"seed", "--seed " + std::to_string(o.seed)},
       {"shuffle", o.shuffle ? "--shuffle" : "no --shuffle"},
       {"hash-buckets", count("--hash-buckets", o.hashBuckets)},
