@@ -833,6 +833,35 @@ detail::fastestRunnablePlacement(const CostModel &model, double target,
   return model.evaluate(best->classOfLayer, target, best->throughput);
 }
 
+std::optional<Evaluation>
+detail::provisionedWithinCounts(const CostModel &model,
+                                llvm::ArrayRef<unsigned> classOfLayer,
+                                double target) {
+  // Replicas grow with the throughput they are provisioned for, so the
+  // counts hold every throughput below the largest they hold.
+  Evaluation fastest = model.evaluate(classOfLayer, target,
+                                      std::numeric_limits<double>::infinity());
+  double high = fastest.throughput;
+  if (!(high > 0))
+    return std::nullopt;
+  double low = high * 1e-12;
+  Evaluation best = model.evaluate(classOfLayer, target, low);
+  if (!best.runnable)
+    return std::nullopt; // more stages on a class than it has devices
+  for (unsigned step = 0; step != 64 && high > low * (1 + kRunnableTolerance);
+       ++step) {
+    const double middle = low + (high - low) / 2;
+    Evaluation probe = model.evaluate(classOfLayer, target, middle);
+    if (probe.runnable) {
+      low = middle;
+      best = std::move(probe);
+    } else {
+      high = middle;
+    }
+  }
+  return best;
+}
+
 Expected<Evaluation>
 detail::solveDynamicProgramming(const CostModel &model,
                                 const Objective &objective,

@@ -152,6 +152,27 @@ static Expected<Plan> solveShape(StringRef strategy,
     plan.bestReachableThroughput =
         std::max(bound, plan.runnable ? plan.throughput : 0.0);
     plan.bestReachableIsBound = true;
+    // Too large to search for the fastest runnable plan: the strategy's
+    // own placement, provisioned down until the cluster can run it (as
+    // provisioned for the missed target, stages sharing a class overran
+    // its count).
+    // Where its stages outnumber a class's devices, the fastest
+    // single-class placement (one stage) so provisioned.
+    if (isSearching(strategy) && !plan.runnable) {
+      std::optional<cost::Evaluation> best =
+          schedule::detail::provisionedWithinCounts(model, plan.classOfLayer,
+                                                    objective.targetThroughput);
+      for (unsigned c = 0; c != model.numClasses(); ++c) {
+        std::vector<unsigned> single(model.numLayers(), c);
+        std::optional<cost::Evaluation> candidate =
+            schedule::detail::provisionedWithinCounts(
+                model, single, objective.targetThroughput);
+        if (candidate && (!best || candidate->throughput > best->throughput))
+          best = std::move(candidate);
+      }
+      if (best)
+        static_cast<cost::Evaluation &>(plan) = std::move(*best);
+    }
   }
   plan.passCacheMemoryBytes = model.passCacheMemoryBytes(plan);
   plan.step = options.costOptions.step;

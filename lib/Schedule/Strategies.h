@@ -124,6 +124,16 @@ std::optional<Evaluation> fastestRunnablePlacement(const CostModel &model,
                                                    size_t maxStoredStages,
                                                    double &bound);
 
+/// `classOfLayer` provisioned for the highest throughput the cluster's
+/// class counts hold (a bisection over the throughput: each probe is one
+/// evaluation), evaluated against `target`; none when no provisioning is
+/// runnable (a stage fits no device's memory). For graphs too large for
+/// fastestRunnablePlacement's search: a plan the cluster can run, though
+/// perhaps not its fastest one.
+std::optional<Evaluation>
+provisionedWithinCounts(const CostModel &model,
+                        llvm::ArrayRef<unsigned> classOfLayer, double target);
+
 /// Layers^2 x classes^2 past which fastestRunnablePlacement gives up: each
 /// probe of its bisection is one exact search, whose floors cost about that
 /// many steps each. On the 2-core build machine a 100-layer model on three
