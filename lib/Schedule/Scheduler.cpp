@@ -144,6 +144,16 @@ static Expected<Plan> solveShape(StringRef strategy,
                      bound)) {
     plan.bestReachableThroughput =
         std::max(fastest->throughput, plan.runnable ? plan.throughput : 0.0);
+    // A target the cluster reaches (greedy's placement missed it by
+    // overrunning the counts): that placement provisioned for the target,
+    // the contract, not for all it reaches (greedy added replicas dp never
+    // would).
+    if (fastest->throughput >= objective.targetThroughput) {
+      cost::Evaluation atTarget =
+          model.evaluate(fastest->classOfLayer, objective.targetThroughput);
+      if (atTarget.feasible)
+        fastest = std::move(atTarget);
+    }
     // The searching strategies answer a missed target with the fastest plan
     // the cluster can run; the presets keep their fixed placement.
     if (isSearching(strategy) && isBetter(*fastest, plan))
