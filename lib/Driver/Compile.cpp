@@ -11,6 +11,7 @@
 #include "heterps/Driver/Session.h"
 #include "heterps/Driver/StageBuild.h"
 
+#include "heterps/Cluster/ClusterSpec.h"
 #include "heterps/Dialect/HPS/IR/HPSDialect.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
@@ -180,6 +181,17 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
   if (options.batchNorm != "batch" && options.batchNorm != "running")
     return fail("--batch-norm=" + options.batchNorm +
                 " is not batch or running");
+  // The cluster file's error under its own name and place, first: the
+  // placement pass reports it at the model's module (model.onnx:0:0).
+  if (llvm::Expected<cluster::ClusterSpec> spec =
+          cluster::loadClusterSpec(options.cluster);
+      !spec) {
+    std::string message = llvm::toString(spec.takeError());
+    if (!llvm::StringRef(message).starts_with(options.cluster + ":"))
+      return fail(message); // not a place in the file: no file to read
+    compilation.os << message << "\n";
+    return OwningOpRef<ModuleOp>();
+  }
   import::InputBindings bindings;
   bindings.batch = options.batch;
   bindings.staticBatch = options.staticBatch;
