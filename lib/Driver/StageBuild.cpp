@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <thread>
 
 using namespace llvm;
 
@@ -105,8 +106,36 @@ bool buildStages(StringRef bundle, std::string &error) {
   bool gpuRuntime = sys::fs::exists(libraries + "/libheterps_rt_gpu.so");
 
   std::vector<Job> jobs;
+  // At most one compiler per core at a time: a plan of many stages started
+  // two compilers for each at once (27 nvcc on 2 cores for one plan).
+  const size_t mostRunning = std::max(1u, std::thread::hardware_concurrency());
+  size_t finished = 0;
+  bool ok = true;
+  auto finishNext = [&] {
+    Job &job = jobs[finished++];
+    std::string waitError;
+    sys::ProcessInfo result = sys::Wait(job.process, std::nullopt, &waitError);
+    if (result.ReturnCode != 0) {
+      auto log = MemoryBuffer::getFile(job.logFile);
+      StringRef tail = log ? (*log)->getBuffer() : StringRef(waitError);
+      if (tail.size() > 4000)
+        tail = tail.take_back(4000);
+      if (ok)
+        error = "building " + job.description + " failed:\n" + tail.str();
+      ok = false;
+    }
+    (void)sys::fs::remove(job.logFile);
+  };
+  // Waits for every compiler started, so that none outlives the build.
+  auto finishAll = [&] {
+    while (finished < jobs.size())
+      finishNext();
+    return ok;
+  };
   auto launch = [&](std::string program, std::vector<std::string> args,
                     std::string description, std::string log) {
+    while (jobs.size() - finished >= mostRunning)
+      finishNext();
     std::vector<StringRef> argv;
     argv.push_back(program);
     for (const std::string &arg : args)
@@ -118,6 +147,7 @@ bool buildStages(StringRef bundle, std::string &error) {
     job.process = sys::ExecuteNoWait(program, argv, std::nullopt, redirects, 0,
                                      &launchError);
     if (job.process.Pid == sys::ProcessInfo::InvalidPid) {
+      finishAll();
       error = job.description + ": " + launchError;
       return false;
     }
@@ -151,6 +181,7 @@ bool buildStages(StringRef bundle, std::string &error) {
         stagePtr ? stagePtr->getObject("libraries") : nullptr;
     if (!outputsPtr || !stagePtr->getString("source") ||
         !stagePtr->getString("name") || !outputsPtr->getString("cpu")) {
+      finishAll();
       error = manifestPath.str().str() +
               ": a stage lacks 'name', 'source' or 'libraries.cpu'";
       return false;
@@ -188,22 +219,7 @@ bool buildStages(StringRef bundle, std::string &error) {
         return false;
     }
   }
-  bool ok = true;
-  for (Job &job : jobs) {
-    std::string waitError;
-    sys::ProcessInfo result = sys::Wait(job.process, std::nullopt, &waitError);
-    if (result.ReturnCode != 0) {
-      auto log = MemoryBuffer::getFile(job.logFile);
-      StringRef tail = log ? (*log)->getBuffer() : StringRef(waitError);
-      if (tail.size() > 4000)
-        tail = tail.take_back(4000);
-      if (ok)
-        error = "building " + job.description + " failed:\n" + tail.str();
-      ok = false;
-    }
-    (void)sys::fs::remove(job.logFile);
-  }
-  return ok;
+  return finishAll();
 }
 
 } // namespace heterps::driver
