@@ -3,6 +3,7 @@
 #include "StepReader.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace heterps::rt::train {
 
@@ -97,8 +98,10 @@ void StepReader::readPass(int64_t first, std::deque<StepData> &steps) {
       break;
     }
     if (server.holdsBackSparseUpdates()) {
+      // Kept by a swap, not a copy: the next step's ids overwrite the
+      // scratch whole (TrainingServer::passKeysOf).
       carriedStep = step;
-      carriedKeys = stepKeys;
+      std::swap(carriedKeys, stepKeys);
     }
     steps.push_back(std::move(data));
   }

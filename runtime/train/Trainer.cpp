@@ -172,6 +172,11 @@ CheckpointInterval parseCheckpointInterval(const std::string &text) {
   return interval;
 }
 
+int64_t passStepsOf(const Bundle &bundle, const TrainerOptions &options) {
+  return options.passSteps.value_or(
+      options.group ? 0 : bundle.plannedStep().passSteps);
+}
+
 void parsePassMemory(const std::string &text, TrainerOptions &options) {
   auto fail = [&]() {
     return Error("--pass-memory '" + text +
@@ -784,8 +789,7 @@ TrainSummary Trainer::run() {
   // with, else the direct, exact step.
   // An MPI job's workers do not take the single-process shapes.
   const Bundle::PlannedStep &plannedStep = bundle.plannedStep();
-  const int64_t passSteps =
-      o.passSteps.value_or(group ? 0 : plannedStep.passSteps);
+  const int64_t passSteps = passStepsOf(bundle, o);
   const bool passCacheOnGpu = o.passCacheOnGpu.value_or(
       passSteps > 0 && !o.passSteps && plannedStep.passCacheOnGpu);
   const int sparseStaleness =

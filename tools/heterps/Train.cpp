@@ -63,8 +63,6 @@ int train(const TrainOptions &options) {
   int64_t passSteps = 0;
   try {
     Bundle bundle(options.bundle);
-    passSteps = options.passSteps.value_or(
-        options.mpiWorker ? 0 : bundle.plannedStep().passSteps);
     train::TrainerOptions trainer;
     trainer.data = options.data;
     trainer.eval = options.eval;
@@ -112,6 +110,7 @@ int train(const TrainOptions &options) {
       distributed = DistributedWorker::join(options.consistency);
       trainer.group = &distributed->group();
     }
+    passSteps = train::passStepsOf(bundle, trainer);
     // Worker 0 reports for the whole job; the others only report errors.
     std::ostream &log =
         distributed && !distributed->group().leader() ? nullLog() : std::cerr;

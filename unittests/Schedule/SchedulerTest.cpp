@@ -44,6 +44,23 @@ double randomTarget(std::mt19937_64 &rng, const cost::LayerGraph &graph,
   return alone.throughput * logUniform(rng, low, high);
 }
 
+/// A random cluster of up to three classes of one or two devices, a random
+/// graph of 3 to 7 layers and a target of `low` to `high` times what its
+/// first class reaches alone.
+struct SmallInstance {
+  cluster::ClusterSpec cluster;
+  cost::LayerGraph graph;
+  double target = 0;
+};
+SmallInstance smallInstance(std::mt19937_64 &rng, double low, double high) {
+  SmallInstance instance;
+  instance.cluster = randomCluster(rng, 3, true, 2);
+  instance.graph = randomGraph(rng, 3 + rng() % 5);
+  instance.target =
+      randomTarget(rng, instance.graph, instance.cluster, low, high);
+  return instance;
+}
+
 /// Checks that a plan's numbers are those of its placement.
 void expectConsistent(const Plan &plan, const cost::LayerGraph &graph,
                       const cluster::ClusterSpec &cluster, double target) {
@@ -578,9 +595,7 @@ TEST(Scheduler, MissedTargetsGetTheFastestRunnablePlan) {
   std::mt19937_64 rng(5);
   unsigned shared = 0;
   for (unsigned trial = 0; trial != 60; ++trial) {
-    cluster::ClusterSpec cluster = randomCluster(rng, 3, true, 2);
-    cost::LayerGraph graph = randomGraph(rng, 3 + rng() % 5);
-    double target = randomTarget(rng, graph, cluster, 20, 100);
+    auto [cluster, graph, target] = smallInstance(rng, 20, 100);
     Plan dp = solveOrDie("dp", graph, cluster, target);
     if (dp.feasible)
       continue;
@@ -648,9 +663,7 @@ TEST(Scheduler, GreedyKeepsTheProvisioningContract) {
   std::mt19937_64 rng(11);
   unsigned overran = 0;
   for (unsigned trial = 0; trial != 150; ++trial) {
-    cluster::ClusterSpec cluster = randomCluster(rng, 3, true, 2);
-    cost::LayerGraph graph = randomGraph(rng, 3 + rng() % 5);
-    double target = randomTarget(rng, graph, cluster, 0.05, 0.5);
+    auto [cluster, graph, target] = smallInstance(rng, 0.05, 0.5);
     cost::CostModel model(graph, cluster);
     llvm::Expected<cost::Evaluation> own =
         detail::solveGreedy(model, Objective{target}, StrategyOptions{});

@@ -1029,8 +1029,6 @@ struct Reduce::Impl {
   /// One output from the elements at `base` + reducedOffsets; sums and
   /// products accumulate in double (f32 inputs) or long double (f64).
   template <typename T> T reduceOne(const T *base) const {
-    if constexpr (std::is_integral_v<T>)
-      return reduceOneInteger(base);
     using Acc =
         std::conditional_t<std::is_same_v<T, float>, double, long double>;
     const std::vector<int64_t> &at = reducedOffsets;
@@ -1160,12 +1158,16 @@ struct Reduce::Impl {
   template <typename T> void runLoop(const void *x, void *y) const {
     const T *in = static_cast<const T *>(x);
     T *out = static_cast<T *>(y);
-    if (leadingRows > 0)
-      return reduceLeading(in, out);
+    if constexpr (std::is_floating_point_v<T>)
+      if (leadingRows > 0) // floats only (buildLoop)
+        return reduceLeading(in, out);
     int64_t outputs = outputBase.size();
 #pragma omp parallel for schedule(static) if (parallel)
     for (int64_t o = 0; o < outputs; ++o)
-      out[o] = reduceOne(in + outputBase[o]);
+      if constexpr (std::is_integral_v<T>)
+        out[o] = reduceOneInteger(in + outputBase[o]);
+      else
+        out[o] = reduceOne(in + outputBase[o]);
   }
 
   /// oneDNN 2.6's max (min) starts from the lowest (highest) finite float,

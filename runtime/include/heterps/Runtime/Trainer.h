@@ -177,6 +177,11 @@ struct TrainerOptions {
 /// Error saying what it takes.
 void parsePassMemory(const std::string &text, TrainerOptions &options);
 
+/// The steps a pass of the run reads ahead (0: no passes): --pass-steps,
+/// else the plan's; an MPI job's workers do not take the single-process
+/// shapes.
+int64_t passStepsOf(const Bundle &bundle, const TrainerOptions &options);
+
 /// Why a run stopped before its last step: a signal (stopRequested) or the
 /// stop file; a signal to any worker wins.
 enum class StopReason { None, Signal, Request };
