@@ -123,6 +123,12 @@ void printPipeline(llvm::raw_ostream &os,
   os << "\n";
 }
 
+bool stopRequested(const CompileOptions &options) {
+  return options.stopRequested && options.stopRequested();
+}
+
+constexpr const char *kInterrupted = "interrupted; nothing was written";
+
 /// The steps up to a placed module: checks the options, imports, legalizes
 /// and places (then, when `partition`, autodiff with --train, partition and
 /// its verification). Null after reporting an error. `hasLayer` says whether
@@ -224,6 +230,8 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
       import::importONNX(options.model, file->getBuffer(), &context, bindings);
   if (!module)
     return nullptr; // the importer reported it
+  if (stopRequested(options))
+    return fail(kInterrupted);
 
   hps::CompilePipelineOptions pipeline;
   setPipelineOptions(options, partition, pipeline);
@@ -233,6 +241,8 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
   hps::buildLegalizePipeline(legalizePM, pipeline);
   if (failed(legalizePM.run(*module)))
     return nullptr; // the pass reported it
+  if (stopRequested(options))
+    return fail(kInterrupted);
 
   // A model whose outputs all fold to constants or are its inputs has no
   // layer to place: its bundle has no stage and the runtime answers alone.
@@ -260,9 +270,11 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
     main->setAttr("hps.pipeline", ArrayAttr::get(&context, {}));
 
   PassManager pm(&context);
-  hps::buildPlanPipeline(pm, pipeline);
+  hps::buildPlanPipeline(pm, pipeline, options.stopRequested);
   if (hasLayer && failed(pm.run(*module)))
     return nullptr; // the failing pass reported it
+  if (stopRequested(options))
+    return fail(kInterrupted);
   return module;
 }
 
@@ -292,12 +304,14 @@ bool compileBundle(const CompileOptions &options,
   }
   if (failed(prepare.run(*module)))
     return false; // the pass reported it
+  if (stopRequested(options))
+    return compilation.fail(kInterrupted);
   if (failed(target::writeStageBundle(*module, staging)))
     return false;
   std::string error;
-  if (!buildStages(staging, error)) {
+  if (!buildStages(staging, error, options.stopRequested)) {
     (void)llvm::sys::fs::remove_directories(staging);
-    return compilation.fail(error);
+    return compilation.fail(stopRequested(options) ? kInterrupted : error);
   }
   // What the runtime would refuse (a shape too large to hold, bindings the
   // manifest's checks find at odds) is refused here, before it is a bundle.

@@ -4,7 +4,7 @@
 // against libheterps_rt_gpu when a CUDA toolkit exists (with or without a
 // GPU), and always also the C++ compiler, so `heterps run
 // --gpu-stages-on-cpu` works anywhere. A training bundle's pass-key program
-// builds like a CPU stage. All compilers run at once.
+// builds like a CPU stage. At most one compiler per core runs at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,8 +19,13 @@
 #include "llvm/Support/Program.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <optional>
 #include <thread>
+
+#include <sys/wait.h>
 
 using namespace llvm;
 
@@ -73,9 +78,31 @@ struct Job {
   sys::ProcessInfo process;
 };
 
+/// Waits for the child `pid` and sets its wait status; with `stopRequested`,
+/// polls every 50 ms and returns false, leaving it running, once that
+/// answers true. (LLVM's timed sys::Wait sets a process-wide SIGALRM handler
+/// and alarm, which a library called from other programs must not.)
+bool waitForExit(pid_t pid, const std::function<bool()> &stopRequested,
+                 int &status) {
+  while (true) {
+    pid_t done = ::waitpid(pid, &status, stopRequested ? WNOHANG : 0);
+    if (done == pid)
+      return true;
+    if (done < 0 && errno != EINTR) {
+      status = W_EXITCODE(127, 0); // not our child: reported as failed
+      return true;
+    }
+    if (stopRequested && stopRequested())
+      return false;
+    if (done == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
 } // namespace
 
-bool buildStages(StringRef bundle, std::string &error) {
+bool buildStages(StringRef bundle, std::string &error,
+                 const std::function<bool()> &stopRequested) {
   SmallString<256> manifestPath(bundle);
   sys::path::append(manifestPath, "manifest.json");
   auto text = MemoryBuffer::getFile(manifestPath);
@@ -111,13 +138,33 @@ bool buildStages(StringRef bundle, std::string &error) {
   const size_t mostRunning = std::max(1u, std::thread::hardware_concurrency());
   size_t finished = 0;
   bool ok = true;
+  bool stopped = false;
+  // Ends and reaps every compiler still running (SIGTERM: the compiler
+  // drivers remove their temporary files); the build fails.
+  auto stop = [&] {
+    stopped = true;
+    for (; finished != jobs.size(); ++finished) {
+      int status;
+      ::kill(jobs[finished].process.Pid, SIGTERM);
+      ::waitpid(jobs[finished].process.Pid, &status, 0);
+      (void)sys::fs::remove(jobs[finished].logFile);
+    }
+    error = "interrupted";
+    ok = false;
+  };
   auto finishNext = [&] {
-    Job &job = jobs[finished++];
-    std::string waitError;
-    sys::ProcessInfo result = sys::Wait(job.process, std::nullopt, &waitError);
-    if (result.ReturnCode != 0) {
+    Job &job = jobs[finished];
+    int status = 0;
+    if (!waitForExit(job.process.Pid, stopRequested, status))
+      return stop();
+    ++finished;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       auto log = MemoryBuffer::getFile(job.logFile);
-      StringRef tail = log ? (*log)->getBuffer() : StringRef(waitError);
+      std::string ending =
+          WIFEXITED(status)
+              ? "exit status " + std::to_string(WEXITSTATUS(status))
+              : "signal " + std::to_string(WTERMSIG(status));
+      StringRef tail = log ? (*log)->getBuffer() : StringRef(ending);
       if (tail.size() > 4000)
         tail = tail.take_back(4000);
       if (ok)
@@ -136,6 +183,10 @@ bool buildStages(StringRef bundle, std::string &error) {
                     std::string description, std::string log) {
     while (jobs.size() - finished >= mostRunning)
       finishNext();
+    if (!stopped && stopRequested && stopRequested())
+      stop();
+    if (stopped)
+      return false;
     std::vector<StringRef> argv;
     argv.push_back(program);
     for (const std::string &arg : args)

@@ -189,6 +189,8 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     policy.applyGradient(options.learningRate, batch.size());
     baseline = 0.9 * baseline + 0.1 * mean;
 
+    if (stopRequested(options))
+      return stoppedError();
     if (options.progress) {
       const Evaluation &best = bestSampled && isBetter(*bestSampled, *bestSeed)
                                    ? *bestSampled

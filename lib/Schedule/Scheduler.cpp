@@ -84,12 +84,19 @@ static double stepThroughputOf(const cost::CostModel &model,
          model.stepSeconds(plan, microBatches);
 }
 
+Error schedule::detail::stoppedError() {
+  return createStringError(inconvertibleErrorCode(),
+                           "the search was interrupted");
+}
+
 /// `strategy`'s plan for the step shape of options.costOptions.
 static Expected<Plan> solveShape(StringRef strategy,
                                  const cost::LayerGraph &graph,
                                  const cluster::ClusterSpec &cluster,
                                  const Objective &objective,
                                  const StrategyOptions &options) {
+  if (schedule::detail::stopRequested(options))
+    return schedule::detail::stoppedError();
   auto start = std::chrono::steady_clock::now();
   cost::CostModel model(graph, cluster, options.costOptions, options.profiles);
   Expected<cost::Evaluation> result =
@@ -118,6 +125,8 @@ static Expected<Plan> solveShape(StringRef strategy,
                              reached < objective.targetThroughput;
          ++round) {
       raised.targetThroughput *= objective.targetThroughput / reached;
+      if (schedule::detail::stopRequested(options))
+        return schedule::detail::stoppedError();
       Expected<cost::Evaluation> again =
           runStrategy(strategy, model, raised, options);
       if (!again)

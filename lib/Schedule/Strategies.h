@@ -18,6 +18,14 @@ namespace detail {
 using cost::CostModel;
 using cost::Evaluation;
 
+/// The error of a search stopped by options.stopRequested.
+llvm::Error stoppedError();
+
+/// True when the caller asked the search to stop.
+inline bool stopRequested(const StrategyOptions &options) {
+  return options.stopRequested && options.stopRequested();
+}
+
 // Each strategy returns its chosen placement evaluated against the target.
 llvm::Expected<Evaluation> solveReinforcement(const CostModel &model,
                                               const Objective &objective,

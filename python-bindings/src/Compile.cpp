@@ -1,7 +1,8 @@
 //===- Compile.cpp - heterps._heterps.compile and place -------------------===//
 //
-// The driver library's compile and place with the GIL released; their
-// diagnostics become the message of heterps.Error.
+// The driver library's compile and place on a thread of their own, the GIL
+// released, so that Ctrl-C stops them; their diagnostics become the message
+// of heterps.Error.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,10 +14,54 @@
 
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <thread>
+
 namespace py = pybind11;
 using heterps::driver::CompileOptions;
 
 namespace heterps::python {
+namespace {
+
+/// Runs `work(options)` on a thread of its own while this one, without the
+/// GIL, waits and checks every 100 ms for a signal Python must handle. On
+/// Ctrl-C the options' stopRequested starts to answer true, the work is
+/// waited for (it stops at its next check) and KeyboardInterrupt is raised.
+/// Waiting in the calling thread, Python saw Ctrl-C only once a compile
+/// ended: 10 s into an rl search of 20,000 episodes.
+template <class Work> auto runInterruptibly(CompileOptions options, Work work) {
+  using Result = decltype(work(options));
+  std::atomic<bool> stop = false;
+  options.stopRequested = [&stop] { return stop.load(); };
+  std::packaged_task<Result()> task([&] { return work(options); });
+  std::future<Result> result = task.get_future();
+  std::thread worker(std::move(task));
+  bool interrupted = false;
+  while (true) {
+    bool finished;
+    {
+      py::gil_scoped_release release;
+      finished =
+          interrupted || result.wait_for(std::chrono::milliseconds(100)) ==
+                             std::future_status::ready;
+      if (finished)
+        worker.join();
+    }
+    if (finished)
+      break;
+    if (PyErr_CheckSignals() != 0) {
+      interrupted = true;
+      stop = true;
+    }
+  }
+  if (interrupted)
+    throw py::error_already_set();
+  return result.get();
+}
+
+} // namespace
 
 void bindCompile(py::module_ &module) {
   py::class_<CompileOptions>(module, "CompileOptions",
@@ -69,12 +114,10 @@ void bindCompile(py::module_ &module) {
       "compile",
       [](const CompileOptions &options) {
         std::string diagnostics;
-        bool ok;
-        {
+        bool ok = runInterruptibly(options, [&](const CompileOptions &o) {
           llvm::raw_string_ostream os(diagnostics);
-          py::gil_scoped_release release;
-          ok = driver::compileBundle(options, os);
-        }
+          return driver::compileBundle(o, os);
+        });
         if (!ok)
           raiseError(diagnostics);
       },
@@ -96,12 +139,11 @@ void bindCompile(py::module_ &module) {
       "place",
       [](const CompileOptions &options) {
         std::string diagnostics;
-        std::optional<std::string> plan;
-        {
-          llvm::raw_string_ostream os(diagnostics);
-          py::gil_scoped_release release;
-          plan = driver::placeModel(options, os);
-        }
+        std::optional<std::string> plan =
+            runInterruptibly(options, [&](const CompileOptions &o) {
+              llvm::raw_string_ostream os(diagnostics);
+              return driver::placeModel(o, os);
+            });
         if (!plan)
           raiseError(diagnostics);
         return *plan;

@@ -12,6 +12,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <csignal>
+
 namespace heterps::driver {
 
 /// The training step the plan of the bundle just written chose
@@ -44,8 +46,31 @@ static void printPlannedStep(const std::string &bundle) {
                << llvm::format("%.0f", *pipeline) << "\n";
 }
 
-int compile(const CompileOptions &options) {
-  if (!compileBundle(options, llvm::errs()))
+namespace {
+volatile std::sig_atomic_t interruptSignal = 0;
+extern "C" void noteInterrupt(int signal) { interruptSignal = signal; }
+} // namespace
+
+int compile(const CompileOptions &given) {
+  // Ctrl-C or SIGTERM stops the compile at its next check (within 50 ms
+  // while stage compilers run): the staging directory is removed and the
+  // output left as it was, where the default action left OUT.building/.
+  CompileOptions options = given;
+  options.stopRequested = [] { return interruptSignal != 0; };
+  struct sigaction onInterrupt = {}, previousInt, previousTerm;
+  onInterrupt.sa_handler = noteInterrupt;
+  sigemptyset(&onInterrupt.sa_mask);
+  sigaction(SIGINT, &onInterrupt, &previousInt);
+  sigaction(SIGTERM, &onInterrupt, &previousTerm);
+  bool ok = compileBundle(options, llvm::errs());
+  sigaction(SIGINT, &previousInt, nullptr);
+  sigaction(SIGTERM, &previousTerm, nullptr);
+  if (!ok && interruptSignal) {
+    // Ends as the signal would have: the shell reads 128 + its number.
+    std::signal(interruptSignal, SIG_DFL);
+    std::raise(interruptSignal);
+  }
+  if (!ok)
     return 1;
   printPlannedStep(options.output);
   llvm::errs() << "heterps compile: wrote " << options.output << "\n";

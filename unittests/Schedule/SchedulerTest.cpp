@@ -566,6 +566,30 @@ TEST(Scheduler, ReinforcementIsDeterministic) {
   EXPECT_EQ(calls, 2u * 128 / options.episodesPerUpdate);
 }
 
+// A caller's stop (Ctrl-C in Python) ends the search at the next policy
+// update with an error, not a plan.
+TEST(Scheduler, ReinforcementStopsWhenAsked) {
+  std::mt19937_64 rng(9);
+  cluster::ClusterSpec cluster = randomCluster(rng, 3, true);
+  cost::LayerGraph graph = randomGraph(rng, 30);
+  double target = randomTarget(rng, graph, cluster, 0.3, 0.3);
+  StrategyOptions options;
+  options.episodes = 1u << 30; // hours, unless stopped
+  unsigned updates = 0;
+  options.progress = [&](unsigned, double) { ++updates; };
+  options.stopRequested = [&] { return updates == 3; };
+  llvm::Expected<Plan> plan =
+      solve("rl", graph, cluster, Objective{target}, options);
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(llvm::toString(plan.takeError()), "the search was interrupted");
+  EXPECT_EQ(updates, 3u);
+  // Asked before any search: no strategy runs at all.
+  options.stopRequested = [] { return true; };
+  plan = solve("dp", graph, cluster, Objective{target}, options);
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(llvm::toString(plan.takeError()), "the search was interrupted");
+}
+
 TEST(Scheduler, ReinforcementWithOneClassReturnsItsOnlyPlacement) {
   std::mt19937_64 rng(5);
   cluster::ClusterSpec cluster = randomCluster(rng, 1, false);

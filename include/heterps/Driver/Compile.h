@@ -13,6 +13,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -56,6 +57,11 @@ struct CompileOptions {
   /// Print the pass pipeline (heterps-opt's textual form) to the
   /// diagnostics stream (--print-pipeline).
   bool printPipeline = false;
+  /// Asked between steps, during the placement search and while the stage
+  /// compilers run: true stops the compile, which then fails with
+  /// "interrupted" and writes nothing. How a front end that catches Ctrl-C
+  /// itself (the CLI's handler, Python's KeyboardInterrupt) stops it.
+  std::function<bool()> stopRequested;
 };
 
 /// Compiles `options.model` into the bundle directory `options.output`,

@@ -101,6 +101,10 @@ struct StrategyOptions {
   /// Called after every policy update with (episodes so far, best cost per
   /// million samples so far, infinity while nothing feasible was seen).
   std::function<void(unsigned, double)> progress;
+  /// Asked between policy updates and between searches: true stops the
+  /// search with an error (a Ctrl-C in a caller that cannot take signals
+  /// itself, as Python's).
+  std::function<bool()> stopRequested;
 
   // brute: refuse graphs with more layers, or more than this many placements.
   unsigned bruteForceMaxLayers = 16;

@@ -19,8 +19,8 @@ void buildLegalizePipeline(OpPassManager &pm,
   pm.addPass(createHPSMarkSampleMixing());
 }
 
-void buildPlanPipeline(OpPassManager &pm,
-                       const CompilePipelineOptions &options) {
+void buildPlanPipeline(OpPassManager &pm, const CompilePipelineOptions &options,
+                       std::function<bool()> stopRequested) {
   HPSPlaceOptions place;
   place.clusterFile = options.cluster;
   place.strategy = options.strategy;
@@ -36,7 +36,7 @@ void buildPlanPipeline(OpPassManager &pm,
   // A training bundle is placed for forward + backward work; autodiff then
   // puts every backward op where its forward op runs.
   place.inference = !options.train;
-  pm.addPass(createHPSPlace(place));
+  pm.addPass(createHPSPlace(place, std::move(stopRequested)));
   if (!options.partition)
     return;
   if (options.train) {

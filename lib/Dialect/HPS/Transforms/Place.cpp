@@ -62,6 +62,8 @@ private:
 struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
   using HPSPlaceBase::HPSPlaceBase;
 
+  std::function<bool()> stopRequested;
+
   /// The cost model's view of each op comes with the pass.
   void getDependentDialects(DialectRegistry &registry) const override {
     HPSPlaceBase::getDependentDialects(registry);
@@ -130,6 +132,7 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
     options.profiles = profiles ? &*profiles : nullptr;
     options.seed = seed;
     options.episodes = episodes;
+    options.stopRequested = stopRequested;
     ProgressPrinter printer;
     options.progress = [&printer](unsigned episode, double best) {
       printer(episode, best);
@@ -290,3 +293,11 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
 };
 
 } // namespace
+
+std::unique_ptr<Pass>
+heterps::hps::createHPSPlace(const HPSPlaceOptions &options,
+                             std::function<bool()> stopRequested) {
+  auto pass = std::make_unique<PlacePass>(options);
+  pass->stopRequested = std::move(stopRequested);
+  return pass;
+}

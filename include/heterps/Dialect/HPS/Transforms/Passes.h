@@ -7,6 +7,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <functional>
+
 namespace heterps::hps {
 
 /// Which statistics a trained hps.batch_norm normalizes with
@@ -27,6 +29,11 @@ inline constexpr const char *kBatchStatisticsFlag = "hps.batch_statistics";
 
 #define GEN_PASS_REGISTRATION
 #include "heterps/Dialect/HPS/Transforms/Passes.h.inc"
+
+/// hps-place whose search asks `stopRequested` as it goes and fails when it
+/// answers true: how a driver passes on a Ctrl-C it caught.
+std::unique_ptr<mlir::Pass> createHPSPlace(const HPSPlaceOptions &options,
+                                           std::function<bool()> stopRequested);
 
 } // namespace heterps::hps
 

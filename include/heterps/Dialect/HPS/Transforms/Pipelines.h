@@ -15,6 +15,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <functional>
 #include <string>
 
 namespace heterps::hps {
@@ -102,9 +103,11 @@ void buildLegalizePipeline(mlir::OpPassManager &pm,
                            const CompilePipelineOptions &options);
 
 /// --hps-place, then with `partition` [--hps-autodiff when training]
-/// --hps-partition and --hps-verify-partition.
+/// --hps-partition and --hps-verify-partition. The placement search asks
+/// `stopRequested`, when given, as it goes.
 void buildPlanPipeline(mlir::OpPassManager &pm,
-                       const CompilePipelineOptions &options);
+                       const CompilePipelineOptions &options,
+                       std::function<bool()> stopRequested = {});
 
 /// Registers --hps-compile-pipeline (both of the above) with heterps-opt.
 void registerHPSPipelines();
