@@ -309,7 +309,10 @@ BatchConfig ApplicationModel::configure(ArrayRef<int> placement,
   if (replicas == 0 || batch <= 0)
     return config;
   // Split as the study's simulator does: per-GPU batches up to the largest
-  // measured one, gradient accumulation above it.
+  // measured one, gradient accumulation above it. The batch is capped
+  // first: split uncapped, a request of 8192 where 512 is the largest
+  // validated ran 1,024 samples in 256 accumulation steps of one.
+  batch = std::min(batch, maxBatch());
   int64_t local = (batch + replicas - 1) / replicas;
   config.accumSteps = int((local + maxLocal - 1) / maxLocal) - 1;
   int64_t atomic = (local + config.accumSteps) / (config.accumSteps + 1);

@@ -66,6 +66,20 @@ TEST(SimulatorTest, OneJobAloneTakesItsWorkPlusTheStartCost) {
   EXPECT_DOUBLE_EQ(result.meanJct, 50 + 330);
 }
 
+// The simulation stops at the horizon, not at the end of the interval
+// that crosses it: a job due at 330 s is not finished by 310 s, and the
+// GPU-seconds end there too.
+TEST(SimulatorTest, TheHorizonEndsTheLastInterval) {
+  auto models = toyModels();
+  SimulatorOptions options = oneGpu(Policy::Static);
+  options.horizon = 310;
+  auto result = cantFail(simulate({toyJob("a", 0, 1, 10)}, models, options));
+  EXPECT_EQ(result.completed, 0);
+  EXPECT_DOUBLE_EQ(result.makespan, 310);
+  EXPECT_DOUBLE_EQ(result.outcomes[0].gpuSeconds, 310);
+  EXPECT_DOUBLE_EQ(result.utilization, 1.0);
+}
+
 TEST(SimulatorTest, StaticIsFirstInFirstOut) {
   auto models = toyModels();
   // The second job starts at the first decision after 330 s (360 s).

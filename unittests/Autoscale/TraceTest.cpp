@@ -144,12 +144,16 @@ TEST(TraceTest, BatchSplitAndGoodput) {
   EXPECT_EQ(two.accumSteps, 0);
   EXPECT_EQ(two.atomicBatch, 15);
   EXPECT_DOUBLE_EQ(two.stepTime, 2.0);
-  // Capped so the global batch stays within the largest validated one: 100
-  // on 2 GPUs is local 50, 3 micro-steps of 17, capped to 40 / 6 = 6 each.
-  BatchConfig capped = model.configure({2}, 100);
-  EXPECT_EQ(capped.accumSteps, 2);
-  EXPECT_EQ(capped.atomicBatch, 6);
-  EXPECT_EQ(capped.batch, 36);
+  // Capped at the largest validated batch before the split: 100 on 2 GPUs
+  // runs 40, local 20 in one step. Split first (the study's simulator), it
+  // ran 3 micro-steps of 6 (36), and 10,000 ran 500 in 250 micro-steps of 1.
+  for (int64_t request : {100, 10'000}) {
+    BatchConfig capped = model.configure({2}, request);
+    EXPECT_EQ(capped.accumSteps, 0);
+    EXPECT_EQ(capped.atomicBatch, 20);
+    EXPECT_EQ(capped.batch, 40);
+    EXPECT_DOUBLE_EQ(capped.stepTime, model.stepTime({2}, 20).step);
+  }
   EXPECT_DOUBLE_EQ(model.goodput({1}, 10, 0), 1.0);
   // 16/7 per step of 4.0 s.
   EXPECT_DOUBLE_EQ(model.goodput({1}, 40, 1), 16.0 / 7 / 4.0);
