@@ -192,9 +192,14 @@ std::string reasonFor(const AllocationRequest &request, size_t j,
                       const std::vector<int> &freeAfter, bool keptCurrent) {
   const AllocationJob &job = request.jobs[j];
   bool minCost = request.objective == Objective::MinCost;
-  if (minCost && job.floor <= 0)
+  // As the score reads a floor: NaN is none.
+  if (minCost && !(job.floor > 0))
     return "no floor to meet: left queued to save cost";
-  // The choices that would serve: well-formed, and for MinCost up to the floor.
+  // The choices that would serve: well-formed, worth more than nothing and
+  // for MinCost up to the floor, their value after the re-allocation
+  // penalty, as the allocator weighs them. A choice worth 0 named as the
+  // smallest gave "needs at least 1 device" to a job whose useful choice
+  // needs 8.
   const JobChoice *smallest = nullptr;
   int64_t smallestTotal = std::numeric_limits<int64_t>::max();
   bool anyWellFormed = false, fitsCluster = false, fitsFree = false;
@@ -204,8 +209,9 @@ std::string reasonFor(const AllocationRequest &request, size_t j,
     if (!wellFormed(choice, capacity.size()))
       continue;
     anyWellFormed = true;
-    bestValue = std::max(bestValue, choice.value);
-    if (minCost && choice.value < job.floor * (1 - kTolerance))
+    const double value = effectiveValue(request, j, int(c));
+    bestValue = std::max(bestValue, value);
+    if (!(value > 0) || (minCost && value < job.floor * (1 - kTolerance)))
       continue;
     int64_t total = 0;
     for (int d : choice.devices)
@@ -225,8 +231,9 @@ std::string reasonFor(const AllocationRequest &request, size_t j,
                          capacity.size());
   std::string prefix = minCost ? "floor " + number(job.floor) + " unmet: " : "";
   if (!smallest)
-    return prefix + "no choice reaches it (best value " + number(bestValue) +
-           ")";
+    return minCost ? prefix + "no choice reaches it (best value " +
+                         number(bestValue) + ")"
+                   : "no choice has a positive value";
   if (!fitsCluster)
     return prefix + "needs at least " +
            describeDevices(request, smallest->devices) + ", " +
@@ -237,8 +244,6 @@ std::string reasonFor(const AllocationRequest &request, size_t j,
            describeDevices(request, smallest->devices) + ", " +
            describeFree(request, freeAfter) +
            (minCost ? " after the other floors" : " after higher-value jobs");
-  if (!minCost && bestValue <= 0)
-    return "no choice has a positive value";
   if (keptCurrent)
     return "running jobs kept their devices (hysteresis)";
   return prefix + "left out by the heuristic (devices fit)";
@@ -327,6 +332,8 @@ AllocationResult allocateWith(const AllocationRequest &request, Solver solver) {
   double bound;
   result.choice =
       solve(request, capacity, heldOut, solver, result.method, bound);
+  // An exact method's bound is its plan's value.
+  const double bestValue = scoreOf(request, result.choice).value;
 
   // The plan that keeps every running job where it is, the others placed
   // in what is left; taken unless the best plan beats it by the hysteresis.
@@ -376,10 +383,11 @@ AllocationResult allocateWith(const AllocationRequest &request, Solver solver) {
   result.costPerHour = total.cost;
   if (!anyJobs && result.method != AllocationMethod::Exhaustive)
     result.method = AllocationMethod::Empty;
+  // The best plan's bound holds whichever plan was taken: set to the kept
+  // plan's value, it fell below a plan the allocator had found.
   if (request.objective == Objective::MaxValue)
-    result.bound = (!result.keptCurrent && std::isfinite(bound))
-                       ? std::max(bound, result.value)
-                       : result.value;
+    result.bound =
+        std::max(std::isfinite(bound) ? bound : bestValue, result.value);
 
   // Feasibility and reasons.
   std::vector<int> freeAfter(capacity.size());
@@ -394,9 +402,15 @@ AllocationResult allocateWith(const AllocationRequest &request, Solver solver) {
                        choiceScore(request, j, result.choice[j]).met == 0);
     if (floorUnmet)
       result.feasible = false;
-    if (result.choice[j] < 0 || floorUnmet)
+    if (result.choice[j] < 0 || floorUnmet) {
+      // What the job holds below its floor is free to it.
+      std::vector<int> freeToJob = freeAfter;
+      if (result.choice[j] >= 0)
+        for (size_t k = 0; k < capacity.size(); ++k)
+          freeToJob[k] += job.choices[result.choice[j]].devices[k];
       result.reasons[j] =
-          reasonFor(request, j, capacity, freeAfter, result.keptCurrent);
+          reasonFor(request, j, capacity, freeToJob, result.keptCurrent);
+    }
   }
   return result;
 }

@@ -641,8 +641,15 @@ std::string formatPricedJSON(const PricedResult &result,
     out.attribute("jobs", result.jobs);
     out.attribute("completed", result.completed);
     out.attribute("queued_or_dropped", result.queued);
-    fixed("mean_jct_s", result.meanJct, 1);
-    fixed("p99_jct_s", result.p99Jct, 1);
+    // No job finished: null, as the trace simulator prints, not a 0 that
+    // reads as the best result.
+    if (result.completed == 0) {
+      out.attribute("mean_jct_s", nullptr);
+      out.attribute("p99_jct_s", nullptr);
+    } else {
+      fixed("mean_jct_s", result.meanJct, 1);
+      fixed("p99_jct_s", result.p99Jct, 1);
+    }
     fixed("makespan_s", result.makespan, 1);
     fixed("cost_usd", result.cost, 2);
     out.attribute("jobs_with_floor", result.withDeadline);

@@ -260,6 +260,7 @@ Expected<ApplicationTrace> readApplicationTrace(StringRef tracesDir,
   trace.name = app.str();
   SmallString<256> dir(tracesDir);
   sys::path::append(dir, app);
+  trace.directory = dir.str().str();
   if (!sys::fs::is_directory(dir))
     return fileError(dir, 0,
                      "no trace directory for application '" + app + "'");

@@ -135,12 +135,16 @@ Expected<ApplicationModel> ApplicationModel::create(ApplicationTrace trace) {
   // validation file has rows.
   if (model.epochs == 0)
     model.epochs = rows;
-  if (rows < size_t(model.epochs))
-    return createStringError(
-        inconvertibleErrorCode(),
-        "application '%s': %d epochs of work but its validation file of "
-        "batch %lld has only %zu rows",
-        trace.name.c_str(), model.epochs, (long long)shortest, rows);
+  if (rows < size_t(model.epochs)) {
+    std::string file = "validation-" + std::to_string(shortest) + ".csv";
+    if (!trace.directory.empty())
+      file = trace.directory + "/" + file;
+    return createStringError(inconvertibleErrorCode(),
+                             "%s: application '%s' has %d epochs of work but "
+                             "the file has only %zu rows, one per epoch",
+                             file.c_str(), trace.name.c_str(), model.epochs,
+                             rows);
+  }
   model.minLocal = INT_MAX;
   model.maxLocal = 0;
   std::map<int, std::map<int, std::vector<StepSample>>> raw;

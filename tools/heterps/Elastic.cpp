@@ -196,7 +196,8 @@ int simulatePricedCommand(ArrayRef<std::string> args) {
       !flags.number("horizon", base.horizon, true) ||
       !flags.within("rate", mix.ratePerHour, 0.01, 1e6, "jobs per hour") ||
       !flags.within("interval", base.interval, 1, 86400, "seconds") ||
-      !flags.within("resize-cost", base.resizeCost, 0, 86400, "seconds"))
+      !flags.within("resize-cost", base.resizeCost, 0, 86400, "seconds") ||
+      !flags.within("horizon", base.horizon, 0, 1e9, "seconds"))
     return fail("simulate", flags.error);
   if (jobs > 100000)
     return fail("simulate", "--priced-mix: at most 100000 jobs");

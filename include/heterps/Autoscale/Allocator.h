@@ -81,8 +81,9 @@ struct AllocationResult {
   bool keptCurrent = false;
   /// Devices used per class.
   std::vector<int> used;
-  /// MaxValue: an upper bound on the best total value (the Lagrangian dual
-  /// when the heuristic ran; equal to `value` when the method is exact), so
+  /// MaxValue: an upper bound on the best total value of any plan (the
+  /// Lagrangian dual when the heuristic ran; with an exact method the best
+  /// plan's value, which is `value` unless the running jobs were kept), so
   /// callers can see the optimality gap. MinCost: 0.
   double bound = 0;
 };

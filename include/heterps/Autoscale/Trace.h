@@ -52,6 +52,8 @@ struct ValidationRow {
 /// The files of one application (traces/APP/).
 struct ApplicationTrace {
   std::string name;
+  /// DIR/APP, where it was read from (empty for traces built in memory).
+  std::string directory;
   /// placements.csv by placement string as written ("1", "22", "4444").
   std::map<std::string, std::vector<StepSample>> placements;
   std::vector<StepSample> scalability;
