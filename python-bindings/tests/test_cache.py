@@ -172,3 +172,43 @@ def test_an_entry_without_its_manifest_is_replaced_once(model, tmp_path):
     again = heterps.compile(model, cluster=str(LOCAL_CPU), cache_dir=tmp_path)
     assert again.from_cache
     assert again.run({"image": np.zeros(again.inputs[0].shape, np.float32)})
+
+
+def _matmul_activation(activation: str, scale: float):
+    """x -> MatMul(x, scale) -> activation: two of them differ in their
+    stage code, not only in their weights."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    weight = numpy_helper.from_array(np.full((4, 3), scale, np.float32), "W")
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "W"], ["h"]),
+         helper.make_node(activation, ["h"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model
+
+
+def test_a_bundle_rebuilt_in_one_process_runs_its_new_code(tmp_path):
+    """dlopen hands back a library this process loaded from the same path:
+    before 2026-12-01 a second model compiled to the same `path`, or a
+    cache entry rebuilt after damage, ran the first one's stage code."""
+    pytest.importorskip("onnx", reason="the test models are built with onnx.helper")
+    x = -np.ones((2, 4), np.float32)
+    options = dict(cluster=str(LOCAL_CPU), throughput=1000, strategy="dp")
+    first = heterps.compile(_matmul_activation("Relu", 1.0), path=tmp_path / "b", **options)
+    assert first.run({"x": x})["y"].tolist() == [[0.0] * 3] * 2
+    second = heterps.compile(_matmul_activation("Neg", 2.0), path=tmp_path / "b", **options)
+    assert second.run({"x": x})["y"].tolist() == [[8.0] * 3] * 2
+    assert first.run({"x": x})["y"].tolist() == [[0.0] * 3] * 2
+
+    # A cache entry whose library went, after this process ran it: rebuilt.
+    model = _matmul_activation("Relu", 1.0)
+    cached = heterps.compile(model, cache_dir=tmp_path / "cache", **options)
+    cached.run({"x": x})
+    for library in cached.path.glob("*.so"):
+        library.unlink()
+    again = heterps.compile(model, cache_dir=tmp_path / "cache", **options)
+    assert not again.from_cache
+    assert again.run({"x": x})["y"].tolist() == [[0.0] * 3] * 2

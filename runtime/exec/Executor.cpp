@@ -5,6 +5,8 @@
 #include "heterps/Runtime/MachineMemory.h"
 #include "heterps/Runtime/StageABI.h"
 
+#include "FreshLibrary.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstdlib>
@@ -128,11 +130,12 @@ static std::string bindStageLibrary(void *handle, const std::string &path,
 }
 
 std::string stageLibraryError(const std::string &path) {
-  void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string error;
+  void *handle = openFreshLibrary(path, error);
   if (!handle)
-    return "cannot load " + path + ": " + ::dlerror();
+    return error;
   StageEntryPoints library;
-  std::string error = bindStageLibrary(handle, path, library);
+  error = bindStageLibrary(handle, path, library);
   // Closed again: a library rebuilt at this path must be the one a run
   // then loads, not this one.
   ::dlclose(handle);
@@ -275,9 +278,10 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
   std::string path = bundle.path(file->second);
   // Never closed: kernels may register process-wide state (OpenMP pools,
   // CUDA contexts) that outlives the instances.
-  void *handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string loadError;
+  void *handle = openFreshLibrary(path, loadError);
   if (!handle)
-    throw Error(describe(stage) + ": cannot load " + path + ": " + ::dlerror());
+    throw Error(describe(stage) + ": " + loadError);
   if (std::string error = bindStageLibrary(handle, path, *library);
       !error.empty())
     throw Error(describe(stage) + ": " + error);
