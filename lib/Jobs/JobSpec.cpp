@@ -81,18 +81,31 @@ std::optional<double> parseDuration(const std::string &text) {
 }
 
 std::string checkpointIntervalError(const std::string &text) {
-  StringRef trimmed = StringRef(text).trim();
-  if (!trimmed.empty() && llvm::all_of(trimmed, llvm::isDigit)) {
+  // The trainer's grammar, which gets the text as it is
+  // (parseCheckpointInterval, runtime/train/Trainer.cpp): whole steps, or a
+  // plain decimal and s, m or h. Looser here, "1.5", " 5" and "1e308h"
+  // passed and every attempt then failed at its start.
+  StringRef value(text);
+  if (!value.empty() && llvm::all_of(value, llvm::isDigit)) {
     int64_t steps = 0;
-    if (trimmed.getAsInteger(10, steps) || steps < 1 ||
+    if (value.getAsInteger(10, steps) || steps < 1 ||
         steps > (int64_t(1) << 53))
       return "'" + text + "' steps must be 1 to 2^53";
     return "";
   }
-  std::optional<double> seconds = parseDuration(text);
-  if (trimmed.ends_with("ms") || !seconds)
-    return "'" + text + "' is neither steps (10) nor a time (30s, 2m, 1h)";
-  if (!(*seconds > 0))
+  const StringRef number = value.drop_back();
+  const double unit = value.ends_with("s")   ? 1
+                      : value.ends_with("m") ? 60
+                      : value.ends_with("h") ? 3600
+                                             : 0;
+  double seconds = 0;
+  if (unit == 0 || number.empty() || number == "." ||
+      number.find_first_not_of("0123456789.") != StringRef::npos ||
+      number.count('.') > 1 || number.getAsDouble(seconds))
+    return "'" + text +
+           "' is neither whole steps (10) nor a time (30s, 2m, 1.5h)";
+  seconds *= unit;
+  if (!(seconds > 0) || !std::isfinite(seconds))
     return "'" + text + "' must be a time above 0";
   return "";
 }
@@ -391,7 +404,12 @@ template <> struct MappingTraits<RawJob> {
                                       "--staleness",
                                       "--train"};
     for (const std::string &arg : job.trainArgs) {
-      StringRef flag = StringRef(arg).split('=').first;
+      // LLVM's parser takes -flag as --flag: "-lr-scale=5" trained at 5x
+      // unseen, then clashed with the job's own --lr-scale at a resize.
+      StringRef given = StringRef(arg).split('=').first;
+      const std::string flag =
+          given.starts_with("-") && !given.starts_with("--") ? "-" + given.str()
+                                                             : given.str();
       if (llvm::is_contained(owned, flag))
         return "train_args: '" + arg +
                "' is set by the job itself (from the job file's fields); "

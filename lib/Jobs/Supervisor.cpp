@@ -194,13 +194,24 @@ std::optional<EarlierRun> parseEarlierRun(const json::Object &state) {
   earlier.shape.workers = int(shape->getInteger("workers").value_or(0));
   earlier.shape.shards = int(shape->getInteger("ps_shards").value_or(0));
   earlier.shape.batch = shape->getInteger("batch").value_or(0);
-  earlier.learningRateScale =
-      state.getNumber("learning_rate_scale").value_or(1.0);
+  LearningRateSchedule &rate = earlier.learningRate;
+  rate.scale = state.getNumber("learning_rate_scale").value_or(1.0);
   earlier.attempts = int(std::clamp<int64_t>(
       state.getInteger("attempt").value_or(0), 0, kMostCount));
-  if (!(earlier.learningRateScale > 0) ||
-      !std::isfinite(earlier.learningRateScale))
-    earlier.learningRateScale = 1;
+  if (!(rate.scale > 0) || !std::isfinite(rate.scale))
+    rate.scale = 1;
+  rate.warmupFrom = rate.scale;
+  if (const json::Object *warmup = state.getObject("learning_rate_warmup")) {
+    double from = warmup->getNumber("from").value_or(0);
+    int64_t start = warmup->getInteger("start").value_or(-1);
+    int64_t end = warmup->getInteger("end").value_or(-1);
+    // A damaged ramp is no ramp: the scale alone, as before.
+    if (from > 0 && std::isfinite(from) && start >= 0 && end > start) {
+      rate.warmupFrom = from;
+      rate.warmupStart = start;
+      rate.warmupEnd = end;
+    }
+  }
   return earlier;
 }
 
@@ -407,7 +418,9 @@ struct Supervisor::Impl {
   /// Whether an attempt of this supervisor's reached a step.
   bool trainedInThisRun = false;
   std::optional<size_t> openResize;
-  double openSince = 0;
+  bool openFailureResumed = false; // its steps redone counted
+  double openSince = 0;            // when the open failure was detected
+  double resizeSince = 0;          // when the open resize's attempt stopped
   bool corruptPending = false;
   /// Fault specs that have not fired yet.
   std::vector<RankFault> pendingFaults;
@@ -440,18 +453,22 @@ struct Supervisor::Impl {
       return;
     lastStateWrite = now;
     lastStateStep = step;
-    json::Object state{{"job", job.name},
-                       {"phase", phase},
-                       {"attempt", attempt},
-                       {"shape", shapeJson(wanted)},
-                       {"step", step},
-                       {"restarts", report.restarts},
-                       {"resizes", int64_t(report.resizes.size())},
-                       {"excluded_hosts", stringsJson(excluded)},
-                       {"learning_rate_scale", schedule.scale},
-                       {"engine_id", engineId},
-                       {"resize_error", resizeError},
-                       {"updated_at", now}};
+    json::Object state{
+        {"job", job.name},
+        {"phase", phase},
+        {"attempt", attempt},
+        {"shape", shapeJson(wanted)},
+        {"step", step},
+        {"restarts", report.restarts},
+        {"resizes", int64_t(report.resizes.size())},
+        {"excluded_hosts", stringsJson(excluded)},
+        {"learning_rate_scale", schedule.scale},
+        {"learning_rate_warmup", json::Object{{"from", schedule.warmupFrom},
+                                              {"start", schedule.warmupStart},
+                                              {"end", schedule.warmupEnd}}},
+        {"engine_id", engineId},
+        {"resize_error", resizeError},
+        {"updated_at", now}};
     if (!noopResizeId.empty())
       state["last_resize_id"] = noopResizeId;
     else if (!report.resizes.empty())
@@ -609,6 +626,7 @@ struct Supervisor::Impl {
     }
     report.failures.push_back(std::move(failure));
     openFailure = report.failures.size() - 1;
+    openFailureResumed = false;
     openSince = report.failures.back().detectedAt;
   }
 
@@ -726,6 +744,23 @@ struct Supervisor::Impl {
     return std::make_pair(*request, shape);
   }
 
+  /// The record of `resize` from `from`, at the newest checkpoint.
+  ResizeRecord resizeRecordOf(const std::pair<ResizeRequest, JobShape> &resize,
+                              const JobShape &from, double stopSeconds) {
+    std::string ignored;
+    std::optional<CheckpointInfo> last =
+        self.probe.newestCheckpoint(files.checkpoints, ignored);
+    ResizeRecord record;
+    record.id = resize.first.id;
+    record.from = from;
+    record.to = resize.second;
+    record.atStep = last ? last->step : 0;
+    record.stopSeconds = stopSeconds;
+    record.learningRateScale = learningRateScale(
+        job.learningRateRule, resize.second.batch, job.initial.batch);
+    return record;
+  }
+
   JobReport run();
 };
 
@@ -749,7 +784,7 @@ JobReport Supervisor::Impl::run() {
             job.checkShape(earlier->shape, self.options.microBatch);
         why.empty()) {
       wanted = earlier->shape;
-      schedule.scale = earlier->learningRateScale;
+      schedule = earlier->learningRate;
     } else {
       say("the job was left in " + earlier->shape.describe() +
           ", which the job file no longer allows (" + why + "); going on in " +
@@ -795,7 +830,11 @@ JobReport Supervisor::Impl::run() {
     }
     const int64_t startStep = checkpoint ? checkpoint->step : 0;
     step = startStep;
-    if (openFailure) {
+    // Counted at the failure's first resume only: an attempt that made no
+    // step (one stopped for a resize during the back-off) left the failure
+    // open, and its steps were counted again.
+    if (openFailure && !openFailureResumed) {
+      openFailureResumed = true;
       FailureRecord &failure = report.failures[*openFailure];
       failure.resumedFromStep = startStep;
       failure.stepsRedone = std::max<int64_t>(0, failure.step - startStep);
@@ -901,7 +940,7 @@ JobReport Supervisor::Impl::run() {
           firstBeatAt = std::min(firstBeatAt, beat.time);
         if (openResize)
           report.resizes[*openResize].startSeconds =
-              std::max(0.0, firstBeatAt - openSince);
+              std::max(0.0, firstBeatAt - resizeSince);
       }
       if (beats.step > lastStep) {
         lastStep = beats.step;
@@ -921,7 +960,7 @@ JobReport Supervisor::Impl::run() {
               if (beat.role == "worker" && beat.step > startStep)
                 steppedAt = std::min(steppedAt, beat.time);
             resizeRecord.firstStepSeconds = std::max(
-                0.0, steppedAt - openSince - resizeRecord.startSeconds);
+                0.0, steppedAt - resizeSince - resizeRecord.startSeconds);
             resizeRecord.totalSeconds = resizeRecord.stopSeconds +
                                         resizeRecord.startSeconds +
                                         resizeRecord.firstStepSeconds;
@@ -978,6 +1017,10 @@ JobReport Supervisor::Impl::run() {
     }
     if (std::string text = follower.next(); !text.empty())
       log() << text;
+    // Every way out of an attempt counts its steps: a job whose attempts
+    // so far all ended in resizes counted as never having trained, and a
+    // passing failure at its next start ended it.
+    trainedInThisRun = trainedInThisRun || firstStep;
     // A stop file nobody here asked for: the engine's notice of a time limit
     // or preemption (the Slurm batch script's trap) made the ranks
     // checkpoint and stop.
@@ -1008,17 +1051,10 @@ JobReport Supervisor::Impl::run() {
       if (stopping && resize) {
         record.end = "resize";
         report.attempts.push_back(record);
-        ResizeRecord resizeRecord;
-        resizeRecord.id = resize->first.id;
-        resizeRecord.from = shape;
-        resizeRecord.to = resize->second;
-        resizeRecord.atStep = last ? last->step : 0;
-        resizeRecord.stopSeconds = exitedAt - stopAskedAt;
-        resizeRecord.learningRateScale = learningRateScale(
-            job.learningRateRule, resize->second.batch, job.initial.batch);
-        report.resizes.push_back(resizeRecord);
+        report.resizes.push_back(
+            resizeRecordOf(*resize, shape, exitedAt - stopAskedAt));
         openResize = report.resizes.size() - 1;
-        openSince = exitedAt;
+        resizeSince = exitedAt;
         wanted = resize->second;
         continue;
       }
@@ -1046,6 +1082,17 @@ JobReport Supervisor::Impl::run() {
     }
     record.end = "failure";
     report.attempts.push_back(record);
+    // A resize this attempt was stopping for when it failed applies at the
+    // restart. It was dropped: the job came back in its old shape and
+    // `job resize` waited until the job ended.
+    if (stopping && resize) {
+      report.resizes.push_back(
+          resizeRecordOf(*resize, shape, exitedAt - stopAskedAt));
+      openResize = report.resizes.size() - 1;
+      resizeSince = exitedAt;
+      wanted = resize->second;
+      say("resize " + resize->first.id + " applies at the restart");
+    }
     // A job that fails before its first step with one of heterps's own
     // errors (a flag, the data, a directory) fails alike on every restart:
     // said now, with the error, instead of after every restart is spent.
@@ -1071,7 +1118,6 @@ JobReport Supervisor::Impl::run() {
                        "(fix the job and run it again)";
       break;
     }
-    trainedInThisRun = trainedInThisRun || firstStep;
     if (self.stopRequested) {
       report.outcome = "stopped";
       report.message = "stopped on request after a failure";

@@ -459,9 +459,9 @@ findResumeCheckpoint(const std::string &directory, const std::string &bundle,
     return FoundCheckpoint{entry->path, state};
   }
   if (!entries.empty())
-    throw Error("no checkpoint in '" + directory + "' verifies (" +
-                std::to_string(entries.size()) +
-                " tried; see the warnings above)");
+    throw NoCheckpointVerifies("no checkpoint in '" + directory +
+                               "' verifies (" + std::to_string(entries.size()) +
+                               " tried; see the warnings above)");
   return std::nullopt;
 }
 

@@ -134,9 +134,15 @@ void checkFaultsFitRanks(const std::vector<FaultSpec> &specs,
                          const RankCounts &ranks, const std::string &source) {
   for (size_t i = 0; i < specs.size(); ++i) {
     const FaultSpec &spec = specs[i];
+    // The same fault however spelled (kill:worker:00@3 is kill:worker:0@3).
     for (size_t j = 0; j < i; ++j)
-      if (specs[j].text == spec.text)
-        throw Error(source + spec.text + " is given twice; each fires once");
+      if (specs[j].action == spec.action && specs[j].role == spec.role &&
+          specs[j].index == spec.index && specs[j].host == spec.host &&
+          specs[j].step == spec.step)
+        throw Error(
+            source + spec.text + " is given twice" +
+            (specs[j].text == spec.text ? "" : " (as " + specs[j].text + ")") +
+            "; each fires once");
     if (!spec.host.empty())
       continue;
     const int count = spec.role == RankRole::Worker  ? ranks.workers

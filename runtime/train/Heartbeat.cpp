@@ -190,7 +190,10 @@ std::vector<HeartbeatRecord> readHeartbeats(const std::string &directory) {
       continue;
     std::optional<RankRole> role = parseRankRole(name.substr(0, dash));
     const std::string index = name.substr(dash + 1);
-    if (!role || index.empty() ||
+    // No rank has an index of more than 6 digits: a longer one is a stray
+    // file, which std::stoi turned into an exception that ended the
+    // supervisor.
+    if (!role || index.empty() || index.size() > 6 ||
         index.find_first_not_of("0123456789") != std::string::npos)
       continue;
     std::ifstream in(entry.path());

@@ -114,6 +114,10 @@ TEST(Heartbeat, ReadsBackWhatItWrites) {
   // Not heartbeats: a temporary being replaced, and another file's format.
   writeText(scratch / "beats/.worker-2.tmp", "pid=1 host=h step=1 time=1\n");
   writeText(scratch / "beats/worker-3", "garbage\n");
+  // A stray file whose index no int holds (std::stoi threw, and ended the
+  // supervisor that read it).
+  writeText(scratch / "beats/worker-99999999999",
+            "pid=1 host=h step=1 time=1\n");
   std::vector<HeartbeatRecord> records = readHeartbeats(scratch / "beats");
   std::sort(records.begin(), records.end(),
             [](const auto &a, const auto &b) { return a.role < b.role; });

@@ -136,19 +136,44 @@ public:
 
   std::vector<RankHeartbeat> heartbeats(const std::string &directory) override {
     std::vector<RankHeartbeat> beats;
-    for (const rt::train::HeartbeatRecord &record :
-         rt::train::readHeartbeats(directory))
-      beats.push_back({rt::train::rankRoleName(record.role), record.index,
-                       record.pid, record.host, record.step, record.time});
+    try {
+      for (const rt::train::HeartbeatRecord &record :
+           rt::train::readHeartbeats(directory))
+        beats.push_back({rt::train::rankRoleName(record.role), record.index,
+                         record.pid, record.host, record.step, record.time});
+    } catch (const std::exception &) {
+      // A directory changing under the listing: the next poll reads it.
+    }
     return beats;
   }
 
   std::optional<CheckpointInfo>
   newestCheckpoint(const std::string &directory,
                    std::string &warnings) override {
+    try {
+      return find(directory, warnings);
+    } catch (const std::exception &error) {
+      // The ranks meet it too, and their attempt fails with it.
+      warnings += std::string("warning: ") + error.what() + "\n";
+      return std::nullopt;
+    }
+  }
+
+  /// newestCheckpoint, throwing what it would warn of: another bundle's
+  /// checkpoints are an error before anything runs.
+  std::optional<CheckpointInfo> find(const std::string &directory,
+                                     std::string &warnings) {
     std::ostringstream out;
-    std::optional<rt::train::FoundCheckpoint> found =
-        rt::train::findResumeCheckpoint(directory, identity, out);
+    std::optional<rt::train::FoundCheckpoint> found;
+    try {
+      found = rt::train::findResumeCheckpoint(directory, identity, out);
+    } catch (const rt::train::NoCheckpointVerifies &error) {
+      // Every checkpoint is damaged: the job starts again from step 0, the
+      // damaged ones kept aside for a look. Thrown, it ended the
+      // supervisor and every later run of the job the same way.
+      out << "warning: " << error.what() << "; the job starts again from "
+          << "step 0, and keeps them as " << setAsideDamaged(directory) << "\n";
+    }
     warnings = out.str();
     if (!found)
       return std::nullopt;
@@ -167,6 +192,16 @@ public:
 
   llvm::Expected<std::string>
   corruptNewestCheckpoint(const std::string &directory) override {
+    try {
+      return corrupt(directory);
+    } catch (const std::exception &error) {
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     error.what());
+    }
+  }
+
+private:
+  llvm::Expected<std::string> corrupt(const std::string &directory) {
     std::vector<rt::train::CheckpointEntry> entries =
         rt::train::listCheckpoints(directory);
     if (entries.empty())
@@ -194,7 +229,28 @@ public:
     return victim;
   }
 
-private:
+  /// Renames every step-N of `directory` to damaged-step-N (a name no
+  /// resume reads); returns the new names.
+  static std::string setAsideDamaged(const std::string &directory) {
+    std::string names;
+    for (const rt::train::CheckpointEntry &entry :
+         rt::train::listCheckpoints(directory)) {
+      fs::path from(entry.path);
+      fs::path to =
+          from.parent_path() / ("damaged-" + from.filename().string());
+      for (int n = 2; fs::exists(to); ++n)
+        to = from.parent_path() /
+             ("damaged-" + from.filename().string() + "." + std::to_string(n));
+      std::error_code error;
+      fs::rename(from, to, error);
+      if (error)
+        throw Error("cannot set aside the damaged checkpoint '" + entry.path +
+                    "': " + error.message());
+      names += (names.empty() ? "" : ", ") + to.filename().string();
+    }
+    return names;
+  }
+
   std::string identity;
 };
 
@@ -208,6 +264,11 @@ extern "C" void stopSupervisor(int) {
   if (Supervisor *supervisor = signalledSupervisor.load())
     supervisor->requestStop();
 }
+/// A log pipe that closes (`job run ... | head`) must not end the
+/// supervisor: LLVM's SIGPIPE handler exited with 74 and left the attempt
+/// training unsupervised. A handler, not SIG_IGN, so that the ranks (which
+/// inherit an ignored signal across exec) keep the default.
+extern "C" void ignoreBrokenPipe(int) {}
 
 /// The supervisor's state.json, or an error naming the directory.
 llvm::json::Object readState(const JobFiles &files) {
@@ -318,8 +379,10 @@ int runJob(const std::vector<std::string> &args) {
   RuntimeProbe probe(rt::train::bundleIdentity(bundle));
   if (fs::exists(files.checkpoints)) {
     // Another job's checkpoints are an error now, not after a launch.
+    // Damaged ones set aside are said now: the supervisor finds none.
     std::string warnings;
-    probe.newestCheckpoint(files.checkpoints, warnings);
+    if (!probe.find(files.checkpoints, warnings))
+      std::cerr << warnings;
   }
   std::unique_ptr<Backend> backend;
   if (job.backend.kind == BackendKind::Slurm) {
@@ -396,6 +459,7 @@ int runJob(const std::vector<std::string> &args) {
   signalledSupervisor = &supervisor;
   std::signal(SIGINT, stopSupervisor);
   std::signal(SIGTERM, stopSupervisor);
+  std::signal(SIGPIPE, ignoreBrokenPipe);
   JobReport report = supervisor.run();
   signalledSupervisor = nullptr;
   return report.outcome == "succeeded" ? 0 : 1;
@@ -507,7 +571,15 @@ int stopJob(const std::vector<std::string> &args) {
   llvm::json::Object state = readState(files);
   std::ifstream lock(files.lock);
   int pid = 0;
-  if (!supervised(files) || !(lock >> pid) || pid <= 0) {
+  const bool live = supervised(files);
+  if (live && (!(lock >> pid) || pid <= 0))
+    // Held, so a supervisor runs: ending its attempt as a leftover made it
+    // restart the job, never stopped.
+    throw Error("job '" + files.directory +
+                "' has a running supervisor, but its lock file '" + files.lock +
+                "' names no process to signal; send SIGTERM to the `heterps "
+                "job run` process yourself");
+  if (!live) {
     // A supervisor killed with SIGKILL may have left its attempt running.
     const std::string ended = endLeftoverAttempt(
         state.getString("engine_id").value_or("").str(), files.heartbeats);

@@ -27,7 +27,8 @@ struct Scenario {
   int exitCode = 0; // how it ends
   std::string log;  // what the launcher printed
   std::string host = "h1";
-  bool hangs = false; // the step stops moving and shard 1 goes silent
+  bool hangs = false;       // the step stops moving and shard 1 goes silent
+  bool failsOnStop = false; // asked to stop, it fails with exitCode
 };
 
 class ScriptedJob : public Backend, public JobProbe {
@@ -61,6 +62,8 @@ public:
       return ended;
     onPoll(int(starts.size()), ++polls);
     if (llvm::sys::fs::exists(stopFile)) {
+      if (current().failsOnStop)
+        return end(AttemptState::Failed, current().exitCode);
       checkpoint();
       return end(AttemptState::Succeeded, 0);
     }
@@ -270,9 +273,19 @@ TEST_F(SupervisorTest, AFailureAfterStepsIsRestartedEvenWithAnError) {
   EXPECT_EQ(report.restarts, 1);
 }
 
+/// An earlier run in `shape` at learning-rate scale `scale`, after
+/// `attempts` attempts.
+EarlierRun earlierRun(JobShape shape, double scale, int attempts) {
+  EarlierRun earlier;
+  earlier.shape = shape;
+  earlier.learningRate.scale = earlier.learningRate.warmupFrom = scale;
+  earlier.attempts = attempts;
+  return earlier;
+}
+
 TEST_F(SupervisorTest, GoesOnWhereAnEarlierSupervisorLeftTheJob) {
   engine.scenarios = {{5, 0, ""}};
-  options.earlier = EarlierRun{{3, 2, 1024}, 2.0, 4};
+  options.earlier = earlierRun({3, 2, 1024}, 2.0, 4);
   JobReport report = run();
   EXPECT_EQ(report.outcome, "succeeded");
   ASSERT_EQ(engine.starts.size(), 1u);
@@ -281,7 +294,7 @@ TEST_F(SupervisorTest, GoesOnWhereAnEarlierSupervisorLeftTheJob) {
   EXPECT_EQ(report.earlierAttempts, 4);
   EXPECT_NE(engine.starts[0].logPath.find("attempt-5.log"), std::string::npos);
   // A shape the job file no longer allows: the initial one, said so.
-  options.earlier = EarlierRun{{9, 2, 1024}, 2.0, 4};
+  options.earlier = earlierRun({9, 2, 1024}, 2.0, 4);
   engine.starts.clear();
   engine.checkpoints.clear();
   run();
@@ -289,6 +302,66 @@ TEST_F(SupervisorTest, GoesOnWhereAnEarlierSupervisorLeftTheJob) {
   EXPECT_EQ(engine.starts[0].shape, job.initial);
   EXPECT_NE(log.str().find("which the job file no longer allows"),
             std::string::npos);
+}
+
+// A supervisor stopped mid-ramp leaves the ramp in state.json, and the
+// next one goes on with it: it kept the scale only, and the job jumped to
+// it at once.
+TEST_F(SupervisorTest, AnEarlierSupervisorsWarmUpGoesOn) {
+  llvm::json::Object state{
+      {"shape",
+       llvm::json::Object{{"workers", 3}, {"ps_shards", 2}, {"batch", 1024}}},
+      {"attempt", 2},
+      {"learning_rate_scale", 2.0},
+      {"learning_rate_warmup",
+       llvm::json::Object{{"from", 1.0}, {"start", 3}, {"end", 203}}}};
+  std::optional<EarlierRun> earlier = parseEarlierRun(state);
+  ASSERT_TRUE(earlier);
+  EXPECT_DOUBLE_EQ(earlier->learningRate.at(103), 1.5);
+  options.earlier = earlier;
+  engine.scenarios = {{5, 0, ""}};
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << log.str();
+  const std::vector<std::string> &command = engine.starts[0].command;
+  EXPECT_NE(std::find(command.begin(), command.end(), "--lr-warmup=1:3:203"),
+            command.end());
+  // A damaged ramp is none: the scale alone.
+  (*state.getObject("learning_rate_warmup"))["end"] = 1;
+  EXPECT_EQ(parseEarlierRun(state)->learningRate.flags(),
+            std::vector<std::string>{"--lr-scale=2"});
+}
+
+// The attempt fails while it stops for a resize: the resize applies at the
+// restart. It was dropped, and the job came back in its old shape.
+TEST_F(SupervisorTest, AResizeOutlivesAFailureWhileStopping) {
+  Scenario failing{1000, 137, kWorkerKilled};
+  failing.failsOnStop = true;
+  engine.scenarios = {failing, {5, 0}};
+  resizeToThreeWorkersAtPoll5();
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << log.str();
+  EXPECT_EQ(report.restarts, 1);
+  ASSERT_EQ(report.resizes.size(), 1u);
+  EXPECT_EQ(report.resizes[0].to, (JobShape{3, 2, 1024}));
+  ASSERT_EQ(engine.starts.size(), 2u);
+  EXPECT_EQ(engine.starts[1].shape, (JobShape{3, 2, 1024}));
+  EXPECT_NE(log.str().find("resize r1 applies at the restart"),
+            std::string::npos);
+}
+
+// A job that trained, then resized, meets a passing failure before the
+// resized attempt's first step: it restarts. Its attempts had all ended
+// in resizes, so it counted as never having trained, and the job failed.
+TEST_F(SupervisorTest, APassingFailureAfterAResizeIsRestarted) {
+  engine.scenarios = {
+      {1000, 0},
+      {1, 1, "heterps run: error: cannot read 'data.tsv': No such file\n"},
+      {5, 0}};
+  resizeToThreeWorkersAtPoll5();
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << log.str();
+  EXPECT_EQ(report.restarts, 1);
+  EXPECT_EQ(engine.starts.size(), 3u);
 }
 
 TEST_F(SupervisorTest, AStopDuringTheBackOffStartsNoAttempt) {

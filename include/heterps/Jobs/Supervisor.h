@@ -58,7 +58,9 @@ public:
   virtual std::vector<RankHeartbeat>
   heartbeats(const std::string &directory) = 0;
   /// The newest checkpoint that verifies; a corrupt newer one is named in
-  /// `warnings`.
+  /// `warnings`, and so is any other trouble (nullopt then). Never throws
+  /// (this library is built without exceptions): an error escaping ended
+  /// the supervisor with the job mid-phase.
   virtual std::optional<CheckpointInfo>
   newestCheckpoint(const std::string &directory, std::string &warnings) = 0;
   /// Fault injection: damages the newest checkpoint's files; returns the
@@ -86,10 +88,25 @@ struct InjectedFaults {
   bool corruptCheckpointOnRestart = false;
 };
 
+/// The steady-state learning-rate schedule of one stretch of a job: the
+/// scale, and a linear ramp to it from `warmupFrom` over steps
+/// (warmupStart, warmupEnd].
+struct LearningRateSchedule {
+  double scale = 1;
+  double warmupFrom = 1;
+  int64_t warmupStart = 0, warmupEnd = 0;
+  /// The scale at step `step`.
+  double at(int64_t step) const;
+  /// The `heterps run` flags that set it.
+  std::vector<std::string> flags() const;
+};
+
 /// Where a supervisor before this one left the job (its state.json).
 struct EarlierRun {
   JobShape shape;
-  double learningRateScale = 1;
+  /// With the warm-up of its last batch change: kept only the scale, a
+  /// job stopped mid-ramp came back at the full scale at once.
+  LearningRateSchedule learningRate;
   int attempts = 0;
 };
 
@@ -173,19 +190,6 @@ struct JobReport {
 
 /// Writes the report as JSON.
 std::string reportJson(const JobReport &report);
-
-/// The steady-state learning-rate schedule of one stretch of a job: the
-/// scale, and a linear ramp to it from `warmupFrom` over steps
-/// (warmupStart, warmupEnd].
-struct LearningRateSchedule {
-  double scale = 1;
-  double warmupFrom = 1;
-  int64_t warmupStart = 0, warmupEnd = 0;
-  /// The scale at step `step`.
-  double at(int64_t step) const;
-  /// The `heterps run` flags that set it.
-  std::vector<std::string> flags() const;
-};
 
 /// The delay before restart number `restart` (1-based).
 double backoffSeconds(const RestartPolicy &policy, int restart);

@@ -298,10 +298,15 @@ struct FoundCheckpoint {
   std::string path; // the checkpoint directory; the server's is path/ps
   TrainerState state;
 };
+/// Thrown by findResumeCheckpoint where checkpoints exist and none
+/// verifies.
+struct NoCheckpointVerifies : Error {
+  using Error::Error;
+};
 /// The newest checkpoint of DIR that verifies. A corrupt one is named in a
 /// warning on `warnings` and the previous one tried; none at all is
-/// nullopt; checkpoints that all fail, or a verified one written by another
-/// bundle than `bundle` (its identity), are an Error.
+/// nullopt; checkpoints that all fail (NoCheckpointVerifies), or a verified
+/// one written by another bundle than `bundle` (its identity), are an Error.
 std::optional<FoundCheckpoint>
 findResumeCheckpoint(const std::string &directory, const std::string &bundle,
                      std::ostream &warnings);
