@@ -7,6 +7,7 @@ import fcntl
 import hashlib
 import json
 import os
+import uuid
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence
 
@@ -15,13 +16,14 @@ from . import _checks, _heterps
 
 def default_cache_dir() -> Path:
     """Where compiled bundles are kept: $HETERPS_CACHE_DIR, else
-    $XDG_CACHE_HOME/heterps, else ~/.cache/heterps."""
+    $XDG_CACHE_HOME/heterps, else ~/.cache/heterps; made absolute, so that
+    bundles opened from it keep working after os.chdir."""
     explicit = os.environ.get("HETERPS_CACHE_DIR")
     if explicit:
-        return Path(explicit)
+        return Path(os.path.abspath(explicit))
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(
         os.path.expanduser("~"), ".cache")
-    return Path(base) / "heterps"
+    return Path(os.path.abspath(base)) / "heterps"
 
 
 def _compiler_identity() -> str:
@@ -45,10 +47,13 @@ def _file_digest(path: str) -> bytes:
 
 
 def cache_key(model: bytes, cluster_text: str, options: Mapping[str, Any],
-              read_files: Sequence[str] = ()) -> str:
+              read_files: Sequence[str] = (),
+              read_contents: Mapping[str, bytes] = {}) -> str:
     """A hex digest of everything that decides what a compile produces:
     the model, the cluster, the options and the contents of the other
-    files the compile reads (`read_files`: external data, a profile)."""
+    files the compile reads (`read_files`: external data, read here;
+    `read_contents`: a profile, by its path, as read once for both the key
+    and the compile)."""
     digest = hashlib.sha256()
     parts = [
         _compiler_identity().encode(),
@@ -57,6 +62,8 @@ def cache_key(model: bytes, cluster_text: str, options: Mapping[str, Any],
     ]
     for path in read_files:
         parts += [os.fsencode(path), _file_digest(path)]
+    for path, contents in read_contents.items():
+        parts += [os.fsencode(path), hashlib.sha256(contents).digest()]
     for part in parts:
         digest.update(len(part).to_bytes(8, "little"))
         digest.update(part)
@@ -67,7 +74,31 @@ def cache_key(model: bytes, cluster_text: str, options: Mapping[str, Any],
 def resolve(cache_dir: Optional[os.PathLike | str]) -> Path:
     if cache_dir is None:
         return default_cache_dir()
-    return Path(_checks.path("cache_dir", cache_dir))
+    # Absolute as given: a relative one would move with os.chdir, and the
+    # bundles opened from it with it.
+    return Path(os.path.abspath(_checks.path("cache_dir", cache_dir)))
+
+
+def private_copy(directory: Path, kind: str, contents: bytes, suffix: str) -> str:
+    """A file under `directory`/`kind` holding `contents`, named by their
+    digest: the compile reads exactly what its key hashed, however the
+    file they came from changes meanwhile. Written whole under a name of
+    this call's own and renamed into place, so threads and processes that
+    write the same one at once do not collide."""
+    name = hashlib.sha256(contents).hexdigest()[:24] + suffix
+    path = directory / kind / name
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{name}.{os.getpid()}.{uuid.uuid4().hex}.tmp")
+        try:
+            with open(temporary, "xb") as file:
+                file.write(contents)
+            os.replace(temporary, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+    return os.fspath(path)
 
 
 @contextlib.contextmanager

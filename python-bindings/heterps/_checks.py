@@ -61,6 +61,18 @@ def texts(name: str, value: Any) -> List[str]:
 
 
 def path(name: str, value: Any) -> str:
+    """`value` as a str path: a str or os.PathLike. The compiler and the
+    runtime take UTF-8 paths, so a name that is not UTF-8 (legal on Linux,
+    decoded by Python with surrogate escapes) is refused here, by the
+    argument's name, before anything is written."""
     if not isinstance(value, (str, os.PathLike)):
         raise TypeError(f"{name} must be a path, got {value!r}")
-    return os.fspath(value)
+    text = os.fspath(value)
+    if not isinstance(text, str):
+        raise TypeError(f"{name} must be a path, got {value!r}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{name} must be a UTF-8 path (the compiler and the "
+                         f"runtime take UTF-8 file names), got {text!r}") from None
+    return text

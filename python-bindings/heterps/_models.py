@@ -13,7 +13,10 @@ from typing import Any, Optional, Tuple
 def model_bytes(model: Any, example_inputs: Any = None) -> Tuple[bytes, str]:
     """(ONNX bytes, the name diagnostics give the model)."""
     if isinstance(model, (str, os.PathLike)):
-        path = os.fspath(model)
+        from . import _checks
+
+        # The name goes to the compiler (its diagnostics, external data).
+        path = _checks.path("model", model)
         try:
             with open(path, "rb") as file:
                 return file.read(), path

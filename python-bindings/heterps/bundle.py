@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Dict, Iterator, List, Mapping, NamedTuple, Optional,
+                    Sequence, Tuple, Union)
 
 import numpy as np
 
@@ -48,8 +50,15 @@ class Bundle:
     """
 
     def __init__(self, path: Union[str, os.PathLike], *, threads: int = 0,
-                 gpu_stages_on_cpu: bool = False, frames_in_flight: int = 0):
-        self.path = Path(_checks.path("path", path))
+                 gpu_stages_on_cpu: bool = False, frames_in_flight: int = 0,
+                 **unknown: Any):
+        for key in unknown:
+            # As compile() and train() name theirs.
+            raise TypeError(f"unknown Bundle option '{key}' (the options: "
+                            "frames_in_flight, gpu_stages_on_cpu, threads)")
+        # Absolute: plan, run (the stages load lazily) and train read the
+        # directory later, after an os.chdir too.
+        self.path = Path(os.path.abspath(_checks.path("path", path)))
         self._session = _heterps.Session(
             os.fspath(self.path), _checks.integer("threads", threads, 0, 2 ** 31),
             _checks.boolean("gpu_stages_on_cpu", gpu_stages_on_cpu),
@@ -186,10 +195,25 @@ def _set_option(options: "_heterps.CompileOptions", key: str, value: Any) -> Non
     setattr(options, key, value)
 
 
+class _Compile(NamedTuple):
+    """What _options prepares for a compile or a placement."""
+
+    options: "_heterps.CompileOptions"
+    data: bytes
+    cluster_text: str
+    keyed: Dict[str, Any]
+    read_files: List[str]
+    read_contents: Dict[str, bytes]
+    """The profile's contents, by its path as given: read once, for the
+    key and (from a private copy) for the compile."""
+    given_names: Dict[str, str]
+    """The private copies the compiler reads, to the names the caller gave
+    (for its diagnostics)."""
+
+
 def _options(model: Any, cluster: ClusterLike, throughput: float, batch: int,
              strategy: str, train: bool, cache_dir: Path, example_inputs: Any,
-             extra: Mapping[str, Any]
-             ) -> Tuple["_heterps.CompileOptions", bytes, str, Dict[str, Any], List[str]]:
+             extra: Mapping[str, Any]) -> _Compile:
     data, name = model_bytes(model, example_inputs)
     if example_inputs is not None and not looks_like_module(model):
         raise TypeError("example_inputs is for a torch.nn.Module; this model "
@@ -198,7 +222,6 @@ def _options(model: Any, cluster: ClusterLike, throughput: float, batch: int,
     options = _heterps.CompileOptions()
     options.model = name
     options.model_bytes = data
-    options.cluster = resolved.file(cache_dir)
     for key, value in (("throughput", throughput), ("batch", batch),
                        ("strategy", strategy), ("train", train), *extra.items()):
         _set_option(options, key, value)
@@ -208,9 +231,42 @@ def _options(model: Any, cluster: ClusterLike, throughput: float, batch: int,
     keyed = {key: getattr(options, key) for key in dir(options)
              if not key.startswith("_") and key not in _NOT_OPTIONS}
     read_files = _heterps.external_data_files(name, data)
+    read_contents: Dict[str, bytes] = {}
+    given_names: Dict[str, str] = {}
+    # The profile and the cluster are read once, here: the compiler reads
+    # private copies of what the key hashes, so a file changed between the
+    # two cannot put a bundle under another file's key.
     if options.profile:
-        read_files.append(options.profile)
-    return options, data, resolved.text, keyed, read_files
+        profile = options.profile
+        try:
+            with open(profile, "rb") as file:
+                read_contents[profile] = file.read()
+        except OSError as error:
+            raise _heterps.Error(f"cannot read profile database '{profile}': "
+                                 f"{error.strerror}") from None
+        options.profile = _cache.private_copy(cache_dir, "profiles",
+                                              read_contents[profile], ".json")
+        given_names[options.profile] = profile
+    options.cluster = resolved.file(cache_dir)
+    if resolved._path is not None:
+        given_names[options.cluster] = resolved._path
+    return _Compile(options, data, resolved.text, keyed, read_files, read_contents,
+                    given_names)
+
+
+@contextlib.contextmanager
+def _as_given(given_names: Mapping[str, str]) -> Iterator[None]:
+    """heterps.Error with the private copies the compiler read named as
+    the caller gave them (the cluster file, the profile)."""
+    try:
+        yield
+    except _heterps.Error as error:
+        message = str(error)
+        for private, given in given_names.items():
+            message = message.replace(private, given)
+        if message == str(error):
+            raise
+        raise _heterps.Error(message) from None
 
 
 def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
@@ -242,15 +298,20 @@ def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
 
     Raises heterps.Error with the compiler's diagnostics.
     """
+    # Every argument is checked before anything is written.
+    output = None if path is None else _checks.path("path", path)
     cache = _cache.resolve(cache_dir)
-    compile_options, data, cluster_text, keyed, read_files = _options(
-        model, cluster, throughput, batch, strategy, train, cache,
-        example_inputs, options)
-    if path is not None:
-        compile_options.output = _checks.path("path", path)
-        _heterps.compile(compile_options)
-        return Bundle(path)
-    target = cache / "bundles" / _cache.cache_key(data, cluster_text, keyed, read_files)
+    prepared = _options(model, cluster, throughput, batch, strategy, train, cache,
+                        example_inputs, options)
+    compile_options = prepared.options
+    if output is not None:
+        compile_options.output = output
+        with _as_given(prepared.given_names):
+            _heterps.compile(compile_options)
+        return Bundle(output)
+    target = cache / "bundles" / _cache.cache_key(
+        prepared.data, prepared.cluster_text, prepared.keyed, prepared.read_files,
+        prepared.read_contents)
     cached = _cached(target)
     if cached is not None:
         cached.from_cache = True
@@ -263,7 +324,8 @@ def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
     building = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     compile_options.output = os.fspath(building / "bundle")
     try:
-        _heterps.compile(compile_options)
+        with _as_given(prepared.given_names):
+            _heterps.compile(compile_options)
         with _cache.locked(cache):
             if _cached(target) is None:
                 if os.path.lexists(target):
@@ -294,7 +356,7 @@ def place(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
     dict ``heterps-translate --hps-to-plan`` prints (same arguments as
     :func:`compile`), shown in notebooks as a table of stages. Raises
     heterps.Error with the compiler's diagnostics."""
-    compile_options, _, _, _, _ = _options(
-        model, cluster, throughput, batch, strategy, train,
-        _cache.resolve(cache_dir), example_inputs, options)
-    return Plan(json.loads(_heterps.place(compile_options)))
+    prepared = _options(model, cluster, throughput, batch, strategy, train,
+                        _cache.resolve(cache_dir), example_inputs, options)
+    with _as_given(prepared.given_names):
+        return Plan(json.loads(_heterps.place(prepared.options)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -26,11 +25,13 @@ class Cluster:
 
     @classmethod
     def load(cls, path: Union[str, os.PathLike]) -> "Cluster":
-        """The cluster in a YAML file (e.g. clusters/paper.yaml); its errors
-        are reported by the compiler against the file."""
+        """The cluster in a YAML file (e.g. clusters/paper.yaml), read now:
+        compiles use the text read here, even if the file changes later;
+        the compiler's errors name this file."""
         cluster = cls.__new__(cls)
         cluster._spec = None
-        cluster._path = os.fspath(path)
+        # Absolute: the name it is known by stays right after os.chdir.
+        cluster._path = os.path.abspath(os.fspath(path))
         from ._heterps import Error
 
         try:
@@ -72,18 +73,13 @@ class Cluster:
         return None if self._spec is None else json.loads(self._text)
 
     def file(self, directory: Path) -> str:
-        """A file holding the description: the YAML file it was loaded from,
-        or one written under `directory`, named by its contents."""
-        if self._path is not None:
-            return self._path
-        digest = hashlib.sha256(self._text.encode()).hexdigest()[:24]
-        path = directory / "clusters" / f"{digest}.yaml"
-        if not path.exists():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.with_suffix(f".{os.getpid()}.tmp")
-            temporary.write_text(self._text, encoding="utf-8")
-            os.replace(temporary, path)
-        return os.fspath(path)
+        """A file under `directory`/clusters holding exactly :attr:`text`,
+        named by its contents: what the compile cache keys is what the
+        compiler reads (for a loaded cluster, the text read by ``load``,
+        not the YAML file as it may be now)."""
+        from ._cache import private_copy
+
+        return private_copy(Path(directory), "clusters", self._text.encode("utf-8"), ".yaml")
 
     def __repr__(self) -> str:
         origin = self._path if self._path is not None else "dict"

@@ -84,20 +84,22 @@ class InferenceSession:
     def run(self, output_names: Optional[Sequence[str]],
             input_feed: Mapping[str, np.ndarray],
             run_options: Any = None) -> List[np.ndarray]:
-        """The outputs named (all of them for None), in that order.
+        """The outputs named (all of them for None or an empty list, as
+        onnxruntime does), in that order.
 
         Raises ValueError for an unknown output or input name, a missing
         input, or an array of the wrong dtype or shape (naming the input);
         heterps.Error for a failure of the runtime.
         """
         names = [info.name for info in self._bundle.outputs]
-        if output_names is None:
+        if isinstance(output_names, str):
+            raise TypeError("output_names must be a list of names or None")
+        requested = None if output_names is None else list(output_names)
+        if not requested:
             wanted = list(range(len(names)))
         else:
-            if isinstance(output_names, str):
-                raise TypeError("output_names must be a list of names or None")
             wanted = []
-            for name in output_names:
+            for name in requested:
                 if name not in names:
                     raise ValueError(f"'{name}' is not an output of the model (its outputs: "
                                      + ", ".join(repr(n) for n in names) + ")")

@@ -106,14 +106,14 @@ def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.Tempor
     if data is None:
         return "", {}
     if isinstance(data, (str, os.PathLike)):
-        return os.fspath(data), {}
+        return _checks.path(role, data), {}
     if not isinstance(data, Mapping):
         raise TypeError(f"{role} must be a Criteo TSV path or a dict of input name to "
                         f"numpy.ndarray or .npy path, not {type(data).__name__}")
     files = {}
     for name, value in data.items():
         if isinstance(value, (str, os.PathLike)):
-            files[name] = os.fspath(value)
+            files[name] = _checks.path(f"{role} input '{name}'", value)
             continue
         if not isinstance(value, np.ndarray):
             raise ValueError(f"{role} input '{name}' must be a numpy.ndarray or a .npy path")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -212,3 +213,104 @@ def test_a_bundle_rebuilt_in_one_process_runs_its_new_code(tmp_path):
     again = heterps.compile(model, cache_dir=tmp_path / "cache", **options)
     assert not again.from_cache
     assert again.run({"x": x})["y"].tolist() == [[0.0] * 3] * 2
+
+
+def test_threads_writing_one_cluster_file_do_not_collide(tmp_path):
+    """A dict cluster (and the default one) is written to the cache under
+    its digest: before 2026-12-01 the temporary file was named after the
+    process only, so threads compiling at once renamed each other's file
+    away (FileNotFoundError)."""
+    import threading
+
+    cluster = heterps.Cluster.local_cpu()
+    errors = []
+    for trial in range(20):
+        start = threading.Barrier(6)
+
+        def write(directory=tmp_path / str(trial)):
+            start.wait()
+            try:
+                assert Path(cluster.file(directory)).read_text() == cluster.text
+            except Exception as error:  # noqa: BLE001 - collected for the assert
+                errors.append(error)
+
+        threads = [threading.Thread(target=write) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert errors == []
+    # Only the files themselves are left, no temporary ones.
+    assert {p.name for p in tmp_path.glob("*/clusters/*")} == {Path(cluster.file(tmp_path)).name}
+
+
+def test_relative_paths_survive_chdir(tmp_path, monkeypatch):
+    """A relative cache_dir, path, Cluster.load path or Bundle path is made
+    absolute when given: before 2026-12-01 a bundle opened through one
+    failed its first run and its plan after os.chdir (a notebook cell that
+    changes directory), and a loaded cluster could not be compiled."""
+    pytest.importorskip("onnx", reason="the test models are built with onnx.helper")
+    x = -np.ones((2, 4), np.float32)
+    model = _matmul_activation("Neg", 1.0)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "c.yaml").write_text(heterps.Cluster.local_cpu().text)
+    monkeypatch.chdir(tmp_path)
+    cluster = heterps.Cluster.load("c.yaml")
+    cached = heterps.compile(model, throughput=1000, strategy="dp", cache_dir="cache")
+    written = heterps.compile(model, throughput=1000, strategy="dp", path="b", cache_dir="cache")
+    opened = heterps.Bundle("b")
+    monkeypatch.setenv("HETERPS_CACHE_DIR", "env-cache")
+    assert heterps.default_cache_dir() == tmp_path / "env-cache"
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    for bundle in (cached, written, opened):
+        assert bundle.path.is_absolute()
+        assert bundle.run({"x": x})["y"].tolist() == [[4.0] * 3] * 2
+        assert bundle.plan["stages"]
+    again = heterps.compile(model, cluster, throughput=1000, strategy="dp",
+                            cache_dir=tmp_path / "cache")
+    assert again.run({"x": x})["y"].tolist() == [[4.0] * 3] * 2
+
+
+def test_compiles_read_what_the_key_hashed(tmp_path, monkeypatch):
+    """The key hashes a loaded cluster's text and the profile's contents;
+    the compiler reads private copies of exactly those. Before 2026-12-01
+    it re-read the files, so one edited in between put a bundle built for
+    the new file under the old text's key, opened later for the old one."""
+    pytest.importorskip("onnx", reason="the test models are built with onnx.helper")
+    model = _matmul_activation("Relu", 1.0)
+    text = heterps.Cluster.local_cpu().text
+    path = tmp_path / "c.yaml"
+    path.write_text(text.replace('"name": "local"', '"name": "old"'))
+    old = heterps.Cluster.load(path)
+    path.write_text(text.replace('"name": "local"', '"name": "new"'))
+    options = dict(throughput=1000, strategy="dp", cache_dir=tmp_path / "cache")
+    assert heterps.compile(model, old, **options).plan["cluster"] == "old"
+    assert heterps.compile(model, path, **options).plan["cluster"] == "new"
+    path.write_text(text.replace('"name": "local"', '"name": "old"'))
+    reopened = heterps.compile(model, path, **options)
+    assert reopened.from_cache and reopened.plan["cluster"] == "old"
+
+    # A profile overwritten while the compile runs: the compile still
+    # reads the contents the key hashed.
+    from heterps import _heterps
+
+    profile = tmp_path / "profile.json"
+    profile.write_text('{"version": 1, "entries": []}')
+    native = _heterps.compile
+
+    def overwritten_first(compile_options):
+        profile.write_text("not a profile")
+        native(compile_options)
+
+    monkeypatch.setattr(_heterps, "compile", overwritten_first)
+    assert not heterps.compile(model, profile=profile, **options).from_cache
+    monkeypatch.setattr(_heterps, "compile", native)
+    with pytest.raises(heterps.Error, match=r"cannot read profile database '.*missing.json'"):
+        heterps.compile(model, profile=tmp_path / "missing.json", **options)
+
+    # Errors still name the files as given, not the private copies.
+    path.write_text("name: broken\n")
+    with pytest.raises(heterps.Error, match="^" + re.escape(f"{path}:1:1: error: ")):
+        heterps.place(model, heterps.Cluster.load(path), cache_dir=tmp_path / "cache")
+    with pytest.raises(heterps.Error, match=re.escape(f"error: {profile}: ")):
+        heterps.place(model, profile=profile, cache_dir=tmp_path / "cache")

@@ -221,3 +221,48 @@ def test_a_model_that_mixes_samples_shows_its_batch(tmp_path):
     apart = session([helper.make_node("Relu", ["x"], ["y"])], ["N", 4])
     assert apart.get_inputs()[0].shape == ["batch", 4]
     assert apart.bundle.mixes_samples is None
+
+
+def test_unknown_bundle_option_names_the_known_ones(compiled):
+    """As compile() and train() do: Python's own TypeError for an
+    unexpected keyword argument listed no options."""
+    bundle = compiled("mnist-mlp")
+    with pytest.raises(TypeError, match=r"unknown Bundle option 'bogus' \(the options: "
+                                        r"frames_in_flight, gpu_stages_on_cpu, threads\)"):
+        heterps.Bundle(bundle.path, bogus=1)
+
+
+def test_session_empty_output_names_means_all(compiled, cache_dir):
+    """onnxruntime runs every output for an empty output_names list, as
+    for None; before 2026-12-01 this returned []."""
+    compiled("mnist-mlp")
+    session = heterps.InferenceSession(str(SHIPPED["mnist-mlp"].file), batch=0,
+                                       cache_dir=cache_dir, **COMPILE)
+    x = np.zeros(session.bundle.inputs[0].shape, np.float32)
+    everything = session.run(None, {"image": x})
+    for names in ([], ()):
+        results = session.run(names, {"image": x})
+        assert len(results) == len(everything) == len(session.get_outputs())
+        for result, expected in zip(results, everything):
+            np.testing.assert_array_equal(result, expected)
+
+
+def test_non_utf8_paths_are_named(tmp_path):
+    """A path whose name is not UTF-8 (legal on Linux) cannot reach the
+    compiler or runtime: before 2026-12-01 pybind11 refused it as
+    "incompatible function arguments", naming nothing, after clusters/
+    was written into the cache directory."""
+    import os
+
+    model = str(SHIPPED["mnist-mlp"].file)
+    odd = os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9")
+    cache = tmp_path / "cache"
+    for arguments, name in [(dict(model=odd, cache_dir=cache), "model"),
+                            (dict(model=model, cache_dir=odd), "cache_dir"),
+                            (dict(model=model, cache_dir=cache, path=odd), "path"),
+                            (dict(model=model, cache_dir=cache, profile=odd), "profile")]:
+        with pytest.raises(ValueError, match=rf"^{name} must be a UTF-8 path"):
+            heterps.compile(cluster=heterps.Cluster.local_cpu(), **arguments)
+    with pytest.raises(ValueError, match=r"^path must be a UTF-8 path"):
+        heterps.Bundle(odd)
+    assert list(tmp_path.iterdir()) == []

@@ -327,3 +327,15 @@ def test_training_options_are_typed_and_named(training_bundle):
     with pytest.raises(heterps.Error, match=r"is a training bundle: train it"):
         training_bundle.run({name: value[:training_bundle.batch]
                              for name, value in task(64, 4).items()})
+
+
+def test_a_bundle_opened_by_a_relative_path_trains_after_chdir(training_bundle, tmp_path,
+                                                               monkeypatch):
+    """Bundle keeps its path absolute: before 2026-12-01 one opened by a
+    relative path looked for its directory in the new working directory."""
+    shutil.copytree(training_bundle.path, tmp_path / "b")
+    monkeypatch.chdir(tmp_path)
+    bundle = heterps.Bundle("b")
+    monkeypatch.chdir("/")
+    run = bundle.train(task(128, 4), steps=2, log_every=1)
+    assert [m["step"] for m in run if m["kind"] == "train"] == [1, 2]
