@@ -266,3 +266,31 @@ def test_non_utf8_paths_are_named(tmp_path):
     with pytest.raises(ValueError, match=r"^path must be a UTF-8 path"):
         heterps.Bundle(odd)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_messages_that_are_not_utf8_are_heterps_errors(tmp_path):
+    """A diagnostic quoting bytes that are not UTF-8 (a node's name, a
+    damaged manifest) raised UnicodeDecodeError, which the compile cache
+    does not take for a broken entry: every compile of the model failed."""
+    pytest.importorskip("onnx", reason="the test models are built with onnx.helper")
+    from onnx import TensorProto, helper
+
+    def relu(op="Relu", name="ZZZZ"):
+        graph = helper.make_graph(
+            [helper.make_node(op, ["x"], ["y"], name=name)], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        return model.SerializeToString()
+
+    bad = relu("NoSuchOp").replace(b"ZZZZ", b"Z\xffZZ")
+    with pytest.raises(heterps.Error, match=r"node 'Z\\xffZZ'"):
+        heterps.compile(bad, batch=4, cache_dir=tmp_path)
+    bundle = heterps.compile(relu(), batch=4, cache_dir=tmp_path)
+    (bundle.path / "manifest.json").write_bytes(b'{"model": "\xff"}')
+    with pytest.raises(heterps.Error, match="manifest.json is not valid JSON"):
+        heterps.Bundle(bundle.path)
+    again = heterps.compile(relu(), batch=4, cache_dir=tmp_path)
+    assert not again.from_cache
+    assert again.run({"x": -np.ones((4, 4), np.float32)})["y"].max() == 0
