@@ -100,6 +100,20 @@ std::string JobFiles::attemptLog(int attempt) const {
   return std::string(path);
 }
 
+int JobFiles::lastAttemptLogged() const {
+  int last = 0;
+  std::error_code error;
+  for (sys::fs::directory_iterator entry(directory, error), end;
+       !error && entry != end; entry.increment(error)) {
+    StringRef name = sys::path::filename(entry->path());
+    int attempt = 0;
+    if (name.consume_front("attempt-") && name.consume_back(".log") &&
+        !name.getAsInteger(10, attempt) && attempt > 0)
+      last = std::max(last, attempt);
+  }
+  return last;
+}
+
 double LearningRateSchedule::at(int64_t step) const {
   if (step <= warmupStart || step > warmupEnd || warmupEnd <= warmupStart)
     return step <= warmupStart && warmupEnd > warmupStart ? warmupFrom : scale;
@@ -791,6 +805,10 @@ JobReport Supervisor::Impl::run() {
           wanted.describe());
     }
   }
+  // A state.json damaged or lost says too few: its attempt logs are never
+  // overwritten (an attempt of -5 numbered the next 1 over attempt-1.log).
+  attempt = std::max(attempt, files.lastAttemptLogged());
+  report.earlierAttempts = attempt;
   corruptPending = self.options.faults.corruptCheckpointOnRestart;
   pendingFaults = self.options.faults.rankFaults;
   sys::fs::create_directories(files.checkpoints);

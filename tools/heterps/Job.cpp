@@ -41,6 +41,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 #include <set>
 #include <sstream>
 #include <sys/file.h>
@@ -420,6 +421,22 @@ int runJob(const std::vector<std::string> &args) {
     }
   }
 
+  // A directory without a job is the job's only where it holds nothing a
+  // job does not make: `--job-dir /` (or a home directory) ran the job
+  // there, its checkpoints and logs among the user's files.
+  if (!previous && fs::is_directory(jobDirectory)) {
+    static const std::regex jobEntry(
+        "checkpoints|heartbeats|supervisor\\.lock|state\\.json|report\\.json|"
+        "resize-request\\.json|stop-request|attempt-[0-9]+\\.log|"
+        "report-until-attempt-[0-9]+\\.json");
+    for (const fs::directory_entry &entry :
+         fs::directory_iterator(jobDirectory))
+      if (!std::regex_match(entry.path().filename().string(), jobEntry))
+        throw Error("job directory '" + jobDirectory +
+                    "' holds no job (no state.json) but holds '" +
+                    entry.path().filename().string() +
+                    "'; give a new or empty directory");
+  }
   fs::create_directories(jobDirectory);
   // One supervisor per job directory.
   // Close-on-exec: an attempt that outlived a killed supervisor must not

@@ -304,6 +304,18 @@ TEST_F(SupervisorTest, GoesOnWhereAnEarlierSupervisorLeftTheJob) {
             std::string::npos);
 }
 
+// Attempt logs are never overwritten, even where state.json says fewer
+// attempts than the directory holds logs of (damaged, or lost).
+TEST_F(SupervisorTest, NumbersAttemptsAfterTheLogsThere) {
+  std::ofstream(std::string(directory) + "/attempt-7.log") << "earlier\n";
+  engine.scenarios = {{5, 0, ""}};
+  options.earlier = earlierRun(job.initial, 1.0, 2);
+  JobReport report = run();
+  ASSERT_EQ(engine.starts.size(), 1u);
+  EXPECT_EQ(engine.starts[0].attempt, 8);
+  EXPECT_EQ(report.earlierAttempts, 7);
+}
+
 // A supervisor stopped mid-ramp leaves the ramp in state.json, and the
 // next one goes on with it: it kept the scale only, and the job jumped to
 // it at once.

@@ -206,6 +206,8 @@ struct JobFiles {
   std::string directory, checkpoints, heartbeats, stopFile, resizeRequest,
       state, report, lock;
   std::string attemptLog(int attempt) const;
+  /// The highest K of the attempt-K.log files there (0: none).
+  int lastAttemptLogged() const;
 };
 
 /// A resize request as `heterps job resize` writes it; fields left 0 keep
