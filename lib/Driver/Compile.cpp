@@ -128,6 +128,8 @@ bool stopRequested(const CompileOptions &options) {
 }
 
 constexpr const char *kInterrupted = "interrupted; nothing was written";
+/// The most micro-batches a training step may take (--micro-batches).
+constexpr unsigned kMostMicroBatches = 65536;
 
 /// The steps up to a placed module: checks the options, imports, legalizes
 /// and places (then, when `partition`, autodiff with --train, partition and
@@ -172,6 +174,12 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
                 " is a training step shape: it needs --train");
   if (!options.train && options.microBatches > 0)
     return fail("--micro-batches sets a training step: it needs --train");
+  // 4294967295 planned steps of 34 billion samples without a word.
+  if (options.microBatches > kMostMicroBatches)
+    return fail("--micro-batches=" + std::to_string(options.microBatches) +
+                " must be 0 (the planner's) to " +
+                std::to_string(kMostMicroBatches));
+
   if (options.sparseStaleness > 1)
     return fail("--sparse-staleness=" +
                 std::to_string(options.sparseStaleness) + " must be 0 or 1");

@@ -149,6 +149,11 @@ LogicalResult AutodiffPass::run() {
              << name << " " << value
              << " must be a finite number of at least 0 (and at most "
              << std::numeric_limits<float>::max() << ", a float's largest)";
+  // The server's SGD takes [0, 1) (runtime/ps/Optimizers.cpp): at 1 or more
+  // the velocity grows without bound. Refused only when a run started.
+  if (momentum >= 1)
+    return module.emitError("hps-autodiff: momentum ")
+           << momentum << " must be below 1 (0.9 is usual)";
 
   std::optional<LossKind> kind =
       llvm::StringSwitch<std::optional<LossKind>>(loss)
