@@ -352,9 +352,17 @@ void Importer::define(const std::string &name, Value value) {
 }
 
 LogicalResult Importer::recordTypes(const onnx::GraphProto &graph) {
+  // An output that is also an input keeps the input's type, which the
+  // bindings (--batch) made static: the output's ?x4 overrode a bound 4x4,
+  // and the compile failed asking for the --batch it was given.
+  llvm::StringSet<> inputs;
+  for (const onnx::ValueInfoProto &input : graph.input())
+    if (input.has_type())
+      inputs.insert(input.name());
   auto record = [&](const auto &infos, StringRef kind) -> LogicalResult {
     for (const onnx::ValueInfoProto &info : infos) {
-      if (!info.has_type())
+      if (!info.has_type() ||
+          (kind == "graph output" && inputs.contains(info.name())))
         continue;
       FailureOr<Type> type =
           convertType(info.type(), (kind + " '" + info.name() + "'").str());
