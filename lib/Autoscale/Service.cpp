@@ -11,6 +11,8 @@
 #include "heterps/Jobs/Process.h"
 #include "heterps/Jobs/Supervisor.h"
 
+#include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -170,6 +172,11 @@ static Expected<ServiceJob> jobFromJson(const json::Object &o) {
   const json::Array *b = o.getArray("batch_range");
   if (job.id.empty() || !w || !b || w->size() != 3 || b->size() != 3)
     return failure("a job entry lacks its id or its ranges");
+  for (const json::Value &count : *w)
+    if (count.getAsInteger().value_or(1) > jobs::kMostRanks)
+      return failure("job '" + job.id + "' has more than " +
+                     std::to_string(jobs::kMostRanks) +
+                     " workers in its range");
   job.minWorkers = int((*w)[0].getAsInteger().value_or(1));
   job.initialWorkers = int((*w)[1].getAsInteger().value_or(1));
   job.maxWorkers = int((*w)[2].getAsInteger().value_or(1));
@@ -257,17 +264,21 @@ Expected<ServiceState> parseServiceState(const std::string &text) {
   state.capacity = int(o->getInteger("capacity").value_or(0));
   state.intervalSeconds = o->getNumber("interval_s").value_or(0);
   state.resizeCostSeconds = o->getNumber("resize_cost_s").value_or(0);
-  if (const json::Array *jobs = o->getArray("jobs"))
-    for (const json::Value &v : *jobs) {
-      if (!v.getAsObject())
-        return failure("a job entry is not an object");
-      Expected<ServiceJob> job = jobFromJson(*v.getAsObject());
-      if (!job)
-        return job.takeError();
-      if (state.find(job->id))
-        return failure("job '" + job->id + "' is listed twice");
-      state.jobs.push_back(std::move(*job));
-    }
+  // Without it, the file was read as no jobs and overwritten so: every
+  // job, and the slots of the running ones, forgotten.
+  const json::Array *jobs = o->getArray("jobs");
+  if (!jobs)
+    return failure("the service state has no 'jobs' array");
+  for (const json::Value &v : *jobs) {
+    if (!v.getAsObject())
+      return failure("a job entry is not an object");
+    Expected<ServiceJob> job = jobFromJson(*v.getAsObject());
+    if (!job)
+      return job.takeError();
+    if (state.find(job->id))
+      return failure("job '" + job->id + "' is listed twice");
+    state.jobs.push_back(std::move(*job));
+  }
   if (const json::Array *decisions = o->getArray("decisions"))
     for (const json::Value &v : *decisions)
       if (const json::Object *d = v.getAsObject())
@@ -526,7 +537,8 @@ Plan planAllocation(const ServiceState &state, const PlanOptions &options) {
 ServiceFiles::ServiceFiles(const std::string &dir)
     : directory(dir), state(dir + "/state.json"), inbox(dir + "/inbox"),
       jobs(dir + "/jobs"), jobFiles(dir + "/jobfiles"),
-      lock(dir + "/service.lock"), log(dir + "/decisions.log") {}
+      lock(dir + "/service.lock"), log(dir + "/decisions.log"),
+      submitLock(dir + "/submit.lock"), issuedIds(dir + "/issued-ids") {}
 
 std::string ServiceFiles::jobDirectory(const std::string &id) const {
   return jobs + "/" + id;
@@ -575,17 +587,48 @@ Expected<std::string> submitJob(const std::string &stateDirectory,
             .str();
     if (Error error = writeFileAtomically(copy, *snapshot))
       return std::move(error);
+    // Read back as the service will read it: a job file this rewrite
+    // breaks is the submitter's error now, not a job that fails to start.
+    if (Expected<jobs::JobSpec> again = jobs::parseJobFile(copy); !again) {
+      fs::remove(copy, ec);
+      return failure("'" + job.jobFile +
+                     "' could not be adjusted for the service (write its "
+                     "top-level keys plainly, one a line): " +
+                     toString(again.takeError()));
+    }
     job.jobFile = copy;
   }
+  // Ids are handed out one submitter at a time, and every id handed out is
+  // kept: chosen from state.json and the inbox alone, an id the service
+  // recorded and took out of the inbox between a submitter's reading and
+  // its link was handed out again, and the service dropped the second
+  // submission without a word (7 of 120 racing submissions).
+  const int lockFd =
+      ::open(files.submitLock.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lockFd < 0 || ::flock(lockFd, LOCK_EX) != 0) {
+    if (lockFd >= 0)
+      ::close(lockFd);
+    return failure("cannot lock '" + files.submitLock +
+                   "': " + std::strerror(errno));
+  }
+  auto unlock = llvm::make_scope_exit([&] { ::close(lockFd); });
+  if (std::optional<std::string> issued = readFile(files.issuedIds))
+    for (StringRef line : llvm::split(*issued, '\n'))
+      taken.insert(line.trim().str());
   std::string tmp = files.inbox + "/.submit-" + std::to_string(::getpid());
-  // link() publishes the file under a name nobody else has: two submitters
-  // never get one id.
   for (int n = 1; n < 100000; ++n) {
     std::string id = job.name + "-" + std::to_string(n);
     if (taken.count(id) || fs::exists(files.jobDirectory(id)))
       continue;
     job.id = id;
+    // Kept as issued before it is published: a submission the service may
+    // start is never one whose id could be handed out again.
+    std::ofstream issued(files.issuedIds, std::ios::app);
+    issued << id << "\n";
+    if (!issued.flush())
+      return failure("cannot write '" + files.issuedIds + "'");
     std::ofstream(tmp) << submissionJson(job);
+    // link() publishes the file only under a name nobody else has.
     int rc = ::link(tmp.c_str(), (files.inbox + "/" + id + ".json").c_str());
     int err = errno;
     ::unlink(tmp.c_str());
@@ -742,11 +785,20 @@ Expected<std::string> adjustedJobFile(const ServiceJob &job) {
   std::istringstream in(*text);
   bool dropping = false;
   while (std::getline(in, line)) {
+    // The keys below go after the document, not after its end marker.
+    if (StringRef(line).rtrim() == "...")
+      continue;
     bool topLevel =
         !line.empty() && line[0] != ' ' && line[0] != '\t' && line[0] != '#';
     if (topLevel) {
-      std::string key = line.substr(0, line.find(':'));
-      dropping = replaced.count(key) > 0;
+      // As YAML reads the key: `workers :` and `"batch":` were kept, and
+      // the keys added below then duplicated them.
+      StringRef key =
+          StringRef(line).take_until([](char c) { return c == ':'; }).rtrim();
+      if (key.size() >= 2 && (key.front() == '"' || key.front() == '\'') &&
+          key.back() == key.front())
+        key = key.drop_front().drop_back();
+      dropping = replaced.count(key.str()) > 0;
     }
     if (!dropping)
       out += line + "\n";
@@ -836,6 +888,10 @@ private:
   }
 
   void recover();
+  /// Takes the shape the job's supervisor runs (its state.json) as the
+  /// job's: a job adopted, or restarted, runs what its supervisor says,
+  /// and a plan that counted another shape gave its slots away twice.
+  void takeRunningShape(ServiceJob &job, const std::string &why);
   void readInbox();
   void observe(ServiceJob &job);
   void end(ServiceJob &job, const std::string &why);
@@ -858,11 +914,42 @@ Expected<int> Loop::capacity() {
 
 /// After a restart: each running job is adopted when its supervisor still
 /// runs, else recorded as ended from its report.
+void Loop::takeRunningShape(ServiceJob &job, const std::string &why) {
+  std::optional<json::Object> jobState =
+      readJobState(jobs::JobFiles(files.jobDirectory(job.id)));
+  const json::Object *shape = jobState ? jobState->getObject("shape") : nullptr;
+  if (!shape)
+    return;
+  const int workers = int(std::clamp<int64_t>(
+      shape->getInteger("workers").value_or(job.workers), 1, jobs::kMostRanks));
+  const int64_t batch = shape->getInteger("batch").value_or(job.batch);
+  if (workers == job.workers && batch == job.batch)
+    return;
+  job.workers = workers;
+  job.batch = batch;
+  job.shapeStep = -1;
+  decide({0, job.id, "shape", workers, batch, why});
+}
+
 void Loop::recover() {
   for (ServiceJob &job : state.jobs) {
+    std::string dir = files.jobDirectory(job.id);
+    // Started just before the service went down, before it was recorded
+    // as running: it trained on while the service showed it queued (and
+    // a cancel then sent nothing).
+    if (job.phase == "queued") {
+      if (int pid = supervisorPid(dir); pid > 0) {
+        job.phase = "running";
+        job.pid = pid;
+        job.shapeStep = -1;
+        decide({0, job.id, "adopt", job.workers, job.batch,
+                "its supervisor started before the service went down"});
+        takeRunningShape(job, "as its supervisor runs it");
+      }
+      continue;
+    }
     if (!job.active())
       continue;
-    std::string dir = files.jobDirectory(job.id);
     int pid = supervisorPid(dir);
     if (pid > 0 || isSupervisorOf(job.pid, dir)) {
       if (pid > 1)
@@ -870,6 +957,8 @@ void Loop::recover() {
       job.shapeStep = -1;
       decide({0, job.id, "adopt", job.workers, job.batch,
               formatv("its supervisor (pid {0}) still runs", job.pid).str()});
+      if (job.pendingResize.empty())
+        takeRunningShape(job, "as its supervisor runs it");
     } else {
       end(job, "while the service was down");
     }
@@ -1054,6 +1143,7 @@ void Loop::observe(ServiceJob &job) {
   }
   if (phase != "running")
     return;
+  takeRunningShape(job, "as its supervisor runs it (not as recorded)");
   double now = unixSeconds();
   // The first step after a start or a resize ends its pause.
   if (job.pauseSince > 0 && step > job.pauseStep) {
@@ -1083,6 +1173,7 @@ void Loop::start(ServiceJob &job, const std::string &reason, double gain) {
     job.pid = pid;
     decide({0, job.id, "adopt", job.workers, job.batch,
             "its supervisor already runs"});
+    takeRunningShape(job, "as its supervisor runs it");
     return;
   }
   std::error_code ec;
@@ -1092,10 +1183,10 @@ void Loop::start(ServiceJob &job, const std::string &reason, double gain) {
   Expected<std::string> text = adjustedJobFile(job);
   Error error = text ? writeFileAtomically(jobFile, *text) : text.takeError();
   std::vector<std::string> argv{
-      options.heterps, "job",
-      "run",           jobFile,
-      "--job-dir",     dir,
-      "--backend",     options.backend == "slurm" ? "slurm" : "mpirun"};
+      options.heterps, "job", "run", jobFile, "--job-dir", dir, "--backend",
+      options.backend == "slurm" ? "slurm" : "mpirun",
+      // The shape allocated here, not the one a lost supervisor left.
+      "--shape-from-job-file"};
   pid_t child = 0;
   if (!error) {
     // Its own process group: a signal to the service's group (Ctrl-C) does

@@ -796,7 +796,10 @@ JobReport Supervisor::Impl::run() {
     report.earlierAttempts = earlier->attempts;
     if (std::string why =
             job.checkShape(earlier->shape, self.options.microBatch);
-        why.empty()) {
+        self.options.shapeFromJobFile) {
+      // The learning rate ramps from the earlier one to this shape's.
+      schedule = earlier->learningRate;
+    } else if (why.empty()) {
       wanted = earlier->shape;
       schedule = earlier->learningRate;
     } else {

@@ -135,8 +135,18 @@ bool serviceRunning(const std::string &state) {
   return held;
 }
 
+/// One spelling per directory: the service finds its supervisors by the
+/// --job-dir in their command lines, and a state directory given as
+/// "state/" one time and "state" (or through a link) the next lost them:
+/// a cancel signalled nothing and the job went unobserved.
 std::string absolute(const std::string &path) {
-  return fs::absolute(path).lexically_normal().string();
+  std::error_code error;
+  fs::path resolved = fs::weakly_canonical(fs::absolute(path), error);
+  std::string text =
+      (error ? fs::absolute(path).lexically_normal() : resolved).string();
+  while (text.size() > 1 && text.back() == '/')
+    text.pop_back();
+  return text;
 }
 
 } // namespace

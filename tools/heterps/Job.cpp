@@ -61,6 +61,7 @@ const char *const kUsage =
     "                  [--max-restarts N] [--heartbeat-timeout T]\n"
     "                  [--checkpoint-every K|Ts] [--min-workers N]\n"
     "                  [--inject SPEC]... [--corrupt-checkpoint-on-restart]\n"
+    "                  [--shape-from-job-file]\n"
     "  heterps job resize JOBDIR [--workers W] [--ps-shards S] [--batch B]\n"
     "                     [--wait SECONDS]\n"
     "  heterps job status JOBDIR\n"
@@ -333,7 +334,9 @@ int runJob(const std::vector<std::string> &args) {
   std::string injected;
   Flags flags({args.begin() + 1, args.end()});
   std::string name, value;
-  while (flags.next(name, value, {"corrupt-checkpoint-on-restart"})) {
+  bool shapeFromJobFile = false;
+  while (flags.next(name, value,
+                    {"corrupt-checkpoint-on-restart", "shape-from-job-file"})) {
     if (name == "job-dir")
       jobDirectory = value;
     else if (name == "backend") {
@@ -364,6 +367,8 @@ int runJob(const std::vector<std::string> &args) {
       injected += (injected.empty() ? "" : ";") + value;
     else if (name == "corrupt-checkpoint-on-restart")
       faults.corruptCheckpointOnRestart = true;
+    else if (name == "shape-from-job-file")
+      shapeFromJobFile = true;
     else
       throw Error("unknown flag --" + name + " of job run\n" + kUsage);
   }
@@ -469,6 +474,7 @@ int runJob(const std::vector<std::string> &args) {
     }
   }
   options.jobDirectory = jobDirectory;
+  options.shapeFromJobFile = shapeFromJobFile;
   options.heterps = selfPath();
   options.microBatch = bundle.batch();
   options.faults = faults;

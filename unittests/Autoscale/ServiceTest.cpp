@@ -252,6 +252,14 @@ TEST(ServiceTest, MalformedStateIsAnError) {
   EXPECT_NE(edited("\"workers\": 3", "\"workers\": 1e300")
                 .find("'workers' is not a whole number"),
             std::string::npos);
+  // Read as no jobs, the file was rewritten so, every job forgotten.
+  EXPECT_NE(edited("\"jobs\": [", "\"jobz\": [")
+                .find("the service state has no 'jobs' array"),
+            std::string::npos);
+  EXPECT_NE(edited("\"workers_range\": [\n        1,",
+                   "\"workers_range\": [\n        4294967297,")
+                .find("job 'a' has more than 4096 workers in its range"),
+            std::string::npos);
   state.jobs.push_back(state.jobs.back());
   auto twice = parseServiceState(serviceStateJson(state));
   ASSERT_FALSE(bool(twice));
@@ -290,7 +298,32 @@ TEST(ServiceTest, SubmissionsGetDistinctIds) {
   ASSERT_TRUE(bool(spec)) << llvm::toString(spec.takeError());
   EXPECT_EQ(spec->samples, 1280);
   EXPECT_TRUE(std::filesystem::equivalent(spec->data, dir + "/in/d.tsv"));
-  EXPECT_TRUE(bool(requestCancel(dir, "ctr-1")) == false);
+  // An id the service took out of the inbox (recorded in a state.json
+  // this submitter has not yet seen) is never handed out again.
+  std::filesystem::remove(dir + "/inbox/ctr-1.json");
+  std::filesystem::copy_file(kept, job.jobFile);
+  auto third = submitJob(dir, job);
+  ASSERT_TRUE(bool(third));
+  EXPECT_EQ(*third, "ctr-3");
+  // Top-level keys spelled as YAML allows ("workers :", quoted): the
+  // service's copy replaced none of them and duplicated both, and the job
+  // failed at its start.
+  std::ofstream(job.jobFile)
+      << "name: ctr\nbundle: b\ndata: d.tsv\nsamples: 1280\n"
+         "workers : {initial: 1, max: 2}\nps_shards: {initial: 1}\n"
+         "\"batch\": {initial: 128, max: 256}\n...\n";
+  auto spelled = submitJob(dir, job);
+  ASSERT_TRUE(bool(spelled)) << llvm::toString(spelled.takeError());
+  std::ifstream spelledIn(dir + "/inbox/" + *spelled + ".json");
+  llvm::Expected<ServiceJob> spelledJob =
+      parseSubmission(std::string((std::istreambuf_iterator<char>(spelledIn)),
+                                  std::istreambuf_iterator<char>()));
+  ASSERT_TRUE(bool(spelledJob)) << llvm::toString(spelledJob.takeError());
+  llvm::Expected<heterps::jobs::JobSpec> spelledSpec =
+      heterps::jobs::parseJobFile(spelledJob->jobFile);
+  ASSERT_TRUE(bool(spelledSpec)) << llvm::toString(spelledSpec.takeError());
+  EXPECT_EQ(spelledSpec->batch.max, 256);
+  EXPECT_TRUE(bool(requestCancel(dir, "ctr-2")) == false);
   auto missing = requestCancel(dir, "nope");
   EXPECT_TRUE(bool(missing));
   llvm::consumeError(std::move(missing));

@@ -302,6 +302,19 @@ TEST_F(SupervisorTest, GoesOnWhereAnEarlierSupervisorLeftTheJob) {
   EXPECT_EQ(engine.starts[0].shape, job.initial);
   EXPECT_NE(log.str().find("which the job file no longer allows"),
             std::string::npos);
+  // --shape-from-job-file (the elastic service): the job file's shape,
+  // the earlier learning rate ramped to it.
+  options.earlier = earlierRun({3, 2, 1024}, 2.0, 4);
+  options.shapeFromJobFile = true;
+  job.warmupSteps = 4;
+  engine.starts.clear();
+  engine.checkpoints.clear();
+  run();
+  ASSERT_EQ(engine.starts.size(), 1u);
+  EXPECT_EQ(engine.starts[0].shape, job.initial);
+  const std::vector<std::string> &command = engine.starts[0].command;
+  EXPECT_NE(std::find(command.begin(), command.end(), "--lr-warmup=2:0:4"),
+            command.end());
 }
 
 // Attempt logs are never overwritten, even where state.json says fewer

@@ -194,6 +194,9 @@ struct ServiceOptions {
 struct ServiceFiles {
   explicit ServiceFiles(const std::string &directory);
   std::string directory, state, inbox, jobs, jobFiles, lock, log;
+  /// Submitters take ids under submitLock; issuedIds lists every id ever
+  /// handed out, one a line.
+  std::string submitLock, issuedIds;
   std::string jobDirectory(const std::string &id) const;
 };
 

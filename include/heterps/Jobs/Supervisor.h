@@ -119,6 +119,11 @@ struct SupervisorOptions {
   /// The job's earlier supervisor, if any: this one goes on in its shape
   /// and numbers its attempts after the earlier ones.
   std::optional<EarlierRun> earlier;
+  /// Start in the job file's initial shape even where an earlier supervisor
+  /// left the job in another (--shape-from-job-file): the elastic service
+  /// allocated that one, and a supervisor it restarted went back to the
+  /// earlier shape, over the service's capacity.
+  bool shapeFromJobFile = false;
   /// The heterps executable (for `heterps launch`).
   std::string heterps;
   int64_t microBatch = 0;
