@@ -721,6 +721,10 @@ struct Supervisor::Impl {
     if (!sys::fs::exists(files.resizeRequest))
       return std::nullopt;
     std::string text = readWholeFile(files.resizeRequest);
+    // A directory of that name is removed too: left, it was read again
+    // and reported five times a second.
+    if (sys::fs::is_directory(files.resizeRequest))
+      sys::fs::remove_directories(files.resizeRequest);
     sys::fs::remove(files.resizeRequest);
     Expected<ResizeRequest> request = parseResizeRequest(text);
     if (!request) {
@@ -817,10 +821,32 @@ JobReport Supervisor::Impl::run() {
   sys::fs::create_directories(files.checkpoints);
   sys::fs::create_directories(files.heartbeats);
   sys::fs::remove(files.stopFile);
-  sys::fs::remove(files.resizeRequest);
   LogFollower follower;
 
+  bool attempted = false;
   while (true) {
+    // A stop asked for while an attempt stopped for a resize: no attempt
+    // in the new shape only to stop it.
+    if (attempted && self.stopRequested) {
+      report.outcome = "stopped";
+      report.message = "stopped on request";
+      break;
+    }
+    // A resize asked for while no attempt ran (during the back-off, or
+    // before this supervisor started: `job resize --wait 0`, then a
+    // restart) applies to the next attempt. At startup it was deleted,
+    // and during the back-off it cost an attempt in the old shape,
+    // stopped at once.
+    if (std::optional<std::pair<ResizeRequest, JobShape>> pending =
+            takeResizeRequest(wanted)) {
+      say("resize " + pending->first.id + ": " + wanted.describe() + " -> " +
+          pending->second.describe() + " from the next attempt");
+      report.resizes.push_back(resizeRecordOf(*pending, wanted, 0));
+      openResize = report.resizes.size() - 1;
+      resizeSince = unixSeconds();
+      wanted = pending->second;
+    }
+    attempted = true;
     ++attempt;
     std::optional<JobShape> fitted = shapeThatFits();
     if (!fitted) {

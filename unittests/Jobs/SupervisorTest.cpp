@@ -374,6 +374,21 @@ TEST_F(SupervisorTest, AResizeOutlivesAFailureWhileStopping) {
             std::string::npos);
 }
 
+// A resize waiting when the supervisor starts (asked for with --wait 0,
+// then the job was stopped and run again) applies to its first attempt:
+// it was deleted unseen.
+TEST_F(SupervisorTest, AResizeWaitingAtTheStartApplies) {
+  std::ofstream(std::string(directory) + "/resize-request.json")
+      << resizeRequestJson({"r0", 3, 0, 1024});
+  engine.scenarios = {{5, 0}};
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << log.str();
+  ASSERT_EQ(engine.starts.size(), 1u);
+  EXPECT_EQ(engine.starts[0].shape, (JobShape{3, 2, 1024}));
+  ASSERT_EQ(report.resizes.size(), 1u);
+  EXPECT_EQ(report.resizes[0].id, "r0");
+}
+
 // A job that trained, then resized, meets a passing failure before the
 // resized attempt's first step: it restarts. Its attempts had all ended
 // in resizes, so it counted as never having trained, and the job failed.
