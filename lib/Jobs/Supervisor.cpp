@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -47,9 +48,11 @@ Error writeFileAtomically(const std::string &path, const std::string &text) {
     out << text;
     out.close();
     if (!out) {
+      const int error = errno;
       sys::fs::remove(temporary);
-      return createStringError(inconvertibleErrorCode(), "cannot write '%s'",
-                               temporary.c_str());
+      return createStringError(inconvertibleErrorCode(),
+                               "cannot write '%s': %s", temporary.c_str(),
+                               std::strerror(error));
     }
   }
   if (std::error_code error = sys::fs::rename(temporary, path)) {

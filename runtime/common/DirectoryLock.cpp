@@ -18,12 +18,20 @@ namespace heterps::rt {
 DirectoryLock::DirectoryLock(const std::string &directory,
                              const std::string &what, double waitSeconds) {
   std::error_code error;
-  created = !fs::exists(directory, error);
+  // The topmost directory this makes: an empty tree of it goes at the end
+  // (a run refused by a later check left a/b/ of --checkpoint-dir a/b/c).
+  fs::path absolute = fs::absolute(directory, error).lexically_normal();
+  if (!absolute.has_filename())
+    absolute = absolute.parent_path(); // "a/b/"
+  for (fs::path at = absolute;
+       !at.empty() && !fs::exists(at, error) && at != at.parent_path();
+       at = at.parent_path())
+    createdTop = at.string();
   fs::create_directories(directory, error);
   if (error)
     throw Error("cannot create " + what + " '" + directory +
                 "': " + error.message());
-  path = (fs::path(directory) / ".lock").string();
+  path = (absolute / ".lock").string();
   fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (fd < 0)
     throw Error("cannot open '" + path + "': " + std::strerror(errno));
@@ -71,12 +79,16 @@ DirectoryLock::DirectoryLock(const std::string &directory,
 DirectoryLock::~DirectoryLock() {
   if (fd < 0)
     return;
-  const fs::path directory = fs::path(path).parent_path();
+  fs::path directory = fs::path(path).parent_path();
   std::error_code error;
-  if (created && std::distance(fs::directory_iterator(directory, error),
-                               fs::directory_iterator()) == 1) {
+  if (!createdTop.empty() &&
+      std::distance(fs::directory_iterator(directory, error),
+                    fs::directory_iterator()) == 1) {
     ::unlink(path.c_str());
-    fs::remove(directory, error);
+    // Up to the topmost made, each while empty.
+    while (fs::remove(directory, error) && directory.string() != createdTop &&
+           directory != directory.parent_path())
+      directory = directory.parent_path();
   }
   ::close(fd); // releases the lock
 }

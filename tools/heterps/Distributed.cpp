@@ -10,6 +10,7 @@
 #include "Commands.h"
 
 #include "heterps/Jobs/Backend.h"
+#include "heterps/Jobs/Supervisor.h"
 #include "heterps/Runtime/Bundle.h"
 #include "heterps/Runtime/FaultInjection.h"
 #include "heterps/Runtime/Types.h"
@@ -32,6 +33,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <streambuf>
 #include <sys/types.h>
 
@@ -256,7 +258,9 @@ int launch(const LaunchOptions &options) {
     if (!options.slurmMultiProg.empty()) {
       // srun numbers the tasks 0..N-1 and starts the line whose range
       // holds a task's number: shards first, as with mpirun.
-      std::ofstream file(options.slurmMultiProg);
+      // Written whole, then renamed into place: opened directly, a FIFO
+      // there blocked the launch forever and a directory gave no reason.
+      std::ostringstream file;
       auto range = [](int first, int count) {
         return count == 1 ? std::to_string(first)
                           : std::to_string(first) + "-" +
@@ -269,9 +273,9 @@ int launch(const LaunchOptions &options) {
       if (stageRanks)
         file << range(shards + workers, stageRanks) << " "
              << joinQuoted(stageCommand) << "\n";
-      file.close();
-      if (!file)
-        throw Error("cannot write '" + options.slurmMultiProg + "'");
+      if (llvm::Error error =
+              jobs::writeFileAtomically(options.slurmMultiProg, file.str()))
+        throw Error("--slurm-multi-prog: " + llvm::toString(std::move(error)));
       std::cout << "srun --ntasks=" << shards + workers + stageRanks
                 << " --multi-prog " << shellQuote(options.slurmMultiProg)
                 << "\n";

@@ -124,10 +124,14 @@ int train(const TrainOptions &options) {
       distributed->finish();
     if (summary.stopReason == train::StopReason::Request) {
       // How a supervisor stops a job to resize or preempt it: not a failure.
+      // No checkpoint with a directory given: stopped before its first
+      // step (it said "no --checkpoint-dir", false, to a supervisor).
       log << "heterps run: stopped on request at step " << summary.steps
           << "; checkpoint "
-          << (summary.lastCheckpoint.empty() ? "none (no --checkpoint-dir)"
-                                             : summary.lastCheckpoint)
+          << (!summary.lastCheckpoint.empty() ? summary.lastCheckpoint
+              : trainer.checkpointDir.empty()
+                  ? std::string("none (no --checkpoint-dir)")
+                  : std::string("none (nothing trained to keep)"))
           << "\n";
       return 0;
     }

@@ -29,8 +29,8 @@ public:
   DirectoryLock &operator=(const DirectoryLock &) = delete;
 
 private:
-  std::string path;     // DIR/.lock
-  bool created = false; // DIR did not exist before
+  std::string path;       // DIR/.lock
+  std::string createdTop; // the topmost directory made for DIR, if any
   int fd = -1;
 };
 
