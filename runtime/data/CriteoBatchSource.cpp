@@ -151,8 +151,16 @@ std::string CriteoBatchSource::describe() const { return "'" + path + "'"; }
 
 std::string CriteoBatchSource::warning() const {
   const ReadStats &stats = reader->stats();
+  // A file cut short inside its last field reads as a valid row with a
+  // wrong id: only the missing newline tells.
+  const std::string unterminated =
+      stats.lastLineUnterminated
+          ? "the last line of '" + path +
+                "' has no newline (if the file was cut short, its last "
+                "sample was read as it is)"
+          : "";
   if (!stats.malformed)
-    return "";
+    return unterminated;
   // Counted per read: a bad line is skipped again in every epoch.
   std::string text = std::to_string(stats.malformed) +
                      " malformed lines skipped in '" + path + "'";
@@ -160,7 +168,7 @@ std::string CriteoBatchSource::warning() const {
     text += " (a line counts once per pass over the file)";
   if (!stats.firstMalformed.empty())
     text += "; the first, " + data::describe(stats.firstMalformed.front());
-  return text;
+  return unterminated.empty() ? text : text + "; " + unterminated;
 }
 
 } // namespace heterps::rt::data

@@ -200,6 +200,7 @@ bool CriteoReader::nextLine(const char *&line, size_t &length, bool &tooLong) {
       line = data + begin_;
       length = end_ - begin_;
       stats_.bytes += length;
+      stats_.lastLineUnterminated = length > 0;
       begin_ = end_;
       tooLong = skipping_;
       skipping_ = false;

@@ -185,6 +185,20 @@ TEST(CriteoReader, TableSizesAndRawDense) {
   EXPECT_THROW(CriteoReader(file.path() + ".missing"), Error);
 }
 
+// A last line without its newline is read, and said: a file cut short in
+// its last field reads as a valid row with a wrong id.
+TEST(CriteoReader, ALastLineWithoutNewlineIsSaid) {
+  for (bool newline : {true, false}) {
+    TempFile file("end.tsv", fullLine(1, 9, "0000000a") + "\n" +
+                                 fullLine(0, 2, "0000000b") +
+                                 (newline ? "\n" : ""));
+    CriteoReader reader(file.path());
+    CtrBatch batch;
+    ASSERT_EQ(reader.nextBatch(batch, 8), 2);
+    EXPECT_EQ(reader.stats().lastLineUnterminated, !newline);
+  }
+}
+
 TEST(CriteoReader, MalformedLinesAreCountedAndSkipped) {
   std::vector<std::string> dense(kNumDense, "1");
   std::vector<std::string> sparse(kNumSparse, "deadbeef");

@@ -116,6 +116,9 @@ struct ReadStats {
   uint64_t bytes = 0;     // bytes consumed (including newlines)
   std::array<uint64_t, kNumMalformedReasons> byReason{};
   std::vector<MalformedLine> firstMalformed;
+  /// The file's last line had no newline: read as it is, though a file cut
+  /// short in its last field reads so too, with a wrong id.
+  bool lastLineUnterminated = false;
 
   /// One line per count and per kept malformed line, for logs.
   std::string summary() const;
