@@ -276,6 +276,11 @@ void NpyBatchSource::checkProbabilities(int input) const {
                   ", outside [0, 1] of a binary cross-entropy's labels");
 }
 
+void NpyBatchSource::checkAllFinite() const {
+  for (size_t input = 0; input < arrays.size(); ++input)
+    checkFinite(input, 0, rows);
+}
+
 void NpyBatchSource::checkFinite(size_t input, int64_t row,
                                  int64_t count) const {
   const MappedNpy &array = arrays[input];

@@ -437,6 +437,11 @@ openSource(const Bundle &bundle, const TrainerOptions &o, bool evaluation) {
         source->checkClassIds(spec.labelInput, classes);
     if (spec.loss == "bce")
       source->checkProbabilities(spec.labelInput);
+    // Evaluation data is read at the end, after the checkpoints and the
+    // parameter dump: a NaN there failed the run then (exit 1, outputs
+    // left).
+    if (evaluation)
+      source->checkAllFinite();
     return source;
   }
   const std::string &path = evaluation ? o.eval : o.data;

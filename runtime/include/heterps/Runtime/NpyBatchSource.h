@@ -69,6 +69,10 @@ public:
   /// label (input `input`, f32) is not in [0, 1], NaN included (binary
   /// cross-entropy; Criteo data's reader refuses such lines alike).
   void checkProbabilities(int input) const;
+  /// Throws Error naming the input, its file and the first sample holding
+  /// a NaN or an infinity, over every f32 array: for evaluation data, read
+  /// whole at the end, where the training data is checked as it is read.
+  void checkAllFinite() const;
 
 private:
   /// Throws Error naming the input, its file and the first of samples
