@@ -892,6 +892,9 @@ private:
   /// job's: a job adopted, or restarted, runs what its supervisor says,
   /// and a plan that counted another shape gave its slots away twice.
   void takeRunningShape(ServiceJob &job, const std::string &why);
+  /// The same, from the job's state.json already read.
+  void takeRunningShape(ServiceJob &job, const json::Object &jobState,
+                        const std::string &why);
   void readInbox();
   void observe(ServiceJob &job);
   void end(ServiceJob &job, const std::string &why);
@@ -912,12 +915,15 @@ Expected<int> Loop::capacity() {
   return slurmCapacity();
 }
 
-/// After a restart: each running job is adopted when its supervisor still
-/// runs, else recorded as ended from its report.
 void Loop::takeRunningShape(ServiceJob &job, const std::string &why) {
-  std::optional<json::Object> jobState =
-      readJobState(jobs::JobFiles(files.jobDirectory(job.id)));
-  const json::Object *shape = jobState ? jobState->getObject("shape") : nullptr;
+  if (std::optional<json::Object> jobState =
+          readJobState(jobs::JobFiles(files.jobDirectory(job.id))))
+    takeRunningShape(job, *jobState, why);
+}
+
+void Loop::takeRunningShape(ServiceJob &job, const json::Object &jobState,
+                            const std::string &why) {
+  const json::Object *shape = jobState.getObject("shape");
   if (!shape)
     return;
   const int workers = int(std::clamp<int64_t>(
@@ -931,6 +937,8 @@ void Loop::takeRunningShape(ServiceJob &job, const std::string &why) {
   decide({0, job.id, "shape", workers, batch, why});
 }
 
+/// After a restart: each running job is adopted when its supervisor still
+/// runs, else recorded as ended from its report.
 void Loop::recover() {
   for (ServiceJob &job : state.jobs) {
     std::string dir = files.jobDirectory(job.id);
@@ -1143,7 +1151,7 @@ void Loop::observe(ServiceJob &job) {
   }
   if (phase != "running")
     return;
-  takeRunningShape(job, "as its supervisor runs it (not as recorded)");
+  takeRunningShape(job, *o, "as its supervisor runs it (not as recorded)");
   double now = unixSeconds();
   // The first step after a start or a resize ends its pause.
   if (job.pauseSince > 0 && step > job.pauseStep) {

@@ -765,17 +765,23 @@ struct Supervisor::Impl {
     return std::make_pair(*request, shape);
   }
 
-  /// The record of `resize` from `from`, at the newest checkpoint.
-  ResizeRecord resizeRecordOf(const std::pair<ResizeRequest, JobShape> &resize,
-                              const JobShape &from, double stopSeconds) {
+  /// The step of the newest checkpoint that verifies (0: none).
+  int64_t newestCheckpointStep() {
     std::string ignored;
     std::optional<CheckpointInfo> last =
         self.probe.newestCheckpoint(files.checkpoints, ignored);
+    return last ? last->step : 0;
+  }
+
+  /// The record of `resize` from `from`, at the checkpoint of step `atStep`.
+  ResizeRecord resizeRecordOf(const std::pair<ResizeRequest, JobShape> &resize,
+                              const JobShape &from, int64_t atStep,
+                              double stopSeconds) {
     ResizeRecord record;
     record.id = resize.first.id;
     record.from = from;
     record.to = resize.second;
-    record.atStep = last ? last->step : 0;
+    record.atStep = atStep;
     record.stopSeconds = stopSeconds;
     record.learningRateScale = learningRateScale(
         job.learningRateRule, resize.second.batch, job.initial.batch);
@@ -844,7 +850,8 @@ JobReport Supervisor::Impl::run() {
             takeResizeRequest(wanted)) {
       say("resize " + pending->first.id + ": " + wanted.describe() + " -> " +
           pending->second.describe() + " from the next attempt");
-      report.resizes.push_back(resizeRecordOf(*pending, wanted, 0));
+      report.resizes.push_back(
+          resizeRecordOf(*pending, wanted, newestCheckpointStep(), 0));
       openResize = report.resizes.size() - 1;
       resizeSince = unixSeconds();
       wanted = pending->second;
@@ -1101,8 +1108,9 @@ JobReport Supervisor::Impl::run() {
       if (stopping && resize) {
         record.end = "resize";
         report.attempts.push_back(record);
-        report.resizes.push_back(
-            resizeRecordOf(*resize, shape, exitedAt - stopAskedAt));
+        // `last` is verified already: once is enough for a large table.
+        report.resizes.push_back(resizeRecordOf(
+            *resize, shape, last ? last->step : 0, exitedAt - stopAskedAt));
         openResize = report.resizes.size() - 1;
         resizeSince = exitedAt;
         wanted = resize->second;
@@ -1136,8 +1144,8 @@ JobReport Supervisor::Impl::run() {
     // restart. It was dropped: the job came back in its old shape and
     // `job resize` waited until the job ended.
     if (stopping && resize) {
-      report.resizes.push_back(
-          resizeRecordOf(*resize, shape, exitedAt - stopAskedAt));
+      report.resizes.push_back(resizeRecordOf(
+          *resize, shape, newestCheckpointStep(), exitedAt - stopAskedAt));
       openResize = report.resizes.size() - 1;
       resizeSince = exitedAt;
       wanted = resize->second;
