@@ -13,6 +13,7 @@
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 
+#include "NodeNames.h"
 #include "PositionFollower.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -29,15 +30,7 @@ namespace {
 
 /// "'hps.softmax' (node 'Softmax_0')": the op as a user can find it.
 std::string describeOp(Operation *op) {
-  std::string text = "'" + op->getName().getStringRef().str() + "'";
-  op->getLoc()->walk([&](Location loc) {
-    if (auto named = dyn_cast<NameLoc>(loc)) {
-      text += " (node '" + named.getName().str() + "')";
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return text;
+  return describeWithNode(op->getName().getStringRef(), op->getLoc());
 }
 
 void markFunction(func::FuncOp func) {

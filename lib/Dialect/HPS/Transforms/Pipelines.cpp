@@ -14,6 +14,7 @@ void buildLegalizePipeline(OpPassManager &pm,
   HPSLegalizeONNXOptions legalize;
   legalize.strict = true;
   legalize.recurrenceUnrollLimit = options.recurrenceUnrollLimit;
+  pm.addPass(createHPSMarkBatchExtentReads());
   pm.addPass(createHPSLegalizeONNX(legalize));
   pm.addPass(createHPSBoundExtents());
   pm.addPass(createHPSMarkSampleMixing());

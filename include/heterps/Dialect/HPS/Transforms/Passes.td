@@ -43,6 +43,23 @@ def HPSBoundExtents : Pass<"hps-bound-extents", "::mlir::ModuleOp"> {
   }];
 }
 
+def HPSMarkBatchExtentReads
+    : Pass<"hps-mark-batch-extent-reads", "::mlir::ModuleOp"> {
+  let summary = "Mark the outputs computed with the batch's extent as data";
+  let description = [{
+    The import binds the batch to the compiled extent, so legalization
+    folds a Shape or Size of a batched value to that number. Used as a
+    Reshape target or another operand that only shapes a result, it is
+    right for every micro-batch; computed with as data (`x * Shape(x)[0]`,
+    a Range over it, an output of it) it would give a call of another
+    sample count the compiled batch's answer. Run before legalization,
+    while the reads are ONNX nodes, this pass follows which elements of
+    each shape vector hold the batch's extent through the shape arithmetic
+    and marks the @main results a data use reaches with
+    `hps.mixes_samples` (see --hps-mark-sample-mixing).
+  }];
+}
+
 def HPSMarkSampleMixing : Pass<"hps-mark-sample-mixing", "::mlir::ModuleOp"> {
   let summary = "Mark the outputs that mix the samples of a batch";
   let description = [{
