@@ -252,9 +252,26 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
   if (stopRequested(options))
     return fail(kInterrupted);
 
+  auto main = module->lookupSymbol<func::FuncOp>("main");
+  // A model exported for one sample that mixes the samples (a softmax over
+  // dim 0, sample 0 taken) would compute across the --batch samples: even
+  // a whole batch got another answer than the model's, with exit 0.
+  if (options.staticBatch && options.batch > 1)
+    for (unsigned i = 0; i < main.getNumResults(); ++i)
+      if (auto why =
+              main.getResultAttrOfType<StringAttr>(i, "hps.mixes_samples")) {
+        auto name = main.getResultAttrOfType<StringAttr>(i, "hps.name");
+        return fail("--static-batch: output '" +
+                    (name ? name.getValue() : StringRef("?")) +
+                    "' mixes the samples of a batch (" + why.getValue() +
+                    "), so the model, exported for one sample, cannot take " +
+                    std::to_string(options.batch) +
+                    " at once; compile it with --batch 1, or export it "
+                    "with a symbolic batch");
+      }
+
   // A model whose outputs all fold to constants or are its inputs has no
   // layer to place: its bundle has no stage and the runtime answers alone.
-  auto main = module->lookupSymbol<func::FuncOp>("main");
   hasLayer = false;
   main.walk([&](hps::PlacedOpInterface) { hasLayer = true; });
   if (!hasLayer && options.train)
