@@ -173,18 +173,25 @@ struct PartitionPass
     auto ret = cast<func::ReturnOp>(body.getTerminator());
     OpBuilder atReturn(ret);
     SmallVector<Value> outputs;
+    // A value returned twice (y and Identity(y)) is received once: a
+    // second send on its channel is an error.
+    llvm::DenseMap<Value, Value> received;
     for (Value result : ret.getOperands()) {
       Operation *producer = result.getDefiningOp();
       if (!producer) {
         outputs.push_back(result);
       } else if (isClonedValue(producer)) {
         outputs.push_back(atReturn.clone(*producer)->getResult(0));
+      } else if (Value earlier = received.lookup(result)) {
+        outputs.push_back(earlier);
       } else {
         sendFrom(result, -1);
-        outputs.push_back(atReturn
-                              .create<RecvOp>(result.getLoc(), result.getType(),
-                                              channelFor(result, -1))
-                              .getResult());
+        Value local = atReturn
+                          .create<RecvOp>(result.getLoc(), result.getType(),
+                                          channelFor(result, -1))
+                          .getResult();
+        received[result] = local;
+        outputs.push_back(local);
       }
     }
     ret->setOperands(outputs);
