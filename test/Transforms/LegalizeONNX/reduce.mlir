@@ -111,7 +111,7 @@ func.func @generic(%x: tensor<2x3xf32>, %dyn: tensor<1xi64>) -> (tensor<?x?xf32>
 // ReduceSum did from 13; none reduces every axis, or with
 // noop_with_empty_axes passes the input through.
 // CHECK-LABEL: func @reduce_18
-func.func @reduce_18(%x: tensor<3x4x5xf32>) -> (tensor<3x1x5xf32>, tensor<4xf32>, tensor<1x1x1xf32>, tensor<3x4x5xf32>) {
+func.func @reduce_18(%x: tensor<3x4x5xf32>) -> (tensor<3x1x5xf32>, tensor<4xf32>, tensor<1x1x1xf32>, tensor<3x4x5xf32>, tensor<3x4x5xf32>, tensor<3x4x5xf32>, tensor<3x4x5xf32>) {
   %a = hps.constant dense<[1]> : tensor<1xi64>
   // CHECK: hps.reduce  mean %arg0 {axes = array<i64: 1>, keepdims} : (tensor<3x4x5xf32>) -> tensor<3x1x5xf32>
   %0 = hps.onnx_node "ReduceMean"(%x, %a) {attrs = {}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>, tensor<1xi64>) -> tensor<3x1x5xf32>
@@ -120,10 +120,19 @@ func.func @reduce_18(%x: tensor<3x4x5xf32>) -> (tensor<3x1x5xf32>, tensor<4xf32>
   %1 = hps.onnx_node "ReduceLogSumExp"(%x, %b) {attrs = {keepdims = 0 : i64}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>, tensor<2xi64>) -> tensor<4xf32>
   // CHECK: hps.reduce  max %arg0 {axes = array<i64>, keepdims} : (tensor<3x4x5xf32>) -> tensor<1x1x1xf32>
   %2 = hps.onnx_node "ReduceMax"(%x) {attrs = {}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>) -> tensor<1x1x1xf32>
+  // No axis reduced, each element mapped as the reduction maps it (as
+  // onnxruntime does): |x| for L1 and L2, x * x, log x, and x for the
+  // others.
   // CHECK-NOT: hps.reduce
-  // CHECK: return {{.*}}, %arg0
+  // CHECK-DAG: %[[L2:.*]] = hps.abs %arg0 : tensor<3x4x5xf32>
+  // CHECK-DAG: %[[SQUARE:.*]] = hps.mul %arg0, %arg0
+  // CHECK-DAG: %[[LOG:.*]] = hps.log %arg0 : tensor<3x4x5xf32>
+  // CHECK: return {{.*}}, %[[L2]], %[[SQUARE]], %[[LOG]], %arg0
   %3 = hps.onnx_node "ReduceL2"(%x) {attrs = {noop_with_empty_axes = 1 : i64}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>) -> tensor<3x4x5xf32>
-  return %0, %1, %2, %3 : tensor<3x1x5xf32>, tensor<4xf32>, tensor<1x1x1xf32>, tensor<3x4x5xf32>
+  %4 = hps.onnx_node "ReduceSumSquare"(%x) {attrs = {noop_with_empty_axes = 1 : i64}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>) -> tensor<3x4x5xf32>
+  %5 = hps.onnx_node "ReduceLogSum"(%x) {attrs = {noop_with_empty_axes = 1 : i64}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>) -> tensor<3x4x5xf32>
+  %6 = hps.onnx_node "ReduceLogSumExp"(%x) {attrs = {noop_with_empty_axes = 1 : i64}, domain = "", opset = 18 : i64} : (tensor<3x4x5xf32>) -> tensor<3x4x5xf32>
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<3x1x5xf32>, tensor<4xf32>, tensor<1x1x1xf32>, tensor<3x4x5xf32>, tensor<3x4x5xf32>, tensor<3x4x5xf32>, tensor<3x4x5xf32>
 }
 
 // -----

@@ -78,7 +78,19 @@ LogicalResult legalizeInputAxes(ONNXNode node, PatternRewriter &rewriter,
   if (axes.empty() && node.getInt("noop_with_empty_axes", 0)) {
     if (node.input(0).getType() != node.resultType())
       return rewriter.notifyMatchFailure(node.getOp(), "type mismatch");
-    replaceNodeWith(node, node.input(0), rewriter);
+    // No axis is reduced, but each element still takes the reduction's
+    // own map, as onnxruntime and the ONNX reference compute it (the
+    // spec's "equivalent to the input" read literally gave x for |x|).
+    Value x = node.input(0);
+    Location loc = node.getLoc();
+    DeviceAttr device = node.getOp().getDeviceAttr();
+    if (kind == ReduceKind::L1 || kind == ReduceKind::L2)
+      x = rewriter.create<AbsOp>(loc, x.getType(), x, device);
+    else if (kind == ReduceKind::SumSquare)
+      x = rewriter.create<MulOp>(loc, x.getType(), x, x, device);
+    else if (kind == ReduceKind::LogSum)
+      x = rewriter.create<LogOp>(loc, x.getType(), x, device);
+    replaceNodeWith(node, x, rewriter);
     return success();
   }
   return replaceWithReduce(node, rewriter, kind, axes);
