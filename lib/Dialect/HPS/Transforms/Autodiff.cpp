@@ -170,6 +170,11 @@ LogicalResult AutodiffPass::run() {
   if (!llvm::is_contained({"sgd", "adam", "adagrad"}, StringRef(optimizer)))
     return main.emitError() << "hps-autodiff: unknown optimizer '" << optimizer
                             << "' (expected sgd, adam or adagrad)";
+  // Adam and Adagrad have no momentum of this kind: the bundle recorded
+  // it and training ignored it.
+  if (momentum != 0 && optimizer != "sgd")
+    return main.emitError() << "hps-autodiff: momentum is for sgd; "
+                            << optimizer << " has none (leave --momentum out)";
   if (label.empty())
     return main.emitError("hps-autodiff: the label input needs a name");
   if (!main.getBody().hasOneBlock())

@@ -307,12 +307,21 @@ static LogicalResult binaryRule(Operation *op, Rule &r) {
         return success();
       })
       .Case<MaxOp, MinOp>([&](Operation *minMax) {
-        // Ties go to the lhs, so the two adjoints add up to g.
-        Value lhsWins = isa<MaxOp>(minMax) ? b.compare<GreaterEqualOp>(lhs, rhs)
-                                           : b.compare<LessEqualOp>(lhs, rhs);
+        // A tie gives each operand half of g, as PyTorch's maximum and
+        // minimum do: the two adjoints still add up to g.
+        const bool max = isa<MaxOp>(minMax);
+        Value lhsWins =
+            max ? b.compare<GreaterOp>(lhs, rhs) : b.compare<LessOp>(lhs, rhs);
+        Value rhsWins =
+            max ? b.compare<GreaterOp>(rhs, lhs) : b.compare<LessOp>(rhs, lhs);
         Value zero = r.zero(g);
-        r.set(0, [&] { return toLhs(b.where(lhsWins, g, zero)); });
-        r.set(1, [&] { return toRhs(b.where(lhsWins, zero, g)); });
+        auto share = [&](Value wins) {
+          return b.where(
+              wins, g,
+              b.where(b.compare<EqualOp>(lhs, rhs), b.mul(g, 0.5), zero));
+        };
+        r.set(0, [&] { return toLhs(share(lhsWins)); });
+        r.set(1, [&] { return toRhs(share(rhsWins)); });
         return success();
       })
       .Case([&](ModOp mod) {
@@ -333,7 +342,8 @@ static LogicalResult binaryRule(Operation *op, Rule &r) {
         return success();
       })
       .Case([&](PReluOp) {
-        Value positive = b.compare<GreaterEqualOp>(lhs, r.zero(lhs));
+        // At 0 the slope, as in PyTorch (and as Relu's 0 there).
+        Value positive = b.compare<GreaterOp>(lhs, r.zero(lhs));
         r.set(0, [&] { return b.where(positive, g, b.mul(g, rhs)); });
         r.set(1, [&] {
           return toRhs(b.where(positive, r.zero(g), b.mul(g, lhs)));
@@ -403,8 +413,8 @@ static LogicalResult unaryRule(Operation *op, Rule &r) {
           .Case([&](NegOp) { return b.neg(g); })
           .Case([&](ReluOp) { return b.where(gt(x, 0), g, zero()); })
           .Case([&](LeakyReluOp relu) {
-            Value nonNegative = b.compare<GreaterEqualOp>(x, zero());
-            return b.where(nonNegative, g,
+            // At 0 the slope alpha, as in PyTorch (and as Relu's 0 there).
+            return b.where(gt(x, 0), g,
                            b.mul(g, relu.getAlphaAttr().getValueAsDouble()));
           })
           .Case([&](EluOp elu) {
