@@ -8,6 +8,7 @@
 
 #include "heterps/Jobs/JobSpec.h"
 #include "heterps/Cluster/YamlLimits.h"
+#include "heterps/Jobs/Backend.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -354,6 +355,10 @@ template <> struct MappingTraits<RawJob> {
     if (job.name.size() > 128)
       return "name '" + job.name.substr(0, 20) + "...' is " +
              std::to_string(job.name.size()) + " characters long; at most 128";
+    if (job.bundle.empty())
+      return "bundle is empty; give the training bundle's directory";
+    if (job.data.empty())
+      return "data is empty; give the training data's file";
     if (job.name == "." || job.name == "..")
       return "name '" + job.name + "' names a directory; give the job a name";
     for (auto [field, range, highest] :
@@ -562,6 +567,11 @@ Expected<JobSpec> parseJobFile(const std::string &path) {
         {"backend: hostfile", &job.backend.hostfile}})
     if (std::optional<Error> error = missing(field, *file))
       return std::move(*error);
+  if (!job.backend.hostfile.empty()) {
+    Expected<std::vector<HostSlots>> hosts = readHostfile(job.backend.hostfile);
+    if (!hosts) // it names the hostfile and the line
+      return hosts.takeError();
+  }
   return job;
 }
 

@@ -11,6 +11,7 @@
 #include "heterps/Jobs/Process.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -129,17 +130,39 @@ Expected<std::vector<HostSlots>> readHostfile(const std::string &path) {
     HostSlots host;
     host.line = text.str();
     SmallVector<StringRef> words;
-    text.split(words, ' ', -1, false);
+    SplitString(text, words, " \t");
     host.host = words.front().str();
-    for (StringRef word : words)
-      if (word.consume_front("slots=") &&
-          (word.getAsInteger(10, host.slots) || host.slots < 1 ||
-           host.slots > kMostRanks))
-        return createStringError(
-            inconvertibleErrorCode(),
-            "hostfile '%s', line %d: slots='%s' must be a whole number from "
-            "1 to %lld",
-            path.c_str(), number, word.str().c_str(), (long long)kMostRanks);
+    // A host name, then Open MPI's slot counts: anything else (a TSV or
+    // a data file given by mistake) would fail only when mpirun starts.
+    auto fail = [&](const Twine &why) {
+      return createStringError(inconvertibleErrorCode(),
+                               "hostfile '%s', line %d: %s", path.c_str(),
+                               number, why.str().c_str());
+    };
+    if (!llvm::all_of(host.host, [](char c) {
+          return llvm::isAlnum(c) || StringRef(".-_:[]").contains(c);
+        }))
+      return fail("'" + host.host +
+                  "' is not a host name (lines are \"host slots=N\")");
+    for (StringRef word : ArrayRef(words).drop_front()) {
+      StringRef count = word;
+      if (count.consume_front("slots=")) {
+        if (count.getAsInteger(10, host.slots) || host.slots < 1 ||
+            host.slots > kMostRanks)
+          return fail("slots='" + count +
+                      "' must be a whole number from 1 to " +
+                      Twine(kMostRanks));
+        continue;
+      }
+      int64_t most = 0;
+      if ((count.consume_front("max_slots=") ||
+           count.consume_front("max-slots=")) &&
+          !count.getAsInteger(10, most) && most >= 1)
+        continue;
+      return fail("'" + word +
+                  "' is not slots=N or max_slots=N (lines are \"host "
+                  "slots=N\")");
+    }
     hosts.push_back(host);
   }
   if (hosts.empty())

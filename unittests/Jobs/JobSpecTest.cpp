@@ -190,6 +190,37 @@ TEST_F(JobFileTest, ShapesMustFitTheBundlesBatch) {
   EXPECT_EQ(job.checkShape({3, 3, 1024}, 64), "");
 }
 
+TEST_F(JobFileTest, ReadsTheHostfileWithTheJobFile) {
+  // Open MPI's lines, tabs and comments included, are hosts.
+  std::ofstream(path("hosts")) << "n1 slots=2 max_slots=4\n"
+                                  "n2\tslots=1  # spare\n\n";
+  const std::string withHosts =
+      std::string(kJob) + "backend: {kind: mpirun, hostfile: hosts}\n";
+  EXPECT_EQ(parse(withHosts), "");
+  // A TSV given by mistake failed only when mpirun started.
+  std::ofstream(path("hosts")) << "n1 slots=2\n1\t0.5\t7\n";
+  EXPECT_NE(parse(withHosts).find("hostfile '" + path("hosts") +
+                                  "', line 2: '0.5' is not slots=N or "
+                                  "max_slots=N"),
+            std::string::npos)
+      << parse(withHosts);
+  std::ofstream(path("hosts")) << "n1,n2 slots=2\n";
+  EXPECT_NE(parse(withHosts).find("line 1: 'n1,n2' is not a host name"),
+            std::string::npos)
+      << parse(withHosts);
+}
+
+TEST_F(JobFileTest, RefusesEmptyPaths) {
+  std::string text = kJob;
+  text.replace(text.find("data: d.tsv"), 11, "data: \"\"");
+  EXPECT_NE(parse(text).find("data is empty"), std::string::npos)
+      << parse(text);
+  text = kJob;
+  text.replace(text.find("bundle: b"), 9, "bundle: ''");
+  EXPECT_NE(parse(text).find("bundle is empty"), std::string::npos)
+      << parse(text);
+}
+
 TEST(Durations, ReadUnits) {
   EXPECT_EQ(parseDuration("30"), 30.0);
   EXPECT_EQ(parseDuration("30s"), 30.0);
