@@ -9,7 +9,7 @@ import json
 import os
 import uuid
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterator, Mapping, Optional, Sequence, Tuple
 
 from . import _checks, _heterps
 
@@ -44,6 +44,31 @@ def _file_digest(path: str) -> bytes:
     except OSError:
         return b"missing"
     return digest.digest()
+
+
+def file_states(paths: Sequence[str]) -> Dict[str, Optional[Tuple[int, int, int]]]:
+    """What tells whether a file changed (inode, size, modification time),
+    per path; None for a missing one. Taken before the key hashes the
+    files, and compared after the compile read them again."""
+    states: Dict[str, Optional[Tuple[int, int, int]]] = {}
+    for path in paths:
+        try:
+            stat = os.stat(path)
+            states[path] = (stat.st_ino, stat.st_size, stat.st_mtime_ns)
+        except OSError:
+            states[path] = None
+    return states
+
+
+def check_unchanged(states: Mapping[str, Optional[Tuple[int, int, int]]]) -> None:
+    """heterps.Error naming a file that changed since `states` were taken:
+    the bundle may hold other contents than its key hashed."""
+    for path, state in file_states(list(states)).items():
+        if state != states[path]:
+            raise _heterps.Error(
+                f"'{path}' changed while the model was compiled (the compile "
+                f"reads it after the cache key hashed it); nothing was cached: "
+                f"compile again once it is written")
 
 
 def cache_key(model: bytes, cluster_text: str, options: Mapping[str, Any],

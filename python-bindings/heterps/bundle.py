@@ -309,6 +309,9 @@ def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
         with _as_given(prepared.given_names):
             _heterps.compile(compile_options)
         return Bundle(output)
+    # External data is hashed here and read again by the compiler: a file
+    # written between the two would put its bundle under the old key.
+    read_states = _cache.file_states(prepared.read_files)
     target = cache / "bundles" / _cache.cache_key(
         prepared.data, prepared.cluster_text, prepared.keyed, prepared.read_files,
         prepared.read_contents)
@@ -326,6 +329,7 @@ def compile(model: Any, cluster: ClusterLike = None, throughput: float = 1.0,
     try:
         with _as_given(prepared.given_names):
             _heterps.compile(compile_options)
+        _cache.check_unchanged(read_states)
         with _cache.locked(cache):
             if _cached(target) is None:
                 if os.path.lexists(target):

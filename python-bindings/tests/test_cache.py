@@ -75,9 +75,8 @@ def test_concurrent_compiles_share_one_entry(model, tmp_path):
     assert entries(tmp_path) == [bundles[0].path.name]
 
 
-def test_files_the_compile_reads_are_part_of_the_key(tmp_path):
-    """External weights and a profile change what a compile builds: a new
-    file's contents are a new entry, not the old bundle."""
+def external_data_model(tmp_path):
+    """tmp_path/m/m.onnx: y = x @ W, W (4x3 ones) in m/w.bin."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
@@ -91,6 +90,12 @@ def test_files_the_compile_reads_are_part_of_the_key(tmp_path):
     (tmp_path / "m").mkdir()
     onnx.save_model(model, str(tmp_path / "m" / "m.onnx"), save_as_external_data=True,
                     all_tensors_to_one_file=True, location="w.bin", size_threshold=0)
+
+
+def test_files_the_compile_reads_are_part_of_the_key(tmp_path):
+    """External weights and a profile change what a compile builds: a new
+    file's contents are a new entry, not the old bundle."""
+    external_data_model(tmp_path)
     x = np.ones((2, 4), np.float32)
     options = dict(cluster=str(LOCAL_CPU), throughput=1000, strategy="dp",
                    cache_dir=tmp_path / "cache")
@@ -107,6 +112,30 @@ def test_files_the_compile_reads_are_part_of_the_key(tmp_path):
     assert not profiled.from_cache
     profile.write_text('{"version": 1, "entries": []}\n')
     assert not heterps.compile(tmp_path / "m" / "m.onnx", profile=profile, **options).from_cache
+
+
+def test_external_data_written_during_the_compile_is_not_cached(tmp_path, monkeypatch):
+    """The key hashes the external data, then the compiler reads it again:
+    a file written in between put its bundle under the old contents' key,
+    and later compiles of the old weights ran the new ones."""
+    external_data_model(tmp_path)
+    weights = tmp_path / "m" / "w.bin"
+    compile_model = heterps.bundle._heterps.compile
+
+    def writes_the_weights_meanwhile(options):
+        np.full((4, 3), 2.0, np.float32).tofile(weights)
+        compile_model(options)
+
+    monkeypatch.setattr(heterps.bundle._heterps, "compile", writes_the_weights_meanwhile)
+    options = dict(cluster=str(LOCAL_CPU), throughput=1000, strategy="dp",
+                   cache_dir=tmp_path / "cache")
+    with pytest.raises(heterps.Error, match=r"w\.bin' changed while the model was compiled"):
+        heterps.compile(tmp_path / "m" / "m.onnx", **options)
+    assert entries(tmp_path / "cache") == []
+    monkeypatch.setattr(heterps.bundle._heterps, "compile", compile_model)
+    x = np.ones((2, 4), np.float32)
+    assert heterps.compile(tmp_path / "m" / "m.onnx", **options).run({"x": x})["y"].tolist() \
+        == [[8.0] * 3] * 2
 
 
 def test_a_damaged_stage_library_is_rebuilt(model, tmp_path):
