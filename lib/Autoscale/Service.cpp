@@ -6,6 +6,7 @@
 
 #include "heterps/Autoscale/Service.h"
 #include "heterps/Autoscale/Allocator.h"
+#include "heterps/Cluster/JsonLimits.h"
 #include "heterps/Jobs/Backend.h"
 #include "heterps/Jobs/JobSpec.h"
 #include "heterps/Jobs/Process.h"
@@ -253,7 +254,7 @@ std::string serviceStateJson(const ServiceState &state) {
 }
 
 Expected<ServiceState> parseServiceState(const std::string &text) {
-  Expected<json::Value> value = json::parse(text);
+  Expected<json::Value> value = heterps::cluster::parseJson(text);
   if (!value)
     return value.takeError();
   const json::Object *o = value->getAsObject();
@@ -299,7 +300,7 @@ std::string submissionJson(const ServiceJob &job) {
 }
 
 Expected<ServiceJob> parseSubmission(const std::string &text) {
-  Expected<json::Value> value = json::parse(text);
+  Expected<json::Value> value = heterps::cluster::parseJson(text);
   if (!value)
     return value.takeError();
   if (!value->getAsObject())
@@ -838,7 +839,7 @@ static std::optional<json::Object> readJobState(const jobs::JobFiles &files) {
   std::optional<std::string> text = readFile(files.state);
   if (!text)
     return std::nullopt;
-  Expected<json::Value> value = json::parse(*text);
+  Expected<json::Value> value = heterps::cluster::parseJson(*text);
   if (!value) {
     consumeError(value.takeError());
     return std::nullopt;
@@ -1046,7 +1047,7 @@ void Loop::end(ServiceJob &job, const std::string &why) {
     return;
   std::string outcome = "failed", message = "no report.json";
   if (const std::optional<std::string> &text = reportText) {
-    if (Expected<json::Value> v = json::parse(*text)) {
+    if (Expected<json::Value> v = heterps::cluster::parseJson(*text)) {
       if (const json::Object *o = v->getAsObject()) {
         outcome = o->getString("outcome").value_or("failed").str();
         message = o->getString("message").value_or("").str();

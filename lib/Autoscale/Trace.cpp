@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Autoscale/Trace.h"
+#include "heterps/Cluster/JsonLimits.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -466,7 +467,7 @@ Expected<PeerResults> readPeerResults(StringRef path) {
   auto text = readText(path);
   if (!text)
     return text.takeError();
-  auto parsed = json::parse(*text);
+  auto parsed = heterps::cluster::parseJson(*text);
   if (!parsed)
     return fileError(path, 0, toString(parsed.takeError()));
   const json::Object *root = parsed->getAsObject();

@@ -1,6 +1,7 @@
 //===- Calibration.cpp - Fit the cost model to a measured profile ---------===//
 
 #include "heterps/Cost/Calibration.h"
+#include "heterps/Cluster/JsonLimits.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
@@ -116,7 +117,8 @@ Expected<Calibration> loadCalibration(StringRef path, CostOptions &options) {
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getFile(path);
   if (!buffer)
     return fail(buffer.getError().message());
-  Expected<json::Value> value = json::parse((*buffer)->getBuffer());
+  Expected<json::Value> value =
+      heterps::cluster::parseJson((*buffer)->getBuffer());
   if (!value)
     return fail(toString(value.takeError()));
   const json::Object *root = value->getAsObject();

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Driver/StageBuild.h"
+#include "heterps/Cluster/JsonLimits.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -110,7 +111,8 @@ bool buildStages(StringRef bundle, std::string &error,
     error = "cannot read " + manifestPath.str().str();
     return false;
   }
-  Expected<json::Value> manifest = json::parse((*text)->getBuffer());
+  Expected<json::Value> manifest =
+      heterps::cluster::parseJson((*text)->getBuffer());
   if (!manifest) {
     error = toString(manifest.takeError());
     return false;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Jobs/Supervisor.h"
+#include "heterps/Cluster/JsonLimits.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -168,7 +169,7 @@ std::optional<JobShape> fitShape(const JobSpec &job, JobShape wanted,
 }
 
 Expected<ResizeRequest> parseResizeRequest(const std::string &text) {
-  Expected<json::Value> value = json::parse(text);
+  Expected<json::Value> value = heterps::cluster::parseJson(text);
   if (!value)
     return value.takeError();
   const json::Object *object = value->getAsObject();

@@ -7,6 +7,8 @@
 
 #include "Commands.h"
 
+#include "heterps/Cluster/JsonLimits.h"
+
 #include "llvm/Support/Format.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -23,7 +25,7 @@ static void printPlannedStep(const std::string &bundle) {
   if (!buffer)
     return;
   llvm::Expected<llvm::json::Value> manifest =
-      llvm::json::parse((*buffer)->getBuffer());
+      heterps::cluster::parseJson((*buffer)->getBuffer());
   if (!manifest) {
     llvm::consumeError(manifest.takeError());
     return;

@@ -9,6 +9,7 @@
 #include "Distributed.h"
 #include "Commands.h"
 
+#include "heterps/Cluster/JsonLimits.h"
 #include "heterps/Jobs/Backend.h"
 #include "heterps/Jobs/Supervisor.h"
 #include "heterps/Runtime/Bundle.h"
@@ -99,7 +100,7 @@ PlanShape readPlan(const std::string &bundle) {
     throw Error("cannot read '" + manifest +
                 "': " + buffer.getError().message());
   llvm::Expected<llvm::json::Value> json =
-      llvm::json::parse((*buffer)->getBuffer());
+      heterps::cluster::parseJson((*buffer)->getBuffer());
   if (!json)
     throw Error("'" + manifest +
                 "' is not JSON: " + llvm::toString(json.takeError()));

@@ -18,6 +18,7 @@
 
 #include "heterps/Autoscale/Service.h"
 #include "heterps/Autoscale/ServicePrediction.h"
+#include "heterps/Cluster/JsonLimits.h"
 #include "heterps/Jobs/JobSpec.h"
 #include "heterps/Jobs/Supervisor.h"
 #include "heterps/Runtime/Bundle.h"
@@ -296,7 +297,7 @@ int elasticStatusCommand(const std::vector<std::string> &args) {
     if (!text)
       return 0;
     llvm::Expected<llvm::json::Value> v =
-        llvm::json::parse((*text)->getBuffer());
+        heterps::cluster::parseJson((*text)->getBuffer());
     if (!v) {
       llvm::consumeError(v.takeError());
       return 0;

@@ -19,6 +19,7 @@
 #include "Job.h"
 #include "Commands.h"
 
+#include "heterps/Cluster/JsonLimits.h"
 #include "heterps/Jobs/Supervisor.h"
 #include "heterps/Runtime/Bundle.h"
 #include "heterps/Runtime/FaultInjection.h"
@@ -280,7 +281,7 @@ llvm::json::Object readState(const JobFiles &files) {
                 "' is not a job directory (no state.json; start the job "
                 "with `heterps job run`)");
   llvm::Expected<llvm::json::Value> value =
-      llvm::json::parse((*buffer)->getBuffer());
+      heterps::cluster::parseJson((*buffer)->getBuffer());
   if (!value || !value->getAsObject())
     throw Error("'" + files.state + "' is not a JSON object");
   return *value->getAsObject();
