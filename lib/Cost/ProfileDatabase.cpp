@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "heterps/Cluster/JsonLimits.h"
 #include "heterps/Cost/CostModel.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -24,12 +25,18 @@ Expected<ProfileDatabase> ProfileDatabase::parse(StringRef jsonText,
     return createStringError(inconvertibleErrorCode(),
                              bufferName + ": " + problem);
   };
-  Expected<json::Value> value = json::parse(jsonText);
+  Expected<json::Value> value = heterps::cluster::parseJson(jsonText);
   if (!value)
     return fail(toString(value.takeError()));
   const json::Object *root = value->getAsObject();
   if (!root)
     return fail("expected a JSON object");
+  // A misspelt field ("entires") would leave the database empty, and
+  // every plan priced by the roofline without a word.
+  for (const auto &[name, field] : *root)
+    if (name != "version" && name != "entries")
+      return fail("unknown field '" + StringRef(name) +
+                  "' (a database holds version and entries)");
   std::optional<int64_t> version = root->getInteger("version");
   if (!version || *version != 1)
     return fail("expected \"version\": 1");
@@ -37,20 +44,34 @@ Expected<ProfileDatabase> ProfileDatabase::parse(StringRef jsonText,
   if (!list)
     return fail("expected an \"entries\" array");
   ProfileDatabase db;
+  static const StringRef kFields[] = {"key", "device_class", "batch_size",
+                                      "seconds_per_batch"};
   for (size_t i = 0, e = list->size(); i != e; ++i) {
     const json::Object *entry = (*list)[i].getAsObject();
-    std::optional<StringRef> key =
-        entry ? entry->getString("key") : std::nullopt;
-    std::optional<StringRef> cls =
-        entry ? entry->getString("device_class") : std::nullopt;
-    std::optional<double> batch =
-        entry ? entry->getNumber("batch_size") : std::nullopt;
-    std::optional<double> seconds =
-        entry ? entry->getNumber("seconds_per_batch") : std::nullopt;
-    if (!key || !cls || !batch || !seconds)
+    if (!entry)
       return fail("entry " + Twine(i) +
-                  " needs key, device_class, batch_size and "
-                  "seconds_per_batch");
+                  " is not an object (of key, device_class, batch_size and "
+                  "seconds_per_batch)");
+    for (const auto &[name, field] : *entry)
+      if (!llvm::is_contained(kFields, StringRef(name)))
+        return fail("entry " + Twine(i) + ": unknown field '" +
+                    StringRef(name) +
+                    "' (an entry holds key, device_class, batch_size and "
+                    "seconds_per_batch)");
+    std::optional<StringRef> key = entry->getString("key");
+    std::optional<StringRef> cls = entry->getString("device_class");
+    std::optional<double> batch = entry->getNumber("batch_size");
+    std::optional<double> seconds = entry->getNumber("seconds_per_batch");
+    for (auto [name, given] :
+         {std::pair<StringRef, bool>{"key", key.has_value()},
+          {"device_class", cls.has_value()},
+          {"batch_size", batch.has_value()},
+          {"seconds_per_batch", seconds.has_value()}})
+      if (!given)
+        return fail(
+            "entry " + Twine(i) + ": '" + name + "' " +
+            (entry->get(name) ? "must be a " : "is missing; give a ") +
+            (name == "key" || name == "device_class" ? "string" : "number"));
     // Bounded so that scaled to any batch a layer's time stays finite: a
     // time of 1e308, or a batch of 1e-300, priced plans at inf (invalid
     // JSON in the plan) and 2.8e301 per million samples.
@@ -59,6 +80,15 @@ Expected<ProfileDatabase> ProfileDatabase::parse(StringRef jsonText,
       return fail("entry " + Twine(i) + " ('" + *key + "' on " + *cls +
                   ") needs a batch_size that is a whole number from 1 to "
                   "1e9 and a seconds_per_batch from 0 to 1e6");
+    // Two times for one layer and class: which one prices the plan would
+    // depend on the order. The same entry twice (merged files) is fine.
+    if (auto found = db.entries.find({key->str(), cls->str()});
+        found != db.entries.end() &&
+        (found->second.batchSize != *batch ||
+         found->second.secondsPerBatch != *seconds))
+      return fail("entry " + Twine(i) + " ('" + *key + "' on " + *cls +
+                  ") repeats an earlier entry's layer and class with "
+                  "another time");
     db.record(*key, *cls, *batch, *seconds);
   }
   return db;

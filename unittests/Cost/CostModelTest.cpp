@@ -594,6 +594,46 @@ TEST(CostModel, ProfileDatabaseOverridesRoofline) {
               std::string::npos)
         << entry;
   }
+
+  // The field at fault is named; misspelt fields and two times for one
+  // layer and class are refused (the roofline priced the plan unseen).
+  const std::pair<const char *, const char *> mistakes[] = {
+      {R"({"version": 1, "entries": [{"key": "l0", "device_class": "cpu",
+           "batch_size": "64", "seconds_per_batch": 0.1}]})",
+       "m.json: entry 0: 'batch_size' must be a number"},
+      {R"({"version": 1, "entries": [{"key": "l0", "device_class": "cpu",
+           "batch_size": 64}]})",
+       "m.json: entry 0: 'seconds_per_batch' is missing; give a number"},
+      {R"({"version": 1, "entires": []})",
+       "m.json: unknown field 'entires' (a database holds version and "
+       "entries)"},
+      {R"({"version": 1, "entries": [{"key": "l0", "device_class": "cpu",
+           "batch_size": 64, "seconds_per_batch": 0.1, "second": 1}]})",
+       "m.json: entry 0: unknown field 'second'"},
+      {R"({"version": 1, "entries": [
+           {"key": "l0", "device_class": "cpu", "batch_size": 64,
+            "seconds_per_batch": 0.1},
+           {"key": "l0", "device_class": "cpu", "batch_size": 64,
+            "seconds_per_batch": 0.2}]})",
+       "m.json: entry 1 ('l0' on cpu) repeats an earlier entry's layer and "
+       "class with another time"}};
+  for (auto [text, message] : mistakes) {
+    llvm::Expected<ProfileDatabase> wrong =
+        ProfileDatabase::parse(text, "m.json");
+    ASSERT_FALSE(!!wrong) << text;
+    EXPECT_NE(llvm::toString(wrong.takeError()).find(message),
+              std::string::npos)
+        << message;
+  }
+  llvm::Expected<ProfileDatabase> twice = ProfileDatabase::parse(
+      R"({"version": 1, "entries": [
+           {"key": "l0", "device_class": "cpu", "batch_size": 64,
+            "seconds_per_batch": 0.1},
+           {"key": "l0", "device_class": "cpu", "batch_size": 64,
+            "seconds_per_batch": 0.1}]})",
+      "merged.json");
+  ASSERT_TRUE(!!twice) << llvm::toString(twice.takeError());
+  EXPECT_EQ(twice->size(), 1u);
 }
 
 TEST(LayerGraph, VerifyRejectsBadGraphs) {
