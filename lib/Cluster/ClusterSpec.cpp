@@ -206,6 +206,12 @@ bool ClusterParser::number(const YNode *node, StringRef field, double &out) {
     return error(node, "'" + field + "' of " + text +
                            " is too small: give a number of at least 1e-9 "
                            "(or 0 where the field allows it)");
+  // Above 1e12 they overflow as well: 1e300 GFLOP/s became an infinite
+  // FLOP rate, a stage time of 0 and a plan of infinite throughput at
+  // no cost.
+  if (std::abs(out) > 1e12)
+    return error(node, "'" + field + "' of " + text +
+                           " is too large: give a number of at most 1e12");
   return true;
 }
 
