@@ -785,6 +785,18 @@ Error checkAndInferAtKnownIR(onnx::ModelProto &model) {
     return error;
   if (Error error = checkFunctionCalls(model); !error.empty())
     return error;
+  // The checker's own words ("Field 'shape' of 'type' is required but
+  // missing") name no value.
+  for (const auto *values : {&model.graph().input(), &model.graph().output()})
+    for (const onnx::ValueInfoProto &value : *values)
+      if (value.type().has_tensor_type() &&
+          !value.type().tensor_type().has_shape())
+        return "graph " +
+               std::string(values == &model.graph().input() ? "input"
+                                                            : "output") +
+               " '" + value.name() +
+               "' has an element type but no shape; ONNX requires one "
+               "(onnx.shape_inference.infer_shapes fills it in)";
   registerMicrosoftSchemas();
   fixONNXSchemas();
   try {

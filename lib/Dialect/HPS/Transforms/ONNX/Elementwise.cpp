@@ -537,12 +537,16 @@ void populateElementwisePatterns(RewritePatternSet &patterns) {
   addONNXPattern(patterns, "IsInf", 10, kMaxOpset,
                  {"detect_negative", "detect_positive"}, legalizeIsInf);
   // Cast 6+ takes `to` as a data type enum, which the importer already
-  // made the result's element type.
+  // made the result's element type. A `to` that names no type (99) left
+  // the declared output type in place: ONNX's inference says why.
   addONNXPattern(
       patterns, "Cast", kMinOpset, kMaxOpset,
       [](ONNXNode node, PatternRewriter &rewriter) {
         if (!isa<TensorType>(node.resultType()))
           return rewriter.notifyMatchFailure(node.getOp(), "untyped result");
+        if (auto why = node.getOp()->getAttrOfType<StringAttr>(
+                OnnxNodeOp::kShapeInferenceErrorAttr))
+          return fail(node, rewriter, why.getValue());
         return replaceNode<CastOp>(node, rewriter, node.input(0), DeviceAttr());
       });
   // CastLike 15+: the importer gave the result the element type of
