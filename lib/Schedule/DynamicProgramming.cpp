@@ -677,7 +677,7 @@ std::optional<Evaluation> detail::ExactPlacementSearch::cheapestPriced(
 std::optional<Evaluation> detail::ExactPlacementSearch::cheapestAround(
     llvm::ArrayRef<unsigned> placement,
     llvm::ArrayRef<std::pair<unsigned, unsigned>> windows, double liftAbove,
-    llvm::ArrayRef<double> shadowPrice) {
+    llvm::ArrayRef<double> shadowPrice, double maxSteps) {
   const CostModel &model = impl->model;
   unsigned n = model.numLayers(), numCls = model.numClasses();
   assert(placement.size() == n);
@@ -699,6 +699,9 @@ std::optional<Evaluation> detail::ExactPlacementSearch::cheapestAround(
   for (unsigned c = 0; c != numCls; ++c)
     everyClass[c] = c;
   Slots slots{everyClass, /*ordered=*/false, runStart, pinned, n};
+  double stepsLeft = maxSteps;
+  if (std::isfinite(maxSteps))
+    slots.stepsLeft = &stepsLeft;
   Evaluation current = model.evaluate(placement, impl->target);
   bool lift = liftAbove > 0;
   bool priced = !shadowPrice.empty();

@@ -80,6 +80,14 @@ static std::vector<double> layerFeatures(const CostModel &model,
   return features;
 }
 
+/// The work the local improvement's exact searches may take (their
+/// maxSteps): a search costs about slots x layers^2 table steps, a window
+/// width^2, but where the class counts bind, the labels of the
+/// label-setting DP can multiply without bound: ResNet-20 on a four-class
+/// cluster of small memories searched for more than 25 minutes. Past its
+/// budget a search keeps the best placement of the floors it finished.
+constexpr double kSearchSteps = 1e8, kWindowSteps = 1e7;
+
 Expected<Evaluation>
 detail::solveReinforcement(const CostModel &model, const Objective &objective,
                            const StrategyOptions &options) {
@@ -255,7 +263,7 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     // the work.
     constexpr double kExactBudget = 1e6;
     if (static_cast<double>(slots.size()) * n * n <= kExactBudget)
-      return exact->cheapest(slots, /*ordered=*/true);
+      return exact->cheapest(slots, /*ordered=*/true, kSearchSteps);
     // Past it, an exact re-cut of the plan as a whole, with the counts: its
     // sequence of stage classes kept in order, any stage may be dropped,
     // one stage of another class may be inserted between two stages or at
@@ -292,8 +300,7 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     // multiply far past slots x layers^2. So the work is bounded instead
     // (well under a second; docs/benchmarks/placement.md): past it the
     // search keeps the best plan of the floors it finished.
-    constexpr double kRecutSteps = 1e8;
-    return exact->cheapest(recutSlots, /*ordered=*/true, kRecutSteps);
+    return exact->cheapest(recutSlots, /*ordered=*/true, kSearchSteps);
   };
   // One pass of windows; true when it improved the plan. Each window costs
   // about width^2 table steps, so a pass is linear in the depth of the model.
@@ -303,7 +310,7 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     bool improved = false;
     auto tryWindows = [&](llvm::ArrayRef<std::pair<unsigned, unsigned>> free) {
       std::optional<Evaluation> refined =
-          exact->cheapestAround(plan.classOfLayer, free);
+          exact->cheapestAround(plan.classOfLayer, free, 0, {}, kWindowSteps);
       if (refined && isCloser(model, *refined, plan, target)) {
         plan = std::move(*refined);
         improved = true;
@@ -432,7 +439,7 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     };
     auto tryWindow = [&](unsigned begin, unsigned end) {
       tryPlacement(exact->cheapestAround(current.classOfLayer, {{begin, end}},
-                                         floor, shadow));
+                                         floor, shadow, kWindowSteps));
     };
     unsigned sinceBest = 0;
     for (unsigned round = 0; round != kRounds; ++round) {
@@ -546,8 +553,8 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
         }
         if (free.empty() || total > maxUnion)
           break;
-        std::optional<Evaluation> candidate =
-            exact->cheapestAround(current.classOfLayer, free, floor);
+        std::optional<Evaluation> candidate = exact->cheapestAround(
+            current.classOfLayer, free, floor, {}, kWindowSteps);
         if (candidate && candidate->feasible && candidate->throughput > floor &&
             (!lifted || candidate->pricePerHour < lifted->pricePerHour))
           lifted = std::move(candidate);

@@ -95,10 +95,12 @@ public:
   /// (and running faster than `liftAbove` when given), the plan's stages
   /// outside taken as they are, and class counts not enforced: the shadow
   /// prices stand for them (a Lagrangian relaxation of the counts).
+  /// `maxSteps` bounds the work as for cheapest().
   std::optional<Evaluation>
   cheapestAround(llvm::ArrayRef<unsigned> placement,
                  llvm::ArrayRef<std::pair<unsigned, unsigned>> windows,
-                 double liftAbove = 0, llvm::ArrayRef<double> shadowPrice = {});
+                 double liftAbove = 0, llvm::ArrayRef<double> shadowPrice = {},
+                 double maxSteps = std::numeric_limits<double>::infinity());
 
   /// An upper bound on the throughput of any placement.
   double throughputBound() const;
