@@ -44,52 +44,52 @@ Expected<ProfileDatabase> ProfileDatabase::parse(StringRef jsonText,
   if (!list)
     return fail("expected an \"entries\" array");
   ProfileDatabase db;
-  static const StringRef kFields[] = {"key", "device_class", "batch_size",
-                                      "seconds_per_batch"};
+  // An entry's fields, and whether each is a string (else a number).
+  static const std::pair<StringRef, bool> kFields[] = {
+      {"key", true},
+      {"device_class", true},
+      {"batch_size", false},
+      {"seconds_per_batch", false}};
   for (size_t i = 0, e = list->size(); i != e; ++i) {
     const json::Object *entry = (*list)[i].getAsObject();
     if (!entry)
       return fail("entry " + Twine(i) +
                   " is not an object (of key, device_class, batch_size and "
                   "seconds_per_batch)");
-    for (const auto &[name, field] : *entry)
-      if (!llvm::is_contained(kFields, StringRef(name)))
+    for (const auto &member : *entry)
+      if (llvm::none_of(kFields, [&](const auto &known) {
+            return known.first == StringRef(member.first);
+          }))
         return fail("entry " + Twine(i) + ": unknown field '" +
-                    StringRef(name) +
+                    StringRef(member.first) +
                     "' (an entry holds key, device_class, batch_size and "
                     "seconds_per_batch)");
-    std::optional<StringRef> key = entry->getString("key");
-    std::optional<StringRef> cls = entry->getString("device_class");
-    std::optional<double> batch = entry->getNumber("batch_size");
-    std::optional<double> seconds = entry->getNumber("seconds_per_batch");
-    for (auto [name, given] :
-         {std::pair<StringRef, bool>{"key", key.has_value()},
-          {"device_class", cls.has_value()},
-          {"batch_size", batch.has_value()},
-          {"seconds_per_batch", seconds.has_value()}})
-      if (!given)
-        return fail(
-            "entry " + Twine(i) + ": '" + name + "' " +
-            (entry->get(name) ? "must be a " : "is missing; give a ") +
-            (name == "key" || name == "device_class" ? "string" : "number"));
+    for (auto [name, isString] : kFields)
+      if (isString ? !entry->getString(name) : !entry->getNumber(name))
+        return fail("entry " + Twine(i) + ": '" + name + "' " +
+                    (entry->get(name) ? "must be a " : "is missing; give a ") +
+                    (isString ? "string" : "number"));
+    StringRef key = *entry->getString("key");
+    StringRef cls = *entry->getString("device_class");
+    double batch = *entry->getNumber("batch_size");
+    double seconds = *entry->getNumber("seconds_per_batch");
     // Bounded so that scaled to any batch a layer's time stays finite: a
     // time of 1e308, or a batch of 1e-300, priced plans at inf (invalid
     // JSON in the plan) and 2.8e301 per million samples.
-    if (!(*batch >= 1 && *batch <= 1e9) || *batch != std::floor(*batch) ||
-        !(*seconds >= 0 && *seconds <= 1e6))
-      return fail("entry " + Twine(i) + " ('" + *key + "' on " + *cls +
+    if (!(batch >= 1 && batch <= 1e9) || batch != std::floor(batch) ||
+        !(seconds >= 0 && seconds <= 1e6))
+      return fail("entry " + Twine(i) + " ('" + key + "' on " + cls +
                   ") needs a batch_size that is a whole number from 1 to "
                   "1e9 and a seconds_per_batch from 0 to 1e6");
     // Two times for one layer and class: which one prices the plan would
     // depend on the order. The same entry twice (merged files) is fine.
-    if (auto found = db.entries.find({key->str(), cls->str()});
-        found != db.entries.end() &&
-        (found->second.batchSize != *batch ||
-         found->second.secondsPerBatch != *seconds))
-      return fail("entry " + Twine(i) + " ('" + *key + "' on " + *cls +
+    if (auto found = db.entries.find({key.str(), cls.str()});
+        found != db.entries.end() && (found->second.batchSize != batch ||
+                                      found->second.secondsPerBatch != seconds))
+      return fail("entry " + Twine(i) + " ('" + key + "' on " + cls +
                   ") repeats an earlier entry's layer and class with "
                   "another time");
-    db.record(*key, *cls, *batch, *seconds);
+    db.record(key, cls, batch, seconds);
   }
   return db;
 }

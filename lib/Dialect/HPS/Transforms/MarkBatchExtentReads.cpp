@@ -16,9 +16,10 @@
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 
 #include "NodeNames.h"
-#include "ONNXPattern.h"
+#include "ONNX/Support.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -81,17 +82,15 @@ std::optional<SmallVector<int64_t>> constantInts(Value value) {
   auto node = value.getDefiningOp<OnnxNodeOp>();
   if (!node || node.getOpType() != "Constant")
     return std::nullopt;
-  ONNXNode constant(node);
-  if (auto dense =
-          dyn_cast_or_null<DenseIntElementsAttr>(constant.getAttr("value"))) {
-    SmallVector<int64_t> ints;
-    for (const APInt &element : dense.getValues<APInt>())
-      ints.push_back(element.getSExtValue());
-    return ints;
-  }
-  if (constant.hasAttr("value_int"))
-    return SmallVector<int64_t>{constant.getInt("value_int", 0)};
-  return constant.getInts("value_ints");
+  Builder builder(node.getContext());
+  auto dense = dyn_cast_or_null<DenseIntElementsAttr>(
+      constantNodeValue(ONNXNode(node), builder));
+  if (!dense)
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  for (const APInt &element : dense.getValues<APInt>())
+    ints.push_back(element.getSExtValue());
+  return ints;
 }
 
 /// A mask computed element by element: one of zero elements holds no batch
@@ -202,7 +201,7 @@ BatchElements BatchExtentTracker::elementwise(ONNXNode node) const {
     if (!inputSize || (*inputSize != 1 && *inputSize != *size))
       return {};
     for (int64_t i = 0; i < *size; ++i)
-      mask[i] = mask[i] || elementIsBatch(input, *inputSize == 1 ? 0 : i);
+      mask[i] = mask[i] || elementIsBatch(input, i);
   }
   return exact(mask);
 }
@@ -294,14 +293,9 @@ BatchElements BatchExtentTracker::arithmetic(ONNXNode node) const {
     Value data = node.input(0);
     if (!readsBatch(data))
       return {false};
-    if (std::optional<int64_t> size = vectorSize(data))
-      if (vectorSize(node.result()) == size) {
-        BatchElements mask;
-        for (int64_t i = 0; i < *size; ++i)
-          mask.push_back(elementIsBatch(data, i));
-        return exact(mask);
-      }
-    return {};
+    std::optional<int64_t> size = vectorSize(data);
+    return size && vectorSize(node.result()) == size ? elements.lookup(data)
+                                                     : BatchElements{};
   }
   if (opType.starts_with("Reduce") || opType == "Expand" || opType == "Tile")
     return readsBatch(node.input(0)) ? BatchElements{} : BatchElements{false};
@@ -316,13 +310,10 @@ SmallVector<std::string> BatchExtentTracker::run(func::FuncOp func) {
 
   for (Operation &op : body) {
     // What op reads, its subgraphs' captures included.
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(op.getRegions(), captured);
     SmallVector<Value> inputs(op.getOperands());
-    op.walk([&](Operation *nested) {
-      if (nested != &op)
-        for (Value operand : nested->getOperands())
-          if (!op.isAncestor(operand.getParentBlock()->getParentOp()))
-            inputs.push_back(operand);
-    });
+    inputs.append(captured.begin(), captured.end());
     const bool samples = llvm::any_of(
         inputs, [&](Value input) { return fromSamples.count(input); });
     auto markResults = [&](const std::string &why) {
@@ -360,8 +351,9 @@ SmallVector<std::string> BatchExtentTracker::run(func::FuncOp func) {
     StringRef opType = node.getOpType();
     if (!samples && node.getNumRegions() == 0 &&
         shapeArithmeticOps().contains(opType)) {
+      BatchElements mask = arithmetic(onnx);
       for (Value result : node.getResults()) {
-        setElements(result, arithmetic(onnx));
+        setElements(result, mask);
         readBy[result] = readBy[*read];
       }
       continue;

@@ -88,6 +88,10 @@ mlir::LogicalResult foldConstantScatterND(ONNXNode node,
 mlir::Value scalarConstant(mlir::PatternRewriter &rewriter, mlir::Location loc,
                            mlir::Type element, double value);
 
+/// The tensor an ONNX Constant node holds (`value`, and from opset 12
+/// value_float(s) and value_int(s)); null for strings and sparse values.
+mlir::ElementsAttr constantNodeValue(ONNXNode node, mlir::Builder &b);
+
 /// The values of a non-empty constant float tensor, or std::nullopt.
 std::optional<llvm::SmallVector<double>> constantFloats(mlir::Value value);
 

@@ -48,23 +48,9 @@ DenseElementsAttr denseOf(ArrayRef<int64_t> shape, Type element,
   return DenseElementsAttr::get(RankedTensorType::get(shape, element), values);
 }
 
-/// Constant: the tensor `value`; from opset 12 also value_float(s) and
-/// value_int(s). value_string(s) and sparse_value have no hps form.
+/// Constant: value_string(s) and sparse_value have no hps form.
 LogicalResult legalizeConstant(ONNXNode node, PatternRewriter &rewriter) {
-  Builder &b = rewriter;
-  ElementsAttr value;
-  if (auto tensor = dyn_cast_or_null<ElementsAttr>(node.getAttr("value")))
-    value = tensor;
-  else if (auto f = dyn_cast_or_null<FloatAttr>(node.getAttr("value_float")))
-    value = denseOf<APFloat>({}, b.getF32Type(), f.getValue());
-  else if (auto i = dyn_cast_or_null<IntegerAttr>(node.getAttr("value_int")))
-    value = denseOf<APInt>({}, b.getI64Type(), i.getValue());
-  else if (auto fs = dyn_cast_or_null<DenseF32ArrayAttr>(
-               node.getAttr("value_floats")))
-    value = denseOf<float>({fs.size()}, b.getF32Type(), fs.asArrayRef());
-  else if (auto is =
-               dyn_cast_or_null<DenseI64ArrayAttr>(node.getAttr("value_ints")))
-    value = denseOf<int64_t>({is.size()}, b.getI64Type(), is.asArrayRef());
+  ElementsAttr value = constantNodeValue(node, rewriter);
   if (!value)
     return fail(node, rewriter, "string or sparse Constant");
   return replaceWithConstant(node, value, rewriter);
@@ -158,6 +144,21 @@ LogicalResult legalizeRange(ONNXNode node, PatternRewriter &rewriter) {
 }
 
 } // namespace
+
+ElementsAttr constantNodeValue(ONNXNode node, Builder &b) {
+  if (auto tensor = dyn_cast_or_null<ElementsAttr>(node.getAttr("value")))
+    return tensor;
+  if (auto f = dyn_cast_or_null<FloatAttr>(node.getAttr("value_float")))
+    return denseOf<APFloat>({}, b.getF32Type(), f.getValue());
+  if (auto i = dyn_cast_or_null<IntegerAttr>(node.getAttr("value_int")))
+    return denseOf<APInt>({}, b.getI64Type(), i.getValue());
+  if (auto fs =
+          dyn_cast_or_null<DenseF32ArrayAttr>(node.getAttr("value_floats")))
+    return denseOf<float>({fs.size()}, b.getF32Type(), fs.asArrayRef());
+  if (auto is = dyn_cast_or_null<DenseI64ArrayAttr>(node.getAttr("value_ints")))
+    return denseOf<int64_t>({is.size()}, b.getI64Type(), is.asArrayRef());
+  return nullptr;
+}
 
 std::optional<std::string> explainValues(OnnxNodeOp op) {
   ONNXNode node(op);
