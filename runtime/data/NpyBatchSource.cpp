@@ -162,22 +162,23 @@ int64_t NpyBatchSource::next(int64_t want, std::vector<HostTensor> &inputs) {
     int64_t run = std::min<int64_t>(count - filled, rows - int64_t(at.row));
     // Only the samples read are checked: the arrays may be larger than
     // memory, and a run may touch few of their pages.
-    if (shuffleSeed) {
-      const std::vector<int64_t> &samples = orderOf(at.epoch);
-      for (int64_t k = 0; k < run; ++k)
-        for (size_t i = 0; i < arrays.size(); ++i) {
-          checkFinite(i, samples[at.row + k], 1);
-          std::memcpy(inputs[i].data.data() + (filled + k) * sampleBytes[i],
-                      arrays[i].data() + samples[at.row + k] * sampleBytes[i],
-                      sampleBytes[i]);
+    const std::vector<int64_t> *samples =
+        shuffleSeed ? &orderOf(at.epoch) : nullptr;
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      char *to = inputs[i].data.data() + filled * sampleBytes[i];
+      const size_t bytes = sampleBytes[i];
+      arrays[i].guardedRead([&] {
+        if (!samples) {
+          checkFinite(i, int64_t(at.row), run);
+          std::memcpy(to, arrays[i].data() + at.row * bytes, run * bytes);
+          return;
         }
-    } else {
-      for (size_t i = 0; i < arrays.size(); ++i) {
-        checkFinite(i, int64_t(at.row), run);
-        std::memcpy(inputs[i].data.data() + filled * sampleBytes[i],
-                    arrays[i].data() + at.row * sampleBytes[i],
-                    run * sampleBytes[i]);
-      }
+        for (int64_t k = 0; k < run; ++k) {
+          const int64_t sample = (*samples)[at.row + k];
+          checkFinite(i, sample, 1);
+          std::memcpy(to + k * bytes, arrays[i].data() + sample * bytes, bytes);
+        }
+      });
     }
     filled += run;
     at.row += uint64_t(run);
@@ -253,13 +254,17 @@ void NpyBatchSource::checkClassIds(int input, int64_t classes) const {
                 dtypeName(array.dtype));
   const auto *ids = reinterpret_cast<const int64_t *>(array.data());
   const size_t count = size_t(array.bytes() / sizeof(int64_t));
-  for (size_t i = 0; i < count; ++i)
-    if (ids[i] < 0 || ids[i] >= classes)
-      throw Error(flag + " " + files[input].name + "=" + files[input].path +
-                  ": sample " + std::to_string(i / (count / size_t(rows))) +
-                  " has class id " + std::to_string(ids[i]) + ", outside [0, " +
-                  std::to_string(classes) + ") of the prediction's " +
-                  std::to_string(classes) + " classes");
+  size_t i = 0;
+  array.guardedRead([&] {
+    while (i < count && ids[i] >= 0 && ids[i] < classes)
+      ++i;
+  });
+  if (i < count)
+    throw Error(flag + " " + files[input].name + "=" + files[input].path +
+                ": sample " + std::to_string(i / (count / size_t(rows))) +
+                " has class id " + std::to_string(ids[i]) + ", outside [0, " +
+                std::to_string(classes) + ") of the prediction's " +
+                std::to_string(classes) + " classes");
 }
 
 void NpyBatchSource::checkProbabilities(int input) const {
@@ -268,17 +273,21 @@ void NpyBatchSource::checkProbabilities(int input) const {
     return; // the input's dtype was checked against the bundle's
   const auto *values = reinterpret_cast<const float *>(array.data());
   const size_t count = size_t(array.bytes() / sizeof(float));
-  for (size_t i = 0; i < count; ++i)
-    if (!(values[i] >= 0 && values[i] <= 1))
-      throw Error(flag + " " + files[input].name + "=" + files[input].path +
-                  ": sample " + std::to_string(i / (count / size_t(rows))) +
-                  " has label " + std::to_string(values[i]) +
-                  ", outside [0, 1] of a binary cross-entropy's labels");
+  size_t i = 0;
+  array.guardedRead([&] {
+    while (i < count && values[i] >= 0 && values[i] <= 1)
+      ++i;
+  });
+  if (i < count)
+    throw Error(flag + " " + files[input].name + "=" + files[input].path +
+                ": sample " + std::to_string(i / (count / size_t(rows))) +
+                " has label " + std::to_string(values[i]) +
+                ", outside [0, 1] of a binary cross-entropy's labels");
 }
 
 void NpyBatchSource::checkAllFinite() const {
   for (size_t input = 0; input < arrays.size(); ++input)
-    checkFinite(input, 0, rows);
+    arrays[input].guardedRead([&] { checkFinite(input, 0, rows); });
 }
 
 void NpyBatchSource::checkFinite(size_t input, int64_t row,

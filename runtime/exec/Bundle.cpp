@@ -717,7 +717,9 @@ HostTensor readInput(const InputSpec &spec, const std::string &path) {
   HostTensor tensor;
   tensor.dtype = npy.dtype;
   tensor.shape = npy.shape;
-  tensor.data.assign(npy.data(), npy.data() + npy.bytes());
+  tensor.data.resize(npy.bytes());
+  npy.guardedRead(
+      [&] { std::memcpy(tensor.data.data(), npy.data(), npy.bytes()); });
   return tensor;
 }
 

@@ -8,6 +8,8 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <csetjmp>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
@@ -475,6 +477,63 @@ void NpyFileSet::commit() {
 /// Enough for any header numpy reads (kMaxNpyHeader).
 constexpr size_t kMaxNpyPrefix = 1 << 16;
 
+namespace {
+
+/// Where a bus error inside MappedNpy::guardedRead on this thread returns.
+thread_local sigjmp_buf *busErrorReturn = nullptr;
+struct sigaction busErrorPrevious {};
+
+void onBusError(int, siginfo_t *, void *) {
+  if (busErrorReturn)
+    siglongjmp(*busErrorReturn, 1);
+  // Not a guarded read: the previous disposition takes the fault when the
+  // access runs again.
+  ::sigaction(SIGBUS, &busErrorPrevious, nullptr);
+}
+
+void installBusErrorHandler() {
+  static const bool installed = [] {
+    struct sigaction action {};
+    action.sa_sigaction = onBusError;
+    // SA_NODEFER: the handler leaves by siglongjmp without restoring the
+    // signal mask (a syscall per guarded read otherwise), so SIGBUS must
+    // not be blocked while it runs.
+    action.sa_flags = SA_SIGINFO | SA_NODEFER;
+    sigemptyset(&action.sa_mask);
+    return ::sigaction(SIGBUS, &action, &busErrorPrevious) == 0;
+  }();
+  (void)installed;
+}
+
+} // namespace
+
+void MappedNpy::guardedRead(void (*read)(void *), void *context) const {
+  if (!mapping) {
+    read(context);
+    return;
+  }
+  installBusErrorHandler();
+  sigjmp_buf target;
+  sigjmp_buf *const outer = busErrorReturn;
+  if (sigsetjmp(target, /*savemask=*/0) != 0) {
+    busErrorReturn = outer;
+    throw Error("'" + path +
+                "' shrank while it was being read (truncated or rewritten "
+                "in place during the run; it held " +
+                std::to_string(mappedBytes) +
+                " bytes when opened): keep data files unchanged while a run "
+                "reads them, or write new data to a new file");
+  }
+  busErrorReturn = &target;
+  try {
+    read(context);
+  } catch (...) {
+    busErrorReturn = outer;
+    throw;
+  }
+  busErrorReturn = outer;
+}
+
 MappedNpy MappedNpy::open(const std::string &path) {
   const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (descriptor < 0)
@@ -495,6 +554,7 @@ MappedNpy MappedNpy::open(const std::string &path) {
                 "': " + (got < 0 ? std::strerror(saved) : "short read"));
   }
   MappedNpy array;
+  array.path = path;
   NpyHeader header;
   try {
     if (prefix.size() < 6 || prefix.compare(0, 6, "\x93NUMPY") != 0)
@@ -542,6 +602,7 @@ MappedNpy &MappedNpy::operator=(MappedNpy &&other) noexcept {
   release();
   dtype = other.dtype;
   shape = std::move(other.shape);
+  path = std::move(other.path);
   owned = std::move(other.owned);
   byteCount = other.byteCount;
   mapping = other.mapping;

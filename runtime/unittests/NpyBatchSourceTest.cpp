@@ -331,6 +331,32 @@ TEST(NpyBatchSource, ChecksClassIds) {
   EXPECT_ERROR(source.checkClassIds(0, 2), "class ids must be i64");
 }
 
+TEST(NpyBatchSource, NamesAFileThatShrinksDuringTheRun) {
+  // Pages of a mapping past its file's new end raise SIGBUS; the reads turn
+  // it into an error naming the file, in order, shuffled and when checking.
+  for (int read = 0; read != 3; ++read) {
+    Scratch scratch;
+    writeArrays(scratch, 4096); // x spans 8 pages
+    NpyBatchSource source(specs(), files(scratch), true);
+    if (read == 1)
+      source.shuffle(7);
+    std::vector<HostTensor> inputs;
+    EXPECT_EQ(source.next(16, inputs), 16);
+    fs::resize_file(scratch / "x.npy", 128); // the header's page remains
+    const std::string shrank =
+        "'" + scratch / "x.npy" + "' shrank while it was being read";
+    if (read == 2)
+      EXPECT_ERROR(source.checkAllFinite(), shrank);
+    else
+      EXPECT_ERROR(source.next(4096, inputs), shrank);
+    // Reads of the page that remains still run (in order: sample 0).
+    if (read != 1) {
+      source.restart();
+      EXPECT_EQ(source.next(1, inputs), 1);
+    }
+  }
+}
+
 TEST(BatchSource, ShapesAndSlicesInputs) {
   std::vector<InputSpec> inputs = specs();
   inputs.push_back(spec("scale", DType::F32, {3}, /*batched=*/false));

@@ -78,7 +78,8 @@ private:
   /// Throws Error naming the input, its file and the first of samples
   /// [row, row + count) of f32 input `input` that holds a NaN or an
   /// infinity: one poisons every parameter it reaches, and the run trains
-  /// to a NaN loss without saying why.
+  /// to a NaN loss without saying why. It reads the mapping: callers run it
+  /// inside MappedNpy::guardedRead.
   void checkFinite(size_t input, int64_t row, int64_t count) const;
 
   std::vector<InputSpec> specs;

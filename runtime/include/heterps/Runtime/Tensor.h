@@ -89,9 +89,21 @@ public:
   uint64_t bytes() const { return byteCount; }
   /// Samples will be read out of order (shuffling): no read-ahead.
   void adviseRandomAccess() const;
+  /// Runs `read`, which reads data(), and turns the bus error of a mapping
+  /// whose file shrank under it (truncated or rewritten in place during a
+  /// run) into an Error naming the file. `read` may throw, but must hold no
+  /// object with a destructor while it reads: a bus error leaves its frames
+  /// without unwinding them.
+  template <typename Read> void guardedRead(Read &&read) const {
+    guardedRead(
+        [](void *context) { (*static_cast<decltype(&read)>(context))(); },
+        &read);
+  }
 
 private:
+  void guardedRead(void (*read)(void *), void *context) const;
   void release();
+  std::string path;
   std::vector<char> owned;
   const char *begin = nullptr;
   uint64_t byteCount = 0;
