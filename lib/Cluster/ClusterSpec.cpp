@@ -573,6 +573,8 @@ Expected<ClusterSpec> ClusterParser::parse() {
 
 Expected<ClusterSpec> heterps::cluster::parseClusterSpec(StringRef yamlText,
                                                          StringRef bufferName) {
+  if (Error error = checkYamlEncoding(yamlText, bufferName))
+    return std::move(error);
   if (Error error = checkYamlNesting(yamlText, bufferName))
     return std::move(error);
   if (Error error = checkNoYamlTags(yamlText, bufferName))

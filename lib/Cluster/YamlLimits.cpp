@@ -2,6 +2,7 @@
 
 #include "heterps/Cluster/YamlLimits.h"
 
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -15,6 +16,22 @@ namespace {
 constexpr unsigned kMostFlowDepth = 64;
 constexpr unsigned kMostIndent = 1024;
 } // namespace
+
+Error checkYamlEncoding(StringRef text, StringRef bufferName) {
+  const auto *begin = reinterpret_cast<const UTF8 *>(text.data());
+  const UTF8 *at = begin;
+  if (isLegalUTF8String(&at, begin + text.size()))
+    return Error::success();
+  StringRef before = text.take_front(at - begin);
+  size_t lineStart = before.find_last_of('\n');
+  lineStart = lineStart == StringRef::npos ? 0 : lineStart + 1;
+  return createStringError(
+      inconvertibleErrorCode(),
+      "%s:%u:%u: error: byte 0x%02x is not UTF-8 text (YAML files are "
+      "UTF-8; save it as UTF-8)",
+      bufferName.str().c_str(), unsigned(before.count('\n') + 1),
+      unsigned(before.size() - lineStart + 1), unsigned(*at));
+}
 
 Error checkYamlNesting(StringRef text, StringRef bufferName) {
   unsigned line = 1, flow = 0, indicators = 0;
@@ -172,6 +189,8 @@ Expected<std::string> readYamlFile(StringRef path, StringRef what) {
                              what.str().c_str(), path.str().c_str(),
                              file.getError().message().c_str());
   std::string text = (*file)->getBuffer().str();
+  if (Error error = checkYamlEncoding(text, path))
+    return std::move(error);
   if (Error error = checkYamlNesting(text, path))
     return std::move(error);
   if (Error error = checkNoYamlTags(text, path))

@@ -225,6 +225,8 @@ TEST(ClusterSpec, ErrorsNameFileLineAndProblem) {
        "with 'cpu'"},
       {"a class named without its kind", edited("name: cpu.a", "name: xeon"),
        "bad.yaml:3:11:", "name it 'cpu.xeon'"},
+      {"a Latin-1 byte", edited("name: cpu.a", "name: cpu.\xe9"),
+       "bad.yaml:3:15:", "byte 0xe9 is not UTF-8 text"},
       {"a tag", edited("count: 4", "count: !!str 4"),
        "bad.yaml:9:18:", "YAML tags are not supported here ('!!str')"},
       {"a tag on a mapping", edited("name: test", "name: test\nx: !!map {}"),

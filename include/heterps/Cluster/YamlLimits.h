@@ -23,10 +23,16 @@ inline constexpr uint64_t kMostYamlBytes = 16u << 20;
 /// Reads the YAML file `path` (`what` names it in errors: "cluster file"):
 /// a regular file of at most kMostYamlBytes whose flow collections ('[',
 /// '{') nest at most 64 deep and whose lines start at most 1024 columns in
-/// (block nesting) and with no tags (checkNoYamlTags); else an Error naming
-/// the file and, for nesting and tags, the line and column.
+/// (block nesting), in UTF-8 (checkYamlEncoding) and with no tags
+/// (checkNoYamlTags); else an Error naming the file and, for the text's
+/// checks, the line and column.
 llvm::Expected<std::string> readYamlFile(llvm::StringRef path,
                                          llvm::StringRef what);
+
+/// An Error naming the line and column of the first byte of `text` that is
+/// not UTF-8 (YAML's encoding; LLVM's scanner reports such a byte as "Got
+/// empty plain scalar").
+llvm::Error checkYamlEncoding(llvm::StringRef text, llvm::StringRef bufferName);
 
 /// The nesting check of readYamlFile on `text`, errors naming `bufferName`.
 llvm::Error checkYamlNesting(llvm::StringRef text, llvm::StringRef bufferName);
