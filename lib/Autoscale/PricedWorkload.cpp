@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Autoscale/PricedWorkload.h"
+
+#include "ReportJSON.h"
 #include "heterps/Autoscale/Allocator.h"
 #include "heterps/Schedule/Scheduler.h"
 
@@ -631,9 +633,7 @@ std::string formatPricedJSON(const PricedResult &result,
   raw_string_ostream os(text);
   json::OStream out(os, indent);
   auto fixed = [&](StringRef key, double x, int decimals) {
-    out.attributeBegin(key);
-    out.rawValue(formatv("{0}", format("%.*f", decimals, x)).str());
-    out.attributeEnd();
+    detail::writeFixed(out, key, x, decimals);
   };
   out.object([&] {
     out.attribute("policy", result.policy);
@@ -641,15 +641,8 @@ std::string formatPricedJSON(const PricedResult &result,
     out.attribute("jobs", result.jobs);
     out.attribute("completed", result.completed);
     out.attribute("queued_or_dropped", result.queued);
-    // No job finished: null, as the trace simulator prints, not a 0 that
-    // reads as the best result.
-    if (result.completed == 0) {
-      out.attribute("mean_jct_s", nullptr);
-      out.attribute("p99_jct_s", nullptr);
-    } else {
-      fixed("mean_jct_s", result.meanJct, 1);
-      fixed("p99_jct_s", result.p99Jct, 1);
-    }
+    detail::writeCompletionTimes(out, result.completed, result.meanJct,
+                                 result.p99Jct);
     fixed("makespan_s", result.makespan, 1);
     fixed("cost_usd", result.cost, 2);
     out.attribute("jobs_with_floor", result.withDeadline);

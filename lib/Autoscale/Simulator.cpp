@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Autoscale/Simulator.h"
+
+#include "ReportJSON.h"
 #include "heterps/Autoscale/Allocator.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -493,11 +495,8 @@ std::string formatResultJSON(const SimulationResult &result, bool perJob,
   std::string text;
   raw_string_ostream os(text);
   json::OStream out(os, indent);
-  // Fixed decimals: json::OStream prints doubles with 17 digits.
   auto fixed = [&](StringRef key, double x, int decimals) {
-    out.attributeBegin(key);
-    out.rawValue(formatv("{0}", format("%.*f", decimals, x)).str());
-    out.attributeEnd();
+    detail::writeFixed(out, key, x, decimals);
   };
   out.object([&] {
     out.attribute("policy", result.policy);
@@ -506,14 +505,8 @@ std::string formatResultJSON(const SimulationResult &result, bool perJob,
     out.attribute("completed_in_window", result.completedInWindow);
     fixed("window_s", result.window, 1);
     out.attribute("queued_or_dropped", result.queuedOrDropped);
-    // No job done: no JCT (0 would read as the best of the policies).
-    if (result.completed == 0) {
-      out.attribute("mean_jct_s", nullptr);
-      out.attribute("p99_jct_s", nullptr);
-    } else {
-      fixed("mean_jct_s", result.meanJct, 1);
-      fixed("p99_jct_s", result.p99Jct, 1);
-    }
+    detail::writeCompletionTimes(out, result.completed, result.meanJct,
+                                 result.p99Jct);
     fixed("makespan_s", result.makespan, 1);
     fixed("utilization", result.utilization, 4);
     out.attribute("rescales", result.rescales);
