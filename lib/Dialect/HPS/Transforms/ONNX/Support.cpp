@@ -81,6 +81,18 @@ static void eraseUnusedChain(Value value, PatternRewriter &rewriter) {
     eraseUnusedChain(operand, rewriter);
 }
 
+LogicalResult failReplacementType(ONNXNode node, Value value,
+                                  PatternRewriter &rewriter) {
+  if (!value)
+    return fail(node, rewriter, "nothing computes its result");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "it computes " << value.getType() << " where the model declares "
+     << node.resultType() << " (a wrong shape in the graph's value_info or "
+     << "outputs?)";
+  return fail(node, rewriter, text);
+}
+
 LogicalResult replaceNodeWithCompatible(ONNXNode node, Value value,
                                         PatternRewriter &rewriter) {
   Type expected = node.resultType();
@@ -113,8 +125,10 @@ LogicalResult replaceNodeWithCompatible(ONNXNode node, Value value,
         node.getOp().getDeviceAttr());
   }
   if (!value || !canReplaceWithType(node, value.getType())) {
+    // Named before the chain that computed it goes.
+    LogicalResult failure = failReplacementType(node, value, rewriter);
     eraseUnusedChain(value, rewriter);
-    return fail(node, rewriter, "the replacement's type differs");
+    return failure;
   }
   replaceNodeWith(node, value, rewriter);
   return success();

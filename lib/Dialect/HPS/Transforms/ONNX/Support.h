@@ -178,6 +178,12 @@ inline mlir::LogicalResult fail(ONNXNode node, mlir::PatternRewriter &rewriter,
   return rewriter.notifyMatchFailure(node.getOp(), why);
 }
 
+/// Fails the pattern because what it computed (`value`, null when nothing)
+/// cannot stand for the node's first result, naming both types: a model
+/// whose value_info or output declares a wrong shape ends here.
+mlir::LogicalResult failReplacementType(ONNXNode node, mlir::Value value,
+                                        mlir::PatternRewriter &rewriter);
+
 } // namespace heterps::hps
 
 #endif // HETERPS_LIB_DIALECT_HPS_TRANSFORMS_ONNX_SUPPORT_H

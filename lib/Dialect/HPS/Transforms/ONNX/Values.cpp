@@ -24,7 +24,7 @@ namespace {
 LogicalResult replaceWithValue(ONNXNode node, Value value,
                                PatternRewriter &rewriter) {
   if (!value || !canReplaceWithType(node, value.getType()))
-    return fail(node, rewriter, "the replacement's type differs");
+    return failReplacementType(node, value, rewriter);
   for (unsigned i = 1; i < node.getOp().getNumResults(); ++i)
     if (node.isResultUsed(i))
       return fail(node, rewriter, "a secondary output is used");
@@ -308,7 +308,7 @@ LogicalResult legalizeDropout(ONNXNode node, PatternRewriter &rewriter) {
     if (!maskType || !maskType.hasStaticShape())
       return fail(node, rewriter, "a used mask of a dynamic shape");
     if (!canReplaceWithType(node, node.input(0).getType()))
-      return fail(node, rewriter, "the replacement's type differs");
+      return failReplacementType(node, node.input(0), rewriter);
     Value mask = rewriter.create<ConstantOp>(
         node.getLoc(),
         DenseElementsAttr::get(maskType,
