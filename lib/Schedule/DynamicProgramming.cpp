@@ -963,10 +963,25 @@ detail::fastestRunnablePlacement(const CostModel &model, double target,
   return model.evaluate(best->classOfLayer, target, best->throughput);
 }
 
+bool detail::withinClassCounts(const Evaluation &plan,
+                               const cluster::ClusterSpec &cluster) {
+  std::vector<unsigned> used(cluster.classes.size(), 0);
+  for (const StagePlan &stage : plan.stages)
+    used[stage.deviceClass] += stage.replicas;
+  for (unsigned c = 0, e = used.size(); c != e; ++c)
+    if (used[c] > cluster.classes[c].count)
+      return false;
+  return true;
+}
+
 std::optional<Evaluation>
 detail::provisionedWithinCounts(const CostModel &model,
                                 llvm::ArrayRef<unsigned> classOfLayer,
-                                double target) {
+                                double target, bool memoryAside) {
+  auto holds = [&](const Evaluation &plan) {
+    return memoryAside ? withinClassCounts(plan, model.cluster())
+                       : plan.runnable;
+  };
   // Replicas grow with the throughput they are provisioned for, so the
   // counts hold every throughput below the largest they hold.
   Evaluation fastest = model.evaluate(classOfLayer, target,
@@ -976,13 +991,13 @@ detail::provisionedWithinCounts(const CostModel &model,
     return std::nullopt;
   double low = high * 1e-12;
   Evaluation best = model.evaluate(classOfLayer, target, low);
-  if (!best.runnable)
+  if (!holds(best))
     return std::nullopt; // more stages on a class than it has devices
   for (unsigned step = 0; step != 64 && high > low * (1 + kRunnableTolerance);
        ++step) {
     const double middle = low + (high - low) / 2;
     Evaluation probe = model.evaluate(classOfLayer, target, middle);
-    if (probe.runnable) {
+    if (holds(probe)) {
       low = middle;
       best = std::move(probe);
     } else {

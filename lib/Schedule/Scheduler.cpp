@@ -177,20 +177,29 @@ static Expected<Plan> solveShape(StringRef strategy,
     // its count).
     // Where its stages outnumber a class's devices, the fastest
     // single-class placement (one stage) so provisioned.
-    if (isSearching(strategy) && !plan.runnable) {
+    // Where nothing fits in memory, the counts still hold: the plan's
+    // numbers are of devices the cluster has (greedy's overran them).
+    for (bool memoryAside : {false, true}) {
+      if (!isSearching(strategy) || plan.runnable ||
+          (memoryAside &&
+           schedule::detail::withinClassCounts(plan, model.cluster())))
+        break;
       std::optional<cost::Evaluation> best =
           schedule::detail::provisionedWithinCounts(model, plan.classOfLayer,
-                                                    objective.targetThroughput);
+                                                    objective.targetThroughput,
+                                                    memoryAside);
       for (unsigned c = 0; c != model.numClasses(); ++c) {
         std::vector<unsigned> single(model.numLayers(), c);
         std::optional<cost::Evaluation> candidate =
             schedule::detail::provisionedWithinCounts(
-                model, single, objective.targetThroughput);
+                model, single, objective.targetThroughput, memoryAside);
         if (candidate && (!best || candidate->throughput > best->throughput))
           best = std::move(candidate);
       }
-      if (best)
+      if (best) {
         static_cast<cost::Evaluation &>(plan) = std::move(*best);
+        break;
+      }
     }
   }
   plan.passCacheMemoryBytes = model.passCacheMemoryBytes(plan);

@@ -134,15 +134,22 @@ std::optional<Evaluation> fastestRunnablePlacement(const CostModel &model,
                                                    size_t maxStoredStages,
                                                    double &bound);
 
+/// Whether the plan's stages use no more devices of a class than the
+/// cluster has (memory aside).
+bool withinClassCounts(const Evaluation &plan,
+                       const cluster::ClusterSpec &cluster);
+
 /// `classOfLayer` provisioned for the highest throughput the cluster's
 /// class counts hold (a bisection over the throughput: each probe is one
 /// evaluation), evaluated against `target`; none when no provisioning is
 /// runnable (a stage fits no device's memory). For graphs too large for
 /// fastestRunnablePlacement's search: a plan the cluster can run, though
-/// perhaps not its fastest one.
+/// perhaps not its fastest one. With `memoryAside`, only the counts must
+/// hold: for a cluster where nothing fits, a plan on devices it has.
 std::optional<Evaluation>
 provisionedWithinCounts(const CostModel &model,
-                        llvm::ArrayRef<unsigned> classOfLayer, double target);
+                        llvm::ArrayRef<unsigned> classOfLayer, double target,
+                        bool memoryAside = false);
 
 /// Layers^2 x classes^2 past which fastestRunnablePlacement gives up: each
 /// probe of its bisection is one exact search, whose floors cost about that

@@ -6,6 +6,12 @@
 // RUN: heterps-opt --hps-place="cluster=%S/Inputs/fits-nowhere.yaml throughput=1 strategy=dp inference=1" %s 2>&1 | FileCheck %s
 // CHECK: warning: {{.*}}throughput target 1.000000e+00 samples/s cannot be met: the best reachable is at most 0.0 samples/s; {{.*}}does not fit in the memory of cpu.small
 // CHECK: hps.plan = {{{.*}}best_reachable_throughput = 0.000000e+00 : f64
+//
+// greedy's placement (l0 and l2 on the GPUs, l1 on a CPU) took 2 + 2 of
+// the 2 GPUs; its plan now keeps the counts: the fastest placement
+// provisioned within them, memory aside.
+// RUN: heterps-opt --hps-place="cluster=%S/Inputs/fits-nowhere.yaml throughput=1 strategy=greedy inference=1" %s 2>/dev/null | FileCheck %s --check-prefix=GREEDY
+// GREEDY: stages = [{device = #hps.device<"gpu.small">, layers = ["l0", "l1", "l2"], {{.*}}replicas = 2 : i64, {{[^{]*}}}]
 func.func @main(%x: tensor<?x512xf32>) -> tensor<?x512xf32> {
   %w0 = hps.weight "w0" dense<0.01> : tensor<512x512xf32>
   %v0 = hps.gemm %x, %w0 : (tensor<?x512xf32>, tensor<512x512xf32>) -> tensor<?x512xf32> loc("l0")
