@@ -784,9 +784,14 @@ double detail::ExactPlacementSearch::costBound(double price) const {
 std::optional<Evaluation>
 detail::ExactPlacementSearch::cheapest(llvm::ArrayRef<unsigned> slotClasses,
                                        bool ordered, double maxSteps) {
-  Slots slots{slotClasses, ordered};
   double stepsLeft = maxSteps;
-  if (std::isfinite(maxSteps))
+  return cheapestSpending(slotClasses, ordered, stepsLeft);
+}
+
+std::optional<Evaluation> detail::ExactPlacementSearch::cheapestSpending(
+    llvm::ArrayRef<unsigned> slotClasses, bool ordered, double &stepsLeft) {
+  Slots slots{slotClasses, ordered};
+  if (std::isfinite(stepsLeft))
     slots.stepsLeft = &stepsLeft;
   return impl->search(slots, Floor{impl->target, /*strict=*/false});
 }
@@ -927,7 +932,8 @@ std::vector<unsigned> detail::maxThroughputPlacement(const CostModel &model,
 
 std::optional<Evaluation>
 detail::fastestRunnablePlacement(const CostModel &model, double target,
-                                 size_t maxStoredStages, double &bound) {
+                                 size_t maxStoredStages, double budget,
+                                 double &bound) {
   Evaluation fastest =
       model.evaluate(maxThroughputPlacement(model, bound), target);
   if (fastest.runnable)
@@ -940,9 +946,12 @@ detail::fastestRunnablePlacement(const CostModel &model, double target,
     everyClass[c] = c;
   // A placement meeting throughput t meets every lower one, so the largest
   // t the exact search still satisfies is the fastest runnable placement.
+  // The probes share one work budget; a probe that finds nothing once it
+  // is spent proves nothing, and the caller falls back to the bound.
+  double stepsLeft = budget;
   auto probe = [&](double floor) {
     ExactPlacementSearch search(model, floor, maxStoredStages);
-    return search.cheapest(everyClass, /*ordered=*/false);
+    return search.cheapestSpending(everyClass, /*ordered=*/false, stepsLeft);
   };
   std::optional<Evaluation> best = probe(bound * 1e-12);
   if (!best)
@@ -954,8 +963,10 @@ detail::fastestRunnablePlacement(const CostModel &model, double target,
     if (std::optional<Evaluation> found = probe(middle)) {
       low = found->throughput;
       best = std::move(found);
-    } else {
+    } else if (stepsLeft > 0) {
       high = middle;
+    } else {
+      return std::nullopt;
     }
   }
   // Provisioned for its own throughput: for the user's target every stage

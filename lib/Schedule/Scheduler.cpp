@@ -150,7 +150,7 @@ static Expected<Plan> solveShape(StringRef strategy,
   } else if (std::optional<cost::Evaluation> fastest =
                  schedule::detail::fastestRunnablePlacement(
                      model, objective.targetThroughput, options.maxStoredStages,
-                     bound)) {
+                     options.runnableSearchBudget, bound)) {
     plan.bestReachableThroughput =
         std::max(fastest->throughput, plan.runnable ? plan.throughput : 0.0);
     // A target the cluster reaches (greedy's placement missed it by

@@ -67,6 +67,11 @@ public:
   std::optional<Evaluation>
   cheapest(llvm::ArrayRef<unsigned> slotClasses, bool ordered,
            double maxSteps = std::numeric_limits<double>::infinity());
+  /// cheapest(), its work taken from `stepsLeft`, which keeps what is left
+  /// (0: spent, and then none means only that none was found in time).
+  std::optional<Evaluation>
+  cheapestSpending(llvm::ArrayRef<unsigned> slotClasses, bool ordered,
+                   double &stepsLeft);
 
   /// The placement whose stages are a subsequence of `slotClasses`, in
   /// order, with the lowest sum over stages of replicas x (price + shadow
@@ -127,12 +132,13 @@ std::vector<unsigned> maxThroughputPlacement(const CostModel &model,
 /// the max-min placement when it is runnable, else found by bisection over
 /// the throughput with the exact search (within kRunnableTolerance). None
 /// when no placement is runnable, or when the graph is too large for
-/// repeated exact searches (kMaxRunnableSearchSteps). `bound` is set to the
+/// repeated exact searches (kMaxRunnableSearchSteps) or they would take
+/// more than `budget` steps (StrategyOptions::runnableSearchBudget).
+/// `bound` is set to the
 /// max-min placement's throughput either way.
-std::optional<Evaluation> fastestRunnablePlacement(const CostModel &model,
-                                                   double target,
-                                                   size_t maxStoredStages,
-                                                   double &bound);
+std::optional<Evaluation>
+fastestRunnablePlacement(const CostModel &model, double target,
+                         size_t maxStoredStages, double budget, double &bound);
 
 /// Whether the plan's stages use no more devices of a class than the
 /// cluster has (memory aside).
@@ -151,12 +157,10 @@ provisionedWithinCounts(const CostModel &model,
                         llvm::ArrayRef<unsigned> classOfLayer, double target,
                         bool memoryAside = false);
 
-/// Layers^2 x classes^2 past which fastestRunnablePlacement gives up: each
-/// probe of its bisection is one exact search, whose floors cost about that
-/// many steps each. On the 2-core build machine a 100-layer model on three
-/// classes (9e4) took 4.7 s of probes against 0.25 s for dp's own search,
-/// so the limit keeps the bisection to about a second.
-constexpr double kMaxRunnableSearchSteps = 3e4;
+/// Layers^2 x classes^2 past which fastestRunnablePlacement gives up at
+/// once: each probe of its bisection is one exact search, whose floors cost
+/// about that many steps each (about 1,000 layers on three classes).
+constexpr double kMaxRunnableSearchSteps = 1e7;
 /// The bisection stops when its bounds are this close (relative).
 constexpr double kRunnableTolerance = 1e-4;
 

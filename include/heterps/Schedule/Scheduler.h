@@ -98,6 +98,11 @@ struct StrategyOptions {
   // bytes) up to this many entries, and computed when asked beyond it, so
   // that deep graphs are planned in bounded memory.
   size_t maxStoredStages = kDefaultMaxStoredStages;
+  /// A missed target: the work (exact-search steps, about 2e8 a second on
+  /// the 2-core build machine) the search for the fastest runnable plan may
+  /// take before the plan falls back to a bound (bestReachableIsBound).
+  /// densenet121 on the paper preset took 1.45e9 in 7.7 s.
+  double runnableSearchBudget = 2e9;
   /// Called after every policy update with (episodes so far, best cost per
   /// million samples so far, infinity while nothing feasible was seen).
   std::function<void(unsigned, double)> progress;
