@@ -550,6 +550,36 @@ TEST(Scheduler, ReinforcementReachesOptimumOnRepeatedBranchyBlocks) {
   EXPECT_GE(rl.costPerMillionSamples, dp.costPerMillionSamples * (1 - 1e-9));
 }
 
+// Four classes of one to three devices: rl's plan used both P-class GPUs
+// (the counts bind), so its whole-plan re-cut kept only the plan's own
+// stage classes, and the cheapest plan, on a V-class GPU and one P, was
+// out of its reach: 1.54x dp's cost on ShuffleNet v2 (torchvision's
+// x0.5, 2026-12-01). The re-cut now offers the other classes too.
+TEST(Scheduler, ReinforcementReachesClassesItsPlanDoesNotUse) {
+  llvm::Expected<cluster::ClusterSpec> cluster = cluster::parseClusterSpec(
+      R"(name: ones4
+device_classes:
+  - {name: cpu.a, kind: cpu, peak_gflops: 1500, memory_bandwidth_gbps: 40, memory_gib: 8, price_per_hour: 0.6, count: 2}
+  - {name: cpu.b, kind: cpu, peak_gflops: 700, memory_bandwidth_gbps: 25, memory_gib: 4, price_per_hour: 0.25, count: 3}
+  - {name: gpu.v, kind: gpu, peak_gflops: 15700, memory_bandwidth_gbps: 900, memory_gib: 3, price_per_hour: 3.0, count: 1}
+  - {name: gpu.p, kind: gpu, peak_gflops: 11000, memory_bandwidth_gbps: 350, memory_gib: 6, price_per_hour: 2.0, count: 2, per_machine: 2}
+network: {bandwidth_gbps: 0.8, latency_us: 100}
+parameter_server: {bandwidth_gbps: 2, latency_us: 50}
+)",
+      "ones4.yaml");
+  ASSERT_TRUE(!!cluster) << llvm::toString(cluster.takeError());
+  cost::LayerGraph graph = shuffleNetGraph(24, {4, 8, 4});
+  Plan ceiling = solveOrDie("dp", graph, *cluster, 1e15);
+  double worst = 1;
+  for (double fraction : {0.2, 0.35, 0.5}) {
+    double target =
+        std::round(ceiling.bestReachableThroughput * fraction * 10) / 10;
+    SCOPED_TRACE("target " + std::to_string(target));
+    worst = std::max(worst, checkReinforcement(graph, *cluster, target, 64));
+  }
+  RecordProperty("worst_rl_over_dp", std::to_string(worst));
+}
+
 TEST(Scheduler, ReinforcementIsDeterministic) {
   std::mt19937_64 rng(9);
   cluster::ClusterSpec cluster = randomCluster(rng, 3, true);
