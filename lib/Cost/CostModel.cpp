@@ -363,10 +363,10 @@ CostModel::evaluateRuns(ArrayRef<LayerRun> runs, double targetThroughput,
   }
   result.costPerMillionSamples =
       costPerMillionSamples(result.pricePerHour, result.throughput);
-  bool countsFit = true;
+  result.withinCounts = true;
   for (unsigned c = 0; c != numClasses(); ++c)
-    countsFit &= used[c] <= clusterSpec.classes[c].count;
-  result.runnable = fits && countsFit;
+    result.withinCounts &= used[c] <= clusterSpec.classes[c].count;
+  result.runnable = fits && result.withinCounts;
   result.feasible = result.runnable && result.throughput >= targetThroughput;
   return result;
 }

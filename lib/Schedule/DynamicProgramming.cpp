@@ -974,24 +974,12 @@ detail::fastestRunnablePlacement(const CostModel &model, double target,
   return model.evaluate(best->classOfLayer, target, best->throughput);
 }
 
-bool detail::withinClassCounts(const Evaluation &plan,
-                               const cluster::ClusterSpec &cluster) {
-  std::vector<unsigned> used(cluster.classes.size(), 0);
-  for (const StagePlan &stage : plan.stages)
-    used[stage.deviceClass] += stage.replicas;
-  for (unsigned c = 0, e = used.size(); c != e; ++c)
-    if (used[c] > cluster.classes[c].count)
-      return false;
-  return true;
-}
-
 std::optional<Evaluation>
 detail::provisionedWithinCounts(const CostModel &model,
                                 llvm::ArrayRef<unsigned> classOfLayer,
                                 double target, bool memoryAside) {
   auto holds = [&](const Evaluation &plan) {
-    return memoryAside ? withinClassCounts(plan, model.cluster())
-                       : plan.runnable;
+    return memoryAside ? plan.withinCounts : plan.runnable;
   };
   // Replicas grow with the throughput they are provisioned for, so the
   // counts hold every throughput below the largest they hold.

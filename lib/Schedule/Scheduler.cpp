@@ -179,11 +179,7 @@ static Expected<Plan> solveShape(StringRef strategy,
     // single-class placement (one stage) so provisioned.
     // Where nothing fits in memory, the counts still hold: the plan's
     // numbers are of devices the cluster has (greedy's overran them).
-    for (bool memoryAside : {false, true}) {
-      if (!isSearching(strategy) || plan.runnable ||
-          (memoryAside &&
-           schedule::detail::withinClassCounts(plan, model.cluster())))
-        break;
+    auto fastestProvisioned = [&](bool memoryAside) {
       std::optional<cost::Evaluation> best =
           schedule::detail::provisionedWithinCounts(model, plan.classOfLayer,
                                                     objective.targetThroughput,
@@ -196,10 +192,14 @@ static Expected<Plan> solveShape(StringRef strategy,
         if (candidate && (!best || candidate->throughput > best->throughput))
           best = std::move(candidate);
       }
-      if (best) {
+      return best;
+    };
+    if (isSearching(strategy) && !plan.runnable) {
+      std::optional<cost::Evaluation> best = fastestProvisioned(false);
+      if (!best && !plan.withinCounts)
+        best = fastestProvisioned(true);
+      if (best)
         static_cast<cost::Evaluation &>(plan) = std::move(*best);
-        break;
-      }
     }
   }
   plan.passCacheMemoryBytes = model.passCacheMemoryBytes(plan);

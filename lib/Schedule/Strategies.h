@@ -140,11 +140,6 @@ std::optional<Evaluation>
 fastestRunnablePlacement(const CostModel &model, double target,
                          size_t maxStoredStages, double budget, double &bound);
 
-/// Whether the plan's stages use no more devices of a class than the
-/// cluster has (memory aside).
-bool withinClassCounts(const Evaluation &plan,
-                       const cluster::ClusterSpec &cluster);
-
 /// `classOfLayer` provisioned for the highest throughput the cluster's
 /// class counts hold (a bisection over the throughput: each probe is one
 /// evaluation), evaluated against `target`; none when no provisioning is

@@ -164,6 +164,8 @@ struct Evaluation {
   /// Fits memory and the class counts: the plan can run, if slower than the
   /// target.
   bool runnable = false;
+  /// Uses no more devices of a class than the cluster has (memory aside).
+  bool withinCounts = false;
   /// The throughput the stages' replicas were provisioned for: the target,
   /// or less for a plan that misses it within the counts (evaluate()).
   double provisionedFor = 0;
