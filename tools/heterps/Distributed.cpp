@@ -128,11 +128,15 @@ PlanShape readPlan(const std::string &bundle) {
   return shape;
 }
 
-/// The flag name of a `--name` or `--name=value` word, else "".
+/// The flag name of a `--name`, `-name` or `--name=value` word, else "".
 std::string flagName(const std::string &word) {
-  if (word.size() < 3 || word.compare(0, 2, "--") != 0)
+  // LLVM's parser takes a long option after one dash too.
+  size_t dashes = word.compare(0, 2, "--") == 0  ? 2
+                  : word.compare(0, 1, "-") == 0 ? 1
+                                                 : 0;
+  if (!dashes || word.size() == dashes)
     return "";
-  return word.substr(2, word.find('=') - 2);
+  return word.substr(dashes, word.find('=') - dashes);
 }
 
 } // namespace
@@ -230,6 +234,10 @@ int launch(const LaunchOptions &options) {
         throw Error("'" + word +
                     "' after -- would reach the workers only; give it to "
                     "launch before --, which passes it to every rank");
+      if (name == "help" || name == "h" || name == "help-hidden")
+        throw Error("'" + word +
+                    "' after -- would print the workers' help instead of "
+                    "training; see `heterps run --help`");
       hasTrain = hasTrain || name == "train";
     }
 
@@ -246,6 +254,9 @@ int launch(const LaunchOptions &options) {
     workerCommand.push_back("--mpi-worker");
     workerCommand.insert(workerCommand.end(), consistency.begin(),
                          consistency.end());
+    if (options.checkWorkerCommand &&
+        !options.checkWorkerCommand(workerCommand))
+      return 1;
     std::vector<std::string> stageCommand{self, "stage-rank", bundle};
     stageCommand.insert(stageCommand.end(), consistency.begin(),
                         consistency.end());

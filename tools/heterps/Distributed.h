@@ -24,6 +24,7 @@
 #define HETERPS_TOOLS_HETERPS_DISTRIBUTED_H
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -71,6 +72,9 @@ struct LaunchOptions {
   ConsistencyOptions consistency;
   /// One worker, and every stage replica of the bundle as a rank of its own.
   bool stageRanks = false;
+  /// Checks the worker ranks' command line (program, then its arguments) as
+  /// the workers will parse it; false when it would fail, having said why.
+  std::function<bool(const std::vector<std::string> &)> checkWorkerCommand;
 };
 
 /// 0 when the job (or the dry run) succeeded, the job's exit code otherwise,

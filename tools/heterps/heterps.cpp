@@ -26,11 +26,15 @@
 #include "heterps/Runtime/PassiveOpenMPWaits.h"
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 
+#include <unistd.h>
+
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
 
 using namespace llvm;
@@ -522,8 +526,7 @@ void reportError(StringRef command, const Twine &message) {
 } // namespace heterps::driver
 
 /// --consistency and --staleness, checked; reports an error for `command`.
-static std::optional<ConsistencyOptions>
-consistencyOptions(const char *command) {
+static std::optional<ConsistencyOptions> consistencyOptions(StringRef command) {
   std::string error;
   std::optional<ConsistencyOptions> options = parseConsistency(
       consistency, staleness, staleness.getNumOccurrences() > 0, error);
@@ -540,6 +543,169 @@ consistencyOptions(const char *command) {
 static cl::opt<bool> shortHelp("h", cl::desc("Alias for --help"), cl::Hidden,
                                cl::sub(cl::SubCommand::getAll()));
 
+/// LLVM takes a scalar option given twice, the last one winning: a second
+/// --data trained on one of two files without a word. False (and says so)
+/// when one was.
+static bool givenOnceEach(StringRef context = "") {
+  for (cl::SubCommand *sub : cl::getRegisteredSubcommands()) {
+    if (!*sub)
+      continue;
+    for (auto &entry : cl::getRegisteredOptions(*sub)) {
+      cl::Option *option = entry.second;
+      const bool once = option->getNumOccurrencesFlag() == cl::Optional ||
+                        option->getNumOccurrencesFlag() == cl::Required;
+      if (once && option->getNumOccurrences() > 1 &&
+          entry.first() == option->ArgStr) {
+        reportError(context.empty() ? sub->getName() : context,
+                    "--" + option->ArgStr + " is given " +
+                        Twine(option->getNumOccurrences()) +
+                        " times; give it once");
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+/// The options of `heterps run --train` from its parsed flags, checked;
+/// nullopt (said for `command`) when they cannot train.
+static std::optional<TrainOptions> trainOptionsFromFlags(StringRef command) {
+  // Inference's flags mean nothing to training.
+  // cl::list overloads operator&, hence std::addressof.
+  cl::Option *inferenceOnly[] = {std::addressof(inputs), &outputDir, &repeat};
+  for (cl::Option *option : inferenceOnly)
+    if (option->getNumOccurrences()) {
+      reportError(command, "--" + option->ArgStr +
+                               " is for inference; --train reads --data or "
+                               "--data-input");
+      return std::nullopt;
+    }
+  if ((trainData.empty() && trainDataInputs.empty()) ||
+      (!trainSteps.getNumOccurrences() && !trainSamples.getNumOccurrences())) {
+    reportError(command, "--train needs --data FILE (Criteo TSV) or "
+                         "--data-input NAME=FILE.npy for every input, and "
+                         "--steps N (or --samples N)");
+    return std::nullopt;
+  }
+  if (trainSteps.getNumOccurrences() && trainSamples.getNumOccurrences()) {
+    reportError(command, "give the run's length as --steps N or as --samples "
+                         "N, not both");
+    return std::nullopt;
+  }
+  if (trainSamples.getNumOccurrences() && trainSamples < 1) {
+    reportError(command, "--samples " + std::to_string(trainSamples) +
+                             " must be 1 to 2^53");
+    return std::nullopt;
+  }
+  TrainOptions options;
+  options.bundle = bundle;
+  options.data = trainData;
+  options.eval = evalData;
+  options.dataInputs.assign(trainDataInputs.begin(), trainDataInputs.end());
+  options.evalInputs.assign(evalDataInputs.begin(), evalDataInputs.end());
+  options.batch = trainBatch;
+  options.steps = trainSteps;
+  options.samples = trainSamples;
+  options.logEvery = logEvery;
+  options.evalEvery = evalEvery;
+  options.checkpointDir = checkpointDir;
+  options.checkpointEvery = checkpointEvery;
+  options.keepCheckpoints = keepCheckpoints;
+  options.resume = resumeTraining;
+  options.seed = trainSeed;
+  options.hashBuckets = hashBuckets;
+  options.psShards = psShards;
+  options.psMemoryRows = psMemoryRows;
+  options.psStorageDir = psStorageDir;
+  // Unset step-shape flags leave the choice to the bundle's plan.
+  if (passSteps.getNumOccurrences())
+    options.passSteps = passSteps;
+  options.passMemory = passMemory;
+  if (passCacheDevice.getNumOccurrences())
+    options.passCacheOnGpu = passCacheDevice == PassCacheDevice::Gpu;
+  if (sparseStaleness.getNumOccurrences())
+    options.sparseStaleness = sparseStaleness;
+  options.denseParametersOnGpu = denseParametersOnGpu;
+  options.threads = threads;
+  options.gpuStagesOnCpu = gpuStagesOnCpu;
+  options.framesInFlight = frames;
+  options.dumpParameters = dumpParameters;
+  options.lossLog = lossLog;
+  options.mpiWorker = mpiWorker;
+  options.shuffle = trainShuffle;
+  options.learningRateScale = learningRateScale;
+  options.learningRateWarmup = learningRateWarmup;
+  std::optional<ConsistencyOptions> parsed = consistencyOptions(command);
+  if (!parsed)
+    return std::nullopt;
+  options.consistency = *parsed;
+  if (!mpiWorker &&
+      (consistency.getNumOccurrences() || staleness.getNumOccurrences())) {
+    reportError(command, "--consistency and --staleness are for the workers of "
+                         "an MPI job (heterps launch --consistency=async); a "
+                         "single process is one worker");
+    return std::nullopt;
+  }
+  return options;
+}
+
+/// `heterps launch`'s check of its worker command (`heterps run BUNDLE
+/// --train FLAGS --mpi-worker ...`): parsed and checked as the workers will,
+/// so a mistyped or missing flag after -- is said once, here, also under
+/// --dry-run, instead of by every rank of the job. The launch's own options
+/// are read before; this parse replaces them.
+static bool checkWorkerCommand(const std::vector<std::string> &command) {
+  std::vector<const char *> argv;
+  for (const std::string &word : command)
+    argv.push_back(word.c_str());
+  cl::ResetAllOptionOccurrences();
+  // LLVM writes a bad value's error to stderr whatever stream it is given:
+  // both are caught so that the launch says one thing.
+  std::string message;
+  raw_string_ostream stream(message);
+  bool parsed = false;
+  {
+    std::FILE *caught = std::tmpfile();
+    int savedStderr = caught ? ::dup(STDERR_FILENO) : -1;
+    if (savedStderr >= 0)
+      ::dup2(::fileno(caught), STDERR_FILENO);
+    parsed =
+        cl::ParseCommandLineOptions(int(argv.size()), argv.data(), "", &stream);
+    if (savedStderr >= 0) {
+      ::dup2(savedStderr, STDERR_FILENO);
+      ::close(savedStderr);
+      std::rewind(caught);
+      char buffer[512];
+      for (size_t got; (got = std::fread(buffer, 1, sizeof buffer, caught));)
+        message.append(buffer, got);
+    }
+    if (caught)
+      std::fclose(caught);
+  }
+  if (!parsed) {
+    // LLVM's lines start with the program's name and add hints for its own
+    // command line; the first says what is wrong, a "Did you mean" helps.
+    SmallVector<StringRef> lines;
+    StringRef(message).split(lines, '\n', -1, false);
+    std::string what, hint;
+    const std::string program = sys::path::filename(argv.front()).str();
+    for (StringRef line : lines) {
+      line = line.trim();
+      line.consume_front(program + ":");
+      line = line.trim();
+      if (line.starts_with("Did you mean"))
+        hint = " (did you mean" + line.drop_front(12).str() + ")";
+      else if (what.empty() && !line.empty())
+        what = line.split(".  Try:").first.str();
+    }
+    reportError("launch",
+                "the flags after -- are not `heterps run --train`'s: " + what +
+                    hint);
+    return false;
+  }
+  return givenOnceEach("launch") && trainOptionsFromFlags("launch").has_value();
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   if (argc > 1 && StringRef(argv[1]) == "job")
@@ -555,24 +721,8 @@ int main(int argc, char **argv) {
     if (StringRef(argv[i]) == "-h")
       argv[i] = const_cast<char *>("--help");
   cl::ParseCommandLineOptions(argc, argv, "HeterPS driver\n");
-  // LLVM takes a scalar option given twice, the last one winning: a second
-  // --data trained on one of two files without a word.
-  for (cl::SubCommand *sub : cl::getRegisteredSubcommands()) {
-    if (!*sub)
-      continue;
-    for (auto &entry : cl::getRegisteredOptions(*sub)) {
-      cl::Option *option = entry.second;
-      const bool once = option->getNumOccurrencesFlag() == cl::Optional ||
-                        option->getNumOccurrencesFlag() == cl::Required;
-      if (once && option->getNumOccurrences() > 1 &&
-          entry.first() == option->ArgStr) {
-        reportError(sub->getName(), "--" + option->ArgStr + " is given " +
-                                        Twine(option->getNumOccurrences()) +
-                                        " times; give it once");
-        return 1;
-      }
-    }
-  }
+  if (!givenOnceEach())
+    return 1;
   // The runtime is built with exceptions and reports a failed allocation
   // (a --batch too large for this machine) as an error; LLVM's handler,
   // which InitLLVM installs, would abort with a crash report instead.
@@ -619,84 +769,10 @@ int main(int argc, char **argv) {
     return compile(options);
   }
   if (runCommand && trainMode) {
-    // Inference's flags mean nothing to training.
-    // cl::list overloads operator&, hence std::addressof.
-    cl::Option *inferenceOnly[] = {std::addressof(inputs), &outputDir, &repeat};
-    for (cl::Option *option : inferenceOnly)
-      if (option->getNumOccurrences()) {
-        reportError("run", "--" + option->ArgStr +
-                               " is for inference; --train reads --data or "
-                               "--data-input");
-        return 1;
-      }
-    if ((trainData.empty() && trainDataInputs.empty()) ||
-        (!trainSteps.getNumOccurrences() &&
-         !trainSamples.getNumOccurrences())) {
-      reportError("run", "--train needs --data FILE (Criteo TSV) or "
-                         "--data-input NAME=FILE.npy for every input, and "
-                         "--steps N (or --samples N)");
+    std::optional<TrainOptions> options = trainOptionsFromFlags("run");
+    if (!options)
       return 1;
-    }
-    if (trainSteps.getNumOccurrences() && trainSamples.getNumOccurrences()) {
-      reportError("run", "give the run's length as --steps N or as --samples "
-                         "N, not both");
-      return 1;
-    }
-    if (trainSamples.getNumOccurrences() && trainSamples < 1) {
-      reportError("run", "--samples " + std::to_string(trainSamples) +
-                             " must be 1 to 2^53");
-      return 1;
-    }
-    TrainOptions options;
-    options.bundle = bundle;
-    options.data = trainData;
-    options.eval = evalData;
-    options.dataInputs.assign(trainDataInputs.begin(), trainDataInputs.end());
-    options.evalInputs.assign(evalDataInputs.begin(), evalDataInputs.end());
-    options.batch = trainBatch;
-    options.steps = trainSteps;
-    options.samples = trainSamples;
-    options.logEvery = logEvery;
-    options.evalEvery = evalEvery;
-    options.checkpointDir = checkpointDir;
-    options.checkpointEvery = checkpointEvery;
-    options.keepCheckpoints = keepCheckpoints;
-    options.resume = resumeTraining;
-    options.seed = trainSeed;
-    options.hashBuckets = hashBuckets;
-    options.psShards = psShards;
-    options.psMemoryRows = psMemoryRows;
-    options.psStorageDir = psStorageDir;
-    // Unset step-shape flags leave the choice to the bundle's plan.
-    if (passSteps.getNumOccurrences())
-      options.passSteps = passSteps;
-    options.passMemory = passMemory;
-    if (passCacheDevice.getNumOccurrences())
-      options.passCacheOnGpu = passCacheDevice == PassCacheDevice::Gpu;
-    if (sparseStaleness.getNumOccurrences())
-      options.sparseStaleness = sparseStaleness;
-    options.denseParametersOnGpu = denseParametersOnGpu;
-    options.threads = threads;
-    options.gpuStagesOnCpu = gpuStagesOnCpu;
-    options.framesInFlight = frames;
-    options.dumpParameters = dumpParameters;
-    options.lossLog = lossLog;
-    options.mpiWorker = mpiWorker;
-    options.shuffle = trainShuffle;
-    options.learningRateScale = learningRateScale;
-    options.learningRateWarmup = learningRateWarmup;
-    std::optional<ConsistencyOptions> parsed = consistencyOptions("run");
-    if (!parsed)
-      return 1;
-    options.consistency = *parsed;
-    if (!mpiWorker &&
-        (consistency.getNumOccurrences() || staleness.getNumOccurrences())) {
-      reportError("run", "--consistency and --staleness are for the workers of "
-                         "an MPI job (heterps launch --consistency=async); a "
-                         "single process is one worker");
-      return 1;
-    }
-    return train(options);
+    return train(*options);
   }
   if (runCommand) {
     for (cl::Option *option :
@@ -800,6 +876,7 @@ int main(int argc, char **argv) {
     options.dryRun = launchDryRun;
     options.slurmMultiProg = launchSlurm;
     options.stageRanks = launchStageRanks;
+    options.checkWorkerCommand = checkWorkerCommand;
     std::optional<ConsistencyOptions> parsed = consistencyOptions("launch");
     if (!parsed)
       return 1;
