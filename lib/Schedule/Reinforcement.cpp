@@ -17,6 +17,7 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
 
 using llvm::createStringError;
 using llvm::Expected;
@@ -372,6 +373,33 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
   // it when the windows cannot repair a plan); with a floor, the cheapest
   // feasible plan whose stages and boundaries all run faster than it (dp's
   // DP(floor), locally: lifting uses it to re-tighten each lifted plan).
+  // Repairs with the true counts (`windows` until the plan keeps them),
+  // memoised by placement and replicas: trade's rounds and lifting's chain
+  // meet the same priced plans again and again (ctr200 on a five-class
+  // cluster: 3,072 repairs of 271 distinct plans, 87 of rl's 100 s). The
+  // memo is dropped when it would hold more than kMaxRepairedLayers layer
+  // entries, so deep graphs keep a bounded footprint.
+  constexpr size_t kMaxRepairedLayers = size_t(1) << 22;
+  std::map<std::vector<unsigned>, Evaluation> repairs;
+  size_t repairedLayers = 0;
+  auto repair = [&](const Evaluation &plan) {
+    std::vector<unsigned> key = plan.classOfLayer;
+    for (const cost::StagePlan &stage : plan.stages)
+      key.push_back(stage.replicas);
+    if (auto known = repairs.find(key); known != repairs.end())
+      return known->second;
+    Evaluation repaired = plan;
+    for (unsigned pass = 0; pass != 4 && !repaired.feasible; ++pass)
+      if (!windows(repaired))
+        break;
+    if (repairedLayers + key.size() > kMaxRepairedLayers) {
+      repairs.clear();
+      repairedLayers = 0;
+    }
+    repairedLayers += key.size();
+    repairs.emplace(std::move(key), repaired);
+    return repaired;
+  };
   auto trade = [&](const Evaluation &start,
                    double floor) -> std::optional<Evaluation> {
     // Priced windows do not carry count labels, so they can be twice as
@@ -471,11 +499,9 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
       // The priced plan may still overuse a class by a few devices (the
       // shadow prices of an integer problem need not clear the market
       // exactly): repair it with the true counts, a device at a time.
-      Evaluation repaired = current;
-      if (!repaired.feasible && shortfall(repaired) == 0)
-        for (unsigned pass = 0; pass != 4 && !repaired.feasible; ++pass)
-          if (!windows(repaired))
-            break;
+      Evaluation repaired = !current.feasible && shortfall(current) == 0
+                                ? repair(current)
+                                : current;
       bool improvedBest = offer(current);
       improvedBest |= offer(repaired);
       sinceBest = improvedBest ? 0 : sinceBest + 1;
