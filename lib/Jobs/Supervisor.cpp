@@ -367,8 +367,8 @@ private:
 
 /// The first error heterps itself printed in an attempt's log ("heterps
 /// run: error: ...", as "heterps run: ...", or a flag the command line
-/// refused); empty when none. Ranks write the log at once, so a line may
-/// begin with another rank's words.
+/// refused, by a rank or by the launcher's check); empty when none. Ranks write
+/// the log at once, so a line may begin with another rank's words.
 std::string firstOwnError(StringRef log) {
   SmallVector<StringRef> lines;
   log.split(lines, '\n');
@@ -381,9 +381,11 @@ std::string firstOwnError(StringRef log) {
     line = line.trim();
     if (size_t at = line.find(marker); at != StringRef::npos) {
       size_t program = line.take_front(at).rfind("heterps ");
-      // The launcher's own error only says that a rank failed.
+      // The launcher's error after the job ran only says that a rank
+      // failed; before it (its flags, the hostfile) it says why.
       if (program != StringRef::npos &&
-          !line.substr(program).starts_with("heterps launch:"))
+          !line.substr(program).starts_with(
+              ("heterps launch: error: " + kLaunchedJobFailed).str()))
         return (line.slice(program, at) + ": " +
                 line.drop_front(at + marker.size()))
             .str();

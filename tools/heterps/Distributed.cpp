@@ -398,7 +398,7 @@ int launch(const LaunchOptions &options) {
       return 128 + int(forwardedSignal);
     }
     if (code != 0)
-      reportError("launch", "the MPI job failed (exit code " +
+      reportError("launch", jobs::kLaunchedJobFailed + " (exit code " +
                                 std::to_string(code) + ")");
     return code;
   } catch (const std::exception &error) {

@@ -14,6 +14,7 @@
 
 #include "heterps/Jobs/JobSpec.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <memory>
@@ -77,6 +78,11 @@ public:
   /// Slurm job id), for the report.
   virtual std::string attemptId() const = 0;
 };
+
+/// How `heterps launch` begins its error when the MPI job it ran failed
+/// (a rank said why before it); the supervisor looks past it for the
+/// rank's own error. Its other errors come before any rank starts.
+inline constexpr llvm::StringLiteral kLaunchedJobFailed = "the MPI job failed";
 
 /// One line of an mpirun hostfile: "host slots=N" (1 when left out).
 struct HostSlots {
