@@ -10,6 +10,15 @@ using namespace heterps::schedule::detail;
 
 static double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
+/// y += a * x. Restrict tells the compiler the rows do not overlap, so it
+/// vectorises without run-time overlap checks; each element's sum keeps
+/// its order.
+static inline void addScaled(double *__restrict y, const double *__restrict x,
+                             double a, unsigned n) {
+  for (unsigned k = 0; k != n; ++k)
+    y[k] += a * x[k];
+}
+
 LSTMPolicy::LSTMPolicy(unsigned featureSize, unsigned hiddenSize,
                        unsigned numActions, std::mt19937_64 &rng)
     : featureSize(featureSize), hidden(hiddenSize), numActions(numActions) {
@@ -27,6 +36,20 @@ LSTMPolicy::LSTMPolicy(unsigned featureSize, unsigned hiddenSize,
   grad.assign(numParams(), 0.0);
   adamM.assign(numParams(), 0.0);
   adamV.assign(numParams(), 0.0);
+  transposeGateWeights();
+}
+
+void LSTMPolicy::transposeGateWeights() {
+  unsigned in = inputSize(), H = hidden, gates = 4 * H;
+  gateWeightsByInput.resize(size_t(in + H) * gates);
+  for (unsigned r = 0; r != gates; ++r) {
+    for (unsigned k = 0; k != in; ++k)
+      gateWeightsByInput[size_t(k) * gates + r] =
+          params[offWx() + size_t(r) * in + k];
+    for (unsigned k = 0; k != H; ++k)
+      gateWeightsByInput[size_t(in + k) * gates + r] =
+          params[offWh() + size_t(r) * H + k];
+  }
 }
 
 LSTMPolicy::Episode LSTMPolicy::sample(const std::vector<double> &features,
@@ -51,15 +74,13 @@ LSTMPolicy::Episode LSTMPolicy::sample(const std::vector<double> &features,
     std::copy(h.begin(), h.end(), ep.hPrev.begin() + size_t(t) * H);
     std::copy(c.begin(), c.end(), ep.cPrev.begin() + size_t(t) * H);
 
-    for (unsigned r = 0; r != 4 * H; ++r) {
-      double sum = params[offB() + r];
-      const double *wx = &params[offWx() + size_t(r) * in];
-      for (unsigned k = 0; k != in; ++k)
-        sum += wx[k] * x[k];
-      const double *wh = &params[offWh() + size_t(r) * H];
-      for (unsigned k = 0; k != H; ++k)
-        sum += wh[k] * h[k];
-      z[r] = sum;
+    // z = b + Wx x + Wh h, one input at a time across all gates.
+    std::copy_n(&params[offB()], 4 * H, z.begin());
+    for (unsigned k = 0; k != in + H; ++k) {
+      double input = k < in ? x[k] : h[k - in];
+      const double *weights = &gateWeightsByInput[size_t(k) * 4 * H];
+      for (unsigned r = 0; r != 4 * H; ++r)
+        z[r] += weights[r] * input;
     }
     for (unsigned k = 0; k != H; ++k) {
       double gi = sigmoid(z[k]), gf = sigmoid(z[H + k]),
@@ -129,15 +150,14 @@ void LSTMPolicy::accumulateGradient(const Episode &ep, double advantage,
     const double *cPrevStep = &ep.cPrev[size_t(t) * H];
     // h_t = o * tanh(c_t).
     std::copy(dhNext.begin(), dhNext.end(), dh.begin());
+    const double *gateO = &ep.gateO[size_t(t) * H];
+    const double *tanhCell = &ep.tanhCell[size_t(t) * H];
     for (unsigned a = 0; a != A; ++a) {
       grad[offD() + a] += dlogits[a];
       double *gv = &grad[offV() + size_t(a) * H];
-      const double *v = &params[offV() + size_t(a) * H];
-      for (unsigned k = 0; k != H; ++k) {
-        size_t at = size_t(t) * H + k;
-        gv[k] += dlogits[a] * ep.gateO[at] * ep.tanhCell[at];
-        dh[k] += dlogits[a] * v[k];
-      }
+      for (unsigned k = 0; k != H; ++k)
+        gv[k] += dlogits[a] * gateO[k] * tanhCell[k];
+      addScaled(dh.data(), &params[offV() + size_t(a) * H], dlogits[a], H);
     }
     for (unsigned k = 0; k != H; ++k) {
       size_t at = size_t(t) * H + k;
@@ -158,15 +178,9 @@ void LSTMPolicy::accumulateGradient(const Episode &ep, double advantage,
       if (d == 0)
         continue;
       grad[offB() + r] += d;
-      double *gx = &grad[offWx() + size_t(r) * in];
-      for (unsigned k = 0; k != in; ++k)
-        gx[k] += d * x[k];
-      double *gh = &grad[offWh() + size_t(r) * H];
-      const double *wh = &params[offWh() + size_t(r) * H];
-      for (unsigned k = 0; k != H; ++k) {
-        gh[k] += d * hPrevStep[k];
-        dhNext[k] += d * wh[k];
-      }
+      addScaled(&grad[offWx() + size_t(r) * in], x, d, in);
+      addScaled(&grad[offWh() + size_t(r) * H], hPrevStep, d, H);
+      addScaled(dhNext.data(), &params[offWh() + size_t(r) * H], d, H);
     }
   }
 }
@@ -193,4 +207,5 @@ void LSTMPolicy::applyGradient(double learningRate, unsigned episodes) {
                  (std::sqrt(adamV[i] / correction2) + epsilon);
     grad[i] = 0;
   }
+  transposeGateWeights();
 }

@@ -55,8 +55,16 @@ private:
   size_t offD() const { return offV() + numActions * hidden; }
   size_t numParams() const { return offD() + numActions; }
 
+  /// Refreshes `gateWeightsByInput` from `params`.
+  void transposeGateWeights();
+
   unsigned featureSize, hidden, numActions;
   std::vector<double> params, grad, adamM, adamV;
+  /// [Wx | Wh] transposed: per input (x, then h), its weight into each of
+  /// the 4 * hidden gates. Sampling then accumulates every gate at once, a
+  /// loop the compiler vectorises, in the order of the dot products (each
+  /// gate's sum is the same, bit for bit).
+  std::vector<double> gateWeightsByInput;
   unsigned adamSteps = 0;
 };
 
