@@ -43,6 +43,42 @@ static unsigned addWindow(std::vector<std::pair<unsigned, unsigned>> &windows,
   return end - begin;
 }
 
+namespace {
+/// Results of one of rl's deterministic refinements (a repair, a trade, a
+/// neighbourhood search) by the plan it started from (placement and
+/// replicas, which determine the plan) and a floor. The local improvement
+/// meets the same plans again and again: trade's rounds, every step of a
+/// lifting chain, and the two finishes (sampled and seed plans) that often
+/// converge. Dropped whole when it would hold more than kMaxLayers layer
+/// entries, so deep graphs keep a bounded footprint.
+template <typename Result> class PlanMemo {
+public:
+  template <typename Compute>
+  Result get(const Evaluation &plan, double floor, Compute compute) {
+    std::vector<unsigned> placement = plan.classOfLayer;
+    for (const cost::StagePlan &stage : plan.stages)
+      placement.push_back(stage.replicas);
+    Key key{std::move(placement), floor};
+    if (auto known = results.find(key); known != results.end())
+      return known->second;
+    Result result = compute();
+    if (layers + key.first.size() > kMaxLayers) {
+      results.clear();
+      layers = 0;
+    }
+    layers += key.first.size();
+    results.emplace(std::move(key), result);
+    return result;
+  }
+
+private:
+  static constexpr size_t kMaxLayers = size_t(1) << 22;
+  using Key = std::pair<std::vector<unsigned>, double>;
+  std::map<Key, Result> results;
+  size_t layers = 0;
+};
+} // namespace
+
 static std::vector<double> layerFeatures(const CostModel &model,
                                          unsigned &featureSize) {
   unsigned n = model.numLayers(), numCls = model.numClasses();
@@ -242,6 +278,8 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     return slots;
   };
   std::vector<unsigned> lastRecut;
+  // Memoised: the two finishes often meet the same plans.
+  PlanMemo<std::optional<Evaluation>> neighbourhoods;
   auto neighbourhood =
       [&](const Evaluation &plan) -> std::optional<Evaluation> {
     std::vector<unsigned> slots;
@@ -264,7 +302,9 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     // the work.
     constexpr double kExactBudget = 1e6;
     if (static_cast<double>(slots.size()) * n * n <= kExactBudget)
-      return exact->cheapest(slots, /*ordered=*/true, kSearchSteps);
+      return neighbourhoods.get(plan, 0, [&] {
+        return exact->cheapest(slots, /*ordered=*/true, kSearchSteps);
+      });
     // Past it, an exact re-cut of the plan as a whole, with the counts: its
     // sequence of stage classes kept in order, any stage may be dropped,
     // one stage of another class may be inserted between two stages or at
@@ -301,7 +341,9 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     // multiply far past slots x layers^2. So the work is bounded instead
     // (well under a second; docs/benchmarks/placement.md): past it the
     // search keeps the best plan of the floors it finished.
-    return exact->cheapest(recutSlots, /*ordered=*/true, kSearchSteps);
+    return neighbourhoods.get(plan, 0, [&] {
+      return exact->cheapest(recutSlots, /*ordered=*/true, kSearchSteps);
+    });
   };
   // One pass of windows; true when it improved the plan. Each window costs
   // about width^2 table steps, so a pass is linear in the depth of the model.
@@ -374,34 +416,21 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
   // feasible plan whose stages and boundaries all run faster than it (dp's
   // DP(floor), locally: lifting uses it to re-tighten each lifted plan).
   // Repairs with the true counts (`windows` until the plan keeps them),
-  // memoised by placement and replicas: trade's rounds and lifting's chain
-  // meet the same priced plans again and again (ctr200 on a five-class
-  // cluster: 3,072 repairs of 271 distinct plans, 87 of rl's 100 s). The
-  // memo is dropped when it would hold more than kMaxRepairedLayers layer
-  // entries, so deep graphs keep a bounded footprint.
-  constexpr size_t kMaxRepairedLayers = size_t(1) << 22;
-  std::map<std::vector<unsigned>, Evaluation> repairs;
-  size_t repairedLayers = 0;
+  // memoised (PlanMemo): trade's rounds and lifting's chain meet the same
+  // priced plans again and again (ctr200 on a five-class cluster: 3,072
+  // repairs of 271 distinct plans, 87 of rl's 100 s).
+  PlanMemo<Evaluation> repairs;
   auto repair = [&](const Evaluation &plan) {
-    std::vector<unsigned> key = plan.classOfLayer;
-    for (const cost::StagePlan &stage : plan.stages)
-      key.push_back(stage.replicas);
-    if (auto known = repairs.find(key); known != repairs.end())
-      return known->second;
-    Evaluation repaired = plan;
-    for (unsigned pass = 0; pass != 4 && !repaired.feasible; ++pass)
-      if (!windows(repaired))
-        break;
-    if (repairedLayers + key.size() > kMaxRepairedLayers) {
-      repairs.clear();
-      repairedLayers = 0;
-    }
-    repairedLayers += key.size();
-    repairs.emplace(std::move(key), repaired);
-    return repaired;
+    return repairs.get(plan, 0, [&] {
+      Evaluation repaired = plan;
+      for (unsigned pass = 0; pass != 4 && !repaired.feasible; ++pass)
+        if (!windows(repaired))
+          break;
+      return repaired;
+    });
   };
-  auto trade = [&](const Evaluation &start,
-                   double floor) -> std::optional<Evaluation> {
+  auto tradeOnce = [&](const Evaluation &start,
+                       double floor) -> std::optional<Evaluation> {
     // Priced windows do not carry count labels, so they can be twice as
     // wide as the windows above for the same cost.
     constexpr unsigned kWidth = 48, kStride = kWidth / 2, kStagesPerWindow = 3,
@@ -527,6 +556,13 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
         break;
     }
     return best;
+  };
+  // Memoised: a lifting chain re-tightens at floors it met before, and the
+  // two finishes walk the same chains (ctr200 at 0.1 of reachable on the
+  // paper preset: 2,548 trades of 324 distinct starts and floors).
+  PlanMemo<std::optional<Evaluation>> trades;
+  auto trade = [&](const Evaluation &start, double floor) {
+    return trades.get(start, floor, [&] { return tradeOnce(start, floor); });
   };
   // Bottleneck lifting. The cost is price / throughput and the throughput is
   // the slowest stage or boundary, so a dearer plan can be cheaper per
