@@ -132,9 +132,11 @@ void LSTMPolicy::accumulateGradient(const Episode &ep, double advantage,
                                     double entropyWeight) {
   unsigned in = inputSize(), H = hidden, A = numActions;
   unsigned steps = ep.actions.size();
-  std::vector<double> dhNext(H, 0.0), dcNext(H, 0.0), dh(H), dz(4 * H),
-      dlogits(A);
+  std::vector<double> dhNext(H, 0.0), dcNext(H, 0.0), dh(H), dlogits(A);
+  // The gate gradients of every step, for the weight gradients below.
+  std::vector<double> gateGradients(size_t(steps) * 4 * H);
   for (unsigned t = steps; t-- != 0;) {
+    double *dz = &gateGradients[size_t(t) * 4 * H];
     const double *p = &ep.probs[size_t(t) * A];
     // Loss = -advantage * log p(a) - entropyWeight * H(p).
     double entropy = 0;
@@ -146,7 +148,6 @@ void LSTMPolicy::accumulateGradient(const Episode &ep, double advantage,
       dlogits[a] = advantage * (p[a] - (a == ep.actions[t] ? 1.0 : 0.0)) +
                    entropyWeight * p[a] * (logP + entropy);
     }
-    const double *hPrevStep = &ep.hPrev[size_t(t) * H];
     const double *cPrevStep = &ep.cPrev[size_t(t) * H];
     // h_t = o * tanh(c_t).
     std::copy(dhNext.begin(), dhNext.end(), dh.begin());
@@ -171,16 +172,29 @@ void LSTMPolicy::accumulateGradient(const Episode &ep, double advantage,
       dz[3 * H + k] = dOut * go * (1 - go);
       dcNext[k] = dc * gf;
     }
-    const double *x = &ep.inputs[size_t(t) * in];
     std::fill(dhNext.begin(), dhNext.end(), 0.0);
-    for (unsigned r = 0; r != 4 * H; ++r) {
-      double d = dz[r];
-      if (d == 0)
-        continue;
-      grad[offB() + r] += d;
-      addScaled(&grad[offWx() + size_t(r) * in], x, d, in);
-      addScaled(&grad[offWh() + size_t(r) * H], hPrevStep, d, H);
-      addScaled(dhNext.data(), &params[offWh() + size_t(r) * H], d, H);
+    for (unsigned r = 0; r != 4 * H; ++r)
+      if (dz[r] != 0)
+        addScaled(dhNext.data(), &params[offWh() + size_t(r) * H], dz[r], H);
+  }
+  // d[Wx | Wh | b] += sum over steps (last first) of dz_t [x_t | h_t-1 | 1],
+  // a few gate rows at a time so that they stay in L1 while the steps'
+  // inputs stream past; each element's sum keeps the order of steps.
+  constexpr unsigned kRowsAtOnce = 4;
+  for (unsigned first = 0; first < 4 * H; first += kRowsAtOnce) {
+    unsigned last = std::min(4 * H, first + kRowsAtOnce);
+    for (unsigned t = steps; t-- != 0;) {
+      const double *dz = &gateGradients[size_t(t) * 4 * H];
+      const double *x = &ep.inputs[size_t(t) * in];
+      const double *hPrevStep = &ep.hPrev[size_t(t) * H];
+      for (unsigned r = first; r != last; ++r) {
+        double d = dz[r];
+        if (d == 0)
+          continue;
+        grad[offB() + r] += d;
+        addScaled(&grad[offWx() + size_t(r) * in], x, d, in);
+        addScaled(&grad[offWh() + size_t(r) * H], hPrevStep, d, H);
+      }
     }
   }
 }
