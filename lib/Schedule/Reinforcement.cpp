@@ -397,24 +397,6 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
     }
     return improved;
   };
-  // Device trading (a Lagrangian relaxation of the class counts). A plan
-  // can overuse a class while a cheaper, feasible one exists that no window
-  // reaches: the devices one part of the plan needs are held by stages far
-  // away, which would have to move to a third class, and so on. Give every
-  // device of each class a shadow price, let the windows re-place their
-  // layers to minimise replicas x (price + shadow price) with the counts
-  // not enforced, and raise the shadow price of each overused class (lower
-  // it, down to 0, for classes with devices to spare) in proportion to the
-  // overuse after each sweep: a projected subgradient step on the dual. All
-  // windows see the same prices, so they trade devices consistently across
-  // the whole plan without solving it globally. The first round starts
-  // with a priced re-cut of the whole plan (sequenceSlots), then slides priced
-  // windows over it; a plan that still overuses a class is repaired with
-  // the true counts (`windows`). Returns the best plan met: with `floor`
-  // 0, the closest to feasible, then the cheapest per sample (finish uses
-  // it when the windows cannot repair a plan); with a floor, the cheapest
-  // feasible plan whose stages and boundaries all run faster than it (dp's
-  // DP(floor), locally: lifting uses it to re-tighten each lifted plan).
   // Repairs with the true counts (`windows` until the plan keeps them),
   // memoised (PlanMemo): trade's rounds and lifting's chain meet the same
   // priced plans again and again (ctr200 on a five-class cluster: 3,072
@@ -429,6 +411,24 @@ detail::solveReinforcement(const CostModel &model, const Objective &objective,
       return repaired;
     });
   };
+  // Device trading (a Lagrangian relaxation of the class counts). A plan
+  // can overuse a class while a cheaper, feasible one exists that no window
+  // reaches: the devices one part of the plan needs are held by stages far
+  // away, which would have to move to a third class, and so on. Give every
+  // device of each class a shadow price, let the windows re-place their
+  // layers to minimise replicas x (price + shadow price) with the counts
+  // not enforced, and raise the shadow price of each overused class (lower
+  // it, down to 0, for classes with devices to spare) in proportion to the
+  // overuse after each sweep: a projected subgradient step on the dual. All
+  // windows see the same prices, so they trade devices consistently across
+  // the whole plan without solving it globally. The first round starts
+  // with a priced re-cut of the whole plan (sequenceSlots), then slides priced
+  // windows over it; a plan that still overuses a class is repaired with
+  // the true counts (`repair`). Returns the best plan met: with `floor`
+  // 0, the closest to feasible, then the cheapest per sample (finish uses
+  // it when the windows cannot repair a plan); with a floor, the cheapest
+  // feasible plan whose stages and boundaries all run faster than it (dp's
+  // DP(floor), locally: lifting uses it to re-tighten each lifted plan).
   auto tradeOnce = [&](const Evaluation &start,
                        double floor) -> std::optional<Evaluation> {
     // Priced windows do not carry count labels, so they can be twice as
