@@ -373,6 +373,8 @@ std::string firstOwnError(StringRef log) {
   SmallVector<StringRef> lines;
   log.split(lines, '\n');
   const StringRef marker = ": error: ";
+  const std::string launchedJobFailed =
+      ("heterps launch: error: " + kLaunchedJobFailed).str();
   // LLVM's command-line parser words its refusals so.
   static const StringRef flagErrors[] = {
       "heterps: Unknown command line argument", "heterps: for the ",
@@ -384,8 +386,7 @@ std::string firstOwnError(StringRef log) {
       // The launcher's error after the job ran only says that a rank
       // failed; before it (its flags, the hostfile) it says why.
       if (program != StringRef::npos &&
-          !line.substr(program).starts_with(
-              ("heterps launch: error: " + kLaunchedJobFailed).str()))
+          !line.substr(program).starts_with(launchedJobFailed))
         return (line.slice(program, at) + ": " +
                 line.drop_front(at + marker.size()))
             .str();

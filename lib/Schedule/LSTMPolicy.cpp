@@ -76,12 +76,9 @@ LSTMPolicy::Episode LSTMPolicy::sample(const std::vector<double> &features,
 
     // z = b + Wx x + Wh h, one input at a time across all gates.
     std::copy_n(&params[offB()], 4 * H, z.begin());
-    for (unsigned k = 0; k != in + H; ++k) {
-      double input = k < in ? x[k] : h[k - in];
-      const double *weights = &gateWeightsByInput[size_t(k) * 4 * H];
-      for (unsigned r = 0; r != 4 * H; ++r)
-        z[r] += weights[r] * input;
-    }
+    for (unsigned k = 0; k != in + H; ++k)
+      addScaled(z.data(), &gateWeightsByInput[size_t(k) * 4 * H],
+                k < in ? x[k] : h[k - in], 4 * H);
     for (unsigned k = 0; k != H; ++k) {
       double gi = sigmoid(z[k]), gf = sigmoid(z[H + k]),
              gg = std::tanh(z[2 * H + k]), go = sigmoid(z[3 * H + k]);

@@ -134,8 +134,7 @@ std::vector<unsigned> maxThroughputPlacement(const CostModel &model,
 /// when no placement is runnable, or when the graph is too large for
 /// repeated exact searches (kMaxRunnableSearchSteps) or they would take
 /// more than `budget` steps (StrategyOptions::runnableSearchBudget).
-/// `bound` is set to the
-/// max-min placement's throughput either way.
+/// `bound` is set to the max-min placement's throughput either way.
 std::optional<Evaluation>
 fastestRunnablePlacement(const CostModel &model, double target,
                          size_t maxStoredStages, double budget, double &bound);
