@@ -54,18 +54,26 @@ void Session::checkInput(size_t index, const TensorView &tensor) const {
   rt::checkInput(inputs()[index], tensor.dtype, tensor.shape);
 }
 
-std::vector<HostTensor> Session::run(const std::vector<TensorView> &inputs) {
-  if (inputs.size() != this->inputs().size())
-    throw Error("the model has " + std::to_string(this->inputs().size()) +
-                " inputs; " + std::to_string(inputs.size()) + " were given");
-  for (size_t i = 0; i < inputs.size(); ++i)
-    checkInput(i, inputs[i]);
+void Session::checkRunnable() const {
   // Its stages read their parameters from the training server.
   if (opened->training())
     throw Error("'" + opened->directory() +
                 "' is a training bundle: train it (heterps run --train, "
                 "Bundle.train); for inference, compile the model without "
                 "--train");
+}
+
+std::vector<HostTensor> Session::run(const std::vector<TensorView> &inputs) {
+  checkRunnable();
+  if (inputs.size() != this->inputs().size())
+    throw Error("the model has " + std::to_string(this->inputs().size()) +
+                " inputs; " + std::to_string(inputs.size()) + " were given");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    checkInput(i, inputs[i]);
+  // One made before this process was forked cannot run here, nor be torn
+  // down (Executor::madeInThisProcess): left alone, and another made.
+  if (executor && !executor->madeInThisProcess())
+    (void)executor.release();
   if (!executor)
     executor = std::make_unique<Executor>(*opened, options);
   return executor->run(inputs);

@@ -490,6 +490,32 @@ Error bindNamedDims(onnx::GraphProto &graph, const InputBindings &bindings) {
   return {};
 }
 
+/// --batch B > 1 binds a symbolic leading dim; where no input had one, an
+/// input fixed at another leading extent would run that many samples while
+/// the plan and the bundle count B (the batch was dropped without a word).
+Error checkBatchBound(onnx::GraphProto &graph, int64_t batch) {
+  for (onnx::ValueInfoProto *data : dataInputs(graph)) {
+    const auto &shape = data->type().tensor_type().shape();
+    if (shape.dim_size() == 0 || !shape.dim(0).has_dim_value() ||
+        shape.dim(0).dim_value() == batch)
+      continue;
+    std::string extents;
+    for (int i = 0; i < shape.dim_size(); ++i)
+      extents +=
+          (i ? "x" : "") + (shape.dim(i).has_dim_value()
+                                ? std::to_string(shape.dim(i).dim_value())
+                                : std::string("N"));
+    return "--batch " + std::to_string(batch) +
+           " binds a symbolic leading input dim, and the model has none: "
+           "input '" +
+           data->name() + "' is fixed at " + extents +
+           "; compile with --static-batch to give a model exported for one "
+           "sample a batch of " +
+           std::to_string(batch) + ", or without --batch";
+  }
+  return {};
+}
+
 /// For a compile: every input dim must be static once bound. Names each
 /// unbound one, with the flags that bind it.
 Error checkInputsStatic(onnx::GraphProto &graph) {
@@ -917,6 +943,9 @@ LoadedModel loadONNXModel(StringRef path, StringRef contents,
         (bindings.batch > 0 || !bindings.shapes.empty() ||
          !bindings.dims.empty()))
       error = bindInputShapes(*model->mutable_graph(), bindings, result);
+    if (error.empty() && bindings.batch > 1 && carriers.values.empty() &&
+        result.batchedInputs.empty())
+      error = checkBatchBound(*model->mutable_graph(), bindings.batch);
     if (error.empty() && bindings.requireStatic)
       error = checkInputsStatic(*model->mutable_graph());
     if (error.empty())

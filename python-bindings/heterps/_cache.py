@@ -101,7 +101,10 @@ def resolve(cache_dir: Optional[os.PathLike | str]) -> Path:
         return default_cache_dir()
     # Absolute as given: a relative one would move with os.chdir, and the
     # bundles opened from it with it.
-    return Path(os.path.abspath(_checks.path("cache_dir", cache_dir)))
+    path = Path(os.path.abspath(_checks.path("cache_dir", cache_dir)))
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"cache_dir '{path}' is not a directory")
+    return path
 
 
 def private_copy(directory: Path, kind: str, contents: bytes, suffix: str) -> str:

@@ -36,7 +36,10 @@ def model_bytes(model: Any, example_inputs: Any = None) -> Tuple[bytes, str]:
 
 
 def looks_like_module(model: Any) -> bool:
-    return any(cls.__module__.startswith("torch") for cls in type(model).__mro__)
+    """A torch.nn.Module, known without importing torch (a torch.Tensor is
+    not one)."""
+    return any(cls.__name__ == "Module" and cls.__module__.startswith("torch.nn")
+               for cls in type(model).__mro__)
 
 
 def _export_torch(model: Any, example_inputs: Optional[Any]) -> bytes:

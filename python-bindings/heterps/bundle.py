@@ -30,7 +30,8 @@ class TensorInfo(NamedTuple):
     shape: Tuple[int, ...]
     """The compiled shape; dim 0 of a batched tensor is the micro-batch."""
     dtype: Optional[np.dtype]
-    """NumPy's dtype (None for bf16, which NumPy has not)."""
+    """NumPy's dtype (ml_dtypes.bfloat16 for bf16; None for bf16 where
+    ml_dtypes is not installed)."""
     type: str
     """The runtime's name for the element type ("f32", "i64", ...)."""
     batched: bool
@@ -94,10 +95,13 @@ class Bundle:
         """Runs the model: one array per input, by name; returns one array
         per output, by name. Batched inputs may hold any number of samples.
 
-        Raises ValueError for a missing or unknown input name or an array
-        of the wrong dtype or shape (naming the input), heterps.Error for a
-        failure of the runtime.
+        Raises heterps.Error for a training bundle, ValueError for a
+        missing or unknown input name or an array of the wrong dtype or
+        shape (naming the input; the wrong number of samples where the
+        model runs whole batches only), heterps.Error for a failure of the
+        runtime.
         """
+        self._session.check_runnable()
         arrays = _ordered(self.inputs, feeds)
         results = self._session.run(arrays)
         return {info.name: array for info, array in zip(self.outputs, results)}
@@ -248,8 +252,10 @@ def _options(model: Any, cluster: ClusterLike, throughput: float, batch: int,
                                               read_contents[profile], ".json")
         given_names[options.profile] = profile
     options.cluster = resolved.file(cache_dir)
-    if resolved._path is not None:
-        given_names[options.cluster] = resolved._path
+    # A cluster built from a dict is named as its JSON text (Cluster.text),
+    # which the diagnostic's line and column count in.
+    given_names[options.cluster] = (resolved._path if resolved._path is not None
+                                    else f"<cluster {resolved.name!r} as JSON>")
     return _Compile(options, data, resolved.text, keyed, read_files, read_contents,
                     given_names)
 

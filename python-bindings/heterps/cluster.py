@@ -28,11 +28,13 @@ class Cluster:
         """The cluster in a YAML file (e.g. clusters/paper.yaml), read now:
         compiles use the text read here, even if the file changes later;
         the compiler's errors name this file."""
+        from . import _checks
+        from ._heterps import Error
+
         cluster = cls.__new__(cls)
         cluster._spec = None
         # Absolute: the name it is known by stays right after os.chdir.
-        cluster._path = os.path.abspath(os.fspath(path))
-        from ._heterps import Error
+        cluster._path = os.path.abspath(_checks.path("path", path))
 
         try:
             with open(cluster._path, "r", encoding="utf-8") as file:

@@ -91,6 +91,7 @@ class InferenceSession:
         input, or an array of the wrong dtype or shape (naming the input);
         heterps.Error for a failure of the runtime.
         """
+        self._bundle._session.check_runnable()
         names = [info.name for info in self._bundle.outputs]
         if isinstance(output_names, str):
             raise TypeError("output_names must be a list of names or None")

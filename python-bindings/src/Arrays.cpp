@@ -40,7 +40,14 @@ py::dtype numpyType(DType type) {
   case DType::Bool:
     return py::dtype::of<bool>();
   case DType::BF16:
-    break;
+    // NumPy has no bfloat16; ml_dtypes (which onnx requires) adds it.
+    try {
+      return py::dtype::from_args(
+          py::module_::import("ml_dtypes").attr("bfloat16"));
+    } catch (const py::error_already_set &) {
+      throw Error("bf16 tensors need the ml_dtypes package for their NumPy "
+                  "type (pip install ml_dtypes)");
+    }
   }
   throw Error(std::string("tensors of ") + dtypeName(type) +
               " have no NumPy type");
@@ -52,7 +59,12 @@ InputArray toInput(const InputSpec &spec, const py::handle &object) {
         "input '" + spec.name + "' must be a numpy.ndarray, not " +
         std::string(py::str(py::type::of(object).attr("__name__"))));
   py::array array = py::reinterpret_borrow<py::array>(object);
-  py::dtype expected = numpyType(spec.dtype);
+  py::dtype expected;
+  try {
+    expected = numpyType(spec.dtype);
+  } catch (const Error &error) {
+    throw py::value_error("input '" + spec.name + "': " + error.what());
+  }
   // Same kind and size: byte order aside (the runtime is little-endian
   // only), numpy's own equivalence.
   if (!array.dtype().is(expected) && !array.dtype().equal(expected))

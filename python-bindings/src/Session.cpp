@@ -32,8 +32,11 @@ struct PySession {
 /// (name, shape, dtype name, NumPy dtype or None, batched).
 py::tuple describe(const TensorSpec &spec) {
   py::object type = py::none();
-  if (spec.dtype != DType::BF16)
+  try {
     type = numpyType(spec.dtype);
+  } catch (const Error &) {
+    // bf16 without ml_dtypes: None, and a run says what to install.
+  }
   return py::make_tuple(spec.name, py::tuple(py::cast(spec.shape)),
                         dtypeName(spec.dtype), type, spec.batched);
 }
@@ -106,8 +109,13 @@ void bindSession(py::module_ &module) {
           },
           "Whether this is a training bundle.")
       .def(
+          "check_runnable",
+          [](const PySession &self) { self.session->checkRunnable(); },
+          "Raises heterps.Error unless the bundle runs for inference.")
+      .def(
           "run",
           [](PySession &self, const py::sequence &arrays) {
+            self.session->checkRunnable();
             const std::vector<InputSpec> &specs = self.session->inputs();
             if (arrays.size() != specs.size())
               throw py::value_error(
@@ -120,6 +128,12 @@ void bindSession(py::module_ &module) {
             for (size_t i = 0; i < specs.size(); ++i)
               inputs.push_back(
                   held.emplace_back(toInput(specs[i], arrays[i])).view);
+            // How many samples the arrays hold is part of their shape.
+            try {
+              samplesOfRun(self.session->bundle(), inputs);
+            } catch (const Error &error) {
+              throw py::value_error(error.what());
+            }
             std::vector<HostTensor> outputs;
             std::string error;
             {

@@ -123,3 +123,52 @@ def test_runs_from_threads(compiled):
         together = list(pool.map(lambda x: bundle.run({info.name: x})[bundle.outputs[0].name], xs))
     for a, b in zip(alone, together):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_forked_child_runs_after_its_parent_did(compiled):
+    """A process forked after a run (a multiprocessing or DataLoader worker)
+    runs bundles too: before 2026-12-02 the parent's main thread had run
+    the stages' creation kernels, whose OpenMP team the child lacks, and
+    the child's first run waited for it forever."""
+    import os
+    import signal
+
+    bundle = compiled("mnist-8")
+    [info] = bundle.inputs
+    x = np.random.default_rng(5).uniform(0, 1, info.shape).astype(np.float32)
+    expected = bundle.run({info.name: x})[bundle.outputs[0].name]
+    pid = os.fork()
+    if pid == 0:  # the child: exit status 0 only for the parent's result
+        status = 1
+        try:
+            signal.alarm(120)  # a hang ends the child, not the test run
+            again = heterps.Bundle(bundle.path).run({info.name: x})
+            status = 0 if np.array_equal(again[bundle.outputs[0].name], expected) else 2
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    assert not os.WIFSIGNALED(status), f"the child died of signal {os.WTERMSIG(status)}"
+    assert os.WEXITSTATUS(status) == 0, "the child's run gave another result"
+
+
+def test_bf16_arrays_are_ml_dtypes(tmp_path):
+    """bf16 inputs and outputs are ml_dtypes.bfloat16 arrays (before
+    2026-12-02 a bf16 model could not be run from Python)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    pytest.importorskip("onnx", reason="the test model is built with onnx.helper")
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "x"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, ["N", 5])],
+        [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, ["N", 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    bundle = heterps.compile(model, batch=2, strategy="dp", cache_dir=tmp_path)
+    assert bundle.inputs[0].dtype == np.dtype(ml_dtypes.bfloat16)
+    x = np.arange(-3.5, 3.5, 0.5, dtype=np.float32).reshape(7, 2)[:, :1] * np.ones(5, np.float32)
+    y = bundle.run({"x": x.astype(ml_dtypes.bfloat16)})["y"]
+    assert y.dtype == np.dtype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(y.astype(np.float32), 2 * x)  # exact in bf16
+    with pytest.raises(ValueError, match=r"input 'x' must have dtype bfloat16"):
+        bundle.run({"x": x})

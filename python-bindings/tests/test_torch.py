@@ -15,9 +15,15 @@ def test_torch_module_without_torch(tmp_path, monkeypatch):
     install (the object stands in for a torch.nn.Module; a None entry in
     sys.modules makes `import torch` fail as if it were not installed)."""
     monkeypatch.setitem(sys.modules, "torch", None)
-    Module = type("Linear", (), {"__module__": "torch.nn.modules.linear"})
+    Module = type("Module", (), {"__module__": "torch.nn.modules.module"})
+    Linear = type("Linear", (Module,), {"__module__": "torch.nn.modules.linear"})
     with pytest.raises(ImportError, match=r"pip install torch"):
-        heterps.compile(Module(), cache_dir=tmp_path)
+        heterps.compile(Linear(), cache_dir=tmp_path)
+    # A tensor is not a module (before 2026-12-02 it was taken for one).
+    Tensor = type("Tensor", (), {"__module__": "torch"})
+    with pytest.raises(TypeError, match=r"model must be a path, ONNX bytes, an "
+                                        r"onnx.ModelProto or a torch.nn.Module, not Tensor"):
+        heterps.compile(Tensor(), cache_dir=tmp_path)
 
 
 def test_torch_module(tmp_path):

@@ -327,6 +327,10 @@ def test_training_options_are_typed_and_named(training_bundle):
     with pytest.raises(heterps.Error, match=r"is a training bundle: train it"):
         training_bundle.run({name: value[:training_bundle.batch]
                              for name, value in task(64, 4).items()})
+    # Without the label too: before 2026-12-02 a ValueError asked for it.
+    images = {"image": task(64, 4)["image"][:training_bundle.batch]}
+    with pytest.raises(heterps.Error, match=r"is a training bundle: train it"):
+        training_bundle.run(images)
 
 
 def test_a_bundle_opened_by_a_relative_path_trains_after_chdir(training_bundle, tmp_path,

@@ -8,15 +8,18 @@
 #include "FreshLibrary.h"
 
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <dlfcn.h>
 #include <mutex>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <system_error>
 #include <thread>
+#include <unistd.h>
 
 namespace heterps::rt {
 namespace {
@@ -318,15 +321,34 @@ StageProgram::StageProgram(const Bundle &bundle, const StageSpec &spec,
       config.pushDenseFromDevice = &StageProgram::pushDenseFromDevice;
     }
   }
-  for (int r = 0; r < replicas; ++r) {
-    char error[1024] = "";
-    void *instance = library->create(&config, error, sizeof error);
-    if (!instance) {
-      for (void *created : instances)
-        library->destroy(created);
-      throw Error(describe(stage) + ": " + error);
+  // Created on a thread of their own: creating runs kernels, and libgomp
+  // keeps the team of a thread that opened a parallel region, which fork()
+  // does not copy. Created on the caller's thread, a forked child of the
+  // caller (a Python worker process) hung in its first parallel region.
+  std::string error;
+  instances.reserve(replicas);
+  auto create = [&] {
+    for (int r = 0; r < replicas && error.empty(); ++r) {
+      char message[1024] = "";
+      if (void *instance = library->create(&config, message, sizeof message))
+        instances.push_back(instance);
+      else
+        error = describe(stage) + ": " + message;
     }
-    instances.push_back(instance);
+  };
+  try {
+    std::thread(create).join();
+  } catch (const std::system_error &failure) {
+    error = describe(stage) +
+            ": cannot start a thread to create its "
+            "instances: " +
+            failure.what();
+  }
+  if (!error.empty()) {
+    for (void *created : instances)
+      library->destroy(created);
+    instances.clear();
+    throw Error(error);
   }
 }
 
@@ -551,17 +573,39 @@ struct Executor::Impl {
   }
 };
 
+namespace {
+/// Set in a child process made by fork(). libgomp does not survive a fork:
+/// a thread that ran a parallel region keeps a team whose threads stayed
+/// in the parent, and its next region waits for them forever. So a forked
+/// child runs no stage on its caller's thread (which may have run the
+/// parent's stages), only on the executor's own threads, made in the child.
+std::atomic<bool> inForkedChild{false};
+[[maybe_unused]] const int forkHandler =
+    pthread_atfork(nullptr, nullptr, [] { inForkedChild.store(true); });
+} // namespace
+
 Executor::Executor(const Bundle &bundle, ExecutorOptions options)
-    : impl(std::make_unique<Impl>(bundle, options)) {
+    : impl(std::make_unique<Impl>(bundle, options)), ownerProcess(getpid()) {
   impl->start();
 }
 
-Executor::~Executor() { impl->stop(); }
+Executor::~Executor() {
+  // In a forked child the stage threads are the parent's: there are none
+  // here to stop or join, and the stages may hold what only the parent can
+  // release (CUDA contexts). Left as they are.
+  if (!madeInThisProcess()) {
+    (void)impl.release();
+    return;
+  }
+  impl->stop();
+}
+
+bool Executor::madeInThisProcess() const { return getpid() == ownerProcess; }
 
 size_t Executor::framesInFlight() const { return impl->frames.size(); }
 
-std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
-  const Bundle &bundle = impl->bundle;
+int64_t samplesOfRun(const Bundle &bundle,
+                     const std::vector<TensorView> &inputs) {
   const auto &specs = bundle.inputs();
   if (inputs.size() != specs.size())
     throw Error("the model takes " + std::to_string(specs.size()) +
@@ -583,9 +627,6 @@ std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
     }
   }
   int64_t batch = bundle.batch() > 0 ? bundle.batch() : 1;
-  int64_t frameCount = samples < 0 ? 1 : (samples + batch - 1) / batch;
-  if (samples == 0)
-    frameCount = 0;
   // A data-dependent extent covers the whole call (NonZero of a batch is
   // not the micro-batches' NonZeros joined), and the padding of a short
   // call would count in it.
@@ -606,6 +647,22 @@ std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
                     std::to_string(batch) + " samples, not " +
                     std::to_string(samples));
     }
+  return samples;
+}
+
+std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
+  if (!madeInThisProcess())
+    throw Error("the executor was made in process " +
+                std::to_string(ownerProcess) +
+                ", which forked this one: its stage threads stayed there; "
+                "make another executor here");
+  const Bundle &bundle = impl->bundle;
+  const auto &specs = bundle.inputs();
+  const int64_t samples = samplesOfRun(bundle, inputs);
+  const int64_t batch = bundle.batch() > 0 ? bundle.batch() : 1;
+  int64_t frameCount = samples < 0 ? 1 : (samples + batch - 1) / batch;
+  if (samples == 0)
+    frameCount = 0;
 
   std::vector<HostTensor> outputs;
   for (const OutputSpec &spec : bundle.outputs()) {
@@ -675,7 +732,7 @@ std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
 
   if (impl->options.remote) {
     impl->runRemote(frameCount, feed, collect);
-  } else if (frameCount == 1) {
+  } else if (frameCount == 1 && !inForkedChild.load()) {
     // One micro-batch gains nothing from the pipeline: run the stages in
     // order on this thread and skip every hand-off (batch-1 latency).
     Frame *frame = impl->free->pop();

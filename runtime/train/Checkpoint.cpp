@@ -432,7 +432,8 @@ TrainerState verifyCheckpoint(const std::string &checkpoint) {
 }
 
 std::optional<FoundCheckpoint>
-findResumeCheckpoint(const std::string &directory, const std::string &bundle,
+findResumeCheckpoint(const std::string &directory,
+                     const std::vector<std::string> &identities,
                      std::ostream &warnings) {
   std::vector<CheckpointEntry> entries = listCheckpoints(directory);
   for (auto entry = entries.rbegin(); entry != entries.rend(); ++entry) {
@@ -447,10 +448,11 @@ findResumeCheckpoint(const std::string &directory, const std::string &bundle,
                << std::flush;
       continue;
     }
-    if (state.bundle != bundle)
+    if (std::find(identities.begin(), identities.end(), state.bundle) ==
+        identities.end())
       throw Error("checkpoint '" + entry->path +
                   "' was written by another bundle (identity " + state.bundle +
-                  ", this bundle's is " + bundle +
+                  ", this bundle's is " + identities.front() +
                   "); resume with the bundle that wrote it or use another "
                   "--checkpoint-dir");
     if (state.step != entry->step)

@@ -15,6 +15,8 @@
 #include "heterps/Runtime/TrainingServer.h"
 #include "heterps/Runtime/WorkerGroup.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -29,6 +31,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 #include <utility>
@@ -139,7 +142,8 @@ bool isPlainDecimal(const std::string &number, int points) {
 CheckpointInterval parseCheckpointInterval(const std::string &text) {
   auto fail = [&]() {
     return Error("--checkpoint-every '" + text +
-                 "': give steps (10) or seconds (30s, 2m)");
+                 "': give a positive number of steps (10) or a time (30s, "
+                 "2m)");
   };
   if (text.empty())
     throw fail();
@@ -149,6 +153,8 @@ CheckpointInterval parseCheckpointInterval(const std::string &text) {
     if (text.size() > 18)
       throw fail();
     interval.steps = std::stoll(text);
+    if (interval.steps == 0)
+      throw fail();
     return interval;
   }
   double unit = 0;
@@ -275,17 +281,13 @@ std::string formatRate(double value) {
   return fixed(mantissa, 2) + "e" + std::to_string(exponent);
 }
 
-std::string bundleIdentity(const Bundle &bundle) {
-  std::ifstream stream(bundle.path("manifest.json"), std::ios::binary);
-  if (!stream)
-    throw Error("cannot read " + bundle.path("manifest.json"));
-  uint64_t hash = 0xcbf29ce484222325ull; // FNV-1a
-  char buffer[1 << 16];
-  while (stream.read(buffer, sizeof buffer) || stream.gcount() > 0) {
-    for (std::streamsize i = 0; i < stream.gcount(); ++i) {
-      hash ^= static_cast<unsigned char>(buffer[i]);
-      hash *= 0x100000001b3ull;
-    }
+namespace {
+/// 16 hex digits of FNV-1a over `bytes`.
+std::string hashText(const std::string &bytes) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (unsigned char byte : bytes) {
+    hash ^= byte;
+    hash *= 0x100000001b3ull;
   }
   char text[17];
   std::snprintf(text, sizeof text, "%016llx",
@@ -293,9 +295,42 @@ std::string bundleIdentity(const Bundle &bundle) {
   return text;
 }
 
+std::string manifestText(const Bundle &bundle) {
+  std::ifstream stream(bundle.path("manifest.json"), std::ios::binary);
+  std::ostringstream text;
+  if (!(text << stream.rdbuf()))
+    throw Error("cannot read " + bundle.path("manifest.json"));
+  return text.str();
+}
+} // namespace
+
+std::string bundleIdentity(const Bundle &bundle) {
+  // The manifest less how long the planner took, which differs between
+  // two compiles of one model with one command.
+  nlohmann::json manifest =
+      nlohmann::json::parse(manifestText(bundle), nullptr, false);
+  if (manifest.is_discarded())
+    throw Error(bundle.path("manifest.json") + " is not JSON");
+  if (manifest.contains("plan") && manifest["plan"].is_object())
+    manifest["plan"].erase("solve_seconds");
+  return hashText(manifest.dump());
+}
+
+std::vector<std::string> acceptedBundleIdentities(const Bundle &bundle) {
+  // Checkpoints written before 2026-12-02 hashed the whole manifest.
+  return {bundleIdentity(bundle), hashText(manifestText(bundle))};
+}
+
 Trainer::Trainer(const Bundle &bundle, TrainerOptions options,
                  std::ostream &log)
-    : bundle(bundle), options(std::move(options)), log(log) {}
+    : bundle(bundle), options(std::move(options)), log(log) {
+  // A checkpoint directory without an interval: one checkpoint at the end
+  // only would lose a whole run to a kill.
+  TrainerOptions &o = this->options;
+  if (!o.checkpointDir.empty() && o.checkpointEvery == 0 &&
+      o.checkpointEverySeconds == 0)
+    o.checkpointEverySeconds = kDefaultCheckpointSeconds;
+}
 
 namespace {
 
@@ -839,7 +874,8 @@ TrainSummary Trainer::run() {
     checkpointLock.emplace(o.checkpointDir, "checkpoint directory");
     tidyCheckpointDirectory(o.checkpointDir);
     if (o.resume) {
-      resumed = findResumeCheckpoint(o.checkpointDir, identity, log);
+      resumed = findResumeCheckpoint(o.checkpointDir,
+                                     acceptedBundleIdentities(bundle), log);
       if (!resumed)
         log << "no checkpoint in '" << o.checkpointDir
             << "'; training from step 0\n";

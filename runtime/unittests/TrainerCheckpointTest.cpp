@@ -425,13 +425,13 @@ TEST(TrainerCheckpoint, ResumeSkipsCorruptCheckpoints) {
   ScratchDirectory scratch(kScratch, "resume");
   std::string directory = scratch / "ckpt";
   std::ostringstream warnings;
-  EXPECT_FALSE(findResumeCheckpoint(directory, "0123456789abcdef", warnings));
+  EXPECT_FALSE(findResumeCheckpoint(directory, {"0123456789abcdef"}, warnings));
 
   writeFake(directory, 10);
   writeFake(directory, 20);
   std::string newest = writeFake(directory, 30);
   corrupt(newest + "/ps/dense.bin");
-  auto found = findResumeCheckpoint(directory, "0123456789abcdef", warnings);
+  auto found = findResumeCheckpoint(directory, {"0123456789abcdef"}, warnings);
   ASSERT_TRUE(found);
   EXPECT_EQ(found->path, scratch / "ckpt/step-20");
   EXPECT_EQ(found->state.step, 20);
@@ -440,13 +440,13 @@ TEST(TrainerCheckpoint, ResumeSkipsCorruptCheckpoints) {
       << warnings.str();
 
   // Another bundle's checkpoint is an error, not something to skip.
-  EXPECT_THROW(findResumeCheckpoint(directory, "fedcba9876543210", warnings),
+  EXPECT_THROW(findResumeCheckpoint(directory, {"fedcba9876543210"}, warnings),
                Error);
 
   corrupt(scratch / "ckpt/step-20/trainer-state");
   corrupt(scratch / "ckpt/step-10/ps/metadata");
   try {
-    findResumeCheckpoint(directory, "0123456789abcdef", warnings);
+    findResumeCheckpoint(directory, {"0123456789abcdef"}, warnings);
     ADD_FAILURE() << "no checkpoint verifies, yet one was chosen";
   } catch (const Error &error) {
     EXPECT_NE(std::string(error.what()).find("no checkpoint in"),
@@ -851,21 +851,23 @@ TEST_F(TrainerLoop, StopsAndCheckpointsWhenAsked) {
 TEST(TrainerFlags, CheckpointEveryTakesStepsOrATime) {
   EXPECT_EQ(parseCheckpointInterval("10").steps, 10);
   EXPECT_EQ(parseCheckpointInterval("10").seconds, 0);
-  EXPECT_EQ(parseCheckpointInterval("0").steps, 0); // none, as before
   EXPECT_EQ(parseCheckpointInterval("30s").seconds, 30);
   EXPECT_EQ(parseCheckpointInterval("30s").steps, 0);
   EXPECT_EQ(parseCheckpointInterval("2m").seconds, 120);
   EXPECT_EQ(parseCheckpointInterval("1h").seconds, 3600);
   EXPECT_EQ(parseCheckpointInterval("0.5s").seconds, 0.5);
-  for (const char *bad : {"3x", "", "s", "0s", "-1s", "1e3s", " 10", "10 ",
-                          "1..5s", ".s", "12345678901234567890"}) {
+  // "0" meant "at the end only" before 2026-12-02; a checkpoint directory
+  // without an interval now checkpoints every kDefaultCheckpointSeconds.
+  for (const char *bad : {"3x", "", "s", "0", "00", "0s", "-1s", "1e3s", " 10",
+                          "10 ", "1..5s", ".s", "12345678901234567890"}) {
     try {
       parseCheckpointInterval(bad);
       ADD_FAILURE() << "accepted '" << bad << "'";
     } catch (const Error &error) {
       EXPECT_EQ(std::string(error.what()),
                 "--checkpoint-every '" + std::string(bad) +
-                    "': give steps (10) or seconds (30s, 2m)");
+                    "': give a positive number of steps (10) or a time "
+                    "(30s, 2m)");
     }
   }
 }

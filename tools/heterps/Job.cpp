@@ -134,8 +134,8 @@ double durationFlag(const std::string &name, const std::string &value) {
 /// The runtime's view of a job directory.
 class RuntimeProbe : public JobProbe {
 public:
-  explicit RuntimeProbe(std::string bundleIdentity)
-      : identity(std::move(bundleIdentity)) {}
+  explicit RuntimeProbe(std::vector<std::string> bundleIdentities)
+      : identities(std::move(bundleIdentities)) {}
 
   std::vector<RankHeartbeat> heartbeats(const std::string &directory) override {
     std::vector<RankHeartbeat> beats;
@@ -169,7 +169,7 @@ public:
     std::ostringstream out;
     std::optional<rt::train::FoundCheckpoint> found;
     try {
-      found = rt::train::findResumeCheckpoint(directory, identity, out);
+      found = rt::train::findResumeCheckpoint(directory, identities, out);
     } catch (const rt::train::NoCheckpointVerifies &error) {
       // Every checkpoint is damaged: the job starts again from step 0, the
       // damaged ones kept aside for a look. Thrown, it ended the
@@ -254,7 +254,7 @@ private:
     return names;
   }
 
-  std::string identity;
+  std::vector<std::string> identities;
 };
 
 std::string selfPath() {
@@ -383,7 +383,7 @@ int runJob(const std::vector<std::string> &args) {
     throw Error(llvm::toString(std::move(error)));
   JobFiles files(absoluteDirectory(jobDirectory));
   jobDirectory = files.directory;
-  RuntimeProbe probe(rt::train::bundleIdentity(bundle));
+  RuntimeProbe probe(rt::train::acceptedBundleIdentities(bundle));
   if (fs::exists(files.checkpoints)) {
     // Another job's checkpoints are an error now, not after a launch.
     // Damaged ones set aside are said now: the supervisor finds none.

@@ -284,7 +284,7 @@ static cl::opt<std::string>
 static cl::opt<std::string> checkpointEvery(
     "checkpoint-every",
     cl::desc("Steps between checkpoints (10), or the time between them by "
-             "worker 0's clock (30s, 2m)"),
+             "worker 0's clock (30s, 2m; default 5m)"),
     cl::value_desc("steps|time"), cl::sub(runCommand));
 static cl::opt<int> keepCheckpoints("keep-checkpoints", cl::init(2),
                                     cl::desc("Checkpoints kept"),

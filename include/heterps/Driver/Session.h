@@ -48,6 +48,10 @@ public:
   /// Throws Error naming the input unless `tensor` may feed input `index`.
   void checkInput(size_t index, const rt::TensorView &tensor) const;
 
+  /// Throws Error unless the bundle runs for inference (a training bundle's
+  /// stages read their parameters from the training server).
+  void checkRunnable() const;
+
   /// Runs the model on `inputs` (in the bundle's input order, each checked;
   /// read in place where they fill a micro-batch) and returns its outputs
   /// in order. One call at a time.

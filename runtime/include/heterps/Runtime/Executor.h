@@ -217,6 +217,15 @@ private:
                                  char *error, size_t errorBytes);
 };
 
+/// The samples in one run of `bundle` on `inputs` (in its input order): the
+/// leading extent its batched inputs share, -1 where none is batched.
+/// Throws Error naming the input or output at fault where an input does not
+/// match its spec, batched inputs disagree, or the bundle runs whole batches
+/// only (an output mixes samples or has a data-dependent extent) and the
+/// inputs hold another number.
+int64_t samplesOfRun(const Bundle &bundle,
+                     const std::vector<TensorView> &inputs);
+
 class Executor {
 public:
   /// Loads every stage library and creates every stage replica; throws Error
@@ -236,11 +245,16 @@ public:
   }
   /// Micro-batches in flight at once (ExecutorOptions::framesInFlight).
   size_t framesInFlight() const;
+  /// False in a child forked after the executor was made: its stage
+  /// threads stayed in the parent, so it does not run (and is not torn
+  /// down) there; make another.
+  bool madeInThisProcess() const;
 
   struct Impl;
 
 private:
   std::unique_ptr<Impl> impl;
+  int ownerProcess; // the process id that made it
 };
 
 } // namespace heterps::rt

@@ -57,6 +57,10 @@ struct CheckpointInterval {
   int64_t steps = 0;
   double seconds = 0;
 };
+/// The checkpoint interval of a run given a checkpoint directory and none
+/// (five minutes, as worker 0's clock tells).
+constexpr double kDefaultCheckpointSeconds = 300;
+
 /// Parses --checkpoint-every's value; throws Error saying what it takes.
 CheckpointInterval parseCheckpointInterval(const std::string &text);
 
@@ -106,7 +110,8 @@ struct TrainerOptions {
   /// Checkpoint every this many steps or, instead, once this many seconds
   /// have passed since the last checkpoint (or the start) by the leader's
   /// clock, decided at the next step boundary (asynchronous groups: at the
-  /// next sync point).
+  /// next sync point). Neither, with a checkpointDir: every
+  /// kDefaultCheckpointSeconds.
   int64_t checkpointEvery = 0;
   double checkpointEverySeconds = 0;
   int keepCheckpoints = 2;
@@ -263,8 +268,14 @@ struct TrainerState {
 };
 
 /// A stable identity of a bundle: 16 hex digits of a hash of its
-/// manifest.json (which names every stage, tensor and parameter).
+/// manifest.json (which names every stage, tensor and parameter), less the
+/// plan's solve_seconds, so that compiling a model again with the same
+/// command gives the same identity.
 std::string bundleIdentity(const Bundle &bundle);
+/// The identities a checkpoint of `bundle` may record: bundleIdentity's,
+/// then the hash of the whole manifest that checkpoints written before
+/// 2026-12-02 recorded.
+std::vector<std::string> acceptedBundleIdentities(const Bundle &bundle);
 
 struct CheckpointEntry {
   int64_t step = 0;
@@ -306,9 +317,11 @@ struct NoCheckpointVerifies : Error {
 /// The newest checkpoint of DIR that verifies. A corrupt one is named in a
 /// warning on `warnings` and the previous one tried; none at all is
 /// nullopt; checkpoints that all fail (NoCheckpointVerifies), or a verified
-/// one written by another bundle than `bundle` (its identity), are an Error.
+/// one written by another bundle (one recording none of `identities`, the
+/// bundle's acceptedBundleIdentities), are an Error.
 std::optional<FoundCheckpoint>
-findResumeCheckpoint(const std::string &directory, const std::string &bundle,
+findResumeCheckpoint(const std::string &directory,
+                     const std::vector<std::string> &identities,
                      std::ostream &warnings);
 
 /// "2.31e4": a rate with three significant digits, as progress lines print.
