@@ -17,6 +17,7 @@
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 #include "heterps/Dialect/HPS/Transforms/Pipelines.h"
 #include "heterps/Import/ONNXImporter.h"
+#include "heterps/Target/BundleDirectory.h"
 #include "heterps/Target/Passes.h"
 #include "heterps/Target/PlanExport.h"
 #include "heterps/Target/StageBundle.h"
@@ -25,6 +26,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -308,16 +310,17 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
 bool compileBundle(const CompileOptions &options,
                    llvm::raw_ostream &diagnostics) {
   Compilation compilation(diagnostics);
+  // Before any work: an -o that holds something else is refused now, not
+  // after every stage was built (and checked again as the bundle moves in).
+  if (std::string refused = target::bundleDestinationError(options.output);
+      !refused.empty())
+    return compilation.fail(refused);
   bool hasLayer = false;
   OwningOpRef<ModuleOp> module =
       placeModule(options, compilation, /*partition=*/true, hasLayer);
   if (!module)
     return false;
 
-  // Stage sources and their builds go to a sibling first, then replace the
-  // output in one rename, so a failure leaves nothing half-written.
-  std::string staging = options.output + ".building";
-  (void)llvm::sys::fs::remove_directories(staging);
   // The printer's decisions, as IR first.
   PassManager prepare(module->getContext(), ModuleOp::getOperationName());
   target::buildStagePreparationPipeline(prepare, options.fuseElementwise,
@@ -331,20 +334,26 @@ bool compileBundle(const CompileOptions &options,
     return false; // the pass reported it
   if (stopRequested(options))
     return compilation.fail(kInterrupted);
+  // Stage sources and their builds go to a directory of this compile's own
+  // beside the output, then replace it in one rename, so a failure leaves
+  // nothing half-written.
+  std::string error;
+  std::string staging =
+      target::makeStagingDirectory(options.output, "building", error);
+  if (staging.empty())
+    return compilation.fail(error);
+  auto removeStaging = llvm::make_scope_exit(
+      [&] { (void)llvm::sys::fs::remove_directories(staging); });
   if (failed(target::writeStageBundle(*module, staging)))
     return false;
-  std::string error;
-  if (!buildStages(staging, error, options.stopRequested)) {
-    (void)llvm::sys::fs::remove_directories(staging);
+  if (!buildStages(staging, error, options.stopRequested))
     return compilation.fail(stopRequested(options) ? kInterrupted : error);
-  }
   // What the runtime would refuse (a shape too large to hold, bindings the
   // manifest's checks find at odds) is refused here, before it is a bundle.
-  if (std::optional<std::string> refused = bundleOpenError(staging)) {
-    (void)llvm::sys::fs::remove_directories(staging);
+  if (std::optional<std::string> refused = bundleOpenError(staging))
     return compilation.fail("the runtime would not open the bundle built: " +
                             *refused);
-  }
+  removeStaging.release(); // installed, or removed by the install
   if (!target::installBundleDirectory(staging, options.output, error))
     return compilation.fail(error);
   return true;

@@ -14,6 +14,7 @@
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPS/Transforms/PassKeys.h"
 #include "heterps/Dialect/HPSRT/IR/HPSRTOps.h"
+#include "heterps/Target/BundleDirectory.h"
 #include "heterps/Target/Passes.h"
 #include "heterps/Target/PlanExport.h"
 #include "heterps/Target/StageBundle.h"
@@ -62,12 +63,12 @@ struct ChannelEntry {
 /// renamed at the end, so a failure leaves no partial bundle behind.
 LogicalResult writeFiles(Location loc, StringRef directory,
                          ArrayRef<std::pair<std::string, std::string>> files) {
-  SmallString<256> staging(directory);
-  staging += ".partial";
-  (void)llvm::sys::fs::remove_directories(staging);
-  if (std::error_code ec = llvm::sys::fs::create_directories(staging))
-    return emitError(loc) << "cannot create '" << staging
-                          << "': " << ec.message();
+  std::string error;
+  if (std::string refused = bundleDestinationError(directory); !refused.empty())
+    return emitError(loc) << refused;
+  std::string staging = makeStagingDirectory(directory, "partial", error);
+  if (staging.empty())
+    return emitError(loc) << error;
   for (const auto &[name, contents] : files) {
     SmallString<256> path(staging);
     llvm::sys::path::append(path, name);
@@ -85,8 +86,7 @@ LogicalResult writeFiles(Location loc, StringRef directory,
              << "cannot write '" << path << "': " << ec.message();
     }
   }
-  std::string error;
-  if (!heterps::target::installBundleDirectory(staging, directory, error))
+  if (!installBundleDirectory(staging, directory, error))
     return emitError(loc) << error;
   return success();
 }
@@ -151,32 +151,6 @@ FailureOr<llvm::json::Object> trainingSection(ModuleOp module,
 }
 
 } // namespace
-
-bool heterps::target::installBundleDirectory(StringRef staging,
-                                             StringRef directory,
-                                             std::string &error) {
-  auto fail = [&](const Twine &message) {
-    (void)llvm::sys::fs::remove_directories(staging);
-    error = message.str();
-    return false;
-  };
-  if (llvm::sys::fs::exists(directory)) {
-    // Only an earlier bundle or an empty directory is replaced, never
-    // anything else.
-    SmallString<256> manifest(directory);
-    llvm::sys::path::append(manifest, "manifest.json");
-    std::error_code ec;
-    llvm::sys::fs::directory_iterator it(directory, ec), end;
-    bool empty = llvm::sys::fs::is_directory(directory) && !ec && it == end;
-    if (!empty && !llvm::sys::fs::exists(manifest))
-      return fail("'" + directory +
-                  "' exists and is not a bundle; not overwriting it");
-    (void)llvm::sys::fs::remove_directories(directory);
-  }
-  if (std::error_code ec = llvm::sys::fs::rename(staging, directory))
-    return fail("cannot create '" + directory + "': " + ec.message());
-  return true;
-}
 
 namespace {
 

@@ -56,7 +56,8 @@ extern "C" void noteInterrupt(int signal) { interruptSignal = signal; }
 int compile(const CompileOptions &given) {
   // Ctrl-C or SIGTERM stops the compile at its next check (within 50 ms
   // while stage compilers run): the staging directory is removed and the
-  // output left as it was, where the default action left OUT.building/.
+  // output left as it was, where the default action left the directory
+  // it was built in.
   CompileOptions options = given;
   options.stopRequested = [] { return interruptSignal != 0; };
   struct sigaction onInterrupt = {}, previousInt, previousTerm;

@@ -31,12 +31,6 @@ mlir::LogicalResult writeStageBundle(mlir::ModuleOp module,
 mlir::LogicalResult printStagePrograms(mlir::ModuleOp module,
                                        llvm::raw_ostream &os);
 
-/// Moves a finished bundle from `staging` to `directory`, replacing an
-/// earlier bundle or an empty directory there and nothing else. On failure
-/// `staging` is removed and `error` says why.
-bool installBundleDirectory(llvm::StringRef staging, llvm::StringRef directory,
-                            std::string &error);
-
 /// Registers --hps-to-stages (the output file names the bundle directory)
 /// and --hps-to-stage-programs (the programs to the output stream).
 void registerStageBundleTranslation();
