@@ -644,18 +644,26 @@ Expected<std::string> submitJob(const std::string &stateDirectory,
 
 Error requestCancel(const std::string &stateDirectory, const std::string &id) {
   ServiceFiles files(stateDirectory);
-  std::optional<std::string> text = readFile(files.state);
-  bool known = fs::exists(files.inbox + "/" + id + ".json");
-  if (text) {
-    if (Expected<ServiceState> state = parseServiceState(*text)) {
-      if (ServiceJob *job = state->find(id)) {
-        if (job->finished())
-          return failure("job '" + id + "' has already ended (" + job->phase +
-                         ")");
-        known = true;
-      }
-    } else {
-      consumeError(state.takeError());
+  std::error_code ec;
+  bool known = fs::exists(files.inbox + "/" + id + ".json", ec);
+  if (ec)
+    return failure("cannot read '" + files.inbox + "': " + ec.message());
+  const bool hasState = fs::exists(files.state, ec);
+  if (ec)
+    return failure("cannot read '" + files.state + "': " + ec.message());
+  if (hasState) {
+    std::optional<std::string> text = readFile(files.state);
+    if (!text)
+      return failure("cannot read '" + files.state + "'");
+    Expected<ServiceState> state = parseServiceState(*text);
+    if (!state)
+      return failure("'" + files.state + "' is not a service state (" +
+                     toString(state.takeError()) + ")");
+    if (ServiceJob *job = state->find(id)) {
+      if (job->finished())
+        return failure("job '" + id + "' has already ended (" + job->phase +
+                       ")");
+      known = true;
     }
   }
   if (!known)
@@ -980,12 +988,16 @@ void Loop::readInbox() {
   std::vector<std::string> names;
   for (const auto &entry : fs::directory_iterator(files.inbox, ec))
     names.push_back(entry.path().filename().string());
+  // A cancel is "cancel-ID", without the ".json" of a submission (whose
+  // job's name may start with "cancel-" too).
+  auto isCancel = [](StringRef name) {
+    return name.starts_with("cancel-") && !name.ends_with(".json");
+  };
   // Submissions before cancels: a job submitted and cancelled between two
   // passes is dropped before it starts.
   std::stable_sort(names.begin(), names.end(),
-                   [](const std::string &a, const std::string &b) {
-                     bool cancelA = StringRef(a).starts_with("cancel-");
-                     bool cancelB = StringRef(b).starts_with("cancel-");
+                   [&](const std::string &a, const std::string &b) {
+                     bool cancelA = isCancel(a), cancelB = isCancel(b);
                      return cancelA != cancelB ? cancelB : a < b;
                    });
   for (const std::string &name : names) {
@@ -993,7 +1005,8 @@ void Loop::readInbox() {
       continue;
     std::string path = files.inbox + "/" + name;
     StringRef n(name);
-    if (n.consume_front("cancel-")) {
+    if (isCancel(n)) {
+      n.consume_front("cancel-");
       if (ServiceJob *job = state.find(n.str())) {
         if (job->phase == "queued") {
           job->phase = "cancelled";
@@ -1324,9 +1337,13 @@ Error Loop::run(const std::atomic<bool> &stop) {
                    "': " + ec.message());
   // Close-on-exec: the jobs it starts must not hold the service's lock.
   int lockFd = ::open(files.lock.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (lockFd < 0 || ::flock(lockFd, LOCK_EX | LOCK_NB) != 0)
+  if (lockFd < 0)
+    return failure("cannot open '" + files.lock + "': " + std::strerror(errno));
+  if (::flock(lockFd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lockFd);
     return failure("another `heterps elastic serve` holds '" + files.directory +
                    "' (" + files.lock + " is locked)");
+  }
   std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(lockFd, 0) != 0 ||
       ::write(lockFd, pid.data(), pid.size()) != ssize_t(pid.size()))

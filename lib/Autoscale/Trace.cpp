@@ -115,6 +115,8 @@ Expected<double> number(const Table &table, const Table::Row &row,
 
 /// The most nodes, replicas or local batch a trace row may give.
 constexpr int64_t kMostTraceCount = 1000000;
+/// The largest gradient statistic a validation row may give.
+constexpr double kMostGradientStatistic = 1e100;
 
 Expected<int64_t> integer(const Table &table, const Table::Row &row,
                           StringRef name, StringRef file) {
@@ -166,10 +168,12 @@ Error parseSteps(StringRef text, StringRef file, bool byPlacement,
       auto replicas = integer(*table, row, "num_replicas", file);
       if (!replicas)
         return replicas.takeError();
-      // Counts of one machine room, held as int.
-      if (*nodes > kMostTraceCount || *replicas > kMostTraceCount)
+      // Counts of one machine room, held as int (checked before the cast:
+      // -4294967295 became 1).
+      if (*nodes < 1 || *replicas < 1 || *nodes > kMostTraceCount ||
+          *replicas > kMostTraceCount)
         return fileError(file, row.line,
-                         "num_nodes and num_replicas must be at most 1e6");
+                         "num_nodes and num_replicas must be from 1 to 1e6");
       sample.nodes = int(*nodes);
       sample.replicas = int(*replicas);
     }
@@ -246,6 +250,13 @@ Expected<std::vector<ValidationRow>> parseValidation(StringRef text,
       return fileError(file, row.line,
                        "progress must be positive and the gradient "
                        "statistics non-negative");
+    // The goodput model multiplies them with batch sizes: near the largest
+    // double that made it NaN and the job never ran (the traces hold up
+    // to about 1e16).
+    if (out.gradSqr > kMostGradientStatistic ||
+        out.gradVar > kMostGradientStatistic)
+      return fileError(file, row.line,
+                       "grad_sqr and grad_var must be at most 1e100");
     if (!rows.empty() && out.progress < rows.back().progress)
       return fileError(file, row.line, "progress decreases");
     rows.push_back(out);
@@ -292,7 +303,12 @@ Expected<ApplicationTrace> readApplicationTrace(StringRef tracesDir,
     auto rows = parseValidation(*text, it->path());
     if (!rows)
       return rows.takeError();
-    trace.validation[batch] = std::move(*rows);
+    // validation-012.csv beside validation-12.csv: two traces of one batch.
+    if (!trace.validation.emplace(batch, std::move(*rows)).second)
+      return fileError(it->path(), 0,
+                       "another validation file of this directory gives "
+                       "batch " +
+                           std::to_string(batch));
   }
   if (ec)
     return fileError(dir, 0, "cannot list: " + ec.message());

@@ -344,12 +344,17 @@ template <> struct MappingTraits<RawJob> {
     io.mapOptional("backend", job.backend);
   }
   static std::string validate(IO &, RawJob &job) {
+    // A leading dot would hide its files (the service skips dot files in
+    // its inbox, where such a submission waited forever).
     if (job.name.empty() ||
+        !std::isalnum(static_cast<unsigned char>(job.name[0])) ||
         !std::all_of(job.name.begin(), job.name.end(), [](char c) {
           return std::isalnum(static_cast<unsigned char>(c)) || c == '-' ||
                  c == '_' || c == '.';
         }))
-      return "name '" + job.name + "' must be letters, digits, '-', '_' or '.'";
+      return "name '" + job.name +
+             "' must be letters, digits, '-', '_' or '.', starting with a "
+             "letter or digit";
     // It names files (the service's "NAME-submitted-PID-TIME.yaml"), and a
     // file name has at most 255 bytes.
     if (job.name.size() > 128)
@@ -359,8 +364,6 @@ template <> struct MappingTraits<RawJob> {
       return "bundle is empty; give the training bundle's directory";
     if (job.data.empty())
       return "data is empty; give the training data's file";
-    if (job.name == "." || job.name == "..")
-      return "name '" + job.name + "' names a directory; give the job a name";
     for (auto [field, range, highest] :
          {std::tuple<const char *, RawRange *, int64_t>{"workers", &job.workers,
                                                         kMostRanks},

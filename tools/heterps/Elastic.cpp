@@ -22,14 +22,17 @@
 #include "heterps/Autoscale/Simulator.h"
 #include "heterps/Autoscale/Trace.h"
 #include "heterps/Cost/Calibration.h"
+#include "heterps/Jobs/Supervisor.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <iostream>
 #include <map>
 #include <string>
 #include <vector>
@@ -260,6 +263,29 @@ int simulatePricedCommand(ArrayRef<std::string> args) {
                           cluster->classes[c].name);
       return text;
     };
+    if (flags.has("json")) {
+      json::Array tables;
+      for (const RateTable &table : rates) {
+        json::Array choices;
+        for (const RatedChoice &choice : table.choices) {
+          json::Object counts;
+          for (size_t c = 0; c < choice.devices.size(); ++c)
+            if (choice.devices[c])
+              counts[cluster->classes[c].name] = choice.devices[c];
+          choices.push_back(json::Object{
+              {"samples_per_second", choice.throughput},
+              {"usd_per_hour", choice.pricePerHour},
+              {"usd_per_million_samples",
+               choice.pricePerHour / choice.throughput / 3600 * 1e6},
+              {"devices", std::move(counts)}});
+        }
+        tables.push_back(json::Object{{"model", table.model},
+                                      {"plans_solved", table.plansSolved},
+                                      {"front", std::move(choices)}});
+      }
+      outs() << formatv("{0:2}", json::Value(std::move(tables))) << "\n";
+      return 0;
+    }
     for (const RateTable &table : rates) {
       outs() << formatv("{0}: {1} plans solved, {2} on the front\n",
                         table.model, table.plansSolved, table.choices.size());
@@ -407,10 +433,40 @@ int simulateCommand(ArrayRef<std::string> args) {
   return 0;
 }
 
+/// Writes `text` to `path`: a regular file (or a new one) through a
+/// temporary renamed into place, so a failed write leaves no partial file
+/// and an existing one as it was; a device or a FIFO directly (renamed
+/// over, /dev/full became a file).
+Error writeOutputFile(const std::string &path, const std::string &text) {
+  sys::fs::file_status status;
+  if (sys::fs::status(path, status) ||
+      status.type() == sys::fs::file_type::regular_file)
+    return jobs::writeFileAtomically(path, text);
+  if (status.type() == sys::fs::file_type::directory_file)
+    return createStringError(inconvertibleErrorCode(),
+                             "cannot write '" + path + "': it is a directory");
+  std::error_code ec;
+  raw_fd_ostream out(path, ec);
+  if (!ec) {
+    out << text;
+    out.close();
+    if (out.has_error()) {
+      ec = out.error();
+      out.clear_error();
+    }
+  }
+  if (ec)
+    return createStringError(ec,
+                             "cannot write '" + path + "': " + ec.message());
+  return Error::success();
+}
+
 int generateCommand(ArrayRef<std::string> args) {
   Flags flags;
   if (!flags.parse(args, {"jobs", "rate", "seed", "mix", "o", "output"}, {}))
     return fail("generate", flags.error + "\n" + kUsage);
+  if (flags.has("o") && flags.has("output"))
+    return fail("generate", "give -o or --output, not both");
   std::string output = flags.has("o") ? flags.get("o") : flags.get("output");
   if (!flags.has("jobs") || !flags.has("rate") || output.empty())
     return fail("generate",
@@ -451,15 +507,17 @@ int generateCommand(ArrayRef<std::string> args) {
   auto workload = generateWorkload(options);
   if (!workload)
     return fail("generate", toString(workload.takeError()));
-  std::error_code ec;
-  raw_fd_ostream out(output, ec);
-  if (ec)
-    return fail("generate", "cannot write '" + output + "': " + ec.message());
-  out << formatWorkload(*workload);
+  if (Error error = writeOutputFile(output, formatWorkload(*workload)))
+    return fail("generate", toString(std::move(error)));
   return 0;
 }
 
 } // namespace
+
+/// Runs an elastic command; a failed write of its standard output (a full
+/// disk, a closed pipe) is its error, not LLVM's report at exit.
+static int runElasticCommand(const std::string &command,
+                             const std::vector<std::string> &args);
 
 int elasticCommand(int argc, char **argv) {
   // argv[0] is the program, argv[1] "elastic".
@@ -470,6 +528,20 @@ int elasticCommand(int argc, char **argv) {
   }
   std::string command = args[0];
   args.erase(args.begin());
+  int status = runElasticCommand(command, args);
+  outs().flush();
+  std::cout.flush();
+  if (outs().has_error() || !std::cout) {
+    std::string reason =
+        outs().has_error() ? outs().error().message() : "the stream failed";
+    outs().clear_error();
+    return fail(command, "cannot write the standard output: " + reason);
+  }
+  return status;
+}
+
+static int runElasticCommand(const std::string &command,
+                             const std::vector<std::string> &args) {
   if (isHelpRequest(command, args)) {
     const bool service = is_contained(
         {"serve", "submit", "status", "cancel", "predict"}, command);

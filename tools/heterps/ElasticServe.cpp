@@ -106,6 +106,9 @@ struct Words {
       if (!isSwitch &&
           std::find(known.begin(), known.end(), name) == known.end()) {
         error = "unknown flag '" + word + "'\n" + kServeUsage;
+      } else if (flags.count(name)) {
+        // The last would win unsaid.
+        error = "flag '--" + name + "' is given twice";
       } else if (isSwitch) {
         flags[name] = "1";
       } else if (equals != std::string::npos) {
@@ -182,6 +185,11 @@ int elasticServeCommand(const std::vector<std::string> &args) {
         (*seconds == 0 && std::string(flag) != "resize-cost"))
       return fail("serve", std::string("--") + flag + ": '" + words.get(flag) +
                                "' is not a duration (30s, 2m, 250ms)");
+    // Beyond a day the loop's millisecond sleeps overflow (a --poll of
+    // 1e20s spun at full speed) and no service waits that long.
+    if (*seconds > 86400)
+      return fail("serve", std::string("--") + flag + ": '" + words.get(flag) +
+                               "' is more than a day (86400s)");
     *out = *seconds;
   }
   if (words.has("capacity") && words.has("cluster"))
@@ -265,31 +273,60 @@ int elasticStatusCommand(const std::vector<std::string> &args) {
     return fail("status", std::string("needs --state DIR\n") + kServeUsage);
   std::string dir = absolute(words.get("state"));
   ServiceFiles files(dir);
-  // Submitted before any service ran: the inbox is all there is.
-  if (!fs::exists(files.state) && fs::is_directory(files.inbox)) {
-    std::vector<std::string> waiting;
-    for (const fs::directory_entry &entry : fs::directory_iterator(files.inbox))
-      if (entry.path().extension() == ".json" &&
-          entry.path().filename().string()[0] != '.')
-        waiting.push_back(entry.path().stem().string());
-    std::sort(waiting.begin(), waiting.end());
-    if (!waiting.empty()) {
-      llvm::outs() << "service: not started on '" << dir << "'; "
-                   << waiting.size()
-                   << (waiting.size() == 1 ? " submission waits"
-                                           : " submissions wait")
-                   << " in its inbox:";
-      for (const std::string &id : waiting)
-        llvm::outs() << " " << id;
-      llvm::outs() << " (`heterps elastic serve --state " << dir
-                   << "` runs them)\n";
+  // Submissions the service has not read yet: all there is before any
+  // service ran, and those made while it is down.
+  std::error_code ec;
+  const bool hasState = fs::exists(files.state, ec);
+  if (ec)
+    return fail("status", "cannot read '" + files.state + "': " + ec.message());
+  std::vector<std::string> waiting;
+  const bool hasInbox = fs::is_directory(files.inbox, ec);
+  if (ec == std::errc::no_such_file_or_directory)
+    ec.clear();
+  if (hasInbox) {
+    for (fs::directory_iterator entry(files.inbox, ec), end;
+         !ec && entry != end; entry.increment(ec)) {
+      std::string name = entry->path().filename().string();
+      if (name[0] != '.' && llvm::StringRef(name).ends_with(".json"))
+        waiting.push_back(entry->path().stem().string());
+    }
+  }
+  if (ec)
+    return fail("status", "cannot read '" + files.inbox + "': " + ec.message());
+  std::sort(waiting.begin(), waiting.end());
+  auto waitingJson = [&] {
+    llvm::json::Array ids;
+    for (const std::string &id : waiting)
+      ids.push_back(id);
+    return ids;
+  };
+  if (!hasState && !waiting.empty()) {
+    if (words.has("json")) {
+      llvm::json::Object o{{"service_running", serviceRunning(dir)},
+                           {"jobs", llvm::json::Array()},
+                           {"waiting", waitingJson()}};
+      llvm::outs() << llvm::formatv("{0:2}", llvm::json::Value(std::move(o)))
+                   << "\n";
       return 0;
     }
+    llvm::outs() << "service: not started on '" << dir << "'; "
+                 << waiting.size()
+                 << (waiting.size() == 1 ? " submission waits"
+                                         : " submissions wait")
+                 << " in its inbox:";
+    for (const std::string &id : waiting)
+      llvm::outs() << " " << id;
+    llvm::outs() << " (`heterps elastic serve --state " << dir
+                 << "` runs them)\n";
+    return 0;
   }
   llvm::Expected<ServiceState> state = loadState(files);
   if (!state)
     return fail("status", llvm::toString(state.takeError()));
   bool running = serviceRunning(dir);
+  llvm::erase_if(waiting, [&](const std::string &id) {
+    return state->find(id) != nullptr;
+  });
   // A job's step comes from its own supervisor's state.
   auto step = [&](const ServiceJob &job) -> int64_t {
     auto text = llvm::MemoryBuffer::getFile(
@@ -313,6 +350,7 @@ int elasticStatusCommand(const std::vector<std::string> &args) {
       return fail("status", llvm::toString(value.takeError()));
     llvm::json::Object &o = *value->getAsObject();
     o["service_running"] = running;
+    o["waiting"] = waitingJson();
     if (llvm::json::Array *jobs = o.getArray("jobs"))
       for (size_t i = 0; i < jobs->size() && i < state->jobs.size(); ++i)
         if (llvm::json::Object *j = (*jobs)[i].getAsObject())
@@ -328,6 +366,10 @@ int elasticStatusCommand(const std::vector<std::string> &args) {
     llvm::outs() << llvm::formatv("{0,-20} {1,-10} {2,7} {3,7} {4,7}  {5}\n",
                                   job.id, job.phase, job.workers, job.batch,
                                   step(job), job.reason);
+  for (const std::string &id : waiting)
+    llvm::outs() << llvm::formatv("{0,-20} {1,-10} {2,7} {3,7} {4,7}  {5}\n",
+                                  id, "submitted", "-", "-", "-",
+                                  "in the inbox; the service has not read it");
   return 0;
 }
 
@@ -338,10 +380,15 @@ int elasticCancelCommand(const std::vector<std::string> &args) {
   if (!words.has("state") || words.positional.size() != 1)
     return fail("cancel",
                 std::string("needs --state DIR and a job id\n") + kServeUsage);
-  if (llvm::Error error =
-          requestCancel(absolute(words.get("state")), words.positional[0]))
+  std::string state = absolute(words.get("state"));
+  if (llvm::Error error = requestCancel(state, words.positional[0]))
     return fail("cancel", llvm::toString(std::move(error)));
   std::cout << "cancel of " << words.positional[0] << " requested\n";
+  if (!serviceRunning(state))
+    std::cerr << "heterps elastic cancel: note: no service runs on '" << state
+              << "'; the cancel takes effect when `heterps elastic serve "
+                 "--state "
+              << state << "` starts\n";
   return 0;
 }
 

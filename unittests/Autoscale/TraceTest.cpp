@@ -199,6 +199,17 @@ TEST(TraceTest, MalformedTraceFilesNameFileAndLine) {
                                     "grad_var\n2,1,0,1,1\n1,2,0,1,1\n",
                                     "v.csv")),
             "v.csv:3: error: progress decreases");
+  // Before 2026-12-02 -4294967295 nodes became 1 in the cast to int, and
+  // gradient statistics near the largest double made the goodput NaN.
+  EXPECT_EQ(errorOf(parseScalability(
+                "num_nodes,num_replicas,local_bsz,step_time,sync_time\n"
+                "-4294967295,1,10,1.0,0.0\n",
+                "s.csv", trace)),
+            "s.csv:2: error: num_nodes and num_replicas must be from 1 to 1e6");
+  EXPECT_EQ(errorOf(parseValidation("progress,iteration,metric,grad_sqr,"
+                                    "grad_var\n1,1,0,1e308,1e308\n",
+                                    "v.csv")),
+            "v.csv:2: error: grad_sqr and grad_var must be at most 1e100");
 }
 
 TEST(TraceTest, WorkloadParsesAndRejectsBadRows) {

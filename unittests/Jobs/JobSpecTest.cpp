@@ -143,9 +143,14 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
   error = errorFor("name: ctr", "name: " + std::string(240, 'a'));
   EXPECT_NE(error.find("characters long; at most 128"), std::string::npos)
       << error;
-  error = errorFor("name: ctr", "name: ..");
-  EXPECT_NE(error.find("name '..' names a directory"), std::string::npos)
-      << error;
+  // "." and "..", which name directories, and any hidden name.
+  for (const char *name : {".", "..", ".hidden"}) {
+    error = errorFor("name: ctr", std::string("name: ") + name);
+    EXPECT_NE(error.find("' must be letters, digits, '-', '_' or '.', "
+                         "starting with a letter or digit"),
+              std::string::npos)
+        << error;
+  }
   EXPECT_NE(parse("- a list\n"), "");
   // Nested 100,000 deep: LLVM's YAML reader would overflow the stack.
   error = errorFor("name: ctr", "name: " + std::string(100000, '[') +
