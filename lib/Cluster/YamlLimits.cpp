@@ -1,6 +1,7 @@
 //===- YamlLimits.cpp - What the YAML files HeterPS reads may hold --------===//
 
 #include "heterps/Cluster/YamlLimits.h"
+#include "heterps/Cluster/InputFile.h"
 
 #include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FileSystem.h"
@@ -166,28 +167,10 @@ Error checkNoYamlTags(StringRef text, StringRef bufferName) {
 }
 
 Expected<std::string> readYamlFile(StringRef path, StringRef what) {
-  sys::fs::file_status status;
-  if (std::error_code error = sys::fs::status(path, status))
-    return createStringError(error, "cannot read %s '%s': %s",
-                             what.str().c_str(), path.str().c_str(),
-                             error.message().c_str());
-  if (status.type() != sys::fs::file_type::regular_file)
-    return createStringError(inconvertibleErrorCode(),
-                             "cannot read %s '%s': not a regular file",
-                             what.str().c_str(), path.str().c_str());
-  if (status.getSize() > kMostYamlBytes)
-    return createStringError(inconvertibleErrorCode(),
-                             "cannot read %s '%s': %llu bytes, more than the "
-                             "%llu a description may hold",
-                             what.str().c_str(), path.str().c_str(),
-                             (unsigned long long)status.getSize(),
-                             (unsigned long long)kMostYamlBytes);
-  ErrorOr<std::unique_ptr<MemoryBuffer>> file =
-      MemoryBuffer::getFile(path, /*IsText=*/true);
+  Expected<std::unique_ptr<MemoryBuffer>> file =
+      readInputFile(path, what, kMostYamlBytes, /*isText=*/true);
   if (!file)
-    return createStringError(file.getError(), "cannot read %s '%s': %s",
-                             what.str().c_str(), path.str().c_str(),
-                             file.getError().message().c_str());
+    return file.takeError();
   std::string text = (*file)->getBuffer().str();
   if (Error error = checkYamlEncoding(text, path))
     return std::move(error);

@@ -1,6 +1,7 @@
 //===- Calibration.cpp - Fit the cost model to a measured profile ---------===//
 
 #include "heterps/Cost/Calibration.h"
+#include "heterps/Cluster/InputFile.h"
 #include "heterps/Cluster/JsonLimits.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -114,9 +115,11 @@ Expected<Calibration> loadCalibration(StringRef path, CostOptions &options) {
     return createStringError(inconvertibleErrorCode(),
                              "calibration file '" + path + "': " + why);
   };
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getFile(path);
+  Expected<std::unique_ptr<MemoryBuffer>> buffer =
+      heterps::cluster::readInputFile(path, "calibration file",
+                                      heterps::cluster::kMostJsonFileBytes);
   if (!buffer)
-    return fail(buffer.getError().message());
+    return buffer.takeError();
   Expected<json::Value> value =
       heterps::cluster::parseJson((*buffer)->getBuffer());
   if (!value)

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "heterps/Cluster/InputFile.h"
 #include "heterps/Cluster/JsonLimits.h"
 #include "heterps/Cost/CostModel.h"
 
@@ -95,11 +96,11 @@ Expected<ProfileDatabase> ProfileDatabase::parse(StringRef jsonText,
 }
 
 Expected<ProfileDatabase> ProfileDatabase::load(StringRef path) {
-  ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(path);
+  Expected<std::unique_ptr<MemoryBuffer>> file =
+      heterps::cluster::readInputFile(path, "profile database",
+                                      heterps::cluster::kMostJsonFileBytes);
   if (!file)
-    return createStringError(file.getError(),
-                             "cannot read profile database '" + path +
-                                 "': " + file.getError().message());
+    return file.takeError();
   return parse((*file)->getBuffer(), path);
 }
 

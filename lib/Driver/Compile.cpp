@@ -12,6 +12,7 @@
 #include "heterps/Driver/StageBuild.h"
 
 #include "heterps/Cluster/ClusterSpec.h"
+#include "heterps/Cluster/InputFile.h"
 #include "heterps/Dialect/HPS/IR/HPSDialect.h"
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
@@ -229,10 +230,11 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
     file = llvm::MemoryBuffer::getMemBuffer(*options.modelBytes, options.model,
                                             /*RequiresNullTerminator=*/false);
   } else {
-    auto read = llvm::MemoryBuffer::getFile(options.model);
+    // At most protobuf's 2 GiB: weights beyond are external data.
+    llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> read =
+        cluster::readInputFile(options.model, "", uint64_t(1) << 31);
     if (!read)
-      return fail("cannot read '" + options.model +
-                  "': " + read.getError().message());
+      return fail(llvm::toString(read.takeError()));
     file = std::move(*read);
   }
 

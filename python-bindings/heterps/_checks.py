@@ -60,6 +60,17 @@ def texts(name: str, value: Any) -> List[str]:
     return list(value)
 
 
+def regular_file(path: str) -> None:
+    """Raises OSError (strerror "not a regular file") unless `path` is one:
+    opening a FIFO blocks until a writer comes, and a device such as
+    /dev/zero never ends, as the compiler refuses them too."""
+    import errno
+    import stat
+
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, "not a regular file", path)
+
+
 def path(name: str, value: Any) -> str:
     """`value` as a str path: a str or os.PathLike. The compiler and the
     runtime take UTF-8 paths, so a name that is not UTF-8 (legal on Linux,

@@ -18,6 +18,7 @@ def model_bytes(model: Any, example_inputs: Any = None) -> Tuple[bytes, str]:
         # The name goes to the compiler (its diagnostics, external data).
         path = _checks.path("model", model)
         try:
+            _checks.regular_file(path)
             with open(path, "rb") as file:
                 return file.read(), path
         except OSError as error:

@@ -37,6 +37,7 @@ class Cluster:
         cluster._path = os.path.abspath(_checks.path("path", path))
 
         try:
+            _checks.regular_file(cluster._path)
             with open(cluster._path, "r", encoding="utf-8") as file:
                 cluster._text = file.read()
         except UnicodeDecodeError as error:

@@ -297,3 +297,19 @@ def test_messages_that_are_not_utf8_are_heterps_errors(tmp_path):
     again = heterps.compile(relu(), batch=4, cache_dir=tmp_path)
     assert not again.from_cache
     assert again.run({"x": -np.ones((4, 4), np.float32)})["y"].max() == 0
+
+
+def test_a_fifo_is_not_read(tmp_path):
+    """A model or cluster path naming a FIFO or a device is refused: opened,
+    a FIFO blocked until a writer came (before 2026-12-02)."""
+    import os
+
+    fifo = tmp_path / "model.onnx"
+    os.mkfifo(fifo)
+    with pytest.raises(heterps.Error, match=r"cannot read '.*model.onnx': not a regular file"):
+        heterps.compile(str(fifo), cache_dir=tmp_path)
+    with pytest.raises(heterps.Error, match=r"cannot read cluster file '.*model.onnx': "
+                                            r"not a regular file"):
+        heterps.Cluster.load(fifo)
+    with pytest.raises(heterps.Error, match=r"cannot read '/dev/zero': not a regular file"):
+        heterps.compile("/dev/zero", cache_dir=tmp_path)

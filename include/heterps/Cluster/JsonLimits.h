@@ -15,11 +15,17 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/JSON.h"
 
+#include <cstdint>
+
 namespace heterps::cluster {
 
 /// The deepest nesting of arrays and objects parseJson takes; the files
 /// HeterPS writes nest fewer than 10 levels.
 inline constexpr unsigned kMostJsonNesting = 512;
+
+/// The largest JSON file a user may name (a profile database, a
+/// calibration): far above any HeterPS writes.
+inline constexpr uint64_t kMostJsonFileBytes = uint64_t(1) << 30;
 
 /// llvm::json::parse of `text` after checking that its arrays and objects
 /// nest at most kMostJsonNesting deep; deeper is an error naming the line
