@@ -21,6 +21,13 @@
 // CPU: hps.plan = {{{.*}}pass_memory_bytes = {{[0-9]+}} : i64, price_per_hour
 // CPU-SAME: solve_seconds = {{[^,]+}}, stages
 //
+// A class of 1e11 GiB (memory_gib may be up to 1e12): the bound is kept to
+// 2^62 bytes; its bytes passed int64 and the plan held a negative bound
+// (before 2026-12-02).
+// RUN: sed -e 's/memory_gib: [0-9]*/memory_gib: 1e11/' %S/../../../clusters/h100-host.yaml > %t.yaml
+// RUN: heterps-opt --hps-place="cluster=%t.yaml strategy=cpu-only throughput=1e9 batch=512" %s | FileCheck %s --check-prefix=HUGE
+// HUGE: hps.plan = {{{.*}}pass_memory_bytes = 4611686018427387904 : i64
+//
 // Inference has one step.
 // RUN: heterps-opt --hps-place="cluster=%S/../../../clusters/h100-host.yaml strategy=gpu-only throughput=1e9 batch=512 pass-steps=32 sparse-staleness=1 inference=true" %s | FileCheck %s --check-prefix=INFERENCE
 // INFERENCE: hps.plan = {{{.*}}price_per_hour

@@ -249,10 +249,14 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
                        b.getBoolAttr(plan.bestReachableIsBound)),
         b.getNamedAttr("stages", b.getArrayAttr(stages)),
     };
+    // Bounded to 2^62 bytes (4 EiB): a class's memory_gib may be up to
+    // 1e12, whose bytes pass int64 (the manifest then held a negative
+    // bound the runtime refused).
     if (plan.passCacheMemoryBytes)
-      fields.push_back(b.getNamedAttr("pass_memory_bytes",
-                                      b.getI64IntegerAttr(static_cast<int64_t>(
-                                          *plan.passCacheMemoryBytes))));
+      fields.push_back(b.getNamedAttr(
+          "pass_memory_bytes",
+          b.getI64IntegerAttr(static_cast<int64_t>(
+              std::min(*plan.passCacheMemoryBytes, 0x1p62)))));
     if (plan.step.passSteps > 0) {
       fields.push_back(b.getNamedAttr(
           "pass_steps", b.getI64IntegerAttr(plan.step.passSteps)));
