@@ -256,7 +256,8 @@ double heterps::autoscale::effectiveValue(const AllocationRequest &request,
   const AllocationJob &j = request.jobs[job];
   double value = j.choices[choice].value;
   if (validCurrent(j) && choice != j.current)
-    value *= 1 - request.reallocationPenalty;
+    value *= 1 - (j.reallocationPenalty >= 0 ? j.reallocationPenalty
+                                             : request.reallocationPenalty);
   return value;
 }
 

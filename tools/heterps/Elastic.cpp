@@ -50,6 +50,7 @@ const char *const kUsage =
     "      [--json] [--per-job] [--nodes N] [--gpus-per-node G]\n"
     "      [--interval SECONDS] [--resize-cost SECONDS] [--hysteresis H]\n"
     "      [--horizon SECONDS] [--max-gpus-per-job G]\n"
+    "      [--reallocation-penalty age|interval]\n"
     "  heterps elastic simulate --cluster FILE.yaml [--priced-mix N]\n"
     "      [--seed S] [--rate JOBS_PER_HOUR]\n"
     "      [--objective value|cost|baseline|all]\n"
@@ -338,7 +339,7 @@ int simulateCommand(ArrayRef<std::string> args) {
   if (!flags.parse(args,
                    {"workload", "traces", "policy", "load", "nodes",
                     "gpus-per-node", "interval", "resize-cost", "hysteresis",
-                    "horizon", "max-gpus-per-job"},
+                    "horizon", "max-gpus-per-job", "reallocation-penalty"},
                    {"json", "per-job"}))
     return fail("simulate", flags.error + "\n" + kUsage);
   if (!flags.has("workload") || !flags.has("traces"))
@@ -369,6 +370,11 @@ int simulateCommand(ArrayRef<std::string> args) {
   base.nodes = int(nodes);
   base.gpusPerNode = int(gpus);
   base.maxGpusPerJob = int(maxPerJob);
+  const std::string penalty = flags.get("reallocation-penalty", "age");
+  if (penalty != "age" && penalty != "interval")
+    return fail("simulate", "--reallocation-penalty: '" + penalty +
+                                "' is neither age nor interval");
+  base.ageBasedPenalty = penalty == "age";
   std::vector<Policy> policies;
   std::string policy = flags.get("policy", "elastic");
   if (policy == "all") {

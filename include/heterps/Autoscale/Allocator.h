@@ -35,6 +35,10 @@ struct AllocationJob {
   int current = -1; // index of the choice it runs now; -1: not running
   double floor = 0; // MinCost: the least value it must get (its deadline or
                     // throughput floor); 0: none
+  /// This job's AllocationRequest::reallocationPenalty where it is 0 or
+  /// more (a penalty that depends on the job's age); below 0: the
+  /// request's.
+  double reallocationPenalty = -1;
 };
 
 enum class Objective { MaxValue, MinCost };

@@ -54,6 +54,10 @@ struct SimulatorOptions {
   double load = 1.0;
   /// Allocator hysteresis (fraction of the total value a move must gain).
   double hysteresis = 0.02;
+  /// The DP policies' re-allocation penalty: Pollux's age-based factor
+  /// (true), or resizeCost / interval for every job (false, as first
+  /// built).
+  bool ageBasedPenalty = true;
   /// Stop after this many simulated seconds (0: when every job is done, or
   /// after 30 simulated days).
   double horizon = 0;
