@@ -1170,6 +1170,10 @@ TrainSummary Trainer::run() {
   const int64_t firstSamples = state.samples;
   summary.trainAuc = summary.trainAccuracy = std::nan("");
   int64_t lastCheckpointStep = resumed ? state.step : -1;
+  // The step whose checkpoint was last begun: one that failed is not tried
+  // again on the way out (its error came out twice, as a warning and as
+  // the run's error).
+  int64_t checkpointTriedStep = -1;
   if (resumed)
     summary.lastCheckpoint = resumed->path;
   const int labelInput = spec.labelInput;
@@ -1186,6 +1190,7 @@ TrainSummary Trainer::run() {
   auto checkpoint = [&]() {
     if (!leader)
       return;
+    checkpointTriedStep = state.step;
     steps.endPass();
     summary.lastCheckpoint = writeCheckpoint(
         o.checkpointDir, state,
@@ -1497,7 +1502,7 @@ TrainSummary Trainer::run() {
     // stands.
     if (!o.checkpointDir.empty() && consistent && !diverged &&
         !meetAtSyncPoints && state.step > lastCheckpointStep &&
-        state.step > summary.firstStep) {
+        state.step != checkpointTriedStep && state.step > summary.firstStep) {
       try {
         checkpoint();
       } catch (const std::exception &error) {
