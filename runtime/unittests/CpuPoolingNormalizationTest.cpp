@@ -114,7 +114,8 @@ std::vector<float> referencePool(PoolKind kind, const PoolCase &c,
       ++inInput;
       float v = x[ravel(pos, c.x)];
       sum += v;
-      best = std::max<double>(best, v);
+      // numpy's max: a NaN tap makes the window NaN.
+      best = (v > best || v != v) ? double(v) : best;
     }
     switch (kind) {
     case PoolKind::Max:
@@ -194,7 +195,9 @@ TEST(CpuPoolingPool, RandomAgainstReference) {
 
 // The kernel's own loops: the 2x2 stride-2 tiling (C == 1 as in MNIST and
 // C > 1, even and odd sizes), and the general loop with stride 1, 2 and 3,
-// pads, dilations and ceil-mode overhangs; NaN taps are skipped by max.
+// pads, dilations and ceil-mode overhangs; a NaN tap makes max NaN, as on
+// the GPU (before 2026-12-02 the loops skipped it, and a window of NaN or
+// -inf gave the lowest finite float).
 TEST(CpuPoolingPool, OwnLoopsAgainstReference) {
   Context ctx(0);
   std::vector<PoolCase> cases{
@@ -220,8 +223,13 @@ TEST(CpuPoolingPool, OwnLoopsAgainstReference) {
          {PoolKind::Max, PoolKind::AvgExcludePad, PoolKind::AvgIncludePad}) {
       Shape y = poolOutput(c);
       auto x = randomData(numElements(c.x), seed++);
-      if (kind == PoolKind::Max)
+      if (kind == PoolKind::Max) {
         x[x.size() / 3] = NAN;
+        // A window of -inf only, where one lies wholly inside the input.
+        for (size_t i = x.size() / 2; i != x.size() / 2 + 6 && i < x.size();
+             ++i)
+          x[i] = -INFINITY;
+      }
       Pool pool(ctx, DType::F32, kind, c.x, y, c.kernel, c.strides, c.dilations,
                 c.padBegin, c.padEnd);
       std::vector<float> out(numElements(y), -7.f);
@@ -230,6 +238,27 @@ TEST(CpuPoolingPool, OwnLoopsAgainstReference) {
                   "own pool " + shapeString(c.x) + " -> " + shapeString(y) +
                       " kind " + std::to_string(int(kind)));
     }
+}
+
+// Windows of NaN or -inf: numpy's max, on the 2x2 tiling and on the
+// general loop (before 2026-12-02 both gave -3.4e38 for a window of -inf
+// and for one of NaN only).
+TEST(CpuPoolingPool, MaxOfNaNAndInfinities) {
+  Context ctx(0);
+  const float inf = INFINITY;
+  std::vector<float> x{-inf, -inf, 1, NAN, -inf, -inf, 3, 4,
+                       NAN,  NAN,  5, 6,   NAN,  NAN,  7, 8};
+  std::vector<float> y(4);
+  Pool tiled(ctx, DType::F32, PoolKind::Max, {1, 1, 4, 4}, {1, 1, 2, 2},
+             {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0});
+  tiled.run(x.data(), y.data());
+  expectClose(y, {-inf, NAN, NAN, 8}, "2x2 tiling");
+  std::vector<float> general(9);
+  Pool loop(ctx, DType::F32, PoolKind::Max, {1, 1, 4, 4}, {1, 1, 3, 3},
+            {2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0});
+  loop.run(x.data(), general.data());
+  expectClose(general, {-inf, 3, NAN, NAN, NAN, 6, NAN, NAN, 8},
+              "general loop");
 }
 
 TEST(CpuPoolingPool, RejectsBadParameters) {
@@ -252,6 +281,10 @@ TEST(CpuPoolingGlobalPool, HandComputedAndRandom) {
   GlobalPool max(ctx, DType::F32, true, {1, 2, 3});
   max.run(x.data(), y.data());
   expectClose(y, {5, 0}, "global max");
+  // NaN anywhere in a plane gives NaN; a plane of -inf gives -inf.
+  std::vector<float> special{1, NAN, 3, -INFINITY, -INFINITY, -INFINITY};
+  max.run(special.data(), y.data());
+  expectClose(y, {NAN, -INFINITY}, "global max of NaN and -inf");
   GlobalPool mean(ctx, DType::F32, false, {1, 2, 3});
   mean.run(x.data(), y.data());
   expectClose(y, {3, -2}, "global mean");

@@ -47,6 +47,16 @@ void execute(const char *kernel, const dnnl::primitive &primitive,
 // Pool
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// The max of a window as the GPU kernels take it (numpy's): a NaN tap
+/// makes it NaN, and a window of -inf is -inf. Before 2026-12-02 the loops
+/// started from the lowest finite float and skipped NaN taps, so a window
+/// of NaN or -inf gave -3.4e38.
+inline float maxPropagatingNaN(float best, float tap) {
+  return (tap > best || tap != tap) ? tap : best;
+}
+} // namespace
+
 struct Pool::Impl {
   dnnl::stream &stream;
   bool empty = false;
@@ -236,7 +246,7 @@ struct Pool::Impl {
                int64_t oh, int64_t sw) const {
     int64_t width = out[2];
     std::fill(row, row + width,
-              max ? std::numeric_limits<float>::lowest() : 0.f);
+              max ? -std::numeric_limits<float>::infinity() : 0.f);
     int64_t s = Stride ? Stride : sw;
     for (int64_t kd = tapBegin[0][od]; kd < tapEnd[0][od]; ++kd) {
       int64_t id = od * stride[0] - pad[0] + kd * dilation[0];
@@ -248,10 +258,8 @@ struct Pool::Impl {
           const float *base = inRow - pad[2] + kw * dilation[2];
           int64_t begin = colBegin[kw], end = colEnd[kw];
           if (max) {
-            for (int64_t ow = begin; ow < end; ++ow) {
-              float v = base[ow * s];
-              row[ow] = v > row[ow] ? v : row[ow];
-            }
+            for (int64_t ow = begin; ow < end; ++ow)
+              row[ow] = maxPropagatingNaN(row[ow], base[ow * s]);
           } else {
             for (int64_t ow = begin; ow < end; ++ow)
               row[ow] += base[ow * s];
@@ -289,12 +297,8 @@ struct Pool::Impl {
           float a = top[2 * ow], b = top[2 * ow + 1], c = bottom[2 * ow],
                 d = bottom[2 * ow + 1];
           if (Max) {
-            // Left to right as the general loop: NaN taps are skipped.
-            float m = std::numeric_limits<float>::lowest();
-            m = a > m ? a : m;
-            m = b > m ? b : m;
-            m = c > m ? c : m;
-            row[ow] = d > m ? d : m;
+            row[ow] = maxPropagatingNaN(
+                maxPropagatingNaN(maxPropagatingNaN(a, b), c), d);
           } else {
             row[ow] = (((a + b) + c) + d) / 4.f;
           }
@@ -430,10 +434,13 @@ struct GlobalPool::Impl {
       for (int64_t plane = 0; plane < planes; ++plane) {
         const float *row = in + plane * size;
         float best = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : best)
-        for (int64_t i = 0; i < size; ++i)
+        bool nan = false;
+#pragma omp simd reduction(max : best) reduction(|| : nan)
+        for (int64_t i = 0; i < size; ++i) {
           best = std::max(best, row[i]);
-        out[plane] = best;
+          nan = nan || row[i] != row[i];
+        }
+        out[plane] = nan ? std::numeric_limits<float>::quiet_NaN() : best;
       }
       return;
     }
