@@ -61,7 +61,7 @@ class Bundle:
         # directory later, after an os.chdir too.
         self.path = Path(os.path.abspath(_checks.path("path", path)))
         self._session = _heterps.Session(
-            os.fspath(self.path), _checks.integer("threads", threads, 0, 2 ** 31),
+            os.fspath(self.path), _checks.integer("threads", threads, 0, 4097),
             _checks.boolean("gpu_stages_on_cpu", gpu_stages_on_cpu),
             # The runtime's bound, which it checks only as the first run
             # starts the stages.

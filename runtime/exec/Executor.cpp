@@ -404,9 +404,13 @@ static size_t framesFor(const Bundle &bundle, const ExecutorOptions &options) {
   if (options.framesInFlight < 0)
     throw Error("--frames " + std::to_string(options.framesInFlight) +
                 " must be at least 0 (0: as the stages need)");
-  if (options.threadsPerStage < 0)
+  // Far past any machine, the kernel libraries' thread pools fail on their
+  // own (2^31 - 1 threads: a division by zero in oneDNN).
+  if (options.threadsPerStage < 0 ||
+      options.threadsPerStage > kMostThreadsPerStage)
     throw Error("--threads " + std::to_string(options.threadsPerStage) +
-                " must be at least 0 (0: the backend's default)");
+                " must be 0 (the backend's default) to " +
+                std::to_string(kMostThreadsPerStage));
   size_t replicas = 0;
   for (const StageSpec &stage : bundle.stages())
     replicas += stage.replicas;

@@ -811,9 +811,10 @@ TrainSummary Trainer::run() {
     throw Error("--keep-checkpoints must be at least 1");
   // Threads and shards are made up front; far past any machine they would
   // exhaust memory or the thread limit before naming the flag.
-  if (o.threads < 0 || o.threads > 4096)
+  if (o.threads < 0 || o.threads > kMostThreadsPerStage)
     throw Error("--threads " + std::to_string(o.threads) +
-                " must be 0 (as many as cores) to 4096");
+                " must be 0 (as many as cores) to " +
+                std::to_string(kMostThreadsPerStage));
   if (o.psShards > 4096)
     throw Error("--ps-shards " + std::to_string(o.psShards) +
                 " must be at most 4096");

@@ -113,8 +113,12 @@ public:
   virtual std::string end() = 0;
 };
 
+/// The most kernel threads a stage replica (or a trainer) may be given.
+constexpr int kMostThreadsPerStage = 4096;
+
 struct ExecutorOptions {
-  /// Kernel threads of each stage replica (<= 0: backend default).
+  /// Kernel threads of each stage replica (0: backend default; at most
+  /// kMostThreadsPerStage).
   int threadsPerStage = 0;
   /// Run GPU-class stages with their CPU build instead of failing when no
   /// GPU is usable.
