@@ -731,6 +731,25 @@ void checkStepFitsMemory(const Bundle &bundle, int64_t batch,
 
 } // namespace
 
+int64_t stepSamples(const Bundle &bundle, int64_t batch, int workers) {
+  const int64_t microBatch = bundle.batch();
+  if (microBatch <= 0)
+    throw Error("bundle '" + bundle.directory() +
+                "' has no compiled batch; compile it with --batch");
+  const int64_t samples =
+      batch > 0
+          ? batch
+          : int64_t(workers) * bundle.plannedStep().microBatches * microBatch;
+  if (batch < 0 || samples % microBatch != 0)
+    throw Error("--batch " + std::to_string(batch) +
+                " is not a multiple of the bundle's batch " +
+                std::to_string(microBatch) +
+                " (a step is a whole number of micro-batches)");
+  // Every worker trains at least one micro-batch of a step.
+  (void)stepSlice(samples / microBatch, workers, 0);
+  return samples;
+}
+
 TrainSummary Trainer::run() {
   const TrainerOptions &o = options;
   if (!bundle.training())
@@ -769,13 +788,7 @@ TrainSummary Trainer::run() {
   // each takes the plan's micro-batches of every step.
   const int64_t plannedMicroBatches = bundle.plannedStep().microBatches;
   const int64_t workers = o.group ? o.group->size() : 1;
-  const int64_t batch =
-      o.batch > 0 ? o.batch : workers * plannedMicroBatches * microBatch;
-  if (o.batch < 0 || batch % microBatch != 0)
-    throw Error("--batch " + std::to_string(o.batch) +
-                " is not a multiple of the bundle's batch " +
-                std::to_string(microBatch) +
-                " (a step is a whole number of micro-batches)");
+  const int64_t batch = stepSamples(bundle, o.batch, int(workers));
   checkStepFitsMemory(
       bundle, batch,
       o.batch > 0

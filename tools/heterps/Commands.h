@@ -82,6 +82,12 @@ struct TrainOptions {
 /// the signal when SIGINT or SIGTERM stopped it (after a checkpoint).
 int train(const TrainOptions &options);
 
+/// Why `workers` workers cannot train steps of `batch` samples (0: the
+/// plan's) of the bundle at `bundle`, or "" (the trainer's own check; also
+/// "" for a bundle that does not open, which the ranks then report).
+std::string trainStepError(const std::string &bundle, int64_t batch,
+                           int workers);
+
 struct GradCheckOptions {
   std::string bundle;
   std::vector<std::string> inputs; // NAME=FILE; others are drawn at random

@@ -255,7 +255,7 @@ int launch(const LaunchOptions &options) {
     workerCommand.insert(workerCommand.end(), consistency.begin(),
                          consistency.end());
     if (options.checkWorkerCommand &&
-        !options.checkWorkerCommand(workerCommand))
+        !options.checkWorkerCommand(workerCommand, workers))
       return 1;
     std::vector<std::string> stageCommand{self, "stage-rank", bundle};
     stageCommand.insert(stageCommand.end(), consistency.begin(),

@@ -73,8 +73,10 @@ struct LaunchOptions {
   /// One worker, and every stage replica of the bundle as a rank of its own.
   bool stageRanks = false;
   /// Checks the worker ranks' command line (program, then its arguments) as
-  /// the workers will parse it; false when it would fail, having said why.
-  std::function<bool(const std::vector<std::string> &)> checkWorkerCommand;
+  /// the `workers` workers will parse it, and the step it gives each;
+  /// false when it would fail, having said why.
+  std::function<bool(const std::vector<std::string> &, int workers)>
+      checkWorkerCommand;
 };
 
 /// 0 when the job (or the dry run) succeeded, the job's exit code otherwise,

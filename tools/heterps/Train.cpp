@@ -17,6 +17,7 @@
 #include <atomic>
 #include <csignal>
 #include <iostream>
+#include <memory>
 #include <new>
 
 namespace heterps::driver {
@@ -50,6 +51,22 @@ private:
 };
 
 } // namespace
+
+std::string trainStepError(const std::string &bundle, int64_t batch,
+                           int workers) {
+  std::unique_ptr<rt::Bundle> opened;
+  try {
+    opened = std::make_unique<rt::Bundle>(bundle);
+  } catch (const std::exception &) {
+    return ""; // the ranks open it and say what is wrong
+  }
+  try {
+    (void)rt::train::stepSamples(*opened, batch, workers);
+  } catch (const std::exception &error) {
+    return error.what();
+  }
+  return "";
+}
 
 int train(const TrainOptions &options) {
   using namespace heterps::rt;

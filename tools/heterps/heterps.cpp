@@ -654,7 +654,8 @@ static std::optional<TrainOptions> trainOptionsFromFlags(StringRef command) {
 /// so a mistyped or missing flag after -- is said once, here, also under
 /// --dry-run, instead of by every rank of the job. The launch's own options
 /// are read before; this parse replaces them.
-static bool checkWorkerCommand(const std::vector<std::string> &command) {
+static bool checkWorkerCommand(const std::vector<std::string> &command,
+                               int workers) {
   std::vector<const char *> argv;
   for (const std::string &word : command)
     argv.push_back(word.c_str());
@@ -703,7 +704,17 @@ static bool checkWorkerCommand(const std::vector<std::string> &command) {
                     hint);
     return false;
   }
-  return givenOnceEach("launch") && trainOptionsFromFlags("launch").has_value();
+  if (!givenOnceEach("launch"))
+    return false;
+  std::optional<TrainOptions> options = trainOptionsFromFlags("launch");
+  if (!options)
+    return false;
+  // The step each worker trains, from the manifest: every rank refused a
+  // bad --batch on its own, printed once per rank and interleaved.
+  std::string error = trainStepError(command.at(2), options->batch, workers);
+  if (!error.empty())
+    reportError("launch", error);
+  return error.empty();
 }
 
 int main(int argc, char **argv) {

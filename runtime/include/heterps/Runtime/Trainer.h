@@ -267,6 +267,13 @@ struct TrainerState {
   std::optional<TrainingRecipe> recipe;
 };
 
+/// The samples of a training step of `bundle` given --batch `batch` (0:
+/// the plan's micro-batches on each of `workers`), checked as the trainer
+/// checks it: whole micro-batches, at least one for each worker. Throws
+/// Error saying what to change. `heterps launch` asks it before any rank
+/// starts.
+int64_t stepSamples(const Bundle &bundle, int64_t batch, int workers);
+
 /// A stable identity of a bundle: 16 hex digits of a hash of its
 /// manifest.json (which names every stage, tensor and parameter), less the
 /// plan's solve_seconds, so that compiling a model again with the same
