@@ -384,7 +384,23 @@ std::string safeFileName(const std::string &name) {
                     c == '-' || c == '.'
                 ? c
                 : '_';
-  return safe.empty() || safe[0] == '.' ? "_" + safe : safe;
+  if (safe.empty() || safe[0] == '.')
+    safe = "_" + safe;
+  // A file name holds at most 255 bytes, with room for ".npy.partial" and
+  // a "_N" of names that collide: a longer one keeps its first 160
+  // characters and a hash of the whole name.
+  if (safe.size() > 200) {
+    uint64_t hash = 0xcbf29ce484222325ull; // FNV-1a
+    for (unsigned char c : name) {
+      hash ^= c;
+      hash *= 0x100000001b3ull;
+    }
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx",
+                  static_cast<unsigned long long>(hash));
+    safe = safe.substr(0, 160) + "-" + text;
+  }
+  return safe;
 }
 
 namespace {

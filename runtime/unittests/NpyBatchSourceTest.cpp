@@ -417,3 +417,17 @@ TEST(NpyBatchSource, ShufflesEachEpochReproducibly) {
   other.next(10, inputs);
   EXPECT_NE(samplesOf(inputs), first);
 }
+
+// An output or parameter named past a file name's 255 bytes: its first 160
+// characters and a hash of the whole name (before 2026-12-02 the run failed
+// with "File name too long"); distinct names stay distinct.
+TEST(TensorFileNames, LongNamesFitAFileName) {
+  EXPECT_EQ(safeFileName("a/b:c"), "a_b_c");
+  EXPECT_EQ(safeFileName(".."), "_..");
+  const std::string longName(300, 'a'), other = longName + "b";
+  const std::string safe = safeFileName(longName);
+  EXPECT_LE(safe.size() + std::string(".npy.partial_99").size(), 255u);
+  EXPECT_EQ(safe.substr(0, 160), longName.substr(0, 160));
+  EXPECT_NE(safe, safeFileName(other));
+  EXPECT_EQ(safe, safeFileName(longName));
+}

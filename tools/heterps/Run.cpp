@@ -9,12 +9,15 @@
 
 #include "heterps/Driver/Session.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace heterps::driver {
 
@@ -76,9 +79,16 @@ int run(const RunOptions &options) {
     }
 
     if (!options.outputDir.empty()) {
-      if (::mkdir(options.outputDir.c_str(), 0777) != 0 && errno != EEXIST)
+      const bool made = ::mkdir(options.outputDir.c_str(), 0777) == 0;
+      if (!made && errno != EEXIST)
         throw Error("cannot create '" + options.outputDir +
                     "': " + std::strerror(errno));
+      // A directory this run made is removed when it writes nothing there
+      // (rmdir removes only an empty one).
+      auto removeIfEmpty = llvm::make_scope_exit([&] {
+        if (made)
+          ::rmdir(options.outputDir.c_str());
+      });
       // One file per output, even where two names map to one file name;
       // all of them or none.
       std::set<std::string> taken;
@@ -92,6 +102,7 @@ int run(const RunOptions &options) {
         files.write(options.outputDir + "/" + file + ".npy", outputs[i]);
       }
       files.commit();
+      removeIfEmpty.release();
     }
     return 0;
   } catch (const std::exception &error) {
