@@ -10,6 +10,8 @@
 #include "heterps/Jobs/Backend.h"
 #include "heterps/Jobs/Process.h"
 
+#include "heterps/Cluster/InputFile.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -21,6 +23,7 @@
 #include <csignal>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <sys/wait.h>
@@ -116,12 +119,14 @@ std::vector<RankExit> parseLauncherOutput(const std::string &text) {
 }
 
 Expected<std::vector<HostSlots>> readHostfile(const std::string &path) {
-  std::ifstream in(path);
-  if (!in)
-    return createStringError(inconvertibleErrorCode(),
-                             "cannot read hostfile '%s': %s", path.c_str(),
-                             std::strerror(errno));
+  // A regular file only: a directory read as no line ("names no host").
+  Expected<std::unique_ptr<MemoryBuffer>> file =
+      cluster::readInputFile(path, "hostfile", uint64_t(16) << 20, true);
+  if (!file)
+    return file.takeError();
+  std::istringstream in((*file)->getBuffer().str());
   std::vector<HostSlots> hosts;
+  std::map<std::string, int> lineOfHost;
   std::string line;
   for (int number = 1; std::getline(in, line); ++number) {
     StringRef text = StringRef(line).split('#').first.trim();
@@ -132,6 +137,7 @@ Expected<std::vector<HostSlots>> readHostfile(const std::string &path) {
     SmallVector<StringRef> words;
     SplitString(text, words, " \t");
     host.host = words.front().str();
+    int64_t maxSlots = 0;
     // A host name, then Open MPI's slot counts: anything else (a TSV or
     // a data file given by mistake) would fail only when mpirun starts.
     auto fail = [&](const Twine &why) {
@@ -157,12 +163,23 @@ Expected<std::vector<HostSlots>> readHostfile(const std::string &path) {
       int64_t most = 0;
       if ((count.consume_front("max_slots=") ||
            count.consume_front("max-slots=")) &&
-          !count.getAsInteger(10, most) && most >= 1)
+          !count.getAsInteger(10, most) && most >= 1) {
+        maxSlots = most;
         continue;
+      }
       return fail("'" + word +
                   "' is not slots=N or max_slots=N (lines are \"host "
                   "slots=N\")");
     }
+    // What Open MPI refuses when it starts, every attempt alike, refused
+    // here: the supervisor spent its whole restart budget on them.
+    if (maxSlots > 0 && maxSlots < host.slots)
+      return fail("max_slots=" + Twine(maxSlots) +
+                  " is below slots=" + Twine(host.slots));
+    if (auto [at, fresh] = lineOfHost.emplace(host.host, number); !fresh)
+      return fail("host '" + host.host + "' is named on line " +
+                  Twine(at->second) +
+                  " too; give each host once, with all its slots");
     hosts.push_back(host);
   }
   if (hosts.empty())

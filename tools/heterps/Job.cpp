@@ -448,9 +448,13 @@ int runJob(const std::vector<std::string> &args) {
   // Close-on-exec: an attempt that outlived a killed supervisor must not
   // hold the lock, or no later supervisor could take the job up.
   int lockFd = ::open(files.lock.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
-  if (lockFd < 0 || ::flock(lockFd, LOCK_EX | LOCK_NB) != 0)
+  if (lockFd < 0)
+    throw Error("cannot open '" + files.lock + "': " + std::strerror(errno));
+  if (::flock(lockFd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lockFd);
     throw Error("job directory '" + jobDirectory + "' is already supervised (" +
                 files.lock + " is locked)");
+  }
   std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(lockFd, 0) != 0 ||
       ::write(lockFd, pid.data(), pid.size()) != ssize_t(pid.size()))

@@ -7,6 +7,7 @@
 #include "llvm/Support/Path.h"
 #include "gtest/gtest.h"
 
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -213,6 +214,26 @@ TEST_F(JobFileTest, ReadsTheHostfileWithTheJobFile) {
   EXPECT_NE(parse(withHosts).find("line 1: 'n1,n2' is not a host name"),
             std::string::npos)
       << parse(withHosts);
+  // What Open MPI refuses at every start, which spent the whole restart
+  // budget before 2026-12-02.
+  std::ofstream(path("hosts")) << "n1 slots=2\n# more\nn1 slots=2\n";
+  EXPECT_NE(parse(withHosts).find("line 3: host 'n1' is named on line 1 too; "
+                                  "give each host once, with all its slots"),
+            std::string::npos)
+      << parse(withHosts);
+  std::ofstream(path("hosts")) << "n1 slots=4 max_slots=1\n";
+  EXPECT_NE(parse(withHosts).find("line 1: max_slots=1 is below slots=4"),
+            std::string::npos)
+      << parse(withHosts);
+  // A directory read as no line ("names no host").
+  std::filesystem::create_directories(path("hostdir"));
+  const std::string withDirectory =
+      std::string(kJob) + "backend: {kind: mpirun, hostfile: hostdir}\n";
+  EXPECT_NE(parse(withDirectory)
+                .find("cannot read hostfile '" + path("hostdir") +
+                      "': not a regular file"),
+            std::string::npos)
+      << parse(withDirectory);
 }
 
 TEST_F(JobFileTest, RefusesEmptyPaths) {
