@@ -150,9 +150,11 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
     return fail("--throughput must be a positive, finite number of "
                 "samples/s, not " +
                 std::to_string(options.throughput));
-  if (options.batch < 0)
+  // Past 10^8 samples (a job file's bound too) tensor sizes overflow deep
+  // in the pipeline, whose errors named IR attributes or blamed the model.
+  if (options.batch < 0 || options.batch > 100000000)
     return fail("--batch=" + std::to_string(options.batch) +
-                " must be 0 (the model's own) or more");
+                " must be 0 (the model's own) to 10^8");
   if (!options.train) {
     // What only training reads, set away from its default without --train.
     const CompileOptions defaults;

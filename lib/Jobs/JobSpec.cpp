@@ -188,7 +188,7 @@ struct RawBackend {
 struct RawJob {
   std::string name, bundle, data, eval, consistency = "sync";
   std::optional<int64_t> samples, steps;
-  int64_t staleness = 2;
+  std::optional<int64_t> staleness; // default 2 (async only)
   std::vector<std::string> trainArgs;
   RawRange workers, shards, batch;
   double gradientNoiseScale = 0;
@@ -392,8 +392,13 @@ template <> struct MappingTraits<RawJob> {
              "most 2^53 samples";
     if (job.consistency != "sync" && job.consistency != "async")
       return "consistency '" + job.consistency + "' is not sync or async";
-    if (job.staleness < -1 || job.staleness > kMostCount)
+    if (job.staleness && (*job.staleness < -1 || *job.staleness > kMostCount))
       return "staleness must be -1 (no bound) to " + std::to_string(kMostCount);
+    // Synchronous workers wait for each other every step: a bound was
+    // accepted and ignored (heterps launch refuses --staleness so too).
+    if (job.staleness && job.consistency != "async")
+      return "staleness bounds asynchronous training; add consistency: async "
+             "or leave staleness out";
     // The supervisor owns these flags: it sets them on every launch.
     static const StringRef owned[] = {"--data",
                                       "--eval",
@@ -524,7 +529,7 @@ Expected<JobSpec> parseJobFile(const std::string &path) {
   job.eval = resolve(raw.eval);
   job.trainArgs = raw.trainArgs;
   job.asynchronous = raw.consistency == "async";
-  job.staleness = raw.staleness;
+  job.staleness = raw.staleness.value_or(2);
   job.initial = {int(*raw.workers.initial), int(*raw.shards.initial),
                  *raw.batch.initial};
   job.workers = {*raw.workers.min, *raw.workers.max};

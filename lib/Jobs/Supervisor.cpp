@@ -230,6 +230,14 @@ std::optional<EarlierRun> parseEarlierRun(const json::Object &state) {
       rate.warmupEnd = end;
     }
   }
+  if (const json::Object *to = state.getObject("resizing_to")) {
+    JobShape shape;
+    shape.workers = int(to->getInteger("workers").value_or(0));
+    shape.shards = int(to->getInteger("ps_shards").value_or(0));
+    shape.batch = to->getInteger("batch").value_or(0);
+    std::optional<StringRef> id = state.getString("resizing_id");
+    earlier.resizingTo.emplace(id ? id->str() : std::string("?"), shape);
+  }
   return earlier;
 }
 
@@ -438,6 +446,9 @@ struct Supervisor::Impl {
   std::optional<size_t> openFailure;
   /// Whether an attempt of this supervisor's reached a step.
   bool trainedInThisRun = false;
+  // heterps's own error of the last failed attempt that made no step ("" if
+  // it made one or said none): the same again means a restart fails alike.
+  std::string lastStartError;
   std::optional<size_t> openResize;
   bool openFailureResumed = false; // its steps redone counted
   double openSince = 0;            // when the open failure was detected
@@ -452,6 +463,9 @@ struct Supervisor::Impl {
   double lastStateWrite = 0;
   int64_t lastStateStep = -1;
   std::string resizeError;
+  /// The resize the ranks are stopping for (id, shape), in state.json so
+  /// that a supervisor after a killed one applies it.
+  std::optional<std::pair<std::string, JobShape>> resizingTo;
   /// A resize request to the shape the job already had, answered at once.
   std::string noopResizeId;
   std::string engineId;
@@ -490,6 +504,10 @@ struct Supervisor::Impl {
         {"engine_id", engineId},
         {"resize_error", resizeError},
         {"updated_at", now}};
+    if (resizingTo) {
+      state["resizing_id"] = resizingTo->first;
+      state["resizing_to"] = shapeJson(resizingTo->second);
+    }
     if (!noopResizeId.empty())
       state["last_resize_id"] = noopResizeId;
     else if (!report.resizes.empty())
@@ -526,10 +544,30 @@ struct Supervisor::Impl {
     const double until = unixSeconds() + job.restart.capacityWaitSeconds;
     while (unixSeconds() < until && !self.stopRequested) {
       sleepFor(1);
+      // A resize asked for meanwhile is answered now (refused, or the
+      // shape to fit): it waited unread until the wait ended.
+      takeResizeForNextAttempt();
       if ((shape = fitShape(job, wanted, self.backend.capacity(excluded))))
         return shape;
     }
     return std::nullopt;
+  }
+
+  /// A resize asked for while no attempt runs (during the back-off, a wait
+  /// for capacity, or before this supervisor started) becomes the shape of
+  /// the next attempt; a bad one is refused in state.json.
+  void takeResizeForNextAttempt() {
+    std::optional<std::pair<ResizeRequest, JobShape>> pending =
+        takeResizeRequest(wanted);
+    if (!pending)
+      return;
+    say("resize " + pending->first.id + ": " + wanted.describe() + " -> " +
+        pending->second.describe() + " from the next attempt");
+    report.resizes.push_back(
+        resizeRecordOf(*pending, wanted, newestCheckpointStep(), 0));
+    openResize = report.resizes.size() - 1;
+    resizeSince = unixSeconds();
+    wanted = pending->second;
   }
 
   static std::string join(const std::vector<std::string> &words,
@@ -819,6 +857,21 @@ JobReport Supervisor::Impl::run() {
     } else if (why.empty()) {
       wanted = earlier->shape;
       schedule = earlier->learningRate;
+      // The resize the supervisor before was stopping the ranks for.
+      if (const auto &to = earlier->resizingTo;
+          to && job.checkShape(to->second, self.options.microBatch).empty() &&
+          !(to->second == wanted)) {
+        say("resize " + to->first + ", which the supervisor before was " +
+            "applying: " + wanted.describe() + " -> " + to->second.describe() +
+            " from the next attempt");
+        ResizeRequest request;
+        request.id = to->first;
+        report.resizes.push_back(resizeRecordOf({request, to->second}, wanted,
+                                                newestCheckpointStep(), 0));
+        openResize = report.resizes.size() - 1;
+        resizeSince = unixSeconds();
+        wanted = to->second;
+      }
     } else {
       say("the job was left in " + earlier->shape.describe() +
           ", which the job file no longer allows (" + why + "); going on in " +
@@ -850,16 +903,8 @@ JobReport Supervisor::Impl::run() {
     // restart) applies to the next attempt. At startup it was deleted,
     // and during the back-off it cost an attempt in the old shape,
     // stopped at once.
-    if (std::optional<std::pair<ResizeRequest, JobShape>> pending =
-            takeResizeRequest(wanted)) {
-      say("resize " + pending->first.id + ": " + wanted.describe() + " -> " +
-          pending->second.describe() + " from the next attempt");
-      report.resizes.push_back(
-          resizeRecordOf(*pending, wanted, newestCheckpointStep(), 0));
-      openResize = report.resizes.size() - 1;
-      resizeSince = unixSeconds();
-      wanted = pending->second;
-    }
+    takeResizeForNextAttempt();
+    resizingTo.reset(); // what the last attempt stopped for is in `wanted`
     attempted = true;
     ++attempt;
     std::optional<JobShape> fitted = shapeThatFits();
@@ -1050,6 +1095,7 @@ JobReport Supervisor::Impl::run() {
         } else if ((resize = takeResizeRequest(shape))) {
           stopping = true;
           stopReason = "resize";
+          resizingTo.emplace(resize->first.id, resize->second);
           say("resize " + resize->first.id + ": " + shape.describe() + " -> " +
               resize->second.describe() +
               "; checkpointing at the next step boundary");
@@ -1100,6 +1146,7 @@ JobReport Supervisor::Impl::run() {
         record.end = "done";
         report.attempts.push_back(record);
         report.outcome = "succeeded";
+        resizingTo.reset();
         break;
       }
       if (stopping && stopReason == "stop") {
@@ -1118,6 +1165,7 @@ JobReport Supervisor::Impl::run() {
         openResize = report.resizes.size() - 1;
         resizeSince = exitedAt;
         wanted = resize->second;
+        resizingTo.reset();
         continue;
       }
       if (preempted) {
@@ -1153,6 +1201,7 @@ JobReport Supervisor::Impl::run() {
       openResize = report.resizes.size() - 1;
       resizeSince = exitedAt;
       wanted = resize->second;
+      resizingTo.reset();
       say("resize " + resize->first.id + " applies at the restart");
     }
     // A job that fails before its first step with one of heterps's own
@@ -1163,21 +1212,41 @@ JobReport Supervisor::Impl::run() {
     std::string startError;
     // (mpirun names the rank that exited, or, racing the others' ends,
     // none: "lost".)
-    if (!firstStep && !trainedInThisRun && !self.stopRequested &&
-        !report.failures.empty() &&
-        (report.failures.back().kind == "exit" ||
-         report.failures.back().kind == "lost")) {
+    // Later, a restart that fails before its first step with the error of
+    // the one before (the data moved away meanwhile) fails alike too: it
+    // spent the rest of the budget and ended saying only "gave up".
+    std::string ownError;
+    if (!report.failures.empty() && (report.failures.back().kind == "exit" ||
+                                     report.failures.back().kind == "lost")) {
       const std::string log = readWholeFile(files.attemptLog(attempt));
-      startError = firstOwnError(log);
-      if (startError.empty())
-        startError = firstMpirunRefusal(log);
+      ownError = firstOwnError(log);
+      if (ownError.empty())
+        ownError = firstMpirunRefusal(log);
+      // The report says why the attempt ended, not only that a rank did.
+      if (!ownError.empty())
+        report.failures.back().detail +=
+            (report.failures.back().detail.empty() ? "" : "; ") + ownError;
     }
-    if (!startError.empty()) {
+    if (!firstStep && !trainedInThisRun && !self.stopRequested)
+      startError = ownError;
+    const bool failedAlike = !firstStep && !self.stopRequested &&
+                             !ownError.empty() && ownError == lastStartError;
+    lastStartError = firstStep ? "" : ownError;
+    if (!startError.empty() || failedAlike) {
       report.outcome = "failed";
-      report.message = "attempt " + std::to_string(attempt) +
-                       " failed before its first step: " + startError +
-                       "; a restart would fail alike, so none was made "
-                       "(fix the job and run it again)";
+      report.message =
+          failedAlike
+              ? "attempts " + std::to_string(attempt - 1) + " and " +
+                    std::to_string(attempt) +
+                    " failed before their first step with the same error: " +
+                    ownError +
+                    "; a restart would fail alike, so none was made (fix "
+                    "the job and run it again: it resumes from its "
+                    "checkpoint)"
+              : "attempt " + std::to_string(attempt) +
+                    " failed before its first step: " + startError +
+                    "; a restart would fail alike, so none was made "
+                    "(fix the job and run it again)";
       break;
     }
     if (self.stopRequested) {
@@ -1190,6 +1259,9 @@ JobReport Supervisor::Impl::run() {
       report.message = "gave up after " + std::to_string(report.restarts) +
                        " restarts (restart: max_restarts " +
                        std::to_string(job.restart.maxRestarts) + ")";
+      if (!report.failures.empty() && !report.failures.back().detail.empty())
+        report.message +=
+            "; the last attempt: " + report.failures.back().detail;
       break;
     }
     ++report.restarts;

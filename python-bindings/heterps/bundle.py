@@ -168,7 +168,7 @@ def _ordered(inputs: Sequence[TensorInfo], feeds: Mapping[str, Any]) -> List[Any
 # (include/heterps/Driver/Compile.h). What a value means is the compiler's
 # to check, with the command line's flag names.
 _INTEGER_RANGES = {
-    "seed": (0, 2 ** 64), "batch": (0, 2 ** 63),
+    "seed": (0, 2 ** 64), "batch": (0, 10 ** 8 + 1),
     "recurrence_unroll_limit": (0, 2 ** 63), "episodes": (0, 2 ** 32),
     "pass_steps": (0, 2 ** 32), "sparse_staleness": (0, 2 ** 32),
     "micro_batches": (0, 2 ** 32),

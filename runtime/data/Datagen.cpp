@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
 #include <ostream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -215,11 +216,27 @@ int64_t sampleZipf(const SparseField &field, Rng &rng) {
   return int64_t(std::upper_bound(first, last, u) - field.cdf.begin());
 }
 
-/// Buffered writer into the temporary file.
+/// Buffered writer into the temporary file `path`: an unnamed file
+/// (O_TMPFILE) given that name only once complete, where the file system
+/// has them, so that a killed datagen leaves nothing behind (a named
+/// temporary stayed, 109 MB for 2M rows); elsewhere the named file.
 class Output {
 public:
   explicit Output(const std::string &path) : path_(path) {
-    file_ = std::fopen(path.c_str(), "wb");
+    size_t slash = path.rfind('/');
+    const std::string directory =
+        slash == std::string::npos ? "." : path.substr(0, slash + 1);
+    // Named through /proc (linkat of an unnamed file needs it).
+    int fd =
+        ::access("/proc/self/fd", X_OK) == 0
+            ? ::open(directory.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644)
+            : -1;
+    if (fd >= 0 && (file_ = ::fdopen(fd, "wb")))
+      unnamed_ = true;
+    else if (fd >= 0)
+      ::close(fd);
+    if (!file_)
+      file_ = std::fopen(path.c_str(), "wb");
     if (!file_)
       throw Error("datagen: cannot create '" + path +
                   "': " + std::strerror(errno));
@@ -242,10 +259,16 @@ public:
     bytes_ += buffer_.size();
     buffer_.clear();
   }
-  /// Flushes, syncs and closes, so the rename publishes complete data.
+  /// Flushes, syncs, names an unnamed file `path` and closes, so the
+  /// rename publishes complete data.
   void close() {
     flush();
     bool ok = std::fflush(file_) == 0 && fsync(fileno(file_)) == 0;
+    if (ok && unnamed_) {
+      const std::string self = "/proc/self/fd/" + std::to_string(fileno(file_));
+      ok = ::linkat(AT_FDCWD, self.c_str(), AT_FDCWD, path_.c_str(),
+                    AT_SYMLINK_FOLLOW) == 0;
+    }
     ok = std::fclose(file_) == 0 && ok;
     file_ = nullptr;
     if (!ok)
@@ -258,6 +281,7 @@ private:
   static constexpr size_t kChunk = size_t(1) << 20;
   std::string path_;
   std::FILE *file_ = nullptr;
+  bool unnamed_ = false;
   std::string buffer_;
   uint64_t bytes_ = 0;
 };

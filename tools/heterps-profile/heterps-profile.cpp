@@ -29,6 +29,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/SourceMgr.h"
@@ -162,6 +163,15 @@ int main(int argc, char **argv) {
   }
   if (repeats < 1)
     return fail("--repeats must be at least 1");
+  // Where the database goes, checked before anything is timed: a directory
+  // given as -o was found only after the whole model was profiled.
+  if (sys::fs::is_directory(outputFile))
+    return fail("cannot write profile database '" + outputFile +
+                "': it is a directory");
+  if (StringRef parent = sys::path::parent_path(outputFile);
+      !parent.empty() && !sys::fs::is_directory(parent))
+    return fail("cannot write profile database '" + outputFile + "': '" +
+                parent + "' is not a directory");
 
   DialectRegistry registry;
   registry.insert<hps::HPSDialect, func::FuncDialect>();

@@ -144,6 +144,12 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
   error = errorFor("name: ctr", "name: " + std::string(240, 'a'));
   EXPECT_NE(error.find("characters long; at most 128"), std::string::npos)
       << error;
+  // A bound on staleness of a synchronous job was accepted and ignored.
+  error = errorFor("name: ctr", "name: ctr\nstaleness: 2");
+  EXPECT_NE(error.find("staleness bounds asynchronous training; add "
+                       "consistency: async"),
+            std::string::npos)
+      << error;
   // "." and "..", which name directories, and any hidden name.
   for (const char *name : {".", "..", ".hidden"}) {
     error = errorFor("name: ctr", std::string("name: ") + name);

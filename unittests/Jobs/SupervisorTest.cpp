@@ -167,6 +167,16 @@ protected:
     Supervisor supervisor(job, options, engine, engine, log);
     return supervisor.run();
   }
+  /// The job succeeded in one attempt of 3 workers at a batch of 1024, the
+  /// shape of resize `id`.
+  void expectOneAttemptResizedToThreeWorkers(const JobReport &report,
+                                             const std::string &id) {
+    EXPECT_EQ(report.outcome, "succeeded") << log.str();
+    ASSERT_EQ(engine.starts.size(), 1u);
+    EXPECT_EQ(engine.starts[0].shape, (JobShape{3, 2, 1024}));
+    ASSERT_EQ(report.resizes.size(), 1u);
+    EXPECT_EQ(report.resizes[0].id, id);
+  }
   /// `job resize` to 3 workers and a batch of 1024 during the first attempt.
   void resizeToThreeWorkersAtPoll5() {
     engine.onPoll = [this](int attempt, int poll) {
@@ -356,6 +366,45 @@ TEST_F(SupervisorTest, AnEarlierSupervisorsWarmUpGoesOn) {
             std::vector<std::string>{"--lr-scale=2"});
 }
 
+// The supervisor is killed while the ranks stop for a resize: state.json
+// names the resize, and the next supervisor applies it (it came back in the
+// old shape before 2026-12-02).
+TEST_F(SupervisorTest, AResizeBeingAppliedOutlivesItsSupervisor) {
+  llvm::json::Object state{
+      {"shape",
+       llvm::json::Object{{"workers", 2}, {"ps_shards", 2}, {"batch", 512}}},
+      {"attempt", 1},
+      {"resizing_id", "r9"},
+      {"resizing_to",
+       llvm::json::Object{{"workers", 3}, {"ps_shards", 2}, {"batch", 1024}}}};
+  options.earlier = parseEarlierRun(state);
+  ASSERT_TRUE(options.earlier && options.earlier->resizingTo);
+  engine.scenarios = {{5, 0}};
+  expectOneAttemptResizedToThreeWorkers(run(), "r9");
+}
+
+// After the job trained, two restarts in a row fail before their first
+// step with the same error of heterps's own (its data moved away): the job
+// fails naming it. It spent every restart and said only "gave up".
+TEST_F(SupervisorTest, TheSameErrorTwiceBeforeAStepEndsTheRestarts) {
+  const std::string moved =
+      "heterps run: error: cannot read 'd2.tsv': No such file or directory\n";
+  engine.scenarios = {
+      {4, 137, kWorkerKilled}, {1, 1, moved}, {1, 1, moved}, {5, 0, ""}};
+  job.restart.maxRestarts = 5;
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "failed") << log.str();
+  EXPECT_EQ(engine.starts.size(), 3u);
+  EXPECT_NE(report.message.find("attempts 2 and 3 failed before their first "
+                                "step with the same error: heterps run: "
+                                "cannot read 'd2.tsv'"),
+            std::string::npos)
+      << report.message;
+  EXPECT_NE(report.failures.back().detail.find("cannot read 'd2.tsv'"),
+            std::string::npos)
+      << report.failures.back().detail;
+}
+
 // The attempt fails while it stops for a resize: the resize applies at the
 // restart. It was dropped, and the job came back in its old shape.
 TEST_F(SupervisorTest, AResizeOutlivesAFailureWhileStopping) {
@@ -381,12 +430,7 @@ TEST_F(SupervisorTest, AResizeWaitingAtTheStartApplies) {
   std::ofstream(std::string(directory) + "/resize-request.json")
       << resizeRequestJson({"r0", 3, 0, 1024});
   engine.scenarios = {{5, 0}};
-  JobReport report = run();
-  EXPECT_EQ(report.outcome, "succeeded") << log.str();
-  ASSERT_EQ(engine.starts.size(), 1u);
-  EXPECT_EQ(engine.starts[0].shape, (JobShape{3, 2, 1024}));
-  ASSERT_EQ(report.resizes.size(), 1u);
-  EXPECT_EQ(report.resizes[0].id, "r0");
+  expectOneAttemptResizedToThreeWorkers(run(), "r0");
 }
 
 // A job that trained, then resized, meets a passing failure before the

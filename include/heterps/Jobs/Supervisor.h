@@ -108,6 +108,10 @@ struct EarlierRun {
   /// job stopped mid-ramp came back at the full scale at once.
   LearningRateSchedule learningRate;
   int attempts = 0;
+  /// The resize it was stopping the ranks for (its id and shape): the
+  /// shape of the next attempt. Not recorded before 2026-12-02, so a
+  /// supervisor killed mid-resize lost the resize.
+  std::optional<std::pair<std::string, JobShape>> resizingTo;
 };
 
 /// Where a job's state.json leaves it; nullopt when it holds no shape.
