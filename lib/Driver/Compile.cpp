@@ -18,6 +18,7 @@
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 #include "heterps/Dialect/HPS/Transforms/Pipelines.h"
 #include "heterps/Import/ONNXImporter.h"
+#include "heterps/Schedule/Scheduler.h"
 #include "heterps/Target/BundleDirectory.h"
 #include "heterps/Target/Passes.h"
 #include "heterps/Target/PlanExport.h"
@@ -193,6 +194,16 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
   if (options.passDistinctFraction != 1 && options.passSteps == 0)
     return fail("--pass-distinct-fraction prices passes: it needs "
                 "--pass-steps");
+  // Named by its flag before the model is read (the placement pass found it
+  // after import and legalization, as "MODEL:0:0: error: hps-place: ...").
+  if (!llvm::is_contained(schedule::strategyNames(),
+                          llvm::StringRef(options.strategy))) {
+    std::string known;
+    for (llvm::StringRef name : schedule::strategyNames())
+      known += (known.empty() ? "" : ", ") + name.str();
+    return fail("--strategy '" + options.strategy +
+                "' is not one of: " + known);
+  }
   if (options.recurrenceUnrollLimit < 0)
     return fail("--recurrence-unroll-limit=" +
                 std::to_string(options.recurrenceUnrollLimit) +
