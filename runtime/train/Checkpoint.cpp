@@ -149,6 +149,26 @@ std::string stepName(int64_t step) { return "step-" + std::to_string(step); }
 
 } // namespace
 
+std::string setAsideCheckpoints(const std::string &directory, int64_t after) {
+  std::string names;
+  for (const CheckpointEntry &entry : listCheckpoints(directory)) {
+    if (entry.step <= after)
+      continue;
+    fs::path from(entry.path);
+    fs::path to = from.parent_path() / ("damaged-" + from.filename().string());
+    for (int n = 2; fs::exists(to); ++n)
+      to = from.parent_path() /
+           ("damaged-" + from.filename().string() + "." + std::to_string(n));
+    std::error_code error;
+    fs::rename(from, to, error);
+    if (error)
+      throw Error("cannot set aside the damaged checkpoint '" + entry.path +
+                  "': " + error.message());
+    names += (names.empty() ? "" : ", ") + to.filename().string();
+  }
+  return names;
+}
+
 std::vector<CheckpointEntry> listCheckpoints(const std::string &directory) {
   std::vector<CheckpointEntry> entries;
   std::error_code error;
@@ -290,8 +310,8 @@ writeCheckpoint(const std::string &directory, const TrainerState &state,
   fs::remove_all(previous, error);
 
   // Keep the newest `keep` up to this step. Newer ones can only be
-  // checkpoints a resume skipped as corrupt; they are left for inspection
-  // and replaced when training reaches their step again.
+  // checkpoints a resume skipped as corrupt, which it set aside
+  // (setAsideCheckpoints); any other is left alone.
   std::vector<CheckpointEntry> older;
   for (const CheckpointEntry &entry : listCheckpoints(directory))
     if (entry.step <= state.step)

@@ -890,6 +890,13 @@ TrainSummary Trainer::run() {
     if (o.resume) {
       resumed = findResumeCheckpoint(o.checkpointDir,
                                      acceptedBundleIdentities(bundle), log);
+      // Newer ones were skipped as corrupt (said above).
+      if (resumed)
+        if (std::string aside =
+                setAsideCheckpoints(o.checkpointDir, resumed->state.step);
+            !aside.empty())
+          log << "warning: the damaged checkpoints past step "
+              << resumed->state.step << " are kept as " << aside << "\n";
       if (!resumed)
         log << "no checkpoint in '" << o.checkpointDir
             << "'; training from step 0\n";

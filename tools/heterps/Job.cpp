@@ -235,23 +235,7 @@ private:
   /// Renames every step-N of `directory` to damaged-step-N (a name no
   /// resume reads); returns the new names.
   static std::string setAsideDamaged(const std::string &directory) {
-    std::string names;
-    for (const rt::train::CheckpointEntry &entry :
-         rt::train::listCheckpoints(directory)) {
-      fs::path from(entry.path);
-      fs::path to =
-          from.parent_path() / ("damaged-" + from.filename().string());
-      for (int n = 2; fs::exists(to); ++n)
-        to = from.parent_path() /
-             ("damaged-" + from.filename().string() + "." + std::to_string(n));
-      std::error_code error;
-      fs::rename(from, to, error);
-      if (error)
-        throw Error("cannot set aside the damaged checkpoint '" + entry.path +
-                    "': " + error.message());
-      names += (names.empty() ? "" : ", ") + to.filename().string();
-    }
-    return names;
+    return rt::train::setAsideCheckpoints(directory, -1);
   }
 
   std::vector<std::string> identities;

@@ -297,6 +297,14 @@ std::vector<CheckpointEntry> listCheckpoints(const std::string &directory);
 /// (step-<k>.old without step-<k>).
 void tidyCheckpointDirectory(const std::string &directory);
 
+/// Renames the checkpoints of DIR past step `after` (all for -1) to
+/// damaged-step-<k> (a ".N" added where that name is taken), out of the
+/// way of resumes and of the count of checkpoints kept, and returns their
+/// new names, comma-separated. A resume sets aside the newer checkpoints
+/// it skipped as corrupt: counted among the kept ones, a corrupt step-20
+/// pushed out the good step-10 and step-14 once training passed step 20.
+std::string setAsideCheckpoints(const std::string &directory, int64_t after);
+
 /// Writes DIR/step-<state.step>: `writeServer(path)` writes the parameter
 /// server's checkpoint at `path`, then the trainer state is added and the
 /// directory renamed into place (replacing one of the same step); then all
