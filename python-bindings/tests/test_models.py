@@ -159,7 +159,8 @@ def test_a_forked_child_runs_after_its_parent_did(compiled):
 def test_bf16_arrays_are_ml_dtypes(tmp_path):
     """bf16 inputs and outputs are ml_dtypes.bfloat16 arrays (before
     2026-12-02 a bf16 model could not be run from Python)."""
-    ml_dtypes = pytest.importorskip("ml_dtypes")
+    ml_dtypes = pytest.importorskip(
+        "ml_dtypes", reason="bf16 arrays are ml_dtypes.bfloat16 (onnx installs it)")
     pytest.importorskip("onnx", reason="the test model is built with onnx.helper")
     from onnx import TensorProto, helper
 

@@ -1,5 +1,6 @@
 //===- TensorFiles.cpp - .npy and TensorProto files -----------------------===//
 
+#include "heterps/Runtime/StableHash.h"
 #include "heterps/Runtime/Tensor.h"
 
 #include <onnx/onnx_pb.h>
@@ -389,17 +390,8 @@ std::string safeFileName(const std::string &name) {
   // A file name holds at most 255 bytes, with room for ".npy.partial" and
   // a "_N" of names that collide: a longer one keeps its first 160
   // characters and a hash of the whole name.
-  if (safe.size() > 200) {
-    uint64_t hash = 0xcbf29ce484222325ull; // FNV-1a
-    for (unsigned char c : name) {
-      hash ^= c;
-      hash *= 0x100000001b3ull;
-    }
-    char text[17];
-    std::snprintf(text, sizeof text, "%016llx",
-                  static_cast<unsigned long long>(hash));
-    safe = safe.substr(0, 160) + "-" + text;
-  }
+  if (safe.size() > 200)
+    safe = safe.substr(0, 160) + "-" + stableHashText(name);
   return safe;
 }
 

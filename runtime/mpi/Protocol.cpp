@@ -100,15 +100,6 @@ ps::SparseTableConfig MessageReader::getTableConfig() {
 // Routing
 //===----------------------------------------------------------------------===//
 
-uint64_t stableHash(const std::string &text) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
 size_t shardOfKey(uint64_t key, size_t shards) {
   if (shards == 0)
     throw Error("routing needs at least one parameter-server shard");

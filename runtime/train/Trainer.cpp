@@ -12,6 +12,7 @@
 #include "heterps/Runtime/Heartbeat.h"
 #include "heterps/Runtime/MachineMemory.h"
 #include "heterps/Runtime/PassKeyProgram.h"
+#include "heterps/Runtime/StableHash.h"
 #include "heterps/Runtime/TrainingServer.h"
 #include "heterps/Runtime/WorkerGroup.h"
 
@@ -282,19 +283,6 @@ std::string formatRate(double value) {
 }
 
 namespace {
-/// 16 hex digits of FNV-1a over `bytes`.
-std::string hashText(const std::string &bytes) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (unsigned char byte : bytes) {
-    hash ^= byte;
-    hash *= 0x100000001b3ull;
-  }
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx",
-                static_cast<unsigned long long>(hash));
-  return text;
-}
-
 std::string manifestText(const Bundle &bundle) {
   std::ifstream stream(bundle.path("manifest.json"), std::ios::binary);
   std::ostringstream text;
@@ -313,12 +301,12 @@ std::string bundleIdentity(const Bundle &bundle) {
     throw Error(bundle.path("manifest.json") + " is not JSON");
   if (manifest.contains("plan") && manifest["plan"].is_object())
     manifest["plan"].erase("solve_seconds");
-  return hashText(manifest.dump());
+  return stableHashText(manifest.dump());
 }
 
 std::vector<std::string> acceptedBundleIdentities(const Bundle &bundle) {
   // Checkpoints written before 2026-12-02 hashed the whole manifest.
-  return {bundleIdentity(bundle), hashText(manifestText(bundle))};
+  return {bundleIdentity(bundle), stableHashText(manifestText(bundle))};
 }
 
 Trainer::Trainer(const Bundle &bundle, TrainerOptions options,
@@ -779,16 +767,13 @@ TrainSummary Trainer::run() {
     throw Error("--hash-buckets hashes the sparse fields of Criteo data; ids "
                 "in .npy arrays are fed as they are");
   const bool hasEval = !o.eval.empty() || !o.evalInputs.empty();
-  const int64_t microBatch = bundle.batch();
-  if (microBatch <= 0)
-    throw Error("bundle '" + bundle.directory() +
-                "' has no compiled batch; compile it with --batch");
   // Steps of the plan's micro-batches let its stages overlap as priced;
   // the workers of an MPI job each run their own pipeline, so by default
   // each takes the plan's micro-batches of every step.
   const int64_t plannedMicroBatches = bundle.plannedStep().microBatches;
   const int64_t workers = o.group ? o.group->size() : 1;
   const int64_t batch = stepSamples(bundle, o.batch, int(workers));
+  const int64_t microBatch = bundle.batch(); // positive: stepSamples checked
   checkStepFitsMemory(
       bundle, batch,
       o.batch > 0

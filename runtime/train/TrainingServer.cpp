@@ -3,6 +3,7 @@
 #include "heterps/Runtime/TrainingServer.h"
 #include "heterps/Runtime/CudaPassCache.h"
 
+#include "heterps/Runtime/StableHash.h"
 #include "heterps/Runtime/StageABI.h"
 #include "heterps/Runtime/Tensor.h"
 
@@ -22,16 +23,6 @@ namespace heterps::rt::train {
 namespace {
 
 namespace fs = std::filesystem;
-
-/// FNV-1a: a stable hash of a table's name for its initialiser seed.
-uint64_t hashName(const std::string &text) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (unsigned char c : text) {
-    hash ^= c;
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
 
 /// splitmix64's finaliser: neighbouring seeds give unrelated table seeds.
 uint64_t mix(uint64_t value) {
@@ -238,7 +229,7 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
     ps::SparseTableConfig table;
     table.name = entry->serverName;
     table.dim = static_cast<size_t>(spec.dim);
-    table.seed = mix(options.seed ^ hashName(spec.name));
+    table.seed = mix(options.seed ^ stableHash(spec.name));
     table.initScale = options.initScale;
     table.optimizer = optimizer;
     table.cacheRowsPerShard = options.memoryRowsPerShard;

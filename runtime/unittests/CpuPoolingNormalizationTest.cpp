@@ -249,13 +249,13 @@ TEST(CpuPoolingPool, MaxOfNaNAndInfinities) {
   std::vector<float> x{-inf, -inf, 1, NAN, -inf, -inf, 3, 4,
                        NAN,  NAN,  5, 6,   NAN,  NAN,  7, 8};
   std::vector<float> y(4);
-  Pool tiled(ctx, DType::F32, PoolKind::Max, {1, 1, 4, 4}, {1, 1, 2, 2},
-             {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0});
+  Pool tiled(ctx, DType::F32, PoolKind::Max, {1, 1, 4, 4}, {1, 1, 2, 2}, {2, 2},
+             {2, 2}, {1, 1}, {0, 0}, {0, 0});
   tiled.run(x.data(), y.data());
   expectClose(y, {-inf, NAN, NAN, 8}, "2x2 tiling");
   std::vector<float> general(9);
-  Pool loop(ctx, DType::F32, PoolKind::Max, {1, 1, 4, 4}, {1, 1, 3, 3},
-            {2, 2}, {1, 1}, {1, 1}, {0, 0}, {0, 0});
+  Pool loop(ctx, DType::F32, PoolKind::Max, {1, 1, 4, 4}, {1, 1, 3, 3}, {2, 2},
+            {1, 1}, {1, 1}, {0, 0}, {0, 0});
   loop.run(x.data(), general.data());
   expectClose(general, {-inf, 3, NAN, NAN, NAN, 6, NAN, NAN, 8},
               "general loop");

@@ -209,28 +209,23 @@ TEST_F(JobFileTest, ReadsTheHostfileWithTheJobFile) {
   const std::string withHosts =
       std::string(kJob) + "backend: {kind: mpirun, hostfile: hosts}\n";
   EXPECT_EQ(parse(withHosts), "");
-  // A TSV given by mistake failed only when mpirun started.
-  std::ofstream(path("hosts")) << "n1 slots=2\n1\t0.5\t7\n";
-  EXPECT_NE(parse(withHosts).find("hostfile '" + path("hosts") +
-                                  "', line 2: '0.5' is not slots=N or "
-                                  "max_slots=N"),
-            std::string::npos)
-      << parse(withHosts);
-  std::ofstream(path("hosts")) << "n1,n2 slots=2\n";
-  EXPECT_NE(parse(withHosts).find("line 1: 'n1,n2' is not a host name"),
-            std::string::npos)
-      << parse(withHosts);
-  // What Open MPI refuses at every start, which spent the whole restart
-  // budget before 2026-12-02.
-  std::ofstream(path("hosts")) << "n1 slots=2\n# more\nn1 slots=2\n";
-  EXPECT_NE(parse(withHosts).find("line 3: host 'n1' is named on line 1 too; "
-                                  "give each host once, with all its slots"),
-            std::string::npos)
-      << parse(withHosts);
-  std::ofstream(path("hosts")) << "n1 slots=4 max_slots=1\n";
-  EXPECT_NE(parse(withHosts).find("line 1: max_slots=1 is below slots=4"),
-            std::string::npos)
-      << parse(withHosts);
+  const std::pair<const char *, std::string> refused[] = {
+      // A TSV given by mistake failed only when mpirun started.
+      {"n1 slots=2\n1\t0.5\t7\n",
+       "hostfile '" + path("hosts") +
+           "', line 2: '0.5' is not slots=N or max_slots=N"},
+      {"n1,n2 slots=2\n", "line 1: 'n1,n2' is not a host name"},
+      // What Open MPI refuses at every start, which spent the whole
+      // restart budget before 2026-12-02.
+      {"n1 slots=2\n# more\nn1 slots=2\n",
+       "line 3: host 'n1' is named on line 1 too; give each host once, with "
+       "all its slots"},
+      {"n1 slots=4 max_slots=1\n", "line 1: max_slots=1 is below slots=4"}};
+  for (const auto &[contents, message] : refused) {
+    std::ofstream(path("hosts")) << contents;
+    EXPECT_NE(parse(withHosts).find(message), std::string::npos)
+        << parse(withHosts);
+  }
   // A directory read as no line ("names no host").
   std::filesystem::create_directories(path("hostdir"));
   const std::string withDirectory =

@@ -253,10 +253,10 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
     // 1e12, whose bytes pass int64 (the manifest then held a negative
     // bound the runtime refused).
     if (plan.passCacheMemoryBytes)
-      fields.push_back(b.getNamedAttr(
-          "pass_memory_bytes",
-          b.getI64IntegerAttr(static_cast<int64_t>(
-              std::min(*plan.passCacheMemoryBytes, 0x1p62)))));
+      fields.push_back(
+          b.getNamedAttr("pass_memory_bytes",
+                         b.getI64IntegerAttr(static_cast<int64_t>(
+                             std::min(*plan.passCacheMemoryBytes, 0x1p62)))));
     if (plan.step.passSteps > 0) {
       fields.push_back(b.getNamedAttr(
           "pass_steps", b.getI64IntegerAttr(plan.step.passSteps)));

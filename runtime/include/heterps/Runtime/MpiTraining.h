@@ -27,6 +27,7 @@
 #include "heterps/Runtime/Bundle.h"
 #include "heterps/Runtime/ParameterServer.h"
 #include "heterps/Runtime/ParameterStore.h"
+#include "heterps/Runtime/StableHash.h"
 #include "heterps/Runtime/WorkerGroup.h"
 
 #include <cstdint>
@@ -42,9 +43,6 @@ namespace heterps::rt::mpi {
 // Routing (plain functions: the same on every rank, tested without MPI)
 //===----------------------------------------------------------------------===//
 
-/// FNV-1a of `text`: stable across runs, compilers and machines (unlike
-/// std::hash), so every rank routes a name to the same shard.
-uint64_t stableHash(const std::string &text);
 /// The shard that owns sparse key `key`: key % shards.
 size_t shardOfKey(uint64_t key, size_t shards);
 /// The shard that owns dense parameter `name`: stableHash(name) % shards.
