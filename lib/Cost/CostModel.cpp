@@ -8,6 +8,7 @@
 #include "heterps/Cost/CostModel.h"
 
 #include "llvm/ADT/Twine.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -436,11 +437,22 @@ CostModel::evaluate(ArrayRef<unsigned> classOfLayer, double targetThroughput,
   };
   std::string &reason = result.infeasibleReason;
   for (const StagePlan &stagePlan : result.stages)
-    if (reason.empty() && !stagePlan.fitsMemory)
-      reason = "stage " + layerName(stagePlan.begin) + ".." +
-               layerName(stagePlan.end - 1) +
-               " does not fit in the memory of " +
-               clusterSpec.classes[stagePlan.deviceClass].name;
+    if (reason.empty() && !stagePlan.fitsMemory) {
+      const DeviceClass &device = clusterSpec.classes[stagePlan.deviceClass];
+      reason = formatv("stage {0}..{1} needs {2} GiB on each replica, more "
+                       "than the {3} GiB of {4} (its memory_gib)",
+                       layerName(stagePlan.begin), layerName(stagePlan.end - 1),
+                       format("%.4g", stagePlan.memoryBytes / kGiB),
+                       format("%g", device.memoryGiB), device.name)
+                   .str();
+    }
+  // Counts rule a plan out at any throughput, so they come before it.
+  for (unsigned c = 0; reason.empty() && c != numClasses(); ++c)
+    if (used[c] > clusterSpec.classes[c].count)
+      reason = (Twine("the stages need ") + Twine(used[c]) + " x " +
+                clusterSpec.classes[c].name + " but the cluster has " +
+                Twine(clusterSpec.classes[c].count))
+                   .str();
   if (reason.empty() && result.throughput < targetThroughput) {
     if (bottleneckIsBoundary) {
       unsigned cut = bottleneckIndex;
@@ -460,12 +472,6 @@ CostModel::evaluate(ArrayRef<unsigned> classOfLayer, double targetThroughput,
               .str();
     }
   }
-  for (unsigned c = 0; reason.empty() && c != numClasses(); ++c)
-    if (used[c] > clusterSpec.classes[c].count)
-      reason = (Twine("the stages need ") + Twine(used[c]) + " x " +
-                clusterSpec.classes[c].name + " but the cluster has " +
-                Twine(clusterSpec.classes[c].count))
-                   .str();
   assert(result.feasible == reason.empty() &&
          "evaluateRuns and the explanation disagree on feasibility");
   return result;

@@ -178,9 +178,20 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
           plan->microBatches, plan->microBatches == 1 ? "" : "es",
           plan->stepThroughput, double(throughput), plan->throughput);
 
+    // Memory or device counts rule a plan out at any throughput; then the
+    // bottleneck and the target are beside the point. Stages built from it
+    // would fail only when they run, so the compile stops here.
+    if (!plan->runnable) {
+      auto diag = allowUnrunnable ? emitWarning(main.getLoc())
+                                  : emitError(main.getLoc());
+      diag << "strategy " << strategy << " found no plan that cluster '"
+           << spec->name << "' can run at " << int64_t(batch)
+           << " samples per step: " << plan->infeasibleReason;
+      if (!allowUnrunnable)
+        return signalPassFailure();
+      return;
+    }
     if (!plan->feasible) {
-      // Memory or device counts can rule a plan out at any throughput; then
-      // the bottleneck and the target are beside the point.
       if (plan->bestReachableThroughput >= throughput &&
           !plan->infeasibleReason.empty()) {
         // At the op's location, without the op: MLIR would print a whole

@@ -84,7 +84,10 @@ def HPSPlace : Pass<"hps-place", "::mlir::ModuleOp"> {
     target), writes `device` on every placeable op and records the plan as
     the module attribute `hps.plan`. An unreachable target is reported as a
     warning naming the bottleneck layer and the best reachable throughput,
-    and the plan says `feasible = false`. A training plan may also take a
+    and the plan says `feasible = false`. A plan the cluster cannot run at
+    all (a stage beyond its class's memory, or more devices of a class than
+    the cluster has) is an error naming the stage and the figures, unless
+    `allow-unrunnable` keeps it for inspection. A training plan may also take a
     step shape the options allow (passes through a pass cache, stale sparse
     pushes) where the cost model prices it better; the plan then records
     `pass_steps` and `sparse_staleness`, which training follows. A training
@@ -125,6 +128,10 @@ def HPSPlace : Pass<"hps-place", "::mlir::ModuleOp"> {
     Option<"microBatches", "micro-batches", "unsigned", /*default=*/"0",
            "Training: micro-batches per step (0: the fewest that reach the "
            "target, at most 32)">,
+    Option<"allowUnrunnable", "allow-unrunnable", "bool",
+           /*default=*/"false",
+           "Keep a plan the cluster cannot run (memory, device counts) with "
+           "a warning instead of failing, to inspect it">,
   ];
 }
 
