@@ -17,6 +17,7 @@
 #include "heterps/Dialect/HPS/IR/HPSOps.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
 #include "heterps/Dialect/HPS/Transforms/Pipelines.h"
+#include "heterps/Dialect/HPS/Transforms/TrainingOptions.h"
 #include "heterps/Import/ONNXImporter.h"
 #include "heterps/Schedule/Scheduler.h"
 #include "heterps/Target/BundleDirectory.h"
@@ -174,6 +175,14 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
     return fail("--train needs --loss bce | softmax-ce | mse");
   if (!options.train && !options.loss.empty())
     return fail("--loss is only meaningful with --train");
+  // Named by their flags before the model is read (hps-autodiff finds them
+  // after import and legalization, at the model's place).
+  if (options.train)
+    if (std::string error = hps::trainingOptionsError(
+            options.loss, options.optimizer, options.learningRate,
+            options.momentum, {"--loss", "--optimizer", "--lr", "--momentum"});
+        !error.empty())
+      return fail(error);
   if (!options.train && (options.passSteps > 0 || options.sparseStaleness > 0))
     return fail(std::string(options.passSteps > 0 ? "--pass-steps"
                                                   : "--sparse-staleness") +

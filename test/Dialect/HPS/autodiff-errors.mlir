@@ -4,9 +4,11 @@
 // RUN: not heterps-opt --hps-autodiff %s -split-input-file 2>&1 | FileCheck %s --check-prefix=NO-LOSS
 // RUN: not heterps-opt '--hps-autodiff=loss=bce optimizer=lion' %s -split-input-file 2>&1 | FileCheck %s --check-prefix=OPTIMIZER
 // RUN: not heterps-opt '--hps-autodiff=loss=bce output=logits' %s -split-input-file 2>&1 | FileCheck %s --check-prefix=OUTPUT
-// LOSS: error: hps-autodiff: unknown loss 'hinge' (expected bce, softmax-ce or mse)
+// RUN: not heterps-opt '--hps-autodiff=loss=bce learning-rate=1e39' %s -split-input-file 2>&1 | FileCheck %s --check-prefix=RATE
+// LOSS: error: hps-autodiff: loss 'hinge' is not one of: bce, softmax-ce, mse
 // NO-LOSS: error: hps-autodiff: the loss option is required (bce, softmax-ce or mse)
-// OPTIMIZER: error: hps-autodiff: unknown optimizer 'lion' (expected sgd, adam or adagrad)
+// OPTIMIZER: error: hps-autodiff: optimizer 'lion' is not one of: sgd, adam, adagrad
+// RATE: error: hps-autodiff: learning-rate 1e+39 must be a finite number of at least 0 (and at most 3.40282e+38, a float's largest)
 // OUTPUT: error: hps-autodiff: @main has no result named 'logits'
 
 // An active op without a rule is named: conv_grad_filter only appears in
@@ -92,4 +94,15 @@ module {
   func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
     return %x : tensor<4x3xf32>
   }
+}
+
+// -----
+
+// A prediction without a batch dim (a model exported for one sample, its
+// batch not bound): the runtime cuts steps into samples along the batch.
+// expected-error @+1 {{hps-autodiff: the prediction 'y' has no batch dim: the model fixes its leading extent at 1}}
+func.func @main(%x: tensor<1x3xf32> {hps.name = "x"}) -> (tensor<1x3xf32> {hps.name = "y"}) {
+  %w = hps.weight "w" dense<0.1> : tensor<1x3xf32>
+  %y = hps.add %x, %w : tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
 }

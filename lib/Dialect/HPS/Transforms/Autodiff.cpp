@@ -12,6 +12,7 @@
 
 #include "heterps/Dialect/HPS/IR/HPSShapes.h"
 #include "heterps/Dialect/HPS/Transforms/Passes.h"
+#include "heterps/Dialect/HPS/Transforms/TrainingOptions.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -137,44 +138,16 @@ LogicalResult AutodiffPass::run() {
   auto main = module.lookupSymbol<func::FuncOp>("main");
   if (!main || main.isExternal())
     return module.emitError("hps-autodiff: the module has no @main to train");
-  // The parameter server refuses these too, but only when a run starts.
-  for (auto [name, value] :
-       {std::pair<const char *, double>{"learning-rate", learningRate},
-        {"momentum", momentum}})
-    // The server keeps them as floats: 1e39 passed as a double and became
-    // inf there.
-    if (!std::isfinite(value) || value < 0 ||
-        value > std::numeric_limits<float>::max())
-      return module.emitError("hps-autodiff: ")
-             << name << " " << value
-             << " must be a finite number of at least 0 (and at most "
-             << std::numeric_limits<float>::max() << ", a float's largest)";
-  // The server's SGD takes [0, 1) (runtime/ps/Optimizers.cpp): at 1 or more
-  // the velocity grows without bound. Refused only when a run started.
-  if (momentum >= 1)
-    return module.emitError("hps-autodiff: momentum ")
-           << momentum << " must be below 1 (0.9 is usual)";
-
-  std::optional<LossKind> kind =
-      llvm::StringSwitch<std::optional<LossKind>>(loss)
+  if (std::string error = trainingOptionsError(
+          loss, optimizer, learningRate, momentum,
+          {"loss", "optimizer", "learning-rate", "momentum"});
+      !error.empty())
+    return module.emitError("hps-autodiff: ") << error;
+  const LossKind kind =
+      llvm::StringSwitch<LossKind>(loss)
           .Case("bce", LossKind::BCE)
           .Cases("softmax-ce", "softmax_ce", LossKind::SoftmaxCE)
-          .Case("mse", LossKind::MSE)
-          .Default(std::nullopt);
-  if (loss.empty())
-    return main.emitError("hps-autodiff: the loss option is required (bce, "
-                          "softmax-ce or mse)");
-  if (!kind)
-    return main.emitError() << "hps-autodiff: unknown loss '" << loss
-                            << "' (expected bce, softmax-ce or mse)";
-  if (!llvm::is_contained({"sgd", "adam", "adagrad"}, StringRef(optimizer)))
-    return main.emitError() << "hps-autodiff: unknown optimizer '" << optimizer
-                            << "' (expected sgd, adam or adagrad)";
-  // Adam and Adagrad have no momentum of this kind: the bundle recorded
-  // it and training ignored it.
-  if (momentum != 0 && optimizer != "sgd")
-    return main.emitError() << "hps-autodiff: momentum is for sgd; "
-                            << optimizer << " has none (leave --momentum out)";
+          .Case("mse", LossKind::MSE);
   if (label.empty())
     return main.emitError("hps-autodiff: the label input needs a name");
   if (!main.getBody().hasOneBlock())
@@ -214,12 +187,21 @@ LogicalResult AutodiffPass::run() {
                                "statically shaped, batch-first float tensor, "
                                "got "
                             << prediction.getType();
-  if (*kind == LossKind::SoftmaxCE && predictionType.getRank() != 2)
+  // The runtime cuts a step into samples along the batch: a prediction
+  // without one was refused only when the built bundle was opened.
+  if (!main.getResultAttr(*outputIndex, "hps.batched"))
+    return main.emitError()
+           << "hps-autodiff: the prediction '" << predictionName.getValue()
+           << "' has no batch dim: the model fixes its leading extent at "
+           << predictionType.getDimSize(0)
+           << "; a model exported for one sample trains with that dim bound "
+              "as the batch (heterps compile --batch B --static-batch)";
+  if (kind == LossKind::SoftmaxCE && predictionType.getRank() != 2)
     return main.emitError() << "hps-autodiff: softmax-ce needs a [N, C] "
                                "prediction, got "
                             << prediction.getType();
   // One class: every loss is 0 and nothing trains.
-  if (*kind == LossKind::SoftmaxCE && predictionType.getDimSize(1) < 2)
+  if (kind == LossKind::SoftmaxCE && predictionType.getDimSize(1) < 2)
     return main.emitError()
            << "hps-autodiff: softmax-ce needs at least 2 "
               "classes, and the prediction "
@@ -240,12 +222,12 @@ LogicalResult AutodiffPass::run() {
   Operation *producer = prediction.getDefiningOp();
   Value lossInput = prediction;
   bool fromLogits = false;
-  if (*kind == LossKind::BCE) {
+  if (kind == LossKind::BCE) {
     if (auto sigmoid = dyn_cast_or_null<SigmoidOp>(producer)) {
       lossInput = sigmoid.getInput();
       fromLogits = true;
     }
-  } else if (*kind == LossKind::SoftmaxCE) {
+  } else if (kind == LossKind::SoftmaxCE) {
     fromLogits = true; // Anything but a softmax is taken as logits.
     auto softmax = dyn_cast_or_null<SoftmaxOp>(producer);
     if (softmax &&
@@ -289,7 +271,7 @@ LogicalResult AutodiffPass::run() {
   OpBuilder builder(returnOp);
   Location loc = main.getLoc();
   int64_t batch = predictionType.getDimSize(0);
-  Type labelType = *kind == LossKind::SoftmaxCE
+  Type labelType = kind == LossKind::SoftmaxCE
                        ? RankedTensorType::get({batch}, builder.getI64Type())
                        : lossInput.getType();
   auto batchedAttrs = [&](StringRef name) {
@@ -303,10 +285,10 @@ LogicalResult AutodiffPass::run() {
   DeviceAttr lossDevice = placementOf(producer);
   auto lossType =
       RankedTensorType::get({batch}, predictionType.getElementType());
-  Value perSample = builder.create<LossOp>(loc, lossType, *kind, lossInput,
+  Value perSample = builder.create<LossOp>(loc, lossType, kind, lossInput,
                                            labelValue, fromLogits, lossDevice);
   Value seed =
-      builder.create<LossGradOp>(loc, lossInput.getType(), *kind, lossInput,
+      builder.create<LossGradOp>(loc, lossInput.getType(), kind, lossInput,
                                  labelValue, fromLogits, lossDevice);
   adjoints[lossInput] = seed;
 
@@ -331,7 +313,7 @@ LogicalResult AutodiffPass::run() {
       "hps.training",
       builder.getDictionaryAttr({
           builder.getNamedAttr("loss",
-                               builder.getStringAttr(stringifyLossKind(*kind))),
+                               builder.getStringAttr(stringifyLossKind(kind))),
           builder.getNamedAttr("label", builder.getStringAttr(label)),
           builder.getNamedAttr("prediction", predictionName),
           builder.getNamedAttr("optimizer", builder.getStringAttr(optimizer)),
