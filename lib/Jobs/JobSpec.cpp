@@ -21,7 +21,9 @@
 #include "llvm/Support/YAMLTraits.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace llvm;
 
@@ -436,9 +438,78 @@ template <> struct MappingTraits<RawJob> {
 namespace heterps::jobs {
 
 namespace {
-/// `diagnostic` as text; one the job's own checks raised at the file's
-/// start (yaml::Input's validate hooks have no field to point at) is put
-/// at the top-level field its message begins with ("samples must be ...").
+/// Where a node of the document lies, and the keys that lead to it
+/// ("workers: initial", "train_args[2]"); a key lies in its mapping.
+struct Span {
+  const char *start, *end;
+  std::string path;
+  yaml::Node *node;
+};
+
+/// Appends the spans of `node` and all below it; returns where it ends
+/// (LLVM gives a collection only its first position).
+const char *collectSpans(yaml::Node *node, const std::string &path,
+                         std::vector<Span> &spans) {
+  const char *start = node->getSourceRange().Start.getPointer();
+  const char *end = std::max(start, node->getSourceRange().End.getPointer());
+  if (auto *mapping = dyn_cast<yaml::MappingNode>(node)) {
+    for (yaml::KeyValueNode &entry : *mapping) {
+      auto *key = dyn_cast_or_null<yaml::ScalarNode>(entry.getKey());
+      if (!key)
+        continue;
+      SMRange keyRange = key->getSourceRange();
+      spans.push_back(
+          {keyRange.Start.getPointer(), keyRange.End.getPointer(), path, node});
+      end = std::max(end, keyRange.End.getPointer());
+      SmallString<32> storage;
+      const StringRef name = key->getValue(storage);
+      if (yaml::Node *value = entry.getValue())
+        end =
+            std::max(end, collectSpans(value,
+                                       path.empty() ? name.str()
+                                                    : path + ": " + name.str(),
+                                       spans));
+    }
+  } else if (auto *sequence = dyn_cast<yaml::SequenceNode>(node)) {
+    unsigned index = 0;
+    for (yaml::Node &item : *sequence)
+      end = std::max(
+          end, collectSpans(&item, path + "[" + std::to_string(index++) + "]",
+                            spans));
+  }
+  spans.push_back({start, end, path, node});
+  return end;
+}
+
+/// LLVM's words for a value of the wrong type, said with the value.
+std::string describedValueError(StringRef message, yaml::Node *node) {
+  SmallString<32> storage;
+  auto *scalar = dyn_cast_or_null<yaml::ScalarNode>(node);
+  const std::string value =
+      scalar ? "'" + scalar->getValue(storage).str() + "'" : "";
+  const char *kind = isa_and_nonnull<yaml::SequenceNode>(node)  ? "a list"
+                     : isa_and_nonnull<yaml::MappingNode>(node) ? "a mapping"
+                                                                : "a value";
+  if (message == "invalid number" && scalar)
+    return value + " is not a number";
+  if (message == "invalid boolean" && scalar)
+    return value + " is not true or false";
+  if (message == "unexpected scalar" && !scalar)
+    return std::string("expected a single value, got ") + kind;
+  if (message == "not a mapping")
+    return "expected a mapping ({key: value, ...}), got " +
+           (scalar ? value : std::string(kind));
+  if (message == "not a sequence")
+    return "expected a list ([a, b, ...]), got " +
+           (scalar ? value : std::string(kind));
+  return message.str();
+}
+
+/// `diagnostic` as text, with the field it concerns. One the job's own
+/// checks raised at the file's start (yaml::Input's validate hooks have no
+/// field to point at) is put at the top-level field its message begins
+/// with ("samples must be ..."); one at a value gets the keys that lead to
+/// it ("steps: 'true' is not a number", where LLVM said "invalid number").
 std::string placedAtItsField(const SMDiagnostic &diagnostic, StringRef text,
                              StringRef path) {
   std::string out;
@@ -446,25 +517,48 @@ std::string placedAtItsField(const SMDiagnostic &diagnostic, StringRef text,
   StringRef message = diagnostic.getMessage();
   const StringRef field =
       message.take_while([](char c) { return c != ' ' && c != ':'; });
-  if (diagnostic.getLineNo() == 1 && diagnostic.getColumnNo() == 0 &&
+  SourceMgr sourceMgr;
+  sourceMgr.setDiagHandler([](const SMDiagnostic &, void *) {});
+  yaml::Stream stream(MemoryBufferRef(text, path), sourceMgr);
+  yaml::document_iterator document = stream.begin();
+  auto *root = document == stream.end()
+                   ? nullptr
+                   : dyn_cast_or_null<yaml::MappingNode>(document->getRoot());
+  auto print = [&](SMLoc loc, const Twine &text) {
+    sourceMgr.GetMessage(loc, SourceMgr::DK_Error, text)
+        .print(nullptr, os, /*ShowColors=*/false);
+    return StringRef(out).rtrim().str();
+  };
+  if (root && diagnostic.getLineNo() == 1 && diagnostic.getColumnNo() == 0 &&
       !field.empty()) {
-    SourceMgr sourceMgr;
-    sourceMgr.setDiagHandler([](const SMDiagnostic &, void *) {});
-    yaml::Stream stream(MemoryBufferRef(text, path), sourceMgr);
-    yaml::document_iterator document = stream.begin();
-    if (document != stream.end())
-      if (auto *root = dyn_cast_or_null<yaml::MappingNode>(document->getRoot()))
-        for (yaml::KeyValueNode &entry : *root) {
-          auto *key = dyn_cast_or_null<yaml::ScalarNode>(entry.getKey());
-          SmallString<32> storage;
-          if (key && key->getValue(storage) == field && entry.getValue()) {
-            sourceMgr
-                .GetMessage(entry.getValue()->getSourceRange().Start,
-                            SourceMgr::DK_Error, message)
-                .print(nullptr, os, /*ShowColors=*/false);
-            return StringRef(out).rtrim().str();
-          }
-        }
+    for (yaml::KeyValueNode &entry : *root) {
+      auto *key = dyn_cast_or_null<yaml::ScalarNode>(entry.getKey());
+      SmallString<32> storage;
+      if (key && key->getValue(storage) == field && entry.getValue())
+        return print(entry.getValue()->getSourceRange().Start, message);
+    }
+  } else if (root && diagnostic.getLoc().isValid()) {
+    std::vector<Span> spans;
+    collectSpans(root, "", spans);
+    // The innermost span at the place. LLVM's "unexpected scalar" is said
+    // of a list or mapping where a value was wanted, at its first value.
+    const char *loc = diagnostic.getLoc().getPointer();
+    const bool collection = message == "unexpected scalar";
+    const Span *at = nullptr;
+    for (const Span &span : spans)
+      if (span.start <= loc && loc <= span.end &&
+          (!collection || !isa<yaml::ScalarNode>(span.node)) &&
+          (!at || span.start > at->start ||
+           (span.start == at->start && span.end < at->end)))
+        at = &span;
+    if (at) {
+      std::string said = describedValueError(message, at->node);
+      // The traits' own checks begin with their field already.
+      if (!at->path.empty() && !StringRef(said).starts_with(at->path + ":") &&
+          !StringRef(said).starts_with(at->path + " "))
+        said = at->path + ": " + said;
+      return print(diagnostic.getLoc(), said);
+    }
   }
   diagnostic.print(nullptr, os, /*ShowColors=*/false);
   return StringRef(out).rtrim().str();

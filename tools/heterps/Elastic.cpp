@@ -62,19 +62,15 @@ const char *const kUsage =
     "DIR: the Pollux traces (../shared/traces/pollux-osdi21). "
     "docs/Autoscaler.md\n";
 
-/// Prints an error; library errors already name their file and line.
 /// A job-completion time for the tables: "-" where no job completed (0
 /// would read as the best of the policies).
 std::string jctText(int64_t completed, double seconds) {
   return completed == 0 ? "-" : formatv("{0:F0}", seconds).str();
 }
 
+/// Prints an error (reportError keeps a file's own place) and fails.
 int fail(StringRef command, const Twine &message) {
-  std::string text = message.str();
-  if (StringRef(text).contains(": error: "))
-    errs() << text << "\n";
-  else
-    reportError(("elastic " + command).str(), text);
+  reportError(("elastic " + command).str(), message);
   return 1;
 }
 

@@ -521,7 +521,12 @@ bool isHelpRequest(StringRef command, const std::vector<std::string> &args) {
 }
 
 void reportError(StringRef command, const Twine &message) {
-  WithColor::error(errs(), ("heterps " + command).str()) << message << "\n";
+  std::string text = message.str();
+  // A message placed in a file already says "FILE:LINE:COL: error:".
+  if (StringRef(text).split('\n').first.contains(": error: "))
+    errs() << text << "\n";
+  else
+    WithColor::error(errs(), ("heterps " + command).str()) << text << "\n";
 }
 } // namespace heterps::driver
 

@@ -178,6 +178,30 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
   error = errorFor("samples: 8192", "samples: 18014398509481985");
   EXPECT_NE(error.find("samples must be 1 to 2^53"), std::string::npos)
       << error;
+  // A value of the wrong type is named by the keys that lead to it and
+  // said with the value (LLVM says "invalid number", "unexpected scalar").
+  struct WrongType {
+    const char *from, *to, *expected;
+  };
+  const WrongType wrongTypes[] = {
+      {"samples: 8192", "steps: true",
+       "job.yaml:4:8: error: steps: 'true' is not a number"},
+      {"initial: 2, min: 1", "initial: x, min: 1",
+       "job.yaml:6:20: error: workers: initial: 'x' is not a number"},
+      {"name: ctr", "name: [a]",
+       "job.yaml:1:8: error: name: expected a single value, got a list"},
+      {"train_args: [--hash-buckets, \"100\"]", "train_args: [[1]]",
+       "job.yaml:5:15: error: train_args[0]: expected a single value, got a "
+       "list"},
+      {"batch: {initial", "batch: 5\nx: {initial",
+       "job.yaml:8:8: error: batch: expected a mapping ({key: value, ...}), "
+       "got '5'"},
+      {"backoff: 500ms", "backof: 500ms",
+       "job.yaml:11:28: error: restart: unknown key 'backof'"}};
+  for (const WrongType &wrong : wrongTypes) {
+    error = errorFor(wrong.from, wrong.to);
+    EXPECT_NE(error.find(wrong.expected), std::string::npos) << error;
+  }
   error = parseDirectoryAsJobFile();
   EXPECT_NE(error.find("cannot read job file '" + path("b") +
                        "': not a regular file"),
