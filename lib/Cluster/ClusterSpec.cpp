@@ -179,8 +179,15 @@ bool ClusterParser::copy(yaml::Node *node, YNode &out) {
   } else if (isa<yaml::NullNode>(node)) {
     out.kind = YNode::Null;
   } else {
-    sourceMgr.PrintMessage(out.loc, SourceMgr::DK_Error,
-                           "YAML aliases are not supported here");
+    // LLVM places an alias at the token after it; its name lies in the
+    // text, just after the '*'.
+    auto *alias = dyn_cast<yaml::AliasNode>(node);
+    StringRef name = alias ? alias->getName() : StringRef();
+    sourceMgr.PrintMessage(alias ? SMLoc::getFromPointer(name.data() - 1)
+                                 : out.loc,
+                           SourceMgr::DK_Error,
+                           "YAML aliases are not supported here ('*" + name +
+                               "'): write the value out");
     return false;
   }
   // A syntax error inside ends the iteration early; it has been reported.

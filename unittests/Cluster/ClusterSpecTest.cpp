@@ -231,6 +231,13 @@ TEST(ClusterSpec, ErrorsNameFileLineAndProblem) {
        "bad.yaml:9:18:", "YAML tags are not supported here ('!!str')"},
       {"a tag on a mapping", edited("name: test", "name: test\nx: !!map {}"),
        "bad.yaml:2:11:", "YAML tags are not supported here ('!!map')"},
+      {"an alias, placed where it is, not at the token after it",
+       [] {
+         std::string text = edited("count: 4", "count: &n 4");
+         text.replace(text.find("count: 8"), 8, "count: *n");
+         return text;
+       }(),
+       "bad.yaml:16:12:", "YAML aliases are not supported here ('*n')"},
       {"deep block nesting",
        edited("name: test", "name:\n" + std::string(2000, ' ') + "x: 1"),
        "bad.yaml:2:2001:",
