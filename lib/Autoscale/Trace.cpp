@@ -54,7 +54,8 @@ struct Table {
 };
 
 Expected<Table> parseTable(StringRef text, StringRef file,
-                           ArrayRef<StringRef> required) {
+                           ArrayRef<StringRef> required,
+                           bool onlyRequired = false) {
   Table table;
   SmallVector<StringRef> lines;
   text.split(lines, '\n');
@@ -76,6 +77,13 @@ Expected<Table> parseTable(StringRef text, StringRef file,
         if (is_contained(table.header, cell))
           return fileError(file, i + 1,
                            "column '" + cell + "' appears twice in the header");
+        // A column nothing reads (a misspelt one, or one the user meant
+        // to matter) would be dropped without a word.
+        if (onlyRequired && !is_contained(required, cell))
+          return fileError(file, i + 1,
+                           "column '" + cell + "' is not one this file has (" +
+                               join(required.begin(), required.end(), ", ") +
+                               ")");
         table.header.push_back(cell.str());
       }
       for (StringRef name : required)
@@ -333,9 +341,9 @@ Expected<std::vector<WorkloadJob>> parseWorkload(StringRef text,
                                                  StringRef file) {
   // Spreadsheets write a byte-order mark, invisible in the header's error.
   text.consume_front("\xEF\xBB\xBF");
-  auto table =
-      parseTable(text, file,
-                 {"name", "time", "application", "num_replicas", "batch_size"});
+  auto table = parseTable(
+      text, file, {"name", "time", "application", "num_replicas", "batch_size"},
+      /*onlyRequired=*/true);
   if (!table)
     return table.takeError();
   std::vector<WorkloadJob> jobs;

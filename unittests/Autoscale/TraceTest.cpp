@@ -238,6 +238,13 @@ TEST(TraceTest, WorkloadParsesAndRejectsBadRows) {
   EXPECT_EQ(errorOf(parseWorkload(header + "a,1,ncf,0,1\n", "w.csv")),
             "w.csv:2: error: column 'num_replicas': must be a positive count");
   EXPECT_EQ(errorOf(parseWorkload(header, "w.csv")), "w.csv: error: no jobs");
+  // A column the simulator does not read is refused, not dropped.
+  EXPECT_EQ(
+      errorOf(parseWorkload("name,time,application,num_replicas,batch_size,"
+                            "priority\na,1,ncf,1,1,9\n",
+                            "w.csv")),
+      "w.csv:1: error: column 'priority' is not one this file has (name, "
+      "time, application, num_replicas, batch_size)");
   EXPECT_EQ(errorOf(parseWorkload("name,time\n", "w.csv")),
             "w.csv:1: error: missing column 'application' in the header "
             "'name,time'");
