@@ -906,7 +906,6 @@ JobReport Supervisor::Impl::run() {
     takeResizeForNextAttempt();
     resizingTo.reset(); // what the last attempt stopped for is in `wanted`
     attempted = true;
-    ++attempt;
     std::optional<JobShape> fitted = shapeThatFits();
     if (!fitted) {
       report.outcome = self.stopRequested ? "stopped" : "failed";
@@ -969,6 +968,10 @@ JobReport Supervisor::Impl::run() {
       schedule = next;
     }
 
+    // Numbered only now that it starts: state.json says `attempt` while
+    // the supervisor waits for capacity, and the next supervisor numbers
+    // on from it.
+    ++attempt;
     // A new attempt starts with no heartbeats and no stop request.
     sys::fs::remove_directories(files.heartbeats);
     sys::fs::create_directories(files.heartbeats);

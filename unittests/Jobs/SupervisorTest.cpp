@@ -503,6 +503,11 @@ TEST_F(SupervisorTest, WaitsBoundedlyForCapacityThenFails) {
   EXPECT_NE(report.message.find("fewer than the job's minimum of 1 workers"),
             std::string::npos)
       << report.message;
+  // The wait started no attempt: the next supervisor numbers on from 1.
+  std::ifstream in(std::string(directory) + "/state.json");
+  std::string state((std::istreambuf_iterator<char>(in)),
+                    std::istreambuf_iterator<char>());
+  EXPECT_NE(state.find("\"attempt\":1,"), std::string::npos) << state;
 }
 
 TEST_F(SupervisorTest, ResizesAtAStepBoundaryAndRampsTheLearningRate) {
