@@ -540,6 +540,18 @@ std::string placedAtItsField(const SMDiagnostic &diagnostic, StringRef text,
   } else if (root && diagnostic.getLoc().isValid()) {
     std::vector<Span> spans;
     collectSpans(root, "", spans);
+    // A mapping's own checks ("restart: backoff '1x' is not a duration")
+    // come at the mapping's first key: put them at the key they name.
+    StringRef afterField = message.drop_front(field.size());
+    const StringRef key = afterField.consume_front(": ")
+                              ? afterField.take_while([](char c) {
+                                  return c != ' ' && c != ':' && c != '\'';
+                                })
+                              : StringRef();
+    if (!key.empty())
+      for (const Span &span : spans)
+        if (span.path == field.str() + ": " + key.str())
+          return print(SMLoc::getFromPointer(span.start), message);
     // The innermost span at the place. LLVM's "unexpected scalar" is said
     // of a list or mapping where a value was wanted, at its first value.
     const char *loc = diagnostic.getLoc().getPointer();

@@ -197,7 +197,12 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
        "job.yaml:8:8: error: batch: expected a mapping ({key: value, ...}), "
        "got '5'"},
       {"backoff: 500ms", "backof: 500ms",
-       "job.yaml:11:28: error: restart: unknown key 'backof'"}};
+       "job.yaml:11:28: error: restart: unknown key 'backof'"},
+      // A mapping's own check, at the key it names (it came at the
+      // mapping's first key, max_restarts, a line above in block style).
+      {"restart: {max_restarts: 5, backoff: 500ms, heartbeat_timeout: 1m}",
+       "restart:\n  max_restarts: 5\n  backoff: 1x",
+       "job.yaml:13:12: error: restart: backoff '1x' is not a duration"}};
   for (const WrongType &wrong : wrongTypes) {
     error = errorFor(wrong.from, wrong.to);
     EXPECT_NE(error.find(wrong.expected), std::string::npos) << error;
