@@ -261,6 +261,15 @@ double heterps::autoscale::effectiveValue(const AllocationRequest &request,
   return value;
 }
 
+double heterps::autoscale::reallocationPenaltyAfter(double age,
+                                                    int reallocations,
+                                                    double delay) {
+  age = std::max(age, 0.0);
+  if (!(age + delay > 0))
+    return 1;
+  return 1 - std::max(age - reallocations * delay, 0.0) / (age + delay);
+}
+
 std::string
 heterps::autoscale::validateAllocation(const AllocationRequest &request,
                                        const AllocationResult &result) {

@@ -376,20 +376,11 @@ Expected<SimulationResult> simulate(const std::vector<WorkloadJob> &workload,
           entry.choices.push_back(std::move(choice));
           shape.push_back({g, batch});
         }
-        // Pollux's re-allocation factor (T - S d) / (T + d), T the job's
-        // age, S its re-allocations, d the resize cost: a resize pays for
-        // itself over the rest of the run, not one interval. A penalty of
-        // d / interval for every resize kept a job shrunk for an arrival
-        // at its smaller share after the other ended (half of 8 GPUs idle
-        // for 40 hours).
-        if (options.ageBasedPenalty && job.started && job.gpus > 0) {
-          const double age = std::max(now - job.start, 0.0);
-          const double delay = options.resizeCost;
-          entry.reallocationPenalty =
-              age + delay > 0 ? 1 - std::max(age - job.rescales * delay, 0.0) /
-                                        (age + delay)
-                              : 1;
-        }
+        // With d / interval for every resize, half of 8 GPUs sat idle
+        // for 40 hours (docs/benchmarks/elastic-simulator.md).
+        if (options.ageBasedPenalty && job.started && job.gpus > 0)
+          entry.reallocationPenalty = reallocationPenaltyAfter(
+              now - job.start, job.rescales, options.resizeCost);
         request.jobs.push_back(std::move(entry));
         shapes.push_back(std::move(shape));
       }

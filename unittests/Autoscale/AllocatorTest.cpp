@@ -102,8 +102,9 @@ TEST(AllocatorTest, SingleClassProgramEqualsExhaustiveSearch) {
       expectValid(request, result);
       EXPECT_NEAR(result.value, reference.value, 1e-9) << "instance " << i;
       EXPECT_EQ(result.keptCurrent, reference.keptCurrent) << "instance " << i;
-      if (!result.keptCurrent)
+      if (!result.keptCurrent) {
         EXPECT_NEAR(result.bound, result.value, 1e-12);
+      }
       EXPECT_GE(result.bound, result.value - 1e-12);
       EXPECT_TRUE(result.method == AllocationMethod::SingleClassDP ||
                   result.method == AllocationMethod::Empty);
@@ -454,3 +455,15 @@ TEST(AllocatorTest, LargeHeterogeneousInstanceIsFeasibleAndNearItsBound) {
 }
 
 } // namespace
+
+// Pollux's factor (T - S d) / (T + d): young or often-moved jobs stay.
+TEST(AllocatorTest, ReallocationPenaltyFallsWithAgeAndRisesWithMoves) {
+  EXPECT_DOUBLE_EQ(reallocationPenaltyAfter(0, 0, 30), 1);
+  EXPECT_DOUBLE_EQ(reallocationPenaltyAfter(300, 0, 30), 1 - 300.0 / 330);
+  EXPECT_DOUBLE_EQ(reallocationPenaltyAfter(300, 5, 30), 1 - 150.0 / 330);
+  EXPECT_DOUBLE_EQ(reallocationPenaltyAfter(300, 20, 30), 1);
+  // A clock that went back, and no resize cost at all.
+  EXPECT_DOUBLE_EQ(reallocationPenaltyAfter(-5, 0, 30), 1);
+  EXPECT_DOUBLE_EQ(reallocationPenaltyAfter(0, 0, 0), 1);
+  EXPECT_DOUBLE_EQ(reallocationPenaltyAfter(100, 0, 0), 0);
+}

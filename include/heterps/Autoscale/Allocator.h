@@ -105,6 +105,14 @@ AllocationResult allocateExhaustively(const AllocationRequest &request);
 /// only to running jobs), value * (1 - penalty) if a running job changes.
 double effectiveValue(const AllocationRequest &request, size_t job, int choice);
 
+/// Pollux's re-allocation penalty for a job `age` seconds into its run that
+/// was re-allocated `reallocations` times, each costing `delay` seconds:
+/// 1 - (T - S d) / (T + d). A resize then pays for itself over the rest of
+/// the run, not over one interval (a penalty of d / interval per resize
+/// kept a job shrunk for an arrival at its smaller share after the other
+/// ended). The simulator and the service both price moves with it.
+double reallocationPenaltyAfter(double age, int reallocations, double delay);
+
 /// Checks a result against the request: one choice per job in range, devices
 /// within capacity. Returns an empty string if valid, else what is wrong.
 std::string validateAllocation(const AllocationRequest &request,
