@@ -59,7 +59,8 @@ def read_criteo(path, buckets, rows):
                 text = parts[1 + j]
                 if text:
                     x = float(text)
-                    dense[i, j] = np.log1p(x) if x > 0 else x
+                    # The reader's criteoDenseFeature: sign(x) log(1 + |x|).
+                    dense[i, j] = np.log1p(x) if x >= 0 else -np.log1p(-x)
             for j in range(FIELDS):
                 text = parts[1 + DENSE + j]
                 if text:

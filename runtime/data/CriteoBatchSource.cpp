@@ -98,7 +98,7 @@ CriteoBatchSource::CriteoBatchSource(const Bundle &bundle, CtrInputs layout,
                                      std::string path, ReaderOptions options)
     : bundle(bundle), layout(layout), path(std::move(path)),
       options(std::move(options)) {
-  restart();
+  reader = std::make_unique<CriteoReader>(this->path, this->options);
 }
 
 CriteoBatchSource::~CriteoBatchSource() = default;
@@ -143,8 +143,11 @@ void CriteoBatchSource::seek(const std::string &position) {
 }
 
 void CriteoBatchSource::restart() {
-  reader.reset(); // close the file before opening it again
-  reader = std::make_unique<CriteoReader>(path, options);
+  // The file opened at the start, read again: opened anew by its name, one
+  // deleted or replaced during training ended the run at its next
+  // evaluation, or was evaluated on other data.
+  reader->rewind();
+  reader->clearStats();
 }
 
 std::string CriteoBatchSource::describe() const { return "'" + path + "'"; }

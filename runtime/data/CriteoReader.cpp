@@ -45,6 +45,11 @@ float log1pOf(int64_t x) {
 
 } // namespace
 
+float criteoDenseFeature(int64_t raw) {
+  // -raw overflows at INT64_MIN; its double does not.
+  return raw >= 0 ? log1pOf(raw) : -float(std::log1p(-double(raw)));
+}
+
 const char *malformedReasonName(MalformedReason reason) {
   switch (reason) {
   case MalformedReason::FieldCount:
@@ -174,6 +179,17 @@ void CriteoReader::refill() {
   if (got == 0) {
     if (std::ferror(file_))
       throw Error("CriteoReader: read error in '" + path_ + "'");
+    // Cut short under the run (rewritten, truncated): the rest of the pass
+    // would be a short epoch, and checkpoints positions in another file.
+    if (bufferFileOffset_ + end_ < fileSize_) {
+      struct stat now {};
+      const bool known = ::fstat(::fileno(file_), &now) == 0;
+      throw Error("CriteoReader: '" + path_ +
+                  "' shrank while it was being read (it held " +
+                  std::to_string(fileSize_) + " bytes when opened" +
+                  (known ? ", " + std::to_string(now.st_size) + " now" : "") +
+                  ")");
+    }
     eof_ = true;
   }
   end_ += got;
@@ -264,7 +280,7 @@ bool CriteoReader::parseLine(const char *line, size_t length, CtrBatch &batch,
       auto [next, ec] = std::from_chars(p, end, x);
       if (ec != std::errc() || !delimited(next))
         return fail(MalformedReason::BadInteger);
-      value = options_.logTransform && x > 0 ? log1pOf(x) : float(x);
+      value = options_.logTransform ? criteoDenseFeature(x) : float(x);
       p = next;
     }
     dense[field - 1] = value;

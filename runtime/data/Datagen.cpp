@@ -103,7 +103,7 @@ double transformed(const DenseField &field, Rng &rng, int64_t *raw = nullptr) {
   int64_t x = int64_t(std::floor(std::min(value, 1e12))) - field.shift;
   if (raw)
     *raw = x;
-  return x > 0 ? std::log1p(double(x)) : double(x);
+  return criteoDenseFeature(x);
 }
 
 struct Interaction {

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <unistd.h>
@@ -129,9 +130,9 @@ TEST(CriteoReader, ParsesFullAndMissingValues) {
   EXPECT_EQ(batch.labels[0], 1.0f);
   EXPECT_EQ(batch.labels[1], 0.0f);
   const float *d = batch.denseRow(0);
-  // Positive values are log(1 + x); 0, negatives and missing stay linear.
+  // sign(x) log(1 + |x|); missing is 0.
   float expected[kNumDense] = {0,
-                               -3,
+                               -float(std::log1p(3.0)),
                                float(std::log1p(5.0)),
                                0,
                                float(std::log1p(100.0)),
@@ -142,7 +143,7 @@ TEST(CriteoReader, ParsesFullAndMissingValues) {
                                0,
                                float(std::log1p(7.0)),
                                0,
-                               -1};
+                               -float(std::log1p(1.0))};
   for (int j = 0; j != kNumDense; ++j)
     EXPECT_FLOAT_EQ(d[j], expected[j]) << "dense " << j;
   const int64_t *s = batch.sparseRow(0);
@@ -292,6 +293,38 @@ TEST(CriteoReader, LinesLongerThanTheBufferAreSkipped) {
   EXPECT_EQ(reader.stats().firstMalformed[2].lineNumber, 6u);
   EXPECT_EQ(reader.stats().bytes, text.size());
   EXPECT_EQ(reader.position().byteOffset, text.size());
+}
+
+// A file cut short under the reader is an error: it was read as a short
+// pass, and checkpoints then held positions in another file.
+TEST(CriteoReader, AFileThatShrinksWhileReadIsAnError) {
+  std::string text;
+  for (int i = 0; i != 200; ++i)
+    text += fullLine(i % 2, i, "a") + "\n";
+  TempFile file("shrinks.tsv", text);
+  ReaderOptions options;
+  options.bufferBytes = 1024;
+  CriteoReader reader(file.path(), options);
+  CtrBatch batch;
+  ASSERT_EQ(reader.nextBatch(batch, 4), 4);
+  ASSERT_EQ(::truncate(file.path().c_str(), off_t(text.size() / 2)), 0);
+  try {
+    readAll(reader, 4);
+    FAIL() << "read on past the cut";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("shrank while it was being read"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+// A corrupt count stays bounded; small negatives stay distinct from 0.
+TEST(CriteoReader, DenseValuesAreSignedLogs) {
+  EXPECT_FLOAT_EQ(criteoDenseFeature(0), 0);
+  EXPECT_FLOAT_EQ(criteoDenseFeature(9999), float(std::log1p(9999.0)));
+  EXPECT_FLOAT_EQ(criteoDenseFeature(-2), -float(std::log1p(2.0)));
+  EXPECT_NEAR(criteoDenseFeature(std::numeric_limits<int64_t>::min()),
+              -std::log1p(9.223372036854775808e18), 1e-4);
 }
 
 TEST(CriteoReader, RandomGarbageNeverCrashes) {

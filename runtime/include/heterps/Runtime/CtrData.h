@@ -40,14 +40,19 @@ constexpr int kNumSparse = 26;
 /// label + dense + sparse.
 constexpr int kNumFields = 1 + kNumDense + kNumSparse;
 
+/// A dense count as the model reads it (the log transform): sign(x) *
+/// log(1 + |x|). The few negative values of real Criteo data (>= -3) stay
+/// distinct from 0 and small, and a corrupt one stays bounded: kept as is,
+/// one row of -9223372036854775808 made a step's loss 4e15.
+float criteoDenseFeature(int64_t raw);
+
 /// A batch of examples in row-major layout, ready to copy into tensors.
 struct CtrBatch {
   int64_t rows = 0;
   /// [rows]: 0 or 1.
   std::vector<float> labels;
   /// [rows x kNumDense]: missing -> 0; with the log transform (the default)
-  /// x > 0 -> log(1 + x) and x <= 0 is kept as is, so the few negative values
-  /// of real Criteo data (>= -3) stay distinct from 0 and small.
+  /// criteoDenseFeature(x).
   std::vector<float> dense;
   /// [rows x kNumSparse]: 0 is reserved for "missing"; a present hash h
   /// becomes 1 + h (no table size) or 1 + h % (tableSize - 1), so ids always
@@ -134,7 +139,7 @@ struct ReaderOptions {
   /// Empty, or kNumSparse entries: 0 = no modulo, otherwise >= 2 (see
   /// CtrBatch::sparse).
   std::vector<int64_t> tableSizes;
-  /// Apply log(1 + x) to positive dense values (see CtrBatch::dense).
+  /// Read dense values through criteoDenseFeature (see CtrBatch::dense).
   bool logTransform = true;
   /// Read chunk size; also the longest line accepted.
   size_t bufferBytes = size_t(1) << 20;
@@ -168,6 +173,8 @@ public:
   void seek(const DataPosition &position);
   /// seek({0, 0, 0}).
   void rewind() { seek(DataPosition()); }
+  /// Counts from now on only (a new pass over an evaluation file).
+  void clearStats() { stats_ = ReadStats(); }
 
   const ReadStats &stats() const { return stats_; }
   const std::string &path() const { return path_; }
