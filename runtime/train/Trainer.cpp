@@ -571,12 +571,33 @@ void checkLossLogTarget(const Bundle &bundle, const TrainerOptions &o,
   const std::string &path = o.lossLog;
   std::error_code error;
   const fs::file_status status = fs::status(path, error);
-  if (!fs::exists(status))
-    return;
   auto refuse = [&](const std::string &why) {
     return Error("--loss-log '" + path + "' " + why +
                  "; give a file of its own");
   };
+  // A new file too: it would be written into the bundle or among the
+  // checkpoints (only an existing one was refused).
+  const fs::path target = fs::weakly_canonical(path, error);
+  for (const auto &[directory, what] :
+       {std::pair<std::string, std::string>{bundle.directory(), "the bundle"},
+        {o.checkpointDir, "--checkpoint-dir"}}) {
+    if (directory.empty())
+      continue;
+    const fs::path inside = fs::weakly_canonical(directory, error);
+    auto mismatch = std::mismatch(inside.begin(), inside.end(), target.begin(),
+                                  target.end());
+    if (mismatch.first == inside.end())
+      throw refuse("is inside " + what + " '" + directory + "'");
+  }
+  if (!fs::exists(status)) {
+    // Written from the first step on, so that a run refused before it
+    // leaves no file: whether it can be is known now.
+    fs::path parent = fs::absolute(path, error).parent_path();
+    if (::access(parent.c_str(), W_OK | X_OK) != 0)
+      throw Error("cannot write the loss log '" + path +
+                  "': " + std::strerror(errno));
+    return;
+  }
   // A device (/dev/stdout) or a pipe a process reads takes the lines; a
   // FIFO nobody reads would block the open, past SIGTERM.
   if (fs::is_fifo(status)) {
@@ -600,18 +621,6 @@ void checkLossLogTarget(const Bundle &bundle, const TrainerOptions &o,
   for (const auto &[file, flag] : others)
     if (fs::equivalent(path, file, error))
       throw refuse("is the " + flag + " file");
-  const fs::path target = fs::weakly_canonical(path, error);
-  for (const auto &[directory, what] :
-       {std::pair<std::string, std::string>{bundle.directory(), "the bundle"},
-        {o.checkpointDir, "--checkpoint-dir"}}) {
-    if (directory.empty())
-      continue;
-    const fs::path inside = fs::weakly_canonical(directory, error);
-    auto mismatch = std::mismatch(inside.begin(), inside.end(), target.begin(),
-                                  target.end());
-    if (mismatch.first == inside.end())
-      throw refuse("is inside " + what + " '" + directory + "'");
-  }
   if (resuming)
     return; // openLossLog reads it and refuses what is not a loss log.
   std::ifstream in(path);
@@ -1161,15 +1170,14 @@ TrainSummary Trainer::run() {
       stages->endFinishStep();
   };
 
-  // Opened once everything above succeeded, so a refused run leaves an
-  // old log as it was.
+  // Checked now; a new run's log is opened (emptied) at its first line,
+  // so that a run refused before its first step (its data holds no valid
+  // row) leaves an old log as it was, and no empty one.
   std::ofstream lossLog;
   if (!o.lossLog.empty())
     checkLossLogTarget(bundle, o, resumed.has_value());
-  if (!o.lossLog.empty())
-    lossLog = openLossLog(
-        o.lossLog, resumed ? std::optional<int64_t>(state.step) : std::nullopt,
-        log);
+  if (!o.lossLog.empty() && resumed)
+    lossLog = openLossLog(o.lossLog, state.step, log);
 
   TrainSummary summary;
   summary.firstStep = state.step;
@@ -1429,7 +1437,9 @@ TrainSummary Trainer::run() {
                      ", which gave it, were: resume from an earlier one";
         throw Error(message);
       }
-      if (lossLog.is_open() && !results.losses.empty()) {
+      if (!o.lossLog.empty() && !results.losses.empty()) {
+        if (!lossLog.is_open())
+          lossLog = openLossLog(o.lossLog, std::nullopt, log);
         double sum = 0;
         for (float loss : results.losses)
           sum += loss;
