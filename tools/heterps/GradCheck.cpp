@@ -172,6 +172,25 @@ HostTensor randomInput(const InputSpec &spec, const TrainingSpec &training,
                        std::mt19937_64 &rng) {
   HostTensor tensor(spec.dtype, spec.shape);
   size_t n = numElements(spec.shape);
+  // Ids (a CTR model's sparse input): below the smallest table's rows
+  // over the ids a sample holds, as the trainer's default hash buckets
+  // (rows / 26 fields, which a model may offset into one shared table).
+  // The CTR bundle of the README needed --input sparse=FILE.
+  int64_t rows = 0;
+  for (const TrainableTable &table : training.tables)
+    rows = rows ? std::min(rows, table.rows) : table.rows;
+  const int64_t perSample =
+      spec.batched && !spec.shape.empty() && spec.shape[0] > 0
+          ? int64_t(n) / spec.shape[0]
+          : int64_t(n);
+  const int64_t bound = perSample > 0 ? rows / perSample : 0;
+  if (spec.dtype == DType::I64 && !isLabel && bound > 0) {
+    std::uniform_int_distribution<int64_t> pick(0, bound - 1);
+    auto *out = reinterpret_cast<int64_t *>(tensor.data.data());
+    for (size_t i = 0; i < n; ++i)
+      out[i] = pick(rng);
+    return tensor;
+  }
   if (spec.dtype == DType::I64 && isLabel && training.loss == "softmax_ce") {
     int64_t classes = prediction.back();
     std::uniform_int_distribution<int64_t> pick(0, classes - 1);

@@ -495,10 +495,12 @@ static cl::opt<std::string> gradcheckBundle(cl::Positional,
                                             cl::desc("<training bundle>"),
                                             cl::sub(gradcheckCommand),
                                             cl::Required);
-static cl::list<std::string>
-    gradcheckInputs("input",
-                    cl::desc("A model input (.npy or .pb); others are random"),
-                    cl::value_desc("NAME=FILE"), cl::sub(gradcheckCommand));
+static cl::list<std::string> gradcheckInputs(
+    "input",
+    cl::desc("A model input (.npy or .pb); others are random (f32 "
+             "normals, i64 ids below the smallest table's "
+             "rows)"),
+    cl::value_desc("NAME=FILE"), cl::sub(gradcheckCommand));
 static cl::opt<uint64_t> gradcheckSeed("seed", cl::init(1),
                                        cl::desc("Seed of inputs, rows and "
                                                 "directions"),
