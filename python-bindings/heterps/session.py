@@ -8,7 +8,7 @@ from typing import Any, List, Mapping, NamedTuple, Optional, Sequence, Union
 import numpy as np
 
 from .bundle import Bundle, TensorInfo, _ordered, compile
-from .cluster import ClusterLike
+from .cluster import Cluster, ClusterLike
 
 # onnxruntime's names for the element types.
 _ORT_TYPES = {
@@ -60,6 +60,14 @@ class InferenceSession:
                  strategy: str = "rl", throughput: float = 1.0,
                  cache_dir: Union[str, os.PathLike, None] = None,
                  example_inputs: Any = None, **options: Any):
+        # onnxruntime's SessionOptions (or anything but what a HeterPS
+        # user would pass there by mistake): a cluster given second was
+        # taken for it and compiled for this machine without a word.
+        if isinstance(sess_options, (str, bytes, os.PathLike, dict, Cluster)):
+            raise TypeError(
+                "sess_options is onnxruntime's SessionOptions, not "
+                f"{type(sess_options).__name__!s}; give a cluster by name: "
+                "InferenceSession(model, cluster=...)")
         self._bundle = compile(model, cluster, throughput=throughput,
                                batch=batch, strategy=strategy,
                                cache_dir=cache_dir,

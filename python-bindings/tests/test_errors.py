@@ -68,6 +68,14 @@ def test_session_unknown_output(compiled, cache_dir):
         session.run(None, {"image": x.astype(np.int64)})
 
 
+def test_session_cluster_given_second_is_refused(tmp_path):
+    # The second argument is onnxruntime's sess_options: a cluster there
+    # compiled for this machine without a word.
+    with pytest.raises(TypeError, match=r"give a cluster by name"):
+        heterps.InferenceSession(str(SHIPPED["mnist-mlp"].file),
+                                 str(LOCAL_CPU), cache_dir=tmp_path)
+
+
 def test_compile_error_carries_the_diagnostics(tmp_path):
     with pytest.raises(heterps.Error, match=r"<bytes>") as caught:
         heterps.compile(b"not an onnx model", cluster=str(LOCAL_CPU), cache_dir=tmp_path)
