@@ -460,10 +460,6 @@ Plan planAllocation(const ServiceState &state, const PlanOptions &options) {
       AllocationJob job;
       job.id = c.job->id;
       job.current = c.current;
-      if (options.resizeCostSeconds >= 0 && c.job->active())
-        job.reallocationPenalty =
-            reallocationPenaltyAfter(options.now - c.job->startedAt,
-                                     c.job->resizes, options.resizeCostSeconds);
       for (size_t k = 0; k < c.shapes.size(); ++k)
         job.choices.push_back({{c.job->slots(c.shapes[k].first)},
                                c.shapes[k].second,
@@ -1295,9 +1291,9 @@ void Loop::replan() {
   dirty = true;
   PlanOptions planOptions;
   planOptions.capacity = *slots;
-  planOptions.now = state.lastPlan;
-  planOptions.resizeCostSeconds =
-      chargedResizeCost(state, options.resizeCostSeconds);
+  planOptions.reallocationPenalty =
+      std::min(1.0, chargedResizeCost(state, options.resizeCostSeconds) /
+                        options.intervalSeconds);
   Plan plan = planAllocation(state, planOptions);
   bool changed = false;
   for (const PlannedJob &p : plan.jobs) {

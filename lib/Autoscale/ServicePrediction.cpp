@@ -179,9 +179,9 @@ Expected<Prediction> predictService(const ServiceState &state,
       trigger = false;
       lastPlan = t;
       // The service's charge: measured pauses once there are some.
-      planOptions.now = t;
-      planOptions.resizeCostSeconds =
-          chargedResizeCost(sim, out.resizeCostSeconds);
+      planOptions.reallocationPenalty =
+          std::min(1.0, chargedResizeCost(sim, out.resizeCostSeconds) /
+                            out.intervalSeconds);
       Plan plan = planAllocation(sim, planOptions);
       for (const PlannedJob &p : plan.jobs) {
         auto it =

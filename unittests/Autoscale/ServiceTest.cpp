@@ -110,30 +110,6 @@ TEST(ServiceTest, HighPenaltyKeepsRunningJobsWhereTheyAre) {
             std::string::npos);
 }
 
-// A move costs by the job's age, as in the simulator: a job started a
-// moment ago keeps its shape, one long under way gives slots to an
-// arrival (d = 30 s).
-TEST(ServiceTest, AMovePaysByTheJobsAge) {
-  ServiceState state;
-  state.jobs.push_back(fakeJob("a", 1, 4, "running", 4));
-  state.jobs.push_back(fakeJob("b", 1, 4));
-  state.jobs[0].startedAt = 1000;
-  PlanOptions options{4, 0, 0.05, 3};
-  options.resizeCostSeconds = 30;
-  options.now = 1010;
-  Plan young = planAllocation(state, options);
-  EXPECT_EQ(planned(young, "a").workers, 4);
-  EXPECT_EQ(planned(young, "b").workers, 0);
-  options.now = 1000 + 3600;
-  Plan old = planAllocation(state, options);
-  EXPECT_LT(planned(old, "a").workers, 4);
-  EXPECT_GT(planned(old, "b").workers, 0);
-  // Resized often, it pays for more: S d above its age keeps it.
-  state.jobs[0].resizes = 200;
-  Plan moved = planAllocation(state, options);
-  EXPECT_EQ(planned(moved, "a").workers, 4);
-}
-
 TEST(ServiceTest, RunningJobsAreNeverPreempted) {
   ServiceState state;
   // A running job with a resize under way keeps its slots.

@@ -153,17 +153,11 @@ double chargedResizeCost(const ServiceState &state, double configured);
 
 struct PlanOptions {
   int capacity = 0; // slots: one per worker or shard
-  /// What a running job's move costs, unless resizeCostSeconds says.
   double reallocationPenalty = 0;
   double hysteresis = 0.05;
   /// How many batches each job may choose from (evenly in its range, whole
   /// micro-batches).
   int batchChoices = 3;
-  /// Where resizeCostSeconds is 0 or more, a running job's move costs
-  /// reallocationPenaltyAfter(its age at `now`, its resizes, it), as the
-  /// simulator's DP policies price moves.
-  double now = 0;
-  double resizeCostSeconds = -1;
 };
 
 /// What one re-plan decides for each job it may move: its new allocation
