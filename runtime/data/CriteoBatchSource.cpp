@@ -1,8 +1,11 @@
 //===- CriteoBatchSource.cpp - Criteo TSV as a BatchSource ----------------===//
 
 #include "heterps/Runtime/CriteoBatchSource.h"
+#include "heterps/Runtime/StableHash.h"
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
 
 namespace heterps::rt::data {
 namespace {
@@ -99,6 +102,11 @@ CriteoBatchSource::CriteoBatchSource(const Bundle &bundle, CtrInputs layout,
     : bundle(bundle), layout(layout), path(std::move(path)),
       options(std::move(options)) {
   reader = std::make_unique<CriteoReader>(this->path, this->options);
+  std::ifstream in(this->path, std::ios::binary);
+  std::string start(std::min<uint64_t>(reader->fileSize(), 64 << 10), '\0');
+  if (!in.read(start.data(), std::streamsize(start.size())))
+    throw Error("CriteoReader: cannot read '" + this->path + "'");
+  head = stableHashText(start);
 }
 
 CriteoBatchSource::~CriteoBatchSource() = default;
@@ -127,13 +135,25 @@ int64_t CriteoBatchSource::next(int64_t rows, std::vector<HostTensor> &inputs) {
 }
 
 std::string CriteoBatchSource::position() const {
-  return reader->position().toString();
+  return reader->position().toString() + " head=" + head;
 }
 
 void CriteoBatchSource::seek(const std::string &position) {
+  // Positions written before 2026-12-02 have no head.
+  std::string offsets = position;
+  if (const size_t at = position.rfind(" head="); at != std::string::npos) {
+    offsets = position.substr(0, at);
+    const std::string written = position.substr(at + 6);
+    if (written != head)
+      throw Error("the data position " + position +
+                  " was taken in another file than '" + path +
+                  "': its first 64 KiB differ (head=" + head +
+                  " now); resume on the data the checkpoint read, or start "
+                  "a new run");
+  }
   DataPosition parsed;
   try {
-    parsed = DataPosition::parse(position);
+    parsed = DataPosition::parse(offsets);
   } catch (const Error &) {
     throw Error("data position '" + position +
                 "' is not a position in Criteo data ('" + path +

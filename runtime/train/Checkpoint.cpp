@@ -5,8 +5,9 @@
 //   heterps-trainer-state 1
 //   step <k>
 //   samples <n>
-//   data <the data source's position: offset=<o> line=<l> epoch=<e> for
-//         Criteo TSV, npy rows=<n> row=<r> epoch=<e> for .npy arrays>
+//   data <the data source's position: offset=<o> line=<l> epoch=<e>
+//         [head=<h>] for Criteo TSV, npy rows=<n> row=<r> epoch=<e> for
+//         .npy arrays>
 //   seed <s>
 //   bundle <16 hex digits>
 //   batch <b>

@@ -699,9 +699,12 @@ TEST_F(TrainerLoop, ResumesWhereAnUninterruptedRunIs) {
   TrainerState a = verifyCheckpoint(whole.checkpointDir + "/step-9");
   TrainerState b = verifyCheckpoint(second.checkpointDir + "/step-9");
   EXPECT_EQ(a.position, b.position);
-  // Criteo runs record the reader's position as they always did, so older
-  // checkpoints resume too.
-  EXPECT_EQ(data::DataPosition::parse(a.position).toString(), a.position);
+  // Criteo runs record the reader's position as they always did, then the
+  // head of the file (older checkpoints, without it, resume too).
+  const size_t head = a.position.rfind(" head=");
+  ASSERT_NE(head, std::string::npos) << a.position;
+  EXPECT_EQ(data::DataPosition::parse(a.position.substr(0, head)).toString(),
+            a.position.substr(0, head));
   EXPECT_EQ(a.samples, b.samples);
   EXPECT_EQ(readText(whole.checkpointDir + "/step-9/ps/dense.bin"),
             readText(second.checkpointDir + "/step-9/ps/dense.bin"));

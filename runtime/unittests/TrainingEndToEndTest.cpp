@@ -331,7 +331,10 @@ TEST_F(TrainingEndToEnd, AFailedStepKeepsTheLastFinishedOne) {
   EXPECT_THROW(train(*bundle, o, &log), Error);
   TrainerState state = verifyCheckpoint(o.checkpointDir + "/step-3");
   EXPECT_EQ(state.step, 3);
-  EXPECT_EQ(data::DataPosition::parse(state.position).lineNumber, 3u * 64);
+  EXPECT_EQ(data::DataPosition::parse(
+                state.position.substr(0, state.position.rfind(" head=")))
+                .lineNumber,
+            3u * 64);
 }
 
 TEST_F(TrainingEndToEnd, InferenceRunsRefuseTrainingStages) {
