@@ -61,7 +61,7 @@ const char *malformedReasonName(MalformedReason reason) {
   case MalformedReason::BadHex:
     return "bad hex";
   case MalformedReason::LineTooLong:
-    return "line too long";
+    return "line too long (longer than the reader's buffer, 1 MiB)";
   }
   return "unknown";
 }
@@ -142,6 +142,15 @@ CriteoReader::CriteoReader(const std::string &path, ReaderOptions options)
   file_ = std::fopen(path_.c_str(), "rb");
   if (!file_)
     throw Error("CriteoReader: cannot open '" + path_ + "': " + errnoText());
+  // gzip's magic: read as text it was "wrong field count" on every line.
+  unsigned char magic[2] = {0, 0};
+  if (std::fread(magic, 1, 2, file_) == 2 && magic[0] == 0x1f &&
+      magic[1] == 0x8b) {
+    std::fclose(file_);
+    file_ = nullptr;
+    throw Error("CriteoReader: '" + path_ +
+                "' is gzip-compressed; give the decompressed file (gunzip -k)");
+  }
   // We do our own buffering in big chunks; stdio's would be a second copy.
   std::setvbuf(file_, nullptr, _IONBF, 0);
   if (fseeko(file_, 0, SEEK_END) != 0) {
@@ -341,6 +350,12 @@ int64_t CriteoReader::nextBatch(CtrBatch &batch, int64_t maxRows) {
     }
     ++lineNumber_;
     ++stats_.lines;
+    // A spreadsheet's byte-order mark: not the label's first byte.
+    if (lineNumber_ == 1 && length >= 3 &&
+        std::memcmp(line, "\xEF\xBB\xBF", 3) == 0) {
+      line += 3;
+      length -= 3;
+    }
     if (tooLong) {
       recordMalformed(MalformedReason::LineTooLong, -1);
       continue;

@@ -1217,6 +1217,7 @@ TrainSummary Trainer::run() {
   // Every worker evaluates: batch b of the evaluation data runs on worker
   // b % W, and the leader puts the gathered per-sample results back in
   // batch order, so the figures are those of one process.
+  bool evalWarned = false;
   auto evaluate = [&]() {
     const Clock::time_point evalStart = Clock::now();
     const int workers = group ? group->size() : 1;
@@ -1254,9 +1255,13 @@ TrainSummary Trainer::run() {
       results = inBatchOrder(results, gatheredSizes, batches, workers);
     }
     metrics.add(results);
-    std::string warning = evalSource->warning();
-    if (!warning.empty())
+    // Every evaluation reads the same file: its malformed lines are said
+    // once.
+    if (std::string warning = evalSource->warning();
+        !warning.empty() && !evalWarned) {
       log << "warning: " << warning << "\n";
+      evalWarned = true;
+    }
     if (metrics.samples() == 0)
       throw Error("the evaluation data " + evalSource->describe() +
                   " holds no valid rows");
@@ -1295,6 +1300,10 @@ TrainSummary Trainer::run() {
       log << "warning: the prediction '" << spec.prediction
           << "' is not a binary score (one value per sample, or two class "
              "scores): no AUC\n";
+    else if (metrics.kind() == TrainMetrics::Kind::Auc &&
+             std::isnan(summary.evalAuc))
+      log << "warning: the evaluation labels are all of one class: AUC is "
+             "not defined (nan)\n";
   };
 
   std::vector<HostTensor> sliceInputs;
@@ -1547,13 +1556,14 @@ TrainSummary Trainer::run() {
   if (!o.checkpointDir.empty() && state.step > lastCheckpointStep &&
       state.step > summary.firstStep)
     checkpoint();
+  // A stopped run read lines too: their malformed ones are said as well.
+  if (std::string warning = source->warning(); !warning.empty())
+    log << "warning: " << warning << "\n";
   if (summary.interrupted) {
     log << "stopped at step " << state.step << "/" << lastStep << "\n";
     logData();
     return summary;
   }
-  if (std::string warning = source->warning(); !warning.empty())
-    log << "warning: " << warning << "\n";
   // Before the final evaluation, which may create rows of ids that training
   // never saw: the dump holds what training touched.
   if (!o.dumpParameters.empty() && leader)

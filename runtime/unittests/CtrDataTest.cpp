@@ -318,6 +318,32 @@ TEST(CriteoReader, AFileThatShrinksWhileReadIsAnError) {
   }
 }
 
+// A byte-order mark (a spreadsheet's export) before the first label is
+// not a malformed line, in every pass.
+TEST(CriteoReader, AByteOrderMarkIsSkipped) {
+  TempFile file("bom.tsv", "\xEF\xBB\xBF" + fullLine(1, 2, "a") + "\n" +
+                               fullLine(0, 2, "b") + "\n");
+  ReaderOptions options;
+  options.loop = true;
+  options.maxEpochs = 2;
+  CriteoReader reader(file.path(), options);
+  std::vector<Row> rows = readAll(reader, 3);
+  EXPECT_EQ(rows.size(), 4u);
+  EXPECT_EQ(reader.stats().malformed, 0u) << reader.stats().summary();
+}
+
+TEST(CriteoReader, AGzipFileIsNamedAsOne) {
+  TempFile file("data.tsv.gz", std::string("\x1f\x8b\x08\x00rest", 8));
+  try {
+    CriteoReader reader(file.path());
+    FAIL() << "read a gzip file as text";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what()).find("is gzip-compressed"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 // A corrupt count stays bounded; small negatives stay distinct from 0.
 TEST(CriteoReader, DenseValuesAreSignedLogs) {
   EXPECT_FLOAT_EQ(criteoDenseFeature(0), 0);
