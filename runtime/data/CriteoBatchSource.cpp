@@ -185,8 +185,9 @@ std::string CriteoBatchSource::warning() const {
   if (!stats.malformed)
     return unterminated;
   // Counted per read: a bad line is skipped again in every epoch.
-  std::string text = std::to_string(stats.malformed) +
-                     " malformed lines skipped in '" + path + "'";
+  std::string text = std::to_string(stats.malformed) + " malformed line" +
+                     (stats.malformed == 1 ? "" : "s") + " skipped in '" +
+                     path + "'";
   if (reader->position().epoch > 0)
     text += " (a line counts once per pass over the file)";
   if (!stats.firstMalformed.empty())
