@@ -261,6 +261,24 @@ TEST(CpuPoolingPool, MaxOfNaNAndInfinities) {
               "general loop");
 }
 
+// The 2x2 tiling's vector path (four windows at a time): a NaN in any of
+// a window's four taps, in each lane, and a window of -inf; the ninth
+// window is the scalar remainder.
+TEST(CpuPoolingPool, TiledMaxVectorPathKeepsNaN) {
+  Context ctx(0);
+  const float inf = INFINITY;
+  std::vector<float> x{
+      NAN, 1, 2,   3, -inf, -inf, 4,  5, 6,
+      NAN, 8, 9,   1, 2,    -1,   -2, 5, 6, // top row, 18 columns
+      0,   0, NAN, 1, -inf, -inf, 9,  2, 1,
+      1,   0, 0,   3, NAN,  -3,   -4, 7, 8};
+  std::vector<float> y(9);
+  Pool tiled(ctx, DType::F32, PoolKind::Max, {1, 1, 2, 18}, {1, 1, 1, 9},
+             {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0});
+  tiled.run(x.data(), y.data());
+  expectClose(y, {NAN, NAN, -inf, 9, NAN, 9, NAN, -1, 8}, "2x2 vector path");
+}
+
 TEST(CpuPoolingPool, RejectsBadParameters) {
   Context ctx(0);
   EXPECT_THROW(Pool(ctx, DType::F32, PoolKind::Max, {1, 1, 5}, {1, 1, 3},
