@@ -1,11 +1,8 @@
 //===- CriteoBatchSource.cpp - Criteo TSV as a BatchSource ----------------===//
 
 #include "heterps/Runtime/CriteoBatchSource.h"
-#include "heterps/Runtime/StableHash.h"
 
-#include <algorithm>
 #include <cstring>
-#include <fstream>
 
 namespace heterps::rt::data {
 namespace {
@@ -100,14 +97,8 @@ ReaderOptions ctrReaderOptions(const Bundle &bundle, const CtrInputs &layout,
 CriteoBatchSource::CriteoBatchSource(const Bundle &bundle, CtrInputs layout,
                                      std::string path, ReaderOptions options)
     : bundle(bundle), layout(layout), path(std::move(path)),
-      options(std::move(options)) {
-  reader = std::make_unique<CriteoReader>(this->path, this->options);
-  std::ifstream in(this->path, std::ios::binary);
-  std::string start(std::min<uint64_t>(reader->fileSize(), 64 << 10), '\0');
-  if (!in.read(start.data(), std::streamsize(start.size())))
-    throw Error("CriteoReader: cannot read '" + this->path + "'");
-  head = stableHashText(start);
-}
+      options(std::move(options)),
+      reader(std::make_unique<CriteoReader>(this->path, this->options)) {}
 
 CriteoBatchSource::~CriteoBatchSource() = default;
 
@@ -135,7 +126,7 @@ int64_t CriteoBatchSource::next(int64_t rows, std::vector<HostTensor> &inputs) {
 }
 
 std::string CriteoBatchSource::position() const {
-  return reader->position().toString() + " head=" + head;
+  return reader->position().toString() + " head=" + reader->head();
 }
 
 void CriteoBatchSource::seek(const std::string &position) {
@@ -144,10 +135,10 @@ void CriteoBatchSource::seek(const std::string &position) {
   if (const size_t at = position.rfind(" head="); at != std::string::npos) {
     offsets = position.substr(0, at);
     const std::string written = position.substr(at + 6);
-    if (written != head)
+    if (written != reader->head())
       throw Error("the data position " + position +
                   " was taken in another file than '" + path +
-                  "': its first 64 KiB differ (head=" + head +
+                  "': its first 64 KiB differ (head=" + reader->head() +
                   " now); resume on the data the checkpoint read, or start "
                   "a new run");
   }

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Runtime/CtrData.h"
+#include "heterps/Runtime/StableHash.h"
 
 #include <cerrno>
 #include <charconv>
@@ -142,17 +143,21 @@ CriteoReader::CriteoReader(const std::string &path, ReaderOptions options)
   file_ = std::fopen(path_.c_str(), "rb");
   if (!file_)
     throw Error("CriteoReader: cannot open '" + path_ + "': " + errnoText());
-  // gzip's magic: read as text it was "wrong field count" on every line.
-  unsigned char magic[2] = {0, 0};
-  if (std::fread(magic, 1, 2, file_) == 2 && magic[0] == 0x1f &&
-      magic[1] == 0x8b) {
+  // We do our own buffering in big chunks; stdio's would be a second copy.
+  std::setvbuf(file_, nullptr, _IONBF, 0);
+  // The file's start, read once: it names a gzip file as one (read as text
+  // it was "wrong field count" on every line), and its hash tells a
+  // checkpoint's file from another of the same name.
+  std::string start(64 << 10, '\0');
+  start.resize(std::fread(start.data(), 1, start.size(), file_));
+  if (start.size() >= 2 && static_cast<unsigned char>(start[0]) == 0x1f &&
+      static_cast<unsigned char>(start[1]) == 0x8b) {
     std::fclose(file_);
     file_ = nullptr;
     throw Error("CriteoReader: '" + path_ +
                 "' is gzip-compressed; give the decompressed file (gunzip -k)");
   }
-  // We do our own buffering in big chunks; stdio's would be a second copy.
-  std::setvbuf(file_, nullptr, _IONBF, 0);
+  head_ = stableHashText(start);
   if (fseeko(file_, 0, SEEK_END) != 0) {
     std::fclose(file_);
     throw Error("CriteoReader: cannot seek in '" + path_ + "'");

@@ -110,7 +110,8 @@ double effectiveValue(const AllocationRequest &request, size_t job, int choice);
 /// 1 - (T - S d) / (T + d). A resize then pays for itself over the rest of
 /// the run, not over one interval (a penalty of d / interval per resize
 /// kept a job shrunk for an arrival at its smaller share after the other
-/// ended). The simulator and the service both price moves with it.
+/// ended). The simulator's DP policies price moves with it; the service
+/// does not (docs/Autoscaler.md, "The service").
 double reallocationPenaltyAfter(double age, int reallocations, double delay);
 
 /// Checks a result against the request: one choice per job in range, devices

@@ -4,9 +4,9 @@
 // f32 [N, 13] input gets the dense features, the i64 [N, 26] input the
 // hashed sparse ids and the label input the labels. Its position is the
 // reader's DataPosition text ("offset=O line=L epoch=E"), which is what
-// checkpoints have always recorded, and since 2026-12-02 " head=H", a hash
-// of the file's first 64 KiB: a byte offset means nothing in another file,
-// and a resume on one named like it went on silently.
+// checkpoints have always recorded, and since 2026-12-02 " head=H", the
+// reader's hash of the file's first 64 KiB: a byte offset means nothing in
+// another file, and a resume on one named like it went on silently.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,7 +58,6 @@ private:
   std::string path;
   ReaderOptions options;
   std::unique_ptr<CriteoReader> reader;
-  std::string head; // 16 hex digits: stableHash of the first 64 KiB
   CtrBatch batch;
 };
 

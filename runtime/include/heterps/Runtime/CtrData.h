@@ -179,6 +179,8 @@ public:
   const ReadStats &stats() const { return stats_; }
   const std::string &path() const { return path_; }
   uint64_t fileSize() const { return fileSize_; }
+  /// 16 hex digits: stableHash of the file's first 64 KiB as opened.
+  const std::string &head() const { return head_; }
 
 private:
   /// Points line/length at the next line (without its '\n'); false at the
@@ -194,6 +196,7 @@ private:
   ReaderOptions options_;
   std::FILE *file_ = nullptr;
   uint64_t fileSize_ = 0;
+  std::string head_;
   std::unique_ptr<char[]> buffer_;
   size_t capacity_ = 0;
   size_t begin_ = 0, end_ = 0;    // unread bytes are buffer_[begin_, end_)
