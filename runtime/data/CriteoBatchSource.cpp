@@ -14,6 +14,17 @@ bool isBatched(const TensorSpec &spec, DType dtype, const Shape &rest) {
          Shape(spec.shape.begin() + 1, spec.shape.end()) == rest;
 }
 
+/// Runs `read`, prefixing its Error with `flag`: the reader names the file,
+/// and a user with a training and an eval file needs the option too.
+template <typename Read>
+auto namingFlag(const std::string &flag, Read read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const Error &error) {
+    throw Error(flag + ": " + error.what());
+  }
+}
+
 } // namespace
 
 CtrInputs mapCtrInputs(const Bundle &bundle) {
@@ -95,15 +106,19 @@ ReaderOptions ctrReaderOptions(const Bundle &bundle, const CtrInputs &layout,
 }
 
 CriteoBatchSource::CriteoBatchSource(const Bundle &bundle, CtrInputs layout,
-                                     std::string path, ReaderOptions options)
+                                     std::string path, ReaderOptions options,
+                                     std::string flag)
     : bundle(bundle), layout(layout), path(std::move(path)),
-      options(std::move(options)),
-      reader(std::make_unique<CriteoReader>(this->path, this->options)) {}
+      options(std::move(options)), flag(std::move(flag)),
+      reader(namingFlag(this->flag, [&] {
+        return std::make_unique<CriteoReader>(this->path, this->options);
+      })) {}
 
 CriteoBatchSource::~CriteoBatchSource() = default;
 
 int64_t CriteoBatchSource::next(int64_t rows, std::vector<HostTensor> &inputs) {
-  int64_t count = reader->nextBatch(batch, rows);
+  int64_t count =
+      namingFlag(flag, [&] { return reader->nextBatch(batch, rows); });
   shapeInputs(bundle.inputs(), count, inputs);
   if (layout.dense >= 0)
     std::memcpy(inputs[layout.dense].data.data(), batch.dense.data(),
@@ -150,14 +165,14 @@ void CriteoBatchSource::seek(const std::string &position) {
                 "' is not a position in Criteo data ('" + path +
                 "'); was the checkpoint written by a run on other data?");
   }
-  reader->seek(parsed);
+  namingFlag(flag, [&] { reader->seek(parsed); });
 }
 
 void CriteoBatchSource::restart() {
   // The file opened at the start, read again: opened anew by its name, one
   // deleted or replaced during training ended the run at its next
   // evaluation, or was evaluated on other data.
-  reader->rewind();
+  namingFlag(flag, [&] { reader->rewind(); });
   reader->clearStats();
 }
 

@@ -135,14 +135,10 @@ CriteoReader::CriteoReader(const std::string &path, ReaderOptions options)
   // A line must fit, and tiny buffers would only make reads slow.
   if (options_.bufferBytes < 64)
     throw Error("CriteoReader: bufferBytes must be at least 64");
-  try {
-    requireRegularFile(path_);
-  } catch (const Error &error) {
-    throw Error(std::string("CriteoReader: ") + error.what());
-  }
+  requireRegularFile(path_);
   file_ = std::fopen(path_.c_str(), "rb");
   if (!file_)
-    throw Error("CriteoReader: cannot open '" + path_ + "': " + errnoText());
+    throw Error("cannot open '" + path_ + "': " + errnoText());
   // We do our own buffering in big chunks; stdio's would be a second copy.
   std::setvbuf(file_, nullptr, _IONBF, 0);
   // The file's start, read once: it names a gzip file as one (read as text
@@ -154,13 +150,13 @@ CriteoReader::CriteoReader(const std::string &path, ReaderOptions options)
       static_cast<unsigned char>(start[1]) == 0x8b) {
     std::fclose(file_);
     file_ = nullptr;
-    throw Error("CriteoReader: '" + path_ +
+    throw Error("'" + path_ +
                 "' is gzip-compressed; give the decompressed file (gunzip -k)");
   }
   head_ = stableHashText(start);
   if (fseeko(file_, 0, SEEK_END) != 0) {
     std::fclose(file_);
-    throw Error("CriteoReader: cannot seek in '" + path_ + "'");
+    throw Error("cannot seek in '" + path_ + "'");
   }
   fileSize_ = uint64_t(ftello(file_));
   capacity_ = options_.bufferBytes;
@@ -175,7 +171,7 @@ CriteoReader::~CriteoReader() {
 
 void CriteoReader::resetBuffer(uint64_t fileOffset) {
   if (fseeko(file_, off_t(fileOffset), SEEK_SET) != 0)
-    throw Error("CriteoReader: cannot seek in '" + path_ + "': " + errnoText());
+    throw Error("cannot seek in '" + path_ + "': " + errnoText());
   begin_ = end_ = 0;
   bufferFileOffset_ = fileOffset;
   eof_ = false;
@@ -192,14 +188,13 @@ void CriteoReader::refill() {
   size_t got = std::fread(buffer_.get() + end_, 1, capacity_ - end_, file_);
   if (got == 0) {
     if (std::ferror(file_))
-      throw Error("CriteoReader: read error in '" + path_ + "'");
+      throw Error("read error in '" + path_ + "'");
     // Cut short under the run (rewritten, truncated): the rest of the pass
     // would be a short epoch, and checkpoints positions in another file.
     if (bufferFileOffset_ + end_ < fileSize_) {
       struct stat now {};
       const bool known = ::fstat(::fileno(file_), &now) == 0;
-      throw Error("CriteoReader: '" + path_ +
-                  "' shrank while it was being read (it held " +
+      throw Error("'" + path_ + "' shrank while it was being read (it held " +
                   std::to_string(fileSize_) + " bytes when opened" +
                   (known ? ", " + std::to_string(now.st_size) + " now" : "") +
                   ")");
@@ -388,18 +383,17 @@ DataPosition CriteoReader::position() const {
 
 void CriteoReader::seek(const DataPosition &position) {
   if (position.byteOffset > fileSize_)
-    throw Error("CriteoReader: position " + position.toString() +
-                " lies past the end of '" + path_ + "' (" +
-                std::to_string(fileSize_) + " bytes)");
+    throw Error("position " + position.toString() + " lies past the end of '" +
+                path_ + "' (" + std::to_string(fileSize_) + " bytes)");
   if (position.byteOffset > 0) {
     // A position always follows a newline (or is the end of a file whose
     // last line has none); anything else was not saved by this reader.
     char previous = 0;
     if (fseeko(file_, off_t(position.byteOffset - 1), SEEK_SET) != 0 ||
         std::fread(&previous, 1, 1, file_) != 1)
-      throw Error("CriteoReader: cannot read '" + path_ + "'");
+      throw Error("cannot read '" + path_ + "'");
     if (previous != '\n' && position.byteOffset != fileSize_)
-      throw Error("CriteoReader: position " + position.toString() +
+      throw Error("position " + position.toString() +
                   " is not at a line start in '" + path_ + "'");
   }
   resetBuffer(position.byteOffset);

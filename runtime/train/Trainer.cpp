@@ -476,8 +476,9 @@ openSource(const Bundle &bundle, const TrainerOptions &o, bool evaluation) {
   if (!evaluation && !reader.tableSizes.empty())
     checkBucketsFitTables(bundle, layout, reader.tableSizes[0], o.hashBuckets);
   reader.loop = !evaluation;
-  return std::make_unique<data::CriteoBatchSource>(bundle, layout, path,
-                                                   std::move(reader));
+  return std::make_unique<data::CriteoBatchSource>(
+      bundle, layout, path, std::move(reader),
+      evaluation ? "--eval" : "--data");
 }
 
 /// The step of a loss-log line ("STEP LOSS", as the trainer writes it and

@@ -37,9 +37,10 @@ ReaderOptions ctrReaderOptions(const Bundle &bundle, const CtrInputs &layout,
 
 class CriteoBatchSource : public BatchSource {
 public:
-  /// Opens `path`; throws Error if it cannot be opened.
+  /// Opens `path`; throws Error if it cannot be opened. Errors of the
+  /// file begin with `flag`, the option that named it ("--data").
   CriteoBatchSource(const Bundle &bundle, CtrInputs layout, std::string path,
-                    ReaderOptions options);
+                    ReaderOptions options, std::string flag);
   ~CriteoBatchSource() override;
 
   int64_t next(int64_t rows, std::vector<HostTensor> &inputs) override;
@@ -57,6 +58,7 @@ private:
   CtrInputs layout;
   std::string path;
   ReaderOptions options;
+  std::string flag;
   std::unique_ptr<CriteoReader> reader;
   CtrBatch batch;
 };
