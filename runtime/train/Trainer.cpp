@@ -42,6 +42,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// How often an evaluation looks for a stop request: often enough to stop
+/// within a fraction of a second, rarely enough that a group's collective
+/// costs nothing beside the batches.
+constexpr int64_t kEvalBatchesPerStopCheck = 16;
+
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
@@ -1215,6 +1220,26 @@ TrainSummary Trainer::run() {
     log << "checkpoint " << summary.lastCheckpoint << "\n";
   };
 
+  // What this worker asks of a step boundary (WorkerGroup.h): a stop on a
+  // signal or on the stop file, and, on the leader, whose clock decides, a
+  // time-based checkpoint. Groups combine them in one collective.
+  auto localRequests = [&] {
+    uint32_t requests = 0;
+    if (o.stopRequested && o.stopRequested->load())
+      requests |= kStopOnSignal;
+    if (heartbeat.stopRequested())
+      requests |= kStopOnRequest;
+    if (leader && timedCheckpoints &&
+        secondsSince(lastCheckpointTime) >= o.checkpointEverySeconds)
+      requests |= kCheckpointNow;
+    return requests;
+  };
+  constexpr uint32_t kStop = kStopOnSignal | kStopOnRequest;
+  // A stop asked for during an evaluation, which the evaluation agreed on
+  // and gave up for: a long one kept a signalled run (and a supervisor's
+  // resize) waiting for its end.
+  uint32_t stopDuringEval = 0;
+
   // Every worker evaluates: batch b of the evaluation data runs on worker
   // b % W, and the leader puts the gathered per-sample results back in
   // batch order, so the figures are those of one process.
@@ -1238,6 +1263,22 @@ TrainSummary Trainer::run() {
     if (stages)
       stages->setEvalMode(true);
     while (int64_t count = evalSource->next(batch, inputs)) {
+      // Every worker reads every batch, so all meet here alike.
+      if (batches > 0 && batches % kEvalBatchesPerStopCheck == 0) {
+        uint32_t stop = localRequests() & kStop;
+        if (group)
+          stop = group->combineStepRequests(stop) & kStop;
+        if (stop) {
+          stopDuringEval = stop;
+          if (stages)
+            stages->setEvalMode(false);
+          if (leader)
+            log << "eval step " << state.step << "/" << lastStep
+                << " given up after " << batches
+                << " batches: the run was asked to stop\n";
+          return;
+        }
+      }
       if (batches++ % workers != rank)
         continue;
       std::vector<HostTensor> outputs = executor.run(inputs);
@@ -1321,21 +1362,6 @@ TrainSummary Trainer::run() {
   const bool meetEveryStep = group && !group->asynchronous();
   const bool meetAtSyncPoints = group && group->asynchronous();
   SampleResults unreported;
-  // What this worker asks of a step boundary (WorkerGroup.h): a stop on a
-  // signal or on the stop file, and, on the leader, whose clock decides, a
-  // time-based checkpoint. Groups combine them in one collective.
-  auto localRequests = [&] {
-    uint32_t requests = 0;
-    if (o.stopRequested && o.stopRequested->load())
-      requests |= kStopOnSignal;
-    if (heartbeat.stopRequested())
-      requests |= kStopOnRequest;
-    if (leader && timedCheckpoints &&
-        secondsSince(lastCheckpointTime) >= o.checkpointEverySeconds)
-      requests |= kCheckpointNow;
-    return requests;
-  };
-  constexpr uint32_t kStop = kStopOnSignal | kStopOnRequest;
   uint32_t stopAgreed = 0; // asynchronous groups: at the last sync point
   // The learning-rate scale the store applies (initially 1).
   float storeScale = 1.0f;
@@ -1352,6 +1378,7 @@ TrainSummary Trainer::run() {
         requests = stopAgreed;
       else
         requests = localRequests();
+      requests |= stopDuringEval;
       // A time-based checkpoint of the step just finished (if this run
       // trained it).
       if ((requests & kCheckpointNow) && state.step > lastCheckpointStep &&
@@ -1621,6 +1648,12 @@ TrainSummary Trainer::run() {
         << " (steps " << windowFirstStep << "-" << state.step << ")\n";
   if (hasEval && lastEvalStep != state.step)
     evaluate();
+  if (stopDuringEval) {
+    // Trained and checkpointed in full; only the figures are missing.
+    summary.interrupted = true;
+    summary.stopReason = (stopDuringEval & kStopOnSignal) ? StopReason::Signal
+                                                          : StopReason::Request;
+  }
   return summary;
 }
 
