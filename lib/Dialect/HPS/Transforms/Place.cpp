@@ -196,9 +196,15 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
           !plan->infeasibleReason.empty()) {
         // At the op's location, without the op: MLIR would print a whole
         // function (thousands of lines on a deep model) under the warning.
-        emitWarning(main.getLoc())
-            << "no plan fits the cluster at " << int64_t(batch)
-            << " samples per step: " << plan->infeasibleReason;
+        // Only this strategy's placement misses: a preset keeps its
+        // placement where another would meet the target.
+        emitWarning(main.getLoc()) << llvm::formatv(
+            "strategy {0}'s plan misses the target at {1} samples per step: "
+            "{2}; another placement the cluster can run reaches {3:F1} "
+            "samples/s (strategies dp and rl search for the cheapest that "
+            "meets the target)",
+            std::string(strategy), int64_t(batch), plan->infeasibleReason,
+            plan->bestReachableThroughput);
         return;
       }
       Operation *culprit = plan->bottleneckLayer
@@ -210,6 +216,13 @@ struct PlacePass : public heterps::hps::impl::HPSPlaceBase<PlacePass> {
                       "samples/s",
                       throughput, plan->bestReachableIsBound ? "at most " : "",
                       plan->bestReachableThroughput);
+      // A preset's placement, slower than the cluster's best: the figures
+      // below are of the plan, the one above of another placement.
+      if (plan->runnable &&
+          plan->throughput < plan->bestReachableThroughput * (1 - 1e-9))
+        diag << llvm::formatv(" by another placement than strategy {0}'s "
+                              "({1:F1})",
+                              std::string(strategy), plan->throughput);
       if (plan->bottleneckLayer)
         diag << "; bottleneck layer '"
              << extracted.graph.layers[*plan->bottleneckLayer].name << "' ("
