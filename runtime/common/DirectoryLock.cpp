@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 namespace heterps::rt {
 
 DirectoryLock::DirectoryLock(const std::string &directory,
-                             const std::string &what, double waitSeconds) {
+                             const std::string &what, double waitSeconds,
+                             const std::atomic<bool> *stopRequested) {
   std::error_code error;
   // The topmost directory this makes: an empty tree of it goes at the end
   // (a run refused by a later check left a/b/ of --checkpoint-dir a/b/c).
@@ -43,14 +44,16 @@ DirectoryLock::DirectoryLock(const std::string &directory,
   };
   const std::string self = std::to_string(::getpid());
   int lockError = 0;
+  bool stopped = false;
   const auto until = std::chrono::steady_clock::now() +
                      std::chrono::duration<double>(waitSeconds);
   while (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     lockError = errno;
     // This process holds it (as another of its directories): waiting
     // cannot help.
+    stopped = stopRequested && stopRequested->load();
     if (lockError != EWOULDBLOCK || holder() == self ||
-        std::chrono::steady_clock::now() > until)
+        std::chrono::steady_clock::now() > until || stopped)
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
     lockError = 0;
@@ -63,6 +66,9 @@ DirectoryLock::DirectoryLock(const std::string &directory,
       throw Error(what + " '" + directory +
                   "' is in use by this process already (pid " + pid +
                   "); give each run and each use its own directory");
+    if (lockError == EWOULDBLOCK && stopped)
+      throw Error("stopped while waiting for " + what + " '" + directory +
+                  "', in use by another run (pid " + pid + ")");
     if (lockError == EWOULDBLOCK)
       throw Error(what + " '" + directory + "' is in use by another run (pid " +
                   pid + ", still after " + std::to_string(int(waitSeconds)) +

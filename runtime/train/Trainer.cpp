@@ -885,7 +885,8 @@ TrainSummary Trainer::run() {
   std::optional<FoundCheckpoint> resumed;
   std::optional<DirectoryLock> checkpointLock;
   if (!o.checkpointDir.empty() && leader) {
-    checkpointLock.emplace(o.checkpointDir, "checkpoint directory");
+    checkpointLock.emplace(o.checkpointDir, "checkpoint directory",
+                           /*waitSeconds=*/30, o.stopRequested);
     tidyCheckpointDirectory(o.checkpointDir);
     if (o.resume) {
       resumed = findResumeCheckpoint(o.checkpointDir,

@@ -556,6 +556,19 @@ TEST(TrainerCheckpoint, OneRunAtATimeHoldsADirectory) {
                                 std::to_string(holder) + ", still after 0 s)"),
             std::string::npos)
       << lockError(0.2);
+  // A stop asked for ends the wait at once, not after its 30 s (a Ctrl-C
+  // in Python went unheeded for them). The test fails by the message, not
+  // by time: without the stop the wait runs out with another one.
+  const std::atomic<bool> stop{true};
+  try {
+    DirectoryLock second(directory, "checkpoint directory", 30, &stop);
+    ADD_FAILURE() << "locked a held directory";
+  } catch (const Error &error) {
+    EXPECT_NE(std::string(error.what())
+                  .find("stopped while waiting for checkpoint directory"),
+              std::string::npos)
+        << error.what();
+  }
   ::kill(holder, SIGKILL);
   ::waitpid(holder, nullptr, 0);
   ::close(ready[0]);

@@ -10,6 +10,7 @@
 #ifndef HETERPS_RUNTIME_DIRECTORYLOCK_H
 #define HETERPS_RUNTIME_DIRECTORYLOCK_H
 
+#include <atomic>
 #include <string>
 
 namespace heterps::rt {
@@ -19,11 +20,14 @@ namespace heterps::rt {
 /// job's last attempt, killed on another node, may hold it a moment
 /// longer), then throws Error naming `what` ("checkpoint directory"), DIR
 /// and the holder's pid. A directory the lock created and nothing else
-/// wrote into is removed again.
+/// wrote into is removed again. `stopRequested`, when given and set during
+/// the wait, ends it with an Error at once: a Ctrl-C went unheeded for the
+/// whole wait.
 class DirectoryLock {
 public:
   DirectoryLock(const std::string &directory, const std::string &what,
-                double waitSeconds = 30);
+                double waitSeconds = 30,
+                const std::atomic<bool> *stopRequested = nullptr);
   ~DirectoryLock();
   DirectoryLock(const DirectoryLock &) = delete;
   DirectoryLock &operator=(const DirectoryLock &) = delete;
