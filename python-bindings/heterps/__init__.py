@@ -24,7 +24,7 @@ import os as _os
 # before); a user's own setting wins.
 _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
-from ._heterps import Error  # noqa: E402
+from ._heterps import Error, __version__  # noqa: E402
 from .bundle import Bundle, TensorInfo, compile, place  # noqa: E402
 from .cluster import Cluster  # noqa: E402
 from .plan import Plan  # noqa: E402
@@ -44,4 +44,5 @@ __all__ = [
     "compile",
     "default_cache_dir",
     "place",
+    "__version__",
 ]

@@ -4,6 +4,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+__version__: str
+
 class Error(RuntimeError):
     """A failure of the compiler or the runtime; the message is their
     diagnostic text."""

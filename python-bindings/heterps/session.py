@@ -73,20 +73,28 @@ class InferenceSession:
                                cache_dir=cache_dir,
                                example_inputs=example_inputs, **options)
 
+    def __repr__(self) -> str:
+        return f"heterps.InferenceSession({os.fspath(self._bundle.path)!r})"
+
     @property
     def bundle(self) -> Bundle:
         """The compiled bundle (HeterPS's own surface: plan, run by name)."""
         return self._bundle
 
     def get_inputs(self) -> List[NodeArg]:
+        """The model's inputs (name, shape, type), as onnxruntime's; a batch
+        that any number of samples may fill is "batch"."""
         any_samples = self._bundle.mixes_samples is None
         return [_node_arg(info, any_samples) for info in self._bundle.inputs]
 
     def get_outputs(self) -> List[NodeArg]:
+        """The model's outputs, as get_inputs describes its inputs."""
         any_samples = self._bundle.mixes_samples is None
         return [_node_arg(info, any_samples) for info in self._bundle.outputs]
 
     def get_providers(self) -> List[str]:
+        """["HeterPSExecutionProvider"]: the stages run as the plan places
+        them, on HeterPS's own kernels."""
         return ["HeterPSExecutionProvider"]
 
     def run(self, output_names: Optional[Sequence[str]],

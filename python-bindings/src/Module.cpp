@@ -9,11 +9,13 @@
 
 #include "Bindings.h"
 #include "Errors.h"
+#include "heterps/Version.h"
 
 namespace py = pybind11;
 
 PYBIND11_MODULE(_heterps, module) {
   module.doc() = "Native part of heterps: compiler driver and runtime.";
+  module.attr("__version__") = HETERPS_VERSION;
   heterps::python::registerErrors(module);
   heterps::python::bindCompile(module);
   heterps::python::bindSession(module);

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -66,6 +68,23 @@ def test_session_unknown_output(compiled, cache_dir):
         session.run(["logits"], {"image": x})
     with pytest.raises(ValueError, match=r"input 'image' must have dtype"):
         session.run(None, {"image": x.astype(np.int64)})
+
+
+def test_version_and_reprs(compiled, cache_dir):
+    """heterps.__version__ is the tools' --version (CMake's project()); the
+    session and a training run say what they are."""
+    import re
+    import subprocess
+
+    tool = Path(heterps.__file__).resolve().parents[2] / "bin" / "heterps"
+    printed = subprocess.run([str(tool), "--version"], capture_output=True, text=True).stdout
+    assert re.fullmatch(r"\d+\.\d+\.\d+", heterps.__version__)
+    assert printed.startswith(f"HeterPS {heterps.__version__} (built on LLVM and MLIR ")
+    compiled("mnist-mlp")
+    session = heterps.InferenceSession(str(SHIPPED["mnist-mlp"].file), batch=0,
+                                       cache_dir=cache_dir, **COMPILE)
+    assert repr(session) == f"heterps.InferenceSession({str(session.bundle.path)!r})"
+    assert session.get_inputs.__doc__ and session.get_providers.__doc__
 
 
 def test_session_cluster_given_second_is_refused(tmp_path):

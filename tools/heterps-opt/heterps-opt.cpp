@@ -11,12 +11,14 @@
 #include "heterps/Dialect/HPS/Transforms/Pipelines.h"
 #include "heterps/Dialect/HPSRT/IR/HPSRTDialect.h"
 #include "heterps/Target/Passes.h"
+#include "heterps/Version.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 
 int main(int argc, char **argv) {
+  heterps::setVersionPrinter();
   mlir::registerTransformsPasses();
   heterps::hps::registerHPSPasses();
   heterps::hps::registerHPSPipelines();

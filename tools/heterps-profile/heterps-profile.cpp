@@ -18,6 +18,7 @@
 #include "heterps/Dialect/HPS/IR/HPSDialect.h"
 #include "heterps/Dialect/HPS/Transforms/LayerGraphBuilder.h"
 #include "heterps/Profile/LayerProfiler.h"
+#include "heterps/Version.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -119,6 +120,7 @@ static Error saveAtomically(StringRef path, StringRef what,
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  heterps::setVersionPrinter();
   // libLLVM registers a --threads of its own (unrelated to this tool);
   // ours replaces it, so it is declared here rather than statically.
   if (cl::Option *taken = cl::getRegisteredOptions().lookup("threads"))

@@ -9,6 +9,7 @@
 #include "heterps/Import/ONNXImporter.h"
 #include "heterps/Target/PlanExport.h"
 #include "heterps/Target/StageBundle.h"
+#include "heterps/Version.h"
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "llvm/ADT/StringRef.h"
@@ -43,6 +44,7 @@ static std::vector<std::string> bundleArguments(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  heterps::setVersionPrinter();
   heterps::import::registerONNXImportTranslation();
   heterps::target::registerPlanExportTranslations();
   heterps::target::registerStageBundleTranslation();

@@ -24,6 +24,7 @@
 #include "Elastic.h"
 #include "Job.h"
 #include "heterps/Runtime/PassiveOpenMPWaits.h"
+#include "heterps/Version.h"
 
 #include <csignal>
 #include <cstdio>
@@ -726,6 +727,7 @@ static bool checkWorkerCommand(const std::vector<std::string> &command,
 
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
+  heterps::setVersionPrinter();
   if (argc > 1 && StringRef(argv[1]) == "job")
     return jobCommand(argc, argv);
   if (argc > 1 && StringRef(argv[1]) == "elastic")
