@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import warnings
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
@@ -48,11 +49,16 @@ class Training:
     the current step, checkpointing it where checkpoints are configured."""
 
     def __init__(self, native: "_heterps.Training", scratch: Optional[tempfile.TemporaryDirectory],
-                 arrays: Optional[Dict[str, str]] = None):
+                 arrays: Optional[Dict[str, str]] = None, directory: str = ""):
         self._native = native
+        self._directory = directory
         self._scratch = scratch
         self._arrays = arrays or {}
         self.log: List[str] = []
+
+    def __repr__(self) -> str:
+        state = "ended" if self._native.summary else "running"
+        return f"<heterps.Training of {self._directory!r}, {state}>"
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
         try:
@@ -106,12 +112,18 @@ def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.Tempor
     if data is None:
         return "", {}
     if isinstance(data, (str, os.PathLike)):
+        if arrays is not None:
+            # The trainer names the file's flag; here it is an argument.
+            arrays[f"--{role}: "] = f"{role}: "
         return _checks.path(role, data), {}
     if not isinstance(data, Mapping):
         raise TypeError(f"{role} must be a Criteo TSV path or a dict of input name to "
                         f"numpy.ndarray or .npy path, not {type(data).__name__}")
     files = {}
     for name, value in data.items():
+        if not isinstance(name, str):
+            raise TypeError(f"{role} input names must be str, got {name!r} "
+                            f"({type(name).__name__})")
         if isinstance(value, (str, os.PathLike)):
             files[name] = _checks.path(f"{role} input '{name}'", value)
             continue
@@ -121,6 +133,12 @@ def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.Tempor
         if value.dtype.hasobject:
             raise ValueError(f"{role} input '{name}' holds Python objects (dtype {value.dtype}); "
                              "give an array of numbers or bools")
+        # The trainer reads little-endian files; np.save keeps the order.
+        if value.dtype.byteorder == ">" or (value.dtype.byteorder == "=" and
+                                            sys.byteorder == "big"):
+            raise ValueError(f"{role} input '{name}' is big-endian (dtype "
+                             f"{value.dtype.str}); give "
+                             f"array.astype('{value.dtype.newbyteorder('<').str}')")
         # The trainer maps its data from .npy files (arrays larger than
         # memory train too): arrays go to a scratch file for the run.
         if not scratch_holder:
@@ -204,4 +222,4 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
         for directory_ in scratch:
             directory_.cleanup()
         raise
-    return Training(native, scratch[0] if scratch else None, arrays)
+    return Training(native, scratch[0] if scratch else None, arrays, directory)

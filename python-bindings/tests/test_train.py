@@ -115,6 +115,23 @@ def test_training_errors_name_the_arrays(training_bundle):
     data["label"] = data["label"].astype(object)
     with pytest.raises(ValueError, match=r"data input 'label' holds Python objects \(dtype object\)"):
         training_bundle.train(data, steps=1)
+    # Said before the run starts, by the argument's name: a key not a str
+    # got pybind11's dump of a 30-argument signature, a big-endian array
+    # "not a valid .npy file" at the first step.
+    with pytest.raises(TypeError, match=r"data input names must be str, got 0 \(int\)"):
+        training_bundle.train({0: task(64, 4)["image"]}, steps=1)
+    swapped = task(64, 4)
+    swapped["image"] = swapped["image"].astype(">f4")
+    with pytest.raises(ValueError, match=r"data input 'image' is big-endian \(dtype >f4\); "
+                                         r"give array.astype\('<f4'\)"):
+        training_bundle.train(swapped, steps=1)
+    # A Criteo file's errors name the argument, not the CLI's flag (the
+    # trainer's text, as the file's reader words it).
+    from heterps import training
+    arrays = {}
+    training._files("missing.tsv", "eval", [], arrays)
+    assert training._named_arrays("--eval: cannot open 'missing.tsv': No such file or directory",
+                                  arrays) == "eval: cannot open 'missing.tsv': No such file or directory"
 
 
 def test_ctrl_c_stops_training(training_bundle, tmp_path):
