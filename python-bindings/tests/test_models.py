@@ -178,3 +178,25 @@ def test_bf16_arrays_are_ml_dtypes(tmp_path):
     np.testing.assert_array_equal(y.astype(np.float32), 2 * x)  # exact in bf16
     with pytest.raises(ValueError, match=r"input 'x' must have dtype bfloat16"):
         bundle.run({"x": x})
+
+
+def test_no_samples_still_compute_outputs_without_a_batch(tmp_path):
+    """A run on 0 samples gives an output without a batch its value, as
+    onnxruntime does (before 2026-12-02 it came back zero-filled)."""
+    pytest.importorskip("onnx", reason="the test model is built with onnx.helper")
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["y"]),
+         helper.make_node("ReduceSum", ["w"], ["s"], keepdims=0)], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [4, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3]),
+         helper.make_tensor_value_info("s", TensorProto.FLOAT, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)])
+    model.ir_version = 6
+    bundle = heterps.compile(model, batch=2, strategy="dp", cache_dir=tmp_path)
+    w = np.arange(12, dtype=np.float32).reshape(4, 3)
+    outputs = bundle.run({"x": np.zeros((0, 4), np.float32), "w": w})
+    assert outputs["y"].shape == (0, 3)
+    assert outputs["s"] == w.sum()

@@ -665,8 +665,20 @@ std::vector<HostTensor> Executor::run(const std::vector<TensorView> &inputs) {
   const int64_t samples = samplesOfRun(bundle, inputs);
   const int64_t batch = bundle.batch() > 0 ? bundle.batch() : 1;
   int64_t frameCount = samples < 0 ? 1 : (samples + batch - 1) / batch;
-  if (samples == 0)
-    frameCount = 0;
+  // No samples still run one micro-batch, of padding, for an output
+  // without a batch that the stages compute: it depends on no sample (one
+  // that mixes them refused another count above), and without the run it
+  // came back zero-filled.
+  if (samples == 0) {
+    const auto &outputSpecs = bundle.outputs();
+    frameCount = std::any_of(outputSpecs.begin(), outputSpecs.end(),
+                             [](const OutputSpec &spec) {
+                               return !spec.batched &&
+                                      spec.source == OutputSpec::Channel;
+                             })
+                     ? 1
+                     : 0;
+  }
 
   std::vector<HostTensor> outputs;
   for (const OutputSpec &spec : bundle.outputs()) {
