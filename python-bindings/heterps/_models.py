@@ -88,8 +88,15 @@ def _export(model: Any, example_inputs: Tuple[Any, ...]) -> bytes:
         options["dynamo"] = False
     # A symbolic leading dim on every input and output, so that `batch=`
     # binds it and a training bundle has batched outputs; a model whose
-    # code fixes its batch is exported as it is.
-    names = [f"input_{i}" for i in range(len(example_inputs))]
+    # code fixes its batch is exported as it is. Every tensor is named and
+    # batched, those inside a list argument too (the exporters flatten the
+    # arguments; only the first of a list was named before 2026-12-02, and
+    # the others kept a fixed batch).
+    from torch.utils import _pytree
+
+    tensors = [leaf for leaf in _pytree.tree_leaves(example_inputs)
+               if isinstance(leaf, torch.Tensor)]
+    names = [f"input_{i}" for i in range(len(tensors))]
     if options.get("dynamo") is False:
         with torch.no_grad():
             results = model(*example_inputs)
@@ -99,8 +106,9 @@ def _export(model: Any, example_inputs: Tuple[Any, ...]) -> bytes:
                        dynamic_axes={n: {0: "batch"} for n in names + outputs})
     else:
         batch = torch.export.Dim("batch")
-        dynamic = dict(input_names=names,
-                       dynamic_shapes=tuple({0: batch} for _ in example_inputs))
+        dynamic = dict(input_names=names, dynamic_shapes=_pytree.tree_map(
+            lambda leaf: {0: batch} if isinstance(leaf, torch.Tensor) else None,
+            example_inputs))
     for extra in (dynamic, {}):
         buffer = io.BytesIO()
         try:

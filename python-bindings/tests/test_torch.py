@@ -100,3 +100,22 @@ def test_example_inputs_as_a_list(tmp_path):
     [result] = bundle.run({"input_0": a.numpy(), "input_1": b.numpy()}).values()
     assert result.tolist() == [[7.0] * 3] * 2
     assert heterps.compile(Add(), example_inputs=(a, b), batch=2, cache_dir=tmp_path).from_cache
+
+
+def test_a_list_argument_batches_every_tensor(tmp_path):
+    """A module taking a list (`([a, b],)`) gets a named, batched input per
+    tensor (before 2026-12-02 only the first: the second kept torch's name
+    and ran only at the compiled batch)."""
+    torch = pytest.importorskip("torch", reason="the model is a PyTorch module")
+
+    class Product(torch.nn.Module):
+        def forward(self, xs):
+            return xs[0] * xs[1]
+
+    a, b = torch.randn(4, 3), torch.randn(4, 3)
+    bundle = heterps.compile(Product(), example_inputs=([a, b],), batch=4, cache_dir=tmp_path)
+    assert [(info.name, info.batched) for info in bundle.inputs] == [
+        ("input_0", True), ("input_1", True)]
+    x, y = a[:2].numpy(), b[:2].numpy()
+    [result] = bundle.run({"input_0": x, "input_1": y}).values()
+    np.testing.assert_array_equal(result, x * y)
