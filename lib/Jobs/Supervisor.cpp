@@ -18,6 +18,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -404,6 +405,14 @@ std::string firstOwnError(StringRef log) {
         return line.drop_front(at).str();
   }
   return "";
+}
+
+/// Whether an error of heterps's own is of the machine's state rather than
+/// the job's: a full disk or quota may be freed during the back-off, so
+/// the restarts are spent on it, not refused as failing alike.
+bool mayPass(StringRef error) {
+  return error.contains(std::strerror(ENOSPC)) ||
+         error.contains(std::strerror(EDQUOT));
 }
 
 /// mpirun's refusals that no restart changes, with what to do, or "".
@@ -1191,7 +1200,12 @@ JobReport Supervisor::Impl::run() {
                        std::to_string(job.samples) + " samples";
       recordFailure(std::move(failure));
     } else if (!hung) {
-      recordFailure(blame(shape, status, beats));
+      FailureRecord failure = blame(shape, status, beats);
+      // No beat (the ranks could not write one) is no step: the attempt
+      // began at its checkpoint's ("last step 0" after resuming at 1100).
+      if (failure.step >= 0)
+        failure.step = std::max(failure.step, startStep);
+      recordFailure(std::move(failure));
     }
     record.end = "failure";
     report.attempts.push_back(record);
@@ -1230,11 +1244,14 @@ JobReport Supervisor::Impl::run() {
         report.failures.back().detail +=
             (report.failures.back().detail.empty() ? "" : "; ") + ownError;
     }
-    if (!firstStep && !trainedInThisRun && !self.stopRequested)
+    // A rank that could not write its heartbeat (the same full disk) looks
+    // as if it never stepped, so a passing error is never taken as final.
+    const bool passing = mayPass(ownError);
+    if (!firstStep && !trainedInThisRun && !self.stopRequested && !passing)
       startError = ownError;
-    const bool failedAlike = !firstStep && !self.stopRequested &&
+    const bool failedAlike = !firstStep && !self.stopRequested && !passing &&
                              !ownError.empty() && ownError == lastStartError;
-    lastStartError = firstStep ? "" : ownError;
+    lastStartError = firstStep || passing ? "" : ownError;
     if (!startError.empty() || failedAlike) {
       report.outcome = "failed";
       report.message =

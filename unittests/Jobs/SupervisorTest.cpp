@@ -405,6 +405,25 @@ TEST_F(SupervisorTest, TheSameErrorTwiceBeforeAStepEndsTheRestarts) {
       << report.failures.back().detail;
 }
 
+// A full disk fails the restarts alike too, but may be freed during the
+// back-off, and its ranks could not write the heartbeats that show their
+// steps: the restarts are spent on it (the job failed at once, with
+// restarts left, before 2026-12-02).
+TEST_F(SupervisorTest, AFullDiskIsRestartedUntilItPasses) {
+  const std::string full = "heterps run: error: checkpoint: cannot write "
+                           "'ck/step-1120.tmp/dense.bin': No space left on "
+                           "device\n";
+  engine.scenarios = {
+      {4, 137, kWorkerKilled}, {1, 1, full}, {1, 1, full}, {5, 0, ""}};
+  job.restart.maxRestarts = 5;
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << report.message;
+  EXPECT_EQ(engine.starts.size(), 4u);
+  EXPECT_NE(report.failures.back().detail.find("No space left on device"),
+            std::string::npos)
+      << report.failures.back().detail;
+}
+
 // The attempt fails while it stops for a resize: the resize applies at the
 // restart. It was dropped, and the job came back in its old shape.
 TEST_F(SupervisorTest, AResizeOutlivesAFailureWhileStopping) {
