@@ -74,8 +74,11 @@ class Flags {
 public:
   Flags(std::vector<std::string> words) : words(std::move(words)) {}
   /// The next flag's name and value; false at the end. Throws on a word
-  /// that is not a flag or a flag without its value.
+  /// that is not a flag or a flag of `valued` without its value. A name in
+  /// neither list comes back without taking a value, for the caller to
+  /// call unknown: "--frobnicate needs a value" misled.
   bool next(std::string &name, std::string &value,
+            const std::vector<std::string> &valued,
             const std::vector<std::string> &switches = {}) {
     if (position >= words.size())
       return false;
@@ -87,6 +90,10 @@ public:
                                                       : equals - 2);
     if (std::find(switches.begin(), switches.end(), name) != switches.end()) {
       value = "1";
+      return true;
+    }
+    if (std::find(valued.begin(), valued.end(), name) == valued.end()) {
+      value.clear();
       return true;
     }
     if (equals != std::string::npos) {
@@ -257,8 +264,16 @@ extern "C" void stopSupervisor(int) {
 /// inherit an ignored signal across exec) keep the default.
 extern "C" void ignoreBrokenPipe(int) {}
 
-/// The supervisor's state.json, or an error naming the directory.
-llvm::json::Object readState(const JobFiles &files) {
+/// What is wrong with state.json that is there but unreadable.
+std::string damagedState(const JobFiles &files) {
+  return "'" + files.state +
+         "' is damaged (not a JSON object; a crash while it was written can "
+         "leave it empty)";
+}
+
+/// The supervisor's state.json; std::nullopt where it is there but
+/// damaged; an error naming the directory where it is missing.
+std::optional<llvm::json::Object> readStateIfIntact(const JobFiles &files) {
   auto buffer = llvm::MemoryBuffer::getFile(files.state);
   if (!buffer)
     throw Error("'" + files.directory +
@@ -266,9 +281,24 @@ llvm::json::Object readState(const JobFiles &files) {
                 "with `heterps job run`)");
   llvm::Expected<llvm::json::Value> value =
       heterps::cluster::parseJson((*buffer)->getBuffer());
-  if (!value || !value->getAsObject())
-    throw Error("'" + files.state + "' is not a JSON object");
+  if (!value) {
+    llvm::consumeError(value.takeError());
+    return std::nullopt;
+  }
+  if (!value->getAsObject())
+    return std::nullopt;
   return *value->getAsObject();
+}
+
+/// The supervisor's state.json, or an error naming the directory and, for
+/// a damaged one, the way back: `job run` takes the job up from its
+/// checkpoints without it.
+llvm::json::Object readState(const JobFiles &files) {
+  if (std::optional<llvm::json::Object> state = readStateIfIntact(files))
+    return std::move(*state);
+  throw Error(damagedState(files) + "; `heterps job run JOB.yaml --job-dir " +
+              files.directory +
+              "` takes the job up again from its checkpoints");
 }
 
 /// Whether the job's supervisor holds its lock.
@@ -321,6 +351,8 @@ int runJob(const std::vector<std::string> &args) {
   std::string name, value;
   bool shapeFromJobFile = false;
   while (flags.next(name, value,
+                    {"job-dir", "backend", "max-restarts", "heartbeat-timeout",
+                     "checkpoint-every", "min-workers", "inject"},
                     {"corrupt-checkpoint-on-restart", "shape-from-job-file"})) {
     if (name == "job-dir")
       jobDirectory = value;
@@ -396,8 +428,12 @@ int runJob(const std::vector<std::string> &args) {
   // A directory another job's supervisor started is that job's: its
   // checkpoints would be resumed as this job's.
   std::optional<llvm::json::Object> previous;
+  bool damaged = false;
   if (fs::exists(files.state)) {
-    previous = readState(files);
+    previous = readStateIfIntact(files);
+    damaged = !previous;
+  }
+  if (previous) {
     const std::string owner = previous->getString("job").value_or("").str();
     if (owner != job.name)
       throw Error("job directory '" + jobDirectory + "' holds job '" + owner +
@@ -414,9 +450,10 @@ int runJob(const std::vector<std::string> &args) {
   // A directory without a job is the job's only where it holds nothing a
   // job does not make: `--job-dir /` (or a home directory) ran the job
   // there, its checkpoints and logs among the user's files.
-  if (!previous && fs::is_directory(jobDirectory)) {
+  if (!previous && !damaged && fs::is_directory(jobDirectory)) {
     static const std::regex jobEntry(
-        "checkpoints|heartbeats|supervisor\\.lock|state\\.json|report\\.json|"
+        "checkpoints|heartbeats|supervisor\\.lock|state\\.json(\\.damaged)?|"
+        "report\\.json|"
         "resize-request\\.json|stop-request|attempt-[0-9]+\\.log|"
         "report-until-attempt-[0-9]+\\.json");
     for (const fs::directory_entry &entry :
@@ -445,6 +482,19 @@ int runJob(const std::vector<std::string> &args) {
     throw Error("cannot write '" + files.lock + "'");
 
   SupervisorOptions options;
+  if (damaged) {
+    // What it held (the earlier attempts' counts, the engine's id) is
+    // lost; the checkpoints, which the trainer checks against the bundle,
+    // are not. It blocked the job for good before 2026-12-02.
+    std::error_code ignored;
+    fs::rename(files.state, files.state + ".damaged", ignored);
+    std::cerr << "heterps job: warning: " << damagedState(files)
+              << "; kept as state.json.damaged, and the job goes on from its "
+                 "newest checkpoint in the job file's initial shape\n";
+    const std::string ended = endLeftoverAttempt("", files.heartbeats);
+    if (!ended.empty())
+      std::cerr << "heterps job: " << ended << "\n";
+  }
   if (previous) {
     // A supervisor killed with SIGKILL left its attempt running: it would
     // go on writing checkpoints beside this one's ranks.
@@ -499,7 +549,7 @@ int resizeJob(const std::vector<std::string> &args) {
   double wait = 600;
   Flags flags({args.begin() + 1, args.end()});
   std::string name, value;
-  while (flags.next(name, value)) {
+  while (flags.next(name, value, {"workers", "ps-shards", "batch", "wait"})) {
     if (name == "workers")
       request.workers = int(integerFlag(name, value, 1, kMostRanks));
     else if (name == "ps-shards")
@@ -580,7 +630,10 @@ int stopJob(const std::vector<std::string> &args) {
   if (args.size() != 1)
     throw Error(std::string("job stop needs one job directory\n") + kUsage);
   JobFiles files(absoluteDirectory(args[0]));
-  llvm::json::Object state = readState(files);
+  // A damaged state.json does not keep a job from being stopped: what
+  // stops it is the supervisor's pid, or the heartbeat directory.
+  const llvm::json::Object state =
+      readStateIfIntact(files).value_or(llvm::json::Object());
   std::ifstream lock(files.lock);
   int pid = 0;
   const bool live = supervised(files);
