@@ -66,6 +66,58 @@ func.func @conv_mixed_floats(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf16>) -
 
 // -----
 
+// A filter's window that fits nowhere in the padded input: the result was
+// empty, and the bundle failed on every run.
+func.func @conv_window_too_large(%x: tensor<4x1x2x2xf32>, %w: tensor<2x1x3x3xf32>) -> tensor<4x2x0x0xf32> {
+  // expected-error @+1 {{spatial axis 0: the filter's window (3 with dilation) is larger than the padded input (2)}}
+  %0 = hps.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<4x1x2x2xf32>, tensor<2x1x3x3xf32>) -> tensor<4x2x0x0xf32>
+  return %0 : tensor<4x2x0x0xf32>
+}
+
+// -----
+
+// Floating-point operands and result share one element type: the kernels
+// read every operand as the result's (an f64 weight was read as f32 bytes).
+func.func @matmul_mixed_floats(%x: tensor<8x16xf32>, %w: tensor<16x4xf64>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{operands and result must share one element type, not 'f32' and 'f64'}}
+  %0 = hps.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf64>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @gemm_mixed_floats(%x: tensor<8x16xf32>, %w: tensor<16x4xf16>) -> tensor<8x4xf32> {
+  // expected-error @+1 {{operands and result must share one element type, not 'f32' and 'f16'}}
+  %0 = hps.gemm %x, %w : (tensor<8x16xf32>, tensor<16x4xf16>) -> tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+func.func @batch_norm_mixed_floats(%x: tensor<2x6x4x4xf32>, %s: tensor<6xf32>, %m: tensor<6xf16>) -> tensor<2x6x4x4xf32> {
+  // expected-error @+1 {{operands and result must share one element type, not 'f32' and 'f16'}}
+  %0 = hps.batch_norm %x, %s, %s, %m, %m : (tensor<2x6x4x4xf32>, tensor<6xf32>, tensor<6xf32>, tensor<6xf16>, tensor<6xf16>) -> tensor<2x6x4x4xf32>
+  return %0 : tensor<2x6x4x4xf32>
+}
+
+// -----
+
+func.func @layer_norm_mixed_floats(%x: tensor<2x8xf32>, %s: tensor<8xf64>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{operands and result must share one element type, not 'f32' and 'f64'}}
+  %0 = hps.layer_norm %x, %s : (tensor<2x8xf32>, tensor<8xf64>) -> tensor<2x8xf32>
+  return %0 : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @conv_grad_input_mixed_floats(%g: tensor<2x6x4x4xf32>, %w: tensor<6x1x3x3xf64>) -> tensor<2x3x8x8xf32> {
+  // expected-error @+1 {{operands and result must share one element type, not 'f32' and 'f64'}}
+  %dx = hps.conv_grad_input %g, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 3 : i64} : (tensor<2x6x4x4xf32>, tensor<6x1x3x3xf64>) -> tensor<2x3x8x8xf32>
+  return %dx : tensor<2x3x8x8xf32>
+}
+
+// -----
+
 func.func @conv_int8_u8_filter(%x: tensor<1x3x8x8xui8>, %w: tensor<4x3x3x3xui8>) -> tensor<1x4x6x6xi32> {
   // expected-error @+1 {{with an 8-bit integer input needs an i8 filter and an i32 bias and result, not 'ui8'}}
   %0 = hps.conv %x, %w {strides = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, dilations = array<i64: 1, 1>} : (tensor<1x3x8x8xui8>, tensor<4x3x3x3xui8>) -> tensor<1x4x6x6xi32>

@@ -87,3 +87,19 @@ func.func @batch_statistics(%x: tensor<2x3x4xf32>, %s: tensor<3xf32>, %b: tensor
   %0:3 = hps.onnx_node "BatchNormalization"(%x, %s, %b, %m, %v) {attrs = {training_mode = 1 : i64, momentum = 0.8 : f32}, domain = "", opset = 15 : i64} : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>)
   return %0#0, %0#1, %0#2 : tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>
 }
+
+// -----
+
+// BatchNormalization 15: scale and B (T1) and mean and var (T2) may have
+// other float types than X; they are cast to X's, the one type
+// hps.batch_norm takes (the kernel read f64 statistics as f32 bytes).
+// CHECK-LABEL: func @mixed_statistics
+func.func @mixed_statistics(%x: tensor<2x3x4xf32>, %s: tensor<3xf64>, %m: tensor<3xf16>) -> tensor<2x3x4xf32> {
+  // CHECK: %[[S:.*]] = hps.cast %arg1 : (tensor<3xf64>) -> tensor<3xf32>
+  // CHECK: %[[B:.*]] = hps.cast %arg1 : (tensor<3xf64>) -> tensor<3xf32>
+  // CHECK: %[[M:.*]] = hps.cast %arg2 : (tensor<3xf16>) -> tensor<3xf32>
+  // CHECK: %[[V:.*]] = hps.cast %arg2 : (tensor<3xf16>) -> tensor<3xf32>
+  // CHECK: hps.batch_norm %arg0, %[[S]], %[[B]], %[[M]], %[[V]] : (tensor<2x3x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4xf32>
+  %0 = hps.onnx_node "BatchNormalization"(%x, %s, %s, %m, %m) {attrs = {}, domain = "", opset = 15 : i64} : (tensor<2x3x4xf32>, tensor<3xf64>, tensor<3xf64>, tensor<3xf16>, tensor<3xf16>) -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}

@@ -309,7 +309,34 @@ LogicalResult GemmOp::inferReturnTypeComponents(MLIRContext *,
   return inferred(shapes, result);
 }
 
-LogicalResult GemmOp::verify() { return verifyByShapeRule(*this); }
+/// Where any operand or result is floating point, all share its element
+/// type. The kernels read every operand as the result's type: an f64
+/// weight beside an f32 activation was read as f32 bytes (3.75 for 4.0).
+/// Integer forms (the quantized products' u8 x i8 -> i32) are their
+/// lowerings' to check.
+static LogicalResult verifyOneFloatType(Operation *op) {
+  SmallVector<Type> elements;
+  for (Type type : op->getOperandTypes())
+    elements.push_back(getElementTypeOrSelf(type));
+  for (Type type : op->getResultTypes())
+    elements.push_back(getElementTypeOrSelf(type));
+  const Type *floating = llvm::find_if(
+      elements, [](Type element) { return isa<FloatType>(element); });
+  if (floating == elements.end())
+    return success();
+  for (Type element : elements)
+    if (element != *floating)
+      return op->emitOpError("operands and result must share one element "
+                             "type, not ")
+             << *floating << " and " << element;
+  return success();
+}
+
+LogicalResult GemmOp::verify() {
+  if (failed(verifyOneFloatType(*this)))
+    return failure();
+  return verifyByShapeRule(*this);
+}
 
 LogicalResult MatMulOp::inferReturnTypeComponents(MLIRContext *,
                                                   std::optional<Location> loc,
@@ -342,7 +369,11 @@ LogicalResult MatMulOp::inferReturnTypeComponents(MLIRContext *,
   return inferred(shapes, result);
 }
 
-LogicalResult MatMulOp::verify() { return verifyByShapeRule(*this); }
+LogicalResult MatMulOp::verify() {
+  if (failed(verifyOneFloatType(*this)))
+    return failure();
+  return verifyByShapeRule(*this);
+}
 
 LogicalResult DeterminantOp::inferReturnTypeComponents(
     MLIRContext *, std::optional<Location> loc, Adaptor op, Shapes &shapes) {
@@ -422,10 +453,22 @@ LogicalResult ConvOp::inferReturnTypeComponents(MLIRContext *,
       return errors.emitOpError() << "bias must be 1-D of size " << outChannels;
   }
   SmallVector<int64_t> result = {(*in)[0], outChannels};
-  for (int64_t i = 0; i < spatial; ++i)
+  for (int64_t i = 0; i < spatial; ++i) {
+    // A window that fits nowhere gave an empty result, which no kernel
+    // runs: the bundle compiled and failed on every run.
+    const int64_t padded =
+        (*in)[2 + i] + op.getPads()[i] + op.getPads()[spatial + i];
+    const int64_t window = op.getDilations()[i] * ((*w)[2 + i] - 1) + 1;
+    if ((*in)[2 + i] != shp::kDynamic && (*w)[2 + i] != shp::kDynamic &&
+        window > padded)
+      return errors.emitOpError()
+             << "spatial axis " << i << ": the filter's window (" << window
+             << " with dilation) is larger than the padded input (" << padded
+             << ")";
     result.push_back(shp::windowCount(
         (*in)[2 + i], (*w)[2 + i], op.getStrides()[i], op.getPads()[i],
         op.getPads()[spatial + i], op.getDilations()[i], false));
+  }
   return inferred(shapes, result);
 }
 
@@ -505,12 +548,16 @@ static LogicalResult verifyConvGeometry(Operation *op, Value in, Value w,
 }
 
 LogicalResult ConvGradInputOp::verify() {
+  if (failed(verifyOneFloatType(*this)))
+    return failure();
   return verifyConvGeometry(*this, getResult(), getFilter(), getGrad(),
                             getStrides(), getPads(), getDilations(),
                             getGroup());
 }
 
 LogicalResult ConvGradFilterOp::verify() {
+  if (failed(verifyOneFloatType(*this)))
+    return failure();
   return verifyConvGeometry(*this, getInput(), getResult(), getGrad(),
                             getStrides(), getPads(), getDilations(),
                             getGroup());
@@ -728,7 +775,11 @@ LogicalResult BatchNormOp::inferReturnTypeComponents(
   return inferred(shapes, *in);
 }
 
-LogicalResult BatchNormOp::verify() { return verifyByShapeRule(*this); }
+LogicalResult BatchNormOp::verify() {
+  if (failed(verifyOneFloatType(*this)))
+    return failure();
+  return verifyByShapeRule(*this);
+}
 
 LogicalResult LayerNormOp::inferReturnTypeComponents(
     MLIRContext *, std::optional<Location> loc, Adaptor op, Shapes &shapes) {
@@ -753,7 +804,11 @@ LogicalResult LayerNormOp::inferReturnTypeComponents(
   return inferred(shapes, *in);
 }
 
-LogicalResult LayerNormOp::verify() { return verifyByShapeRule(*this); }
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyOneFloatType(*this)))
+    return failure();
+  return verifyByShapeRule(*this);
+}
 
 LogicalResult ReduceOp::inferReturnTypeComponents(MLIRContext *,
                                                   std::optional<Location> loc,

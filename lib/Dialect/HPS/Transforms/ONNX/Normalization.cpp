@@ -106,9 +106,22 @@ LogicalResult legalizeBatchNorm(ONNXNode node, PatternRewriter &rewriter) {
     return legalizeTrainingBatchNorm(node, rewriter);
   if (opset < 14 && declaresSecondaryOutputs(node))
     return rewriter.notifyMatchFailure(node.getOp(), "training mode");
+  // BatchNormalization 15 lets scale and B (T1) and mean and var (T2)
+  // differ from X's type; hps.batch_norm takes one, as the kernels read.
+  SmallVector<Value, 4> statistics;
+  Type element = getElementTypeOrSelf(node.input(0).getType());
+  for (unsigned i = 1; i < 5; ++i) {
+    Value statistic = node.input(i);
+    auto type = dyn_cast<RankedTensorType>(statistic.getType());
+    if (opset >= 15 && type && type.getElementType() != element &&
+        isa<FloatType>(type.getElementType()) && isa<FloatType>(element))
+      statistic = rewriter.create<CastOp>(node.getLoc(), type.clone(element),
+                                          statistic, DeviceAttr());
+    statistics.push_back(statistic);
+  }
   FailureOr<BatchNormOp> norm = replaceNodeWithOp<BatchNormOp>(
-      node, rewriter, node.input(0), node.input(1), node.input(2),
-      node.input(3), node.input(4),
+      node, rewriter, node.input(0), statistics[0], statistics[1],
+      statistics[2], statistics[3],
       rewriter.getF32FloatAttr(node.getFloat("epsilon", 1e-5f)), DeviceAttr());
   if (failed(norm))
     return failure();
