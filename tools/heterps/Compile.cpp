@@ -15,6 +15,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <csignal>
+#include <iterator>
 
 namespace heterps::driver {
 
@@ -54,20 +55,23 @@ extern "C" void noteInterrupt(int signal) { interruptSignal = signal; }
 } // namespace
 
 int compile(const CompileOptions &given) {
-  // Ctrl-C or SIGTERM stops the compile at its next check (within 50 ms
-  // while stage compilers run): the staging directory is removed and the
-  // output left as it was, where the default action left the directory
-  // it was built in.
+  // Ctrl-C, SIGTERM, a closed terminal (SIGHUP) or Ctrl-\ (SIGQUIT)
+  // stops the compile at its next check (within 50 ms while stage
+  // compilers run): the staging directory is removed and the output left
+  // as it was. The default action of SIGHUP left the directory it was
+  // built in; LLVM's of SIGQUIT printed a crash report and went on.
   CompileOptions options = given;
   options.stopRequested = [] { return interruptSignal != 0; };
-  struct sigaction onInterrupt = {}, previousInt, previousTerm;
+  static constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+  struct sigaction onInterrupt = {};
+  struct sigaction previous[std::size(kStopSignals)];
   onInterrupt.sa_handler = noteInterrupt;
   sigemptyset(&onInterrupt.sa_mask);
-  sigaction(SIGINT, &onInterrupt, &previousInt);
-  sigaction(SIGTERM, &onInterrupt, &previousTerm);
+  for (size_t i = 0; i < std::size(kStopSignals); ++i)
+    sigaction(kStopSignals[i], &onInterrupt, &previous[i]);
   bool ok = compileBundle(options, llvm::errs());
-  sigaction(SIGINT, &previousInt, nullptr);
-  sigaction(SIGTERM, &previousTerm, nullptr);
+  for (size_t i = 0; i < std::size(kStopSignals); ++i)
+    sigaction(kStopSignals[i], &previous[i], nullptr);
   if (!ok && interruptSignal) {
     // Ends as the signal would have: the shell reads 128 + its number.
     std::signal(interruptSignal, SIG_DFL);
