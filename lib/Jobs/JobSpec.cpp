@@ -378,7 +378,11 @@ template <> struct MappingTraits<RawJob> {
     if (!std::isfinite(job.gradientNoiseScale) || job.gradientNoiseScale < 0)
       return "gradient_noise_scale must be a finite number of samples, at "
              "least 0";
-    if (job.samples.has_value() == job.steps.has_value())
+    // Said at the field (both given) where there is one to point at.
+    if (job.samples && job.steps)
+      return "samples and steps are both given; give the job's length as "
+             "exactly one of them (steps at the initial batch)";
+    if (!job.samples && !job.steps)
       return "give the job's length as exactly one of samples or steps "
              "(steps at the initial batch)";
     // The trainer takes at most 2^53 samples or steps (its step
@@ -593,6 +597,20 @@ Expected<JobSpec> parseJobFile(const std::string &path) {
                                "%s: not a job file (it is empty; a job file "
                                "is a YAML mapping, docs/Jobs.md)",
                                path.c_str());
+    // yaml::Input reads the first document only: a second was dropped
+    // unread, its job never run.
+    if (++document != stream.end())
+      if (yaml::Node *second = document->getRoot();
+          second && !isa<yaml::NullNode>(second)) {
+        std::string message;
+        raw_string_ostream os(message);
+        sourceMgr
+            .GetMessage(second->getSourceRange().Start, SourceMgr::DK_Error,
+                        "a second YAML document; a job file holds one job")
+            .print(nullptr, os, /*ShowColors=*/false);
+        return createStringError(inconvertibleErrorCode(), "%s",
+                                 StringRef(message).rtrim().str().c_str());
+      }
   }
   std::optional<SMDiagnostic> first;
   RawJob raw;

@@ -128,8 +128,19 @@ TEST_F(JobFileTest, NamesTheFieldAndLineOfEachMistake) {
   EXPECT_NE(error.find("train_args: '--steps' is set by the job itself"),
             std::string::npos)
       << error;
+  // Placed at the field (it said job.yaml:1:1 before 2026-12-02).
   error = errorFor("samples: 8192", "samples: 8192\nsteps: 3");
-  EXPECT_NE(error.find("exactly one of samples or steps"), std::string::npos)
+  EXPECT_NE(error.find("job.yaml:4:10: error: samples and steps are both "
+                       "given; give the job's length as exactly one of them"),
+            std::string::npos)
+      << error;
+  // A second document was dropped unread, its job never run.
+  error = errorFor("restart: {max_restarts: 5, backoff: 500ms, "
+                   "heartbeat_timeout: 1m}\n",
+                   "restart: {max_restarts: 5}\n---\nname: other\n");
+  EXPECT_NE(error.find("job.yaml:13:1: error: a second YAML document; a job "
+                       "file holds one job"),
+            std::string::npos)
       << error;
   for (const char *scale : {"-1", "nan", "1e999", "-inf"}) {
     error = errorFor("samples: 8192", std::string("samples: 8192\n"
