@@ -521,6 +521,15 @@ struct Supervisor::Impl {
       state["last_resize_id"] = noopResizeId;
     else if (!report.resizes.empty())
       state["last_resize_id"] = report.resizes.back().id;
+    // Every resize whose attempt has stepped (the last 32): a later one
+    // replaces last_resize_id at once, and `job resize` waiting on the
+    // earlier one took it for lost until the job ended.
+    json::Array applied;
+    for (size_t i = report.resizes.size() > 32 ? report.resizes.size() - 32 : 0;
+         i < report.resizes.size(); ++i)
+      if (!openResize || *openResize != i)
+        applied.push_back(report.resizes[i].id);
+    state["applied_resize_ids"] = std::move(applied);
     std::string text;
     raw_string_ostream(text) << json::Value(std::move(state)) << "\n";
     // Said once per failing stretch: a full disk fails every write.

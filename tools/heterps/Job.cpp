@@ -600,8 +600,14 @@ int resizeJob(const std::vector<std::string> &args) {
     llvm::StringRef error = state.getString("resize_error").value_or("");
     if (error.contains(request.id))
       throw Error(error.str());
-    if (state.getString("last_resize_id").value_or("") == request.id &&
-        state.getString("phase").value_or("") == "running") {
+    const llvm::json::Array *applied = state.getArray("applied_resize_ids");
+    const bool appliedSince =
+        applied && llvm::any_of(*applied, [&](const llvm::json::Value &id) {
+          return id.getAsString() == llvm::StringRef(request.id);
+        });
+    if (appliedSince ||
+        (state.getString("last_resize_id").value_or("") == request.id &&
+         state.getString("phase").value_or("") == "running")) {
       std::cout << "resize " << request.id << " applied\n";
       return 0;
     }

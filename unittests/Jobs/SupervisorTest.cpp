@@ -467,6 +467,34 @@ TEST_F(SupervisorTest, APassingFailureAfterAResizeIsRestarted) {
   EXPECT_EQ(engine.starts.size(), 3u);
 }
 
+// A resize followed at once by another: state.json keeps the first among
+// the applied ones, where last_resize_id names only the second (the first
+// one's `job resize` waited for the job's end, then called it lost).
+TEST_F(SupervisorTest, StateListsEveryAppliedResize) {
+  engine.scenarios = {{1000, 0}, {1000, 0}, {1000, 0}};
+  engine.onPoll = [this](int attempt, int poll) {
+    if (poll != 5 || attempt > 2)
+      return;
+    std::ofstream(std::string(directory) + "/resize-request.json")
+        << resizeRequestJson(attempt == 1 ? ResizeRequest{"r1", 3, 0, 1024}
+                                          : ResizeRequest{"r2", 2, 0, 512});
+  };
+  JobReport report = run();
+  EXPECT_EQ(report.outcome, "succeeded") << log.str();
+  ASSERT_EQ(report.resizes.size(), 2u) << log.str();
+  std::ifstream stateFile(std::string(directory) + "/state.json");
+  std::stringstream text;
+  text << stateFile.rdbuf();
+  llvm::Expected<llvm::json::Value> state = llvm::json::parse(text.str());
+  ASSERT_TRUE(bool(state)) << llvm::toString(state.takeError());
+  const llvm::json::Array *applied =
+      state->getAsObject()->getArray("applied_resize_ids");
+  ASSERT_TRUE(applied);
+  ASSERT_EQ(applied->size(), 2u);
+  EXPECT_EQ((*applied)[0].getAsString(), llvm::StringRef("r1"));
+  EXPECT_EQ((*applied)[1].getAsString(), llvm::StringRef("r2"));
+}
+
 TEST_F(SupervisorTest, AStopDuringTheBackOffStartsNoAttempt) {
   engine.scenarios = {{3, 137, kWorkerKilled}, {5, 0, ""}};
   job.restart.backoffSeconds = 5;
