@@ -25,8 +25,9 @@ std::string endLeftoverAttempt(const std::string &engineId,
                                const std::string &heartbeatDirectory) {
   llvm::StringRef id(engineId);
   if (id.consume_front("slurm job ") && !id.empty()) {
-    cancelSlurmJob(id.str());
-    return "cancelled " + engineId + ", which its supervisor left running";
+    const bool ended = cancelSlurmJob(id.str());
+    return "cancelled " + engineId + ", which its supervisor left running" +
+           (ended ? "" : " (Slurm had not ended it after 30 s)");
   }
   const int ended = endAttemptProcesses(heartbeatDirectory);
   if (ended == 0)

@@ -353,10 +353,24 @@ private:
 
 } // namespace
 
-void cancelSlurmJob(const std::string &jobId) {
+bool cancelSlurmJob(const std::string &jobId, double waitSeconds) {
   // SIGKILL to the batch shell and every step at once, as on mpirun: a
   // rank warned by SIGTERM could checkpoint a step counted as lost.
   runCommand({"scancel", "--signal=KILL", "--full", jobId});
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration<double>(waitSeconds);
+  while (true) {
+    CommandResult result =
+        runCommand({"scontrol", "show", "job", "-o", jobId}, 15);
+    // A forgotten record (MinJobAge) ended too.
+    if ((result.exitCode != 0 &&
+         StringRef(result.output).contains("Invalid job id")) ||
+        (result.exitCode == 0 && isFinal(field(result.output, "JobState"))))
+      return true;
+    if (std::chrono::steady_clock::now() > until)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
 }
 
 Expected<std::unique_ptr<Backend>>

@@ -124,8 +124,11 @@ std::string endLeftoverAttempt(const std::string &engineId,
 /// ranks of an attempt, whatever their process group; returns how many.
 int endAttemptProcesses(const std::string &heartbeatDirectory);
 
-/// SIGKILLs Slurm job `jobId` and every step of it.
-void cancelSlurmJob(const std::string &jobId);
+/// SIGKILLs Slurm job `jobId` and every step of it, and waits (at most
+/// `waitSeconds`) until Slurm says it ended; returns whether it did. Until
+/// then its batch shell and ranks may still write into the job directory
+/// (a stop file after the next attempt removed it stopped that attempt).
+bool cancelSlurmJob(const std::string &jobId, double waitSeconds = 30);
 
 /// The rank ends a launcher's output reports: mpirun's "process rank R ...
 /// exited on signal N", "Process name: [[J,1],R] Exit code: C",
