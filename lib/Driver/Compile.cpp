@@ -31,6 +31,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/WithColor.h"
@@ -148,10 +150,16 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
     compilation.fail(message);
     return OwningOpRef<ModuleOp>();
   };
-  if (!(options.throughput > 0) || !std::isfinite(options.throughput))
-    return fail("--throughput must be a positive, finite number of "
-                "samples/s, not " +
-                std::to_string(options.throughput));
+  // The planner's bound, said of the flag: past it the error was the
+  // placement pass's, placed at the model file.
+  if (!(options.throughput > 0) ||
+      !(options.throughput <= schedule::kMostTargetThroughput))
+    return fail(
+        llvm::formatv("--throughput must be a positive number of "
+                      "samples/s, at most {0}, not {1}",
+                      llvm::format("%g", schedule::kMostTargetThroughput),
+                      llvm::format("%g", options.throughput))
+            .str());
   // Past 10^8 samples (a job file's bound too) tensor sizes overflow deep
   // in the pipeline, whose errors named IR attributes or blamed the model.
   if (options.batch < 0 || options.batch > 100000000)

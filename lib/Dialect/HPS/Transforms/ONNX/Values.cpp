@@ -166,6 +166,11 @@ std::optional<std::string> explainValues(OnnxNodeOp op) {
     std::optional<SmallVector<int64_t>> shape = getConstantInts(node.input(0));
     if (!shape)
       return std::nullopt;
+    // A negative extent was said as "over 2^63 elements".
+    for (auto [axis, extent] : llvm::enumerate(*shape))
+      if (extent < 0)
+        return "its shape input gives axis " + std::to_string(axis) +
+               " the negative extent " + std::to_string(extent);
     std::optional<int64_t> elements = elementsOf(*shape);
     if (elements && *elements <= kMostConstantElements)
       return std::nullopt;
