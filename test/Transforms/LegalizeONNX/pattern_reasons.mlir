@@ -27,3 +27,14 @@ func.func @tile_zero_repeat(%x: tensor<2x3xf32>) -> tensor<0x3xf32> {
   %0 = hps.onnx_node "Tile"(%x, %z) {attrs = {}, domain = "", opset = 13 : i64} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<0x3xf32>
   return %0 : tensor<0x3xf32>
 }
+
+// -----
+
+// Constant Gather indices out of range: refused at compile time (the
+// bundle compiled, and every run failed on the index).
+func.func @gather_index_out_of_range(%x: tensor<4x4xf32>) -> tensor<4x2xf32> {
+  %i = hps.constant dense<[1, 7]> : tensor<2xi64>
+  // expected-error @+1 {{no legalization for ONNX op 'Gather' (domain '', opset 13): index 7 is out of range [-4, 4) of axis 1}}
+  %0 = hps.onnx_node "Gather"(%x, %i) {attrs = {axis = 1 : i64}, domain = "", opset = 13 : i64} : (tensor<4x4xf32>, tensor<2xi64>) -> tensor<4x2xf32>
+  return %0 : tensor<4x2xf32>
+}

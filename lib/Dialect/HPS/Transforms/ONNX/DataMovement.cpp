@@ -610,6 +610,22 @@ LogicalResult legalizeGather(ONNXNode node, PatternRewriter &rewriter) {
   int64_t axis = node.getInt("axis", 0);
   auto table = rankedShape(data);
   bool integerIds = isa<IntegerType>(getElementTypeOrSelf(indices));
+  // Constant indices out of range: the bundle compiled and failed on every
+  // run ("Gather: index 7 out of range [-4, 4)").
+  if (table && axis >= -int64_t(table->size()) &&
+      axis < int64_t(table->size())) {
+    const int64_t extent = (*table)[axis < 0 ? axis + table->size() : axis];
+    if (extent != ShapedType::kDynamic)
+      if (std::optional<SmallVector<int64_t>> constant =
+              getConstantInts(indices))
+        for (int64_t index : *constant)
+          if (index < -extent || index >= extent)
+            return fail(node, rewriter,
+                        "index " + std::to_string(index) +
+                            " is out of range [" + std::to_string(-extent) +
+                            ", " + std::to_string(extent) + ") of axis " +
+                            std::to_string(axis));
+  }
   if (data.getDefiningOp<WeightOp>() && table && table->size() == 2 &&
       (axis == 0 || axis == -2) && integerIds)
     return replaceNodeChecked<EmbeddingLookupOp>(
