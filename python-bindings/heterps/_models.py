@@ -102,14 +102,18 @@ def _export(model: Any, example_inputs: Tuple[Any, ...]) -> bytes:
             results = model(*example_inputs)
         count = len(results) if isinstance(results, (tuple, list)) else 1
         outputs = [f"output_{i}" for i in range(count)]
-        dynamic = dict(input_names=names, output_names=outputs,
-                       dynamic_axes={n: {0: "batch"} for n in names + outputs})
+        named = dict(input_names=names, output_names=outputs)
+        dynamic = dict(named, dynamic_axes={n: {0: "batch"} for n in names + outputs})
     else:
         batch = torch.export.Dim("batch")
-        dynamic = dict(input_names=names, dynamic_shapes=_pytree.tree_map(
+        named = dict(input_names=names)
+        dynamic = dict(named, dynamic_shapes=_pytree.tree_map(
             lambda leaf: {0: batch} if isinstance(leaf, torch.Tensor) else None,
             example_inputs))
-    for extra in (dynamic, {}):
+    attempts = [named, {}]
+    if _follows_the_batch(model, example_inputs):
+        attempts.insert(0, dynamic)
+    for extra in attempts:
         buffer = io.BytesIO()
         try:
             with warnings.catch_warnings():
@@ -120,3 +124,34 @@ def _export(model: Any, example_inputs: Tuple[Any, ...]) -> bytes:
             if not extra:
                 raise
     raise AssertionError("unreachable")
+
+
+def _follows_the_batch(model: Any, example_inputs: Tuple[Any, ...]) -> bool:
+    """Whether the module's outputs follow its inputs' leading dim: run on
+    the examples twice over, every output has twice the rows. A module
+    whose code fixes its batch (`x.reshape(4, -1)`) does not, and is
+    exported as it is: the TorchScript exporter only warned about the
+    symbolic batch and wrote a graph that gave (8, 3) for 8 samples where
+    the module gives (4, 6)."""
+    import torch
+    from torch.utils import _pytree
+
+    def doubled(leaf: Any) -> Any:
+        if isinstance(leaf, torch.Tensor) and leaf.dim() > 0:
+            return torch.cat([leaf, leaf])
+        return leaf
+
+    try:
+        with torch.no_grad():
+            once = _pytree.tree_leaves(model(*example_inputs))
+            twice = _pytree.tree_leaves(
+                model(*_pytree.tree_map(doubled, example_inputs)))
+    except Exception:
+        return False
+    if len(once) != len(twice):
+        return False
+    return all(
+        isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)
+        and a.dim() > 0 and b.shape[0] == 2 * a.shape[0]
+        and b.shape[1:] == a.shape[1:]
+        for a, b in zip(once, twice))

@@ -119,3 +119,23 @@ def test_a_list_argument_batches_every_tensor(tmp_path):
     x, y = a[:2].numpy(), b[:2].numpy()
     [result] = bundle.run({"input_0": x, "input_1": y}).values()
     np.testing.assert_array_equal(result, x * y)
+
+
+def test_a_module_that_fixes_its_batch_is_exported_as_it_is(tmp_path):
+    """A module whose code fixes its batch (reshape(4, -1)) gets no
+    symbolic batch: before 2026-12-02 it was exported with one, and 8
+    samples gave (8, 3) where the module gives (4, 6)."""
+    torch = pytest.importorskip("torch", reason="the model is a PyTorch module")
+
+    class Fixed(torch.nn.Module):
+        def forward(self, a):
+            return a.reshape(4, -1)
+
+    x = torch.arange(12, dtype=torch.float32).reshape(4, 3)
+    bundle = heterps.compile(Fixed(), example_inputs=x, cache_dir=tmp_path)
+    [info] = bundle.inputs
+    assert (info.shape, info.batched) == ((4, 3), False)
+    [result] = bundle.run({"input_0": x.numpy()}).values()
+    np.testing.assert_array_equal(result, x.numpy())
+    with pytest.raises(ValueError, match=r"input 'input_0' must be f32 4x3"):
+        bundle.run({"input_0": np.zeros((8, 3), np.float32)})
