@@ -200,3 +200,36 @@ def test_no_samples_still_compute_outputs_without_a_batch(tmp_path):
     outputs = bundle.run({"x": np.zeros((0, 4), np.float32), "w": w})
     assert outputs["y"].shape == (0, 3)
     assert outputs["s"] == w.sum()
+
+
+def test_per_sample_models_take_any_number_of_samples(tmp_path):
+    """A matrix times a vector and a ConvTranspose keep each sample apart:
+    7 samples at a compiled batch of 3 match onnxruntime (before
+    2026-12-02 both were taken to mix the samples and refused 7)."""
+    pytest.importorskip("onnx", reason="the test models are built with onnx.helper")
+    ort = pytest.importorskip("onnxruntime", reason="the reference is onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    info = helper.make_tensor_value_info
+    graphs = [
+        (helper.make_graph(
+            [helper.make_node("MatMul", ["X", "v"], ["Y"])], "matvec",
+            [info("X", TensorProto.FLOAT, ["N", 6])], [info("Y", TensorProto.FLOAT, ["N"])],
+            [numpy_helper.from_array(rng.normal(size=6).astype(np.float32), "v")]), (7, 6)),
+        (helper.make_graph(
+            [helper.make_node("ConvTranspose", ["X", "w"], ["Y"], strides=[2, 2],
+                              pads=[1, 1, 1, 1], output_padding=[1, 1])], "convT",
+            [info("X", TensorProto.FLOAT, ["N", 2, 4, 4])],
+            [info("Y", TensorProto.FLOAT, ["N", 3, 8, 8])],
+            [numpy_helper.from_array(rng.normal(size=(2, 3, 3, 3)).astype(np.float32), "w")]),
+         (7, 2, 4, 4)),
+    ]
+    for graph, shape in graphs:
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        bundle = heterps.compile(model, batch=3, strategy="dp", cache_dir=tmp_path)
+        assert bundle.mixes_samples is None, graph.name
+        x = rng.normal(size=shape).astype(np.float32)
+        expected = ort.InferenceSession(model.SerializeToString()).run(None, {"X": x})[0]
+        np.testing.assert_allclose(bundle.run({"X": x})["Y"], expected, rtol=1e-5, atol=1e-5)

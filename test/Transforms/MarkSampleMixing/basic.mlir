@@ -63,3 +63,31 @@ func.func @fixed_rows(%x: tensor<4x3xf32> {hps.batched}) -> (tensor<4x3xf32> {hp
   %b = hps.add %x, %splat : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
   return %a, %b : tensor<4x3xf32>, tensor<4x3xf32>
 }
+
+// -----
+
+// A matrix of samples times a vector keeps each sample apart (so does a
+// vector times a matrix whose batch axis is not contracted); a transposed
+// conv (ConvTranspose, hps.conv_grad_input) keeps each image apart. They
+// were marked as mixing before 2026-12-02, and other sample counts refused.
+// CHECK-LABEL: func.func @vectors_and_conv_transpose
+// CHECK-NOT: hps.mixes_samples
+func.func @vectors_and_conv_transpose(%x: tensor<4x6xf32> {hps.batched}, %y: tensor<4x6x2xf32> {hps.batched}, %g: tensor<4x6x4x4xf32> {hps.batched}) -> (tensor<4xf32> {hps.batched}, tensor<4x2xf32> {hps.batched}, tensor<4x3x8x8xf32> {hps.batched}) {
+  %v = hps.weight "v" dense<0.5> : tensor<6xf32>
+  %xv = hps.matmul %x, %v : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4xf32>
+  %vy = hps.matmul %v, %y : (tensor<6xf32>, tensor<4x6x2xf32>) -> tensor<4x2xf32>
+  %w = hps.weight "w" dense<0.5> : tensor<6x1x3x3xf32>
+  %dx = hps.conv_grad_input %g, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 1, 1, 1>, dilations = array<i64: 1, 1>, group = 3 : i64} : (tensor<4x6x4x4xf32>, tensor<6x1x3x3xf32>) -> tensor<4x3x8x8xf32>
+  return %xv, %vy, %dx : tensor<4xf32>, tensor<4x2xf32>, tensor<4x3x8x8xf32>
+}
+
+// -----
+
+// A vector of samples contracted with a matrix mixes them.
+// CHECK-LABEL: func.func @vector_of_samples
+// CHECK-SAME: hps.mixes_samples = "'hps.matmul' reads the samples along axis 0 and multiplies a vector along it"
+func.func @vector_of_samples(%x: tensor<4xf32> {hps.batched}) -> tensor<3xf32> {
+  %w = hps.weight "w" dense<0.5> : tensor<4x3xf32>
+  %r = hps.matmul %x, %w : (tensor<4xf32>, tensor<4x3xf32>) -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}

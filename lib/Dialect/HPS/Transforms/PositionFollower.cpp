@@ -255,8 +255,21 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
         Value a = matmul.getA(), b = matmul.getB();
         int64_t rank = rankOf(matmul.getResult());
         int64_t rankA = rankOf(a), rankB = rankOf(b);
-        if (rankA < 2 || rankB < 2)
-          return refuse(matmul, "multiplies a vector");
+        // A matrix times a vector keeps the matrix's other axes (A's all
+        // but its last; B's all but its second-last), as numpy drops the
+        // vector's promoted axis.
+        if (rankA < 2 || rankB < 2) {
+          Value matrix = rankA < 2 ? b : a, vector = rankA < 2 ? a : b;
+          std::optional<FollowedAxis> p = axisOf(matrix);
+          if (axisOf(vector) || !p || rankOf(matrix) < 2)
+            return refuse(matmul, "multiplies a vector along it");
+          const int64_t own = rankOf(matrix);
+          const int64_t contracted = matrix == a ? own - 1 : own - 2;
+          if (p->axis == contracted)
+            return refuse(matmul, "contracts over that axis");
+          return through(matmul, p->axis < contracted ? p->axis : p->axis - 1,
+                         "");
+        }
         // Axes of the batch dimensions, then rows of A, columns of B.
         auto resultAxis = [&](Value operand,
                               int64_t axis) -> std::optional<int64_t> {
@@ -289,8 +302,8 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
             return refuse(matmul, "pairs its batch positions with a tensor's");
         return through(matmul, to, "");
       })
-      .Case<ConvOp, MaxPoolOp, AvgPoolOp, GlobalMaxPoolOp, GlobalAvgPoolOp,
-            BatchNormOp>([&](Operation *reader) {
+      .Case<ConvOp, ConvGradInputOp, MaxPoolOp, AvgPoolOp, GlobalMaxPoolOp,
+            GlobalAvgPoolOp, BatchNormOp>([&](Operation *reader) {
         // [N, C, spatial...]: each of the N images apart.
         return onlyAlong(reader, reader->getOperand(0), 0, 0,
                          "mixes positions along that axis");
