@@ -616,7 +616,11 @@ def main():
                         model = quantized
                 rng = np.random.default_rng(args.seed)
                 feeds = make_inputs(onnx.load(model), b, rng)
-                ours = Ours(heterps, model, micro or b, threads, cdir, gpu=args.gpu)
+                # The LSTM is generated at its batch ([steps, batch,
+                # features]): no symbolic dim for --batch to bind, which the
+                # driver refuses; 0 keeps the model's own.
+                ours = Ours(heterps, model, 0 if w == "lstm" else micro or b, threads, cdir,
+                            gpu=args.gpu)
                 ours.set_inputs(feeds)
                 theirs = TorchCuda(model) if args.gpu else OnnxRuntime(model, threads)
                 theirs.set_inputs(feeds)
