@@ -204,9 +204,9 @@ public:
   void terminate() override {
     if (!running || jobId.empty())
       return;
-    cancelSlurmJob(jobId);
-    for (int i = 0; i < 100 && poll().state == AttemptState::Running; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // The cancel waits for the job's end; one poll records how it ended.
+    cancelSlurmJob(jobId, /*waitSeconds=*/20);
+    poll();
     running = false;
   }
 

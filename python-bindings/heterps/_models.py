@@ -97,9 +97,9 @@ def _export(model: Any, example_inputs: Tuple[Any, ...]) -> bytes:
     tensors = [leaf for leaf in _pytree.tree_leaves(example_inputs)
                if isinstance(leaf, torch.Tensor)]
     names = [f"input_{i}" for i in range(len(tensors))]
+    with torch.no_grad():
+        results = model(*example_inputs)
     if options.get("dynamo") is False:
-        with torch.no_grad():
-            results = model(*example_inputs)
         count = len(results) if isinstance(results, (tuple, list)) else 1
         outputs = [f"output_{i}" for i in range(count)]
         named = dict(input_names=names, output_names=outputs)
@@ -111,7 +111,7 @@ def _export(model: Any, example_inputs: Tuple[Any, ...]) -> bytes:
             lambda leaf: {0: batch} if isinstance(leaf, torch.Tensor) else None,
             example_inputs))
     attempts = [named, {}]
-    if _follows_the_batch(model, example_inputs):
+    if _follows_the_batch(model, example_inputs, results):
         attempts.insert(0, dynamic)
     for extra in attempts:
         buffer = io.BytesIO()
@@ -126,9 +126,10 @@ def _export(model: Any, example_inputs: Tuple[Any, ...]) -> bytes:
     raise AssertionError("unreachable")
 
 
-def _follows_the_batch(model: Any, example_inputs: Tuple[Any, ...]) -> bool:
+def _follows_the_batch(model: Any, example_inputs: Tuple[Any, ...], results: Any) -> bool:
     """Whether the module's outputs follow its inputs' leading dim: run on
-    the examples twice over, every output has twice the rows. A module
+    the examples twice over, every output has twice the rows of `results`
+    (its outputs on the examples). A module
     whose code fixes its batch (`x.reshape(4, -1)`) does not, and is
     exported as it is: the TorchScript exporter only warned about the
     symbolic batch and wrote a graph that gave (8, 3) for 8 samples where
@@ -141,9 +142,9 @@ def _follows_the_batch(model: Any, example_inputs: Tuple[Any, ...]) -> bool:
             return torch.cat([leaf, leaf])
         return leaf
 
+    once = _pytree.tree_leaves(results)
     try:
         with torch.no_grad():
-            once = _pytree.tree_leaves(model(*example_inputs))
             twice = _pytree.tree_leaves(
                 model(*_pytree.tree_map(doubled, example_inputs)))
     except Exception:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import tempfile
 import warnings
 from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
@@ -134,8 +133,7 @@ def _files(data: Optional[Data], role: str, scratch_holder: List[tempfile.Tempor
             raise ValueError(f"{role} input '{name}' holds Python objects (dtype {value.dtype}); "
                              "give an array of numbers or bools")
         # The trainer reads little-endian files; np.save keeps the order.
-        if value.dtype.byteorder == ">" or (value.dtype.byteorder == "=" and
-                                            sys.byteorder == "big"):
+        if value.dtype != value.dtype.newbyteorder("<"):
             raise ValueError(f"{role} input '{name}' is big-endian (dtype "
                              f"{value.dtype.str}); give "
                              f"array.astype('{value.dtype.newbyteorder('<').str}')")

@@ -1236,6 +1236,11 @@ TrainSummary Trainer::run() {
     return requests;
   };
   constexpr uint32_t kStop = kStopOnSignal | kStopOnRequest;
+  auto stopFor = [&](uint32_t requests) {
+    summary.interrupted = true;
+    summary.stopReason =
+        (requests & kStopOnSignal) ? StopReason::Signal : StopReason::Request;
+  };
   // A stop asked for during an evaluation, which the evaluation agreed on
   // and gave up for: a long one kept a signalled run (and a supervisor's
   // resize) waiting for its end.
@@ -1271,13 +1276,7 @@ TrainSummary Trainer::run() {
           stop = group->combineStepRequests(stop) & kStop;
         if (stop) {
           stopDuringEval = stop;
-          if (stages)
-            stages->setEvalMode(false);
-          if (leader)
-            log << "eval step " << state.step << "/" << lastStep
-                << " given up after " << batches
-                << " batches: the run was asked to stop\n";
-          return;
+          break;
         }
       }
       if (batches++ % workers != rank)
@@ -1290,6 +1289,13 @@ TrainSummary Trainer::run() {
     // An error above ends the run, so only here do stages train again.
     if (stages)
       stages->setEvalMode(false);
+    if (stopDuringEval) {
+      if (leader)
+        log << "eval step " << state.step << "/" << lastStep
+            << " given up after " << batches
+            << " batches: the run was asked to stop\n";
+      return;
+    }
     if (group) {
       std::vector<float> gatheredSizes = group->gather(sizes);
       results = gatherResults(*group, results);
@@ -1386,9 +1392,7 @@ TrainSummary Trainer::run() {
           state.step > summary.firstStep)
         checkpoint();
       if (requests & kStop) {
-        summary.interrupted = true;
-        summary.stopReason = (requests & kStopOnSignal) ? StopReason::Signal
-                                                        : StopReason::Request;
+        stopFor(requests);
         break;
       }
       // Before the step's first push: a synchronous store applies the step
@@ -1649,12 +1653,9 @@ TrainSummary Trainer::run() {
         << " (steps " << windowFirstStep << "-" << state.step << ")\n";
   if (hasEval && lastEvalStep != state.step)
     evaluate();
-  if (stopDuringEval) {
-    // Trained and checkpointed in full; only the figures are missing.
-    summary.interrupted = true;
-    summary.stopReason = (stopDuringEval & kStopOnSignal) ? StopReason::Signal
-                                                          : StopReason::Request;
-  }
+  // Trained and checkpointed in full; only the figures are missing.
+  if (stopDuringEval)
+    stopFor(stopDuringEval);
   return summary;
 }
 

@@ -560,15 +560,11 @@ TEST(TrainerCheckpoint, OneRunAtATimeHoldsADirectory) {
   // in Python went unheeded for them). The test fails by the message, not
   // by time: without the stop the wait runs out with another one.
   const std::atomic<bool> stop{true};
-  try {
-    DirectoryLock second(directory, "checkpoint directory", 30, &stop);
-    ADD_FAILURE() << "locked a held directory";
-  } catch (const Error &error) {
-    EXPECT_NE(std::string(error.what())
-                  .find("stopped while waiting for checkpoint directory"),
-              std::string::npos)
-        << error.what();
-  }
+  expectErrorContaining(
+      [&] {
+        DirectoryLock second(directory, "checkpoint directory", 30, &stop);
+      },
+      "stopped while waiting for checkpoint directory");
   ::kill(holder, SIGKILL);
   ::waitpid(holder, nullptr, 0);
   ::close(ready[0]);

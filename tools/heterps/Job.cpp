@@ -285,9 +285,9 @@ std::optional<llvm::json::Object> readStateIfIntact(const JobFiles &files) {
     llvm::consumeError(value.takeError());
     return std::nullopt;
   }
-  if (!value->getAsObject())
-    return std::nullopt;
-  return *value->getAsObject();
+  if (const llvm::json::Object *state = value->getAsObject())
+    return *state;
+  return std::nullopt;
 }
 
 /// The supervisor's state.json, or an error naming the directory and, for

@@ -612,9 +612,9 @@ LogicalResult legalizeGather(ONNXNode node, PatternRewriter &rewriter) {
   bool integerIds = isa<IntegerType>(getElementTypeOrSelf(indices));
   // Constant indices out of range: the bundle compiled and failed on every
   // run ("Gather: index 7 out of range [-4, 4)").
-  if (table && axis >= -int64_t(table->size()) &&
-      axis < int64_t(table->size())) {
-    const int64_t extent = (*table)[axis < 0 ? axis + table->size() : axis];
+  if (std::optional<int64_t> at =
+          table ? node.getAxis("axis", 0, table->size()) : std::nullopt) {
+    const int64_t extent = (*table)[*at];
     if (extent != ShapedType::kDynamic)
       if (std::optional<SmallVector<int64_t>> constant =
               getConstantInts(indices))
