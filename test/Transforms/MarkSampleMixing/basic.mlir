@@ -91,3 +91,69 @@ func.func @vector_of_samples(%x: tensor<4xf32> {hps.batched}) -> tensor<3xf32> {
   %r = hps.matmul %x, %w : (tensor<4xf32>, tensor<4x3xf32>) -> tensor<3xf32>
   return %r : tensor<3xf32>
 }
+
+// -----
+
+// Einsum's batch labels (b, h) merged into one matmul batch axis, then
+// split again: each sample owns h consecutive positions of the merged
+// axis, so the samples stay apart.
+// CHECK-LABEL: func.func @merged_batch_labels
+// CHECK-NOT: hps.mixes_samples
+func.func @merged_batch_labels(%q: tensor<2x3x5x8xf32> {hps.batched}, %k: tensor<2x3x8x5xf32> {hps.batched}) -> (tensor<2x3x5x5xf32> {hps.batched}) {
+  %q3 = hps.reshape %q {shape = array<i64: 6, 5, 8>} : (tensor<2x3x5x8xf32>) -> tensor<6x5x8xf32>
+  %k3 = hps.reshape %k {shape = array<i64: 6, 8, 5>} : (tensor<2x3x8x5xf32>) -> tensor<6x8x5xf32>
+  %s = hps.matmul %q3, %k3 : (tensor<6x5x8xf32>, tensor<6x8x5xf32>) -> tensor<6x5x5xf32>
+  %s4 = hps.reshape %s {shape = array<i64: 2, 3, 5, 5>} : (tensor<6x5x5xf32>) -> tensor<2x3x5x5xf32>
+  return %s4 : tensor<2x3x5x5xf32>
+}
+
+// -----
+
+// Resize's [P, in, T] view merges the batch with the channels; the
+// interpolation matrix is the same for every image.
+// CHECK-LABEL: func.func @resize_view
+// CHECK-NOT: hps.mixes_samples
+func.func @resize_view(%x: tensor<2x3x4x4xf32> {hps.batched}) -> (tensor<2x3x8x4xf32> {hps.batched}) {
+  %m = hps.constant dense<0.5> : tensor<8x4xf32>
+  %v = hps.reshape %x {shape = array<i64: 6, 4, 4>} : (tensor<2x3x4x4xf32>) -> tensor<6x4x4xf32>
+  %r = hps.matmul %m, %v : (tensor<8x4xf32>, tensor<6x4x4xf32>) -> tensor<6x8x4xf32>
+  %y = hps.reshape %r {shape = array<i64: 2, 3, 8, 4>} : (tensor<6x8x4xf32>) -> tensor<2x3x8x4xf32>
+  return %y : tensor<2x3x8x4xf32>
+}
+
+// -----
+
+// Merged with other positions (inside them or outside) and returned so,
+// the samples are not the output's rows; split across axes, they mix.
+// CHECK-LABEL: func.func @merged_outputs
+// CHECK-SAME: -> (tensor<12xf32> {hps.batched, hps.mixes_samples = "it holds the samples along axis 0 merged with other positions"}, tensor<12xf32> {hps.batched, hps.mixes_samples = "it holds the samples along axis 0 merged with other positions"}, tensor<2x2x3xf32> {hps.batched, hps.mixes_samples = "'hps.reshape' reads the samples along axis 0 and splits it across axes"})
+func.func @merged_outputs(%x: tensor<4x3xf32> {hps.batched}) -> (tensor<12xf32> {hps.batched}, tensor<12xf32> {hps.batched}, tensor<2x2x3xf32> {hps.batched}) {
+  %flat = hps.reshape %x {shape = array<i64: 12>} : (tensor<4x3xf32>) -> tensor<12xf32>
+  %t = hps.transpose %x {perm = array<i64: 1, 0>} : (tensor<4x3xf32>) -> tensor<3x4xf32>
+  %tflat = hps.reshape %t {shape = array<i64: 12>} : (tensor<3x4xf32>) -> tensor<12xf32>
+  %split = hps.reshape %x {shape = array<i64: 2, 2, 3>} : (tensor<4x3xf32>) -> tensor<2x2x3xf32>
+  return %flat, %tflat, %split : tensor<12xf32>, tensor<12xf32>, tensor<2x2x3xf32>
+}
+
+// -----
+
+// A recurrence runs each sequence (projected's axis 1) apart from the
+// others, and the input projection's [T * N, I] rows keep them apart too;
+// an initial state of fixed rows pairs each with one of them.
+// CHECK-LABEL: func.func @recurrence
+// CHECK-SAME: -> (tensor<4x5x2xf32> {hps.batched}, tensor<4x2xf32> {hps.batched}, tensor<4x2xf32> {hps.batched, hps.mixes_samples = "'hps.recurrence' reads the samples along axis 1 and combines it with a tensor of a fixed extent there"})
+func.func @recurrence(%x: tensor<4x5x3xf32> {hps.batched}) -> (tensor<4x5x2xf32> {hps.batched}, tensor<4x2xf32> {hps.batched}, tensor<4x2xf32> {hps.batched}) {
+  %xt = hps.transpose %x {perm = array<i64: 1, 0, 2>} : (tensor<4x5x3xf32>) -> tensor<5x4x3xf32>
+  %rows = hps.reshape %xt {shape = array<i64: 20, 3>} : (tensor<5x4x3xf32>) -> tensor<20x3xf32>
+  %w = hps.weight "w" dense<0.5> : tensor<3x8xf32>
+  %proj = hps.gemm %rows, %w : (tensor<20x3xf32>, tensor<3x8xf32>) -> tensor<20x8xf32>
+  %p = hps.reshape %proj {shape = array<i64: 5, 4, 8>} : (tensor<20x8xf32>) -> tensor<5x4x8xf32>
+  %r = hps.weight "r" dense<0.5> : tensor<8x2xf32>
+  %rb = hps.weight "rb" dense<0.1> : tensor<8xf32>
+  %h0 = hps.constant dense<0.0> : tensor<4x2xf32>
+  %fixed = hps.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0], [7.0, 8.0]]> : tensor<4x2xf32>
+  %y, %h, %c = hps.recurrence %p, %r, %rb, %h0 initial_c %h0 {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm"} : (tensor<5x4x8xf32>, tensor<8x2xf32>, tensor<8xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<5x4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>)
+  %yt = hps.transpose %y {perm = array<i64: 1, 0, 2>} : (tensor<5x4x2xf32>) -> tensor<4x5x2xf32>
+  %y2, %h2, %c2 = hps.recurrence %p, %r, %rb, %fixed initial_c %h0 {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm"} : (tensor<5x4x8xf32>, tensor<8x2xf32>, tensor<8xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<5x4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>)
+  return %yt, %h, %h2 : tensor<4x5x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
+}

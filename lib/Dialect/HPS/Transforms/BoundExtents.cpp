@@ -48,7 +48,7 @@ private:
     diag.attachNote(padding.source.getLoc()) << "the data-dependent op";
   }
 
-  PositionFollower follower;
+  PositionFollower follower{/*mergesAllowed=*/false};
 };
 
 bool ExtentChecker::run(func::FuncOp func) {

@@ -35,7 +35,7 @@ std::string describeOp(Operation *op) {
 
 void markFunction(func::FuncOp func) {
   Block &body = func.getBody().front();
-  PositionFollower follower;
+  PositionFollower follower(/*mergesAllowed=*/true);
   Value source;
   for (BlockArgument arg : body.getArguments())
     if (func.getArgAttr(arg.getArgNumber(), "hps.batched") &&
@@ -78,6 +78,8 @@ void markFunction(func::FuncOp func) {
     else if (batched && samples && samples->axis != 0)
       why = "it holds the samples along axis " + std::to_string(samples->axis) +
             ", not 0";
+    else if (batched && samples && !samples->whole())
+      why = "it holds the samples along axis 0 merged with other positions";
     else if (!batched && samples)
       why = "it holds the samples, but its leading extent is fixed";
     if (!why.empty())

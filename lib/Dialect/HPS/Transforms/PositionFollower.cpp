@@ -27,18 +27,6 @@ int64_t normalized(int64_t axis, Value value) {
   return axis < 0 ? axis + rankOf(value) : axis;
 }
 
-/// The axis of `to` (a row-major reshape of `from`) holding exactly the
-/// positions of `from`'s `axis`, if there is one.
-std::optional<int64_t> reshapedAxis(ArrayRef<int64_t> from, int64_t axis,
-                                    ArrayRef<int64_t> to) {
-  int64_t before = ShapedType::getNumElements(from.take_front(axis));
-  for (int64_t b = 0; b < static_cast<int64_t>(to.size()); ++b)
-    if (to[b] == from[axis] &&
-        ShapedType::getNumElements(to.take_front(b)) == before)
-      return b;
-  return std::nullopt;
-}
-
 /// Whether an operand that is not followed holds the same value at every
 /// position along `axis` (of its own shape, or past its rank): an extent
 /// of 1 there, or a splat constant. Combined with a followed value, it
@@ -54,6 +42,42 @@ bool uniformAlong(Value operand, int64_t axis) {
 
 } // namespace
 
+std::optional<FollowedAxis>
+PositionFollower::reshaped(Operation *reshape, const FollowedAxis &from) const {
+  ArrayRef<int64_t> in = shapeOf(reshape->getOperand(0));
+  ArrayRef<int64_t> out = shapeOf(reshape->getResult(0));
+  auto inner = [](ArrayRef<int64_t> shape, int64_t axis) {
+    return ShapedType::getNumElements(shape.drop_front(axis + 1));
+  };
+  // Row-major, an element's offset is hi * (count * block) + position *
+  // block + lo: the followed position is one digit of it. An axis of `out`
+  // holds that digit whole where its stride divides `block` and its span
+  // is whole periods of `count * block`.
+  const int64_t count = in[from.axis] / (from.group * from.repeat);
+  const int64_t block = from.group * inner(in, from.axis);
+  std::optional<FollowedAxis> found;
+  for (int64_t b = 0; b < static_cast<int64_t>(out.size()); ++b) {
+    const int64_t stride = inner(out, b);
+    if (count == 0 || stride == 0) {
+      // An empty axis: where its extent goes unchanged.
+      if (count == 0 && out[b] == 0 &&
+          ShapedType::getNumElements(out.take_front(b)) ==
+              ShapedType::getNumElements(in.take_front(from.axis)))
+        return FollowedAxis{b, from.source, 1, 1};
+      continue;
+    }
+    if (block % stride != 0 || (out[b] * stride) % (count * block) != 0)
+      continue;
+    FollowedAxis candidate{b, from.source, block / stride,
+                           out[b] * stride / (count * block)};
+    if (candidate.whole())
+      return candidate;
+    if (mergesAllowed && !found && out[b] != 1)
+      found = candidate;
+  }
+  return found;
+}
+
 LogicalResult PositionFollower::broadcastRule(Operation *op,
                                               const FollowedAxis &first,
                                               Reject reject) {
@@ -62,7 +86,8 @@ LogicalResult PositionFollower::broadcastRule(Operation *op,
   for (Value operand : op->getOperands()) {
     int64_t offset = rank - rankOf(operand);
     if (std::optional<FollowedAxis> p = axisOf(operand)) {
-      FollowedAxis aligned{p->axis + offset, p->source};
+      FollowedAxis aligned = *p;
+      aligned.axis += offset;
       if (result && !(*result == aligned)) {
         reject(op, *p, "combines it with positions of another extent or axis");
         return failure();
@@ -111,7 +136,9 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
                      const Twine &why) -> LogicalResult {
     if (!axis)
       return refuse(reader, why);
-    setAll(reader, {*axis, first.source});
+    FollowedAxis moved = first;
+    moved.axis = *axis;
+    setAll(reader, moved);
     return success();
   };
   // Only `operand` may be followed, and only along `axis`, which the
@@ -134,12 +161,14 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
         return refuse(reader, "reads the extent of that axis");
       })
       .Case<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(
-          [&](Operation *reader) {
-            return through(reader,
-                           reshapedAxis(shapeOf(reader->getOperand(0)),
-                                        first.axis,
-                                        shapeOf(reader->getResult(0))),
-                           "merges or splits that axis");
+          [&](Operation *reader) -> LogicalResult {
+            std::optional<FollowedAxis> to = reshaped(reader, first);
+            if (!to)
+              return refuse(reader, mergesAllowed
+                                        ? "splits it across axes"
+                                        : "merges or splits that axis");
+            setAll(reader, *to);
+            return success();
           })
       .Case([&](TransposeOp transpose) {
         ArrayRef<int64_t> perm = transpose.getPerm();
@@ -287,6 +316,10 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
           std::optional<FollowedAxis> p = axisOf(operand);
           if (!p)
             continue;
+          if (p->source != first.source || p->group != first.group ||
+              p->repeat != first.repeat)
+            return refuse(
+                matmul, "combines it with positions of another extent or axis");
           std::optional<int64_t> mine = resultAxis(operand, p->axis);
           if (!mine)
             return refuse(matmul, "contracts over that axis");
@@ -307,6 +340,39 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
         // [N, C, spatial...]: each of the N images apart.
         return onlyAlong(reader, reader->getOperand(0), 0, 0,
                          "mixes positions along that axis");
+      })
+      .Case([&](RecurrenceOp recurrence) -> LogicalResult {
+        // Each sequence (projected's axis 1, the states' and lengths' axis
+        // 0) runs apart from the others; the weights are shared.
+        for (Value weights :
+             {recurrence.getRecurrence(), recurrence.getRecurrentBias(),
+              recurrence.getPeepholes()})
+          if (weights && axisOf(weights))
+            return refuse(recurrence, "reads it as a parameter");
+        std::pair<Value, int64_t> rows[] = {{recurrence.getProjected(), 1},
+                                            {recurrence.getInitialH(), 0},
+                                            {recurrence.getLengths(), 0},
+                                            {recurrence.getInitialC(), 0}};
+        auto along = [&](int64_t axis) {
+          FollowedAxis rows = first;
+          rows.axis = axis;
+          return rows;
+        };
+        for (auto [operand, axis] : rows) {
+          if (!operand)
+            continue;
+          std::optional<FollowedAxis> p = axisOf(operand);
+          if (!p && !uniformAlong(operand, axis))
+            return refuse(recurrence,
+                          "combines it with a tensor of a fixed extent there");
+          if (p && !(*p == along(axis)))
+            return refuse(recurrence, "runs a sequence across that axis");
+        }
+        followed[recurrence.getY()] = along(1);
+        followed[recurrence.getHLast()] = along(0);
+        if (Value c = recurrence.getCLast())
+          followed[c] = along(0);
+        return success();
       })
       .Case([&](DeterminantOp det) {
         if (first.axis >= rankOf(det.getInput()) - 2)

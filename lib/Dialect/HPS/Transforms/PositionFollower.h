@@ -23,17 +23,31 @@ namespace heterps::hps {
 
 /// A value whose positions along `axis` are followed, and what they come
 /// from: the count of a data-dependent extent, or the first batched input.
-/// Positions of two sources never combine.
+/// Positions of two sources never combine. Where a reshape merged the
+/// followed axis with others (an einsum's batch labels, a resize's
+/// [P, in, T] view, the [T * N, I] rows of a recurrence's projection), the
+/// axis holds `repeat` runs of the followed positions, each owning `group`
+/// consecutive positions of it.
 struct FollowedAxis {
   int64_t axis;
   mlir::Value source;
+  int64_t group = 1;
+  int64_t repeat = 1;
+  bool whole() const { return group == 1 && repeat == 1; }
   bool operator==(const FollowedAxis &other) const {
-    return axis == other.axis && source == other.source;
+    return axis == other.axis && source == other.source &&
+           group == other.group && repeat == other.repeat;
   }
 };
 
 class PositionFollower {
 public:
+  /// With `mergesAllowed`, a reshape may merge the followed axis with
+  /// others (FollowedAxis::group, repeat); without, it must keep the axis
+  /// whole, as a data-dependent extent's padding must stay at its end.
+  explicit PositionFollower(bool mergesAllowed)
+      : mergesAllowed(mergesAllowed) {}
+
   /// Called when an op reads a followed value and does not keep its
   /// positions apart: the op, the value's axis, and why ("reduces over
   /// that axis").
@@ -61,6 +75,12 @@ private:
       followed[result] = axis;
   }
 
+  /// The axis of `reshape`'s result that holds the positions `from`
+  /// follows in its operand, and how many each owns there.
+  std::optional<FollowedAxis> reshaped(mlir::Operation *reshape,
+                                       const FollowedAxis &from) const;
+
+  bool mergesAllowed;
   llvm::DenseMap<mlir::Value, FollowedAxis> followed;
 };
 
