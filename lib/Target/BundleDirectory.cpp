@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 using namespace llvm;
@@ -46,6 +47,40 @@ bool holdsBundle(StringRef directory) {
   std::optional<StringRef> format =
       root ? root->getString("format") : std::nullopt;
   return format && *format == "heterps-bundle";
+}
+
+/// A new, empty directory beside `directory` (see makeStagingDirectory).
+std::string makeSiblingDirectory(StringRef given, StringRef purpose,
+                                 std::string &error) {
+  StringRef directory = withoutTrailingSlashes(given);
+  SmallString<256> pattern(sys::path::parent_path(directory));
+  if (!pattern.empty())
+    if (std::error_code ec = sys::fs::create_directories(pattern)) {
+      error = "cannot create '" + pattern.str().str() + "': " + ec.message();
+      return "";
+    }
+  sys::path::append(pattern, "." + sys::path::filename(directory) + "." +
+                                 purpose + "-XXXXXX");
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  if (!::mkdtemp(name.data())) {
+    error = "cannot create a directory beside '" + given.str() +
+            "' to build it in: " + std::strerror(errno);
+    return "";
+  }
+  return name.data();
+}
+
+/// Every staging directory this process made: a process that must end at
+/// once removes those still there. Never shrinks (a compile makes two).
+struct StagingRegistry {
+  std::mutex mutex;
+  std::vector<std::string> paths;
+};
+
+StagingRegistry &stagingRegistry() {
+  static auto *registry = new StagingRegistry; // outlives static destructors
+  return *registry;
 }
 
 } // namespace
@@ -86,23 +121,24 @@ std::string heterps::target::bundleDestinationError(StringRef given) {
 std::string heterps::target::makeStagingDirectory(StringRef given,
                                                   StringRef purpose,
                                                   std::string &error) {
-  StringRef directory = withoutTrailingSlashes(given);
-  SmallString<256> pattern(sys::path::parent_path(directory));
-  if (!pattern.empty())
-    if (std::error_code ec = sys::fs::create_directories(pattern)) {
-      error = "cannot create '" + pattern.str().str() + "': " + ec.message();
-      return "";
-    }
-  sys::path::append(pattern, "." + sys::path::filename(directory) + "." +
-                                 purpose + "-XXXXXX");
-  std::vector<char> name(pattern.begin(), pattern.end());
-  name.push_back('\0');
-  if (!::mkdtemp(name.data())) {
-    error = "cannot create a directory beside '" + given.str() +
-            "' to build it in: " + std::strerror(errno);
-    return "";
+  std::string path = makeSiblingDirectory(given, purpose, error);
+  if (!path.empty()) {
+    StagingRegistry &registry = stagingRegistry();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    registry.paths.push_back(path);
   }
-  return name.data();
+  return path;
+}
+
+void heterps::target::removeStagingDirectoriesNow() {
+  StagingRegistry &registry = stagingRegistry();
+  // Not waiting for a holder: the process is ending, and one that died
+  // holding the lock must not hang it.
+  std::unique_lock<std::mutex> lock(registry.mutex, std::try_to_lock);
+  if (!lock.owns_lock())
+    return;
+  for (const std::string &path : registry.paths)
+    (void)sys::fs::remove_directories(path);
 }
 
 bool heterps::target::installBundleDirectory(StringRef staging, StringRef given,
@@ -119,7 +155,9 @@ bool heterps::target::installBundleDirectory(StringRef staging, StringRef given,
   // once the new one is in place; a failed rename puts it back.
   std::string aside;
   if (sys::fs::exists(directory)) {
-    aside = makeStagingDirectory(directory, "replaced", error);
+    // Not a staging directory: it holds the earlier bundle, which an ending
+    // process must not remove.
+    aside = makeSiblingDirectory(directory, "replaced", error);
     if (aside.empty())
       return fail(error);
     if (std::error_code ec = sys::fs::rename(directory, aside)) {

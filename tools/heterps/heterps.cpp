@@ -24,6 +24,7 @@
 #include "Elastic.h"
 #include "Job.h"
 #include "heterps/Runtime/PassiveOpenMPWaits.h"
+#include "heterps/Target/BundleDirectory.h"
 #include "heterps/Version.h"
 
 #include <csignal>
@@ -34,6 +35,7 @@
 #include <unistd.h>
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/WithColor.h"
@@ -725,6 +727,20 @@ static bool checkWorkerCommand(const std::vector<std::string> &command,
   return error.empty();
 }
 
+/// What this process does, for the out-of-memory message (made before any
+/// allocation can fail).
+static std::string outOfMemoryMessage;
+
+/// Out of memory in the compiler or the planner (LLVM's new-handler, which
+/// InitLLVM installs, calls this): the partial build goes and the process
+/// ends with one line, not LLVM's crash report. Nothing here allocates.
+static void outOfMemory(void *, const char *, bool) {
+  heterps::target::removeStagingDirectoriesNow();
+  (void)!::write(STDERR_FILENO, outOfMemoryMessage.data(),
+                 outOfMemoryMessage.size());
+  ::_exit(1);
+}
+
 int main(int argc, char **argv) {
   InitLLVM init(argc, argv);
   heterps::setVersionPrinter();
@@ -746,8 +762,18 @@ int main(int argc, char **argv) {
   // The runtime is built with exceptions and reports a failed allocation
   // (a --batch too large for this machine) as an error; LLVM's handler,
   // which InitLLVM installs, would abort with a crash report instead.
-  if (runCommand || gradcheckCommand || stageRankCommand || psShardCommand)
+  if (runCommand || gradcheckCommand || stageRankCommand || psShardCommand) {
     std::set_new_handler(nullptr);
+  } else {
+    outOfMemoryMessage =
+        "heterps: out of memory" +
+        (compileCommand ? " compiling '" + model.getValue() + "'"
+                        : std::string()) +
+        ": its constants, weights or build need more memory than this "
+        "process may use (the machine's, or ulimit -v); nothing was "
+        "written\n";
+    llvm::install_bad_alloc_error_handler(outOfMemory);
+  }
   // A file past the size limit (ulimit -f) is then a write error, EFBIG,
   // which names the file; SIGXFSZ's default ended the process with LLVM's
   // crash report.

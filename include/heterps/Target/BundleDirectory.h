@@ -28,6 +28,10 @@ std::string bundleDestinationError(llvm::StringRef directory);
 std::string makeStagingDirectory(llvm::StringRef directory,
                                  llvm::StringRef purpose, std::string &error);
 
+/// Removes the staging directories this process made that are still there,
+/// without unwinding: for a process ending at once (out of memory).
+void removeStagingDirectoriesNow();
+
 /// Moves a finished bundle from `staging` to `directory`, replacing an
 /// earlier bundle or an empty directory there and nothing else (checked
 /// again now: the destination may have changed while the bundle was
