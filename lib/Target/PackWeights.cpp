@@ -60,7 +60,7 @@ struct PackWeights : public target::impl::HPSPackWeightsBase<PackWeights> {
       size = alignUp(size);
       uint64_t begin = size;
       // A frozen weight read twice under one name is stored once.
-      llvm::StringMap<uint64_t> named;
+      llvm::StringMap<std::pair<uint64_t, WeightOp>> named;
       for (Operation &op : stage.getBody().front()) {
         std::optional<uint64_t> bytes = weightBytes(&op);
         if (!bytes)
@@ -68,8 +68,24 @@ struct PackWeights : public target::impl::HPSPackWeightsBase<PackWeights> {
         auto weight = dyn_cast<WeightOp>(op);
         uint64_t offset = alignUp(size);
         if (weight) {
-          auto [found, added] = named.try_emplace(weight.getName(), offset);
-          offset = found->second;
+          auto [found, added] =
+              named.try_emplace(weight.getName(), offset, weight);
+          offset = found->second.first;
+          if (WeightOp first = found->second.second;
+              !added && (first.getType() != weight.getType() ||
+                         first.getValue() != weight.getValue())) {
+            InFlightDiagnostic diag = weight.emitError()
+                                      << "a second weight named '"
+                                      << weight.getName() << "' holds ";
+            if (first.getType() != weight.getType())
+              diag << "a " << weight.getType() << ", the first a "
+                   << first.getType();
+            else
+              diag << "other values than the first";
+            diag << ": one name is one weight";
+            diag.attachNote(first.getLoc()) << "the first";
+            return signalPassFailure();
+          }
           if (!added) {
             op.setAttr(kWeightsOffsetAttrName,
                        builder.getI64IntegerAttr(int64_t(offset)));
