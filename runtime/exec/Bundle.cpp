@@ -79,8 +79,10 @@ public:
     return v;
   }
   std::string at(const char *name, size_t i) const {
-    return where + "." + name + "[" + std::to_string(i) + "]";
+    return (where == kTopLevel ? "" : where + ".") + name + "[" +
+           std::to_string(i) + "]";
   }
+  static constexpr const char *kTopLevel = "the top level";
   void tensor(TensorSpec &spec) const {
     spec.name = string("name");
     typeAndShape(spec);
@@ -103,7 +105,8 @@ public:
       const int64_t value = extent.get<int64_t>();
       if (__builtin_mul_overflow(bytes, uint64_t(value), &bytes) ||
           bytes > uint64_t(INT64_MAX))
-        fail("has a shape too large to hold");
+        fail((spec.name.empty() ? "" : "('" + spec.name + "') ") +
+             "has a shape too large to hold (over 2^63 bytes)");
       spec.shape.push_back(value);
     }
   }
@@ -355,7 +358,7 @@ Bundle::Bundle(const std::string &directory) : dir(directory) {
   } catch (const json::exception &error) {
     throw Error(path("manifest.json") + " is not valid JSON: " + error.what());
   }
-  Reader root(manifest, "the top level");
+  Reader root(manifest, Reader::kTopLevel);
   if (!root.has("format") || root.string("format") != "heterps-bundle")
     root.fail("is not a heterps bundle manifest (format)");
   if (root.integer("version") != 1)
