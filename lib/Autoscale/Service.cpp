@@ -1095,8 +1095,8 @@ bool Loop::supervisorLost(ServiceJob &job, const jobs::JobFiles &jobFiles) {
   std::string engineId;
   if (std::optional<json::Object> jobState = readJobState(jobFiles))
     engineId = jobState->getString("engine_id").value_or("").str();
-  const std::string ended =
-      jobs::endLeftoverAttempt(engineId, jobFiles.heartbeats);
+  const std::string ended = jobs::endLeftoverAttempt(
+      engineId, jobFiles.directory, jobFiles.heartbeats);
   if (!ended.empty())
     log << "heterps elastic: " << job.id << ": " << ended << "\n";
   if (job.cancelRequested || job.supervisorLosses >= kMostSupervisorLosses)

@@ -21,13 +21,29 @@ int endAttemptProcesses(const std::string &heartbeatDirectory) {
                                       heartbeatDirectory);
 }
 
+/// "cancelled slurm job N, which its supervisor left running".
+std::string cancelLeftoverSlurmJob(const std::string &jobId) {
+  const bool ended = cancelSlurmJob(jobId);
+  return "cancelled slurm job " + jobId +
+         ", which its supervisor left running" +
+         (ended ? "" : " (Slurm had not ended it after 30 s)");
+}
+
 std::string endLeftoverAttempt(const std::string &engineId,
+                               const std::string &jobDirectory,
                                const std::string &heartbeatDirectory) {
   llvm::StringRef id(engineId);
-  if (id.consume_front("slurm job ") && !id.empty()) {
-    const bool ended = cancelSlurmJob(id.str());
-    return "cancelled " + engineId + ", which its supervisor left running" +
-           (ended ? "" : " (Slurm had not ended it after 30 s)");
+  if (id.consume_front("slurm job ") && !id.empty())
+    return cancelLeftoverSlurmJob(id.str());
+  if (engineId.empty()) {
+    // No record of the engine (state.json damaged): Slurm knows the job by
+    // the batch script in its directory.
+    std::string cancelled;
+    for (const std::string &jobId : slurmJobsOfDirectory(jobDirectory))
+      cancelled +=
+          (cancelled.empty() ? "" : "; ") + cancelLeftoverSlurmJob(jobId);
+    if (!cancelled.empty())
+      return cancelled;
   }
   const int ended = endAttemptProcesses(heartbeatDirectory);
   if (ended == 0)

@@ -101,6 +101,12 @@ std::string field(const std::string &record, const std::string &key) {
   return "";
 }
 
+/// The batch script of the job in `jobDirectory`: what Slurm runs, and how
+/// its job is found again without its id.
+std::string batchScriptOf(const std::string &jobDirectory) {
+  return jobDirectory + "/slurm-job.sh";
+}
+
 bool isFinal(StringRef state) {
   return state == "COMPLETED" || state == "FAILED" || state == "CANCELLED" ||
          state == "TIMEOUT" || state == "NODE_FAIL" || state == "PREEMPTED" ||
@@ -250,7 +256,7 @@ public:
   }
 
 private:
-  std::string batchScript() const { return jobDirectory + "/slurm-job.sh"; }
+  std::string batchScript() const { return batchScriptOf(jobDirectory); }
   std::string attemptScript() const {
     return jobDirectory + "/slurm-attempt.sh";
   }
@@ -371,6 +377,25 @@ bool cancelSlurmJob(const std::string &jobId, double waitSeconds) {
       return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+}
+
+std::vector<std::string> slurmJobsOfDirectory(const std::string &jobDirectory) {
+  if (!sys::findProgramByName("squeue"))
+    return {};
+  // %o: the batch script's path, as sbatch was given it.
+  CommandResult result = runCommand({"squeue", "-h", "-o", "%i %o"}, 15);
+  std::vector<std::string> ids;
+  if (result.exitCode != 0)
+    return ids;
+  const std::string script = batchScriptOf(jobDirectory);
+  SmallVector<StringRef> lines;
+  StringRef(result.output).split(lines, '\n', -1, /*KeepEmpty=*/false);
+  for (StringRef line : lines) {
+    auto [id, command] = line.trim().split(' ');
+    if (command.trim() == script && !id.empty())
+      ids.push_back(id.str());
+  }
+  return ids;
 }
 
 Expected<std::unique_ptr<Backend>>

@@ -491,15 +491,17 @@ int runJob(const std::vector<std::string> &args) {
     std::cerr << "heterps job: warning: " << damagedState(files)
               << "; kept as state.json.damaged, and the job goes on from its "
                  "newest checkpoint in the job file's initial shape\n";
-    const std::string ended = endLeftoverAttempt("", files.heartbeats);
+    const std::string ended =
+        endLeftoverAttempt("", files.directory, files.heartbeats);
     if (!ended.empty())
       std::cerr << "heterps job: " << ended << "\n";
   }
   if (previous) {
     // A supervisor killed with SIGKILL left its attempt running: it would
     // go on writing checkpoints beside this one's ranks.
-    const std::string ended = endLeftoverAttempt(
-        previous->getString("engine_id").value_or("").str(), files.heartbeats);
+    const std::string ended =
+        endLeftoverAttempt(previous->getString("engine_id").value_or("").str(),
+                           files.directory, files.heartbeats);
     if (!ended.empty())
       std::cerr << "heterps job: " << ended << "\n";
     options.earlier = parseEarlierRun(*previous);
@@ -652,8 +654,9 @@ int stopJob(const std::vector<std::string> &args) {
                 "job run` process yourself");
   if (!live) {
     // A supervisor killed with SIGKILL may have left its attempt running.
-    const std::string ended = endLeftoverAttempt(
-        state.getString("engine_id").value_or("").str(), files.heartbeats);
+    const std::string ended =
+        endLeftoverAttempt(state.getString("engine_id").value_or("").str(),
+                           files.directory, files.heartbeats);
     if (ended.empty())
       throw Error("job '" + files.directory + "' has no running supervisor" +
                   endedPhase(state));

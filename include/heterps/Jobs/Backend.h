@@ -115,9 +115,16 @@ makeSlurmBackend(const BackendSpec &spec, const std::string &jobName,
 /// a Slurm job, the batch job; on one machine, every process whose
 /// environment names the job's `heartbeatDirectory` (the launch, mpirun
 /// and the ranks here; ranks on other hosts end when their daemon loses
-/// mpirun). A message saying what was ended, empty when nothing was left.
+/// mpirun). With no id (a damaged state.json), the Slurm batch jobs of
+/// `jobDirectory` too. A message saying what was ended, empty when nothing
+/// was left.
 std::string endLeftoverAttempt(const std::string &engineId,
+                               const std::string &jobDirectory,
                                const std::string &heartbeatDirectory);
+
+/// The ids of the Slurm jobs still queued or running whose batch script is
+/// `jobDirectory`'s: none where Slurm's client is missing or cannot answer.
+std::vector<std::string> slurmJobsOfDirectory(const std::string &jobDirectory);
 
 /// SIGKILLs every process of this machine whose environment names
 /// `heartbeatDirectory` as HETERPS_HEARTBEAT_DIR: the launch, mpirun and the
