@@ -270,6 +270,8 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
 
   OwningOpRef<ModuleOp> module =
       import::importONNX(options.model, file->getBuffer(), &context, bindings);
+  // The module holds the weights now: the file's copy goes.
+  file.reset();
   if (!module)
     return nullptr; // the importer reported it
   if (stopRequested(options))

@@ -44,7 +44,9 @@ public:
         fileLoc(FileLineColLoc::get(context, path, 0, 0)),
         strictInference(std::move(strictInference)) {}
 
-  OwningOpRef<ModuleOp> run(const onnx::ModelProto &model);
+  /// Imports `model`, releasing each main-graph initializer's raw data as
+  /// it becomes a weight (a model's weights are held about once).
+  OwningOpRef<ModuleOp> run(onnx::ModelProto &model);
 
 private:
   /// Reports an error at the model file and remembers that one happened.
@@ -217,29 +219,31 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
   }
   auto type = RankedTensorType::get(shape, *element);
 
-  std::vector<char> bytes;
+  // Raw data is read where it is (a model's weights are not copied twice).
+  std::vector<char> converted;
+  ArrayRef<char> bytes;
   if (tensor.has_raw_data()) {
-    const std::string &raw = tensor.raw_data();
-    bytes.assign(raw.begin(), raw.end());
+    bytes = ArrayRef<char>(tensor.raw_data().data(), tensor.raw_data().size());
   } else {
     switch (tensor.data_type()) {
     case onnx::TensorProto::FLOAT:
-      appendNarrowed(bytes, tensor.float_data(), 4);
+      appendNarrowed(converted, tensor.float_data(), 4);
       break;
     case onnx::TensorProto::DOUBLE:
-      appendNarrowed(bytes, tensor.double_data(), 8);
+      appendNarrowed(converted, tensor.double_data(), 8);
       break;
     case onnx::TensorProto::INT64:
-      appendNarrowed(bytes, tensor.int64_data(), 8);
+      appendNarrowed(converted, tensor.int64_data(), 8);
       break;
     case onnx::TensorProto::UINT32:
     case onnx::TensorProto::UINT64:
-      appendNarrowed(bytes, tensor.uint64_data(), width);
+      appendNarrowed(converted, tensor.uint64_data(), width);
       break;
     default: // int8/16/32, uint8/16, bool, float16 and bfloat16 bits.
-      appendNarrowed(bytes, tensor.int32_data(), width);
+      appendNarrowed(converted, tensor.int32_data(), width);
       break;
     }
+    bytes = converted;
   }
   if (bytes.size() != static_cast<size_t>(byteCount)) {
     error() << what << " holds " << bytes.size() / std::max<size_t>(width, 1)
@@ -253,8 +257,7 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
     return ElementsAttr(DenseElementsAttr::get(type, flags));
   }
   if (count <= kInlineElementLimit)
-    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(
-        type, ArrayRef<char>(bytes.data(), bytes.size())));
+    return ElementsAttr(DenseElementsAttr::getFromRawBuffer(type, bytes));
   // Large values stay out of the op's text: a blob in the resource section.
   std::string key = tensor.name().empty() ? "tensor" : tensor.name();
   for (char &c : key)
@@ -262,8 +265,8 @@ FailureOr<ElementsAttr> Importer::convertTensor(const onnx::TensorProto &tensor,
       c = '_';
   if (!llvm::isAlpha(key.front()) && key.front() != '_')
     key.insert(0, "t");
-  AsmResourceBlob blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(bytes.data(), bytes.size()), width);
+  AsmResourceBlob blob =
+      HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes, width);
   return ElementsAttr(
       DenseResourceElementsAttr::get(type, key, std::move(blob)));
 }
@@ -577,7 +580,7 @@ LogicalResult Importer::importNode(const onnx::NodeProto &node, int index) {
   return success();
 }
 
-OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
+OwningOpRef<ModuleOp> Importer::run(onnx::ModelProto &model) {
   const onnx::GraphProto &graph = model.graph();
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   SmallVector<NamedAttribute> opsetAttrs;
@@ -672,11 +675,15 @@ OwningOpRef<ModuleOp> Importer::run(const onnx::ModelProto &model) {
   for (auto [info, arg] : llvm::zip(argInfos, entry->getArguments()))
     values[info->name()] = arg;
 
-  for (const auto &init : graph.initializer()) {
+  for (onnx::TensorProto &init :
+       *model.mutable_graph()->mutable_initializer()) {
     std::string what = "initializer '" + init.name() + "'";
     FailureOr<ElementsAttr> value = convertTensor(init, what);
     if (::failed(value))
       return nullptr;
+    if (init.has_raw_data())
+      std::string().swap(*init.mutable_raw_data()); // frees it, unlike clear
+
     Location loc = NameLoc::get(builder.getStringAttr(init.name()), fileLoc);
     Value result;
     if (isa<FloatType>(value->getElementType()))

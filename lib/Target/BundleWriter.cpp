@@ -59,37 +59,80 @@ struct ChannelEntry {
   int64_t from = -1, to = -1; // stage index; -1 is the caller
 };
 
-/// Writes `files` into `directory` through a temporary sibling directory
-/// renamed at the end, so a failure leaves no partial bundle behind.
-LogicalResult writeFiles(Location loc, StringRef directory,
-                         ArrayRef<std::pair<std::string, std::string>> files) {
-  std::string error;
-  if (std::string refused = bundleDestinationError(directory); !refused.empty())
-    return emitError(loc) << refused;
-  std::string staging = makeStagingDirectory(directory, "partial", error);
-  if (staging.empty())
-    return emitError(loc) << error;
-  for (const auto &[name, contents] : files) {
+/// A bundle being written: a directory of its own beside its destination,
+/// renamed there at the end, so a failure leaves no partial bundle behind
+/// (the destructor removes what was not installed). weights.bin streams
+/// into it as it is made.
+class StagedBundle {
+public:
+  StagedBundle(Location loc, StringRef directory)
+      : loc(loc), directory(directory.str()) {}
+  ~StagedBundle() {
+    weightsStream.reset();
+    if (!staging.empty())
+      (void)llvm::sys::fs::remove_directories(staging);
+  }
+
+  /// Makes the directory and opens weights.bin in it.
+  LogicalResult open() {
+    if (std::string refused = bundleDestinationError(directory);
+        !refused.empty())
+      return emitError(loc) << refused;
+    std::string error;
+    staging = makeStagingDirectory(directory, "partial", error);
+    if (staging.empty())
+      return emitError(loc) << error;
+    std::error_code ec;
+    weightsStream =
+        std::make_unique<llvm::raw_fd_ostream>(pathOf("weights.bin"), ec);
+    if (ec)
+      return cannotWrite("weights.bin", ec);
+    return success();
+  }
+  llvm::raw_ostream &weightsFile() { return *weightsStream; }
+
+  /// Closes weights.bin, writes `files` beside it and moves the bundle to
+  /// its destination.
+  LogicalResult install(ArrayRef<std::pair<std::string, std::string>> files) {
+    weightsStream->close();
+    if (weightsStream->has_error())
+      return cannotWrite("weights.bin", weightsStream->error());
+    for (const auto &[name, contents] : files) {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(pathOf(name), ec);
+      if (!ec) {
+        os << contents;
+        os.close();
+        if (os.has_error())
+          ec = os.error();
+      }
+      if (ec)
+        return cannotWrite(name, ec);
+    }
+    std::string error;
+    // Removes the staging directory itself on failure.
+    bool installed = installBundleDirectory(staging, directory, error);
+    staging.clear();
+    if (!installed)
+      return emitError(loc) << error;
+    return success();
+  }
+
+private:
+  std::string pathOf(StringRef name) const {
     SmallString<256> path(staging);
     llvm::sys::path::append(path, name);
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    if (!ec) {
-      os << contents;
-      os.close();
-      if (os.has_error())
-        ec = os.error();
-    }
-    if (ec) {
-      (void)llvm::sys::fs::remove_directories(staging);
-      return emitError(loc)
-             << "cannot write '" << path << "': " << ec.message();
-    }
+    return path.str().str();
   }
-  if (!installBundleDirectory(staging, directory, error))
-    return emitError(loc) << error;
-  return success();
-}
+  LogicalResult cannotWrite(StringRef name, std::error_code ec) const {
+    return emitError(loc) << "cannot write '" << pathOf(name)
+                          << "': " << ec.message();
+  }
+
+  Location loc;
+  std::string directory, staging;
+  std::unique_ptr<llvm::raw_fd_ostream> weightsStream;
+};
 
 /// The manifest's "training" section: what autodiff recorded, the
 /// parameters the server trains (initial values appended to the weights)
@@ -108,14 +151,14 @@ FailureOr<llvm::json::Object> trainingSection(ModuleOp module,
   };
   llvm::json::Array parameters;
   for (auto &[name, weight] : trained.parameters) {
-    FailureOr<std::string> data = bytesOf(weight.getValue());
-    if (failed(data))
+    FailureOr<uint64_t> offset = weights.add(weight.getValue());
+    if (failed(offset))
       return weight.emitError() << "parameter data is not dense";
     llvm::json::Object parameter{
         {"name", name},
         {"dtype", "f32"},
         {"shape", shapeJSON(weight.getType().getShape())},
-        {"offset", static_cast<int64_t>(weights.add(*data))},
+        {"offset", static_cast<int64_t>(*offset)},
     };
     // Parameters the server changes other than by the optimizer (batch
     // norm's running statistics and training flag); absent means
@@ -283,9 +326,12 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
     return failure();
   func::FuncOp main = programs->all.main;
 
+  StagedBundle bundle(module.getLoc(), directory);
+  if (failed(bundle.open()))
+    return failure();
   // Every program's share of weights.bin, in the order --hps-pack-weights
   // laid them out.
-  WeightsFile weights;
+  WeightsFile weights(bundle.weightsFile());
   for (func::FuncOp func : programs->all.inWeightsOrder())
     if (failed(writeStageWeights(func, weights)))
       return failure();
@@ -367,10 +413,10 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
       return emitError(module.getLoc())
              << "no initial value for parameter-server table '"
              << entry.getKey() << "'";
-    FailureOr<std::string> data = bytesOf(source.getValue());
-    if (failed(data))
+    FailureOr<uint64_t> offset = weights.add(source.getValue());
+    if (failed(offset))
       return source.emitError() << "table data is not dense";
-    entry.getValue().offset = weights.add(*data);
+    entry.getValue().offset = *offset;
     tableList.push_back(llvm::json::Object{
         {"name", entry.getKey()},
         {"dtype", entry.getValue().dtype},
@@ -448,10 +494,10 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
       ElementsAttr data = isa<ConstantOp>(producer)
                               ? cast<ConstantOp>(producer).getValue()
                               : cast<WeightOp>(producer).getValue();
-      FailureOr<std::string> bytes = bytesOf(data);
-      if (failed(bytes))
+      FailureOr<uint64_t> offset = weights.add(data);
+      if (failed(offset))
         return producer->emitError() << "output data is not dense";
-      output["constant_offset"] = static_cast<int64_t>(weights.add(*bytes));
+      output["constant_offset"] = static_cast<int64_t>(*offset);
     } else {
       return main.emitError() << "output #" << i
                               << " is neither received from a stage nor "
@@ -499,9 +545,9 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
       {"channels", std::move(channelArray)},
       {"stages", std::move(stageList)},
       {"tables", std::move(tableList)},
-      {"weights", llvm::json::Object{{"file", "weights.bin"},
-                                     {"bytes", static_cast<int64_t>(
-                                                   weights.data.size())}}},
+      {"weights",
+       llvm::json::Object{{"file", "weights.bin"},
+                          {"bytes", static_cast<int64_t>(weights.size())}}},
   };
   if (auto batch = main->getAttrOfType<IntegerAttr>("hps.batch"))
     manifest["batch"] = batch.getInt();
@@ -513,9 +559,9 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
     if (failed(section))
       return failure();
     manifest["training"] = std::move(*section);
-    manifest["weights"] = llvm::json::Object{
-        {"file", "weights.bin"},
-        {"bytes", static_cast<int64_t>(weights.data.size())}};
+    manifest["weights"] =
+        llvm::json::Object{{"file", "weights.bin"},
+                           {"bytes", static_cast<int64_t>(weights.size())}};
   }
   if (auto graph = main->getAttrOfType<StringAttr>("hps.graph_name"))
     manifest["model"] = graph.getValue();
@@ -532,9 +578,8 @@ LogicalResult heterps::target::writeStageBundle(ModuleOp module,
   llvm::raw_string_ostream manifestOS(manifestText);
   manifestOS << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)))
              << "\n";
-  files.emplace_back("weights.bin", std::move(weights.data));
   files.emplace_back("manifest.json", std::move(manifestText));
-  return writeFiles(module.getLoc(), directory, files);
+  return bundle.install(files);
 }
 
 void heterps::target::registerStageBundleTranslation() {

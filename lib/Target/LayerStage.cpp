@@ -179,11 +179,14 @@ heterps::target::prepareLayerStage(Operation *layer,
   buildStagePreparationPipeline(pm, /*fuseElementwise=*/false);
   if (failed(pm.run(*result.module)))
     return error(diagnostics.empty() ? "the stage passes failed" : diagnostics);
-  WeightsFile weights;
+  std::string weightsBytes;
+  llvm::raw_string_ostream weightsStream(weightsBytes);
+  WeightsFile weights(weightsStream);
   if (failed(writeStageWeights(stage, weights)))
     return error(diagnostics);
+  weightsStream.flush();
   auto range = stage->getAttrOfType<DenseI64ArrayAttr>(kWeightsRangeAttrName);
-  result.weights = weights.data.substr(range[0], range[1] - range[0]);
+  result.weights = weightsBytes.substr(range[0], range[1] - range[0]);
   if (auto bytes = stage->getAttrOfType<IntegerAttr>(kArenaBytesAttrName))
     result.arenaBytes = bytes.getInt();
   return std::move(result);

@@ -14,14 +14,58 @@ using namespace heterps;
 using namespace heterps::hps;
 using namespace heterps::target;
 
+uint64_t WeightsFile::add(llvm::StringRef bytes) {
+  const uint64_t offset = alignUp(written);
+  fill(offset);
+  os << bytes;
+  written += bytes.size();
+  return offset;
+}
+
+FailureOr<uint64_t> WeightsFile::add(ElementsAttr value) {
+  const uint64_t offset = alignUp(written);
+  fill(offset);
+  if (failed(write(value)))
+    return failure();
+  return offset;
+}
+
 LogicalResult WeightsFile::put(uint64_t offset, llvm::StringRef bytes) {
-  if (offset >= data.size()) {
-    data.resize(offset, '\0');
-    data.append(bytes.data(), bytes.size());
-    return success();
+  if (offset < written)
+    return failure();
+  fill(offset);
+  os << bytes;
+  written += bytes.size();
+  return success();
+}
+
+LogicalResult WeightsFile::put(uint64_t offset, ElementsAttr value,
+                               bool &overlaps) {
+  overlaps = false;
+  if (offset < written) {
+    auto found = placed.find(offset);
+    overlaps = found == placed.end() || found->second != value;
+    return failure(overlaps);
   }
-  return success(offset + bytes.size() <= data.size() &&
-                 llvm::StringRef(data).substr(offset, bytes.size()) == bytes);
+  fill(offset);
+  placed[offset] = value;
+  return write(value);
+}
+
+void WeightsFile::fill(uint64_t size) {
+  static const char zeros[64] = {};
+  while (written < size) {
+    const uint64_t n = std::min<uint64_t>(sizeof zeros, size - written);
+    os.write(zeros, n);
+    written += n;
+  }
+}
+
+LogicalResult WeightsFile::write(ElementsAttr value) {
+  return forEachBytesChunk(value, [&](llvm::StringRef bytes) {
+    os << bytes;
+    written += bytes.size();
+  });
 }
 
 namespace {
@@ -56,49 +100,69 @@ LogicalResult heterps::target::writeStageWeights(func::FuncOp stage,
     if (!isa<WeightOp, ConstantOp, ShapeOp>(op) ||
         isTrainable(dyn_cast<WeightOp>(op)))
       continue;
-    FailureOr<std::string> data = failure();
+    auto offset = op.getAttrOfType<IntegerAttr>(kWeightsOffsetAttrName);
+    auto type = dyn_cast<RankedTensorType>(op.getResult(0).getType());
+    if (!offset || !type || !type.hasStaticShape() ||
+        uint64_t(offset.getInt()) < begin ||
+        uint64_t(offset.getInt()) + uint64_t(type.getNumElements()) *
+                                        elementBytes(type.getElementType()) >
+            end)
+      return op.emitError() << "no place in the stage's share of weights.bin ("
+                            << kWeightsOffsetAttrName << ")";
+    bool overlaps = true;
     if (auto shape = dyn_cast<ShapeOp>(op)) {
-      data = staticExtents(shape);
+      if (succeeded(weights.put(offset.getInt(), staticExtents(shape))))
+        continue;
     } else {
       auto weight = dyn_cast<WeightOp>(op);
-      data =
-          bytesOf(weight ? weight.getValue() : cast<ConstantOp>(op).getValue());
-      if (failed(data))
+      if (succeeded(weights.put(offset.getInt(),
+                                weight ? weight.getValue()
+                                       : cast<ConstantOp>(op).getValue(),
+                                overlaps)))
+        continue;
+      if (!overlaps)
         return op.emitError() << (weight ? "weight data is not dense"
                                          : "constant data is not dense");
     }
-    auto offset = op.getAttrOfType<IntegerAttr>(kWeightsOffsetAttrName);
-    if (!offset || uint64_t(offset.getInt()) < begin ||
-        offset.getInt() + data->size() > end)
-      return op.emitError() << "no place in the stage's share of weights.bin ("
-                            << kWeightsOffsetAttrName << ")";
-    if (failed(weights.put(offset.getInt(), *data)))
-      return op.emitError() << "its place in weights.bin overlaps another's";
+    return op.emitError() << "its place in weights.bin overlaps another's";
   }
   weights.fill(end);
   return success();
 }
 
-FailureOr<std::string> heterps::target::bytesOf(ElementsAttr value) {
+LogicalResult heterps::target::forEachBytesChunk(
+    ElementsAttr value, llvm::function_ref<void(llvm::StringRef)> chunk) {
   auto type = cast<ShapedType>(value.getType());
   Type element = type.getElementType();
-  int64_t count = type.getNumElements();
-  unsigned width = elementBytes(element);
-  std::string bytes;
+  const int64_t count = type.getNumElements();
+  const unsigned width = elementBytes(element);
+  // Expanded data (splats, i1) goes out in pieces of this many elements.
+  constexpr int64_t kChunkElements = int64_t(1) << 20;
   if (auto dense = dyn_cast<DenseIntOrFPElementsAttr>(value)) {
+    std::string piece;
     if (element.isInteger(1)) {
-      for (bool bit : dense.getValues<bool>())
-        bytes.push_back(bit ? 1 : 0);
-      return bytes;
+      for (bool bit : dense.getValues<bool>()) {
+        piece.push_back(bit ? 1 : 0);
+        if (static_cast<int64_t>(piece.size()) == kChunkElements) {
+          chunk(piece);
+          piece.clear();
+        }
+      }
+      if (!piece.empty())
+        chunk(piece);
+      return success();
     }
     ArrayRef<char> raw = dense.getRawData();
-    if (dense.isSplat()) {
-      bytes.reserve(count * width);
-      for (int64_t i = 0; i < count; ++i)
-        bytes.append(raw.data(), width);
-      return bytes;
+    if (!dense.isSplat()) {
+      chunk(llvm::StringRef(raw.data(), raw.size()));
+      return success();
     }
-    return std::string(raw.data(), raw.size());
+    for (int64_t i = 0; i < std::min(count, kChunkElements); ++i)
+      piece.append(raw.data(), width);
+    for (int64_t done = 0; done < count; done += kChunkElements)
+      chunk(llvm::StringRef(piece).take_front(
+          std::min(count - done, kChunkElements) * width));
+    return success();
   }
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
     AsmResourceBlob *blob = resource.getRawHandle().getBlob();
@@ -107,7 +171,16 @@ FailureOr<std::string> heterps::target::bytesOf(ElementsAttr value) {
     ArrayRef<char> data = blob->getData();
     if (static_cast<int64_t>(data.size()) != count * width)
       return failure();
-    return std::string(data.data(), data.size());
+    chunk(llvm::StringRef(data.data(), data.size()));
+    return success();
   }
   return failure();
+}
+
+FailureOr<std::string> heterps::target::bytesOf(ElementsAttr value) {
+  std::string bytes;
+  if (failed(forEachBytesChunk(
+          value, [&](llvm::StringRef piece) { bytes.append(piece); })))
+    return failure();
+  return bytes;
 }
