@@ -157,3 +157,14 @@ func.func @recurrence(%x: tensor<4x5x3xf32> {hps.batched}) -> (tensor<4x5x2xf32>
   %y2, %h2, %c2 = hps.recurrence %p, %r, %rb, %fixed initial_c %h0 {activations = ["Sigmoid", "Tanh", "Tanh"], cell = "lstm"} : (tensor<5x4x8xf32>, tensor<8x2xf32>, tensor<8xf32>, tensor<4x2xf32>, tensor<4x2xf32>) -> (tensor<5x4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>)
   return %yt, %h, %h2 : tensor<4x5x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
 }
+
+// -----
+
+// A value of no elements follows its extent through a reshape (the offset
+// arithmetic divided by zero there).
+// CHECK-LABEL: func.func @no_elements
+// CHECK-NOT: hps.mixes_samples
+func.func @no_elements(%x: tensor<4x0xf32> {hps.batched}) -> (tensor<4x0x1xf32> {hps.batched}) {
+  %r = hps.reshape %x {shape = array<i64: 4, 0, 1>} : (tensor<4x0xf32>) -> tensor<4x0x1xf32>
+  return %r : tensor<4x0x1xf32>
+}

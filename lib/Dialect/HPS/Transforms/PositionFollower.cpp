@@ -57,15 +57,17 @@ PositionFollower::reshaped(Operation *reshape, const FollowedAxis &from) const {
   const int64_t block = from.group * inner(in, from.axis);
   std::optional<FollowedAxis> found;
   for (int64_t b = 0; b < static_cast<int64_t>(out.size()); ++b) {
-    const int64_t stride = inner(out, b);
-    if (count == 0 || stride == 0) {
-      // An empty axis: where its extent goes unchanged.
-      if (count == 0 && out[b] == 0 &&
+    if (count == 0 || block == 0) {
+      // No elements: the axis follows where its extent goes unchanged.
+      if (out[b] == in[from.axis] &&
           ShapedType::getNumElements(out.take_front(b)) ==
               ShapedType::getNumElements(in.take_front(from.axis)))
-        return FollowedAxis{b, from.source, 1, 1};
+        return FollowedAxis{b, from.source, from.group, from.repeat};
       continue;
     }
+    const int64_t stride = inner(out, b);
+    if (stride == 0)
+      continue;
     if (block % stride != 0 || (out[b] * stride) % (count * block) != 0)
       continue;
     FollowedAxis candidate{b, from.source, block / stride,
