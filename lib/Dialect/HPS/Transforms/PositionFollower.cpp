@@ -88,8 +88,7 @@ LogicalResult PositionFollower::broadcastRule(Operation *op,
   for (Value operand : op->getOperands()) {
     int64_t offset = rank - rankOf(operand);
     if (std::optional<FollowedAxis> p = axisOf(operand)) {
-      FollowedAxis aligned = *p;
-      aligned.axis += offset;
+      FollowedAxis aligned = p->at(p->axis + offset);
       if (result && !(*result == aligned)) {
         reject(op, *p, "combines it with positions of another extent or axis");
         return failure();
@@ -138,9 +137,7 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
                      const Twine &why) -> LogicalResult {
     if (!axis)
       return refuse(reader, why);
-    FollowedAxis moved = first;
-    moved.axis = *axis;
-    setAll(reader, moved);
+    setAll(reader, first.at(*axis));
     return success();
   };
   // Only `operand` may be followed, and only along `axis`, which the
@@ -355,11 +352,6 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
                                             {recurrence.getInitialH(), 0},
                                             {recurrence.getLengths(), 0},
                                             {recurrence.getInitialC(), 0}};
-        auto along = [&](int64_t axis) {
-          FollowedAxis rows = first;
-          rows.axis = axis;
-          return rows;
-        };
         for (auto [operand, axis] : rows) {
           if (!operand)
             continue;
@@ -367,13 +359,13 @@ LogicalResult PositionFollower::propagate(Operation *op, Reject reject) {
           if (!p && !uniformAlong(operand, axis))
             return refuse(recurrence,
                           "combines it with a tensor of a fixed extent there");
-          if (p && !(*p == along(axis)))
+          if (p && !(*p == first.at(axis)))
             return refuse(recurrence, "runs a sequence across that axis");
         }
-        followed[recurrence.getY()] = along(1);
-        followed[recurrence.getHLast()] = along(0);
+        followed[recurrence.getY()] = first.at(1);
+        followed[recurrence.getHLast()] = first.at(0);
         if (Value c = recurrence.getCLast())
-          followed[c] = along(0);
+          followed[c] = first.at(0);
         return success();
       })
       .Case([&](DeterminantOp det) {

@@ -34,6 +34,12 @@ struct FollowedAxis {
   int64_t group = 1;
   int64_t repeat = 1;
   bool whole() const { return group == 1 && repeat == 1; }
+  /// The same positions along another axis.
+  FollowedAxis at(int64_t other) const {
+    FollowedAxis moved = *this;
+    moved.axis = other;
+    return moved;
+  }
   bool operator==(const FollowedAxis &other) const {
     return axis == other.axis && source == other.source &&
            group == other.group && repeat == other.repeat;
