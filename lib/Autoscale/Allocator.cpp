@@ -312,9 +312,14 @@ std::vector<int> solve(const AllocationRequest &request,
   if (exhaustive) {
     method = AllocationMethod::Exhaustive;
     picks = solveExhaustive(problem);
-  } else if (problem.numClasses == 1) {
+  } else if (problem.numClasses == 1 &&
+             int64_t(problem.options.size()) <=
+                 request.exactTableCells / (int64_t(capacity[0]) + 1)) {
     method = AllocationMethod::SingleClassDP;
     picks = solveSingleClassExact(problem);
+  } else if (problem.numClasses == 1) {
+    method = AllocationMethod::Lagrangian;
+    picks = solveLagrangian(problem, bound);
   } else {
     // The exact program's time is states x options; keep it to about a second.
     int64_t states = multiClassStates(capacity);

@@ -14,6 +14,7 @@
 
 #include "ReportJSON.h"
 #include "heterps/Autoscale/Allocator.h"
+#include "heterps/Autoscale/Trace.h"
 #include "heterps/Schedule/Scheduler.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -332,6 +333,13 @@ generatePricedMix(const PricedMixOptions &options,
   static const int kGpusBySize[] = {1, 2, 4};
   for (int i = 0; i < options.jobs; ++i) {
     now += -std::log(1 - uniform(rng)) * 3600 / options.ratePerHour;
+    // A workload's bound on arrivals (Trace.h).
+    if (now > kMostSubmitSeconds)
+      return createStringError(
+          inconvertibleErrorCode(),
+          "%d jobs at %g per hour arrive past %g s (job %d at %.0f s): "
+          "raise the rate or lower the job count",
+          options.jobs, options.ratePerHour, kMostSubmitSeconds, i, now);
     PricedJob job;
     job.name = "job-" + std::to_string(i);
     job.submitTime = std::round(now);
@@ -471,9 +479,22 @@ Expected<PricedResult> simulatePriced(const std::vector<PricedJob> &specs,
 
   while (finished < jobs.size() && now < horizon) {
     std::vector<size_t> active;
+    std::optional<double> nextArrival;
     for (size_t i : order)
       if (specs[i].submitTime <= now && !jobs[i].done)
         active.push_back(i);
+      else if (!jobs[i].done && !nextArrival)
+        nextArrival = specs[i].submitTime;
+    // An idle cluster waits for the next arrival at the first decision
+    // after it, as the trace simulator does (a slow mix stepped through
+    // years of empty intervals).
+    if (active.empty() && nextArrival) {
+      now = std::ceil(*nextArrival / options.interval) * options.interval;
+      continue;
+    }
+    // The last interval ends at the horizon (jobs finished after it and
+    // the makespan ran past it).
+    const double step = std::min(options.interval, horizon - now);
     if (options.policy == PricedPolicy::WholeGpu) {
       // Strict FIFO on each job's own request; held until the job ends.
       for (size_t i : active) {
@@ -574,10 +595,10 @@ Expected<PricedResult> simulatePriced(const std::vector<PricedJob> &specs,
       bool running = llvm::any_of(job.devices, [](int d) { return d > 0; });
       if (!running)
         continue;
-      double pause = std::min(job.restartLeft, options.interval);
+      double pause = std::min(job.restartLeft, step);
       job.restartLeft -= pause;
-      double held = options.interval;
-      double left = options.interval - pause;
+      double held = step;
+      double left = step - pause;
       if (job.rate > 0 && job.progress + job.rate * left >= job.spec->work) {
         held = pause + (job.spec->work - job.progress) / job.rate;
         job.progress = job.spec->work;
@@ -595,7 +616,7 @@ Expected<PricedResult> simulatePriced(const std::vector<PricedJob> &specs,
         ++finished;
       }
     }
-    now += options.interval;
+    now += step;
   }
 
   std::vector<double> jcts;
@@ -614,7 +635,7 @@ Expected<PricedResult> simulatePriced(const std::vector<PricedJob> &specs,
   result.completed = jcts.size();
   result.queued = result.jobs - result.completed;
   if (result.completed < result.jobs)
-    result.makespan = std::max(result.makespan, now);
+    result.makespan = std::max(result.makespan, std::min(now, horizon));
   if (!jcts.empty()) {
     llvm::sort(jcts);
     double sum = 0;

@@ -162,6 +162,20 @@ static Expected<ServiceJob> jobFromJson(const json::Object &o) {
     return n.value_or(0);
   };
   auto number = [&](StringRef key) { return o.getNumber(key).value_or(0); };
+  // Times (seconds since the epoch) and durations: a state edited or
+  // damaged by hand made `elastic predict` run for ever or print 1e30 s.
+  auto bounded = [&](StringRef key, double most) {
+    const double value = number(key);
+    if (!(value >= 0 && value <= most) && wrong.empty())
+      wrong = formatv("'{0}' is not a number of seconds from 0 to {1:e0}", key,
+                      most)
+                  .str();
+    return value;
+  };
+  auto time = [&](StringRef key) { return bounded(key, kMostStateTime); };
+  auto duration = [&](StringRef key) {
+    return bounded(key, kMostStateDuration);
+  };
   job.id = str("id");
   job.name = str("name");
   job.jobFile = str("job_file");
@@ -204,17 +218,21 @@ static Expected<ServiceJob> jobFromJson(const json::Object &o) {
   job.resizes = int(integer("resizes"));
   job.pendingResize = str("pending_resize");
   job.cancelRequested = o.getBoolean("cancel_requested").value_or(false);
-  job.submittedAt = number("submitted_at");
-  job.startedAt = number("started_at");
-  job.endedAt = number("ended_at");
-  job.startupSeconds = number("startup_s");
-  job.finishSeconds = number("finish_s");
+  job.submittedAt = time("submitted_at");
+  job.startedAt = time("started_at");
+  job.endedAt = time("ended_at");
+  job.startupSeconds = duration("startup_s");
+  job.finishSeconds = duration("finish_s");
   job.lastStep = integer("last_step");
-  job.lastStepAt = number("last_step_at");
+  job.lastStepAt = time("last_step_at");
   if (const json::Array *pauses = o.getArray("resize_pauses_s"))
-    for (const json::Value &v : *pauses)
-      job.resizePauses.push_back(v.getAsNumber().value_or(0));
-  job.pauseSince = number("pause_since");
+    for (const json::Value &v : *pauses) {
+      const double pause = v.getAsNumber().value_or(0);
+      if (!(pause >= 0 && pause <= kMostStateDuration) && wrong.empty())
+        wrong = "'resize_pauses_s' holds a pause out of range";
+      job.resizePauses.push_back(pause);
+    }
+  job.pauseSince = time("pause_since");
   job.pauseStep = integer("pause_step");
   job.pauseIsStart = o.getBoolean("pause_is_start").value_or(false);
   if (const json::Array *rates = o.getArray("rates"))
@@ -223,6 +241,13 @@ static Expected<ServiceJob> jobFromJson(const json::Object &o) {
         job.rates.push_back({int(r->getInteger("workers").value_or(0)),
                              r->getInteger("batch").value_or(0),
                              r->getNumber("steps_per_second").value_or(0)});
+  for (const auto &rate : job.rates)
+    if (!(rate.stepsPerSecond >= kLeastStepsPerSecond &&
+          rate.stepsPerSecond <= 1e9) &&
+        wrong.empty())
+      wrong = formatv("a rate's 'steps_per_second' is not from {0:e0} to 1e9",
+                      kLeastStepsPerSecond)
+                  .str();
   if (!wrong.empty())
     return failure("job '" + job.id + "': " + wrong);
   return job;
@@ -262,9 +287,19 @@ Expected<ServiceState> parseServiceState(const std::string &text) {
     return failure("the service state is not a JSON object");
   ServiceState state;
   state.lastPlan = o->getNumber("last_plan").value_or(0);
-  state.capacity = int(o->getInteger("capacity").value_or(0));
+  const int64_t capacity = o->getInteger("capacity").value_or(0);
+  if (capacity < 0 || capacity > kMostServiceSlots)
+    return failure("the service state's 'capacity' is not from 0 to " +
+                   std::to_string(kMostServiceSlots) + " slots");
+  state.capacity = int(capacity);
   state.intervalSeconds = o->getNumber("interval_s").value_or(0);
   state.resizeCostSeconds = o->getNumber("resize_cost_s").value_or(0);
+  if (!(state.intervalSeconds >= 0 &&
+        state.intervalSeconds <= kMostStateDuration) ||
+      !(state.resizeCostSeconds >= 0 &&
+        state.resizeCostSeconds <= kMostStateDuration))
+    return failure("the service state's 'interval_s' or 'resize_cost_s' is "
+                   "not a number of seconds from 0 to 1e9");
   // Without it, the file was read as no jobs and overwritten so: every
   // job, and the slots of the running ones, forgotten.
   const json::Array *jobs = o->getArray("jobs");

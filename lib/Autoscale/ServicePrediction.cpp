@@ -129,6 +129,14 @@ Expected<Prediction> predictService(const ServiceState &state,
   planOptions.capacity = out.capacity;
   const double dt = options.pollSeconds > 0 ? options.pollSeconds : 0.5;
   const double limit = 20 * (lastEnd - first) + 3600;
+  // Each poll replans: a state spanning years (or edited so) ran for ever.
+  constexpr double kMostPolls = 1e8;
+  if (limit / dt > kMostPolls)
+    return failure(formatv("the jobs span {0:F0} s from the first arrival to "
+                           "the last end; a replay at one poll per {1} s "
+                           "covers at most {2:F0} s",
+                           lastEnd - first, dt, (kMostPolls * dt - 3600) / 20)
+                       .str());
   double lastPlan = -1e18;
   bool trigger = true; // the start of the service
   size_t ended = 0;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "heterps/Autoscale/Trace.h"
+#include "heterps/Cluster/InputFile.h"
 #include "heterps/Cluster/JsonLimits.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -35,10 +36,16 @@ Error fileError(StringRef file, size_t line, const Twine &message) {
                            file + ":" + Twine(line) + ": error: " + message);
 }
 
-Expected<std::string> readText(StringRef path) {
-  auto buffer = MemoryBuffer::getFile(path);
+/// The most bytes a trace or workload file may hold (a workload of the
+/// generator's most jobs takes about 40 MB).
+constexpr uint64_t kMostTableBytes = uint64_t(1) << 30;
+
+/// `what`: "workload", "trace file", ... for "cannot read WHAT 'PATH'".
+Expected<std::string> readText(StringRef path, StringRef what) {
+  // A FIFO blocked, /dev/zero read until memory ran out.
+  auto buffer = cluster::readInputFile(path, what, kMostTableBytes);
   if (!buffer)
-    return fileError(path, 0, "cannot read: " + buffer.getError().message());
+    return buffer.takeError();
   return (*buffer)->getBuffer().str();
 }
 
@@ -123,6 +130,8 @@ Expected<double> number(const Table &table, const Table::Row &row,
 
 /// The most nodes, replicas or local batch a trace row may give.
 constexpr int64_t kMostTraceCount = 1000000;
+/// The most samples of a batch, in a workload or a validation trace.
+constexpr int64_t kMostBatch = 100'000'000;
 /// The largest gradient statistic a validation row may give.
 constexpr double kMostGradientStatistic = 1e100;
 
@@ -289,7 +298,7 @@ Expected<ApplicationTrace> readApplicationTrace(StringRef tracesDir,
         {"scalability.csv", false}}) {
     SmallString<256> path(dir);
     sys::path::append(path, name);
-    auto text = readText(path);
+    auto text = readText(path, "trace file");
     if (!text)
       return text.takeError();
     if (Error error = parseSteps(*text, path, byPlacement, trace))
@@ -305,7 +314,13 @@ Expected<ApplicationTrace> readApplicationTrace(StringRef tracesDir,
     if (file.getAsInteger(10, batch) || batch <= 0)
       return fileError(it->path(), 0,
                        "expected validation-B.csv with a positive batch B");
-    auto text = readText(it->path());
+    // A workload's batch_size's bound: past it the batch grid's step
+    // counts overflowed (a SIGFPE at 1e11, wrong times at 3e10).
+    if (batch > kMostBatch)
+      return fileError(it->path(), 0,
+                       "batch " + std::to_string(batch) +
+                           " is more than 100000000 samples");
+    auto text = readText(it->path(), "trace file");
     if (!text)
       return text.takeError();
     auto rows = parseValidation(*text, it->path());
@@ -385,7 +400,7 @@ Expected<std::vector<WorkloadJob>> parseWorkload(StringRef text,
     if (*batch <= 0)
       return fileError(file, row.line, "column 'batch_size': must be positive");
     // Far past any trace's batch, where the model's rates round to nothing.
-    if (*batch > 100'000'000)
+    if (*batch > kMostBatch)
       return fileError(file, row.line,
                        "column 'batch_size': more than 100000000 samples");
     job.gpus = *gpus;
@@ -398,7 +413,7 @@ Expected<std::vector<WorkloadJob>> parseWorkload(StringRef text,
 }
 
 Expected<std::vector<WorkloadJob>> readWorkload(StringRef path) {
-  auto text = readText(path);
+  auto text = readText(path, "workload");
   if (!text)
     return text.takeError();
   return parseWorkload(*text, path);
@@ -488,7 +503,7 @@ generateWorkload(const GeneratorOptions &options) {
 }
 
 Expected<PeerResults> readPeerResults(StringRef path) {
-  auto text = readText(path);
+  auto text = readText(path, "peer results");
   if (!text)
     return text.takeError();
   auto parsed = heterps::cluster::parseJson(*text);

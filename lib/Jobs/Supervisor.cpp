@@ -52,8 +52,9 @@ Error writeFileAtomically(const std::string &path, const std::string &text) {
     if (!out) {
       const int error = errno;
       sys::fs::remove(temporary);
+      // Named as the user gave it: the temporary beside it is ours.
       return createStringError(inconvertibleErrorCode(),
-                               "cannot write '%s': %s", temporary.c_str(),
+                               "cannot write '%s': %s", path.c_str(),
                                std::strerror(error));
     }
   }

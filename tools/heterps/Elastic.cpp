@@ -99,12 +99,18 @@ struct Flags {
         error = "unknown flag '" + words[i] + "'";
         return false;
       }
+      const std::string spelled = name == "o" ? "-o" : "--" + name;
       // A flag given twice is refused: the last would win unsaid.
       if (values.count(name)) {
-        error = "flag '--" + name + "' is given twice";
+        error = "flag '" + spelled + "' is given twice";
         return false;
       }
       if (is_contained(switches, name)) {
+        // --json=false turned JSON on.
+        if (word.contains('=')) {
+          error = "flag '" + spelled + "' takes no value";
+          return false;
+        }
         values[name] = "1";
         continue;
       }
@@ -114,6 +120,11 @@ struct Flags {
           return false;
         }
         value = words[++i];
+      }
+      // An empty value named nothing in the error it led to.
+      if (value.empty()) {
+        error = "flag '" + spelled + "' has an empty value";
+        return false;
       }
       values[name] = value;
     }
@@ -150,12 +161,15 @@ struct Flags {
        << format("%g", low) << " to " << format("%g", high) << " " << unit;
     return false;
   }
-  bool integer(StringRef name, int64_t &out) {
+  /// A positive integer (or non-negative when `allowZero`), else an error.
+  bool integer(StringRef name, int64_t &out, bool allowZero = false) {
     if (!has(name))
       return true;
     std::string text = get(name);
-    if (StringRef(text).getAsInteger(10, out) || out <= 0) {
-      error = "--" + name.str() + ": '" + text + "' is not a positive integer";
+    if (StringRef(text).getAsInteger(10, out) || out < 0 ||
+        (!allowZero && out == 0)) {
+      error = "--" + name.str() + ": '" + text + "' is not a " +
+              (allowZero ? "non-negative" : "positive") + " integer";
       return false;
     }
     return true;
@@ -188,7 +202,8 @@ int simulatePricedCommand(ArrayRef<std::string> args) {
   PricedMixOptions mix;
   PricedSimOptions base;
   int64_t jobs = mix.jobs, seed = int64_t(mix.seed);
-  if (!flags.integer("priced-mix", jobs) || !flags.integer("seed", seed) ||
+  if (!flags.integer("priced-mix", jobs) ||
+      !flags.integer("seed", seed, /*allowZero=*/true) ||
       !flags.number("rate", mix.ratePerHour) ||
       !flags.number("interval", base.interval) ||
       !flags.number("resize-cost", base.resizeCost, true) ||
@@ -213,6 +228,9 @@ int simulatePricedCommand(ArrayRef<std::string> args) {
     StringRef(objective).split(names, ',');
     for (StringRef name : names) {
       std::optional<PricedPolicy> parsed = parsePricedPolicy(name.trim());
+      if (!parsed && name.trim() == "all")
+        return fail("simulate", "--objective: 'all' stands alone (it is "
+                                "value, cost and baseline)");
       if (!parsed)
         return fail("simulate", "--objective: unknown objective '" + name +
                                     "' (value, cost, baseline, all)");
@@ -380,6 +398,9 @@ int simulateCommand(ArrayRef<std::string> args) {
     StringRef(policy).split(names, ',');
     for (StringRef name : names) {
       std::optional<Policy> parsed = parsePolicy(name.trim());
+      if (!parsed && name.trim() == "all")
+        return fail("simulate", "--policy: 'all' stands alone (it is every "
+                                "policy)");
       if (!parsed)
         return fail("simulate",
                     "--policy: unknown policy '" + name +
@@ -476,13 +497,10 @@ int generateCommand(ArrayRef<std::string> args) {
   GeneratorOptions options;
   int64_t jobs = 0, seed = 1;
   if (!flags.integer("jobs", jobs) ||
+      !flags.integer("seed", seed, /*allowZero=*/true) ||
       !flags.number("rate", options.ratePerHour) ||
       !flags.within("rate", options.ratePerHour, 0.01, 1e6, "jobs per hour"))
     return fail("generate", flags.error);
-  if (flags.has("seed") &&
-      (StringRef(flags.get("seed")).getAsInteger(10, seed) || seed < 0))
-    return fail("generate", "--seed: '" + flags.get("seed") +
-                                "' is not a non-negative integer");
   if (jobs > 1000000)
     return fail("generate", "--jobs: at most 1000000");
   options.jobs = int(jobs);

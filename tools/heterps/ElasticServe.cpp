@@ -109,6 +109,9 @@ struct Words {
       } else if (flags.count(name)) {
         // The last would win unsaid.
         error = "flag '--" + name + "' is given twice";
+      } else if (isSwitch && equals != std::string::npos) {
+        // --json=false turned JSON on.
+        error = "flag '--" + name + "' takes no value";
       } else if (isSwitch) {
         flags[name] = "1";
       } else if (equals != std::string::npos) {

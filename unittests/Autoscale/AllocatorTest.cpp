@@ -430,6 +430,27 @@ TEST(AllocatorTest, MinCostNamesTheJobsWhoseFloorsCannotBeMet) {
   EXPECT_NEAR(relaxed.costPerHour, 4, 1e-12);
 }
 
+// One class past the exact program's table bound: the heuristic, still
+// feasible and near the optimum (a 52 GB table aborted before).
+TEST(AllocatorTest, SingleClassPastTheTableBoundUsesTheHeuristic) {
+  std::mt19937 rng(11);
+  InstanceShape shape;
+  shape.classes = 1;
+  shape.maxCapacity = 10;
+  shape.maxDevicesPerClass = 5;
+  for (int i = 0; i < 100; ++i) {
+    AllocationRequest request = randomRequest(rng, shape);
+    AllocationResult exact = allocate(request);
+    request.exactTableCells = 1;
+    AllocationResult result = allocate(request);
+    expectValid(request, result);
+    EXPECT_TRUE(result.method == AllocationMethod::Lagrangian ||
+                result.method == AllocationMethod::Empty)
+        << "instance " << i;
+    EXPECT_GE(result.value, 0.9 * exact.value - 1e-12) << "instance " << i;
+  }
+}
+
 TEST(AllocatorTest, LargeHeterogeneousInstanceIsFeasibleAndNearItsBound) {
   std::mt19937 rng(7);
   AllocationRequest request;

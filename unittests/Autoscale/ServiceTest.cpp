@@ -260,6 +260,25 @@ TEST(ServiceTest, MalformedStateIsAnError) {
                    "\"workers_range\": [\n        4294967297,")
                 .find("job 'a' has more than 4096 workers in its range"),
             std::string::npos);
+  // Out of range, `elastic predict` aborted (a capacity of 2e9), ran for
+  // ever (an end at 1e15 s) or printed 1e30 s (a start at -1e300).
+  EXPECT_NE(edited("\"capacity\": 0", "\"capacity\": 2000000000")
+                .find("'capacity' is not from 0 to 65536 slots"),
+            std::string::npos);
+  EXPECT_NE(edited("\"submitted_at\": ", "\"submitted_at\": -1e300, \"x\": ")
+                .find("job 'a': 'submitted_at' is not a number of seconds "
+                      "from 0 to 1e+11"),
+            std::string::npos);
+  EXPECT_NE(edited("\"ended_at\": ", "\"ended_at\": 1e15, \"y\": ")
+                .find("'ended_at' is not a number of seconds"),
+            std::string::npos);
+  state.jobs.back().rates.push_back({3, 64, 1e-300});
+  auto slow = parseServiceState(serviceStateJson(state));
+  ASSERT_FALSE(bool(slow));
+  EXPECT_NE(llvm::toString(slow.takeError())
+                .find("a rate's 'steps_per_second' is not from 1e-09 to 1e9"),
+            std::string::npos);
+  state.jobs.back().rates.pop_back();
   state.jobs.push_back(state.jobs.back());
   auto twice = parseServiceState(serviceStateJson(state));
   ASSERT_FALSE(bool(twice));

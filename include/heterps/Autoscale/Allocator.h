@@ -61,6 +61,11 @@ struct AllocationRequest {
   /// product of (capacity_c + 1) is at most this; above it, the Lagrangian
   /// heuristic. 0 forces the heuristic (tests, benchmarks).
   int64_t exactStateLimit = 200000;
+  /// One class: the exact program keeps a choice table of jobs x
+  /// (capacity + 1) cells; above this many, the Lagrangian heuristic (a
+  /// simulation of 200,000 jobs on 262,144 GPUs asked for 52 GB and
+  /// aborted).
+  int64_t exactTableCells = int64_t(1) << 28;
 };
 
 /// Which algorithm produced a result (for tests, benchmarks and logs).

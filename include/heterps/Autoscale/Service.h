@@ -224,6 +224,12 @@ llvm::Expected<int> slurmCapacity();
 /// program's tables grow with them, and a billion ran out of memory.
 inline constexpr int64_t kMostServiceSlots = 65536;
 
+/// What a state file's times (seconds since the epoch), durations and
+/// measured rates may hold; past them a state is refused when read.
+inline constexpr double kMostStateTime = 1e11;
+inline constexpr double kMostStateDuration = 1e9;
+inline constexpr double kLeastStepsPerSecond = 1e-9;
+
 /// The sum of "host slots=N" lines of a hostfile.
 llvm::Expected<int> hostfileCapacity(const std::string &path);
 
