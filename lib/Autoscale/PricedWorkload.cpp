@@ -359,6 +359,14 @@ generatePricedMix(const PricedMixOptions &options,
                                cluster.classes[job.gpuClass].name.c_str());
     double seconds = hours * 3600;
     job.work = std::round(rate * seconds);
+    // A calibration or profile can make a class this slow.
+    if (!(job.work >= 1))
+      return createStringError(
+          inconvertibleErrorCode(),
+          "%s on %d x %s trains %g samples/s: not one sample in %.1f hours "
+          "(check --calibration and --profiles)",
+          rates[job.model].model.c_str(), job.gpus,
+          cluster.classes[job.gpuClass].name.c_str(), rate, hours);
     double slack =
         options.minSlack + uniform(rng) * (options.maxSlack - options.minSlack);
     job.deadline = job.submitTime + std::round(slack * seconds);

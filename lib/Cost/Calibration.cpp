@@ -18,7 +18,7 @@ std::string Calibration::describe() const {
   std::string out =
       formatv("calibrated {0} efficiencies from {1}:",
               deviceKind == cluster::DeviceKind::CPU ? "CPU" : "GPU",
-              deviceClass)
+              deviceClass.empty() ? "a file that names no class" : deviceClass)
           .str();
   for (const KindCalibration &k : kinds)
     out +=
