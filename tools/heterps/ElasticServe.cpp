@@ -48,7 +48,7 @@ const char *const kServeUsage =
     "usage:\n"
     "  heterps elastic serve --state DIR [--backend local|slurm]\n"
     "      [--capacity N | --cluster HOSTFILE] [--interval 60s]\n"
-    "      [--resize-cost 1s]\n"
+    "      [--resize-cost 1s] [--poll 1s]\n"
     "  heterps elastic submit --state DIR JOB.yaml\n"
     "  heterps elastic status --state DIR [--json]\n"
     "  heterps elastic cancel --state DIR ID\n"
