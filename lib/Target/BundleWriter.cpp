@@ -68,7 +68,12 @@ public:
   StagedBundle(Location loc, StringRef directory)
       : loc(loc), directory(directory.str()) {}
   ~StagedBundle() {
-    weightsStream.reset();
+    // A write error left set would be LLVM's fatal error in the stream's
+    // destructor; it was reported, or the bundle is abandoned anyway.
+    if (weightsStream) {
+      closeWeights();
+      weightsStream->clear_error();
+    }
     if (!staging.empty())
       (void)llvm::sys::fs::remove_directories(staging);
   }
@@ -85,8 +90,10 @@ public:
     std::error_code ec;
     weightsStream =
         std::make_unique<llvm::raw_fd_ostream>(pathOf("weights.bin"), ec);
-    if (ec)
+    if (ec) {
+      weightsStream.reset(); // never opened: nothing to close
       return cannotWrite("weights.bin", ec);
+    }
     return success();
   }
   llvm::raw_ostream &weightsFile() { return *weightsStream; }
@@ -94,7 +101,7 @@ public:
   /// Closes weights.bin, writes `files` beside it and moves the bundle to
   /// its destination.
   LogicalResult install(ArrayRef<std::pair<std::string, std::string>> files) {
-    weightsStream->close();
+    closeWeights();
     if (weightsStream->has_error())
       return cannotWrite("weights.bin", weightsStream->error());
     for (const auto &[name, contents] : files) {
@@ -119,6 +126,11 @@ public:
   }
 
 private:
+  void closeWeights() {
+    if (!weightsClosed)
+      weightsStream->close();
+    weightsClosed = true;
+  }
   std::string pathOf(StringRef name) const {
     SmallString<256> path(staging);
     llvm::sys::path::append(path, name);
@@ -132,6 +144,7 @@ private:
   Location loc;
   std::string directory, staging;
   std::unique_ptr<llvm::raw_fd_ostream> weightsStream;
+  bool weightsClosed = false;
 };
 
 /// The manifest's "training" section: what autodiff recorded, the
