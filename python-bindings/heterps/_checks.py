@@ -60,6 +60,13 @@ def texts(name: str, value: Any) -> List[str]:
     return list(value)
 
 
+def integers(name: str, value: Any, minimum: int, maximum: int) -> List[int]:
+    """A list or tuple of integers in [minimum, maximum)."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"{name} must be a list of integers, got {value!r}")
+    return [integer(name, item, minimum, maximum) for item in value]
+
+
 def regular_file(path: str) -> None:
     """Raises OSError (strerror "not a regular file") unless `path` is one:
     opening a FIFO blocks until a writer comes, and a device such as

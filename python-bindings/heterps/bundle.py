@@ -126,7 +126,9 @@ class Bundle:
         as "30s"), resume, dump_parameters, pass_steps (train in passes
         through the pass cache), pass_memory (the pass cache's memory bound:
         bytes, a size such as "512M", or "auto"), pass_cache_device ("host" or
-        "gpu"), sparse_staleness (1: sparse updates one step late, overlapping
+        "gpu"), pass_cache_gpus (the CUDA devices of the pass cache in GPU
+        memory, a shard of every pass's keys on each: [0, 1, 2, 3]),
+        sparse_staleness (1: sparse updates one step late, overlapping
         the next step; pass_steps, pass_cache_device and sparse_staleness
         default to the bundle's plan), ps_memory_rows and ps_storage_dir
         (sparse rows beyond the memory budget in RocksDB),

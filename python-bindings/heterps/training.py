@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import warnings
-from typing import Any, Dict, Iterator, List, Mapping, Optional, Union
+from typing import Any, Dict, Iterator, List, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -181,7 +181,8 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
           sparse_staleness: Optional[int] = None,
           ps_memory_rows: int = 0,
           ps_storage_dir: Union[str, os.PathLike, None] = None,
-          dense_parameters_on_gpu: bool = True) -> Training:
+          dense_parameters_on_gpu: bool = True,
+          pass_cache_gpus: Optional[Sequence[int]] = None) -> Training:
     scratch: List[tempfile.TemporaryDirectory] = []
     arrays: Dict[str, str] = {}
     try:
@@ -211,7 +212,9 @@ def start(directory: str, data: Data, *, steps: int = 0, samples: int = 0,
             else _checks.integer("sparse_staleness", sparse_staleness, -(2 ** 31), 2 ** 31),
             _checks.integer("ps_memory_rows", ps_memory_rows),
             _optional_path("ps_storage_dir", ps_storage_dir),
-            _checks.boolean("dense_parameters_on_gpu", dense_parameters_on_gpu))
+            _checks.boolean("dense_parameters_on_gpu", dense_parameters_on_gpu),
+            None if pass_cache_gpus is None
+            else _checks.integers("pass_cache_gpus", pass_cache_gpus, 0, 10000))
     except _heterps.Error as error:
         for directory_ in scratch:
             directory_.cleanup()

@@ -223,7 +223,8 @@ void bindTraining(py::module_ &module) {
                        std::optional<std::string> passCacheDevice,
                        std::optional<int> sparseStaleness, int64_t psMemoryRows,
                        const std::string &psStorageDir,
-                       bool denseParametersOnGpu) {
+                       bool denseParametersOnGpu,
+                       std::optional<std::vector<int>> passCacheGpus) {
              auto bundle = std::make_shared<const Bundle>(directory);
              if (!bundle->training())
                throw Error("'" + directory +
@@ -266,6 +267,11 @@ void bindTraining(py::module_ &module) {
              options.psMemoryRows = psMemoryRows;
              options.psStorageDir = psStorageDir;
              options.denseParametersOnGpu = denseParametersOnGpu;
+             if (passCacheGpus) {
+               if (passCacheGpus->empty())
+                 throw Error("pass_cache_gpus: give at least one CUDA device");
+               options.passCacheGpus = *passCacheGpus;
+             }
              return std::make_unique<Training>(std::move(bundle),
                                                std::move(options));
            }),
@@ -282,6 +288,7 @@ void bindTraining(py::module_ &module) {
            py::arg("sparse_staleness") = py::none(),
            py::arg("ps_memory_rows") = 0, py::arg("ps_storage_dir") = "",
            py::arg("dense_parameters_on_gpu") = true,
+           py::arg("pass_cache_gpus") = py::none(),
            "Starts training; the options are those of `heterps run --train` "
            "(docs/CLI.md).")
       .def("next", &Training::next,

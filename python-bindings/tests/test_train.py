@@ -254,6 +254,19 @@ def test_passes_and_the_rocksdb_tier_train_the_same_parameters(cache_dir, tmp_pa
     else:
         with pytest.raises(heterps.Error, match=r"pass cache on the GPU: no usable CUDA device"):
             bundle.train(data, **on_gpu).run()
+    # Over GPUs sharing the pass's keys: device 0 three times where there
+    # is one GPU.
+    if shutil.which("nvidia-smi") and subprocess.call(["nvidia-smi", "-L"]) == 0:
+        assert bundle.train(data, **on_gpu, pass_cache_gpus=[0, 0, 0]).run()[
+            "train_loss"] == direct["train_loss"]
+    with pytest.raises(TypeError, match=r"pass_cache_gpus must be a list of integers, got '0,1'"):
+        bundle.train(data, steps=1, pass_steps=2, pass_cache_gpus="0,1").run()
+    with pytest.raises(ValueError, match=r"pass_cache_gpus=-1 is outside"):
+        bundle.train(data, steps=1, pass_steps=2, pass_cache_gpus=[0, -1]).run()
+    with pytest.raises(heterps.Error, match=r"pass_cache_gpus: give at least one CUDA device"):
+        bundle.train(data, steps=1, pass_steps=2, pass_cache_gpus=[]).run()
+    with pytest.raises(heterps.Error, match=r"--pass-cache-gpus needs the pass cache in GPU memory"):
+        bundle.train(data, steps=1, pass_steps=2, pass_cache_gpus=[0, 1]).run()
 
 
 def test_plans_say_their_micro_batches_per_step(cache_dir):

@@ -11,6 +11,7 @@
 #include "Optimizers.h"
 #include "PassCacheKernels.h"
 #include "PassKeyIndex.h"
+#include "ShardedPassCache.h"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_run_length_encode.cuh>
@@ -162,6 +163,12 @@ public:
   size_t passKeyCount(const std::string &table) const override {
     auto found = tables.find(table);
     return found == tables.end() ? 0 : found->second.index.size();
+  }
+  size_t firstMissingId(const std::string &table, const uint64_t *ids,
+                        size_t count) const override {
+    auto found = tables.find(table);
+    return found == tables.end() ? 0
+                                 : found->second.index.firstMissing(ids, count);
   }
   /// What a row takes in GPU memory: its floats and its key (the pass's
   /// sorted keys, which findSlots searches there; the key index stays on
@@ -577,6 +584,19 @@ bool cudaPassCacheBuilt() { return true; }
 std::unique_ptr<PassCache> makeCudaPassCache(ParameterServer &server,
                                              int device) {
   return std::make_unique<CudaPassCache>(server, device);
+}
+
+std::unique_ptr<PassCache> makeCudaPassCache(ParameterServer &server,
+                                             const std::vector<int> &devices) {
+  if (devices.empty())
+    throw Error("pass cache on the GPU: no devices given");
+  if (devices.size() == 1)
+    return makeCudaPassCache(server, devices.front());
+  std::vector<std::unique_ptr<PassCache>> shards;
+  for (int device : devices)
+    shards.push_back(std::make_unique<CudaPassCache>(server, device));
+  return makeShardedPassCache(server, std::move(shards), devices,
+                              makeCudaShardMemory(devices));
 }
 
 } // namespace heterps::rt::ps

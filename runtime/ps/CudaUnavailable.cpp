@@ -18,6 +18,11 @@ std::unique_ptr<PassCache> makeCudaPassCache(ParameterServer &, int) {
               "was found when it was configured)");
 }
 
+std::unique_ptr<PassCache> makeCudaPassCache(ParameterServer &server,
+                                             const std::vector<int> &) {
+  return makeCudaPassCache(server, 0);
+}
+
 bool cudaDenseCacheBuilt() { return false; }
 
 std::unique_ptr<DenseCache> makeCudaDenseCache(ParameterServer &, int) {

@@ -323,6 +323,14 @@ size_t HostPassCache::passKeyCount(const std::string &table) const {
   return found == impl->tables.end() ? 0 : found->second.index.size();
 }
 
+size_t HostPassCache::firstMissingId(const std::string &table,
+                                     const uint64_t *ids, size_t count) const {
+  auto found = impl->tables.find(table);
+  return found == impl->tables.end()
+             ? 0
+             : found->second.index.firstMissing(ids, count);
+}
+
 size_t HostPassCache::bytesPerRow(const std::string &table) const {
   return impl->server.rowFloats(table) * sizeof(float) +
          PassKeyIndex::kBytesPerKey;

@@ -60,6 +60,22 @@ gatherElement(const float *rows, size_t rowFloats, const uint32_t *slots,
   out[i] = rows[size_t(slots[i / dim]) * rowFloats + i % dim];
 }
 
+/// Element i of moving `dim`-float rows between batch order and shard
+/// order (ShardMemory.h): grouped row i / dim is row positions[i / dim] of
+/// the batch.
+HETERPS_PS_HOST_DEVICE inline void ungroupElement(const float *grouped,
+                                                  const uint32_t *positions,
+                                                  size_t dim, size_t i,
+                                                  float *out) {
+  out[size_t(positions[i / dim]) * dim + i % dim] = grouped[i];
+}
+HETERPS_PS_HOST_DEVICE inline void groupElement(const float *in,
+                                                const uint32_t *positions,
+                                                size_t dim, size_t i,
+                                                float *grouped) {
+  grouped[i] = in[size_t(positions[i / dim]) * dim + i % dim];
+}
+
 /// Phase 1 of updating the row in `slot` (one block per run of the merge
 /// plan): thread `thread` of `threads` sums, for each of its elements, the
 /// run's gradients in batch order (positions[first..last)) and updates the

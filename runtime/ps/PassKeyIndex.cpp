@@ -94,12 +94,23 @@ void PassKeyIndex::slotsOf(const uint64_t *ids, size_t count,
     throw missingKeyError(ids[firstMissing]);
 }
 
-Error PassKeyIndex::missingKeyError(uint64_t id) const {
-  return Error("pass cache: id " + std::to_string(id) + " of table '" +
-               tableName + "' is not in this pass (" +
-               std::to_string(sortedKeys.size()) +
+Error missingPassKeyError(const std::string &table, uint64_t id,
+                          size_t passKeys) {
+  return Error("pass cache: id " + std::to_string(id) + " of table '" + table +
+               "' is not in this pass (" + std::to_string(passKeys) +
                " keys); add every id the pass's batches touch with "
                "addPassKeys before beginPass");
+}
+
+Error PassKeyIndex::missingKeyError(uint64_t id) const {
+  return missingPassKeyError(tableName, id, sortedKeys.size());
+}
+
+size_t PassKeyIndex::firstMissing(const uint64_t *ids, size_t count) const {
+  for (size_t i = 0; i < count; ++i)
+    if (!slotOfKey.find(ids[i]))
+      return i;
+  return count;
 }
 
 void PassKeyIndex::splitByRunningPass(

@@ -51,6 +51,11 @@ void sortByHighBits(std::vector<uint64_t> &values, unsigned firstBit,
 /// OpenMP parallel region costs more than it saves (as the server's).
 constexpr size_t kParallelPassIds = 2048;
 
+/// The error for a pulled or pushed `id` that a pass of `passKeys` keys of
+/// `table` does not hold.
+Error missingPassKeyError(const std::string &table, uint64_t id,
+                          size_t passKeys);
+
 class PassKeyIndex {
 public:
   /// Most memory the index takes per key: the sorted key, the sort's
@@ -74,6 +79,8 @@ public:
   void slotsOf(const uint64_t *ids, size_t count, uint32_t *slots) const;
   /// The slot of `key`, or null when the pass does not hold it.
   const uint32_t *find(uint64_t key) const { return slotOfKey.find(key); }
+  /// The least i whose ids[i] the pass does not hold; count if none.
+  size_t firstMissing(const uint64_t *ids, size_t count) const;
   /// The error for a pulled or pushed `id` the pass does not hold.
   Error missingKeyError(uint64_t id) const;
 

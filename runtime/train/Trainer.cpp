@@ -222,6 +222,27 @@ void parsePassMemory(const std::string &text, TrainerOptions &options) {
   options.passMemoryBytes = static_cast<int64_t>(bytes);
 }
 
+void parsePassCacheGpus(const std::string &text, TrainerOptions &options) {
+  auto fail = [&]() {
+    return Error("--pass-cache-gpus '" + text +
+                 "': give CUDA device numbers separated by commas (0,1,2,3)");
+  };
+  std::vector<int> devices;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string number = text.substr(start, comma - start);
+    if (!isPlainDecimal(number, 0) || number.size() > 4)
+      throw fail();
+    devices.push_back(std::stoi(number));
+    start = comma + 1;
+  }
+  if (devices.size() > 1024)
+    throw Error("--pass-cache-gpus '" + text.substr(0, 32) +
+                "...': at most 1024 shards");
+  options.passCacheGpus = std::move(devices);
+}
+
 double LearningRateSchedule::at(int64_t step) const {
   if (!warmup() || step >= end)
     return scale;
@@ -943,6 +964,9 @@ TrainSummary Trainer::run() {
     throw Error("--pass-memory must be at least 0");
   if (passCacheOnGpu && passSteps == 0)
     throw Error("--pass-cache-device gpu needs --pass-steps");
+  if (!o.passCacheGpus.empty() && !passCacheOnGpu)
+    throw Error("--pass-cache-gpus needs the pass cache in GPU memory "
+                "(--pass-cache-device gpu, or a plan that keeps it there)");
   if ((o.passMemoryBytes > 0 || o.passMemoryFromPlan) && passSteps == 0)
     throw Error("--pass-memory needs --pass-steps (the most steps a pass "
                 "reads ahead)");
@@ -1092,6 +1116,8 @@ TrainSummary Trainer::run() {
   serverOptions.passCache = passSteps > 0;
   serverOptions.passMemoryBytes = static_cast<size_t>(passMemoryBytes);
   serverOptions.passCacheOnGpu = passCacheOnGpu;
+  if (!o.passCacheGpus.empty())
+    serverOptions.passCacheGpus = o.passCacheGpus;
   serverOptions.sparseStaleness = sparseStaleness;
   // Made when a GPU stage first asks for a parameter: a bundle without one
   // never touches CUDA.

@@ -151,7 +151,7 @@ TrainingServer::TrainingServer(const TrainingSpec &spec, const char *weights,
     store = server.get();
     if (options.passCache) {
       if (options.passCacheOnGpu)
-        cache = ps::makeCudaPassCache(*server);
+        cache = ps::makeCudaPassCache(*server, options.passCacheGpus);
       else
         cache = std::make_unique<ps::HostPassCache>(*server);
       cache->setMemoryLimit(options.passMemoryBytes);

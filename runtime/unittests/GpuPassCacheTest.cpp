@@ -29,6 +29,19 @@ const CacheFactory kGpuCache = [](ParameterServer &server) {
   return makeCudaPassCache(server);
 };
 
+/// Three shards over the GPUs: devices 0, the last and 0 again (all three
+/// on device 0 where there is one GPU), so rows cross between devices
+/// wherever there are two.
+std::vector<int> shardDevices() {
+  int devices = 1;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices < 1)
+    devices = 1;
+  return {0, devices - 1, 0};
+}
+const CacheFactory kShardedGpuCache = [](ParameterServer &server) {
+  return makeCudaPassCache(server, shardDevices());
+};
+
 /// Skips the test where the cache cannot be made, after checking that the
 /// reason is one clear error.
 #define REQUIRE_GPU_PASS_CACHE()                                               \
@@ -63,6 +76,104 @@ TEST(GpuPassCacheTest, TrainsBitIdenticalToTheHostServer) {
         expectCacheTrainsLikeTheServer(batches, keySpace, 8, optimizer.config,
                                        passBatches, prepareAhead, kGpuCache);
       }
+}
+
+/// The pass split by key over shards on the GPUs trains as the host
+/// server does, bit for bit.
+TEST(GpuPassCacheTest, ShardedTrainsBitIdenticalToTheHostServer) {
+  REQUIRE_GPU_PASS_CACHE();
+  const uint64_t keySpace = 600;
+  const auto batches = makeBatches(12, 256, keySpace, 8, 5);
+  for (const NamedOptimizer &optimizer : optimizers())
+    for (size_t passBatches : {1, 5})
+      for (bool prepareAhead : {false, true}) {
+        SCOPED_TRACE(std::string(optimizer.name) + ", passes of " +
+                     std::to_string(passBatches) + " batches" +
+                     (prepareAhead ? ", each prepared during the last" : ""));
+        expectCacheTrainsLikeTheServer(batches, keySpace, 8, optimizer.config,
+                                       passBatches, prepareAhead,
+                                       kShardedGpuCache);
+      }
+}
+
+/// A GPU stage's calls to the sharded cache: rows pulled into its device
+/// memory by key and by its own ids, gradients staged from its memory and
+/// pushed as one step; the host cache given the same calls ends with the
+/// same rows.
+TEST(GpuPassCacheTest, ShardedStageCallsMatchTheHostCache) {
+  REQUIRE_GPU_PASS_CACHE();
+  const int64_t rows = 3000;
+  const auto batches = makeBatches(3, 700, uint64_t(rows), 16, 12);
+  ParameterServer gpu(serverConfig(2)), host(serverConfig(2));
+  for (ParameterServer *server : {&gpu, &host})
+    server->createSparseTable(tableConfig("emb", 16, adam()));
+  std::unique_ptr<PassCache> sharded = kShardedGpuCache(gpu);
+  EXPECT_TRUE(sharded->rowsOnDevice());
+  HostPassCache onHost(host);
+  for (PassCache *cache : {sharded.get(), static_cast<PassCache *>(&onHost)}) {
+    for (const Batch &batch : batches)
+      cache->addPassKeys("emb", batch.ids.data(), batch.ids.size());
+    cache->beginPass();
+  }
+  const size_t most = 700 * 16;
+  float *deviceRows = nullptr, *deviceGradients = nullptr;
+  int64_t *deviceIds = nullptr;
+  ASSERT_EQ(
+      cudaMalloc(reinterpret_cast<void **>(&deviceRows), most * sizeof(float)),
+      cudaSuccess);
+  ASSERT_EQ(cudaMalloc(reinterpret_cast<void **>(&deviceGradients),
+                       most * sizeof(float)),
+            cudaSuccess);
+  ASSERT_EQ(
+      cudaMalloc(reinterpret_cast<void **>(&deviceIds), 700 * sizeof(int64_t)),
+      cudaSuccess);
+  for (int round = 0; round < 2; ++round) {
+    for (const Batch &batch : batches) {
+      const size_t floats = batch.ids.size() * 16;
+      std::vector<float> expected(floats), byKey(floats), byId(floats);
+      onHost.pull("emb", batch.ids.data(), batch.ids.size(), expected.data());
+      sharded->pullToDevice("emb", batch.ids.data(), batch.ids.size(),
+                            deviceRows);
+      ASSERT_EQ(cudaMemcpy(byKey.data(), deviceRows, floats * sizeof(float),
+                           cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      std::vector<int64_t> ids(batch.ids.size());
+      for (size_t i = 0; i < ids.size(); ++i)
+        ids[i] = i % 2 ? int64_t(batch.ids[i]) - rows : int64_t(batch.ids[i]);
+      ASSERT_EQ(cudaMemcpy(deviceIds, ids.data(), ids.size() * sizeof(int64_t),
+                           cudaMemcpyHostToDevice),
+                cudaSuccess);
+      sharded->pullIds("emb", deviceIds, ids.size(), rows, "user_emb",
+                       deviceRows);
+      ASSERT_EQ(cudaMemcpy(byId.data(), deviceRows, floats * sizeof(float),
+                           cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      EXPECT_TRUE(bitIdentical(expected, byKey));
+      EXPECT_TRUE(bitIdentical(expected, byId));
+    }
+    // Staged from device memory in reverse order, pushed in batch order.
+    std::vector<size_t> offsets(batches.size());
+    for (size_t b = batches.size(); b-- > 0;) {
+      const std::vector<float> &gradients = batches[b].gradients;
+      ASSERT_EQ(cudaMemcpy(deviceGradients, gradients.data(),
+                           gradients.size() * sizeof(float),
+                           cudaMemcpyHostToDevice),
+                cudaSuccess);
+      offsets[b] =
+          sharded->stageGradients("emb", deviceGradients, gradients.size());
+    }
+    const StagedStep step = stagedStep(batches, offsets, 3.0f);
+    sharded->pushStaged("emb", step.ids.data(), step.ids.size(), step.segments,
+                        3.0f);
+    onHost.push("emb", step.ids.data(), step.ids.size(), step.divided.data());
+  }
+  cudaFree(deviceRows);
+  cudaFree(deviceGradients);
+  cudaFree(deviceIds);
+  sharded->endPass();
+  onHost.endPass();
+  expectSameRows(snapshot(host, "emb", uint64_t(rows)),
+                 snapshot(gpu, "emb", uint64_t(rows)));
 }
 
 TEST(GpuPassCacheTest, WideRowsAndLargePushesUpdateLikeTheHost) {
@@ -204,9 +315,6 @@ TEST(GpuPassCacheTest, StagedDeviceGradientsUpdateLikeHostPushes) {
       cache->addPassKeys("emb", batch.ids.data(), batch.ids.size());
     cache->beginPass();
   }
-  std::vector<uint64_t> ids;
-  std::vector<float> divided;
-  std::vector<PassCache::StagedSegment> segments;
   // Staged in reverse order; pushed in batch order.
   std::vector<size_t> offsets(batches.size());
   for (size_t b = batches.size(); b-- > 0;) {
@@ -222,14 +330,10 @@ TEST(GpuPassCacheTest, StagedDeviceGradientsUpdateLikeHostPushes) {
     offsets[b] = device->stageGradients("emb", staging, gradients.size());
     cudaFree(staging); // staged: the buffer may go
   }
-  for (size_t b = 0; b < batches.size(); ++b) {
-    ids.insert(ids.end(), batches[b].ids.begin(), batches[b].ids.end());
-    for (float value : batches[b].gradients)
-      divided.push_back(value / 3.0f);
-    segments.push_back({offsets[b], batches[b].gradients.size()});
-  }
-  device->pushStaged("emb", ids.data(), ids.size(), segments, 3.0f);
-  onHost.push("emb", ids.data(), ids.size(), divided.data());
+  const StagedStep step = stagedStep(batches, offsets, 3.0f);
+  device->pushStaged("emb", step.ids.data(), step.ids.size(), step.segments,
+                     3.0f);
+  onHost.push("emb", step.ids.data(), step.ids.size(), step.divided.data());
   device->endPass();
   onHost.endPass();
   expectSameRows(snapshot(gpu, "emb", 3000), snapshot(host, "emb", 3000));

@@ -88,6 +88,28 @@ trainThroughCache(ParameterServer &server, const std::vector<Batch> &batches,
   return pulled;
 }
 
+/// One step of `batches` whose gradients were staged at `offsets`: its ids
+/// in batch order, the gradients divided by `divisor` (what a host push of
+/// the step takes) and the segments pushStaged takes.
+struct StagedStep {
+  std::vector<uint64_t> ids;
+  std::vector<float> divided;
+  std::vector<PassCache::StagedSegment> segments;
+};
+inline StagedStep stagedStep(const std::vector<Batch> &batches,
+                             const std::vector<size_t> &offsets,
+                             float divisor) {
+  StagedStep step;
+  for (size_t b = 0; b < batches.size(); ++b) {
+    step.ids.insert(step.ids.end(), batches[b].ids.begin(),
+                    batches[b].ids.end());
+    for (float value : batches[b].gradients)
+      step.divided.push_back(value / divisor);
+    step.segments.push_back({offsets[b], batches[b].gradients.size()});
+  }
+  return step;
+}
+
 struct NamedOptimizer {
   const char *name;
   OptimizerConfig config;

@@ -24,7 +24,8 @@
 #   train-passes  the CTR model trained with its dense parameters in GPU
 #              memory (the default), in passes through the pass cache in
 #              GPU memory (--pass-cache-device gpu), also under a memory
-#              bound, across checkpoints and resumed from one: every loss
+#              bound, across checkpoints, resumed from one and sharded
+#              over GPUs (--pass-cache-gpus): every loss
 #              and parameter bit of the path through the host
 #              (--dense-parameters-on-gpu=false)
 #   train-recurrent  an LSTM classifier trained 16 steps on the GPU
@@ -245,10 +246,16 @@ section_train-passes() {
   # every step and the same parameter bits as the path through the host,
   # directly, for passes of 7 steps, and for passes cut short by a memory
   # bound (1 MiB: a step's ~5,400 rows take ~340 KiB in GPU memory) with
-  # checkpoints inside passes, and resumed from the checkpoint of step 20.
+  # checkpoints inside passes, resumed from the checkpoint of step 20, and
+  # with the pass's keys sharded over GPUs (--pass-cache-gpus).
   local work="$prefix/work/passes" inputs="$root/test/Integration/Inputs"
   mkdir -p "$work"
   local run="--train --data $work/d.tsv --steps 40 --batch 512 --hash-buckets 1000 --log-every 10"
+  # Three shards of the pass cache: on devices 0, the last and 0 again
+  # (all on device 0 where there is one GPU).
+  local gpus shards
+  gpus=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU')
+  shards="0,$((${gpus:-1} > 0 ? ${gpus:-1} - 1 : 0)),0"
   {
     # shellcheck disable=SC2086
     $py "$root/bench/generate_ctr_model.py" --layout criteo --hidden 64,32 --buckets 1000 \
@@ -262,6 +269,8 @@ section_train-passes() {
       "$heterps" run "$work/b" $run --loss-log "$work/direct.loss" --dump-parameters "$work/direct" &&
       "$heterps" run "$work/b" $run --loss-log "$work/gpu.loss" --dump-parameters "$work/gpu" \
         --pass-steps 7 --pass-cache-device gpu &&
+      "$heterps" run "$work/b" $run --loss-log "$work/sharded.loss" --dump-parameters "$work/sharded" \
+        --pass-steps 7 --pass-cache-device gpu --pass-cache-gpus "$shards" &&
       "$heterps" run "$work/b" $run --loss-log "$work/bound.loss" --dump-parameters "$work/bound" \
         --pass-steps 7 --pass-cache-device gpu --pass-memory 1M --checkpoint-dir "$work/ckpt" \
         --checkpoint-every 10 --keep-checkpoints 5 2> "$work/bound.log" &&
@@ -270,9 +279,9 @@ section_train-passes() {
       "$heterps" run "$work/b" $run --loss-log "$work/resumed.loss" --dump-parameters "$work/resumed" \
         --checkpoint-dir "$work/ckpt" --resume &&
       diff "$work/host.loss" "$work/direct.loss" && diff "$work/host.loss" "$work/gpu.loss" &&
-      diff "$work/host.loss" "$work/bound.loss" &&
+      diff "$work/host.loss" "$work/bound.loss" && diff "$work/host.loss" "$work/sharded.loss" &&
       diff <(sed -n '21,$p' "$work/host.loss") "$work/resumed.loss" &&
-      for run in direct gpu bound resumed; do
+      for run in direct gpu sharded bound resumed; do
         $py "$inputs/compare_training.py" params "$work/host" "$work/$run" || exit 1
       done
   } > "$out/train-passes.log" 2>&1

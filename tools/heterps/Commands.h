@@ -62,6 +62,8 @@ struct TrainOptions {
   /// --pass-cache-device gpu: the pass cache in GPU memory (empty: the
   /// plan's).
   std::optional<bool> passCacheOnGpu;
+  /// --pass-cache-gpus: the pass cache's CUDA devices (empty: device 0).
+  std::optional<std::string> passCacheGpus;
   /// --sparse-staleness: sparse updates one step late (0 or 1; empty: the
   /// plan's).
   std::optional<int> sparseStaleness;

@@ -225,8 +225,9 @@ int launch(const LaunchOptions &options) {
                     "' after -- would shard each worker's in-process server; "
                     "give the shard ranks as `launch --ps-shards S` before --");
       if (name == "pass-steps" || name == "pass-memory" ||
-          name == "pass-cache-device" || name == "sparse-staleness" ||
-          name == "ps-memory-rows" || name == "ps-storage-dir")
+          name == "pass-cache-device" || name == "pass-cache-gpus" ||
+          name == "sparse-staleness" || name == "ps-memory-rows" ||
+          name == "ps-storage-dir")
         throw Error("'" + word +
                     "' after -- is for a single process (`heterps run "
                     "--train`): an MPI job's tables live on its shard ranks");

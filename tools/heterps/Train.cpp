@@ -115,6 +115,8 @@ int train(const TrainOptions &options) {
     if (!options.passMemory.empty())
       train::parsePassMemory(options.passMemory, trainer);
     trainer.passCacheOnGpu = options.passCacheOnGpu;
+    if (options.passCacheGpus)
+      train::parsePassCacheGpus(*options.passCacheGpus, trainer);
     trainer.sparseStaleness = options.sparseStaleness;
     trainer.denseParametersOnGpu = options.denseParametersOnGpu;
     trainer.threads = options.threads;

@@ -350,6 +350,12 @@ static cl::opt<PassCacheDevice> passCacheDevice(
                clEnumValN(PassCacheDevice::Gpu, "gpu",
                           "GPU memory (the HBM tier; bit for bit the host's)")),
     cl::sub(runCommand));
+static cl::opt<std::string> passCacheGpus(
+    "pass-cache-gpus",
+    cl::desc("--train, with the pass cache in GPU memory: the CUDA devices "
+             "that hold its rows, each the keys that hash to it (0,1,2,3; "
+             "default 0)"),
+    cl::value_desc("list"), cl::sub(runCommand));
 static cl::opt<bool> denseParametersOnGpu(
     "dense-parameters-on-gpu", cl::init(true),
     cl::desc("--train, one process: GPU stages keep the dense parameters "
@@ -633,6 +639,8 @@ static std::optional<TrainOptions> trainOptionsFromFlags(StringRef command) {
   options.passMemory = passMemory;
   if (passCacheDevice.getNumOccurrences())
     options.passCacheOnGpu = passCacheDevice == PassCacheDevice::Gpu;
+  if (passCacheGpus.getNumOccurrences())
+    options.passCacheGpus = passCacheGpus;
   if (sparseStaleness.getNumOccurrences())
     options.sparseStaleness = sparseStaleness;
   options.denseParametersOnGpu = denseParametersOnGpu;
@@ -843,6 +851,7 @@ int main(int argc, char **argv) {
                                              &passSteps,
                                              &passMemory,
                                              &passCacheDevice,
+                                             &passCacheGpus,
                                              &sparseStaleness,
                                              &denseParametersOnGpu,
                                              &dumpParameters,

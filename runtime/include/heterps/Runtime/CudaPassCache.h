@@ -23,6 +23,7 @@
 #include "heterps/Runtime/PassCache.h"
 
 #include <memory>
+#include <vector>
 
 namespace heterps::rt::ps {
 
@@ -33,6 +34,14 @@ bool cudaPassCacheBuilt();
 /// server. Throws Error when the build has none or no such device is usable.
 std::unique_ptr<PassCache> makeCudaPassCache(ParameterServer &server,
                                              int device = 0);
+
+/// A pass cache over the CUDA devices `devices`, a shard on each entry (an
+/// entry may repeat: those shards share the device), every key of a pass
+/// in one shard (ps/ShardedPassCache.h): the HBM tier over several GPUs.
+/// One entry is makeCudaPassCache(server, devices[0]). Throws Error as the
+/// other does, or for an empty list.
+std::unique_ptr<PassCache> makeCudaPassCache(ParameterServer &server,
+                                             const std::vector<int> &devices);
 
 } // namespace heterps::rt::ps
 

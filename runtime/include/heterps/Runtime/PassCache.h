@@ -130,6 +130,10 @@ public:
 
   /// Distinct ids of `table` the current pass holds (0: not in the pass).
   virtual size_t passKeyCount(const std::string &table) const = 0;
+  /// The least i whose ids[i] the current pass does not hold in `table`
+  /// (0 where the pass lacks the table); count where it holds them all.
+  virtual size_t firstMissingId(const std::string &table, const uint64_t *ids,
+                                size_t count) const = 0;
 
   /// Over every pass opened so far: the ids recorded for them, and the
   /// distinct rows they loaded. Their ratio is what the planner calls the
@@ -255,6 +259,8 @@ public:
   ~HostPassCache() override;
 
   size_t passKeyCount(const std::string &table) const override;
+  size_t firstMissingId(const std::string &table, const uint64_t *ids,
+                        size_t count) const override;
   size_t bytesPerRow(const std::string &table) const override;
   void pull(const std::string &table, const uint64_t *ids, size_t count,
             float *out) override;

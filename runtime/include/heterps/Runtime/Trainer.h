@@ -144,6 +144,10 @@ struct TrainerOptions {
   /// CudaPassCache.h) instead of host memory. Empty: as the plan says, else
   /// host memory.
   std::optional<bool> passCacheOnGpu;
+  /// With the pass cache in GPU memory: the CUDA devices that share its
+  /// rows, each holding the keys that hash to it (--pass-cache-gpus; empty:
+  /// device 0 alone).
+  std::vector<int> passCacheGpus;
   /// 1: each step's sparse update is applied one step late, overlapping the
   /// next step after its pulls (TrainingServerOptions::sparseStaleness);
   /// checkpoints, evaluations, dumps and pass ends apply it first. A single
@@ -181,6 +185,11 @@ struct TrainerOptions {
 /// or a number with K, M, G or T (powers of 1024; "512M", "1.5G"); throws
 /// Error saying what it takes.
 void parsePassMemory(const std::string &text, TrainerOptions &options);
+
+/// Parses --pass-cache-gpus' value, CUDA device ordinals separated by
+/// commas ("0,1,2,3"; one may repeat: those shards share the device), into
+/// `options`; throws Error saying what it takes.
+void parsePassCacheGpus(const std::string &text, TrainerOptions &options);
 
 /// The steps a pass of the run reads ahead (0: no passes): --pass-steps,
 /// else the plan's; an MPI job's workers do not take the single-process

@@ -87,6 +87,9 @@ struct TrainingServerOptions {
   /// Keep the pass cache's rows in GPU memory (CudaPassCache.h) instead of
   /// host memory.
   bool passCacheOnGpu = false;
+  /// With passCacheOnGpu: the CUDA devices it keeps them on, a shard of
+  /// each pass's keys on each (ps/ShardedPassCache.h).
+  std::vector<int> passCacheGpus = {0};
   /// In-process server only: 1 applies a step's sparse update (the
   /// embedding rows' pushes) one step late, while the next step runs after
   /// its pulls, so step t pulls rows as updated through step t - 2; dense
