@@ -112,6 +112,7 @@ void setPipelineOptions(const CompileOptions &options, bool partition,
   pipeline.optimizer = options.optimizer;
   pipeline.learningRate = options.learningRate;
   pipeline.momentum = options.momentum;
+  pipeline.frozen = options.frozen;
   pipeline.batchNorm = options.batchNorm == "running"
                            ? hps::BatchNormMode::Running
                            : hps::BatchNormMode::Batch;
@@ -174,7 +175,8 @@ OwningOpRef<ModuleOp> placeModule(const CompileOptions &options,
         {options.optimizer != defaults.optimizer, "--optimizer"},
         {options.learningRate != defaults.learningRate, "--lr"},
         {options.momentum != defaults.momentum, "--momentum"},
-        {options.batchNorm != defaults.batchNorm, "--batch-norm"}};
+        {options.batchNorm != defaults.batchNorm, "--batch-norm"},
+        {!options.frozen.empty(), "--freeze"}};
     for (const auto &[set, flag] : trainingOnly)
       if (set)
         return fail(Twine(flag) + " needs --train");

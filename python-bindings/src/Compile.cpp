@@ -108,7 +108,10 @@ void bindCompile(py::module_ &module) {
       .def_readwrite("optimizer", &CompileOptions::optimizer)
       .def_readwrite("learning_rate", &CompileOptions::learningRate)
       .def_readwrite("momentum", &CompileOptions::momentum)
-      .def_readwrite("batch_norm", &CompileOptions::batchNorm);
+      .def_readwrite("batch_norm", &CompileOptions::batchNorm)
+      .def_readwrite("frozen", &CompileOptions::frozen,
+                     "Weights (initializers, by name) kept constant in "
+                     "training (--freeze).");
 
   module.def(
       "compile",

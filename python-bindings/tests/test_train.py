@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
@@ -373,3 +374,29 @@ def test_a_bundle_opened_by_a_relative_path_trains_after_chdir(training_bundle, 
     monkeypatch.chdir("/")
     run = bundle.train(task(128, 4), steps=2, log_every=1)
     assert [m["step"] for m in run if m["kind"] == "train"] == [1, 2]
+
+
+def test_frozen_weights_stay_constants(cache_dir, tmp_path):
+    """frozen= (--freeze) keeps the named initializers out of training: the
+    first layer of a pretrained model, say; the rest trains."""
+    require_models()
+    frozen = heterps.compile(str(SHIPPED["mnist-mlp"].file), cluster=str(LOCAL_CPU), train=True,
+                             loss="softmax-ce", optimizer="adam", learning_rate=0.003,
+                             batch=32, static_batch=True, cache_dir=cache_dir,
+                             frozen=["fc1.weight", "fc1.bias"])
+    manifest = json.loads((Path(frozen.path) / "manifest.json").read_text())
+    assert sorted(p["name"] for p in manifest["training"]["parameters"]) == [
+        "fc2.bias", "fc2.weight"]
+    metrics = frozen.train(task(256, 5), steps=8, dump_parameters=tmp_path / "dump").run()
+    assert np.isfinite(metrics["train_loss"])
+    assert sorted(p.name for p in (tmp_path / "dump").iterdir()) == [
+        "fc2.bias.npy", "fc2.weight.npy"]
+    with pytest.raises(TypeError, match=r"frozen must be a list of strings"):
+        heterps.compile(str(SHIPPED["mnist-mlp"].file), cluster=str(LOCAL_CPU), train=True,
+                        loss="softmax-ce", batch=32, static_batch=True, cache_dir=cache_dir,
+                        frozen="fc1.weight")
+    with pytest.raises(heterps.Error, match=r"frozen weight 'fc3.weight' \(--freeze\) is not a "
+                                            r"weight \(initializer\) of the model"):
+        heterps.compile(str(SHIPPED["mnist-mlp"].file), cluster=str(LOCAL_CPU), train=True,
+                        loss="softmax-ce", batch=32, static_batch=True, cache_dir=cache_dir,
+                        frozen=["fc3.weight"])

@@ -200,6 +200,11 @@ static cl::opt<std::string> compileBatchNorm(
     cl::desc("--train: batch norm statistics: batch (as PyTorch trains; "
              "running ones kept for --eval) | running (inference mode)"),
     cl::sub(compileCommand));
+static cl::list<std::string> compileFrozen(
+    "freeze",
+    cl::desc("--train: weights (initializers, by name) kept constant, not "
+             "trained; repeat or separate with commas"),
+    cl::value_desc("NAME"), cl::CommaSeparated, cl::sub(compileCommand));
 static cl::opt<std::string> compileOutput("o", cl::desc("Bundle directory"),
                                           cl::value_desc("dir"),
                                           cl::sub(compileCommand),
@@ -820,6 +825,7 @@ int main(int argc, char **argv) {
     options.learningRate = compileLearningRate;
     options.momentum = compileMomentum;
     options.batchNorm = compileBatchNorm;
+    options.frozen.assign(compileFrozen.begin(), compileFrozen.end());
     return compile(options);
   }
   if (runCommand && trainMode) {

@@ -51,6 +51,8 @@ struct CompileOptions {
   /// --train: a training bundle (autodiff after placement).
   bool train = false;
   std::string loss, label = "label", trainOutput, optimizer = "adagrad";
+  /// --freeze: weights (initializers, by name) kept constant in training.
+  std::vector<std::string> frozen;
   double learningRate = 0.01, momentum = 0;
   /// --train: "batch" (batch statistics) or "running" (inference-mode).
   std::string batchNorm = "batch";

@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cmath>
@@ -56,18 +58,30 @@ StringAttr updateKindOf(WeightOp weight) {
   return weight ? weight->getAttrOfType<StringAttr>("hps.update") : nullptr;
 }
 
+/// Whether `weight` stays a constant in training: the user froze it, or it
+/// is an exponent (exporters give `x ** 2`'s 2 as an initializer, and its
+/// gradient, x^p log x, is NaN wherever x < 0).
+bool keptConstant(WeightOp weight, const llvm::StringSet<> &frozen) {
+  if (frozen.contains(weight.getName()))
+    return true;
+  return llvm::any_of(weight.getResult().getUses(), [](OpOperand &use) {
+    return isa<PowOp>(use.getOwner()) && use.getOperandNumber() == 1;
+  });
+}
+
 /// Values that need an adjoint: floating values that depend on a trained
 /// weight (varied) and that the loss depends on (useful).
 struct Activity {
   llvm::DenseSet<Value> varied, useful;
 
-  Activity(ArrayRef<Operation *> ops, Value lossInput) {
+  Activity(ArrayRef<Operation *> ops, Value lossInput,
+           const llvm::StringSet<> &frozen) {
     for (Operation *op : ops) {
       auto weight = dyn_cast<WeightOp>(op);
-      bool fromWeight = (weight && !updateKindOf(weight)) ||
-                        llvm::any_of(op->getOperands(), [&](Value v) {
-                          return varied.contains(v);
-                        });
+      bool fromWeight =
+          (weight && !updateKindOf(weight) && !keptConstant(weight, frozen)) ||
+          llvm::any_of(op->getOperands(),
+                       [&](Value v) { return varied.contains(v); });
       if (fromWeight)
         for (Value result : op->getResults())
           if (isFloatTensor(result))
@@ -238,7 +252,31 @@ LogicalResult AutodiffPass::run() {
   SmallVector<Operation *> ops;
   for (Operation &op : main.front().without_terminator())
     ops.push_back(&op);
-  Activity activity(ops, lossInput);
+  llvm::StringMap<WeightOp> weightsByName;
+  for (Operation *op : ops)
+    if (auto weight = dyn_cast<WeightOp>(op))
+      weightsByName[weight.getName()] = weight;
+  llvm::StringSet<> frozenNames;
+  for (const std::string &name : frozen) {
+    WeightOp weight = weightsByName.lookup(name);
+    if (!weight)
+      return main.emitError() << "hps-autodiff: frozen weight '" << name
+                              << "' (--freeze) is not a weight (initializer) "
+                                 "of the model";
+    // The server holds every looked-up table and starts its rows from its
+    // own initialiser: frozen, such a table would not keep its values.
+    if (llvm::any_of(weight.getResult().getUses(), [](OpOperand &use) {
+          return isa<EmbeddingLookupOp>(use.getOwner()) &&
+                 use.getOperandNumber() == 0;
+        }))
+      return weight.emitError()
+             << "hps-autodiff: frozen weight '" << name
+             << "' (--freeze) is an embedding table; the parameter server "
+                "starts tables from its own initialiser, so tables cannot be "
+                "frozen";
+    frozenNames.insert(name);
+  }
+  Activity activity(ops, lossInput, frozenNames);
 
   // Trainable parameters; a table also used densely would need both a
   // sparse and a dense update of one parameter.

@@ -49,6 +49,10 @@ void buildPlanPipeline(OpPassManager &pm, const CompilePipelineOptions &options,
     autodiff.learningRate = options.learningRate;
     autodiff.momentum = options.momentum;
     autodiff.batchNorm = options.batchNorm;
+    // The options hold a view; the pass copies it as it is made.
+    const std::vector<std::string> frozen(options.frozen.begin(),
+                                          options.frozen.end());
+    autodiff.frozen = frozen;
     pm.addPass(createHPSAutodiff(autodiff));
   }
   pm.addPass(createHPSPartition());

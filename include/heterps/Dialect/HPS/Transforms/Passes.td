@@ -197,7 +197,8 @@ def HPSAutodiff : Pass<"hps-autodiff", "::mlir::ModuleOp"> {
     forward op's device. Every floating `hps.weight` that reaches the loss
     is marked `hps.trainable` and its gradient pushed with
     `hps.dense_push`; embedding tables push row gradients with
-    `hps.ps_push`. The loss, label, prediction and optimizer settings are
+    `hps.ps_push`. Weights named in `frozen`, and a weight that is the
+    exponent of an `hps.pow`, stay constants. The loss, label, prediction and optimizer settings are
     recorded as the module attribute `hps.training`. Runs after
     `--hps-place` so that backward ops run where their forward ops run.
 
@@ -234,6 +235,8 @@ def HPSAutodiff : Pass<"hps-autodiff", "::mlir::ModuleOp"> {
            "Denominator epsilon of adam and adagrad">,
     Option<"initialAccumulator", "initial-accumulator", "double",
            /*default=*/"0.1", "Initial squared-gradient sum of adagrad">,
+    ListOption<"frozen", "frozen", "std::string",
+               "Weights (initializers, by name) kept constant: not trained">,
     Option<"batchNorm", "batch-norm", "::heterps::hps::BatchNormMode",
            /*default=*/"::heterps::hps::BatchNormMode::Batch",
            "Batch norm statistics while training: batch | running",

@@ -87,6 +87,9 @@ struct CompilePipelineOptions
                               llvm::cl::init(0.01)};
   Option<double> momentum{*this, "momentum", llvm::cl::desc("Momentum of sgd"),
                           llvm::cl::init(0)};
+  ListOption<std::string> frozen{
+      *this, "frozen",
+      llvm::cl::desc("Training: weights (by name) kept constant")};
   Option<BatchNormMode> batchNorm{
       *this, "batch-norm",
       llvm::cl::desc("Batch norm statistics while training: batch | running"),
