@@ -134,8 +134,23 @@ Expected<std::vector<HostSlots>> readHostfile(const std::string &path) {
       continue;
     HostSlots host;
     host.line = text.str();
+    // Open MPI's grammar takes "slots = 4" as "slots=4".
+    std::string joined;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '=') {
+        while (!joined.empty() &&
+               (joined.back() == ' ' || joined.back() == '\t'))
+          joined.pop_back();
+        joined += '=';
+        while (i + 1 < text.size() &&
+               (text[i + 1] == ' ' || text[i + 1] == '\t'))
+          ++i;
+        continue;
+      }
+      joined += text[i];
+    }
     SmallVector<StringRef> words;
-    SplitString(text, words, " \t");
+    SplitString(joined, words, " \t");
     host.host = words.front().str();
     int64_t maxSlots = 0;
     // A host name, then Open MPI's slot counts: anything else (a TSV or
@@ -152,7 +167,9 @@ Expected<std::vector<HostSlots>> readHostfile(const std::string &path) {
                   "' is not a host name (lines are \"host slots=N\")");
     for (StringRef word : ArrayRef(words).drop_front()) {
       StringRef count = word;
-      if (count.consume_front("slots=")) {
+      // cpu= and count= are Open MPI's other names for slots=.
+      if (count.consume_front("slots=") || count.consume_front("cpu=") ||
+          count.consume_front("count=")) {
         if (count.getAsInteger(10, host.slots) || host.slots < 1 ||
             host.slots > kMostRanks)
           return fail("slots='" + count +

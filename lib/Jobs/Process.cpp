@@ -5,6 +5,7 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <csignal>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <thread>
 #include <unistd.h>
 
@@ -19,22 +21,41 @@ extern char **environ;
 
 namespace heterps::jobs {
 
+namespace {
+/// argv and the environment (the parent's, changed as `options` says) as
+/// execve takes them.
+struct ExecArguments {
+  std::vector<std::string> words, environment;
+  std::vector<char *> args, env;
+
+  ExecArguments(const std::vector<std::string> &argv,
+                const SpawnOptions &options)
+      : words(argv) {
+    for (char **entry = environ; *entry; ++entry) {
+      llvm::StringRef name = llvm::StringRef(*entry).split('=').first;
+      bool replaced =
+          std::any_of(options.environment.begin(), options.environment.end(),
+                      [&](const auto &pair) { return pair.first == name; });
+      bool unset = std::find(options.unset.begin(), options.unset.end(),
+                             name) != options.unset.end();
+      if (!replaced && !unset)
+        environment.push_back(*entry);
+    }
+    for (const auto &[name, value] : options.environment)
+      environment.push_back(name + "=" + value);
+    for (std::string &word : words)
+      args.push_back(word.data());
+    args.push_back(nullptr);
+    for (std::string &entry : environment)
+      env.push_back(entry.data());
+    env.push_back(nullptr);
+  }
+};
+} // namespace
+
 llvm::Expected<pid_t> spawnProcessGroup(const std::vector<std::string> &argv,
                                         const SpawnOptions &options) {
-  std::vector<std::string> environment;
-  for (char **entry = environ; *entry; ++entry) {
-    llvm::StringRef name = llvm::StringRef(*entry).split('=').first;
-    bool replaced =
-        std::any_of(options.environment.begin(), options.environment.end(),
-                    [&](const auto &pair) { return pair.first == name; });
-    bool unset = std::find(options.unset.begin(), options.unset.end(), name) !=
-                 options.unset.end();
-    if (!replaced && !unset)
-      environment.push_back(*entry);
-  }
-  for (const auto &[name, value] : options.environment)
-    environment.push_back(name + "=" + value);
-
+  ExecArguments exec(argv, options);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(
@@ -47,23 +68,42 @@ llvm::Expected<pid_t> spawnProcessGroup(const std::vector<std::string> &argv,
   posix_spawnattr_init(&attributes);
   posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
   posix_spawnattr_setpgroup(&attributes, 0);
-  std::vector<std::string> words = argv;
-  std::vector<char *> args, env;
-  for (std::string &word : words)
-    args.push_back(word.data());
-  args.push_back(nullptr);
-  for (std::string &entry : environment)
-    env.push_back(entry.data());
-  env.push_back(nullptr);
   pid_t child = 0;
   int error = posix_spawn(&child, argv.front().c_str(), &actions, &attributes,
-                          args.data(), env.data());
+                          exec.args.data(), exec.env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (error != 0)
     return llvm::createStringError(
         std::error_code(error, std::generic_category()),
         "cannot start '%s': %s", argv.front().c_str(), std::strerror(error));
+  return child;
+}
+
+llvm::Expected<pid_t>
+spawnTiedProcessGroup(const std::vector<std::string> &argv,
+                      const SpawnOptions &options) {
+  ExecArguments exec(argv, options);
+  const pid_t parent = ::getpid();
+  const pid_t child = ::fork();
+  if (child < 0)
+    return llvm::createStringError(
+        std::error_code(errno, std::generic_category()),
+        "cannot start '%s': %s", argv.front().c_str(), std::strerror(errno));
+  if (child == 0) {
+    // Async-signal-safe calls only, until exec.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (::getppid() != parent)
+      ::_exit(127); // the parent is gone already
+    int null = ::open("/dev/null", O_RDONLY);
+    if (null >= 0 && null != STDIN_FILENO) {
+      ::dup2(null, STDIN_FILENO);
+      ::close(null);
+    }
+    ::execve(exec.args.front(), exec.args.data(), exec.env.data());
+    ::_exit(127);
+  }
   return child;
 }
 
@@ -90,6 +130,21 @@ std::vector<pid_t> processesWithEnvironment(const std::string &entry) {
   return found;
 }
 } // namespace
+
+bool waitForProcessesWithEnvironment(const std::string &name,
+                                     const std::string &value,
+                                     double waitSeconds) {
+  const std::string entry = name + "=" + value;
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration<double>(waitSeconds);
+  for (;;) {
+    if (processesWithEnvironment(entry).empty())
+      return true;
+    if (std::chrono::steady_clock::now() > until)
+      return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
 
 int killProcessesWithEnvironment(const std::string &name,
                                  const std::string &value, double waitSeconds) {

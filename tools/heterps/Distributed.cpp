@@ -11,6 +11,7 @@
 
 #include "heterps/Cluster/JsonLimits.h"
 #include "heterps/Jobs/Backend.h"
+#include "heterps/Jobs/Process.h"
 #include "heterps/Jobs/Supervisor.h"
 #include "heterps/Runtime/Bundle.h"
 #include "heterps/Runtime/FaultInjection.h"
@@ -29,7 +30,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -37,6 +41,8 @@
 #include <sstream>
 #include <streambuf>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace heterps::driver {
 namespace {
@@ -185,6 +191,44 @@ extern "C" void forwardToMpirun(int signal) {
   forwardedSignal = signal;
   if (pid_t pid = launchedMpirun.load())
     ::kill(pid, signal);
+}
+
+/// The environment entry that marks a launch's local ranks (mpirun passes
+/// its environment on): after mpirun, the launch waits for them by it.
+constexpr const char *kLaunchMarker = "HETERPS_LAUNCH_ID";
+
+/// Starts mpirun (`command`, its path first) as a child of its own process
+/// group, so that a Ctrl-C at the terminal reaches the launch alone, which
+/// passes it on once (mpirun takes a second SIGINT as "abort now" and left
+/// ranks training after it ended); with stdin from /dev/null, since a
+/// background group that read the terminal would stop; and ended by
+/// SIGTERM should the launch die (killed with -9, its mpirun and ranks
+/// trained on, holding the checkpoint directory against a relaunch).
+/// Returns its pid; throws Error naming mpirun.
+pid_t startMpirun(const std::vector<std::string> &command,
+                  const std::string &marker) {
+  jobs::SpawnOptions options;
+  options.environment.push_back({kLaunchMarker, marker});
+  llvm::Expected<pid_t> child = jobs::spawnTiedProcessGroup(command, options);
+  if (!child)
+    throw Error(llvm::toString(child.takeError()));
+  return *child;
+}
+
+/// Waits for `pid`: its exit code, or throws Error naming `program` where
+/// a signal ended it.
+int waitForMpirun(pid_t pid, const std::string &program) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      throw Error("waiting for '" + program + "': " + std::strerror(errno));
+  if (WIFSIGNALED(status))
+    throw Error("'" + program + "' was ended by signal " +
+                std::to_string(WTERMSIG(status)));
+  const int code = WEXITSTATUS(status);
+  if (code == 127)
+    throw Error("cannot run '" + program + "'");
+  return code;
 }
 } // namespace
 
@@ -371,25 +415,28 @@ int launch(const LaunchOptions &options) {
     std::cerr << "heterps launch: " << shape
               << (plan.hasPlan ? "" : " (no plan)") << "\n";
     std::cerr.flush();
-    std::vector<llvm::StringRef> args(command.begin(), command.end());
-    std::string message;
-    llvm::sys::ProcessInfo child =
-        llvm::sys::ExecuteNoWait(mpirun, args, std::nullopt, {}, 0, &message);
-    if (child.Pid <= 0)
-      throw Error("'" + mpirun + "' " +
-                  (message.empty() ? std::string("failed") : message));
+    command.front() = mpirun;
+    const std::string marker =
+        std::to_string(::getpid()) + "-" +
+        std::to_string(
+            std::chrono::steady_clock::now().time_since_epoch().count());
     // SIGTERM or SIGINT to the launch go to mpirun, which ends the ranks:
-    // else they would train on, orphaned, beside a relaunch.
-    launchedMpirun = child.Pid;
+    // else they would train on, orphaned, beside a relaunch. Installed
+    // first: a signal between the start and the installation would end
+    // the launch alone.
     std::signal(SIGTERM, forwardToMpirun);
     std::signal(SIGINT, forwardToMpirun);
-    llvm::sys::ProcessInfo done =
-        llvm::sys::Wait(child, std::nullopt, &message);
+    const pid_t child = startMpirun(command, marker);
+    launchedMpirun = child;
+    if (forwardedSignal)
+      ::kill(child, int(forwardedSignal));
+    const int code = waitForMpirun(child, mpirun);
     launchedMpirun = 0;
-    int code = done.ReturnCode;
-    if (code < 0)
-      throw Error("'" + mpirun + "' " +
-                  (message.empty() ? std::string("failed") : message));
+    // mpirun may end before its local ranks do (about a second after a
+    // Ctrl-C): the launch returns once they are gone, so that a relaunch
+    // finds the checkpoint directory free.
+    if (!jobs::waitForProcessesWithEnvironment(kLaunchMarker, marker, 10))
+      jobs::killProcessesWithEnvironment(kLaunchMarker, marker);
     if (forwardedSignal) {
       // A stop asked for (an operator, a scheduler): said as one, with the
       // shell's code for the signal, so that it reads apart from a crash.

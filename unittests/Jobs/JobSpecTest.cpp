@@ -1,5 +1,6 @@
 //===- JobSpecTest.cpp - Job files: reading and checking ------------------===//
 
+#include "heterps/Jobs/Backend.h"
 #include "heterps/Jobs/JobSpec.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -249,6 +250,16 @@ TEST_F(JobFileTest, ReadsTheHostfileWithTheJobFile) {
   const std::string withHosts =
       std::string(kJob) + "backend: {kind: mpirun, hostfile: hosts}\n";
   EXPECT_EQ(parse(withHosts), "");
+  // Open MPI's other spellings: spaces around '=', cpu= and count= for
+  // slots= (refused as malformed before 2026-12-03).
+  std::ofstream(path("hosts")) << "n1 slots = 3\nn2 cpu=2 max-slots =4\n"
+                                  "n3\tcount=1\n";
+  llvm::Expected<std::vector<HostSlots>> hosts = readHostfile(path("hosts"));
+  ASSERT_TRUE(bool(hosts)) << llvm::toString(hosts.takeError());
+  ASSERT_EQ(hosts->size(), 3u);
+  EXPECT_EQ((*hosts)[0].slots, 3);
+  EXPECT_EQ((*hosts)[1].slots, 2);
+  EXPECT_EQ((*hosts)[2].slots, 1);
   const std::pair<const char *, std::string> refused[] = {
       // A TSV given by mistake failed only when mpirun started.
       {"n1 slots=2\n1\t0.5\t7\n",
@@ -260,7 +271,9 @@ TEST_F(JobFileTest, ReadsTheHostfileWithTheJobFile) {
       {"n1 slots=2\n# more\nn1 slots=2\n",
        "line 3: host 'n1' is named on line 1 too; give each host once, with "
        "all its slots"},
-      {"n1 slots=4 max_slots=1\n", "line 1: max_slots=1 is below slots=4"}};
+      {"n1 slots=4 max_slots=1\n", "line 1: max_slots=1 is below slots=4"},
+      {"n1 slots = two\n", "line 1: slots='two' must be a whole number"},
+      {"n1 cores=4\n", "line 1: 'cores=4' is not slots=N or max_slots=N"}};
   for (const auto &[contents, message] : refused) {
     std::ofstream(path("hosts")) << contents;
     EXPECT_NE(parse(withHosts).find(message), std::string::npos)

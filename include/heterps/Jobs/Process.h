@@ -37,6 +37,22 @@ struct SpawnOptions {
 llvm::Expected<pid_t> spawnProcessGroup(const std::vector<std::string> &argv,
                                         const SpawnOptions &options);
 
+/// Waits, up to `waitSeconds`, until no process of this machine (but the
+/// caller) has `name`=`value` in its environment; returns whether none is
+/// left.
+bool waitForProcessesWithEnvironment(const std::string &name,
+                                     const std::string &value,
+                                     double waitSeconds);
+
+/// Starts argv[0] (a path) with `argv` as the leader of a new process group
+/// tied to the caller: ended by SIGTERM should the caller die (even by
+/// SIGKILL; PR_SET_PDEATHSIG), its stdin /dev/null and its output the
+/// caller's (options.logPath is not used). Returns its pid, or an error
+/// naming the program; a program that cannot be executed exits 127.
+llvm::Expected<pid_t>
+spawnTiedProcessGroup(const std::vector<std::string> &argv,
+                      const SpawnOptions &options);
+
 /// SIGKILLs every process of this machine whose environment holds
 /// `name`=`value` exactly (stopped ones too; never the caller) and waits,
 /// up to `waitSeconds`, until none is left; returns how many it signalled.

@@ -1,16 +1,15 @@
 #!/usr/bin/env python3
 """Starts a supervised job and SIGKILLs its first attempt's `heterps
 launch` once the job has passed a step, as a launcher that crashed or was
-killed would end; the ranks it started live on in process groups of their
-own.
+killed would end.
 
   kill_launcher.py HETERPS JOB.yaml JOBDIR STEP [FLAGS...]
 
 Runs `HETERPS job run JOB.yaml --job-dir JOBDIR FLAGS...`; once state.json
 shows step >= STEP, kills the launch and notes every other process of the
 attempt (its environment names the job's heartbeat directory). Once the
-supervisor starts attempt 2, prints which of them still run, then waits for
-the job and prints its exit code. Every wait is bounded.
+supervisor starts attempt 2 or ends, prints which of them still run, then
+waits for the job and prints its exit code. Every wait is bounded.
 """
 import os
 import signal
@@ -47,9 +46,17 @@ def main():
         sys.exit("expected one launch process, found %d" % len(launches))
     os.kill(launches[0], signal.SIGKILL)
     print("killed the launch; %d other processes of attempt 1" % (len(processes) - 1))
-    wait_for("attempt 2", lambda: state(job_dir).get("attempt", 0) >= 2, supervisor, deadline)
+    # The launch's mpirun ends with it, and its ranks with mpirun: they may
+    # checkpoint and stop (attempt 2 resumes), or, resumed from the hang
+    # by mpirun, finish the job first.
+    while state(job_dir).get("attempt", 0) < 2 and supervisor.poll() is None:
+        if time.time() > deadline:
+            supervisor.kill()
+            sys.exit("timed out waiting for attempt 2 or the job's end")
+        time.sleep(0.1)
     left = [pid for pid in processes if pid != launches[0] and alive(pid)]
-    print("attempt 1 still runs at attempt 2: %s" % (" ".join(map(str, left)) if left else "nothing"))
+    print("attempt 1 still runs once the supervisor went on: %s"
+          % (" ".join(map(str, left)) if left else "nothing"))
     try:
         code = supervisor.wait(timeout=max(1, deadline - time.time()))
     except subprocess.TimeoutExpired:
