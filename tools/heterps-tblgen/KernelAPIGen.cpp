@@ -414,6 +414,18 @@ bool emitKernelVerifiers(const RecordKeeper &records, llvm::raw_ostream &os) {
           return op.getGetterName(name);
       return std::nullopt;
     };
+    // The element types the runtime class runs, where it does not run all.
+    std::vector<StringRef> types = def->getValueAsListOfStrings("elementTypes");
+    if (!types.empty()) {
+      std::string list;
+      for (StringRef type : types)
+        list += (list.empty() ? "\"" : ", \"") + type.str() + "\"";
+      os << llvm::formatv(
+          "  if (::mlir::failed(verifyElementType(*this, \"{0}\", {1}(), "
+          "{{{2}})))\n    return ::mlir::failure();\n",
+          def->getValueAsString("kernelClass"), op.getGetterName("type"),
+          list);
+    }
     for (const NamedAttribute &named : op.getAttributes()) {
       if (named.attr.isOptional() ||
           named.attr.getStorageType().trim() != "::mlir::DenseI64ArrayAttr")

@@ -37,3 +37,22 @@ func.func @result_shape_mismatch(%x: tensor<1x3xf32>) -> tensor<4x3xf32> {
   %y = "hpsrt.expand"(%x) <{type = f32, x = array<i64: 1, 3>, y = array<i64: 2, 3>}> : (tensor<1x3xf32>) -> tensor<4x3xf32>
   return %y : tensor<4x3xf32>
 }
+
+// -----
+
+// A kernel whose runtime class runs some element types only (the op's
+// `elementTypes`) is refused with any other here, at compile time: before
+// 2026-12-03 the bundle was written and every run failed building it.
+func.func @element_type_the_kernel_does_not_run(%a: tensor<8x16xf16>, %b: tensor<16x4xf16>) -> tensor<8x4xf16> {
+  // expected-error @+1 {{'hpsrt.gemm' op the runtime's Gemm kernel runs f32, not f16}}
+  %y = "hpsrt.gemm"(%a, %b) <{type = f16, m = 8 : i64, n = 4 : i64, k = 16 : i64, transA = false, transB = false, alpha = 1.0 : f32, beta = 1.0 : f32, act = #hpsrt.activation<kind = <Relu>, params = <alpha = 0.0 : f32, beta = 0.0 : f32, lo = 0xFFF0000000000000 : f64, hi = 0x7FF0000000000000 : f64>>, constantB = true}> : (tensor<8x16xf16>, tensor<16x4xf16>) -> tensor<8x4xf16>
+  return %y : tensor<8x4xf16>
+}
+
+// -----
+
+func.func @reduction_of_bytes(%x: tensor<2x3xi8>) -> tensor<2xi8> {
+  // expected-error @+1 {{'hpsrt.reduce' op the runtime's Reduce kernel runs f32, f64, i32, i64, not i8}}
+  %y = "hpsrt.reduce"(%x) <{type = i8, kind = #hpsrt.reduce_kind<Max>, x = array<i64: 2, 3>, axes = array<i64: 1>, y = array<i64: 2>}> : (tensor<2x3xi8>) -> tensor<2xi8>
+  return %y : tensor<2xi8>
+}

@@ -130,6 +130,21 @@ static LogicalResult verifyShapeAttribute(Operation *op, StringRef name,
   return diag << "] but its buffer is " << type;
 }
 
+/// The element type `kernel` is built with, among those its runtime class
+/// runs (`allowed`, as MLIR spells them): any other fails when the stage
+/// builds the kernel, so it is refused here, at compile time.
+static LogicalResult verifyElementType(Operation *op, StringRef kernel,
+                                       Type type,
+                                       ArrayRef<StringRef> allowed) {
+  std::string spelled;
+  llvm::raw_string_ostream(spelled) << type;
+  if (llvm::is_contained(allowed, spelled))
+    return success();
+  auto diag = op->emitOpError() << "the runtime's " << kernel << " kernel runs ";
+  llvm::interleave(allowed, diag, ", ");
+  return diag << ", not " << spelled;
+}
+
 #include "heterps/Dialect/HPSRT/IR/KernelVerifiers.inc"
 
 LogicalResult FusedDenseOp::verify() {

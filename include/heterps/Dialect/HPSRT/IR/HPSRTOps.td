@@ -36,6 +36,11 @@ class HPSRT_KernelOp<string mnemonic, string kernel, list<Trait> traits = []>
   /// run()'s parameters by operand and result name; empty: the operands,
   /// then the results.
   list<string> runOrder = [];
+  /// The element types (the `type` attribute, as MLIR spells them) the
+  /// runtime class runs on the CPU, where it refuses others when a stage
+  /// builds it; the generated verifier refuses them at compile time. Empty:
+  /// it runs every type its op takes.
+  list<string> elementTypes = [];
   /// Generated (heterps-tblgen -gen-kernel-verifiers): each shape
   /// attribute `N` is the shape of the operand or result `NData`.
   let hasVerifier = 1;
@@ -48,6 +53,7 @@ def HPSRT_Buffer : RankedTensorOf<[AnyType]>;
 //===----------------------------------------------------------------------===//
 
 def HPSRT_GemmOp : HPSRT_KernelOp<"gemm", "Gemm"> {
+  let elementTypes = ["f32"];
   let summary = "y = act(alpha * op(A) x op(B) + beta * C)";
   let description = [{
     y = act(alpha * op(A) x op(B) + beta * C): A is [M,K] ([K,M] when transA),
@@ -121,6 +127,7 @@ def HPSRT_IntegerConvOp : HPSRT_KernelOp<"integer_conv", "IntegerConv"> {
 }
 
 def HPSRT_RelayoutOp : HPSRT_KernelOp<"relayout", "Relayout"> {
+  let elementTypes = ["f32"];
   let summary = "copies an NC[D]HW tensor into another layout";
   let description = [{
     Copies an NC[D]HW tensor of `shape` from layout `from` into layout `to`
@@ -135,6 +142,7 @@ def HPSRT_RelayoutOp : HPSRT_KernelOp<"relayout", "Relayout"> {
 
 def HPSRT_ConvGradInputOp
     : HPSRT_KernelOp<"conv_grad_input", "ConvGradInput"> {
+  let elementTypes = ["f32"];
   let summary = "the adjoint of Conv with respect to its input";
   let description = [{
     The adjoints of Conv (training): x, w, y, strides, dilations, pads and
@@ -157,6 +165,7 @@ def HPSRT_ConvGradInputOp
 // ConvGradInput, in the comment above that class.
 def HPSRT_ConvGradFilterOp
     : HPSRT_KernelOp<"conv_grad_filter", "ConvGradFilter"> {
+  let elementTypes = ["f32"];
   let summary = "the adjoint of Conv with respect to its filter";
   let arguments = (ins HPSRT_Buffer:$xData, HPSRT_Buffer:$dy,
                        HPSRT_DType:$type, HPSRT_Shape:$x, HPSRT_Shape:$w,
@@ -172,6 +181,7 @@ def HPSRT_ConvGradFilterOp
 //===----------------------------------------------------------------------===//
 
 def HPSRT_PoolOp : HPSRT_KernelOp<"pool", "Pool"> {
+  let elementTypes = ["f32"];
   let summary = "windowed pooling over the spatial axes";
   let description = [{
     Windowed pooling over the spatial axes of NC[D]HW. `y` is the result shape
@@ -189,6 +199,7 @@ def HPSRT_PoolOp : HPSRT_KernelOp<"pool", "Pool"> {
 }
 
 def HPSRT_GlobalPoolOp : HPSRT_KernelOp<"global_pool", "GlobalPool"> {
+  let elementTypes = ["f32"];
   let summary = "max or mean over all spatial axes";
   let description = [{
     Max or mean over all spatial axes of NC...; y is [N, C, 1, ...].
@@ -203,6 +214,7 @@ def HPSRT_GlobalPoolOp : HPSRT_KernelOp<"global_pool", "GlobalPool"> {
 //===----------------------------------------------------------------------===//
 
 def HPSRT_BatchNormOp : HPSRT_KernelOp<"batch_norm", "BatchNorm"> {
+  let elementTypes = ["f32"];
   let summary = "inference batch norm with running statistics";
   let description = [{
     Inference batch norm over axis 1 with running statistics; scale, bias,
@@ -216,6 +228,7 @@ def HPSRT_BatchNormOp : HPSRT_KernelOp<"batch_norm", "BatchNorm"> {
 }
 
 def HPSRT_LayerNormOp : HPSRT_KernelOp<"layer_norm", "LayerNorm"> {
+  let elementTypes = ["f32"];
   let summary = "normalisation over the trailing axes";
   let description = [{
     Normalises over axes [axis, rank); scale (and bias when hasBias) have the
@@ -303,6 +316,7 @@ def HPSRT_RecurrentGradOp
 //===----------------------------------------------------------------------===//
 
 def HPSRT_SoftmaxOp : HPSRT_KernelOp<"softmax", "Softmax"> {
+  let elementTypes = ["f32", "f64"];
   let summary = "softmax or log-softmax along one axis";
   let description = [{
     Softmax (or log-softmax) along one axis.
@@ -313,6 +327,7 @@ def HPSRT_SoftmaxOp : HPSRT_KernelOp<"softmax", "Softmax"> {
 }
 
 def HPSRT_ReduceOp : HPSRT_KernelOp<"reduce", "Reduce"> {
+  let elementTypes = ["f32", "f64", "i32", "i64"];
   let summary = "reduction over axes";
   let description = [{
     Reduction over `axes` (sorted, distinct, normalised; never empty: the
